@@ -1,17 +1,23 @@
 //! kreplay: kernel-dispatch replay loaded into HSA applications as a runtime tool.
+//!
+//! Loaded through `HSA_TOOLS_LIB`, the library intercepts queue creation and the four
+//! allocate/free entries ([`intercept`]), keeps an inventory of device allocations
+//! ([`inventory`]), and replays selected kernel dispatches several times, restoring device
+//! memory between passes ([`replay`], [`snapshot`]). Tools drive it through the C API
+//! ([`api`], header `include/kreplay.h`); without one, the built-in client ([`client`]) is
+//! configured from the environment.
 
 #![deny(missing_docs)]
 
-/// Entry point called by the HSA runtime after it loads the library as a tool.
-///
-/// # Safety
-/// Called by the runtime with its live API table; the pointers are only read.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn OnLoad(
-    _table: *mut hsa_abi::HsaApiTable,
-    _runtime_version: u64,
-    _failed_tool_count: u64,
-    _failed_tool_names: *const *const std::ffi::c_char,
-) -> bool {
-    true
-}
+pub mod api;
+pub mod client;
+pub mod diagnostics;
+pub mod ffi;
+pub mod intercept;
+pub mod inventory;
+pub mod loader;
+pub mod replay;
+pub mod runtime;
+pub mod snapshot;
+pub mod state;
+pub mod sync;

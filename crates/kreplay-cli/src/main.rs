@@ -1,13 +1,38 @@
 //! `kreplay`: the command line.
+//!
+//! - `kreplay run [options] -- <app> [args...]`: run an application with the tool library
+//!   loaded, replaying kernel dispatches, and write CSV / JSON / Perfetto outputs and a summary;
+//! - `kreplay info`: agents, ISAs and pools of the selected runtime;
+//! - `kreplay demo`: the bundled example application under replay on the virtual runtime;
+//! - `kreplay sqtt ...`: SQTT marker tools.
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use std::ffi::OsString;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-mod sqtt;
+use kreplay_cli::{demo, exit_status, info, installation, launch, sqtt};
+
+use installation::RuntimeChoice;
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  kreplay run --passes 5 -- ./my_app --size 1024
+  kreplay run --kernel-include-regex '^gemm' --kernel-iteration-range '[2-4]' -- ./my_app
+  kreplay run -d 'out/%hostname%/%pid%' -o 'rank%rank%' -f csv pftrace -- ./my_app
+  kreplay run --runtime virtual --log-level debug -- ./my_app
+
+Outputs (in -d, base name from -o): <name>_passes.csv, <name>_passes.json, <name>_trace.json
+(Perfetto), <name>_summary.txt, and the raw records in <name>_records/.
+%pid% is the application's process id, %hostname% the host name, %rank% the first of
+OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID that is set (0 otherwise).";
 
 /// Kernel replay for AMD GPU profilers.
 #[derive(Parser)]
-#[command(name = "kreplay", version, about)]
+#[command(name = "kreplay", version, about, after_help = concat!(
+    "Examples:\n  kreplay demo\n  kreplay info --runtime virtual\n  kreplay run --passes 5 -- ./my_app\n\n",
+    "Run `kreplay run --help` for the run options and the exit codes."
+))]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -15,13 +40,189 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run an application with kernel replay and write the outputs.
+    #[command(after_help = format!("{RUN_EXAMPLES}\n\n{}", exit_status::EXIT_CODE_TABLE))]
+    Run(RunArgs),
+    /// Show the agents, ISAs and memory pools of the selected runtime.
+    #[command(
+        after_help = "Examples:\n  kreplay info\n  VHSA_AGENTS=gfx942,gfx90a kreplay info --runtime virtual"
+    )]
+    Info {
+        /// Which HSA runtime to query.
+        #[arg(long, value_enum, default_value = "auto")]
+        runtime: RuntimeChoice,
+    },
+    /// Run the bundled example application on the virtual runtime under replay.
+    #[command(after_help = "Examples:\n  kreplay demo\n  kreplay demo -d demo-out --passes 3")]
+    Demo {
+        /// Where the outputs go (a new temporary directory by default).
+        #[arg(short = 'd', long = "output-directory")]
+        output_directory: Option<PathBuf>,
+        /// Passes per replayed dispatch.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+        passes: u32,
+    },
     /// SQTT marker tools: decode function maps, analyse address traces.
     Sqtt(sqtt::SqttArgs),
 }
 
+#[derive(Args)]
+struct RunArgs {
+    /// Passes per replayed dispatch (N >= 1; 1 runs each dispatch once).
+    #[arg(long, default_value = "5", value_name = "N")]
+    passes: String,
+    /// Replay only kernels whose name matches this regular expression.
+    #[arg(long, value_name = "REGEX")]
+    kernel_include_regex: Option<String>,
+    /// Do not replay kernels whose name matches this regular expression.
+    #[arg(long, value_name = "REGEX")]
+    kernel_exclude_regex: Option<String>,
+    /// Replay only these occurrences of each kernel, counted from 0: "[a-b]", "[a]", "[a-b],[c-d]".
+    #[arg(long, value_name = "RANGES")]
+    kernel_iteration_range: Option<String>,
+    /// Output directory; %pid%, %hostname% and %rank% are expanded.
+    #[arg(
+        short = 'd',
+        long,
+        default_value = "kreplay-output/%pid%",
+        value_name = "DIR"
+    )]
+    output_directory: String,
+    /// Base name of the output files; %pid%, %hostname% and %rank% are expanded.
+    #[arg(short = 'o', long, default_value = "kreplay", value_name = "NAME")]
+    output_file: String,
+    /// Output formats, several at once: csv json pftrace.
+    #[arg(short = 'f', long, num_args = 1.., default_values = ["csv", "json", "pftrace"], value_name = "FORMAT")]
+    output_format: Vec<String>,
+    /// Log level of the tool library (error, warn, info, debug, trace; or a KREPLAY_LOG filter).
+    #[arg(long, value_name = "LEVEL")]
+    log_level: Option<String>,
+    /// Which HSA runtime the application uses: auto picks the system runtime when /dev/kfd and
+    /// libhsa-runtime64.so.1 exist, else the virtual runtime (vhsa).
+    #[arg(long, value_enum, default_value = "auto")]
+    runtime: RuntimeChoice,
+    /// The application and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "APP")]
+    command: Vec<OsString>,
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                exit_status::USAGE
+            } else {
+                0
+            };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
     match cli.command {
+        Command::Run(a) => launch::command(&launch::RunOptions {
+            passes: a.passes,
+            include: a.kernel_include_regex,
+            exclude: a.kernel_exclude_regex,
+            iteration_range: a.kernel_iteration_range,
+            output_directory: a.output_directory,
+            output_file: a.output_file,
+            formats: a.output_format,
+            log_level: a.log_level,
+            runtime: a.runtime,
+            command: a.command,
+        }),
+        Command::Info { runtime } => match info::run(runtime) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => e.report(),
+        },
+        Command::Demo {
+            output_directory,
+            passes,
+        } => demo::run(output_directory, passes),
         Command::Sqtt(args) => sqtt::run(args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("kreplay").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn run_takes_options_in_rocprofv3_style() {
+        let cli = parse(&[
+            "run",
+            "--passes",
+            "3",
+            "--kernel-include-regex",
+            "^a",
+            "--kernel-exclude-regex",
+            "b$",
+            "--kernel-iteration-range",
+            "[1-2]",
+            "-d",
+            "out/%pid%",
+            "-o",
+            "x",
+            "-f",
+            "csv",
+            "pftrace",
+            "--log-level",
+            "debug",
+            "--runtime",
+            "virtual",
+            "--",
+            "./app",
+            "--flag",
+            "v",
+        ])
+        .unwrap();
+        let Command::Run(a) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(a.passes, "3");
+        assert_eq!(a.kernel_include_regex.as_deref(), Some("^a"));
+        assert_eq!(a.kernel_exclude_regex.as_deref(), Some("b$"));
+        assert_eq!(a.kernel_iteration_range.as_deref(), Some("[1-2]"));
+        assert_eq!(
+            (a.output_directory.as_str(), a.output_file.as_str()),
+            ("out/%pid%", "x")
+        );
+        assert_eq!(a.output_format, vec!["csv", "pftrace"]);
+        assert_eq!(a.runtime, RuntimeChoice::Virtual);
+        assert_eq!(
+            a.command,
+            vec![OsString::from("./app"), "--flag".into(), "v".into()]
+        );
+    }
+
+    #[test]
+    fn run_defaults_and_required_app() {
+        let Command::Run(a) = parse(&["run", "--", "app"]).unwrap().command else {
+            panic!("not run")
+        };
+        assert_eq!(a.passes, "5");
+        assert_eq!(a.output_format, vec!["csv", "json", "pftrace"]);
+        assert_eq!(a.runtime, RuntimeChoice::Auto);
+        assert!(parse(&["run"]).is_err());
+        assert!(parse(&["run", "--passes", "2"]).is_err());
+    }
+
+    #[test]
+    fn help_has_examples_and_exit_codes() {
+        let mut cmd = Cli::command();
+        let help = cmd
+            .find_subcommand_mut("run")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        assert!(help.contains("kreplay run --passes 5 -- ./my_app"));
+        assert!(help.contains("71     output directory not writable"));
+        cmd.debug_assert();
     }
 }

@@ -34,8 +34,11 @@ pub fn vhsa_lib_dir() -> PathBuf {
     let dir = profile_dir().join("vhsa-runtime");
     std::fs::create_dir_all(&dir).expect("create vhsa-runtime dir");
     let link = dir.join("libhsa-runtime64.so.1");
-    // Replace atomically so concurrently running tests never see a missing file.
-    let tmp = dir.join(format!(".libhsa-runtime64.so.1.{}", std::process::id()));
+    // Replace atomically so concurrently running tests never see a missing file; the temporary
+    // name is unique per call, as tests of one binary run on several threads.
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".libhsa-runtime64.so.1.{}.{call}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
     std::os::unix::fs::symlink(&built, &tmp).expect("symlink vhsa");
     std::fs::rename(&tmp, &link).expect("rename vhsa symlink");
@@ -45,6 +48,11 @@ pub fn vhsa_lib_dir() -> PathBuf {
 /// The kreplay tool library (`libkreplay.so`).
 pub fn tool_lib() -> PathBuf {
     artifact("libkreplay.so")
+}
+
+/// The SQTT marker pass plugin (`libsqttinstrumentpass.so`), for `clang -fpass-plugin=`.
+pub fn sqtt_pass_plugin() -> PathBuf {
+    artifact("libsqttinstrumentpass.so")
 }
 
 /// The `kreplay` command-line binary.
@@ -76,4 +84,94 @@ pub fn compile_c(src: &Path, out: &Path, extra: &[&str]) {
         .status()
         .expect("run cc");
     assert!(status.success(), "cc failed on {}", src.display());
+}
+
+/// The directory holding `kernels.h`, the device-code header for test kernels (HIP attribute
+/// spellings, work-item builtins and atomics without HIP headers).
+pub fn device_include_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("device")
+}
+
+/// The clang used for device code: `KREPLAY_CLANG` when set, else `clang-22`.
+pub fn device_clang() -> PathBuf {
+    std::env::var_os("KREPLAY_CLANG")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("clang-22"))
+}
+
+/// Compiles a HIP-dialect device source into a real AMDGPU code object for `arch` (`gfx942`,
+/// `gfx90a`, ...) with no HIP headers or device libraries; [`device_include_dir`] is on the
+/// include path, so sources can `#include "kernels.h"`. Kernels declared with `KERNEL` get
+/// unmangled names. Panics with the compiler's message when compilation fails.
+pub fn build_code_object(src: &Path, arch: &str, out: &Path) {
+    let clang = device_clang();
+    let output = Command::new(&clang)
+        .args(["-x", "hip"])
+        .arg(format!("--offload-arch={arch}"))
+        .args(["--cuda-device-only", "--no-gpu-bundle-output", "-nogpulib", "-nogpuinc", "-O2"])
+        .arg("-I")
+        .arg(device_include_dir())
+        .arg(src)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run {} ({e}): install clang-22 (scripts/install-deps.sh) or set KREPLAY_CLANG \
+                 to a clang with the AMDGPU target",
+                clang.display()
+            )
+        });
+    assert!(
+        output.status.success(),
+        "{} failed to build {} for {arch}:\n{}",
+        clang.display(),
+        src.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Looks up `name` in vhsa, loaded once per process with `dlopen(RTLD_NOW | RTLD_GLOBAL)` from
+/// [`vhsa_lib_dir`] under the runtime's real file name, as an application loads the runtime.
+/// `F` is the function-pointer type of the symbol (an `Option<unsafe extern "C" fn ...>`, such
+/// as the `*_fn_t` typedefs of `hsa-abi`). Panics when the library or the symbol is missing.
+pub fn vhsa_symbol<F: Copy>(name: &str) -> F {
+    use std::ffi::{CString, c_char, c_int, c_void};
+    use std::sync::OnceLock;
+    unsafe extern "C" {
+        fn dlopen(file: *const c_char, mode: c_int) -> *mut c_void;
+        fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void;
+        fn dlerror() -> *const c_char;
+    }
+    const RTLD_NOW: c_int = 2;
+    const RTLD_GLOBAL: c_int = 0x100;
+    static LIB: OnceLock<usize> = OnceLock::new();
+
+    fn last_error() -> String {
+        // SAFETY: dlerror returns NULL or a NUL-terminated message owned by libc.
+        let e = unsafe { dlerror() };
+        if e.is_null() {
+            "unknown error".to_owned()
+        } else {
+            // SAFETY: non-NULL, NUL-terminated (see above).
+            unsafe { std::ffi::CStr::from_ptr(e) }.to_string_lossy().into_owned()
+        }
+    }
+
+    assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut c_void>(), "F must be a function pointer");
+    let lib = *LIB.get_or_init(|| {
+        let path = vhsa_lib_dir().join("libhsa-runtime64.so.1");
+        let c = CString::new(path.as_os_str().as_encoded_bytes()).expect("path without NUL");
+        // SAFETY: dlopen with a NUL-terminated path.
+        let h = unsafe { dlopen(c.as_ptr(), RTLD_NOW | RTLD_GLOBAL) };
+        assert!(!h.is_null(), "dlopen {} failed: {}", path.display(), last_error());
+        h as usize
+    });
+    let c = CString::new(name).expect("symbol name without NUL");
+    // SAFETY: `lib` is a live handle from dlopen; the name is NUL-terminated.
+    let p = unsafe { dlsym(lib as *mut c_void, c.as_ptr()) };
+    assert!(!p.is_null(), "vhsa does not export {name}: {}", last_error());
+    // SAFETY: `F` is pointer-sized (checked above) and, by this function's contract, the type of
+    // the exported function.
+    unsafe { std::mem::transmute_copy(&p) }
 }

@@ -1,0 +1,500 @@
+//! `kreplay run`: configure the tool's built-in client through the environment, launch the
+//! application with the tool loaded, forward signals to it, then turn the records it left into
+//! the output files and the summary.
+
+use crate::exit_status::{CliError, signal_name};
+use crate::installation::{self, Runtime, RuntimeChoice};
+use crate::kernel_selection;
+use crate::output_path::{self, TemplateValues};
+use crate::records;
+use crate::report::{self, Format, summary};
+use std::ffi::{OsStr, OsString};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// Everything `kreplay run` needs, already taken from the command line.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Passes per replayed dispatch (text, checked here).
+    pub passes: String,
+    /// Kernel include filter.
+    pub include: Option<String>,
+    /// Kernel exclude filter.
+    pub exclude: Option<String>,
+    /// Iteration range text.
+    pub iteration_range: Option<String>,
+    /// Output directory template.
+    pub output_directory: String,
+    /// Output file base-name template.
+    pub output_file: String,
+    /// Output formats (names, checked here).
+    pub formats: Vec<String>,
+    /// Log filter for the tool library (`KREPLAY_LOG`).
+    pub log_level: Option<String>,
+    /// Which runtime the application uses.
+    pub runtime: RuntimeChoice,
+    /// The application and its arguments.
+    pub command: Vec<OsString>,
+}
+
+/// Quotes one library path for `HSA_TOOLS_LIB` (space-separated, `"` groups, `\` escapes).
+pub fn quote_tool_path(path: &str) -> String {
+    if path.is_empty() || path.contains([' ', '\t', '"', '\\']) {
+        let escaped = path.replace('\\', "\\\\").replace('"', "\\\"");
+        format!("\"{escaped}\"")
+    } else {
+        path.to_owned()
+    }
+}
+
+/// Splits an `HSA_TOOLS_LIB` value into library names the way the runtime does.
+pub fn split_tool_list(value: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut current = String::new();
+    let mut in_quotes = false;
+    let mut started = false;
+    let mut chars = value.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(next) = chars.next() {
+                    current.push(next);
+                }
+                started = true;
+            }
+            '"' => {
+                in_quotes = !in_quotes;
+                started = true;
+            }
+            ' ' | '\t' if !in_quotes => {
+                if started {
+                    names.push(std::mem::take(&mut current));
+                    started = false;
+                }
+            }
+            _ => {
+                current.push(c);
+                started = true;
+            }
+        }
+    }
+    if started {
+        names.push(current);
+    }
+    names
+}
+
+/// The new `HSA_TOOLS_LIB`: the existing value with `tool` appended, unless already listed.
+pub fn tools_lib_value(existing: Option<&str>, tool: &str) -> String {
+    match existing.map(str::trim).filter(|v| !v.is_empty()) {
+        Some(v) if split_tool_list(v).iter().any(|n| n == tool) => v.to_owned(),
+        Some(v) => format!("{v} {}", quote_tool_path(tool)),
+        None => quote_tool_path(tool),
+    }
+}
+
+/// Resolves the application like `execvp`: a name with a `/` is a path, anything else is
+/// searched on `path_var`.
+pub fn resolve_app(app: &OsStr, path_var: Option<&OsStr>) -> Result<PathBuf, CliError> {
+    let name = app.to_string_lossy().into_owned();
+    if name.is_empty() {
+        return Err(CliError::AppNotFound(name));
+    }
+    let candidate = if name.contains('/') {
+        let p = PathBuf::from(app);
+        if !p.exists() {
+            return Err(CliError::AppNotFound(name));
+        }
+        p
+    } else {
+        let dirs: Vec<PathBuf> = path_var
+            .map(|v| std::env::split_paths(v).collect())
+            .unwrap_or_default();
+        let found: Vec<PathBuf> = dirs
+            .iter()
+            .map(|d| d.join(app))
+            .filter(|p| p.is_file())
+            .collect();
+        match found.iter().find(|p| is_executable(p)).or(found.first()) {
+            Some(p) => p.clone(),
+            None => return Err(CliError::AppNotFound(name)),
+        }
+    };
+    if candidate.is_dir() {
+        return Err(CliError::AppNotExecutable {
+            path: candidate,
+            reason: "it is a directory".into(),
+        });
+    }
+    if !is_executable(&candidate) {
+        return Err(CliError::AppNotExecutable {
+            path: candidate,
+            reason: "it has no execute permission (chmod +x)".into(),
+        });
+    }
+    Ok(candidate)
+}
+
+fn is_executable(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The checked configuration of one run.
+struct Plan {
+    passes: u32,
+    formats: Vec<Format>,
+    range: Option<String>,
+    app: PathBuf,
+    tool: PathBuf,
+    runtime: Runtime,
+}
+
+fn plan(opts: &RunOptions) -> Result<Plan, CliError> {
+    let passes = kernel_selection::check_passes(&opts.passes)?;
+    if let Some(p) = &opts.include {
+        kernel_selection::check_regex("--kernel-include-regex", p)?;
+    }
+    if let Some(p) = &opts.exclude {
+        kernel_selection::check_regex("--kernel-exclude-regex", p)?;
+    }
+    let range = match &opts.iteration_range {
+        Some(text) => Some(kernel_selection::format_iteration_range(
+            &kernel_selection::parse_iteration_range(text)?,
+        )),
+        None => None,
+    };
+    let formats = Format::parse_list(&opts.formats)?;
+    let app_name = opts
+        .command
+        .first()
+        .ok_or_else(|| CliError::AppNotFound(String::new()))?;
+    let app = resolve_app(app_name, std::env::var_os("PATH").as_deref())?;
+    let tool = installation::tool_library()?;
+    let runtime = installation::select(opts.runtime, true)?;
+    Ok(Plan {
+        passes,
+        formats,
+        range,
+        app,
+        tool,
+        runtime,
+    })
+}
+
+/// The child's pid while it runs, for the signal handler.
+static CHILD: AtomicI32 = AtomicI32::new(0);
+/// A signal that arrived before the child's pid was known, forwarded once it is.
+static PENDING: AtomicI32 = AtomicI32::new(0);
+
+/// Signals passed on to the application.
+const FORWARDED: [i32; 6] = [
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+];
+
+extern "C" fn forward_signal(sig: i32, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+    // Only async-signal-safe work here: an atomic load and kill(2). A signal from the terminal
+    // (si_code > 0, sent by the kernel to the whole foreground process group) already reached
+    // the application; a signal sent to kreplay alone (kill, si_code <= 0) is passed on.
+    // SAFETY: the kernel passes a valid siginfo_t for a handler installed with SA_SIGINFO.
+    let from_process = info.is_null() || unsafe { (*info).si_code } <= 0;
+    if !from_process {
+        return;
+    }
+    let mut pid = CHILD.load(Ordering::SeqCst);
+    if pid <= 0 {
+        // Not started yet: leave the signal for the launcher, unless it started meanwhile.
+        PENDING.store(sig, Ordering::SeqCst);
+        pid = CHILD.load(Ordering::SeqCst);
+        if pid <= 0 || PENDING.swap(0, Ordering::SeqCst) == 0 {
+            return;
+        }
+    }
+    // SAFETY: kill has no memory-safety requirements.
+    unsafe { libc::kill(pid, sig) };
+}
+
+fn install_forwarding() {
+    for sig in FORWARDED {
+        // SAFETY: a zeroed sigaction is a valid starting value; the handler only calls
+        // async-signal-safe functions and never unwinds.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = forward_signal as *const () as usize;
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(sig, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// What happened to the application.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// The exit code `kreplay` returns.
+    pub code: u8,
+    /// The directory the outputs went to.
+    pub output_dir: PathBuf,
+    /// The files written.
+    pub files: Vec<PathBuf>,
+    /// The summary table.
+    pub summary: String,
+}
+
+/// Runs the application under replay and writes the outputs; the summary is printed on stderr
+/// unless `quiet`.
+pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
+    let plan = plan(opts)?;
+    // Everything before the first `%pid%` component is known now: prove it writable and keep
+    // the records there until the application's pid names the final directory.
+    let early = TemplateValues::current(std::process::id());
+    let prefix = PathBuf::from(output_path::expand(
+        &output_path::fixed_prefix(&opts.output_directory).to_string_lossy(),
+        &early,
+    ));
+    output_path::ensure_writable_dir(&prefix)?;
+    let staging = prefix.join(format!(".kreplay-records-{}", std::process::id()));
+    std::fs::create_dir_all(&staging).map_err(|e| CliError::OutputNotWritable {
+        path: staging.clone(),
+        reason: e.to_string(),
+    })?;
+    let staging = std::path::absolute(&staging).unwrap_or(staging);
+
+    let mut cmd = Command::new(&plan.app);
+    cmd.args(&opts.command[1..]);
+    let tool = plan.tool.to_string_lossy().into_owned();
+    cmd.env(
+        "HSA_TOOLS_LIB",
+        tools_lib_value(std::env::var("HSA_TOOLS_LIB").ok().as_deref(), &tool),
+    );
+    cmd.env("HSA_TOOLS_ROCPROFILER_V1_TOOLS", "1");
+    if std::env::var_os("HSA_TOOLS_REPORT_LOAD_FAILURE").is_none() {
+        cmd.env("HSA_TOOLS_REPORT_LOAD_FAILURE", "1");
+    }
+    cmd.env("KREPLAY_PASSES", plan.passes.to_string());
+    cmd.env("KREPLAY_OUTPUT_DIR", &staging);
+    for (var, value) in [
+        ("KREPLAY_KERNEL_INCLUDE", &opts.include),
+        ("KREPLAY_KERNEL_EXCLUDE", &opts.exclude),
+        ("KREPLAY_KERNEL_ITERATION_RANGE", &plan.range),
+        ("KREPLAY_LOG", &opts.log_level),
+    ] {
+        match value {
+            Some(v) => cmd.env(var, v),
+            None => cmd.env_remove(var),
+        };
+    }
+    if let Runtime::Virtual(dir) = &plan.runtime {
+        let mut paths = vec![dir.clone()];
+        if let Some(existing) = std::env::var_os("LD_LIBRARY_PATH") {
+            paths.extend(std::env::split_paths(&existing));
+        }
+        cmd.env(
+            "LD_LIBRARY_PATH",
+            std::env::join_paths(paths).unwrap_or_default(),
+        );
+    }
+
+    install_forwarding();
+    let mut child = cmd.spawn().map_err(|e| {
+        let _ = std::fs::remove_dir_all(&staging);
+        CliError::Launch {
+            path: plan.app.clone(),
+            reason: e.to_string(),
+        }
+    })?;
+    let child_pid = child.id();
+    CHILD.store(child_pid as i32, Ordering::SeqCst);
+    let early_signal = PENDING.swap(0, Ordering::SeqCst);
+    if early_signal != 0 {
+        // SAFETY: kill has no memory-safety requirements.
+        unsafe { libc::kill(child_pid as i32, early_signal) };
+    }
+    let status = loop {
+        match child.wait() {
+            Ok(s) => break Ok(s),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => break Err(e),
+        }
+    };
+    CHILD.store(0, Ordering::SeqCst);
+    let status = status.map_err(|e| CliError::Launch {
+        path: plan.app.clone(),
+        reason: e.to_string(),
+    })?;
+
+    let collected = records::collect(&staging)?;
+    let values = TemplateValues::current(child_pid);
+    let output_dir = PathBuf::from(output_path::expand(&opts.output_directory, &values));
+    output_path::ensure_writable_dir(&output_dir)?;
+    let base = output_path::expand(&opts.output_file, &values);
+    let app_label = plan
+        .app
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let files = report::write_outputs(
+        &output_dir,
+        &base,
+        &plan.formats,
+        &collected.dispatches,
+        &app_label,
+    )?;
+    keep_records(&staging, &output_dir.join(format!("{base}_records")));
+
+    let summary_text = summary::table(&summary::per_kernel(&collected.dispatches));
+    if !quiet {
+        eprint!("\n{summary_text}");
+        for f in &files {
+            eprintln!("kreplay: wrote {}", f.display());
+        }
+    }
+    if collected.malformed_lines > 0 {
+        eprintln!(
+            "kreplay: warning: skipped {} malformed record lines",
+            collected.malformed_lines
+        );
+    }
+    if collected.dispatches.is_empty() {
+        eprintln!(
+            "kreplay: warning: no dispatch records: the application dispatched no kernels, or the tool library did not load ({})",
+            plan.tool.display()
+        );
+    }
+    let code = match (status.code(), status.signal()) {
+        (Some(code), _) => code as u8,
+        (None, Some(sig)) => {
+            eprintln!(
+                "kreplay: the application was killed by {} ({sig}){}; the outputs hold the {} dispatches completed before it",
+                signal_name(sig),
+                if status.core_dumped() {
+                    ", core dumped"
+                } else {
+                    ""
+                },
+                collected.dispatches.len()
+            );
+            (128 + sig) as u8
+        }
+        (None, None) => 1,
+    };
+    Ok(RunOutcome {
+        code,
+        output_dir,
+        files,
+        summary: summary_text,
+    })
+}
+
+/// Moves the raw record files next to the outputs (`<base>_records/`); on failure they stay
+/// where they are and the place is printed.
+fn keep_records(staging: &Path, dest: &Path) {
+    let moved = (|| -> std::io::Result<()> {
+        std::fs::create_dir_all(dest)?;
+        for file in std::fs::read_dir(staging)? {
+            let file = file?.path();
+            if let Some(name) = file.file_name() {
+                let target = dest.join(name);
+                if std::fs::rename(&file, &target).is_err() {
+                    std::fs::copy(&file, &target)?;
+                    std::fs::remove_file(&file)?;
+                }
+            }
+        }
+        std::fs::remove_dir(staging)
+    })();
+    if let Err(e) = moved {
+        eprintln!(
+            "kreplay: warning: the raw records stay in {} ({e})",
+            staging.display()
+        );
+    }
+}
+
+/// `kreplay run` as a command: the exit code of the application or of the error.
+pub fn command(opts: &RunOptions) -> ExitCode {
+    match run(opts, false) {
+        Ok(outcome) => ExitCode::from(outcome.code),
+        Err(e) => e.report(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_paths_with_spaces_are_quoted_and_round_trip() {
+        assert_eq!(
+            quote_tool_path("/opt/k/libkreplay.so"),
+            "/opt/k/libkreplay.so"
+        );
+        assert_eq!(quote_tool_path("/my dir/lib.so"), "\"/my dir/lib.so\"");
+        assert_eq!(quote_tool_path("/a\"b\\c"), "\"/a\\\"b\\\\c\"");
+        for p in ["/my dir/lib.so", "/a\"b\\c d", "plain.so"] {
+            assert_eq!(split_tool_list(&quote_tool_path(p)), vec![p.to_owned()]);
+        }
+    }
+
+    #[test]
+    fn hsa_tools_lib_appends_once() {
+        assert_eq!(tools_lib_value(None, "/k/lib.so"), "/k/lib.so");
+        assert_eq!(tools_lib_value(Some("  "), "/k/lib.so"), "/k/lib.so");
+        assert_eq!(
+            tools_lib_value(Some("librocprofiler-sdk-tool.so"), "/my k/lib.so"),
+            "librocprofiler-sdk-tool.so \"/my k/lib.so\""
+        );
+        assert_eq!(
+            tools_lib_value(Some("a.so \"/my k/lib.so\""), "/my k/lib.so"),
+            "a.so \"/my k/lib.so\""
+        );
+        assert_eq!(
+            split_tool_list("a.so  b\\ c.so \"d e.so\""),
+            vec!["a.so", "b c.so", "d e.so"]
+        );
+    }
+
+    #[test]
+    fn applications_resolve_like_execvp() {
+        let dir = std::env::temp_dir().join(format!("kreplay-resolve-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let exe = dir.join("tool-app");
+        std::fs::write(&exe, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let plain = dir.join("plain-file");
+        std::fs::write(&plain, "").unwrap();
+        let path_var = dir.as_os_str();
+        assert_eq!(
+            resolve_app(OsStr::new("tool-app"), Some(path_var)).unwrap(),
+            exe
+        );
+        assert_eq!(resolve_app(exe.as_os_str(), None).unwrap(), exe);
+        assert_eq!(
+            resolve_app(OsStr::new("missing-app"), Some(path_var))
+                .unwrap_err()
+                .exit_code(),
+            69
+        );
+        assert_eq!(
+            resolve_app(dir.join("nope").as_os_str(), None)
+                .unwrap_err()
+                .exit_code(),
+            69
+        );
+        let err = resolve_app(plain.as_os_str(), None).unwrap_err();
+        assert_eq!(err.exit_code(), 70);
+        assert!(err.to_string().contains("execute permission"));
+        assert_eq!(
+            resolve_app(dir.as_os_str(), None).unwrap_err().exit_code(),
+            70
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

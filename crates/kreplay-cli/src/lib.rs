@@ -1,0 +1,26 @@
+//! Library side of the `kreplay` command line: the parts reachable from tests, benchmarks and
+//! fuzz targets.
+//!
+//! - [`launch`]: `kreplay run` (environment, child process, signals, outputs);
+//! - [`records`]: reading the tool's JSON-lines records;
+//! - [`report`]: CSV / JSON rows, the Perfetto trace, the summary table;
+//! - [`kernel_selection`], [`output_path`]: option checks and `%pid%`-style expansion;
+//! - [`installation`]: finding the tool library and the runtimes, runtime selection;
+//! - [`info`], [`demo`]: `kreplay info` and `kreplay demo`;
+//! - [`exit_status`]: exit codes and errors;
+//! - [`sqtt`]: `kreplay sqtt`.
+//!
+//! Everything here is meant for one command-line process: functions print to stderr and may
+//! change process-wide state (signal dispositions in [`launch`], the environment in [`info`]).
+#![deny(missing_docs)]
+
+pub mod demo;
+pub mod exit_status;
+pub mod info;
+pub mod installation;
+pub mod kernel_selection;
+pub mod launch;
+pub mod output_path;
+pub mod records;
+pub mod report;
+pub mod sqtt;

@@ -1,0 +1,363 @@
+//! Reading the JSON-lines records the tool library's built-in client writes
+//! (`docs/formats.md`): one `dispatch` line per dispatch, after its `pass` lines.
+
+use crate::exit_status::CliError;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Totals of the snapshot taken before the first pass.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SnapshotStats {
+    /// Regions saved.
+    pub regions: u64,
+    /// Bytes saved.
+    pub bytes: u64,
+    /// Start, host monotonic ns.
+    pub start_ns: u64,
+    /// End, host monotonic ns.
+    pub end_ns: u64,
+}
+
+/// Totals of the restores between passes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RestoreStats {
+    /// Restores done.
+    pub count: u64,
+    /// Regions restored, summed over restores.
+    pub regions: u64,
+    /// Bytes restored, summed over restores.
+    pub bytes: u64,
+    /// Regions left alone because the kernel did not write them.
+    pub skipped_regions: u64,
+    /// Time spent restoring.
+    pub ns: u64,
+}
+
+/// One pass of a dispatch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pass {
+    /// Pass number from 0.
+    pub pass: u64,
+    /// Kernel start on the device.
+    pub start_ns: u64,
+    /// Kernel end on the device.
+    pub end_ns: u64,
+    /// The restore that followed this pass, if any.
+    pub restore: Option<(u64, u64)>,
+}
+
+impl Pass {
+    /// Kernel duration of this pass.
+    pub fn duration_ns(&self) -> u64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+}
+
+/// A dispatch whose `dispatch` line was written, with its passes in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dispatch {
+    /// Process id.
+    pub pid: u64,
+    /// Id shared by all passes.
+    pub dispatch_id: u64,
+    /// Kernel symbol, if resolved.
+    pub kernel: Option<String>,
+    /// Agent handle.
+    pub agent: u64,
+    /// Agent name (`gfx942`).
+    pub agent_name: String,
+    /// HSA queue id.
+    pub queue_id: u64,
+    /// More than one pass ran.
+    pub replayed: bool,
+    /// Why it was not replayed.
+    pub skipped: Option<String>,
+    /// Replay window start.
+    pub window_start_ns: u64,
+    /// Replay window end.
+    pub window_end_ns: u64,
+    /// Snapshot totals.
+    pub snapshot: Option<SnapshotStats>,
+    /// Restore totals.
+    pub restore: Option<RestoreStats>,
+    /// The passes, sorted by pass number.
+    pub passes: Vec<Pass>,
+}
+
+impl Dispatch {
+    /// The kernel name, or `<unknown>` when the tool could not resolve it.
+    pub fn kernel_name(&self) -> &str {
+        self.kernel.as_deref().unwrap_or("<unknown>")
+    }
+}
+
+/// What a set of record files held.
+#[derive(Debug, Default)]
+pub struct Collected {
+    /// Complete dispatches, ordered by process id then dispatch id.
+    pub dispatches: Vec<Dispatch>,
+    /// Complete lines that were not valid records (each skipped).
+    pub malformed_lines: usize,
+    /// Pass lines whose dispatch line never came (the dispatch in flight at a crash).
+    pub incomplete_passes: usize,
+}
+
+/// One record line as written by the tool; every field optional so that one type reads both
+/// kinds, unknown fields ignored.
+#[derive(serde::Deserialize)]
+struct Line {
+    record: Option<String>,
+    pid: Option<u64>,
+    dispatch_id: Option<u64>,
+    #[serde(default)]
+    kernel: Option<String>,
+    agent: Option<u64>,
+    #[serde(default)]
+    agent_name: Option<String>,
+    queue_id: Option<u64>,
+    replayed: Option<bool>,
+    #[serde(default)]
+    skipped: Option<String>,
+    window_start_ns: Option<u64>,
+    window_end_ns: Option<u64>,
+    #[serde(default)]
+    snapshot: Option<RawSnapshot>,
+    #[serde(default)]
+    restore: Option<RawRestore>,
+    pass: Option<u64>,
+    start_ns: Option<u64>,
+    end_ns: Option<u64>,
+    #[serde(default)]
+    restore_start_ns: Option<u64>,
+    #[serde(default)]
+    restore_end_ns: Option<u64>,
+}
+
+#[derive(serde::Deserialize)]
+struct RawSnapshot {
+    regions: u64,
+    bytes: u64,
+    start_ns: u64,
+    end_ns: u64,
+}
+
+#[derive(serde::Deserialize)]
+struct RawRestore {
+    count: u64,
+    regions: u64,
+    bytes: u64,
+    #[serde(default)]
+    skipped_regions: u64,
+    ns: u64,
+}
+
+fn parse_pass(v: &Line) -> Option<((u64, u64), Pass)> {
+    let restore = match (v.restore_start_ns, v.restore_end_ns) {
+        (Some(a), Some(b)) => Some((a, b)),
+        _ => None,
+    };
+    let key = (v.pid?, v.dispatch_id?);
+    Some((
+        key,
+        Pass {
+            pass: v.pass?,
+            start_ns: v.start_ns?,
+            end_ns: v.end_ns?,
+            restore,
+        },
+    ))
+}
+
+fn parse_dispatch(v: Line) -> Option<Dispatch> {
+    Some(Dispatch {
+        pid: v.pid?,
+        dispatch_id: v.dispatch_id?,
+        kernel: v.kernel,
+        agent: v.agent?,
+        agent_name: v.agent_name.unwrap_or_default(),
+        queue_id: v.queue_id?,
+        replayed: v.replayed?,
+        skipped: v.skipped,
+        window_start_ns: v.window_start_ns?,
+        window_end_ns: v.window_end_ns?,
+        snapshot: v.snapshot.map(|s| SnapshotStats {
+            regions: s.regions,
+            bytes: s.bytes,
+            start_ns: s.start_ns,
+            end_ns: s.end_ns,
+        }),
+        restore: v.restore.map(|r| RestoreStats {
+            count: r.count,
+            regions: r.regions,
+            bytes: r.bytes,
+            skipped_regions: r.skipped_regions,
+            ns: r.ns,
+        }),
+        passes: Vec::new(),
+    })
+}
+
+/// Parses the text of record files. A final line without a newline (a write cut short by a
+/// crash) is ignored, as are records of unknown kinds and unknown fields.
+pub fn parse<'a>(texts: impl IntoIterator<Item = &'a str>) -> Collected {
+    let mut collected = Collected::default();
+    let mut passes: HashMap<(u64, u64), Vec<Pass>> = HashMap::new();
+    let mut dispatches = Vec::new();
+    for text in texts {
+        let complete = match text.rfind('\n') {
+            Some(end) => &text[..end],
+            None => "",
+        };
+        for line in complete.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let Ok(value) = serde_json::from_str::<Line>(line) else {
+                collected.malformed_lines += 1;
+                continue;
+            };
+            match value.record.as_deref() {
+                Some("pass") => match parse_pass(&value) {
+                    Some((key, pass)) => passes.entry(key).or_default().push(pass),
+                    None => collected.malformed_lines += 1,
+                },
+                Some("dispatch") => match parse_dispatch(value) {
+                    Some(d) => dispatches.push(d),
+                    None => collected.malformed_lines += 1,
+                },
+                Some(_) => {}
+                None => collected.malformed_lines += 1,
+            }
+        }
+    }
+    for d in &mut dispatches {
+        if let Some(mut p) = passes.remove(&(d.pid, d.dispatch_id)) {
+            p.sort_by_key(|p| p.pass);
+            d.passes = p;
+        }
+    }
+    collected.incomplete_passes = passes.values().map(Vec::len).sum();
+    dispatches.sort_by_key(|d| (d.pid, d.dispatch_id));
+    collected.dispatches = dispatches;
+    collected
+}
+
+/// The record files (`kreplay-<pid>.jsonl`) in `dir`, sorted by name.
+pub fn record_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| CliError::io("reading the records directory", dir, e))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            name.starts_with("kreplay-") && name.ends_with(".jsonl")
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Reads and parses every record file in `dir`.
+pub fn collect(dir: &Path) -> Result<Collected, CliError> {
+    let mut texts = Vec::new();
+    for file in record_files(dir)? {
+        let bytes = std::fs::read(&file).map_err(|e| CliError::io("reading records", &file, e))?;
+        texts.push(String::from_utf8_lossy(&bytes).into_owned());
+    }
+    Ok(parse(texts.iter().map(String::as_str)))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Record lines of one replayed dispatch with `passes` passes of 100 ns each.
+    pub(crate) fn replayed_lines(pid: u64, id: u64, kernel: &str, passes: u64, t0: u64) -> String {
+        let mut out = String::new();
+        let snap_end = t0 + 50;
+        let mut t = snap_end;
+        for p in 0..passes {
+            let (rs, re) = if p + 1 < passes {
+                (format!("{}", t + 100), format!("{}", t + 130))
+            } else {
+                ("null".into(), "null".into())
+            };
+            out += &format!(
+                "{{\"record\":\"pass\",\"pid\":{pid},\"dispatch_id\":{id},\"kernel\":\"{kernel}\",\"agent\":7,\"agent_name\":\"gfx942\",\"queue_id\":1,\"pass\":{p},\"start_ns\":{},\"end_ns\":{},\"restore_start_ns\":{rs},\"restore_end_ns\":{re}}}\n",
+                t,
+                t + 100 + p
+            );
+            t += 130;
+        }
+        out += &format!(
+            "{{\"record\":\"dispatch\",\"pid\":{pid},\"dispatch_id\":{id},\"kernel\":\"{kernel}\",\"agent\":7,\"agent_name\":\"gfx942\",\"queue_id\":1,\"replayed\":{},\"passes\":{passes},\"skipped\":null,\"window_start_ns\":{t0},\"window_end_ns\":{t},\"snapshot\":{{\"regions\":2,\"bytes\":4096,\"start_ns\":{t0},\"end_ns\":{snap_end}}},\"restore\":{{\"count\":{},\"regions\":{},\"bytes\":{},\"skipped_regions\":0,\"ns\":{}}},\"future_field\":1}}\n",
+            passes > 1,
+            passes - 1,
+            passes - 1,
+            1024 * (passes - 1),
+            30 * (passes - 1)
+        );
+        out
+    }
+
+    #[test]
+    fn joins_passes_to_their_dispatch() {
+        let text =
+            replayed_lines(10, 1, "vec_add", 3, 1000) + &replayed_lines(10, 2, "scale", 2, 5000);
+        let c = parse([text.as_str()]);
+        assert_eq!(c.malformed_lines, 0);
+        assert_eq!(c.dispatches.len(), 2);
+        let d = &c.dispatches[0];
+        assert_eq!(d.kernel_name(), "vec_add");
+        assert!(d.replayed);
+        assert_eq!(
+            d.passes.iter().map(|p| p.pass).collect::<Vec<_>>(),
+            vec![0, 1, 2]
+        );
+        assert_eq!(d.passes[0].restore, Some((1150, 1180)));
+        assert_eq!(d.passes[2].restore, None);
+        assert_eq!(d.snapshot.as_ref().unwrap().bytes, 4096);
+        assert_eq!(d.restore.as_ref().unwrap().bytes, 2048);
+        assert_eq!(c.dispatches[1].passes.len(), 2);
+    }
+
+    #[test]
+    fn a_cut_last_line_and_an_unfinished_dispatch_are_dropped() {
+        let full = replayed_lines(10, 1, "k", 2, 0);
+        let next = replayed_lines(10, 2, "k", 3, 9000);
+        // The crash came after the first pass line of dispatch 2 and in the middle of the second.
+        let lines: Vec<&str> = next.lines().collect();
+        let cut = format!("{full}{}\n{}", lines[0], &lines[1][..20]);
+        let c = parse([cut.as_str()]);
+        assert_eq!(c.dispatches.len(), 1);
+        assert_eq!(c.dispatches[0].dispatch_id, 1);
+        assert_eq!(c.incomplete_passes, 1);
+        assert_eq!(c.malformed_lines, 0);
+    }
+
+    #[test]
+    fn null_kernel_and_garbage_lines() {
+        let text = "not json\n{\"record\":\"dispatch\",\"pid\":1}\n{\"record\":\"other\"}\n\
+            {\"record\":\"dispatch\",\"pid\":1,\"dispatch_id\":4,\"kernel\":null,\"agent\":1,\"agent_name\":\"gfx90a\",\"queue_id\":0,\"replayed\":false,\"passes\":1,\"skipped\":\"filtered\",\"window_start_ns\":5,\"window_end_ns\":9,\"snapshot\":null,\"restore\":null}\n";
+        let c = parse([text]);
+        assert_eq!(c.malformed_lines, 2);
+        assert_eq!(c.dispatches.len(), 1);
+        assert_eq!(c.dispatches[0].kernel_name(), "<unknown>");
+        assert_eq!(c.dispatches[0].skipped.as_deref(), Some("filtered"));
+        assert!(c.dispatches[0].passes.is_empty());
+    }
+
+    #[test]
+    fn several_processes_sort_by_pid_then_id() {
+        let a = replayed_lines(20, 2, "k", 1, 0) + &replayed_lines(20, 1, "k", 1, 0);
+        let b = replayed_lines(5, 1, "k", 1, 0);
+        let c = parse([a.as_str(), b.as_str()]);
+        let keys: Vec<_> = c
+            .dispatches
+            .iter()
+            .map(|d| (d.pid, d.dispatch_id))
+            .collect();
+        assert_eq!(keys, vec![(5, 1), (20, 1), (20, 2)]);
+    }
+}

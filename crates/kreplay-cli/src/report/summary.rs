@@ -1,0 +1,280 @@
+//! The per-kernel summary printed at the end of a run.
+
+use crate::records::Dispatch;
+use serde_json::{Value, json};
+
+/// Statistics of one kernel over the run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelSummary {
+    /// Kernel name (`<unknown>` when unresolved).
+    pub kernel: String,
+    /// Dispatches seen.
+    pub dispatches: u64,
+    /// Dispatches that ran more than one pass.
+    pub replayed: u64,
+    /// Fewest and most passes of one dispatch.
+    pub passes: (u64, u64),
+    /// Pass duration minimum, median, maximum (ns), over every pass.
+    pub duration_ns: Option<(u64, u64, u64)>,
+    /// Mean over replayed dispatches of (slowest pass - fastest pass) / fastest pass, percent.
+    pub spread_pct: Option<f64>,
+    /// Snapshot and restore time as a share of the replay windows, percent.
+    pub overhead_pct: Option<f64>,
+    /// Bytes saved by snapshots.
+    pub bytes_saved: u64,
+    /// Bytes restored between passes.
+    pub bytes_restored: u64,
+}
+
+impl KernelSummary {
+    /// The summary as a JSON object.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "kernel": self.kernel,
+            "dispatches": self.dispatches,
+            "replayed": self.replayed,
+            "passes_min": self.passes.0,
+            "passes_max": self.passes.1,
+            "duration_min_ns": self.duration_ns.map(|d| d.0),
+            "duration_median_ns": self.duration_ns.map(|d| d.1),
+            "duration_max_ns": self.duration_ns.map(|d| d.2),
+            "spread_pct": self.spread_pct,
+            "overhead_pct": self.overhead_pct,
+            "bytes_saved": self.bytes_saved,
+            "bytes_restored": self.bytes_restored,
+        })
+    }
+}
+
+/// The median of sorted values (lower middle for an even count).
+fn median(sorted: &[u64]) -> u64 {
+    sorted[(sorted.len() - 1) / 2]
+}
+
+/// One summary per kernel, in order of first dispatch.
+pub fn per_kernel(dispatches: &[Dispatch]) -> Vec<KernelSummary> {
+    let mut order: Vec<&str> = Vec::new();
+    for d in dispatches {
+        if !order.contains(&d.kernel_name()) {
+            order.push(d.kernel_name());
+        }
+    }
+    order
+        .into_iter()
+        .map(|name| {
+            let mine: Vec<&Dispatch> = dispatches
+                .iter()
+                .filter(|d| d.kernel_name() == name)
+                .collect();
+            let mut durations: Vec<u64> = mine
+                .iter()
+                .flat_map(|d| d.passes.iter().map(|p| p.duration_ns()))
+                .collect();
+            durations.sort_unstable();
+            let spreads: Vec<f64> = mine
+                .iter()
+                .filter(|d| d.replayed && d.passes.len() > 1)
+                .filter_map(|d| {
+                    let lo = d.passes.iter().map(|p| p.duration_ns()).min()?;
+                    let hi = d.passes.iter().map(|p| p.duration_ns()).max()?;
+                    (lo > 0).then(|| (hi - lo) as f64 / lo as f64 * 100.0)
+                })
+                .collect();
+            let window: u64 = mine
+                .iter()
+                .map(|d| d.window_end_ns.saturating_sub(d.window_start_ns))
+                .sum();
+            let overhead: u64 = mine
+                .iter()
+                .map(|d| {
+                    d.snapshot
+                        .as_ref()
+                        .map_or(0, |s| s.end_ns.saturating_sub(s.start_ns))
+                        + d.restore.as_ref().map_or(0, |r| r.ns)
+                })
+                .sum();
+            let pass_counts = mine.iter().map(|d| d.passes.len() as u64);
+            KernelSummary {
+                kernel: name.to_owned(),
+                dispatches: mine.len() as u64,
+                replayed: mine.iter().filter(|d| d.replayed).count() as u64,
+                passes: (
+                    pass_counts.clone().min().unwrap_or(0),
+                    pass_counts.max().unwrap_or(0),
+                ),
+                duration_ns: (!durations.is_empty()).then(|| {
+                    (
+                        durations[0],
+                        median(&durations),
+                        durations[durations.len() - 1],
+                    )
+                }),
+                spread_pct: (!spreads.is_empty())
+                    .then(|| spreads.iter().sum::<f64>() / spreads.len() as f64),
+                overhead_pct: (window > 0)
+                    .then(|| overhead.min(window) as f64 / window as f64 * 100.0),
+                bytes_saved: mine
+                    .iter()
+                    .filter_map(|d| d.snapshot.as_ref())
+                    .map(|s| s.bytes)
+                    .sum(),
+                bytes_restored: mine
+                    .iter()
+                    .filter_map(|d| d.restore.as_ref())
+                    .map(|r| r.bytes)
+                    .sum(),
+            }
+        })
+        .collect()
+}
+
+/// `1.50 KiB` style byte counts.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.2} {}", UNITS[unit])
+    }
+}
+
+fn micros(ns: u64) -> String {
+    format!("{:.3}", ns as f64 / 1000.0)
+}
+
+fn percent(p: Option<f64>) -> String {
+    p.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}%"))
+}
+
+/// The terminal table: one line per kernel and a total line.
+pub fn table(summaries: &[KernelSummary]) -> String {
+    let header = [
+        "kernel",
+        "dispatches",
+        "replayed",
+        "passes",
+        "min(us)",
+        "median(us)",
+        "max(us)",
+        "spread",
+        "overhead",
+        "saved",
+        "restored",
+    ];
+    let mut lines: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
+    for s in summaries {
+        let (lo, hi) = s.passes;
+        let (dmin, dmed, dmax) = s
+            .duration_ns
+            .map_or(("-".into(), "-".into(), "-".into()), |(a, b, c)| {
+                (micros(a), micros(b), micros(c))
+            });
+        lines.push(vec![
+            s.kernel.clone(),
+            s.dispatches.to_string(),
+            s.replayed.to_string(),
+            if lo == hi {
+                lo.to_string()
+            } else {
+                format!("{lo}-{hi}")
+            },
+            dmin,
+            dmed,
+            dmax,
+            percent(s.spread_pct),
+            percent(s.overhead_pct),
+            human_bytes(s.bytes_saved),
+            human_bytes(s.bytes_restored),
+        ]);
+    }
+    let total_dispatches: u64 = summaries.iter().map(|s| s.dispatches).sum();
+    let total_replayed: u64 = summaries.iter().map(|s| s.replayed).sum();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| {
+            lines
+                .iter()
+                .map(|l| l[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for line in &lines {
+        let cells: Vec<String> = line
+            .iter()
+            .enumerate()
+            .map(|(c, cell)| {
+                if c == 0 {
+                    format!("{cell:<w$}", w = widths[c])
+                } else {
+                    format!("{cell:>w$}", w = widths[c])
+                }
+            })
+            .collect();
+        out += cells.join("  ").trim_end();
+        out.push('\n');
+    }
+    out += &format!(
+        "{} {}, {total_dispatches} dispatches, {total_replayed} replayed; saved {}, restored {}\n",
+        summaries.len(),
+        if summaries.len() == 1 {
+            "kernel"
+        } else {
+            "kernels"
+        },
+        human_bytes(summaries.iter().map(|s| s.bytes_saved).sum()),
+        human_bytes(summaries.iter().map(|s| s.bytes_restored).sum()),
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::{parse, tests::replayed_lines};
+
+    #[test]
+    fn statistics_per_kernel() {
+        // Pass p of replayed_lines lasts 100 + p ns; snapshot 50 ns; restores 30 ns each.
+        let text = replayed_lines(1, 1, "add", 3, 0)
+            + &replayed_lines(1, 2, "scale", 1, 10_000)
+            + &replayed_lines(1, 3, "add", 5, 20_000);
+        let s = per_kernel(&parse([text.as_str()]).dispatches);
+        assert_eq!(s.len(), 2);
+        let add = &s[0];
+        assert_eq!(add.kernel, "add");
+        assert_eq!((add.dispatches, add.replayed, add.passes), (2, 2, (3, 5)));
+        // Durations 100,101,102 and 100..104: sorted 100,100,101,101,102,102,103,104.
+        assert_eq!(add.duration_ns, Some((100, 101, 104)));
+        // Spreads 2% and 4%: mean 3%.
+        assert!((add.spread_pct.unwrap() - 3.0).abs() < 1e-9);
+        // Overhead: (50 + 60) + (50 + 120) over windows (50 + 390) + (50 + 650).
+        let expected = 280.0 / 1140.0 * 100.0;
+        assert!((add.overhead_pct.unwrap() - expected).abs() < 1e-9);
+        assert_eq!(add.bytes_saved, 8192);
+        assert_eq!(add.bytes_restored, 1024 * 2 + 1024 * 4);
+        let scale = &s[1];
+        assert_eq!((scale.replayed, scale.passes), (0, (1, 1)));
+        assert_eq!(scale.spread_pct, None);
+    }
+
+    #[test]
+    fn table_lists_kernels_and_totals() {
+        let text = replayed_lines(1, 1, "add", 5, 0) + &replayed_lines(1, 2, "scale", 5, 10_000);
+        let t = table(&per_kernel(&parse([text.as_str()]).dispatches));
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 4);
+        assert!(lines[0].starts_with("kernel"));
+        let add: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(&add[..4], &["add", "1", "1", "5"]);
+        assert!(lines[3].starts_with("2 kernels, 2 dispatches, 2 replayed"));
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(1536), "1.50 KiB");
+    }
+}

@@ -1,0 +1,287 @@
+//! Finding AMDGPU code objects in a file: a plain code object, a clang offload bundle
+//! (uncompressed or `CCOB`-compressed), or a host ELF whose `.hip_fatbin` section holds
+//! bundles.
+
+use object::read::elf::{ElfFile64, FileHeader};
+use object::{Endianness, Object, ObjectSection, ObjectSymbol, SymbolKind};
+use std::collections::HashMap;
+use std::io::Read;
+
+/// `e_machine` of AMDGPU code objects.
+const EM_AMDGPU: u16 = 224;
+/// Magic of an uncompressed clang offload bundle.
+pub const BUNDLE_MAGIC: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
+/// Magic of a compressed clang offload bundle.
+pub const COMPRESSED_MAGIC: &[u8] = b"CCOB";
+/// Decompressed bundles larger than this are refused (a corrupt header, not a real bundle).
+const MAX_DECOMPRESSED: u64 = 4 << 30;
+
+/// Why device code could not be found in a file. Messages name what is wrong; the caller
+/// prefixes the file name.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceCodeError {
+    /// Neither ELF nor an offload bundle.
+    #[error(
+        "not an ELF file or clang offload bundle (starts with {0}); pass an AMDGPU code object, \
+         a HIP executable or object with a .hip_fatbin section, or an offload bundle"
+    )]
+    UnknownFormat(String),
+    /// ELF that the reader rejects.
+    #[error("malformed ELF: {0}")]
+    Elf(String),
+    /// A 32-bit ELF or an ELF for another machine without device code.
+    #[error(
+        "ELF for machine {0} without a .hip_fatbin section: no device code (build with \
+         clang -x hip --offload-arch=..., or extract code objects with llvm-objdump --offloading)"
+    )]
+    NoDeviceCode(u16),
+    /// Malformed offload bundle.
+    #[error("offload bundle at offset {offset}: {detail}")]
+    Bundle {
+        /// Offset of the bundle in its container.
+        offset: usize,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A compressed bundle that could not be decompressed.
+    #[error("compressed offload bundle (CCOB) at offset {offset}: {detail}")]
+    Compressed {
+        /// Offset of the bundle in its container.
+        offset: usize,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A container without any AMDGPU code object.
+    #[error("no AMDGPU code object in the offload bundle(s)")]
+    Empty,
+}
+
+/// One AMDGPU code object found in a file.
+#[derive(Debug, Clone)]
+pub struct CodeObject {
+    /// Bundle entry id (`hipv4-amdgcn-amd-amdhsa--gfx942`); `None` for a plain code object.
+    pub target: Option<String>,
+    /// The ELF image.
+    pub image: Vec<u8>,
+}
+
+/// Every AMDGPU code object in `data`.
+pub fn code_objects(data: &[u8]) -> Result<Vec<CodeObject>, DeviceCodeError> {
+    if data.starts_with(BUNDLE_MAGIC) || data.starts_with(COMPRESSED_MAGIC) {
+        return bundles_in(data);
+    }
+    if !data.starts_with(b"\x7fELF") {
+        let shown: Vec<String> = data.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        let shown = if shown.is_empty() { "nothing: the file is empty".to_string() } else { shown.join(" ") };
+        return Err(DeviceCodeError::UnknownFormat(shown));
+    }
+    let elf = parse_elf(data)?;
+    let machine = elf.elf_header().e_machine(elf.endian()).0;
+    if machine == EM_AMDGPU {
+        return Ok(vec![CodeObject { target: None, image: data.to_vec() }]);
+    }
+    match elf.section_by_name(".hip_fatbin") {
+        Some(section) => {
+            let bytes = section.data().map_err(|e| DeviceCodeError::Elf(format!(".hip_fatbin: {e}")))?;
+            bundles_in(bytes)
+        }
+        None => Err(DeviceCodeError::NoDeviceCode(machine)),
+    }
+}
+
+fn parse_elf(data: &[u8]) -> Result<ElfFile64<'_, Endianness>, DeviceCodeError> {
+    if data.get(4) == Some(&1) {
+        return Err(DeviceCodeError::Elf("32-bit ELF; AMDGPU code objects and HIP hosts are 64-bit".into()));
+    }
+    ElfFile64::<Endianness>::parse(data).map_err(|e| DeviceCodeError::Elf(e.to_string()))
+}
+
+/// Code objects of all bundles in a `.hip_fatbin` section or bundle file. Bundles follow each
+/// other, separated by alignment padding.
+fn bundles_in(data: &[u8]) -> Result<Vec<CodeObject>, DeviceCodeError> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while let Some(start) = next_magic(data, pos) {
+        let rest = &data[start..];
+        let len = if rest.starts_with(COMPRESSED_MAGIC) {
+            let (decompressed, len) = decompress(rest, start)?;
+            out.extend(parse_bundle(&decompressed, start)?.0);
+            len
+        } else {
+            let (objects, len) = parse_bundle(rest, start)?;
+            out.extend(objects);
+            len
+        };
+        pos = start + len.max(1);
+    }
+    if out.is_empty() {
+        return Err(DeviceCodeError::Empty);
+    }
+    Ok(out)
+}
+
+fn next_magic(data: &[u8], from: usize) -> Option<usize> {
+    let hay = data.get(from..)?;
+    let find = |magic: &[u8]| memchr::memmem::find(hay, magic);
+    match (find(BUNDLE_MAGIC), find(COMPRESSED_MAGIC)) {
+        (Some(a), Some(b)) => Some(from + a.min(b)),
+        (Some(a), None) | (None, Some(a)) => Some(from + a),
+        (None, None) => None,
+    }
+}
+
+struct Cursor<'a> {
+    data: &'a [u8],
+    pos: usize,
+    origin: usize,
+}
+
+impl Cursor<'_> {
+    fn u64(&mut self, what: &str) -> Result<u64, DeviceCodeError> {
+        let bytes = self.bytes(8, what)?;
+        Ok(u64::from_le_bytes(bytes.try_into().unwrap_or_default()))
+    }
+    fn u32(&mut self, what: &str) -> Result<u32, DeviceCodeError> {
+        let bytes = self.bytes(4, what)?;
+        Ok(u32::from_le_bytes(bytes.try_into().unwrap_or_default()))
+    }
+    fn u16(&mut self, what: &str) -> Result<u16, DeviceCodeError> {
+        let bytes = self.bytes(2, what)?;
+        Ok(u16::from_le_bytes(bytes.try_into().unwrap_or_default()))
+    }
+    fn bytes(&mut self, n: usize, what: &str) -> Result<&[u8], DeviceCodeError> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.data.len()).ok_or_else(|| {
+            DeviceCodeError::Bundle {
+                offset: self.origin,
+                detail: format!("truncated while reading {what} at byte {}", self.pos),
+            }
+        })?;
+        let slice = &self.data[self.pos..end];
+        self.pos = end;
+        Ok(slice)
+    }
+}
+
+/// Parses one uncompressed bundle at the start of `data`; returns its AMDGPU code objects
+/// and its length (end of the last entry).
+fn parse_bundle(data: &[u8], origin: usize) -> Result<(Vec<CodeObject>, usize), DeviceCodeError> {
+    let bad = |detail: String| DeviceCodeError::Bundle { offset: origin, detail };
+    if !data.starts_with(BUNDLE_MAGIC) {
+        return Err(bad("missing __CLANG_OFFLOAD_BUNDLE__ magic".into()));
+    }
+    let mut cur = Cursor { data, pos: BUNDLE_MAGIC.len(), origin };
+    let count = cur.u64("the entry count")?;
+    // Each entry header takes at least 24 bytes.
+    if count > (data.len() as u64) / 24 {
+        return Err(bad(format!("entry count {count} does not fit in {} bytes", data.len())));
+    }
+    let mut end = cur.pos;
+    let mut objects = Vec::new();
+    for index in 0..count {
+        let offset = cur.u64("an entry offset")?;
+        let size = cur.u64("an entry size")?;
+        let id_len = cur.u64("an entry id length")?;
+        let id_len = usize::try_from(id_len).map_err(|_| bad(format!("entry {index}: id length {id_len}")))?;
+        let id = String::from_utf8_lossy(cur.bytes(id_len, "an entry id")?).into_owned();
+        let range = usize::try_from(offset)
+            .ok()
+            .zip(usize::try_from(size).ok())
+            .and_then(|(o, s)| Some(o..o.checked_add(s)?))
+            .filter(|r| r.end <= data.len())
+            .ok_or_else(|| {
+                bad(format!("entry {index} ({id}): bytes {offset}..+{size} lie outside the {} byte bundle", data.len()))
+            })?;
+        end = end.max(cur.pos).max(range.end);
+        let image = &data[range];
+        let is_amdgpu = image.starts_with(b"\x7fELF")
+            && image.len() > 20
+            && u16::from_le_bytes([image[18], image[19]]) == EM_AMDGPU;
+        if is_amdgpu {
+            objects.push(CodeObject { target: Some(id), image: image.to_vec() });
+        } else {
+            tracing::debug!(entry = %id, size, "skipping bundle entry that is not an AMDGPU ELF");
+        }
+    }
+    Ok((objects, end))
+}
+
+/// Decompresses a `CCOB` bundle at the start of `data`; returns the inner bundle and the
+/// length of the compressed bundle.
+fn decompress(data: &[u8], origin: usize) -> Result<(Vec<u8>, usize), DeviceCodeError> {
+    let bad = |detail: String| DeviceCodeError::Compressed { offset: origin, detail };
+    let mut cur = Cursor { data, pos: COMPRESSED_MAGIC.len(), origin };
+    let version = cur.u16("the version")?;
+    let method = cur.u16("the compression method")?;
+    let (total, uncompressed) = match version {
+        1 => (None, u64::from(cur.u32("the uncompressed size")?)),
+        2 => (Some(u64::from(cur.u32("the total size")?)), u64::from(cur.u32("the uncompressed size")?)),
+        3 => (Some(cur.u64("the total size")?), cur.u64("the uncompressed size")?),
+        v => return Err(bad(format!("unsupported format version {v} (known: 1, 2, 3)"))),
+    };
+    let _hash = cur.u64("the hash")?;
+    let header = cur.pos;
+    let end = match total {
+        Some(t) => usize::try_from(t)
+            .ok()
+            .filter(|&t| t >= header && t <= data.len())
+            .ok_or_else(|| bad(format!("total size {t} does not fit the {} available bytes", data.len())))?,
+        None => data.len(),
+    };
+    if uncompressed > MAX_DECOMPRESSED {
+        return Err(bad(format!("uncompressed size {uncompressed} is implausible")));
+    }
+    let payload = &data[header..end];
+    let mut out = Vec::with_capacity(uncompressed as usize);
+    match method {
+        0 => {
+            out = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(payload, uncompressed as usize)
+                .map_err(|e| bad(format!("zlib stream is corrupt: {e:?}")))?;
+        }
+        1 => {
+            let mut reader = payload;
+            let decoder = ruzstd::decoding::StreamingDecoder::new(&mut reader)
+                .map_err(|e| bad(format!("zstd stream is corrupt: {e}")))?;
+            decoder
+                .take(uncompressed + 1)
+                .read_to_end(&mut out)
+                .map_err(|e| bad(format!("zstd stream is corrupt: {e}")))?;
+        }
+        m => {
+            return Err(bad(format!(
+                "unknown compression method {m} (known: 0 zlib, 1 zstd); decompress it with \
+                 clang-offload-bundler --unbundle or llvm-objdump --offloading"
+            )));
+        }
+    }
+    if out.len() as u64 != uncompressed {
+        return Err(bad(format!("decompressed to {} bytes, header says {uncompressed}", out.len())));
+    }
+    Ok((out, end))
+}
+
+/// The parts of a code object the decoder needs.
+pub struct CodeObjectView {
+    /// The `.sqtt_funcmap` section bytes, when present.
+    pub funcmap: Option<Vec<u8>>,
+    /// Function symbol values by name (`.symtab` first, then `.dynsym`).
+    pub symbols: HashMap<String, u64>,
+}
+
+/// Reads the `.sqtt_funcmap` section and the symbol table of an AMDGPU code object.
+pub fn inspect(image: &[u8]) -> Result<CodeObjectView, DeviceCodeError> {
+    let elf = parse_elf(image)?;
+    let funcmap = match elf.section_by_name(".sqtt_funcmap") {
+        Some(s) => Some(s.data().map_err(|e| DeviceCodeError::Elf(format!(".sqtt_funcmap: {e}")))?.to_vec()),
+        None => None,
+    };
+    let mut symbols = HashMap::new();
+    for sym in elf.symbols().chain(elf.dynamic_symbols()) {
+        if sym.kind() != SymbolKind::Text || sym.is_undefined() {
+            continue;
+        }
+        if let Ok(name) = sym.name() {
+            symbols.entry(name.to_string()).or_insert(sym.address());
+        }
+    }
+    Ok(CodeObjectView { funcmap, symbols })
+}

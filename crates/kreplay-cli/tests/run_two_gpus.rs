@@ -1,0 +1,100 @@
+//! `kreplay run` on a C application (system compiler, system HSA headers, linked with vhsa)
+//! that dispatches on two GPU agents, each through its own queue.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+
+#[test]
+fn dispatches_on_two_agents_land_on_their_own_queues() {
+    test_support::tool_lib();
+    let scratch = test_support::scratch_dir("cli-two-gpus");
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let app = scratch.join("two_gpus");
+    let include = format!("-I{}", manifest.join("../vhsa/include").display());
+    test_support::compile_c(&manifest.join("tests/apps/two_gpus.c"), &app, &[&include]);
+    let out_dir = scratch.join("out");
+    let out = Command::new(env!("CARGO_BIN_EXE_kreplay"))
+        .args(["run", "--runtime", "virtual", "--passes", "4", "-d"])
+        .arg(&out_dir)
+        .arg("--")
+        .arg(&app)
+        .env("VHSA_AGENTS", "gfx942,gfx90a")
+        .env_remove("KREPLAY_TOOL_LIB")
+        .env_remove("KREPLAY_VHSA_DIR")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("two_gpus: 2 gpus, verified"), "{stdout}");
+
+    // 3 in-place dispatches per agent, 4 passes each; the application still saw +3.
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("kreplay_passes.json")).unwrap())
+            .unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2 * 3 * 4);
+    let mut per_agent: BTreeMap<
+        String,
+        (
+            std::collections::BTreeSet<u64>,
+            std::collections::BTreeSet<u64>,
+        ),
+    > = BTreeMap::new();
+    for r in rows {
+        assert_eq!(
+            r["kernel"].as_str().map(|k| k.trim_end_matches(".kd")),
+            Some("add_one")
+        );
+        let entry = per_agent
+            .entry(r["agent_name"].as_str().unwrap().to_owned())
+            .or_default();
+        entry.0.insert(r["dispatch_id"].as_u64().unwrap());
+        entry.1.insert(r["queue_id"].as_u64().unwrap());
+    }
+    assert_eq!(
+        per_agent.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["gfx90a", "gfx942"]
+    );
+    let queues: Vec<u64> = per_agent
+        .values()
+        .map(|(ids, q)| {
+            assert_eq!(ids.len(), 3);
+            assert_eq!(q.len(), 1);
+            *q.iter().next().unwrap()
+        })
+        .collect();
+    assert_ne!(queues[0], queues[1]);
+
+    // The trace has one named thread per queue, each with its 3 dispatch slices.
+    let trace: Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("kreplay_trace.json")).unwrap())
+            .unwrap();
+    let events = trace["traceEvents"].as_array().unwrap();
+    for (agent, (_, q)) in &per_agent {
+        let tid = *q.iter().next().unwrap();
+        let name = events
+            .iter()
+            .find(|e| e["name"] == "thread_name" && e["tid"] == tid)
+            .expect("thread named");
+        assert_eq!(name["args"]["name"], format!("queue {tid} ({agent})"));
+        let slices = events
+            .iter()
+            .filter(|e| e["cat"] == "dispatch" && e["tid"] == tid)
+            .count();
+        assert_eq!(slices, 3);
+    }
+
+    let summary = std::fs::read_to_string(out_dir.join("kreplay_summary.txt")).unwrap();
+    let line: Vec<&str> = summary.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(line[0].trim_end_matches(".kd"), "add_one");
+    assert_eq!(&line[1..4], &["6", "6", "4"]);
+    assert!(
+        summary.contains("1 kernel, 6 dispatches, 6 replayed"),
+        "{summary}"
+    );
+}

@@ -1,0 +1,671 @@
+//! User-mode queues: AQL rings in host memory, doorbell signals, and one packet-processor thread
+//! per hardware queue.
+//!
+//! The processor consumes packets in order: it waits while the slot at the read index is
+//! INVALID (woken by the doorbell, re-checking at least every 100 ms), executes the packet,
+//! decrements its completion signal, sets the slot INVALID and advances the read index. Packets
+//! are executed one at a time, so the barrier bit and fences are honoured by construction.
+//! Bad packets are reported through the queue's error callback and skipped.
+
+use crate::boundary::{status_call, value_call, write_out};
+use crate::error::{Error, Result};
+use crate::runtime::ensure_open;
+use crate::signal::Signal;
+use crate::topology::AgentKind;
+use hsa_abi::ffi::*;
+use hsa_abi::modern::hsa_queue_error_callback;
+use hsa_abi::{AmdExtTable, CoreApiTable};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Smallest queue size (packets).
+pub(crate) const MIN_SIZE: u32 = 64;
+/// Largest queue size (packets).
+pub(crate) const MAX_SIZE: u32 = 1 << 17;
+/// Bytes per AQL packet.
+pub(crate) const PACKET_BYTES: usize = 64;
+
+/// An index on its own cache line.
+#[repr(C, align(64))]
+struct PaddedIndex(AtomicU64);
+
+/// A queue. `hsa` comes first: the `hsa_queue_t*` handed to C points at it.
+#[repr(C)]
+pub(crate) struct Queue {
+    pub(crate) hsa: hsa_queue_t,
+    write_index: PaddedIndex,
+    read_index: PaddedIndex,
+    pub(crate) agent: u64,
+    pub(crate) profiling: AtomicBool,
+    inactive: AtomicBool,
+    stop: AtomicBool,
+    error_callback: hsa_queue_error_callback,
+    error_data: usize,
+    owns_doorbell: bool,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Set on the proxy queue of an intercept queue.
+    pub(crate) intercept: Option<crate::intercept::Intercept>,
+}
+
+// SAFETY: the raw pointers in `hsa` point to memory owned by the queue; every shared field is
+// atomic or locked.
+unsafe impl Send for Queue {}
+// SAFETY: as above.
+unsafe impl Sync for Queue {}
+
+impl Queue {
+    /// The slot for `index`.
+    #[inline]
+    pub(crate) fn slot(&self, index: u64) -> *mut u8 {
+        let i = (index % u64::from(self.hsa.size)) as usize;
+        // SAFETY: `base_address` holds `size` packets.
+        unsafe { self.hsa.base_address.cast::<u8>().add(i * PACKET_BYTES) }
+    }
+
+    /// The header word of a slot.
+    #[inline]
+    pub(crate) fn header(slot: *mut u8) -> &'static AtomicU16 {
+        // SAFETY: slots are 64-byte aligned and live as long as the queue; headers are accessed
+        // atomically by everyone.
+        unsafe { AtomicU16::from_ptr(slot.cast::<u16>()) }
+    }
+
+    pub(crate) fn write_index(&self) -> &AtomicU64 {
+        &self.write_index.0
+    }
+
+    pub(crate) fn read_index(&self) -> &AtomicU64 {
+        &self.read_index.0
+    }
+
+    pub(crate) fn as_hsa(&self) -> *mut hsa_queue_t {
+        (&raw const self.hsa).cast_mut()
+    }
+
+    fn doorbell(&self) -> Option<&'static Signal> {
+        crate::signal::lookup(self.hsa.doorbell_signal.handle)
+    }
+
+    fn report(&self, status: hsa_status_t) {
+        if let Some(cb) = self.error_callback {
+            // SAFETY: the application's callback with its own data.
+            unsafe { cb(status, self.as_hsa(), self.error_data as *mut c_void) };
+        } else {
+            tracing::warn!("queue {}: packet error {status:#x} and no error callback", self.hsa.id);
+        }
+    }
+}
+
+/// Packet type of a header.
+#[inline]
+pub(crate) fn packet_type(header: u16) -> u32 {
+    u32::from(header & 0xFF)
+}
+
+/// The INVALID header value.
+pub(crate) const INVALID_HEADER: u16 = HSA_PACKET_TYPE_INVALID as u16;
+
+struct QueuePtr(*const Queue);
+// SAFETY: the queue outlives its processor thread (destroy joins it before freeing).
+unsafe impl Send for QueuePtr {}
+
+static QUEUES: Mutex<Option<HashMap<usize, Box<Queue>>>> = Mutex::new(None);
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+fn allocate_ring(size: u32) -> Result<*mut c_void> {
+    let layout = std::alloc::Layout::from_size_align(size as usize * PACKET_BYTES, 4096)
+        .map_err(|_| Error::InvalidArgument("queue size"))?;
+    // SAFETY: non-zero size layout.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) };
+    if p.is_null() {
+        return Err(Error::OutOfResources("cannot allocate the queue ring".into()));
+    }
+    for i in 0..size as usize {
+        // SAFETY: inside the ring just allocated.
+        unsafe { p.add(i * PACKET_BYTES).cast::<u16>().write(INVALID_HEADER) };
+    }
+    Ok(p.cast())
+}
+
+fn free_ring(q: &Queue) {
+    let layout = std::alloc::Layout::from_size_align(q.hsa.size as usize * PACKET_BYTES, 4096).unwrap();
+    // SAFETY: allocated by `allocate_ring` with this layout.
+    unsafe { std::alloc::dealloc(q.hsa.base_address.cast(), layout) };
+}
+
+/// How a queue is created.
+pub(crate) struct QueueSpec {
+    pub(crate) agent: u64,
+    pub(crate) size: u32,
+    pub(crate) queue_type: u32,
+    pub(crate) error_callback: hsa_queue_error_callback,
+    pub(crate) error_data: *mut c_void,
+    /// Start a packet processor (false for intercept proxies).
+    pub(crate) processor: bool,
+    pub(crate) intercept: Option<crate::intercept::Intercept>,
+}
+
+fn validate(agent: u64, size: u32, queue_type: u32) -> Result<()> {
+    let a = crate::topology::agent(agent)?;
+    if a.kind != AgentKind::Gpu {
+        return Err(Error::InvalidAgent(agent));
+    }
+    if !size.is_power_of_two() || !(MIN_SIZE..=MAX_SIZE).contains(&size) {
+        return Err(Error::InvalidArgument("queue size must be a power of two within the agent's QUEUE_MIN_SIZE..QUEUE_MAX_SIZE"));
+    }
+    if queue_type > HSA_QUEUE_TYPE_COOPERATIVE {
+        return Err(Error::InvalidArgument("unknown queue type"));
+    }
+    Ok(())
+}
+
+/// Creates a queue (not through the API table) and returns its `hsa_queue_t*`.
+pub(crate) fn create(spec: QueueSpec) -> Result<*mut hsa_queue_t> {
+    validate(spec.agent, spec.size, spec.queue_type)?;
+    let ring = allocate_ring(spec.size)?;
+    let doorbell = match crate::signal::create(-1) {
+        Ok(d) => d,
+        Err(e) => {
+            let layout = std::alloc::Layout::from_size_align(spec.size as usize * PACKET_BYTES, 4096).unwrap();
+            // SAFETY: just allocated with this layout.
+            unsafe { std::alloc::dealloc(ring.cast(), layout) };
+            return Err(e);
+        }
+    };
+    let q = Box::new(Queue {
+        hsa: hsa_queue_t {
+            type_: spec.queue_type,
+            features: HSA_QUEUE_FEATURE_KERNEL_DISPATCH,
+            base_address: ring,
+            doorbell_signal: doorbell,
+            size: spec.size,
+            reserved1: 0,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        },
+        write_index: PaddedIndex(AtomicU64::new(0)),
+        read_index: PaddedIndex(AtomicU64::new(0)),
+        agent: spec.agent,
+        profiling: AtomicBool::new(false),
+        inactive: AtomicBool::new(false),
+        stop: AtomicBool::new(false),
+        error_callback: spec.error_callback,
+        error_data: spec.error_data as usize,
+        owns_doorbell: true,
+        thread: Mutex::new(None),
+        intercept: spec.intercept,
+    });
+    let ptr: *const Queue = &*q;
+    if q.intercept.is_some()
+        && let Some(d) = q.doorbell()
+    {
+        d.doorbell_of.store(ptr.cast_mut().cast(), Ordering::Release);
+    }
+    if spec.processor {
+        let qp = QueuePtr(ptr);
+        let t = std::thread::Builder::new()
+            .name(format!("vhsa-queue-{}", q.hsa.id))
+            .spawn(move || {
+                let qp = qp;
+                // SAFETY: see QueuePtr.
+                process(unsafe { &*qp.0 })
+            })
+            .map_err(|e| Error::OutOfResources(format!("cannot start a packet processor: {e}")))?;
+        *q.thread.lock() = Some(t);
+    }
+    QUEUES.lock().get_or_insert_with(HashMap::new).insert(ptr as usize, q);
+    Ok(ptr.cast_mut().cast())
+}
+
+/// The queue behind an `hsa_queue_t*` created by this runtime.
+pub(crate) fn lookup(q: *const hsa_queue_t) -> Result<&'static Queue> {
+    let map = QUEUES.lock();
+    match map.as_ref().and_then(|m| m.get(&(q as usize))) {
+        // SAFETY: boxed queues stay at their address until `destroy` removes them.
+        Some(b) => Ok(unsafe { &*(&**b as *const Queue) }),
+        None => Err(Error::InvalidQueue(q as usize)),
+    }
+}
+
+/// Stops and frees a queue (and, for a proxy, its hardware queue).
+pub(crate) fn destroy(q: *const hsa_queue_t) -> Result<()> {
+    let b = QUEUES
+        .lock()
+        .as_mut()
+        .and_then(|m| m.remove(&(q as usize)))
+        .ok_or(Error::InvalidQueue(q as usize))?;
+    b.stop.store(true, Ordering::SeqCst);
+    if let Some(d) = b.doorbell() {
+        d.doorbell_of.store(std::ptr::null_mut(), Ordering::Release);
+        d.store(d.load());
+    }
+    let thread = b.thread.lock().take();
+    if let Some(t) = thread
+        && t.thread().id() != std::thread::current().id()
+    {
+        let _ = t.join();
+    }
+    if let Some(i) = &b.intercept {
+        let _ = destroy(i.hardware);
+    }
+    if b.owns_doorbell {
+        let _ = crate::signal::destroy(b.hsa.doorbell_signal.handle);
+    }
+    free_ring(&b);
+    Ok(())
+}
+
+/// Destroys every queue (last `hsa_shut_down`).
+pub(crate) fn destroy_all() {
+    let keys: Vec<usize> = QUEUES.lock().as_ref().map(|m| m.keys().copied().collect()).unwrap_or_default();
+    // Proxies first: they destroy their hardware queues.
+    let (proxies, rest): (Vec<usize>, Vec<usize>) =
+        keys.into_iter().partition(|k| lookup(*k as *const hsa_queue_t).is_ok_and(|q| q.intercept.is_some()));
+    for k in proxies.into_iter().chain(rest) {
+        let _ = destroy(k as *const hsa_queue_t);
+    }
+}
+
+// ---- packet processor ------------------------------------------------------------------------
+
+fn process(q: &Queue) {
+    let doorbell = q.doorbell();
+    let mut cache: Option<(u64, &'static crate::native::NativeKernel)> = None;
+    let mut warned_unknown = false;
+    loop {
+        if q.stop.load(Ordering::Acquire) {
+            return;
+        }
+        let idx = q.read_index().load(Ordering::Relaxed);
+        let slot = q.slot(idx);
+        let header = Queue::header(slot).load(Ordering::Acquire);
+        if packet_type(header) == HSA_PACKET_TYPE_INVALID || q.inactive.load(Ordering::Relaxed) {
+            let ready = || {
+                q.stop.load(Ordering::Acquire)
+                    || (packet_type(Queue::header(slot).load(Ordering::Acquire)) != HSA_PACKET_TYPE_INVALID
+                        && !q.inactive.load(Ordering::Relaxed))
+            };
+            match doorbell {
+                Some(d) => {
+                    d.wait(|_| ready(), None);
+                }
+                None => std::thread::sleep(Duration::from_millis(1)),
+            }
+            continue;
+        }
+        execute(q, slot, header, &mut cache, &mut warned_unknown);
+        Queue::header(slot).store(INVALID_HEADER, Ordering::Release);
+        q.read_index().store(idx + 1, Ordering::Release);
+    }
+}
+
+fn completion_signal(slot: *mut u8) -> u64 {
+    // SAFETY: every AQL packet has its completion signal at byte 56.
+    unsafe { slot.add(56).cast::<u64>().read_volatile() }
+}
+
+fn complete(q: &Queue, slot: *mut u8, start: u64) {
+    let h = completion_signal(slot);
+    if h == 0 {
+        return;
+    }
+    match crate::signal::lookup(h) {
+        Some(s) => {
+            if q.profiling.load(Ordering::Relaxed) {
+                s.start_ts.store(start, Ordering::Relaxed);
+                s.end_ts.store(crate::topology::now_ns(), Ordering::Relaxed);
+            }
+            s.subtract(1);
+        }
+        None => tracing::warn!("queue {}: packet completion signal {h:#x} is not a live signal", q.hsa.id),
+    }
+}
+
+/// Waits until the barrier's condition holds (or the queue stops).
+fn wait_barrier(q: &Queue, deps: &[u64], any: bool) {
+    let signals: Vec<&Signal> = deps.iter().filter(|h| **h != 0).filter_map(|h| crate::signal::lookup(*h)).collect();
+    if signals.is_empty() {
+        return;
+    }
+    loop {
+        let done = if any { signals.iter().any(|s| s.load() == 0) } else { signals.iter().all(|s| s.load() == 0) };
+        if done || q.stop.load(Ordering::Acquire) {
+            return;
+        }
+        let target = signals.iter().find(|s| s.load() != 0).copied().unwrap_or(signals[0]);
+        let step = if any && signals.len() > 1 { Duration::from_millis(2) } else { Duration::from_millis(100) };
+        target.wait(|v| v == 0, Some(Instant::now() + step));
+    }
+}
+
+fn execute(
+    q: &Queue,
+    slot: *mut u8,
+    header: u16,
+    cache: &mut Option<(u64, &'static crate::native::NativeKernel)>,
+    warned_unknown: &mut bool,
+) {
+    let start = if q.profiling.load(Ordering::Relaxed) { crate::topology::now_ns() } else { 0 };
+    match packet_type(header) {
+        HSA_PACKET_TYPE_KERNEL_DISPATCH => {
+            let pkt = slot.cast::<hsa_kernel_dispatch_packet_t>().cast_const();
+            // SAFETY: the slot holds a dispatch packet written by the application.
+            let (setup, object) = unsafe { ((*pkt).setup, (*pkt).kernel_object) };
+            let dims = setup & 3;
+            if dims == 0 || object == 0 {
+                q.report(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT);
+                return;
+            }
+            let kernel = match cache {
+                Some((o, k)) if *o == object => Some(*k),
+                _ => {
+                    let k = crate::native::by_object(object).or_else(|| crate::executable::native_kernel_for(object));
+                    if let Some(k) = k {
+                        *cache = Some((object, k));
+                    }
+                    k
+                }
+            };
+            match kernel {
+                Some(k) => {
+                    crate::fault::hold_if_hung(&k.name, || q.stop.load(Ordering::Acquire));
+                    let start = if q.profiling.load(Ordering::Relaxed) { crate::topology::now_ns() } else { 0 };
+                    // SAFETY: the registered native function with its own user data.
+                    let _ = std::panic::catch_unwind(|| unsafe { (k.function)(pkt, k.user_data as *mut c_void) });
+                    crate::stats::DISPATCHES.fetch_add(1, Ordering::Relaxed);
+                    complete(q, slot, start);
+                    return;
+                }
+                None => {
+                    if !*warned_unknown {
+                        tracing::warn!(
+                            "queue {}: kernel object {object:#x} has no native implementation; its dispatches complete without running",
+                            q.hsa.id
+                        );
+                        *warned_unknown = true;
+                    }
+                    crate::stats::DISPATCHES.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        HSA_PACKET_TYPE_BARRIER_AND | HSA_PACKET_TYPE_BARRIER_OR => {
+            let mut deps = [0u64; 5];
+            for (i, d) in deps.iter_mut().enumerate() {
+                // SAFETY: barrier packets hold five dependent signals from byte 8.
+                *d = unsafe { slot.add(8 + 8 * i).cast::<u64>().read_volatile() };
+            }
+            wait_barrier(q, &deps, packet_type(header) == HSA_PACKET_TYPE_BARRIER_OR);
+            crate::stats::BARRIERS.fetch_add(1, Ordering::Relaxed);
+        }
+        HSA_PACKET_TYPE_VENDOR_SPECIFIC => {
+            // SAFETY: vendor packets carry their AMD format in byte 2.
+            let format = unsafe { slot.add(2).read_volatile() };
+            if u32::from(format) == HSA_AMD_PACKET_TYPE_BARRIER_VALUE {
+                // SAFETY: layout of hsa_amd_barrier_value_packet_t.
+                let (sig, value, mask, cond) = unsafe {
+                    (
+                        slot.add(8).cast::<u64>().read_volatile(),
+                        slot.add(16).cast::<i64>().read_volatile(),
+                        slot.add(24).cast::<i64>().read_volatile(),
+                        slot.add(32).cast::<u32>().read_volatile(),
+                    )
+                };
+                if let Some(s) = crate::signal::lookup(sig) {
+                    while !q.stop.load(Ordering::Acquire) {
+                        let v = s.wait(
+                            |v| crate::signal::condition_holds(cond, v & mask, value),
+                            Some(Instant::now() + Duration::from_millis(100)),
+                        );
+                        if crate::signal::condition_holds(cond, v & mask, value) {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        HSA_PACKET_TYPE_AGENT_DISPATCH => {}
+        _ => {
+            q.report(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT);
+            return;
+        }
+    }
+    complete(q, slot, start);
+}
+
+// ---- the C entries ---------------------------------------------------------------------------
+
+type QueueCallback = Option<unsafe extern "C" fn(hsa_status_t, *mut hsa_queue_t, *mut c_void)>;
+
+unsafe extern "C" fn hsa_queue_create_impl(
+    agent: hsa_agent_t,
+    size: u32,
+    type_: hsa_queue_type32_t,
+    callback: QueueCallback,
+    data: *mut c_void,
+    _private_segment_size: u32,
+    _group_segment_size: u32,
+    queue: *mut *mut hsa_queue_t,
+) -> hsa_status_t {
+    status_call("hsa_queue_create", || {
+        ensure_open()?;
+        if queue.is_null() {
+            return Err(Error::InvalidArgument("queue is NULL"));
+        }
+        let q = create(QueueSpec {
+            agent: agent.handle,
+            size,
+            queue_type: type_,
+            error_callback: callback,
+            error_data: data,
+            processor: true,
+            intercept: None,
+        })?;
+        write_out(queue, q, "queue is NULL")
+    })
+}
+
+unsafe extern "C" fn hsa_queue_destroy_impl(queue: *mut hsa_queue_t) -> hsa_status_t {
+    status_call("hsa_queue_destroy", || {
+        ensure_open()?;
+        if queue.is_null() {
+            return Err(Error::InvalidArgument("queue is NULL"));
+        }
+        destroy(queue)
+    })
+}
+
+unsafe extern "C" fn hsa_queue_inactivate_impl(queue: *mut hsa_queue_t) -> hsa_status_t {
+    status_call("hsa_queue_inactivate", || {
+        ensure_open()?;
+        if queue.is_null() {
+            return Err(Error::InvalidArgument("queue is NULL"));
+        }
+        lookup(queue)?.inactive.store(true, Ordering::SeqCst);
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn hsa_soft_queue_create_impl(
+    _region: hsa_region_t,
+    _size: u32,
+    _type: hsa_queue_type32_t,
+    _features: u32,
+    _doorbell: hsa_signal_t,
+    _queue: *mut *mut hsa_queue_t,
+) -> hsa_status_t {
+    status_call("hsa_soft_queue_create", || {
+        ensure_open()?;
+        Err(Error::InvalidQueueCreation("soft queues (agent dispatch) are not supported by vhsa"))
+    })
+}
+
+/// Queue pointer from C, for the index functions (NULL-checked; not looked up, as in ROCR).
+#[inline]
+fn q<'a>(queue: *const hsa_queue_t) -> Option<&'a Queue> {
+    // SAFETY: a non-NULL queue pointer from C was returned by this runtime's queue creation.
+    (!queue.is_null()).then(|| unsafe { &*queue.cast::<Queue>() })
+}
+
+macro_rules! load_index {
+    ($name:ident, $field:ident) => {
+        unsafe extern "C" fn $name(queue: *const hsa_queue_t) -> u64 {
+            value_call(stringify!($name), 0, || q(queue).map_or(0, |q| q.$field().load(Ordering::SeqCst)))
+        }
+    };
+}
+load_index!(hsa_queue_load_read_index_scacquire_impl, read_index);
+load_index!(hsa_queue_load_read_index_relaxed_impl, read_index);
+load_index!(hsa_queue_load_write_index_scacquire_impl, write_index);
+load_index!(hsa_queue_load_write_index_relaxed_impl, write_index);
+
+macro_rules! store_index {
+    ($name:ident, $field:ident) => {
+        unsafe extern "C" fn $name(queue: *const hsa_queue_t, value: u64) {
+            value_call(stringify!($name), (), || {
+                if let Some(q) = q(queue) {
+                    q.$field().store(value, Ordering::SeqCst)
+                }
+            })
+        }
+    };
+}
+store_index!(hsa_queue_store_write_index_relaxed_impl, write_index);
+store_index!(hsa_queue_store_write_index_screlease_impl, write_index);
+store_index!(hsa_queue_store_read_index_relaxed_impl, read_index);
+store_index!(hsa_queue_store_read_index_screlease_impl, read_index);
+
+macro_rules! cas_index {
+    ($name:ident) => {
+        unsafe extern "C" fn $name(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64 {
+            value_call(stringify!($name), 0, || {
+                q(queue).map_or(0, |q| match q.write_index().compare_exchange(expected, value, Ordering::SeqCst, Ordering::SeqCst) {
+                    Ok(v) | Err(v) => v,
+                })
+            })
+        }
+    };
+}
+cas_index!(hsa_queue_cas_write_index_scacq_screl_impl);
+cas_index!(hsa_queue_cas_write_index_scacquire_impl);
+cas_index!(hsa_queue_cas_write_index_relaxed_impl);
+cas_index!(hsa_queue_cas_write_index_screlease_impl);
+
+macro_rules! add_index {
+    ($name:ident) => {
+        unsafe extern "C" fn $name(queue: *const hsa_queue_t, value: u64) -> u64 {
+            value_call(stringify!($name), 0, || q(queue).map_or(0, |q| q.write_index().fetch_add(value, Ordering::SeqCst)))
+        }
+    };
+}
+add_index!(hsa_queue_add_write_index_scacq_screl_impl);
+add_index!(hsa_queue_add_write_index_scacquire_impl);
+add_index!(hsa_queue_add_write_index_relaxed_impl);
+add_index!(hsa_queue_add_write_index_screlease_impl);
+
+unsafe extern "C" fn hsa_amd_profiling_set_profiler_enabled_impl(queue: *mut hsa_queue_t, enable: i32) -> hsa_status_t {
+    status_call("hsa_amd_profiling_set_profiler_enabled", || {
+        ensure_open()?;
+        if queue.is_null() {
+            return Err(Error::InvalidArgument("queue is NULL"));
+        }
+        let qq = lookup(queue)?;
+        qq.profiling.store(enable != 0, Ordering::SeqCst);
+        if let Some(i) = &qq.intercept {
+            lookup(i.hardware)?.profiling.store(enable != 0, Ordering::SeqCst);
+        }
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn hsa_amd_profiling_get_dispatch_time_impl(
+    agent: hsa_agent_t,
+    signal: hsa_signal_t,
+    time: *mut hsa_amd_profiling_dispatch_time_t,
+) -> hsa_status_t {
+    status_call("hsa_amd_profiling_get_dispatch_time", || {
+        ensure_open()?;
+        crate::topology::agent(agent.handle)?;
+        let s = crate::signal::get(signal.handle)?;
+        let t = hsa_amd_profiling_dispatch_time_t {
+            start: s.start_ts.load(Ordering::Relaxed),
+            end: s.end_ts.load(Ordering::Relaxed),
+        };
+        write_out(time, t, "time is NULL")
+    })
+}
+
+unsafe extern "C" fn hsa_amd_profiling_convert_tick_to_system_domain_impl(
+    agent: hsa_agent_t,
+    agent_tick: u64,
+    system_tick: *mut u64,
+) -> hsa_status_t {
+    status_call("hsa_amd_profiling_convert_tick_to_system_domain", || {
+        ensure_open()?;
+        crate::topology::agent(agent.handle)?;
+        write_out(system_tick, agent_tick, "system_tick is NULL")
+    })
+}
+
+unsafe extern "C" fn hsa_amd_queue_cu_set_mask_impl(queue: *const hsa_queue_t, num_cu_mask_count: u32, cu_mask: *const u32) -> hsa_status_t {
+    status_call("hsa_amd_queue_cu_set_mask", || {
+        ensure_open()?;
+        lookup(queue)?;
+        crate::boundary::c_slice(cu_mask, num_cu_mask_count as usize, "cu_mask is NULL")?;
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn hsa_amd_queue_cu_get_mask_impl(queue: *const hsa_queue_t, num_cu_mask_count: u32, cu_mask: *mut u32) -> hsa_status_t {
+    status_call("hsa_amd_queue_cu_get_mask", || {
+        ensure_open()?;
+        lookup(queue)?;
+        if cu_mask.is_null() {
+            return Err(Error::InvalidArgument("cu_mask is NULL"));
+        }
+        for i in 0..num_cu_mask_count as usize {
+            // SAFETY: the caller provides `num_cu_mask_count` words.
+            unsafe { cu_mask.add(i).write(u32::MAX) };
+        }
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn hsa_amd_queue_set_priority_impl(queue: *mut hsa_queue_t, _priority: hsa_amd_queue_priority_t) -> hsa_status_t {
+    status_call("hsa_amd_queue_set_priority", || {
+        ensure_open()?;
+        lookup(queue)?;
+        Ok(())
+    })
+}
+
+/// Fills this module's slots.
+pub(crate) fn install(core: &mut CoreApiTable, amd: &mut AmdExtTable) {
+    core.hsa_queue_create_fn = Some(hsa_queue_create_impl);
+    core.hsa_soft_queue_create_fn = Some(hsa_soft_queue_create_impl);
+    core.hsa_queue_destroy_fn = Some(hsa_queue_destroy_impl);
+    core.hsa_queue_inactivate_fn = Some(hsa_queue_inactivate_impl);
+    core.hsa_queue_load_read_index_scacquire_fn = Some(hsa_queue_load_read_index_scacquire_impl);
+    core.hsa_queue_load_read_index_relaxed_fn = Some(hsa_queue_load_read_index_relaxed_impl);
+    core.hsa_queue_load_write_index_scacquire_fn = Some(hsa_queue_load_write_index_scacquire_impl);
+    core.hsa_queue_load_write_index_relaxed_fn = Some(hsa_queue_load_write_index_relaxed_impl);
+    core.hsa_queue_store_write_index_relaxed_fn = Some(hsa_queue_store_write_index_relaxed_impl);
+    core.hsa_queue_store_write_index_screlease_fn = Some(hsa_queue_store_write_index_screlease_impl);
+    core.hsa_queue_cas_write_index_scacq_screl_fn = Some(hsa_queue_cas_write_index_scacq_screl_impl);
+    core.hsa_queue_cas_write_index_scacquire_fn = Some(hsa_queue_cas_write_index_scacquire_impl);
+    core.hsa_queue_cas_write_index_relaxed_fn = Some(hsa_queue_cas_write_index_relaxed_impl);
+    core.hsa_queue_cas_write_index_screlease_fn = Some(hsa_queue_cas_write_index_screlease_impl);
+    core.hsa_queue_add_write_index_scacq_screl_fn = Some(hsa_queue_add_write_index_scacq_screl_impl);
+    core.hsa_queue_add_write_index_scacquire_fn = Some(hsa_queue_add_write_index_scacquire_impl);
+    core.hsa_queue_add_write_index_relaxed_fn = Some(hsa_queue_add_write_index_relaxed_impl);
+    core.hsa_queue_add_write_index_screlease_fn = Some(hsa_queue_add_write_index_screlease_impl);
+    core.hsa_queue_store_read_index_relaxed_fn = Some(hsa_queue_store_read_index_relaxed_impl);
+    core.hsa_queue_store_read_index_screlease_fn = Some(hsa_queue_store_read_index_screlease_impl);
+    amd.hsa_amd_profiling_set_profiler_enabled_fn = Some(hsa_amd_profiling_set_profiler_enabled_impl);
+    amd.hsa_amd_profiling_get_dispatch_time_fn = Some(hsa_amd_profiling_get_dispatch_time_impl);
+    amd.hsa_amd_profiling_convert_tick_to_system_domain_fn = Some(hsa_amd_profiling_convert_tick_to_system_domain_impl);
+    amd.hsa_amd_queue_cu_set_mask_fn = Some(hsa_amd_queue_cu_set_mask_impl);
+    amd.hsa_amd_queue_cu_get_mask_fn = Some(hsa_amd_queue_cu_get_mask_impl);
+    amd.hsa_amd_queue_set_priority_fn = Some(hsa_amd_queue_set_priority_impl);
+}

@@ -1,0 +1,275 @@
+//! Runtime lifetime: `hsa_init`/`hsa_shut_down` with reference counting, tool loading, and the
+//! system-level entries (extensions, status strings).
+//!
+//! `hsa_init` holds the bootstrap lock while it discovers agents and loads tools. A tool's
+//! `OnLoad` may call every HSA function except `hsa_init`/`hsa_shut_down`; those return
+//! `HSA_STATUS_ERROR` with a message instead of deadlocking as the real runtime does.
+
+use crate::boundary::{status_call, write_out};
+use crate::error::{Error, Result};
+use hsa_abi::ffi::*;
+use hsa_abi::{AmdExtTable, CoreApiTable};
+use parking_lot::Mutex;
+use std::cell::Cell;
+use std::ffi::{c_char, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// True between the first `hsa_init` and the last `hsa_shut_down`.
+static OPEN: AtomicBool = AtomicBool::new(false);
+
+struct Lifetime {
+    refcount: u32,
+    tools: Vec<crate::tools::LoadedTool>,
+}
+
+static BOOTSTRAP: Mutex<Lifetime> = Mutex::new(Lifetime { refcount: 0, tools: Vec::new() });
+
+thread_local! {
+    /// Set while this thread runs tools' `OnLoad`/`OnUnload`.
+    static IN_TOOL_CALLBACK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Sets up `tracing` output on stderr; the filter comes from `VHSA_LOG` (default `warn`).
+pub(crate) fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("VHSA_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Ok when the runtime is initialized.
+#[inline]
+pub(crate) fn ensure_open() -> Result<()> {
+    if OPEN.load(Ordering::Acquire) { Ok(()) } else { Err(Error::NotInitialized) }
+}
+
+fn init() -> Result<()> {
+    if IN_TOOL_CALLBACK.with(Cell::get) {
+        eprintln!(
+            "vhsa: hsa_init was called from inside a tool's OnLoad/OnUnload. The runtime is being \
+             initialized by this very call chain; the real runtime would deadlock here. Remove the \
+             hsa_init/hsa_shut_down call from the tool's OnLoad (every other HSA call is allowed)."
+        );
+        return Err(Error::Failed("hsa_init called from inside a tool's OnLoad".into()));
+    }
+    let mut life = BOOTSTRAP.lock();
+    if life.refcount == u32::MAX {
+        return Err(Error::Status(HSA_STATUS_ERROR_REFCOUNT_OVERFLOW));
+    }
+    life.refcount += 1;
+    if life.refcount > 1 {
+        return Ok(());
+    }
+    crate::fault::load_from_env();
+    crate::topology::system();
+    OPEN.store(true, Ordering::Release);
+    IN_TOOL_CALLBACK.with(|c| c.set(true));
+    let tools = crate::tools::load_all(crate::table::root());
+    IN_TOOL_CALLBACK.with(|c| c.set(false));
+    life.tools = tools;
+    Ok(())
+}
+
+fn shut_down() -> Result<()> {
+    if IN_TOOL_CALLBACK.with(Cell::get) {
+        eprintln!(
+            "vhsa: hsa_shut_down was called from inside a tool's OnLoad/OnUnload; ignored. The \
+             runtime calls OnUnload itself on the last hsa_shut_down."
+        );
+        return Err(Error::Failed("hsa_shut_down called from inside a tool callback".into()));
+    }
+    let mut life = BOOTSTRAP.lock();
+    if life.refcount == 0 {
+        return Err(Error::NotInitialized);
+    }
+    life.refcount -= 1;
+    if life.refcount > 0 {
+        return Ok(());
+    }
+    let tools = std::mem::take(&mut life.tools);
+    IN_TOOL_CALLBACK.with(|c| c.set(true));
+    crate::tools::unload_all(tools, crate::table::install);
+    IN_TOOL_CALLBACK.with(|c| c.set(false));
+    crate::queue::destroy_all();
+    crate::signal::stop_async_handlers();
+    crate::memory::stop_copy_engine();
+    OPEN.store(false, Ordering::Release);
+    Ok(())
+}
+
+unsafe extern "C" fn hsa_init_impl() -> hsa_status_t {
+    status_call("hsa_init", init)
+}
+
+unsafe extern "C" fn hsa_shut_down_impl() -> hsa_status_t {
+    status_call("hsa_shut_down", shut_down)
+}
+
+unsafe extern "C" fn hsa_status_string_impl(status: hsa_status_t, out: *mut *const c_char) -> hsa_status_t {
+    status_call("hsa_status_string", || {
+        let s = crate::status::describe(status).ok_or(Error::InvalidArgument("unknown status code"))?;
+        write_out(out, s.as_ptr(), "status_string is NULL")
+    })
+}
+
+/// Extensions this runtime supports, with the highest minor version of each major.
+fn extension_version(extension: u16) -> Option<(u16, u16)> {
+    match u32::from(extension) {
+        HSA_EXTENSION_AMD_LOADER => Some((1, 3)),
+        HSA_EXTENSION_AMD_PROFILER => Some((1, 0)),
+        _ => None,
+    }
+}
+
+/// The `HSA_SYSTEM_INFO_EXTENSIONS` bit mask (128 bytes).
+pub(crate) fn extension_mask() -> Vec<u8> {
+    let mut mask = vec![0u8; 128];
+    for ext in [HSA_EXTENSION_AMD_LOADER, HSA_EXTENSION_AMD_PROFILER] {
+        mask[(ext / 8) as usize] |= 1 << (ext % 8);
+    }
+    mask
+}
+
+unsafe extern "C" fn hsa_system_extension_supported_impl(
+    extension: u16,
+    version_major: u16,
+    version_minor: u16,
+    result: *mut bool,
+) -> hsa_status_t {
+    status_call("hsa_system_extension_supported", || {
+        ensure_open()?;
+        let ok = extension_version(extension).is_some_and(|(ma, mi)| ma == version_major && version_minor <= mi);
+        write_out(result, ok, "result is NULL")
+    })
+}
+
+unsafe extern "C" fn hsa_system_major_extension_supported_impl(
+    extension: u16,
+    version_major: u16,
+    version_minor: *mut u16,
+    result: *mut bool,
+) -> hsa_status_t {
+    status_call("hsa_system_major_extension_supported", || {
+        ensure_open()?;
+        if version_minor.is_null() || result.is_null() {
+            return Err(Error::InvalidArgument("version_minor or result is NULL"));
+        }
+        match extension_version(extension) {
+            Some((ma, mi)) if ma == version_major => {
+                write_out(version_minor, mi, "version_minor")?;
+                write_out(result, true, "result")
+            }
+            _ => write_out(result, false, "result"),
+        }
+    })
+}
+
+fn extension_table(extension: u16, version_major: u16, length: usize, table: *mut c_void) -> Result<()> {
+    ensure_open()?;
+    if table.is_null() {
+        return Err(Error::InvalidArgument("table is NULL"));
+    }
+    match u32::from(extension) {
+        HSA_EXTENSION_AMD_LOADER => {
+            match crate::executable::loader_extension_table(version_major, length, table) {
+                HSA_STATUS_SUCCESS => Ok(()),
+                s => Err(Error::Status(s)),
+            }
+        }
+        _ => Err(Error::InvalidArgument("extension not supported by this runtime")),
+    }
+}
+
+unsafe extern "C" fn hsa_system_get_extension_table_impl(
+    extension: u16,
+    version_major: u16,
+    _version_minor: u16,
+    table: *mut c_void,
+) -> hsa_status_t {
+    status_call("hsa_system_get_extension_table", || {
+        let length = std::mem::size_of::<hsa_ven_amd_loader_1_00_pfn_t>();
+        extension_table(extension, version_major, length, table)
+    })
+}
+
+unsafe extern "C" fn hsa_system_get_major_extension_table_impl(
+    extension: u16,
+    version_major: u16,
+    table_length: usize,
+    table: *mut c_void,
+) -> hsa_status_t {
+    status_call("hsa_system_get_major_extension_table", || {
+        extension_table(extension, version_major, table_length, table)
+    })
+}
+
+unsafe extern "C" fn hsa_extension_get_name_impl(extension: u16, name: *mut *const c_char) -> hsa_status_t {
+    status_call("hsa_extension_get_name", || {
+        ensure_open()?;
+        let s: &'static std::ffi::CStr = match u32::from(extension) {
+            HSA_EXTENSION_FINALIZER => c"HSA_EXTENSION_FINALIZER",
+            HSA_EXTENSION_IMAGES => c"HSA_EXTENSION_IMAGES",
+            HSA_EXTENSION_PERFORMANCE_COUNTERS => c"HSA_EXTENSION_PERFORMANCE_COUNTERS",
+            HSA_EXTENSION_PROFILING_EVENTS => c"HSA_EXTENSION_PROFILING_EVENTS",
+            HSA_EXTENSION_AMD_PROFILER => c"HSA_EXTENSION_AMD_PROFILER",
+            HSA_EXTENSION_AMD_LOADER => c"HSA_EXTENSION_AMD_LOADER",
+            HSA_EXTENSION_AMD_AQLPROFILE => c"HSA_EXTENSION_AMD_AQLPROFILE",
+            _ => return Err(Error::InvalidArgument("unknown extension")),
+        };
+        write_out(name, s.as_ptr(), "name is NULL")
+    })
+}
+
+unsafe extern "C" fn hsa_agent_extension_supported_impl(
+    extension: u16,
+    agent: hsa_agent_t,
+    version_major: u16,
+    version_minor: u16,
+    result: *mut bool,
+) -> hsa_status_t {
+    status_call("hsa_agent_extension_supported", || {
+        ensure_open()?;
+        crate::topology::agent(agent.handle)?;
+        let ok = extension_version(extension).is_some_and(|(ma, mi)| ma == version_major && version_minor <= mi);
+        write_out(result, ok, "result is NULL")
+    })
+}
+
+unsafe extern "C" fn hsa_agent_major_extension_supported_impl(
+    extension: u16,
+    agent: hsa_agent_t,
+    version_major: u16,
+    version_minor: *mut u16,
+    result: *mut bool,
+) -> hsa_status_t {
+    status_call("hsa_agent_major_extension_supported", || {
+        ensure_open()?;
+        crate::topology::agent(agent.handle)?;
+        if version_minor.is_null() {
+            return Err(Error::InvalidArgument("version_minor is NULL"));
+        }
+        match extension_version(extension) {
+            Some((ma, mi)) if ma == version_major => {
+                write_out(version_minor, mi, "version_minor")?;
+                write_out(result, true, "result is NULL")
+            }
+            _ => write_out(result, false, "result is NULL"),
+        }
+    })
+}
+
+/// Fills this module's slots.
+pub(crate) fn install(core: &mut CoreApiTable, _amd: &mut AmdExtTable) {
+    core.hsa_init_fn = Some(hsa_init_impl);
+    core.hsa_shut_down_fn = Some(hsa_shut_down_impl);
+    core.hsa_status_string_fn = Some(hsa_status_string_impl);
+    core.hsa_system_extension_supported_fn = Some(hsa_system_extension_supported_impl);
+    core.hsa_system_major_extension_supported_fn = Some(hsa_system_major_extension_supported_impl);
+    core.hsa_system_get_extension_table_fn = Some(hsa_system_get_extension_table_impl);
+    core.hsa_system_get_major_extension_table_fn = Some(hsa_system_get_major_extension_table_impl);
+    core.hsa_extension_get_name_fn = Some(hsa_extension_get_name_impl);
+    core.hsa_agent_extension_supported_fn = Some(hsa_agent_extension_supported_impl);
+    core.hsa_agent_major_extension_supported_fn = Some(hsa_agent_major_extension_supported_impl);
+}

@@ -1,0 +1,157 @@
+//! The built-in client: configured from the environment when no other client registered by
+//! the first dispatch; appends JSON-lines records (see `docs/formats.md`).
+
+pub mod config;
+pub mod records;
+
+use crate::api::{self, DispatchSummary, ReplayClient, kreplay_dispatch_info_t};
+use crate::sync::{Arc, Mutex, OnceLock};
+use config::BuiltinConfig;
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::Write as _;
+
+static ENV_CONFIG: OnceLock<Result<Option<BuiltinConfig>, String>> = OnceLock::new();
+
+fn env_config() -> &'static Result<Option<BuiltinConfig>, String> {
+    ENV_CONFIG.get_or_init(|| {
+        config::from_lookup(|k| std::env::var(k).ok()).map_err(|e| {
+            eprintln!("kreplay: {e}");
+            e.to_string()
+        })
+    })
+}
+
+/// Reads and validates the environment once (at `OnLoad`), so an invalid value is reported
+/// early, exactly once.
+pub fn check_env() {
+    let _ = env_config();
+}
+
+/// Registers the built-in client when `KREPLAY_PASSES` is set and valid and no client exists.
+pub fn install_from_env() {
+    if let Ok(Some(cfg)) = env_config() {
+        let client = Arc::new(BuiltinClient::new(cfg.clone()));
+        if api::register(client.clone()).is_ok() {
+            let _ = BUILTIN.set(client);
+        }
+    }
+}
+
+static BUILTIN: OnceLock<Arc<BuiltinClient>> = OnceLock::new();
+
+/// Flushes the built-in client's records (at `OnUnload`).
+pub fn flush() {
+    if let Some(c) = BUILTIN.get()
+        && let Some(f) = c.out.lock().as_mut() {
+            let _ = f.sync_data();
+        }
+}
+
+/// The environment-configured client.
+pub struct BuiltinClient {
+    cfg: BuiltinConfig,
+    occurrences: Mutex<HashMap<String, u64>>,
+    filtered: Mutex<HashSet<u64>>,
+    out: Mutex<Option<File>>,
+    out_failed: crate::sync::OnceFlag,
+}
+
+impl BuiltinClient {
+    /// A client with `cfg`.
+    pub fn new(cfg: BuiltinConfig) -> Self {
+        Self {
+            cfg,
+            occurrences: Mutex::default(),
+            filtered: Mutex::default(),
+            out: Mutex::new(None),
+            out_failed: crate::sync::OnceFlag::new(),
+        }
+    }
+
+    /// Whether the kernel's occurrence is replayed (advances the per-name counter).
+    pub fn selects(&self, name: Option<&str>) -> bool {
+        let n = name.unwrap_or("");
+        if let Some(inc) = &self.cfg.include
+            && (name.is_none() || !inc.is_match(n)) {
+                return false;
+            }
+        if let Some(exc) = &self.cfg.exclude
+            && name.is_some() && exc.is_match(n) {
+                return false;
+            }
+        let mut occ = self.occurrences.lock();
+        let c = occ.entry(n.to_owned()).or_insert(0);
+        let k = *c;
+        *c += 1;
+        self.cfg.ranges.as_ref().is_none_or(|r| r.contains(k))
+    }
+
+    fn append(&self, text: &str) {
+        let Some(dir) = &self.cfg.output_dir else { return };
+        let mut out = self.out.lock();
+        if out.is_none() {
+            let path = dir.join(format!("kreplay-{}.jsonl", std::process::id()));
+            let opened = std::fs::create_dir_all(dir)
+                .and_then(|_| std::fs::OpenOptions::new().create(true).append(true).open(&path));
+            match opened {
+                Ok(f) => *out = Some(f),
+                Err(e) => {
+                    if self.out_failed.first() {
+                        eprintln!("kreplay: cannot open {} for records ({e}); check KREPLAY_OUTPUT_DIR", path.display());
+                    }
+                    return;
+                }
+            }
+        }
+        if let Some(f) = out.as_mut()
+            && let Err(e) = f.write_all(text.as_bytes()).and_then(|_| f.sync_data())
+                && self.out_failed.first() {
+                    eprintln!("kreplay: writing records failed ({e}); check KREPLAY_OUTPUT_DIR");
+                }
+    }
+}
+
+impl ReplayClient for BuiltinClient {
+    fn pass_count(&self, d: &kreplay_dispatch_info_t) -> u32 {
+        // SAFETY: the tool's own dispatch info; the name is NUL-terminated or NULL.
+        let name = unsafe { crate::ffi::opt_cstr(d.kernel_name) }.map(|c| c.to_string_lossy());
+        if self.selects(name.as_deref()) {
+            self.cfg.passes
+        } else {
+            self.filtered.lock().insert(d.dispatch_id);
+            1
+        }
+    }
+
+    fn dispatch_done(&self, s: &DispatchSummary) {
+        let filtered = self.filtered.lock().remove(&s.dispatch_id);
+        if self.cfg.output_dir.is_some() {
+            self.append(&records::dispatch_lines(std::process::id(), s, filtered));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(pairs: &[(&str, &str)]) -> BuiltinClient {
+        let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        BuiltinClient::new(config::from_lookup(|k| m.get(k).cloned()).unwrap().unwrap())
+    }
+
+    #[test]
+    fn filters_then_counts_occurrences_per_kernel() {
+        let c = client(&[
+            ("KREPLAY_PASSES", "3"),
+            ("KREPLAY_KERNEL_INCLUDE", "^inc"),
+            ("KREPLAY_KERNEL_EXCLUDE", "skip"),
+            ("KREPLAY_KERNEL_ITERATION_RANGE", "[1-2]"),
+        ]);
+        let seq = ["inc", "inc", "other", "inc_skip", "inc", "inc", "inc2"];
+        let got: Vec<bool> = seq.iter().map(|n| c.selects(Some(n))).collect();
+        assert_eq!(got, vec![false, true, false, false, true, false, false]);
+        assert!(!c.selects(None), "an unknown name never matches an include filter");
+    }
+}

@@ -1,0 +1,97 @@
+//! JSON-lines records of the built-in client (`KREPLAY_OUTPUT_DIR/kreplay-<pid>.jsonl`).
+
+use crate::api::DispatchSummary;
+use serde_json::{Value, json};
+
+/// The lines of one dispatch: its `pass` lines, then its `dispatch` line.
+pub fn dispatch_lines(pid: u32, s: &DispatchSummary, filtered: bool) -> String {
+    let mut out = String::new();
+    let common = |v: &mut serde_json::Map<String, Value>| {
+        v.insert("pid".into(), json!(pid));
+        v.insert("dispatch_id".into(), json!(s.dispatch_id));
+        v.insert("kernel".into(), json!(s.kernel));
+        v.insert("agent".into(), json!(s.agent));
+        v.insert("agent_name".into(), json!(s.agent_name));
+        v.insert("queue_id".into(), json!(s.queue_id));
+    };
+    for (i, p) in s.passes.iter().enumerate() {
+        let mut m = serde_json::Map::new();
+        m.insert("record".into(), json!("pass"));
+        common(&mut m);
+        m.insert("pass".into(), json!(i));
+        m.insert("start_ns".into(), json!(p.start_ns));
+        m.insert("end_ns".into(), json!(p.end_ns));
+        m.insert("restore_start_ns".into(), json!(p.restore.map(|r| r.0)));
+        m.insert("restore_end_ns".into(), json!(p.restore.map(|r| r.1)));
+        out.push_str(&Value::Object(m).to_string());
+        out.push('\n');
+    }
+    let skipped = if filtered { Some("filtered".to_owned()) } else { s.declined.clone() };
+    let mut m = serde_json::Map::new();
+    m.insert("record".into(), json!("dispatch"));
+    common(&mut m);
+    m.insert("replayed".into(), json!(s.passes.len() > 1));
+    m.insert("passes".into(), json!(s.passes.len()));
+    m.insert("skipped".into(), json!(skipped));
+    m.insert("window_start_ns".into(), json!(s.window.0));
+    m.insert("window_end_ns".into(), json!(s.window.1));
+    m.insert(
+        "snapshot".into(),
+        s.snapshot.map_or(Value::Null, |c| json!({"regions": c.regions, "bytes": c.bytes, "start_ns": c.start_ns, "end_ns": c.end_ns})),
+    );
+    m.insert(
+        "restore".into(),
+        s.restore.map_or(Value::Null, |r| {
+            json!({"count": r.count, "regions": r.regions, "bytes": r.bytes, "skipped_regions": r.skipped_regions, "ns": r.ns})
+        }),
+    );
+    out.push_str(&Value::Object(m).to_string());
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{PassTimes, RestoreTotals};
+    use crate::snapshot::CaptureStats;
+
+    #[test]
+    fn pass_lines_then_dispatch_line() {
+        let s = DispatchSummary {
+            dispatch_id: 3,
+            kernel: Some("inc".into()),
+            agent: 9,
+            agent_name: "gfx942".into(),
+            queue_id: 1,
+            declined: None,
+            window: (10, 90),
+            passes: vec![
+                PassTimes { start_ns: 20, end_ns: 30, restore: Some((31, 35)) },
+                PassTimes { start_ns: 40, end_ns: 50, restore: None },
+            ],
+            snapshot: Some(CaptureStats { regions: 2, bytes: 64, start_ns: 12, end_ns: 18 }),
+            restore: Some(RestoreTotals { count: 1, regions: 2, bytes: 64, skipped_regions: 0, ns: 4 }),
+        };
+        let text = dispatch_lines(77, &s, false);
+        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0]["record"], "pass");
+        assert_eq!(lines[0]["restore_start_ns"], 31);
+        assert_eq!(lines[1]["pass"], 1);
+        assert!(lines[1]["restore_end_ns"].is_null());
+        let d = &lines[2];
+        assert_eq!(d["record"], "dispatch");
+        assert_eq!(d["pid"], 77);
+        assert_eq!(d["replayed"], true);
+        assert_eq!(d["passes"], 2);
+        assert!(d["skipped"].is_null());
+        assert_eq!(d["snapshot"]["bytes"], 64);
+        assert_eq!(d["restore"]["count"], 1);
+        let f = dispatch_lines(77, &DispatchSummary { kernel: None, passes: vec![PassTimes::default()], ..s }, true);
+        let d: Value = serde_json::from_str(f.lines().last().unwrap()).unwrap();
+        assert_eq!(d["skipped"], "filtered");
+        assert!(d["kernel"].is_null());
+        assert_eq!(d["replayed"], false);
+    }
+}

@@ -1,0 +1,336 @@
+//! Every interceptor the tool installs in the HSA API table, and `OnLoad`/`OnUnload`.
+//!
+//! Each interceptor runs inside a panic boundary; on a panic it logs and calls the original
+//! entry, so the application keeps running. Unless the tool is active, each one chains
+//! straight to the original (calls after `OnUnload`, from late destructors, are harmless).
+
+use crate::inventory::{self, Classification, PointerFacts};
+use crate::replay::{self, INVENTORY, QUEUES, QueueState};
+use crate::runtime::{self, Originals, Runtime, TableError};
+use crate::state::{self, ReplayService, ToolState};
+use crate::sync::Arc;
+use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t, hsa_status_t};
+use hsa_abi::modern::hsa_amd_queue_intercept_packet_writer;
+use hsa_abi::{AmdExtTable, CoreApiTable, HsaApiTable, TablePtr, write_slot};
+use std::ffi::{c_char, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+fn originals() -> &'static Originals {
+    // Interceptors are only installed after the originals were saved.
+    runtime::originals().expect("interceptor installed without saved originals")
+}
+
+/// Runs `body`; on a panic logs it and runs `fallback` (the original entry).
+fn boundary<R>(what: &str, body: impl FnOnce() -> R, fallback: impl FnOnce() -> R) -> R {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(r) => r,
+        Err(_) => {
+            tracing::error!("a panic in the {what} interceptor was caught; calling the runtime's original entry");
+            fallback()
+        }
+    }
+}
+
+fn record_allocation(ptr: *mut c_void) {
+    let Some(rt) = Runtime::get() else { return };
+    let mut info = ffi::hsa_amd_pointer_info_t { size: std::mem::size_of::<ffi::hsa_amd_pointer_info_t>() as u32, ..Default::default() };
+    // SAFETY: `info.size` is set; no block list is requested.
+    let st = unsafe { (rt.originals().pointer_info)(ptr, &mut info, None, std::ptr::null_mut(), std::ptr::null_mut()) };
+    let facts = (st == ffi::HSA_STATUS_SUCCESS).then(|| PointerFacts {
+        pointer_type: info.type_,
+        size: info.sizeInBytes,
+        agent: info.agentOwner.handle,
+        agent_is_gpu: rt.agent_is_gpu(info.agentOwner),
+        global_flags: info.global_flags,
+    });
+    let base = if info.agentBaseAddress.is_null() { ptr as usize } else { info.agentBaseAddress as usize };
+    match inventory::classify(base, facts) {
+        Classification::Tracked(a) => INVENTORY.record(a),
+        other => tracing::trace!("allocation {ptr:p} not tracked: {other:?}"),
+    }
+}
+
+unsafe extern "C" fn memory_allocate(region: ffi::hsa_region_t, size: usize, ptr: *mut *mut c_void) -> hsa_status_t {
+    let o = originals();
+    // SAFETY: forwarded arguments of the application's call.
+    let st = unsafe { (o.memory_allocate)(region, size, ptr) };
+    if st == ffi::HSA_STATUS_SUCCESS && state::records_allocations() && !ptr.is_null() {
+        // SAFETY: success wrote the pointer.
+        let p = unsafe { *ptr };
+        boundary("hsa_memory_allocate", || record_allocation(p), || ());
+    }
+    st
+}
+
+unsafe extern "C" fn pool_allocate(pool: ffi::hsa_amd_memory_pool_t, size: usize, flags: u32, ptr: *mut *mut c_void) -> hsa_status_t {
+    let o = originals();
+    // SAFETY: forwarded arguments of the application's call.
+    let st = unsafe { (o.pool_allocate)(pool, size, flags, ptr) };
+    if st == ffi::HSA_STATUS_SUCCESS && state::records_allocations() && !ptr.is_null() && !inventory::excluded_by_alloc_flags(flags) {
+        // SAFETY: success wrote the pointer.
+        let p = unsafe { *ptr };
+        boundary("hsa_amd_memory_pool_allocate", || record_allocation(p), || ());
+    }
+    st
+}
+
+fn forget(ptr: *mut c_void) {
+    if state::current() != ToolState::Finished && !ptr.is_null() {
+        boundary("free", || { let _ = INVENTORY.forget(ptr as usize); }, || ());
+    }
+}
+
+unsafe extern "C" fn memory_free(ptr: *mut c_void) -> hsa_status_t {
+    forget(ptr);
+    // SAFETY: forwarded argument.
+    unsafe { (originals().memory_free)(ptr) }
+}
+
+unsafe extern "C" fn pool_free(ptr: *mut c_void) -> hsa_status_t {
+    forget(ptr);
+    // SAFETY: forwarded argument.
+    unsafe { (originals().pool_free)(ptr) }
+}
+
+type ErrorCallback = Option<unsafe extern "C" fn(hsa_status_t, *mut hsa_queue_t, *mut c_void)>;
+
+unsafe extern "C" fn queue_create(
+    agent: hsa_agent_t,
+    size: u32,
+    type_: ffi::hsa_queue_type32_t,
+    callback: ErrorCallback,
+    data: *mut c_void,
+    private_segment_size: u32,
+    group_segment_size: u32,
+    queue: *mut *mut hsa_queue_t,
+) -> hsa_status_t {
+    let o = originals();
+    // SAFETY: forwarded arguments of the application's call.
+    let original = || unsafe { (o.queue_create)(agent, size, type_, callback, data, private_segment_size, group_segment_size, queue) };
+    if !state::is_active() || queue.is_null() {
+        return original();
+    }
+    boundary(
+        "hsa_queue_create",
+        || {
+            // SAFETY: forwarded arguments; the intercept queue has the same contract.
+            let st = unsafe { (o.intercept_create)(agent, size, type_, callback, data, private_segment_size, group_segment_size, queue) };
+            if st != ffi::HSA_STATUS_SUCCESS {
+                tracing::warn!("hsa_amd_queue_intercept_create failed ({st:#x}); the queue is created without replay support");
+                return original();
+            }
+            // SAFETY: success wrote the queue.
+            let q = unsafe { *queue };
+            // SAFETY: a queue the runtime just created.
+            let st = unsafe { (o.profiler_enable)(q, 1) };
+            if st != ffi::HSA_STATUS_SUCCESS {
+                tracing::warn!("enabling profiling on queue {q:p} failed ({st:#x}); pass times will be unavailable");
+            }
+            let Some(rt) = Runtime::get() else { return ffi::HSA_STATUS_SUCCESS };
+            // SAFETY: the runtime just created `q`.
+            let state = Arc::new(unsafe { QueueState::new(rt, agent, q) });
+            let raw = Arc::into_raw(state.clone());
+            // SAFETY: `raw` stays alive until the queue is destroyed (`queue_destroy`).
+            let st = unsafe { (o.intercept_register)(q, Some(write_interceptor), raw.cast_mut().cast()) };
+            if st != ffi::HSA_STATUS_SUCCESS {
+                tracing::warn!("registering the write interceptor on queue {q:p} failed ({st:#x}); the queue is not replayed");
+                // SAFETY: the runtime refused the pointer; reclaim it.
+                drop(unsafe { Arc::from_raw(raw) });
+                return ffi::HSA_STATUS_SUCCESS;
+            }
+            QUEUES.insert(state, raw as usize);
+            ffi::HSA_STATUS_SUCCESS
+        },
+        original,
+    )
+}
+
+unsafe extern "C" fn queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
+    let o = originals();
+    let entry = if state::current() == ToolState::Finished {
+        None
+    } else {
+        boundary("hsa_queue_destroy", || QUEUES.remove(queue), || None)
+    };
+    if let Some((q, _)) = &entry {
+        // The queue's last completion handlers report to the client; let them finish.
+        replay::settle_handlers(std::slice::from_ref(q));
+    }
+    // SAFETY: forwarded argument.
+    let st = unsafe { (o.queue_destroy)(queue) };
+    if let Some((_, raw)) = entry {
+        // SAFETY: the interceptor user data leaked at creation; the queue is gone, so no
+        // interceptor call can use it any more.
+        unsafe { Arc::decrement_strong_count(raw as *const QueueState) };
+    }
+    st
+}
+
+/// The write interceptor registered on every queue the tool creates. With no replay service it
+/// forwards the packets unchanged after one relaxed load; otherwise it runs the replay slow path.
+///
+/// # Safety
+/// Called by the runtime with `count` packets, the queue's registered `data` and a writer.
+pub unsafe extern "C" fn write_interceptor(
+    pkts: *const c_void,
+    count: u64,
+    _user_pkt_index: u64,
+    data: *mut c_void,
+    writer: hsa_amd_queue_intercept_packet_writer,
+) {
+    let Some(writer) = writer else { return };
+    // Fast path: one relaxed load, no lock, no allocation.
+    if state::service() == ReplayService::Off || data.is_null() {
+        // SAFETY: forwarding the runtime's own packets unchanged.
+        unsafe { writer(pkts, count) };
+        return;
+    }
+    // SAFETY: `data` is the `Arc<QueueState>` pointer registered with this queue, alive until
+    // the queue is destroyed.
+    let q = unsafe { &*data.cast::<QueueState>() };
+    // Borrow as an Arc without touching the count held by the registration.
+    // SAFETY: `data` came from `Arc::into_raw`.
+    let q = std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(q as *const QueueState) });
+    let mut forwarded = false;
+    // SAFETY: the runtime passes `count` packets.
+    let r = catch_unwind(AssertUnwindSafe(|| unsafe { replay::on_submit(&q, pkts, count, writer, &mut forwarded) }));
+    if r.is_err() {
+        tracing::error!("a panic in the write interceptor was caught");
+        if !forwarded {
+            // SAFETY: as in the fast path.
+            unsafe { writer(pkts, count) };
+        }
+    }
+}
+
+/// Why `OnLoad` declined.
+#[derive(Debug, thiserror::Error)]
+enum LoadError {
+    #[error("the HSA API table pointer is NULL")]
+    NullTable,
+    #[error(
+        "the runtime's root API table has major version {0}; kreplay needs ROCm 6.0 or later (major 2 or 3)"
+    )]
+    RootMajor(u32),
+    #[error(transparent)]
+    Table(#[from] TableError),
+    #[error("another copy of kreplay ({0}) is already loaded in this process and intercepts the runtime")]
+    SecondCopy(String),
+    #[error("kreplay was already loaded by this runtime instance")]
+    AlreadyLoaded,
+}
+
+/// Path of the library holding `addr`, when it is another copy of kreplay.
+fn other_kreplay_copy(addr: *const c_void) -> Option<String> {
+    let mut mine: libc::Dl_info = unsafe_zeroed();
+    let mut theirs: libc::Dl_info = unsafe_zeroed();
+    // SAFETY: out-pointers to locals; addresses of functions.
+    unsafe {
+        if libc::dladdr(write_interceptor as *const c_void, &mut mine) == 0 || libc::dladdr(addr, &mut theirs) == 0 {
+            return None;
+        }
+    }
+    if theirs.dli_fbase == mine.dli_fbase || theirs.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: `dli_fname` is a NUL-terminated path owned by the loader.
+    let handle = unsafe { libc::dlopen(theirs.dli_fname, libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+    if handle.is_null() {
+        return None;
+    }
+    // SAFETY: a live handle; the symbol name is NUL-terminated.
+    let sym = unsafe { libc::dlsym(handle, c"kreplay_register".as_ptr()) };
+    // SAFETY: balances the NOLOAD open.
+    unsafe { libc::dlclose(handle) };
+    // SAFETY: as above.
+    let name = unsafe { std::ffi::CStr::from_ptr(theirs.dli_fname) }.to_string_lossy().into_owned();
+    (!sym.is_null()).then_some(name)
+}
+
+fn unsafe_zeroed() -> libc::Dl_info {
+    // SAFETY: `Dl_info` is plain data for which all-zero is valid.
+    unsafe { std::mem::zeroed() }
+}
+
+fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
+    if table.is_null() {
+        return Err(LoadError::NullTable);
+    }
+    if state::current() != ToolState::Uninitialised {
+        return Err(LoadError::AlreadyLoaded);
+    }
+    // SAFETY: the runtime hands a live root table; its header is readable.
+    let root = unsafe { *table };
+    if !(2..=hsa_abi::ROOT_MAJOR).contains(&root.version.major_id) {
+        return Err(LoadError::RootMajor(root.version.major_id));
+    }
+    let covers = |offset: usize| offset + 8 <= root.version.minor_id as usize;
+    if !covers(std::mem::offset_of!(HsaApiTable, amd_ext_)) {
+        return Err(TableError::Missing("amd_ext").into());
+    }
+    // SAFETY: pointers from the live root table, valid while the runtime is initialised.
+    let core = unsafe { TablePtr::new(root.core_) }.ok_or(TableError::Missing("core"))?;
+    // SAFETY: as above.
+    let amd = unsafe { TablePtr::new(root.amd_ext_) }.ok_or(TableError::Missing("amd_ext"))?;
+    let o = Originals::read(core, amd)?;
+    for addr in [o.queue_create as *const c_void, o.memory_allocate as *const c_void, o.pool_allocate as *const c_void] {
+        if let Some(path) = other_kreplay_copy(addr) {
+            return Err(LoadError::SecondCopy(path));
+        }
+    }
+    if !runtime::install(o) {
+        return Err(LoadError::AlreadyLoaded);
+    }
+    state::advance(ToolState::Uninitialised, ToolState::Active);
+    write_slot!(core, CoreApiTable, hsa_queue_create_fn, { let f: ffi::hsa_queue_create_fn_t = Some(queue_create); f }).map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_queue_destroy_fn, { let f: ffi::hsa_queue_destroy_fn_t = Some(queue_destroy); f }).map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_memory_allocate_fn, { let f: ffi::hsa_memory_allocate_fn_t = Some(memory_allocate); f }).map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_memory_free_fn, { let f: ffi::hsa_memory_free_fn_t = Some(memory_free); f }).map_err(TableError::from)?;
+    write_slot!(amd, AmdExtTable, hsa_amd_memory_pool_allocate_fn, { let f: ffi::hsa_amd_memory_pool_allocate_fn_t = Some(pool_allocate); f }).map_err(TableError::from)?;
+    write_slot!(amd, AmdExtTable, hsa_amd_memory_pool_free_fn, { let f: ffi::hsa_amd_memory_pool_free_fn_t = Some(pool_free); f }).map_err(TableError::from)?;
+    crate::client::check_env();
+    Ok(())
+}
+
+/// Entry point called by the HSA runtime after it loads the library as a tool.
+///
+/// Validates the table, saves the original entries and installs the interceptors. Returns
+/// false (the runtime then unloads the library) with one log line when the table is
+/// unsupported or another copy of kreplay already intercepts the runtime.
+///
+/// # Safety
+/// Called by the runtime with its live API table.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn OnLoad(
+    table: *mut HsaApiTable,
+    _runtime_version: u64,
+    _failed_tool_count: u64,
+    _failed_tool_names: *const *const c_char,
+) -> bool {
+    catch_unwind(|| {
+        crate::diagnostics::init_logging();
+        match load(table) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!("kreplay declines to load: {e}");
+                eprintln!("kreplay: declining to load: {e}");
+                false
+            }
+        }
+    })
+    .unwrap_or(false)
+}
+
+/// Called by the runtime on the last `hsa_shut_down`. Afterwards every interceptor chains to
+/// the original entry.
+#[unsafe(no_mangle)]
+pub extern "C" fn OnUnload() {
+    let _ = catch_unwind(|| {
+        if state::advance(ToolState::Active, ToolState::ShuttingDown) {
+            replay::settle_handlers(&QUEUES.all());
+            state::set_service(ReplayService::Off);
+            crate::client::flush();
+            state::advance(ToolState::ShuttingDown, ToolState::Finished);
+        }
+    });
+}

@@ -1,0 +1,162 @@
+//! The replay service: queues the tool created, the replay gate, the drains and the replay
+//! loop.
+//!
+//! A replayed dispatch expands into one window on the submitting thread (see
+//! `docs/architecture.md`): writer lock, queue drain, agent-wide drain, snapshot, passes with
+//! restores between them, the application's completion signal, writer lock released.
+
+pub mod drain;
+pub mod gate;
+pub mod phase;
+mod window;
+
+pub use window::on_submit;
+
+use crate::api::StatCounters;
+use crate::inventory::AllocationInventory;
+use crate::loader::KernelNames;
+use crate::runtime::Runtime;
+use crate::sync::{Arc, AtomicU64, LazyLock, Mutex, Ordering, RwLock};
+use gate::{AgentLock, ReplayGate};
+use hsa_abi::ffi::{hsa_agent_t, hsa_queue_t, hsa_signal_t};
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// Live tracked allocations of the process.
+pub static INVENTORY: LazyLock<AllocationInventory> = LazyLock::new(AllocationInventory::new);
+/// Per-agent replay locks.
+pub static GATE: LazyLock<ReplayGate> = LazyLock::new(ReplayGate::new);
+/// Queues created through the tool.
+pub static QUEUES: LazyLock<QueueRegistry> = LazyLock::new(QueueRegistry::default);
+/// Kernel names.
+pub static NAMES: LazyLock<KernelNames> = LazyLock::new(KernelNames::new);
+/// Process totals.
+pub static STATS: StatCounters = StatCounters::new();
+/// Reusable completion signals of the tool.
+pub static SIGNALS: LazyLock<SignalPool> = LazyLock::new(SignalPool::default);
+/// Bound of every drain (`KREPLAY_DRAIN_TIMEOUT_MS`).
+pub static DRAIN_TIMEOUT: LazyLock<Duration> = LazyLock::new(|| {
+    drain::parse_timeout(std::env::var("KREPLAY_DRAIN_TIMEOUT_MS").ok().as_deref()).unwrap_or_else(|e| {
+        eprintln!("kreplay: {e}");
+        drain::DEFAULT_DRAIN_TIMEOUT
+    })
+});
+
+static NEXT_DISPATCH_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Reserves the next dispatch id (from 1).
+pub fn next_dispatch_id() -> u64 {
+    NEXT_DISPATCH_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A queue created through the tool (an intercept queue with profiling enabled).
+#[derive(Debug)]
+pub struct QueueState {
+    /// The queue's agent.
+    pub agent: hsa_agent_t,
+    /// The agent's name.
+    pub agent_name: String,
+    /// The application's queue.
+    pub queue: *mut hsa_queue_t,
+    /// The queue's id.
+    pub queue_id: u64,
+    /// The agent's replay lock.
+    pub lock: AgentLock,
+    /// Completion handlers of the tool in flight on this queue.
+    pub in_flight: AtomicU64,
+}
+
+// SAFETY: `queue` is an address owned by the runtime, only passed back to it.
+unsafe impl Send for QueueState {}
+// SAFETY: as above; every other field is thread-safe.
+unsafe impl Sync for QueueState {}
+
+impl QueueState {
+    /// State for a new queue.
+    ///
+    /// # Safety
+    /// `queue` must be a queue the runtime just created (its `id` field is read).
+    pub unsafe fn new(rt: Runtime, agent: hsa_agent_t, queue: *mut hsa_queue_t) -> Self {
+        // SAFETY: caller contract.
+        let queue_id = unsafe { (*queue).id };
+        Self {
+            agent,
+            agent_name: rt.agent_name(agent),
+            queue,
+            queue_id,
+            lock: GATE.agent(agent.handle),
+            in_flight: AtomicU64::new(0),
+        }
+    }
+}
+
+/// The queues created through the tool, keyed by queue address. The map lock is only held for
+/// lookups and polls, never across a wait.
+#[derive(Default)]
+pub struct QueueRegistry {
+    map: RwLock<HashMap<usize, (Arc<QueueState>, usize)>>,
+}
+
+impl QueueRegistry {
+    /// Adds a queue with the raw pointer handed to the runtime as interceptor user data.
+    pub fn insert(&self, q: Arc<QueueState>, user_data: usize) {
+        self.map.write().insert(q.queue as usize, (q, user_data));
+    }
+
+    /// Removes a queue; returns its interceptor user data.
+    pub fn remove(&self, queue: *mut hsa_queue_t) -> Option<(Arc<QueueState>, usize)> {
+        self.map.write().remove(&(queue as usize))
+    }
+
+    /// Every registered queue.
+    pub fn all(&self) -> Vec<Arc<QueueState>> {
+        self.map.read().values().map(|(q, _)| q.clone()).collect()
+    }
+
+    /// `(queue id, handlers in flight)` of the agent's queues with work in flight.
+    pub fn in_flight(&self, agent: u64) -> Vec<(u64, u64)> {
+        self.map
+            .read()
+            .values()
+            .filter(|(q, _)| q.agent.handle == agent)
+            .map(|(q, _)| (q.queue_id, q.in_flight.load(Ordering::Acquire)))
+            .filter(|&(_, n)| n > 0)
+            .collect()
+    }
+}
+
+/// Waits (bounded by `KREPLAY_DRAIN_TIMEOUT_MS`) until the tool's completion handlers of
+/// `queues` finished, so their records are delivered before a queue or the tool goes away. On
+/// expiry it warns and proceeds: teardown must not hang.
+pub fn settle_handlers(queues: &[Arc<QueueState>]) {
+    let busy = || queues.iter().any(|q| q.in_flight.load(Ordering::Acquire) > 0);
+    if busy() && !drain::poll_until(*DRAIN_TIMEOUT, Duration::from_millis(1), || !busy()) {
+        tracing::warn!(
+            "completion handlers still in flight after {} ms at queue or tool teardown; their records are lost",
+            DRAIN_TIMEOUT.as_millis()
+        );
+    }
+}
+
+/// Signals the tool puts on its own packets, reused after their handler ran.
+#[derive(Default)]
+pub struct SignalPool {
+    free: Mutex<Vec<hsa_signal_t>>,
+}
+
+impl SignalPool {
+    /// A signal with value 1.
+    pub fn take(&self, rt: Runtime) -> Option<hsa_signal_t> {
+        if let Some(s) = self.free.lock().pop() {
+            // SAFETY: a live signal of the pool.
+            unsafe { (rt.originals().signal_store_relaxed)(s, 1) };
+            return Some(s);
+        }
+        rt.signal_create(1).map_err(|e| tracing::warn!("creating a completion signal failed: {e}")).ok()
+    }
+
+    /// Returns a signal nobody waits on any more.
+    pub fn give_back(&self, s: hsa_signal_t) {
+        self.free.lock().push(s);
+    }
+}

@@ -1,0 +1,232 @@
+//! The runtime's original entries, saved from the API table at `OnLoad`.
+//!
+//! The tool's own HSA calls go through [`Runtime`], never through the (wrapped) table, so they
+//! never re-enter the interceptors. Each method turns an HSA status into [`HsaError`].
+
+use crate::sync::OnceLock;
+use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t, hsa_signal_t, hsa_status_t};
+use hsa_abi::{AmdExtTable, CoreApiTable, SlotError, TablePtr, read_slot};
+use std::ffi::c_void;
+
+/// An HSA call that returned an error status.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{call} returned HSA status {status:#x}")]
+pub struct HsaError {
+    /// The HSA function.
+    pub call: &'static str,
+    /// Its status.
+    pub status: hsa_status_t,
+}
+
+fn check(call: &'static str, status: hsa_status_t) -> Result<(), HsaError> {
+    if status == ffi::HSA_STATUS_SUCCESS { Ok(()) } else { Err(HsaError { call, status }) }
+}
+
+/// Why the API table cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    /// A table the tool needs is absent.
+    #[error("the runtime's API table has no {0} table")]
+    Missing(&'static str),
+    /// Major mismatch or slot past the end.
+    #[error(transparent)]
+    Slot(#[from] SlotError),
+    /// The slot exists but is NULL.
+    #[error("the runtime's {0} entry is NULL")]
+    NullEntry(&'static str),
+}
+
+macro_rules! required {
+    ($table:expr, $ty:ty, $field:ident) => {
+        read_slot!($table, $ty, $field)?.ok_or(TableError::NullEntry(stringify!($field)))?
+    };
+}
+
+/// Typed original entries. Plain function pointers: `Copy`, `Send`, `Sync`.
+#[allow(missing_docs)]
+#[derive(Clone, Copy)]
+pub struct Originals {
+    pub queue_create: unsafe extern "C" fn(
+        hsa_agent_t, u32, ffi::hsa_queue_type32_t,
+        Option<unsafe extern "C" fn(hsa_status_t, *mut hsa_queue_t, *mut c_void)>,
+        *mut c_void, u32, u32, *mut *mut hsa_queue_t,
+    ) -> hsa_status_t,
+    pub queue_destroy: unsafe extern "C" fn(*mut hsa_queue_t) -> hsa_status_t,
+    pub memory_allocate: unsafe extern "C" fn(ffi::hsa_region_t, usize, *mut *mut c_void) -> hsa_status_t,
+    pub memory_free: unsafe extern "C" fn(*mut c_void) -> hsa_status_t,
+    pub memory_copy: unsafe extern "C" fn(*mut c_void, *const c_void, usize) -> hsa_status_t,
+    pub signal_destroy: unsafe extern "C" fn(hsa_signal_t) -> hsa_status_t,
+    pub signal_load_scacquire: unsafe extern "C" fn(hsa_signal_t) -> ffi::hsa_signal_value_t,
+    pub signal_store_relaxed: unsafe extern "C" fn(hsa_signal_t, ffi::hsa_signal_value_t),
+    pub signal_wait_scacquire: unsafe extern "C" fn(
+        hsa_signal_t, ffi::hsa_signal_condition_t, ffi::hsa_signal_value_t, u64, ffi::hsa_wait_state_t,
+    ) -> ffi::hsa_signal_value_t,
+    pub agent_get_info: unsafe extern "C" fn(hsa_agent_t, ffi::hsa_agent_info_t, *mut c_void) -> hsa_status_t,
+    pub executable_iterate_agent_symbols: unsafe extern "C" fn(
+        ffi::hsa_executable_t, hsa_agent_t,
+        Option<unsafe extern "C" fn(ffi::hsa_executable_t, hsa_agent_t, ffi::hsa_executable_symbol_t, *mut c_void) -> hsa_status_t>,
+        *mut c_void,
+    ) -> hsa_status_t,
+    pub executable_symbol_get_info:
+        unsafe extern "C" fn(ffi::hsa_executable_symbol_t, ffi::hsa_executable_symbol_info_t, *mut c_void) -> hsa_status_t,
+    pub system_get_major_extension_table: unsafe extern "C" fn(u16, u16, usize, *mut c_void) -> hsa_status_t,
+    pub pool_allocate: unsafe extern "C" fn(ffi::hsa_amd_memory_pool_t, usize, u32, *mut *mut c_void) -> hsa_status_t,
+    pub pool_free: unsafe extern "C" fn(*mut c_void) -> hsa_status_t,
+    pub pointer_info: unsafe extern "C" fn(
+        *const c_void, *mut ffi::hsa_amd_pointer_info_t, Option<unsafe extern "C" fn(usize) -> *mut c_void>,
+        *mut u32, *mut *mut hsa_agent_t,
+    ) -> hsa_status_t,
+    pub amd_signal_create: unsafe extern "C" fn(ffi::hsa_signal_value_t, u32, *const hsa_agent_t, u64, *mut hsa_signal_t) -> hsa_status_t,
+    pub signal_async_handler: unsafe extern "C" fn(
+        hsa_signal_t, ffi::hsa_signal_condition_t, ffi::hsa_signal_value_t, ffi::hsa_amd_signal_handler, *mut c_void,
+    ) -> hsa_status_t,
+    pub intercept_create: unsafe extern "C" fn(
+        hsa_agent_t, u32, ffi::hsa_queue_type32_t, hsa_abi::modern::hsa_queue_error_callback,
+        *mut c_void, u32, u32, *mut *mut hsa_queue_t,
+    ) -> hsa_status_t,
+    pub intercept_register: unsafe extern "C" fn(
+        *mut hsa_queue_t, hsa_abi::modern::hsa_amd_queue_intercept_handler, *mut c_void,
+    ) -> hsa_status_t,
+    pub profiler_enable: unsafe extern "C" fn(*mut hsa_queue_t, i32) -> hsa_status_t,
+    pub dispatch_time: unsafe extern "C" fn(hsa_agent_t, hsa_signal_t, *mut ffi::hsa_amd_profiling_dispatch_time_t) -> hsa_status_t,
+    pub tick_to_system: unsafe extern "C" fn(hsa_agent_t, u64, *mut u64) -> hsa_status_t,
+}
+
+impl Originals {
+    /// Reads every entry the tool uses, checking majors and slot coverage.
+    pub fn read(core: TablePtr<CoreApiTable>, amd: TablePtr<AmdExtTable>) -> Result<Self, TableError> {
+        core.check_major(hsa_abi::CORE_MAJOR)?;
+        amd.check_major(hsa_abi::AMD_EXT_MAJOR)?;
+        Ok(Self {
+            queue_create: required!(core, CoreApiTable, hsa_queue_create_fn),
+            queue_destroy: required!(core, CoreApiTable, hsa_queue_destroy_fn),
+            memory_allocate: required!(core, CoreApiTable, hsa_memory_allocate_fn),
+            memory_free: required!(core, CoreApiTable, hsa_memory_free_fn),
+            memory_copy: required!(core, CoreApiTable, hsa_memory_copy_fn),
+            signal_destroy: required!(core, CoreApiTable, hsa_signal_destroy_fn),
+            signal_load_scacquire: required!(core, CoreApiTable, hsa_signal_load_scacquire_fn),
+            signal_store_relaxed: required!(core, CoreApiTable, hsa_signal_store_relaxed_fn),
+            signal_wait_scacquire: required!(core, CoreApiTable, hsa_signal_wait_scacquire_fn),
+            agent_get_info: required!(core, CoreApiTable, hsa_agent_get_info_fn),
+            executable_iterate_agent_symbols: required!(core, CoreApiTable, hsa_executable_iterate_agent_symbols_fn),
+            executable_symbol_get_info: required!(core, CoreApiTable, hsa_executable_symbol_get_info_fn),
+            system_get_major_extension_table: required!(core, CoreApiTable, hsa_system_get_major_extension_table_fn),
+            pool_allocate: required!(amd, AmdExtTable, hsa_amd_memory_pool_allocate_fn),
+            pool_free: required!(amd, AmdExtTable, hsa_amd_memory_pool_free_fn),
+            pointer_info: required!(amd, AmdExtTable, hsa_amd_pointer_info_fn),
+            amd_signal_create: required!(amd, AmdExtTable, hsa_amd_signal_create_fn),
+            signal_async_handler: required!(amd, AmdExtTable, hsa_amd_signal_async_handler_fn),
+            intercept_create: required!(amd, AmdExtTable, hsa_amd_queue_intercept_create_fn),
+            intercept_register: required!(amd, AmdExtTable, hsa_amd_queue_intercept_register_fn),
+            profiler_enable: required!(amd, AmdExtTable, hsa_amd_profiling_set_profiler_enabled_fn),
+            dispatch_time: required!(amd, AmdExtTable, hsa_amd_profiling_get_dispatch_time_fn),
+            tick_to_system: required!(amd, AmdExtTable, hsa_amd_profiling_convert_tick_to_system_domain_fn),
+        })
+    }
+}
+
+static ORIGINALS: OnceLock<Originals> = OnceLock::new();
+
+/// Saves the originals; false when they were already saved (a second `OnLoad`).
+pub fn install(o: Originals) -> bool {
+    ORIGINALS.set(o).is_ok()
+}
+
+/// The saved originals, once `OnLoad` succeeded.
+#[inline]
+pub fn originals() -> Option<&'static Originals> {
+    ORIGINALS.get()
+}
+
+/// Safe wrappers over the originals used by the tool itself.
+#[derive(Clone, Copy)]
+pub struct Runtime(&'static Originals);
+
+impl Runtime {
+    /// The runtime, once `OnLoad` succeeded.
+    pub fn get() -> Option<Self> {
+        originals().map(Runtime)
+    }
+
+    /// The originals.
+    pub fn originals(self) -> &'static Originals {
+        self.0
+    }
+
+    /// `hsa_memory_copy` through the original entry.
+    ///
+    /// # Safety
+    /// `dst` and `src` must be valid for `len` bytes in the runtime's address space.
+    pub unsafe fn copy(self, dst: *mut c_void, src: *const c_void, len: usize) -> Result<(), HsaError> {
+        // SAFETY: forwarded caller contract.
+        check("hsa_memory_copy", unsafe { (self.0.memory_copy)(dst, src, len) })
+    }
+
+    /// Creates a signal with `value`, usable by any agent.
+    pub fn signal_create(self, value: i64) -> Result<hsa_signal_t, HsaError> {
+        let mut s = hsa_signal_t { handle: 0 };
+        // SAFETY: out-pointer to a local; zero consumers means every agent.
+        check("hsa_amd_signal_create", unsafe { (self.0.amd_signal_create)(value, 0, std::ptr::null(), 0, &mut s) })?;
+        Ok(s)
+    }
+
+    /// Destroys a signal created by [`Runtime::signal_create`].
+    pub fn signal_destroy(self, s: hsa_signal_t) {
+        // SAFETY: the signal was created by the tool and is no longer waited on.
+        let _ = unsafe { (self.0.signal_destroy)(s) };
+    }
+
+    /// Current value of a signal.
+    pub fn signal_load(self, s: hsa_signal_t) -> i64 {
+        // SAFETY: a live signal handle.
+        unsafe { (self.0.signal_load_scacquire)(s) }
+    }
+
+    /// Waits until `s` < 1 or `timeout_ns` passes (a hint); returns the observed value.
+    pub fn signal_wait_lt_one(self, s: hsa_signal_t, timeout_ns: u64) -> i64 {
+        // SAFETY: a live signal handle.
+        unsafe { (self.0.signal_wait_scacquire)(s, ffi::HSA_SIGNAL_CONDITION_LT, 1, timeout_ns, ffi::HSA_WAIT_STATE_BLOCKED) }
+    }
+
+    /// The agent's name (`gfx942`).
+    pub fn agent_name(self, agent: hsa_agent_t) -> String {
+        let mut buf = [0u8; 64];
+        // SAFETY: HSA_AGENT_INFO_NAME writes at most 64 bytes.
+        let st = unsafe { (self.0.agent_get_info)(agent, ffi::HSA_AGENT_INFO_NAME, buf.as_mut_ptr().cast()) };
+        if st != ffi::HSA_STATUS_SUCCESS {
+            return format!("agent {:#x}", agent.handle);
+        }
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    }
+
+    /// True when the agent is a GPU.
+    pub fn agent_is_gpu(self, agent: hsa_agent_t) -> bool {
+        let mut dev: ffi::hsa_device_type_t = 0;
+        // SAFETY: HSA_AGENT_INFO_DEVICE writes one hsa_device_type_t.
+        let st = unsafe { (self.0.agent_get_info)(agent, ffi::HSA_AGENT_INFO_DEVICE, (&mut dev as *mut ffi::hsa_device_type_t).cast()) };
+        st == ffi::HSA_STATUS_SUCCESS && dev == ffi::HSA_DEVICE_TYPE_GPU
+    }
+
+    /// Dispatch start/end of a completed dispatch, converted to the system (host) domain.
+    pub fn dispatch_times(self, agent: hsa_agent_t, s: hsa_signal_t) -> Result<(u64, u64), HsaError> {
+        let mut t = ffi::hsa_amd_profiling_dispatch_time_t::default();
+        // SAFETY: out-pointer to a local.
+        check("hsa_amd_profiling_get_dispatch_time", unsafe { (self.0.dispatch_time)(agent, s, &mut t) })?;
+        let (mut a, mut b) = (0u64, 0u64);
+        // SAFETY: out-pointers to locals.
+        unsafe {
+            check("hsa_amd_profiling_convert_tick_to_system_domain", (self.0.tick_to_system)(agent, t.start, &mut a))?;
+            check("hsa_amd_profiling_convert_tick_to_system_domain", (self.0.tick_to_system)(agent, t.end, &mut b))?;
+        }
+        Ok((a, b))
+    }
+}
+
+/// Host `CLOCK_MONOTONIC` in nanoseconds (the domain of every time the tool reports).
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: out-pointer to a local.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}

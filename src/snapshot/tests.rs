@@ -1,0 +1,126 @@
+use super::*;
+use crate::inventory::Allocation;
+use std::cell::Cell;
+
+/// Copies with `memcpy` and fails the copies whose ordinal is in `fail`.
+struct FakeCopy {
+    n: Cell<usize>,
+    fail: Vec<usize>,
+}
+
+impl FakeCopy {
+    fn new(fail: Vec<usize>) -> Self {
+        Self { n: Cell::new(0), fail }
+    }
+}
+
+impl DeviceCopy for FakeCopy {
+    unsafe fn copy(&self, dst: *mut u8, src: *const u8, len: usize) -> Result<(), CopyFailed> {
+        let i = self.n.get();
+        self.n.set(i + 1);
+        if self.fail.contains(&i) {
+            return Err(CopyFailed { len, detail: "injected".into() });
+        }
+        // SAFETY: the test passes valid, non-overlapping ranges.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+        Ok(())
+    }
+}
+
+fn alloc_region(buf: &[u8]) -> Region {
+    Region { kind: RegionKind::Allocation, device: buf.as_ptr() as usize, size: buf.len() }
+}
+
+#[test]
+fn restore_brings_back_every_byte() {
+    let mut a = vec![1u8; 100];
+    let mut v = vec![7u8; 8];
+    let inv = AllocationInventory::new();
+    inv.record(Allocation { base: a.as_ptr() as usize, size: 100, agent: 1 });
+    let regions = vec![
+        alloc_region(&a),
+        Region { kind: RegionKind::ModuleVariable { name: "g".into() }, device: v.as_ptr() as usize, size: 8 },
+    ];
+    let copier = FakeCopy::new(vec![]);
+    let mut snap = Snapshot::capture(regions, Box::new(HostStore::new()), Box::new(RestoreAll), &copier).unwrap();
+    assert_eq!(snap.stats().regions, 2);
+    assert_eq!(snap.stats().bytes, 108);
+    a.iter_mut().for_each(|x| *x += 1);
+    v[3] = 0;
+    let rep = snap.restore(&inv, &copier);
+    assert_eq!((rep.regions, rep.bytes, rep.skipped, rep.failed), (2, 108, 0, 0));
+    assert!(a.iter().all(|&x| x == 1));
+    assert_eq!(v, vec![7u8; 8]);
+}
+
+#[test]
+fn a_failed_copy_makes_the_capture_incomplete() {
+    let a = vec![1u8; 10];
+    let b = vec![2u8; 10];
+    let copier = FakeCopy::new(vec![1]);
+    let err = Snapshot::capture(vec![alloc_region(&a), alloc_region(&b)], Box::new(HostStore::new()), Box::new(RestoreAll), &copier)
+        .unwrap_err();
+    assert!(matches!(err, DeclineReason::Copy { device, .. } if device == b.as_ptr() as usize));
+    assert_eq!(err.tag(), "copy");
+}
+
+#[test]
+fn a_huge_region_fails_as_host_allocation() {
+    let copier = FakeCopy::new(vec![]);
+    let huge = Region { kind: RegionKind::Allocation, device: 0x1000, size: usize::MAX / 2 };
+    let err = Snapshot::capture(vec![huge], Box::new(HostStore::new()), Box::new(RestoreAll), &copier).unwrap_err();
+    assert!(matches!(err, DeclineReason::HostAllocation { device: 0x1000, .. }), "{err}");
+}
+
+#[test]
+fn freed_or_shrunk_allocations_are_skipped_and_failed_copies_do_not_stop_restore() {
+    let mut a = vec![1u8; 16];
+    let mut b = vec![2u8; 16];
+    let mut c = vec![3u8; 16];
+    let inv = AllocationInventory::new();
+    inv.record(Allocation { base: a.as_ptr() as usize, size: 16, agent: 1 });
+    inv.record(Allocation { base: b.as_ptr() as usize, size: 16, agent: 1 });
+    inv.record(Allocation { base: c.as_ptr() as usize, size: 16, agent: 1 });
+    let copier = FakeCopy::new(vec![3]); // capture uses 0..=2; `a` is skipped, so `b` is copy 3
+    let regions = vec![alloc_region(&a), alloc_region(&b), alloc_region(&c)];
+    let mut snap = Snapshot::capture(regions, Box::new(HostStore::new()), Box::new(RestoreAll), &copier).unwrap();
+    a.fill(9);
+    b.fill(9);
+    c.fill(9);
+    inv.forget(a.as_ptr() as usize); // freed
+    let rep = snap.restore(&inv, &copier);
+    assert_eq!((rep.regions, rep.skipped, rep.failed), (1, 1, 1));
+    assert!(a.iter().all(|&x| x == 9), "nothing is written to a freed allocation");
+    assert!(b.iter().all(|&x| x == 9), "the failed copy left the region as it was");
+    assert!(c.iter().all(|&x| x == 3));
+    // Shrunk: re-recorded smaller than captured.
+    inv.record(Allocation { base: c.as_ptr() as usize, size: 8, agent: 1 });
+    c.fill(9);
+    let rep = snap.restore(&inv, &copier);
+    assert_eq!(rep.skipped, 2);
+    assert!(c.iter().all(|&x| x == 9));
+}
+
+/// A scope that restores only the first half of each region: proves the engine honours the
+/// ranges a scope returns (the shape a written-subset scope needs).
+struct FirstHalf;
+impl RestoreScope for FirstHalf {
+    fn after_pass(&mut self, _: &[Region], _: &dyn SnapshotStore, _: &dyn DeviceCopy) {}
+    #[allow(clippy::single_range_in_vec_init)]
+    fn ranges(&self, _: usize, r: &Region) -> Vec<Range<usize>> {
+        vec![0..r.size / 2]
+    }
+}
+
+#[test]
+fn restore_scope_decides_the_bytes_written_back() {
+    let mut a = vec![1u8; 8];
+    let inv = AllocationInventory::new();
+    inv.record(Allocation { base: a.as_ptr() as usize, size: 8, agent: 1 });
+    let copier = FakeCopy::new(vec![]);
+    let mut snap = Snapshot::capture(vec![alloc_region(&a)], Box::new(HostStore::new()), Box::new(FirstHalf), &copier).unwrap();
+    a.fill(5);
+    let rep = snap.restore(&inv, &copier);
+    assert_eq!(rep.bytes, 4);
+    assert_eq!(a, vec![1, 1, 1, 1, 5, 5, 5, 5]);
+}

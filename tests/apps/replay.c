@@ -1,0 +1,155 @@
+/* One replayed dispatch, checked from inside the application.
+ *
+ *   replay basic   <passes>        x[i] += 1 replayed; untracked buffers show every pass
+ *   replay decline copy|symbols    a fault declines replay: one execution
+ *   replay devvar  <passes> <code object>   a __device__ variable is restored between passes
+ *   replay free    <passes>        a buffer the test tool frees between passes
+ *
+ * Prints "APP OK" on success; exits nonzero with "APP FAIL" otherwise. */
+#include "common.h"
+
+#include <unistd.h>
+
+#define N 64
+#define MAX_PASSES 64
+
+static int invocations;
+static int saw_original[MAX_PASSES];
+static int devvar_seen[MAX_PASSES];
+
+/* kernarg: [0] x (device, tracked), [1] fine-grained, [2] executable pool memory,
+ *          [3] host malloc memory, [4] a counter in the kernarg buffer itself */
+static void inc_kernel(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
+  (void)user_data;
+  uint64_t* k = (uint64_t*)p->kernarg_address;
+  uint32_t* x = (uint32_t*)(uintptr_t)k[0];
+  uint32_t* fine = (uint32_t*)(uintptr_t)k[1];
+  uint32_t* exe = (uint32_t*)(uintptr_t)k[2];
+  uint32_t* host = (uint32_t*)(uintptr_t)k[3];
+  int ok = 1;
+  for (uint32_t i = 0; i < p->grid_size_x; i++) {
+    if (x[i] != i) ok = 0;
+    x[i] += 1;
+    fine[i] += 1;
+    exe[i] += 1;
+    host[i] += 1;
+  }
+  k[4] += 1;
+  if (invocations < MAX_PASSES) saw_original[invocations] = ok;
+  invocations++;
+}
+
+/* kernarg: [0] address of the __device__ variable `counter` */
+static void bump_kernel(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
+  (void)user_data;
+  uint64_t* k = (uint64_t*)p->kernarg_address;
+  int* counter = (int*)(uintptr_t)k[0];
+  if (invocations < MAX_PASSES) devvar_seen[invocations] = *counter;
+  *counter += 1;
+  invocations++;
+}
+
+static hsa_executable_t load_code_object(system_t* s, const char* path) {
+  FILE* f = fopen(path, "rb");
+  EXPECT(f, "cannot open code object %s", path);
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* bytes = malloc((size_t)len);
+  EXPECT(fread(bytes, 1, (size_t)len, f) == (size_t)len, "short read of %s", path);
+  fclose(f);
+  hsa_code_object_reader_t reader;
+  CHECK(hsa_code_object_reader_create_from_memory(bytes, (size_t)len, &reader));
+  hsa_executable_t exe;
+  CHECK(hsa_executable_create_alt(HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL, &exe));
+  CHECK(hsa_executable_load_agent_code_object(exe, s->gpu[0], reader, NULL, NULL));
+  CHECK(hsa_executable_freeze(exe, NULL));
+  free(bytes);
+  return exe;
+}
+
+static void run_devvar(system_t* s, int passes, const char* path) {
+  hsa_executable_t exe = load_code_object(s, path);
+  hsa_executable_symbol_t sym;
+  CHECK(hsa_executable_get_symbol_by_name(exe, "counter", &s->gpu[0], &sym));
+  uint64_t addr = 0;
+  CHECK(hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS, &addr));
+  EXPECT(addr != 0, "counter has no address");
+  int zero = 0;
+  CHECK(hsa_memory_copy((void*)(uintptr_t)addr, &zero, sizeof zero));
+  uint64_t kobj = vhsa_native_kernel_create("bump", bump_kernel, NULL);
+  hsa_queue_t* q = queue_create(s->gpu[0]);
+  void* ptrs[1] = {(void*)(uintptr_t)addr};
+  void* ka = kernargs(s, ptrs, 1);
+  hsa_signal_t done;
+  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  dispatch(q, kobj, ka, 1, done);
+  wait_done(done);
+  EXPECT(invocations == passes, "bump ran %d times, expected %d", invocations, passes);
+  for (int i = 0; i < passes; i++) EXPECT(devvar_seen[i] == 0, "pass %d saw counter=%d, expected 0", i, devvar_seen[i]);
+  int final = -1;
+  CHECK(hsa_memory_copy(&final, (void*)(uintptr_t)addr, sizeof final));
+  EXPECT(final == 1, "counter is %d after the replay, expected 1", final);
+  usleep(20000);
+  EXPECT(hsa_signal_load_scacquire(done) == 0, "completion signal value %ld, expected 0",
+         (long)hsa_signal_load_scacquire(done));
+  CHECK(hsa_queue_destroy(q));
+}
+
+int main(int argc, char** argv) {
+  EXPECT(argc >= 3, "usage: replay basic|decline|devvar|free <arg> [code object]");
+  const char* mode = argv[1];
+  system_t s;
+  system_init(&s);
+  if (strcmp(mode, "devvar") == 0) {
+    EXPECT(argc >= 4, "devvar needs a code object");
+    run_devvar(&s, atoi(argv[2]), argv[3]);
+    CHECK(hsa_shut_down());
+    printf("APP OK\n");
+    return 0;
+  }
+  int expected = strcmp(mode, "decline") == 0 ? 1 : atoi(argv[2]);
+  uint64_t kobj = vhsa_native_kernel_create("inc", inc_kernel, NULL);
+  EXPECT(kobj != 0, "vhsa_native_kernel_create failed");
+  uint32_t* x = pool_alloc(s.device_pool[0], N * 4);
+  uint32_t* fine = pool_alloc(s.fine_pool, N * 4);
+  uint32_t* exe = NULL;
+  CHECK(hsa_amd_memory_pool_allocate(s.device_pool[0], N * 4, 1u << 2 /* EXECUTABLE */, (void**)&exe));
+  uint32_t* host = calloc(N, 4);
+  for (uint32_t i = 0; i < N; i++) {
+    x[i] = i;
+    fine[i] = exe[i] = host[i] = 0;
+  }
+  /* A second tracked buffer that the test tool may free between passes ("free" mode). */
+  uint32_t* victim = pool_alloc(s.device_pool[0], 4096);
+  void* ptrs[6] = {x, fine, exe, host, NULL, victim};
+  void* ka = kernargs(&s, ptrs, 6);
+  hsa_queue_t* q = queue_create(s.gpu[0]);
+  hsa_signal_t done;
+  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  if (strcmp(mode, "decline") == 0) {
+    if (strcmp(argv[2], "copy") == 0) vhsa_fault_fail_copies(0, 1);
+    else vhsa_fault_fail_symbol_iteration(true);
+  }
+  dispatch(q, kobj, ka, N, done);
+  wait_done(done);
+  vhsa_fault_fail_copies(0, 0);
+  vhsa_fault_fail_symbol_iteration(false);
+  EXPECT(invocations == expected, "inc ran %d times, expected %d", invocations, expected);
+  for (int i = 0; i < expected && i < MAX_PASSES; i++) EXPECT(saw_original[i], "pass %d did not see the original input", i);
+  for (uint32_t i = 0; i < N; i++) {
+    EXPECT(x[i] == i + 1, "x[%u] = %u after the replay, expected %u", i, x[i], i + 1);
+    EXPECT(fine[i] == (uint32_t)expected, "fine-grained memory was restored (%u)", fine[i]);
+    EXPECT(exe[i] == (uint32_t)expected, "executable memory was restored (%u)", exe[i]);
+    EXPECT(host[i] == (uint32_t)expected, "host memory was restored (%u)", host[i]);
+  }
+  EXPECT(((uint64_t*)ka)[4] == (uint64_t)expected, "kernarg memory was restored");
+  usleep(20000);
+  EXPECT(hsa_signal_load_scacquire(done) == 0, "completion signal value %ld, expected 0 (fired once)",
+         (long)hsa_signal_load_scacquire(done));
+  free(host);
+  CHECK(hsa_queue_destroy(q));
+  CHECK(hsa_shut_down());
+  printf("APP OK\n");
+  return 0;
+}

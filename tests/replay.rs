@@ -1,0 +1,137 @@
+//! Replay of single dispatches on vhsa, with the tool loaded through `HSA_TOOLS_LIB`.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn every_pass_sees_the_original_input_and_memory_ends_as_one_execution() {
+    let out_dir = test_support::scratch_dir("replay-basic-records");
+    let mut c = command(&app("replay", &[]), &[]);
+    c.args(["basic", "5"]).env("KREPLAY_PASSES", "5").env("KREPLAY_OUTPUT_DIR", &out_dir);
+    run_ok(c);
+    let recs = records(&out_dir);
+    let passes: Vec<_> = recs.iter().filter(|r| r["record"] == "pass").collect();
+    let dispatch: Vec<_> = recs.iter().filter(|r| r["record"] == "dispatch").collect();
+    assert_eq!(passes.len(), 5, "{recs:#?}");
+    assert_eq!(dispatch.len(), 1);
+    let d = dispatch[0];
+    assert_eq!(d["kernel"], "inc");
+    assert_eq!(d["replayed"], true);
+    assert_eq!(d["passes"], 5);
+    assert_eq!(d["agent_name"], "gfx942");
+    // Only the coarse-grained buffers are tracked: `x` and the victim buffer. Kernarg,
+    // fine-grained, host and EXECUTABLE memory are not.
+    assert_eq!(d["snapshot"]["regions"], 2, "{d:#}");
+    assert_eq!(d["snapshot"]["bytes"], 64 * 4 + 4096);
+    assert_eq!(d["restore"]["count"], 4, "restore runs only between passes");
+    for (i, p) in passes.iter().enumerate() {
+        assert_eq!(p["pass"], i);
+        assert!(p["end_ns"].as_u64() >= p["start_ns"].as_u64());
+        assert_eq!(p["restore_start_ns"].is_null(), i == 4, "no restore after the last pass");
+    }
+}
+
+#[test]
+fn a_device_variable_is_restored_between_passes() {
+    let co = code_object("devvar");
+    let mut c = command(&app("replay", &[]), &[]);
+    c.arg("devvar").arg("3").arg(&co).env("KREPLAY_PASSES", "3");
+    run_ok(c);
+}
+
+#[test]
+fn an_injected_copy_failure_declines_replay() {
+    let out_dir = test_support::scratch_dir("replay-decline-copy");
+    let mut c = command(&app("replay", &[]), &[]);
+    c.args(["decline", "copy"]).env("KREPLAY_PASSES", "4").env("KREPLAY_OUTPUT_DIR", &out_dir);
+    let o = run_ok(c);
+    let err = stderr(&o);
+    assert!(err.contains("not replayed") && err.contains("copy"), "{err}");
+    let recs = records(&out_dir);
+    let d = recs.iter().find(|r| r["record"] == "dispatch").expect("dispatch record");
+    assert_eq!(d["replayed"], false);
+    assert!(d["skipped"].as_str().unwrap().starts_with("declined: "), "{d:#}");
+}
+
+#[test]
+fn an_injected_symbol_iteration_failure_declines_replay() {
+    let mut c = command(&app("replay", &[]), &[]);
+    c.args(["decline", "symbols"]).env("KREPLAY_PASSES", "4");
+    let o = run_ok(c);
+    let err = stderr(&o);
+    assert!(err.contains("not replayed") && err.contains("module-scope variables"), "{err}");
+}
+
+#[test]
+fn a_buffer_freed_between_passes_is_skipped_on_restore() {
+    let tool = test_tool(&[]);
+    let mut c = command(&app("replay", &[]), &[&tool]);
+    c.args(["free", "3"]).env("KREPLAY_TEST_TOOL", "free");
+    let o = run_ok(c);
+    let err = stderr(&o);
+    assert!(err.contains("TOOL OK"), "{err}");
+    assert!(err.contains("freed or shrunk since the snapshot"), "{err}");
+    assert!(err.contains("TOOL pass=1 skipped_regions=1"), "{err}");
+    assert!(err.contains("TOOL stats dispatches=1 replayed=1 passes=3 skipped_regions=2"), "{err}");
+}
+
+#[test]
+fn the_continue_callback_stops_early() {
+    let tool = test_tool(&[]);
+    let mut c = command(&app("replay", &[]), &[&tool]);
+    c.args(["basic", "2"]).env("KREPLAY_TEST_TOOL", "continue");
+    let err = stderr(&run_ok(c));
+    assert!(err.contains("TOOL OK"), "{err}");
+    assert!(err.contains("TOOL passes_entered=2 passes_exited=2 continue_calls=2 config=1/1"), "{err}");
+}
+
+#[test]
+fn an_unbounded_loop_ends_by_continue() {
+    let tool = test_tool(&[]);
+    let mut c = command(&app("replay", &[]), &[&tool]);
+    c.args(["basic", "4"]).env("KREPLAY_TEST_TOOL", "unbounded");
+    let err = stderr(&run_ok(c));
+    assert!(err.contains("TOOL OK"), "{err}");
+    assert!(err.contains("TOOL passes_entered=4 passes_exited=4 continue_calls=4"), "{err}");
+}
+
+#[test]
+fn localized_control_is_armed_only_in_pass_enter() {
+    let tool = test_tool(&[]);
+    let mut c = command(&app("replay", &[]), &[&tool]);
+    c.args(["basic", "3"]).env("KREPLAY_TEST_TOOL", "attach");
+    let err = stderr(&run_ok(c));
+    assert!(err.contains("TOOL OK"), "{err}");
+    // Fixed loop of 3: the continue callback runs after passes 0 and 1 only.
+    assert!(err.contains("TOOL passes_entered=3 passes_exited=3 continue_calls=2"), "{err}");
+    // Barriers executed: the queue drain, the packet attached at pass 0 before passes 0, 1 and 2
+    // (sticky for the loop), and the one carrying the application's completion signal.
+    assert!(err.contains("TOOL vhsa dispatches=3 barrier_packets=5"), "{err}");
+}
+
+#[test]
+fn a_c_tool_built_with_warnings_as_errors_passes_under_address_sanitizer() {
+    let tool = test_tool(&["-fsanitize=address", "-fno-omit-frame-pointer"]);
+    let mut c = command(&app("replay", &["-fsanitize=address", "-fno-omit-frame-pointer"]), &[&tool]);
+    c.args(["basic", "3"]).env("KREPLAY_TEST_TOOL", "attach").env("ASAN_OPTIONS", "detect_leaks=1");
+    let err = stderr(&run_ok(c));
+    assert!(err.contains("TOOL OK"), "{err}");
+    assert!(!err.contains("AddressSanitizer"), "{err}");
+}
+
+#[test]
+fn an_invalid_variable_is_reported_once_and_nothing_is_replayed() {
+    let mut c = command(&app("replay", &[]), &[]);
+    c.args(["basic", "1"]).env("KREPLAY_PASSES", "2").env("KREPLAY_KERNEL_INCLUDE", "(");
+    let err = stderr(&run_ok(c));
+    assert_eq!(err.matches("KREPLAY_KERNEL_INCLUDE=\"(\" is invalid").count(), 1, "{err}");
+}
+
+#[test]
+fn without_configuration_every_dispatch_runs_once() {
+    let mut c = command(&app("replay", &[]), &[]);
+    c.args(["basic", "1"]);
+    let err = stderr(&run_ok(c));
+    assert!(!err.contains("kreplay"), "nothing to say when nothing is configured: {err}");
+}
