@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential pkg-config
-  llvm-22-dev clang-22 lld-22 libclang-22-dev llvm-22-tools
+  llvm-22-dev clang-22 clang-tools-22 lld-22 libclang-22-dev llvm-22-tools
   libhsa-runtime-dev rocminfo
 )
 
@@ -19,7 +19,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then
