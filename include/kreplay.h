@@ -318,8 +318,11 @@ extern "C" {
 
  `callbacks` must not be NULL; it is copied, so it may be freed after the call. Its
  `user_data` and callbacks must stay valid for the life of the process and be callable from
- any thread. Returns `KREPLAY_STATUS_ALREADY_CONFIGURED` when a client (this one, another
- tool, or the built-in client) is already registered. Thread-safe.
+ any thread. May be called at any time while the tool is active (from a tool's `OnLoad` or
+ later); a late client gets replay for the dispatches that follow. Returns
+ `KREPLAY_STATUS_ALREADY_CONFIGURED` when a client (this one, another tool, or the built-in
+ client, which takes the service at the first dispatch when `KREPLAY_PASSES` is set and no
+ client registered yet) is already registered. Thread-safe.
 
  # Safety
  A non-NULL `callbacks` must point to a readable `kreplay_callbacks_t` whose `size` is set.

@@ -6,3 +6,6 @@ scripts/install-deps.sh
 export LIBCLANG_PATH="${LIBCLANG_PATH:-/usr/lib/llvm-22/lib}"
 cargo build --workspace --all-targets
 cargo test --workspace --no-fail-fast
+# Model test of the replay-gate protocol (loom); its own target dir, since `--cfg loom` swaps
+# the gate's lock and counters for loom's.
+CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg loom" cargo test --release -p kreplay --test loom_gate

@@ -279,18 +279,54 @@ impl From<ApiError> for kreplay_status_t {
     }
 }
 
-static CLIENT: OnceLock<Arc<dyn ReplayClient>> = OnceLock::new();
+/// Who registered the client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ClientOwner {
+    /// A tool, through `kreplay_register` or [`register`].
+    Tool,
+    /// The built-in client, configured by `KREPLAY_PASSES` at the first dispatch.
+    Builtin,
+}
+
+static CLIENT: OnceLock<(Arc<dyn ReplayClient>, ClientOwner)> = OnceLock::new();
 
 /// Registers the process's replay client; a second registration is refused.
+///
+/// Works at any time while the tool is active: allocations are recorded from `OnLoad` on, so a
+/// late client finds a complete inventory. Queues that ran dispatches before the registration
+/// are fenced before a replay relies on them (see [`crate::replay::coverage`]).
 pub fn register(client: Arc<dyn ReplayClient>) -> Result<(), ApiError> {
-    CLIENT.set(client).map_err(|_| ApiError::AlreadyConfigured)?;
-    crate::state::set_service(crate::state::ReplayService::On);
+    register_as(client, ClientOwner::Tool)
+}
+
+pub(crate) fn register_as(client: Arc<dyn ReplayClient>, owner: ClientOwner) -> Result<(), ApiError> {
+    use crate::state::{self, ReplayService, ToolState};
+    let _decision = state::SERVICE_DECISION.lock();
+    if CLIENT.set((client, owner)).is_err() {
+        if owner == ClientOwner::Tool && CLIENT.get().is_some_and(|(_, o)| *o == ClientOwner::Builtin) {
+            tracing::warn!(
+                "kreplay_register refused (ALREADY_CONFIGURED): the built-in client, configured by KREPLAY_PASSES, took the \
+                 replay service at the first dispatch because no client had registered by then; unset KREPLAY_PASSES, or \
+                 register from the tool's OnLoad, to drive replay from this tool"
+            );
+        }
+        return Err(ApiError::AlreadyConfigured);
+    }
+    if matches!(state::current(), ToolState::ShuttingDown | ToolState::Finished) {
+        return Ok(());
+    }
+    if state::service() == ReplayService::Off {
+        // Dispatches already ran untracked on the fast path: mark their queues before any
+        // dispatch can see the service on.
+        crate::replay::coverage::mark_queues_unfenced();
+    }
+    state::turn_service_on();
     Ok(())
 }
 
 /// The registered client.
 pub fn client() -> Option<&'static Arc<dyn ReplayClient>> {
-    CLIENT.get()
+    CLIENT.get().map(|(c, _)| c)
 }
 
 /// Attaches AQL packets (64 bytes each) before or after the dispatch of this and the following
@@ -392,8 +428,11 @@ fn pointer_status(e: checked::PointerError) -> kreplay_status_t {
 ///
 /// `callbacks` must not be NULL; it is copied, so it may be freed after the call. Its
 /// `user_data` and callbacks must stay valid for the life of the process and be callable from
-/// any thread. Returns `KREPLAY_STATUS_ALREADY_CONFIGURED` when a client (this one, another
-/// tool, or the built-in client) is already registered. Thread-safe.
+/// any thread. May be called at any time while the tool is active (from a tool's `OnLoad` or
+/// later); a late client gets replay for the dispatches that follow. Returns
+/// `KREPLAY_STATUS_ALREADY_CONFIGURED` when a client (this one, another tool, or the built-in
+/// client, which takes the service at the first dispatch when `KREPLAY_PASSES` is set and no
+/// client registered yet) is already registered. Thread-safe.
 ///
 /// # Safety
 /// A non-NULL `callbacks` must point to a readable `kreplay_callbacks_t` whose `size` is set.

@@ -5,7 +5,7 @@
 //! straight to the original (calls after `OnUnload`, from late destructors, are harmless).
 
 use crate::inventory::{self, Classification, PointerFacts};
-use crate::replay::{self, INVENTORY, QUEUES, QueueState};
+use crate::replay::{self, INVENTORY, QUEUES, QueueState, coverage};
 use crate::runtime::{self, Originals, Runtime, TableError};
 use crate::state::{self, ReplayService, ToolState};
 use crate::sync::Arc;
@@ -117,7 +117,12 @@ unsafe extern "C" fn queue_create(
             let st = unsafe { (o.intercept_create)(agent, size, type_, callback, data, private_segment_size, group_segment_size, queue) };
             if st != ffi::HSA_STATUS_SUCCESS {
                 tracing::warn!("hsa_amd_queue_intercept_create failed ({st:#x}); the queue is created without replay support");
-                return original();
+                let st = original();
+                if st == ffi::HSA_STATUS_SUCCESS {
+                    // SAFETY: success wrote the queue.
+                    coverage::foreign_queue_created(unsafe { *queue } as usize, agent.handle);
+                }
+                return st;
             }
             // SAFETY: success wrote the queue.
             let q = unsafe { *queue };
@@ -136,6 +141,7 @@ unsafe extern "C" fn queue_create(
                 tracing::warn!("registering the write interceptor on queue {q:p} failed ({st:#x}); the queue is not replayed");
                 // SAFETY: the runtime refused the pointer; reclaim it.
                 drop(unsafe { Arc::from_raw(raw) });
+                coverage::foreign_queue_created(q as usize, agent.handle);
                 return ffi::HSA_STATUS_SUCCESS;
             }
             QUEUES.insert(state, raw as usize);
@@ -150,7 +156,17 @@ unsafe extern "C" fn queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
     let entry = if state::current() == ToolState::Finished {
         None
     } else {
-        boundary("hsa_queue_destroy", || QUEUES.remove(queue), || None)
+        boundary(
+            "hsa_queue_destroy",
+            || {
+                let ours = QUEUES.remove(queue);
+                if ours.is_none() {
+                    coverage::foreign_queue_destroyed(queue as usize);
+                }
+                ours
+            },
+            || None,
+        )
     };
     if let Some((q, _)) = &entry {
         // The queue's last completion handlers report to the client; let them finish.
@@ -162,6 +178,30 @@ unsafe extern "C" fn queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
         // SAFETY: the interceptor user data leaked at creation; the queue is gone, so no
         // interceptor call can use it any more.
         unsafe { Arc::decrement_strong_count(raw as *const QueueState) };
+    }
+    st
+}
+
+/// `hsa_amd_queue_intercept_create` called by the application or another tool: the queue is not
+/// the tool's (its work is neither replayed nor drained), so replays on its agent decline while
+/// it lives (see [`coverage`]).
+unsafe extern "C" fn intercept_create(
+    agent: hsa_agent_t,
+    size: u32,
+    type_: ffi::hsa_queue_type32_t,
+    callback: ErrorCallback,
+    data: *mut c_void,
+    private_segment_size: u32,
+    group_segment_size: u32,
+    queue: *mut *mut hsa_queue_t,
+) -> hsa_status_t {
+    let o = originals();
+    // SAFETY: forwarded arguments of the caller.
+    let st = unsafe { (o.intercept_create)(agent, size, type_, callback, data, private_segment_size, group_segment_size, queue) };
+    if st == ffi::HSA_STATUS_SUCCESS && state::is_active() && !queue.is_null() {
+        // SAFETY: success wrote the queue.
+        let q = unsafe { *queue } as usize;
+        boundary("hsa_amd_queue_intercept_create", || coverage::foreign_queue_created(q, agent.handle), || ());
     }
     st
 }
@@ -247,6 +287,43 @@ fn other_kreplay_copy(addr: *const c_void) -> Option<String> {
     (!sym.is_null()).then_some(name)
 }
 
+/// The `HSA_TOOLS_LIB` entries listed (and loaded) before this library: they ran their
+/// `OnLoad` before the allocate entries were wrapped. Empty when this library is not found in
+/// the list (loaded some other way).
+fn tools_loaded_before_me() -> Vec<String> {
+    let Ok(list) = std::env::var("HSA_TOOLS_LIB") else { return Vec::new() };
+    let mut mine: libc::Dl_info = unsafe_zeroed();
+    // SAFETY: out-pointer to a local; the address of a function of this library.
+    if unsafe { libc::dladdr(write_interceptor as *const c_void, &mut mine) } == 0 || mine.dli_fname.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: the loader's NUL-terminated path of this library; NOLOAD only looks it up.
+    let me = unsafe { libc::dlopen(mine.dli_fname, libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+    if me.is_null() {
+        return Vec::new();
+    }
+    let mut before = Vec::new();
+    let mut found = false;
+    for entry in list.split_whitespace() {
+        let Ok(c) = std::ffi::CString::new(entry) else { continue };
+        // SAFETY: a NUL-terminated name; NOLOAD only looks up an already loaded object.
+        let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+        if h.is_null() {
+            continue;
+        }
+        // SAFETY: balances the NOLOAD open above.
+        unsafe { libc::dlclose(h) };
+        if h == me {
+            found = true;
+            break;
+        }
+        before.push(entry.to_owned());
+    }
+    // SAFETY: balances the NOLOAD open of this library.
+    unsafe { libc::dlclose(me) };
+    if found { before } else { Vec::new() }
+}
+
 fn unsafe_zeroed() -> libc::Dl_info {
     // SAFETY: `Dl_info` is plain data for which all-zero is valid.
     unsafe { std::mem::zeroed() }
@@ -288,6 +365,19 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     write_slot!(core, CoreApiTable, hsa_memory_free_fn, { let f: ffi::hsa_memory_free_fn_t = Some(memory_free); f }).map_err(TableError::from)?;
     write_slot!(amd, AmdExtTable, hsa_amd_memory_pool_allocate_fn, { let f: ffi::hsa_amd_memory_pool_allocate_fn_t = Some(pool_allocate); f }).map_err(TableError::from)?;
     write_slot!(amd, AmdExtTable, hsa_amd_memory_pool_free_fn, { let f: ffi::hsa_amd_memory_pool_free_fn_t = Some(pool_free); f }).map_err(TableError::from)?;
+    write_slot!(amd, AmdExtTable, hsa_amd_queue_intercept_create_fn, {
+        let f: hsa_abi::modern::hsa_amd_queue_intercept_create_fn_t = Some(intercept_create);
+        f
+    })
+    .map_err(TableError::from)?;
+    let earlier = tools_loaded_before_me();
+    if !earlier.is_empty() {
+        tracing::warn!(
+            "{} loaded before kreplay in HSA_TOOLS_LIB: memory and queues it created in its own OnLoad are not tracked \
+             (the application's are); list libkreplay.so first if that library's kernels write the application's memory",
+            earlier.join(", ")
+        );
+    }
     crate::client::check_env();
     Ok(())
 }

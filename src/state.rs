@@ -1,10 +1,12 @@
 //! The tool's global state machine: uninitialised -> active -> shutting down -> finished.
 //!
 //! Interceptors read it with one relaxed load and fall straight through to the original entry
-//! unless the tool is active. A second switch, [`ReplayService`], says whether any replay client
-//! is (or may become) configured; when it is off, a dispatch costs one more relaxed load.
+//! unless the tool is active. A second switch, [`ReplayService`], says whether a replay client
+//! is configured; when it is off, a dispatch costs one more relaxed load. Allocations are
+//! recorded whenever the tool is active, whatever the switch says, so a client that registers
+//! late finds a complete inventory.
 
-use crate::sync::{AtomicU8, Ordering};
+use crate::sync::{AtomicU8, Mutex, Ordering};
 
 /// Lifecycle of the tool inside the process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,15 +56,21 @@ pub fn advance(from: ToolState, to: ToolState) -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum ReplayService {
-    /// No decision yet: allocations are recorded, dispatches check for a client once.
+    /// No decision yet: the first dispatch checks for a client once.
     Undecided = 0,
-    /// No client: dispatches are forwarded unchanged.
+    /// No client (yet): dispatches are forwarded unchanged. A later `kreplay_register` turns
+    /// the service on.
     Off = 1,
     /// A client is configured: dispatches go through the replay gate.
     On = 2,
 }
 
 static SERVICE: AtomicU8 = AtomicU8::new(ReplayService::Undecided as u8);
+
+/// Serializes the two rare moves of the switch out of `Undecided`/`Off` (the first dispatch's
+/// decision and a client's registration), so a registration sees exactly whether dispatches
+/// already ran untracked. Never taken on the dispatch path once the service is decided.
+pub static SERVICE_DECISION: Mutex<()> = Mutex::new(());
 
 /// The replay service switch (one relaxed load).
 #[inline]
@@ -79,6 +87,16 @@ pub fn set_service(s: ReplayService) {
     SERVICE.store(s as u8, Ordering::Release);
 }
 
+/// Turns the service on (a client registered); returns the previous state. `Off` means
+/// dispatches already ran on the fast path, untracked.
+pub fn turn_service_on() -> ReplayService {
+    match SERVICE.swap(ReplayService::On as u8, Ordering::AcqRel) {
+        0 => ReplayService::Undecided,
+        1 => ReplayService::Off,
+        _ => ReplayService::On,
+    }
+}
+
 /// Sets `Off` only if no decision was made yet (a client that registers concurrently wins).
 pub fn settle_service_off() {
     let _ = SERVICE.compare_exchange(
@@ -89,10 +107,11 @@ pub fn settle_service_off() {
     );
 }
 
-/// True when allocations must be recorded (a client is configured or may still register).
+/// True when allocations must be recorded: for the whole time the tool is active (from
+/// `OnLoad` to `OnUnload`), whether or not a client exists, because one may register later.
 #[inline]
 pub fn records_allocations() -> bool {
-    is_active() && SERVICE.load(Ordering::Relaxed) != ReplayService::Off as u8
+    is_active()
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ pub fn check_env() {
 pub fn install_from_env() {
     if let Ok(Some(cfg)) = env_config() {
         let client = Arc::new(BuiltinClient::new(cfg.clone()));
-        if api::register(client.clone()).is_ok() {
+        if api::register_as(client.clone(), api::ClientOwner::Builtin).is_ok() {
             let _ = BUILTIN.set(client);
         }
     }

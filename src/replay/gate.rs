@@ -4,15 +4,16 @@
 //! side for their submit while a replay service is active. Different agents have different
 //! locks, so replays on different GPUs run concurrently.
 
-use crate::sync::{Arc, ArcRwLockReadGuard, ArcRwLockWriteGuard, RawRwLock, RwLock};
+use crate::sync::RwLock;
+use crate::sync::protocol::{self, GateLock};
 use std::collections::HashMap;
 
 /// The lock of one agent.
-pub type AgentLock = Arc<RwLock<()>>;
+pub type AgentLock = GateLock;
 /// Held by a replay window.
-pub type WindowGuard = ArcRwLockWriteGuard<RawRwLock, ()>;
+pub type WindowGuard = protocol::WriteGuard;
 /// Held by an ordinary submit.
-pub type SubmitGuard = ArcRwLockReadGuard<RawRwLock, ()>;
+pub type SubmitGuard = protocol::ReadGuard;
 
 /// Per-agent locks, created on first use. Thread-safe.
 #[derive(Debug, Default)]
@@ -31,24 +32,24 @@ impl ReplayGate {
         if let Some(l) = self.agents.read().get(&agent) {
             return l.clone();
         }
-        self.agents.write().entry(agent).or_default().clone()
+        self.agents.write().entry(agent).or_insert_with(protocol::new_gate_lock).clone()
     }
 
     /// Enters a replay window on `lock` (waits for in-flight submits, blocks new ones).
     pub fn window(lock: &AgentLock) -> WindowGuard {
-        lock.write_arc()
+        protocol::write(lock)
     }
 
     /// Enters an ordinary submit on `lock`.
     pub fn submit(lock: &AgentLock) -> SubmitGuard {
-        lock.read_arc()
+        protocol::read(lock)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sync::{AtomicBool, Ordering};
+    use crate::sync::{Arc, AtomicBool, Ordering};
     use std::time::Duration;
 
     #[test]

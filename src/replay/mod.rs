@@ -5,6 +5,7 @@
 //! `docs/architecture.md`): writer lock, queue drain, agent-wide drain, snapshot, passes with
 //! restores between them, the application's completion signal, writer lock released.
 
+pub mod coverage;
 pub mod drain;
 pub mod gate;
 pub mod phase;
@@ -16,7 +17,8 @@ use crate::api::StatCounters;
 use crate::inventory::AllocationInventory;
 use crate::loader::KernelNames;
 use crate::runtime::Runtime;
-use crate::sync::{Arc, AtomicU64, LazyLock, Mutex, Ordering, RwLock};
+use crate::sync::protocol::AtomicU64;
+use crate::sync::{Arc, AtomicBool, LazyLock, Mutex, Ordering, RwLock};
 use gate::{AgentLock, ReplayGate};
 use hsa_abi::ffi::{hsa_agent_t, hsa_queue_t, hsa_signal_t};
 use std::collections::HashMap;
@@ -42,7 +44,7 @@ pub static DRAIN_TIMEOUT: LazyLock<Duration> = LazyLock::new(|| {
     })
 });
 
-static NEXT_DISPATCH_ID: AtomicU64 = AtomicU64::new(1);
+static NEXT_DISPATCH_ID: crate::sync::AtomicU64 = crate::sync::AtomicU64::new(1);
 
 /// Reserves the next dispatch id (from 1).
 pub fn next_dispatch_id() -> u64 {
@@ -64,6 +66,9 @@ pub struct QueueState {
     pub lock: AgentLock,
     /// Completion handlers of the tool in flight on this queue.
     pub in_flight: AtomicU64,
+    /// True while the queue may run work submitted on the fast path before a client registered
+    /// (see [`coverage`]); cleared by the fence its next slow-path submission puts first.
+    pub unfenced: AtomicBool,
 }
 
 // SAFETY: `queue` is an address owned by the runtime, only passed back to it.
@@ -86,6 +91,7 @@ impl QueueState {
             queue_id,
             lock: GATE.agent(agent.handle),
             in_flight: AtomicU64::new(0),
+            unfenced: AtomicBool::new(false),
         }
     }
 }

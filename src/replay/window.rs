@@ -3,7 +3,7 @@
 use super::drain::{self, Completion};
 use super::gate::ReplayGate;
 use super::phase::{ArmGuard, LoopScope};
-use super::{DRAIN_TIMEOUT, INVENTORY, NAMES, QUEUES, QueueState, SIGNALS, STATS};
+use super::{DRAIN_TIMEOUT, INVENTORY, NAMES, QUEUES, QueueState, SIGNALS, STATS, coverage};
 use crate::api::{
     self, DispatchSummary, PassTimes, ReplayClient, RestoreTotals, kreplay_dispatch_info_t, kreplay_event_kind_t,
     kreplay_event_t, kreplay_replay_stats_t,
@@ -12,7 +12,7 @@ use crate::diagnostics::fatal;
 use crate::runtime::{Runtime, monotonic_ns};
 use crate::snapshot::{CopyFailed, DeclineReason, DeviceCopy, HostStore, Region, RegionKind, RestoreAll, Snapshot};
 use crate::state::{self, ReplayService};
-use crate::sync::{Arc, OnceFlag, Ordering};
+use crate::sync::{Arc, OnceFlag, Ordering, fence};
 use hsa_abi::ffi::{self, hsa_kernel_dispatch_packet_t, hsa_signal_t};
 use std::ffi::{CString, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -55,9 +55,12 @@ fn write(writer: Writer, pkts: &[Packet]) {
 /// Decides the replay service at the first dispatch: a registered client wins, else the
 /// built-in client when configured, else off.
 fn settle_service() {
+    // The built-in client registers under the same lock; taking it here would deadlock, so the
+    // decision runs in two steps: install (which locks), then settle off (under the lock).
     if api::client().is_none() {
         crate::client::install_from_env();
     }
+    let _decision = state::SERVICE_DECISION.lock();
     if api::client().is_none() {
         state::settle_service_off();
     }
@@ -144,6 +147,9 @@ fn watch(rt: Runtime, q: &Arc<QueueState>, signal: hsa_signal_t, job: HandlerJob
 /// # Safety
 /// `pkts` must hold `count` packets of 64 bytes.
 pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, writer: Writer, forwarded: &mut bool) {
+    // Pairs with the release of `turn_service_on`: the queue marks a late registration made
+    // before turning the service on are visible from here.
+    fence(Ordering::Acquire);
     if state::service() == ReplayService::Undecided {
         settle_service();
     }
@@ -154,6 +160,9 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
         write(writer, packets);
         return;
     };
+    if q.unfenced.load(Ordering::Acquire) {
+        fence_earlier_work(rt, q, writer);
+    }
     if packets.len() != 1 {
         if packets.iter().any(|p| packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH) {
             STATS.batches.fetch_add(1, Ordering::Relaxed);
@@ -216,6 +225,23 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
             run_window(rt, q, &dispatch, client.as_ref(), total, writer);
         }
     }
+}
+
+/// Puts a counted barrier packet first on a queue that may still run work submitted untracked
+/// before the client registered: it completes only after everything earlier on the queue, and
+/// the agent-wide drain waits for its handler. Clears the queue's mark once submitted (the
+/// runtime calls a queue's interceptor for one submission at a time, so nothing earlier can
+/// follow it). On failure the mark stays and replays on the agent keep declining.
+fn fence_earlier_work(rt: Runtime, q: &Arc<QueueState>, writer: Writer) {
+    let _submit = ReplayGate::submit(&q.lock);
+    let Some(sig) = SIGNALS.take(rt) else { return };
+    if !watch(rt, q, sig, HandlerJob::Batch) {
+        SIGNALS.give_back(sig);
+        return;
+    }
+    write(writer, &[barrier_packet(sig)]);
+    q.unfenced.store(false, Ordering::Release);
+    tracing::debug!("queue {} fenced: work submitted before the client registered is now counted", q.queue_id);
 }
 
 /// A dispatch under consideration: the packet and what callbacks see.
@@ -474,10 +500,21 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
     drain_queue(rt, q, writer, d);
     drain_agent(q, d);
     let mut summary = d.summary();
-    let mut snap = match capture(rt, q) {
+    let captured = coverage::check(q).map_err(DeclineReason::Coverage).and_then(|()| capture(rt, q));
+    let mut snap = match captured {
         Ok(s) => s,
         Err(reason) => {
-            if DECLINE_WARNING.first() {
+            if let DeclineReason::Coverage(gap) = &reason {
+                if coverage::first_report(gap) {
+                    tracing::warn!(
+                        "dispatch {} on agent {} not replayed: {gap}; it runs once (warned once per kind of gap)",
+                        d.info.dispatch_id,
+                        q.agent_name
+                    );
+                } else {
+                    tracing::debug!("dispatch {} not replayed: {gap}", d.info.dispatch_id);
+                }
+            } else if DECLINE_WARNING.first() {
                 tracing::warn!(
                     "dispatch {} not replayed: the snapshot is incomplete ({reason}); it runs once (later declines are logged at debug level)",
                     d.info.dispatch_id

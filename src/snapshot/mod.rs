@@ -91,6 +91,9 @@ pub enum DeclineReason {
     /// The client asked for an unbounded loop without a continue callback.
     #[error("an unbounded pass count needs a continue callback")]
     UnboundedWithoutContinue,
+    /// Memory or work on the agent escapes the inventory or the drains.
+    #[error("{0}")]
+    Coverage(crate::replay::coverage::CoverageGap),
 }
 
 impl DeclineReason {
@@ -102,6 +105,7 @@ impl DeclineReason {
             DeclineReason::Metadata { .. } => "metadata",
             DeclineReason::SymbolEnumeration(_) => "symbols",
             DeclineReason::UnboundedWithoutContinue => "unbounded without continue",
+            DeclineReason::Coverage(_) => "coverage",
         }
     }
 }

@@ -60,6 +60,21 @@ pub fn app(name: &str, extra: &[&str]) -> PathBuf {
     out
 }
 
+/// Compiles `tests/apps/<name>.c` into an executable linked with kreplay, so it can call the C
+/// API itself (once per test binary).
+pub fn app_linked(name: &str) -> PathBuf {
+    let lib = test_support::tool_lib();
+    let dir = lib.parent().unwrap().display().to_string();
+    let out = build_dir().join(format!("{name}_linked"));
+    if !out.exists() {
+        let mut flags = include_flags();
+        flags.extend([format!("-L{dir}"), "-lkreplay".into(), format!("-Wl,-rpath,{dir}")]);
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        compile(&apps_dir().join(format!("{name}.c")), &out, &flags);
+    }
+    out
+}
+
 /// Compiles the C test tool against the generated header (shared library linked with kreplay).
 pub fn test_tool(extra: &[&str]) -> PathBuf {
     let out = build_dir().join(format!("libtest_tool{}.so", extra.join("").replace(['-', '=', '/'], "_")));

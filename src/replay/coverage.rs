@@ -1,0 +1,123 @@
+//! Whether the tool sees everything a replay on an agent depends on.
+//!
+//! A snapshot restores only what the inventory knows, and the drains only wait for work the tool
+//! counted. Two things can escape them; each makes replays on the agent decline (the reason is
+//! logged once per kind) instead of restoring part of the memory a kernel writes:
+//!
+//! - **Unfenced queues.** A client that registers after dispatches ran with the service off
+//!   finds queues whose earlier work went through the fast path, uncounted. Every queue that
+//!   existed at that moment is marked; its next submission through the slow path first submits
+//!   a counted barrier packet (which completes only after everything earlier on the queue), and
+//!   clears the mark. Until then a replay on its agent cannot prove the queue idle.
+//! - **Foreign queues.** A queue the tool did not wrap (created through
+//!   `hsa_amd_queue_intercept_create` directly, by the application or another tool, or a plain
+//!   queue after the intercept queue could not be created) runs work the drains never see.
+//!
+//! Libraries loaded as tools before kreplay are not a gap for the application's data: the
+//! application cannot allocate before `hsa_init` has loaded every tool, so all of its memory
+//! goes through the wrapped entries. What such a library allocated in its own `OnLoad` is its
+//! own memory; `OnLoad` warns once that it is not tracked.
+
+use super::{QUEUES, QueueState};
+use crate::sync::{Mutex, OnceFlag, Ordering};
+use std::collections::HashMap;
+
+/// Why a replay on an agent cannot rely on the inventory and the drains.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CoverageGap {
+    /// Queues may still run work submitted before the client registered.
+    #[error(
+        "queue(s) {queues} of this agent ran dispatches before the replay client registered and have not submitted since, \
+         so the tool cannot prove that work finished; replay resumes once every such queue submitted again or was destroyed \
+         (register the client from OnLoad to avoid this)"
+    )]
+    Unfenced {
+        /// Ids of the unfenced queues.
+        queues: String,
+    },
+    /// Queues on the agent that the tool did not create.
+    #[error(
+        "{count} queue(s) on this agent were not created through hsa_queue_create while kreplay was active \
+         (hsa_amd_queue_intercept_create called directly, or a fallback queue); their work is neither replayed nor drained"
+    )]
+    ForeignQueues {
+        /// Live foreign queues on the agent.
+        count: usize,
+    },
+}
+
+/// Live queues the tool did not wrap: queue address -> agent handle.
+static FOREIGN: Mutex<Option<HashMap<usize, u64>>> = Mutex::new(None);
+static GAP_WARNING: [OnceFlag; 2] = [OnceFlag::new(), OnceFlag::new()];
+
+/// Marks every queue created so far as unfenced. Called when a client registers after the
+/// service was off, i.e. after dispatches may have run untracked.
+pub fn mark_queues_unfenced() {
+    for q in QUEUES.all() {
+        q.unfenced.store(true, Ordering::Release);
+    }
+}
+
+/// Records a queue the tool did not wrap.
+pub fn foreign_queue_created(queue: usize, agent: u64) {
+    FOREIGN.lock().get_or_insert_with(HashMap::new).insert(queue, agent);
+}
+
+/// Forgets a foreign queue (destroyed); false when it was not one.
+pub fn foreign_queue_destroyed(queue: usize) -> bool {
+    FOREIGN.lock().as_mut().is_some_and(|m| m.remove(&queue).is_some())
+}
+
+/// Checks the agent of `queue` before a snapshot. The caller holds the agent's writer lock, so
+/// no queue of the agent can be fenced or submit concurrently.
+pub fn check(queue: &QueueState) -> Result<(), CoverageGap> {
+    let agent = queue.agent.handle;
+    let count = FOREIGN.lock().as_ref().map_or(0, |m| m.values().filter(|&&a| a == agent).count());
+    if count > 0 {
+        return Err(CoverageGap::ForeignQueues { count });
+    }
+    let mut unfenced: Vec<u64> = QUEUES
+        .all()
+        .iter()
+        .filter(|q| q.agent.handle == agent && q.unfenced.load(Ordering::Acquire))
+        .map(|q| q.queue_id)
+        .collect();
+    if !unfenced.is_empty() {
+        unfenced.sort_unstable();
+        let queues = unfenced.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+        return Err(CoverageGap::Unfenced { queues });
+    }
+    Ok(())
+}
+
+/// True the first time a gap of this kind is reported (the warning is logged once per kind).
+pub fn first_report(gap: &CoverageGap) -> bool {
+    let i = match gap {
+        CoverageGap::Unfenced { .. } => 0,
+        CoverageGap::ForeignQueues { .. } => 1,
+    };
+    GAP_WARNING[i].first()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn foreign_queues_are_counted_until_destroyed() {
+        foreign_queue_created(0xf00, 77);
+        assert!(foreign_queue_destroyed(0xf00));
+        assert!(!foreign_queue_destroyed(0xf00), "a queue is forgotten once");
+        assert!(!foreign_queue_destroyed(0xbad), "an unknown queue is not foreign");
+    }
+
+    #[test]
+    fn gaps_name_what_to_do() {
+        let g = CoverageGap::ForeignQueues { count: 2 };
+        assert!(g.to_string().contains("2 queue(s) on this agent were not created through hsa_queue_create"));
+        let g = CoverageGap::Unfenced { queues: "3, 4".into() };
+        assert!(g.to_string().contains("queue(s) 3, 4"));
+        assert!(first_report(&g));
+        assert!(!first_report(&CoverageGap::Unfenced { queues: "5".into() }), "logged once per kind");
+    }
+}
