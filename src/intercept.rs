@@ -92,7 +92,7 @@ unsafe extern "C" fn pool_free(ptr: *mut c_void) -> hsa_status_t {
     unsafe { (originals().pool_free)(ptr) }
 }
 
-type ErrorCallback = Option<unsafe extern "C" fn(hsa_status_t, *mut hsa_queue_t, *mut c_void)>;
+use hsa_abi::modern::hsa_queue_error_callback as ErrorCallback;
 
 unsafe extern "C" fn queue_create(
     agent: hsa_agent_t,

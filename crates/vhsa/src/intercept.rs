@@ -180,7 +180,7 @@ fn write_hardware(hw: *mut hsa_queue_t, pkts: *const c_void, count: u64) {
     }
 }
 
-type QueueCallback = Option<unsafe extern "C" fn(hsa_status_t, *mut hsa_queue_t, *mut c_void)>;
+use hsa_abi::modern::hsa_queue_error_callback as QueueCallback;
 
 fn create(
     agent: hsa_agent_t,

@@ -436,7 +436,7 @@ fn execute(
 
 // ---- the C entries ---------------------------------------------------------------------------
 
-type QueueCallback = Option<unsafe extern "C" fn(hsa_status_t, *mut hsa_queue_t, *mut c_void)>;
+use hsa_abi::modern::hsa_queue_error_callback as QueueCallback;
 
 unsafe extern "C" fn hsa_queue_create_impl(
     agent: hsa_agent_t,
