@@ -3,7 +3,7 @@
 //! Populated by the four allocate/free interceptors; classification ([`classify`]) keeps only
 //! coarse-grained, non-kernarg GPU memory that was not allocated with the EXECUTABLE flag.
 
-use crate::sync::RwLock;
+use crate::sync::{AtomicU64, Ordering, RwLock};
 use hsa_abi::ffi;
 use std::collections::HashMap;
 
@@ -88,11 +88,32 @@ pub fn classify(base: usize, facts: Option<PointerFacts>) -> Classification {
     Classification::Tracked(Allocation { base, size: f.size, agent: f.agent })
 }
 
+/// Why a captured allocation may no longer be written: it is not the allocation captured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StaleAllocation {
+    /// Nothing is tracked at the base address any more.
+    #[error("it was freed or shrunk since the snapshot")]
+    Freed,
+    /// The allocation at the base address is smaller than the captured region.
+    #[error("it was freed or shrunk since the snapshot (now {now} bytes)")]
+    Shrunk {
+        /// Size of the live allocation.
+        now: usize,
+    },
+    /// The captured allocation was freed and a new one was made at the same address.
+    #[error("it was freed and replaced by a new allocation since the snapshot")]
+    Replaced,
+}
+
 /// The live tracked allocations, keyed by base address. Synchronized: every method may be
 /// called from any thread.
+///
+/// Each record gets a serial number, so a region captured from one allocation is never written
+/// to a later allocation that happens to get the same address.
 #[derive(Debug, Default)]
 pub struct AllocationInventory {
-    live: RwLock<HashMap<usize, Allocation>>,
+    live: RwLock<HashMap<usize, (Allocation, u64)>>,
+    next_serial: AtomicU64,
 }
 
 impl AllocationInventory {
@@ -103,12 +124,13 @@ impl AllocationInventory {
 
     /// Records an allocation (replacing any stale entry at the same base).
     pub fn record(&self, a: Allocation) {
-        self.live.write().insert(a.base, a);
+        let serial = self.next_serial.fetch_add(1, Ordering::Relaxed);
+        self.live.write().insert(a.base, (a, serial));
     }
 
     /// Forgets the allocation at `base`; `None` (harmless) when it was not tracked.
     pub fn forget(&self, base: usize) -> Option<Allocation> {
-        self.live.write().remove(&base)
+        self.live.write().remove(&base).map(|(a, _)| a)
     }
 
     /// Number of tracked allocations.
@@ -123,7 +145,7 @@ impl AllocationInventory {
 
     /// The allocations owned by `agent`, ordered by address.
     pub fn owned_by(&self, agent: u64) -> Vec<Allocation> {
-        let mut v: Vec<Allocation> = self.live.read().values().filter(|a| a.agent == agent).copied().collect();
+        let mut v: Vec<Allocation> = self.live.read().values().map(|(a, _)| *a).filter(|a| a.agent == agent).collect();
         v.sort_by_key(|a| a.base);
         v
     }
@@ -132,10 +154,19 @@ impl AllocationInventory {
     /// bytes, so a concurrent free cannot slip between the check and `f`. Returns `None` when
     /// the allocation was freed or shrunk.
     pub fn with_live<R>(&self, base: usize, size: usize, f: impl FnOnce() -> R) -> Option<R> {
+        self.with_same(base, size, None, f).ok().map(|(r, _)| r)
+    }
+
+    /// Like [`AllocationInventory::with_live`], and when `serial` is given, only when the live
+    /// allocation is the one that had that serial (not a new allocation at the same address).
+    /// Returns `f`'s result and the allocation's serial.
+    pub fn with_same<R>(&self, base: usize, size: usize, serial: Option<u64>, f: impl FnOnce() -> R) -> Result<(R, u64), StaleAllocation> {
         let live = self.live.read();
         match live.get(&base) {
-            Some(a) if a.size >= size => Some(f()),
-            _ => None,
+            None => Err(StaleAllocation::Freed),
+            Some((a, _)) if a.size < size => Err(StaleAllocation::Shrunk { now: a.size }),
+            Some((_, s)) if serial.is_some_and(|want| want != *s) => Err(StaleAllocation::Replaced),
+            Some((_, s)) => Ok((f(), *s)),
         }
     }
 }
@@ -182,5 +213,19 @@ mod tests {
         assert_eq!(inv.with_live(0x2000, 1, || 5), None);
         assert!(inv.forget(0xdead).is_none(), "freeing an unknown pointer is harmless");
         assert_eq!(inv.len(), 2);
+    }
+
+    #[test]
+    fn a_new_allocation_at_a_captured_address_is_not_the_captured_one() {
+        let inv = AllocationInventory::new();
+        inv.record(Allocation { base: 0x4000, size: 64, agent: 1 });
+        let ((), serial) = inv.with_same(0x4000, 64, None, || ()).unwrap();
+        assert_eq!(inv.with_same(0x4000, 64, Some(serial), || 1).map(|(r, _)| r), Ok(1), "the same allocation");
+        inv.forget(0x4000);
+        assert_eq!(inv.with_same(0x4000, 64, Some(serial), || 1), Err(StaleAllocation::Freed));
+        inv.record(Allocation { base: 0x4000, size: 64, agent: 1 });
+        assert_eq!(inv.with_same(0x4000, 64, Some(serial), || 1), Err(StaleAllocation::Replaced));
+        assert_eq!(inv.with_same(0x4000, 128, None, || 1), Err(StaleAllocation::Shrunk { now: 64 }));
+        assert!(inv.with_live(0x4000, 64, || 1).is_some(), "without a serial any live allocation of the size qualifies");
     }
 }

@@ -99,22 +99,27 @@ fn symbol_name(rt: Runtime, s: hsa_executable_symbol_t) -> Option<String> {
     Some(String::from_utf8_lossy(&buf).into_owned())
 }
 
-/// Module-scope variables visible to `agent`, as snapshot regions. Any enumeration failure is
-/// an error (a variable never discovered is never restored).
+/// Module-scope variables visible to `agent`, as snapshot regions. Any enumeration or query
+/// failure is an error (a variable never discovered is never restored).
 pub fn module_variables(rt: Runtime, agent: hsa_agent_t) -> Result<Vec<Region>, HsaError> {
+    let query = |s, attr, call| -> Result<u64, HsaError> {
+        let mut v = 0u64;
+        // SAFETY: every attribute queried here has a value of at most 8 bytes, written into a
+        // zeroed u64 (little-endian: a narrower value lands in the low bytes).
+        let st = unsafe { (rt.originals().executable_symbol_get_info)(s, attr, (&mut v as *mut u64).cast()) };
+        if st == ffi::HSA_STATUS_SUCCESS { Ok(v) } else { Err(HsaError { call, status: st }) }
+    };
     let mut out = Vec::new();
     for exe in executables(rt)? {
         for s in symbols(rt, exe, agent)? {
-            let kind: ffi::hsa_symbol_kind_t = match info(rt, s, ffi::HSA_EXECUTABLE_SYMBOL_INFO_TYPE) {
-                Some(k) => k,
-                None => continue,
-            };
-            if kind != ffi::HSA_SYMBOL_KIND_VARIABLE {
+            let kind = query(s, ffi::HSA_EXECUTABLE_SYMBOL_INFO_TYPE, "hsa_executable_symbol_get_info(TYPE)")?;
+            if kind != u64::from(ffi::HSA_SYMBOL_KIND_VARIABLE) {
                 continue;
             }
-            let addr: u64 = info(rt, s, ffi::HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS).unwrap_or(0);
-            let size: u32 = info(rt, s, ffi::HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE).unwrap_or(0);
-            if addr == 0 || size == 0 || u64::from(size) > MAX_VARIABLE_BYTES {
+            let addr = query(s, ffi::HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS, "hsa_executable_symbol_get_info(VARIABLE_ADDRESS)")?;
+            let size = query(s, ffi::HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE, "hsa_executable_symbol_get_info(VARIABLE_SIZE)")?;
+            let size = size & u64::from(u32::MAX);
+            if addr == 0 || size == 0 || size > MAX_VARIABLE_BYTES {
                 continue;
             }
             let name = symbol_name(rt, s).unwrap_or_default();

@@ -77,6 +77,47 @@ fn a_buffer_freed_between_passes_is_skipped_on_restore() {
 }
 
 #[test]
+fn a_buffer_reallocated_at_a_captured_address_is_not_overwritten_by_restore() {
+    let tool = test_tool(&[]);
+    let mut c = command(&app("replay", &[]), &[&tool]);
+    c.args(["free", "3"]).env("KREPLAY_TEST_TOOL", "realloc");
+    let err = stderr(&run_ok(c));
+    assert!(err.contains("TOOL OK"), "{err}");
+    assert!(err.contains("TOOL pass=1 replacement_intact=1"), "{err}");
+    assert!(err.contains("TOOL pass=2 replacement_intact=1"), "{err}");
+    assert!(err.contains("replaced by a new allocation since the snapshot"), "{err}");
+    assert!(err.contains("TOOL pass=1 skipped_regions=1"), "{err}");
+}
+
+#[test]
+fn a_callback_submitting_on_the_replaying_agent_ends_in_a_fatal_message_not_a_hang() {
+    let tool = test_tool(&[]);
+    let mut c = command(&app("replay", &[]), &[&tool]);
+    c.args(["basic", "3"]).env("KREPLAY_TEST_TOOL", "reentrant");
+    let out = c.output().unwrap();
+    let err = stderr(&out);
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{err}");
+    assert!(err.contains("TOOL submitting from PASS ENTER"), "{err}");
+    assert!(!err.contains("TOOL submitted from PASS ENTER"), "{err}");
+    assert!(err.contains("kreplay: fatal: a replay callback of dispatch 1 (agent gfx942"), "{err}");
+    assert!(err.contains("Callbacks must not submit work on the replaying agent"), "{err}");
+}
+
+#[test]
+fn a_replay_nested_in_pass_enter_keeps_the_outer_loops_localized_control() {
+    let tool = test_tool(&[]);
+    let mut c = command(&app("replay", &[]), &[&tool]);
+    c.args(["basic", "3"]).env("KREPLAY_TEST_TOOL", "nested").env("VHSA_AGENTS", "gfx942,gfx90a");
+    let err = stderr(&run_ok(c));
+    assert!(err.contains("TOOL OK"), "{err}");
+    assert!(err.contains("TOOL passes_entered=3 passes_exited=3 continue_calls=2"), "{err}");
+    // Outer: the queue drain, the two attached barriers in each of 3 passes, the application's
+    // signal; nested: its queue drain (its dispatch has no completion signal).
+    assert!(err.contains("TOOL vhsa dispatches=5 barrier_packets=9"), "{err}");
+}
+
+#[test]
 fn the_continue_callback_stops_early() {
     let tool = test_tool(&[]);
     let mut c = command(&app("replay", &[]), &[&tool]);

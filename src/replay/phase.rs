@@ -51,13 +51,18 @@ pub fn attach(packets: &[[u8; 64]], position: kreplay_packet_position_t) -> Resu
 }
 
 /// Owns the loop's attached packets; dropping it clears them.
-pub struct LoopScope(());
+///
+/// Loops can nest on a thread: a callback of one loop may submit a dispatch on another agent,
+/// whose window runs its own loop inside the callback. The inner scope sets the outer loop's
+/// packets aside and puts them back when it ends.
+pub struct LoopScope {
+    outer: Option<AttachedPackets>,
+}
 
 impl LoopScope {
     /// Starts a loop with no attached packets.
     pub fn begin() -> Self {
-        LOOP.with(|l| *l.borrow_mut() = None);
-        LoopScope(())
+        LoopScope { outer: LOOP.with(|l| l.borrow_mut().take()) }
     }
 
     /// The packets attached so far.
@@ -68,8 +73,28 @@ impl LoopScope {
 
 impl Drop for LoopScope {
     fn drop(&mut self) {
-        LOOP.with(|l| *l.borrow_mut() = None);
+        let outer = self.outer.take();
+        LOOP.with(|l| *l.borrow_mut() = outer);
         ARMED.with(|a| a.set(false));
+    }
+}
+
+/// Disarms localized control while a submission is handled on this thread (the dispatch's own
+/// callbacks are not the PASS ENTER of an enclosing loop); restores the previous state on drop.
+pub struct Disarmed {
+    was_armed: bool,
+}
+
+impl Disarmed {
+    /// Disarms until dropped.
+    pub fn begin() -> Self {
+        Disarmed { was_armed: ARMED.with(|a| a.replace(false)) }
+    }
+}
+
+impl Drop for Disarmed {
+    fn drop(&mut self) {
+        ARMED.with(|a| a.set(self.was_armed));
     }
 }
 
@@ -111,6 +136,29 @@ mod tests {
         assert_eq!(scope.packets().after, vec![[2; 64]]);
         drop(scope);
         assert_eq!(LoopScope::begin().packets(), AttachedPackets::default(), "a new loop starts empty");
+    }
+
+    #[test]
+    fn a_nested_loop_keeps_the_outer_loops_packets_and_arm_state() {
+        let outer = LoopScope::begin();
+        let guard = ArmGuard::arm(&outer);
+        attach(&[[1; 64]], BEFORE).unwrap();
+        {
+            // A dispatch submitted from the outer PASS ENTER callback, replayed on another agent.
+            let _submit = Disarmed::begin();
+            assert_eq!(attach(&[[9; 64]], BEFORE), Err(ApiError::NotArmed), "the nested dispatch's callbacks are not armed");
+            let inner = LoopScope::begin();
+            assert_eq!(inner.packets(), AttachedPackets::default(), "the inner loop starts empty");
+            {
+                let _g = ArmGuard::arm(&inner);
+                attach(&[[2; 64]], BEFORE).unwrap();
+            }
+            assert_eq!(inner.packets().before, vec![[2; 64]]);
+        }
+        assert!(is_armed(), "still inside the outer PASS ENTER");
+        attach(&[[3; 64]], BEFORE).unwrap();
+        drop(guard);
+        assert_eq!(outer.packets().before, vec![[1; 64], [3; 64]], "the inner loop neither cleared nor joined the outer packets");
     }
 
     #[test]

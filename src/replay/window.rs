@@ -22,6 +22,45 @@ pub type Writer = unsafe extern "C" fn(*const c_void, u64);
 
 type Packet = [u8; 64];
 
+/// `(agent, dispatch id, queue id)` of a replay window open on a thread.
+type WindowMark = (u64, u64, u64);
+
+thread_local! {
+    /// The replay windows open on this thread, innermost last (a callback of one window may
+    /// submit on another agent, which opens a window there).
+    static OPEN_WINDOWS: std::cell::RefCell<Vec<WindowMark>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Marks a replay window open on this thread for its lifetime (removed even on unwinding).
+struct OpenWindow;
+
+impl OpenWindow {
+    fn enter(q: &QueueState, d: &Dispatch) -> Self {
+        OPEN_WINDOWS.with(|w| w.borrow_mut().push((q.agent.handle, d.info.dispatch_id, q.queue_id)));
+        OpenWindow
+    }
+}
+
+impl Drop for OpenWindow {
+    fn drop(&mut self) {
+        OPEN_WINDOWS.with(|w| w.borrow_mut().pop());
+    }
+}
+
+/// A submission on `q` from a callback of a window this thread holds on the same agent would
+/// wait for that window's writer lock forever: abort with a message naming both instead.
+fn refuse_reentrant_submit(q: &QueueState) {
+    let open = OPEN_WINDOWS.with(|w| w.borrow().iter().find(|(agent, _, _)| *agent == q.agent.handle).copied());
+    if let Some((agent, dispatch, window_queue)) = open {
+        fatal(&format!(
+            "a replay callback of dispatch {dispatch} (agent {} ({agent:#x}), queue {window_queue}) submitted work on queue {} \
+             of the same agent; that submission would wait forever for the replay window running the callback. Callbacks \
+             must not submit work on the replaying agent.",
+            q.agent_name, q.queue_id
+        ));
+    }
+}
+
 static BATCH_WARNING: OnceFlag = OnceFlag::new();
 static DECLINE_WARNING: OnceFlag = OnceFlag::new();
 static UNBOUNDED_WARNING: OnceFlag = OnceFlag::new();
@@ -103,8 +142,12 @@ unsafe extern "C" fn on_signal(_value: ffi::hsa_signal_value_t, arg: *mut c_void
             HandlerJob::Ordinary(mut summary) => {
                 summary.window = times;
                 summary.passes = vec![PassTimes { start_ns: times.0, end_ns: times.1, restore: None }];
-                if let Some(c) = api::client() {
-                    c.dispatch_done(&summary);
+                // A panicking client must not skip the bookkeeping below: a handler left counted
+                // in flight would make every later drain on the agent wait for it until the bound.
+                if let Some(c) = api::client()
+                    && catch_unwind(AssertUnwindSafe(|| c.dispatch_done(&summary))).is_err()
+                {
+                    tracing::error!("the client's dispatch summary callback panicked");
                 }
                 SIGNALS.give_back(ctx.signal);
                 ctx.queue.in_flight.fetch_sub(1, Ordering::AcqRel);
@@ -160,6 +203,8 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
         write(writer, packets);
         return;
     };
+    refuse_reentrant_submit(q);
+    let _disarmed = super::phase::Disarmed::begin();
     if q.unfenced.load(Ordering::Acquire) {
         fence_earlier_work(rt, q, writer);
     }
@@ -394,7 +439,7 @@ fn capture(rt: Runtime, q: &QueueState) -> Result<Snapshot, DeclineReason> {
         .map_err(|_| DeclineReason::Metadata { regions: tracked.len() + variables.len() })?;
     regions.extend(tracked.iter().map(|a| Region { kind: RegionKind::Allocation, device: a.base, size: a.size }));
     regions.extend(variables);
-    Snapshot::capture(regions, Box::new(HostStore::new()), Box::new(RestoreAll), &RuntimeCopy(rt))
+    Snapshot::capture_tracked(regions, Box::new(HostStore::new()), Box::new(RestoreAll), &RuntimeCopy(rt), &INVENTORY)
 }
 
 fn in_flight_text(agent: u64) -> String {
@@ -407,7 +452,12 @@ fn in_flight_text(agent: u64) -> String {
 
 /// Fences prior work of this queue: a barrier packet and a wait.
 fn drain_queue(rt: Runtime, q: &QueueState, writer: Writer, d: &Dispatch) {
-    let Some(sig) = SIGNALS.take(rt) else { return };
+    let Some(sig) = SIGNALS.take(rt) else {
+        fatal(&format!(
+            "cannot create a completion signal for the queue drain before replaying dispatch {} on agent {} queue {}",
+            d.info.dispatch_id, q.agent_name, q.queue_id
+        ));
+    };
     write(writer, &[barrier_packet(sig)]);
     let bound = *DRAIN_TIMEOUT;
     let deadline = std::time::Instant::now() + bound;
@@ -496,6 +546,7 @@ fn run_pass(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, writer: Writer, befo
 /// completion signal.
 fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn ReplayClient, total: u32, writer: Writer) {
     let guard = ReplayGate::window(&q.lock);
+    let open = OpenWindow::enter(q, d);
     let window_start = monotonic_ns();
     drain_queue(rt, q, writer, d);
     drain_agent(q, d);
@@ -530,6 +581,7 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
             if d.pkt.completion_signal.handle != 0 {
                 write(writer, &[barrier_packet(d.pkt.completion_signal)]);
             }
+            drop(open);
             drop(guard);
             summary.declined = Some(format!("declined: {reason}"));
             summary.window = times;
@@ -596,6 +648,7 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
         write(writer, &[barrier_packet(d.pkt.completion_signal)]);
     }
     let window_end = monotonic_ns();
+    drop(open);
     drop(guard);
     if summary.passes.len() > 1 {
         STATS.replayed.fetch_add(1, Ordering::Relaxed);
@@ -619,5 +672,40 @@ mod tests {
         let h = u16::from_le_bytes([p[0], p[1]]);
         assert_ne!(h & (1 << 8), 0, "barrier bit set");
         assert_eq!(u64::from_le_bytes(p[56..64].try_into().unwrap()), 0xabc, "completion signal at byte 56");
+    }
+
+    struct PanickingSummary;
+
+    impl ReplayClient for PanickingSummary {
+        fn pass_count(&self, _: &kreplay_dispatch_info_t) -> u32 {
+            1
+        }
+        fn dispatch_done(&self, _: &DispatchSummary) {
+            panic!("client failure in dispatch_done");
+        }
+    }
+
+    #[test]
+    fn a_panicking_summary_callback_does_not_leave_the_handler_counted_in_flight() {
+        // The only test of this binary that registers a client (the registration is per process).
+        api::register(Arc::new(PanickingSummary)).unwrap();
+        let q = Arc::new(QueueState {
+            agent: ffi::hsa_agent_t { handle: 0xa9e47 },
+            agent_name: "test".into(),
+            queue: std::ptr::null_mut(),
+            queue_id: 1,
+            lock: super::super::GATE.agent(0xa9e47),
+            in_flight: crate::sync::protocol::AtomicU64::new(1),
+            unfenced: crate::sync::AtomicBool::new(false),
+        });
+        let ctx = Box::new(HandlerCtx {
+            queue: q.clone(),
+            signal: hsa_signal_t { handle: 0x5160 },
+            job: HandlerJob::Ordinary(Box::default()),
+        });
+        // SAFETY: a leaked box, handed over exactly once as `watch` does.
+        let keep = unsafe { on_signal(0, Box::into_raw(ctx).cast()) };
+        assert!(!keep);
+        assert_eq!(q.in_flight.load(Ordering::Acquire), 0, "the handler is no longer counted in flight");
     }
 }

@@ -176,6 +176,9 @@ pub struct RestoreReport {
 /// A complete capture of one agent's memory, owned by the replay window that took it.
 pub struct Snapshot {
     regions: Vec<Region>,
+    /// Per region: the inventory serial of the captured allocation (see
+    /// [`Snapshot::capture_tracked`]); empty or `None` when not known.
+    serials: Vec<Option<u64>>,
     store: Box<dyn SnapshotStore>,
     scope: Box<dyn RestoreScope>,
     stats: CaptureStats,
@@ -202,7 +205,51 @@ impl Snapshot {
         }
         let bytes = store.bytes_held();
         let stats = CaptureStats { regions: regions.len() as u64, bytes, start_ns, end_ns: monotonic_ns() };
-        Ok(Self { regions, store, scope, stats })
+        Ok(Self { regions, serials: Vec::new(), store, scope, stats })
+    }
+
+    /// Like [`Snapshot::capture`], with the allocations checked against `inventory`: each
+    /// allocation region is copied under the inventory read lock, so a concurrent free cannot
+    /// unmap it during the copy (one freed since `regions` was listed is left out: it is no
+    /// longer the application's memory), and the snapshot remembers which allocation it copied,
+    /// so a restore never writes it to a new allocation at the same address.
+    pub fn capture_tracked(
+        regions: Vec<Region>,
+        mut store: Box<dyn SnapshotStore>,
+        scope: Box<dyn RestoreScope>,
+        copier: &dyn DeviceCopy,
+        inventory: &AllocationInventory,
+    ) -> Result<Self, DeclineReason> {
+        let start_ns = monotonic_ns();
+        store.reserve(&regions)?;
+        let mut kept: Vec<Region> = Vec::new();
+        let mut serials: Vec<Option<u64>> = Vec::new();
+        kept.try_reserve_exact(regions.len()).map_err(|_| DeclineReason::Metadata { regions: regions.len() })?;
+        serials.try_reserve_exact(regions.len()).map_err(|_| DeclineReason::Metadata { regions: regions.len() })?;
+        for r in regions {
+            let index = kept.len();
+            let serial = match r.kind {
+                RegionKind::Allocation => match inventory.with_same(r.device, r.size, None, || store.keep(index, &r, copier)) {
+                    Ok((kept_ok, serial)) => {
+                        kept_ok?;
+                        Some(serial)
+                    }
+                    Err(stale) => {
+                        tracing::debug!("snapshot left out the allocation at {:#x} ({} bytes): {stale}", r.device, r.size);
+                        continue;
+                    }
+                },
+                RegionKind::ModuleVariable { .. } => {
+                    store.keep(index, &r, copier)?;
+                    None
+                }
+            };
+            kept.push(r);
+            serials.push(serial);
+        }
+        let bytes = store.bytes_held();
+        let stats = CaptureStats { regions: kept.len() as u64, bytes, start_ns, end_ns: monotonic_ns() };
+        Ok(Self { regions: kept, serials, store, scope, stats })
     }
 
     /// The captured regions.
@@ -216,8 +263,9 @@ impl Snapshot {
     }
 
     /// Writes the captured bytes back. Allocations are re-validated under the inventory read
-    /// lock and skipped with a warning when freed or shrunk; module variables are written
-    /// directly; a failed copy is logged and skipped.
+    /// lock and skipped with a warning when freed, shrunk or (for a snapshot taken with
+    /// [`Snapshot::capture_tracked`]) replaced by a new allocation at the same address; module
+    /// variables are written directly; a failed copy is logged and skipped.
     pub fn restore(&mut self, inventory: &AllocationInventory, copier: &dyn DeviceCopy) -> RestoreReport {
         let mut rep = RestoreReport { start_ns: monotonic_ns(), ..Default::default() };
         self.scope.after_pass(&self.regions, self.store.as_ref(), copier);
@@ -232,14 +280,10 @@ impl Snapshot {
                 Ok(n)
             };
             let outcome = match &r.kind {
-                RegionKind::Allocation => match inventory.with_live(r.device, r.size, write) {
-                    Some(o) => o,
-                    None => {
-                        tracing::warn!(
-                            "restore skipped the allocation at {:#x} ({} bytes): it was freed or shrunk since the snapshot",
-                            r.device,
-                            r.size
-                        );
+                RegionKind::Allocation => match inventory.with_same(r.device, r.size, self.serials.get(i).copied().flatten(), write) {
+                    Ok((o, _)) => o,
+                    Err(stale) => {
+                        tracing::warn!("restore skipped the allocation at {:#x} ({} bytes): {stale}", r.device, r.size);
                         rep.skipped += 1;
                         continue;
                     }

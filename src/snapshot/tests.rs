@@ -124,3 +124,49 @@ fn restore_scope_decides_the_bytes_written_back() {
     assert_eq!(rep.bytes, 4);
     assert_eq!(a, vec![1, 1, 1, 1, 5, 5, 5, 5]);
 }
+
+#[test]
+fn a_tracked_capture_leaves_out_an_allocation_freed_after_listing() {
+    let a = vec![1u8; 16];
+    let b = vec![2u8; 16];
+    let inv = AllocationInventory::new();
+    inv.record(Allocation { base: a.as_ptr() as usize, size: 16, agent: 1 });
+    inv.record(Allocation { base: b.as_ptr() as usize, size: 16, agent: 1 });
+    let regions = vec![alloc_region(&a), alloc_region(&b)];
+    // Freed between the listing of the agent's allocations and the copy: copying it would read
+    // memory the runtime may already have unmapped.
+    inv.forget(a.as_ptr() as usize);
+    let copier = FakeCopy::new(vec![]);
+    let snap = Snapshot::capture_tracked(regions, Box::new(HostStore::new()), Box::new(RestoreAll), &copier, &inv).unwrap();
+    assert_eq!(copier.n.get(), 1, "only the live allocation is copied");
+    assert_eq!(snap.regions(), &[alloc_region(&b)][..]);
+    assert_eq!((snap.stats().regions, snap.stats().bytes), (1, 16));
+}
+
+#[test]
+fn a_new_allocation_at_a_captured_address_is_not_restored_over() {
+    let mut a = vec![1u8; 16];
+    let mut v = vec![7u8; 4];
+    let inv = AllocationInventory::new();
+    inv.record(Allocation { base: a.as_ptr() as usize, size: 16, agent: 1 });
+    let regions = vec![
+        alloc_region(&a),
+        Region { kind: RegionKind::ModuleVariable { name: "g".into() }, device: v.as_ptr() as usize, size: 4 },
+    ];
+    let copier = FakeCopy::new(vec![]);
+    let mut snap = Snapshot::capture_tracked(regions, Box::new(HostStore::new()), Box::new(RestoreAll), &copier, &inv).unwrap();
+    a.fill(5);
+    v.fill(0);
+    let rep = snap.restore(&inv, &copier);
+    assert_eq!((rep.regions, rep.skipped), (2, 0), "the captured allocation itself is restored");
+    assert!(a.iter().all(|&x| x == 1));
+    // Freed, and a new allocation of the same size made at the same address.
+    inv.forget(a.as_ptr() as usize);
+    inv.record(Allocation { base: a.as_ptr() as usize, size: 16, agent: 1 });
+    a.fill(5);
+    v.fill(0);
+    let rep = snap.restore(&inv, &copier);
+    assert_eq!((rep.regions, rep.skipped), (1, 1));
+    assert!(a.iter().all(|&x| x == 5), "the new allocation keeps its contents");
+    assert_eq!(v, vec![7u8; 4], "module variables are still restored");
+}

@@ -5,6 +5,12 @@
  *   continue   5 passes; the continue callback stops after pass 1 (2 passes run)
  *   unbounded  pass count 0; the continue callback stops after pass 3 (4 passes run)
  *   attach     3 passes; checks the localized-control arm window, attaches a barrier packet
+ *   reentrant  3 passes; PASS ENTER of pass 0 dispatches on a new queue of the replaying agent
+ *   nested     3 passes (needs two GPU agents); PASS ENTER of pass 0 attaches a barrier before the
+ *              dispatch, runs a 2-pass replay of another kernel on the other agent, then attaches a
+ *              barrier after the dispatch
+ *   realloc    3 passes; at PASS EXIT of pass 0 frees the buffer in kernarg slot 5 and allocates
+ *              a new buffer at the same address, filled with a pattern the restores must not touch
  *
  * Every mode also checks that a second kreplay_register is refused. It prints
  * "TOOL <key>=<value>" lines and "TOOL FAIL ..." on a broken expectation. */
@@ -23,6 +29,11 @@ static int passes_entered, passes_exited, continue_calls, config_enter, config_e
 static uint64_t dispatch_id;
 static int failures;
 
+/* "realloc" mode: the buffer allocated at the freed victim's address, and its pattern. */
+static uint8_t* replacement;
+#define REPLACEMENT_SIZE 4096
+#define REPLACEMENT_BYTE 0xab
+
 #define TOOL_CHECK(cond, ...)                        \
   do {                                               \
     if (!(cond)) {                                   \
@@ -32,8 +43,121 @@ static int failures;
     }                                                \
   } while (0)
 
+static hsa_status_t find_coarse_pool(hsa_amd_memory_pool_t p, void* data) {
+  hsa_amd_segment_t seg;
+  uint32_t flags = 0;
+  if (hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg) != HSA_STATUS_SUCCESS ||
+      hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &flags) != HSA_STATUS_SUCCESS)
+    return HSA_STATUS_ERROR;
+  if (seg == HSA_AMD_SEGMENT_GLOBAL && (flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED)) {
+    *(hsa_amd_memory_pool_t*)data = p;
+    return HSA_STATUS_INFO_BREAK;
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+/* Frees `victim` and allocates buffers of its size from the agent's coarse-grained pool until one
+ * lands at the same address (the others stay allocated, so the search moves on). */
+static void replace_victim(uint64_t agent_handle, void* victim) {
+  hsa_agent_t agent = {agent_handle};
+  hsa_amd_memory_pool_t pool = {0};
+  hsa_amd_agent_iterate_memory_pools(agent, find_coarse_pool, &pool);
+  TOOL_CHECK(pool.handle != 0, "no coarse-grained pool on the agent");
+  hsa_status_t st = hsa_amd_memory_pool_free(victim);
+  TOOL_CHECK(st == HSA_STATUS_SUCCESS, "freeing the victim buffer: %#x", st);
+  for (int i = 0; i < 4096 && pool.handle && !replacement; i++) {
+    void* p = NULL;
+    st = hsa_amd_memory_pool_allocate(pool, REPLACEMENT_SIZE, 0, &p);
+    TOOL_CHECK(st == HSA_STATUS_SUCCESS, "allocating a replacement: %#x", st);
+    if (st != HSA_STATUS_SUCCESS) return;
+    if (p == victim) replacement = p;
+  }
+  TOOL_CHECK(replacement != NULL, "no allocation reused the freed victim's address");
+  if (replacement) memset(replacement, REPLACEMENT_BYTE, REPLACEMENT_SIZE);
+}
+
+static int replacement_intact(void) {
+  for (int i = 0; i < REPLACEMENT_SIZE; i++)
+    if (replacement[i] != REPLACEMENT_BYTE) return 0;
+  return 1;
+}
+
+/* Dispatches the replayed kernel once more on a new queue of the same agent (from a callback). */
+static void dispatch_on_sibling(const kreplay_dispatch_info_t* d) {
+  hsa_agent_t agent = {d->agent_handle};
+  hsa_queue_t* q = NULL;
+  hsa_status_t st = hsa_queue_create(agent, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX, UINT32_MAX, &q);
+  TOOL_CHECK(st == HSA_STATUS_SUCCESS, "hsa_queue_create: %#x", st);
+  if (st != HSA_STATUS_SUCCESS) return;
+  uint64_t idx = hsa_queue_add_write_index_screlease(q, 1);
+  hsa_kernel_dispatch_packet_t* slot = (hsa_kernel_dispatch_packet_t*)q->base_address + (idx % q->size);
+  memset((char*)slot + 4, 0, sizeof *slot - 4);
+  slot->workgroup_size_x = d->workgroup_size[0];
+  slot->workgroup_size_y = 1;
+  slot->workgroup_size_z = 1;
+  slot->grid_size_x = d->grid_size[0];
+  slot->grid_size_y = 1;
+  slot->grid_size_z = 1;
+  slot->kernel_object = d->kernel_object;
+  slot->kernarg_address = (void*)d->kernarg_address;
+  uint16_t header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
+  uint16_t setup = 1 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
+  __atomic_store_n((uint32_t*)slot, (uint32_t)header | ((uint32_t)setup << 16), __ATOMIC_RELEASE);
+  fprintf(stderr, "TOOL submitting from PASS ENTER\n");
+  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)idx);
+  fprintf(stderr, "TOOL submitted from PASS ENTER\n");
+}
+
+/* "nested" mode: a replay on the other agent, run from the outer loop's PASS ENTER. */
+static int nested_active, nested_passes;
+static kreplay_status_t nested_config_attach = KREPLAY_STATUS_SUCCESS;
+
+static void nop_kernel(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
+  (void)p;
+  (void)user_data;
+}
+
+static hsa_status_t other_gpu(hsa_agent_t a, void* data) {
+  hsa_agent_t* want = (hsa_agent_t*)data;
+  hsa_device_type_t t;
+  if (hsa_agent_get_info(a, HSA_AGENT_INFO_DEVICE, &t) != HSA_STATUS_SUCCESS) return HSA_STATUS_ERROR;
+  if (t == HSA_DEVICE_TYPE_GPU && a.handle != want->handle) {
+    *want = a;
+    return HSA_STATUS_INFO_BREAK;
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+static void replay_on_other_agent(uint64_t replaying_agent) {
+  hsa_agent_t agent = {replaying_agent};
+  hsa_iterate_agents(other_gpu, &agent);
+  TOOL_CHECK(agent.handle != replaying_agent, "no second GPU agent (set VHSA_AGENTS)");
+  if (agent.handle == replaying_agent) return;
+  hsa_queue_t* q = NULL;
+  hsa_status_t st = hsa_queue_create(agent, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX, UINT32_MAX, &q);
+  TOOL_CHECK(st == HSA_STATUS_SUCCESS, "hsa_queue_create on the other agent: %#x", st);
+  if (st != HSA_STATUS_SUCCESS) return;
+  uint64_t idx = hsa_queue_add_write_index_screlease(q, 1);
+  hsa_kernel_dispatch_packet_t* slot = (hsa_kernel_dispatch_packet_t*)q->base_address + (idx % q->size);
+  memset((char*)slot + 4, 0, sizeof *slot - 4);
+  slot->workgroup_size_x = slot->workgroup_size_y = slot->workgroup_size_z = 1;
+  slot->grid_size_x = slot->grid_size_y = slot->grid_size_z = 1;
+  slot->kernel_object = vhsa_native_kernel_create("nop", nop_kernel, NULL);
+  uint16_t header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
+  uint16_t setup = 1 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
+  nested_active = 1;
+  __atomic_store_n((uint32_t*)slot, (uint32_t)header | ((uint32_t)setup << 16), __ATOMIC_RELEASE);
+  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)idx);
+  nested_active = 0;
+}
+
 static uint32_t pass_count(const kreplay_dispatch_info_t* d, void* user_data) {
   (void)user_data;
+  if (nested_active) return 2;
   TOOL_CHECK(d->kernel_name != NULL && strcmp(d->kernel_name, "inc") == 0, "kernel name %s",
              d->kernel_name ? d->kernel_name : "(null)");
   TOOL_CHECK(d->grid_size[0] == 64 && d->workgroup_size[0] == 1, "grid/workgroup sizes");
@@ -44,6 +168,7 @@ static uint32_t pass_count(const kreplay_dispatch_info_t* d, void* user_data) {
 
 static int32_t should_continue(const kreplay_dispatch_info_t* d, uint32_t current, uint32_t total, void* user_data) {
   (void)user_data;
+  if (nested_active) return 1;
   continue_calls++;
   TOOL_CHECK(d->dispatch_id == dispatch_id, "one dispatch id for the whole sequence");
   if (strcmp(mode, "continue") == 0) {
@@ -63,6 +188,11 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
   memset(barrier, 0, sizeof barrier);
   barrier[0] = HSA_PACKET_TYPE_BARRIER_AND;
   barrier[1] = 1; /* barrier bit */
+  if (nested_active) {
+    if (e->kind == KREPLAY_EVENT_CONFIG_ENTER) nested_config_attach = kreplay_pass_attach_packets(barrier, 1, KREPLAY_PACKET_BEFORE);
+    if (e->kind == KREPLAY_EVENT_PASS_EXIT) nested_passes++;
+    return;
+  }
   switch (e->kind) {
     case KREPLAY_EVENT_CONFIG_ENTER:
       config_enter++;
@@ -76,6 +206,22 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
     case KREPLAY_EVENT_PASS_ENTER:
       TOOL_CHECK(e->pass == (uint32_t)passes_entered, "pass index %u, expected %d", e->pass, passes_entered);
       passes_entered++;
+      if (strcmp(mode, "reentrant") == 0 && e->pass == 0) dispatch_on_sibling(e->dispatch);
+      if (strcmp(mode, "nested") == 0 && e->pass == 0) {
+        kreplay_status_t st = kreplay_pass_attach_packets(barrier, 1, KREPLAY_PACKET_BEFORE);
+        TOOL_CHECK(st == KREPLAY_STATUS_SUCCESS, "attach before the nested replay: %s", kreplay_status_string(st));
+        replay_on_other_agent(e->dispatch->agent_handle);
+        TOOL_CHECK(nested_passes == 2, "the nested replay ran %d passes", nested_passes);
+        TOOL_CHECK(nested_config_attach == KREPLAY_STATUS_NOT_ARMED, "attach during the nested CONFIG ENTER: %s",
+                   kreplay_status_string(nested_config_attach));
+        st = kreplay_pass_attach_packets(barrier, 1, KREPLAY_PACKET_AFTER);
+        TOOL_CHECK(st == KREPLAY_STATUS_SUCCESS, "attach after the nested replay: %s", kreplay_status_string(st));
+      }
+      if (strcmp(mode, "realloc") == 0 && e->pass > 0 && replacement) {
+        TOOL_CHECK(replacement_intact(), "the restore before pass %u overwrote a buffer allocated after the snapshot",
+                   e->pass);
+        fprintf(stderr, "TOOL pass=%u replacement_intact=%d\n", e->pass, replacement_intact());
+      }
       if (strcmp(mode, "attach") == 0 && e->pass == 0) {
         kreplay_status_t st = kreplay_pass_attach_packets(barrier, 1, KREPLAY_PACKET_BEFORE);
         TOOL_CHECK(st == KREPLAY_STATUS_SUCCESS, "attach in PASS ENTER: %s", kreplay_status_string(st));
@@ -93,6 +239,10 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
         void* const* k = (void* const*)e->dispatch->kernarg_address;
         hsa_status_t st = hsa_amd_memory_pool_free(k[5]);
         TOOL_CHECK(st == HSA_STATUS_SUCCESS, "freeing the victim buffer: %#x", st);
+      }
+      if (strcmp(mode, "realloc") == 0 && e->pass == 0) {
+        void* const* k = (void* const*)e->dispatch->kernarg_address;
+        replace_victim(e->dispatch->agent_handle, k[5]);
       }
       if (e->stats) {
         fprintf(stderr, "TOOL pass=%u skipped_regions=%llu restored_regions=%llu\n", e->pass,
