@@ -44,6 +44,18 @@ pub mod protocol {
         lock.write_arc()
     }
 
+    /// Takes the reader side, giving up after `bound`.
+    #[cfg(not(loom))]
+    pub fn read_for(lock: &GateLock, bound: std::time::Duration) -> Option<ReadGuard> {
+        lock.try_read_arc_for(bound)
+    }
+
+    /// Takes the writer side, giving up after `bound`.
+    #[cfg(not(loom))]
+    pub fn write_for(lock: &GateLock, bound: std::time::Duration) -> Option<WriteGuard> {
+        lock.try_write_arc_for(bound)
+    }
+
     /// An agent's reader/writer lock.
     #[cfg(loom)]
     pub type GateLock = loom::sync::Arc<loom::sync::RwLock<()>>;
@@ -93,6 +105,17 @@ pub mod protocol {
             std::mem::transmute::<loom::sync::RwLockWriteGuard<'_, ()>, loom::sync::RwLockWriteGuard<'static, ()>>(guard)
         };
         WriteGuard { _guard: guard, _lock: lock }
+    }
+    /// Takes the reader side (loom models have no clock: waits without a bound).
+    #[cfg(loom)]
+    pub fn read_for(lock: &GateLock, _bound: std::time::Duration) -> Option<ReadGuard> {
+        Some(read(lock))
+    }
+
+    /// Takes the writer side (loom models have no clock: waits without a bound).
+    #[cfg(loom)]
+    pub fn write_for(lock: &GateLock, _bound: std::time::Duration) -> Option<WriteGuard> {
+        Some(write(lock))
     }
 }
 

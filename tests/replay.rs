@@ -105,6 +105,23 @@ fn a_callback_submitting_on_the_replaying_agent_ends_in_a_fatal_message_not_a_ha
 }
 
 #[test]
+fn callbacks_of_two_windows_submitting_on_each_others_agents_end_in_a_fatal_message_not_a_hang() {
+    let tool = test_tool(&[]);
+    let mut c = command(&app("concurrent", &[]), &[&tool]);
+    c.args(["agents", "3"])
+        .env("VHSA_AGENTS", "gfx942,gfx90a")
+        .env("KREPLAY_TEST_TOOL", "cross")
+        .env("KREPLAY_DRAIN_TIMEOUT_MS", "300");
+    let out = c.output().unwrap();
+    let err = stderr(&out);
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{err}");
+    assert_eq!(err.matches("TOOL cross submitting").count(), 2, "both windows were open: {err}");
+    assert!(err.contains("kreplay: fatal: a replay callback of dispatch"), "{err}");
+    assert!(err.contains("callbacks of two windows that submit on each other's agents would wait forever"), "{err}");
+}
+
+#[test]
 fn a_replay_nested_in_pass_enter_keeps_the_outer_loops_localized_control() {
     let tool = test_tool(&[]);
     let mut c = command(&app("replay", &[]), &[&tool]);

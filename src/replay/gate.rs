@@ -44,6 +44,16 @@ impl ReplayGate {
     pub fn submit(lock: &AgentLock) -> SubmitGuard {
         protocol::read(lock)
     }
+
+    /// Enters a replay window on `lock`, giving up after `bound` (`None`).
+    pub fn window_for(lock: &AgentLock, bound: std::time::Duration) -> Option<WindowGuard> {
+        protocol::write_for(lock, bound)
+    }
+
+    /// Enters an ordinary submit on `lock`, giving up after `bound` (`None`).
+    pub fn submit_for(lock: &AgentLock, bound: std::time::Duration) -> Option<SubmitGuard> {
+        protocol::read_for(lock, bound)
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The write interceptor's slow path: the normal (tracked) submit and the replay window.
 
 use super::drain::{self, Completion};
-use super::gate::ReplayGate;
+use super::gate::{ReplayGate, SubmitGuard, WindowGuard};
 use super::phase::{ArmGuard, LoopScope};
 use super::{DRAIN_TIMEOUT, INVENTORY, NAMES, QUEUES, QueueState, SIGNALS, STATS, coverage};
 use crate::api::{
@@ -58,6 +58,44 @@ fn refuse_reentrant_submit(q: &QueueState) {
              must not submit work on the replaying agent.",
             q.agent_name, q.queue_id
         ));
+    }
+}
+
+/// The replay window this thread holds, if any (its callbacks are running).
+fn innermost_open_window() -> Option<WindowMark> {
+    OPEN_WINDOWS.with(|w| w.borrow().last().copied())
+}
+
+/// Ends a bounded wait for another agent's lock taken from inside a window this thread holds:
+/// two windows whose callbacks submit on each other's agent would otherwise wait forever.
+fn cross_window_deadlock(q: &QueueState, (agent, dispatch, window_queue): WindowMark, what: &str) -> ! {
+    fatal(&format!(
+        "a replay callback of dispatch {dispatch} (agent {agent:#x}, queue {window_queue}) waited {} ms to {what} on queue {} \
+         of agent {} ({:#x}), whose lock another replay window holds; callbacks of two windows that submit on each other's \
+         agents would wait forever. Raise KREPLAY_DRAIN_TIMEOUT_MS if that window is legitimately long.",
+        DRAIN_TIMEOUT.as_millis(),
+        q.queue_id,
+        q.agent_name,
+        q.agent.handle
+    ))
+}
+
+/// Takes `q`'s agent lock for an ordinary submit. Unbounded on an application thread (a window
+/// ends); bounded by `KREPLAY_DRAIN_TIMEOUT_MS` when this thread is inside a window of its own.
+fn enter_submit(q: &QueueState) -> SubmitGuard {
+    match innermost_open_window() {
+        None => ReplayGate::submit(&q.lock),
+        Some(mark) => ReplayGate::submit_for(&q.lock, *DRAIN_TIMEOUT)
+            .unwrap_or_else(|| cross_window_deadlock(q, mark, "submit")),
+    }
+}
+
+/// Takes `q`'s agent lock for a replay window, bounded like [`enter_submit`].
+fn enter_window(q: &QueueState) -> WindowGuard {
+    match innermost_open_window() {
+        None => ReplayGate::window(&q.lock),
+        Some(mark) => ReplayGate::window_for(&q.lock, *DRAIN_TIMEOUT)
+            .unwrap_or_else(|| cross_window_deadlock(q, mark, "open a replay window")),
     }
 }
 
@@ -218,7 +256,7 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
                 );
             }
         }
-        let _submit = ReplayGate::submit(&q.lock);
+        let _submit = enter_submit(q);
         *forwarded = true;
         write(writer, packets);
         if let Some(sig) = SIGNALS.take(rt)
@@ -228,7 +266,7 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
         return;
     }
     if packet_type(&packets[0]) != ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH {
-        let _submit = ReplayGate::submit(&q.lock);
+        let _submit = enter_submit(q);
         *forwarded = true;
         write(writer, packets);
         return;
@@ -250,7 +288,7 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
     match plan {
         None => {
             dispatch.event(client.as_ref(), kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, passes, None);
-            let _submit = ReplayGate::submit(&q.lock);
+            let _submit = enter_submit(q);
             *forwarded = true;
             submit_ordinary(rt, q, &dispatch, writer, None);
         }
@@ -261,7 +299,7 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
             STATS.declined.fetch_add(1, Ordering::Relaxed);
             let stats = ReplayStats::declined(&reason);
             dispatch.event(client.as_ref(), kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, passes, Some(&stats.c));
-            let _submit = ReplayGate::submit(&q.lock);
+            let _submit = enter_submit(q);
             *forwarded = true;
             submit_ordinary(rt, q, &dispatch, writer, Some(format!("declined: {reason}")));
         }
@@ -278,7 +316,7 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
 /// runtime calls a queue's interceptor for one submission at a time, so nothing earlier can
 /// follow it). On failure the mark stays and replays on the agent keep declining.
 fn fence_earlier_work(rt: Runtime, q: &Arc<QueueState>, writer: Writer) {
-    let _submit = ReplayGate::submit(&q.lock);
+    let _submit = enter_submit(q);
     let Some(sig) = SIGNALS.take(rt) else { return };
     if !watch(rt, q, sig, HandlerJob::Batch) {
         SIGNALS.give_back(sig);
@@ -545,7 +583,7 @@ fn run_pass(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, writer: Writer, befo
 /// The replay window. Holds the agent's writer lock from the drains to the application's
 /// completion signal.
 fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn ReplayClient, total: u32, writer: Writer) {
-    let guard = ReplayGate::window(&q.lock);
+    let guard = enter_window(q);
     let open = OpenWindow::enter(q, d);
     let window_start = monotonic_ns();
     drain_queue(rt, q, writer, d);

@@ -11,6 +11,8 @@
  *              barrier after the dispatch
  *   realloc    3 passes; at PASS EXIT of pass 0 frees the buffer in kernarg slot 5 and allocates
  *              a new buffer at the same address, filled with a pattern the restores must not touch
+ *   cross      3 passes (two GPU agents, two application threads replaying at once); PASS ENTER
+ *              of pass 0 waits until both windows are open, then dispatches on the other agent
  *
  * Every mode also checks that a second kreplay_register is refused. It prints
  * "TOOL <key>=<value>" lines and "TOOL FAIL ..." on a broken expectation. */
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kreplay.h"
 #include "vhsa.h"
@@ -216,6 +219,13 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
                    kreplay_status_string(nested_config_attach));
         st = kreplay_pass_attach_packets(barrier, 1, KREPLAY_PACKET_AFTER);
         TOOL_CHECK(st == KREPLAY_STATUS_SUCCESS, "attach after the nested replay: %s", kreplay_status_string(st));
+      }
+      if (strcmp(mode, "cross") == 0 && e->pass == 0) {
+        static int open_windows;
+        __atomic_add_fetch(&open_windows, 1, __ATOMIC_SEQ_CST);
+        for (int i = 0; i < 10000 && __atomic_load_n(&open_windows, __ATOMIC_SEQ_CST) < 2; i++) usleep(1000);
+        fprintf(stderr, "TOOL cross submitting\n");
+        replay_on_other_agent(e->dispatch->agent_handle);
       }
       if (strcmp(mode, "realloc") == 0 && e->pass > 0 && replacement) {
         TOOL_CHECK(replacement_intact(), "the restore before pass %u overwrote a buffer allocated after the snapshot",

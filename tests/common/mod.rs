@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 
-/// `test_support::vhsa_lib_dir` (also called by `compile_c`) replaces a symlink through a
-/// temporary name unique per process only, so calls from parallel test threads are serialized.
+/// Compiling and the first `test_support::vhsa_lib_dir` call are serialized between the test
+/// threads of one binary, so each application is built once.
 static SETUP: Mutex<()> = Mutex::new(());
 
 fn vhsa_dir() -> &'static PathBuf {
