@@ -222,7 +222,7 @@ unsafe extern "C" fn hsa_amd_queue_intercept_create_impl(
     type_: hsa_queue_type32_t,
     callback: QueueCallback,
     data: *mut c_void,
-    _private_segment_size: u32,
+    private_segment_size: u32,
     _group_segment_size: u32,
     queue: *mut *mut hsa_queue_t,
 ) -> hsa_status_t {
@@ -231,6 +231,8 @@ unsafe extern "C" fn hsa_amd_queue_intercept_create_impl(
         if queue.is_null() {
             return Err(Error::InvalidArgument("queue is NULL"));
         }
+        // The real runtime creates the wrapped queue through hsa_queue_create's checks.
+        crate::queue::validate(agent.handle, size, type_, private_segment_size)?;
         let q = create(agent, size, type_, callback, data)?;
         crate::boundary::write_out(queue, q, "queue is NULL")
     })

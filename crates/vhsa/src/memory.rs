@@ -79,6 +79,9 @@ fn record(base: *mut u8, size: usize, owner: u64, global_flags: u32, device: boo
     );
 }
 
+/// Pool allocation flags: STANDARD 0, PCIE 1 << 0, CONTIGUOUS 1 << 1, then the newer ones.
+const KNOWN_FLAGS: u32 = 1 | 2 | HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG | HSA_AMD_MEMORY_POOL_UNCACHED_FLAG;
+
 /// Allocates `size` bytes owned by pool `pool` (flags: `hsa_amd_memory_pool_allocate` flags).
 fn allocate_in_pool(pool: &crate::topology::Pool, size: usize, flags: u32) -> Result<*mut u8> {
     if size == 0 {
@@ -87,12 +90,9 @@ fn allocate_in_pool(pool: &crate::topology::Pool, size: usize, flags: u32) -> Re
     if size as u64 > pool.size {
         return Err(Error::InvalidAllocation("size exceeds the pool's maximum allocation size"));
     }
-    // STANDARD 0, PCIE 1 << 0, CONTIGUOUS 1 << 1, then the newer flags.
-    let known = 1 | 2
-        | HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG
-        | HSA_AMD_MEMORY_POOL_UNCACHED_FLAG;
-    if flags & !known != 0 {
-        return Err(Error::InvalidArgument("unknown allocation flags"));
+    // Like the real runtime, flags this runtime does not know (newer ones) are ignored.
+    if flags & !KNOWN_FLAGS != 0 {
+        tracing::debug!("hsa_amd_memory_pool_allocate: ignoring unknown flags {:#x}", flags & !KNOWN_FLAGS);
     }
     let p = map(size, flags & HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG != 0)?;
     record(p, size, pool.owner, pool.global_flags(), pool.kind == PoolKind::Device, Origin::Mapped);
@@ -127,7 +127,12 @@ fn free(ptr: *mut u8) -> Result<()> {
         let mut m = ALLOCATIONS.write();
         match m.get(&(ptr as usize)) {
             Some(a) if a.origin == Origin::Mapped => m.remove(&(ptr as usize)).unwrap(),
-            _ => return Err(Error::InvalidArgument("pointer is not the base of an allocation of this runtime")),
+            // The real runtime's status for a pointer it did not allocate.
+            _ => {
+                return Err(Error::InvalidAllocation(
+                    "pointer is not the base of a live allocation of this runtime (pass the pointer the allocation returned)",
+                ));
+            }
         }
     };
     // SAFETY: the mapping was created by `map` with this base and size.
@@ -278,8 +283,8 @@ unsafe extern "C" fn hsa_amd_memory_pool_allocate_impl(
 ) -> hsa_status_t {
     status_call("hsa_amd_memory_pool_allocate", || {
         ensure_open()?;
-        if ptr.is_null() {
-            return Err(Error::InvalidArgument("ptr is NULL"));
+        if ptr.is_null() || size == 0 {
+            return Err(Error::InvalidArgument("ptr is NULL or size is 0"));
         }
         let p = crate::topology::pool(pool.handle).ok_or(Error::InvalidPool(pool.handle))?;
         if crate::fault::pool_allocation_fails() {
@@ -300,8 +305,8 @@ unsafe extern "C" fn hsa_amd_memory_pool_free_impl(ptr: *mut c_void) -> hsa_stat
 unsafe extern "C" fn hsa_memory_allocate_impl(region: hsa_region_t, size: usize, ptr: *mut *mut c_void) -> hsa_status_t {
     status_call("hsa_memory_allocate", || {
         ensure_open()?;
-        if ptr.is_null() {
-            return Err(Error::InvalidArgument("ptr is NULL"));
+        if ptr.is_null() || size == 0 {
+            return Err(Error::InvalidArgument("ptr is NULL or size is 0"));
         }
         let p = crate::topology::pool(region.handle).ok_or(Error::InvalidRegion(region.handle))?;
         let m = allocate_in_pool(p, size, 0)?;
@@ -347,6 +352,9 @@ unsafe extern "C" fn hsa_amd_memory_async_copy_impl(
         if dst.is_null() || src.is_null() {
             return Err(Error::InvalidArgument("dst or src is NULL"));
         }
+        if (num_dep_signals == 0) != dep_signals.is_null() {
+            return Err(Error::InvalidArgument("dep_signals must be NULL exactly when num_dep_signals is 0"));
+        }
         crate::topology::agent(dst_agent.handle)?;
         crate::topology::agent(src_agent.handle)?;
         let deps = c_slice(dep_signals, num_dep_signals as usize, "dep_signals is NULL")?;
@@ -354,6 +362,10 @@ unsafe extern "C" fn hsa_amd_memory_async_copy_impl(
             crate::signal::get(d.handle)?;
         }
         crate::signal::get(completion_signal.handle)?;
+        if size == 0 {
+            // As in the real runtime: nothing is copied and the completion signal is untouched.
+            return Ok(());
+        }
         if crate::fault::copy_fails() {
             return Err(Error::Failed("injected copy failure (VHSA_FAULTS copy_count)".into()));
         }
@@ -417,11 +429,14 @@ unsafe extern "C" fn hsa_amd_pointer_info_impl(
 ) -> hsa_status_t {
     status_call("hsa_amd_pointer_info", || {
         ensure_open()?;
-        if info.is_null() {
-            return Err(Error::InvalidArgument("info is NULL"));
+        if ptr.is_null() || info.is_null() {
+            return Err(Error::InvalidArgument("ptr or info is NULL"));
         }
         // SAFETY: non-NULL; the caller sets `size` before the call.
         let caller_size = unsafe { (*info).size } as usize;
+        if caller_size == 0 {
+            return Err(Error::InvalidArgument("info->size is 0: set it to sizeof(hsa_amd_pointer_info_t)"));
+        }
         let ours = std::mem::size_of::<hsa_amd_pointer_info_t>();
         let mut out = hsa_amd_pointer_info_t { size: caller_size.min(ours) as u32, ..Default::default() };
         let found = find(ptr as usize);
@@ -450,11 +465,13 @@ unsafe extern "C" fn hsa_amd_pointer_info_impl(
                 (out.size as usize).max(std::mem::size_of::<u32>()),
             )
         };
-        if !num_agents_accessible.is_null() || !accessible.is_null() {
-            if num_agents_accessible.is_null() || accessible.is_null() {
-                return Err(Error::InvalidArgument("num_agents_accessible and accessible must both be NULL or both set"));
-            }
-            let alloc = alloc.ok_or(Error::InvalidArgument("alloc is NULL but accessible agents were requested"))?;
+        // As in the real runtime: the list is produced only when all three of alloc, the count
+        // and the list pointer are given, and never for memory the runtime does not know.
+        if let Some(alloc) = alloc
+            && found.is_some()
+            && !num_agents_accessible.is_null()
+            && !accessible.is_null()
+        {
             // SAFETY: the caller's allocator.
             let list = unsafe { alloc(agents.len().max(1) * std::mem::size_of::<hsa_agent_t>()) }.cast::<hsa_agent_t>();
             if list.is_null() {
@@ -485,20 +502,17 @@ unsafe extern "C" fn hsa_amd_pointer_info_set_userdata_impl(ptr: *const c_void, 
 unsafe extern "C" fn hsa_amd_agents_allow_access_impl(
     num_agents: u32,
     agents: *const hsa_agent_t,
-    _flags: *const u32,
+    flags: *const u32,
     ptr: *const c_void,
 ) -> hsa_status_t {
     status_call("hsa_amd_agents_allow_access", || {
         ensure_open()?;
-        if num_agents == 0 {
-            return Err(Error::InvalidArgument("num_agents is 0"));
+        if num_agents == 0 || agents.is_null() || !flags.is_null() || ptr.is_null() {
+            return Err(Error::InvalidArgument("num_agents is 0, agents or ptr is NULL, or flags is not NULL (reserved)"));
         }
         let list = c_slice(agents, num_agents as usize, "agents is NULL")?;
         for a in list {
             crate::topology::agent(a.handle)?;
-        }
-        if ptr.is_null() {
-            return Err(Error::InvalidArgument("ptr is NULL"));
         }
         let Some((base, _)) = find(ptr as usize) else {
             // Memory not allocated by the runtime (system memory) is accessible already.

@@ -5,7 +5,8 @@
 //! INVALID (woken by the doorbell, re-checking at least every 100 ms), executes the packet,
 //! decrements its completion signal, sets the slot INVALID and advances the read index. Packets
 //! are executed one at a time, so the barrier bit and fences are honoured by construction.
-//! Bad packets are reported through the queue's error callback and skipped.
+//! A bad packet suspends the queue, as on hardware, and is reported through the queue's error
+//! callback with the status the real runtime maps the packet processor's error to.
 
 use crate::boundary::{status_call, value_call, write_out};
 use crate::error::{Error, Result};
@@ -89,7 +90,10 @@ impl Queue {
         crate::signal::lookup(self.hsa.doorbell_signal.handle)
     }
 
+    /// A packet error: the queue is suspended (no later packet runs, as on hardware), then the
+    /// error callback is told.
     fn report(&self, status: hsa_status_t) {
+        self.inactive.store(true, Ordering::SeqCst);
         if let Some(cb) = self.error_callback {
             // SAFETY: the application's callback with its own data.
             unsafe { cb(status, self.as_hsa(), self.error_data as *mut c_void) };
@@ -148,23 +152,43 @@ pub(crate) struct QueueSpec {
     pub(crate) intercept: Option<crate::intercept::Intercept>,
 }
 
-fn validate(agent: u64, size: u32, queue_type: u32) -> Result<()> {
-    let a = crate::topology::agent(agent)?;
-    if a.kind != AgentKind::Gpu {
-        return Err(Error::InvalidAgent(agent));
-    }
-    if !size.is_power_of_two() || !(MIN_SIZE..=MAX_SIZE).contains(&size) {
-        return Err(Error::InvalidArgument("queue size must be a power of two within the agent's QUEUE_MIN_SIZE..QUEUE_MAX_SIZE"));
+/// Checks queue-creation arguments in the real runtime's order and with its statuses: argument
+/// errors first, then the agent; the CPU has no packet processor (`HSA_STATUS_ERROR`); a size
+/// above QUEUE_MAX_SIZE is out of resources, below QUEUE_MIN_SIZE an invalid argument.
+pub(crate) fn validate(agent: u64, size: u32, queue_type: u32, private_segment_size: u32) -> Result<()> {
+    if size == 0 || !size.is_power_of_two() {
+        return Err(Error::InvalidArgument("queue size must be a power of two"));
     }
     if queue_type > HSA_QUEUE_TYPE_COOPERATIVE {
         return Err(Error::InvalidArgument("unknown queue type"));
     }
+    let a = crate::topology::agent(agent)?;
+    if a.kind != AgentKind::Gpu {
+        return Err(Error::Failed(format!(
+            "agent {agent:#x} is a CPU and has no packet processor: create queues on a GPU agent"
+        )));
+    }
+    if size > MAX_SIZE {
+        return Err(Error::OutOfResources(format!("queue size {size} exceeds the agent's QUEUE_MAX_SIZE {MAX_SIZE}")));
+    }
+    if size < MIN_SIZE {
+        return Err(Error::InvalidArgument("queue size is below the agent's QUEUE_MIN_SIZE"));
+    }
+    if private_segment_size != u32::MAX && private_segment_size > MAX_PRIVATE_SEGMENT {
+        return Err(Error::OutOfResources(format!(
+            "private segment size {private_segment_size} exceeds {MAX_PRIVATE_SEGMENT} bytes per work-item"
+        )));
+    }
     Ok(())
 }
 
+/// Largest private segment (scratch) size per work-item a queue accepts (`u32::MAX` means the
+/// agent's default).
+const MAX_PRIVATE_SEGMENT: u32 = 262_128;
+
 /// Creates a queue (not through the API table) and returns its `hsa_queue_t*`.
 pub(crate) fn create(spec: QueueSpec) -> Result<*mut hsa_queue_t> {
-    validate(spec.agent, spec.size, spec.queue_type)?;
+    validate(spec.agent, spec.size, spec.queue_type, 0)?;
     let ring = allocate_ring(spec.size)?;
     let doorbell = match crate::signal::create(-1) {
         Ok(d) => d,
@@ -295,7 +319,10 @@ fn process(q: &Queue) {
             }
             continue;
         }
-        execute(q, slot, header, &mut cache, &mut warned_unknown);
+        if !execute(q, slot, header, &mut cache, &mut warned_unknown) {
+            // A packet error suspended the queue: the packet stays where it is.
+            continue;
+        }
         Queue::header(slot).store(INVALID_HEADER, Ordering::Release);
         q.read_index().store(idx + 1, Ordering::Release);
     }
@@ -340,23 +367,28 @@ fn wait_barrier(q: &Queue, deps: &[u64], any: bool) {
     }
 }
 
+/// Executes one packet; false when it was bad (reported, queue suspended, not completed).
 fn execute(
     q: &Queue,
     slot: *mut u8,
     header: u16,
     cache: &mut Option<(u64, &'static crate::native::NativeKernel)>,
     warned_unknown: &mut bool,
-) {
+) -> bool {
     let start = if q.profiling.load(Ordering::Relaxed) { crate::topology::now_ns() } else { 0 };
     match packet_type(header) {
         HSA_PACKET_TYPE_KERNEL_DISPATCH => {
             let pkt = slot.cast::<hsa_kernel_dispatch_packet_t>().cast_const();
             // SAFETY: the slot holds a dispatch packet written by the application.
             let (setup, object) = unsafe { ((*pkt).setup, (*pkt).kernel_object) };
-            let dims = setup & 3;
-            if dims == 0 || object == 0 {
-                q.report(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT);
-                return;
+            // The statuses the real runtime maps the packet processor's errors to.
+            if setup & 3 == 0 {
+                q.report(HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS);
+                return false;
+            }
+            if object == 0 {
+                q.report(HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
+                return false;
             }
             let kernel = match cache {
                 Some((o, k)) if *o == object => Some(*k),
@@ -376,7 +408,7 @@ fn execute(
                     let _ = std::panic::catch_unwind(|| unsafe { (k.function)(pkt, k.user_data as *mut c_void) });
                     crate::stats::DISPATCHES.fetch_add(1, Ordering::Relaxed);
                     complete(q, slot, start);
-                    return;
+                    return true;
                 }
                 None => {
                     if !*warned_unknown {
@@ -423,15 +455,20 @@ fn execute(
                         }
                     }
                 }
+            } else {
+                // Unsupported vendor packet format.
+                q.report(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT);
+                return false;
             }
         }
-        HSA_PACKET_TYPE_AGENT_DISPATCH => {}
+        // Agent dispatch is not a feature of kernel-dispatch queues; other types are invalid.
         _ => {
             q.report(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT);
-            return;
+            return false;
         }
     }
     complete(q, slot, start);
+    true
 }
 
 // ---- the C entries ---------------------------------------------------------------------------
@@ -444,7 +481,7 @@ unsafe extern "C" fn hsa_queue_create_impl(
     type_: hsa_queue_type32_t,
     callback: QueueCallback,
     data: *mut c_void,
-    _private_segment_size: u32,
+    private_segment_size: u32,
     _group_segment_size: u32,
     queue: *mut *mut hsa_queue_t,
 ) -> hsa_status_t {
@@ -453,6 +490,7 @@ unsafe extern "C" fn hsa_queue_create_impl(
         if queue.is_null() {
             return Err(Error::InvalidArgument("queue is NULL"));
         }
+        validate(agent.handle, size, type_, private_segment_size)?;
         let q = create(QueueSpec {
             agent: agent.handle,
             size,
@@ -613,6 +651,9 @@ unsafe extern "C" fn hsa_amd_queue_cu_set_mask_impl(queue: *const hsa_queue_t, n
         ensure_open()?;
         lookup(queue)?;
         crate::boundary::c_slice(cu_mask, num_cu_mask_count as usize, "cu_mask is NULL")?;
+        if !num_cu_mask_count.is_multiple_of(32) {
+            return Err(Error::InvalidArgument("num_cu_mask_count counts bits and must be a multiple of 32"));
+        }
         Ok(())
     })
 }

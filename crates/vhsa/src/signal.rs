@@ -109,8 +109,12 @@ impl Signal {
         let mut g = self.lock.lock();
         let v = loop {
             let v = self.value.load(Ordering::SeqCst);
-            if cond(v) || !self.live.load(Ordering::Acquire) {
+            if cond(v) {
                 break v;
+            }
+            if !self.live.load(Ordering::Acquire) {
+                // Destroyed while waiting: the real runtime returns 0.
+                break 0;
             }
             match deadline {
                 Some(d) => {
@@ -159,8 +163,12 @@ pub(crate) fn lookup(handle: u64) -> Option<&'static Signal> {
     }
 }
 
-/// Like [`lookup`], as an error.
+/// Like [`lookup`], as an error: as in the real runtime, handle 0 is an invalid argument and
+/// any other unknown handle an invalid signal.
 pub(crate) fn get(handle: u64) -> Result<&'static Signal> {
+    if handle == 0 {
+        return Err(Error::InvalidArgument("signal handle is 0"));
+    }
     lookup(handle).ok_or(Error::InvalidSignal(handle))
 }
 
@@ -249,8 +257,18 @@ fn deadline_from_ticks(timeout: u64) -> Option<Instant> {
     }
 }
 
+/// True for the four conditions HSA defines.
+fn known_condition(cond: hsa_signal_condition_t) -> bool {
+    cond <= HSA_SIGNAL_CONDITION_GTE
+}
+
 /// Waits on one signal with an HSA condition; `timeout` in nanoseconds (`u64::MAX` = forever).
+/// An unknown condition returns 0 at once, as in the real runtime.
 pub(crate) fn wait_condition(s: &Signal, cond: hsa_signal_condition_t, compare: i64, timeout: u64) -> i64 {
+    if !known_condition(cond) {
+        tracing::debug!("signal wait: unknown condition {cond}; returning 0");
+        return 0;
+    }
     s.wait(|v| condition_holds(cond, v, compare), deadline_from_ticks(timeout))
 }
 
@@ -267,7 +285,11 @@ unsafe extern "C" fn hsa_signal_create_impl(
         if signal.is_null() {
             return Err(Error::InvalidArgument("signal is NULL"));
         }
-        for a in crate::boundary::c_slice(consumers, num_consumers as usize, "consumers is NULL")? {
+        let consumers = crate::boundary::c_slice(consumers, num_consumers as usize, "consumers is NULL")?;
+        for (i, a) in consumers.iter().enumerate() {
+            if consumers[..i].iter().any(|b| b.handle == a.handle) {
+                return Err(Error::InvalidArgument("consumers lists an agent twice"));
+            }
             crate::topology::agent(a.handle)?;
         }
         write_out(signal, create(initial)?, "signal is NULL")
@@ -426,7 +448,8 @@ wait_fn!(hsa_signal_wait_relaxed_impl);
 wait_fn!(hsa_signal_wait_scacquire_impl);
 
 /// Waits until any of `signals` satisfies its condition; returns its index, or `u32::MAX` on
-/// timeout.
+/// timeout. As in the real runtime, the scan (in list order) also ends with `u32::MAX` at a
+/// signal with an unknown condition or one destroyed meanwhile.
 fn wait_any(signals: &[(&'static Signal, hsa_signal_condition_t, i64)], timeout: u64) -> (u32, i64) {
     let deadline = deadline_from_ticks(timeout);
     for (s, _, _) in signals {
@@ -438,6 +461,9 @@ fn wait_any(signals: &[(&'static Signal, hsa_signal_condition_t, i64)], timeout:
             .iter()
             .enumerate()
             .find_map(|(i, (s, c, cmp))| {
+                if !known_condition(*c) || !s.live.load(Ordering::Acquire) {
+                    return Some((u32::MAX, 0));
+                }
                 let v = s.load();
                 condition_holds(*c, v, *cmp).then_some((i as u32, v))
             })
@@ -512,6 +538,9 @@ unsafe extern "C" fn hsa_signal_group_create_impl(
         if group.is_null() {
             return Err(Error::InvalidArgument("signal_group is NULL"));
         }
+        if num_signals == 0 {
+            return Err(Error::InvalidArgument("num_signals is 0: a signal group needs at least one signal"));
+        }
         let list = crate::boundary::c_slice(signals, num_signals as usize, "signals is NULL")?;
         for s in list {
             get(s.handle)?;
@@ -561,6 +590,9 @@ unsafe extern "C" fn hsa_signal_group_wait_any_impl(
             list.push((get(*h)?, c[i], v[i]));
         }
         let (i, val) = wait_any(&list, u64::MAX);
+        if i == u32::MAX {
+            return Err(Error::InvalidArgument("a condition is unknown or a signal of the group was destroyed"));
+        }
         write_out(signal, hsa_signal_t { handle: handles[i as usize] }, "signal is NULL")?;
         write_out(value, val, "value is NULL")
     })

@@ -3,6 +3,9 @@
 use hsa_abi::ffi::*;
 use std::ffi::CStr;
 
+/// `HSA_STATUS_ERROR_OUT_OF_REGISTERS` (newer than the installed headers).
+pub(crate) const STATUS_ERROR_OUT_OF_REGISTERS: hsa_status_t = 45;
+
 /// The description of `status`, or `None` for a code the runtime does not define.
 pub(crate) fn describe(status: hsa_status_t) -> Option<&'static CStr> {
     Some(match status {
@@ -46,6 +49,18 @@ pub(crate) fn describe(status: hsa_status_t) -> Option<&'static CStr> {
         HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION => c"HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION: a kernel executed an illegal instruction.",
         HSA_STATUS_ERROR_MEMORY_FAULT => c"HSA_STATUS_ERROR_MEMORY_FAULT: a kernel accessed memory it may not access.",
         HSA_STATUS_CU_MASK_REDUCED => c"HSA_STATUS_CU_MASK_REDUCED: the CU mask was reduced to the available compute units.",
+        STATUS_ERROR_OUT_OF_REGISTERS => c"HSA_STATUS_ERROR_OUT_OF_REGISTERS: a kernel needs more registers than the agent has.",
+        HSA_EXT_STATUS_ERROR_INVALID_PROGRAM => c"HSA_EXT_STATUS_ERROR_INVALID_PROGRAM: the program is invalid.",
+        HSA_EXT_STATUS_ERROR_INVALID_MODULE => c"HSA_EXT_STATUS_ERROR_INVALID_MODULE: the module is invalid.",
+        HSA_EXT_STATUS_ERROR_INCOMPATIBLE_MODULE => c"HSA_EXT_STATUS_ERROR_INCOMPATIBLE_MODULE: the module does not match the program's machine model or profile.",
+        HSA_EXT_STATUS_ERROR_MODULE_ALREADY_INCLUDED => c"HSA_EXT_STATUS_ERROR_MODULE_ALREADY_INCLUDED: the module is already part of the program.",
+        HSA_EXT_STATUS_ERROR_SYMBOL_MISMATCH => c"HSA_EXT_STATUS_ERROR_SYMBOL_MISMATCH: a symbol's declaration and definition differ.",
+        HSA_EXT_STATUS_ERROR_FINALIZATION_FAILED => c"HSA_EXT_STATUS_ERROR_FINALIZATION_FAILED: the finalizer failed.",
+        HSA_EXT_STATUS_ERROR_DIRECTIVE_MISMATCH => c"HSA_EXT_STATUS_ERROR_DIRECTIVE_MISMATCH: a directive contradicts the finalizer's arguments.",
+        HSA_EXT_STATUS_ERROR_IMAGE_FORMAT_UNSUPPORTED => c"HSA_EXT_STATUS_ERROR_IMAGE_FORMAT_UNSUPPORTED: the image format is not supported.",
+        HSA_EXT_STATUS_ERROR_IMAGE_SIZE_UNSUPPORTED => c"HSA_EXT_STATUS_ERROR_IMAGE_SIZE_UNSUPPORTED: the image size is not supported.",
+        HSA_EXT_STATUS_ERROR_IMAGE_PITCH_UNSUPPORTED => c"HSA_EXT_STATUS_ERROR_IMAGE_PITCH_UNSUPPORTED: the image pitch is not supported or invalid.",
+        HSA_EXT_STATUS_ERROR_SAMPLER_DESCRIPTOR_UNSUPPORTED => c"HSA_EXT_STATUS_ERROR_SAMPLER_DESCRIPTOR_UNSUPPORTED: the sampler descriptor is not supported or invalid.",
         _ => return None,
     })
 }

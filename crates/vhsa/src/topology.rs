@@ -478,7 +478,10 @@ unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info_impl(
         let own = p.owner == a.handle;
         match attribute {
             HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS => {
-                let access = if own || p.kind != PoolKind::Device {
+                // As in the real runtime: an agent's own pools and, for CPUs, system memory are
+                // accessible by default; a GPU needs hsa_amd_agents_allow_access for system
+                // memory (kernarg included) and for another GPU's coarse-grained memory.
+                let access = if own || (p.kind != PoolKind::Device && a.kind == AgentKind::Cpu) {
                     HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT
                 } else {
                     HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT
@@ -488,7 +491,12 @@ unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info_impl(
             HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS => write_info(value, InfoValue::U32(u32::from(!own))),
             HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO => {
                 if own {
-                    return Ok(());
+                    // No link to itself: the structure is zero-filled.
+                    return write_out(
+                        value.cast::<hsa_amd_memory_pool_link_info_t>(),
+                        hsa_amd_memory_pool_link_info_t::default(),
+                        "value is NULL",
+                    );
                 }
                 let link = hsa_amd_memory_pool_link_info_t {
                     min_latency: 1000,

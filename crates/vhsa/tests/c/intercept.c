@@ -109,7 +109,7 @@ int main(void) {
   CHECK_STATUS(hsa_amd_queue_intercept_create(ag.gpus[0], 64, HSA_QUEUE_TYPE_MULTI, queue_error, NULL, 0, 0, NULL),
                HSA_STATUS_ERROR_INVALID_ARGUMENT);
   CHECK_STATUS(hsa_amd_queue_intercept_create(ag.cpu, 64, HSA_QUEUE_TYPE_MULTI, queue_error, NULL, 0, 0, &proxy),
-               HSA_STATUS_ERROR_INVALID_AGENT);
+               HSA_STATUS_ERROR);
   CHECK_OK(hsa_amd_queue_intercept_create(ag.gpus[0], 64, HSA_QUEUE_TYPE_MULTI, queue_error, NULL, 0, 0, &proxy));
   CHECK_OK(hsa_amd_queue_intercept_register(proxy, handler_a, (void*)"A"));
   CHECK_OK(hsa_amd_queue_intercept_register(proxy, handler_b, (void*)"B"));

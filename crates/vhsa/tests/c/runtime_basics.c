@@ -290,7 +290,7 @@ int main(void) {
 
   /* Queues: bad arguments. */
   hsa_queue_t* q = NULL;
-  CHECK_STATUS(hsa_queue_create(ag.cpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &q), HSA_STATUS_ERROR_INVALID_AGENT);
+  CHECK_STATUS(hsa_queue_create(ag.cpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &q), HSA_STATUS_ERROR);
   CHECK_STATUS(hsa_queue_create(gpu, 100, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &q), HSA_STATUS_ERROR_INVALID_ARGUMENT);
   CHECK_STATUS(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, NULL), HSA_STATUS_ERROR_INVALID_ARGUMENT);
   CHECK_OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, queue_error, &error_callback_calls, 0, 0, &q));
@@ -363,18 +363,29 @@ int main(void) {
   test_wait_eq(done, 0, "three dispatches");
   CHECK(count == 2);
 
-  /* Bad packets go to the error callback; the queue keeps working. */
+  /* A bad packet goes to its queue's error callback and suspends that queue; other queues keep
+   * working. */
+  hsa_queue_t* bq = NULL;
+  CHECK_OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, queue_error, &error_callback_calls, 0, 0, &bq));
   hsa_kernel_dispatch_packet_t badp = test_dispatch(0, NULL, done);
-  test_submit(q, &badp);
+  test_submit(bq, &badp);
+  for (int i = 0; i < 100000 && __atomic_load_n(&error_callback_calls, __ATOMIC_SEQ_CST) < 1; i++) usleep(1000);
+  CHECK(error_callback_calls == 1);
+  CHECK(error_callback_status == HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
+  CHECK_OK(hsa_queue_destroy(bq));
+  CHECK_OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, queue_error, &error_callback_calls, 0, 0, &bq));
   hsa_kernel_dispatch_packet_t badtype = test_dispatch(counter, NULL, done);
   badtype.header = 9;
-  test_submit(q, &badtype);
+  test_submit(bq, &badtype);
+  for (int i = 0; i < 100000 && __atomic_load_n(&error_callback_calls, __ATOMIC_SEQ_CST) < 2; i++) usleep(1000);
+  CHECK(error_callback_calls == 2);
+  CHECK(error_callback_status == HSA_STATUS_ERROR_INVALID_PACKET_FORMAT);
+  CHECK_OK(hsa_queue_destroy(bq));
   hsa_signal_store_relaxed(done, 1);
   pkt = test_dispatch(counter, NULL, done);
   test_submit(q, &pkt);
-  test_wait_eq(done, 0, "dispatch after bad packets");
+  test_wait_eq(done, 0, "dispatch after bad packets on other queues");
   CHECK(error_callback_calls == 2);
-  CHECK(error_callback_status == HSA_STATUS_ERROR_INVALID_PACKET_FORMAT);
 
   CHECK_OK(vhsa_stats(&st));
   CHECK(st.dispatches >= 5 && st.barrier_packets == 2);
@@ -382,7 +393,7 @@ int main(void) {
   CHECK_OK(hsa_queue_destroy(q));
   CHECK_STATUS(hsa_queue_destroy(q), HSA_STATUS_ERROR_INVALID_QUEUE);
   CHECK_OK(hsa_amd_memory_pool_free(dev));
-  CHECK_STATUS(hsa_amd_memory_pool_free(dev + 8), HSA_STATUS_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(hsa_amd_memory_pool_free(dev + 8), HSA_STATUS_ERROR_INVALID_ALLOCATION);
   CHECK_OK(hsa_amd_pointer_info(dev, &info, NULL, NULL, NULL));
   CHECK(info.type == HSA_EXT_POINTER_TYPE_UNKNOWN);
 
