@@ -41,6 +41,16 @@ fn a_device_variable_is_restored_between_passes() {
 }
 
 #[test]
+fn a_failed_module_variable_query_declines_replay() {
+    let co = code_object("devvar");
+    let mut c = command(&app("replay", &[]), &[]);
+    // One execution: the variable's address cannot be read, so it could not be restored.
+    c.arg("devvar").arg("1").arg(&co).arg("fail-info").env("KREPLAY_PASSES", "3");
+    let err = stderr(&run_ok(c));
+    assert!(err.contains("not replayed") && err.contains("VARIABLE_ADDRESS"), "{err}");
+}
+
+#[test]
 fn an_injected_copy_failure_declines_replay() {
     let out_dir = test_support::scratch_dir("replay-decline-copy");
     let mut c = command(&app("replay", &[]), &[]);

@@ -2,7 +2,8 @@
  *
  *   replay basic   <passes>        x[i] += 1 replayed; untracked buffers show every pass
  *   replay decline copy|symbols    a fault declines replay: one execution
- *   replay devvar  <passes> <code object>   a __device__ variable is restored between passes
+ *   replay devvar  <passes> <code object> [fail-info]   a __device__ variable is restored between
+ *                  passes; with fail-info, variable queries fail (fault) and replay is declined
  *   replay free    <passes>        a buffer the test tool frees between passes
  *
  * Prints "APP OK" on success; exits nonzero with "APP FAIL" otherwise. */
@@ -68,7 +69,7 @@ static hsa_executable_t load_code_object(system_t* s, const char* path) {
   return exe;
 }
 
-static void run_devvar(system_t* s, int passes, const char* path) {
+static void run_devvar(system_t* s, int passes, const char* path, int fail_info) {
   hsa_executable_t exe = load_code_object(s, path);
   hsa_executable_symbol_t sym;
   CHECK(hsa_executable_get_symbol_by_name(exe, "counter", &s->gpu[0], &sym));
@@ -83,8 +84,10 @@ static void run_devvar(system_t* s, int passes, const char* path) {
   void* ka = kernargs(s, ptrs, 1);
   hsa_signal_t done;
   CHECK(hsa_signal_create(1, 0, NULL, &done));
+  if (fail_info) vhsa_fault_fail_symbol_info(true);
   dispatch(q, kobj, ka, 1, done);
   wait_done(done);
+  vhsa_fault_fail_symbol_info(false);
   EXPECT(invocations == passes, "bump ran %d times, expected %d", invocations, passes);
   for (int i = 0; i < passes; i++) EXPECT(devvar_seen[i] == 0, "pass %d saw counter=%d, expected 0", i, devvar_seen[i]);
   int final = -1;
@@ -103,7 +106,7 @@ int main(int argc, char** argv) {
   system_init(&s);
   if (strcmp(mode, "devvar") == 0) {
     EXPECT(argc >= 4, "devvar needs a code object");
-    run_devvar(&s, atoi(argv[2]), argv[3]);
+    run_devvar(&s, atoi(argv[2]), argv[3], argc >= 5 && strcmp(argv[4], "fail-info") == 0);
     CHECK(hsa_shut_down());
     printf("APP OK\n");
     return 0;

@@ -99,6 +99,12 @@ void vhsa_fault_fail_copies(uint64_t after, uint64_t count);
 void vhsa_fault_fail_symbol_iteration(bool on);
 
 /*
+ `hsa_executable_symbol_get_info` fails with `HSA_STATUS_ERROR` for the address and size of
+ variable symbols while `on`.
+ */
+void vhsa_fault_fail_symbol_info(bool on);
+
+/*
  Each `hsa_amd_signal_async_handler` callback is delayed by `ms`; 0 clears.
  */
 void vhsa_fault_delay_async_handlers(uint64_t ms);

@@ -517,6 +517,13 @@ unsafe extern "C" fn executable_symbol_get_info(
         if value.is_null() {
             return Err(Error::InvalidArgument("value is NULL"));
         }
+        if crate::fault::symbol_info_fails()
+            && matches!(attribute, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS | HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE)
+            && matches!(s.detail, SymbolDetail::Variable { .. })
+        {
+            tracing::warn!("variable query fails: fault injected (vhsa_fault_fail_symbol_info)");
+            return Err(Error::Status(HSA_STATUS_ERROR));
+        }
         symbol_info(&s, attribute, value)
     })
 }

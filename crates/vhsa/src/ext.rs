@@ -114,6 +114,13 @@ pub extern "C" fn vhsa_fault_fail_symbol_iteration(on: bool) {
     value_call("vhsa_fault_fail_symbol_iteration", (), || crate::fault::fail_symbol_iteration(on))
 }
 
+/// `hsa_executable_symbol_get_info` fails with `HSA_STATUS_ERROR` for the address and size of
+/// variable symbols while `on`.
+#[unsafe(no_mangle)]
+pub extern "C" fn vhsa_fault_fail_symbol_info(on: bool) {
+    value_call("vhsa_fault_fail_symbol_info", (), || crate::fault::fail_symbol_info(on))
+}
+
 /// Each `hsa_amd_signal_async_handler` callback is delayed by `ms`; 0 clears.
 #[unsafe(no_mangle)]
 pub extern "C" fn vhsa_fault_delay_async_handlers(ms: u64) {

@@ -1,5 +1,5 @@
 //! Fault injection, set through the `vhsa_fault_*` C calls or `VHSA_FAULTS` (read at the first
-//! `hsa_init`): `pool_alloc=N;copy_after=A;copy_count=C;symbol_iter=1;handler_delay_ms=MS;hang_kernel=NAME`.
+//! `hsa_init`): `pool_alloc=N;copy_after=A;copy_count=C;symbol_iter=1;symbol_info=1;handler_delay_ms=MS;hang_kernel=NAME`.
 //!
 //! For the loader: [`symbol_iteration_fails`] tells whether symbol iteration must fail.
 
@@ -10,6 +10,7 @@ use std::time::Duration;
 static POOL_ALLOC_COUNTDOWN: AtomicU64 = AtomicU64::new(0);
 static COPIES: Mutex<(u64, u64)> = Mutex::new((0, 0));
 static SYMBOL_ITER: AtomicBool = AtomicBool::new(false);
+static SYMBOL_INFO: AtomicBool = AtomicBool::new(false);
 static HANDLER_DELAY_MS: AtomicU64 = AtomicU64::new(0);
 static HANG: Mutex<Option<String>> = Mutex::new(None);
 static HANG_CV: Condvar = Condvar::new();
@@ -60,6 +61,17 @@ pub(crate) fn symbol_iteration_fails() -> bool {
     SYMBOL_ITER.load(Ordering::SeqCst)
 }
 
+/// Makes variable address and size queries fail (or succeed again).
+pub(crate) fn fail_symbol_info(on: bool) {
+    SYMBOL_INFO.store(on, Ordering::SeqCst);
+}
+
+/// True when `hsa_executable_symbol_get_info` must fail with `HSA_STATUS_ERROR` for the
+/// address and size of variable symbols.
+pub(crate) fn symbol_info_fails() -> bool {
+    SYMBOL_INFO.load(Ordering::SeqCst)
+}
+
 /// Delays each async-handler callback by `ms`; 0 clears.
 pub(crate) fn delay_async_handlers(ms: u64) {
     HANDLER_DELAY_MS.store(ms, Ordering::SeqCst);
@@ -107,7 +119,7 @@ pub(crate) enum FaultSpecError {
     NotKeyValue(String),
     #[error("VHSA_FAULTS: `{key}` needs an unsigned integer, got `{value}`")]
     NotANumber { key: String, value: String },
-    #[error("VHSA_FAULTS: unknown key `{0}`; known keys: pool_alloc, copy_after, copy_count, symbol_iter, handler_delay_ms, hang_kernel")]
+    #[error("VHSA_FAULTS: unknown key `{0}`; known keys: pool_alloc, copy_after, copy_count, symbol_iter, symbol_info, handler_delay_ms, hang_kernel")]
     UnknownKey(String),
 }
 
@@ -118,6 +130,7 @@ pub(crate) struct FaultSpec {
     copy_after: u64,
     copy_count: u64,
     symbol_iter: bool,
+    symbol_info: bool,
     handler_delay_ms: u64,
     hang_kernel: Option<String>,
 }
@@ -134,6 +147,7 @@ pub(crate) fn parse_spec(value: &str) -> Result<FaultSpec, FaultSpecError> {
             "copy_after" => spec.copy_after = num()?,
             "copy_count" => spec.copy_count = num()?,
             "symbol_iter" => spec.symbol_iter = num()? != 0,
+            "symbol_info" => spec.symbol_info = num()? != 0,
             "handler_delay_ms" => spec.handler_delay_ms = num()?,
             "hang_kernel" => spec.hang_kernel = Some(v.to_owned()).filter(|s| !s.is_empty()),
             _ => return Err(FaultSpecError::UnknownKey(k.into())),
@@ -150,6 +164,7 @@ pub(crate) fn load_from_env() {
             fail_pool_allocation(s.pool_alloc);
             fail_copies(s.copy_after, s.copy_count);
             fail_symbol_iteration(s.symbol_iter);
+            fail_symbol_info(s.symbol_info);
             delay_async_handlers(s.handler_delay_ms);
             set_hang(s.hang_kernel);
         }
@@ -163,7 +178,7 @@ mod tests {
 
     #[test]
     fn parses_every_key() {
-        let s = parse_spec("pool_alloc=3; copy_after=2;copy_count=1;symbol_iter=1;handler_delay_ms=20;hang_kernel=k").unwrap();
+        let s = parse_spec("pool_alloc=3; copy_after=2;copy_count=1;symbol_iter=1;symbol_info=1;handler_delay_ms=20;hang_kernel=k").unwrap();
         assert_eq!(
             s,
             FaultSpec {
@@ -171,6 +186,7 @@ mod tests {
                 copy_after: 2,
                 copy_count: 1,
                 symbol_iter: true,
+                symbol_info: true,
                 handler_delay_ms: 20,
                 hang_kernel: Some("k".into())
             }

@@ -1151,6 +1151,29 @@ fn symbol_iteration_fault_fails_iterations() {
 }
 
 #[test]
+fn symbol_info_fault_fails_variable_address_and_size_only() {
+    let _g = serial();
+    let rt = runtime();
+    let (exec, reader, _) = loaded(&rt.co_gfx942, rt.gfx942);
+    let fault: FaultFailSymbolIteration = sym("vhsa_fault_fail_symbol_info");
+    let var = symbol(exec, "counter", rt.gfx942).unwrap();
+
+    // SAFETY: vhsa.h entry point.
+    unsafe { fault.unwrap()(true) };
+    let address = info::<u64>(var, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS);
+    let size = info::<u32>(var, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE);
+    let kind = info::<hsa_symbol_kind_t>(var, HSA_EXECUTABLE_SYMBOL_INFO_TYPE);
+    // SAFETY: as above.
+    unsafe { fault.unwrap()(false) };
+    assert_eq!((address, size), (Err(HSA_STATUS_ERROR), Err(HSA_STATUS_ERROR)));
+    assert_eq!(kind, Ok(HSA_SYMBOL_KIND_VARIABLE), "other attributes still answer");
+
+    assert_ne!(info::<u64>(var, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS).unwrap(), 0);
+    assert_eq!(info::<u32>(var, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE).unwrap(), 4);
+    destroy(exec, reader);
+}
+
+#[test]
 fn reader_from_a_file_range_and_legacy_executable_create() {
     let _g = serial();
     let rt = runtime();
