@@ -56,7 +56,6 @@ pub(crate) fn fail_symbol_iteration(on: bool) {
 
 /// True when `hsa_executable_iterate_*symbols` and the loader's executable iteration must fail
 /// with `HSA_STATUS_ERROR`.
-#[allow(dead_code)]
 pub(crate) fn symbol_iteration_fails() -> bool {
     SYMBOL_ITER.load(Ordering::SeqCst)
 }

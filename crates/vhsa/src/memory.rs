@@ -13,7 +13,7 @@ use crate::boundary::{c_slice, status_call, write_out};
 use crate::error::{Error, Result};
 use crate::runtime::ensure_open;
 use crate::stats::{Direction, count_copy};
-use crate::topology::{AgentKind, GRANULE, PoolKind};
+use crate::topology::{GRANULE, PoolKind};
 use hsa_abi::ffi::*;
 use hsa_abi::modern::{HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG, HSA_AMD_MEMORY_POOL_UNCACHED_FLAG};
 use hsa_abi::{AmdExtTable, CoreApiTable};
@@ -101,7 +101,6 @@ fn allocate_in_pool(pool: &crate::topology::Pool, size: usize, flags: u32) -> Re
 
 /// Allocates device memory of a GPU agent without the API table (for the loader's variable
 /// storage). Reported by `hsa_amd_pointer_info` as coarse-grained memory of that agent.
-#[allow(dead_code)]
 pub(crate) fn allocate_device(agent: u64, size: usize) -> Result<*mut u8> {
     let a = crate::topology::agent(agent)?;
     let pool = a
@@ -114,7 +113,6 @@ pub(crate) fn allocate_device(agent: u64, size: usize) -> Result<*mut u8> {
 }
 
 /// Frees memory from [`allocate_device`] (or any mapped allocation).
-#[allow(dead_code)]
 pub(crate) fn free_device(ptr: *mut u8) -> Result<()> {
     free(ptr)
 }
@@ -630,12 +628,6 @@ unsafe extern "C" fn hsa_amd_memory_pool_can_migrate_impl(
         crate::topology::pool(dst.handle).ok_or(Error::InvalidPool(dst.handle))?;
         write_out(result, false, "result is NULL")
     })
-}
-
-/// True when the agent is a GPU (used for copy-direction decisions by callers).
-#[allow(dead_code)]
-pub(crate) fn agent_is_gpu(agent: u64) -> bool {
-    crate::topology::agent(agent).is_ok_and(|a| a.kind == AgentKind::Gpu)
 }
 
 /// Fills this module's slots.

@@ -56,13 +56,11 @@ pub(crate) fn by_object(object: u64) -> Option<&'static NativeKernel> {
 }
 
 /// The kernel object of the native kernel registered under `name`.
-#[allow(dead_code)]
 pub(crate) fn lookup_by_name(name: &str) -> Option<u64> {
     REGISTRY.read().as_ref()?.by_name.get(name).map(|k| *k as *const NativeKernel as u64)
 }
 
 /// Calls `f(name, kernel_object)` for every registered kernel, in registration order.
-#[allow(dead_code)]
 pub(crate) fn for_each(mut f: impl FnMut(&str, u64)) {
     let list: Vec<&'static NativeKernel> = REGISTRY.read().as_ref().map(|r| r.order.clone()).unwrap_or_default();
     for k in list {

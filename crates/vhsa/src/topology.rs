@@ -86,9 +86,6 @@ pub(crate) enum PoolKind {
 
 /// A memory pool (and legacy region) of the virtual system.
 pub(crate) struct Pool {
-    /// The handle as the C API sees it (pools and regions share handles).
-    #[allow(dead_code)]
-    pub(crate) handle: u64,
     pub(crate) kind: PoolKind,
     pub(crate) owner: u64,
     pub(crate) size: u64,
@@ -150,8 +147,8 @@ fn build() -> System {
     let cpu = AGENT_BASE;
     let fine = POOL_BASE;
     let kernarg = POOL_BASE + 1;
-    pools.push(Pool { handle: fine, kind: PoolKind::SystemFine, owner: cpu, size: 64 << 30 });
-    pools.push(Pool { handle: kernarg, kind: PoolKind::Kernarg, owner: cpu, size: 64 << 30 });
+    pools.push(Pool { kind: PoolKind::SystemFine, owner: cpu, size: 64 << 30 });
+    pools.push(Pool { kind: PoolKind::Kernarg, owner: cpu, size: 64 << 30 });
     agents.push(Agent {
         handle: cpu,
         kind: AgentKind::Cpu,
@@ -164,7 +161,7 @@ fn build() -> System {
     for (i, model) in gpu_targets().into_iter().enumerate() {
         let handle = AGENT_BASE + 1 + i as u64;
         let pool = POOL_BASE + 2 + i as u64;
-        pools.push(Pool { handle: pool, kind: PoolKind::Device, owner: handle, size: model.memory_bytes });
+        pools.push(Pool { kind: PoolKind::Device, owner: handle, size: model.memory_bytes });
         let isa = format!("amdgcn-amd-amdhsa--{}", model.target);
         if !isas.contains(&isa) {
             isas.push(isa.clone());
