@@ -304,8 +304,9 @@ fn tools_loaded_before_me() -> Vec<String> {
     }
     let mut before = Vec::new();
     let mut found = false;
-    for entry in list.split_whitespace() {
-        let Ok(c) = std::ffi::CString::new(entry) else { continue };
+    // A value the runtime could not parse loaded no tool at all.
+    for entry in hsa_abi::tools_lib::parse(&list).unwrap_or_default() {
+        let Ok(c) = std::ffi::CString::new(entry.as_str()) else { continue };
         // SAFETY: a NUL-terminated name; NOLOAD only looks up an already loaded object.
         let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
         if h.is_null() {
@@ -317,7 +318,7 @@ fn tools_loaded_before_me() -> Vec<String> {
             found = true;
             break;
         }
-        before.push(entry.to_owned());
+        before.push(entry);
     }
     // SAFETY: balances the NOLOAD open of this library.
     unsafe { libc::dlclose(me) };

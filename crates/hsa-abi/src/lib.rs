@@ -32,6 +32,7 @@ pub mod ffi {
 }
 
 pub mod modern;
+pub mod tools_lib;
 
 /// Version header at the start of every API table (16 bytes).
 #[repr(C)]

@@ -2,6 +2,7 @@
 //! application with the tool loaded, forward signals to it, then turn the records it left into
 //! the output files and the summary.
 
+use hsa_abi::tools_lib;
 use crate::exit_status::{CliError, signal_name};
 use crate::installation::{self, Runtime, RuntimeChoice};
 use crate::kernel_selection;
@@ -40,59 +41,12 @@ pub struct RunOptions {
     pub command: Vec<OsString>,
 }
 
-/// Quotes one library path for `HSA_TOOLS_LIB` (space-separated, `"` groups, `\` escapes).
-pub fn quote_tool_path(path: &str) -> String {
-    if path.is_empty() || path.contains([' ', '\t', '"', '\\']) {
-        let escaped = path.replace('\\', "\\\\").replace('"', "\\\"");
-        format!("\"{escaped}\"")
-    } else {
-        path.to_owned()
-    }
-}
-
-/// Splits an `HSA_TOOLS_LIB` value into library names the way the runtime does.
-pub fn split_tool_list(value: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    let mut current = String::new();
-    let mut in_quotes = false;
-    let mut started = false;
-    let mut chars = value.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                if let Some(next) = chars.next() {
-                    current.push(next);
-                }
-                started = true;
-            }
-            '"' => {
-                in_quotes = !in_quotes;
-                started = true;
-            }
-            ' ' | '\t' if !in_quotes => {
-                if started {
-                    names.push(std::mem::take(&mut current));
-                    started = false;
-                }
-            }
-            _ => {
-                current.push(c);
-                started = true;
-            }
-        }
-    }
-    if started {
-        names.push(current);
-    }
-    names
-}
-
 /// The new `HSA_TOOLS_LIB`: the existing value with `tool` appended, unless already listed.
 pub fn tools_lib_value(existing: Option<&str>, tool: &str) -> String {
     match existing.map(str::trim).filter(|v| !v.is_empty()) {
-        Some(v) if split_tool_list(v).iter().any(|n| n == tool) => v.to_owned(),
-        Some(v) => format!("{v} {}", quote_tool_path(tool)),
-        None => quote_tool_path(tool),
+        Some(v) if tools_lib::parse(v).unwrap_or_default().iter().any(|n| n == tool) => v.to_owned(),
+        Some(v) => format!("{v} {}", tools_lib::quote(tool)),
+        None => tools_lib::quote(tool),
     }
 }
 
@@ -431,19 +385,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tool_paths_with_spaces_are_quoted_and_round_trip() {
-        assert_eq!(
-            quote_tool_path("/opt/k/libkreplay.so"),
-            "/opt/k/libkreplay.so"
-        );
-        assert_eq!(quote_tool_path("/my dir/lib.so"), "\"/my dir/lib.so\"");
-        assert_eq!(quote_tool_path("/a\"b\\c"), "\"/a\\\"b\\\\c\"");
-        for p in ["/my dir/lib.so", "/a\"b\\c d", "plain.so"] {
-            assert_eq!(split_tool_list(&quote_tool_path(p)), vec![p.to_owned()]);
-        }
-    }
-
-    #[test]
     fn hsa_tools_lib_appends_once() {
         assert_eq!(tools_lib_value(None, "/k/lib.so"), "/k/lib.so");
         assert_eq!(tools_lib_value(Some("  "), "/k/lib.so"), "/k/lib.so");
@@ -456,7 +397,7 @@ mod tests {
             "a.so \"/my k/lib.so\""
         );
         assert_eq!(
-            split_tool_list("a.so  b\\ c.so \"d e.so\""),
+            tools_lib::parse("a.so  b\\ c.so \"d e.so\"").unwrap(),
             vec!["a.so", "b c.so", "d e.so"]
         );
     }

@@ -13,19 +13,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-const OPTION_VARS: &[&str] = &[
-    "SQTT_SCOPE_WAVE",
-    "SQTT_SCOPE_SIMD",
-    "SQTT_SCOPE_CU",
-    "SQTT_SCOPE_WG",
-    "SQTT_INSTRUMENT_FUNCTIONS",
-    "SQTT_INSTRUMENT_BARRIERS",
-    "SQTT_INSTRUMENT_MEMORY",
-    "SQTT_TRACE_ADDRESSES",
-    "SQTT_MEM_BARRIER",
-    "SQTT_SHADER_CLOCK_BITS",
-    "SQTT_SHADER_CLOCK_SHIFT",
-];
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::OPTION_VARS;
 
 /// A kernel file with `funcs` device functions (loops, global and LDS traffic, barriers,
 /// named markers) and one kernel per eight functions.

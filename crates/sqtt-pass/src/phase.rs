@@ -117,6 +117,11 @@ fn instrumentable(f: LLVMValueRef) -> bool {
     ir::is_definition(f) && !n.starts_with("__sqtt") && !n.starts_with("llvm.")
 }
 
+/// The module's functions that markers may be planted in.
+fn instrumentable_functions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
+    ir::functions(m).into_iter().filter(|&f| instrumentable(f)).collect()
+}
+
 /// Runs `phase` on `m`. Host modules (any triple not starting with `amdgcn`) are untouched.
 pub fn run(m: LLVMModuleRef, phase: PassPhase) -> Result<(), PassError> {
     if !ir::target_triple(m).starts_with("amdgcn") {
@@ -318,10 +323,7 @@ fn early(
     options: &Options,
     map: &mut FunctionMap,
 ) -> Result<(), PassError> {
-    let funcs: Vec<LLVMValueRef> = ir::functions(m)
-        .into_iter()
-        .filter(|&f| instrumentable(f))
-        .collect();
+    let funcs = instrumentable_functions(m);
 
     // Collect and validate.
     let mut per_function: Vec<(LLVMValueRef, bool, Vec<NamedSite>)> = Vec::new();
@@ -407,10 +409,7 @@ fn late(
     options: &Options,
     map: &mut FunctionMap,
 ) -> Result<(), PassError> {
-    let funcs: Vec<LLVMValueRef> = ir::functions(m)
-        .into_iter()
-        .filter(|&f| instrumentable(f))
-        .collect();
+    let funcs = instrumentable_functions(m);
 
     // Collect everything first.
     struct FunctionPlan {

@@ -12,6 +12,7 @@
 //!   and the libraries closed.
 
 use hsa_abi::HsaApiTable;
+use hsa_abi::tools_lib::parse as parse_tools_lib;
 use std::ffi::{CStr, CString, c_char, c_void};
 
 /// A tool whose `OnLoad` returned true.
@@ -22,54 +23,6 @@ pub(crate) struct LoadedTool {
 
 // SAFETY: a dlopen handle is process-global and may be used from any thread.
 unsafe impl Send for LoadedTool {}
-
-/// Why `HSA_TOOLS_LIB` could not be parsed.
-#[derive(Debug, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum ToolsLibError {
-    #[error("HSA_TOOLS_LIB has an unterminated double quote; close it or escape it with a backslash")]
-    UnterminatedQuote,
-    #[error("HSA_TOOLS_LIB ends with a lone backslash; remove it or escape it as \\\\")]
-    TrailingBackslash,
-}
-
-/// Splits an `HSA_TOOLS_LIB` value into library names.
-pub(crate) fn parse_tools_lib(value: &str) -> Result<Vec<String>, ToolsLibError> {
-    let mut names = Vec::new();
-    let mut current = String::new();
-    let mut in_word = false;
-    let mut quoted = false;
-    let mut chars = value.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                let next = chars.next().ok_or(ToolsLibError::TrailingBackslash)?;
-                current.push(next);
-                in_word = true;
-            }
-            '"' => {
-                quoted = !quoted;
-                in_word = true;
-            }
-            c if c.is_whitespace() && !quoted => {
-                if in_word {
-                    names.push(std::mem::take(&mut current));
-                    in_word = false;
-                }
-            }
-            c => {
-                current.push(c);
-                in_word = true;
-            }
-        }
-    }
-    if quoted {
-        return Err(ToolsLibError::UnterminatedQuote);
-    }
-    if in_word {
-        names.push(current);
-    }
-    Ok(names.into_iter().filter(|n| !n.is_empty()).collect())
-}
 
 type OnLoadFn = unsafe extern "C" fn(*mut HsaApiTable, u64, u64, *const *const c_char) -> bool;
 type OnUnloadFn = unsafe extern "C" fn();
@@ -230,35 +183,5 @@ pub(crate) fn unload_all(tools: Vec<LoadedTool>, reset_table: fn()) {
     for tool in tools.iter().rev() {
         // SAFETY: balances the dlopen of `load_all`.
         unsafe { libc::dlclose(tool.handle) };
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn splits_on_spaces() {
-        assert_eq!(parse_tools_lib("a.so  b.so\tc.so ").unwrap(), ["a.so", "b.so", "c.so"]);
-        assert!(parse_tools_lib("   ").unwrap().is_empty());
-    }
-
-    #[test]
-    fn quotes_group_spaces() {
-        assert_eq!(parse_tools_lib("\"my dir/t.so\" x.so").unwrap(), ["my dir/t.so", "x.so"]);
-        assert_eq!(parse_tools_lib("pre\"fix mid\"post").unwrap(), ["prefix midpost"]);
-    }
-
-    #[test]
-    fn backslash_escapes() {
-        assert_eq!(parse_tools_lib(r"my\ dir/t.so b.so").unwrap(), ["my dir/t.so", "b.so"]);
-        assert_eq!(parse_tools_lib(r#"a\"b.so"#).unwrap(), [r#"a"b.so"#]);
-        assert_eq!(parse_tools_lib(r"a\\b.so").unwrap(), [r"a\b.so"]);
-    }
-
-    #[test]
-    fn malformed_values_are_errors() {
-        assert_eq!(parse_tools_lib("\"a.so"), Err(ToolsLibError::UnterminatedQuote));
-        assert_eq!(parse_tools_lib("a.so\\"), Err(ToolsLibError::TrailingBackslash));
     }
 }
