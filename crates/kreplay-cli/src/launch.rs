@@ -165,9 +165,10 @@ fn plan(opts: &RunOptions) -> Result<Plan, CliError> {
 
 /// The child's pid while it runs, for the signal handler.
 static CHILD: AtomicI32 = AtomicI32::new(0);
-/// Set while waiting for the application's descendants: a signal then ends the wait.
-static WAITING_FOR_CHILDREN: AtomicBool = AtomicBool::new(false);
-/// The signal that ended the wait for descendants.
+/// Set once the application has exited: a signal then ends the wait for its descendants.
+static AFTER_APP: AtomicBool = AtomicBool::new(false);
+/// A signal that arrived after the application exited (or could no longer be delivered to it):
+/// it ends the wait for the application's descendants.
 static STOP_WAITING: AtomicI32 = AtomicI32::new(0);
 /// A signal that arrived before the child's pid was known, forwarded once it is.
 static PENDING: AtomicI32 = AtomicI32::new(0);
@@ -186,7 +187,7 @@ extern "C" fn forward_signal(sig: i32, info: *mut libc::siginfo_t, _ctx: *mut li
     // Only async-signal-safe work here: an atomic load and kill(2). A signal from the terminal
     // (si_code > 0, sent by the kernel to the whole foreground process group) already reached
     // the application; a signal sent to kreplay alone (kill, si_code <= 0) is passed on.
-    if WAITING_FOR_CHILDREN.load(Ordering::SeqCst) {
+    if AFTER_APP.load(Ordering::SeqCst) {
         STOP_WAITING.store(sig, Ordering::SeqCst);
         return;
     }
@@ -205,7 +206,10 @@ extern "C" fn forward_signal(sig: i32, info: *mut libc::siginfo_t, _ctx: *mut li
         }
     }
     // SAFETY: kill has no memory-safety requirements.
-    unsafe { libc::kill(pid, sig) };
+    if unsafe { libc::kill(pid, sig) } != 0 {
+        // The application was reaped a moment ago: the signal is for the wait that follows.
+        STOP_WAITING.store(sig, Ordering::SeqCst);
+    }
 }
 
 fn install_forwarding() {
@@ -349,19 +353,16 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
             Err(e) => break Err(e),
         }
     };
+    AFTER_APP.store(true, Ordering::SeqCst);
     CHILD.store(0, Ordering::SeqCst);
     let status = status.map_err(|e| CliError::Launch {
         path: plan.app.clone(),
         reason: e.to_string(),
     })?;
     let children = if adopted {
-        STOP_WAITING.store(0, Ordering::SeqCst);
-        WAITING_FOR_CHILDREN.store(true, Ordering::SeqCst);
-        let outcome = descendants::wait(opts.wait_for_children, || {
+        descendants::wait(opts.wait_for_children, || {
             Some(STOP_WAITING.load(Ordering::SeqCst)).filter(|&s| s != 0)
-        });
-        WAITING_FOR_CHILDREN.store(false, Ordering::SeqCst);
-        outcome
+        })
     } else {
         descendants::Outcome::default()
     };

@@ -111,12 +111,10 @@ fn without_waiting_the_missing_child_is_reported() {
     let stderr = text(&out.stderr);
     let pid: u32 = text(&out.stdout).trim().parse().unwrap();
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    // The subshell and its `sleep`.
-    assert!(
-        stderr.contains("2 processes started by the application still run after waiting 0 s (--wait-for-children) (pid ")
-            && stderr.contains(&format!("(pid {pid}, ")),
-        "{stderr}"
-    );
+    // The subshell, and its `sleep` once it has started it.
+    let one = format!("1 process started by the application still runs after waiting 0 s (--wait-for-children) (pid {pid})");
+    let two = format!("2 processes started by the application still run after waiting 0 s (--wait-for-children) (pid {pid}, ");
+    assert!(stderr.contains(&one) || stderr.contains(&two), "{stderr}");
     assert!(json_rows(&dir).is_empty());
     // Let it finish before the scratch directory goes away.
     while pid_alive(pid) {
@@ -181,4 +179,45 @@ fn virtual_agents_reach_the_application_instead_of_the_environment() {
     let rows = json_rows(&dir);
     assert_eq!(rows.len(), 20);
     assert!(rows.iter().all(|r| r["agent_name"] == "gfx90a"), "{:?}", rows[0]);
+}
+
+#[test]
+fn a_signal_to_kreplay_ends_the_wait_for_children() {
+    let dir = test_support::scratch_dir("cli-tree-signal");
+    let child = kreplay()
+        .args(["run", "--runtime", "virtual", "--wait-for-children", "600", "-d"])
+        .arg(&dir)
+        .args(["--", "sh", "-c", "sleep 600 >/dev/null 2>&1 & echo $!; exit 0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // kreplay waits once `sleep`, re-parented to it, is its only child.
+    let children = format!("/proc/{0}/task/{0}/children", child.id());
+    let waiting = || -> bool {
+        let Ok(list) = std::fs::read_to_string(&children) else {
+            return false;
+        };
+        let pids: Vec<&str> = list.split_whitespace().collect();
+        pids.len() == 1
+            && std::fs::read_to_string(format!("/proc/{}/comm", pids[0])).is_ok_and(|c| c.trim() == "sleep")
+    };
+    while !waiting() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: kill has no memory-safety requirements.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    let pid: u32 = text(&out.stdout).trim().parse().unwrap();
+    let sleep_survived = pid_alive(pid);
+    // SAFETY: as above.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(sleep_survived, "kreplay does not kill what it waited for");
+    assert!(
+        stderr.contains(&format!("1 process started by the application still runs when SIGTERM stopped the wait (pid {pid})")),
+        "{stderr}"
+    );
+    assert!(dir.join("kreplay_passes.csv").exists());
 }
