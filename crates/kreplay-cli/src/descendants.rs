@@ -119,7 +119,11 @@ mod tests {
         for (pid, comm, state, ppid) in rows {
             let d = dir.join(pid.to_string());
             std::fs::create_dir_all(&d).unwrap();
-            std::fs::write(d.join("stat"), format!("{pid} ({comm}) {state} {ppid} 1 1 0 -1\n")).unwrap();
+            std::fs::write(
+                d.join("stat"),
+                format!("{pid} ({comm}) {state} {ppid} 1 1 0 -1\n"),
+            )
+            .unwrap();
         }
         std::fs::create_dir_all(dir.join("self")).unwrap();
     }

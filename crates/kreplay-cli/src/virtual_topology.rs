@@ -36,7 +36,9 @@ pub fn parse(list: &str) -> Result<Vec<String>, CliError> {
         }
         let well_formed = t.starts_with("gfx")
             && t.len() > 3
-            && t[3..].bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+            && t[3..]
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
         if !well_formed {
             return Err(bad(format!(
                 "`{t}` is not a GPU target name (gfx followed by hexadecimal digits, for example gfx90a)"
@@ -106,7 +108,10 @@ pub fn check(list: &str, runtime: &Runtime, kreplay: &Path) -> Result<Vec<String
             .collect();
         let known = stderr
             .lines()
-            .find_map(|l| l.split_once("Known targets: ").map(|(_, k)| k.trim().to_owned()))
+            .find_map(|l| {
+                l.split_once("Known targets: ")
+                    .map(|(_, k)| k.trim().to_owned())
+            })
             .map(|k| format!(" (it knows {k})"))
             .unwrap_or_default();
         return Err(bad(format!(
@@ -153,8 +158,12 @@ mod tests {
 
     #[test]
     fn the_system_runtime_refuses_a_virtual_topology() {
-        let err = check("gfx90a", &Runtime::System("/lib/libhsa-runtime64.so.1".into()), Path::new("kreplay"))
-            .unwrap_err();
+        let err = check(
+            "gfx90a",
+            &Runtime::System("/lib/libhsa-runtime64.so.1".into()),
+            Path::new("kreplay"),
+        )
+        .unwrap_err();
         assert_eq!(err.exit_code(), 79);
         assert!(err.to_string().contains("--runtime virtual"), "{err}");
     }

@@ -49,8 +49,11 @@ fn json_rows(dir: &Path) -> Vec<Value> {
 }
 
 fn pid_alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit(')')
+            .next()
+            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+    })
 }
 
 #[test]
@@ -70,7 +73,10 @@ fn records_of_a_child_that_outlives_the_application_are_collected() {
     assert!(log.contains("results verified"), "{log}");
     let rows = json_rows(&dir);
     assert_eq!(rows.len(), 10 * 3, "{stderr}");
-    assert!(rows.iter().all(|r| r["passes"] == 3 && r["replayed"] == true));
+    assert!(
+        rows.iter()
+            .all(|r| r["passes"] == 3 && r["replayed"] == true)
+    );
     assert!(!stderr.contains("warning"), "{stderr}");
     let csv = std::fs::read_to_string(dir.join("kreplay_passes.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 30);
@@ -94,7 +100,10 @@ fn a_child_still_running_at_the_bound_is_named_in_a_warning() {
         )),
         "{stderr}"
     );
-    assert!(stderr.contains("records written later are missing"), "{stderr}");
+    assert!(
+        stderr.contains("records written later are missing"),
+        "{stderr}"
+    );
     assert!(dir.join("kreplay_passes.csv").exists());
 }
 
@@ -112,8 +121,12 @@ fn without_waiting_the_missing_child_is_reported() {
     let pid: u32 = text(&out.stdout).trim().parse().unwrap();
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     // The subshell, and its `sleep` once it has started it.
-    let one = format!("1 process started by the application still runs after waiting 0 s (--wait-for-children) (pid {pid})");
-    let two = format!("2 processes started by the application still run after waiting 0 s (--wait-for-children) (pid {pid}, ");
+    let one = format!(
+        "1 process started by the application still runs after waiting 0 s (--wait-for-children) (pid {pid})"
+    );
+    let two = format!(
+        "2 processes started by the application still run after waiting 0 s (--wait-for-children) (pid {pid}, "
+    );
     assert!(stderr.contains(&one) || stderr.contains(&two), "{stderr}");
     assert!(json_rows(&dir).is_empty());
     // Let it finish before the scratch directory goes away.
@@ -143,15 +156,27 @@ fn outputs_that_cannot_be_written_after_the_run_keep_the_records_visible() {
     let kept = Path::new(kept);
     assert!(kept.starts_with(&dir), "{}", kept.display());
     let name = kept.file_name().unwrap().to_string_lossy().into_owned();
-    assert!(name.starts_with("kreplay-records-"), "visible, not hidden: {name}");
-    let files: Vec<_> = std::fs::read_dir(kept).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(
+        name.starts_with("kreplay-records-"),
+        "visible, not hidden: {name}"
+    );
+    let files: Vec<_> = std::fs::read_dir(kept)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     assert_eq!(files.len(), 1, "{files:?}");
     let records = std::fs::read_to_string(&files[0]).unwrap();
-    let dispatch_lines = records.lines().filter(|l| l.contains("\"record\":\"dispatch\"")).count();
+    let dispatch_lines = records
+        .lines()
+        .filter(|l| l.contains("\"record\":\"dispatch\""))
+        .count();
     assert_eq!(dispatch_lines, 10, "every dispatch of the run is kept");
     for e in std::fs::read_dir(&dir).unwrap() {
         let n = e.unwrap().file_name().to_string_lossy().into_owned();
-        assert!(!n.starts_with(".kreplay-records"), "hidden staging left: {n}");
+        assert!(
+            !n.starts_with(".kreplay-records"),
+            "hidden staging left: {n}"
+        );
     }
 }
 
@@ -160,9 +185,21 @@ fn virtual_agents_reach_the_application_instead_of_the_environment() {
     let dir = test_support::scratch_dir("cli-tree-agents");
     let out = kreplay()
         .env("VHSA_AGENTS", "gfx1100")
-        .args(["run", "--runtime", "virtual", "--virtual-agents", " gfx942 , gfx90a", "-d"])
+        .args([
+            "run",
+            "--runtime",
+            "virtual",
+            "--virtual-agents",
+            " gfx942 , gfx90a",
+            "-d",
+        ])
         .arg(&dir)
-        .args(["--", "sh", "-c", "printf '%s|%s' \"$VHSA_AGENTS\" \"$HSA_TOOLS_ROCPROFILER_V1_TOOLS\""])
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "printf '%s|%s' \"$VHSA_AGENTS\" \"$HSA_TOOLS_ROCPROFILER_V1_TOOLS\"",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -170,7 +207,16 @@ fn virtual_agents_reach_the_application_instead_of_the_environment() {
 
     // The demo runs on a gfx90a-only topology: its agent is named so in the rows.
     let out = kreplay()
-        .args(["run", "--runtime", "virtual", "--virtual-agents", "gfx90a", "--passes", "2", "-d"])
+        .args([
+            "run",
+            "--runtime",
+            "virtual",
+            "--virtual-agents",
+            "gfx90a",
+            "--passes",
+            "2",
+            "-d",
+        ])
         .arg(&dir)
         .args(["--", demo_app()])
         .output()
@@ -178,16 +224,32 @@ fn virtual_agents_reach_the_application_instead_of_the_environment() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let rows = json_rows(&dir);
     assert_eq!(rows.len(), 20);
-    assert!(rows.iter().all(|r| r["agent_name"] == "gfx90a"), "{:?}", rows[0]);
+    assert!(
+        rows.iter().all(|r| r["agent_name"] == "gfx90a"),
+        "{:?}",
+        rows[0]
+    );
 }
 
 #[test]
 fn a_signal_to_kreplay_ends_the_wait_for_children() {
     let dir = test_support::scratch_dir("cli-tree-signal");
     let child = kreplay()
-        .args(["run", "--runtime", "virtual", "--wait-for-children", "600", "-d"])
+        .args([
+            "run",
+            "--runtime",
+            "virtual",
+            "--wait-for-children",
+            "600",
+            "-d",
+        ])
         .arg(&dir)
-        .args(["--", "sh", "-c", "sleep 600 >/dev/null 2>&1 & echo $!; exit 0"])
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "sleep 600 >/dev/null 2>&1 & echo $!; exit 0",
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -200,7 +262,8 @@ fn a_signal_to_kreplay_ends_the_wait_for_children() {
         };
         let pids: Vec<&str> = list.split_whitespace().collect();
         pids.len() == 1
-            && std::fs::read_to_string(format!("/proc/{}/comm", pids[0])).is_ok_and(|c| c.trim() == "sleep")
+            && std::fs::read_to_string(format!("/proc/{}/comm", pids[0]))
+                .is_ok_and(|c| c.trim() == "sleep")
     };
     while !waiting() {
         std::thread::sleep(std::time::Duration::from_millis(20));
