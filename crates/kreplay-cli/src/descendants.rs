@@ -5,6 +5,10 @@
 //! init. When the application exits, `kreplay` waits, up to a bound, until no such process is
 //! left, so that their record files are complete before the outputs are written. Processes
 //! still running at the bound are named in a warning and left running.
+//!
+//! A process outside the tree (re-parented to another subreaper) that still holds one of the
+//! record files open is waited for and named the same way: it is found through
+//! `/proc/<pid>/fd` from the pid in the record file's name.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -88,13 +92,38 @@ pub struct Outcome {
     pub interrupted_by: Option<i32>,
 }
 
+/// Processes that hold a record file (`kreplay-<pid>.jsonl`) of `records` open for writing:
+/// the pid in the file's name, when `/proc/<pid>/fd` has a link to that file.
+pub fn record_writers(records: &Path) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir(records) else {
+        return Vec::new();
+    };
+    let mut writers: Vec<u32> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let pid: u32 = name.strip_prefix("kreplay-")?.strip_suffix(".jsonl")?.parse().ok()?;
+            let file = std::fs::canonicalize(e.path()).ok()?;
+            let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
+            fds.filter_map(Result::ok)
+                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == file))
+                .then_some(pid)
+        })
+        .collect();
+    writers.sort_unstable();
+    writers
+}
+
 /// Waits until this process has no children left (the application has been waited for
-/// already, so the remaining ones are its re-parented descendants), at most `bound`, or until
-/// `interrupted` returns a signal number.
-pub fn wait(bound: Duration, interrupted: impl Fn() -> Option<i32>) -> Outcome {
+/// already, so the remaining ones are its re-parented descendants) and no other process holds
+/// a record file of `records` open, at most `bound`, or until `interrupted` returns a signal
+/// number.
+pub fn wait(bound: Duration, records: &Path, interrupted: impl Fn() -> Option<i32>) -> Outcome {
     let deadline = Instant::now() + bound;
     let mut outcome = Outcome::default();
-    while reap_exited() {
+    let me = std::process::id();
+    let others = || record_writers(records).into_iter().filter(|&p| p != me).count() > 0;
+    while reap_exited() | others() {
         outcome.waited = true;
         if let Some(sig) = interrupted() {
             outcome.interrupted_by = Some(sig);
@@ -106,7 +135,11 @@ pub fn wait(bound: Duration, interrupted: impl Fn() -> Option<i32>) -> Outcome {
         std::thread::sleep(Duration::from_millis(20));
     }
     if outcome.waited {
-        outcome.still_running = live_descendants(Path::new("/proc"), std::process::id());
+        let mut running = live_descendants(Path::new("/proc"), me);
+        running.extend(record_writers(records).into_iter().filter(|&p| p != me));
+        running.sort_unstable();
+        running.dedup();
+        outcome.still_running = running;
     }
     outcome
 }
@@ -146,6 +179,23 @@ mod tests {
         assert_eq!(live_descendants(&dir, 100), vec![200, 300]);
         assert_eq!(live_descendants(&dir, 200), vec![300]);
         assert!(live_descendants(&dir, 400).is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_process_holding_a_record_file_is_a_writer() {
+        let dir = std::env::temp_dir().join(format!("kreplay-writers-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let me = std::process::id();
+        std::fs::write(dir.join("kreplay-1.jsonl"), "").unwrap();
+        std::fs::write(dir.join("notes.txt"), "").unwrap();
+        let own = dir.join(format!("kreplay-{me}.jsonl"));
+        let open = std::fs::File::create(&own).unwrap();
+        assert_eq!(record_writers(&dir), vec![me]);
+        drop(open);
+        assert!(record_writers(&dir).is_empty());
+        assert!(record_writers(&dir.join("missing")).is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

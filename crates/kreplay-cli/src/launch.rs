@@ -325,7 +325,12 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
     }
 
     install_forwarding();
-    let adopted = descendants::adopt_orphans();
+    if !descendants::adopt_orphans() {
+        eprintln!(
+            "kreplay: warning: cannot become the subreaper of the application's processes ({}); processes it starts that outlive it are waited for only while they hold a record file open",
+            std::io::Error::last_os_error()
+        );
+    }
     let mut child = cmd.spawn().map_err(|e| {
         let _ = std::fs::remove_dir_all(&staging);
         CliError::Launch {
@@ -359,13 +364,11 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
         path: plan.app.clone(),
         reason: e.to_string(),
     })?;
-    let children = if adopted {
-        descendants::wait(opts.wait_for_children, || {
-            Some(STOP_WAITING.load(Ordering::SeqCst)).filter(|&s| s != 0)
-        })
-    } else {
-        descendants::Outcome::default()
-    };
+    // Without the subreaper (an old kernel), orphans go to init and only the record files'
+    // writers can be waited for.
+    let children = descendants::wait(opts.wait_for_children, &staging, || {
+        Some(STOP_WAITING.load(Ordering::SeqCst)).filter(|&s| s != 0)
+    });
 
     let written = (|| -> Result<(records::Collected, Vec<PathBuf>), CliError> {
         let collected = records::collect(&staging)?;
