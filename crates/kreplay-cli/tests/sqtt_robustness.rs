@@ -329,6 +329,34 @@ proptest! {
         prop_assert!(largest <= allowed, "{largest} bytes allocated for a {} byte input (allowed {allowed})", bytes.len());
     }
 
+    /// Record files of any shape (CSV rows of arbitrary numbers, marker headers and payload
+    /// words mixed): parsing and address analysis allocate in proportion to the text, never
+    /// from a number read in it.
+    #[test]
+    fn records_and_analysis_allocate_within_the_input_size(
+        rows in proptest::collection::vec(
+            (any::<i64>(), prop_oneof![any::<u64>(), 0u64..8, Just(1u64 << 2)], 0u32..4, 0u32..4, 0u32..4),
+            0..200,
+        ),
+        line_size in 1u64..=4096,
+        access_size in 1u64..=64,
+    ) {
+        let mut text = String::from("time,value,cu,simd,wave_id\n");
+        for (t, v, cu, simd, w) in &rows {
+            text.push_str(&format!("{t},{v},{cu},{simd},{w}\n"));
+        }
+        let map = Funcmap::parse(b"W:64\nP:1:addr_trace_load\nR:1:extra_payload_count=130\n\0").unwrap();
+        LARGEST.with(|l| l.set(0));
+        if let Ok(records) = kreplay_cli::sqtt::records::parse(&text, kreplay_cli::sqtt::records::RecordFormat::Auto) {
+            let geometry = kreplay_cli::sqtt::address_trace::Geometry { wave_size: 64, line_size, access_size };
+            let _ = kreplay_cli::sqtt::address_trace::analyse(&records, &map, geometry);
+        }
+        let largest = LARGEST.with(Cell::get) as u64;
+        // Per lane at most access_size lines of 8 bytes, 64 lanes per block; the rest is the text.
+        let allowed = 64 * text.len() as u64 + 64 * (access_size + 1) * 8 * 2 + (64 << 10);
+        prop_assert!(largest <= allowed, "{largest} bytes allocated for {} bytes of records", text.len());
+    }
+
     /// Any bytes behind a bundle magic or an ELF header: an error or code objects, never a panic.
     #[test]
     fn container_parser_takes_any_bytes(
