@@ -365,6 +365,15 @@ enum kreplay_status_t kreplay_version(uint32_t *major, uint32_t *minor, uint32_t
  */
 enum kreplay_status_t kreplay_stats_get(struct kreplay_stats_t *out);
 
+/*
+ Turns verify mode on (`enabled` = 1) or off (0) for replays that start afterwards: memory is
+ hashed after every pass, and a chunk written outside the set learned after the first pass
+ makes the next restore complete (with a warning once per kernel). `KREPLAY_VERIFY=1` turns
+ it on as well. Any other value is refused with `KREPLAY_STATUS_INVALID_ARGUMENT`. May be
+ called at any time, from any thread.
+ */
+enum kreplay_status_t kreplay_set_verify(uint32_t enabled);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -532,6 +532,24 @@ pub unsafe extern "C" fn kreplay_stats_get(out: *mut kreplay_stats_t) -> kreplay
     })
 }
 
+// ---- Snapshot engine settings ----------------------------------------------------------------
+
+/// Turns verify mode on (`enabled` = 1) or off (0) for replays that start afterwards: memory is
+/// hashed after every pass, and a chunk written outside the set learned after the first pass
+/// makes the next restore complete (with a warning once per kernel). `KREPLAY_VERIFY=1` turns
+/// it on as well. Any other value is refused with `KREPLAY_STATUS_INVALID_ARGUMENT`. May be
+/// called at any time, from any thread.
+#[unsafe(no_mangle)]
+pub extern "C" fn kreplay_set_verify(enabled: u32) -> kreplay_status_t {
+    boundary(|| match enabled {
+        0 | 1 => {
+            crate::snapshot::settings::set_api_verify(enabled == 1);
+            kreplay_status_t::KREPLAY_STATUS_SUCCESS
+        }
+        _ => kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -568,6 +586,11 @@ mod tests {
             let mut major = 99;
             assert_eq!(kreplay_version(&mut major, std::ptr::null_mut(), std::ptr::null_mut()), kreplay_status_t::KREPLAY_STATUS_SUCCESS);
             assert_eq!(major, 0);
+            assert_eq!(kreplay_set_verify(2), kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT);
+            assert!(!crate::snapshot::settings::api_verify());
+            assert_eq!(kreplay_set_verify(1), kreplay_status_t::KREPLAY_STATUS_SUCCESS);
+            assert!(crate::snapshot::settings::api_verify());
+            assert_eq!(kreplay_set_verify(0), kreplay_status_t::KREPLAY_STATUS_SUCCESS);
             let pkt = [0u8; 64];
             assert_eq!(
                 kreplay_pass_attach_packets(pkt.as_ptr().cast(), 1, kreplay_packet_position_t::KREPLAY_PACKET_BEFORE),

@@ -50,10 +50,25 @@ fn record_allocation(ptr: *mut c_void) {
     }
 }
 
+/// An application allocation that failed for lack of memory is retried once after the tool
+/// freed its idle snapshot buffers (if it held any).
+fn retry_after_releasing_snapshots(st: hsa_status_t, allocate: impl FnOnce() -> hsa_status_t) -> hsa_status_t {
+    if st != ffi::HSA_STATUS_ERROR_OUT_OF_RESOURCES || state::current() != ToolState::Active {
+        return st;
+    }
+    let released = boundary("allocation retry", crate::snapshot::release_idle_buffers, || 0);
+    if released == 0 {
+        return st;
+    }
+    tracing::debug!("an allocation failed for lack of memory; retried after freeing {released} bytes of idle snapshot buffers");
+    allocate()
+}
+
 unsafe extern "C" fn memory_allocate(region: ffi::hsa_region_t, size: usize, ptr: *mut *mut c_void) -> hsa_status_t {
     let o = originals();
     // SAFETY: forwarded arguments of the application's call.
-    let st = unsafe { (o.memory_allocate)(region, size, ptr) };
+    let allocate = || unsafe { (o.memory_allocate)(region, size, ptr) };
+    let st = retry_after_releasing_snapshots(allocate(), allocate);
     if st == ffi::HSA_STATUS_SUCCESS && state::records_allocations() && !ptr.is_null() {
         // SAFETY: success wrote the pointer.
         let p = unsafe { *ptr };
@@ -65,7 +80,8 @@ unsafe extern "C" fn memory_allocate(region: ffi::hsa_region_t, size: usize, ptr
 unsafe extern "C" fn pool_allocate(pool: ffi::hsa_amd_memory_pool_t, size: usize, flags: u32, ptr: *mut *mut c_void) -> hsa_status_t {
     let o = originals();
     // SAFETY: forwarded arguments of the application's call.
-    let st = unsafe { (o.pool_allocate)(pool, size, flags, ptr) };
+    let allocate = || unsafe { (o.pool_allocate)(pool, size, flags, ptr) };
+    let st = retry_after_releasing_snapshots(allocate(), allocate);
     if st == ffi::HSA_STATUS_SUCCESS && state::records_allocations() && !ptr.is_null() && !inventory::excluded_by_alloc_flags(flags) {
         // SAFETY: success wrote the pointer.
         let p = unsafe { *ptr };
@@ -420,6 +436,7 @@ pub extern "C" fn OnUnload() {
         if state::advance(ToolState::Active, ToolState::ShuttingDown) {
             replay::settle_handlers(&QUEUES.all());
             state::set_service(ReplayService::Off);
+            crate::snapshot::close_buffers();
             crate::client::flush();
             state::advance(ToolState::ShuttingDown, ToolState::Finished);
         }

@@ -90,6 +90,13 @@ pub struct Originals {
     pub profiler_enable: unsafe extern "C" fn(*mut hsa_queue_t, i32) -> hsa_status_t,
     pub dispatch_time: unsafe extern "C" fn(hsa_agent_t, hsa_signal_t, *mut ffi::hsa_amd_profiling_dispatch_time_t) -> hsa_status_t,
     pub tick_to_system: unsafe extern "C" fn(hsa_agent_t, u64, *mut u64) -> hsa_status_t,
+    // Entries of the snapshot stores: optional (absent or NULL in the table: the store that
+    // needs one is not used).
+    pub memory_async_copy: ffi::hsa_amd_memory_async_copy_fn_t,
+    pub memory_lock: ffi::hsa_amd_memory_lock_fn_t,
+    pub memory_unlock: ffi::hsa_amd_memory_unlock_fn_t,
+    pub agent_iterate_memory_pools: ffi::hsa_amd_agent_iterate_memory_pools_fn_t,
+    pub memory_pool_get_info: ffi::hsa_amd_memory_pool_get_info_fn_t,
 }
 
 impl Originals {
@@ -121,6 +128,11 @@ impl Originals {
             profiler_enable: required!(amd, AmdExtTable, hsa_amd_profiling_set_profiler_enabled_fn),
             dispatch_time: required!(amd, AmdExtTable, hsa_amd_profiling_get_dispatch_time_fn),
             tick_to_system: required!(amd, AmdExtTable, hsa_amd_profiling_convert_tick_to_system_domain_fn),
+            memory_async_copy: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_fn).ok().flatten(),
+            memory_lock: read_slot!(amd, AmdExtTable, hsa_amd_memory_lock_fn).ok().flatten(),
+            memory_unlock: read_slot!(amd, AmdExtTable, hsa_amd_memory_unlock_fn).ok().flatten(),
+            agent_iterate_memory_pools: read_slot!(amd, AmdExtTable, hsa_amd_agent_iterate_memory_pools_fn).ok().flatten(),
+            memory_pool_get_info: read_slot!(amd, AmdExtTable, hsa_amd_memory_pool_get_info_fn).ok().flatten(),
         })
     }
 }

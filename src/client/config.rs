@@ -108,6 +108,99 @@ pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Option<Builti
     Ok(Some(BuiltinConfig { passes, include, exclude, ranges, output_dir }))
 }
 
+// ---- Snapshot engine variables --------------------------------------------------------------
+//
+// Read by every replay, whichever client asked for it: `KREPLAY_SNAPSHOT`,
+// `KREPLAY_DEVICE_RESERVE_MB`, `KREPLAY_CHUNK_KB`, `KREPLAY_VERIFY`. An invalid value declines
+// every replay of the process (each dispatch runs once).
+
+use crate::snapshot::settings::{SnapshotMode, SnapshotSettings};
+
+/// Reads the snapshot engine's settings through `get` (the environment in production).
+pub fn snapshot_from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<SnapshotSettings, ConfigError> {
+    let mut s = SnapshotSettings::default();
+    if let Some(v) = get("KREPLAY_SNAPSHOT") {
+        s.mode = SnapshotMode::parse(&v).ok_or_else(|| ConfigError {
+            variable: "KREPLAY_SNAPSHOT",
+            value: v.clone(),
+            problem: format!("expected one of {}", SnapshotMode::NAMES.join(", ")),
+        })?;
+    }
+    if let Some(v) = get("KREPLAY_DEVICE_RESERVE_MB") {
+        let mb = v.trim().parse::<u64>().ok().filter(|mb| mb.checked_mul(1 << 20).is_some()).ok_or_else(|| ConfigError {
+            variable: "KREPLAY_DEVICE_RESERVE_MB",
+            value: v.clone(),
+            problem: "expected a whole number of MiB of device memory to keep free (0 or more)".into(),
+        })?;
+        s.device_reserve = Some(mb << 20);
+    }
+    if let Some(v) = get("KREPLAY_CHUNK_KB") {
+        let kb = v.trim().parse::<usize>().ok().filter(|kb| (4..=1 << 20).contains(kb) && kb % 4 == 0).ok_or_else(|| ConfigError {
+            variable: "KREPLAY_CHUNK_KB",
+            value: v.clone(),
+            problem: "expected a chunk size in KiB, a multiple of 4 from 4 to 1048576".into(),
+        })?;
+        s.chunk_bytes = kb << 10;
+    }
+    if let Some(v) = get("KREPLAY_VERIFY") {
+        s.verify = match v.trim() {
+            "1" => true,
+            "0" => false,
+            _ => return Err(ConfigError { variable: "KREPLAY_VERIFY", value: v, problem: "expected 0 or 1".into() }),
+        };
+    }
+    Ok(s)
+}
+
+static SNAPSHOT_SETTINGS: crate::sync::OnceLock<Result<SnapshotSettings, ConfigError>> = crate::sync::OnceLock::new();
+
+/// The snapshot engine's settings from the environment, read once; the error is printed once.
+pub fn snapshot_settings() -> &'static Result<SnapshotSettings, ConfigError> {
+    SNAPSHOT_SETTINGS.get_or_init(|| {
+        snapshot_from_lookup(|k| std::env::var(k).ok()).inspect_err(|e| eprintln!("kreplay: {e}"))
+    })
+}
+
+#[cfg(test)]
+mod snapshot_tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn parse(pairs: &[(&str, &str)]) -> Result<SnapshotSettings, ConfigError> {
+        let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        snapshot_from_lookup(|k| m.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_and_valid_values() {
+        assert_eq!(parse(&[]).unwrap(), SnapshotSettings::default());
+        let s = parse(&[("KREPLAY_SNAPSHOT", "host-full"), ("KREPLAY_DEVICE_RESERVE_MB", "0"), ("KREPLAY_CHUNK_KB", "4"), ("KREPLAY_VERIFY", "1")])
+            .unwrap();
+        assert_eq!(s, SnapshotSettings { mode: SnapshotMode::HostFull, device_reserve: Some(0), chunk_bytes: 4096, verify: true });
+        for (name, mode) in [("auto", SnapshotMode::Auto), ("device", SnapshotMode::Device), ("host", SnapshotMode::Host)] {
+            assert_eq!(parse(&[("KREPLAY_SNAPSHOT", name)]).unwrap().mode, mode);
+        }
+    }
+
+    #[test]
+    fn invalid_values_name_the_variable_and_the_choices() {
+        for (k, v) in [
+            ("KREPLAY_SNAPSHOT", "gpu"),
+            ("KREPLAY_DEVICE_RESERVE_MB", "-1"),
+            ("KREPLAY_DEVICE_RESERVE_MB", "lots"),
+            ("KREPLAY_CHUNK_KB", "6"),
+            ("KREPLAY_CHUNK_KB", "0"),
+            ("KREPLAY_VERIFY", "yes"),
+        ] {
+            let e = parse(&[(k, v)]).unwrap_err();
+            assert_eq!(e.variable, k);
+            assert!(e.to_string().contains(k) && e.to_string().contains(v), "{e}");
+        }
+        let e = parse(&[("KREPLAY_SNAPSHOT", "gpu")]).unwrap_err().to_string();
+        assert!(SnapshotMode::NAMES.iter().all(|n| e.contains(n)), "{e}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,6 +26,7 @@ fn env_config() -> &'static Result<Option<BuiltinConfig>, String> {
 /// early, exactly once.
 pub fn check_env() {
     let _ = env_config();
+    let _ = config::snapshot_settings();
 }
 
 /// Registers the built-in client when `KREPLAY_PASSES` is set and valid and no client exists.

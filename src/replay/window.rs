@@ -10,7 +10,7 @@ use crate::api::{
 };
 use crate::diagnostics::fatal;
 use crate::runtime::{Runtime, monotonic_ns};
-use crate::snapshot::{CopyFailed, DeclineReason, DeviceCopy, HostStore, Region, RegionKind, RestoreAll, Snapshot};
+use crate::snapshot::{AgentCopy, DeclineReason, Region, RegionKind, Snapshot};
 use crate::state::{self, ReplayService};
 use crate::sync::{Arc, OnceFlag, Ordering, fence};
 use hsa_abi::ffi::{self, hsa_kernel_dispatch_packet_t, hsa_signal_t};
@@ -459,16 +459,8 @@ fn submit_ordinary(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, writer: Write
     write(writer, &batch);
 }
 
-struct RuntimeCopy(Runtime);
-
-impl DeviceCopy for RuntimeCopy {
-    unsafe fn copy(&self, dst: *mut u8, src: *const u8, len: usize) -> Result<(), CopyFailed> {
-        // SAFETY: forwarded caller contract.
-        unsafe { self.0.copy(dst.cast(), src.cast(), len) }.map_err(|e| CopyFailed { len, detail: e.to_string() })
-    }
-}
-
-fn capture(rt: Runtime, q: &QueueState) -> Result<Snapshot, DeclineReason> {
+fn capture(rt: Runtime, q: &QueueState, copier: &AgentCopy) -> Result<Snapshot, DeclineReason> {
+    let settings = crate::client::config::snapshot_settings().as_ref().map_err(|e| DeclineReason::Config(e.to_string()))?;
     let tracked = INVENTORY.owned_by(q.agent.handle);
     let variables = crate::loader::module_variables(rt, q.agent).map_err(|e| DeclineReason::SymbolEnumeration(e.to_string()))?;
     let mut regions: Vec<Region> = Vec::new();
@@ -477,7 +469,28 @@ fn capture(rt: Runtime, q: &QueueState) -> Result<Snapshot, DeclineReason> {
         .map_err(|_| DeclineReason::Metadata { regions: tracked.len() + variables.len() })?;
     regions.extend(tracked.iter().map(|a| Region { kind: RegionKind::Allocation, device: a.base, size: a.size }));
     regions.extend(variables);
-    Snapshot::capture_tracked(regions, Box::new(HostStore::new()), Box::new(RestoreAll), &RuntimeCopy(rt), &INVENTORY)
+    let tracked_bytes = tracked.iter().map(|a| a.size as u64).sum();
+    let (store, scope) = crate::snapshot::plan(rt, q.agent, settings, tracked_bytes);
+    Snapshot::capture_tracked(regions, store, scope, copier, &INVENTORY)
+}
+
+/// Kernels already warned about for writes outside their learned chunks (verify mode).
+static VERIFY_WARNED: crate::sync::Mutex<Vec<String>> = crate::sync::Mutex::new(Vec::new());
+
+/// Warns once per kernel that verify mode found chunks written outside the learned set.
+fn warn_unexpected_writes(d: &Dispatch, pass: u32, chunks: u64) {
+    let kernel = d.name.as_ref().map_or("<unknown>".to_owned(), |n| n.to_string_lossy().into_owned());
+    let mut warned = VERIFY_WARNED.lock();
+    if warned.contains(&kernel) {
+        tracing::debug!("dispatch {} pass {pass}: {chunks} chunk(s) written outside the learned set", d.info.dispatch_id);
+        return;
+    }
+    warned.push(kernel.clone());
+    tracing::warn!(
+        "kernel {kernel} (dispatch {}) wrote {chunks} chunk(s) in pass {pass} that it did not write in the first pass; \
+         memory was restored completely before the next pass (verify mode; warned once per kernel)",
+        d.info.dispatch_id
+    );
 }
 
 fn in_flight_text(agent: u64) -> String {
@@ -589,7 +602,8 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
     drain_queue(rt, q, writer, d);
     drain_agent(q, d);
     let mut summary = d.summary();
-    let captured = coverage::check(q).map_err(DeclineReason::Coverage).and_then(|()| capture(rt, q));
+    let copier = AgentCopy::new(rt, q.agent, *DRAIN_TIMEOUT);
+    let captured = coverage::check(q).map_err(DeclineReason::Coverage).and_then(|()| capture(rt, q, &copier));
     let mut snap = match captured {
         Ok(s) => s,
         Err(reason) => {
@@ -663,7 +677,10 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
                 break;
             }
         }
-        let rep = snap.restore(&INVENTORY, &RuntimeCopy(rt));
+        let rep = snap.restore(&INVENTORY, &copier);
+        if rep.unexpected_chunks > 0 {
+            warn_unexpected_writes(d, pass, rep.unexpected_chunks);
+        }
         totals.count += 1;
         totals.regions += rep.regions;
         totals.bytes += rep.bytes;

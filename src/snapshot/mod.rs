@@ -3,16 +3,45 @@
 //!
 //! Two choices are strategies behind one interface:
 //!
-//! - where a snapshot is kept: [`SnapshotStore`] ([`HostStore`] now; a device-resident store
-//!   later implements the same trait);
-//! - how much is restored: [`RestoreScope`] ([`RestoreAll`] now; a written-subset scope later
-//!   compares after the first pass and narrows the ranges it returns).
+//! - where a snapshot is kept: [`SnapshotStore`] ([`HostStore`]: host buffers, pinned when the
+//!   runtime can lock them; [`TieredStore`]: each region in a buffer of the agent's own pool
+//!   while a budget allows, in host memory otherwise);
+//! - how much is restored: [`RestoreScope`] ([`RestoreAll`]: every byte; [`ChangedChunks`]:
+//!   chunks hashed while capturing and after the first pass, and only those that differ are
+//!   written back).
 //!
-//! Device copies go through [`DeviceCopy`], so the engine runs against a fake in unit tests.
+//! Device copies go through [`DeviceCopy`], device buffers through [`DeviceMemory`], hashing
+//! through [`ChunkHasher`], so the engine runs against fakes in unit tests and a device-side
+//! hasher can replace the host one where device memory is not host-accessible.
 
-mod host;
+mod agent;
+mod chunks;
+mod device;
+pub(crate) mod host;
+mod reaper;
+pub mod settings;
 
-pub use host::HostStore;
+pub use chunks::{ChangedChunks, ChunkHasher, HostHasher};
+pub use device::{AgentBuffers, DeviceMemory, TieredStore};
+pub use agent::{AgentCopy, LockPinning, buffers_of, host_address, plan};
+pub use device::{agent_buffers, release_idle_device_buffers};
+pub use host::{HostPinning, HostStore, release_idle_host_buffers};
+
+/// Idle snapshot buffers (host and device) are returned to the system after this long.
+pub const IDLE_RETURN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Frees every idle snapshot buffer now (an application allocation failed for lack of
+/// memory); the bytes released.
+pub fn release_idle_buffers() -> u64 {
+    release_idle_device_buffers(std::time::Duration::ZERO) + release_idle_host_buffers(std::time::Duration::ZERO)
+}
+
+/// Frees every idle buffer and stops returning them in the background (the runtime is shutting
+/// down: nothing may call it afterwards).
+pub fn close_buffers() {
+    reaper::close();
+    release_idle_buffers();
+}
 
 use crate::inventory::AllocationInventory;
 use crate::runtime::monotonic_ns;
@@ -28,6 +57,17 @@ pub struct CopyFailed {
     pub detail: String,
 }
 
+/// One copy of a batch: `len` bytes from `src` to `dst` (addresses in the runtime's space).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyOp {
+    /// Destination address.
+    pub dst: usize,
+    /// Source address.
+    pub src: usize,
+    /// Bytes.
+    pub len: usize,
+}
+
 /// Moves bytes between device and host memory.
 pub trait DeviceCopy {
     /// Copies `len` bytes from `src` to `dst`.
@@ -35,6 +75,21 @@ pub trait DeviceCopy {
     /// # Safety
     /// Both ranges must be valid for `len` bytes in the runtime's address space.
     unsafe fn copy(&self, dst: *mut u8, src: *const u8, len: usize) -> Result<(), CopyFailed>;
+
+    /// Copies every op between buffers of the replaying agent's own memory, several in flight,
+    /// and runs `during` while they are (the default copies one after the other, then runs it).
+    /// Returns once every submitted copy completed; the first failure is returned.
+    ///
+    /// # Safety
+    /// Every op's ranges must be valid device memory of the agent for `len` bytes.
+    unsafe fn copy_on_device(&self, ops: &[CopyOp], during: &mut dyn FnMut()) -> Result<(), CopyFailed> {
+        for op in ops {
+            // SAFETY: forwarded caller contract.
+            unsafe { self.copy(op.dst as *mut u8, op.src as *const u8, op.len)? };
+        }
+        during();
+        Ok(())
+    }
 }
 
 /// Where a captured region comes from.
@@ -85,6 +140,17 @@ pub enum DeclineReason {
         /// Number of regions.
         regions: usize,
     },
+    /// `KREPLAY_SNAPSHOT=device` and the region does not fit in the device budget.
+    #[error("the region at {device:#x} ({size} bytes) does not fit in device memory (KREPLAY_SNAPSHOT=device; lower KREPLAY_DEVICE_RESERVE_MB or use auto)")]
+    DeviceRoom {
+        /// Device address of the region.
+        device: usize,
+        /// Bytes requested.
+        size: usize,
+    },
+    /// A snapshot variable of the environment is invalid: nothing is replayed.
+    #[error("{0}")]
+    Config(String),
     /// Module-scope variables could not be enumerated.
     #[error("enumerating module-scope variables failed: {0}")]
     SymbolEnumeration(String),
@@ -101,6 +167,8 @@ impl DeclineReason {
     pub fn tag(&self) -> &'static str {
         match self {
             DeclineReason::HostAllocation { .. } => "host allocation",
+            DeclineReason::DeviceRoom { .. } => "device memory",
+            DeclineReason::Config(_) => "configuration",
             DeclineReason::Copy { .. } => "copy",
             DeclineReason::Metadata { .. } => "metadata",
             DeclineReason::SymbolEnumeration(_) => "symbols",
@@ -114,21 +182,41 @@ impl DeclineReason {
 pub trait SnapshotStore: Send {
     /// Makes room for `regions` regions; an error is a metadata failure.
     fn reserve(&mut self, regions: &[Region]) -> Result<(), DeclineReason>;
-    /// Captures region `index` (device -> store).
-    fn keep(&mut self, index: usize, region: &Region, copier: &dyn DeviceCopy) -> Result<(), DeclineReason>;
-    /// Writes `range` (relative to the region start) of region `index` back to the device.
-    fn put_back(&self, index: usize, region: &Region, range: Range<usize>, copier: &dyn DeviceCopy)
+    /// Captures region `index` (device -> store); `during` runs while the copy is in flight
+    /// (or after it), while the region's bytes are still those captured.
+    fn keep(&mut self, index: usize, region: &Region, copier: &dyn DeviceCopy, during: &mut dyn FnMut())
+    -> Result<(), DeclineReason>;
+    /// Writes `ranges` (relative to the region start) of region `index` back to the device.
+    fn put_back(&self, index: usize, region: &Region, ranges: &[Range<usize>], copier: &dyn DeviceCopy)
     -> Result<(), CopyFailed>;
     /// Bytes held by the store.
     fn bytes_held(&self) -> u64;
+    /// Bytes held in device memory (the rest is in host memory).
+    fn device_bytes(&self) -> u64 {
+        0
+    }
+}
+
+/// What a scope found after a pass.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PassCheck {
+    /// Chunks written outside the set learned after the first pass (verify mode).
+    pub unexpected_chunks: u64,
+    /// The restore that follows writes every byte back.
+    pub full: bool,
 }
 
 /// How much of each region is written back between passes.
 pub trait RestoreScope: Send {
+    /// Region `index` is being captured (its bytes are those the snapshot keeps).
+    fn on_capture(&mut self, _index: usize, _region: &Region) {}
     /// Called after each pass, before the restore that follows it.
-    fn after_pass(&mut self, regions: &[Region], store: &dyn SnapshotStore, copier: &dyn DeviceCopy);
+    fn after_pass(&mut self, regions: &[Region]) -> PassCheck;
     /// The byte ranges of region `index` to write back.
     fn ranges(&self, index: usize, region: &Region) -> Vec<Range<usize>>;
+    /// The restore ended; `complete` is false when a region failed, so the
+    /// device is not known to hold the captured bytes where the scope did not look.
+    fn restored(&mut self, _complete: bool) {}
 }
 
 /// Restores every byte of every region.
@@ -136,7 +224,9 @@ pub trait RestoreScope: Send {
 pub struct RestoreAll;
 
 impl RestoreScope for RestoreAll {
-    fn after_pass(&mut self, _: &[Region], _: &dyn SnapshotStore, _: &dyn DeviceCopy) {}
+    fn after_pass(&mut self, _: &[Region]) -> PassCheck {
+        PassCheck { unexpected_chunks: 0, full: true }
+    }
     #[allow(clippy::single_range_in_vec_init)]
     fn ranges(&self, _: usize, region: &Region) -> Vec<Range<usize>> {
         vec![0..region.size]
@@ -167,6 +257,10 @@ pub struct RestoreReport {
     pub skipped: u64,
     /// Regions whose copy failed (logged and skipped).
     pub failed: u64,
+    /// Chunks written outside the learned set (verify mode); nonzero means this restore was full.
+    pub unexpected_chunks: u64,
+    /// Every byte was written back (not only the changed chunks).
+    pub full: bool,
     /// Start (monotonic ns).
     pub start_ns: u64,
     /// End (monotonic ns).
@@ -199,9 +293,10 @@ impl Snapshot {
         copier: &dyn DeviceCopy,
     ) -> Result<Self, DeclineReason> {
         let start_ns = monotonic_ns();
+        let mut scope = scope;
         store.reserve(&regions)?;
         for (i, r) in regions.iter().enumerate() {
-            store.keep(i, r, copier)?;
+            store.keep(i, r, copier, &mut || scope.on_capture(i, r))?;
         }
         let bytes = store.bytes_held();
         let stats = CaptureStats { regions: regions.len() as u64, bytes, start_ns, end_ns: monotonic_ns() };
@@ -220,6 +315,7 @@ impl Snapshot {
         copier: &dyn DeviceCopy,
         inventory: &AllocationInventory,
     ) -> Result<Self, DeclineReason> {
+        let mut scope = scope;
         let start_ns = monotonic_ns();
         store.reserve(&regions)?;
         let mut kept: Vec<Region> = Vec::new();
@@ -229,7 +325,9 @@ impl Snapshot {
         for r in regions {
             let index = kept.len();
             let serial = match r.kind {
-                RegionKind::Allocation => match inventory.with_same(r.device, r.size, None, || store.keep(index, &r, copier)) {
+                RegionKind::Allocation => match inventory
+                    .with_same(r.device, r.size, None, || store.keep(index, &r, copier, &mut || scope.on_capture(index, &r)))
+                {
                     Ok((kept_ok, serial)) => {
                         kept_ok?;
                         Some(serial)
@@ -240,7 +338,7 @@ impl Snapshot {
                     }
                 },
                 RegionKind::ModuleVariable { .. } => {
-                    store.keep(index, &r, copier)?;
+                    store.keep(index, &r, copier, &mut || scope.on_capture(index, &r))?;
                     None
                 }
             };
@@ -262,22 +360,32 @@ impl Snapshot {
         self.stats
     }
 
+    /// Bytes of the snapshot held in device memory.
+    pub fn device_bytes(&self) -> u64 {
+        self.store.device_bytes()
+    }
+
     /// Writes the captured bytes back. Allocations are re-validated under the inventory read
     /// lock and skipped with a warning when freed, shrunk or (for a snapshot taken with
     /// [`Snapshot::capture_tracked`]) replaced by a new allocation at the same address; module
     /// variables are written directly; a failed copy is logged and skipped.
+    ///
+    /// The scope decides the bytes: after a failed region the next restore is
+    /// complete again.
     pub fn restore(&mut self, inventory: &AllocationInventory, copier: &dyn DeviceCopy) -> RestoreReport {
         let mut rep = RestoreReport { start_ns: monotonic_ns(), ..Default::default() };
-        self.scope.after_pass(&self.regions, self.store.as_ref(), copier);
+        let check = self.scope.after_pass(&self.regions);
+        rep.unexpected_chunks = check.unexpected_chunks;
+        rep.full = check.full;
         for (i, r) in self.regions.iter().enumerate() {
             let ranges = self.scope.ranges(i, r);
+            if ranges.is_empty() {
+                rep.regions += 1;
+                continue;
+            }
             let write = || -> Result<u64, CopyFailed> {
-                let mut n = 0;
-                for range in ranges.iter().cloned() {
-                    n += range.len() as u64;
-                    self.store.put_back(i, r, range, copier)?;
-                }
-                Ok(n)
+                self.store.put_back(i, r, &ranges, copier)?;
+                Ok(ranges.iter().map(|x| x.len() as u64).sum())
             };
             let outcome = match &r.kind {
                 RegionKind::Allocation => match inventory.with_same(r.device, r.size, self.serials.get(i).copied().flatten(), write) {
@@ -301,6 +409,7 @@ impl Snapshot {
                 }
             }
         }
+        self.scope.restored(rep.failed == 0);
         rep.end_ns = monotonic_ns();
         rep
     }

@@ -1,5 +1,6 @@
 use super::*;
 use crate::inventory::Allocation;
+use crate::sync::Arc;
 use std::cell::Cell;
 
 /// Copies with `memcpy` and fails the copies whose ordinal is in `fail`.
@@ -105,7 +106,9 @@ fn freed_or_shrunk_allocations_are_skipped_and_failed_copies_do_not_stop_restore
 /// ranges a scope returns (the shape a written-subset scope needs).
 struct FirstHalf;
 impl RestoreScope for FirstHalf {
-    fn after_pass(&mut self, _: &[Region], _: &dyn SnapshotStore, _: &dyn DeviceCopy) {}
+    fn after_pass(&mut self, _: &[Region]) -> PassCheck {
+        PassCheck::default()
+    }
     #[allow(clippy::single_range_in_vec_init)]
     fn ranges(&self, _: usize, r: &Region) -> Vec<Range<usize>> {
         vec![0..r.size / 2]
@@ -169,4 +172,131 @@ fn a_new_allocation_at_a_captured_address_is_not_restored_over() {
     assert_eq!((rep.regions, rep.skipped), (1, 1));
     assert!(a.iter().all(|&x| x == 5), "the new allocation keeps its contents");
     assert_eq!(v, vec![7u8; 4], "module variables are still restored");
+}
+
+/// Device memory of a fake agent: host allocations, counted, with a capacity.
+struct FakeDevice {
+    live: crate::sync::Mutex<Vec<Vec<u8>>>,
+    capacity: usize,
+}
+
+impl FakeDevice {
+    fn new(capacity: usize) -> Self {
+        Self { live: crate::sync::Mutex::new(Vec::new()), capacity }
+    }
+}
+
+impl DeviceMemory for FakeDevice {
+    fn allocate(&self, size: usize) -> Option<usize> {
+        let mut live = self.live.lock();
+        if live.iter().map(Vec::len).sum::<usize>() + size > self.capacity {
+            return None;
+        }
+        let b = vec![0u8; size];
+        let p = b.as_ptr() as usize;
+        live.push(b);
+        Some(p)
+    }
+    fn free(&self, ptr: usize) {
+        self.live.lock().retain(|b| b.as_ptr() as usize != ptr);
+    }
+}
+
+/// A device copier counting the device-to-device copies.
+struct CountingCopy {
+    inner: FakeCopy,
+    on_device: Cell<usize>,
+}
+
+impl DeviceCopy for CountingCopy {
+    unsafe fn copy(&self, dst: *mut u8, src: *const u8, len: usize) -> Result<(), CopyFailed> {
+        // SAFETY: forwarded.
+        unsafe { self.inner.copy(dst, src, len) }
+    }
+    unsafe fn copy_on_device(&self, ops: &[CopyOp], during: &mut dyn FnMut()) -> Result<(), CopyFailed> {
+        self.on_device.set(self.on_device.get() + ops.len());
+        for op in ops {
+            // SAFETY: forwarded.
+            unsafe { self.inner.copy(op.dst as *mut u8, op.src as *const u8, op.len)? };
+        }
+        during();
+        Ok(())
+    }
+}
+
+#[test]
+fn a_tiered_store_keeps_what_fits_on_the_device_and_the_rest_on_the_host() {
+    let mut a = vec![1u8; 4096];
+    let mut b = vec![2u8; 8192];
+    let inv = AllocationInventory::new();
+    inv.record(Allocation { base: a.as_ptr() as usize, size: a.len(), agent: 1 });
+    inv.record(Allocation { base: b.as_ptr() as usize, size: b.len(), agent: 1 });
+    let buffers = Arc::new(AgentBuffers::new(Box::new(FakeDevice::new(1 << 20))));
+    let copier = CountingCopy { inner: FakeCopy::new(vec![]), on_device: Cell::new(0) };
+    // Budget 6000 bytes: `a` fits on the device, `b` goes to the host.
+    let store = TieredStore::new(Some(buffers.clone()), 6000, false, None);
+    let mut snap = Snapshot::capture(vec![alloc_region(&a), alloc_region(&b)], Box::new(store), Box::new(RestoreAll), &copier).unwrap();
+    assert_eq!(snap.device_bytes(), 4096);
+    assert_eq!(copier.on_device.get(), 1);
+    a.fill(9);
+    b.fill(9);
+    let rep = snap.restore(&inv, &copier);
+    assert_eq!((rep.regions, rep.bytes, rep.failed), (2, 4096 + 8192, 0));
+    assert!(a.iter().all(|&x| x == 1) && b.iter().all(|&x| x == 2));
+    assert_eq!(copier.on_device.get(), 2, "the device slot is restored device to device");
+    drop(snap);
+    assert_eq!(buffers.idle_bytes(), 4096, "the device buffer is kept for the next capture");
+    // Device only: the region that does not fit declines.
+    let store = TieredStore::new(Some(buffers.clone()), 6000, true, None);
+    let err = Snapshot::capture(vec![alloc_region(&a), alloc_region(&b)], Box::new(store), Box::new(RestoreAll), &copier).unwrap_err();
+    assert!(matches!(err, DeclineReason::DeviceRoom { size: 8192, .. }), "{err}");
+    assert_eq!(err.tag(), "device memory");
+    assert_eq!(buffers.release_idle(std::time::Duration::ZERO), 4096);
+    assert_eq!(buffers.held_bytes(), 0);
+}
+
+#[test]
+fn device_buffers_are_reused_and_idle_ones_make_room() {
+    let buffers = AgentBuffers::new(Box::new(FakeDevice::new(1 << 20)));
+    let a = buffers.take(1000, 10_000).unwrap();
+    let pa = a.ptr;
+    buffers.give_back([a]);
+    let again = buffers.take(1000, 10_000).unwrap();
+    assert_eq!(again.ptr, pa, "an idle buffer of the size is reused");
+    buffers.give_back([again]);
+    // A larger request that only fits once the idle buffer is freed.
+    let big = buffers.take(9500, 10_000).unwrap();
+    assert_eq!(buffers.held_bytes(), 9500);
+    assert!(buffers.take(1000, 10_000).is_none(), "over budget");
+    buffers.give_back([big]);
+}
+
+#[test]
+fn host_buffers_are_recycled_by_size() {
+    let a = host::host_buffer(300_000, None).unwrap();
+    let pa = a.ptr() as usize;
+    host::give_back([a]);
+    let b = host::host_buffer(299_000, None).unwrap();
+    assert_eq!(b.ptr() as usize, pa, "an idle buffer within the size limit is reused");
+    let c = host::host_buffer(300_000, None).unwrap();
+    assert_ne!(c.ptr() as usize, pa);
+    host::give_back([b, c]);
+    assert!(release_idle_host_buffers(std::time::Duration::ZERO) >= 600_000);
+}
+
+#[test]
+fn changed_chunks_restore_only_what_the_pass_wrote() {
+    let mut a = vec![0u8; 64 << 10];
+    let inv = AllocationInventory::new();
+    inv.record(Allocation { base: a.as_ptr() as usize, size: a.len(), agent: 1 });
+    let copier = FakeCopy::new(vec![]);
+    let scope = ChangedChunks::new(Box::new(HostHasher::new(|r: &Region| Some(r.device))), 4096, false);
+    let mut snap = Snapshot::capture(vec![alloc_region(&a)], Box::new(HostStore::new()), Box::new(scope), &copier).unwrap();
+    for pass in 0..3u8 {
+        a[5000] = pass + 1;
+        a[40_000] = pass + 1;
+        let rep = snap.restore(&inv, &copier);
+        assert_eq!((rep.bytes, rep.full), (2 * 4096, false), "pass {pass}");
+        assert!(a.iter().all(|&x| x == 0));
+    }
 }

@@ -79,6 +79,15 @@ fn record(base: *mut u8, size: usize, owner: u64, global_flags: u32, device: boo
     );
 }
 
+/// Bytes in use in each GPU's device pool, by owner agent.
+static DEVICE_USED: Mutex<BTreeMap<u64, u64>> = Mutex::new(BTreeMap::new());
+
+fn release_device_bytes(owner: u64, size: usize) {
+    if let Some(u) = DEVICE_USED.lock().get_mut(&owner) {
+        *u = u.saturating_sub(round_up(size) as u64);
+    }
+}
+
 /// Pool allocation flags: STANDARD 0, PCIE 1 << 0, CONTIGUOUS 1 << 1, then the newer ones.
 const KNOWN_FLAGS: u32 = 1 | 2 | HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG | HSA_AMD_MEMORY_POOL_UNCACHED_FLAG;
 
@@ -94,8 +103,28 @@ fn allocate_in_pool(pool: &crate::topology::Pool, size: usize, flags: u32) -> Re
     if flags & !KNOWN_FLAGS != 0 {
         tracing::debug!("hsa_amd_memory_pool_allocate: ignoring unknown flags {:#x}", flags & !KNOWN_FLAGS);
     }
-    let p = map(size, flags & HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG != 0)?;
-    record(p, size, pool.owner, pool.global_flags(), pool.kind == PoolKind::Device, Origin::Mapped);
+    let device = pool.kind == PoolKind::Device;
+    if device {
+        let mut used = DEVICE_USED.lock();
+        let now = used.get(&pool.owner).copied().unwrap_or(0);
+        if now + round_up(size) as u64 > pool.size {
+            return Err(Error::OutOfResources(format!(
+                "the device pool has {} of {} bytes in use; {size} more do not fit",
+                now, pool.size
+            )));
+        }
+        used.insert(pool.owner, now + round_up(size) as u64);
+    }
+    let p = match map(size, flags & HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG != 0) {
+        Ok(p) => p,
+        Err(e) => {
+            if device {
+                release_device_bytes(pool.owner, size);
+            }
+            return Err(e);
+        }
+    };
+    record(p, size, pool.owner, pool.global_flags(), device, Origin::Mapped);
     Ok(p)
 }
 
@@ -133,6 +162,9 @@ fn free(ptr: *mut u8) -> Result<()> {
             }
         }
     };
+    if a.device {
+        release_device_bytes(a.owner, a.size);
+    }
     // SAFETY: the mapping was created by `map` with this base and size.
     unsafe { libc::munmap(ptr.cast(), round_up(a.size)) };
     Ok(())

@@ -6,6 +6,9 @@
 //! Regions (the legacy memory API) are the same objects as pools; a GPU lists its own region
 //! followed by the system regions.
 //!
+//! `VHSA_DEVICE_MEMORY_MB` (read once) sets the size of every device pool in MiB instead of the
+//! model's memory size; allocations beyond a pool's size fail with `OUT_OF_RESOURCES`.
+//!
 //! For the loader: [`agent`] looks an agent up by handle ([`Agent::kind`], [`Agent::isa_name`]).
 
 use crate::boundary::{InfoValue, status_call, write_info, write_out};
@@ -140,6 +143,18 @@ fn gpu_targets() -> Vec<&'static GpuModel> {
     out
 }
 
+/// `VHSA_DEVICE_MEMORY_MB`, when set to a positive integer.
+fn device_memory_override() -> Option<u64> {
+    let v = std::env::var("VHSA_DEVICE_MEMORY_MB").ok()?;
+    match v.trim().parse::<u64>() {
+        Ok(mb) if mb > 0 => Some(mb << 20),
+        _ => {
+            eprintln!("vhsa: VHSA_DEVICE_MEMORY_MB=`{v}` is not a positive integer; the model's memory size is used");
+            None
+        }
+    }
+}
+
 fn build() -> System {
     let mut agents = Vec::new();
     let mut pools = Vec::new();
@@ -161,7 +176,7 @@ fn build() -> System {
     for (i, model) in gpu_targets().into_iter().enumerate() {
         let handle = AGENT_BASE + 1 + i as u64;
         let pool = POOL_BASE + 2 + i as u64;
-        pools.push(Pool { kind: PoolKind::Device, owner: handle, size: model.memory_bytes });
+        pools.push(Pool { kind: PoolKind::Device, owner: handle, size: device_memory_override().unwrap_or(model.memory_bytes) });
         let isa = format!("amdgcn-amd-amdhsa--{}", model.target);
         if !isas.contains(&isa) {
             isas.push(isa.clone());
