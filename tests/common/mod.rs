@@ -118,8 +118,14 @@ pub fn command(exe: &Path, extra_tools: &[&Path]) -> Command {
         "KREPLAY_OUTPUT_DIR",
         "KREPLAY_LOG",
         "KREPLAY_DRAIN_TIMEOUT_MS",
+        "KREPLAY_SNAPSHOT",
+        "KREPLAY_DEVICE_RESERVE_MB",
+        "KREPLAY_CHUNK_KB",
+        "KREPLAY_VERIFY",
         "VHSA_AGENTS",
         "VHSA_FAULTS",
+        "VHSA_DEVICE_MEMORY_MB",
+        "VHSA_LINK_GBPS",
     ] {
         c.env_remove(v);
     }
