@@ -5,7 +5,7 @@
 //! running `benches/apps/replay_engine.c`, which prints medians of a few dispatches.
 //!
 //! Prints one markdown table: per footprint F, written fraction W (contiguous or 4 KiB pieces
-//! scattered) and pass count P, the two times and their ratio, the lower bound (kernel time x P
+//! scattered) and pass count P, the two times (fastest of a few dispatches after a warm-up) and their ratio, the lower bound (kernel time x P
 //! plus the written bytes restored P-1 times at the measured device-copy speed) and the
 //! engine's ratio to it, and a model for MI300X-class hardware (host link 50 GB/s, device
 //! memory 5 TB/s) computed from the byte counters of the run.

@@ -459,7 +459,9 @@ fn submit_ordinary(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, writer: Write
     write(writer, &batch);
 }
 
-fn capture(rt: Runtime, q: &QueueState, copier: &AgentCopy) -> Result<Snapshot, DeclineReason> {
+/// Captures the agent's memory; `whole` restores every byte without hashing (see
+/// `snapshot::density`).
+fn capture(rt: Runtime, q: &QueueState, copier: &AgentCopy, whole: bool) -> Result<Snapshot, DeclineReason> {
     let settings = crate::client::config::snapshot_settings().as_ref().map_err(|e| DeclineReason::Config(e.to_string()))?;
     let tracked = INVENTORY.owned_by(q.agent.handle);
     let variables = crate::loader::module_variables(rt, q.agent).map_err(|e| DeclineReason::SymbolEnumeration(e.to_string()))?;
@@ -470,7 +472,7 @@ fn capture(rt: Runtime, q: &QueueState, copier: &AgentCopy) -> Result<Snapshot, 
     regions.extend(tracked.iter().map(|a| Region { kind: RegionKind::Allocation, device: a.base, size: a.size }));
     regions.extend(variables);
     let tracked_bytes = tracked.iter().map(|a| a.size as u64).sum();
-    let (store, scope) = crate::snapshot::plan(rt, q.agent, settings, tracked_bytes);
+    let (store, scope) = crate::snapshot::plan(rt, q.agent, settings, tracked_bytes, whole);
     Snapshot::capture_tracked(regions, store, scope, copier, &INVENTORY)
 }
 
@@ -603,7 +605,9 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
     drain_agent(q, d);
     let mut summary = d.summary();
     let copier = AgentCopy::new(rt, q.agent, *DRAIN_TIMEOUT);
-    let captured = coverage::check(q).map_err(DeclineReason::Coverage).and_then(|()| capture(rt, q, &copier));
+    let kernel = d.name.as_ref().map(|n| n.to_string_lossy().into_owned());
+    let whole = kernel.as_deref().is_some_and(crate::snapshot::density::restores_whole);
+    let captured = coverage::check(q).map_err(DeclineReason::Coverage).and_then(|()| capture(rt, q, &copier, whole));
     let mut snap = match captured {
         Ok(s) => s,
         Err(reason) => {
@@ -699,6 +703,9 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
         pass += 1;
     }
     drop(scope);
+    if let Some(k) = kernel.as_deref().filter(|_| !whole) {
+        crate::snapshot::density::learned(k, cap.bytes, totals.count, totals.bytes);
+    }
     if d.pkt.completion_signal.handle != 0 {
         write(writer, &[barrier_packet(d.pkt.completion_signal)]);
     }

@@ -16,6 +16,7 @@
 
 mod agent;
 mod chunks;
+pub mod density;
 mod device;
 pub(crate) mod host;
 mod reaper;
