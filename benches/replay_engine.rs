@@ -124,7 +124,7 @@ fn main() {
         "| F | W | pattern | P | kernel | engine ms | host-full ms | full / engine | bound ms | engine / bound | engine capture ms | engine restores ms | engine restored MiB | model engine ms | model full ms | model full / engine |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    let mut table = |mib: u64, read: bool, configs: &[String]| {
+    let table = |mib: u64, read: bool, configs: &[String]| {
         let reps = if mib >= 1024 { 2 } else { 3 };
         let (speed, new) = run(&app, "auto", mib, read, reps, configs);
         let (_, full) = run(&app, "host-full", mib, read, reps, configs);

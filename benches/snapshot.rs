@@ -1,9 +1,10 @@
-//! Inventory record+free with 100,000 live allocations, and snapshot+restore throughput next
-//! to `memcpy` of the same bytes (same run, same buffers).
+//! Inventory record+free with 100,000 live allocations, snapshot+restore throughput next to
+//! `memcpy` of the same bytes (same run, same buffers), chunk hashing next to `memcpy`, and
+//! 10,000 small regions against one region of the same total.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use kreplay::inventory::{Allocation, AllocationInventory};
-use kreplay::snapshot::{CopyFailed, DeviceCopy, HostStore, Region, RegionKind, RestoreAll, Snapshot};
+use kreplay::snapshot::{ChunkHasher, CopyFailed, DeviceCopy, HostHasher, HostStore, Region, RegionKind, RestoreAll, Snapshot};
 use std::hint::black_box;
 
 /// "Device" memory is host memory here: the copy is `memcpy`.
@@ -71,5 +72,50 @@ fn snapshot_restore(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, inventory, snapshot_restore);
+fn hashing(c: &mut Criterion) {
+    const BYTES: usize = 64 << 20;
+    let src: Vec<u8> = (0..BYTES).map(|i| (i * 31 % 251) as u8).collect();
+    let mut dst = vec![0u8; BYTES];
+    let region = Region { kind: RegionKind::Allocation, device: src.as_ptr() as usize, size: BYTES };
+    let hasher = HostHasher::new(|r: &Region| Some(r.device));
+    let mut g = c.benchmark_group("chunk hashing vs memcpy");
+    g.throughput(Throughput::Bytes(BYTES as u64));
+    g.sample_size(20);
+    g.bench_function(BenchmarkId::new("xxh3 per 64 KiB chunk", "64MiB"), |b| b.iter(|| black_box(hasher.hash(&region, 64 << 10))));
+    g.bench_function(BenchmarkId::new("memcpy", "64MiB"), |b| {
+        b.iter(|| {
+            dst.copy_from_slice(&src);
+            black_box(&dst);
+        })
+    });
+    g.finish();
+}
+
+fn many_regions(c: &mut Criterion) {
+    const TOTAL: usize = 40 << 20;
+    let inv = AllocationInventory::new();
+    let mut g = c.benchmark_group("snapshot+restore, 10000 regions vs 1");
+    g.throughput(Throughput::Bytes(2 * TOTAL as u64));
+    g.sample_size(10);
+    for count in [1usize, 10_000] {
+        let size = TOTAL / count;
+        let device: Vec<Vec<u8>> = (0..count).map(|i| vec![i as u8; size]).collect();
+        let regions: Vec<Region> = device
+            .iter()
+            .map(|d| {
+                inv.record(Allocation { base: d.as_ptr() as usize, size, agent: 1 });
+                Region { kind: RegionKind::Allocation, device: d.as_ptr() as usize, size }
+            })
+            .collect();
+        g.bench_function(BenchmarkId::new("host store, restore all", format!("{count} x {size} B")), |b| {
+            b.iter(|| {
+                let mut s = Snapshot::capture(regions.clone(), Box::new(HostStore::new()), Box::new(RestoreAll), &Memcpy).unwrap();
+                black_box(s.restore(&inv, &Memcpy));
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, inventory, snapshot_restore, hashing, many_regions);
 criterion_main!(benches);

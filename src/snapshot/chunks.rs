@@ -30,9 +30,12 @@ fn hash_slice(bytes: &[u8], chunk: usize, out: &mut [u64]) {
     }
 }
 
+/// Where the host can read a region (`None`: not host-accessible).
+type HostAddress = Box<dyn Fn(&Region) -> Option<usize> + Send>;
+
 /// Hashes memory the host can read, where `host_address` says it is.
 pub struct HostHasher {
-    host_address: Box<dyn Fn(&Region) -> Option<usize> + Send>,
+    host_address: HostAddress,
     threads: usize,
 }
 
@@ -156,6 +159,7 @@ impl RestoreScope for ChangedChunks {
     }
 
     fn ranges(&self, index: usize, region: &Region) -> Vec<Range<usize>> {
+        #[allow(clippy::single_range_in_vec_init)]
         let whole = || vec![0..region.size];
         if self.full || !self.captured.get(index).is_some_and(Option::is_some) {
             return whole();
