@@ -117,6 +117,12 @@ fn verify_mode_catches_a_kernel_whose_write_set_changes() {
     let err = stderr(&out);
     assert_eq!(err.matches("that it did not write in the first pass").count(), 1, "warned once per kernel: {err}");
     assert!(err.contains("kernel touch"), "{err}");
+    // The same through the C API.
+    let mut c = snapshot_app(4, 2, 1024, "moving");
+    c.env("SNAPSHOT_SET_VERIFY", test_support::tool_lib());
+    let out = run_ok(c);
+    assert!(identical(&out), "kreplay_set_verify(1) turns verify mode on");
+    assert_eq!(stderr(&out).matches("that it did not write in the first pass").count(), 1);
 }
 
 #[test]

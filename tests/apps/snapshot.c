@@ -9,8 +9,13 @@
  *
  * Prints "APP inputs identical=0|1", the vhsa copy counters of the replay
  * ("APP copies h2d=.. d2h=.. d2d=.."), then, with a second size, allocates that much device
- * memory (which must succeed) and prints "APP OK". */
+ * memory (which must succeed) and prints "APP OK".
+ *
+ * With SNAPSHOT_SET_VERIFY=<path of libkreplay.so>, the application turns verify mode on through
+ * the C API (`kreplay_set_verify(1)`) before the dispatch. */
 #include "common.h"
+
+#include <dlfcn.h>
 
 #define MAX_BUFFERS 16
 #define MAX_PASSES 64
@@ -60,6 +65,15 @@ int main(int argc, char** argv) {
   hsa_queue_t* q = queue_create(s.gpu[0]);
   hsa_signal_t done;
   CHECK(hsa_signal_create(1, 0, NULL, &done));
+  const char* tool = getenv("SNAPSHOT_SET_VERIFY");
+  if (tool) {
+    void* h = dlopen(tool, RTLD_NOW | RTLD_NOLOAD);
+    EXPECT(h, "the tool %s is not loaded", tool);
+    int (*set_verify)(uint32_t) = (int (*)(uint32_t))dlsym(h, "kreplay_set_verify");
+    EXPECT(set_verify, "kreplay_set_verify not found");
+    EXPECT(set_verify(1) == 0, "kreplay_set_verify(1) failed");
+    EXPECT(set_verify(7) != 0, "kreplay_set_verify(7) was accepted");
+  }
   vhsa_stats_reset();
   dispatch(q, kobj, ka, 1, done);
   wait_done(done);
