@@ -55,6 +55,15 @@ fn an_executable_destroyed_during_a_replay_does_not_crash_the_restore() {
 }
 
 #[test]
+fn executables_loaded_and_destroyed_while_replays_run_never_break_a_restore() {
+    let (a, b) = (code_object("devvar"), code_object("alpha"));
+    let mut cmd = command(&app_linked("coverage"), &[]);
+    cmd.args(["churn", "40", "3"]).args([&a, &b]).env("KREPLAY_PASSES", "3");
+    let err = stderr(&run_ok(cmd));
+    assert!(err.contains("APP churn cycles="), "{err}");
+}
+
+#[test]
 fn a_kernel_of_an_executable_loaded_after_another_was_destroyed_has_its_own_name() {
     let out_dir = test_support::scratch_dir("coverage-names-records");
     let mut c = command(&app_linked("coverage"), &[]);

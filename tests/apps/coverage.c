@@ -10,6 +10,9 @@
  *                                           (alpha) and loads C (gamma): no write of B's saved
  *                                           bytes lands anywhere, A's variable is still restored;
  *                                           with "-" for gamma.co, B is only destroyed
+ *   coverage churn   <dispatches> <passes> <devvar.co> <alpha.co>
+ *                                           another thread loads and destroys executables in a loop
+ *                                           while replays run: no crash, every pass sees counter 0
  *   coverage names   <alpha.co> <gamma.co>  alpha dispatched, destroyed, gamma loaded and
  *                                           dispatched (the records name the kernels)
  *   coverage ranges  <passes>               an excluded tracked buffer is not restored, an included
@@ -162,6 +165,45 @@ static void run_destroy(system_t* s, int passes, const char* a_path, const char*
          device_read(gamma_var));
 }
 
+static struct {
+  system_t* s;
+  const char* path;
+  int stop, cycles;
+} churn;
+
+static void* load_and_destroy(void* arg) {
+  (void)arg;
+  while (!__atomic_load_n(&churn.stop, __ATOMIC_ACQUIRE)) {
+    hsa_executable_t e = load_code_object(churn.s, churn.path);
+    CHECK(hsa_executable_destroy(e));
+    churn.cycles++;
+  }
+  return NULL;
+}
+
+static void run_churn(system_t* s, int dispatches, int passes, const char* a_path, const char* b_path) {
+  hsa_executable_t a = load_code_object(s, a_path);
+  uint32_t* counter = variable_address(a, s->gpu[0], "counter");
+  uint64_t kobj = vhsa_native_kernel_create("churn_bump", record_and_bump, NULL);
+  churn.s = s;
+  churn.path = b_path;
+  pthread_t t;
+  EXPECT(pthread_create(&t, NULL, load_and_destroy, NULL) == 0, "pthread_create");
+  for (int d = 0; d < dispatches; d++) {
+    uint32_t zero = 0;
+    CHECK(hsa_memory_copy(counter, &zero, sizeof zero));
+    invocations = 0;
+    run_once(s, kobj, counter, NULL, NULL, 1);
+    EXPECT(invocations == passes, "dispatch %d ran %d times, expected %d", d, invocations, passes);
+    for (int i = 0; i < passes; i++) EXPECT(seen[0][i] == 0, "dispatch %d pass %d saw counter=%u", d, i, seen[0][i]);
+    EXPECT(device_read(counter) == 1, "dispatch %d left counter=%u", d, device_read(counter));
+  }
+  __atomic_store_n(&churn.stop, 1, __ATOMIC_RELEASE);
+  pthread_join(t, NULL);
+  fprintf(stderr, "APP churn cycles=%d\n", churn.cycles);
+  EXPECT(churn.cycles > 0, "no executable was loaded and destroyed meanwhile");
+}
+
 static void nop(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
   (void)p;
   (void)user_data;
@@ -214,13 +256,14 @@ static void run_ranges(system_t* s, int passes) {
 }
 
 int main(int argc, char** argv) {
-  EXPECT(argc >= 2, "usage: coverage peer|hidden|destroy|names|ranges ...");
+  EXPECT(argc >= 2, "usage: coverage peer|hidden|destroy|churn|names|ranges ...");
   const char* mode = argv[1];
   system_t s;
   system_init(&s);
   if (strcmp(mode, "peer") == 0 && argc >= 3) run_peer(&s, atoi(argv[2]));
   else if (strcmp(mode, "hidden") == 0 && argc >= 4) run_hidden(&s, atoi(argv[2]), argv[3]);
   else if (strcmp(mode, "destroy") == 0 && argc >= 6) run_destroy(&s, atoi(argv[2]), argv[3], argv[4], argv[5]);
+  else if (strcmp(mode, "churn") == 0 && argc >= 6) run_churn(&s, atoi(argv[2]), atoi(argv[3]), argv[4], argv[5]);
   else if (strcmp(mode, "names") == 0 && argc >= 4) run_names(&s, argv[2], argv[3]);
   else if (strcmp(mode, "ranges") == 0 && argc >= 3) run_ranges(&s, atoi(argv[2]));
   else EXPECT(0, "unknown mode or missing arguments: %s", mode);
