@@ -17,7 +17,12 @@ pub use host::HostStore;
 
 use crate::inventory::{AllocationInventory, ExecutableInventory, ExecutablesHeld};
 use crate::runtime::monotonic_ns;
+use crate::sync::OnceFlag;
 use std::ops::Range;
+
+/// The first restore that skips a region of a destroyed executable warns; later ones log at
+/// debug level (an executable unloaded during a long loop would otherwise warn every pass).
+static DESTROYED_WARNING: OnceFlag = OnceFlag::new();
 
 /// A copy that the runtime refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -349,12 +354,22 @@ impl Snapshot {
                     (Some(exe), Some(executables)) => match executables.with_same(exe.handle, exe.serial, write) {
                         Some(o) => o,
                         None => {
-                            tracing::warn!(
-                                "restore skipped {:#x} ({} bytes): its executable {:#x} was destroyed since the snapshot",
-                                r.device,
-                                r.size,
-                                exe.handle
-                            );
+                            if DESTROYED_WARNING.first() {
+                                tracing::warn!(
+                                    "restore skipped {:#x} ({} bytes): its executable {:#x} was destroyed since the snapshot \
+                                     (later such skips are logged at debug level)",
+                                    r.device,
+                                    r.size,
+                                    exe.handle
+                                );
+                            } else {
+                                tracing::debug!(
+                                    "restore skipped {:#x} ({} bytes): its executable {:#x} was destroyed since the snapshot",
+                                    r.device,
+                                    r.size,
+                                    exe.handle
+                                );
+                            }
                             rep.skipped += 1;
                             continue;
                         }
