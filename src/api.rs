@@ -562,33 +562,35 @@ impl ReplayClient for CallbackScoped {
     }
 }
 
-fn range_error(e: crate::snapshot::ranges::RangeError) -> ApiError {
-    tracing::debug!("snapshot range refused: {e}");
-    ApiError::InvalidArgument
+fn range_error(what: &'static str, base: usize, size: usize) -> impl FnOnce(crate::snapshot::ranges::RangeError) -> ApiError {
+    move |e| {
+        tracing::debug!("{what} of the snapshot range {base:#x} + {size} bytes refused: {e}");
+        ApiError::InvalidArgument
+    }
 }
 
 /// Excludes `[base, base + size)` from the snapshots taken from now on: those bytes are never
 /// captured nor restored, whatever allocation, segment or included range they belong to.
 /// Thread-safe; callable at any time (a window already open keeps its snapshot).
 pub fn exclude_range(base: usize, size: usize) -> Result<(), ApiError> {
-    crate::snapshot::ranges::CLIENT_RANGES.lock().exclude(base, size).map_err(range_error)
+    crate::snapshot::ranges::CLIENT_RANGES.lock().exclude(base, size).map_err(range_error("exclusion", base, size))
 }
 
 /// Adds `[base, base + size)` to the snapshots of replays on agent `agent` (a
 /// `hsa_agent_t.handle`) taken from now on: memory the tool does not track that the replayed
 /// kernels write. The memory must stay mapped until [`remove_included_range`].
 pub fn include_range(agent: u64, base: usize, size: usize) -> Result<(), ApiError> {
-    crate::snapshot::ranges::CLIENT_RANGES.lock().include(agent, base, size).map_err(range_error)
+    crate::snapshot::ranges::CLIENT_RANGES.lock().include(agent, base, size).map_err(range_error("inclusion", base, size))
 }
 
 /// Removes one exclusion made with the same `base` and `size`.
 pub fn remove_excluded_range(base: usize, size: usize) -> Result<(), ApiError> {
-    crate::snapshot::ranges::CLIENT_RANGES.lock().remove_excluded(base, size).map_err(range_error)
+    crate::snapshot::ranges::CLIENT_RANGES.lock().remove_excluded(base, size).map_err(range_error("removal of the exclusion", base, size))
 }
 
 /// Removes one inclusion made with the same `agent`, `base` and `size`.
 pub fn remove_included_range(agent: u64, base: usize, size: usize) -> Result<(), ApiError> {
-    crate::snapshot::ranges::CLIENT_RANGES.lock().remove_included(agent, base, size).map_err(range_error)
+    crate::snapshot::ranges::CLIENT_RANGES.lock().remove_included(agent, base, size).map_err(range_error("removal of the inclusion", base, size))
 }
 
 fn range_args(ptr: *const c_void, size: u64) -> Result<(usize, usize), kreplay_status_t> {

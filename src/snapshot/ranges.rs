@@ -20,16 +20,16 @@ pub static CLIENT_RANGES: Mutex<ClientRanges> = Mutex::new(ClientRanges::new());
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum RangeError {
     /// The range is empty, starts at address 0 or wraps around the address space.
-    #[error("the range is empty, starts at NULL or wraps around the address space")]
+    #[error("the range is empty, starts at NULL or wraps around the address space; pass the start and byte size of mapped memory")]
     Invalid,
     /// The agent handle is 0.
-    #[error("the agent handle is 0")]
+    #[error("the agent handle is 0; pass the hsa_agent_t.handle of the agent whose replays must restore the range")]
     NoAgent,
     /// Too many rules of this kind.
-    #[error("more than {MAX_CLIENT_RANGES} ranges of one kind")]
+    #[error("{MAX_CLIENT_RANGES} ranges of this kind are held already; remove some first")]
     TooMany,
     /// Removal of a rule that was never added.
-    #[error("no such range was added")]
+    #[error("no range was added with exactly these arguments")]
     NotFound,
 }
 
