@@ -136,11 +136,19 @@ fn regions(rt: Runtime, agent: hsa_agent_t, held: &crate::inventory::Executables
     Ok(CLIENT_RANGES.lock().apply(agent.handle, regions))
 }
 
-/// Captures everything a replay on `agent` must restore. No executable is destroyed during the
-/// capture; the snapshot restores a region of an executable only while it lives.
-pub fn capture(rt: Runtime, agent: hsa_agent_t, copier: &dyn DeviceCopy) -> Result<Snapshot, DeclineReason> {
+/// Captures everything a replay on `agent` must restore. `admit` sees the region list before
+/// anything is copied and may decline (for example when the bytes needed do not fit in memory).
+/// No executable is destroyed during the capture; the snapshot restores a region of an
+/// executable only while it lives.
+pub fn capture(
+    rt: Runtime,
+    agent: hsa_agent_t,
+    copier: &dyn DeviceCopy,
+    admit: impl FnOnce(&[Region]) -> Result<(), DeclineReason>,
+) -> Result<Snapshot, DeclineReason> {
     let held = EXECUTABLES.hold();
     let regions = regions(rt, agent, &held)?;
+    admit(&regions)?;
     Snapshot::capture_tracked(regions, Box::new(HostStore::new()), Box::new(RestoreAll), copier, &INVENTORY, &held)
 }
 

@@ -469,7 +469,7 @@ impl DeviceCopy for RuntimeCopy {
 }
 
 fn capture(rt: Runtime, q: &QueueState) -> Result<Snapshot, DeclineReason> {
-    coverage::capture(rt, q.agent, &RuntimeCopy(rt))
+    coverage::capture(rt, q.agent, &RuntimeCopy(rt), |_| Ok(()))
 }
 
 fn in_flight_text(agent: u64) -> String {
