@@ -302,7 +302,7 @@ pub fn register(client: Arc<dyn ReplayClient>) -> Result<(), ApiError> {
 pub(crate) fn register_as(client: Arc<dyn ReplayClient>, owner: ClientOwner) -> Result<(), ApiError> {
     use crate::state::{self, ReplayService, ToolState};
     let _decision = state::SERVICE_DECISION.lock();
-    if CLIENT.set((client, owner)).is_err() {
+    if CLIENT.set((Arc::new(CallbackScoped(client)), owner)).is_err() {
         if owner == ClientOwner::Tool && CLIENT.get().is_some_and(|(_, o)| *o == ClientOwner::Builtin) {
             tracing::warn!(
                 "kreplay_register refused (ALREADY_CONFIGURED): the built-in client, configured by KREPLAY_PASSES, took the \
@@ -532,6 +532,130 @@ pub unsafe extern "C" fn kreplay_stats_get(out: *mut kreplay_stats_t) -> kreplay
     })
 }
 
+// ------------------------------------------------------------------------------------------
+// Snapshot coverage: the client's own memory, and ranges excluded from or added to snapshots.
+// ------------------------------------------------------------------------------------------
+
+/// The registered client, with every callback marked as running on its thread, so memory the
+/// client allocates from a callback is its own (never tracked nor restored).
+struct CallbackScoped(Arc<dyn ReplayClient>);
+
+impl ReplayClient for CallbackScoped {
+    fn pass_count(&self, dispatch: &kreplay_dispatch_info_t) -> u32 {
+        let _scope = crate::inventory::ClientCallbackScope::enter();
+        self.0.pass_count(dispatch)
+    }
+    fn has_continue(&self) -> bool {
+        self.0.has_continue()
+    }
+    fn should_continue(&self, dispatch: &kreplay_dispatch_info_t, current_pass: u32, total_passes: u32) -> bool {
+        let _scope = crate::inventory::ClientCallbackScope::enter();
+        self.0.should_continue(dispatch, current_pass, total_passes)
+    }
+    fn on_event(&self, event: &kreplay_event_t) {
+        let _scope = crate::inventory::ClientCallbackScope::enter();
+        self.0.on_event(event)
+    }
+    fn dispatch_done(&self, summary: &DispatchSummary) {
+        let _scope = crate::inventory::ClientCallbackScope::enter();
+        self.0.dispatch_done(summary)
+    }
+}
+
+fn range_error(what: &'static str, base: usize, size: usize) -> impl FnOnce(crate::snapshot::ranges::RangeError) -> ApiError {
+    move |e| {
+        tracing::debug!("{what} of the snapshot range {base:#x} + {size} bytes refused: {e}");
+        ApiError::InvalidArgument
+    }
+}
+
+/// Excludes `[base, base + size)` from the snapshots taken from now on: those bytes are never
+/// captured nor restored, whatever allocation, segment or included range they belong to.
+/// Thread-safe; callable at any time (a window already open keeps its snapshot).
+pub fn exclude_range(base: usize, size: usize) -> Result<(), ApiError> {
+    crate::snapshot::ranges::CLIENT_RANGES.lock().exclude(base, size).map_err(range_error("exclusion", base, size))
+}
+
+/// Adds `[base, base + size)` to the snapshots of replays on agent `agent` (a
+/// `hsa_agent_t.handle`) taken from now on: memory the tool does not track that the replayed
+/// kernels write. The memory must stay mapped until [`remove_included_range`].
+pub fn include_range(agent: u64, base: usize, size: usize) -> Result<(), ApiError> {
+    crate::snapshot::ranges::CLIENT_RANGES.lock().include(agent, base, size).map_err(range_error("inclusion", base, size))
+}
+
+/// Removes one exclusion made with the same `base` and `size`.
+pub fn remove_excluded_range(base: usize, size: usize) -> Result<(), ApiError> {
+    crate::snapshot::ranges::CLIENT_RANGES.lock().remove_excluded(base, size).map_err(range_error("removal of the exclusion", base, size))
+}
+
+/// Removes one inclusion made with the same `agent`, `base` and `size`.
+pub fn remove_included_range(agent: u64, base: usize, size: usize) -> Result<(), ApiError> {
+    crate::snapshot::ranges::CLIENT_RANGES.lock().remove_included(agent, base, size).map_err(range_error("removal of the inclusion", base, size))
+}
+
+fn range_args(ptr: *const c_void, size: u64) -> Result<(usize, usize), kreplay_status_t> {
+    let size = usize::try_from(size).map_err(|_| kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT)?;
+    Ok((ptr as usize, size))
+}
+
+/// Excludes the `size` bytes at `ptr` from every snapshot taken from now on (the client's own
+/// device memory, such as counter buffers allocated outside callbacks). `ptr` is not
+/// dereferenced. Returns `KREPLAY_STATUS_INVALID_ARGUMENT` when `ptr` is NULL, `size` is 0, the
+/// range wraps around the address space, or 4096 exclusions are already held. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn kreplay_snapshot_exclude_range(ptr: *const c_void, size: u64) -> kreplay_status_t {
+    boundary(|| {
+        status_of((|| {
+            let (base, size) = range_args(ptr, size)?;
+            exclude_range(base, size).map_err(kreplay_status_t::from)
+        })())
+    })
+}
+
+/// Adds the `size` bytes at `ptr` to the snapshots of replays on the agent whose
+/// `hsa_agent_t.handle` is `agent_handle`, from now on: memory the kernels write that the tool
+/// does not track (fine-grained or host memory, memory of another allocator). The memory must
+/// stay mapped until `kreplay_snapshot_remove_included_range`. Returns
+/// `KREPLAY_STATUS_INVALID_ARGUMENT` when `agent_handle` is 0, `ptr` is NULL, `size` is 0, the
+/// range wraps around, or 4096 inclusions are already held. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn kreplay_snapshot_include_range(agent_handle: u64, ptr: *const c_void, size: u64) -> kreplay_status_t {
+    boundary(|| {
+        status_of((|| {
+            let (base, size) = range_args(ptr, size)?;
+            include_range(agent_handle, base, size).map_err(kreplay_status_t::from)
+        })())
+    })
+}
+
+/// Removes one exclusion made by `kreplay_snapshot_exclude_range` with the same arguments;
+/// `KREPLAY_STATUS_INVALID_ARGUMENT` when there is none. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn kreplay_snapshot_remove_excluded_range(ptr: *const c_void, size: u64) -> kreplay_status_t {
+    boundary(|| {
+        status_of((|| {
+            let (base, size) = range_args(ptr, size)?;
+            remove_excluded_range(base, size).map_err(kreplay_status_t::from)
+        })())
+    })
+}
+
+/// Removes one inclusion made by `kreplay_snapshot_include_range` with the same arguments;
+/// `KREPLAY_STATUS_INVALID_ARGUMENT` when there is none. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn kreplay_snapshot_remove_included_range(agent_handle: u64, ptr: *const c_void, size: u64) -> kreplay_status_t {
+    boundary(|| {
+        status_of((|| {
+            let (base, size) = range_args(ptr, size)?;
+            remove_included_range(agent_handle, base, size).map_err(kreplay_status_t::from)
+        })())
+    })
+}
+
+// ------------------------------------------------------------------------------------------
+// End of snapshot coverage.
+// ------------------------------------------------------------------------------------------
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -553,6 +677,24 @@ mod tests {
             assert!(!t.is_empty());
             assert!(seen.insert(t));
         }
+    }
+
+    #[test]
+    fn snapshot_ranges_are_validated_at_the_c_edge() {
+        let p = 0x10_0000 as *const c_void;
+        let invalid = kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT;
+        let ok = kreplay_status_t::KREPLAY_STATUS_SUCCESS;
+        assert_eq!(kreplay_snapshot_exclude_range(std::ptr::null(), 16), invalid);
+        assert_eq!(kreplay_snapshot_exclude_range(p, 0), invalid);
+        assert_eq!(kreplay_snapshot_exclude_range(usize::MAX as *const c_void, 2), invalid, "wraps around");
+        assert_eq!(kreplay_snapshot_include_range(0, p, 16), invalid, "agent 0");
+        assert_eq!(kreplay_snapshot_remove_excluded_range(p, 16), invalid, "never added");
+        assert_eq!(kreplay_snapshot_exclude_range(p, 16), ok);
+        assert_eq!(kreplay_snapshot_remove_excluded_range(p, 16), ok);
+        assert_eq!(kreplay_snapshot_remove_excluded_range(p, 16), invalid, "removed once");
+        assert_eq!(kreplay_snapshot_include_range(3, p, 16), ok);
+        assert_eq!(kreplay_snapshot_remove_included_range(4, p, 16), invalid, "another agent");
+        assert_eq!(kreplay_snapshot_remove_included_range(3, p, 16), ok);
     }
 
     #[test]

@@ -31,11 +31,32 @@ fn boundary<R>(what: &str, body: impl FnOnce() -> R, fallback: impl FnOnce() -> 
     }
 }
 
+unsafe extern "C" fn malloc_for_runtime(size: usize) -> *mut c_void {
+    // SAFETY: plain allocation; freed with `libc::free` below.
+    unsafe { libc::malloc(size) }
+}
+
 fn record_allocation(ptr: *mut c_void) {
     let Some(rt) = Runtime::get() else { return };
+    if inventory::in_client_callback() {
+        tracing::trace!("allocation {ptr:p} made from a replay client's callback: the client's own, not tracked");
+        return;
+    }
     let mut info = ffi::hsa_amd_pointer_info_t { size: std::mem::size_of::<ffi::hsa_amd_pointer_info_t>() as u32, ..Default::default() };
-    // SAFETY: `info.size` is set; no block list is requested.
-    let st = unsafe { (rt.originals().pointer_info)(ptr, &mut info, None, std::ptr::null_mut(), std::ptr::null_mut()) };
+    let mut count: u32 = 0;
+    let mut list: *mut hsa_agent_t = std::ptr::null_mut();
+    // SAFETY: `info.size` is set; the runtime allocates the accessible-agent list with
+    // `malloc_for_runtime` and writes `count` entries.
+    let st = unsafe { (rt.originals().pointer_info)(ptr, &mut info, Some(malloc_for_runtime), &mut count, &mut list) };
+    let access: Vec<u64> = if st == ffi::HSA_STATUS_SUCCESS && !list.is_null() {
+        // SAFETY: the runtime wrote `count` agents into the list it allocated.
+        let v = unsafe { std::slice::from_raw_parts(list, count as usize) }.iter().map(|a| a.handle).collect();
+        // SAFETY: allocated by `malloc_for_runtime`.
+        unsafe { libc::free(list.cast()) };
+        v
+    } else {
+        Vec::new()
+    };
     let facts = (st == ffi::HSA_STATUS_SUCCESS).then(|| PointerFacts {
         pointer_type: info.type_,
         size: info.sizeInBytes,
@@ -45,7 +66,7 @@ fn record_allocation(ptr: *mut c_void) {
     });
     let base = if info.agentBaseAddress.is_null() { ptr as usize } else { info.agentBaseAddress as usize };
     match inventory::classify(base, facts) {
-        Classification::Tracked(a) => INVENTORY.record(a),
+        Classification::Tracked(a) => INVENTORY.record_with_access(a, &access),
         other => tracing::trace!("allocation {ptr:p} not tracked: {other:?}"),
     }
 }
@@ -90,6 +111,51 @@ unsafe extern "C" fn pool_free(ptr: *mut c_void) -> hsa_status_t {
     forget(ptr);
     // SAFETY: forwarded argument.
     unsafe { (originals().pool_free)(ptr) }
+}
+
+/// `hsa_amd_agents_allow_access`: the agents given access to a tracked allocation can write it,
+/// so replays on them capture it.
+unsafe extern "C" fn agents_allow_access(num_agents: u32, agents: *const hsa_agent_t, flags: *const u32, ptr: *const c_void) -> hsa_status_t {
+    let o = originals();
+    // SAFETY: forwarded arguments of the application's call.
+    let st = unsafe { (o.agents_allow_access)(num_agents, agents, flags, ptr) };
+    if st == ffi::HSA_STATUS_SUCCESS && state::records_allocations() && !agents.is_null() && num_agents > 0 {
+        boundary(
+            "hsa_amd_agents_allow_access",
+            || {
+                // SAFETY: the runtime accepted `num_agents` agents at `agents`.
+                let list = unsafe { std::slice::from_raw_parts(agents, num_agents as usize) };
+                let handles: Vec<u64> = list.iter().map(|a| a.handle).collect();
+                INVENTORY.grant(ptr as usize, &handles);
+            },
+            || (),
+        );
+    }
+    st
+}
+
+/// `hsa_executable_destroy`: runs exclusively of any capture or restore of the executable's
+/// memory (see [`crate::inventory::ExecutableInventory`]), and drops its kernel names.
+unsafe extern "C" fn executable_destroy(executable: ffi::hsa_executable_t) -> hsa_status_t {
+    let o = originals();
+    // SAFETY: forwarded argument of the application's call.
+    let original = || unsafe { (o.executable_destroy)(executable) };
+    if state::current() == ToolState::Finished {
+        return original();
+    }
+    let mut status: Option<hsa_status_t> = None;
+    boundary(
+        "hsa_executable_destroy",
+        || {
+            crate::loader::EXECUTABLES.destroying(executable.handle, || {
+                status = Some(original());
+                replay::NAMES.forget_executable(executable.handle);
+            })
+        },
+        || (),
+    );
+    // A panic before the runtime was called: call it now; after: report what it said.
+    status.unwrap_or_else(original)
 }
 
 use hsa_abi::modern::hsa_queue_error_callback as ErrorCallback;
@@ -366,6 +432,8 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     write_slot!(core, CoreApiTable, hsa_memory_free_fn, { let f: ffi::hsa_memory_free_fn_t = Some(memory_free); f }).map_err(TableError::from)?;
     write_slot!(amd, AmdExtTable, hsa_amd_memory_pool_allocate_fn, { let f: ffi::hsa_amd_memory_pool_allocate_fn_t = Some(pool_allocate); f }).map_err(TableError::from)?;
     write_slot!(amd, AmdExtTable, hsa_amd_memory_pool_free_fn, { let f: ffi::hsa_amd_memory_pool_free_fn_t = Some(pool_free); f }).map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_executable_destroy_fn, { let f: ffi::hsa_executable_destroy_fn_t = Some(executable_destroy); f }).map_err(TableError::from)?;
+    write_slot!(amd, AmdExtTable, hsa_amd_agents_allow_access_fn, { let f: ffi::hsa_amd_agents_allow_access_fn_t = Some(agents_allow_access); f }).map_err(TableError::from)?;
     write_slot!(amd, AmdExtTable, hsa_amd_queue_intercept_create_fn, {
         let f: hsa_abi::modern::hsa_amd_queue_intercept_create_fn_t = Some(intercept_create);
         f

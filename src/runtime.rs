@@ -70,6 +70,9 @@ pub struct Originals {
     pub executable_symbol_get_info:
         unsafe extern "C" fn(ffi::hsa_executable_symbol_t, ffi::hsa_executable_symbol_info_t, *mut c_void) -> hsa_status_t,
     pub system_get_major_extension_table: unsafe extern "C" fn(u16, u16, usize, *mut c_void) -> hsa_status_t,
+    // Snapshot coverage: executable lifetimes and peer access.
+    pub executable_destroy: unsafe extern "C" fn(ffi::hsa_executable_t) -> hsa_status_t,
+    pub agents_allow_access: unsafe extern "C" fn(u32, *const hsa_agent_t, *const u32, *const c_void) -> hsa_status_t,
     pub pool_allocate: unsafe extern "C" fn(ffi::hsa_amd_memory_pool_t, usize, u32, *mut *mut c_void) -> hsa_status_t,
     pub pool_free: unsafe extern "C" fn(*mut c_void) -> hsa_status_t,
     pub pointer_info: unsafe extern "C" fn(
@@ -111,6 +114,8 @@ impl Originals {
             executable_iterate_agent_symbols: required!(core, CoreApiTable, hsa_executable_iterate_agent_symbols_fn),
             executable_symbol_get_info: required!(core, CoreApiTable, hsa_executable_symbol_get_info_fn),
             system_get_major_extension_table: required!(core, CoreApiTable, hsa_system_get_major_extension_table_fn),
+            executable_destroy: required!(core, CoreApiTable, hsa_executable_destroy_fn),
+            agents_allow_access: required!(amd, AmdExtTable, hsa_amd_agents_allow_access_fn),
             pool_allocate: required!(amd, AmdExtTable, hsa_amd_memory_pool_allocate_fn),
             pool_free: required!(amd, AmdExtTable, hsa_amd_memory_pool_free_fn),
             pointer_info: required!(amd, AmdExtTable, hsa_amd_pointer_info_fn),

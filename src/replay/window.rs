@@ -10,7 +10,7 @@ use crate::api::{
 };
 use crate::diagnostics::fatal;
 use crate::runtime::{Runtime, monotonic_ns};
-use crate::snapshot::{CopyFailed, DeclineReason, DeviceCopy, HostStore, Region, RegionKind, RestoreAll, Snapshot};
+use crate::snapshot::{CopyFailed, DeclineReason, DeviceCopy, Snapshot};
 use crate::state::{self, ReplayService};
 use crate::sync::{Arc, OnceFlag, Ordering, fence};
 use hsa_abi::ffi::{self, hsa_kernel_dispatch_packet_t, hsa_signal_t};
@@ -469,15 +469,7 @@ impl DeviceCopy for RuntimeCopy {
 }
 
 fn capture(rt: Runtime, q: &QueueState) -> Result<Snapshot, DeclineReason> {
-    let tracked = INVENTORY.owned_by(q.agent.handle);
-    let variables = crate::loader::module_variables(rt, q.agent).map_err(|e| DeclineReason::SymbolEnumeration(e.to_string()))?;
-    let mut regions: Vec<Region> = Vec::new();
-    regions
-        .try_reserve_exact(tracked.len() + variables.len())
-        .map_err(|_| DeclineReason::Metadata { regions: tracked.len() + variables.len() })?;
-    regions.extend(tracked.iter().map(|a| Region { kind: RegionKind::Allocation, device: a.base, size: a.size }));
-    regions.extend(variables);
-    Snapshot::capture_tracked(regions, Box::new(HostStore::new()), Box::new(RestoreAll), &RuntimeCopy(rt), &INVENTORY)
+    coverage::capture(rt, q.agent, &RuntimeCopy(rt), |_| Ok(()))
 }
 
 fn in_flight_text(agent: u64) -> String {

@@ -11,12 +11,18 @@
 //! Device copies go through [`DeviceCopy`], so the engine runs against a fake in unit tests.
 
 mod host;
+pub mod ranges;
 
 pub use host::HostStore;
 
-use crate::inventory::AllocationInventory;
+use crate::inventory::{AllocationInventory, ExecutableInventory, ExecutablesHeld};
 use crate::runtime::monotonic_ns;
+use crate::sync::OnceFlag;
 use std::ops::Range;
+
+/// The first restore that skips a region of a destroyed executable warns; later ones log at
+/// debug level (an executable unloaded during a long loop would otherwise warn every pass).
+static DESTROYED_WARNING: OnceFlag = OnceFlag::new();
 
 /// A copy that the runtime refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -37,16 +43,52 @@ pub trait DeviceCopy {
     unsafe fn copy(&self, dst: *mut u8, src: *const u8, len: usize) -> Result<(), CopyFailed>;
 }
 
+/// An executable as the tool saw it: its handle and the serial the
+/// [`ExecutableInventory`] gave it, so a destroyed executable (or a new one with the same handle)
+/// is recognised.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExecutableRef {
+    /// `hsa_executable_t.handle`.
+    pub handle: u64,
+    /// Serial in the executable inventory.
+    pub serial: u64,
+}
+
 /// Where a captured region comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RegionKind {
-    /// A tracked allocation: re-validated against the inventory before each restore.
-    Allocation,
-    /// A module-scope variable of a loaded executable: always present, restored directly.
+    /// (Part of) a tracked allocation starting at `base`: re-validated against the inventory
+    /// before each restore.
+    Allocation {
+        /// Base address of the allocation the region lies in.
+        base: usize,
+    },
+    /// A module-scope variable of a loaded executable (a variable symbol).
     ModuleVariable {
         /// Symbol name, for messages.
         name: String,
+        /// Its executable: the variable is restored only while that executable lives.
+        executable: Option<ExecutableRef>,
     },
+    /// A writable segment of a code object loaded on the agent (every variable of any
+    /// linkage lives in one).
+    CodeObjectSegment {
+        /// Its executable: the segment is restored only while that executable lives.
+        executable: ExecutableRef,
+    },
+    /// A range a client asked to include (`kreplay_snapshot_include_range`): restored as is.
+    ClientRange,
+}
+
+impl RegionKind {
+    /// The executable the region belongs to, if any.
+    pub fn executable(&self) -> Option<ExecutableRef> {
+        match self {
+            RegionKind::ModuleVariable { executable, .. } => *executable,
+            RegionKind::CodeObjectSegment { executable } => Some(*executable),
+            RegionKind::Allocation { .. } | RegionKind::ClientRange => None,
+        }
+    }
 }
 
 /// One captured region of device memory.
@@ -163,7 +205,8 @@ pub struct RestoreReport {
     pub regions: u64,
     /// Bytes written back.
     pub bytes: u64,
-    /// Allocations skipped because they were freed or shrunk since the capture.
+    /// Regions skipped because their allocation was freed or shrunk, or their executable
+    /// destroyed, since the capture.
     pub skipped: u64,
     /// Regions whose copy failed (logged and skipped).
     pub failed: u64,
@@ -179,6 +222,9 @@ pub struct Snapshot {
     /// Per region: the inventory serial of the captured allocation (see
     /// [`Snapshot::capture_tracked`]); empty or `None` when not known.
     serials: Vec<Option<u64>>,
+    /// The executables regions of executables are checked against before a restore (`None`:
+    /// written directly, for snapshots taken with [`Snapshot::capture`]).
+    executables: Option<&'static ExecutableInventory>,
     store: Box<dyn SnapshotStore>,
     scope: Box<dyn RestoreScope>,
     stats: CaptureStats,
@@ -205,20 +251,23 @@ impl Snapshot {
         }
         let bytes = store.bytes_held();
         let stats = CaptureStats { regions: regions.len() as u64, bytes, start_ns, end_ns: monotonic_ns() };
-        Ok(Self { regions, serials: Vec::new(), store, scope, stats })
+        Ok(Self { regions, serials: Vec::new(), executables: None, store, scope, stats })
     }
 
     /// Like [`Snapshot::capture`], with the allocations checked against `inventory`: each
     /// allocation region is copied under the inventory read lock, so a concurrent free cannot
     /// unmap it during the copy (one freed since `regions` was listed is left out: it is no
     /// longer the application's memory), and the snapshot remembers which allocation it copied,
-    /// so a restore never writes it to a new allocation at the same address.
+    /// so a restore never writes it to a new allocation at the same address. Regions of
+    /// executables are copied while `executables` holds off destruction (one destroyed since
+    /// `regions` was listed is left out), and restored only while that executable lives.
     pub fn capture_tracked(
         regions: Vec<Region>,
         mut store: Box<dyn SnapshotStore>,
         scope: Box<dyn RestoreScope>,
         copier: &dyn DeviceCopy,
         inventory: &AllocationInventory,
+        executables: &ExecutablesHeld<'static>,
     ) -> Result<Self, DeclineReason> {
         let start_ns = monotonic_ns();
         store.reserve(&regions)?;
@@ -228,18 +277,26 @@ impl Snapshot {
         serials.try_reserve_exact(regions.len()).map_err(|_| DeclineReason::Metadata { regions: regions.len() })?;
         for r in regions {
             let index = kept.len();
-            let serial = match r.kind {
-                RegionKind::Allocation => match inventory.with_same(r.device, r.size, None, || store.keep(index, &r, copier)) {
-                    Ok((kept_ok, serial)) => {
-                        kept_ok?;
-                        Some(serial)
+            let serial = match &r.kind {
+                RegionKind::Allocation { base } => {
+                    match inventory.with_same(*base, r.device - base + r.size, None, || store.keep(index, &r, copier)) {
+                        Ok((kept_ok, serial)) => {
+                            kept_ok?;
+                            Some(serial)
+                        }
+                        Err(stale) => {
+                            tracing::debug!("snapshot left out the allocation at {:#x} ({} bytes): {stale}", r.device, r.size);
+                            continue;
+                        }
                     }
-                    Err(stale) => {
-                        tracing::debug!("snapshot left out the allocation at {:#x} ({} bytes): {stale}", r.device, r.size);
+                }
+                kind => {
+                    if let Some(exe) = kind.executable()
+                        && !executables.is_same(exe.handle, exe.serial)
+                    {
+                        tracing::debug!("snapshot left out {:#x} ({} bytes): its executable was destroyed", r.device, r.size);
                         continue;
                     }
-                },
-                RegionKind::ModuleVariable { .. } => {
                     store.keep(index, &r, copier)?;
                     None
                 }
@@ -249,7 +306,7 @@ impl Snapshot {
         }
         let bytes = store.bytes_held();
         let stats = CaptureStats { regions: kept.len() as u64, bytes, start_ns, end_ns: monotonic_ns() };
-        Ok(Self { regions: kept, serials, store, scope, stats })
+        Ok(Self { regions: kept, serials, executables: Some(executables.inventory()), store, scope, stats })
     }
 
     /// The captured regions.
@@ -264,8 +321,10 @@ impl Snapshot {
 
     /// Writes the captured bytes back. Allocations are re-validated under the inventory read
     /// lock and skipped with a warning when freed, shrunk or (for a snapshot taken with
-    /// [`Snapshot::capture_tracked`]) replaced by a new allocation at the same address; module
-    /// variables are written directly; a failed copy is logged and skipped.
+    /// [`Snapshot::capture_tracked`]) replaced by a new allocation at the same address; regions
+    /// of executables are written only while their executable lives (destruction held off
+    /// during the copy), and skipped with a warning otherwise; a failed copy is logged and
+    /// skipped.
     pub fn restore(&mut self, inventory: &AllocationInventory, copier: &dyn DeviceCopy) -> RestoreReport {
         let mut rep = RestoreReport { start_ns: monotonic_ns(), ..Default::default() };
         self.scope.after_pass(&self.regions, self.store.as_ref(), copier);
@@ -280,15 +339,43 @@ impl Snapshot {
                 Ok(n)
             };
             let outcome = match &r.kind {
-                RegionKind::Allocation => match inventory.with_same(r.device, r.size, self.serials.get(i).copied().flatten(), write) {
-                    Ok((o, _)) => o,
-                    Err(stale) => {
-                        tracing::warn!("restore skipped the allocation at {:#x} ({} bytes): {stale}", r.device, r.size);
-                        rep.skipped += 1;
-                        continue;
+                RegionKind::Allocation { base } => {
+                    let serial = self.serials.get(i).copied().flatten();
+                    match inventory.with_same(*base, r.device - base + r.size, serial, write) {
+                        Ok((o, _)) => o,
+                        Err(stale) => {
+                            tracing::warn!("restore skipped the allocation at {:#x} ({} bytes): {stale}", r.device, r.size);
+                            rep.skipped += 1;
+                            continue;
+                        }
                     }
+                }
+                kind => match (kind.executable(), self.executables) {
+                    (Some(exe), Some(executables)) => match executables.with_same(exe.handle, exe.serial, write) {
+                        Some(o) => o,
+                        None => {
+                            if DESTROYED_WARNING.first() {
+                                tracing::warn!(
+                                    "restore skipped {:#x} ({} bytes): its executable {:#x} was destroyed since the snapshot \
+                                     (later such skips are logged at debug level)",
+                                    r.device,
+                                    r.size,
+                                    exe.handle
+                                );
+                            } else {
+                                tracing::debug!(
+                                    "restore skipped {:#x} ({} bytes): its executable {:#x} was destroyed since the snapshot",
+                                    r.device,
+                                    r.size,
+                                    exe.handle
+                                );
+                            }
+                            rep.skipped += 1;
+                            continue;
+                        }
+                    },
+                    _ => write(),
                 },
-                RegionKind::ModuleVariable { .. } => write(),
             };
             match outcome {
                 Ok(n) => {

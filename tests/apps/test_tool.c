@@ -9,10 +9,15 @@
  *   nested     3 passes (needs two GPU agents); PASS ENTER of pass 0 attaches a barrier before the
  *              dispatch, runs a 2-pass replay of another kernel on the other agent, then attaches a
  *              barrier after the dispatch
- *   realloc    3 passes; at PASS EXIT of pass 0 frees the buffer in kernarg slot 5 and allocates
- *              a new buffer at the same address, filled with a pattern the restores must not touch
+ *   realloc    3 passes; at PASS EXIT of pass 0 frees the buffer in kernarg slot 5 and, on another
+ *              thread (as the application would: memory allocated on the callback's thread is the
+ *              tool's own, never tracked), allocates a new buffer at the same address, filled with
+ *              a pattern the restores must not touch
  *   cross      3 passes (two GPU agents, two application threads replaying at once); PASS ENTER
  *              of pass 0 waits until both windows are open, then dispatches on the other agent
+ *   ownbuf     3 passes; CONFIG ENTER allocates the tool's own device buffer on the replaying
+ *              agent, each PASS EXIT writes its pass into it and checks the earlier passes' values
+ *              are still there (the tool's memory is not restored)
  *
  * Every mode also checks that a second kreplay_register is refused. It prints
  * "TOOL <key>=<value>" lines and "TOOL FAIL ..." on a broken expectation. */
@@ -22,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "kreplay.h"
@@ -77,6 +83,20 @@ static void replace_victim(uint64_t agent_handle, void* victim) {
   }
   TOOL_CHECK(replacement != NULL, "no allocation reused the freed victim's address");
   if (replacement) memset(replacement, REPLACEMENT_BYTE, REPLACEMENT_SIZE);
+}
+
+/* "ownbuf" mode: the tool's own counter buffer, allocated from a callback. */
+static uint32_t* own_buffer;
+
+struct victim_args {
+  uint64_t agent;
+  void* victim;
+};
+
+static void* replace_victim_thread(void* arg) {
+  struct victim_args* a = (struct victim_args*)arg;
+  replace_victim(a->agent, a->victim);
+  return NULL;
 }
 
 static int replacement_intact(void) {
@@ -200,6 +220,13 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
     case KREPLAY_EVENT_CONFIG_ENTER:
       config_enter++;
       dispatch_id = e->dispatch->dispatch_id;
+      if (strcmp(mode, "ownbuf") == 0) {
+        hsa_amd_memory_pool_t pool = {0};
+        hsa_amd_agent_iterate_memory_pools((hsa_agent_t){e->dispatch->agent_handle}, find_coarse_pool, &pool);
+        hsa_status_t st = hsa_amd_memory_pool_allocate(pool, 4096, 0, (void**)&own_buffer);
+        TOOL_CHECK(st == HSA_STATUS_SUCCESS && own_buffer, "allocating the tool's buffer: %#x", st);
+        if (own_buffer) memset(own_buffer, 0, 4096);
+      }
       TOOL_CHECK(kreplay_pass_attach_packets(barrier, 1, KREPLAY_PACKET_BEFORE) == KREPLAY_STATUS_NOT_ARMED,
                  "attach allowed during CONFIG ENTER");
       break;
@@ -252,7 +279,18 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
       }
       if (strcmp(mode, "realloc") == 0 && e->pass == 0) {
         void* const* k = (void* const*)e->dispatch->kernarg_address;
-        replace_victim(e->dispatch->agent_handle, k[5]);
+        struct victim_args a = {e->dispatch->agent_handle, k[5]};
+        pthread_t t;
+        TOOL_CHECK(pthread_create(&t, NULL, replace_victim_thread, &a) == 0, "pthread_create");
+        pthread_join(t, NULL);
+      }
+      if (strcmp(mode, "ownbuf") == 0 && own_buffer && e->pass < 1024) {
+        int intact = 1;
+        for (uint32_t p = 0; p < e->pass; p++) intact &= own_buffer[p] == p + 1;
+        own_buffer[e->pass] = e->pass + 1;
+        TOOL_CHECK(intact, "the tool's own buffer was restored before pass %u", e->pass);
+        fprintf(stderr, "TOOL pass=%u own_buffer_intact=%d snapshot_regions=%llu\n", e->pass, intact,
+                (unsigned long long)(e->stats ? e->stats->snapshot_regions : 0));
       }
       if (e->stats) {
         fprintf(stderr, "TOOL pass=%u skipped_regions=%llu restored_regions=%llu\n", e->pass,
