@@ -150,6 +150,11 @@ impl AllocationInventory {
         v
     }
 
+    /// The agent owning the tracked allocation that contains `addr`, if any.
+    pub fn agent_containing(&self, addr: usize) -> Option<u64> {
+        self.live.read().values().find(|(a, _)| addr >= a.base && addr - a.base < a.size).map(|(a, _)| a.agent)
+    }
+
     /// Runs `f` under the read lock when `base` is still a live allocation of at least `size`
     /// bytes, so a concurrent free cannot slip between the check and `f`. Returns `None` when
     /// the allocation was freed or shrunk.
@@ -209,6 +214,9 @@ mod tests {
         assert_eq!(inv.owned_by(2).len(), 1);
         assert_eq!(inv.with_live(0x2000, 32, || 5), Some(5));
         assert_eq!(inv.with_live(0x2000, 33, || 5), None, "a region bigger than the live allocation is refused");
+        assert_eq!(inv.agent_containing(0x2000 + 31), Some(1));
+        assert_eq!(inv.agent_containing(0x2000 + 32), None);
+        assert_eq!(inv.agent_containing(0x9000), Some(2));
         assert!(inv.forget(0x2000).is_some());
         assert_eq!(inv.with_live(0x2000, 1, || 5), None);
         assert!(inv.forget(0xdead).is_none(), "freeing an unknown pointer is harmless");

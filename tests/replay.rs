@@ -139,9 +139,10 @@ fn a_replay_nested_in_pass_enter_keeps_the_outer_loops_localized_control() {
     let err = stderr(&run_ok(c));
     assert!(err.contains("TOOL OK"), "{err}");
     assert!(err.contains("TOOL passes_entered=3 passes_exited=3 continue_calls=2"), "{err}");
-    // Outer: the queue drain, the two attached barriers in each of 3 passes, the application's
-    // signal; nested: its queue drain (its dispatch has no completion signal).
-    assert!(err.contains("TOOL vhsa dispatches=5 barrier_packets=9"), "{err}");
+    // Outer: the queue drain, then in each of 3 passes the two attached barriers and the tool's
+    // barrier after the dispatch (which carries the application's signal); nested: its queue
+    // drain (its dispatch has no completion signal and no AFTER packet, so no tool barrier).
+    assert!(err.contains("TOOL vhsa dispatches=5 barrier_packets=11"), "{err}");
 }
 
 #[test]
@@ -174,8 +175,9 @@ fn localized_control_is_armed_only_in_pass_enter() {
     // Fixed loop of 3: the continue callback runs after passes 0 and 1 only.
     assert!(err.contains("TOOL passes_entered=3 passes_exited=3 continue_calls=2"), "{err}");
     // Barriers executed: the queue drain, the packet attached at pass 0 before passes 0, 1 and 2
-    // (sticky for the loop), and the one carrying the application's completion signal.
-    assert!(err.contains("TOOL vhsa dispatches=3 barrier_packets=5"), "{err}");
+    // (sticky for the loop), and after each pass's dispatch (which carries the application's
+    // completion signal) the tool's barrier the pass waits for.
+    assert!(err.contains("TOOL vhsa dispatches=3 barrier_packets=7"), "{err}");
 }
 
 #[test]

@@ -8,10 +8,11 @@
 pub mod coverage;
 pub mod drain;
 pub mod gate;
+pub mod inflight;
 pub mod phase;
 mod window;
 
-pub use window::on_submit;
+pub use window::{HostWriteFence, fence_host_write, on_submit};
 
 use crate::api::StatCounters;
 use crate::inventory::AllocationInventory;
@@ -44,6 +45,61 @@ pub static DRAIN_TIMEOUT: LazyLock<Duration> = LazyLock::new(|| {
     })
 });
 
+/// The bound of the queue drain and the agent-wide drain together before a window declines
+/// (`KREPLAY_DRAIN_DECLINE_MS`, never above `KREPLAY_DRAIN_TIMEOUT_MS`). An invalid value is
+/// reported once and every replay is declined.
+pub static DRAIN_DECLINE: LazyLock<Result<Duration, String>> = LazyLock::new(|| {
+    match crate::client::config::drain_decline_from_lookup(|k| std::env::var(k).ok()) {
+        Ok(d) => Ok(d.min(*DRAIN_TIMEOUT)),
+        Err(e) => {
+            eprintln!("kreplay: {e}");
+            Err(e.to_string())
+        }
+    }
+});
+/// Signals and copies the agent-wide drain waits for.
+pub static IN_FLIGHT: LazyLock<inflight::InFlightWork> = LazyLock::new(inflight::InFlightWork::new);
+/// Application signals whose dispatch times a completion handler will read.
+pub static TIMED_SIGNALS: LazyLock<TimedSignals> = LazyLock::new(TimedSignals::default);
+
+/// The application's `hsa_signal_destroy` is about to destroy `signal`: nothing of the tool
+/// reads it afterwards.
+pub fn signal_destroyed(signal: hsa_signal_t) {
+    IN_FLIGHT.forget_signal(signal);
+    TIMED_SIGNALS.forget(signal);
+}
+
+/// Application completion signals that a completion handler of the tool reads dispatch times
+/// from after they fired. A signal the application destroys first is forgotten (under the lock
+/// the reader holds), so the handler never reads a destroyed signal.
+#[derive(Default)]
+pub struct TimedSignals {
+    held: Mutex<HashMap<u64, usize>>,
+}
+
+impl TimedSignals {
+    /// A handler will read `s`.
+    pub fn hold(&self, s: hsa_signal_t) {
+        *self.held.lock().entry(s.handle).or_insert(0) += 1;
+    }
+
+    /// Runs `read` on `s` if it was not destroyed since [`TimedSignals::hold`], and releases it.
+    pub fn take<R>(&self, s: hsa_signal_t, read: impl FnOnce() -> R) -> Option<R> {
+        let mut held = self.held.lock();
+        let n = held.get_mut(&s.handle)?;
+        let r = read();
+        *n -= 1;
+        if *n == 0 {
+            held.remove(&s.handle);
+        }
+        Some(r)
+    }
+
+    fn forget(&self, s: hsa_signal_t) {
+        self.held.lock().remove(&s.handle);
+    }
+}
+
 static NEXT_DISPATCH_ID: crate::sync::AtomicU64 = crate::sync::AtomicU64::new(1);
 
 /// Reserves the next dispatch id (from 1).
@@ -64,7 +120,9 @@ pub struct QueueState {
     pub queue_id: u64,
     /// The agent's replay lock.
     pub lock: AgentLock,
-    /// Completion handlers of the tool in flight on this queue.
+    /// Completion handlers of the tool in flight on this queue (they report ordinary dispatches
+    /// to the client; teardown waits for them). Drains do not use this count: they wait on
+    /// signals ([`IN_FLIGHT`]).
     pub in_flight: AtomicU64,
     /// True while the queue may run work submitted on the fast path before a client registered
     /// (see [`coverage`]); cleared by the fence its next slow-path submission puts first.
@@ -117,17 +175,6 @@ impl QueueRegistry {
     /// Every registered queue.
     pub fn all(&self) -> Vec<Arc<QueueState>> {
         self.map.read().values().map(|(q, _)| q.clone()).collect()
-    }
-
-    /// `(queue id, handlers in flight)` of the agent's queues with work in flight.
-    pub fn in_flight(&self, agent: u64) -> Vec<(u64, u64)> {
-        self.map
-            .read()
-            .values()
-            .filter(|(q, _)| q.agent.handle == agent)
-            .map(|(q, _)| (q.queue_id, q.in_flight.load(Ordering::Acquire)))
-            .filter(|&(_, n)| n > 0)
-            .collect()
     }
 }
 
