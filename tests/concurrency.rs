@@ -77,7 +77,7 @@ fn replays_beside_busy_siblings_with_handlers(how: &str) {
     c.args(["handlers", "20", "3", how])
         .env("KREPLAY_PASSES", "3")
         .env("KREPLAY_KERNEL_INCLUDE", "^rec$")
-        .env("KREPLAY_DRAIN_TIMEOUT_MS", "5000")
+        .env("KREPLAY_DRAIN_TIMEOUT_MS", "1000")
         .env("KREPLAY_OUTPUT_DIR", &out_dir);
     let out = run_ok(c);
     assert!(!stderr(&out).contains("fatal"), "{}", stderr(&out));

@@ -253,8 +253,9 @@ fn attached_after_packets_complete_before_pass_exit() {
 #[test]
 fn a_transient_restore_failure_is_retried_and_the_replay_completes() {
     let mut c = command(&app("replay", &[]), &[]);
-    // The snapshot takes copies 1 and 2; the first restore copy fails once.
-    c.args(["basic", "3"]).env("KREPLAY_PASSES", "3").env("VHSA_FAULTS", "copy_after=2;copy_count=1");
+    // The snapshot takes copies 1 and 2; the first two restore copies fail (without retries both
+    // regions would keep pass 0's output).
+    c.args(["basic", "3"]).env("KREPLAY_PASSES", "3").env("VHSA_FAULTS", "copy_after=2;copy_count=2");
     run_ok(c);
 }
 

@@ -67,6 +67,9 @@ typedef struct {
   uint32_t* y;
 } sibling_t;
 
+/* Set once the replayed rounds are over: siblings keep their queues until then. */
+static volatile int rounds_over;
+
 static void* sibling_thread(void* arg) {
   sibling_t* t = (sibling_t*)arg;
   hsa_queue_t* q = queue_create(t->s->gpu[0]);
@@ -79,6 +82,7 @@ static void* sibling_thread(void* arg) {
     dispatch(q, t->kobj, ka, N, done);
     wait_done(done);
   }
+  while (!rounds_over) usleep(1000);
   CHECK(hsa_queue_destroy(q));
   return NULL;
 }
@@ -124,6 +128,7 @@ static void run_siblings(system_t* s, int rounds, int passes) {
   }
   printf("APP latency rounds=%d mean_ms=%.3f worst_ms=%.3f\n", rounds, total_ms / rounds, worst_ms);
   if (after_rounds) after_rounds();
+  rounds_over = 1;
   for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
   EXPECT(rec_count == rounds * passes, "rec ran %d times, expected %d", rec_count, rounds * passes);
   for (int r = 0; r < rounds; r++) {
@@ -274,9 +279,14 @@ static bool blocking_handler(hsa_signal_value_t v, void* arg) {
 
 static void release_blocking_handler(void) { release_blocker = 1; }
 
+static void stop_delaying_handlers(void) { vhsa_fault_delay_async_handlers(0); }
+
 static void run_handlers(system_t* s, int rounds, int passes, const char* how) {
   if (strcmp(how, "slow") == 0) {
-    vhsa_fault_delay_async_handlers(20);
+    /* Every async-handler callback (the tool's, for each sibling dispatch) takes 100 ms: the
+     * handler thread falls seconds behind while the rounds run. */
+    vhsa_fault_delay_async_handlers(100);
+    after_rounds = stop_delaying_handlers;
   } else {
     EXPECT(strcmp(how, "blocked") == 0, "handlers: slow or blocked");
     hsa_signal_t go;
@@ -286,7 +296,6 @@ static void run_handlers(system_t* s, int rounds, int passes, const char* how) {
     after_rounds = release_blocking_handler;
   }
   run_siblings(s, rounds, passes);
-  vhsa_fault_delay_async_handlers(0);
 }
 
 /* ---- submitter ---- */
