@@ -66,37 +66,62 @@ pub static TIMED_SIGNALS: LazyLock<TimedSignals> = LazyLock::new(TimedSignals::d
 /// reads it afterwards.
 pub fn signal_destroyed(signal: hsa_signal_t) {
     IN_FLIGHT.forget_signal(signal);
-    TIMED_SIGNALS.forget(signal);
+    TIMED_SIGNALS.destroyed(signal);
+}
+
+type Times = Result<(u64, u64), crate::runtime::HsaError>;
+
+/// One application signal a handler will read times from.
+struct TimedSignal {
+    agent: hsa_agent_t,
+    holds: usize,
+    /// Read when the application destroyed the signal before the handler ran.
+    captured: Option<Times>,
 }
 
 /// Application completion signals that a completion handler of the tool reads dispatch times
-/// from after they fired. A signal the application destroys first is forgotten (under the lock
-/// the reader holds), so the handler never reads a destroyed signal.
+/// from after they fired. When the application destroys one first (it waited for it, so the
+/// dispatch completed), the times are read just before the destruction and kept for the
+/// handler; the handler never reads a destroyed signal.
 #[derive(Default)]
 pub struct TimedSignals {
-    held: Mutex<HashMap<u64, usize>>,
+    held: Mutex<HashMap<u64, TimedSignal>>,
 }
 
 impl TimedSignals {
-    /// A handler will read `s`.
-    pub fn hold(&self, s: hsa_signal_t) {
-        *self.held.lock().entry(s.handle).or_insert(0) += 1;
+    /// A handler will read the times of `s`, a signal of a dispatch on `agent`.
+    pub fn hold(&self, s: hsa_signal_t, agent: hsa_agent_t) {
+        let mut held = self.held.lock();
+        let e = held.entry(s.handle).or_insert(TimedSignal { agent, holds: 0, captured: None });
+        e.holds += 1;
+        e.agent = agent;
+        // A handle reused by a new signal after a destruction: read the live one again.
+        e.captured = None;
     }
 
-    /// Runs `read` on `s` if it was not destroyed since [`TimedSignals::hold`], and releases it.
-    pub fn take<R>(&self, s: hsa_signal_t, read: impl FnOnce() -> R) -> Option<R> {
+    /// The dispatch times of `s` (read now, or when it was destroyed) and releases the hold;
+    /// `None` without a hold.
+    pub fn take(&self, s: hsa_signal_t, read: impl FnOnce(hsa_agent_t) -> Times) -> Option<Times> {
         let mut held = self.held.lock();
-        let n = held.get_mut(&s.handle)?;
-        let r = read();
-        *n -= 1;
-        if *n == 0 {
+        let e = held.get_mut(&s.handle)?;
+        let times = match &e.captured {
+            Some(t) => t.clone(),
+            None => read(e.agent),
+        };
+        e.holds -= 1;
+        if e.holds == 0 {
             held.remove(&s.handle);
         }
-        Some(r)
+        Some(times)
     }
 
-    fn forget(&self, s: hsa_signal_t) {
-        self.held.lock().remove(&s.handle);
+    fn destroyed(&self, s: hsa_signal_t) {
+        let mut held = self.held.lock();
+        if let Some(e) = held.get_mut(&s.handle)
+            && e.captured.is_none()
+        {
+            e.captured = Some(Runtime::get().map_or(Ok((0, 0)), |rt| rt.dispatch_times(e.agent, s)));
+        }
     }
 }
 

@@ -211,7 +211,7 @@ unsafe extern "C" fn on_signal(_value: ffi::hsa_signal_value_t, arg: *mut c_void
         let times = match Runtime::get() {
             None => (0, 0),
             Some(rt) => {
-                let from_app = times_from.and_then(|a| TIMED_SIGNALS.take(a, || rt.dispatch_times(queue.agent, a)));
+                let from_app = times_from.and_then(|a| TIMED_SIGNALS.take(a, |agent| rt.dispatch_times(agent, a)));
                 from_app.unwrap_or_else(|| rt.dispatch_times(queue.agent, signal)).unwrap_or_else(|e| {
                     tracing::warn!("dispatch times unavailable: {e}");
                     let now = monotonic_ns();
@@ -503,13 +503,13 @@ fn submit_ordinary(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, writer: Write
     summary.declined = skipped;
     let entry = IN_FLIGHT.add_tool_signal(&RuntimeSignals(rt), q.agent.handle, sig, q.queue_id, false);
     if let Some(a) = app {
-        TIMED_SIGNALS.hold(a);
+        TIMED_SIGNALS.hold(a, q.agent);
     }
     let ctx = HandlerCtx { queue: q.clone(), signal: sig, times_from: app, entry, summary };
     if let Err(ctx) = watch(rt, ctx) {
         IN_FLIGHT.finish(ctx.entry);
         if let Some(a) = app {
-            TIMED_SIGNALS.take(a, || ());
+            TIMED_SIGNALS.take(a, |_| Ok((0, 0)));
         }
         SIGNALS.give_back(sig);
         write_counted(rt, q, writer, &[to_bytes(&d.pkt)]);
@@ -575,16 +575,16 @@ fn drain_agent(rt: Runtime, q: &QueueState, deadline: Instant) -> Result<(), Str
         .map_err(|left| format!("work of the agent's queues or copies into its memory did not finish ({left} still in flight)"))
 }
 
-/// Kernels whose replay a drain declined, so each is reported once.
-static DRAIN_DECLINED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+/// `(kind of decline, kernel)` already reported, so each is reported once per kernel.
+static DECLINES_REPORTED: Mutex<Option<HashSet<(&'static str, String)>>> = Mutex::new(None);
 
-fn report_drain_decline(q: &QueueState, d: &Dispatch, reason: &DeclineReason) {
+fn report_decline_once_per_kernel(q: &QueueState, d: &Dispatch, reason: &DeclineReason) {
     let name = kernel_name(d);
-    let first = DRAIN_DECLINED.lock().get_or_insert_with(HashSet::new).insert(name.clone());
+    let first = DECLINES_REPORTED.lock().get_or_insert_with(HashSet::new).insert((reason.tag(), name.clone()));
     if first {
         tracing::warn!(
             "dispatch {} (kernel {name}) on agent {} queue {} not replayed: {reason}; it runs once, normally \
-             (reported once per kernel; KREPLAY_DRAIN_DECLINE_MS sets the bound)",
+             (reported once per kernel)",
             d.info.dispatch_id,
             q.agent_name,
             q.queue_id
@@ -700,7 +700,7 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
         drop(open);
         drop(guard);
         let reason = DeclineReason::Drain { detail: why, bound_ms: decline_bound.as_millis() as u64 };
-        report_drain_decline(q, d, &reason);
+        report_decline_once_per_kernel(q, d, &reason);
         decline_outside_window(rt, q, d, client, total, writer, reason);
         return;
     }
@@ -720,6 +720,8 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
                 } else {
                     tracing::debug!("dispatch {} not replayed: {gap}", d.info.dispatch_id);
                 }
+            } else if matches!(reason, DeclineReason::HostMemory { .. }) {
+                report_decline_once_per_kernel(q, d, &reason);
             } else if DECLINE_WARNING.first() {
                 tracing::warn!(
                     "dispatch {} not replayed: the snapshot is incomplete ({reason}); it runs once (later declines are logged at debug level)",
