@@ -280,6 +280,18 @@ fn a_failed_restore_that_wrote_nothing_stops_the_loop_with_memory_as_after_the_p
     assert!(err.contains("TOOL loop_stopped pass=0 reason=the restore before pass 1 failed"), "{err}");
     assert!(err.contains("memory is as after pass 0"), "{err}");
     assert!(err.contains("TOOL passes_entered=1 passes_exited=1"), "{err}");
+    // The built-in client records why.
+    let out_dir = test_support::scratch_dir("replay-restore-stop");
+    let mut c = command(&app("replay", &[]), &[]);
+    c.args(["basic", "1"])
+        .env("KREPLAY_PASSES", "3")
+        .env("VHSA_FAULTS", "copy_after=2;copy_count=3")
+        .env("KREPLAY_OUTPUT_DIR", &out_dir);
+    run_ok(c);
+    let recs = records(&out_dir);
+    let d = recs.iter().find(|r| r["record"] == "dispatch").expect("dispatch record");
+    assert_eq!((d["passes"].as_u64(), d["replayed"].as_bool()), (Some(1), Some(false)), "{d:#}");
+    assert!(d["stopped"].as_str().is_some_and(|s| s.contains("the restore before pass 1 failed")), "{d:#}");
 }
 
 #[test]
@@ -294,4 +306,12 @@ fn a_failed_restore_after_part_of_the_memory_was_restored_aborts_naming_dispatch
     assert!(err.contains("kreplay: fatal: the restore before pass 1 of dispatch 1 (kernel inc) on agent gfx942"), "{err}");
     assert!(err.contains("the copy back into the allocation at 0x"), "{err}");
     assert!(err.contains("mixes the dispatch's input and its output"), "{err}");
+}
+
+#[test]
+fn an_invalid_drain_decline_bound_is_reported_once_and_nothing_is_replayed() {
+    let mut c = command(&app("replay", &[]), &[]);
+    c.args(["basic", "1"]).env("KREPLAY_PASSES", "3").env("KREPLAY_DRAIN_DECLINE_MS", "soon");
+    let err = stderr(&run_ok(c));
+    assert_eq!(err.matches("KREPLAY_DRAIN_DECLINE_MS=\"soon\" is invalid").count(), 1, "{err}");
 }
