@@ -578,10 +578,14 @@ fn drain_agent(rt: Runtime, q: &QueueState, deadline: Instant) -> Result<(), Str
 /// `(kind of decline, kernel)` already reported, so each is reported once per kernel.
 static DECLINES_REPORTED: Mutex<Option<HashSet<(&'static str, String)>>> = Mutex::new(None);
 
+/// True the first time `kind` is reported for the dispatch's kernel.
+fn first_report_for_kernel(kind: &'static str, d: &Dispatch) -> bool {
+    DECLINES_REPORTED.lock().get_or_insert_with(HashSet::new).insert((kind, kernel_name(d)))
+}
+
 fn report_decline_once_per_kernel(q: &QueueState, d: &Dispatch, reason: &DeclineReason) {
     let name = kernel_name(d);
-    let first = DECLINES_REPORTED.lock().get_or_insert_with(HashSet::new).insert((reason.tag(), name.clone()));
-    if first {
+    if first_report_for_kernel(reason.tag(), d) {
         tracing::warn!(
             "dispatch {} (kernel {name}) on agent {} queue {} not replayed: {reason}; it runs once, normally \
              (reported once per kernel)",
@@ -818,7 +822,11 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
                 "the restore before pass {} failed ({failure}); nothing was written, so memory is as after pass {pass} and the loop stopped there",
                 pass + 1
             );
-            tracing::warn!("dispatch {} (kernel {}): {why}", d.info.dispatch_id, kernel_name(d));
+            if first_report_for_kernel("restore", d) {
+                tracing::warn!("dispatch {} (kernel {}): {why} (reported once per kernel)", d.info.dispatch_id, kernel_name(d));
+            } else {
+                tracing::debug!("dispatch {} (kernel {}): {why}", d.info.dispatch_id, kernel_name(d));
+            }
             stats.set_reason(&why);
             d.event_timed(client, kreplay_event_kind_t::KREPLAY_EVENT_LOOP_STOPPED, pass, total, times, Some(&stats.c));
             summary.stopped = Some(why);
