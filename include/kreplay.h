@@ -59,6 +59,12 @@ typedef enum kreplay_event_kind_t {
    After pass `pass` completed; timestamps and `stats` set.
    */
   KREPLAY_EVENT_PASS_EXIT = 4,
+  /*
+   The loop stopped after pass `pass` although more passes were due, because the restore
+   that should have followed failed without writing anything: device memory is as that pass
+   left it (one execution). `stats->declined_reason` says why. No later PASS event follows.
+   */
+  KREPLAY_EVENT_LOOP_STOPPED = 5,
 } kreplay_event_kind_t;
 
 /*

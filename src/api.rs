@@ -41,6 +41,10 @@ pub enum kreplay_event_kind_t {
     KREPLAY_EVENT_PASS_ENTER = 3,
     /// After pass `pass` completed; timestamps and `stats` set.
     KREPLAY_EVENT_PASS_EXIT = 4,
+    /// The loop stopped after pass `pass` although more passes were due, because the restore
+    /// that should have followed failed without writing anything: device memory is as that pass
+    /// left it (one execution). `stats->declined_reason` says why. No later PASS event follows.
+    KREPLAY_EVENT_LOOP_STOPPED = 5,
 }
 
 /// Where attached packets go relative to the replayed dispatch.
@@ -200,6 +204,8 @@ pub struct DispatchSummary {
     pub queue_id: u64,
     /// Why replay was declined, if it was.
     pub declined: Option<String>,
+    /// Why the loop stopped before the passes due (a failed restore), if it did.
+    pub stopped: Option<String>,
     /// Window start/end (monotonic ns).
     pub window: (u64, u64),
     /// Per pass: device start/end and the restore that followed (if any).

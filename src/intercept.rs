@@ -134,6 +134,27 @@ unsafe extern "C" fn agents_allow_access(num_agents: u32, agents: *const hsa_age
     st
 }
 
+/// Runs a host write into `dst` (a copy or fill of the application) under the reader side of the
+/// gate of the agent owning `dst`, so it never lands inside a replay window (where the next
+/// restore would revert it). An asynchronous one is counted in flight until `completion` fires.
+fn fenced_write(what: &str, dst: *const c_void, completion: Option<ffi::hsa_signal_t>, call: impl Fn() -> hsa_status_t) -> hsa_status_t {
+    if !state::is_active() {
+        return call();
+    }
+    let fence = boundary(what, || replay::fence_host_write(dst as usize), || None);
+    let before = match (&fence, completion, Runtime::get()) {
+        (Some(_), Some(s), Some(rt)) if s.handle != 0 => Some((s, rt.signal_load(s))),
+        _ => None,
+    };
+    let st = call();
+    if st == ffi::HSA_STATUS_SUCCESS
+        && let (Some(f), Some((s, v))) = (&fence, before)
+    {
+        boundary(what, || f.count_async(s, v), || ());
+    }
+    st
+}
+
 /// `hsa_executable_destroy`: runs exclusively of any capture or restore of the executable's
 /// memory (see [`crate::inventory::ExecutableInventory`]), and drops its kernel names.
 unsafe extern "C" fn executable_destroy(executable: ffi::hsa_executable_t) -> hsa_status_t {
@@ -156,6 +177,86 @@ unsafe extern "C" fn executable_destroy(executable: ffi::hsa_executable_t) -> hs
     );
     // A panic before the runtime was called: call it now; after: report what it said.
     status.unwrap_or_else(original)
+}
+
+unsafe extern "C" fn memory_copy(dst: *mut c_void, src: *const c_void, size: usize) -> hsa_status_t {
+    let o = originals();
+    // SAFETY: forwarded arguments of the application's call.
+    fenced_write("hsa_memory_copy", dst, None, || unsafe { (o.memory_copy)(dst, src, size) })
+}
+
+unsafe extern "C" fn memory_fill(ptr: *mut c_void, value: u32, count: usize) -> hsa_status_t {
+    let Some(f) = originals().host_writes.memory_fill else { return ffi::HSA_STATUS_ERROR };
+    // SAFETY: forwarded arguments of the application's call.
+    fenced_write("hsa_amd_memory_fill", ptr, None, || unsafe { f(ptr, value, count) })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn async_copy(
+    dst: *mut c_void,
+    dst_agent: hsa_agent_t,
+    src: *const c_void,
+    src_agent: hsa_agent_t,
+    size: usize,
+    num_deps: u32,
+    deps: *const ffi::hsa_signal_t,
+    completion: ffi::hsa_signal_t,
+) -> hsa_status_t {
+    let Some(f) = originals().host_writes.async_copy else { return ffi::HSA_STATUS_ERROR };
+    // SAFETY: forwarded arguments of the application's call.
+    fenced_write("hsa_amd_memory_async_copy", dst, Some(completion), || unsafe {
+        f(dst, dst_agent, src, src_agent, size, num_deps, deps, completion)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn async_copy_on_engine(
+    dst: *mut c_void,
+    dst_agent: hsa_agent_t,
+    src: *const c_void,
+    src_agent: hsa_agent_t,
+    size: usize,
+    num_deps: u32,
+    deps: *const ffi::hsa_signal_t,
+    completion: ffi::hsa_signal_t,
+    engine: u32,
+    force_sdma: bool,
+) -> hsa_status_t {
+    let Some(f) = originals().host_writes.async_copy_on_engine else { return ffi::HSA_STATUS_ERROR };
+    // SAFETY: forwarded arguments of the application's call.
+    fenced_write("hsa_amd_memory_async_copy_on_engine", dst, Some(completion), || unsafe {
+        f(dst, dst_agent, src, src_agent, size, num_deps, deps, completion, engine, force_sdma)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn async_copy_rect(
+    dst: *const ffi::hsa_pitched_ptr_t,
+    dst_offset: *const ffi::hsa_dim3_t,
+    src: *const ffi::hsa_pitched_ptr_t,
+    src_offset: *const ffi::hsa_dim3_t,
+    range: *const ffi::hsa_dim3_t,
+    agent: hsa_agent_t,
+    dir: ffi::hsa_amd_copy_direction_t,
+    num_deps: u32,
+    deps: *const ffi::hsa_signal_t,
+    completion: ffi::hsa_signal_t,
+) -> hsa_status_t {
+    let Some(f) = originals().host_writes.async_copy_rect else { return ffi::HSA_STATUS_ERROR };
+    // SAFETY: a non-NULL `dst` points to the caller's pitched-pointer description.
+    let base = if dst.is_null() { std::ptr::null() } else { unsafe { (*dst).base.cast_const() } };
+    // SAFETY: forwarded arguments of the application's call.
+    fenced_write("hsa_amd_memory_async_copy_rect", base, Some(completion), || unsafe {
+        f(dst, dst_offset, src, src_offset, range, agent, dir, num_deps, deps, completion)
+    })
+}
+
+unsafe extern "C" fn signal_destroy(signal: ffi::hsa_signal_t) -> hsa_status_t {
+    if state::current() != ToolState::Finished {
+        boundary("hsa_signal_destroy", || replay::signal_destroyed(signal), || ());
+    }
+    // SAFETY: forwarded argument.
+    unsafe { (originals().signal_destroy)(signal) }
 }
 
 use hsa_abi::modern::hsa_queue_error_callback as ErrorCallback;
@@ -434,6 +535,30 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     write_slot!(amd, AmdExtTable, hsa_amd_memory_pool_free_fn, { let f: ffi::hsa_amd_memory_pool_free_fn_t = Some(pool_free); f }).map_err(TableError::from)?;
     write_slot!(core, CoreApiTable, hsa_executable_destroy_fn, { let f: ffi::hsa_executable_destroy_fn_t = Some(executable_destroy); f }).map_err(TableError::from)?;
     write_slot!(amd, AmdExtTable, hsa_amd_agents_allow_access_fn, { let f: ffi::hsa_amd_agents_allow_access_fn_t = Some(agents_allow_access); f }).map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_memory_copy_fn, { let f: ffi::hsa_memory_copy_fn_t = Some(memory_copy); f }).map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_signal_destroy_fn, { let f: ffi::hsa_signal_destroy_fn_t = Some(signal_destroy); f }).map_err(TableError::from)?;
+    let w = o.host_writes;
+    if w.memory_fill.is_some() {
+        write_slot!(amd, AmdExtTable, hsa_amd_memory_fill_fn, { let f: ffi::hsa_amd_memory_fill_fn_t = Some(memory_fill); f }).map_err(TableError::from)?;
+    }
+    if w.async_copy.is_some() {
+        write_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_fn, { let f: ffi::hsa_amd_memory_async_copy_fn_t = Some(async_copy); f })
+            .map_err(TableError::from)?;
+    }
+    if w.async_copy_on_engine.is_some() {
+        write_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_on_engine_fn, {
+            let f: hsa_abi::modern::hsa_amd_memory_async_copy_on_engine_fn_t = Some(async_copy_on_engine);
+            f
+        })
+        .map_err(TableError::from)?;
+    }
+    if w.async_copy_rect.is_some() {
+        write_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_rect_fn, {
+            let f: ffi::hsa_amd_memory_async_copy_rect_fn_t = Some(async_copy_rect);
+            f
+        })
+        .map_err(TableError::from)?;
+    }
     write_slot!(amd, AmdExtTable, hsa_amd_queue_intercept_create_fn, {
         let f: hsa_abi::modern::hsa_amd_queue_intercept_create_fn_t = Some(intercept_create);
         f
@@ -448,6 +573,8 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
         );
     }
     crate::client::check_env();
+    // An invalid KREPLAY_DRAIN_DECLINE_MS is reported now, not at the first replay.
+    let _ = &*replay::DRAIN_DECLINE;
     Ok(())
 }
 

@@ -198,6 +198,22 @@ impl AllocationInventory {
             .collect()
     }
 
+    /// The agents whose snapshots can hold the tracked allocation that contains `addr` (its
+    /// owner and the agents given access to it), sorted and without repeats; empty when no
+    /// tracked allocation contains `addr`.
+    pub fn agents_containing(&self, addr: usize) -> Vec<u64> {
+        let live = self.live.read();
+        let Some(r) = live.values().find(|r| addr >= r.allocation.base && addr - r.allocation.base < r.allocation.size) else {
+            return Vec::new();
+        };
+        let mut agents = Vec::with_capacity(1 + r.peers.len());
+        agents.push(r.allocation.agent);
+        agents.extend_from_slice(&r.peers);
+        agents.sort_unstable();
+        agents.dedup();
+        agents
+    }
+
     /// Runs `f` under the read lock when `base` is still a live allocation of at least `size`
     /// bytes, so a concurrent free cannot slip between the check and `f`. Returns `None` when
     /// the allocation was freed or shrunk.
@@ -363,6 +379,9 @@ mod tests {
         assert_eq!(inv.owned_by(2).len(), 1);
         assert_eq!(inv.with_live(0x2000, 32, || 5), Some(5));
         assert_eq!(inv.with_live(0x2000, 33, || 5), None, "a region bigger than the live allocation is refused");
+        assert_eq!(inv.agents_containing(0x2000 + 31), vec![1]);
+        assert!(inv.agents_containing(0x2000 + 32).is_empty());
+        assert_eq!(inv.agents_containing(0x9000), vec![2]);
         assert!(inv.forget(0x2000).is_some());
         assert_eq!(inv.with_live(0x2000, 1, || 5), None);
         assert!(inv.forget(0xdead).is_none(), "freeing an unknown pointer is harmless");

@@ -10,6 +10,7 @@
 //!
 //! Device copies go through [`DeviceCopy`], so the engine runs against a fake in unit tests.
 
+pub mod budget;
 mod host;
 pub mod ranges;
 
@@ -136,6 +137,32 @@ pub enum DeclineReason {
     /// Memory or work on the agent escapes the inventory or the drains.
     #[error("{0}")]
     Coverage(crate::replay::coverage::CoverageGap),
+    /// The queue drain or the agent-wide drain did not finish within the decline bound.
+    #[error("{detail} within {bound_ms} ms (KREPLAY_DRAIN_DECLINE_MS); that work may wait for this dispatch")]
+    Drain {
+        /// What did not finish.
+        detail: String,
+        /// The bound.
+        bound_ms: u64,
+    },
+    /// A replay setting of the environment is invalid.
+    #[error("{0}")]
+    Configuration(String),
+    /// The snapshot would not fit in the memory the process can still use.
+    #[error(
+        "the snapshot needs {needed} bytes of host memory but only {available} bytes are available ({limit}), \
+         less than needed plus a margin of {margin} bytes"
+    )]
+    HostMemory {
+        /// Bytes the snapshot would allocate.
+        needed: u64,
+        /// Bytes the process can still use.
+        available: u64,
+        /// Which limit is the tightest.
+        limit: String,
+        /// Head room kept.
+        margin: u64,
+    },
 }
 
 impl DeclineReason {
@@ -148,6 +175,9 @@ impl DeclineReason {
             DeclineReason::SymbolEnumeration(_) => "symbols",
             DeclineReason::UnboundedWithoutContinue => "unbounded without continue",
             DeclineReason::Coverage(_) => "coverage",
+            DeclineReason::Drain { .. } => "drain",
+            DeclineReason::Configuration(_) => "configuration",
+            DeclineReason::HostMemory { .. } => "host memory",
         }
     }
 }
@@ -199,7 +229,7 @@ pub struct CaptureStats {
 }
 
 /// Outcome of one restore.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RestoreReport {
     /// Regions written back.
     pub regions: u64,
@@ -208,12 +238,32 @@ pub struct RestoreReport {
     /// Regions skipped because their allocation was freed or shrunk, or their executable
     /// destroyed, since the capture.
     pub skipped: u64,
-    /// Regions whose copy failed (logged and skipped).
-    pub failed: u64,
+    /// The copy that still failed after its retries; the restore stopped there.
+    pub failure: Option<RestoreFailure>,
     /// Start (monotonic ns).
     pub start_ns: u64,
     /// End (monotonic ns).
     pub end_ns: u64,
+}
+
+/// Attempts of each restore copy before the restore gives up.
+pub const RESTORE_ATTEMPTS: u32 = 3;
+
+/// A region whose restore copy failed [`RESTORE_ATTEMPTS`] times.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the copy back into {what} at {device:#x} ({size} bytes) failed {RESTORE_ATTEMPTS} times: {source}")]
+pub struct RestoreFailure {
+    /// `allocation` or `variable <name>`.
+    pub what: String,
+    /// Device address of the region.
+    pub device: usize,
+    /// Size of the region.
+    pub size: usize,
+    /// The last failure.
+    pub source: CopyFailed,
+    /// True when this restore had written nothing before the failure (device memory is still as
+    /// the last pass left it, on the assumption that a failed copy writes nothing).
+    pub nothing_written: bool,
 }
 
 /// A complete capture of one agent's memory, owned by the replay window that took it.
@@ -323,25 +373,41 @@ impl Snapshot {
     /// lock and skipped with a warning when freed, shrunk or (for a snapshot taken with
     /// [`Snapshot::capture_tracked`]) replaced by a new allocation at the same address; regions
     /// of executables are written only while their executable lives (destruction held off
-    /// during the copy), and skipped with a warning otherwise; a failed copy is logged and
-    /// skipped.
+    /// during the copy), and skipped with a warning otherwise. A failed copy is retried (up to
+    /// [`RESTORE_ATTEMPTS`] in all); when it still fails the restore stops there and reports it
+    /// in [`RestoreReport::failure`]: the caller must not run another pass on that memory.
     pub fn restore(&mut self, inventory: &AllocationInventory, copier: &dyn DeviceCopy) -> RestoreReport {
         let mut rep = RestoreReport { start_ns: monotonic_ns(), ..Default::default() };
         self.scope.after_pass(&self.regions, self.store.as_ref(), copier);
         for (i, r) in self.regions.iter().enumerate() {
             let ranges = self.scope.ranges(i, r);
-            let write = || -> Result<u64, CopyFailed> {
+            let written_before = rep.bytes;
+            // Bytes of this region written so far (ranges already done), kept across the retry.
+            let mut done = 0u64;
+            let write = |done: &mut u64| -> Result<u64, CopyFailed> {
                 let mut n = 0;
                 for range in ranges.iter().cloned() {
-                    n += range.len() as u64;
-                    self.store.put_back(i, r, range, copier)?;
+                    let len = range.len() as u64;
+                    let mut attempt = 1;
+                    loop {
+                        match self.store.put_back(i, r, range.clone(), copier) {
+                            Ok(()) => break,
+                            Err(e) if attempt >= RESTORE_ATTEMPTS => return Err(e),
+                            Err(e) => {
+                                tracing::debug!("restore copy of {len} bytes at {:#x} failed ({e}); retrying", r.device + range.start);
+                                attempt += 1;
+                            }
+                        }
+                    }
+                    n += len;
+                    *done += len;
                 }
                 Ok(n)
             };
             let outcome = match &r.kind {
                 RegionKind::Allocation { base } => {
                     let serial = self.serials.get(i).copied().flatten();
-                    match inventory.with_same(*base, r.device - base + r.size, serial, write) {
+                    match inventory.with_same(*base, r.device - base + r.size, serial, || write(&mut done)) {
                         Ok((o, _)) => o,
                         Err(stale) => {
                             tracing::warn!("restore skipped the allocation at {:#x} ({} bytes): {stale}", r.device, r.size);
@@ -351,7 +417,7 @@ impl Snapshot {
                     }
                 }
                 kind => match (kind.executable(), self.executables) {
-                    (Some(exe), Some(executables)) => match executables.with_same(exe.handle, exe.serial, write) {
+                    (Some(exe), Some(executables)) => match executables.with_same(exe.handle, exe.serial, || write(&mut done)) {
                         Some(o) => o,
                         None => {
                             if DESTROYED_WARNING.first() {
@@ -374,7 +440,7 @@ impl Snapshot {
                             continue;
                         }
                     },
-                    _ => write(),
+                    _ => write(&mut done),
                 },
             };
             match outcome {
@@ -382,9 +448,21 @@ impl Snapshot {
                     rep.regions += 1;
                     rep.bytes += n;
                 }
-                Err(e) => {
-                    tracing::warn!("restore of the region at {:#x} ({} bytes) failed and was skipped: {e}", r.device, r.size);
-                    rep.failed += 1;
+                Err(source) => {
+                    let what = match &r.kind {
+                        RegionKind::Allocation { .. } => "the allocation".to_owned(),
+                        RegionKind::ModuleVariable { name, .. } => format!("the variable {name}"),
+                        RegionKind::CodeObjectSegment { .. } => "the code-object segment".to_owned(),
+                        RegionKind::ClientRange => "the client-included range".to_owned(),
+                    };
+                    rep.failure = Some(RestoreFailure {
+                        what,
+                        device: r.device,
+                        size: r.size,
+                        source,
+                        nothing_written: written_before == 0 && done == 0,
+                    });
+                    break;
                 }
             }
         }

@@ -18,7 +18,10 @@
  *   ownbuf     3 passes; CONFIG ENTER allocates the tool's own device buffer on the replaying
  *              agent, each PASS EXIT writes its pass into it and checks the earlier passes' values
  *              are still there (the tool's memory is not restored)
+ *   after      3 passes; PASS ENTER of pass 0 attaches, after the dispatch, a dispatch of a slow
+ *              kernel that counts its runs; each PASS EXIT checks that it already ran
  *
+ * In every mode a LOOP_STOPPED event is printed with its reason.
  * Every mode also checks that a second kreplay_register is refused. It prints
  * "TOOL <key>=<value>" lines and "TOOL FAIL ..." on a broken expectation. */
 #include <hsa/hsa.h>
@@ -178,6 +181,29 @@ static void replay_on_other_agent(uint64_t replaying_agent) {
   nested_active = 0;
 }
 
+/* "after" mode: the attached slow kernel and how often it ran. */
+static int after_runs;
+
+static void after_kernel(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
+  (void)p;
+  (void)user_data;
+  usleep(30000);
+  __atomic_add_fetch(&after_runs, 1, __ATOMIC_SEQ_CST);
+}
+
+static void after_packet(uint8_t out[64]) {
+  hsa_kernel_dispatch_packet_t pkt;
+  memset(&pkt, 0, sizeof pkt);
+  pkt.header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
+               (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+               (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
+  pkt.setup = 1 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
+  pkt.workgroup_size_x = pkt.workgroup_size_y = pkt.workgroup_size_z = 1;
+  pkt.grid_size_x = pkt.grid_size_y = pkt.grid_size_z = 1;
+  pkt.kernel_object = vhsa_native_kernel_create("after_mark", after_kernel, NULL);
+  memcpy(out, &pkt, 64);
+}
+
 static uint32_t pass_count(const kreplay_dispatch_info_t* d, void* user_data) {
   (void)user_data;
   if (nested_active) return 2;
@@ -259,6 +285,12 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
                    e->pass);
         fprintf(stderr, "TOOL pass=%u replacement_intact=%d\n", e->pass, replacement_intact());
       }
+      if (strcmp(mode, "after") == 0 && e->pass == 0) {
+        uint8_t pkt[64];
+        after_packet(pkt);
+        kreplay_status_t st = kreplay_pass_attach_packets(pkt, 1, KREPLAY_PACKET_AFTER);
+        TOOL_CHECK(st == KREPLAY_STATUS_SUCCESS, "attach after: %s", kreplay_status_string(st));
+      }
       if (strcmp(mode, "attach") == 0 && e->pass == 0) {
         kreplay_status_t st = kreplay_pass_attach_packets(barrier, 1, KREPLAY_PACKET_BEFORE);
         TOOL_CHECK(st == KREPLAY_STATUS_SUCCESS, "attach in PASS ENTER: %s", kreplay_status_string(st));
@@ -272,6 +304,11 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
       TOOL_CHECK(e->stats != NULL && e->stats->snapshot_regions >= 1, "snapshot statistics missing");
       TOOL_CHECK(kreplay_pass_attach_packets(barrier, 1, KREPLAY_PACKET_AFTER) == KREPLAY_STATUS_NOT_ARMED,
                  "attach allowed during PASS EXIT");
+      if (strcmp(mode, "after") == 0) {
+        int runs = __atomic_load_n(&after_runs, __ATOMIC_SEQ_CST);
+        TOOL_CHECK(runs == (int)e->pass + 1, "PASS EXIT of pass %u before its AFTER packet completed (%d runs)", e->pass, runs);
+        fprintf(stderr, "TOOL pass=%u after_runs=%d\n", e->pass, runs);
+      }
       if (strcmp(mode, "free") == 0 && e->pass == 0) {
         void* const* k = (void* const*)e->dispatch->kernarg_address;
         hsa_status_t st = hsa_amd_memory_pool_free(k[5]);
@@ -296,6 +333,10 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
         fprintf(stderr, "TOOL pass=%u skipped_regions=%llu restored_regions=%llu\n", e->pass,
                 (unsigned long long)e->stats->skipped_regions, (unsigned long long)e->stats->restored_regions);
       }
+      break;
+    case KREPLAY_EVENT_LOOP_STOPPED:
+      fprintf(stderr, "TOOL loop_stopped pass=%u reason=%s\n", e->pass,
+              e->stats && e->stats->declined_reason ? e->stats->declined_reason : "(none)");
       break;
   }
 }
