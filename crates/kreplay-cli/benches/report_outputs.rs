@@ -3,7 +3,7 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use kreplay_cli::records;
-use kreplay_cli::report::{self, perfetto, summary};
+use kreplay_cli::report::{self, chrome, summary};
 use std::hint::black_box;
 
 const DISPATCHES: u64 = 10_000;
@@ -55,8 +55,8 @@ fn outputs(c: &mut Criterion) {
     group.bench_function("json", |b| {
         b.iter(|| report::json_document(black_box(&dispatches)))
     });
-    group.bench_function("perfetto", |b| {
-        b.iter(|| perfetto::trace(black_box(&dispatches), "app"))
+    group.bench_function("chrome", |b| {
+        b.iter(|| chrome::trace(black_box(&dispatches), "app"))
     });
     group.bench_function("summary", |b| {
         b.iter(|| summary::table(&summary::per_kernel(black_box(&dispatches))))

@@ -5,6 +5,7 @@
 use hsa_abi::tools_lib;
 use crate::exit_status::{CliError, signal_name};
 use crate::installation::{self, Runtime, RuntimeChoice};
+use crate::follow;
 use crate::kernel_selection;
 use crate::output_path::{self, TemplateValues};
 use crate::records;
@@ -271,6 +272,21 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
         // SAFETY: kill has no memory-safety requirements.
         unsafe { libc::kill(child_pid as i32, early_signal) };
     }
+    let values = TemplateValues::current(child_pid);
+    let output_dir = PathBuf::from(output_path::expand(&opts.output_directory, &values));
+    let base = output_path::expand(&opts.output_file, &values);
+    let run_info = report::rocpd::RunInfo {
+        launcher_pid: std::process::id(),
+        app: Some((child_pid, command_line(&opts.command))),
+        passes: plan.passes,
+    };
+    // The database fills while the application runs, so it holds what completed even if this
+    // process is killed.
+    let live = plan
+        .formats
+        .contains(&Format::Rocpd)
+        .then(|| follow::open_live(&staging, &output_dir, &base, &run_info))
+        .flatten();
     let status = loop {
         match child.wait() {
             Ok(s) => break Ok(s),
@@ -284,23 +300,29 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
         reason: e.to_string(),
     })?;
 
+    let live_db = live.and_then(follow::finish_live);
     let collected = records::collect(&staging)?;
-    let values = TemplateValues::current(child_pid);
-    let output_dir = PathBuf::from(output_path::expand(&opts.output_directory, &values));
     output_path::ensure_writable_dir(&output_dir)?;
-    let base = output_path::expand(&opts.output_file, &values);
     let app_label = plan
         .app
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let files = report::write_outputs(
+    let remaining: Vec<Format> = plan
+        .formats
+        .iter()
+        .copied()
+        .filter(|f| live_db.is_none() || *f != Format::Rocpd)
+        .collect();
+    let mut files = report::write_outputs(
         &output_dir,
         &base,
-        &plan.formats,
+        &remaining,
         &collected.dispatches,
         &app_label,
+        &run_info,
     )?;
+    files.extend(live_db);
     keep_records(&staging, &output_dir.join(format!("{base}_records")));
 
     let summary_text = summary::table(&summary::per_kernel(&collected.dispatches));
@@ -345,6 +367,15 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
         files,
         summary: summary_text,
     })
+}
+
+/// The command line as one string, each argument quoted when it needs it.
+fn command_line(command: &[OsString]) -> String {
+    command
+        .iter()
+        .map(|a| tools_lib::quote(&a.to_string_lossy()))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Moves the raw record files next to the outputs (`<base>_records/`); on failure they stay

@@ -1,7 +1,8 @@
 //! `kreplay`: the command line.
 //!
 //! - `kreplay run [options] -- <app> [args...]`: run an application with the tool library
-//!   loaded, replaying kernel dispatches, and write CSV / JSON / Perfetto outputs and a summary;
+//!   loaded, replaying kernel dispatches, and write the rocpd database (or CSV / JSON / Perfetto
+//!   / Chrome outputs) and a summary;
 //! - `kreplay info`: agents, ISAs and pools of the selected runtime;
 //! - `kreplay demo`: the bundled example application under replay on the virtual runtime;
 //! - `kreplay sqtt ...`: SQTT marker tools.
@@ -19,11 +20,13 @@ const RUN_EXAMPLES: &str = "\
 Examples:
   kreplay run --passes 5 -- ./my_app --size 1024
   kreplay run --kernel-include-regex '^gemm' --kernel-iteration-range '[2-4]' -- ./my_app
-  kreplay run -d 'out/%hostname%/%pid%' -o 'rank%rank%' -f csv pftrace -- ./my_app
+  kreplay run -d 'out/%hostname%/%pid%' -o 'rank%rank%' -f rocpd csv pftrace -- ./my_app
   kreplay run --runtime virtual --log-level debug -- ./my_app
 
-Outputs (in -d, base name from -o): <name>_passes.csv, <name>_passes.json, <name>_trace.json
-(Perfetto), <name>_summary.txt, and the raw records in <name>_records/.
+Outputs (in -d, base name from -o): <name>_results.db (rocpd, the default),
+<name>_passes.csv (csv), <name>_passes.json (json), <name>_results.pftrace (pftrace, Perfetto
+protobuf), <name>_trace.json (chrome, Chrome trace-event JSON), always <name>_summary.txt, and
+the raw records in <name>_records/.
 %pid% is the application's process id, %hostname% the host name, %rank% the first of
 OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID that is set (0 otherwise).";
 
@@ -91,8 +94,8 @@ struct RunArgs {
     /// Base name of the output files; %pid%, %hostname% and %rank% are expanded.
     #[arg(short = 'o', long, default_value = "kreplay", value_name = "NAME")]
     output_file: String,
-    /// Output formats, several at once: csv json pftrace.
-    #[arg(short = 'f', long, num_args = 1.., default_values = ["csv", "json", "pftrace"], value_name = "FORMAT")]
+    /// Output formats, several at once: rocpd csv json pftrace chrome (`perfetto` = pftrace).
+    #[arg(short = 'f', long, num_args = 1.., default_values = ["rocpd"], value_name = "FORMAT")]
     output_format: Vec<String>,
     /// Log level of the tool library (error, warn, info, debug, trace; or a KREPLAY_LOG filter).
     #[arg(long, value_name = "LEVEL")]
@@ -207,7 +210,7 @@ mod tests {
             panic!("not run")
         };
         assert_eq!(a.passes, "5");
-        assert_eq!(a.output_format, vec!["csv", "json", "pftrace"]);
+        assert_eq!(a.output_format, vec!["rocpd"]);
         assert_eq!(a.runtime, RuntimeChoice::Auto);
         assert!(parse(&["run"]).is_err());
         assert!(parse(&["run", "--passes", "2"]).is_err());
