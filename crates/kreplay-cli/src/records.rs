@@ -426,7 +426,10 @@ pub(crate) mod tests {
         assert_eq!(d.restore.as_ref().unwrap().bytes, 2048);
         assert_eq!(c.dispatches[1].passes.len(), 2);
         let launch = d.launch.as_ref().unwrap();
-        assert_eq!((launch.tid, launch.grid_size, launch.workgroup_size), (11, [4096, 1, 1], [64, 1, 1]));
+        assert_eq!(
+            (launch.tid, launch.grid_size, launch.workgroup_size),
+            (11, [4096, 1, 1], [64, 1, 1])
+        );
         assert_eq!(launch.group_segment_size, 16);
         assert_eq!(d.snapshot.as_ref().unwrap().store, "host");
         assert_eq!(d.visible_pass().unwrap().pass, 2);
@@ -457,7 +460,10 @@ pub(crate) mod tests {
         assert_eq!(c.dispatches[0].kernel_name(), "<unknown>");
         assert_eq!(c.dispatches[0].skipped.as_deref(), Some("filtered"));
         assert!(c.dispatches[0].passes.is_empty());
-        assert!(c.dispatches[0].launch.is_none(), "records without launch fields still read");
+        assert!(
+            c.dispatches[0].launch.is_none(),
+            "records without launch fields still read"
+        );
         assert_eq!(c.dispatches[0].declined_reason(), None);
     }
 

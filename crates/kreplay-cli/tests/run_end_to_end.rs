@@ -511,6 +511,9 @@ fn demo_runs_the_bundled_application_and_prints_the_summary() {
     assert_eq!(csv.lines().count(), 1 + 50);
     for name in ["kreplay_results.db", "kreplay_results.pftrace"] {
         assert!(scratch.join(name).exists(), "{name}");
-        assert!(stdout.contains(&scratch.join(name).display().to_string()), "{stdout}");
+        assert!(
+            stdout.contains(&scratch.join(name).display().to_string()),
+            "{stdout}"
+        );
     }
 }

@@ -335,7 +335,13 @@ mod tests {
         let mut b = TraceBuilder::new();
         let p = b.process_track(42, "app");
         let t = b.track(Some(p), "queue 0");
-        b.slice(t, (10, 100), "outer", "dispatch", vec![DebugAnnotation::uint("id", 1)]);
+        b.slice(
+            t,
+            (10, 100),
+            "outer",
+            "dispatch",
+            vec![DebugAnnotation::uint("id", 1)],
+        );
         b.slice(t, (10, 40), "first", "pass", vec![]);
         b.slice(t, (40, 120), "second", "pass", vec![]); // clamped to end at 100
         b.slice(t, (200, 300), "next", "dispatch", vec![]);
@@ -344,7 +350,11 @@ mod tests {
         let bytes = b.encode();
         let trace = Trace::decode(bytes.as_slice()).unwrap();
         assert_eq!(trace.packet.len(), 3 + 8 + 1);
-        let descs: Vec<_> = trace.packet.iter().filter_map(|p| p.track_descriptor.as_ref()).collect();
+        let descs: Vec<_> = trace
+            .packet
+            .iter()
+            .filter_map(|p| p.track_descriptor.as_ref())
+            .collect();
         assert_eq!(descs[0].process.as_ref().unwrap().pid, Some(42));
         assert_eq!(descs[1].parent_uuid, descs[0].uuid);
         let mut stack: Vec<(String, u64)> = Vec::new();

@@ -80,7 +80,10 @@ pub fn trace(dispatches: &[Dispatch], app: &str) -> Vec<u8> {
                     r,
                     "restore",
                     "restore",
-                    vec![Arg::uint("dispatch_id", id), Arg::uint("after_pass", p.pass)],
+                    vec![
+                        Arg::uint("dispatch_id", id),
+                        Arg::uint("after_pass", p.pass),
+                    ],
                 );
             }
         }
@@ -106,8 +109,10 @@ mod tests {
 
     #[test]
     fn tracks_and_slices_of_two_dispatches() {
-        let text = replayed_lines(3, 1, "vec_add", 3, 1000) + &replayed_lines(3, 2, "scale", 1, 9000);
-        let trace = Trace::decode(trace(&parse([text.as_str()]).dispatches, "app").as_slice()).unwrap();
+        let text =
+            replayed_lines(3, 1, "vec_add", 3, 1000) + &replayed_lines(3, 2, "scale", 1, 9000);
+        let trace =
+            Trace::decode(trace(&parse([text.as_str()]).dispatches, "app").as_slice()).unwrap();
         let names: Vec<String> = trace
             .packet
             .iter()
@@ -119,7 +124,15 @@ mod tests {
                     .unwrap()
             })
             .collect();
-        assert_eq!(names, ["app (pid 3)", "gfx942 (agent 7)", "queue 1", "bytes restored"]);
+        assert_eq!(
+            names,
+            [
+                "app (pid 3)",
+                "gfx942 (agent 7)",
+                "queue 1",
+                "bytes restored"
+            ]
+        );
         let begins: Vec<String> = trace
             .packet
             .iter()
@@ -129,7 +142,10 @@ mod tests {
             .collect();
         assert_eq!(
             begins,
-            ["vec_add", "snapshot", "pass 0", "restore", "pass 1", "restore", "pass 2", "scale", "snapshot", "pass 0"]
+            [
+                "vec_add", "snapshot", "pass 0", "restore", "pass 1", "restore", "pass 2", "scale",
+                "snapshot", "pass 0"
+            ]
         );
         let counters: Vec<i64> = trace
             .packet

@@ -233,7 +233,11 @@ fn uname() -> [String; 4] {
         return Default::default();
     }
     let field = |f: &[libc::c_char]| {
-        let bytes: Vec<u8> = f.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     };
     [
@@ -486,7 +490,9 @@ impl Database {
         };
         let (start, end) = d
             .visible_pass()
-            .map_or((d.window_start_ns, d.window_end_ns), |p| (p.start_ns, p.end_ns));
+            .map_or((d.window_start_ns, d.window_end_ns), |p| {
+                (p.start_ns, p.end_ns)
+            });
         let geometry = |v: u64| has_launch.then(|| to_i64(v));
         c.execute(
             r#"INSERT INTO rocpd_kernel_dispatch ("guid", "nid", "pid", "tid", "agent_id", "kernel_id", "dispatch_id", "queue_id", "stream_id", "start", "end",
@@ -602,13 +608,24 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("kreplay-rocpd-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("r.db");
-        let text = replayed_lines(10, 1, "_Z3addPii", 3, 1000) + &replayed_lines(10, 2, "scale", 1, 9000);
+        let text =
+            replayed_lines(10, 1, "_Z3addPii", 3, 1000) + &replayed_lines(10, 2, "scale", 1, 9000);
         let dispatches = parse([text.as_str()]).dispatches;
-        let mut db = Database::create(&path, RunInfo { launcher_pid: 9, app: Some((10, "app -x".into())), passes: 3 }).unwrap();
+        let mut db = Database::create(
+            &path,
+            RunInfo {
+                launcher_pid: 9,
+                app: Some((10, "app -x".into())),
+                passes: 3,
+            },
+        )
+        .unwrap();
         db.add(&dispatches).unwrap();
         assert!(db.has_dispatch(10, 2) && !db.has_dispatch(10, 3));
         let count = |db: &Database, table: &str| -> i64 {
-            db.conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0)).unwrap()
+            db.conn
+                .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
+                .unwrap()
         };
         assert_eq!(count(&db, "rocpd_kernel_dispatch"), 2);
         assert_eq!(count(&db, "kreplay_pass"), 4);
@@ -618,7 +635,10 @@ mod tests {
             .conn
             .query_row(r#"SELECT "kernel_name", "display_name" FROM rocpd_info_kernel_symbol ORDER BY "id" LIMIT 1"#, [], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap();
-        assert_eq!((name.as_str(), display.as_str()), ("_Z3addPii", "add(int*, int)"));
+        assert_eq!(
+            (name.as_str(), display.as_str()),
+            ("_Z3addPii", "add(int*, int)")
+        );
         let (start, end, grid, tid): (i64, i64, i64, i64) = db
             .conn
             .query_row(r#"SELECT "start", "end", "grid_size_x", "tid" FROM rocpd_kernel_dispatch WHERE "dispatch_id" = 1"#, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
@@ -626,14 +646,29 @@ mod tests {
         let last = dispatches[0].passes.last().unwrap();
         assert_eq!((start, end), (last.start_ns as i64, last.end_ns as i64));
         assert_eq!((grid, tid), (4096, 11));
-        let ppid: i64 = db.conn.query_row(r#"SELECT "ppid" FROM rocpd_info_process WHERE "id" = 10"#, [], |r| r.get(0)).unwrap();
+        let ppid: i64 = db
+            .conn
+            .query_row(
+                r#"SELECT "ppid" FROM rocpd_info_process WHERE "id" = 10"#,
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
         assert_eq!(ppid, 9);
         // A batch whose second dispatch fails leaves neither of its dispatches.
         db.conn.execute_batch("CREATE TRIGGER fail_second BEFORE INSERT ON kreplay_pass WHEN NEW.replay_pass = 1 BEGIN SELECT RAISE(ABORT, 'refused'); END;").unwrap();
-        let more = parse([replayed_lines(10, 3, "scale", 1, 20_000).as_str(), replayed_lines(10, 4, "other", 2, 30_000).as_str()]).dispatches;
+        let more = parse([
+            replayed_lines(10, 3, "scale", 1, 20_000).as_str(),
+            replayed_lines(10, 4, "other", 2, 30_000).as_str(),
+        ])
+        .dispatches;
         let err = db.add(&more).unwrap_err();
         assert!(err.to_string().contains("rocpd database"), "{err}");
-        assert_eq!(count(&db, "rocpd_kernel_dispatch"), 2, "the failed batch left nothing");
+        assert_eq!(
+            count(&db, "rocpd_kernel_dispatch"),
+            2,
+            "the failed batch left nothing"
+        );
         assert_eq!(count(&db, "rocpd_info_kernel_symbol"), 2);
         assert_eq!(db.dispatch_count(), 2);
         std::fs::remove_dir_all(&dir).unwrap();

@@ -255,7 +255,10 @@ pub fn table(summaries: &[KernelSummary]) -> String {
         out += "declined (each ran once, normally):\n";
     }
     for s in declined {
-        out += &format!("  {}: {} of {} dispatches\n", s.kernel, s.declined, s.dispatches);
+        out += &format!(
+            "  {}: {} of {} dispatches\n",
+            s.kernel, s.declined, s.dispatches
+        );
         for (reason, n) in s.declined_reasons.iter().take(MAX_REASONS) {
             out += &format!("    {n} x {reason}\n");
         }
@@ -293,7 +296,11 @@ mod tests {
             + &declined_line(2, "add", "device-to-host copy of the region at 0x10 failed")
             + &declined_line(3, "add", "device-to-host copy of the region at 0x10 failed")
             + &declined_line(4, "add", "coverage gap")
-            + &declined_line(5, "scale", "an unbounded pass count needs a continue callback")
+            + &declined_line(
+                5,
+                "scale",
+                "an unbounded pass count needs a continue callback",
+            )
             + &replayed_lines(1, 6, "mul", 2, 90_000)
             + "{\"record\":\"pass\",\"pid\":1,\"dispatch_id\":7,\"kernel\":\"mul\",\"agent\":7,\"agent_name\":\"gfx942\",\"queue_id\":1,\"pass\":0,\"start_ns\":1,\"end_ns\":2,\"restore_start_ns\":null,\"restore_end_ns\":null}\n"
             + "{\"record\":\"dispatch\",\"pid\":1,\"dispatch_id\":7,\"kernel\":\"mul\",\"agent\":7,\"agent_name\":\"gfx942\",\"queue_id\":1,\"replayed\":false,\"passes\":1,\"skipped\":\"filtered\",\"window_start_ns\":1,\"window_end_ns\":2,\"snapshot\":null,\"restore\":null}\n";
@@ -303,15 +310,25 @@ mod tests {
         assert_eq!(
             add.declined_reasons,
             vec![
-                ("device-to-host copy of the region at 0x10 failed".to_owned(), 2),
+                (
+                    "device-to-host copy of the region at 0x10 failed".to_owned(),
+                    2
+                ),
                 ("coverage gap".to_owned(), 1)
             ]
         );
         assert_eq!((s[1].kernel.as_str(), s[1].declined), ("scale", 1));
-        assert_eq!((s[2].kernel.as_str(), s[2].declined), ("mul", 0), "filtered is not declined");
+        assert_eq!(
+            (s[2].kernel.as_str(), s[2].declined),
+            ("mul", 0),
+            "filtered is not declined"
+        );
         let t = table(&s);
         assert!(t.contains("  add: 3 of 4 dispatches\n    2 x device-to-host copy of the region at 0x10 failed\n    1 x coverage gap\n"), "{t}");
-        assert!(t.contains("  scale: 1 of 1 dispatches\n    1 x an unbounded pass count"), "{t}");
+        assert!(
+            t.contains("  scale: 1 of 1 dispatches\n    1 x an unbounded pass count"),
+            "{t}"
+        );
         assert!(!t.contains("  mul:"), "{t}");
         assert_eq!(add.to_json()["declined_reasons"][0]["dispatches"], 2);
     }
