@@ -62,7 +62,7 @@ impl Follower {
 /// A database being filled from the record directory by a thread.
 pub struct Live {
     stop: mpsc::Sender<()>,
-    handle: JoinHandle<Result<Database, (CliError, Database)>>,
+    handle: JoinHandle<Result<Database, Box<(CliError, Database)>>>,
 }
 
 /// Starts following `dir` into `db`.
@@ -77,7 +77,7 @@ pub fn start(dir: PathBuf, mut db: Database) -> Live {
             );
             let batch = follower.poll(&dir);
             if let Err(e) = db.add(&batch) {
-                return Err((e, db));
+                return Err(Box::new((e, db)));
             }
             if last {
                 return Ok(db);
@@ -95,7 +95,10 @@ impl Live {
         let _ = self.stop.send(());
         match self.handle.join() {
             Ok(Ok(db)) => Ok((db.path().to_owned(), db.dispatch_count())),
-            Ok(Err((e, db))) => Err((e, db.path().to_owned())),
+            Ok(Err(failed)) => {
+                let (e, db) = *failed;
+                Err((e, db.path().to_owned()))
+            }
             Err(_) => Err((
                 CliError::io(
                     "writing the rocpd database",

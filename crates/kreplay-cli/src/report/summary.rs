@@ -108,7 +108,7 @@ pub fn per_kernel(dispatches: &[Dispatch]) -> Vec<KernelSummary> {
                 }
             }
             // Most frequent first; equal counts in order of first appearance.
-            reasons.sort_by(|a, b| b.1.cmp(&a.1));
+            reasons.sort_by_key(|r| std::cmp::Reverse(r.1));
             KernelSummary {
                 kernel: name.to_owned(),
                 dispatches: mine.len() as u64,
