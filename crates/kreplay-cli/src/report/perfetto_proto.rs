@@ -106,6 +106,8 @@ pub struct TrackEvent {
 pub const TYPE_SLICE_BEGIN: i32 = 1;
 /// Event type: slice end.
 pub const TYPE_SLICE_END: i32 = 2;
+/// Event type: instant.
+pub const TYPE_INSTANT: i32 = 3;
 /// Event type: counter value.
 pub const TYPE_COUNTER: i32 = 4;
 
@@ -172,6 +174,7 @@ struct Slice {
 pub struct TraceBuilder {
     tracks: Vec<TracePacket>,
     slices: BTreeMap<u64, Vec<Slice>>,
+    instants: Vec<(u64, Slice)>,
     counters: Vec<(u64, u64, i64)>,
     next_uuid: u64,
 }
@@ -253,6 +256,27 @@ impl TraceBuilder {
         });
     }
 
+    /// An instant event on `track` at `ts`.
+    pub fn instant(
+        &mut self,
+        track: u64,
+        ts: u64,
+        name: &str,
+        category: &'static str,
+        args: Vec<DebugAnnotation>,
+    ) {
+        self.instants.push((
+            track,
+            Slice {
+                start: ts,
+                end: ts,
+                name: name.to_owned(),
+                category,
+                args,
+            },
+        ));
+    }
+
     /// A counter value on `track` at `ts`.
     pub fn counter(&mut self, track: u64, ts: u64, value: i64) {
         self.counters.push((track, ts, value));
@@ -298,6 +322,18 @@ impl TraceBuilder {
             while let Some(top_end) = open.pop() {
                 events.push(end_event(top_end));
             }
+        }
+        for (track, s) in self.instants {
+            let mut p = packet(Some(s.start));
+            p.track_event = Some(TrackEvent {
+                r#type: Some(TYPE_INSTANT),
+                track_uuid: Some(track),
+                name: Some(s.name),
+                categories: vec![s.category.to_owned()],
+                debug_annotations: s.args,
+                ..Default::default()
+            });
+            events.push((s.start, p));
         }
         for (track, ts, value) in self.counters {
             let mut p = packet(Some(ts));

@@ -44,3 +44,24 @@ pub fn pftrace(trace: &Path) -> Value {
     );
     run_python(&python, "pftrace_dump.py", trace)
 }
+
+/// The text of every `<title>` of an SVG file, after Python's XML parser accepted the file
+/// as well-formed.
+#[allow(dead_code)]
+pub fn svg_titles(svg: &Path) -> Vec<String> {
+    let code = "import json, sys, xml.etree.ElementTree as ET\n\
+                root = ET.parse(sys.argv[1]).getroot()\n\
+                print(json.dumps([t.text for t in root.iter('{http://www.w3.org/2000/svg}title')]))";
+    let out = Command::new("python3")
+        .args(["-c", code])
+        .arg(svg)
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "{} is not well-formed XML: {}",
+        svg.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("a JSON list of titles")
+}

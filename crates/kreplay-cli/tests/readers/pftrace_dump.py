@@ -1,6 +1,6 @@
 """Decodes a Perfetto protobuf trace with the compiled protos of the `perfetto` Python package
 (offline; no trace processor) and prints its tracks, slices (with their nesting rebuilt from the
-begin/end events of each track) and counter values as one JSON document."""
+begin/end events of each track), instant events and counter values as one JSON document."""
 import json
 import sys
 
@@ -18,7 +18,7 @@ def main(path):
     trace = pb.Trace()
     with open(path, "rb") as f:
         trace.ParseFromString(f.read())
-    tracks, slices, counters, errors = [], [], [], []
+    tracks, slices, instants, counters, errors = [], [], [], [], []
     open_slices = {}
     last_ts = 0
     for p in trace.packet:
@@ -58,6 +58,14 @@ def main(path):
                 errors.append(f"end without begin on track {e.track_uuid}")
                 continue
             slices[stack.pop()]["end"] = p.timestamp
+        elif e.type == pb.TrackEvent.TYPE_INSTANT:
+            instants.append({
+                "track": e.track_uuid,
+                "name": e.name,
+                "ts": p.timestamp,
+                "parent": stack[-1] if stack else None,
+                "args": {a.name: annotation(a) for a in e.debug_annotations},
+            })
         elif e.type == pb.TrackEvent.TYPE_COUNTER:
             counters.append({"track": e.track_uuid, "ts": p.timestamp, "value": e.counter_value})
         else:
@@ -65,7 +73,7 @@ def main(path):
     for track, stack in open_slices.items():
         if stack:
             errors.append(f"{len(stack)} slices left open on track {track}")
-    json.dump({"tracks": tracks, "slices": slices, "counters": counters, "errors": errors}, sys.stdout)
+    json.dump({"tracks": tracks, "slices": slices, "instants": instants, "counters": counters, "errors": errors}, sys.stdout)
 
 
 if __name__ == "__main__":
