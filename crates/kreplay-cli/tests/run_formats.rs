@@ -413,3 +413,46 @@ fn an_application_killed_by_sigkill_leaves_its_completed_dispatches_in_the_datab
         "{summary}"
     );
 }
+
+#[test]
+fn declined_dispatches_are_named_per_kernel_in_the_summary_and_the_database() {
+    let scratch = test_support::scratch_dir("cli-formats-declined");
+    // The application's two copies in succeed; the next two (the first snapshots) fail.
+    let out = kreplay()
+        .args(["run", "--runtime", "virtual", "--passes", "3", "-d"])
+        .arg(&scratch)
+        .args(["--", demo_app()])
+        .env("VHSA_FAULTS", "copy_after=2;copy_count=2")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("results verified"), "{stdout}");
+    let db = readers::rocpd(&scratch.join("kreplay_results.db"));
+    assert_eq!(db["integrity"], "ok");
+    let mut declined: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for d in db["dispatches"].as_array().unwrap() {
+        let e = declined
+            .entry(d["kernel_name"].as_str().unwrap().to_owned())
+            .or_default();
+        e.1 += 1;
+        if let Some(reason) = d["declined_reason"].as_str() {
+            e.0 += 1;
+            assert!(reason.starts_with("device-to-host copy"), "{reason}");
+            assert_eq!((u(&d["passes"]), &d["replayed"]), (1, &Value::from(0)));
+            assert!(d["skipped"].as_str().unwrap().starts_with("declined: "));
+        }
+    }
+    let total: u64 = declined.values().map(|(n, _)| n).sum();
+    assert!(total >= 1, "the injected copy failures declined nothing");
+    let summary = std::fs::read_to_string(scratch.join("kreplay_summary.txt")).unwrap();
+    assert!(summary.contains("declined (each ran once, normally):"), "{summary}");
+    for (kernel, (n, of)) in &declined {
+        let line = format!("  {kernel}: {n} of {of} dispatches\n");
+        assert_eq!(summary.contains(&line), *n > 0, "{line:?} in\n{summary}");
+    }
+    assert!(summary.contains(" x device-to-host copy of the region at 0x"), "{summary}");
+}
