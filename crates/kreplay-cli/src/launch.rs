@@ -322,7 +322,9 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
         &app_label,
         &run_info,
     )?;
-    files.extend(live_db);
+    if let Some(db) = live_db {
+        files.insert(0, db);
+    }
     keep_records(&staging, &output_dir.join(format!("{base}_records")));
 
     let summary_text = summary::table(&summary::per_kernel(&collected.dispatches));
