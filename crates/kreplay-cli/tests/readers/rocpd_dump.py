@@ -6,7 +6,9 @@ import sys
 
 
 def main(path):
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    # A plain connection, as a user opens the file: after a writer was killed in the middle of
+    # a transaction, opening rolls the unfinished transaction back.
+    con = sqlite3.connect(path)
     con.row_factory = sqlite3.Row
     q = lambda sql: [dict(r) for r in con.execute(sql)]
     out = {
