@@ -22,7 +22,6 @@ use std::path::{Path, PathBuf};
 pub const KREPLAY_SCHEMA_VERSION: u32 = 1;
 
 const SCHEMA: &str = r#"
-PRAGMA foreign_keys = ON;
 CREATE TABLE rocpd_metadata (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "tag" TEXT NOT NULL,
@@ -301,7 +300,9 @@ impl Database {
         }
         let conn = Connection::open(path).map_err(&err)?;
         // A rollback journal keeps everything in the one file once a transaction commits.
-        conn.execute_batch("PRAGMA journal_mode = DELETE; PRAGMA synchronous = NORMAL;")
+        conn.execute_batch(
+            "PRAGMA journal_mode = DELETE; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
+        )
             .map_err(&err)?;
         let hostname = crate::output_path::hostname();
         let guid = run_guid(&hostname, run.launcher_pid);
@@ -629,6 +630,8 @@ mod tests {
         };
         assert_eq!(count(&db, "rocpd_kernel_dispatch"), 2);
         assert_eq!(count(&db, "kreplay_pass"), 4);
+        let enforced: i64 = db.conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0)).unwrap();
+        assert_eq!(enforced, 1, "references are checked on insert");
         assert_eq!(count(&db, "rocpd_info_kernel_symbol"), 2);
         assert_eq!(count(&db, "rocpd_info_agent"), 1);
         let (name, display): (String, String) = db
