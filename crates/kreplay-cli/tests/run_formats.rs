@@ -449,10 +449,16 @@ fn declined_dispatches_are_named_per_kernel_in_the_summary_and_the_database() {
     let total: u64 = declined.values().map(|(n, _)| n).sum();
     assert!(total >= 1, "the injected copy failures declined nothing");
     let summary = std::fs::read_to_string(scratch.join("kreplay_summary.txt")).unwrap();
-    assert!(summary.contains("declined (each ran once, normally):"), "{summary}");
+    assert!(
+        summary.contains("declined (each ran once, normally):"),
+        "{summary}"
+    );
     for (kernel, (n, of)) in &declined {
         let line = format!("  {kernel}: {n} of {of} dispatches\n");
         assert_eq!(summary.contains(&line), *n > 0, "{line:?} in\n{summary}");
     }
-    assert!(summary.contains(" x device-to-host copy of the region at 0x"), "{summary}");
+    assert!(
+        summary.contains(" x device-to-host copy of the region at 0x"),
+        "{summary}"
+    );
 }

@@ -303,7 +303,7 @@ impl Database {
         conn.execute_batch(
             "PRAGMA journal_mode = DELETE; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
         )
-            .map_err(&err)?;
+        .map_err(&err)?;
         let hostname = crate::output_path::hostname();
         let guid = run_guid(&hostname, run.launcher_pid);
         let machine_id = std::fs::read_to_string("/etc/machine-id")
@@ -630,7 +630,10 @@ mod tests {
         };
         assert_eq!(count(&db, "rocpd_kernel_dispatch"), 2);
         assert_eq!(count(&db, "kreplay_pass"), 4);
-        let enforced: i64 = db.conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0)).unwrap();
+        let enforced: i64 = db
+            .conn
+            .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(enforced, 1, "references are checked on insert");
         assert_eq!(count(&db, "rocpd_info_kernel_symbol"), 2);
         assert_eq!(count(&db, "rocpd_info_agent"), 1);
