@@ -345,13 +345,22 @@ impl TraceBuilder {
             });
             events.push((ts, p));
         }
-        // Stable: events of one track at one time keep their nesting order.
-        events.sort_by_key(|(ts, _)| *ts);
+        // Stable: events of one track at one time keep their nesting order. The packets are
+        // large, so their indices are sorted rather than the packets.
+        let mut order: Vec<(u64, usize)> = events
+            .iter()
+            .enumerate()
+            .map(|(i, (ts, _))| (*ts, i))
+            .collect();
+        order.sort_unstable();
+        let mut slots: Vec<Option<TracePacket>> =
+            events.into_iter().map(|(_, p)| Some(p)).collect();
         let mut packets = self.tracks;
         if let Some(first) = packets.first_mut() {
             first.sequence_flags = Some(1);
         }
-        packets.extend(events.into_iter().map(|(_, p)| p));
+        packets.reserve(order.len());
+        packets.extend(order.into_iter().filter_map(|(_, i)| slots[i].take()));
         Trace { packet: packets }
     }
 

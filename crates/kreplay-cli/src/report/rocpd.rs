@@ -406,42 +406,32 @@ impl Database {
                 }
                 _ => (None, None),
             };
-            c.execute(
-                r#"INSERT OR IGNORE INTO rocpd_info_process ("id", "guid", "nid", "ppid", "pid", "init", "start", "end", "command")
-                   VALUES (?1, ?2, 1, ?3, ?1, ?4, ?4, ?5, ?6)"#,
-                params![to_i64(pid), guid, ppid, to_i64(span_start), to_i64(span_end), command],
+            c.prepare_cached(r#"INSERT OR IGNORE INTO rocpd_info_process ("id", "guid", "nid", "ppid", "pid", "init", "start", "end", "command")
+                   VALUES (?1, ?2, 1, ?3, ?1, ?4, ?4, ?5, ?6)"#)?.execute(params![to_i64(pid), guid, ppid, to_i64(span_start), to_i64(span_end), command],
             )?;
             self.processes.insert(pid, ());
         }
-        c.execute(
-            r#"UPDATE rocpd_info_process SET "start" = MIN("start", ?2), "end" = MAX("end", ?3), "fini" = MAX("end", ?3) WHERE "id" = ?1"#,
-            params![to_i64(pid), to_i64(span_start), to_i64(span_end)],
+        c.prepare_cached(r#"UPDATE rocpd_info_process SET "start" = MIN("start", ?2), "end" = MAX("end", ?3), "fini" = MAX("end", ?3) WHERE "id" = ?1"#)?.execute(params![to_i64(pid), to_i64(span_start), to_i64(span_end)],
         )?;
         let tid = d.launch.as_ref().map(|l| l.tid).filter(|&t| t > 0);
         if let Some(tid) = tid
             && !self.threads.contains_key(&tid)
         {
-            c.execute(
-                r#"INSERT OR IGNORE INTO rocpd_info_thread ("id", "guid", "nid", "ppid", "pid", "tid", "start")
-                   VALUES (?1, ?2, 1, ?3, ?4, ?1, ?5)"#,
-                params![to_i64(tid), guid, self.run.launcher_pid, to_i64(pid), to_i64(span_start)],
+            c.prepare_cached(r#"INSERT OR IGNORE INTO rocpd_info_thread ("id", "guid", "nid", "ppid", "pid", "tid", "start")
+                   VALUES (?1, ?2, 1, ?3, ?4, ?1, ?5)"#)?.execute(params![to_i64(tid), guid, self.run.launcher_pid, to_i64(pid), to_i64(span_start)],
             )?;
             self.threads.insert(tid, ());
         }
         if let Some(tid) = tid {
-            c.execute(
-                r#"UPDATE rocpd_info_thread SET "end" = MAX(COALESCE("end", 0), ?2) WHERE "id" = ?1"#,
-                params![to_i64(tid), to_i64(span_end)],
+            c.prepare_cached(r#"UPDATE rocpd_info_thread SET "end" = MAX(COALESCE("end", 0), ?2) WHERE "id" = ?1"#)?.execute(params![to_i64(tid), to_i64(span_end)],
             )?;
         }
         let agent_id = match self.agents.get(&(pid, d.agent)) {
             Some(&id) => id,
             None => {
                 let index = self.agents.keys().filter(|(p, _)| *p == pid).count() as i64;
-                c.execute(
-                    r#"INSERT INTO rocpd_info_agent ("guid", "nid", "pid", "type", "logical_index", "type_index", "name", "model_name", "vendor_name", "extdata")
-                       VALUES (?1, 1, ?2, 'GPU', ?3, ?3, ?4, ?4, 'AMD', ?5)"#,
-                    params![guid, to_i64(pid), index, d.agent_name, json!({"handle": d.agent}).to_string()],
+                c.prepare_cached(r#"INSERT INTO rocpd_info_agent ("guid", "nid", "pid", "type", "logical_index", "type_index", "name", "model_name", "vendor_name", "extdata")
+                       VALUES (?1, 1, ?2, 'GPU', ?3, ?3, ?4, ?4, 'AMD', ?5)"#)?.execute(params![guid, to_i64(pid), index, d.agent_name, json!({"handle": d.agent}).to_string()],
                 )?;
                 let id = c.last_insert_rowid();
                 self.agents.insert((pid, d.agent), id);
@@ -451,9 +441,7 @@ impl Database {
         let queue_id = match self.queues.get(&(pid, d.queue_id)) {
             Some(&id) => id,
             None => {
-                c.execute(
-                    r#"INSERT INTO rocpd_info_queue ("guid", "nid", "pid", "name", "extdata") VALUES (?1, 1, ?2, ?3, ?4)"#,
-                    params![
+                c.prepare_cached(r#"INSERT INTO rocpd_info_queue ("guid", "nid", "pid", "name", "extdata") VALUES (?1, 1, ?2, ?3, ?4)"#)?.execute(params![
                         guid,
                         to_i64(pid),
                         format!("queue {} ({})", d.queue_id, d.agent_name),
@@ -471,10 +459,8 @@ impl Database {
         let kernel_id = match self.kernels.get(&(pid, name.clone())) {
             Some(&id) => id,
             None => {
-                c.execute(
-                    r#"INSERT INTO rocpd_info_kernel_symbol ("guid", "nid", "pid", "kernel_name", "display_name", "kernel_object", "group_segment_size", "private_segment_size")
-                       VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7)"#,
-                    params![
+                c.prepare_cached(r#"INSERT INTO rocpd_info_kernel_symbol ("guid", "nid", "pid", "kernel_name", "display_name", "kernel_object", "group_segment_size", "private_segment_size")
+                       VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7)"#)?.execute(params![
                         guid,
                         to_i64(pid),
                         name,
@@ -495,12 +481,10 @@ impl Database {
                 (p.start_ns, p.end_ns)
             });
         let geometry = |v: u64| has_launch.then(|| to_i64(v));
-        c.execute(
-            r#"INSERT INTO rocpd_kernel_dispatch ("guid", "nid", "pid", "tid", "agent_id", "kernel_id", "dispatch_id", "queue_id", "stream_id", "start", "end",
+        c.prepare_cached(r#"INSERT INTO rocpd_kernel_dispatch ("guid", "nid", "pid", "tid", "agent_id", "kernel_id", "dispatch_id", "queue_id", "stream_id", "start", "end",
                    "private_segment_size", "group_segment_size", "workgroup_size_x", "workgroup_size_y", "workgroup_size_z",
                    "grid_size_x", "grid_size_y", "grid_size_z", "region_name_id", "event_id", "extdata")
-               VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, NULL, NULL, ?18)"#,
-            params![
+               VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, NULL, NULL, ?18)"#)?.execute(params![
                 guid,
                 to_i64(pid),
                 tid.map(to_i64),
@@ -530,10 +514,8 @@ impl Database {
             .filter(|r| r.count > 0)
             .map(|r| r.bytes / r.count);
         for p in &d.passes {
-            c.execute(
-                r#"INSERT INTO kreplay_pass ("guid", "kernel_dispatch_id", "replay_pass", "start", "end", "restore_start", "restore_end", "restore_ns", "restore_bytes")
-                   VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"#,
-                params![
+            c.prepare_cached(r#"INSERT INTO kreplay_pass ("guid", "kernel_dispatch_id", "replay_pass", "start", "end", "restore_start", "restore_end", "restore_ns", "restore_bytes")
+                   VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"#)?.execute(params![
                     guid,
                     row,
                     to_i64(p.pass),
@@ -548,11 +530,9 @@ impl Database {
         }
         let snap = d.snapshot.as_ref();
         let rest = d.restore.as_ref();
-        c.execute(
-            r#"INSERT INTO kreplay_snapshot ("guid", "kernel_dispatch_id", "replayed", "passes", "skipped", "declined_reason", "store", "regions", "bytes", "start", "end",
+        c.prepare_cached(r#"INSERT INTO kreplay_snapshot ("guid", "kernel_dispatch_id", "replayed", "passes", "skipped", "declined_reason", "store", "regions", "bytes", "start", "end",
                    "snapshot_ns", "restore_count", "restore_regions", "restore_bytes", "restore_skipped_regions", "restore_ns", "window_start", "window_end")
-               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"#,
-            params![
+               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"#)?.execute(params![
                 guid,
                 row,
                 d.replayed,
