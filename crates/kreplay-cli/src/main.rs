@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use kreplay_cli::{demo, exit_status, info, installation, launch, sqtt};
 
 use installation::RuntimeChoice;
+use kreplay_cli::report::Format;
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -95,7 +96,7 @@ struct RunArgs {
     #[arg(short = 'o', long, default_value = "kreplay", value_name = "NAME")]
     output_file: String,
     /// Output formats, several at once: rocpd csv json pftrace chrome (`perfetto` = pftrace).
-    #[arg(short = 'f', long, num_args = 1.., default_values = ["rocpd"], value_name = "FORMAT")]
+    #[arg(short = 'f', long, num_args = 1.., default_values = Format::DEFAULT, value_name = "FORMAT")]
     output_format: Vec<String>,
     /// Log level of the tool library (error, warn, info, debug, trace; or a KREPLAY_LOG filter).
     #[arg(long, value_name = "LEVEL")]
