@@ -17,7 +17,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::BTreeMap;
 use std::collections::VecDeque;
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How an allocation was made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +84,9 @@ const KNOWN_FLAGS: u32 = 1 | 2 | HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG | HSA_AMD_M
 pub(crate) fn allocate_in_pool(pool: &crate::topology::Pool, size: usize, flags: u32) -> Result<*mut u8> {
     if size == 0 {
         return Err(Error::InvalidArgument("size is 0"));
+    }
+    if pool.kind == PoolKind::Group {
+        return Err(Error::InvalidAllocation("the GROUP pool is not allocatable (RUNTIME_ALLOC_ALLOWED is false)"));
     }
     if size as u64 > pool.size {
         return Err(Error::InvalidAllocation("size exceeds the pool's maximum allocation size"));
@@ -166,21 +169,76 @@ fn link_bytes_per_sec() -> Option<f64> {
     })
 }
 
-/// Copies with counting and (for host<->device) the link model.
-pub(crate) fn copy_bytes(dst: *mut u8, src: *const u8, size: usize) {
-    let dir = Direction::of(is_device(src as usize), is_device(dst as usize));
-    let start = std::time::Instant::now();
-    // SAFETY: the caller checked both pointers for NULL; HSA requires both ranges be valid.
-    unsafe { std::ptr::copy(src, dst, size) };
+/// When the modelled link has carried every byte handed to it so far.
+static LINK_FREE: Mutex<Option<Instant>> = Mutex::new(None);
+
+/// Waits shorter than this are not slept (the debt carries over to the next copy).
+const LINK_SLACK: Duration = Duration::from_micros(200);
+
+/// The link model: `bytes` that began to move at `began` occupy the link after everything
+/// before them; the caller returns once the link has carried them. Throttling follows the
+/// accumulated bytes, so many small copies are held to the same rate as one large copy.
+fn throttle(bytes: usize, began: Instant, bytes_per_sec: f64) {
+    let busy = Duration::from_secs_f64(bytes as f64 / bytes_per_sec);
+    let done = {
+        let mut free = LINK_FREE.lock();
+        let start = free.map_or(began, |f| f.max(began));
+        let done = start + busy;
+        *free = Some(done);
+        done
+    };
+    if let Some(left) = done.checked_duration_since(Instant::now())
+        && left >= LINK_SLACK
+    {
+        std::thread::sleep(left);
+    }
+}
+
+/// A contiguous piece of a copy: (destination, source, bytes).
+pub(crate) type Segment = (usize, usize, usize);
+
+/// Copies `segments` as one copy: counted once, throttled (host<->device) on their total.
+pub(crate) fn copy_segments(segments: &[Segment]) {
+    let Some(&(dst0, src0, _)) = segments.first() else { return };
+    let dir = Direction::of(is_device(src0), is_device(dst0));
+    let began = Instant::now();
+    let mut total = 0usize;
+    for &(dst, src, size) in segments {
+        // SAFETY: the caller checked the pointers; HSA requires both ranges be valid.
+        unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size) };
+        total += size;
+    }
     if matches!(dir, Direction::HostToDevice | Direction::DeviceToHost)
         && let Some(bps) = link_bytes_per_sec()
     {
-        let want = Duration::from_secs_f64(size as f64 / bps);
-        if let Some(left) = want.checked_sub(start.elapsed()) {
-            std::thread::sleep(left);
+        throttle(total, began, bps);
+    }
+    count_copy(dir, total as u64);
+}
+
+/// Copies with counting and (for host<->device) the link model.
+pub(crate) fn copy_bytes(dst: *mut u8, src: *const u8, size: usize) {
+    copy_segments(&[(dst as usize, src as usize, size)]);
+}
+
+/// The rows of a 3D box copy between pitched buffers: `range` is (bytes, rows, slices), the
+/// offsets (byte, row, slice); each buffer is (base, row pitch, slice pitch).
+pub(crate) fn rect_segments(
+    dst: (usize, usize, usize),
+    dst_offset: (usize, usize, usize),
+    src: (usize, usize, usize),
+    src_offset: (usize, usize, usize),
+    range: (usize, usize, usize),
+) -> Vec<Segment> {
+    let mut out = Vec::with_capacity(range.1 * range.2);
+    for z in 0..range.2 {
+        for y in 0..range.1 {
+            let d = dst.0 + (dst_offset.2 + z) * dst.2 + (dst_offset.1 + y) * dst.1 + dst_offset.0;
+            let s = src.0 + (src_offset.2 + z) * src.2 + (src_offset.1 + y) * src.1 + src_offset.0;
+            out.push((d, s, range.0));
         }
     }
-    count_copy(dir, size as u64);
+    out
 }
 
 // ---- copy engine -----------------------------------------------------------------------------
@@ -188,9 +246,7 @@ pub(crate) fn copy_bytes(dst: *mut u8, src: *const u8, size: usize) {
 /// An asynchronous copy: runs after every dependency signal reached 0, then decrements the
 /// completion signal.
 pub(crate) struct CopyJob {
-    pub(crate) dst: usize,
-    pub(crate) src: usize,
-    pub(crate) size: usize,
+    pub(crate) segments: Vec<Segment>,
     pub(crate) deps: Vec<u64>,
     pub(crate) completion: u64,
 }
@@ -228,7 +284,7 @@ fn engine_loop() {
             }
         }
         let start = crate::topology::now_ns();
-        copy_bytes(job.dst as *mut u8, job.src as *const u8, job.size);
+        copy_segments(&job.segments);
         if let Some(s) = crate::signal::lookup(job.completion) {
             if COPY_PROFILING.load(std::sync::atomic::Ordering::Relaxed) {
                 s.set_times(start, crate::topology::now_ns());

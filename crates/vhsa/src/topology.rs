@@ -2,7 +2,8 @@
 //!
 //! `VHSA_AGENTS` is a comma-separated list of GPU targets (`gfx942,gfx90a`); the default is one
 //! `gfx942`. The system always has one CPU agent first. Each GPU has one coarse-grained device
-//! pool; the CPU has a fine-grained system pool and a kernarg (`KERNARG_INIT`) system pool.
+//! pool and a GROUP pool (64 KiB, not allocatable, as ROCR reports the LDS); the CPU has a
+//! fine-grained system pool and a kernarg (`KERNARG_INIT`) system pool.
 //! Regions (the legacy memory API) are the same objects as pools; a GPU lists its own region
 //! followed by the system regions.
 //!
@@ -26,6 +27,8 @@ pub(crate) enum AgentKind {
 /// Per-target facts of a GPU model.
 pub(crate) struct GpuModel {
     pub(crate) target: &'static str,
+    /// Target features as ROCR appends them to the ISA name (`:sramecc+:xnack-`).
+    pub(crate) features: &'static str,
     pub(crate) product: &'static str,
     pub(crate) chip_id: u32,
     pub(crate) compute_units: u32,
@@ -37,10 +40,10 @@ pub(crate) struct GpuModel {
 }
 
 const GPU_MODELS: &[GpuModel] = &[
-    GpuModel { target: "gfx942", product: "AMD Instinct MI300X (virtual)", chip_id: 0x74a1, compute_units: 304, simds_per_cu: 4, shader_engines: 32, max_clock_mhz: 2100, max_waves_per_cu: 32, memory_bytes: 192 << 30 },
-    GpuModel { target: "gfx90a", product: "AMD Instinct MI250X (virtual)", chip_id: 0x740c, compute_units: 110, simds_per_cu: 4, shader_engines: 8, max_clock_mhz: 1700, max_waves_per_cu: 32, memory_bytes: 64 << 30 },
-    GpuModel { target: "gfx908", product: "AMD Instinct MI100 (virtual)", chip_id: 0x738c, compute_units: 120, simds_per_cu: 4, shader_engines: 8, max_clock_mhz: 1502, max_waves_per_cu: 40, memory_bytes: 32 << 30 },
-    GpuModel { target: "gfx1100", product: "AMD Radeon RX 7900 XTX (virtual)", chip_id: 0x744c, compute_units: 96, simds_per_cu: 2, shader_engines: 6, max_clock_mhz: 2500, max_waves_per_cu: 32, memory_bytes: 24 << 30 },
+    GpuModel { target: "gfx942", features: ":sramecc+:xnack-", product: "AMD Instinct MI300X (virtual)", chip_id: 0x74a1, compute_units: 304, simds_per_cu: 4, shader_engines: 32, max_clock_mhz: 2100, max_waves_per_cu: 32, memory_bytes: 192 << 30 },
+    GpuModel { target: "gfx90a", features: ":sramecc+:xnack-", product: "AMD Instinct MI250X (virtual)", chip_id: 0x740c, compute_units: 110, simds_per_cu: 4, shader_engines: 8, max_clock_mhz: 1700, max_waves_per_cu: 32, memory_bytes: 64 << 30 },
+    GpuModel { target: "gfx908", features: ":sramecc+:xnack-", product: "AMD Instinct MI100 (virtual)", chip_id: 0x738c, compute_units: 120, simds_per_cu: 4, shader_engines: 8, max_clock_mhz: 1502, max_waves_per_cu: 40, memory_bytes: 32 << 30 },
+    GpuModel { target: "gfx1100", features: "", product: "AMD Radeon RX 7900 XTX (virtual)", chip_id: 0x744c, compute_units: 96, simds_per_cu: 2, shader_engines: 6, max_clock_mhz: 2500, max_waves_per_cu: 32, memory_bytes: 24 << 30 },
 ];
 
 /// An agent of the virtual system.
@@ -49,7 +52,8 @@ pub(crate) struct Agent {
     pub(crate) kind: AgentKind,
     /// `CPU` or the GPU target (`gfx942`).
     pub(crate) name: String,
-    /// Full ISA name (`amdgcn-amd-amdhsa--gfx942`), `None` for the CPU.
+    /// Full ISA name with the target features (`amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-`),
+    /// `None` for the CPU.
     pub(crate) isa_name: Option<String>,
     pub(crate) node: u32,
     pub(crate) model: Option<&'static GpuModel>,
@@ -82,6 +86,8 @@ pub(crate) enum PoolKind {
     Device,
     SystemFine,
     Kernarg,
+    /// The agent's group (LDS) memory: reported, not allocatable.
+    Group,
 }
 
 /// A memory pool (and legacy region) of the virtual system.
@@ -100,6 +106,7 @@ impl Pool {
             PoolKind::Kernarg => {
                 HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT | HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED
             }
+            PoolKind::Group => 0,
         }
     }
     /// `hsa_region_global_flag_t` bits.
@@ -108,6 +115,7 @@ impl Pool {
             PoolKind::Device => HSA_REGION_GLOBAL_FLAG_COARSE_GRAINED,
             PoolKind::SystemFine => HSA_REGION_GLOBAL_FLAG_FINE_GRAINED,
             PoolKind::Kernarg => HSA_REGION_GLOBAL_FLAG_KERNARG | HSA_REGION_GLOBAL_FLAG_FINE_GRAINED,
+            PoolKind::Group => 0,
         }
     }
 }
@@ -116,6 +124,9 @@ impl Pool {
 pub(crate) const QUEUE_MIN_SIZE: u32 = 64;
 /// Largest queue size (packets) of a GPU agent.
 pub(crate) const QUEUE_MAX_SIZE: u32 = 1 << 17;
+
+/// Group (LDS) memory per workgroup of a GPU agent, the size of its GROUP pool.
+pub(crate) const GROUP_SEGMENT_BYTES: u64 = 64 << 10;
 
 /// Allocation granule and alignment of every pool.
 pub(crate) const GRANULE: usize = 4096;
@@ -168,9 +179,11 @@ fn build() -> System {
     });
     for (i, model) in gpu_targets().into_iter().enumerate() {
         let handle = AGENT_BASE + 1 + i as u64;
-        let pool = POOL_BASE + 2 + i as u64;
+        let pool = POOL_BASE + pools.len() as u64;
         pools.push(Pool { kind: PoolKind::Device, owner: handle, size: model.memory_bytes });
-        let isa = format!("amdgcn-amd-amdhsa--{}", model.target);
+        let group = POOL_BASE + pools.len() as u64;
+        pools.push(Pool { kind: PoolKind::Group, owner: handle, size: GROUP_SEGMENT_BYTES });
+        let isa = format!("amdgcn-amd-amdhsa--{}{}", model.target, model.features);
         if !isas.contains(&isa) {
             isas.push(isa.clone());
         }
@@ -181,7 +194,7 @@ fn build() -> System {
             isa_name: Some(isa),
             node: 1 + i as u32,
             model: Some(model),
-            pools: vec![pool],
+            pools: vec![pool, group],
         });
     }
     let cpu_cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);

@@ -36,3 +36,11 @@ fn exports_carry_the_rocr_version_and_soname() {
             + hsa_abi::ImageExtTable::SLOT_NAMES.len()
     );
 }
+
+#[test]
+fn signals_have_the_amd_signal_layout_and_waiters_see_stores_to_memory() {
+    let dir = test_support::scratch_dir("vhsa-signal-layout");
+    let exe = program(&dir, "signal_layout");
+    let out = run_ok(command(&exe));
+    assert!(stdout(&out).contains("PASS"), "{}", stdout(&out));
+}

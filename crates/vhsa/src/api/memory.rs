@@ -103,9 +103,83 @@ unsafe extern "C" fn hsa_amd_memory_async_copy_impl(
             return Err(Error::Failed("injected copy failure (VHSA_FAULTS copy_count)".into()));
         }
         submit_copy(CopyJob {
-            dst: dst as usize,
-            src: src as usize,
-            size,
+            segments: vec![(dst as usize, src as usize, size)],
+            deps: deps.iter().map(|d| d.handle).collect(),
+            completion: completion_signal.handle,
+        })
+    })
+}
+
+/// Reads a `hsa_dim3_t` from C as (x, y, z).
+fn dim3(p: *const hsa_dim3_t) -> (usize, usize, usize) {
+    // SAFETY: the caller checked `p` for NULL; it points to one hsa_dim3_t.
+    let d = unsafe { p.read_unaligned() };
+    (d.x as usize, d.y as usize, d.z as usize)
+}
+
+/// Reads a `hsa_pitched_ptr_t` from C as (base, row pitch, slice pitch).
+fn pitched(p: *const hsa_pitched_ptr_t) -> (usize, usize, usize) {
+    // SAFETY: the caller checked `p` for NULL; it points to one hsa_pitched_ptr_t.
+    let d = unsafe { p.read_unaligned() };
+    (d.base as usize, d.pitch, d.slice)
+}
+
+unsafe extern "C" fn hsa_amd_memory_async_copy_rect_impl(
+    dst: *const hsa_pitched_ptr_t,
+    dst_offset: *const hsa_dim3_t,
+    src: *const hsa_pitched_ptr_t,
+    src_offset: *const hsa_dim3_t,
+    range: *const hsa_dim3_t,
+    copy_agent: hsa_agent_t,
+    dir: hsa_amd_copy_direction_t,
+    num_dep_signals: u32,
+    dep_signals: *const hsa_signal_t,
+    completion_signal: hsa_signal_t,
+) -> hsa_status_t {
+    status_call("hsa_amd_memory_async_copy_rect", || {
+        ensure_open()?;
+        // The real runtime's order: pointers, dependency list, direction, then the agent.
+        if dst.is_null() || src.is_null() || dst_offset.is_null() || src_offset.is_null() || range.is_null() {
+            return Err(Error::InvalidArgument("dst, src, dst_offset, src_offset or range is NULL"));
+        }
+        if (num_dep_signals == 0) != dep_signals.is_null() {
+            return Err(Error::InvalidArgument("dep_signals must be NULL exactly when num_dep_signals is 0"));
+        }
+        if dir == hsaHostToHost || dir > hsaDeviceToDevice {
+            return Err(Error::InvalidArgument("dir must be hsaHostToDevice, hsaDeviceToHost or hsaDeviceToDevice"));
+        }
+        let agent = crate::topology::agent(copy_agent.handle)?;
+        if agent.kind() != crate::topology::AgentKind::Gpu {
+            return Err(Error::InvalidAgent(copy_agent.handle));
+        }
+        let deps = c_slice(dep_signals, num_dep_signals as usize, "dep_signals is NULL")?;
+        for d in deps {
+            crate::signal::get(d.handle)?;
+        }
+        crate::signal::get(completion_signal.handle)?;
+        let (dst, src, dst_offset, src_offset, range) =
+            (pitched(dst), pitched(src), dim3(dst_offset), dim3(src_offset), dim3(range));
+        if dst.0 == 0 || src.0 == 0 {
+            return Err(Error::InvalidArgument("dst->base or src->base is NULL"));
+        }
+        // Rows must fit their pitch and slices their slice pitch.
+        for (buf, off) in [(dst, dst_offset), (src, src_offset)] {
+            let rows_fit = off.0 + range.0 <= buf.1;
+            let slices_fit = range.2 <= 1 || (off.1 + range.1) * buf.1 <= buf.2;
+            if !rows_fit || !slices_fit {
+                return Err(Error::InvalidArgument(
+                    "the copied box does not fit a buffer's pitch: offset.x + range.x must not exceed the row pitch, rows the slice pitch",
+                ));
+            }
+        }
+        if range.0 == 0 || range.1 == 0 || range.2 == 0 {
+            return Ok(());
+        }
+        if crate::fault::copy_fails() {
+            return Err(Error::Failed("injected copy failure (VHSA_FAULTS copy_count)".into()));
+        }
+        submit_copy(CopyJob {
+            segments: crate::memory::rect_segments(dst, dst_offset, src, src_offset, range),
             deps: deps.iter().map(|d| d.handle).collect(),
             completion: completion_signal.handle,
         })
@@ -358,6 +432,7 @@ pub(crate) fn install(core: &mut CoreApiTable, amd: &mut AmdExtTable) {
     amd.hsa_amd_memory_pool_free_fn = Some(hsa_amd_memory_pool_free_impl);
     amd.hsa_amd_memory_async_copy_fn = Some(hsa_amd_memory_async_copy_impl);
     amd.hsa_amd_memory_async_copy_on_engine_fn = Some(hsa_amd_memory_async_copy_on_engine_impl);
+    amd.hsa_amd_memory_async_copy_rect_fn = Some(hsa_amd_memory_async_copy_rect_impl);
     amd.hsa_amd_profiling_async_copy_enable_fn = Some(hsa_amd_profiling_async_copy_enable_impl);
     amd.hsa_amd_profiling_get_async_copy_time_fn = Some(hsa_amd_profiling_get_async_copy_time_impl);
     amd.hsa_amd_pointer_info_fn = Some(hsa_amd_pointer_info_impl);

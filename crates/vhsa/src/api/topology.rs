@@ -198,20 +198,22 @@ unsafe extern "C" fn hsa_amd_agent_iterate_memory_pools_impl(
 fn region_info(handle: u64, attribute: hsa_region_info_t, value: *mut c_void) -> Result<()> {
     ensure_open()?;
     let p = pool(handle).ok_or(Error::InvalidRegion(handle))?;
+    let group = p.kind == PoolKind::Group;
     let v = match attribute {
-        HSA_REGION_INFO_SEGMENT => InfoValue::U32(if p.kind == PoolKind::Kernarg {
-            HSA_REGION_SEGMENT_KERNARG
-        } else {
-            HSA_REGION_SEGMENT_GLOBAL
+        HSA_REGION_INFO_SEGMENT => InfoValue::U32(match p.kind {
+            PoolKind::Kernarg => HSA_REGION_SEGMENT_KERNARG,
+            PoolKind::Group => HSA_REGION_SEGMENT_GROUP,
+            PoolKind::Device | PoolKind::SystemFine => HSA_REGION_SEGMENT_GLOBAL,
         }),
         HSA_REGION_INFO_GLOBAL_FLAGS => InfoValue::U32(p.region_flags()),
-        HSA_REGION_INFO_SIZE | HSA_REGION_INFO_ALLOC_MAX_SIZE => InfoValue::U64(p.size),
+        HSA_REGION_INFO_SIZE => InfoValue::U64(p.size),
+        HSA_REGION_INFO_ALLOC_MAX_SIZE => InfoValue::U64(if group { 0 } else { p.size }),
         HSA_REGION_INFO_ALLOC_MAX_PRIVATE_WORKGROUP_SIZE => InfoValue::U32(0),
-        HSA_REGION_INFO_RUNTIME_ALLOC_ALLOWED => InfoValue::Bool(true),
+        HSA_REGION_INFO_RUNTIME_ALLOC_ALLOWED => InfoValue::Bool(!group),
         HSA_REGION_INFO_RUNTIME_ALLOC_GRANULE | HSA_REGION_INFO_RUNTIME_ALLOC_ALIGNMENT => {
-            InfoValue::U64(GRANULE as u64)
+            InfoValue::U64(if group { 0 } else { GRANULE as u64 })
         }
-        HSA_AMD_REGION_INFO_HOST_ACCESSIBLE => InfoValue::Bool(p.kind != PoolKind::Device),
+        HSA_AMD_REGION_INFO_HOST_ACCESSIBLE => InfoValue::Bool(!matches!(p.kind, PoolKind::Device | PoolKind::Group)),
         HSA_AMD_REGION_INFO_BASE => InfoValue::U64(0),
         HSA_AMD_REGION_INFO_BUS_WIDTH => InfoValue::U32(if p.kind == PoolKind::Device { 8192 } else { 0 }),
         HSA_AMD_REGION_INFO_MAX_CLOCK_FREQUENCY => InfoValue::U32(if p.kind == PoolKind::Device { 1300 } else { 0 }),
@@ -231,18 +233,25 @@ unsafe extern "C" fn hsa_region_get_info_impl(
 fn pool_info(handle: u64, attribute: hsa_amd_memory_pool_info_t, value: *mut c_void) -> Result<()> {
     ensure_open()?;
     let p = pool(handle).ok_or(Error::InvalidPool(handle))?;
+    let group = p.kind == PoolKind::Group;
+    let granule = if group { 0 } else { GRANULE as u64 };
     let v = match attribute {
-        HSA_AMD_MEMORY_POOL_INFO_SEGMENT => InfoValue::U32(HSA_AMD_SEGMENT_GLOBAL),
-        HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS => InfoValue::U32(p.global_flags()),
-        HSA_AMD_MEMORY_POOL_INFO_SIZE | HSA_AMD_MEMORY_POOL_INFO_ALLOC_MAX_SIZE => InfoValue::U64(p.size),
-        HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED => InfoValue::Bool(true),
-        HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_GRANULE | HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALIGNMENT => {
-            InfoValue::U64(GRANULE as u64)
+        HSA_AMD_MEMORY_POOL_INFO_SEGMENT => {
+            InfoValue::U32(if group { HSA_AMD_SEGMENT_GROUP } else { HSA_AMD_SEGMENT_GLOBAL })
         }
-        HSA_AMD_MEMORY_POOL_INFO_ACCESSIBLE_BY_ALL => InfoValue::Bool(p.kind != PoolKind::Device),
+        HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS => InfoValue::U32(p.global_flags()),
+        HSA_AMD_MEMORY_POOL_INFO_SIZE => InfoValue::U64(p.size),
+        HSA_AMD_MEMORY_POOL_INFO_ALLOC_MAX_SIZE => InfoValue::U64(if group { 0 } else { p.size }),
+        HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED => InfoValue::Bool(!group),
+        HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_GRANULE | HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALIGNMENT => {
+            InfoValue::U64(granule)
+        }
+        HSA_AMD_MEMORY_POOL_INFO_ACCESSIBLE_BY_ALL => {
+            InfoValue::Bool(!matches!(p.kind, PoolKind::Device | PoolKind::Group))
+        }
         // LOCATION (0 CPU, 1 GPU) and RUNTIME_ALLOC_REC_GRANULE.
-        17 => InfoValue::U32(u32::from(p.kind == PoolKind::Device)),
-        18 => InfoValue::U64(GRANULE as u64),
+        17 => InfoValue::U32(u32::from(matches!(p.kind, PoolKind::Device | PoolKind::Group))),
+        18 => InfoValue::U64(granule),
         _ => return Err(Error::InvalidArgument("unknown memory pool attribute")),
     };
     write_info(value, v)
@@ -272,7 +281,10 @@ unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info_impl(
                 // As in the real runtime: an agent's own pools and, for CPUs, system memory are
                 // accessible by default; a GPU needs hsa_amd_agents_allow_access for system
                 // memory (kernarg included) and for another GPU's coarse-grained memory.
-                let access = if own || (p.kind != PoolKind::Device && a.kind == AgentKind::Cpu) {
+                // Group memory is the agent's own: never accessible from another agent.
+                let access = if p.kind == PoolKind::Group && !own {
+                    HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED
+                } else if own || (p.kind != PoolKind::Device && a.kind == AgentKind::Cpu) {
                     HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT
                 } else {
                     HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT
