@@ -7,7 +7,7 @@
 mod c_programs;
 use c_programs::*;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -24,14 +24,14 @@ fn hip_program(name: &str) -> PathBuf {
     .clone()
 }
 
-fn hip_command(exe: &PathBuf, agents: &str) -> Command {
+fn hip_command(exe: &Path, agents: &str) -> Command {
     let mut c = command(exe);
     c.env("VHSA_AGENTS", agents).env("LD_LIBRARY_PATH", test_support::vhsa_lib_dir());
     c.env_remove("AMD_LOG_LEVEL").env_remove("HIP_VISIBLE_DEVICES").env_remove("ROCR_VISIBLE_DEVICES");
     c
 }
 
-fn passes(exe: &PathBuf, agents: &str, extra_env: &[(&str, &str)]) -> String {
+fn passes(exe: &Path, agents: &str, extra_env: &[(&str, &str)]) -> String {
     let mut c = hip_command(exe, agents);
     for (k, v) in extra_env {
         c.env(k, v);
