@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 fn a_hip_program_is_replayed_and_its_results_stay_correct() {
     let scratch = test_support::scratch_dir("cli-hip-replay");
     let app = scratch.join("streams");
-    test_support::build_hip_program("streams", &app);
+    test_support::build_hip_program("streams", "gfx90a", &app);
     test_support::tool_lib();
     test_support::vhsa_lib_dir();
     let out_dir = scratch.join("out");

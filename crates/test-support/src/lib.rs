@@ -137,13 +137,14 @@ pub fn hip_programs_dir() -> PathBuf {
 }
 
 /// Builds the HIP test program `<name>.hip` of [`hip_programs_dir`] into `out` with Debian's
-/// `hipcc` for gfx90a (the target HIP 5.2 accepts on vhsa). The program links the HSA runtime
-/// (vhsa at run time, through `LD_LIBRARY_PATH`). Panics with the compiler's message on failure.
-pub fn build_hip_program(name: &str, out: &Path) {
+/// `hipcc` for `arch` (`gfx90a`, the target HIP 5.2 accepts on vhsa, or a target ID such as
+/// `gfx90a:xnack-`). The program links the HSA runtime (vhsa at run time, through
+/// `LD_LIBRARY_PATH`). Panics with the compiler's message on failure.
+pub fn build_hip_program(name: &str, arch: &str, out: &Path) {
     let hipcc = std::env::var_os("HIPCC").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("hipcc"));
     let src = hip_programs_dir().join(format!("{name}.hip"));
     let output = Command::new(&hipcc)
-        .arg("--offload-arch=gfx90a")
+        .arg(format!("--offload-arch={arch}"))
         .arg("-I")
         .arg(hip_programs_dir())
         .arg(&src)

@@ -11,14 +11,22 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Builds `tests/hip/<name>.hip` once per test binary (hipcc is slow); later calls reuse it.
+/// Builds `tests/hip/<name>.hip` for gfx90a once per test binary (hipcc is slow).
 fn hip_program(name: &str) -> PathBuf {
-    static BUILT: OnceLock<Mutex<HashMap<String, Arc<OnceLock<PathBuf>>>>> = OnceLock::new();
-    let cell = BUILT.get_or_init(Default::default).lock().unwrap().entry(name.to_owned()).or_default().clone();
+    hip_program_for(name, "gfx90a")
+}
+
+/// Builds `tests/hip/<name>.hip` for `arch` once per test binary; later calls reuse it.
+fn hip_program_for(name: &str, arch: &str) -> PathBuf {
+    type Builds = Mutex<HashMap<(String, String), Arc<OnceLock<PathBuf>>>>;
+    static BUILT: OnceLock<Builds> = OnceLock::new();
+    let key = (name.to_owned(), arch.to_owned());
+    let cell = BUILT.get_or_init(Default::default).lock().unwrap().entry(key).or_default().clone();
     cell.get_or_init(|| {
-        let dir = test_support::scratch_dir(&format!("vhsa-hip-{name}"));
+        let tag = arch.replace(':', "_");
+        let dir = test_support::scratch_dir(&format!("vhsa-hip-{name}-{tag}"));
         let exe = dir.join(name);
-        test_support::build_hip_program(name, &exe);
+        test_support::build_hip_program(name, arch, &exe);
         exe
     })
     .clone()
@@ -74,4 +82,14 @@ fn kernels_events_stream_ordered_allocation_and_graphs() {
 #[test]
 fn two_devices_and_peer_copies() {
     passes(&hip_program("two_devices"), "gfx90a,gfx90a", &[]);
+}
+
+#[test]
+fn code_objects_for_compatible_target_ids_are_found() {
+    // The agent's ISA is gfx90a:sramecc+:xnack-: HIP finds a code object built for xnack off...
+    passes(&hip_program_for("streams", "gfx90a:xnack-"), "gfx90a", &[]);
+    // ...and none in a binary built only for xnack on.
+    let out = hip_command(&hip_program_for("streams", "gfx90a:xnack+"), "gfx90a").output().expect("run");
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("hipErrorNoBinaryForGpu"), "{}", stderr(&out));
 }
