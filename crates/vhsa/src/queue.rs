@@ -379,8 +379,9 @@ fn execute(
                 q.report(HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
                 return false;
             }
-            // SAFETY: the slot holds a 64-byte dispatch packet; it is copied out whole.
-            let packet = unsafe { pkt.read_volatile() };
+            // SAFETY: the slot holds a 64-byte dispatch packet, published by the header read
+            // with acquire ordering; it is copied out whole.
+            let packet = unsafe { pkt.read() };
             let request = DispatchRequest {
                 packet: &packet,
                 kernel_object: object,

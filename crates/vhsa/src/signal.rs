@@ -180,7 +180,9 @@ impl Signal {
 
     /// Blocks until `cond(value)` holds or `deadline` passes; returns the last value seen.
     /// A short spin comes first so that fast producers are seen without sleeping; then the value
-    /// is re-read at growing intervals up to [`POLL_MAX`], or at once when an API store wakes it.
+    /// is re-read every [`POLL_MAX`] (stores made directly in memory wake no one), or at once
+    /// when an API store wakes the waiter. Shorter re-read intervals cost dispatch throughput:
+    /// timed wake-ups of blocked waiters compete with the packet processors for the cores.
     pub(crate) fn wait(&self, cond: impl Fn(i64) -> bool, deadline: Option<Instant>) -> i64 {
         for i in 0..256 {
             let v = self.load();
@@ -194,7 +196,6 @@ impl Signal {
             }
         }
         self.waiters.fetch_add(1, Ordering::SeqCst);
-        let mut poll = Duration::from_micros(20);
         let mut g = self.lock.lock();
         let v = loop {
             let v = self.value.load(Ordering::SeqCst);
@@ -205,8 +206,7 @@ impl Signal {
                 // Destroyed while waiting: the real runtime returns 0.
                 break 0;
             }
-            let until = Instant::now() + poll;
-            poll = (poll * 2).min(POLL_MAX);
+            let until = Instant::now() + POLL_MAX;
             match deadline {
                 Some(d) if Instant::now() >= d => break self.value.load(Ordering::SeqCst),
                 Some(d) => {
