@@ -44,3 +44,11 @@ fn signals_have_the_amd_signal_layout_and_waiters_see_stores_to_memory() {
     let out = run_ok(command(&exe));
     assert!(stdout(&out).contains("PASS"), "{}", stdout(&out));
 }
+
+#[test]
+fn rect_copies_and_the_image_entries() {
+    let dir = test_support::scratch_dir("vhsa-copy-rect");
+    let exe = program(&dir, "copy_rect_and_images");
+    let out = run_ok(command(&exe));
+    assert!(stdout(&out).contains("PASS"), "{}", stdout(&out));
+}
