@@ -463,3 +463,127 @@ fn execute(
     true
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::executor::{DeviceMemory, MemoryFault};
+    use std::sync::atomic::AtomicU32;
+
+    /// An executor of two kernels: object 1 adds its second kernel argument to the `u32` its
+    /// first argument points at, through `DeviceMemory`; object 2 faults.
+    struct Toy {
+        seen_isa: Mutex<String>,
+    }
+
+    fn u64_at(b: &[u8], at: usize) -> u64 {
+        u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+    }
+
+    impl Executor for Toy {
+        fn execute(&self, d: &DispatchRequest<'_>, m: &dyn DeviceMemory) -> std::result::Result<(), DispatchFault> {
+            *self.seen_isa.lock() = d.agent.isa_name.to_owned();
+            let fault = |e: MemoryFault| DispatchFault::Fault {
+                status: HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+                message: format!("{} bytes at {:#x} are not memory of the runtime", e.len, e.address),
+            };
+            match d.kernel_object {
+                1 => {
+                    let mut args = [0u8; 16];
+                    m.read(d.kernarg_address, &mut args).map_err(fault)?;
+                    let (target, add) = (u64_at(&args, 0), u64_at(&args, 8) as u32);
+                    let mut v = [0u8; 4];
+                    m.read(target, &mut v).map_err(fault)?;
+                    m.write(target, &(u32::from_le_bytes(v) + add).to_le_bytes()).map_err(fault)
+                }
+                2 => {
+                    let mut b = [0u8; 4];
+                    m.read(8, &mut b).map_err(fault)
+                }
+                _ => Err(DispatchFault::NoImplementation),
+            }
+        }
+    }
+
+    static ERROR_STATUS: AtomicU32 = AtomicU32::new(0);
+
+    unsafe extern "C" fn on_error(status: hsa_status_t, _q: *mut hsa_queue_t, _data: *mut c_void) {
+        ERROR_STATUS.store(status, Ordering::SeqCst);
+    }
+
+    fn submit(q: &Queue, object: u64, kernarg: u64, done: hsa_signal_t) {
+        let idx = q.write_index().fetch_add(1, Ordering::SeqCst);
+        let slot = q.slot(idx);
+        let p = hsa_kernel_dispatch_packet_t {
+            setup: 1,
+            workgroup_size_x: 1,
+            workgroup_size_y: 1,
+            workgroup_size_z: 1,
+            grid_size_x: 1,
+            grid_size_y: 1,
+            grid_size_z: 1,
+            kernel_object: object,
+            kernarg_address: kernarg as *mut c_void,
+            completion_signal: done,
+            ..Default::default()
+        };
+        // SAFETY: a 64-byte slot of the ring; the header goes last, with release ordering.
+        unsafe { slot.cast::<hsa_kernel_dispatch_packet_t>().write(p) };
+        Queue::header(slot).store(HSA_PACKET_TYPE_KERNEL_DISPATCH as u16, Ordering::Release);
+        q.doorbell().unwrap().store(idx as i64);
+    }
+
+    #[test]
+    fn dispatches_go_to_the_queue_executor_and_faults_suspend_the_queue() {
+        let sys = crate::topology::system();
+        let gpu = sys.agents.iter().find(|a| a.kind == AgentKind::Gpu).unwrap();
+        let pool = crate::topology::pool(gpu.pools[0]).unwrap();
+        let buf = crate::memory::allocate_in_pool(pool, 4096, 0).unwrap();
+        let toy = Arc::new(Toy { seen_isa: Mutex::new(String::new()) });
+        let hq = create(QueueSpec {
+            agent: gpu.handle,
+            size: 64,
+            queue_type: HSA_QUEUE_TYPE_MULTI,
+            error_callback: Some(on_error),
+            error_data: std::ptr::null_mut(),
+            executor: Some(toy.clone()),
+        })
+        .unwrap();
+        let q = lookup(hq).unwrap();
+        // Kernel arguments at buf, the counter at buf + 64 (starts at 5).
+        let (kernarg, counter) = (buf as u64, buf as u64 + 64);
+        // SAFETY: inside the 4096-byte allocation.
+        unsafe {
+            buf.cast::<u64>().write(counter);
+            buf.add(8).cast::<u64>().write(37);
+            buf.add(64).cast::<u32>().write(5);
+        }
+        let done = crate::signal::create(1).unwrap();
+        let s = crate::signal::get(done.handle).unwrap();
+        submit(q, 1, kernarg, done);
+        let deadline = Some(Instant::now() + Duration::from_secs(60));
+        assert_eq!(s.wait(|v| v == 0, deadline), 0, "the dispatch completed");
+        // SAFETY: as above.
+        assert_eq!(unsafe { buf.add(64).cast::<u32>().read() }, 42);
+        assert_eq!(*toy.seen_isa.lock(), gpu.isa_name().unwrap());
+
+        // A kernel without an implementation completes without running.
+        s.store(1);
+        submit(q, 3, kernarg, done);
+        assert_eq!(s.wait(|v| v == 0, deadline), 0);
+
+        // A fault suspends the queue and reaches the error callback; the packet stays.
+        s.store(1);
+        submit(q, 2, kernarg, done);
+        let t0 = Instant::now();
+        while ERROR_STATUS.load(Ordering::SeqCst) == 0 && t0.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(ERROR_STATUS.load(Ordering::SeqCst), HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION);
+        assert!(q.inactive.load(Ordering::SeqCst));
+        assert_eq!(s.load(), 1, "a faulted dispatch does not complete");
+        destroy(hq).unwrap();
+        crate::signal::destroy(done.handle).unwrap();
+        crate::memory::free(buf).unwrap();
+    }
+}
