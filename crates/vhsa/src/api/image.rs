@@ -5,6 +5,7 @@
 //! implementation is not loaded. They exist so that programs linked against them (HIP binds
 //! them at load time with `LD_BIND_NOW=1`) start.
 
+use crate::boundary::value_call;
 use hsa_abi::ImageExtTable;
 use hsa_abi::ffi::*;
 use std::ffi::c_void;
@@ -13,7 +14,7 @@ macro_rules! unsupported {
     ($name:ident ( $($arg:ident : $ty:ty),* )) => {
         unsafe extern "C" fn $name($($arg: $ty),*) -> hsa_status_t {
             $(let _ = $arg;)*
-            HSA_STATUS_ERROR_NOT_INITIALIZED
+            value_call(stringify!($name), HSA_STATUS_ERROR, || HSA_STATUS_ERROR_NOT_INITIALIZED)
         }
     };
 }
