@@ -15,8 +15,8 @@
 //!   loader), `native_executor` (native kernels as an [`executor::Executor`]), `tools`
 //!   (tool libraries);
 //! - the bottom: `table` (live tables and the exported trampolines), `executor` (the dispatch
-//!   seam), `native` (registered native kernels), `fault`, `stats`, `error`, `status`,
-//!   `boundary` (C-edge helpers).
+//!   seam), `native` (registered native kernels), `open_state` (whether the runtime is open),
+//!   `fault`, `stats`, `error`, `status`, `boundary` (C-edge helpers).
 
 #![deny(missing_docs)]
 
@@ -31,6 +31,7 @@ mod intercept;
 mod memory;
 mod native;
 mod native_executor;
+mod open_state;
 mod queue;
 mod signal;
 mod stats;

@@ -1,7 +1,7 @@
 //! Entries of code objects and executables (the core table's `hsa_code_object_reader_*` and
 //! `hsa_executable_*`), each inside a panic boundary.
 
-use super::lifecycle::ensure_open;
+use crate::open_state::ensure_open;
 use crate::boundary::{InfoValue, c_slice, c_str, status_call, write_info, write_out};
 use crate::error::{Error, Result};
 use crate::executable::loader::{self, SymbolDetail};

@@ -1,6 +1,6 @@
 //! Entries of intercept queues (`hsa_amd_queue_intercept_create`/`register`).
 
-use super::lifecycle::ensure_open;
+use crate::open_state::ensure_open;
 use crate::boundary::{status_call, write_out};
 use crate::error::Error;
 use hsa_abi::ffi::*;

@@ -1,5 +1,5 @@
-//! Runtime lifetime: `hsa_init`/`hsa_shut_down` with reference counting and tool loading, and
-//! the "runtime is open" state every other entry checks first ([`ensure_open`]).
+//! Runtime lifetime: `hsa_init`/`hsa_shut_down` with reference counting and tool loading; they
+//! set the "runtime is open" state (`crate::open_state`) every other entry checks first.
 //!
 //! `hsa_init` holds the bootstrap lock while it discovers agents and loads tools. A tool's
 //! `OnLoad` may call every HSA function except `hsa_init`/`hsa_shut_down`; those return
@@ -11,10 +11,6 @@ use hsa_abi::CoreApiTable;
 use hsa_abi::ffi::*;
 use parking_lot::Mutex;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, Ordering};
-
-/// True between the first `hsa_init` and the last `hsa_shut_down`.
-static OPEN: AtomicBool = AtomicBool::new(false);
 
 struct Lifetime {
     refcount: u32,
@@ -38,12 +34,6 @@ pub(crate) fn init_logging() {
         .try_init();
 }
 
-/// Ok when the runtime is initialized.
-#[inline]
-pub(crate) fn ensure_open() -> Result<()> {
-    if OPEN.load(Ordering::Acquire) { Ok(()) } else { Err(Error::NotInitialized) }
-}
-
 fn init() -> Result<()> {
     if IN_TOOL_CALLBACK.with(Cell::get) {
         eprintln!(
@@ -63,7 +53,7 @@ fn init() -> Result<()> {
     }
     crate::fault::load_from_env();
     crate::topology::system();
-    OPEN.store(true, Ordering::Release);
+    crate::open_state::set_open(true);
     IN_TOOL_CALLBACK.with(|c| c.set(true));
     let tools = crate::tools::load_all(crate::table::root());
     IN_TOOL_CALLBACK.with(|c| c.set(false));
@@ -95,7 +85,7 @@ fn shut_down() -> Result<()> {
     crate::queue::destroy_all();
     crate::signal::stop_async_handlers();
     crate::memory::stop_copy_engine();
-    OPEN.store(false, Ordering::Release);
+    crate::open_state::set_open(false);
     Ok(())
 }
 

@@ -4,7 +4,7 @@
 //! address. Each loaded code object is one segment (all its `PT_LOAD` segments in one block),
 //! stored in memory (the loader keeps a copy of the ELF file).
 
-use super::lifecycle::ensure_open;
+use crate::open_state::ensure_open;
 use crate::executable::loader;
 use crate::boundary::{InfoValue, status_call, write_info, write_out};
 use crate::error::{Error, Result};

@@ -1,6 +1,6 @@
 //! Entries of memory: pool and region allocation, copies, pointer information, locking.
 
-use super::lifecycle::ensure_open;
+use crate::open_state::ensure_open;
 use crate::boundary::{c_slice, status_call, write_out};
 use crate::error::Error;
 use crate::memory::{COPY_PROFILING, CopyJob, Origin, allocate_in_pool, copy_bytes, find, free, record, submit_copy};

@@ -1,7 +1,7 @@
 //! The entry layer: every `hsa_*` function the runtime installs in its API tables.
 //!
 //! Each entry runs inside a panic boundary (`crate::boundary`), checks that the runtime is open
-//! ([`lifecycle::ensure_open`]), checks its pointers and enumerations, calls the domain modules
+//! (`crate::open_state::ensure_open`), checks its pointers and enumerations, calls the domain modules
 //! and maps their result to a status code. Nothing below this layer imports it.
 //!
 //! One child per domain: `lifecycle` (`hsa_init`/`hsa_shut_down`, the open state), `system`

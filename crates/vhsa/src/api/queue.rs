@@ -1,6 +1,6 @@
 //! Entries of queues: creation and destruction, the index functions, profiling, CU masks.
 
-use super::lifecycle::ensure_open;
+use crate::open_state::ensure_open;
 use crate::boundary::{c_slice, status_call, value_call, write_out};
 use crate::error::Error;
 use crate::queue::{Queue, QueueSpec, create, lookup, validate};

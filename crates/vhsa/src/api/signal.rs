@@ -1,7 +1,7 @@
 //! Entries of signals: creation, loads, stores, read-modify-write operations, waits, groups,
 //! asynchronous handlers.
 
-use super::lifecycle::ensure_open;
+use crate::open_state::ensure_open;
 use crate::boundary::{c_slice, status_call, value_call, write_out};
 use crate::error::Error;
 use crate::signal::{AsyncFunction, AsyncHandler, create, destroy, get, lookup, wait_any, wait_condition};

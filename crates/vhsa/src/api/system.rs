@@ -1,6 +1,6 @@
 //! System-level entries: status strings and extensions (queries and tables).
 
-use super::lifecycle::ensure_open;
+use crate::open_state::ensure_open;
 use crate::boundary::{status_call, write_out};
 use crate::error::{Error, Result};
 use hsa_abi::ffi::*;

@@ -1,7 +1,7 @@
 //! Entries of the system, agents, regions, memory pools and ISAs (`hsa_system_get_info`,
 //! `hsa_agent_get_info`, the iterations, `hsa_amd_memory_pool_get_info`, ...).
 
-use super::lifecycle::ensure_open;
+use crate::open_state::ensure_open;
 use super::system::extension_mask;
 use crate::boundary::{InfoValue, c_str, status_call, write_info, write_out};
 use crate::error::{Error, Result};
