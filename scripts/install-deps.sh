@@ -11,6 +11,7 @@ packages=(
   llvm-22-dev clang-22 clang-tools-22 lld-22 libclang-22-dev llvm-22-tools
   libhsa-runtime-dev rocminfo
   python3 python3-venv
+  libamdhip64-dev hipcc libamd-comgr2 rocm-device-libs
 )
 
 missing=()

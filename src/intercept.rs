@@ -251,6 +251,38 @@ unsafe extern "C" fn async_copy_rect(
     })
 }
 
+/// A store into an application signal: it is being used again, so copies counted on it are
+/// complete (see [`crate::replay::signal_reused`]).
+fn signal_stored(what: &str, signal: ffi::hsa_signal_t) {
+    if state::is_active() {
+        boundary(what, || replay::signal_reused(signal), || ());
+    }
+}
+
+unsafe extern "C" fn signal_store_relaxed(signal: ffi::hsa_signal_t, value: ffi::hsa_signal_value_t) {
+    signal_stored("hsa_signal_store_relaxed", signal);
+    // SAFETY: forwarded arguments.
+    unsafe { (originals().signal_store_relaxed)(signal, value) }
+}
+
+unsafe extern "C" fn signal_store_screlease(signal: ffi::hsa_signal_t, value: ffi::hsa_signal_value_t) {
+    signal_stored("hsa_signal_store_screlease", signal);
+    // SAFETY: forwarded arguments.
+    unsafe { (originals().signal_store_screlease)(signal, value) }
+}
+
+unsafe extern "C" fn signal_silent_store_relaxed(signal: ffi::hsa_signal_t, value: ffi::hsa_signal_value_t) {
+    signal_stored("hsa_signal_silent_store_relaxed", signal);
+    // SAFETY: forwarded arguments.
+    unsafe { (originals().signal_silent_store_relaxed)(signal, value) }
+}
+
+unsafe extern "C" fn signal_silent_store_screlease(signal: ffi::hsa_signal_t, value: ffi::hsa_signal_value_t) {
+    signal_stored("hsa_signal_silent_store_screlease", signal);
+    // SAFETY: forwarded arguments.
+    unsafe { (originals().signal_silent_store_screlease)(signal, value) }
+}
+
 unsafe extern "C" fn signal_destroy(signal: ffi::hsa_signal_t) -> hsa_status_t {
     if state::current() != ToolState::Finished {
         boundary("hsa_signal_destroy", || replay::signal_destroyed(signal), || ());
@@ -537,6 +569,18 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     write_slot!(amd, AmdExtTable, hsa_amd_agents_allow_access_fn, { let f: ffi::hsa_amd_agents_allow_access_fn_t = Some(agents_allow_access); f }).map_err(TableError::from)?;
     write_slot!(core, CoreApiTable, hsa_memory_copy_fn, { let f: ffi::hsa_memory_copy_fn_t = Some(memory_copy); f }).map_err(TableError::from)?;
     write_slot!(core, CoreApiTable, hsa_signal_destroy_fn, { let f: ffi::hsa_signal_destroy_fn_t = Some(signal_destroy); f }).map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_signal_store_relaxed_fn, { let f: ffi::hsa_signal_store_relaxed_fn_t = Some(signal_store_relaxed); f }).map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_signal_store_screlease_fn, { let f: ffi::hsa_signal_store_screlease_fn_t = Some(signal_store_screlease); f }).map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_signal_silent_store_relaxed_fn, {
+        let f: ffi::hsa_signal_silent_store_relaxed_fn_t = Some(signal_silent_store_relaxed);
+        f
+    })
+    .map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_signal_silent_store_screlease_fn, {
+        let f: ffi::hsa_signal_silent_store_screlease_fn_t = Some(signal_silent_store_screlease);
+        f
+    })
+    .map_err(TableError::from)?;
     let w = o.host_writes;
     if w.memory_fill.is_some() {
         write_slot!(amd, AmdExtTable, hsa_amd_memory_fill_fn, { let f: ffi::hsa_amd_memory_fill_fn_t = Some(memory_fill); f }).map_err(TableError::from)?;

@@ -90,6 +90,9 @@ fn tables() -> (Box<CoreApiTable>, Box<AmdExtTable>) {
     core.hsa_signal_destroy_fn = unused_entry();
     core.hsa_signal_load_scacquire_fn = unused_entry();
     core.hsa_signal_store_relaxed_fn = unused_entry();
+    core.hsa_signal_store_screlease_fn = unused_entry();
+    core.hsa_signal_silent_store_relaxed_fn = unused_entry();
+    core.hsa_signal_silent_store_screlease_fn = unused_entry();
     core.hsa_signal_add_screlease_fn = unused_entry();
     core.hsa_signal_subtract_screlease_fn = unused_entry();
     core.hsa_signal_wait_scacquire_fn = unused_entry();

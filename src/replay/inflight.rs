@@ -42,6 +42,8 @@ struct Entry {
 pub struct InFlightWork {
     entries: Mutex<Vec<Entry>>,
     next_id: AtomicU64,
+    /// How many entries are copies, so a signal store can skip the list when there are none.
+    copies: AtomicU64,
 }
 
 /// Reads a signal's value (the runtime's original entry; a fake in unit tests).
@@ -85,33 +87,53 @@ impl InFlightWork {
     }
 
     /// Adds `e` with a fresh id. A copy's `below` arrives as the signal's value at submission and
-    /// is lowered by the copies already counted on the same signal.
+    /// is lowered by the copies already counted on the same signal for the same agent (a copy
+    /// into memory that several agents' snapshots hold is counted once per agent).
     fn insert(&self, sig: &dyn SignalValues, mut e: Entry) -> u64 {
         e.id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut list = self.entries.lock();
         prune(&mut list, sig, None);
         if e.origin == Origin::Copy {
-            let counted = list.iter().filter(|o| o.signal.handle == e.signal.handle && o.origin == Origin::Copy).count() as i64;
+            let counted = list
+                .iter()
+                .filter(|o| o.signal.handle == e.signal.handle && o.origin == Origin::Copy && o.agent == e.agent)
+                .count() as i64;
             e.below = e.below.saturating_sub(counted);
         }
         list.push(e);
+        self.count_copies(&list);
         e.id
+    }
+
+    fn count_copies(&self, list: &[Entry]) {
+        self.copies.store(list.iter().filter(|e| e.origin == Origin::Copy).count() as u64, Ordering::Relaxed);
     }
 
     /// Forgets entry `id` (its completion handler ran). Harmless when a drain dropped it.
     pub fn finish(&self, id: u64) {
-        self.entries.lock().retain(|e| e.id != id);
+        let mut list = self.entries.lock();
+        list.retain(|e| e.id != id);
+        self.count_copies(&list);
     }
 
-    /// Forgets every entry on the application's `signal` (it is being destroyed).
+    /// Forgets every copy counted on the application's `signal`: it is being destroyed, or the
+    /// application stores a new value into it to use it again, which it does only once it saw
+    /// the copies complete (the value they would have lowered is gone, so waiting for it would
+    /// wait for nothing).
     pub fn forget_signal(&self, signal: hsa_signal_t) {
-        self.entries.lock().retain(|e| e.origin != Origin::Copy || e.signal.handle != signal.handle);
+        if self.copies.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let mut list = self.entries.lock();
+        list.retain(|e| e.origin != Origin::Copy || e.signal.handle != signal.handle);
+        self.count_copies(&list);
     }
 
     /// Entries of `agent` not done yet (dropping the done ones).
     pub fn outstanding(&self, sig: &dyn SignalValues, agent: u64) -> Vec<Origin> {
         let mut list = self.entries.lock();
         prune(&mut list, sig, Some(agent));
+        self.count_copies(&list);
         list.iter().filter(|e| e.agent == agent).map(|e| e.origin).collect()
     }
 
@@ -231,5 +253,23 @@ mod tests {
         w.forget_signal(sig(6));
         assert!(w.outstanding(&f, 1).is_empty(), "a destroyed signal is never read again");
         assert_eq!(describe(&[Origin::Copy, Origin::Queue(2)]), "queue 2: 1 packet(s), 1 asynchronous copy(ies) or fill(s)");
+    }
+
+    #[test]
+    fn a_copy_counted_on_several_agents_completes_on_each() {
+        let f = Fake::default();
+        let w = InFlightWork::new();
+        // A copy into memory that agents 1 and 2 both snapshot: counted once per agent.
+        f.set(7, 1);
+        w.add_copy(&f, 1, sig(7), 1);
+        w.add_copy(&f, 2, sig(7), 1);
+        f.set(7, 0);
+        assert!(w.outstanding(&f, 1).is_empty());
+        assert!(w.outstanding(&f, 2).is_empty());
+        // The application stores into its signal to use it again: what was counted is done.
+        f.set(8, 1);
+        w.add_copy(&f, 1, sig(8), 1);
+        w.forget_signal(sig(8));
+        assert!(w.outstanding(&f, 1).is_empty());
     }
 }

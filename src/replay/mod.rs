@@ -62,6 +62,12 @@ pub static IN_FLIGHT: LazyLock<inflight::InFlightWork> = LazyLock::new(inflight:
 /// Application signals whose dispatch times a completion handler will read.
 pub static TIMED_SIGNALS: LazyLock<TimedSignals> = LazyLock::new(TimedSignals::default);
 
+/// The application stored a new value into `signal`: it uses it again, which it does only after
+/// it saw what it waited for, so copies counted on it are complete.
+pub fn signal_reused(signal: hsa_signal_t) {
+    IN_FLIGHT.forget_signal(signal);
+}
+
 /// The application's `hsa_signal_destroy` is about to destroy `signal`: nothing of the tool
 /// reads it afterwards.
 pub fn signal_destroyed(signal: hsa_signal_t) {
