@@ -1,0 +1,349 @@
+//! Floating-point environment and the operations whose hardware behaviour differs from
+//! plain IEEE arithmetic (denormal flushing, division helpers, class tests, min/max rules).
+
+use half::f16;
+
+/// The MODE bits that affect results (rounding is checked to be nearest-even before use).
+#[derive(Clone, Copy)]
+pub(crate) struct Env {
+    pub keep_in32: bool,
+    pub keep_out32: bool,
+    pub keep_in64: bool,
+    pub keep_out64: bool,
+    pub dx10_clamp: bool,
+}
+
+impl Env {
+    pub fn from_mode(mode: u32) -> Env {
+        let d32 = (mode >> 4) & 3;
+        let d64 = (mode >> 6) & 3;
+        Env {
+            keep_in32: d32 & 1 != 0,
+            keep_out32: d32 & 2 != 0,
+            keep_in64: d64 & 1 != 0,
+            keep_out64: d64 & 2 != 0,
+            dx10_clamp: (mode >> 8) & 1 != 0,
+        }
+    }
+
+    pub fn in32(&self, x: f32) -> f32 {
+        if !self.keep_in32 && x.is_subnormal() { f32::copysign(0.0, x) } else { x }
+    }
+    pub fn out32(&self, x: f32) -> f32 {
+        if !self.keep_out32 && x.is_subnormal() { f32::copysign(0.0, x) } else { x }
+    }
+    pub fn in64(&self, x: f64) -> f64 {
+        if !self.keep_in64 && x.is_subnormal() { f64::copysign(0.0, x) } else { x }
+    }
+    pub fn out64(&self, x: f64) -> f64 {
+        if !self.keep_out64 && x.is_subnormal() { f64::copysign(0.0, x) } else { x }
+    }
+    pub fn in16(&self, x: f16) -> f16 {
+        if !self.keep_in64 && sub16(x) { if x.is_sign_negative() { f16::NEG_ZERO } else { f16::ZERO } } else { x }
+    }
+    pub fn out16(&self, x: f16) -> f16 {
+        if !self.keep_out64 && sub16(x) { if x.is_sign_negative() { f16::NEG_ZERO } else { f16::ZERO } } else { x }
+    }
+}
+
+pub(crate) fn f(b: u64) -> f32 {
+    f32::from_bits(b as u32)
+}
+pub(crate) fn d(b: u64) -> f64 {
+    f64::from_bits(b)
+}
+pub(crate) fn h(b: u64) -> f16 {
+    f16::from_bits(b as u16)
+}
+
+/// IEEE-mode minimum: a NaN operand yields the other; -0 < +0.
+pub(crate) fn min32(a: f32, b: f32) -> f32 {
+    if a.is_nan() {
+        return if b.is_nan() { f32::NAN } else { b };
+    }
+    if b.is_nan() {
+        return a;
+    }
+    if a == b { f32::from_bits(a.to_bits() | b.to_bits()) } else if a < b { a } else { b }
+}
+pub(crate) fn max32(a: f32, b: f32) -> f32 {
+    if a.is_nan() {
+        return if b.is_nan() { f32::NAN } else { b };
+    }
+    if b.is_nan() {
+        return a;
+    }
+    if a == b { f32::from_bits(a.to_bits() & b.to_bits()) } else if a > b { a } else { b }
+}
+pub(crate) fn min64(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        return if b.is_nan() { f64::NAN } else { b };
+    }
+    if b.is_nan() {
+        return a;
+    }
+    if a == b { f64::from_bits(a.to_bits() | b.to_bits()) } else if a < b { a } else { b }
+}
+pub(crate) fn max64(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        return if b.is_nan() { f64::NAN } else { b };
+    }
+    if b.is_nan() {
+        return a;
+    }
+    if a == b { f64::from_bits(a.to_bits() & b.to_bits()) } else if a > b { a } else { b }
+}
+
+pub(crate) fn med3_32(a: f32, b: f32, c: f32) -> f32 {
+    max32(min32(a, b), min32(max32(a, b), c))
+}
+
+/// `v_cmp_class` mask bit of a value: 0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denorm, 5 -0,
+/// 6 +0, 7 +denorm, 8 +normal, 9 +inf.
+pub(crate) fn class_bit(is_nan: bool, quiet: bool, neg: bool, inf: bool, zero: bool, sub: bool) -> u32 {
+    if is_nan {
+        return if quiet { 1 } else { 0 };
+    }
+    let k = if inf {
+        0
+    } else if zero {
+        3
+    } else if sub {
+        2
+    } else {
+        1
+    };
+    // negative: inf 2, normal 3, denorm 4, zero 5; positive mirrored: zero 6, denorm 7, normal 8, inf 9
+    if neg { [2, 3, 4, 5][k] } else { [9, 8, 7, 6][k] }
+}
+
+pub(crate) fn class32(x: f32, mask: u32) -> bool {
+    let quiet = x.to_bits() & 0x0040_0000 != 0;
+    let bit = class_bit(x.is_nan(), quiet, x.is_sign_negative(), x.is_infinite(), x == 0.0, x.is_subnormal());
+    (mask >> bit) & 1 != 0
+}
+
+pub(crate) fn class64(x: f64, mask: u32) -> bool {
+    let quiet = x.to_bits() & 0x0008_0000_0000_0000 != 0;
+    let bit = class_bit(x.is_nan(), quiet, x.is_sign_negative(), x.is_infinite(), x == 0.0, x.is_subnormal());
+    (mask >> bit) & 1 != 0
+}
+
+pub(crate) fn class16(x: f16, mask: u32) -> bool {
+    let quiet = x.to_bits() & 0x0200 != 0;
+    let bit = class_bit(x.is_nan(), quiet, x.is_sign_negative(), x.is_infinite(), x.to_bits() & 0x7FFF == 0, sub16(x));
+    (mask >> bit) & 1 != 0
+}
+
+/// `x * 2^n` with one rounding (f32).
+pub(crate) fn ldexp32(x: f32, n: i32) -> f32 {
+    let n = n.clamp(-400, 400);
+    // f64 holds every f32 times any power of two in this range exactly.
+    ((x as f64) * 2f64.powi(n)) as f32
+}
+
+/// `x * 2^n` with one rounding (f64), for the exponent range kernels use.
+pub(crate) fn ldexp64(x: f64, n: i32) -> f64 {
+    let mut x = x;
+    let mut n = n.clamp(-2200, 2200);
+    while n > 1000 {
+        x *= 2f64.powi(1000);
+        n -= 1000;
+    }
+    while n < -1000 {
+        x *= 2f64.powi(-1000);
+        n += 1000;
+    }
+    x * 2f64.powi(n)
+}
+
+fn exp32(x: f32) -> i32 {
+    ((x.to_bits() >> 23) & 0xFF) as i32
+}
+fn exp64(x: f64) -> i32 {
+    ((x.to_bits() >> 52) & 0x7FF) as i32
+}
+
+/// `v_div_scale_f32`: (result, vcc).
+pub(crate) fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
+    if s2 == 0.0 || s1 == 0.0 {
+        return (f32::NAN, false);
+    }
+    if s0.is_nan() || s1.is_nan() || s2.is_nan() || s1.is_infinite() || s2.is_infinite() {
+        return (s0, false);
+    }
+    let (e1, e2) = (exp32(s1), exp32(s2));
+    let q_tiny = ((s2 as f64) / (s1 as f64)).abs() < f32::MIN_POSITIVE as f64;
+    let r_tiny = (1.0 / (s1 as f64)).abs() < f32::MIN_POSITIVE as f64;
+    if e2 - e1 >= 96 {
+        (if s0 == s1 { ldexp32(s0, 64) } else { s0 }, true)
+    } else if s1.is_subnormal() {
+        (ldexp32(s0, 64), false)
+    } else if r_tiny && q_tiny {
+        (if s0 == s1 { ldexp32(s0, 64) } else { s0 }, true)
+    } else if r_tiny {
+        (ldexp32(s0, -64), false)
+    } else if q_tiny {
+        (if s0 == s2 { ldexp32(s0, 64) } else { s0 }, true)
+    } else if e2 <= 23 {
+        (ldexp32(s0, 64), false)
+    } else {
+        (s0, false)
+    }
+}
+
+/// `v_div_scale_f64`: (result, vcc).
+pub(crate) fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
+    if s2 == 0.0 || s1 == 0.0 {
+        return (f64::NAN, false);
+    }
+    if s0.is_nan() || s1.is_nan() || s2.is_nan() || s1.is_infinite() || s2.is_infinite() {
+        return (s0, false);
+    }
+    let (e1, e2) = (exp64(s1), exp64(s2));
+    let q_tiny = e2 - e1 < -1021 + 1;
+    let r_tiny = e1 >= 2046;
+    if e2 - e1 >= 768 {
+        (if s0 == s1 { ldexp64(s0, 128) } else { s0 }, true)
+    } else if s1.is_subnormal() {
+        (ldexp64(s0, 128), false)
+    } else if r_tiny && q_tiny {
+        (if s0 == s1 { ldexp64(s0, 128) } else { s0 }, true)
+    } else if r_tiny {
+        (ldexp64(s0, -128), false)
+    } else if q_tiny {
+        (if s0 == s2 { ldexp64(s0, 128) } else { s0 }, true)
+    } else if e2 <= 53 {
+        (ldexp64(s0, 128), false)
+    } else {
+        (s0, false)
+    }
+}
+
+/// `v_div_fmas_f32`.
+pub(crate) fn div_fmas32(a: f32, b: f32, c: f32, vcc: bool) -> f32 {
+    if !vcc {
+        return a.mul_add(b, c);
+    }
+    let scale = if exp32(c) >= 127 { 64 } else { -64 };
+    let r = (a as f64).mul_add(b as f64, c as f64);
+    ((r) * 2f64.powi(scale)) as f32
+}
+
+/// `v_div_fmas_f64`.
+pub(crate) fn div_fmas64(a: f64, b: f64, c: f64, vcc: bool) -> f64 {
+    let r = a.mul_add(b, c);
+    if !vcc {
+        return r;
+    }
+    let scale = if exp64(c) >= 1023 { 128 } else { -128 };
+    ldexp64(r, scale)
+}
+
+/// `v_div_fixup_f32(q, den, num)`.
+pub(crate) fn div_fixup32(q: f32, den: f32, num: f32) -> f32 {
+    let neg = den.is_sign_negative() != num.is_sign_negative();
+    let sign = |x: f32| if neg { -x.abs() } else { x.abs() };
+    if num.is_nan() {
+        return quiet32(num);
+    }
+    if den.is_nan() {
+        return quiet32(den);
+    }
+    if (den == 0.0 && num == 0.0) || (den.is_infinite() && num.is_infinite()) {
+        return f32::from_bits(0xFFC0_0000);
+    }
+    if den == 0.0 || num.is_infinite() {
+        return sign(f32::INFINITY);
+    }
+    if den.is_infinite() || num == 0.0 {
+        return sign(0.0);
+    }
+    if q.is_nan() {
+        return q;
+    }
+    sign(q)
+}
+
+/// `v_div_fixup_f64(q, den, num)`.
+pub(crate) fn div_fixup64(q: f64, den: f64, num: f64) -> f64 {
+    let neg = den.is_sign_negative() != num.is_sign_negative();
+    let sign = |x: f64| if neg { -x.abs() } else { x.abs() };
+    if num.is_nan() {
+        return quiet64(num);
+    }
+    if den.is_nan() {
+        return quiet64(den);
+    }
+    if (den == 0.0 && num == 0.0) || (den.is_infinite() && num.is_infinite()) {
+        return f64::from_bits(0xFFF8_0000_0000_0000);
+    }
+    if den == 0.0 || num.is_infinite() {
+        return sign(f64::INFINITY);
+    }
+    if den.is_infinite() || num == 0.0 {
+        return sign(0.0);
+    }
+    if q.is_nan() {
+        return q;
+    }
+    sign(q)
+}
+
+pub(crate) fn quiet32(x: f32) -> f32 {
+    f32::from_bits(x.to_bits() | 0x0040_0000)
+}
+pub(crate) fn quiet64(x: f64) -> f64 {
+    f64::from_bits(x.to_bits() | 0x0008_0000_0000_0000)
+}
+
+/// f32 -> f16 rounding toward zero (`v_cvt_pkrtz_f16_f32`).
+pub(crate) fn f16_rtz(x: f32) -> f16 {
+    if x.is_nan() {
+        return f16::from_f32(x);
+    }
+    let h = f16::from_f32(x);
+    if x.is_infinite() {
+        return h;
+    }
+    let back = h.to_f32();
+    if back.abs() > x.abs() {
+        // Step one unit toward zero (also turns an overflow to inf into the largest finite).
+        f16::from_bits(h.to_bits() - 1)
+    } else {
+        h
+    }
+}
+
+/// `v_frexp_mant_f32`.
+pub(crate) fn frexp_mant32(x: f32) -> f32 {
+    if x.is_nan() || x.is_infinite() || x == 0.0 {
+        return x;
+    }
+    let (m, _) = frexp64(x as f64);
+    m as f32
+}
+
+/// `v_frexp_exp_i32_f32`.
+pub(crate) fn frexp_exp32(x: f32) -> i32 {
+    if x.is_nan() || x.is_infinite() || x == 0.0 {
+        return 0;
+    }
+    frexp64(x as f64).1
+}
+
+/// (mantissa in [0.5, 1), exponent) of a finite non-zero value.
+pub(crate) fn frexp64(x: f64) -> (f64, i32) {
+    if x.is_nan() || x.is_infinite() || x == 0.0 {
+        return (x, 0);
+    }
+    let (x, adj) = if x.is_subnormal() { (x * 2f64.powi(64), -64) } else { (x, 0) };
+    let bits = x.to_bits();
+    let e = ((bits >> 52) & 0x7FF) as i32 - 1022;
+    let m = f64::from_bits((bits & !(0x7FF << 52)) | (1022u64 << 52));
+    (m, e + adj)
+}
+
+fn sub16(x: f16) -> bool {
+    x.to_bits() & 0x7C00 == 0 && x.to_bits() & 0x3FF != 0
+}
