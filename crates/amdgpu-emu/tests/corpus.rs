@@ -18,3 +18,197 @@ fn inc_adds_one_on_both_targets() {
         assert_eq!(got, want, "{}", t.name());
     }
 }
+
+fn each_target(f: impl Fn(amdgpu_emu::Target)) {
+    for t in TARGETS {
+        f(t);
+    }
+}
+
+fn inputs_f32(n: usize, seed: u64) -> Vec<f32> {
+    let mut r = Rng(seed);
+    (0..n).map(|_| r.f32()).collect()
+}
+
+#[test]
+fn stream_copy_mul_add_triad() {
+    each_target(|t| {
+        let n = 3000usize;
+        let b0 = inputs_f32(n, 1);
+        let c0 = inputs_f32(n, 2);
+        let s = 0.4f32;
+        let mut b = Bench::new("stream", t);
+        let (a, bb, c) = (b.zeros::<f32>(n), b.buf_of(&b0), b.buf_of(&c0));
+        let nn = Arg::I32(n as i32);
+        b.run1("copy", n as u32, 128, &[Arg::Buf(a), Arg::Buf(c), nn]);
+        assert_eq!(b.read::<f32>(a), c0, "copy {}", t.name());
+        b.run1("mul", n as u32, 128, &[Arg::Buf(a), Arg::Buf(c), Arg::F32(s), nn]);
+        assert_eq!(b.read::<f32>(a), c0.iter().map(|x| s * x).collect::<Vec<_>>(), "mul {}", t.name());
+        b.run1("add", n as u32, 256, &[Arg::Buf(a), Arg::Buf(bb), Arg::Buf(c), nn]);
+        assert_eq!(b.read::<f32>(a), b0.iter().zip(&c0).map(|(x, y)| x + y).collect::<Vec<_>>(), "add {}", t.name());
+        b.run1("triad", n as u32, 64, &[Arg::Buf(a), Arg::Buf(bb), Arg::Buf(c), Arg::F32(s), nn]);
+        // The compiler contracts b + s*c into an fma.
+        assert_eq!(b.read::<f32>(a), b0.iter().zip(&c0).map(|(x, y)| s.mul_add(*y, *x)).collect::<Vec<_>>(), "triad {}", t.name());
+    });
+}
+
+#[test]
+fn triad_f64() {
+    each_target(|t| {
+        let n = 1000usize;
+        let b0: Vec<f64> = inputs_f32(n, 3).iter().map(|&x| x as f64 / 3.0).collect();
+        let c0: Vec<f64> = inputs_f32(n, 4).iter().map(|&x| x as f64 / 7.0).collect();
+        let mut b = Bench::new("stream", t);
+        let (a, bb, c) = (b.zeros::<f64>(n), b.buf_of(&b0), b.buf_of(&c0));
+        b.run1("triad_f64", n as u32, 256, &[Arg::Buf(a), Arg::Buf(bb), Arg::Buf(c), Arg::F64(0.3), Arg::I32(n as i32)]);
+        assert_eq!(b.read::<f64>(a), b0.iter().zip(&c0).map(|(x, y)| 0.3f64.mul_add(*y, *x)).collect::<Vec<_>>(), "{}", t.name());
+    });
+}
+
+#[test]
+fn dot_with_lds_tree_reduction_and_barriers_in_loops() {
+    each_target(|t| {
+        let n = 5000usize;
+        let a0: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+        let b0: Vec<f32> = (0..n).map(|i| (i % 5) as f32 - 2.0).collect();
+        let mut b = Bench::new("stream", t);
+        let (a, bb) = (b.buf_of(&a0), b.buf_of(&b0));
+        let blocks = 8usize;
+        let p = b.zeros::<f32>(blocks);
+        b.run1("dot", (blocks * 256) as u32, 256, &[Arg::Buf(a), Arg::Buf(bb), Arg::Buf(p), Arg::I32(n as i32)]);
+        let got: f32 = b.read::<f32>(p).iter().sum();
+        let want: f32 = a0.iter().zip(&b0).map(|(x, y)| x * y).sum();
+        assert_eq!(got, want, "{}", t.name());
+    });
+}
+
+#[test]
+fn device_globals_counter_and_table() {
+    each_target(|t| {
+        let mut b = Bench::new("stream", t);
+        let out = b.zeros::<i32>(1);
+        for pass in 1..=3 {
+            b.run1("count_up", 1000, 128, &[Arg::I32(700)]);
+            b.run1("read_counter", 64, 64, &[Arg::Buf(out)]);
+            assert_eq!(b.read::<i32>(out)[0], 700 * pass, "{}", t.name());
+        }
+        let addr = b.symbol_address("counter");
+        assert_eq!(i32::from_le_bytes(b.mem.read(addr, 4).try_into().unwrap()), 2100);
+        let o = b.zeros::<f32>(20);
+        b.run1("global_table", 20, 64, &[Arg::Buf(o), Arg::I32(20)]);
+        assert_eq!(b.read::<f32>(o), (0..20).map(|i| ((i & 7) + 1) as f32 * 2.0).collect::<Vec<_>>());
+    });
+}
+
+#[test]
+fn reductions() {
+    each_target(|t| {
+        let n = 4000usize;
+        let v: Vec<i32> = (0..n as i32).map(|i| (i * 37) % 101 - 50).collect();
+        let mut b = Bench::new("reduce", t);
+        let (vi, out) = (b.buf_of(&v), b.zeros::<i32>(1));
+        b.run1("reduce_i32", 4096, 1024, &[Arg::Buf(vi), Arg::Buf(out), Arg::I32(n as i32)]);
+        assert_eq!(b.read::<i32>(out)[0], v.iter().sum::<i32>(), "reduce_i32 {}", t.name());
+        let u: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761) >> 3).collect();
+        let (ui, um) = (b.buf_of(&u), b.zeros::<u32>(1));
+        b.run1("reduce_max_u32", 1024, 256, &[Arg::Buf(ui), Arg::Buf(um), Arg::I32(n as i32)]);
+        assert_eq!(b.read::<u32>(um)[0], *u.iter().max().unwrap(), "max {}", t.name());
+        let d: Vec<f64> = (0..n).map(|i| (i % 13) as f64 * 0.25).collect();
+        let (di, dp) = (b.buf_of(&d), b.zeros::<f64>(4));
+        b.run1("reduce_f64", 1024, 256, &[Arg::Buf(di), Arg::Buf(dp), Arg::I32(n as i32)]);
+        assert_eq!(b.read::<f64>(dp).iter().sum::<f64>(), d.iter().sum::<f64>(), "f64 {}", t.name());
+    });
+}
+
+#[test]
+fn block_prefix_scan() {
+    each_target(|t| {
+        let n = 1024usize;
+        let v: Vec<i32> = (0..n as i32).map(|i| (i % 9) - 3).collect();
+        let mut b = Bench::new("reduce", t);
+        let (vi, out) = (b.buf_of(&v), b.zeros::<i32>(n));
+        b.run1("scan_block", n as u32, 256, &[Arg::Buf(vi), Arg::Buf(out)]);
+        let mut want = vec![0; n];
+        for blk in 0..4 {
+            let mut s = 0;
+            for i in 0..256 {
+                s += v[blk * 256 + i];
+                want[blk * 256 + i] = s;
+            }
+        }
+        assert_eq!(b.read::<i32>(out), want, "{}", t.name());
+    });
+}
+
+#[test]
+fn global_atomics_integer_float_and_cas() {
+    each_target(|t| {
+        let n = 2000usize;
+        let v: Vec<i32> = (0..n as i32).map(|i| (i * 7919) % 20011 - 10000).collect();
+        let mut b = Bench::with_threads("atomics", t, 2);
+        let vi = b.buf_of(&v);
+        let c = b.buf_of(&[0i32, i32::MIN, i32::MAX, -1, 0, 0, 0]);
+        b.run1("atomic_ops_i32", n as u32, 256, &[Arg::Buf(c), Arg::Buf(vi), Arg::I32(n as i32)]);
+        let got = b.read::<i32>(c);
+        let want = [
+            v.iter().sum::<i32>(),
+            *v.iter().max().unwrap(),
+            *v.iter().min().unwrap(),
+            v.iter().fold(-1, |a, x| a & (x | 0x7ff0)),
+            v.iter().fold(0, |a, x| a | (x & 0x0ff0)),
+            v.iter().fold(0, |a, x| a ^ x),
+            n as i32,
+        ];
+        assert_eq!(got, want, "i32 {}", t.name());
+        let u: Vec<u64> = (0..n as u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+        let ui = b.buf_of(&u);
+        let cu = b.buf_of(&[0u64, 0, u64::MAX, 0]);
+        b.run1("atomic_ops_u64", n as u32, 128, &[Arg::Buf(cu), Arg::Buf(ui), Arg::I32(n as i32)]);
+        let want = [u.iter().fold(0u64, |a, x| a.wrapping_add(*x)), *u.iter().max().unwrap(), *u.iter().min().unwrap(), u.iter().fold(0, |a, x| a ^ x)];
+        assert_eq!(b.read::<u64>(cu), want, "u64 {}", t.name());
+        // Small integers: every order of float additions gives the same sum.
+        let fv: Vec<f32> = (0..n).map(|i| (i % 17) as f32).collect();
+        let (fi, fs) = (b.buf_of(&fv), b.zeros::<f32>(1));
+        b.run1("atomic_add_f32", n as u32, 256, &[Arg::Buf(fs), Arg::Buf(fi), Arg::I32(n as i32)]);
+        assert_eq!(b.read::<f32>(fs)[0], fv.iter().sum::<f32>(), "f32 {}", t.name());
+        let dv: Vec<f64> = (0..n).map(|i| (i % 11) as f64 * 0.5).collect();
+        let (di, ds) = (b.buf_of(&dv), b.zeros::<f64>(1));
+        b.run1("atomic_add_f64", n as u32, 256, &[Arg::Buf(ds), Arg::Buf(di), Arg::I32(n as i32)]);
+        assert_eq!(b.read::<f64>(ds)[0], dv.iter().sum::<f64>(), "f64 {}", t.name());
+        let mv = inputs_f32(n, 9);
+        let (mi, mm) = (b.buf_of(&mv), b.buf_of(&[-1000.0f32]));
+        b.run1("cas_max_f32", n as u32, 64, &[Arg::Buf(mm), Arg::Buf(mi), Arg::I32(n as i32)]);
+        assert_eq!(b.read::<f32>(mm)[0], mv.iter().cloned().fold(f32::MIN, f32::max), "cas {}", t.name());
+        let (slots, next) = (b.zeros::<i32>(n), b.zeros::<i32>(1));
+        b.run1("atomic_xchg_slots", n as u32, 128, &[Arg::Buf(slots), Arg::Buf(next), Arg::I32(n as i32)]);
+        let mut s = b.read::<i32>(slots);
+        s.sort();
+        assert_eq!(s, (1..=n as i32).collect::<Vec<_>>(), "xchg {}", t.name());
+    });
+}
+
+#[test]
+fn histogram_with_lds_atomics() {
+    each_target(|t| {
+        let n = 10000usize;
+        let nbins = 37;
+        let v: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2246822519) >> 7).collect();
+        let mut b = Bench::new("atomics", t);
+        let (vi, bins) = (b.buf_of(&v), b.zeros::<u32>(nbins));
+        b.run1("histogram", 2048, 256, &[Arg::Buf(vi), Arg::Buf(bins), Arg::I32(n as i32), Arg::I32(nbins as i32)]);
+        let mut want = vec![0u32; nbins];
+        for x in &v {
+            want[(*x % nbins as u32) as usize] += 1;
+        }
+        assert_eq!(b.read::<u32>(bins), want, "{}", t.name());
+        let li: Vec<i32> = (0..512).map(|i| (i * 7) % 1000 - 400).collect();
+        let (l, out) = (b.buf_of(&li), b.zeros::<i32>(10));
+        b.run1("lds_atomics", 512, 256, &[Arg::Buf(l), Arg::Buf(out)]);
+        let got = b.read::<i32>(out);
+        for blk in 0..2 {
+            let s = &li[blk * 256..blk * 256 + 256];
+            let want = [s.iter().sum::<i32>(), *s.iter().max().unwrap(), *s.iter().min().unwrap(), s.iter().fold(0, |a, x| a ^ x), s.iter().map(|x| (x & 15) as f32).sum::<f32>() as i32];
+            assert_eq!(&got[blk * 5..blk * 5 + 5], &want, "{}", t.name());
+        }
+    });
+}
