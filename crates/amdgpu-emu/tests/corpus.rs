@@ -442,3 +442,244 @@ fn dpp_atomic_optimizer_reductions() {
         assert_eq!(b.read::<f32>(fs)[0], fv.iter().sum::<f32>(), "f32 {}", t.name());
     });
 }
+
+fn ulp_diff32(a: f32, b: f32) -> u32 {
+    if a.is_nan() && b.is_nan() {
+        return 0;
+    }
+    let (x, y) = (a.to_bits() as i32, b.to_bits() as i32);
+    let m = |v: i32| if v < 0 { i32::MIN - v } else { v };
+    (m(x) as i64 - m(y) as i64).unsigned_abs() as u32
+}
+
+#[test]
+fn fp64_and_fp32_division_and_sqrt() {
+    each_target(|t| {
+        let mut a: Vec<f64> = inputs_f32(600, 7).iter().map(|&x| x as f64 * 1.37).collect();
+        let mut bv: Vec<f64> = inputs_f32(600, 8).iter().map(|&x| x as f64 * 0.71 + 0.01).collect();
+        // Edge cases of the division sequence: tiny and huge quotients, zeros, infinities.
+        for (x, y) in [(1e-300, 1e10), (1e300, 1e-10), (0.0, 3.0), (5.0, 0.0), (f64::INFINITY, 2.0), (1.0, 3.0), (-7.0, 1e-310), (2.5e-310, 3.0)] {
+            a.push(x);
+            bv.push(y);
+        }
+        let n = a.len();
+        let mut b = Bench::new("numeric", t);
+        let (ai, bi, out) = (b.buf_of(&a), b.buf_of(&bv), b.zeros::<f64>(4 * n));
+        b.run1("fp64_ops", n as u32, 64, &[Arg::Buf(ai), Arg::Buf(bi), Arg::Buf(out), Arg::I32(n as i32)]);
+        let got = b.read::<f64>(out);
+        for i in 0..n {
+            let (x, y) = (a[i], bv[i]);
+            let want = [x.mul_add(y, x), x / y, x.mul_add(y, -x), x.abs().sqrt()];
+            for k in 0..4 {
+                let g = got[4 * i + k];
+                assert!(g.to_bits() == want[k].to_bits() || (g.is_nan() && want[k].is_nan()), "fp64 {} op {k} {x}/{y}: {g:e} vs {:e}", t.name(), want[k]);
+            }
+        }
+        let mut fa: Vec<f32> = inputs_f32(1000, 10);
+        let mut fb: Vec<f32> = inputs_f32(1000, 11).iter().map(|x| x + 0.001).collect();
+        for (x, y) in [(1e-38f32, 1e10f32), (3e38, 1e-3), (0.0, 2.0), (1.0, 0.0), (1.0, 3.0), (1e-40, 3.0), (-5.0, 1e-41)] {
+            fa.push(x);
+            fb.push(y);
+        }
+        let n = fa.len();
+        let (ai, bi, out) = (b.buf_of(&fa), b.buf_of(&fb), b.zeros::<f32>(n));
+        b.run1("fp32_div", n as u32, 256, &[Arg::Buf(ai), Arg::Buf(bi), Arg::Buf(out), Arg::I32(n as i32)]);
+        let got = b.read::<f32>(out);
+        for i in 0..n {
+            let want = fa[i] / fb[i];
+            assert!(got[i].to_bits() == want.to_bits() || (got[i].is_nan() && want.is_nan()), "fp32 div {} {}/{}: {:e} vs {want:e}", t.name(), fa[i], fb[i], got[i]);
+        }
+    });
+}
+
+#[test]
+fn integer_division_and_modulo() {
+    each_target(|t| {
+        let mut r = Rng(77);
+        let mut a: Vec<i32> = (0..800).map(|_| r.next() as i32).collect();
+        let mut bv: Vec<i32> = (0..800).map(|i| if i % 3 == 0 { (r.next() % 100) as i32 + 1 } else { r.next() as i32 | 1 }).collect();
+        a.extend([i32::MIN, 7, -7, 0, i32::MAX]);
+        bv.extend([-3, -2, 2, 5, 1]);
+        let n = a.len();
+        let mut b = Bench::new("numeric", t);
+        let (ai, bi, out) = (b.buf_of(&a), b.buf_of(&bv), b.zeros::<i32>(4 * n));
+        b.run1("int_divmod32", n as u32, 64, &[Arg::Buf(ai), Arg::Buf(bi), Arg::Buf(out), Arg::I32(n as i32)]);
+        let got = b.read::<i32>(out);
+        for i in 0..n {
+            let (x, y) = (a[i], bv[i]);
+            let want = [x.wrapping_div(y), x.wrapping_rem(y), ((x as u32) / (y as u32)) as i32, ((x as u32) % (y as u32)) as i32];
+            assert_eq!(&got[4 * i..4 * i + 4], &want, "divmod32 {} {x} {y}", t.name());
+        }
+        let a64: Vec<i64> = (0..500).map(|i| (r.next() as i64) >> (i % 40)).collect();
+        let b64: Vec<i64> = (0..500).map(|i| ((r.next() as i64) >> (i % 60)) | 1).collect();
+        let n = a64.len();
+        let (ai, bi, out) = (b.buf_of(&a64), b.buf_of(&b64), b.zeros::<i64>(4 * n));
+        b.run1("int_divmod64", n as u32, 64, &[Arg::Buf(ai), Arg::Buf(bi), Arg::Buf(out), Arg::I32(n as i32)]);
+        let got = b.read::<i64>(out);
+        for i in 0..n {
+            let (x, y) = (a64[i], b64[i]);
+            let want = [x.wrapping_div(y), x.wrapping_rem(y), ((x as u64) / (y as u64)) as i64, ((x as u64) % (y as u64)) as i64];
+            assert_eq!(&got[4 * i..4 * i + 4], &want, "divmod64 {} {x} {y}", t.name());
+        }
+    });
+}
+
+#[test]
+fn math_builtins_within_documented_bounds() {
+    each_target(|t| {
+        let v: Vec<f32> = inputs_f32(1000, 12).iter().map(|x| x * 0.8).collect();
+        let n = v.len();
+        let mut b = Bench::new("numeric", t);
+        let (vi, out) = (b.buf_of(&v), b.zeros::<f32>(8 * n));
+        b.run1("math_f32", n as u32, 128, &[Arg::Buf(vi), Arg::Buf(out), Arg::I32(n as i32)]);
+        let got = b.read::<f32>(out);
+        for i in 0..n {
+            let x = v[i];
+            let exact = [
+                (x.abs().sqrt(), 1),
+                (x.exp(), 2),
+                ((x.abs() + 1.0).ln(), 2),
+                (x.sin(), 2),
+                (x.cos(), 2),
+                ((x * 3.5).floor(), 0),
+                (x.mul_add(1.25, -0.75), 0),
+                (x.max(-1.5).min(2.5) + x.trunc() + x.ceil() + x.round_ties_even(), 0),
+            ];
+            for (k, (want, ulps)) in exact.iter().enumerate() {
+                let g = got[8 * i + k];
+                // sin/cos: the native lowering scales by 1/(2*pi) in f32 first, so the bound is
+                // absolute (the f32 rounding of x/(2*pi) times 2*pi): 1e-6 for |x| < 10.
+                let close = ulp_diff32(g, *want) <= *ulps || ((k == 3 || k == 4) && (g - want).abs() < 1e-6);
+                assert!(close, "math {} op {k} x={x}: {g:e} vs {want:e}", t.name());
+            }
+        }
+    });
+}
+
+#[test]
+fn half_precision_and_conversions() {
+    use half::f16;
+    each_target(|t| {
+        let n = 700usize;
+        let a: Vec<f16> = inputs_f32(n, 13).iter().map(|&x| f16::from_f32(x)).collect();
+        let bv: Vec<f16> = inputs_f32(n, 14).iter().map(|&x| f16::from_f32(x * 0.5)).collect();
+        let mut b = Bench::new("numeric", t);
+        let (ai, bi, out, outf) = (b.buf_of(&a), b.buf_of(&bv), b.zeros::<u16>(3 * n), b.zeros::<f32>(n));
+        b.run1("half_ops", n as u32, 64, &[Arg::Buf(ai), Arg::Buf(bi), Arg::Buf(out), Arg::Buf(outf), Arg::I32(n as i32)]);
+        let got = b.read::<u16>(out);
+        let gotf = b.read::<f32>(outf);
+        for i in 0..n {
+            let (x, y) = (a[i].to_f64(), bv[i].to_f64());
+            let fused = f16::from_f64(x.mul_add(y, x)).to_bits();
+            let sep = f16::from_f32(f16::from_f32((x * y) as f32).to_f32() + x as f32).to_bits();
+            assert!(got[3 * i] == fused || got[3 * i] == sep, "half fma {}", t.name());
+            assert_eq!(got[3 * i + 1], f16::from_f64(x - y).to_bits(), "half sub {}", t.name());
+            assert_eq!(got[3 * i + 2], if x > y { a[i] } else { bv[i] }.to_bits(), "half max {}", t.name());
+            assert_eq!(gotf[i], a[i].to_f32() * bv[i].to_f32(), "half to float {}", t.name());
+        }
+        let v: Vec<f32> = inputs_f32(n, 15).iter().map(|x| x * 1000.0).collect();
+        let (vi, oi, ou, od, oh) = (b.buf_of(&v), b.zeros::<i32>(n), b.zeros::<u32>(n), b.zeros::<f64>(n), b.zeros::<u16>(n));
+        b.run1("conversions", n as u32, 128, &[Arg::Buf(vi), Arg::Buf(oi), Arg::Buf(ou), Arg::Buf(od), Arg::Buf(oh), Arg::I32(n as i32)]);
+        let (gi, gu, gd, gh) = (b.read::<i32>(oi), b.read::<u32>(ou), b.read::<f64>(od), b.read::<u16>(oh));
+        for i in 0..n {
+            let x = v[i];
+            assert_eq!(gi[i], x as i32);
+            assert_eq!(gu[i], x.abs() as u32);
+            assert_eq!(gd[i], (x as f64).mul_add(3.0, (x as i32) as f64), "f64 {} {x}", t.name());
+            assert_eq!(gh[i], f16::from_f32(x).to_bits());
+        }
+    });
+}
+
+#[test]
+fn bit_and_integer_operations() {
+    each_target(|t| {
+        let n = 600usize;
+        let mut r = Rng(99);
+        let a: Vec<u32> = (0..n).map(|i| if i % 17 == 0 { 0 } else { r.next() as u32 >> (i % 13) }).collect();
+        let bb: Vec<u64> = (0..n).map(|_| r.next()).collect();
+        let mut b = Bench::new("numeric", t);
+        let (ai, bi, out) = (b.buf_of(&a), b.buf_of(&bb), b.zeros::<u32>(8 * n));
+        b.run1("bit_ops", n as u32, 64, &[Arg::Buf(ai), Arg::Buf(bi), Arg::Buf(out), Arg::I32(n as i32)]);
+        let got = b.read::<u32>(out);
+        for i in 0..n {
+            let (x, y) = (a[i], bb[i]);
+            let s = (i & 31) as u32;
+            let want = [
+                x.count_ones(),
+                if x == 0 { 32 } else { x.leading_zeros() },
+                if x == 0 { 32 } else { x.trailing_zeros() },
+                x.reverse_bits(),
+                (x << s) | (x >> ((32 - s) & 31)),
+                ((y >> (i & 63)) as u32) ^ ((y << 3) as u32),
+                x.swap_bytes().wrapping_add(y.count_ones()),
+                ((y.wrapping_mul(0x9E3779B97F4A7C15)) >> 32) as u32 + ((x >> 4) & 0xff) * ((x >> 12) & 0xfff),
+            ];
+            assert_eq!(&got[8 * i..8 * i + 8], &want, "bits {} i={i}", t.name());
+        }
+        let ia: Vec<i32> = (0..n).map(|_| r.next() as i32).collect();
+        let ib: Vec<i32> = (0..n).map(|_| r.next() as i32).collect();
+        let (xi, yi, o2) = (b.buf_of(&ia), b.buf_of(&ib), b.zeros::<i32>(6 * n));
+        b.run1("int_misc", n as u32, 64, &[Arg::Buf(xi), Arg::Buf(yi), Arg::Buf(o2), Arg::I32(n as i32)]);
+        let got = b.read::<i32>(o2);
+        for i in 0..n {
+            let (x, y) = (ia[i], ib[i]);
+            let want = [
+                x.min(y),
+                x.wrapping_mul(y) ^ (x >> 3),
+                ((x as i64 * y as i64) >> 32) as i32,
+                ((x as u32 as u64 * y as u32 as u64) >> 32) as i32,
+                x.wrapping_abs(),
+                (x as i16 as i32) * (y as i8 as i32),
+            ];
+            assert_eq!(&got[6 * i..6 * i + 6], &want, "int {} i={i}", t.name());
+        }
+        let bytes: Vec<u8> = (0..3 * n).map(|i| (i * 37 % 256) as u8).collect();
+        let (bi, o3) = (b.buf(&bytes), b.zeros::<u16>(n));
+        b.run1("bytes_shorts", n as u32, 64, &[Arg::Buf(bi), Arg::Buf(o3), Arg::I32(n as i32)]);
+        let want: Vec<u16> = (0..n).map(|i| (bytes[3 * i + 1] as i32 * 3 + bytes[3 * i + 2] as i8 as i32) as u16).collect();
+        assert_eq!(b.read::<u16>(o3), want, "bytes {}", t.name());
+    });
+}
+
+#[test]
+fn flush_denormals_to_zero_build() {
+    each_target(|t| {
+        let mut a: Vec<f32> = inputs_f32(300, 16);
+        let mut bv: Vec<f32> = inputs_f32(300, 17).iter().map(|x| x + 0.01).collect();
+        a.extend([1e-20, 3e-39, 1e-30, -2e-38]);
+        bv.extend([1e-20, 2.0, 1e10, 1.5]);
+        let n = a.len();
+        let mut b = Bench::new("ftz", t);
+        let (ai, bi, out) = (b.buf_of(&a), b.buf_of(&bv), b.zeros::<f32>(3 * n));
+        b.run1("ftz_ops", n as u32, 64, &[Arg::Buf(ai), Arg::Buf(bi), Arg::Buf(out), Arg::I32(n as i32)]);
+        let got = b.read::<f32>(out);
+        let ftz = |x: f32| if x.is_subnormal() { 0.0f32.copysign(x) } else { x };
+        for i in 0..n {
+            let (x, y) = (ftz(a[i]), ftz(bv[i]));
+            let want = [ftz(x * y), ftz(x / y), ftz(x.mul_add(y, x))];
+            let alt = ftz(ftz(x * y) + x);
+            assert_eq!(got[3 * i], want[0], "ftz mul {} {x} {y}", t.name());
+            assert!(ulp_diff32(got[3 * i + 1], want[1]) <= 1, "ftz div {} {x} {y}: {} vs {}", t.name(), got[3 * i + 1], want[1]);
+            assert!(got[3 * i + 2] == want[2] || got[3 * i + 2] == alt, "ftz mad {} {x} {y}", t.name());
+        }
+    });
+}
+
+#[test]
+fn mfma_16x16x4_f32() {
+    each_target(|t| {
+        let a: Vec<f32> = (0..64).map(|i| (i % 7) as f32 - 3.0).collect();
+        let bm: Vec<f32> = (0..64).map(|i| (i % 5) as f32 - 1.0).collect();
+        let mut b = Bench::new("mfma", t);
+        let (ai, bi, d) = (b.buf_of(&a), b.buf_of(&bm), b.zeros::<f32>(256));
+        b.run1("mfma_16x16x4", 64, 64, &[Arg::Buf(ai), Arg::Buf(bi), Arg::Buf(d)]);
+        let got = b.read::<f32>(d);
+        for i in 0..16 {
+            for j in 0..16 {
+                let want: f32 = (0..4).map(|k| a[i * 4 + k] * bm[k * 16 + j]).sum();
+                assert_eq!(got[i * 16 + j], want, "mfma {} ({i},{j})", t.name());
+            }
+        }
+    });
+}

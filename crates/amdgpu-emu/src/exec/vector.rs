@@ -40,8 +40,9 @@ fn fetch(w: &Wave, ctx: &Ctx<'_>, inst: &Inst, k: usize, ty: Ty) -> Lanes {
 /// Apply abs/neg (float types only).
 fn modify(v: &mut Lanes, ty: Ty, neg: bool, abs: bool) {
     let sign: u64 = match ty {
-        Ty::F32 => 1 << 31,
-        Ty::F64 => 1 << 63,
+        // Untyped 32/64-bit operands with modifiers (v_cndmask_b32_e64 |v|) act on the sign bit.
+        Ty::F32 | Ty::B32 => 1 << 31,
+        Ty::F64 | Ty::B64 => 1 << 63,
         Ty::F16 => 1 << 15,
         _ => return,
     };
