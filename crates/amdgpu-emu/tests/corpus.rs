@@ -683,3 +683,40 @@ fn mfma_16x16x4_f32() {
         }
     });
 }
+
+#[test]
+fn alu_fma_chain() {
+    each_target(|t| {
+        let n = 300usize;
+        let x = inputs_f32(n, 21);
+        let mut b = Bench::new("stream", t);
+        let xb = b.buf_of(&x);
+        b.run1("alu_fma", n as u32, 64, &[Arg::Buf(xb), Arg::I32(n as i32), Arg::I32(25)]);
+        let want: Vec<f32> = x
+            .iter()
+            .map(|&a0| {
+                let (mut a, mut bb, c) = (a0, a0.mul_add(0.5, 1.0), 0.999f32);
+                for _ in 0..25 {
+                    a = a.mul_add(c, bb);
+                    bb = bb.mul_add(c, a);
+                    a = a.mul_add(c, -bb);
+                    bb = bb.mul_add(0.5, a);
+                }
+                a + bb
+            })
+            .collect();
+        let got = b.read::<f32>(xb);
+        for i in 0..n {
+            // a0 * 0.5 + 1.0 may or may not be contracted; both are exact-reference candidates.
+            let a0 = x[i];
+            let (mut a, mut bb, c) = (a0, a0 * 0.5 + 1.0, 0.999f32);
+            for _ in 0..25 {
+                a = a.mul_add(c, bb);
+                bb = bb.mul_add(c, a);
+                a = a.mul_add(c, -bb);
+                bb = bb.mul_add(0.5, a);
+            }
+            assert!(got[i] == want[i] || got[i] == a + bb, "alu_fma {} {i}: {} vs {}", t.name(), got[i], want[i]);
+        }
+    });
+}

@@ -28,3 +28,16 @@ extern "C" __global__ void count_up(int n) { if (gid_x() < (u32)n) ATOMIC_ADD(&c
 extern "C" __global__ void read_counter(int *out) { if (gid_x() == 0) *out = counter; }
 __device__ float table[8] = {1, 2, 3, 4, 5, 6, 7, 8};
 extern "C" __global__ void global_table(float *out, int n) { u32 i = gid_x(); if (i < (u32)n) out[i] = table[i & 7] * 2.0f; }
+// ALU-bound: a chain of fused multiply-adds in registers per element.
+extern "C" __global__ void alu_fma(float *x, int n, int iters) {
+  u32 i = gid_x();
+  if (i >= (u32)n) return;
+  float a = x[i], b = a * 0.5f + 1.0f, c = 0.999f;
+  for (int k = 0; k < iters; k++) {
+    a = __builtin_fmaf(a, c, b);
+    b = __builtin_fmaf(b, c, a);
+    a = __builtin_fmaf(a, c, -b);
+    b = __builtin_fmaf(b, 0.5f, a);
+  }
+  x[i] = a + b;
+}
