@@ -61,6 +61,9 @@ macro_rules! ops {
         pub enum Op { $($name,)* }
 
         impl Op {
+            /// Every operation, in declaration order (`ALL[op as usize] == op`).
+            pub const ALL: &'static [Op] = &[$(Op::$name),*];
+
             /// The mnemonic.
             pub fn name(self) -> &'static str {
                 match self { $(Op::$name => stringify!($name),)* }

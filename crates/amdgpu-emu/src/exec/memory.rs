@@ -39,6 +39,11 @@ enum Kind {
 }
 
 fn kind(op: Op) -> Option<Kind> {
+    static KINDS: std::sync::OnceLock<Vec<Option<Kind>>> = std::sync::OnceLock::new();
+    KINDS.get_or_init(|| Op::ALL.iter().map(|&o| kind_of(o)).collect())[op as usize]
+}
+
+fn kind_of(op: Op) -> Option<Kind> {
     let name = op.name();
     let rest = name.split_once('_').map(|x| x.1).unwrap_or(name);
     if rest.starts_with("atomic") {
@@ -295,6 +300,8 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let segment = inst.segment();
     let vaddr = Wave::vslot(inst.src[0]);
     let saddr = inst.src[2];
+    let mut places = [Place::Global(0); LANES];
+    let (mut lo, mut hi, mut all_global) = (u64::MAX, 0u64, true);
     for l in 0..LANES {
         if exec >> l & 1 == 0 {
             continue;
@@ -317,10 +324,65 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                 Place::Private(off as u32)
             }
         };
-        lane_access(w, ctx, inst, l, place, kind, inst.src[1], inst.dst)?;
+        match place {
+            Place::Global(a) => {
+                lo = lo.min(a);
+                hi = hi.max(a);
+            }
+            _ => all_global = false,
+        }
+        places[l] = place;
     }
     w.lane_insts += exec.count_ones() as u64;
+    // Fast path: every lane's plain load or store lies in one range the memory vouches for.
+    if all_global && exec != 0 && !matches!(kind, Kind::Atomic { .. }) {
+        let n = match kind {
+            Kind::Load { n, .. } | Kind::Store { n, .. } => n as u64,
+            Kind::Atomic { n } => n as u64,
+        };
+        if hi - lo < 1 << 24 {
+            if let Some(base) = ctx.mem.translate(lo, hi - lo + n) {
+                for l in 0..LANES {
+                    if exec >> l & 1 == 0 {
+                        continue;
+                    }
+                    let Place::Global(a) = places[l] else { continue };
+                    // SAFETY: `a - lo + n <= hi - lo + n` bytes, inside the translated range.
+                    let p = unsafe { base.add((a - lo) as usize) };
+                    host_access(w, inst, l, p, kind);
+                }
+                return Ok(Flow::Next);
+            }
+        }
+    }
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        lane_access(w, ctx, inst, l, places[l], kind, inst.src[1], inst.dst)?;
+    }
     Ok(Flow::Next)
+}
+
+/// A plain load or store of one lane through a translated host pointer.
+fn host_access(w: &mut Wave, inst: &Inst, lane: usize, p: std::ptr::NonNull<u8>, kind: Kind) {
+    match kind {
+        Kind::Load { n, .. } => {
+            let mut raw = [0u8; 16];
+            load_bytes(p, &mut raw[..n as usize]);
+            write_loaded(w, inst.dst, lane, &raw[..n as usize], kind);
+        }
+        Kind::Store { n, hi } => {
+            let d = read_data(w, inst.src[1], (n as usize).div_ceil(4), lane);
+            let mut b = bytes_of(&d, n as usize);
+            if hi {
+                b[0] = b[2];
+                b[1] = b[3];
+            }
+            store_bytes(p, &b[..n as usize]);
+        }
+        Kind::Atomic { .. } => {}
+    }
 }
 
 fn mubuf(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {

@@ -227,8 +227,6 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         let row_mask = inst.ctrl >> 28;
         let bank_mask = (inst.ctrl >> 24) & 0xF;
         let s0 = srcs[0];
-        let raw = fetch(w, ctx, inst, 0, types[1]);
-        let _ = raw;
         for l in 0..LANES {
             if (row_mask >> (l / 16)) & 1 == 0 || (bank_mask >> ((l / 4) & 3)) & 1 == 0 {
                 write_mask &= !(1 << l);
@@ -252,37 +250,52 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let dst_wide = types[0].dwords() == 2 && !is_mask;
     let mut mask_out = 0u64;
     let mac = matches!(op, v_mac_f32 | v_fmac_f32 | v_fmac_f64 | v_mac_f16);
-    for l in 0..LANES {
-        if write_mask >> l & 1 == 0 {
-            continue;
-        }
-        let old = if dst_wide {
-            w.v[dst_slot][l] as u64 | (w.v[(dst_slot + 1) & 511][l] as u64) << 32
-        } else if is_mask {
-            0
-        } else {
-            w.v[dst_slot][l] as u64
-        };
-        let c = if mac { old } else { srcs[2][l] };
-        let ln = Ln { env, lane: l as u32, carry: carry_in >> l & 1 != 0 };
-        let (mut r, flag) = func(&ln, srcs[0][l], srcs[1][l], c);
-        if flag {
-            mask_out |= 1 << l;
-        }
-        if is_mask {
-            continue;
-        }
-        if inst.ext == Ext::None && (inst.omod != 0 || inst.clamp) {
-            r = output_modifiers(r, types[0], inst.omod, inst.clamp, &env, op);
-        }
-        if inst.ext == Ext::Sdwa {
-            r = sdwa_write(r, old, inst.ctrl);
-        }
-        if dst_wide {
+    let simple = !is_mask && !dst_wide && inst.ext != Ext::Sdwa && inst.omod == 0 && !inst.clamp;
+    let plain = simple && !mac;
+    if simple && out == Out::V && fast_path(op, &mut w.v[dst_slot], write_mask, &srcs, &env, carry_in) {
+        // Done by a specialised loop.
+    } else if plain {
+        // The common case: a 32-bit result written to active lanes.
+        let mut m = write_mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let ln = Ln { env, lane: l as u32, carry: carry_in >> l & 1 != 0 };
+            let (r, flag) = func(&ln, srcs[0][l], srcs[1][l], srcs[2][l]);
+            mask_out |= (flag as u64) << l;
             w.v[dst_slot][l] = r as u32;
-            w.v[(dst_slot + 1) & 511][l] = (r >> 32) as u32;
-        } else {
-            w.v[dst_slot][l] = r as u32;
+        }
+    } else {
+        let mut m = write_mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let old = if dst_wide {
+                w.v[dst_slot][l] as u64 | (w.v[(dst_slot + 1) & 511][l] as u64) << 32
+            } else if is_mask {
+                0
+            } else {
+                w.v[dst_slot][l] as u64
+            };
+            let c = if mac { old } else { srcs[2][l] };
+            let ln = Ln { env, lane: l as u32, carry: carry_in >> l & 1 != 0 };
+            let (mut r, flag) = func(&ln, srcs[0][l], srcs[1][l], c);
+            mask_out |= (flag as u64) << l;
+            if is_mask {
+                continue;
+            }
+            if inst.ext == Ext::None && (inst.omod != 0 || inst.clamp) {
+                r = output_modifiers(r, types[0], inst.omod, inst.clamp, &env, op);
+            }
+            if inst.ext == Ext::Sdwa {
+                r = sdwa_write(r, old, inst.ctrl);
+            }
+            if dst_wide {
+                w.v[dst_slot][l] = r as u32;
+                w.v[(dst_slot + 1) & 511][l] = (r >> 32) as u32;
+            } else {
+                w.v[dst_slot][l] = r as u32;
+            }
         }
     }
     w.lane_insts += write_mask.count_ones() as u64;
@@ -303,6 +316,63 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         }
     }
     Ok(Flow::Next)
+}
+
+/// Write `f(lane)` to the lanes of `mask` (a loop the compiler specialises per operation).
+#[inline(always)]
+fn fill(dst: &mut [u32; LANES], mask: u64, f: impl Fn(usize) -> u32) {
+    if mask == u64::MAX {
+        for (l, d) in dst.iter_mut().enumerate() {
+            *d = f(l);
+        }
+    } else {
+        for (l, d) in dst.iter_mut().enumerate() {
+            if mask >> l & 1 != 0 {
+                *d = f(l);
+            }
+        }
+    }
+}
+
+/// Specialised loops for the most frequent operations (same results as their lane
+/// functions); false when `op` has none.
+fn fast_path(op: Op, dst: &mut [u32; LANES], mask: u64, s: &[Lanes; 3], env: &Env, carry: u64) -> bool {
+    let (a, b, c) = (&s[0], &s[1], &s[2]);
+    let e = *env;
+    match op {
+        v_mov_b32 => fill(dst, mask, |l| a[l] as u32),
+        v_add_u32 => fill(dst, mask, |l| (a[l] as u32).wrapping_add(b[l] as u32)),
+        v_sub_u32 => fill(dst, mask, |l| (a[l] as u32).wrapping_sub(b[l] as u32)),
+        v_subrev_u32 => fill(dst, mask, |l| (b[l] as u32).wrapping_sub(a[l] as u32)),
+        v_and_b32 => fill(dst, mask, |l| (a[l] & b[l]) as u32),
+        v_or_b32 => fill(dst, mask, |l| (a[l] | b[l]) as u32),
+        v_xor_b32 => fill(dst, mask, |l| (a[l] ^ b[l]) as u32),
+        v_lshlrev_b32 => fill(dst, mask, |l| (b[l] as u32) << (a[l] as u32 & 31)),
+        v_lshrrev_b32 => fill(dst, mask, |l| (b[l] as u32) >> (a[l] as u32 & 31)),
+        v_ashrrev_i32 => fill(dst, mask, |l| ((b[l] as u32 as i32) >> (a[l] as u32 & 31)) as u32),
+        v_mul_lo_u32 => fill(dst, mask, |l| (a[l] as u32).wrapping_mul(b[l] as u32)),
+        v_mul_u32_u24 => fill(dst, mask, |l| (a[l] as u32 & 0xFF_FFFF).wrapping_mul(b[l] as u32 & 0xFF_FFFF)),
+        v_add3_u32 => fill(dst, mask, |l| (a[l] as u32).wrapping_add(b[l] as u32).wrapping_add(c[l] as u32)),
+        v_lshl_add_u32 => fill(dst, mask, |l| ((a[l] as u32) << (b[l] as u32 & 31)).wrapping_add(c[l] as u32)),
+        v_lshl_or_b32 => fill(dst, mask, |l| ((a[l] as u32) << (b[l] as u32 & 31)) | c[l] as u32),
+        v_cndmask_b32 => fill(dst, mask, |l| if carry >> l & 1 != 0 { b[l] as u32 } else { a[l] as u32 }),
+        v_add_f32 => fill(dst, mask, |l| e.out32(e.in32(f(a[l])) + e.in32(f(b[l]))).to_bits()),
+        v_sub_f32 => fill(dst, mask, |l| e.out32(e.in32(f(a[l])) - e.in32(f(b[l]))).to_bits()),
+        v_mul_f32 => fill(dst, mask, |l| e.out32(e.in32(f(a[l])) * e.in32(f(b[l]))).to_bits()),
+        v_fmac_f32 => {
+            for l in 0..LANES {
+                if mask >> l & 1 != 0 {
+                    let acc = e.in32(f32::from_bits(dst[l]));
+                    dst[l] = e.out32(e.in32(f(a[l])).mul_add(e.in32(f(b[l])), acc)).to_bits();
+                }
+            }
+        }
+        v_fma_f32 | v_fmaak_f32 | v_fmamk_f32 => {
+            fill(dst, mask, |l| e.out32(e.in32(f(a[l])).mul_add(e.in32(f(b[l])), e.in32(f(c[l])))).to_bits())
+        }
+        _ => return false,
+    }
+    true
 }
 
 fn sdwa_write(r: u64, old: u64, ctrl: u32) -> u64 {
