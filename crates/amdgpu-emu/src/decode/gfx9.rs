@@ -199,7 +199,7 @@ const VOPC: &[Row] = &[
 
 /// Native VOP3 opcodes (10-bit opcode field).
 const VOP3: &[Row] = &[
-    (0x1c0, v_mad_legacy_f32, On::All), (0x1c1, v_mad_f32, On::All),
+    (0x1c0, v_mad_legacy_f32, On::Gfx90a), (0x1c1, v_mad_f32, On::Gfx90a),
     (0x1c2, v_mad_i32_i24, On::All), (0x1c3, v_mad_u32_u24, On::All),
     (0x1c8, v_bfe_u32, On::All), (0x1c9, v_bfe_i32, On::All), (0x1ca, v_bfi_b32, On::All),
     (0x1cb, v_fma_f32, On::All), (0x1cc, v_fma_f64, On::All), (0x1ce, v_alignbit_b32, On::All),
@@ -698,4 +698,37 @@ fn decode_vop3(t: &Tables, w0: u32, w1: u32) -> Inst {
         }
     }
     i
+}
+
+/// Every opcode-table row of a target: (encoding, opcode, operation). For tools and tests.
+pub(super) fn rows(target: Target) -> Vec<(Enc, u16, Op)> {
+    let mut out = Vec::new();
+    for (enc, rows) in [
+        (Enc::Sop2, SOP2),
+        (Enc::Sopk, SOPK),
+        (Enc::Sop1, SOP1),
+        (Enc::Sopc, SOPC),
+        (Enc::Sopp, SOPP),
+        (Enc::Smem, SMEM),
+        (Enc::Vop2, VOP2),
+        (Enc::Vop1, VOP1),
+        (Enc::Vopc, VOPC),
+        (Enc::Vop3, VOP3),
+        (Enc::Vop3p, VOP3P),
+        (Enc::Ds, DS),
+        (Enc::Flat, FLAT),
+        (Enc::Mubuf, MUBUF),
+    ] {
+        for &(code, op, on) in rows {
+            let applies = match on {
+                On::All => true,
+                On::Gfx90a => target == Target::Gfx90a,
+                On::Gfx942 => target == Target::Gfx942,
+            };
+            if applies {
+                out.push((enc, code, op));
+            }
+        }
+    }
+    out
 }

@@ -195,6 +195,13 @@ pub fn decode(target: Target, words: &[u32]) -> Inst {
     }
 }
 
+/// Every opcode-table row of `target`: (encoding, opcode, operation).
+pub fn table_rows(target: Target) -> Vec<(Enc, u16, Op)> {
+    match target.family() {
+        crate::Family::Gfx9 => gfx9::rows(target),
+    }
+}
+
 /// A decoded code range: instructions in address order and an address index.
 #[derive(Debug)]
 pub struct Program {

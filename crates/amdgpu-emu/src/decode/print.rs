@@ -136,8 +136,11 @@ pub(crate) fn mnemonic(inst: &Inst, target: Target) -> String {
         return format!("{prefix}{rest}");
     }
     if target == Target::Gfx942 && name.starts_with("v_mfma_f32_") && name.ends_with("f32") {
-        // gfx942 spells the source type with an underscore: 16x16x4_f32.
-        return format!("{}_f32", &name[..name.len() - 3]);
+        // gfx942 spells the source type with an underscore (16x16x4_f32) and marks the
+        // 4x4 block shapes as 16 blocks.
+        let shape = &name[..name.len() - 3];
+        let blocks = if shape.ends_with("4x4x1") { "_16b" } else { "" };
+        return format!("{shape}{blocks}_f32");
     }
     name.to_string()
 }
