@@ -1,6 +1,7 @@
 //! Emulated lane-instructions per second (ALU-bound and memory-bound corpus kernels, one
 //! host thread and all cores) and the stream-triad bandwidth against a host memcpy of the
 //! same bytes, measured side by side.
+#![allow(clippy::needless_range_loop)]
 
 #[path = "../tests/common/mod.rs"]
 mod common;

@@ -9,6 +9,9 @@
 //! [`memory`] (the memory interface), [`trace`] (shader-data records), [`dispatch`] (the
 //! entry point and the workgroup scheduler), [`code_object`] (reading kernels from ELF files).
 #![deny(missing_docs)]
+// Lane loops index several 64-lane arrays by the same lane number; NaN-aware compares are
+// written as the hardware defines them (`!(a < b)` is true for unordered operands).
+#![allow(clippy::needless_range_loop, clippy::neg_cmp_op_on_partial_ord, clippy::nonminimal_bool)]
 
 pub mod code_object;
 pub mod decode;

@@ -1,5 +1,6 @@
 //! Corpus kernels built with clang-22 for gfx942 and gfx90a, run on the emulator and checked
 //! against CPU references (bit-exact unless a bound is stated).
+#![allow(clippy::needless_range_loop)]
 
 mod common;
 #[allow(unused_imports)]

@@ -1,5 +1,6 @@
 //! The decoder agrees with llvm-objdump-22 on every instruction of the corpus, for both
 //! targets: length, operation and operands (the full assembly text).
+#![allow(clippy::needless_range_loop)]
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Every opcode-table row, encoded in a canonical form, disassembles with llvm-mc-22 to the
 //! same mnemonic and length as our decoder gives (the tables beyond what the corpus uses).
+#![allow(clippy::needless_range_loop)]
 
 use std::io::Write;
 use std::process::{Command, Stdio};

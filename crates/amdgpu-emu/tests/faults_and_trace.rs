@@ -1,5 +1,6 @@
 //! Faults end a dispatch with a description naming the instruction, kernel and offset; the
 //! process keeps running. Shader-data records carry the wave's placement and cycle count.
+#![allow(clippy::needless_range_loop)]
 
 mod common;
 use amdgpu_emu::FaultKind;

@@ -300,7 +300,7 @@ fn disasm_ds(inst: &Inst, mn: &str) -> String {
     let name = inst.op.name();
     let types = inst.op.types();
     let dst_dw = types[0].dwords();
-    let data_dw = if name.contains("write2") || name.contains("cmpst") { inst.op.store_dwords() } else { inst.op.store_dwords() };
+    let data_dw = inst.op.store_dwords();
     let addr = operand(inst.src[0], 1, 0);
     let d0 = operand(inst.src[1], data_dw, 0);
     let d1 = operand(inst.src[2], data_dw, 0);

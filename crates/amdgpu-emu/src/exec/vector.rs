@@ -303,7 +303,7 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         Out::V => {}
         Out::Mask { exec: cmpx } => {
             // Inactive lanes read as 0 in the result mask.
-            let dst = if inst.enc == Enc::Vop3 { inst.dst } else if inst.ext == Ext::Sdwa { inst.dst } else { VCC };
+            let dst = if inst.enc == Enc::Vop3 || inst.ext == Ext::Sdwa { inst.dst } else { VCC };
             w.set_sgpr64(dst, mask_out);
             if cmpx {
                 w.set_exec(mask_out);
@@ -486,21 +486,13 @@ macro_rules! cmph { ($a:ident, $b:ident => $body:expr) => { |ln: &Ln, a: u64, b:
 macro_rules! cmpi { ($t:ty, $a:ident, $b:ident => $body:expr) => { |_: &Ln, a: u64, b: u64, _c: u64| { let $a = a as $t; let $b = b as $t; (0, $body) } }; }
 
 fn bfe(v: u32, off: u32, width: u32, signed: bool) -> u32 {
-    let off = off & 31;
-    let width = width & 31;
+    let (off, width) = (off & 31, width & 31);
     if width == 0 {
         return 0;
     }
-    let x = v >> off;
     let mask = (1u32 << width) - 1;
-    let x = x & mask;
-    if signed && off + width < 32 && (x >> (width - 1)) & 1 != 0 {
-        x | !mask
-    } else if signed && off + width >= 32 {
-        ((v as i32) >> off) as u32 & if width == 32 { u32::MAX } else { u32::MAX }
-    } else {
-        x
-    }
+    let x = (v >> off) & mask;
+    if signed && (x >> (width - 1)) & 1 != 0 { x | !mask } else { x }
 }
 
 fn sext24(x: u32) -> i64 {
@@ -627,7 +619,7 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_ceil_f16 => h1!(e, a => a.ceil()),
         v_trunc_f16 => h1!(e, a => a.trunc()),
         v_rndne_f16 => h1!(e, a => a.round_ties_even()),
-        v_fract_f16 => h1!(e, a => (a - a.floor()).min(0.99951172)),
+        v_fract_f16 => h1!(e, a => (a - a.floor()).min(f32::from_bits(0x3F7F_E000))),
         // Bits.
         v_not_b32 => i1!(a => !a),
         v_bfrev_b32 => i1!(a => a.reverse_bits()),

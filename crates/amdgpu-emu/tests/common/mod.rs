@@ -158,7 +158,7 @@ impl Bench {
                 Arg::F32(v) => (v.to_le_bytes().to_vec(), 4),
                 Arg::F64(v) => (v.to_le_bytes().to_vec(), 8),
             };
-            while ka.len() % align != 0 {
+            while !ka.len().is_multiple_of(align) {
                 ka.push(0);
             }
             ka.extend(bytes);
