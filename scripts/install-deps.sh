@@ -7,6 +7,7 @@ packages=(
   build-essential pkg-config
   llvm-22-dev clang-22 clang-tools-22 lld-22 libclang-22-dev llvm-22-tools
   libhsa-runtime-dev rocminfo
+  hipcc libamdhip64-dev rocm-device-libs
 )
 
 missing=()

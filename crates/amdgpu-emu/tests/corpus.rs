@@ -721,3 +721,47 @@ fn alu_fma_chain() {
         }
     });
 }
+
+#[test]
+fn hip_built_kernels_with_device_libraries() {
+    let t = amdgpu_emu::Target::Gfx90a;
+    let n = 500usize;
+    let x: Vec<f32> = inputs_f32(n, 31);
+    let mut b = Bench::new("hip_kernels", t);
+    let (xi, y) = (b.buf_of(&x), b.zeros::<f32>(4 * n));
+    // HIP launches whole blocks (its blockDim is the size of the block being run, so a
+    // partial last block would index differently): the grid is a multiple of the block.
+    b.run1("hip_math", 512, 128, &[Arg::Buf(xi), Arg::Buf(y), Arg::I32(n as i32)]);
+    let got = b.read::<f32>(y);
+    for i in 0..n {
+        let v = x[i];
+        let want = [v.sin(), (v * 0.25).exp(), (v.abs() + 1.0).ln(), (v.abs() + 1.0).powf(0.75)];
+        for k in 0..4 {
+            // The device library's own error bounds: sinf/expf/logf/powf within 2 ulp here.
+            assert!(ulp_diff32(got[4 * i + k], want[k]) <= 2, "hip_math op {k} x={v}: {} vs {}", got[4 * i + k], want[k]);
+        }
+    }
+    let d: Vec<f64> = x.iter().map(|&v| v as f64 * 1.5 + 0.001).collect();
+    let (di, dy) = (b.buf_of(&d), b.zeros::<f64>(3 * n));
+    b.run1("hip_fp64", 512, 64, &[Arg::Buf(di), Arg::Buf(dy), Arg::I32(n as i32)]);
+    let got = b.read::<f64>(dy);
+    for i in 0..n {
+        let v = d[i];
+        assert_eq!(got[3 * i], 1.0 / v, "1/x {v}");
+        assert_eq!(got[3 * i + 1], v.abs().sqrt(), "sqrt {v}");
+        let e = (v * 0.1).exp();
+        assert!(((got[3 * i + 2] - e) / e).abs() < 4.0 * f64::EPSILON, "exp {v}: {} vs {e}", got[3 * i + 2]);
+    }
+    let iv: Vec<i32> = (0..2000).map(|i| (i * 13) % 97 - 40).collect();
+    let (ii, s) = (b.buf_of(&iv), b.zeros::<i32>(1));
+    b.run1("hip_reduce", 2048, 256, &[Arg::Buf(ii), Arg::Buf(s), Arg::I32(2000)]);
+    assert_eq!(b.read::<i32>(s)[0], iv.iter().sum::<i32>());
+    let sv: Vec<i32> = (0..256).map(|i| i * 3 - 100).collect();
+    let (si, so) = (b.buf_of(&sv), b.zeros::<i32>(4));
+    b.run1("hip_shuffle", 256, 256, &[Arg::Buf(si), Arg::Buf(so)]);
+    // __shfl_down reads lanes past the end of the wave as the lane itself: lane 0 sums all.
+    let got = b.read::<i32>(so);
+    for w in 0..4 {
+        assert_eq!(got[w], sv[w * 64..w * 64 + 64].iter().sum::<i32>(), "wave {w}");
+    }
+}

@@ -26,6 +26,10 @@ pub const SOURCES: &[(&str, &[&str])] = &[
     ("special", &[]),
 ];
 
+/// Sources built with Debian's `hipcc` against the HIP headers and device libraries, for
+/// gfx90a only (those libraries have no gfx942 code).
+pub const HIP_SOURCES: &[&str] = &["hip_kernels"];
+
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
 }
@@ -53,6 +57,21 @@ pub fn corpus() -> &'static HashMap<(String, Target), PathBuf> {
                 children.push((child, src.clone()));
                 map.insert((name.to_string(), t), dst);
             }
+        }
+        for name in HIP_SOURCES {
+            let t = Target::Gfx90a;
+            let src = corpus_dir().join(format!("{name}.hip"));
+            let dst = out.join(format!("{name}-{}.co", t.name()));
+            let child = Command::new("hipcc")
+                .args(["--offload-arch=gfx90a", "--cuda-device-only", "--no-gpu-bundle-output", "-O3", "-c"])
+                .arg(&src)
+                .arg("-o")
+                .arg(&dst)
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("hipcc must be installed (scripts/install-deps.sh)");
+            children.push((child, src.clone()));
+            map.insert((name.to_string(), t), dst);
         }
         for (mut c, src) in children {
             let st = c.wait().expect("wait for clang-22");
