@@ -765,3 +765,16 @@ fn hip_built_kernels_with_device_libraries() {
         assert_eq!(got[w], sv[w * 64..w * 64 + 64].iter().sum::<i32>(), "wave {w}");
     }
 }
+
+#[test]
+fn preloaded_kernel_arguments() {
+    each_target(|t| {
+        let mut b = Bench::new("preload", t);
+        let kd = b.co.kernel("inc_preload").unwrap() as usize;
+        assert!(b.co.image[kd + 58] & 0x7F > 0, "{}: the descriptor asks for preloaded kernargs", t.name());
+        let x: Vec<i32> = (0..300).collect();
+        let xb = b.buf_of(&x);
+        b.run1("inc_preload", 300, 128, &[Arg::Buf(xb), Arg::I32(300), Arg::I32(5)]);
+        assert_eq!(b.read::<i32>(xb), x.iter().map(|v| v + 5).collect::<Vec<_>>(), "{}", t.name());
+    });
+}

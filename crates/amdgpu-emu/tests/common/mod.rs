@@ -24,11 +24,21 @@ pub const SOURCES: &[(&str, &[&str])] = &[
     ("ftz", &["-fgpu-flush-denormals-to-zero"]),
     ("mfma", &[]),
     ("special", &[]),
+    ("preload", &["-mllvm", "-amdgpu-kernarg-preload-count=3"]),
 ];
 
 /// Sources built with Debian's `hipcc` against the HIP headers and device libraries, for
 /// gfx90a only (those libraries have no gfx942 code).
 pub const HIP_SOURCES: &[&str] = &["hip_kernels"];
+
+/// Whether `dst` is newer than `src` and the test header (then it is not rebuilt).
+fn fresh(dst: &Path, src: &Path) -> bool {
+    let m = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    match (m(dst), m(src), m(&corpus_dir().join("kh.h"))) {
+        (Some(d), Some(s), Some(h)) => d > s && d > h,
+        _ => false,
+    }
+}
 
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
@@ -46,6 +56,10 @@ pub fn corpus() -> &'static HashMap<(String, Target), PathBuf> {
             for t in TARGETS {
                 let src = corpus_dir().join(format!("{name}.hip"));
                 let dst = out.join(format!("{name}-{}.co", t.name()));
+                if fresh(&dst, &src) {
+                    map.insert((name.to_string(), t), dst);
+                    continue;
+                }
                 let child = Command::new("clang-22")
                     .args(["-x", "hip", &format!("--offload-arch={}", t.name()), "--cuda-device-only", "--no-gpu-bundle-output", "-nogpulib", "-nogpuinc", "-O3"])
                     .args(*extra)
@@ -62,6 +76,10 @@ pub fn corpus() -> &'static HashMap<(String, Target), PathBuf> {
             let t = Target::Gfx90a;
             let src = corpus_dir().join(format!("{name}.hip"));
             let dst = out.join(format!("{name}-{}.co", t.name()));
+            if fresh(&dst, &src) {
+                map.insert((name.to_string(), t), dst);
+                continue;
+            }
             let child = Command::new("hipcc")
                 .args(["--offload-arch=gfx90a", "--cuda-device-only", "--no-gpu-bundle-output", "-O3", "-c"])
                 .arg(&src)
