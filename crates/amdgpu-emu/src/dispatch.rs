@@ -180,9 +180,9 @@ impl Emulator {
             return Err(Fault::dispatch(format!("work-group of {wg_items} work-items exceeds 1024"), name));
         }
         let prog = self.program(setup, mem)?;
-        let mut entry = (setup.kernel_object as i64 + kd.entry_offset) as u64;
+        let mut entry = setup.kernel_object.wrapping_add(kd.entry_offset as u64);
         if kd.preload_length() > 0 {
-            entry += 256;
+            entry = entry.wrapping_add(256);
         }
         let Some(entry_index) = prog.index_of(entry) else {
             return Err(Fault::dispatch(format!("entry point 0x{entry:x} is not an instruction in the code range"), name));
@@ -213,7 +213,14 @@ impl Emulator {
                 if g >= total {
                     break;
                 }
-                match job.run_workgroup(g, &mut st, &mut out) {
+                // A panic would be a bug of the emulator: it ends the dispatch as a fault, never
+                // the caller's process.
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.run_workgroup(g, &mut st, &mut out)));
+                let run = run.unwrap_or_else(|p| {
+                    let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
+                    Err(Fault::dispatch(format!("internal emulator error in work-group {g}: {msg}"), name))
+                });
+                match run {
                     Ok(()) => {}
                     Err(f) => {
                         let mut slot = fault.lock().unwrap_or_else(|e| e.into_inner());
@@ -446,7 +453,7 @@ impl Job<'_> {
         }
         let preload = kd.preload_length();
         if preload > 0 {
-            let off = s.kernarg_address + 4 * kd.preload_offset() as u64;
+            let off = s.kernarg_address.wrapping_add(4 * kd.preload_offset() as u64);
             let Some(p) = self.mem.translate(off, 4 * preload as u64) else {
                 return Err(Fault::dispatch(format!("preloaded kernel arguments at 0x{off:x} are not readable"), s.kernel_name));
             };

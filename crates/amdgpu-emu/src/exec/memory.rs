@@ -411,7 +411,10 @@ fn mubuf(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     Ok(Flow::Next)
 }
 
-fn lds_get(ctx: &Ctx<'_>, a: u32, n: usize) -> u64 {
+fn lds_get(ctx: &Ctx<'_>, a: u64, n: usize) -> u64 {
+    if a + n as u64 > ctx.lds.len() as u64 {
+        return 0;
+    }
     let a = a as usize;
     if a + n > ctx.lds.len() {
         return 0;
@@ -421,7 +424,10 @@ fn lds_get(ctx: &Ctx<'_>, a: u32, n: usize) -> u64 {
     u64::from_le_bytes(b)
 }
 
-fn lds_put(ctx: &mut Ctx<'_>, a: u32, n: usize, v: u64) {
+fn lds_put(ctx: &mut Ctx<'_>, a: u64, n: usize, v: u64) {
+    if a + n as u64 > ctx.lds.len() as u64 {
+        return;
+    }
     let a = a as usize;
     if a + n > ctx.lds.len() {
         return;
@@ -441,7 +447,7 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let d1 = Wave::vslot(inst.src[2]);
     let dst = Wave::vslot(inst.dst);
     let off = inst.imm as u32 & 0xFFFF;
-    let (o0, o1) = (off & 0xFF, off >> 8);
+    let (o0, o1) = ((off & 0xFF) as u64, (off >> 8) as u64);
     w.lane_insts += exec.count_ones() as u64;
     let active = |l: usize| exec >> l & 1 != 0;
     let dword = |w: &Wave, r: usize, l: usize| w.v[r & 511][l] as u64;
@@ -496,7 +502,9 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         if !active(l) {
             continue;
         }
-        let a = w.v[addr][l];
+        // 64-bit address arithmetic: offsets never wrap into low LDS.
+        let a = w.v[addr][l] as u64;
+        let off = off as u64;
         match op {
             ds_write_b8 => lds_put(ctx, a + off, 1, dword(w, d0, l)),
             ds_write_b16 => lds_put(ctx, a + off, 2, dword(w, d0, l)),
@@ -505,7 +513,7 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             ds_write_b96 | ds_write_b128 => {
                 let n = if op == ds_write_b96 { 3 } else { 4 };
                 for k in 0..n {
-                    lds_put(ctx, a + off + 4 * k as u32, 4, dword(w, d0 + k, l));
+                    lds_put(ctx, a + off + 4 * k as u64, 4, dword(w, d0 + k, l));
                 }
             }
             ds_write2_b32 | ds_write2st64_b32 => {
@@ -530,7 +538,7 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                     _ => 4,
                 };
                 for k in 0..n {
-                    w.v[(dst + k) & 511][l] = lds_get(ctx, a + off + 4 * k as u32, 4) as u32;
+                    w.v[(dst + k) & 511][l] = lds_get(ctx, a + off + 4 * k as u64, 4) as u32;
                 }
             }
             ds_read2_b32 | ds_read2st64_b32 => {
