@@ -128,10 +128,28 @@ fn float_op(op: Op) -> bool {
     op.types().iter().any(|t| matches!(t, Ty::F16 | Ty::F32 | Ty::F64 | Ty::PF32 | Ty::P16))
 }
 
+/// Per-operation facts looked up once per instruction.
+struct Info {
+    float: bool,
+    nsrc: usize,
+    lane: Option<(LaneFn, Out)>,
+}
+
+fn info(op: Op) -> &'static Info {
+    static INFO: std::sync::OnceLock<Vec<Info>> = std::sync::OnceLock::new();
+    &INFO.get_or_init(|| {
+        Op::ALL
+            .iter()
+            .map(|&o| Info { float: float_op(o), nsrc: o.types().len().saturating_sub(1).min(3), lane: lane_fn(o) })
+            .collect()
+    })[op as usize]
+}
+
 pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let op = inst.op;
-    check_sources(inst, op.types().len().saturating_sub(1).min(3))?;
-    if float_op(op) && w.mode & 0xF != 0 {
+    let facts = info(op);
+    check_sources(inst, facts.nsrc)?;
+    if facts.float && w.mode & 0xF != 0 {
         return Err(illegal(format!(
             "{} with rounding mode 0x{:x} (only round-to-nearest-even is emulated)",
             op.name(),
@@ -177,10 +195,10 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         }
         _ => {}
     }
-    let Some((func, out)) = lane_fn(op) else {
+    let Some((func, out)) = facts.lane else {
         return Err(illegal(format!("{} is not implemented", op.name())));
     };
-    if inst.clamp && !float_op(op) && !matches!(op, v_add_u32 | v_sub_u32 | v_add_co_u32 | v_sub_co_u32 | v_add_i32 | v_sub_i32) {
+    if inst.clamp && !facts.float && !matches!(op, v_add_u32 | v_sub_u32 | v_add_co_u32 | v_sub_co_u32 | v_add_i32 | v_sub_i32) {
         return Err(illegal(format!("{} with clamp is not emulated", op.name())));
     }
     let types = op.types();
@@ -359,20 +377,41 @@ fn fast_path(op: Op, dst: &mut [u32; LANES], mask: u64, s: &[Lanes; 3], env: &En
         v_add_f32 => fill(dst, mask, |l| e.out32(e.in32(f(a[l])) + e.in32(f(b[l]))).to_bits()),
         v_sub_f32 => fill(dst, mask, |l| e.out32(e.in32(f(a[l])) - e.in32(f(b[l]))).to_bits()),
         v_mul_f32 => fill(dst, mask, |l| e.out32(e.in32(f(a[l])) * e.in32(f(b[l]))).to_bits()),
-        v_fmac_f32 => {
-            for l in 0..LANES {
-                if mask >> l & 1 != 0 {
-                    let acc = e.in32(f32::from_bits(dst[l]));
-                    dst[l] = e.out32(e.in32(f(a[l])).mul_add(e.in32(f(b[l])), acc)).to_bits();
-                }
-            }
-        }
-        v_fma_f32 | v_fmaak_f32 | v_fmamk_f32 => {
-            fill(dst, mask, |l| e.out32(e.in32(f(a[l])).mul_add(e.in32(f(b[l])), e.in32(f(c[l])))).to_bits())
-        }
+        v_fmac_f32 | v_fma_f32 | v_fmaak_f32 | v_fmamk_f32 => fma_lanes(dst, mask, a, b, c, op == v_fmac_f32, &e),
         _ => return false,
     }
     true
+}
+
+/// Lanes of an f32 fused multiply-add (`acc_in_dst`: the addend is the destination, as in
+/// `v_fmac_f32`), with the host's FMA instruction when it has one.
+fn fma_lanes(dst: &mut [u32; LANES], mask: u64, a: &Lanes, b: &Lanes, c: &Lanes, acc_in_dst: bool, e: &Env) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU supports FMA (checked just above), the only requirement of the
+            // target-feature function.
+            unsafe { fma_lanes_x86(dst, mask, a, b, c, acc_in_dst, e) };
+            return;
+        }
+    }
+    fma_lanes_generic(dst, mask, a, b, c, acc_in_dst, e);
+}
+
+#[inline(always)]
+fn fma_lanes_generic(dst: &mut [u32; LANES], mask: u64, a: &Lanes, b: &Lanes, c: &Lanes, acc_in_dst: bool, e: &Env) {
+    for l in 0..LANES {
+        if mask >> l & 1 != 0 {
+            let acc = if acc_in_dst { f32::from_bits(dst[l]) } else { f(c[l]) };
+            dst[l] = e.out32(e.in32(f(a[l])).mul_add(e.in32(f(b[l])), e.in32(acc))).to_bits();
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+fn fma_lanes_x86(dst: &mut [u32; LANES], mask: u64, a: &Lanes, b: &Lanes, c: &Lanes, acc_in_dst: bool, e: &Env) {
+    fma_lanes_generic(dst, mask, a, b, c, acc_in_dst, e)
 }
 
 fn sdwa_write(r: u64, old: u64, ctrl: u32) -> u64 {
