@@ -366,6 +366,22 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
 
 /// A plain load or store of one lane through a translated host pointer.
 fn host_access(w: &mut Wave, inst: &Inst, lane: usize, p: std::ptr::NonNull<u8>, kind: Kind) {
+    let aligned = (p.as_ptr() as usize) % 4 == 0;
+    match kind {
+        Kind::Load { n: 4, .. } if aligned => {
+            // SAFETY: 4 aligned bytes inside the translated range, accessed atomically.
+            let v = unsafe { std::sync::atomic::AtomicU32::from_ptr(p.as_ptr() as *mut u32) }.load(std::sync::atomic::Ordering::Relaxed);
+            w.v[Wave::vslot(inst.dst)][lane] = v;
+            return;
+        }
+        Kind::Store { n: 4, hi: false } if aligned => {
+            let v = w.v[Wave::vslot(inst.src[1])][lane];
+            // SAFETY: 4 aligned bytes inside the translated range, accessed atomically.
+            unsafe { std::sync::atomic::AtomicU32::from_ptr(p.as_ptr() as *mut u32) }.store(v, std::sync::atomic::Ordering::Relaxed);
+            return;
+        }
+        _ => {}
+    }
     match kind {
         Kind::Load { n, .. } => {
             let mut raw = [0u8; 16];

@@ -270,8 +270,17 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let mac = matches!(op, v_mac_f32 | v_fmac_f32 | v_fmac_f64 | v_mac_f16);
     let simple = !is_mask && !dst_wide && inst.ext != Ext::Sdwa && inst.omod == 0 && !inst.clamp;
     let plain = simple && !mac;
+    let wide_simple = dst_wide && inst.ext == Ext::None && inst.omod == 0 && !inst.clamp && out == Out::V && dst_slot < 511;
+    let carry_simple = out == Out::VMask && !dst_wide && inst.ext == Ext::None && !inst.clamp;
     if simple && out == Out::V && fast_path(op, &mut w.v[dst_slot], write_mask, &srcs, &env, carry_in) {
         // Done by a specialised loop.
+    } else if wide_simple && {
+        let (lo, hi) = w.v.split_at_mut(dst_slot + 1);
+        fast_path_wide(op, &mut lo[dst_slot], &mut hi[0], write_mask, &srcs)
+    } {
+        // Done by a specialised 64-bit loop.
+    } else if carry_simple && let Some(m) = fast_path_carry(op, &mut w.v[dst_slot], write_mask, &srcs, carry_in) {
+        mask_out = m;
     } else if plain {
         // The common case: a 32-bit result written to active lanes.
         let mut m = write_mask;
@@ -381,6 +390,56 @@ fn fast_path(op: Op, dst: &mut [u32; LANES], mask: u64, s: &[Lanes; 3], env: &En
         _ => return false,
     }
     true
+}
+
+/// Specialised loops for frequent operations with a 64-bit result.
+fn fast_path_wide(op: Op, lo: &mut [u32; LANES], hi: &mut [u32; LANES], mask: u64, s: &[Lanes; 3]) -> bool {
+    let (a, b, c) = (&s[0], &s[1], &s[2]);
+    let mut put = |f: &dyn Fn(usize) -> u64| {
+        for l in 0..LANES {
+            if mask >> l & 1 != 0 {
+                let r = f(l);
+                lo[l] = r as u32;
+                hi[l] = (r >> 32) as u32;
+            }
+        }
+    };
+    match op {
+        v_lshl_add_u64 => put(&|l| (a[l] << (b[l] as u32 & 63)).wrapping_add(c[l])),
+        v_lshlrev_b64 => put(&|l| b[l] << (a[l] as u32 & 63)),
+        v_lshrrev_b64 => put(&|l| b[l] >> (a[l] as u32 & 63)),
+        v_mov_b64 => put(&|l| a[l]),
+        _ => return false,
+    }
+    true
+}
+
+/// Specialised loops for the 32-bit carry operations; the carry-out mask.
+fn fast_path_carry(op: Op, dst: &mut [u32; LANES], mask: u64, s: &[Lanes; 3], carry: u64) -> Option<u64> {
+    let (a, b) = (&s[0], &s[1]);
+    let mut out = 0u64;
+    match op {
+        v_add_co_u32 => {
+            for l in 0..LANES {
+                if mask >> l & 1 != 0 {
+                    let (r, c) = (a[l] as u32).overflowing_add(b[l] as u32);
+                    dst[l] = r;
+                    out |= (c as u64) << l;
+                }
+            }
+        }
+        v_addc_co_u32 => {
+            for l in 0..LANES {
+                if mask >> l & 1 != 0 {
+                    let r = a[l] as u32 as u64 + b[l] as u32 as u64 + (carry >> l & 1);
+                    dst[l] = r as u32;
+                    out |= (r >> 32) << l;
+                }
+            }
+        }
+        _ => return None,
+    }
+    Some(out)
 }
 
 /// Lanes of an f32 fused multiply-add (`acc_in_dst`: the addend is the destination, as in
