@@ -317,13 +317,13 @@ impl Job<'_> {
             w.mode = kd.initial_mode();
             w.hw_id = hw_id(self.compute_units, g, k as u32);
             let mut exec = 0u64;
+            // Work-item ids of the wave's first lane, then counted up lane by lane.
+            let first = (k * LANES) as u32;
+            let (mut x, mut y, mut z) = (first % dims[0], (first / dims[0]) % dims[1], first / (dims[0] * dims[1]));
             for l in 0..LANES {
-                let t = (k * LANES + l) as u32;
+                let t = first + l as u32;
                 if t < items {
                     exec |= 1 << l;
-                    let x = t % dims[0];
-                    let y = (t / dims[0]) % dims[1];
-                    let z = t / (dims[0] * dims[1]);
                     let mut v = x;
                     if id_dims >= 1 {
                         v |= y << 10;
@@ -332,6 +332,15 @@ impl Job<'_> {
                         v |= z << 20;
                     }
                     w.v[0][l] = v;
+                    x += 1;
+                    if x == dims[0] {
+                        x = 0;
+                        y += 1;
+                        if y == dims[1] {
+                            y = 0;
+                            z += 1;
+                        }
+                    }
                 } else {
                     w.v[0][l] = 0;
                 }

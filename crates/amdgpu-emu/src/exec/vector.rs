@@ -14,8 +14,14 @@ type Lanes = [u64; LANES];
 
 /// Read source `k` for every lane (unmodified bits).
 fn fetch(w: &Wave, ctx: &Ctx<'_>, inst: &Inst, k: usize, ty: Ty) -> Lanes {
-    let code = inst.src[k];
     let mut out = [0u64; LANES];
+    fetch_into(&mut out, w, ctx, inst, k, ty);
+    out
+}
+
+/// [`fetch`] into a caller's array.
+fn fetch_into(out: &mut Lanes, w: &Wave, ctx: &Ctx<'_>, inst: &Inst, k: usize, ty: Ty) {
+    let code = inst.src[k];
     if code >= VGPR {
         let slot = Wave::vslot(code);
         if ty.dwords() == 2 {
@@ -32,9 +38,8 @@ fn fetch(w: &Wave, ctx: &Ctx<'_>, inst: &Inst, k: usize, ty: Ty) -> Lanes {
         }
     } else {
         let v = if ty.dwords() == 2 { sread64(w, ctx, code, ty, inst.lit) } else { sread(w, ctx, code, ty, inst.lit) as u64 };
-        out = [v; LANES];
+        *out = [v; LANES];
     }
-    out
 }
 
 /// Apply abs/neg (float types only).
@@ -211,7 +216,7 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let mut srcs = [[0u64; LANES]; 3];
     for k in 0..nsrc {
         let ty = types[k + 1];
-        srcs[k] = fetch(w, ctx, inst, k, ty);
+        fetch_into(&mut srcs[k], w, ctx, inst, k, ty);
         if inst.ext == Ext::Sdwa && k < 2 {
             let (sel, sext) = if k == 0 { (inst.ctrl >> 16, (inst.ctrl >> 19) & 1 != 0) } else { (inst.ctrl >> 24, (inst.ctrl >> 27) & 1 != 0) };
             for x in srcs[k].iter_mut() {
