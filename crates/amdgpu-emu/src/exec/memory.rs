@@ -300,6 +300,10 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let segment = inst.segment();
     let vaddr = Wave::vslot(inst.src[0]);
     let saddr = inst.src[2];
+    if segment == seg::GLOBAL && exec != 0 && global_fast(w, ctx, inst, kind, exec) {
+        w.lane_insts += exec.count_ones() as u64;
+        return Ok(Flow::Next);
+    }
     let mut places = [Place::Global(0); LANES];
     let (mut lo, mut hi, mut all_global) = (u64::MAX, 0u64, true);
     for l in 0..LANES {
@@ -362,6 +366,63 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         lane_access(w, ctx, inst, l, places[l], kind, inst.src[1], inst.dst)?;
     }
     Ok(Flow::Next)
+}
+
+/// GLOBAL dword loads and stores whose lanes all fall in one translated range, aligned:
+/// one translation, then one atomic access per lane. False when the case does not apply
+/// (the general path then handles it, faults included).
+fn global_fast(w: &mut Wave, ctx: &Ctx<'_>, inst: &Inst, kind: Kind, exec: u64) -> bool {
+    let store = match kind {
+        Kind::Load { n: 4, d16: None, .. } => false,
+        Kind::Store { n: 4, hi: false } => true,
+        _ => return false,
+    };
+    let vaddr = Wave::vslot(inst.src[0]);
+    let saddr = inst.src[2];
+    let imm = inst.imm as i64 as u64;
+    let mut addrs = [0u64; LANES];
+    let (mut lo, mut hi, mut misaligned) = (u64::MAX, 0u64, 0u64);
+    if saddr == OFF {
+        let (vl, vh) = (&w.v[vaddr], &w.v[(vaddr + 1) & 511]);
+        for l in 0..LANES {
+            addrs[l] = (vl[l] as u64 | (vh[l] as u64) << 32).wrapping_add(imm);
+        }
+    } else {
+        let base = w.sgpr64(saddr).wrapping_add(imm);
+        let vl = &w.v[vaddr];
+        for l in 0..LANES {
+            addrs[l] = base.wrapping_add(vl[l] as u64);
+        }
+    }
+    for l in 0..LANES {
+        if exec >> l & 1 != 0 {
+            lo = lo.min(addrs[l]);
+            hi = hi.max(addrs[l]);
+            misaligned |= addrs[l] & 3;
+        }
+    }
+    if misaligned != 0 || hi - lo >= 1 << 24 {
+        return false;
+    }
+    let Some(base) = ctx.mem.translate(lo, hi - lo + 4) else { return false };
+    if (base.as_ptr() as usize) % 4 != 0 {
+        return false;
+    }
+    let reg = Wave::vslot(if store { inst.src[1] } else { inst.dst });
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        // SAFETY: `addrs[l] - lo + 4 <= hi - lo + 4` bytes into the translated range, 4-byte
+        // aligned (base and offset are), accessed atomically as the trait requires.
+        let a = unsafe { std::sync::atomic::AtomicU32::from_ptr(base.as_ptr().add((addrs[l] - lo) as usize) as *mut u32) };
+        if store {
+            a.store(w.v[reg][l], std::sync::atomic::Ordering::Relaxed);
+        } else {
+            w.v[reg][l] = a.load(std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    true
 }
 
 /// A plain load or store of one lane through a translated host pointer.
