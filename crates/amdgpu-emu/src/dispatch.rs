@@ -132,6 +132,11 @@ impl Emulator {
         self.threads
     }
 
+    /// How many decoded kernels the cache holds.
+    pub fn decoded_kernels(&self) -> usize {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
     /// Forget decoded kernels whose code lies in `range` (call when code memory is freed or
     /// rewritten).
     pub fn forget_code(&self, range: Range<u64>) {

@@ -778,3 +778,14 @@ fn preloaded_kernel_arguments() {
         assert_eq!(b.read::<i32>(xb), x.iter().map(|v| v + 5).collect::<Vec<_>>(), "{}", t.name());
     });
 }
+
+#[test]
+fn kernels_are_decoded_once() {
+    let mut b = Bench::new("stream", amdgpu_emu::Target::Gfx942);
+    let out = b.zeros::<i32>(1);
+    assert_eq!(b.emu.decoded_kernels(), 0);
+    for _ in 0..3 {
+        b.run1("read_counter", 64, 64, &[Arg::Buf(out)]);
+    }
+    assert_eq!(b.emu.decoded_kernels(), 1);
+}

@@ -347,3 +347,80 @@ pub(crate) fn frexp64(x: f64) -> (f64, i32) {
 fn sub16(x: f16) -> bool {
     x.to_bits() & 0x7C00 == 0 && x.to_bits() & 0x3FF != 0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The division sequence the compiler emits, with correctly rounded reciprocals.
+    fn divide32(n: f32, d: f32) -> f32 {
+        let (ns, vcc) = div_scale32(n, d, n);
+        let (ds, _) = div_scale32(d, d, n);
+        let r = 1.0 / ds;
+        let e = (-ds).mul_add(r, 1.0);
+        let r = e.mul_add(r, r);
+        let q = ns * r;
+        let e = (-ds).mul_add(q, ns);
+        let q = e.mul_add(r, q);
+        let e = (-ds).mul_add(q, ns);
+        let q = div_fmas32(e, r, q, vcc);
+        div_fixup32(q, d, n)
+    }
+
+    #[test]
+    fn division_sequence_is_correctly_rounded_at_the_edges() {
+        let cases = [
+            (1.0f32, 3.0f32),
+            (1e-38, 1e10),
+            (3e38, 1e-3),
+            (1e-40, 3.0),
+            (-5.0, 1e-41),
+            (f32::MAX, 0.5),
+            (f32::MIN_POSITIVE, 3.0),
+            (7.0, f32::INFINITY),
+            (0.0, 0.0),
+        ];
+        for (n, d) in cases {
+            let want = n / d;
+            let got = divide32(n, d);
+            assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{n}/{d}: {got:e} vs {want:e}");
+        }
+    }
+
+    #[test]
+    fn class_bits_follow_the_hardware_order() {
+        assert!(class32(f32::NEG_INFINITY, 1 << 2));
+        assert!(class32(-1.0, 1 << 3));
+        assert!(class32(-1e-40, 1 << 4));
+        assert!(class32(-0.0, 1 << 5));
+        assert!(class32(0.0, 1 << 6));
+        assert!(class32(1e-40, 1 << 7));
+        assert!(class32(1.0, 1 << 8));
+        assert!(class32(f32::INFINITY, 1 << 9));
+        assert!(class32(f32::NAN, 1 << 1));
+        assert!(!class32(1.0, !(1 << 8)));
+    }
+
+    #[test]
+    fn ieee_min_max_and_flushing() {
+        assert_eq!(max32(f32::NAN, 2.0), 2.0);
+        assert_eq!(min32(1.0, f32::NAN), 1.0);
+        assert!(max32(-0.0, 0.0).is_sign_positive());
+        assert!(min32(-0.0, 0.0).is_sign_negative());
+        let flush = Env::from_mode(0);
+        assert_eq!(flush.in32(1e-40).to_bits(), 0);
+        assert_eq!(flush.out32(-1e-40).to_bits(), 0x8000_0000);
+        let keep = Env::from_mode(0xF0);
+        assert_eq!(keep.in32(1e-40), 1e-40);
+    }
+
+    #[test]
+    fn rtz_conversion_to_half() {
+        assert_eq!(f16_rtz(1.0).to_f32(), 1.0);
+        // 1 + 2^-11 + tiny rounds to nearest up, toward zero down.
+        let x = 1.0 + 2f32.powi(-11) + 2f32.powi(-20);
+        assert_eq!(f16::from_f32(x).to_bits(), 0x3C01);
+        assert_eq!(f16_rtz(x).to_bits(), 0x3C00);
+        assert_eq!(f16_rtz(1e6).to_bits(), 0x7BFF);
+    }
+}

@@ -1158,3 +1158,46 @@ fn mfma_16x16x4(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let _ = FaultKind::Trap { code: 0 };
     Ok(Flow::Next)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dpp_lane_sources() {
+        // quad_perm [3,2,1,0]
+        assert_eq!(dpp_source(0x1B, 5), Some(6));
+        // row_shr:1 leaves the first lane of each row without a source.
+        assert_eq!(dpp_source(0x111, 16), None);
+        assert_eq!(dpp_source(0x111, 17), Some(16));
+        // row_ror:1 wraps within the row.
+        assert_eq!(dpp_source(0x121, 16), Some(31));
+        // row_bcast:15 reads the last lane of the previous row; row_bcast:31 lane 31.
+        assert_eq!(dpp_source(0x142, 40), Some(31));
+        assert_eq!(dpp_source(0x143, 50), Some(31));
+        assert_eq!(dpp_source(0x143, 20), None);
+        assert_eq!(dpp_source(0x140, 3), Some(12));
+    }
+
+    #[test]
+    fn sdwa_selection_and_destination() {
+        assert_eq!(sdwa_select(0x8180_7F01, 1, true), 0x7F);
+        assert_eq!(sdwa_select(0x8180_7F01, 2, true) as u32, 0xFFFF_FF80);
+        assert_eq!(sdwa_select(0x8180_7F01, 5, false), 0x8180);
+        // dst_sel WORD_1 with UNUSED_PRESERVE keeps the low half.
+        let ctrl = 5 << 8 | 2 << 11;
+        assert_eq!(sdwa_write(0x1234, 0xAAAA_BBBB, ctrl), 0x1234_BBBB);
+        // BYTE_0 with UNUSED_SEXT sign-extends the byte.
+        assert_eq!(sdwa_write(0x80, 0, 1 << 11), 0xFFFF_FF80);
+    }
+
+    #[test]
+    fn bit_field_extracts() {
+        assert_eq!(bfe(0xF0, 4, 4, false), 0xF);
+        assert_eq!(bfe(0xF0, 4, 4, true), 0xFFFF_FFFF);
+        assert_eq!(bfe(0x8000_0000, 28, 4, true), 0xFFFF_FFF8);
+        assert_eq!(bfe(0x1234, 0, 0, false), 0);
+        // {S0, S1}: selector 0 is S1's byte 0, 4 is S0's byte 0, 12 is zero.
+        assert_eq!(perm(0x0403_0201, 0x0807_0605, 0x0004_0C00), 0x0501_0005);
+    }
+}
