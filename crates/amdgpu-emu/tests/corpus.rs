@@ -789,3 +789,25 @@ fn kernels_are_decoded_once() {
     }
     assert_eq!(b.emu.decoded_kernels(), 1);
 }
+
+#[test]
+fn dynamic_lds_and_barriers_after_waves_end() {
+    each_target(|t| {
+        let n = 1000usize;
+        let v: Vec<i32> = (0..n as i32).map(|i| i * 5 - 7).collect();
+        let mut b = Bench::new("control", t);
+        let (vi, out) = (b.buf_of(&v), b.zeros::<i32>(2 * n));
+        b.run("dyn_lds", [256, 1, 1], [128, 1, 1], &[Arg::Buf(vi), Arg::Buf(out), Arg::I32(n as i32)], 4 * n as u32).unwrap();
+        let want: Vec<i32> = (0..2).flat_map(|_| (0..n).map(|k| v[n - 1 - k] * 2)).collect();
+        assert_eq!(b.read::<i32>(out), want, "dyn_lds {}", t.name());
+        let o2 = b.zeros::<i32>(256);
+        b.run("early_exit_barrier", [512, 1, 1], [256, 1, 1], &[Arg::Buf(o2)], 0).unwrap();
+        let mut acc: Vec<i32> = (0..128).collect();
+        for _ in 0..5 {
+            let next: Vec<i32> = (0..128).map(|i| acc[(i + 1) & 127] + 1).collect();
+            acc = next;
+        }
+        let want: Vec<i32> = (0..2).flat_map(|_| acc.clone()).collect();
+        assert_eq!(b.read::<i32>(o2), want, "early_exit_barrier {}", t.name());
+    });
+}

@@ -93,3 +93,26 @@ extern "C" __global__ void ballot_count(const int *in, u32 *out, int n) {
   u64 mask = __builtin_amdgcn_ballot_w64(pred);
   if ((tid_x() & 63) == 0) out[i / 64] = (u32)__builtin_popcountll(mask);
 }
+// Dynamic LDS sized by the dispatch packet (group segment size beyond the fixed part).
+extern __shared__ int dyn_lds_buf[];
+extern "C" __global__ void dyn_lds(const int *in, int *out, int n) {
+  u32 t = tid_x();
+  for (u32 k = t; k < (u32)n; k += bdim_x()) dyn_lds_buf[k] = in[k] * 2;
+  syncthreads();
+  for (u32 k = t; k < (u32)n; k += bdim_x()) out[bid_x() * n + k] = dyn_lds_buf[n - 1 - k];
+}
+// Whole waves end before the barriers; the remaining waves still synchronise every iteration.
+extern "C" __global__ void early_exit_barrier(int *out) {
+  __shared__ int acc[128];
+  u32 t = tid_x();
+  if (t >= 128) return;
+  acc[t] = (int)t;
+  for (int r = 0; r < 5; r++) {
+    syncthreads();
+    int v = acc[(t + 1) & 127];
+    syncthreads();
+    acc[t] = v + 1;
+  }
+  syncthreads();
+  out[bid_x() * 128 + t] = acc[t];
+}
