@@ -19,7 +19,7 @@ pub struct KernelDescriptor {
     pub rsrc2: u32,
     /// Kernel code properties (enable bits of the user SGPRs, wave32, dynamic stack).
     pub properties: u16,
-    /// Kernarg preload: length [6:0], offset [15:7] (dwords).
+    /// Kernarg preload: length in bits 6:0, offset in bits 15:7 (dwords).
     pub kernarg_preload: u16,
 }
 
