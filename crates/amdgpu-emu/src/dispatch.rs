@@ -8,12 +8,12 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::decode::Program;
 use crate::descriptor::KernelDescriptor;
 use crate::exec::{self, Ctx, Flow};
-use crate::fault::Fault;
+use crate::fault::{Fault, FaultKind};
 use crate::memory::{GlobalMemory, load_bytes};
 use crate::trace::ShaderDataRecord;
 use crate::wave::{LANES, Wave};
@@ -93,6 +93,7 @@ pub struct Emulator {
     target: Target,
     threads: usize,
     compute_units: u32,
+    time_limit: Duration,
     cache: Mutex<HashMap<(u64, u64, u64), Arc<Program>>>,
 }
 
@@ -113,12 +114,20 @@ impl Emulator {
                 .filter(|&n: &usize| n > 0)
                 .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
         };
-        Emulator { target, threads, compute_units: 4, cache: Mutex::new(HashMap::new()) }
+        Emulator { target, threads, compute_units: 4, time_limit: Duration::from_secs(600), cache: Mutex::new(HashMap::new()) }
     }
 
     /// Set the number of compute units waves are placed on (1-64; see `docs/emulator.md`).
     pub fn with_compute_units(mut self, n: u32) -> Emulator {
         self.compute_units = n.clamp(1, 64);
+        self
+    }
+
+    /// Bound a dispatch's run time (default 600 s): a kernel still running then (an endless
+    /// loop, a spin-wait on memory nothing will write) ends with a [`FaultKind::TimeLimit`]
+    /// fault instead of hanging its caller.
+    pub fn with_time_limit(mut self, limit: Duration) -> Emulator {
+        self.time_limit = limit;
         self
     }
 
@@ -205,9 +214,12 @@ impl Emulator {
             target: self.target,
             compute_units: self.compute_units,
             clock_base: Instant::now(),
+            deadline: Instant::now() + self.time_limit,
+            time_limit: self.time_limit,
+            abort: AtomicBool::new(false),
         };
         let next = AtomicU64::new(0);
-        let abort = AtomicBool::new(false);
+        let abort = &job.abort;
         let fault: Mutex<Option<(u64, Fault)>> = Mutex::new(None);
         let results: Mutex<Vec<DispatchOutcome>> = Mutex::new(Vec::new());
         let worker = || {
@@ -276,6 +288,10 @@ struct Job<'a> {
     target: Target,
     compute_units: u32,
     clock_base: Instant,
+    deadline: Instant,
+    time_limit: Duration,
+    /// Set when a work-group faulted: the others stop at their next scheduling point.
+    abort: AtomicBool,
 }
 
 #[derive(Default)]
@@ -408,7 +424,7 @@ impl Job<'_> {
                     if w.pc >= self.prog.insts.len() {
                         let pc = self.prog.base + self.prog.offsets.last().copied().unwrap_or(0) as u64;
                         return Err(Fault {
-                            kind: crate::fault::FaultKind::BadJump { target: pc + 4 },
+                            kind: FaultKind::BadJump { target: pc + 4 },
                             kernel: s.kernel_name.map(str::to_string),
                             pc,
                             code_offset: pc as i64 - self.entry as i64,
@@ -421,6 +437,23 @@ impl Job<'_> {
             }
             if all_done {
                 break;
+            }
+            if self.abort.load(Ordering::Relaxed) {
+                // Another work-group faulted; its fault is the dispatch's.
+                return Ok(());
+            }
+            if Instant::now() > self.deadline {
+                let w = waves.iter().find(|w| !w.done).expect("a wave is still running");
+                let pc = self.prog.address_of(w.pc.min(self.prog.insts.len() - 1));
+                return Err(Fault {
+                    kind: FaultKind::TimeLimit { seconds: self.time_limit.as_secs_f64() },
+                    kernel: s.kernel_name.map(str::to_string),
+                    pc,
+                    code_offset: pc as i64 - self.entry as i64,
+                    instruction: self.prog.insts[w.pc.min(self.prog.insts.len() - 1)].disassemble(self.target),
+                    workgroup: id,
+                    wave: w.index,
+                });
             }
             if all_blocked {
                 for w in waves.iter_mut() {

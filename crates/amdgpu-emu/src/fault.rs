@@ -3,7 +3,7 @@
 use std::fmt;
 
 /// What went wrong.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum FaultKind {
     /// A lane accessed memory outside what the memory interface vouches for (or outside its
     /// private segment).
@@ -40,6 +40,12 @@ pub enum FaultKind {
         /// The target address.
         target: u64,
     },
+    /// The dispatch ran longer than the emulator's time limit (an endless loop or a
+    /// spin-wait on memory nothing writes, such as a host call the runtime does not serve).
+    TimeLimit {
+        /// The limit.
+        seconds: f64,
+    },
     /// The kernel descriptor or the dispatch setup cannot be run.
     BadDispatch {
         /// What is wrong and what to do.
@@ -48,7 +54,7 @@ pub enum FaultKind {
 }
 
 /// A fault: what happened, in which kernel, at which instruction.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Fault {
     /// What went wrong.
     pub kind: FaultKind,
@@ -92,6 +98,7 @@ impl fmt::Display for Fault {
             FaultKind::Misaligned { address, lane } => write!(f, "misaligned atomic at 0x{address:x} (lane {lane})")?,
             FaultKind::IllegalInstruction { reason } => write!(f, "illegal instruction: {reason}")?,
             FaultKind::Trap { code } => write!(f, "s_trap {code} (kernel trap)")?,
+            FaultKind::TimeLimit { seconds } => write!(f, "the dispatch ran longer than the emulator's limit of {seconds} s (an endless loop or a wait nothing satisfies)")?,
             FaultKind::BadJump { target } => write!(f, "jump to 0x{target:x}, which is not an instruction of the kernel's code")?,
             FaultKind::BadDispatch { reason } => return write!(f, "cannot emulate {kernel}: {reason}"),
         }

@@ -96,3 +96,15 @@ fn ttracedata_records_and_hw_id_placement() {
         }
     }
 }
+
+#[test]
+fn a_kernel_that_never_ends_hits_the_time_limit() {
+    for t in TARGETS {
+        let mut b = Bench::new("special", t);
+        b.emu = amdgpu_emu::Emulator::new(t, 2).with_time_limit(std::time::Duration::from_millis(200));
+        let flag = b.zeros::<i32>(1);
+        let f = b.run("spin_forever", [256, 1, 1], [64, 1, 1], &[Arg::Buf(flag)], 0).unwrap_err();
+        assert!(matches!(f.kind, FaultKind::TimeLimit { .. }), "{}: {f}", t.name());
+        assert!(f.to_string().contains("spin_forever+0x"), "{f}");
+    }
+}

@@ -7,3 +7,5 @@ extern "C" __global__ void trace_markers(u32 *hw) {
   hw[i] = __builtin_amdgcn_s_getreg((3 << 11) | (8 << 6) | 4) << 8 | __builtin_amdgcn_s_getreg((1 << 11) | (4 << 6) | 4) << 4 | __builtin_amdgcn_s_getreg((3 << 11) | (0 << 6) | 4);
   __builtin_amdgcn_s_ttracedata(1);
 }
+// Waits for a flag nothing sets.
+extern "C" __global__ void spin_forever(volatile int *flag) { while (*flag == 0) {} }
