@@ -135,7 +135,10 @@ impl Bench {
     }
 
     pub fn with_threads(file: &str, target: Target, threads: usize) -> Bench {
-        let co = code_object(file, target);
+        Bench::from_code_object(code_object(file, target), target, threads)
+    }
+
+    pub fn from_code_object(co: CodeObject, target: Target, threads: usize) -> Bench {
         assert_eq!(co.target, Some(target));
         let mut mem = RegionMemory::new();
         mem.add(CODE_BASE, co.image.len().next_multiple_of(8) as u64);
