@@ -467,11 +467,14 @@ fn mubuf(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         return Ok(Flow::Next);
     }
     let Some(kind) = kind(inst.op) else { return Err(illegal(format!("{} is not implemented", inst.op.name()))) };
-    if inst.ctrl & (flags::LDS | flags::IDXEN) != 0 {
-        return Err(illegal("MUBUF with idxen or lds is not emulated"));
+    if inst.ctrl & flags::LDS != 0 {
+        return Err(illegal("MUBUF with lds (load to LDS) is not emulated"));
     }
     let r = inst.src[2] as usize & 127;
     let base = w.s[r] as u64 | ((w.s[(r + 1) & 127] & 0xFFFF) as u64) << 32;
+    let stride = ((w.s[(r + 1) & 127] >> 16) & 0x3FFF) as u64;
+    let idxen = inst.ctrl & flags::IDXEN != 0;
+    let offen = inst.ctrl & flags::OFFEN != 0;
     let soffset = sread(w, ctx, inst.sdst, Ty::B32, inst.lit) as u64;
     let exec = w.exec();
     let vaddr = Wave::vslot(inst.src[0]);
@@ -479,8 +482,10 @@ fn mubuf(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         if exec >> l & 1 == 0 {
             continue;
         }
-        let voff = if inst.ctrl & flags::OFFEN != 0 { w.v[vaddr][l] as u64 } else { 0 };
-        let off = soffset + voff + inst.imm as u64;
+        // vaddr holds the index (idxen), then the offset (offen).
+        let vindex = if idxen { w.v[vaddr][l] as u64 } else { 0 };
+        let voff = if offen { w.v[(vaddr + idxen as usize) & 511][l] as u64 } else { 0 };
+        let off = soffset + voff + inst.imm as u64 + vindex * stride;
         let place = if base == PRIVATE_BUFFER_BASE { Place::Private(off as u32) } else { Place::Global(base + off) };
         lane_access(w, ctx, inst, l, place, kind, inst.src[1], inst.src[1])?;
     }
