@@ -284,6 +284,8 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         fast_path_wide(op, &mut lo[dst_slot], &mut hi[0], write_mask, &srcs)
     } {
         // Done by a specialised 64-bit loop.
+    } else if is_mask && inst.ext == Ext::None && let Some(m) = fast_compare(op, write_mask, &srcs) {
+        mask_out = m;
     } else if carry_simple && let Some(m) = fast_path_carry(op, &mut w.v[dst_slot], write_mask, &srcs, carry_in) {
         mask_out = m;
     } else if plain {
@@ -417,6 +419,31 @@ fn fast_path_wide(op: Op, lo: &mut [u32; LANES], hi: &mut [u32; LANES], mask: u6
         _ => return false,
     }
     true
+}
+
+/// Specialised loops for the most frequent integer compares; the result mask.
+fn fast_compare(op: Op, mask: u64, s: &[Lanes; 3]) -> Option<u64> {
+    let (a, b) = (&s[0], &s[1]);
+    let run = |f: &dyn Fn(u32, u32) -> bool| -> u64 {
+        let mut m = 0u64;
+        for l in 0..LANES {
+            m |= (f(a[l] as u32, b[l] as u32) as u64) << l;
+        }
+        m & mask
+    };
+    Some(match op {
+        v_cmp_eq_u32 | v_cmp_eq_i32 | v_cmpx_eq_u32 | v_cmpx_eq_i32 => run(&|x, y| x == y),
+        v_cmp_ne_u32 | v_cmp_ne_i32 | v_cmpx_ne_u32 | v_cmpx_ne_i32 => run(&|x, y| x != y),
+        v_cmp_gt_u32 | v_cmpx_gt_u32 => run(&|x, y| x > y),
+        v_cmp_lt_u32 | v_cmpx_lt_u32 => run(&|x, y| x < y),
+        v_cmp_ge_u32 => run(&|x, y| x >= y),
+        v_cmp_le_u32 => run(&|x, y| x <= y),
+        v_cmp_gt_i32 | v_cmpx_gt_i32 => run(&|x, y| (x as i32) > (y as i32)),
+        v_cmp_lt_i32 | v_cmpx_lt_i32 => run(&|x, y| (x as i32) < (y as i32)),
+        v_cmp_ge_i32 => run(&|x, y| (x as i32) >= (y as i32)),
+        v_cmp_le_i32 => run(&|x, y| (x as i32) <= (y as i32)),
+        _ => return None,
+    })
 }
 
 /// Specialised loops for the 32-bit carry operations; the carry-out mask.
