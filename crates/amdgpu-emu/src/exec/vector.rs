@@ -213,7 +213,33 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         Ext::Sdwa => (((inst.ctrl >> 20) & 1 | ((inst.ctrl >> 28) & 1) << 1) as u8, (((inst.ctrl >> 21) & 1) | ((inst.ctrl >> 29) & 1) << 1) as u8),
         Ext::None => (inst.neg, inst.abs),
     };
-    let mut srcs = [[0u64; LANES]; 3];
+    // Operand arrays live in a per-thread scratch area (no 1.5 KiB zeroing per instruction);
+    // operations read only the sources they have.
+    SOURCES.with(|cell| {
+        let mut srcs = cell.borrow_mut();
+        lanes(w, ctx, inst, LaneJob { func, out, types, nsrc, neg, abs, exec }, &mut srcs)
+    })
+}
+
+thread_local! {
+    static SOURCES: std::cell::RefCell<Box<[Lanes; 3]>> = std::cell::RefCell::new(Box::new([[0; LANES]; 3]));
+}
+
+/// The decoded facts [`lanes`] needs.
+struct LaneJob {
+    func: LaneFn,
+    out: Out,
+    types: &'static [Ty],
+    nsrc: usize,
+    neg: u8,
+    abs: u8,
+    exec: u64,
+}
+
+/// Fetch the sources and run the lane function over the active lanes.
+fn lanes(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst, job: LaneJob, srcs: &mut [Lanes; 3]) -> Step {
+    let LaneJob { func, out, types, nsrc, neg, abs, exec } = job;
+    let op = inst.op;
     for k in 0..nsrc {
         let ty = types[k + 1];
         fetch_into(&mut srcs[k], w, ctx, inst, k, ty);
@@ -401,8 +427,8 @@ fn fast_path(op: Op, dst: &mut [u32; LANES], mask: u64, s: &[Lanes; 3], env: &En
 
 /// Specialised loops for frequent operations with a 64-bit result.
 fn fast_path_wide(op: Op, lo: &mut [u32; LANES], hi: &mut [u32; LANES], mask: u64, s: &[Lanes; 3]) -> bool {
-    let (a, b, c) = (&s[0], &s[1], &s[2]);
-    let mut put = |f: &dyn Fn(usize) -> u64| {
+    #[inline(always)]
+    fn put(lo: &mut [u32; LANES], hi: &mut [u32; LANES], mask: u64, f: impl Fn(usize) -> u64) {
         for l in 0..LANES {
             if mask >> l & 1 != 0 {
                 let r = f(l);
@@ -410,12 +436,13 @@ fn fast_path_wide(op: Op, lo: &mut [u32; LANES], hi: &mut [u32; LANES], mask: u6
                 hi[l] = (r >> 32) as u32;
             }
         }
-    };
+    }
+    let (a, b, c) = (&s[0], &s[1], &s[2]);
     match op {
-        v_lshl_add_u64 => put(&|l| (a[l] << (b[l] as u32 & 63)).wrapping_add(c[l])),
-        v_lshlrev_b64 => put(&|l| b[l] << (a[l] as u32 & 63)),
-        v_lshrrev_b64 => put(&|l| b[l] >> (a[l] as u32 & 63)),
-        v_mov_b64 => put(&|l| a[l]),
+        v_lshl_add_u64 => put(lo, hi, mask, |l| (a[l] << (b[l] as u32 & 63)).wrapping_add(c[l])),
+        v_lshlrev_b64 => put(lo, hi, mask, |l| b[l] << (a[l] as u32 & 63)),
+        v_lshrrev_b64 => put(lo, hi, mask, |l| b[l] >> (a[l] as u32 & 63)),
+        v_mov_b64 => put(lo, hi, mask, |l| a[l]),
         _ => return false,
     }
     true
@@ -424,24 +451,26 @@ fn fast_path_wide(op: Op, lo: &mut [u32; LANES], hi: &mut [u32; LANES], mask: u6
 /// Specialised loops for the most frequent integer compares; the result mask.
 fn fast_compare(op: Op, mask: u64, s: &[Lanes; 3]) -> Option<u64> {
     let (a, b) = (&s[0], &s[1]);
-    let run = |f: &dyn Fn(u32, u32) -> bool| -> u64 {
+    #[inline(always)]
+    fn lanes_mask(a: &Lanes, b: &Lanes, mask: u64, f: impl Fn(u32, u32) -> bool) -> u64 {
         let mut m = 0u64;
         for l in 0..LANES {
             m |= (f(a[l] as u32, b[l] as u32) as u64) << l;
         }
         m & mask
-    };
+    }
+    let run = |f: fn(u32, u32) -> bool| lanes_mask(a, b, mask, f);
     Some(match op {
-        v_cmp_eq_u32 | v_cmp_eq_i32 | v_cmpx_eq_u32 | v_cmpx_eq_i32 => run(&|x, y| x == y),
-        v_cmp_ne_u32 | v_cmp_ne_i32 | v_cmpx_ne_u32 | v_cmpx_ne_i32 => run(&|x, y| x != y),
-        v_cmp_gt_u32 | v_cmpx_gt_u32 => run(&|x, y| x > y),
-        v_cmp_lt_u32 | v_cmpx_lt_u32 => run(&|x, y| x < y),
-        v_cmp_ge_u32 => run(&|x, y| x >= y),
-        v_cmp_le_u32 => run(&|x, y| x <= y),
-        v_cmp_gt_i32 | v_cmpx_gt_i32 => run(&|x, y| (x as i32) > (y as i32)),
-        v_cmp_lt_i32 | v_cmpx_lt_i32 => run(&|x, y| (x as i32) < (y as i32)),
-        v_cmp_ge_i32 => run(&|x, y| (x as i32) >= (y as i32)),
-        v_cmp_le_i32 => run(&|x, y| (x as i32) <= (y as i32)),
+        v_cmp_eq_u32 | v_cmp_eq_i32 | v_cmpx_eq_u32 | v_cmpx_eq_i32 => run(|x, y| x == y),
+        v_cmp_ne_u32 | v_cmp_ne_i32 | v_cmpx_ne_u32 | v_cmpx_ne_i32 => run(|x, y| x != y),
+        v_cmp_gt_u32 | v_cmpx_gt_u32 => run(|x, y| x > y),
+        v_cmp_lt_u32 | v_cmpx_lt_u32 => run(|x, y| x < y),
+        v_cmp_ge_u32 => run(|x, y| x >= y),
+        v_cmp_le_u32 => run(|x, y| x <= y),
+        v_cmp_gt_i32 | v_cmpx_gt_i32 => run(|x, y| (x as i32) > (y as i32)),
+        v_cmp_lt_i32 | v_cmpx_lt_i32 => run(|x, y| (x as i32) < (y as i32)),
+        v_cmp_ge_i32 => run(|x, y| (x as i32) >= (y as i32)),
+        v_cmp_le_i32 => run(|x, y| (x as i32) <= (y as i32)),
         _ => return None,
     })
 }
