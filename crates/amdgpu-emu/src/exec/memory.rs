@@ -485,8 +485,14 @@ fn mubuf(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         // vaddr holds the index (idxen), then the offset (offen).
         let vindex = if idxen { w.v[vaddr][l] as u64 } else { 0 };
         let voff = if offen { w.v[(vaddr + idxen as usize) & 511][l] as u64 } else { 0 };
-        let off = soffset + voff + inst.imm as u64 + vindex * stride;
-        let place = if base == PRIVATE_BUFFER_BASE { Place::Private(off as u32) } else { Place::Global(base + off) };
+        let place = if base == PRIVATE_BUFFER_BASE {
+            // The private buffer is swizzled per lane (64 lanes, 4-byte elements): SOFFSET is a
+            // wave-level offset (the stack and frame pointers are per-lane offsets times 64),
+            // the VGPR and instruction offsets are the lane's own.
+            Place::Private(((soffset >> 6) + voff + inst.imm as u64) as u32)
+        } else {
+            Place::Global(base + soffset + voff + inst.imm as u64 + vindex * stride)
+        };
         lane_access(w, ctx, inst, l, place, kind, inst.src[1], inst.src[1])?;
     }
     w.lane_insts += exec.count_ones() as u64;

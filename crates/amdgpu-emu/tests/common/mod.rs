@@ -25,6 +25,7 @@ pub const SOURCES: &[(&str, &[&str])] = &[
     ("mfma", &[]),
     ("special", &[]),
     ("preload", &["-mllvm", "-amdgpu-kernarg-preload-count=3"]),
+    ("unoptimized", &["-O0"]),
 ];
 
 /// Sources built with Debian's `hipcc` against the HIP headers and device libraries, for
@@ -34,8 +35,16 @@ pub const HIP_SOURCES: &[&str] = &["hip_kernels"];
 /// Whether `dst` is newer than `src` and the test header (then it is not rebuilt).
 fn fresh(dst: &Path, src: &Path) -> bool {
     let m = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    match (m(dst), m(src), m(&corpus_dir().join("kh.h"))) {
-        (Some(d), Some(s), Some(h)) => d > s && d > h,
+    // Sources include each other (unoptimized.hip includes stream.hip): compare with the
+    // newest source of the corpus.
+    let newest = std::fs::read_dir(corpus_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| m(&e.path()))
+        .max();
+    match (m(dst), m(src), newest) {
+        (Some(d), Some(s), Some(n)) => d > s && d >= n,
         _ => false,
     }
 }
