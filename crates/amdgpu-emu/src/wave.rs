@@ -30,6 +30,8 @@ pub(crate) struct Wave {
     pub lane_insts: u64,
     pub done: bool,
     pub at_barrier: bool,
+    /// VGPR indexing (`s_set_gpr_idx_on`): index and mode live in M0.
+    pub gpr_idx_on: bool,
     /// HW_ID register value (placement).
     pub hw_id: u32,
     /// Wave index within its work-group.
@@ -50,6 +52,7 @@ impl Wave {
             lane_insts: 0,
             done: false,
             at_barrier: false,
+            gpr_idx_on: false,
             hw_id: 0,
             index: 0,
         }
@@ -66,6 +69,7 @@ impl Wave {
         self.lane_insts = 0;
         self.done = false;
         self.at_barrier = false;
+        self.gpr_idx_on = false;
     }
 
     pub fn exec(&self) -> u64 {

@@ -20,10 +20,15 @@ fn inc_adds_one_on_both_targets() {
     }
 }
 
+/// Run a test body on both targets, for the -O3 build and again for the -O0 build.
 fn each_target(f: impl Fn(amdgpu_emu::Target)) {
-    for t in TARGETS {
-        f(t);
+    for variant in ["", "_o0"] {
+        common::VARIANT.with(|v| v.set(variant));
+        for t in TARGETS {
+            f(t);
+        }
     }
+    common::VARIANT.with(|v| v.set(""));
 }
 
 fn inputs_f32(n: usize, seed: u64) -> Vec<f32> {

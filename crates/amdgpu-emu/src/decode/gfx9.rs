@@ -66,7 +66,7 @@ const SOP1: &[Row] = &[
     (40, s_quadmask_b32, On::All), (41, s_quadmask_b64, On::All), (48, s_abs_i32, On::All),
     (51, s_andn1_saveexec_b64, On::All), (52, s_orn1_saveexec_b64, On::All),
     (53, s_andn1_wrexec_b64, On::All), (54, s_andn2_wrexec_b64, On::All),
-    (55, s_bitreplicate_b64_b32, On::All),
+    (55, s_bitreplicate_b64_b32, On::All), (50, s_set_gpr_idx_idx, On::All),
 ];
 
 const SOPC: &[Row] = &[
@@ -75,7 +75,8 @@ const SOPC: &[Row] = &[
     (6, s_cmp_eq_u32, On::All), (7, s_cmp_lg_u32, On::All), (8, s_cmp_gt_u32, On::All),
     (9, s_cmp_ge_u32, On::All), (10, s_cmp_lt_u32, On::All), (11, s_cmp_le_u32, On::All),
     (12, s_bitcmp0_b32, On::All), (13, s_bitcmp1_b32, On::All), (14, s_bitcmp0_b64, On::All),
-    (15, s_bitcmp1_b64, On::All), (18, s_cmp_eq_u64, On::All), (19, s_cmp_lg_u64, On::All),
+    (15, s_bitcmp1_b64, On::All), (17, s_set_gpr_idx_on, On::All), (18, s_cmp_eq_u64, On::All),
+    (19, s_cmp_lg_u64, On::All),
 ];
 
 const SOPP: &[Row] = &[
@@ -428,7 +429,12 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
         let Some(op) = t.sopc[bits(w0, 16, 7) as usize] else { return unknown(w0) };
         let mut i = Inst::new(op, Enc::Sopc, 4);
         i.src[0] = bits(w0, 0, 8) as u16;
-        i.src[1] = bits(w0, 8, 8) as u16;
+        if op == s_set_gpr_idx_on {
+            // The second field is the 4-bit index mode, not an operand.
+            i.imm = bits(w0, 8, 8) as i32;
+        } else {
+            i.src[1] = bits(w0, 8, 8) as u16;
+        }
         scalar_literal(&mut i, w1);
         return i;
     }

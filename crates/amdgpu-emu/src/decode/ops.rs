@@ -122,7 +122,7 @@ ops! {
     s_quadmask_b32 = [B32, B32]; s_quadmask_b64 = [B64, B64]; s_abs_i32 = [B32, B32];
     s_andn1_saveexec_b64 = [B64, B64]; s_orn1_saveexec_b64 = [B64, B64];
     s_andn1_wrexec_b64 = [B64, B64]; s_andn2_wrexec_b64 = [B64, B64];
-    s_bitreplicate_b64_b32 = [B64, B32];
+    s_bitreplicate_b64_b32 = [B64, B32]; s_set_gpr_idx_idx = [N, B32];
     // SOPC
     s_cmp_eq_i32 = [N, B32, B32]; s_cmp_lg_i32 = [N, B32, B32]; s_cmp_gt_i32 = [N, B32, B32];
     s_cmp_ge_i32 = [N, B32, B32]; s_cmp_lt_i32 = [N, B32, B32]; s_cmp_le_i32 = [N, B32, B32];
@@ -130,6 +130,7 @@ ops! {
     s_cmp_ge_u32 = [N, B32, B32]; s_cmp_lt_u32 = [N, B32, B32]; s_cmp_le_u32 = [N, B32, B32];
     s_bitcmp0_b32 = [N, B32, B32]; s_bitcmp1_b32 = [N, B32, B32]; s_bitcmp0_b64 = [N, B64, B32];
     s_bitcmp1_b64 = [N, B64, B32]; s_cmp_eq_u64 = [N, B64, B64]; s_cmp_lg_u64 = [N, B64, B64];
+    s_set_gpr_idx_on = [N, B32];
     // SOPP
     s_nop = [N]; s_endpgm = [N]; s_branch = [N]; s_wakeup = [N]; s_cbranch_scc0 = [N];
     s_cbranch_scc1 = [N]; s_cbranch_vccz = [N]; s_cbranch_vccnz = [N]; s_cbranch_execz = [N];

@@ -102,6 +102,11 @@ fn hwreg(simm: u32) -> String {
     }
 }
 
+fn gpr_idx_mode(m: u32) -> String {
+    let names: Vec<&str> = ["SRC0", "SRC1", "SRC2", "DST"].iter().enumerate().filter(|(k, _)| m >> k & 1 != 0).map(|(_, n)| *n).collect();
+    format!("gpr_idx({})", names.join(","))
+}
+
 fn waitcnt(simm: u32) -> String {
     let vm = (simm & 0xF) | ((simm >> 14) & 3) << 4;
     let exp = (simm >> 4) & 7;
@@ -214,13 +219,14 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
         Enc::Sop1 => {
             if inst.op == Op::s_getpc_b64 {
                 format!("{mn} {}", operand(inst.dst, 2, 0))
-            } else if inst.op == Op::s_setpc_b64 {
+            } else if inst.op == Op::s_setpc_b64 || inst.op == Op::s_set_gpr_idx_idx {
                 format!("{mn} {}", opnd(0))
             } else {
                 format!("{mn} {}, {}", operand(inst.dst, ty(0).dwords(), 0), opnd(0))
             }
         }
         Enc::Sop2 => format!("{mn} {}, {}, {}", operand(inst.dst, ty(0).dwords(), 0), opnd(0), opnd(1)),
+        Enc::Sopc if inst.op == Op::s_set_gpr_idx_on => format!("{mn} {}, {}", opnd(0), gpr_idx_mode(inst.imm as u32)),
         Enc::Sopc => format!("{mn} {}, {}", opnd(0), opnd(1)),
         Enc::Sopk => {
             let simm = inst.imm as u32 & 0xFFFF;
@@ -234,6 +240,7 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
         }
         Enc::Sopp => match inst.op {
             Op::s_waitcnt => format!("{mn} {}", waitcnt(inst.imm as u32 & 0xFFFF)),
+            Op::s_set_gpr_idx_mode => format!("{mn} {}", gpr_idx_mode(inst.imm as u32)),
             Op::s_endpgm | Op::s_barrier | Op::s_ttracedata | Op::s_icache_inv | Op::s_wakeup | Op::s_set_gpr_idx_off | Op::s_endpgm_saved => mn,
             Op::s_branch | Op::s_cbranch_scc0 | Op::s_cbranch_scc1 | Op::s_cbranch_vccz | Op::s_cbranch_vccnz | Op::s_cbranch_execz | Op::s_cbranch_execnz => {
                 format!("{mn} {}", inst.imm as u32 & 0xFFFF)

@@ -53,14 +53,42 @@ pub(crate) fn illegal(what: impl Into<String>) -> FaultKind {
 
 /// Execute the instruction at the wave's pc.
 pub(crate) fn step(w: &mut Wave, ctx: &mut Ctx<'_>) -> Step {
-    let inst = ctx.prog.insts[w.pc];
+    let mut inst = ctx.prog.insts[w.pc];
     w.cycles += 1;
+    if w.gpr_idx_on && matches!(inst.enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p) {
+        index_vgprs(w, &mut inst)?;
+    }
     match inst.enc {
         Enc::Sop1 | Enc::Sop2 | Enc::Sopk | Enc::Sopc | Enc::Sopp | Enc::Smem => scalar::exec(w, ctx, &inst),
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => vector::exec(w, ctx, &inst),
         Enc::Ds | Enc::Flat | Enc::Mubuf => memory::exec(w, ctx, &inst),
         Enc::Unknown => Err(illegal("an encoding the decoder does not know")),
     }
+}
+
+/// VGPR indexing: offset the VGPR operands the M0 mode selects (bit 0-2 sources, bit 3 the
+/// destination) by M0[7:0].
+fn index_vgprs(w: &Wave, inst: &mut Inst) -> Result<(), FaultKind> {
+    let m0 = w.m0();
+    let (idx, mode) = ((m0 & 0xFF) as u16, (m0 >> 12) & 0xF);
+    let shift = |code: &mut u16| -> Result<(), FaultKind> {
+        if (crate::decode::VGPR..crate::decode::AGPR).contains(code) {
+            *code += idx;
+            if *code >= crate::decode::AGPR {
+                return Err(illegal(format!("VGPR index {idx} runs past v255")));
+            }
+        }
+        Ok(())
+    };
+    for k in 0..3 {
+        if mode >> k & 1 != 0 {
+            shift(&mut inst.src[k])?;
+        }
+    }
+    if mode & 8 != 0 {
+        shift(&mut inst.dst)?;
+    }
+    Ok(())
 }
 
 /// A jump to device address `addr`.

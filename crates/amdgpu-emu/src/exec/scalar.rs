@@ -252,6 +252,11 @@ fn sop1(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             nz(r)
         }
         s_abs_i32 => nz32((a32 as i32).unsigned_abs()),
+        s_set_gpr_idx_idx => {
+            let m0 = w.m0();
+            w.s[crate::decode::M0 as usize] = (m0 & !0xFF) | (a32 & 0xFF);
+            return Ok(Flow::Next);
+        }
         s_bitreplicate_b64_b32 => {
             let mut r = 0u64;
             for i in 0..32 {
@@ -297,6 +302,12 @@ fn sopc(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         s_bitcmp1_b32 => (au >> (bu & 31)) & 1 == 1,
         s_bitcmp0_b64 => (a >> (bu & 63)) & 1 == 0,
         s_bitcmp1_b64 => (a >> (bu & 63)) & 1 == 1,
+        s_set_gpr_idx_on => {
+            let m0 = w.m0();
+            w.s[crate::decode::M0 as usize] = (m0 & 0xFFFF_0F00) | (a as u32 & 0xFF) | (inst.imm as u32 & 0xF) << 12;
+            w.gpr_idx_on = true;
+            return Ok(Flow::Next);
+        }
         s_cmp_eq_u64 => a == b,
         s_cmp_lg_u64 => a != b,
         _ => return Err(illegal(format!("{} is not implemented", op.name()))),
@@ -393,6 +404,15 @@ fn sopp(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         s_nop | s_waitcnt | s_sleep | s_setprio | s_icache_inv | s_incperflevel | s_decperflevel | s_wakeup
         | s_setkill | s_sendmsg => Ok(Flow::Next),
         s_endpgm | s_endpgm_saved => Ok(Flow::End),
+        s_set_gpr_idx_off => {
+            w.gpr_idx_on = false;
+            Ok(Flow::Next)
+        }
+        s_set_gpr_idx_mode => {
+            let m0 = w.m0();
+            w.s[crate::decode::M0 as usize] = (m0 & !0xF000) | (inst.imm as u32 & 0xF) << 12;
+            Ok(Flow::Next)
+        }
         s_branch => branch(ctx, w, true),
         s_cbranch_scc0 => branch(ctx, w, !w.scc),
         s_cbranch_scc1 => branch(ctx, w, w.scc),

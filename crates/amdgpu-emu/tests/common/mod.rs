@@ -28,6 +28,14 @@ pub const SOURCES: &[(&str, &[&str])] = &[
     ("unoptimized", &["-O0"]),
 ];
 
+/// Sources also built at -O0 (as `<name>_o0`): the same tests run on both builds.
+pub const UNOPTIMIZED: &[&str] = &["stream", "reduce", "atomics", "control", "numeric", "xlane", "mfma"];
+
+thread_local! {
+    /// The build variant `Bench::new` loads: "" (-O3) or "_o0".
+    pub static VARIANT: std::cell::Cell<&'static str> = const { std::cell::Cell::new("") };
+}
+
 /// Sources built with Debian's `hipcc` against the HIP headers and device libraries, for
 /// gfx90a only (those libraries have no gfx942 code).
 pub const HIP_SOURCES: &[&str] = &["hip_kernels"];
@@ -79,6 +87,24 @@ pub fn corpus() -> &'static HashMap<(String, Target), PathBuf> {
                     .expect("clang-22 must be installed (scripts/install-deps.sh)");
                 children.push((child, src.clone()));
                 map.insert((name.to_string(), t), dst);
+            }
+        }
+        for name in UNOPTIMIZED {
+            for t in TARGETS {
+                let src = corpus_dir().join(format!("{name}.hip"));
+                let dst = out.join(format!("{name}_o0-{}.co", t.name()));
+                map.insert((format!("{name}_o0"), t), dst.clone());
+                if fresh(&dst, &src) {
+                    continue;
+                }
+                let child = Command::new("clang-22")
+                    .args(["-x", "hip", &format!("--offload-arch={}", t.name()), "--cuda-device-only", "--no-gpu-bundle-output", "-nogpulib", "-nogpuinc", "-O0"])
+                    .arg(&src)
+                    .arg("-o")
+                    .arg(&dst)
+                    .spawn()
+                    .expect("clang-22 must be installed (scripts/install-deps.sh)");
+                children.push((child, src.clone()));
             }
         }
         for name in HIP_SOURCES {
@@ -144,7 +170,9 @@ impl Bench {
     }
 
     pub fn with_threads(file: &str, target: Target, threads: usize) -> Bench {
-        Bench::from_code_object(code_object(file, target), target, threads)
+        let variant = VARIANT.with(|v| v.get());
+        let key = if variant.is_empty() || !UNOPTIMIZED.contains(&file) { file.to_string() } else { format!("{file}{variant}") };
+        Bench::from_code_object(code_object(&key, target), target, threads)
     }
 
     pub fn from_code_object(co: CodeObject, target: Target, threads: usize) -> Bench {
