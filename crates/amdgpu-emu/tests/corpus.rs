@@ -817,31 +817,3 @@ fn dynamic_lds_and_barriers_after_waves_end() {
     });
 }
 
-#[test]
-fn unoptimized_builds() {
-    each_target(|t| {
-        let n = 700usize;
-        let x: Vec<i32> = (0..n as i32).map(|i| i * 7 - 100).collect();
-        let mut b = Bench::new("unoptimized", t);
-        let xb = b.buf_of(&x);
-        b.run1("inc", n as u32, 128, &[Arg::Buf(xb), Arg::I32(n as i32)]);
-        assert_eq!(b.read::<i32>(xb), x.iter().map(|v| v + 1).collect::<Vec<_>>(), "inc {}", t.name());
-        let b0 = inputs_f32(n, 41);
-        let c0 = inputs_f32(n, 42);
-        let (a, bb, c) = (b.zeros::<f32>(n), b.buf_of(&b0), b.buf_of(&c0));
-        b.run1("triad", n as u32, 64, &[Arg::Buf(a), Arg::Buf(bb), Arg::Buf(c), Arg::F32(0.4), Arg::I32(n as i32)]);
-        let got = b.read::<f32>(a);
-        for i in 0..n {
-            let (fused, plain) = (0.4f32.mul_add(c0[i], b0[i]), b0[i] + 0.4 * c0[i]);
-            assert!(got[i] == fused || got[i] == plain, "triad {} {i}", t.name());
-        }
-        let (da, db) = (b.buf_of(&vec![1.0f32; 3000]), b.buf_of(&vec![2.0f32; 3000]));
-        let p = b.zeros::<f32>(4);
-        b.run1("dot", 1024, 256, &[Arg::Buf(da), Arg::Buf(db), Arg::Buf(p), Arg::I32(3000)]);
-        assert_eq!(b.read::<f32>(p).iter().sum::<f32>(), 6000.0, "dot {}", t.name());
-        let out = b.zeros::<i32>(1);
-        b.run1("count_up", 512, 128, &[Arg::I32(300)]);
-        b.run1("read_counter", 64, 64, &[Arg::Buf(out)]);
-        assert_eq!(b.read::<i32>(out)[0], 300, "counter {}", t.name());
-    });
-}

@@ -25,7 +25,6 @@ pub const SOURCES: &[(&str, &[&str])] = &[
     ("mfma", &[]),
     ("special", &[]),
     ("preload", &["-mllvm", "-amdgpu-kernarg-preload-count=3"]),
-    ("unoptimized", &["-O0"]),
 ];
 
 /// Sources also built at -O0 (as `<name>_o0`): the same tests run on both builds.
@@ -43,8 +42,7 @@ pub const HIP_SOURCES: &[&str] = &["hip_kernels"];
 /// Whether `dst` is newer than `src` and the test header (then it is not rebuilt).
 fn fresh(dst: &Path, src: &Path) -> bool {
     let m = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    // Sources include each other (unoptimized.hip includes stream.hip): compare with the
-    // newest source of the corpus.
+    // Compare with the newest source of the corpus (a changed header rebuilds everything).
     let newest = std::fs::read_dir(corpus_dir())
         .into_iter()
         .flatten()
