@@ -133,3 +133,10 @@ fn every_table_row_matches_llvm_mc() {
         assert!(mismatches.is_empty(), "{} rows differ:\n{}", mismatches.len(), mismatches.join("\n"));
     }
 }
+
+#[test]
+fn accumulator_moves_name_agprs() {
+    // v_accvgpr_mov_b32 a1, a2 (VOP1 0x52).
+    let inst = decode(Target::Gfx90a, &[0x7E02_A502]);
+    assert_eq!(inst.disassemble(Target::Gfx90a), "v_accvgpr_mov_b32 a1, a2");
+}

@@ -604,6 +604,13 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
             // The destination is an SGPR.
             i.dst = bits(w0, 17, 8) as u16;
         }
+        if op == v_accvgpr_mov_b32 {
+            // Both operands are AGPRs.
+            i.dst += AGPR - VGPR;
+            if i.src[0] >= VGPR {
+                i.src[0] += AGPR - VGPR;
+            }
+        }
         match i.src[0] {
             250 => {
                 i.ext = Ext::Dpp;

@@ -154,7 +154,7 @@ pub(crate) fn mnemonic(inst: &Inst, target: Target) -> String {
 fn e32_suffix(op: Op) -> bool {
     !matches!(
         op,
-        Op::v_madmk_f32 | Op::v_madak_f32 | Op::v_fmamk_f32 | Op::v_fmaak_f32 | Op::v_readfirstlane_b32 | Op::v_nop
+        Op::v_madmk_f32 | Op::v_madak_f32 | Op::v_fmamk_f32 | Op::v_fmaak_f32 | Op::v_readfirstlane_b32 | Op::v_nop | Op::v_accvgpr_mov_b32
     )
 }
 
