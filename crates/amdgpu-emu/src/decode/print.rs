@@ -154,7 +154,7 @@ pub(crate) fn mnemonic(inst: &Inst, target: Target) -> String {
 fn e32_suffix(op: Op) -> bool {
     !matches!(
         op,
-        Op::v_madmk_f32 | Op::v_madak_f32 | Op::v_fmamk_f32 | Op::v_fmaak_f32 | Op::v_readfirstlane_b32 | Op::v_nop | Op::v_accvgpr_mov_b32
+        Op::v_madmk_f32 | Op::v_madak_f32 | Op::v_fmamk_f32 | Op::v_fmaak_f32 | Op::v_readfirstlane_b32 | Op::v_nop | Op::v_accvgpr_mov_b32 | Op::v_swap_b32
     )
 }
 
@@ -241,6 +241,10 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
         Enc::Sopp => match inst.op {
             Op::s_waitcnt => format!("{mn} {}", waitcnt(inst.imm as u32 & 0xFFFF)),
             Op::s_set_gpr_idx_mode => format!("{mn} {}", gpr_idx_mode(inst.imm as u32)),
+            Op::s_sendmsg | Op::s_sendmsghalt => {
+                let m = inst.imm as u32;
+                format!("{mn} sendmsg({}, {}, {})", m & 0xF, (m >> 4) & 7, (m >> 8) & 3)
+            }
             Op::s_endpgm | Op::s_barrier | Op::s_ttracedata | Op::s_icache_inv | Op::s_wakeup | Op::s_set_gpr_idx_off | Op::s_endpgm_saved => mn,
             Op::s_branch | Op::s_cbranch_scc0 | Op::s_cbranch_scc1 | Op::s_cbranch_vccz | Op::s_cbranch_vccnz | Op::s_cbranch_execz | Op::s_cbranch_execnz => {
                 format!("{mn} {}", inst.imm as u32 & 0xFFFF)
