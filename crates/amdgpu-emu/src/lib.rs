@@ -48,7 +48,7 @@ impl Target {
     /// Parse a processor name (`gfx90a`, `gfx942`, with or without `amdgcn-amd-amdhsa--` and
     /// feature suffixes such as `:sramecc+:xnack-`).
     pub fn from_name(name: &str) -> Option<Target> {
-        let base = name.rsplit('-').next().unwrap_or(name);
+        let base = name.rfind("gfx").map(|i| &name[i..]).unwrap_or(name);
         let base = base.split(':').next().unwrap_or(base);
         match base {
             "gfx90a" => Some(Target::Gfx90a),
@@ -78,5 +78,18 @@ impl Target {
     /// Whether the target uses architected flat scratch (`scratch_*` relative to the wave).
     pub fn architected_flat_scratch(self) -> bool {
         self == Target::Gfx942
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Target;
+
+    #[test]
+    fn target_names_with_triples_and_features() {
+        assert_eq!(Target::from_name("gfx90a"), Some(Target::Gfx90a));
+        assert_eq!(Target::from_name("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"), Some(Target::Gfx90a));
+        assert_eq!(Target::from_name("amdgcn-amd-amdhsa--gfx942"), Some(Target::Gfx942));
+        assert_eq!(Target::from_name("gfx1100"), None);
     }
 }
