@@ -348,6 +348,96 @@ fn sub16(x: f16) -> bool {
     x.to_bits() & 0x7C00 == 0 && x.to_bits() & 0x3FF != 0
 }
 
+/// Error-free sum: `a + b == s + e` exactly.
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    let e = (a - (s - bb)) + (b - bb);
+    (s, e)
+}
+
+/// Round the exact value `x + err` (|err| tiny against x) to f32 in direction `mode`
+/// (1 toward +inf, 2 toward -inf, 3 toward zero).
+fn round_f32(x: f64, err: f64, mode: u32) -> f32 {
+    if x.is_nan() {
+        return x as f32;
+    }
+    let r = x as f32;
+    if r.is_infinite() && x.is_finite() {
+        // Overflow: directions toward zero give the largest finite value.
+        let up = x > 0.0;
+        return match (mode, up) {
+            (1, true) | (2, false) => r,
+            _ => f32::MAX.copysign(r),
+        };
+    }
+    if r.is_infinite() {
+        return r;
+    }
+    let diff = (x - r as f64) + err;
+    let up = |v: f32| if v == 0.0 { f32::from_bits(1) } else if v > 0.0 { f32::from_bits(v.to_bits() + 1) } else { f32::from_bits(v.to_bits() - 1) };
+    let down = |v: f32| if v == 0.0 { -f32::from_bits(1) } else if v > 0.0 { f32::from_bits(v.to_bits() - 1) } else { f32::from_bits(v.to_bits() + 1) };
+    match mode {
+        1 if diff > 0.0 => up(r),
+        2 if diff < 0.0 => down(r),
+        3 if diff < 0.0 && r > 0.0 => down(r),
+        3 if diff > 0.0 && r < 0.0 => up(r),
+        3 if r == 0.0 && diff != 0.0 => 0.0f32.copysign(diff as f32),
+        _ => {
+            if r == 0.0 && diff != 0.0 {
+                // A tiny nonzero result that rounded to zero keeps its sign.
+                0.0f32.copysign(diff as f32)
+            } else {
+                r
+            }
+        }
+    }
+}
+
+/// f32 addition rounded in direction `mode`.
+pub(crate) fn add_directed(a: f32, b: f32, mode: u32) -> f32 {
+    if a.is_nan() || b.is_nan() || a.is_infinite() || b.is_infinite() {
+        return a + b;
+    }
+    let (s, e) = two_sum(a as f64, b as f64);
+    if s == 0.0 && e == 0.0 {
+        // Exact zero: -0 toward -inf unless both operands are +0 ... (IEEE 754 6.3).
+        return if a == 0.0 && b == 0.0 && a.is_sign_negative() == b.is_sign_negative() {
+            a
+        } else if mode == 2 {
+            -0.0
+        } else {
+            0.0
+        };
+    }
+    round_f32(s, e, mode)
+}
+
+/// f32 multiplication rounded in direction `mode` (the product is exact in f64).
+pub(crate) fn mul_directed(a: f32, b: f32, mode: u32) -> f32 {
+    let p = a as f64 * b as f64;
+    if !p.is_finite() || p == 0.0 {
+        return a * b;
+    }
+    round_f32(p, 0.0, mode)
+}
+
+/// f32 fused multiply-add rounded in direction `mode`.
+pub(crate) fn fma_directed(a: f32, b: f32, c: f32, mode: u32) -> f32 {
+    let p = a as f64 * b as f64;
+    if !p.is_finite() || !c.is_finite() {
+        return a.mul_add(b, c);
+    }
+    if p == 0.0 {
+        return add_directed(if p.is_sign_negative() { -0.0 } else { 0.0 }, c, mode);
+    }
+    let (s, e) = two_sum(p, c as f64);
+    if s == 0.0 && e == 0.0 {
+        return if mode == 2 { -0.0 } else { 0.0 };
+    }
+    round_f32(s, e, mode)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -155,6 +155,9 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let facts = info(op);
     check_sources(inst, facts.nsrc)?;
     if facts.float && w.mode & 0xF != 0 {
+        if let Some(step) = directed_f32(w, ctx, inst) {
+            return step;
+        }
         return Err(illegal(format!(
             "{} with rounding mode 0x{:x} (only round-to-nearest-even is emulated)",
             op.name(),
@@ -446,6 +449,55 @@ fn fast_path_wide(op: Op, lo: &mut [u32; LANES], hi: &mut [u32; LANES], mask: u6
         _ => return false,
     }
     true
+}
+
+/// f32 add, subtract, multiply and fused multiply-add under a directed f32 rounding mode
+/// (MODE[1:0] = 1 toward +inf, 2 toward -inf, 3 toward zero; MODE[3:2] must be 0): exact
+/// results from error-free transformations in f64, rounded once in the requested direction.
+/// `None` when the instruction is not one of these plain forms (the caller then faults).
+fn directed_f32(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Option<Step> {
+    let op = inst.op;
+    let supported = matches!(op, v_add_f32 | v_sub_f32 | v_subrev_f32 | v_mul_f32 | v_fma_f32 | v_fmac_f32 | v_fmamk_f32 | v_fmaak_f32);
+    if !supported || w.mode & 0xC != 0 || inst.ext != Ext::None || inst.omod != 0 || inst.clamp {
+        return None;
+    }
+    let mode = w.mode & 3;
+    let env = Env::from_mode(w.mode);
+    let types = op.types();
+    let nsrc = types.len() - 1;
+    let mut srcs = [[0u64; LANES]; 3];
+    for k in 0..nsrc.min(3) {
+        fetch_into(&mut srcs[k], w, ctx, inst, k, types[k + 1]);
+        modify(&mut srcs[k], types[k + 1], inst.neg >> k & 1 != 0, inst.abs >> k & 1 != 0);
+    }
+    match op {
+        v_fmamk_f32 => {
+            srcs[2] = srcs[1];
+            srcs[1] = [inst.lit as u64; LANES];
+        }
+        v_fmaak_f32 => srcs[2] = [inst.lit as u64; LANES],
+        _ => {}
+    }
+    let exec = w.exec();
+    let dst = Wave::vslot(inst.dst);
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let a = env.in32(f(srcs[0][l]));
+        let b = env.in32(f(srcs[1][l]));
+        let r = match op {
+            v_add_f32 => float::add_directed(a, b, mode),
+            v_sub_f32 => float::add_directed(a, -b, mode),
+            v_subrev_f32 => float::add_directed(b, -a, mode),
+            v_mul_f32 => float::mul_directed(a, b, mode),
+            v_fmac_f32 => float::fma_directed(a, b, env.in32(f32::from_bits(w.v[dst][l])), mode),
+            _ => float::fma_directed(a, b, env.in32(f(srcs[2][l])), mode),
+        };
+        w.v[dst][l] = env.out32(r).to_bits();
+    }
+    w.lane_insts += exec.count_ones() as u64;
+    Some(Ok(Flow::Next))
 }
 
 /// Specialised loops for the most frequent integer compares; the result mask.
