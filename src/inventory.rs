@@ -133,6 +133,11 @@ impl AllocationInventory {
         self.live.write().remove(&base).map(|(a, _)| a)
     }
 
+    /// Forgets every allocation (the runtime instance that owned them shut down).
+    pub fn clear(&self) {
+        self.live.write().clear();
+    }
+
     /// Number of tracked allocations.
     pub fn len(&self) -> usize {
         self.live.read().len()

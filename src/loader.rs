@@ -5,7 +5,7 @@
 
 use crate::runtime::{HsaError, Runtime};
 use crate::snapshot::{Region, RegionKind};
-use crate::sync::{Arc, Mutex, OnceLock};
+use crate::sync::{Arc, Mutex};
 use hsa_abi::ffi::{self, hsa_agent_t, hsa_executable_symbol_t, hsa_executable_t, hsa_status_t};
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
@@ -18,10 +18,17 @@ type IterateExecutables = unsafe extern "C" fn(
     *mut c_void,
 ) -> hsa_status_t;
 
-static ITERATE: OnceLock<Option<IterateExecutables>> = OnceLock::new();
+/// The loader extension's executable iterator, queried once per runtime instance (`None`
+/// inside: the runtime has no such extension).
+static ITERATE: Mutex<Option<Option<IterateExecutables>>> = Mutex::new(None);
+
+/// Forgets the loader extension of the previous runtime instance.
+pub fn forget_extension() {
+    *ITERATE.lock() = None;
+}
 
 fn iterate_executables_fn(rt: Runtime) -> Option<IterateExecutables> {
-    *ITERATE.get_or_init(|| {
+    *ITERATE.lock().get_or_insert_with(|| {
         let mut table = ffi::hsa_ven_amd_loader_1_03_pfn_t::default();
         // SAFETY: the out-pointer is a table of the size passed.
         let st = unsafe {
@@ -139,6 +146,11 @@ impl KernelNames {
     /// An empty cache.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Forgets every name (the executables of the previous runtime instance are gone).
+    pub fn forget_all(&self) {
+        self.by_agent.lock().clear();
     }
 
     /// The name of `kernel_object` on `agent`; `None` when the loader does not know it.

@@ -29,12 +29,12 @@ pub fn check_env() {
 }
 
 /// Registers the built-in client when `KREPLAY_PASSES` is set and valid and no client exists.
+/// One built-in client serves every runtime instance of the process (its occurrence counts and
+/// records file continue across `hsa_shut_down`/`hsa_init`).
 pub fn install_from_env() {
     if let Ok(Some(cfg)) = env_config() {
-        let client = Arc::new(BuiltinClient::new(cfg.clone()));
-        if api::register_as(client.clone(), api::ClientOwner::Builtin).is_ok() {
-            let _ = BUILTIN.set(client);
-        }
+        let client = BUILTIN.get_or_init(|| Arc::new(BuiltinClient::new(cfg.clone()))).clone();
+        let _ = api::register_as(client, api::ClientOwner::Builtin);
     }
 }
 

@@ -62,6 +62,8 @@ pub struct QueueState {
     pub queue: *mut hsa_queue_t,
     /// The queue's id.
     pub queue_id: u64,
+    /// The queue's size in packets (what one pass may submit at once).
+    pub size: u32,
     /// The agent's replay lock.
     pub lock: AgentLock,
     /// Completion handlers of the tool in flight on this queue.
@@ -83,12 +85,13 @@ impl QueueState {
     /// `queue` must be a queue the runtime just created (its `id` field is read).
     pub unsafe fn new(rt: Runtime, agent: hsa_agent_t, queue: *mut hsa_queue_t) -> Self {
         // SAFETY: caller contract.
-        let queue_id = unsafe { (*queue).id };
+        let (queue_id, size) = unsafe { ((*queue).id, (*queue).size) };
         Self {
             agent,
             agent_name: rt.agent_name(agent),
             queue,
             queue_id,
+            size,
             lock: GATE.agent(agent.handle),
             in_flight: AtomicU64::new(0),
             unfenced: AtomicBool::new(false),
@@ -112,6 +115,13 @@ impl QueueRegistry {
     /// Removes a queue; returns its interceptor user data.
     pub fn remove(&self, queue: *mut hsa_queue_t) -> Option<(Arc<QueueState>, usize)> {
         self.map.write().remove(&(queue as usize))
+    }
+
+    /// Forgets every queue (the runtime instance that owned them shut down and destroyed them
+    /// without the application's `hsa_queue_destroy`). Their interceptor user data is left
+    /// allocated: nothing can tell that no late call of the old runtime still uses it.
+    pub fn forget_all(&self) {
+        self.map.write().clear();
     }
 
     /// Every registered queue.
@@ -144,6 +154,17 @@ pub fn settle_handlers(queues: &[Arc<QueueState>]) {
     }
 }
 
+/// Forgets everything the tool knew about the previous runtime instance (its allocations,
+/// queues, signals, executables), before `OnLoad` makes the tool active for a new one.
+pub fn forget_runtime_instance() {
+    INVENTORY.clear();
+    QUEUES.forget_all();
+    SIGNALS.forget_all();
+    NAMES.forget_all();
+    coverage::forget_foreign_queues();
+    crate::loader::forget_extension();
+}
+
 /// Signals the tool puts on its own packets, reused after their handler ran.
 #[derive(Default)]
 pub struct SignalPool {
@@ -159,6 +180,11 @@ impl SignalPool {
             return Some(s);
         }
         rt.signal_create(1).map_err(|e| tracing::warn!("creating a completion signal failed: {e}")).ok()
+    }
+
+    /// Forgets the pooled signals (the runtime instance that owned them shut down).
+    pub fn forget_all(&self) {
+        self.free.lock().clear();
     }
 
     /// Returns a signal nobody waits on any more.

@@ -14,7 +14,9 @@
  *   cross      3 passes (two GPU agents, two application threads replaying at once); PASS ENTER
  *              of pass 0 waits until both windows are open, then dispatches on the other agent
  *
- * Every mode also checks that a second kreplay_register is refused. It prints
+ *   early      listed before kreplay in HSA_TOOLS_LIB: kreplay_register returns NOT_LOADED
+ *
+ * Every other mode also checks that a second kreplay_register is refused. It prints
  * "TOOL <key>=<value>" lines and "TOOL FAIL ..." on a broken expectation. */
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
@@ -296,6 +298,12 @@ bool OnLoad(void* table, uint64_t runtime_version, uint64_t failed_tool_count, c
   callbacks.should_continue = should_continue;
   callbacks.on_event = on_event;
   kreplay_status_t st = kreplay_register(&callbacks);
+  if (strcmp(mode, "early") == 0) {
+    /* Listed before kreplay in HSA_TOOLS_LIB: kreplay's OnLoad has not run yet. */
+    TOOL_CHECK(st == KREPLAY_STATUS_NOT_LOADED, "kreplay_register before kreplay's OnLoad: %s", kreplay_status_string(st));
+    fprintf(stderr, "TOOL register: %s\n", kreplay_status_string(st));
+    return true;
+  }
   TOOL_CHECK(st == KREPLAY_STATUS_SUCCESS, "kreplay_register: %s", kreplay_status_string(st));
   st = kreplay_register(&callbacks);
   TOOL_CHECK(st == KREPLAY_STATUS_ALREADY_CONFIGURED, "second kreplay_register: %s", kreplay_status_string(st));
