@@ -1,27 +1,10 @@
 //! Bounded waits of the replay window: the per-pass handler drain and the agent-wide drain.
 //!
-//! Each wait has a bound (`KREPLAY_DRAIN_TIMEOUT_MS`, default 60000) and, on expiry, a fatal
+//! Each wait has a bound (`KREPLAY_DRAIN_TIMEOUT_MS`, default 60000, read by [`crate::client::config`]) and, on expiry, a fatal
 //! message naming the agent, the queue and what is still in flight, then an abort.
 
 use crate::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
-
-/// Default bound of every drain.
-pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_millis(60_000);
-
-/// Parses `KREPLAY_DRAIN_TIMEOUT_MS` (a positive integer); `None` when unset.
-pub fn parse_timeout(value: Option<&str>) -> Result<Duration, String> {
-    match value {
-        None => Ok(DEFAULT_DRAIN_TIMEOUT),
-        Some(v) => match v.trim().parse::<u64>() {
-            Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
-            _ => Err(format!(
-                "KREPLAY_DRAIN_TIMEOUT_MS={v:?} is not a positive integer of milliseconds; using the default {} ms",
-                DEFAULT_DRAIN_TIMEOUT.as_millis()
-            )),
-        },
-    }
-}
 
 /// Polls `done` every `interval` until it is true or `bound` passed. Returns false on expiry.
 /// `done` is called without any lock held by this function.
@@ -75,16 +58,6 @@ impl Completion {
 mod tests {
     use super::*;
     use crate::sync::Arc;
-
-    #[test]
-    fn timeout_parsing() {
-        assert_eq!(parse_timeout(None), Ok(DEFAULT_DRAIN_TIMEOUT));
-        assert_eq!(parse_timeout(Some("250")), Ok(Duration::from_millis(250)));
-        for bad in ["0", "-1", "abc", ""] {
-            let e = parse_timeout(Some(bad)).unwrap_err();
-            assert!(e.contains("KREPLAY_DRAIN_TIMEOUT_MS"), "{e}");
-        }
-    }
 
     #[test]
     fn poll_until_sees_progress_and_expires() {

@@ -37,12 +37,7 @@ pub static STATS: StatCounters = StatCounters::new();
 /// Reusable completion signals of the tool.
 pub static SIGNALS: LazyLock<SignalPool> = LazyLock::new(SignalPool::default);
 /// Bound of every drain (`KREPLAY_DRAIN_TIMEOUT_MS`).
-pub static DRAIN_TIMEOUT: LazyLock<Duration> = LazyLock::new(|| {
-    drain::parse_timeout(std::env::var("KREPLAY_DRAIN_TIMEOUT_MS").ok().as_deref()).unwrap_or_else(|e| {
-        eprintln!("kreplay: {e}");
-        drain::DEFAULT_DRAIN_TIMEOUT
-    })
-});
+pub static DRAIN_TIMEOUT: LazyLock<Duration> = LazyLock::new(crate::client::drain_timeout);
 
 static NEXT_DISPATCH_ID: crate::sync::AtomicU64 = crate::sync::AtomicU64::new(1);
 

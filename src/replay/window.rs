@@ -282,6 +282,7 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
     });
     let plan = match passes {
         1 => None,
+        _ if crate::client::replay_refused().is_some() => crate::client::replay_refused().map(|e| Err(DeclineReason::Configuration(e))),
         0 if !client.has_continue() => Some(Err(DeclineReason::UnboundedWithoutContinue)),
         n => Some(Ok(n)),
     };
@@ -293,7 +294,8 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
             submit_ordinary(rt, q, &dispatch, writer, None);
         }
         Some(Err(reason)) => {
-            if UNBOUNDED_WARNING.first() {
+            // A configuration error was reported once at load.
+            if !matches!(reason, DeclineReason::Configuration(_)) && UNBOUNDED_WARNING.first() {
                 tracing::warn!("dispatch {} not replayed: {reason} (warned once per process)", dispatch.info.dispatch_id);
             }
             STATS.declined.fetch_add(1, Ordering::Relaxed);

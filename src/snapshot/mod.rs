@@ -94,6 +94,9 @@ pub enum DeclineReason {
     /// Memory or work on the agent escapes the inventory or the drains.
     #[error("{0}")]
     Coverage(crate::replay::coverage::CoverageGap),
+    /// A variable that concerns every replay has an invalid value (reported once at load).
+    #[error("{0}")]
+    Configuration(&'static str),
 }
 
 impl DeclineReason {
@@ -106,6 +109,7 @@ impl DeclineReason {
             DeclineReason::SymbolEnumeration(_) => "symbols",
             DeclineReason::UnboundedWithoutContinue => "unbounded without continue",
             DeclineReason::Coverage(_) => "coverage",
+            DeclineReason::Configuration(_) => "configuration",
         }
     }
 }

@@ -14,6 +14,7 @@
  *   cross      3 passes (two GPU agents, two application threads replaying at once); PASS ENTER
  *              of pass 0 waits until both windows are open, then dispatches on the other agent
  *
+ *   declined   3 passes, expected to be declined (the reason is printed at CONFIG EXIT in every mode)
  *   early      listed before kreplay in HSA_TOOLS_LIB: kreplay_register returns NOT_LOADED
  *
  * Every other mode also checks that a second kreplay_register is refused. It prints
@@ -207,6 +208,7 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
       break;
     case KREPLAY_EVENT_CONFIG_EXIT:
       config_exit++;
+      if (e->stats && e->stats->declined_reason) fprintf(stderr, "TOOL declined: %s\n", e->stats->declined_reason);
       break;
     case KREPLAY_EVENT_PASS_ENTER:
       TOOL_CHECK(e->pass == (uint32_t)passes_entered, "pass index %u, expected %d", e->pass, passes_entered);
