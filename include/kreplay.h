@@ -399,7 +399,8 @@ kreplay_status_t kreplay_pass_attach_packets(const void *packets,
 const char *kreplay_status_string(uint32_t status);
 
 /*
- Writes the library version. Each pointer may be NULL (that part is not written).
+ Writes the library version. Each pointer may be NULL (that part is not written). A
+ misaligned pointer returns `KREPLAY_STATUS_INVALID_ARGUMENT` and nothing is written.
 
  # Safety
  Non-NULL pointers must be writable.
@@ -408,7 +409,9 @@ kreplay_status_t kreplay_version(uint32_t *major, uint32_t *minor, uint32_t *pat
 
 /*
  Copies the process totals into `*out`. `out` must not be NULL and `out->size` must be set to
- `sizeof(kreplay_stats_t)`; `*out` is written only on success. Thread-safe.
+ `sizeof(kreplay_stats_t)`; `*out` is written only on success, and then `out->size` holds the
+ bytes this version wrote (a larger struct of a newer header keeps its extra fields).
+ Thread-safe.
 
  # Safety
  A non-NULL `out` must point to a writable `kreplay_stats_t`.

@@ -599,30 +599,39 @@ pub extern "C" fn kreplay_status_string(status: u32) -> *const c_char {
     s.as_ptr().cast()
 }
 
-/// Writes the library version. Each pointer may be NULL (that part is not written).
+/// Writes the library version. Each pointer may be NULL (that part is not written). A
+/// misaligned pointer returns `KREPLAY_STATUS_INVALID_ARGUMENT` and nothing is written.
 ///
 /// # Safety
 /// Non-NULL pointers must be writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kreplay_version(major: *mut u32, minor: *mut u32, patch: *mut u32) -> kreplay_status_t {
     boundary(|| {
-        let parse = |s: &str| s.parse::<u32>().unwrap_or(0);
-        for (p, v) in [
-            (major, parse(env!("CARGO_PKG_VERSION_MAJOR"))),
-            (minor, parse(env!("CARGO_PKG_VERSION_MINOR"))),
-            (patch, parse(env!("CARGO_PKG_VERSION_PATCH"))),
-        ] {
-            // SAFETY: caller contract; NULL is skipped.
-            if let Ok(r) = unsafe { checked::try_mut(p, "version") } {
-                *r = v;
+        status_of((|| {
+            let parse = |s: &str| s.parse::<u32>().unwrap_or(0);
+            let parts = [
+                (major, parse(env!("CARGO_PKG_VERSION_MAJOR"))),
+                (minor, parse(env!("CARGO_PKG_VERSION_MINOR"))),
+                (patch, parse(env!("CARGO_PKG_VERSION_PATCH"))),
+            ];
+            if parts.iter().any(|(p, _)| !p.is_null() && !p.is_aligned()) {
+                return Err(kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT);
             }
-        }
-        kreplay_status_t::KREPLAY_STATUS_SUCCESS
+            for (p, v) in parts {
+                // SAFETY: caller contract; NULL is skipped, alignment was checked.
+                if let Ok(r) = unsafe { checked::try_mut(p, "version") } {
+                    *r = v;
+                }
+            }
+            Ok(())
+        })())
     })
 }
 
 /// Copies the process totals into `*out`. `out` must not be NULL and `out->size` must be set to
-/// `sizeof(kreplay_stats_t)`; `*out` is written only on success. Thread-safe.
+/// `sizeof(kreplay_stats_t)`; `*out` is written only on success, and then `out->size` holds the
+/// bytes this version wrote (a larger struct of a newer header keeps its extra fields).
+/// Thread-safe.
 ///
 /// # Safety
 /// A non-NULL `out` must point to a writable `kreplay_stats_t`.
@@ -702,6 +711,10 @@ mod tests {
             let mut major = 99;
             assert_eq!(kreplay_version(&mut major, std::ptr::null_mut(), std::ptr::null_mut()), kreplay_status_t::KREPLAY_STATUS_SUCCESS);
             assert_eq!(major, 0);
+            let mut words = [7u32; 3];
+            let odd = words.as_mut_ptr().cast::<u8>().add(1).cast::<u32>();
+            assert_eq!(kreplay_version(&mut major, odd, std::ptr::null_mut()), kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT);
+            assert_eq!(words, [7; 3], "nothing written");
             let pkt = [0u8; 64];
             assert_eq!(
                 kreplay_pass_attach_packets(pkt.as_ptr().cast(), 1, kreplay_packet_position_t::KREPLAY_PACKET_BEFORE as u32),
