@@ -360,13 +360,17 @@ extern "C" {
 /*
  Registers the process's replay client.
 
- `callbacks` must not be NULL; it is copied, so it may be freed after the call. Its
- `user_data` and callbacks must stay valid for the life of the process and be callable from
- any thread. May be called at any time while the tool is active (from a tool's `OnLoad` or
- later); a late client gets replay for the dispatches that follow. Returns
+ `callbacks` must not be NULL (`KREPLAY_STATUS_INVALID_ARGUMENT`) and its `size` must cover
+ the struct (`KREPLAY_STATUS_SIZE_TOO_SMALL`); it is copied, so it may be freed after the call.
+ Its `user_data` and callbacks must stay valid until the runtime's `OnUnload` and be callable
+ from any thread. May be called at any time while the tool is active (from a tool's `OnLoad`
+ or later); a late client gets replay for the dispatches that follow. Returns
  `KREPLAY_STATUS_ALREADY_CONFIGURED` when a client (this one, another tool, or the built-in
  client, which takes the service at the first dispatch when `KREPLAY_PASSES` is set and no
- client registered yet) is already registered. Thread-safe.
+ client registered yet) is already registered, and `KREPLAY_STATUS_NOT_LOADED` when this copy
+ of the library is not the runtime's active tool (only linked, before its `OnLoad` or after
+ its `OnUnload`, or `HSA_TOOLS_LIB` names another copy); nothing is registered then. The
+ registration ends at `OnUnload`; after a new `hsa_init`, register again. Thread-safe.
 
  # Safety
  A non-NULL `callbacks` must point to a readable `kreplay_callbacks_t` whose `size` is set.

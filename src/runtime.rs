@@ -133,6 +133,7 @@ static ORIGINALS: AtomicPtr<Originals> = AtomicPtr::new(std::ptr::null_mut());
 /// Every set of originals saved in the process (one per runtime instance, a few hundred bytes
 /// each), never freed: a thread still inside an interceptor of the previous instance may hold
 /// its set.
+#[allow(clippy::vec_box)] // each box keeps its address when the Vec grows
 static SAVED: Mutex<Vec<Box<Originals>>> = Mutex::new(Vec::new());
 
 /// Saves the originals of a new runtime instance.
