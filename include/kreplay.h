@@ -384,9 +384,9 @@ kreplay_status_t kreplay_register(const struct kreplay_callbacks_t *callbacks);
  `position` is a `kreplay_packet_position_t` value; any other value returns
  `KREPLAY_STATUS_INVALID_ARGUMENT`. So does a NULL `packets` with a nonzero `count`, a `count`
  whose byte size (`count * 64`) does not fit the address space, and a `count` that, with the
- packets already attached to the loop and the dispatch itself, would not fit the replayed
- queue (at most `queue size - 1` attached packets in all); nothing is attached then. These
- checks come first. Legal only inside a PASS ENTER callback on the replaying thread;
+ packets already attached to the loop, the dispatch and one packet the tool may add, would not
+ fit the replayed queue (at most `queue size - 2` attached packets in all); nothing is attached
+ then. The checks of `position`, `packets` and the byte size come first. Legal only inside a PASS ENTER callback on the replaying thread;
  otherwise returns `KREPLAY_STATUS_NOT_ARMED`. `packets` may be NULL only when `count` is 0.
 
  # Safety

@@ -33,22 +33,26 @@ thread_local! {
 
 static ROOM_WARNING: crate::sync::OnceFlag = crate::sync::OnceFlag::new();
 
+/// Slots of a pass's submission that are not the client's: the dispatch, and one packet the
+/// tool may add to the same submission (a barrier or a completion marker).
+pub const TOOL_SLOTS_PER_PASS: usize = 2;
+
 /// Checks that `count` more packets fit the current loop: with the packets already attached
-/// and the dispatch itself, a pass's packets must fit the queue at once, or the submission of
-/// the pass could never complete.
+/// and the tool's own ([`TOOL_SLOTS_PER_PASS`]), a pass's packets must fit the queue at once,
+/// or the submission of the pass could never complete.
 pub fn check_room(count: usize) -> Result<(), ApiError> {
     if !is_armed() {
         return Err(ApiError::NotArmed);
     }
     let capacity = CAPACITY.with(Cell::get);
     let attached = LOOP.with(|l| l.borrow().as_ref().map_or(0, |p| p.before.len() + p.after.len()));
-    let fits = attached.checked_add(count).and_then(|n| n.checked_add(1)).is_some_and(|n| n <= capacity);
+    let fits = attached.checked_add(count).and_then(|n| n.checked_add(TOOL_SLOTS_PER_PASS)).is_some_and(|n| n <= capacity);
     if !fits {
         if ROOM_WARNING.first() {
             tracing::warn!(
                 "kreplay_pass_attach_packets refused {count} packet(s): with the {attached} already attached and the dispatch \
                  they do not fit the replayed queue of {capacity} packets (at most {} attached packets in all)",
-                capacity.saturating_sub(1)
+                capacity.saturating_sub(TOOL_SLOTS_PER_PASS)
             );
         }
         return Err(ApiError::InvalidArgument);
@@ -193,11 +197,12 @@ mod tests {
         let scope = LoopScope::begin(8);
         let _g = ArmGuard::arm(&scope);
         assert_eq!(attach(&[[1; 64]; 8], BEFORE), Err(ApiError::InvalidArgument), "8 + the dispatch > 8");
+        assert_eq!(attach(&[[1; 64]; 7], BEFORE), Err(ApiError::InvalidArgument), "a slot stays for the tool's own packet");
         assert_eq!(check_room(usize::MAX), Err(ApiError::InvalidArgument), "no overflow");
         attach(&[[1; 64]; 4], BEFORE).unwrap();
-        attach(&[[2; 64]; 3], kreplay_packet_position_t::KREPLAY_PACKET_AFTER).unwrap();
-        assert_eq!(attach(&[[3; 64]], BEFORE), Err(ApiError::InvalidArgument), "7 attached + the dispatch fill the queue");
-        assert_eq!(scope.packets().before.len() + scope.packets().after.len(), 7, "a refused attach attaches nothing");
+        attach(&[[2; 64]; 2], kreplay_packet_position_t::KREPLAY_PACKET_AFTER).unwrap();
+        assert_eq!(attach(&[[3; 64]], BEFORE), Err(ApiError::InvalidArgument), "6 attached + the tool's 2 fill the queue");
+        assert_eq!(scope.packets().before.len() + scope.packets().after.len(), 6, "a refused attach attaches nothing");
         {
             let _submit = Disarmed::begin();
             let inner = LoopScope::begin(64);

@@ -54,9 +54,10 @@ static void attach_bad_inputs(const kreplay_dispatch_info_t* d) {
   CHECK_STATUS(kreplay_pass_attach_packets(NULL, 1, KREPLAY_PACKET_BEFORE), KREPLAY_STATUS_INVALID_ARGUMENT);
   CHECK_STATUS(kreplay_pass_attach_packets(packets, UINT64_MAX, KREPLAY_PACKET_AFTER), KREPLAY_STATUS_INVALID_ARGUMENT);
   CHECK_STATUS(kreplay_pass_attach_packets(packets, UINT64_MAX / 64 + 1, KREPLAY_PACKET_AFTER), KREPLAY_STATUS_INVALID_ARGUMENT);
-  /* Exactly full: 32 before, 31 after, and the dispatch. */
+  CHECK_STATUS(kreplay_pass_attach_packets(packets, size - 1, KREPLAY_PACKET_AFTER), KREPLAY_STATUS_INVALID_ARGUMENT);
+  /* Exactly full: 32 before, 30 after, the dispatch and the slot the tool keeps for itself. */
   CHECK_STATUS(kreplay_pass_attach_packets(packets, 32, KREPLAY_PACKET_BEFORE), KREPLAY_STATUS_SUCCESS);
-  CHECK_STATUS(kreplay_pass_attach_packets(packets, 31, KREPLAY_PACKET_AFTER), KREPLAY_STATUS_SUCCESS);
+  CHECK_STATUS(kreplay_pass_attach_packets(packets, 30, KREPLAY_PACKET_AFTER), KREPLAY_STATUS_SUCCESS);
   CHECK_STATUS(kreplay_pass_attach_packets(packets, 1, KREPLAY_PACKET_AFTER), KREPLAY_STATUS_INVALID_ARGUMENT);
   CHECK_STATUS(kreplay_pass_attach_packets(NULL, 0, KREPLAY_PACKET_BEFORE), KREPLAY_STATUS_SUCCESS);
 }
