@@ -41,3 +41,22 @@ fn shutdown_while_another_thread_submits_is_harmless() {
         assert!(!err.contains("fatal"), "run {run}: {err}");
     }
 }
+
+#[test]
+fn shutdown_while_another_thread_submits_is_harmless_with_a_tool_client() {
+    // The test tool registers from its OnLoad in every runtime instance and is unloaded after
+    // each OnUnload: no callback may reach it afterwards.
+    for run in 0..4 {
+        let mut c = command(&app("lifecycle", &[]), &[&test_tool(&[])]);
+        c.args(["race", "30"]);
+        let out = c.output().expect("run the lifecycle application");
+        let err = stderr(&out);
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("APP OK"),
+            "run {run} failed ({}):\n{err}",
+            out.status
+        );
+        assert!(!err.contains("TOOL FAIL") && !err.contains("fatal"), "run {run}: {err}");
+        assert_eq!(err.matches("TOOL OK").count(), 30, "one report per runtime instance: {err}");
+    }
+}

@@ -32,6 +32,7 @@
 
 static const char* mode = "";
 static int passes_entered, passes_exited, continue_calls, config_enter, config_exit;
+static int passes_of_dispatch; /* PASS ENTER events of the current dispatch */
 static uint64_t dispatch_id;
 static int failures;
 
@@ -202,6 +203,7 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
   switch (e->kind) {
     case KREPLAY_EVENT_CONFIG_ENTER:
       config_enter++;
+      passes_of_dispatch = 0;
       dispatch_id = e->dispatch->dispatch_id;
       TOOL_CHECK(kreplay_pass_attach_packets(barrier, 1, KREPLAY_PACKET_BEFORE) == KREPLAY_STATUS_NOT_ARMED,
                  "attach allowed during CONFIG ENTER");
@@ -211,7 +213,8 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
       if (e->stats && e->stats->declined_reason) fprintf(stderr, "TOOL declined: %s\n", e->stats->declined_reason);
       break;
     case KREPLAY_EVENT_PASS_ENTER:
-      TOOL_CHECK(e->pass == (uint32_t)passes_entered, "pass index %u, expected %d", e->pass, passes_entered);
+      TOOL_CHECK(e->pass == (uint32_t)passes_of_dispatch, "pass index %u, expected %d", e->pass, passes_of_dispatch);
+      passes_of_dispatch++;
       passes_entered++;
       if (strcmp(mode, "reentrant") == 0 && e->pass == 0) dispatch_on_sibling(e->dispatch);
       if (strcmp(mode, "nested") == 0 && e->pass == 0) {
