@@ -386,8 +386,9 @@ kreplay_status_t kreplay_register(const struct kreplay_callbacks_t *callbacks);
  whose byte size (`count * 64`) does not fit the address space, and a `count` that, with the
  packets already attached to the loop, the dispatch and one packet the tool may add, would not
  fit the replayed queue (at most `queue size - 2` attached packets in all); nothing is attached
- then. The checks of `position`, `packets` and the byte size come first. Legal only inside a PASS ENTER callback on the replaying thread;
- otherwise returns `KREPLAY_STATUS_NOT_ARMED`. `packets` may be NULL only when `count` is 0.
+ then. The checks of `position`, `packets` and the byte size come first. Legal only inside a
+ PASS ENTER callback on the replaying thread; otherwise returns `KREPLAY_STATUS_NOT_ARMED`.
+ `packets` may be NULL only when `count` is 0.
 
  # Safety
  A non-NULL `packets` must point to `count * 64` readable bytes.

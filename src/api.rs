@@ -553,8 +553,9 @@ pub unsafe extern "C" fn kreplay_register(callbacks: *const kreplay_callbacks_t)
 /// whose byte size (`count * 64`) does not fit the address space, and a `count` that, with the
 /// packets already attached to the loop, the dispatch and one packet the tool may add, would not
 /// fit the replayed queue (at most `queue size - 2` attached packets in all); nothing is attached
-/// then. The checks of `position`, `packets` and the byte size come first. Legal only inside a PASS ENTER callback on the replaying thread;
-/// otherwise returns `KREPLAY_STATUS_NOT_ARMED`. `packets` may be NULL only when `count` is 0.
+/// then. The checks of `position`, `packets` and the byte size come first. Legal only inside a
+/// PASS ENTER callback on the replaying thread; otherwise returns `KREPLAY_STATUS_NOT_ARMED`.
+/// `packets` may be NULL only when `count` is 0.
 ///
 /// # Safety
 /// A non-NULL `packets` must point to `count * 64` readable bytes.
@@ -589,7 +590,7 @@ pub unsafe extern "C" fn kreplay_pass_attach_packets(packets: *const c_void, cou
 pub extern "C" fn kreplay_status_string(status: u32) -> *const c_char {
     let s: &'static [u8] = match kreplay_status_t::from_u32(status) {
         Some(kreplay_status_t::KREPLAY_STATUS_SUCCESS) => b"success\0",
-        Some(kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT) => b"invalid argument (a NULL pointer or a value out of range)\0",
+        Some(kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT) => b"invalid argument (a NULL or misaligned pointer, or a value out of range)\0",
         Some(kreplay_status_t::KREPLAY_STATUS_ALREADY_CONFIGURED) => b"a replay client is already registered in this process\0",
         Some(kreplay_status_t::KREPLAY_STATUS_NOT_ARMED) => b"localized control is only allowed inside a PASS ENTER callback\0",
         Some(kreplay_status_t::KREPLAY_STATUS_SIZE_TOO_SMALL) => b"the struct's size field is smaller than this version needs\0",
