@@ -42,7 +42,7 @@ fn snapshot_restore(c: &mut Criterion) {
         .iter()
         .map(|d| {
             inv.record(Allocation { base: d.as_ptr() as usize, size: d.len(), agent: 1 });
-            Region { kind: RegionKind::Allocation, device: d.as_ptr() as usize, size: d.len() }
+            Region { kind: RegionKind::Allocation { base: d.as_ptr() as usize }, device: d.as_ptr() as usize, size: d.len() }
         })
         .collect();
     let footprint = (REGIONS * REGION_BYTES) as u64;

@@ -84,6 +84,12 @@ enum kreplay_event_kind_t
    After pass `pass` completed; timestamps and `stats` set.
    */
   KREPLAY_EVENT_PASS_EXIT = 4,
+  /*
+   The loop stopped after pass `pass` although more passes were due, because the restore
+   that should have followed failed without writing anything: device memory is as that pass
+   left it (one execution). `stats->declined_reason` says why. No later PASS event follows.
+   */
+  KREPLAY_EVENT_LOOP_STOPPED = 5,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -422,6 +428,40 @@ kreplay_status_t kreplay_version(uint32_t *major, uint32_t *minor, uint32_t *pat
  A non-NULL `out` must point to a writable `kreplay_stats_t`.
  */
 kreplay_status_t kreplay_stats_get(struct kreplay_stats_t *out);
+
+/*
+ Excludes the `size` bytes at `ptr` from every snapshot taken from now on (the client's own
+ device memory, such as counter buffers allocated outside callbacks). `ptr` is not
+ dereferenced. Returns `KREPLAY_STATUS_INVALID_ARGUMENT` when `ptr` is NULL, `size` is 0, the
+ range wraps around the address space, or 4096 exclusions are already held. Thread-safe.
+ */
+kreplay_status_t kreplay_snapshot_exclude_range(const void *ptr, uint64_t size);
+
+/*
+ Adds the `size` bytes at `ptr` to the snapshots of replays on the agent whose
+ `hsa_agent_t.handle` is `agent_handle`, from now on: memory the kernels write that the tool
+ does not track (fine-grained or host memory, memory of another allocator). The memory must
+ stay mapped until `kreplay_snapshot_remove_included_range`. Returns
+ `KREPLAY_STATUS_INVALID_ARGUMENT` when `agent_handle` is 0, `ptr` is NULL, `size` is 0, the
+ range wraps around, or 4096 inclusions are already held. Thread-safe.
+ */
+kreplay_status_t kreplay_snapshot_include_range(uint64_t agent_handle,
+                                                const void *ptr,
+                                                uint64_t size);
+
+/*
+ Removes one exclusion made by `kreplay_snapshot_exclude_range` with the same arguments;
+ `KREPLAY_STATUS_INVALID_ARGUMENT` when there is none. Thread-safe.
+ */
+kreplay_status_t kreplay_snapshot_remove_excluded_range(const void *ptr, uint64_t size);
+
+/*
+ Removes one inclusion made by `kreplay_snapshot_include_range` with the same arguments;
+ `KREPLAY_STATUS_INVALID_ARGUMENT` when there is none. Thread-safe.
+ */
+kreplay_status_t kreplay_snapshot_remove_included_range(uint64_t agent_handle,
+                                                        const void *ptr,
+                                                        uint64_t size);
 
 #ifdef __cplusplus
 }  // extern "C"

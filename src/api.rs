@@ -67,6 +67,10 @@ pub enum kreplay_event_kind_t {
     KREPLAY_EVENT_PASS_ENTER = 3,
     /// After pass `pass` completed; timestamps and `stats` set.
     KREPLAY_EVENT_PASS_EXIT = 4,
+    /// The loop stopped after pass `pass` although more passes were due, because the restore
+    /// that should have followed failed without writing anything: device memory is as that pass
+    /// left it (one execution). `stats->declined_reason` says why. No later PASS event follows.
+    KREPLAY_EVENT_LOOP_STOPPED = 5,
 }
 
 /// Where attached packets go relative to the replayed dispatch (a `uint32_t` in C: a value
@@ -238,6 +242,8 @@ pub struct DispatchSummary {
     pub queue_id: u64,
     /// Why replay was declined, if it was.
     pub declined: Option<String>,
+    /// Why the loop stopped before the passes due (a failed restore), if it did.
+    pub stopped: Option<String>,
     /// Window start/end (monotonic ns).
     pub window: (u64, u64),
     /// Per pass: device start/end and the restore that followed (if any).
@@ -389,7 +395,7 @@ pub(crate) fn register_as(client: Arc<dyn ReplayClient>, owner: ClientOwner) -> 
         }
         return Err(ApiError::AlreadyConfigured);
     }
-    install_registration(Registration { client, owner });
+    install_registration(Registration { client: Arc::new(CallbackScoped(client)), owner });
     if state::service() == ReplayService::Off {
         // Dispatches already ran untracked on the fast path: mark their queues before any
         // dispatch can see the service on.
@@ -407,10 +413,14 @@ pub(crate) fn register_without_runtime(client: Arc<dyn ReplayClient>) {
     install_registration(Registration { client, owner: ClientOwner::Tool });
 }
 
-/// Forgets the registration (at `OnUnload`: the client's library may be unloaded after it).
-/// The caller holds [`crate::state::SERVICE_DECISION`] and no replay window is open.
+/// Forgets a tool's registration (at `OnUnload`: the tool's library may be unloaded after it).
+/// The built-in client stays: it is part of this library and serves every runtime instance
+/// (completion handlers that run after `OnUnload` still deliver its records). The caller holds
+/// [`crate::state::SERVICE_DECISION`] and no replay window is open.
 pub(crate) fn release_client() {
-    CLIENT.store(std::ptr::null_mut(), Ordering::Release);
+    if registration().is_some_and(|r| r.owner == ClientOwner::Tool) {
+        CLIENT.store(std::ptr::null_mut(), Ordering::Release);
+    }
 }
 
 /// The registered client.
@@ -655,6 +665,130 @@ pub unsafe extern "C" fn kreplay_stats_get(out: *mut kreplay_stats_t) -> kreplay
     })
 }
 
+// ------------------------------------------------------------------------------------------
+// Snapshot coverage: the client's own memory, and ranges excluded from or added to snapshots.
+// ------------------------------------------------------------------------------------------
+
+/// The registered client, with every callback marked as running on its thread, so memory the
+/// client allocates from a callback is its own (never tracked nor restored).
+struct CallbackScoped(Arc<dyn ReplayClient>);
+
+impl ReplayClient for CallbackScoped {
+    fn pass_count(&self, dispatch: &kreplay_dispatch_info_t) -> u32 {
+        let _scope = crate::inventory::ClientCallbackScope::enter();
+        self.0.pass_count(dispatch)
+    }
+    fn has_continue(&self) -> bool {
+        self.0.has_continue()
+    }
+    fn should_continue(&self, dispatch: &kreplay_dispatch_info_t, current_pass: u32, total_passes: u32) -> bool {
+        let _scope = crate::inventory::ClientCallbackScope::enter();
+        self.0.should_continue(dispatch, current_pass, total_passes)
+    }
+    fn on_event(&self, event: &kreplay_event_t) {
+        let _scope = crate::inventory::ClientCallbackScope::enter();
+        self.0.on_event(event)
+    }
+    fn dispatch_done(&self, summary: &DispatchSummary) {
+        let _scope = crate::inventory::ClientCallbackScope::enter();
+        self.0.dispatch_done(summary)
+    }
+}
+
+fn range_error(what: &'static str, base: usize, size: usize) -> impl FnOnce(crate::snapshot::ranges::RangeError) -> ApiError {
+    move |e| {
+        tracing::debug!("{what} of the snapshot range {base:#x} + {size} bytes refused: {e}");
+        ApiError::InvalidArgument
+    }
+}
+
+/// Excludes `[base, base + size)` from the snapshots taken from now on: those bytes are never
+/// captured nor restored, whatever allocation, segment or included range they belong to.
+/// Thread-safe; callable at any time (a window already open keeps its snapshot).
+pub fn exclude_range(base: usize, size: usize) -> Result<(), ApiError> {
+    crate::snapshot::ranges::CLIENT_RANGES.lock().exclude(base, size).map_err(range_error("exclusion", base, size))
+}
+
+/// Adds `[base, base + size)` to the snapshots of replays on agent `agent` (a
+/// `hsa_agent_t.handle`) taken from now on: memory the tool does not track that the replayed
+/// kernels write. The memory must stay mapped until [`remove_included_range`].
+pub fn include_range(agent: u64, base: usize, size: usize) -> Result<(), ApiError> {
+    crate::snapshot::ranges::CLIENT_RANGES.lock().include(agent, base, size).map_err(range_error("inclusion", base, size))
+}
+
+/// Removes one exclusion made with the same `base` and `size`.
+pub fn remove_excluded_range(base: usize, size: usize) -> Result<(), ApiError> {
+    crate::snapshot::ranges::CLIENT_RANGES.lock().remove_excluded(base, size).map_err(range_error("removal of the exclusion", base, size))
+}
+
+/// Removes one inclusion made with the same `agent`, `base` and `size`.
+pub fn remove_included_range(agent: u64, base: usize, size: usize) -> Result<(), ApiError> {
+    crate::snapshot::ranges::CLIENT_RANGES.lock().remove_included(agent, base, size).map_err(range_error("removal of the inclusion", base, size))
+}
+
+fn range_args(ptr: *const c_void, size: u64) -> Result<(usize, usize), kreplay_status_t> {
+    let size = usize::try_from(size).map_err(|_| kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT)?;
+    Ok((ptr as usize, size))
+}
+
+/// Excludes the `size` bytes at `ptr` from every snapshot taken from now on (the client's own
+/// device memory, such as counter buffers allocated outside callbacks). `ptr` is not
+/// dereferenced. Returns `KREPLAY_STATUS_INVALID_ARGUMENT` when `ptr` is NULL, `size` is 0, the
+/// range wraps around the address space, or 4096 exclusions are already held. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn kreplay_snapshot_exclude_range(ptr: *const c_void, size: u64) -> kreplay_status_t {
+    boundary(|| {
+        status_of((|| {
+            let (base, size) = range_args(ptr, size)?;
+            exclude_range(base, size).map_err(kreplay_status_t::from)
+        })())
+    })
+}
+
+/// Adds the `size` bytes at `ptr` to the snapshots of replays on the agent whose
+/// `hsa_agent_t.handle` is `agent_handle`, from now on: memory the kernels write that the tool
+/// does not track (fine-grained or host memory, memory of another allocator). The memory must
+/// stay mapped until `kreplay_snapshot_remove_included_range`. Returns
+/// `KREPLAY_STATUS_INVALID_ARGUMENT` when `agent_handle` is 0, `ptr` is NULL, `size` is 0, the
+/// range wraps around, or 4096 inclusions are already held. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn kreplay_snapshot_include_range(agent_handle: u64, ptr: *const c_void, size: u64) -> kreplay_status_t {
+    boundary(|| {
+        status_of((|| {
+            let (base, size) = range_args(ptr, size)?;
+            include_range(agent_handle, base, size).map_err(kreplay_status_t::from)
+        })())
+    })
+}
+
+/// Removes one exclusion made by `kreplay_snapshot_exclude_range` with the same arguments;
+/// `KREPLAY_STATUS_INVALID_ARGUMENT` when there is none. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn kreplay_snapshot_remove_excluded_range(ptr: *const c_void, size: u64) -> kreplay_status_t {
+    boundary(|| {
+        status_of((|| {
+            let (base, size) = range_args(ptr, size)?;
+            remove_excluded_range(base, size).map_err(kreplay_status_t::from)
+        })())
+    })
+}
+
+/// Removes one inclusion made by `kreplay_snapshot_include_range` with the same arguments;
+/// `KREPLAY_STATUS_INVALID_ARGUMENT` when there is none. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn kreplay_snapshot_remove_included_range(agent_handle: u64, ptr: *const c_void, size: u64) -> kreplay_status_t {
+    boundary(|| {
+        status_of((|| {
+            let (base, size) = range_args(ptr, size)?;
+            remove_included_range(agent_handle, base, size).map_err(kreplay_status_t::from)
+        })())
+    })
+}
+
+// ------------------------------------------------------------------------------------------
+// End of snapshot coverage.
+// ------------------------------------------------------------------------------------------
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -702,6 +836,24 @@ mod tests {
             assert_eq!(kreplay_pass_attach_packets(std::ptr::null(), 1, 0), invalid);
             assert_eq!(kreplay_pass_attach_packets(pkt.as_ptr().cast(), 1, 1), kreplay_status_t::KREPLAY_STATUS_NOT_ARMED);
         }
+    }
+
+    #[test]
+    fn snapshot_ranges_are_validated_at_the_c_edge() {
+        let p = 0x10_0000 as *const c_void;
+        let invalid = kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT;
+        let ok = kreplay_status_t::KREPLAY_STATUS_SUCCESS;
+        assert_eq!(kreplay_snapshot_exclude_range(std::ptr::null(), 16), invalid);
+        assert_eq!(kreplay_snapshot_exclude_range(p, 0), invalid);
+        assert_eq!(kreplay_snapshot_exclude_range(usize::MAX as *const c_void, 2), invalid, "wraps around");
+        assert_eq!(kreplay_snapshot_include_range(0, p, 16), invalid, "agent 0");
+        assert_eq!(kreplay_snapshot_remove_excluded_range(p, 16), invalid, "never added");
+        assert_eq!(kreplay_snapshot_exclude_range(p, 16), ok);
+        assert_eq!(kreplay_snapshot_remove_excluded_range(p, 16), ok);
+        assert_eq!(kreplay_snapshot_remove_excluded_range(p, 16), invalid, "removed once");
+        assert_eq!(kreplay_snapshot_include_range(3, p, 16), ok);
+        assert_eq!(kreplay_snapshot_remove_included_range(4, p, 16), invalid, "another agent");
+        assert_eq!(kreplay_snapshot_remove_included_range(3, p, 16), ok);
     }
 
     #[test]

@@ -60,6 +60,8 @@ pub struct Originals {
     pub signal_destroy: unsafe extern "C" fn(hsa_signal_t) -> hsa_status_t,
     pub signal_load_scacquire: unsafe extern "C" fn(hsa_signal_t) -> ffi::hsa_signal_value_t,
     pub signal_store_relaxed: unsafe extern "C" fn(hsa_signal_t, ffi::hsa_signal_value_t),
+    pub signal_add_screlease: unsafe extern "C" fn(hsa_signal_t, ffi::hsa_signal_value_t),
+    pub signal_subtract_screlease: unsafe extern "C" fn(hsa_signal_t, ffi::hsa_signal_value_t),
     pub signal_wait_scacquire: unsafe extern "C" fn(
         hsa_signal_t, ffi::hsa_signal_condition_t, ffi::hsa_signal_value_t, u64, ffi::hsa_wait_state_t,
     ) -> ffi::hsa_signal_value_t,
@@ -72,6 +74,9 @@ pub struct Originals {
     pub executable_symbol_get_info:
         unsafe extern "C" fn(ffi::hsa_executable_symbol_t, ffi::hsa_executable_symbol_info_t, *mut c_void) -> hsa_status_t,
     pub system_get_major_extension_table: unsafe extern "C" fn(u16, u16, usize, *mut c_void) -> hsa_status_t,
+    // Snapshot coverage: executable lifetimes and peer access.
+    pub executable_destroy: unsafe extern "C" fn(ffi::hsa_executable_t) -> hsa_status_t,
+    pub agents_allow_access: unsafe extern "C" fn(u32, *const hsa_agent_t, *const u32, *const c_void) -> hsa_status_t,
     pub pool_allocate: unsafe extern "C" fn(ffi::hsa_amd_memory_pool_t, usize, u32, *mut *mut c_void) -> hsa_status_t,
     pub pool_free: unsafe extern "C" fn(*mut c_void) -> hsa_status_t,
     pub pointer_info: unsafe extern "C" fn(
@@ -92,6 +97,18 @@ pub struct Originals {
     pub profiler_enable: unsafe extern "C" fn(*mut hsa_queue_t, i32) -> hsa_status_t,
     pub dispatch_time: unsafe extern "C" fn(hsa_agent_t, hsa_signal_t, *mut ffi::hsa_amd_profiling_dispatch_time_t) -> hsa_status_t,
     pub tick_to_system: unsafe extern "C" fn(hsa_agent_t, u64, *mut u64) -> hsa_status_t,
+    /// Host writes into device memory, wrapped when the table has them.
+    pub host_writes: HostWriteEntries,
+}
+
+/// The runtime's entries that write device memory from the host (each optional).
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Default)]
+pub struct HostWriteEntries {
+    pub memory_fill: ffi::hsa_amd_memory_fill_fn_t,
+    pub async_copy: ffi::hsa_amd_memory_async_copy_fn_t,
+    pub async_copy_on_engine: hsa_abi::modern::hsa_amd_memory_async_copy_on_engine_fn_t,
+    pub async_copy_rect: ffi::hsa_amd_memory_async_copy_rect_fn_t,
 }
 
 impl Originals {
@@ -108,11 +125,15 @@ impl Originals {
             signal_destroy: required!(core, CoreApiTable, hsa_signal_destroy_fn),
             signal_load_scacquire: required!(core, CoreApiTable, hsa_signal_load_scacquire_fn),
             signal_store_relaxed: required!(core, CoreApiTable, hsa_signal_store_relaxed_fn),
+            signal_add_screlease: required!(core, CoreApiTable, hsa_signal_add_screlease_fn),
+            signal_subtract_screlease: required!(core, CoreApiTable, hsa_signal_subtract_screlease_fn),
             signal_wait_scacquire: required!(core, CoreApiTable, hsa_signal_wait_scacquire_fn),
             agent_get_info: required!(core, CoreApiTable, hsa_agent_get_info_fn),
             executable_iterate_agent_symbols: required!(core, CoreApiTable, hsa_executable_iterate_agent_symbols_fn),
             executable_symbol_get_info: required!(core, CoreApiTable, hsa_executable_symbol_get_info_fn),
             system_get_major_extension_table: required!(core, CoreApiTable, hsa_system_get_major_extension_table_fn),
+            executable_destroy: required!(core, CoreApiTable, hsa_executable_destroy_fn),
+            agents_allow_access: required!(amd, AmdExtTable, hsa_amd_agents_allow_access_fn),
             pool_allocate: required!(amd, AmdExtTable, hsa_amd_memory_pool_allocate_fn),
             pool_free: required!(amd, AmdExtTable, hsa_amd_memory_pool_free_fn),
             pointer_info: required!(amd, AmdExtTable, hsa_amd_pointer_info_fn),
@@ -123,6 +144,12 @@ impl Originals {
             profiler_enable: required!(amd, AmdExtTable, hsa_amd_profiling_set_profiler_enabled_fn),
             dispatch_time: required!(amd, AmdExtTable, hsa_amd_profiling_get_dispatch_time_fn),
             tick_to_system: required!(amd, AmdExtTable, hsa_amd_profiling_convert_tick_to_system_domain_fn),
+            host_writes: HostWriteEntries {
+                memory_fill: read_slot!(amd, AmdExtTable, hsa_amd_memory_fill_fn).ok().flatten(),
+                async_copy: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_fn).ok().flatten(),
+                async_copy_on_engine: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_on_engine_fn).ok().flatten(),
+                async_copy_rect: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_rect_fn).ok().flatten(),
+            },
         })
     }
 }
@@ -193,6 +220,18 @@ impl Runtime {
     pub fn signal_load(self, s: hsa_signal_t) -> i64 {
         // SAFETY: a live signal handle.
         unsafe { (self.0.signal_load_scacquire)(s) }
+    }
+
+    /// Adds `v` to a signal (release).
+    pub fn signal_add(self, s: hsa_signal_t, v: i64) {
+        // SAFETY: a live signal handle.
+        unsafe { (self.0.signal_add_screlease)(s, v) }
+    }
+
+    /// Subtracts `v` from a signal (release).
+    pub fn signal_subtract(self, s: hsa_signal_t, v: i64) {
+        // SAFETY: a live signal handle.
+        unsafe { (self.0.signal_subtract_screlease)(s, v) }
     }
 
     /// Waits until `s` < 1 or `timeout_ns` passes (a hint); returns the observed value.

@@ -90,11 +90,15 @@ fn tables() -> (Box<CoreApiTable>, Box<AmdExtTable>) {
     core.hsa_signal_destroy_fn = unused_entry();
     core.hsa_signal_load_scacquire_fn = unused_entry();
     core.hsa_signal_store_relaxed_fn = unused_entry();
+    core.hsa_signal_add_screlease_fn = unused_entry();
+    core.hsa_signal_subtract_screlease_fn = unused_entry();
     core.hsa_signal_wait_scacquire_fn = unused_entry();
     core.hsa_agent_get_info_fn = Some(agent_get_info);
     core.hsa_executable_iterate_agent_symbols_fn = unused_entry();
     core.hsa_executable_symbol_get_info_fn = unused_entry();
     core.hsa_system_get_major_extension_table_fn = unused_entry();
+    core.hsa_executable_destroy_fn = unused_entry();
+    amd.hsa_amd_agents_allow_access_fn = unused_entry();
     amd.hsa_amd_memory_pool_allocate_fn = Some(pool_allocate);
     amd.hsa_amd_memory_pool_free_fn = Some(free);
     amd.hsa_amd_pointer_info_fn = Some(pointer_info);

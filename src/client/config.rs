@@ -131,6 +131,26 @@ pub fn drain_timeout(get: impl Fn(&str) -> Option<String>) -> Result<Duration, C
     }
 }
 
+/// Default of `KREPLAY_DRAIN_DECLINE_MS`.
+pub const DEFAULT_DRAIN_DECLINE_MS: u64 = 1000;
+
+/// Reads `KREPLAY_DRAIN_DECLINE_MS` through `get`: how long a replay window waits for the queue
+/// drain and the agent-wide drain together before it declines the replay (a positive integer of
+/// milliseconds; default [`DEFAULT_DRAIN_DECLINE_MS`]). Applies to every client.
+pub fn drain_decline_from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<std::time::Duration, ConfigError> {
+    let Some(v) = get("KREPLAY_DRAIN_DECLINE_MS") else {
+        return Ok(std::time::Duration::from_millis(DEFAULT_DRAIN_DECLINE_MS));
+    };
+    match v.trim().parse::<u64>() {
+        Ok(ms) if ms > 0 => Ok(std::time::Duration::from_millis(ms)),
+        _ => Err(ConfigError {
+            variable: "KREPLAY_DRAIN_DECLINE_MS",
+            value: v,
+            problem: "expected a positive integer of milliseconds".into(),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,6 +187,18 @@ mod tests {
         assert!(!r.contains(0) && r.contains(1) && r.contains(3) && !r.contains(4) && r.contains(7));
         for bad in ["", "1-3", "[3-1]", "[a]", "[1-]", "[1-3],"] {
             assert!(IterationRanges::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn drain_decline_bound() {
+        let get = |v: &'static str| move |k: &str| (k == "KREPLAY_DRAIN_DECLINE_MS").then(|| v.to_owned());
+        assert_eq!(drain_decline_from_lookup(|_| None), Ok(std::time::Duration::from_millis(DEFAULT_DRAIN_DECLINE_MS)));
+        assert_eq!(drain_decline_from_lookup(get("250")), Ok(std::time::Duration::from_millis(250)));
+        for bad in ["0", "-5", "soon", ""] {
+            let e = drain_decline_from_lookup(get(bad)).unwrap_err();
+            assert_eq!(e.variable, "KREPLAY_DRAIN_DECLINE_MS");
+            assert!(e.to_string().contains("replays nothing"), "{e}");
         }
     }
 

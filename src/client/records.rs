@@ -33,6 +33,7 @@ pub fn dispatch_lines(pid: u32, s: &DispatchSummary, filtered: bool) -> String {
     m.insert("replayed".into(), json!(s.passes.len() > 1));
     m.insert("passes".into(), json!(s.passes.len()));
     m.insert("skipped".into(), json!(skipped));
+    m.insert("stopped".into(), json!(s.stopped));
     m.insert("window_start_ns".into(), json!(s.window.0));
     m.insert("window_end_ns".into(), json!(s.window.1));
     m.insert(
@@ -65,6 +66,7 @@ mod tests {
             agent_name: "gfx942".into(),
             queue_id: 1,
             declined: None,
+            stopped: None,
             window: (10, 90),
             passes: vec![
                 PassTimes { start_ns: 20, end_ns: 30, restore: Some((31, 35)) },

@@ -50,6 +50,11 @@ impl HostStore {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// Bytes of recycled buffers a new capture may reuse instead of allocating.
+    pub fn reusable_bytes() -> u64 {
+        RECYCLED.lock().iter().map(|b| b.capacity() as u64).sum()
+    }
 }
 
 impl Drop for HostStore {

@@ -124,6 +124,8 @@ pub fn command(exe: &Path, extra_tools: &[&Path]) -> Command {
         "KREPLAY_OUTPUT_DIR",
         "KREPLAY_LOG",
         "KREPLAY_DRAIN_TIMEOUT_MS",
+        "KREPLAY_DRAIN_DECLINE_MS",
+        "KREPLAY_TEST_RLIMIT_AS",
         "VHSA_AGENTS",
         "VHSA_FAULTS",
     ] {

@@ -36,6 +36,8 @@ pub fn run(output_dir: Option<PathBuf>, passes: u32) -> ExitCode {
         formats: vec!["csv".into(), "json".into(), "pftrace".into()],
         log_level: None,
         runtime: RuntimeChoice::Virtual,
+        virtual_agents: None,
+        wait_for_children: std::time::Duration::from_secs(30),
         command: vec![app.into_os_string()],
     };
     match launch::run(&opts, true) {

@@ -18,7 +18,7 @@ Exit codes:
   64     command-line usage error (unknown option, missing application after --)
   65     invalid kernel regular expression
   66     unknown output format
-  67     invalid pass count (--passes 0 or not a number)
+  67     invalid pass count (--passes 0, above 10000, or not a number)
   68     invalid kernel iteration range
   69     application not found
   70     application not executable
@@ -28,7 +28,9 @@ Exit codes:
   74     system HSA runtime not found (--runtime system)
   75     reading records or writing outputs failed
   76     the application could not be started
-  77     querying the runtime failed (kreplay info)";
+  77     querying the runtime failed (kreplay info)
+  78     invalid output file name (-o)
+  79     invalid virtual topology (--virtual-agents)";
 
 /// Errors of `kreplay` itself, each mapped to one exit code.
 #[derive(Debug, thiserror::Error)]
@@ -46,7 +48,7 @@ pub enum CliError {
     /// `-f` names a format that is not supported.
     #[error("unknown output format `{0}`: use one or more of csv, json, pftrace")]
     UnknownFormat(String),
-    /// `--passes` is 0 or not a number.
+    /// `--passes` is 0, above the limit, or not a number.
     #[error("{0}")]
     BadPasses(String),
     /// `--kernel-iteration-range` does not parse.
@@ -76,6 +78,22 @@ pub enum CliError {
         /// The directory.
         path: PathBuf,
         /// The system's reason.
+        reason: String,
+    },
+    /// `-o` is not one plain file name or makes names too long.
+    #[error("invalid output file name -o `{name}`: {reason}")]
+    BadOutputName {
+        /// The expanded base name.
+        name: String,
+        /// What is wrong and what to do.
+        reason: String,
+    },
+    /// `--virtual-agents` is malformed, names unknown targets, or the runtime is not vhsa.
+    #[error("--virtual-agents `{list}`: {reason}")]
+    BadVirtualAgents {
+        /// The list given.
+        list: String,
+        /// What is wrong and what to do.
         reason: String,
     },
     /// `libkreplay.so` is not where it should be.
@@ -137,6 +155,8 @@ impl CliError {
             CliError::Io { .. } => 75,
             CliError::Launch { .. } => 76,
             CliError::RuntimeQuery(_) => 77,
+            CliError::BadOutputName { .. } => 78,
+            CliError::BadVirtualAgents { .. } => 79,
         }
     }
 
@@ -218,6 +238,14 @@ mod tests {
                 reason: "r".into(),
             },
             CliError::RuntimeQuery("q".into()),
+            CliError::BadOutputName {
+                name: "n".into(),
+                reason: "r".into(),
+            },
+            CliError::BadVirtualAgents {
+                list: "l".into(),
+                reason: "r".into(),
+            },
         ];
         let mut codes: Vec<u8> = errors.iter().map(CliError::exit_code).collect();
         for code in &codes {

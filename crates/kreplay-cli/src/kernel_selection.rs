@@ -101,15 +101,27 @@ pub fn check_regex(option: &'static str, pattern: &str) -> Result<(), CliError> 
         })
 }
 
+/// The most passes one dispatch may run. Each pass re-runs the kernel and restores memory, so
+/// a few thousand passes already take the application far beyond any profiling need; a larger
+/// number is almost always a typo (`--passes 4294967295` would keep the application running for
+/// days). The tool library applies the same bound to `KREPLAY_PASSES`.
+pub const MAX_PASSES: u32 = 10_000;
+
 /// Checks `--passes`: the built-in client has no continue callback, so unbounded replay (0)
-/// is refused.
+/// is refused, and so is anything above [`MAX_PASSES`].
 pub fn check_passes(text: &str) -> Result<u32, CliError> {
-    match text.trim().parse::<u32>() {
-        Ok(0) => Err(CliError::BadPasses(
-            "--passes 0 asks for unbounded replay, which needs a continue callback that the command line does not have; give --passes N with N >= 1".to_owned(),
-        )),
-        Ok(n) => Ok(n),
-        Err(_) => Err(CliError::BadPasses(format!("--passes `{text}` is not a positive integer; give --passes N with N >= 1"))),
+    let range = format!("give --passes N with 1 <= N <= {MAX_PASSES}");
+    match text.trim().parse::<u64>() {
+        Ok(0) => Err(CliError::BadPasses(format!(
+            "--passes 0 asks for unbounded replay, which needs a continue callback that the command line does not have; {range}"
+        ))),
+        Ok(n) if n <= u64::from(MAX_PASSES) => Ok(n as u32),
+        Ok(n) => Err(CliError::BadPasses(format!(
+            "--passes {n} is above the limit of {MAX_PASSES} passes per dispatch; {range}"
+        ))),
+        Err(_) => Err(CliError::BadPasses(format!(
+            "--passes `{text}` is not a positive integer; {range}"
+        ))),
     }
 }
 
@@ -174,6 +186,13 @@ mod tests {
         let zero = check_passes("0").unwrap_err();
         assert_eq!(zero.exit_code(), 67);
         assert!(zero.to_string().contains("unbounded"));
+        assert_eq!(check_passes("10000").unwrap(), MAX_PASSES);
+        for big in ["10001", "4294967295", "4294967296", "99999999999999999999"] {
+            let err = check_passes(big).unwrap_err();
+            assert_eq!(err.exit_code(), 67, "{big}");
+            let text = err.to_string();
+            assert!(text.contains("10000") && text.contains("--passes"), "{big}: {text}");
+        }
         assert!(
             check_passes("many")
                 .unwrap_err()

@@ -3,18 +3,20 @@
 //! the output files and the summary.
 
 use hsa_abi::tools_lib;
+use crate::descendants;
 use crate::exit_status::{CliError, signal_name};
 use crate::installation::{self, Runtime, RuntimeChoice};
 use crate::kernel_selection;
 use crate::output_path::{self, TemplateValues};
 use crate::records;
 use crate::report::{self, Format, summary};
+use crate::virtual_topology;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 /// Everything `kreplay run` needs, already taken from the command line.
 #[derive(Clone, Debug)]
@@ -37,6 +39,10 @@ pub struct RunOptions {
     pub log_level: Option<String>,
     /// Which runtime the application uses.
     pub runtime: RuntimeChoice,
+    /// The virtual runtime's GPU agents (`VHSA_AGENTS` syntax), checked here.
+    pub virtual_agents: Option<String>,
+    /// How long to wait, after the application exited, for the processes it started.
+    pub wait_for_children: std::time::Duration,
     /// The application and its arguments.
     pub command: Vec<OsString>,
 }
@@ -104,6 +110,7 @@ struct Plan {
     app: PathBuf,
     tool: PathBuf,
     runtime: Runtime,
+    virtual_agents: Option<String>,
 }
 
 fn plan(opts: &RunOptions) -> Result<Plan, CliError> {
@@ -127,7 +134,24 @@ fn plan(opts: &RunOptions) -> Result<Plan, CliError> {
         .ok_or_else(|| CliError::AppNotFound(String::new()))?;
     let app = resolve_app(app_name, std::env::var_os("PATH").as_deref())?;
     let tool = installation::tool_library()?;
+    if let (Some(list), RuntimeChoice::System) = (&opts.virtual_agents, opts.runtime) {
+        return Err(CliError::BadVirtualAgents {
+            list: list.clone(),
+            reason: "a virtual topology applies to the virtual runtime only, and --runtime system was given; use --runtime virtual, or drop --virtual-agents".into(),
+        });
+    }
     let runtime = installation::select(opts.runtime, true)?;
+    let virtual_agents = match &opts.virtual_agents {
+        Some(list) => {
+            let kreplay = std::env::current_exe()
+                .map_err(|e| CliError::BadVirtualAgents {
+                    list: list.clone(),
+                    reason: format!("cannot find the kreplay executable to ask the virtual runtime ({e})"),
+                })?;
+            Some(virtual_topology::check(list, &runtime, &kreplay)?.join(","))
+        }
+        None => None,
+    };
     Ok(Plan {
         passes,
         formats,
@@ -135,11 +159,17 @@ fn plan(opts: &RunOptions) -> Result<Plan, CliError> {
         app,
         tool,
         runtime,
+        virtual_agents,
     })
 }
 
 /// The child's pid while it runs, for the signal handler.
 static CHILD: AtomicI32 = AtomicI32::new(0);
+/// Set once the application has exited: a signal then ends the wait for its descendants.
+static AFTER_APP: AtomicBool = AtomicBool::new(false);
+/// A signal that arrived after the application exited (or could no longer be delivered to it):
+/// it ends the wait for the application's descendants.
+static STOP_WAITING: AtomicI32 = AtomicI32::new(0);
 /// A signal that arrived before the child's pid was known, forwarded once it is.
 static PENDING: AtomicI32 = AtomicI32::new(0);
 
@@ -157,6 +187,10 @@ extern "C" fn forward_signal(sig: i32, info: *mut libc::siginfo_t, _ctx: *mut li
     // Only async-signal-safe work here: an atomic load and kill(2). A signal from the terminal
     // (si_code > 0, sent by the kernel to the whole foreground process group) already reached
     // the application; a signal sent to kreplay alone (kill, si_code <= 0) is passed on.
+    if AFTER_APP.load(Ordering::SeqCst) {
+        STOP_WAITING.store(sig, Ordering::SeqCst);
+        return;
+    }
     // SAFETY: the kernel passes a valid siginfo_t for a handler installed with SA_SIGINFO.
     let from_process = info.is_null() || unsafe { (*info).si_code } <= 0;
     if !from_process {
@@ -172,7 +206,10 @@ extern "C" fn forward_signal(sig: i32, info: *mut libc::siginfo_t, _ctx: *mut li
         }
     }
     // SAFETY: kill has no memory-safety requirements.
-    unsafe { libc::kill(pid, sig) };
+    if unsafe { libc::kill(pid, sig) } != 0 {
+        // The application was reaped a moment ago: the signal is for the wait that follows.
+        STOP_WAITING.store(sig, Ordering::SeqCst);
+    }
 }
 
 fn install_forwarding() {
@@ -202,13 +239,39 @@ pub struct RunOutcome {
     pub summary: String,
 }
 
+/// The suffixes of every file and directory written for `formats` after the `-o` base name.
+fn output_suffixes(formats: &[Format]) -> Vec<String> {
+    let mut suffixes: Vec<String> = formats.iter().map(|f| f.file_name("")).collect();
+    suffixes.push(SUMMARY_SUFFIX.to_owned());
+    suffixes.push(RECORDS_SUFFIX.to_owned());
+    suffixes
+}
+
+/// The summary file after the base name (as `report::write_outputs` names it).
+const SUMMARY_SUFFIX: &str = "_summary.txt";
+/// The raw records' directory after the base name.
+const RECORDS_SUFFIX: &str = "_records";
+
 /// Runs the application under replay and writes the outputs; the summary is printed on stderr
 /// unless `quiet`.
 pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
     let plan = plan(opts)?;
+    // The names are checked with the widest pid of this machine in place of %pid%, so that
+    // whatever pid the application gets, its names fit.
+    let early = TemplateValues::current(std::process::id());
+    let widest = TemplateValues {
+        pid: output_path::widest_pid(),
+        ..early.clone()
+    };
+    let suffixes = output_suffixes(&plan.formats);
+    let suffix_refs: Vec<&str> = suffixes.iter().map(String::as_str).collect();
+    output_path::check_names(
+        Path::new(&output_path::expand(&opts.output_directory, &widest)),
+        &output_path::expand(&opts.output_file, &widest),
+        &suffix_refs,
+    )?;
     // Everything before the first `%pid%` component is known now: prove it writable and keep
     // the records there until the application's pid names the final directory.
-    let early = TemplateValues::current(std::process::id());
     let prefix = PathBuf::from(output_path::expand(
         &output_path::fixed_prefix(&opts.output_directory).to_string_lossy(),
         &early,
@@ -228,6 +291,8 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
         "HSA_TOOLS_LIB",
         tools_lib_value(std::env::var("HSA_TOOLS_LIB").ok().as_deref(), &tool),
     );
+    // ROCR skips HSA_TOOLS_LIB once a rocprofiler-sdk tool (rocprofv3) has registered, unless
+    // this is set: with it, replay keeps working under rocprofv3.
     cmd.env("HSA_TOOLS_ROCPROFILER_V1_TOOLS", "1");
     if std::env::var_os("HSA_TOOLS_REPORT_LOAD_FAILURE").is_none() {
         cmd.env("HSA_TOOLS_REPORT_LOAD_FAILURE", "1");
@@ -245,6 +310,9 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
             None => cmd.env_remove(var),
         };
     }
+    if let Some(list) = &plan.virtual_agents {
+        cmd.env(virtual_topology::VARIABLE, list);
+    }
     if let Runtime::Virtual(dir) = &plan.runtime {
         let mut paths = vec![dir.clone()];
         if let Some(existing) = std::env::var_os("LD_LIBRARY_PATH") {
@@ -257,6 +325,12 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
     }
 
     install_forwarding();
+    if !descendants::adopt_orphans() {
+        eprintln!(
+            "kreplay: warning: cannot become the subreaper of the application's processes ({}); processes it starts that outlive it are waited for only while they hold a record file open",
+            std::io::Error::last_os_error()
+        );
+    }
     let mut child = cmd.spawn().map_err(|e| {
         let _ = std::fs::remove_dir_all(&staging);
         CliError::Launch {
@@ -271,6 +345,12 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
         // SAFETY: kill has no memory-safety requirements.
         unsafe { libc::kill(child_pid as i32, early_signal) };
     }
+    // The pid is known: create the final directory now, while the application runs, so that a
+    // problem is known early; the records stay in the staging directory until the end.
+    let values = TemplateValues::current(child_pid);
+    let output_dir = PathBuf::from(output_path::expand(&opts.output_directory, &values));
+    let base = output_path::expand(&opts.output_file, &values);
+    let dir_ready = output_path::ensure_writable_dir(&output_dir);
     let status = loop {
         match child.wait() {
             Ok(s) => break Ok(s),
@@ -278,30 +358,43 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
             Err(e) => break Err(e),
         }
     };
+    AFTER_APP.store(true, Ordering::SeqCst);
     CHILD.store(0, Ordering::SeqCst);
     let status = status.map_err(|e| CliError::Launch {
         path: plan.app.clone(),
         reason: e.to_string(),
     })?;
+    // Without the subreaper (an old kernel), orphans go to init and only the record files'
+    // writers can be waited for.
+    let children = descendants::wait(opts.wait_for_children, &staging, || {
+        Some(STOP_WAITING.load(Ordering::SeqCst)).filter(|&s| s != 0)
+    });
 
-    let collected = records::collect(&staging)?;
-    let values = TemplateValues::current(child_pid);
-    let output_dir = PathBuf::from(output_path::expand(&opts.output_directory, &values));
-    output_path::ensure_writable_dir(&output_dir)?;
-    let base = output_path::expand(&opts.output_file, &values);
-    let app_label = plan
-        .app
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let files = report::write_outputs(
-        &output_dir,
-        &base,
-        &plan.formats,
-        &collected.dispatches,
-        &app_label,
-    )?;
-    keep_records(&staging, &output_dir.join(format!("{base}_records")));
+    let written = (|| -> Result<(records::Collected, Vec<PathBuf>), CliError> {
+        let collected = records::collect(&staging)?;
+        dir_ready?;
+        let app_label = plan
+            .app
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let files = report::write_outputs(
+            &output_dir,
+            &base,
+            &plan.formats,
+            &collected.dispatches,
+            &app_label,
+        )?;
+        Ok((collected, files))
+    })();
+    let (collected, files) = match written {
+        Ok(done) => done,
+        Err(e) => return Err(keeping_records(e, &staging, &prefix, child_pid)),
+    };
+    keep_records(
+        &staging,
+        &output_dir.join(format!("{base}{RECORDS_SUFFIX}")),
+    );
 
     let summary_text = summary::table(&summary::per_kernel(&collected.dispatches));
     if !quiet {
@@ -316,6 +409,7 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
             collected.malformed_lines
         );
     }
+    report_descendants(&children, collected.incomplete_passes, opts.wait_for_children);
     if collected.dispatches.is_empty() {
         eprintln!(
             "kreplay: warning: no dispatch records: the application dispatched no kernels, or the tool library did not load ({})",
@@ -345,6 +439,62 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
         files,
         summary: summary_text,
     })
+}
+
+/// Warns about processes of the application still running when `kreplay` stopped waiting, and
+/// about pass records whose dispatch record never came.
+fn report_descendants(children: &descendants::Outcome, incomplete_passes: usize, bound: std::time::Duration) {
+    let running = &children.still_running;
+    if !running.is_empty() {
+        let pids = running.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+        let why = match children.interrupted_by {
+            Some(sig) => format!("when {} stopped the wait", signal_name(sig)),
+            None => format!("after waiting {} s (--wait-for-children)", bound.as_secs_f64()),
+        };
+        eprintln!(
+            "kreplay: warning: {} process{} started by the application still run{} {why} (pid {pids}); the outputs hold only the records written so far, and records written later are missing from them; give --wait-for-children with more seconds to wait longer",
+            running.len(),
+            if running.len() == 1 { "" } else { "es" },
+            if running.len() == 1 { "s" } else { "" },
+        );
+    }
+    if incomplete_passes > 0 {
+        eprintln!(
+            "kreplay: warning: {incomplete_passes} pass record{} belong to dispatches whose dispatch record is missing (a process ended or was still running in the middle of a dispatch); they are left out of the outputs",
+            if incomplete_passes == 1 { "" } else { "s" }
+        );
+    }
+}
+
+/// After a failure to write the outputs: the records must not stay hidden. The staging
+/// directory is renamed to a visible `kreplay-records-<app pid>` beside it, and the error says
+/// where the records are.
+fn keeping_records(error: CliError, staging: &Path, prefix: &Path, app_pid: u32) -> CliError {
+    let visible = prefix.join(format!("kreplay-records-{app_pid}"));
+    let kept = match std::fs::rename(staging, &visible) {
+        Ok(()) => std::path::absolute(&visible).unwrap_or(visible),
+        Err(_) => staging.to_owned(),
+    };
+    let note = format!(
+        "; the records of this run are kept in {} (kreplay-<pid>.jsonl files, see formats.md)",
+        kept.display()
+    );
+    match error {
+        CliError::Io { what, path, reason } => CliError::Io {
+            what,
+            path,
+            reason: reason + &note,
+        },
+        CliError::OutputNotWritable { path, reason } => CliError::OutputNotWritable {
+            path,
+            reason: reason + &note,
+        },
+        other => CliError::Io {
+            what: "writing the outputs",
+            path: kept,
+            reason: format!("{other}{note}"),
+        },
+    }
 }
 
 /// Moves the raw record files next to the outputs (`<base>_records/`); on failure they stay

@@ -4,7 +4,9 @@
 //! - [`launch`]: `kreplay run` (environment, child process, signals, outputs);
 //! - [`records`]: reading the tool's JSON-lines records;
 //! - [`report`]: CSV / JSON rows, the Perfetto trace, the summary table;
-//! - [`kernel_selection`], [`output_path`]: option checks and `%pid%`-style expansion;
+//! - [`kernel_selection`], [`output_path`]: option checks, `%pid%`-style expansion, name limits;
+//! - [`descendants`]: waiting for the processes the application started;
+//! - [`virtual_topology`]: the `--virtual-agents` list;
 //! - [`installation`]: finding the tool library and the runtimes, runtime selection;
 //! - [`info`], [`demo`]: `kreplay info` and `kreplay demo`;
 //! - [`exit_status`]: exit codes and errors;
@@ -15,6 +17,7 @@
 #![deny(missing_docs)]
 
 pub mod demo;
+pub mod descendants;
 pub mod exit_status;
 pub mod info;
 pub mod installation;
@@ -24,3 +27,4 @@ pub mod output_path;
 pub mod records;
 pub mod report;
 pub mod sqtt;
+pub mod virtual_topology;

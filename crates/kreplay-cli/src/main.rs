@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use kreplay_cli::{demo, exit_status, info, installation, launch, sqtt};
+use kreplay_cli::{demo, exit_status, info, installation, kernel_selection, launch, sqtt};
 
 use installation::RuntimeChoice;
 
@@ -21,6 +21,7 @@ Examples:
   kreplay run --kernel-include-regex '^gemm' --kernel-iteration-range '[2-4]' -- ./my_app
   kreplay run -d 'out/%hostname%/%pid%' -o 'rank%rank%' -f csv pftrace -- ./my_app
   kreplay run --runtime virtual --log-level debug -- ./my_app
+  kreplay run --runtime virtual --virtual-agents gfx90a -- ./my_hip52_app
 
 Outputs (in -d, base name from -o): <name>_passes.csv, <name>_passes.json, <name>_trace.json
 (Perfetto), <name>_summary.txt, and the raw records in <name>_records/.
@@ -58,8 +59,8 @@ enum Command {
         /// Where the outputs go (a new temporary directory by default).
         #[arg(short = 'd', long = "output-directory")]
         output_directory: Option<PathBuf>,
-        /// Passes per replayed dispatch.
-        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+        /// Passes per replayed dispatch (1 to 10000).
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=i64::from(kernel_selection::MAX_PASSES)))]
         passes: u32,
     },
     /// SQTT marker tools: decode function maps, analyse address traces.
@@ -68,7 +69,7 @@ enum Command {
 
 #[derive(Args)]
 struct RunArgs {
-    /// Passes per replayed dispatch (N >= 1; 1 runs each dispatch once).
+    /// Passes per replayed dispatch, 1 <= N <= 10000 (1 runs each dispatch once).
     #[arg(long, default_value = "5", value_name = "N")]
     passes: String,
     /// Replay only kernels whose name matches this regular expression.
@@ -101,9 +102,24 @@ struct RunArgs {
     /// libhsa-runtime64.so.1 exist, else the virtual runtime (vhsa).
     #[arg(long, value_enum, default_value = "auto")]
     runtime: RuntimeChoice,
+    /// GPU agents of the virtual runtime, in VHSA_AGENTS syntax (gfx90a, or gfx942,gfx90a);
+    /// checked before the application starts; virtual runtime only.
+    #[arg(long, value_name = "LIST")]
+    virtual_agents: Option<String>,
+    /// After the application exits, wait up to this many seconds for the processes it started
+    /// that still run, so that their records are complete (0: do not wait).
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS", value_parser = parse_seconds)]
+    wait_for_children: f64,
     /// The application and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "APP")]
     command: Vec<OsString>,
+}
+
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && (0.0..=86_400.0).contains(&s) => Ok(s),
+        _ => Err(format!("`{text}` is not a number of seconds from 0 to 86400")),
+    }
 }
 
 fn main() -> ExitCode {
@@ -130,6 +146,8 @@ fn main() -> ExitCode {
             formats: a.output_format,
             log_level: a.log_level,
             runtime: a.runtime,
+            virtual_agents: a.virtual_agents,
+            wait_for_children: std::time::Duration::from_secs_f64(a.wait_for_children),
             command: a.command,
         }),
         Command::Info { runtime } => match info::run(runtime) {
@@ -209,7 +227,21 @@ mod tests {
         assert_eq!(a.passes, "5");
         assert_eq!(a.output_format, vec!["csv", "json", "pftrace"]);
         assert_eq!(a.runtime, RuntimeChoice::Auto);
+        assert_eq!(a.wait_for_children, 30.0);
+        assert_eq!(a.virtual_agents, None);
         assert!(parse(&["run"]).is_err());
+        assert!(parse(&["run", "--wait-for-children", "-1", "--", "app"]).is_err());
+        assert!(parse(&["run", "--wait-for-children", "nan", "--", "app"]).is_err());
+        let Command::Run(a) = parse(&["run", "--wait-for-children", "0.5", "--virtual-agents", "gfx90a", "--", "app"])
+            .unwrap()
+            .command
+        else {
+            panic!("not run")
+        };
+        assert_eq!((a.wait_for_children, a.virtual_agents.as_deref()), (0.5, Some("gfx90a")));
+        assert!(parse(&["demo", "--passes", "10000"]).is_ok());
+        let err = parse(&["demo", "--passes", "10001"]).err().unwrap().to_string();
+        assert!(err.contains("10001") && err.contains("10000"), "{err}");
         assert!(parse(&["run", "--passes", "2"]).is_err());
     }
 

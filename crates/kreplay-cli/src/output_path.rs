@@ -1,5 +1,6 @@
 //! Output locations: `%pid%`, `%hostname%` and `%rank%` expansion in `-d` and `-o`, and the
-//! writability check done before the application starts.
+//! checks done before the application starts: the base name is one plain file name, every
+//! final name fits `NAME_MAX` and every path `PATH_MAX`, and the directory can be written.
 
 use crate::exit_status::CliError;
 use std::path::{Path, PathBuf};
@@ -77,6 +78,93 @@ pub fn fixed_prefix(template: &str) -> PathBuf {
     }
 }
 
+/// Longest file name on Linux file systems, in bytes.
+pub const NAME_MAX: usize = libc::NAME_MAX as usize;
+/// Longest path the kernel accepts, in bytes, including the terminating NUL.
+pub const PATH_MAX: usize = libc::PATH_MAX as usize;
+
+/// The widest process id of this machine (`/proc/sys/kernel/pid_max` minus one), for checking
+/// names before the application's pid is known.
+pub fn widest_pid() -> u32 {
+    std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok())
+        .filter(|&m| m > 1)
+        .map_or(4_194_303, |m| {
+            let digits = (m - 1).to_string().len() as u32;
+            10u32.checked_pow(digits).map_or(u32::MAX, |p| p - 1)
+        })
+}
+
+/// Checks, before the application starts, the expanded `-o` base name `base` and the expanded
+/// `-d` directory `dir` (with the widest pid in place of `%pid%`): `base` is one plain name
+/// (no `/`, not `.` or `..`, not empty), each `base + suffix` fits [`NAME_MAX`], and the
+/// longest path written below `dir` (a record file inside `<base>_records/`) fits [`PATH_MAX`].
+pub fn check_names(dir: &Path, base: &str, suffixes: &[&str]) -> Result<(), CliError> {
+    let bad = |reason: String| CliError::BadOutputName {
+        name: base.to_owned(),
+        reason,
+    };
+    if base.is_empty() {
+        return Err(bad("it is empty; give a base name such as -o kreplay".into()));
+    }
+    if base.contains('/') {
+        return Err(bad(
+            "it contains a path separator `/`; -o names files inside -d/--output-directory, so put directories in -d"
+                .into(),
+        ));
+    }
+    if base == "." || base == ".." {
+        return Err(bad(
+            "`.` and `..` name directories, not files; choose a file base name and put directories in -d".into(),
+        ));
+    }
+    if base.contains('\0') {
+        return Err(bad("it contains a NUL byte".into()));
+    }
+    if let Some(longest) = suffixes.iter().map(|s| format!("{base}{s}")).max_by_key(String::len)
+        && longest.len() > NAME_MAX
+    {
+        return Err(bad(format!(
+            "the output file name `{longest}` is {} bytes, longer than the file system limit of {NAME_MAX} bytes (NAME_MAX); shorten -o by at least {} bytes",
+            longest.len(),
+            longest.len() - NAME_MAX
+        )));
+    }
+    let dir_problem = |reason: String| CliError::OutputNotWritable {
+        path: dir.to_owned(),
+        reason,
+    };
+    if let Some(c) = dir
+        .components()
+        .map(|c| c.as_os_str().len())
+        .find(|&n| n > NAME_MAX)
+    {
+        return Err(dir_problem(format!(
+            "one of its components is {c} bytes, longer than the limit of {NAME_MAX} bytes (NAME_MAX)"
+        )));
+    }
+    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
+    let record = format!("kreplay-{}.jsonl", widest_pid());
+    let deepest = suffixes
+        .iter()
+        .map(|s| s.len())
+        .max()
+        .unwrap_or(0)
+        .max("_records".len())
+        + base.len()
+        + 1
+        + record.len();
+    let total = absolute.as_os_str().len() + 1 + deepest;
+    if total >= PATH_MAX {
+        return Err(dir_problem(format!(
+            "the outputs below it would have paths of up to {total} bytes, over the limit of {} bytes (PATH_MAX); choose a shorter -d or -o",
+            PATH_MAX - 1
+        )));
+    }
+    Ok(())
+}
+
 /// Creates `dir` (and its parents) and proves it writable by creating and removing a file.
 pub fn ensure_writable_dir(dir: &Path) -> Result<(), CliError> {
     let fail = |reason: String| CliError::OutputNotWritable {
@@ -147,6 +235,44 @@ mod tests {
         assert_eq!(fixed_prefix("out/run-%pid%/x"), PathBuf::from("out"));
         assert_eq!(fixed_prefix("%pid%"), PathBuf::from("."));
         assert_eq!(fixed_prefix("/abs/dir"), PathBuf::from("/abs/dir"));
+    }
+
+    #[test]
+    fn output_names_are_plain_and_fit_the_limits() {
+        let dir = Path::new("out");
+        let suffixes = ["_passes.csv", "_summary.txt", "_records"];
+        assert!(check_names(dir, "kreplay", &suffixes).is_ok());
+        assert!(check_names(dir, "run..1", &suffixes).is_ok());
+        for (base, why) in [
+            ("../escape", "path separator"),
+            ("nosuch/x", "path separator"),
+            ("..", "`..`"),
+            (".", "`.`"),
+            ("", "empty"),
+        ] {
+            let err = check_names(dir, base, &suffixes).unwrap_err();
+            assert_eq!(err.exit_code(), 78, "{base}");
+            let text = err.to_string();
+            assert!(text.contains(why) && text.contains("-o"), "{base}: {text}");
+        }
+        let fits = "x".repeat(NAME_MAX - "_summary.txt".len());
+        assert!(check_names(dir, &fits, &suffixes).is_ok());
+        let long = format!("{fits}y");
+        let text = check_names(dir, &long, &suffixes).unwrap_err().to_string();
+        assert!(text.contains("256 bytes") && text.contains("NAME_MAX") && text.contains("by at least 1 bytes"), "{text}");
+        let deep: PathBuf = (0..20).map(|_| "d".repeat(250)).collect();
+        let err = check_names(&deep, "kreplay", &suffixes).unwrap_err();
+        assert_eq!(err.exit_code(), 71);
+        assert!(err.to_string().contains("PATH_MAX"), "{err}");
+        let wide = PathBuf::from("d".repeat(NAME_MAX + 1));
+        assert!(check_names(&wide, "kreplay", &suffixes).unwrap_err().to_string().contains("NAME_MAX"));
+    }
+
+    #[test]
+    fn the_widest_pid_has_the_digits_of_pid_max() {
+        let pid = widest_pid();
+        assert!(pid >= std::process::id(), "{pid}");
+        assert!(pid.to_string().chars().all(|c| c == '9'), "{pid}");
     }
 
     #[test]

@@ -40,10 +40,14 @@ fn expect_error(out: Output, code: i32, needles: &[&str]) {
 }
 
 fn run_in(dir: &Path, options: &[&str]) -> Output {
+    run_with_output_dir(dir, &dir.join("out"), options)
+}
+
+fn run_with_output_dir(dir: &Path, output_dir: &Path, options: &[&str]) -> Output {
     let app = marker_app(dir);
     let out = kreplay()
         .args(["run", "--runtime", "virtual", "-d"])
-        .arg(dir.join("out"))
+        .arg(output_dir)
         .args(options)
         .arg("--")
         .arg(&app)
@@ -87,9 +91,17 @@ fn passes_zero_is_refused() {
     expect_error(
         run_in(&dir, &["--passes", "0"]),
         67,
-        &["--passes 0", "unbounded", "N >= 1"],
+        &["--passes 0", "unbounded", "1 <= N <= 10000"],
     );
     expect_error(run_in(&dir, &["--passes", "lots"]), 67, &["`lots`"]);
+    // The largest u32 used to be accepted, and the application then never finished.
+    for big in ["4294967295", "10001"] {
+        expect_error(
+            run_in(&dir, &["--passes", big]),
+            67,
+            &[&format!("--passes {big} is above the limit of 10000"), "1 <= N <= 10000"],
+        );
+    }
 }
 
 #[test]
@@ -239,4 +251,63 @@ fn usage_errors_and_help() {
     ] {
         assert!(help.contains(needle), "`{needle}` missing from --help");
     }
+}
+
+#[test]
+fn output_names_are_checked_before_the_application_starts() {
+    let dir = test_support::scratch_dir("cli-err-names");
+    let long = "n".repeat(300);
+    for (name, needles) in [
+        ("../escape", &["`../escape`", "path separator", "-d"][..]),
+        ("nosuch/x", &["`nosuch/x`", "path separator"][..]),
+        ("..", &["`..`"][..]),
+        (long.as_str(), &["NAME_MAX", "255 bytes", "shorten -o"][..]),
+    ] {
+        expect_error(run_in(&dir, &["-o", name]), 78, needles);
+    }
+    assert!(!dir.join("escape").exists(), "nothing written outside -d");
+    assert!(
+        !dir.join("out").exists()
+            || std::fs::read_dir(dir.join("out")).unwrap().next().is_none(),
+        "no staging directory left behind"
+    );
+    // Longer than NAME_MAX once the widest pid of the machine replaces %pid%.
+    let near = format!("{}%pid%", "p".repeat(240));
+    expect_error(run_in(&dir, &["-o", &near]), 78, &["NAME_MAX"]);
+    // A directory path beyond PATH_MAX, and a component beyond NAME_MAX.
+    let deep = (0..17).map(|_| "d".repeat(250)).collect::<Vec<_>>().join("/");
+    expect_error(run_with_output_dir(&dir, &dir.join(deep), &[]), 71, &["PATH_MAX"]);
+    expect_error(
+        run_with_output_dir(&dir, &dir.join("c".repeat(256)), &[]),
+        71,
+        &["NAME_MAX"],
+    );
+}
+
+#[test]
+fn virtual_agents_are_checked_before_the_application_starts() {
+    let dir = test_support::scratch_dir("cli-err-agents");
+    expect_error(
+        run_in(&dir, &["--virtual-agents", "gfx942,gfx7777"]),
+        79,
+        &["--virtual-agents `gfx942,gfx7777`", "does not know `gfx7777`", "gfx90a"],
+    );
+    expect_error(
+        run_in(&dir, &["--virtual-agents", "mi300x"]),
+        79,
+        &["`mi300x` is not a GPU target"],
+    );
+    expect_error(
+        run_in(&dir, &["--virtual-agents", "gfx942,,gfx90a"]),
+        79,
+        &["entry 2 is empty"],
+    );
+    let app = marker_app(&dir);
+    let out = kreplay()
+        .args(["run", "--runtime", "system", "--virtual-agents", "gfx90a", "--"])
+        .arg(&app)
+        .output()
+        .unwrap();
+    expect_error(out, 79, &["virtual runtime only", "--runtime virtual"]);
+    assert!(!dir.join("ran").exists());
 }

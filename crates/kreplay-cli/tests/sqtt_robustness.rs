@@ -7,7 +7,106 @@ mod support;
 use kreplay_cli::sqtt::device_code;
 use kreplay_cli::sqtt::funcmap::{Funcmap, render_section};
 use proptest::prelude::*;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::os::unix::process::CommandExt;
 use support::*;
+
+/// The system allocator, noting the largest single request made by each thread.
+struct Measured;
+
+thread_local! {
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged.
+unsafe impl GlobalAlloc for Measured {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = LARGEST.try_with(|l| l.set(l.get().max(layout.size())));
+        // SAFETY: the caller's contract is passed on as is.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let _ = LARGEST.try_with(|l| l.set(l.get().max(new_size)));
+        // SAFETY: the caller's contract is passed on as is.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Measured = Measured;
+
+/// A `CCOB` header of `version` (1: u32 size; 2: u32 total and size; 3: u64 total and size)
+/// claiming `uncompressed` bytes, followed by `payload`.
+fn ccob(version: u16, method: u16, uncompressed: u64, payload: &[u8]) -> Vec<u8> {
+    let mut b = b"CCOB".to_vec();
+    b.extend(version.to_le_bytes());
+    b.extend(method.to_le_bytes());
+    let header = 8 + match version { 1 => 4, 2 => 8, _ => 16 } + 8;
+    let total = (header + payload.len()) as u64;
+    match version {
+        1 => b.extend((uncompressed as u32).to_le_bytes()),
+        2 => {
+            b.extend((total as u32).to_le_bytes());
+            b.extend((uncompressed as u32).to_le_bytes());
+        }
+        _ => {
+            b.extend(total.to_le_bytes());
+            b.extend(uncompressed.to_le_bytes());
+        }
+    }
+    b.extend(0u64.to_le_bytes());
+    b.extend(payload);
+    b
+}
+
+/// `kreplay sqtt funcmap <file>` with its address space limited to `bytes` (RLIMIT_AS).
+fn funcmap_under_address_limit(file: &std::path::Path, bytes: u64) -> std::process::Output {
+    let mut cmd = std::process::Command::new(test_support::kreplay_bin());
+    cmd.args(["sqtt", "funcmap"]).arg(file);
+    // SAFETY: the closure only calls setrlimit, which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.output().expect("run kreplay")
+}
+
+#[test]
+fn a_compressed_bundle_claiming_4_gib_is_refused_under_an_address_space_limit() {
+    let dir = test_support::scratch_dir("sqtt-robust-claim");
+    let limit = 512 << 20;
+    for (version, method, claim) in [(3u16, 1u16, 4u64 << 30), (3, 0, 4 << 30), (2, 1, u64::from(u32::MAX)), (1, 0, 3 << 30)] {
+        let file = dir.join(format!("claim-v{version}-m{method}.hipfb"));
+        std::fs::write(&file, ccob(version, method, claim, &[0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0, 0, 0, 0, 0, 0])).unwrap();
+        let out = funcmap_under_address_limit(&file, limit);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "v{version} m{method}: {}\n{stderr}", out.status);
+        assert!(stderr.contains(s(&file)), "{stderr}");
+        assert!(
+            stderr.contains(&format!("the header claims {claim} uncompressed bytes from 12 compressed bytes")),
+            "v{version} m{method}:\n{stderr}"
+        );
+    }
+    // A real compressed bundle still decodes under the same limit.
+    let co = build_kernels(&dir, "gfx942");
+    let with = dir.join("with.co");
+    with_funcmap(&co, b"K:reduce_sum\n\0", &with);
+    let b = dir.join("real.hipfb");
+    bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx942", &with)], &b, true);
+    let out = funcmap_under_address_limit(&b, limit);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("reduce_sum"));
+}
 
 #[test]
 fn funcmap_errors_name_the_file_and_the_problem() {
@@ -201,6 +300,61 @@ proptest! {
             let id = map.marker_id(word);
             let _ = (map.entry(id), map.extra_payload_count(id));
         }
+    }
+
+    /// Any `CCOB` header (any version, method and claimed size) over any payload, a zstd frame
+    /// header often in front: no single allocation beyond what the input's real size allows
+    /// (the claim is bounded by 1024 bytes per compressed byte, a zstd window by twice the
+    /// claim or 1 MiB; vectors may double once past that), never a panic.
+    #[test]
+    fn compressed_bundles_allocate_within_the_input_size(
+        version in 1u16..=3,
+        method in 0u16..=1,
+        claim in prop_oneof![any::<u64>(), 0u64..1 << 20, Just(4u64 << 30), Just(u64::from(u32::MAX))],
+        zstd_header in proptest::option::of((any::<u8>(), any::<u8>(), any::<u32>())),
+        tail in proptest::collection::vec(any::<u8>(), 0..256),
+    ) {
+        let mut payload = Vec::new();
+        if let Some((descriptor, window, size)) = zstd_header {
+            payload.extend(0xFD2F_B528u32.to_le_bytes());
+            payload.extend([descriptor, window]);
+            payload.extend(size.to_le_bytes());
+        }
+        payload.extend(tail);
+        let bytes = ccob(version, method, claim, &payload);
+        LARGEST.with(|l| l.set(0));
+        let _ = device_code::code_objects(&bytes);
+        let largest = LARGEST.with(Cell::get) as u64;
+        let allowed = 4 * (payload.len() as u64 * device_code::MAX_COMPRESSION_RATIO).max(2 << 20);
+        prop_assert!(largest <= allowed, "{largest} bytes allocated for a {} byte input (allowed {allowed})", bytes.len());
+    }
+
+    /// Record files of any shape (CSV rows of arbitrary numbers, marker headers and payload
+    /// words mixed): parsing and address analysis allocate in proportion to the text, never
+    /// from a number read in it.
+    #[test]
+    fn records_and_analysis_allocate_within_the_input_size(
+        rows in proptest::collection::vec(
+            (any::<i64>(), prop_oneof![any::<u64>(), 0u64..8, Just(1u64 << 2)], 0u32..4, 0u32..4, 0u32..4),
+            0..200,
+        ),
+        line_size in 1u64..=4096,
+        access_size in 1u64..=64,
+    ) {
+        let mut text = String::from("time,value,cu,simd,wave_id\n");
+        for (t, v, cu, simd, w) in &rows {
+            text.push_str(&format!("{t},{v},{cu},{simd},{w}\n"));
+        }
+        let map = Funcmap::parse(b"W:64\nP:1:addr_trace_load\nR:1:extra_payload_count=130\n\0").unwrap();
+        LARGEST.with(|l| l.set(0));
+        if let Ok(records) = kreplay_cli::sqtt::records::parse(&text, kreplay_cli::sqtt::records::RecordFormat::Auto) {
+            let geometry = kreplay_cli::sqtt::address_trace::Geometry { wave_size: 64, line_size, access_size };
+            let _ = kreplay_cli::sqtt::address_trace::analyse(&records, &map, geometry);
+        }
+        let largest = LARGEST.with(Cell::get) as u64;
+        // Per lane at most access_size lines of 8 bytes, 64 lanes per block; the rest is the text.
+        let allowed = 64 * text.len() as u64 + 64 * (access_size + 1) * 8 * 2 + (64 << 10);
+        prop_assert!(largest <= allowed, "{largest} bytes allocated for {} bytes of records", text.len());
     }
 
     /// Any bytes behind a bundle magic or an ELF header: an error or code objects, never a panic.

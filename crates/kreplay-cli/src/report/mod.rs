@@ -179,11 +179,10 @@ pub fn json_document(dispatches: &[Dispatch]) -> String {
 /// Writes `contents` to `path` through a temporary file in the same directory and a rename.
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), CliError> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    // A short temporary name, so that a final name at the NAME_MAX limit still works.
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let seq = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".tmp-kreplay-{}-{seq}", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(contents)?;

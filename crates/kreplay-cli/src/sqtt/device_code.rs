@@ -15,6 +15,13 @@ pub const BUNDLE_MAGIC: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
 pub const COMPRESSED_MAGIC: &[u8] = b"CCOB";
 /// Decompressed bundles larger than this are refused (a corrupt header, not a real bundle).
 const MAX_DECOMPRESSED: u64 = 4 << 30;
+/// A compressed bundle may claim at most this many uncompressed bytes per compressed byte.
+/// Real code objects compress by a factor of 3 to 20 (alignment padding included); a header
+/// claiming more is corrupt or hostile, and is refused before anything is allocated for it.
+pub const MAX_COMPRESSION_RATIO: u64 = 1024;
+/// The largest zstd window accepted without regard to the claimed size (zstd itself uses at
+/// least 1 KiB; encoders size the window to the smallest power of two that holds the input).
+const MIN_WINDOW_LIMIT: u64 = 1 << 20;
 
 /// Why device code could not be found in a file. Messages name what is wrong; the caller
 /// prefixes the file name.
@@ -227,17 +234,35 @@ fn decompress(data: &[u8], origin: usize) -> Result<(Vec<u8>, usize), DeviceCode
             .ok_or_else(|| bad(format!("total size {t} does not fit the {} available bytes", data.len())))?,
         None => data.len(),
     };
-    if uncompressed > MAX_DECOMPRESSED {
-        return Err(bad(format!("uncompressed size {uncompressed} is implausible")));
-    }
     let payload = &data[header..end];
-    let mut out = Vec::with_capacity(uncompressed as usize);
+    // Every allocation below is bounded by the input's real size: the claim is checked against
+    // the compressed bytes that are really there, and the output grows only as data really
+    // decompresses (never reserved from the claim).
+    let limit = (payload.len() as u64).saturating_mul(MAX_COMPRESSION_RATIO).min(MAX_DECOMPRESSED);
+    if uncompressed > limit {
+        return Err(bad(format!(
+            "the header claims {uncompressed} uncompressed bytes from {} compressed bytes, more than \
+             {MAX_COMPRESSION_RATIO} times the input (at most {limit} bytes are accepted); the bundle is \
+             corrupt: rebuild it, or unbundle it with clang-offload-bundler --unbundle",
+            payload.len()
+        )));
+    }
+    let mut out = Vec::new();
     match method {
         0 => {
             out = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(payload, uncompressed as usize)
                 .map_err(|e| bad(format!("zlib stream is corrupt: {e:?}")))?;
         }
         1 => {
+            let window_limit = uncompressed.saturating_mul(2).max(MIN_WINDOW_LIMIT);
+            if let Some(window) = zstd_window_size(payload)
+                && window > window_limit
+            {
+                return Err(bad(format!(
+                    "the zstd frame asks for a {window} byte window to produce {uncompressed} bytes \
+                     (at most {window_limit} accepted); the bundle is corrupt"
+                )));
+            }
             let mut reader = payload;
             let decoder = ruzstd::decoding::StreamingDecoder::new(&mut reader)
                 .map_err(|e| bad(format!("zstd stream is corrupt: {e}")))?;
@@ -257,6 +282,33 @@ fn decompress(data: &[u8], origin: usize) -> Result<(Vec<u8>, usize), DeviceCode
         return Err(bad(format!("decompressed to {} bytes, header says {uncompressed}", out.len())));
     }
     Ok((out, end))
+}
+
+/// The window size a zstd frame header at the start of `data` asks for, when it is a standard
+/// frame whose header is complete (the decoder reserves that much before decoding).
+fn zstd_window_size(data: &[u8]) -> Option<u64> {
+    const ZSTD_MAGIC: u32 = 0xFD2F_B528;
+    let magic = u32::from_le_bytes(data.get(..4)?.try_into().ok()?);
+    if magic != ZSTD_MAGIC {
+        return None;
+    }
+    let descriptor = *data.get(4)?;
+    let single_segment = descriptor & 0x20 != 0;
+    if !single_segment {
+        let wd = *data.get(5)?;
+        let log = 10 + u32::from(wd >> 3);
+        let base = 1u64.checked_shl(log)?;
+        return Some(base + (base / 8) * u64::from(wd & 7));
+    }
+    // Single segment: the window is the frame content size, after the dictionary id.
+    let dict_bytes = [0usize, 1, 2, 4][usize::from(descriptor & 3)];
+    let fcs_bytes = [1usize, 2, 4, 8][usize::from(descriptor >> 6)];
+    let at = 5 + dict_bytes;
+    let field = data.get(at..at + fcs_bytes)?;
+    let mut bytes = [0u8; 8];
+    bytes[..fcs_bytes].copy_from_slice(field);
+    let size = u64::from_le_bytes(bytes);
+    Some(if fcs_bytes == 2 { size + 256 } else { size })
 }
 
 /// The parts of a code object the decoder needs.
@@ -284,4 +336,61 @@ pub fn inspect(image: &[u8]) -> Result<CodeObjectView, DeviceCodeError> {
         }
     }
     Ok(CodeObjectView { funcmap, symbols })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A version-3 `CCOB` header (u64 total and uncompressed sizes) followed by `payload`.
+    fn ccob_v3(method: u16, uncompressed: u64, payload: &[u8]) -> Vec<u8> {
+        let mut b = COMPRESSED_MAGIC.to_vec();
+        b.extend(3u16.to_le_bytes());
+        b.extend(method.to_le_bytes());
+        let total = (COMPRESSED_MAGIC.len() + 4 + 8 + 8 + 8 + payload.len()) as u64;
+        b.extend(total.to_le_bytes());
+        b.extend(uncompressed.to_le_bytes());
+        b.extend(0u64.to_le_bytes());
+        b.extend(payload);
+        b
+    }
+
+    #[test]
+    fn a_claim_beyond_the_input_is_refused_before_allocating() {
+        for method in [0u16, 1] {
+            let err = code_objects(&ccob_v3(method, 4 << 30, &[0u8; 64])).unwrap_err().to_string();
+            assert!(
+                err.contains("claims 4294967296 uncompressed bytes from 64 compressed bytes")
+                    && err.contains("1024 times")
+                    && err.contains("corrupt"),
+                "{err}"
+            );
+        }
+        // Within the ratio, the claim is accepted and the stream itself is found corrupt.
+        let err = code_objects(&ccob_v3(0, 64 * 1024, &[0u8; 64])).unwrap_err().to_string();
+        assert!(err.contains("zlib stream is corrupt"), "{err}");
+    }
+
+    #[test]
+    fn a_zstd_window_beyond_the_claim_is_refused() {
+        // A standard frame header, not single-segment, window descriptor 0x78: 2^25 = 32 MiB.
+        let mut frame = 0xFD2F_B528u32.to_le_bytes().to_vec();
+        frame.extend([0x00, 0x78]);
+        frame.resize(64, 0);
+        assert_eq!(zstd_window_size(&frame), Some(32 << 20));
+        let err = code_objects(&ccob_v3(1, 4096, &frame)).unwrap_err().to_string();
+        assert!(err.contains("asks for a 33554432 byte window to produce 4096 bytes"), "{err}");
+        // Single segment with a 4-byte content size of 70000: the window is that size.
+        let mut single = 0xFD2F_B528u32.to_le_bytes().to_vec();
+        single.push(0xa0);
+        single.extend(70_000u32.to_le_bytes());
+        assert_eq!(zstd_window_size(&single), Some(70_000));
+        // A 2-byte content size counts from 256.
+        let mut two = 0xFD2F_B528u32.to_le_bytes().to_vec();
+        two.push(0x60);
+        two.extend(10u16.to_le_bytes());
+        assert_eq!(zstd_window_size(&two), Some(266));
+        assert_eq!(zstd_window_size(b"\x28\xb5\x2f"), None);
+        assert_eq!(zstd_window_size(b"not zstd"), None);
+    }
 }
