@@ -77,6 +77,7 @@ pub struct BuiltinClient {
     cfg: BuiltinConfig,
     occurrences: Mutex<HashMap<String, u64>>,
     filtered: Mutex<HashSet<u64>>,
+    launches: Mutex<HashMap<u64, records::Launch>>,
     out: Mutex<Option<File>>,
     out_failed: crate::sync::OnceFlag,
 }
@@ -88,6 +89,7 @@ impl BuiltinClient {
             cfg,
             occurrences: Mutex::default(),
             filtered: Mutex::default(),
+            launches: Mutex::default(),
             out: Mutex::new(None),
             out_failed: crate::sync::OnceFlag::new(),
         }
@@ -138,6 +140,9 @@ impl BuiltinClient {
 
 impl ReplayClient for BuiltinClient {
     fn pass_count(&self, d: &kreplay_dispatch_info_t) -> u32 {
+        if self.cfg.output_dir.is_some() {
+            self.launches.lock().insert(d.dispatch_id, records::Launch::of(d));
+        }
         // SAFETY: the tool's own dispatch info; the name is NUL-terminated or NULL.
         let name = unsafe { crate::ffi::opt_cstr(d.kernel_name) }.map(|c| c.to_string_lossy());
         if self.selects(name.as_deref()) {
@@ -150,8 +155,9 @@ impl ReplayClient for BuiltinClient {
 
     fn dispatch_done(&self, s: &DispatchSummary) {
         let filtered = self.filtered.lock().remove(&s.dispatch_id);
+        let launch = self.launches.lock().remove(&s.dispatch_id);
         if self.cfg.output_dir.is_some() {
-            self.append(&records::dispatch_lines(std::process::id(), s, filtered));
+            self.append(&records::dispatch_lines(std::process::id(), s, filtered, launch.as_ref()));
         }
     }
 }
