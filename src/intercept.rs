@@ -309,6 +309,9 @@ unsafe extern "C" fn queue_create(
     if !state::is_active() || queue.is_null() {
         return original();
     }
+    // `OnUnload` waits for a queue creation in progress, so the runtime cannot shut down between
+    // the creation and the interceptor's registration.
+    let Some(_creation) = state::Submission::enter() else { return original() };
     boundary(
         "hsa_queue_create",
         || {
@@ -430,6 +433,13 @@ pub unsafe extern "C" fn write_interceptor(
     // Borrow as an Arc without touching the count held by the registration.
     // SAFETY: `data` came from `Arc::into_raw`.
     let q = std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(q as *const QueueState) });
+    // `OnUnload` waits for this submission before the runtime tears down; once it started,
+    // the packets go through unchanged.
+    let Some(_submission) = state::Submission::enter() else {
+        // SAFETY: as in the fast path.
+        unsafe { writer(pkts, count) };
+        return;
+    };
     let mut forwarded = false;
     // SAFETY: the runtime passes `count` packets.
     let r = catch_unwind(AssertUnwindSafe(|| unsafe { replay::on_submit(&q, pkts, count, writer, &mut forwarded) }));
@@ -455,8 +465,10 @@ enum LoadError {
     Table(#[from] TableError),
     #[error("another copy of kreplay ({0}) is already loaded in this process and intercepts the runtime")]
     SecondCopy(String),
-    #[error("kreplay was already loaded by this runtime instance")]
+    #[error("kreplay is already the active tool of this runtime instance (OnLoad called twice without OnUnload)")]
     AlreadyLoaded,
+    #[error("the API table still holds kreplay's own entries from an earlier runtime instance, and no original entries were saved")]
+    StillWrapped,
 }
 
 /// Path of the library holding `addr`, when it is another copy of kreplay.
@@ -524,6 +536,22 @@ fn tools_loaded_before_me() -> Vec<String> {
     if found { before } else { Vec::new() }
 }
 
+/// Keeps this library mapped for the life of the process, whatever the runtime does with its
+/// handle: queues keep calling [`write_interceptor`] (a thread may ring a doorbell while
+/// `hsa_shut_down` runs, and the runtime closes its tools before it destroys the queues), and a
+/// later `hsa_init` loads the tool again with its state intact. False when the loader refused.
+fn pin_in_memory() -> bool {
+    let mut mine: libc::Dl_info = unsafe_zeroed();
+    // SAFETY: out-pointer to a local; the address of a function of this library.
+    if unsafe { libc::dladdr(write_interceptor as *const c_void, &mut mine) } == 0 || mine.dli_fname.is_null() {
+        return false;
+    }
+    // SAFETY: the loader's NUL-terminated path of this library, already loaded (NOLOAD). The
+    // handle is deliberately never closed.
+    let h = unsafe { libc::dlopen(mine.dli_fname, libc::RTLD_LAZY | libc::RTLD_NOLOAD | libc::RTLD_NODELETE) };
+    !h.is_null()
+}
+
 fn unsafe_zeroed() -> libc::Dl_info {
     // SAFETY: `Dl_info` is plain data for which all-zero is valid.
     unsafe { std::mem::zeroed() }
@@ -533,7 +561,8 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     if table.is_null() {
         return Err(LoadError::NullTable);
     }
-    if state::current() != ToolState::Uninitialised {
+    let from = state::current();
+    if !matches!(from, ToolState::Uninitialised | ToolState::Finished) {
         return Err(LoadError::AlreadyLoaded);
     }
     // SAFETY: the runtime hands a live root table; its header is readable.
@@ -555,10 +584,33 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
             return Err(LoadError::SecondCopy(path));
         }
     }
-    if !runtime::install(o) {
+    if from == ToolState::Finished {
+        // A new runtime instance after `hsa_shut_down`: what the tool knew is gone with the old
+        // one. A runtime that kept its table still holds this library's entries: they chain to
+        // the originals saved by the earlier `OnLoad`, which stay.
+        replay::forget_runtime_instance();
+        // The built-in client, once it took the service, keeps it; a tool registers again.
+        let kept = crate::api::client().is_some();
+        state::set_service(if kept { ReplayService::On } else { ReplayService::Undecided });
+    }
+    let w = o.host_writes;
+    let mine: ffi::hsa_queue_create_fn_t = Some(queue_create);
+    if mine.map(|f| f as usize) == Some(o.queue_create as usize) {
+        if runtime::originals().is_none() {
+            return Err(LoadError::StillWrapped);
+        }
+    } else {
+        runtime::install(o);
+    }
+    if from == ToolState::Uninitialised && !pin_in_memory() {
+        tracing::warn!(
+            "kreplay could not keep itself loaded (dlopen RTLD_NODELETE failed): a doorbell rung while hsa_shut_down unloads \
+             the tools may call into unmapped code"
+        );
+    }
+    if !state::advance(from, ToolState::Active) {
         return Err(LoadError::AlreadyLoaded);
     }
-    state::advance(ToolState::Uninitialised, ToolState::Active);
     write_slot!(core, CoreApiTable, hsa_queue_create_fn, { let f: ffi::hsa_queue_create_fn_t = Some(queue_create); f }).map_err(TableError::from)?;
     write_slot!(core, CoreApiTable, hsa_queue_destroy_fn, { let f: ffi::hsa_queue_destroy_fn_t = Some(queue_destroy); f }).map_err(TableError::from)?;
     write_slot!(core, CoreApiTable, hsa_memory_allocate_fn, { let f: ffi::hsa_memory_allocate_fn_t = Some(memory_allocate); f }).map_err(TableError::from)?;
@@ -581,7 +633,6 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
         f
     })
     .map_err(TableError::from)?;
-    let w = o.host_writes;
     if w.memory_fill.is_some() {
         write_slot!(amd, AmdExtTable, hsa_amd_memory_fill_fn, { let f: ffi::hsa_amd_memory_fill_fn_t = Some(memory_fill); f }).map_err(TableError::from)?;
     }
@@ -651,14 +702,28 @@ pub unsafe extern "C" fn OnLoad(
     .unwrap_or(false)
 }
 
-/// Called by the runtime on the last `hsa_shut_down`. Afterwards every interceptor chains to
-/// the original entry.
+/// Called by the runtime on the last `hsa_shut_down`. Waits (bounded by
+/// `KREPLAY_DRAIN_TIMEOUT_MS`) for submissions inside the replay path and for the tool's
+/// completion handlers, releases a tool's registration (its library may be unloaded next) and
+/// flushes the built-in client's records. Afterwards every interceptor chains to the original
+/// entry; a later `hsa_init` calls `OnLoad` again.
 #[unsafe(no_mangle)]
 pub extern "C" fn OnUnload() {
     let _ = catch_unwind(|| {
         if state::advance(ToolState::Active, ToolState::ShuttingDown) {
+            if !state::wait_for_submissions(*replay::DRAIN_TIMEOUT) {
+                tracing::warn!(
+                    "hsa_shut_down: a submission of another thread was still inside a replay window after {} ms; the runtime \
+                     shuts down under it",
+                    replay::DRAIN_TIMEOUT.as_millis()
+                );
+            }
             replay::settle_handlers(&QUEUES.all());
-            state::set_service(ReplayService::Off);
+            {
+                let _decision = state::SERVICE_DECISION.lock();
+                crate::api::release_client();
+                state::set_service(ReplayService::Off);
+            }
             crate::client::flush();
             state::advance(ToolState::ShuttingDown, ToolState::Finished);
         }

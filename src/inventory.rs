@@ -172,6 +172,11 @@ impl AllocationInventory {
         self.live.write().remove(&base).map(|r| r.allocation)
     }
 
+    /// Forgets every allocation (the runtime instance that owned them shut down).
+    pub fn clear(&self) {
+        self.live.write().clear();
+    }
+
     /// Number of tracked allocations.
     pub fn len(&self) -> usize {
         self.live.read().len()
@@ -288,6 +293,11 @@ impl ExecutableInventory {
     /// An empty inventory.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Forgets every executable (the runtime instance that loaded them shut down).
+    pub fn forget_all(&self) {
+        self.serials.lock().clear();
     }
 
     /// Holds off destruction until the returned guard is dropped. Do not call

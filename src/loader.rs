@@ -9,7 +9,7 @@
 use crate::inventory::{ExecutableInventory, ExecutablesHeld};
 use crate::runtime::{HsaError, Runtime};
 use crate::snapshot::{ExecutableRef, Region, RegionKind};
-use crate::sync::{Arc, LazyLock, Mutex, OnceLock};
+use crate::sync::{Arc, LazyLock, Mutex};
 use hsa_abi::ffi::{self, hsa_agent_t, hsa_executable_symbol_t, hsa_executable_t, hsa_loaded_code_object_t, hsa_status_t};
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
@@ -21,31 +21,36 @@ pub const MAX_VARIABLE_BYTES: u64 = 1 << 30;
 /// Executables the tool has seen; `hsa_executable_destroy` goes through it.
 pub static EXECUTABLES: LazyLock<ExecutableInventory> = LazyLock::new(ExecutableInventory::new);
 
-static TABLE: OnceLock<Option<ffi::hsa_ven_amd_loader_1_03_pfn_t>> = OnceLock::new();
+/// The loader extension's table, queried once per runtime instance (`None` inside: the
+/// runtime has no such extension).
+static TABLE: Mutex<Option<Option<ffi::hsa_ven_amd_loader_1_03_pfn_t>>> = Mutex::new(None);
 
-fn loader_table(rt: Runtime) -> Option<&'static ffi::hsa_ven_amd_loader_1_03_pfn_t> {
-    TABLE
-        .get_or_init(|| {
-            let mut table = ffi::hsa_ven_amd_loader_1_03_pfn_t::default();
-            // SAFETY: the out-pointer is a table of the size passed.
-            let st = unsafe {
-                (rt.originals().system_get_major_extension_table)(
-                    ffi::HSA_EXTENSION_AMD_LOADER as u16,
-                    1,
-                    std::mem::size_of_val(&table),
-                    (&mut table as *mut ffi::hsa_ven_amd_loader_1_03_pfn_t).cast(),
-                )
-            };
-            if st != ffi::HSA_STATUS_SUCCESS {
-                tracing::warn!(
-                    "the runtime has no AMD loader extension 1.03 (status {st:#x}): kernel names, module-scope variables \
-                     and code-object segments are unavailable"
-                );
-                return None;
-            }
-            Some(table)
-        })
-        .as_ref()
+/// Forgets the loader extension of the previous runtime instance.
+pub fn forget_extension() {
+    *TABLE.lock() = None;
+}
+
+fn loader_table(rt: Runtime) -> Option<ffi::hsa_ven_amd_loader_1_03_pfn_t> {
+    *TABLE.lock().get_or_insert_with(|| {
+        let mut table = ffi::hsa_ven_amd_loader_1_03_pfn_t::default();
+        // SAFETY: the out-pointer is a table of the size passed.
+        let st = unsafe {
+            (rt.originals().system_get_major_extension_table)(
+                ffi::HSA_EXTENSION_AMD_LOADER as u16,
+                1,
+                std::mem::size_of_val(&table),
+                (&mut table as *mut ffi::hsa_ven_amd_loader_1_03_pfn_t).cast(),
+            )
+        };
+        if st != ffi::HSA_STATUS_SUCCESS {
+            tracing::warn!(
+                "the runtime has no AMD loader extension 1.03 (status {st:#x}): kernel names, module-scope variables \
+                 and code-object segments are unavailable"
+            );
+            return None;
+        }
+        Some(table)
+    })
 }
 
 fn executables(rt: Runtime) -> Result<Vec<hsa_executable_t>, HsaError> {
@@ -340,6 +345,11 @@ impl KernelNames {
     /// An empty cache.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Forgets every name (the executables of the previous runtime instance are gone).
+    pub fn forget_all(&self) {
+        self.by_agent.lock().clear();
     }
 
     /// The name of `kernel_object` on `agent`; `None` when the loader does not know it.

@@ -1,9 +1,11 @@
 //! The runtime's original entries, saved from the API table at `OnLoad`.
 //!
 //! The tool's own HSA calls go through [`Runtime`], never through the (wrapped) table, so they
-//! never re-enter the interceptors. Each method turns an HSA status into [`HsaError`].
+//! never re-enter the interceptors. Each method turns an HSA status into [`HsaError`]. Every
+//! `OnLoad` (one per runtime instance: `hsa_init` after `hsa_shut_down` loads the tool again)
+//! saves the entries of its table.
 
-use crate::sync::OnceLock;
+use crate::sync::{AtomicPtr, Mutex, Ordering};
 use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t, hsa_signal_t, hsa_status_t};
 use hsa_abi::{AmdExtTable, CoreApiTable, SlotError, TablePtr, read_slot};
 use std::ffi::c_void;
@@ -158,17 +160,28 @@ impl Originals {
     }
 }
 
-static ORIGINALS: OnceLock<Originals> = OnceLock::new();
+/// The originals of the latest `OnLoad`; points into [`SAVED`].
+static ORIGINALS: AtomicPtr<Originals> = AtomicPtr::new(std::ptr::null_mut());
 
-/// Saves the originals; false when they were already saved (a second `OnLoad`).
-pub fn install(o: Originals) -> bool {
-    ORIGINALS.set(o).is_ok()
+/// Every set of originals saved in the process (one per runtime instance, a few hundred bytes
+/// each), never freed: a thread still inside an interceptor of the previous instance may hold
+/// its set.
+#[allow(clippy::vec_box)] // each box keeps its address when the Vec grows
+static SAVED: Mutex<Vec<Box<Originals>>> = Mutex::new(Vec::new());
+
+/// Saves the originals of a new runtime instance.
+pub fn install(o: Originals) {
+    let mut saved = SAVED.lock();
+    saved.push(Box::new(o));
+    let current: *const Originals = &**saved.last().expect("just pushed");
+    ORIGINALS.store(current.cast_mut(), Ordering::Release);
 }
 
 /// The saved originals, once `OnLoad` succeeded.
 #[inline]
 pub fn originals() -> Option<&'static Originals> {
-    ORIGINALS.get()
+    // SAFETY: a non-NULL pointer points into a box of `SAVED`, never freed or moved.
+    unsafe { ORIGINALS.load(Ordering::Acquire).as_ref() }
 }
 
 /// Safe wrappers over the originals used by the tool itself.

@@ -4,7 +4,7 @@
 //! for model-checking implementations without touching the protocol code.
 
 pub use parking_lot::{Condvar, Mutex, RwLock, RwLockReadGuard};
-pub use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering, fence};
+pub use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence};
 pub use std::sync::{Arc, LazyLock, OnceLock};
 
 /// The replay-gate protocol's per-agent lock and in-flight counter: `parking_lot` and `std`

@@ -87,6 +87,11 @@ pub fn foreign_queue_destroyed(queue: usize) -> bool {
     FOREIGN.lock().as_mut().is_some_and(|m| m.remove(&queue).is_some())
 }
 
+/// Forgets every foreign queue (the runtime instance that owned them shut down).
+pub fn forget_foreign_queues() {
+    *FOREIGN.lock() = None;
+}
+
 /// Checks the agent of `queue` before a snapshot. The caller holds the agent's writer lock, so
 /// no queue of the agent can be fenced or submit concurrently.
 pub fn check(queue: &QueueState) -> Result<(), CoverageGap> {

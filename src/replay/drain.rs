@@ -3,27 +3,11 @@
 //! The queue drain and the agent-wide drain share a short bound (`KREPLAY_DRAIN_DECLINE_MS`,
 //! default 1000): on expiry the window declines the replay and the dispatch runs once, normally.
 //! Only a pass that never completes hits the fatal bound (`KREPLAY_DRAIN_TIMEOUT_MS`, default
-//! 60000): a message naming the dispatch, the agent and the queue, then an abort. Teardown
-//! waits for the tool's completion handlers with the fatal bound and warns on expiry.
+//! 60000, read by [`crate::client::config`]): a message naming the dispatch, the agent and the
+//! queue, then an abort. Teardown waits for the tool's completion handlers with the fatal bound
+//! and warns on expiry.
 
 use std::time::{Duration, Instant};
-
-/// Default bound of every drain.
-pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_millis(60_000);
-
-/// Parses `KREPLAY_DRAIN_TIMEOUT_MS` (a positive integer); `None` when unset.
-pub fn parse_timeout(value: Option<&str>) -> Result<Duration, String> {
-    match value {
-        None => Ok(DEFAULT_DRAIN_TIMEOUT),
-        Some(v) => match v.trim().parse::<u64>() {
-            Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
-            _ => Err(format!(
-                "KREPLAY_DRAIN_TIMEOUT_MS={v:?} is not a positive integer of milliseconds; using the default {} ms",
-                DEFAULT_DRAIN_TIMEOUT.as_millis()
-            )),
-        },
-    }
-}
 
 /// Polls `done` every `interval` until it is true or `bound` passed. Returns false on expiry.
 /// `done` is called without any lock held by this function.
@@ -43,16 +27,6 @@ pub fn poll_until(bound: Duration, interval: Duration, mut done: impl FnMut() ->
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn timeout_parsing() {
-        assert_eq!(parse_timeout(None), Ok(DEFAULT_DRAIN_TIMEOUT));
-        assert_eq!(parse_timeout(Some("250")), Ok(Duration::from_millis(250)));
-        for bad in ["0", "-1", "abc", ""] {
-            let e = parse_timeout(Some(bad)).unwrap_err();
-            assert!(e.contains("KREPLAY_DRAIN_TIMEOUT_MS"), "{e}");
-        }
-    }
 
     #[test]
     fn poll_until_sees_progress_and_expires() {

@@ -109,6 +109,13 @@ impl InFlightWork {
         self.copies.store(list.iter().filter(|e| e.origin == Origin::Copy).count() as u64, Ordering::Relaxed);
     }
 
+    /// Forgets every entry (the runtime instance whose signals they name shut down).
+    pub fn forget_all(&self) {
+        let mut list = self.entries.lock();
+        list.clear();
+        self.count_copies(&list);
+    }
+
     /// Forgets entry `id` (its completion handler ran). Harmless when a drain dropped it.
     pub fn finish(&self, id: u64) {
         let mut list = self.entries.lock();

@@ -38,17 +38,16 @@ pub static STATS: StatCounters = StatCounters::new();
 /// Reusable completion signals of the tool.
 pub static SIGNALS: LazyLock<SignalPool> = LazyLock::new(SignalPool::default);
 /// Bound of every drain (`KREPLAY_DRAIN_TIMEOUT_MS`).
-pub static DRAIN_TIMEOUT: LazyLock<Duration> = LazyLock::new(|| {
-    drain::parse_timeout(std::env::var("KREPLAY_DRAIN_TIMEOUT_MS").ok().as_deref()).unwrap_or_else(|e| {
-        eprintln!("kreplay: {e}");
-        drain::DEFAULT_DRAIN_TIMEOUT
-    })
-});
+pub static DRAIN_TIMEOUT: LazyLock<Duration> = LazyLock::new(crate::client::drain_timeout);
 
 /// The bound of the queue drain and the agent-wide drain together before a window declines
-/// (`KREPLAY_DRAIN_DECLINE_MS`, never above `KREPLAY_DRAIN_TIMEOUT_MS`). An invalid value is
-/// reported once and every replay is declined.
+/// (`KREPLAY_DRAIN_DECLINE_MS`, never above `KREPLAY_DRAIN_TIMEOUT_MS`). An invalid value of
+/// either is reported once and every replay is declined.
 pub static DRAIN_DECLINE: LazyLock<Result<Duration, String>> = LazyLock::new(|| {
+    if let Some(e) = crate::client::replay_refused() {
+        // Reported when the environment was read.
+        return Err(e.to_owned());
+    }
     match crate::client::config::drain_decline_from_lookup(|k| std::env::var(k).ok()) {
         Ok(d) => Ok(d.min(*DRAIN_TIMEOUT)),
         Err(e) => {
@@ -95,6 +94,11 @@ pub struct TimedSignals {
 }
 
 impl TimedSignals {
+    /// Forgets every signal (the runtime instance that owned them shut down).
+    pub fn forget_all(&self) {
+        self.held.lock().clear();
+    }
+
     /// A handler will read the times of `s`, a signal of a dispatch on `agent`.
     pub fn hold(&self, s: hsa_signal_t, agent: hsa_agent_t) {
         let mut held = self.held.lock();
@@ -149,6 +153,8 @@ pub struct QueueState {
     pub queue: *mut hsa_queue_t,
     /// The queue's id.
     pub queue_id: u64,
+    /// The queue's size in packets (what one pass may submit at once).
+    pub size: u32,
     /// The agent's replay lock.
     pub lock: AgentLock,
     /// Completion handlers of the tool in flight on this queue (they report ordinary dispatches
@@ -172,12 +178,13 @@ impl QueueState {
     /// `queue` must be a queue the runtime just created (its `id` field is read).
     pub unsafe fn new(rt: Runtime, agent: hsa_agent_t, queue: *mut hsa_queue_t) -> Self {
         // SAFETY: caller contract.
-        let queue_id = unsafe { (*queue).id };
+        let (queue_id, size) = unsafe { ((*queue).id, (*queue).size) };
         Self {
             agent,
             agent_name: rt.agent_name(agent),
             queue,
             queue_id,
+            size,
             lock: GATE.agent(agent.handle),
             in_flight: AtomicU64::new(0),
             unfenced: AtomicBool::new(false),
@@ -203,6 +210,13 @@ impl QueueRegistry {
         self.map.write().remove(&(queue as usize))
     }
 
+    /// Forgets every queue (the runtime instance that owned them shut down and destroyed them
+    /// without the application's `hsa_queue_destroy`). Their interceptor user data is left
+    /// allocated: nothing can tell that no late call of the old runtime still uses it.
+    pub fn forget_all(&self) {
+        self.map.write().clear();
+    }
+
     /// Every registered queue.
     pub fn all(&self) -> Vec<Arc<QueueState>> {
         self.map.read().values().map(|(q, _)| q.clone()).collect()
@@ -222,6 +236,21 @@ pub fn settle_handlers(queues: &[Arc<QueueState>]) {
     }
 }
 
+/// Forgets everything the tool knew about the previous runtime instance (its allocations,
+/// queues, signals, executables), before `OnLoad` makes the tool active for a new one.
+pub fn forget_runtime_instance() {
+    INVENTORY.clear();
+    QUEUES.forget_all();
+    SIGNALS.forget_all();
+    NAMES.forget_all();
+    coverage::forget_foreign_queues();
+    crate::loader::forget_extension();
+    crate::loader::EXECUTABLES.forget_all();
+    IN_FLIGHT.forget_all();
+    TIMED_SIGNALS.forget_all();
+    crate::snapshot::ranges::CLIENT_RANGES.lock().clear();
+}
+
 /// Signals the tool puts on its own packets, reused after their handler ran.
 #[derive(Default)]
 pub struct SignalPool {
@@ -237,6 +266,11 @@ impl SignalPool {
             return Some(s);
         }
         rt.signal_create(1).map_err(|e| tracing::warn!("creating a completion signal failed: {e}")).ok()
+    }
+
+    /// Forgets the pooled signals (the runtime instance that owned them shut down).
+    pub fn forget_all(&self) {
+        self.free.lock().clear();
     }
 
     /// Returns a signal nobody waits on any more.

@@ -762,7 +762,7 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
     stats.c.snapshot_ns = cap.end_ns - cap.start_ns;
     d.event(client, kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, total, Some(&stats.c));
 
-    let scope = LoopScope::begin();
+    let scope = LoopScope::begin(q.size as usize);
     let mut totals = RestoreTotals::default();
     let mut pass: u32 = 0;
     loop {
@@ -883,12 +883,13 @@ mod tests {
     #[test]
     fn a_panicking_summary_callback_does_not_leave_the_handler_counted_in_flight() {
         // The only test of this binary that registers a client (the registration is per process).
-        api::register(Arc::new(PanickingSummary)).unwrap();
+        api::register_without_runtime(Arc::new(PanickingSummary));
         let q = Arc::new(QueueState {
             agent: ffi::hsa_agent_t { handle: 0xa9e47 },
             agent_name: "test".into(),
             queue: std::ptr::null_mut(),
             queue_id: 1,
+            size: 64,
             lock: super::super::GATE.agent(0xa9e47),
             in_flight: crate::sync::protocol::AtomicU64::new(1),
             unfenced: crate::sync::AtomicBool::new(false),

@@ -54,6 +54,12 @@ impl ClientRanges {
         Self { excluded: Vec::new(), included: Vec::new() }
     }
 
+    /// Forgets every rule (the runtime instance whose memory they named shut down).
+    pub fn clear(&mut self) {
+        self.excluded.clear();
+        self.included.clear();
+    }
+
     /// Excludes `[base, base + size)` from every snapshot.
     pub fn exclude(&mut self, base: usize, size: usize) -> Result<(), RangeError> {
         let r = range(base, size)?;

@@ -21,8 +21,11 @@
  *   after      3 passes; PASS ENTER of pass 0 attaches, after the dispatch, a dispatch of a slow
  *              kernel that counts its runs; each PASS EXIT checks that it already ran
  *
+ *   declined   3 passes, expected to be declined (the reason is printed at CONFIG EXIT in every mode)
+ *   early      listed before kreplay in HSA_TOOLS_LIB: kreplay_register returns NOT_LOADED
+ *
  * In every mode a LOOP_STOPPED event is printed with its reason.
- * Every mode also checks that a second kreplay_register is refused. It prints
+ * Every other mode also checks that a second kreplay_register is refused. It prints
  * "TOOL <key>=<value>" lines and "TOOL FAIL ..." on a broken expectation. */
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
@@ -38,6 +41,7 @@
 
 static const char* mode = "";
 static int passes_entered, passes_exited, continue_calls, config_enter, config_exit;
+static int passes_of_dispatch; /* PASS ENTER events of the current dispatch */
 static uint64_t dispatch_id;
 static int failures;
 
@@ -245,6 +249,7 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
   switch (e->kind) {
     case KREPLAY_EVENT_CONFIG_ENTER:
       config_enter++;
+      passes_of_dispatch = 0;
       dispatch_id = e->dispatch->dispatch_id;
       if (strcmp(mode, "ownbuf") == 0) {
         hsa_amd_memory_pool_t pool = {0};
@@ -258,9 +263,11 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
       break;
     case KREPLAY_EVENT_CONFIG_EXIT:
       config_exit++;
+      if (e->stats && e->stats->declined_reason) fprintf(stderr, "TOOL declined: %s\n", e->stats->declined_reason);
       break;
     case KREPLAY_EVENT_PASS_ENTER:
-      TOOL_CHECK(e->pass == (uint32_t)passes_entered, "pass index %u, expected %d", e->pass, passes_entered);
+      TOOL_CHECK(e->pass == (uint32_t)passes_of_dispatch, "pass index %u, expected %d", e->pass, passes_of_dispatch);
+      passes_of_dispatch++;
       passes_entered++;
       if (strcmp(mode, "reentrant") == 0 && e->pass == 0) dispatch_on_sibling(e->dispatch);
       if (strcmp(mode, "nested") == 0 && e->pass == 0) {
@@ -375,6 +382,12 @@ bool OnLoad(void* table, uint64_t runtime_version, uint64_t failed_tool_count, c
   callbacks.should_continue = should_continue;
   callbacks.on_event = on_event;
   kreplay_status_t st = kreplay_register(&callbacks);
+  if (strcmp(mode, "early") == 0) {
+    /* Listed before kreplay in HSA_TOOLS_LIB: kreplay's OnLoad has not run yet. */
+    TOOL_CHECK(st == KREPLAY_STATUS_NOT_LOADED, "kreplay_register before kreplay's OnLoad: %s", kreplay_status_string(st));
+    fprintf(stderr, "TOOL register: %s\n", kreplay_status_string(st));
+    return true;
+  }
   TOOL_CHECK(st == KREPLAY_STATUS_SUCCESS, "kreplay_register: %s", kreplay_status_string(st));
   st = kreplay_register(&callbacks);
   TOOL_CHECK(st == KREPLAY_STATUS_ALREADY_CONFIGURED, "second kreplay_register: %s", kreplay_status_string(st));
