@@ -43,7 +43,7 @@ fn snapshot_restore(c: &mut Criterion) {
         .iter()
         .map(|d| {
             inv.record(Allocation { base: d.as_ptr() as usize, size: d.len(), agent: 1 });
-            Region { kind: RegionKind::Allocation, device: d.as_ptr() as usize, size: d.len() }
+            Region { kind: RegionKind::Allocation { base: d.as_ptr() as usize }, device: d.as_ptr() as usize, size: d.len() }
         })
         .collect();
     let footprint = (REGIONS * REGION_BYTES) as u64;
@@ -76,7 +76,7 @@ fn hashing(c: &mut Criterion) {
     const BYTES: usize = 64 << 20;
     let src: Vec<u8> = (0..BYTES).map(|i| (i * 31 % 251) as u8).collect();
     let mut dst = vec![0u8; BYTES];
-    let region = Region { kind: RegionKind::Allocation, device: src.as_ptr() as usize, size: BYTES };
+    let region = Region { kind: RegionKind::Allocation { base: src.as_ptr() as usize }, device: src.as_ptr() as usize, size: BYTES };
     let hasher = HostHasher::new(|r: &Region| Some(r.device));
     let mut g = c.benchmark_group("chunk hashing vs memcpy");
     g.throughput(Throughput::Bytes(BYTES as u64));
@@ -104,7 +104,7 @@ fn many_regions(c: &mut Criterion) {
             .iter()
             .map(|d| {
                 inv.record(Allocation { base: d.as_ptr() as usize, size, agent: 1 });
-                Region { kind: RegionKind::Allocation, device: d.as_ptr() as usize, size }
+                Region { kind: RegionKind::Allocation { base: d.as_ptr() as usize }, device: d.as_ptr() as usize, size }
             })
             .collect();
         g.bench_function(BenchmarkId::new("host store, restore all", format!("{count} x {size} B")), |b| {

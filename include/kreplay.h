@@ -11,8 +11,16 @@
 
 /*
  Status codes of the C API. Values are never reused.
+
+ In C the type is a `uint32_t` (the enum documents the values): a function that receives a
+ status, such as `kreplay_status_string`, accepts any integer and treats unknown values as
+ unknown, never as undefined behaviour.
  */
-typedef enum kreplay_status_t {
+enum kreplay_status_t
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
   /*
    Success.
    */
@@ -37,12 +45,29 @@ typedef enum kreplay_status_t {
    An internal failure (a panic was caught); the call had no effect.
    */
   KREPLAY_STATUS_INTERNAL_ERROR = 5,
-} kreplay_status_t;
+  /*
+   This copy of the library is not the runtime's active tool: it was linked but not loaded
+   through `HSA_TOOLS_LIB`, its `OnLoad` has not run yet or its `OnUnload` already ran, or
+   `HSA_TOOLS_LIB` names another copy of `libkreplay.so` than the one the caller linked.
+   */
+  KREPLAY_STATUS_NOT_LOADED = 6,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum kreplay_status_t kreplay_status_t;
+#else
+typedef uint32_t kreplay_status_t;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
 
 /*
- Kinds of replay events delivered to `on_event`.
+ Kinds of replay events delivered to `on_event` (a `uint32_t` in C).
  */
-typedef enum kreplay_event_kind_t {
+enum kreplay_event_kind_t
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
   /*
    Before the pass count is asked; `pass` and timestamps are 0.
    */
@@ -59,12 +84,30 @@ typedef enum kreplay_event_kind_t {
    After pass `pass` completed; timestamps and `stats` set.
    */
   KREPLAY_EVENT_PASS_EXIT = 4,
-} kreplay_event_kind_t;
+  /*
+   The loop stopped after pass `pass` although more passes were due, because the restore
+   that should have followed failed without writing anything: device memory is as that pass
+   left it (one execution). `stats->declined_reason` says why. No later PASS event follows.
+   */
+  KREPLAY_EVENT_LOOP_STOPPED = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum kreplay_event_kind_t kreplay_event_kind_t;
+#else
+typedef uint32_t kreplay_event_kind_t;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
 
 /*
- Where attached packets go relative to the replayed dispatch.
+ Where attached packets go relative to the replayed dispatch (a `uint32_t` in C: a value
+ other than these is refused with `KREPLAY_STATUS_INVALID_ARGUMENT`).
  */
-typedef enum kreplay_packet_position_t {
+enum kreplay_packet_position_t
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
   /*
    Submitted before the dispatch of each following pass.
    */
@@ -73,7 +116,14 @@ typedef enum kreplay_packet_position_t {
    Submitted after the dispatch of each following pass.
    */
   KREPLAY_PACKET_AFTER = 1,
-} kreplay_packet_position_t;
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum kreplay_packet_position_t kreplay_packet_position_t;
+#else
+typedef uint32_t kreplay_packet_position_t;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
 
 /*
  A dispatch as seen by callbacks. Owned by the tool; valid during the callback only.
@@ -205,7 +255,7 @@ typedef struct kreplay_event_t {
   /*
    What happened.
    */
-  enum kreplay_event_kind_t kind;
+  kreplay_event_kind_t kind;
   /*
    Pass index, from 0 (PASS events).
    */
@@ -316,54 +366,68 @@ extern "C" {
 /*
  Registers the process's replay client.
 
- `callbacks` must not be NULL; it is copied, so it may be freed after the call. Its
- `user_data` and callbacks must stay valid for the life of the process and be callable from
- any thread. May be called at any time while the tool is active (from a tool's `OnLoad` or
- later); a late client gets replay for the dispatches that follow. Returns
+ `callbacks` must not be NULL (`KREPLAY_STATUS_INVALID_ARGUMENT`) and its `size` must cover
+ the struct (`KREPLAY_STATUS_SIZE_TOO_SMALL`); it is copied, so it may be freed after the call.
+ Its `user_data` and callbacks must stay valid until the runtime's `OnUnload` and be callable
+ from any thread. May be called at any time while the tool is active (from a tool's `OnLoad`
+ or later); a late client gets replay for the dispatches that follow. Returns
  `KREPLAY_STATUS_ALREADY_CONFIGURED` when a client (this one, another tool, or the built-in
  client, which takes the service at the first dispatch when `KREPLAY_PASSES` is set and no
- client registered yet) is already registered. Thread-safe.
+ client registered yet) is already registered, and `KREPLAY_STATUS_NOT_LOADED` when this copy
+ of the library is not the runtime's active tool (only linked, before its `OnLoad` or after
+ its `OnUnload`, or `HSA_TOOLS_LIB` names another copy); nothing is registered then. The
+ registration ends at `OnUnload`; after a new `hsa_init`, register again. Thread-safe.
 
  # Safety
  A non-NULL `callbacks` must point to a readable `kreplay_callbacks_t` whose `size` is set.
  */
-enum kreplay_status_t kreplay_register(const struct kreplay_callbacks_t *callbacks);
+kreplay_status_t kreplay_register(const struct kreplay_callbacks_t *callbacks);
 
 /*
  Attaches `count` AQL packets (64 bytes each, copied) to run before or after the replayed
  dispatch of this and every following pass of the current replay loop.
 
- Legal only inside a PASS ENTER callback on the replaying thread; otherwise returns
- `KREPLAY_STATUS_NOT_ARMED`. `packets` may be NULL only when `count` is 0.
+ `position` is a `kreplay_packet_position_t` value; any other value returns
+ `KREPLAY_STATUS_INVALID_ARGUMENT`. So does a NULL `packets` with a nonzero `count`, a `count`
+ whose byte size (`count * 64`) does not fit the address space, and a `count` that, with the
+ packets already attached to the loop, the dispatch and one packet the tool may add, would not
+ fit the replayed queue (at most `queue size - 2` attached packets in all); nothing is attached
+ then. The checks of `position`, `packets` and the byte size come first. Legal only inside a
+ PASS ENTER callback on the replaying thread; otherwise returns `KREPLAY_STATUS_NOT_ARMED`.
+ `packets` may be NULL only when `count` is 0.
 
  # Safety
  A non-NULL `packets` must point to `count * 64` readable bytes.
  */
-enum kreplay_status_t kreplay_pass_attach_packets(const void *packets,
-                                                  uint64_t count,
-                                                  enum kreplay_packet_position_t position);
+kreplay_status_t kreplay_pass_attach_packets(const void *packets,
+                                             uint64_t count,
+                                             uint32_t position);
 
 /*
- A static, NUL-terminated description of `status`; never NULL, never to be freed.
+ A static, NUL-terminated description of `status` (a `kreplay_status_t` value); never NULL,
+ never to be freed. An unknown value gets a fixed text saying so.
  */
-const char *kreplay_status_string(enum kreplay_status_t status);
+const char *kreplay_status_string(uint32_t status);
 
 /*
- Writes the library version. Each pointer may be NULL (that part is not written).
+ Writes the library version. Each pointer may be NULL (that part is not written). A
+ misaligned pointer returns `KREPLAY_STATUS_INVALID_ARGUMENT` and nothing is written.
 
  # Safety
  Non-NULL pointers must be writable.
  */
-enum kreplay_status_t kreplay_version(uint32_t *major, uint32_t *minor, uint32_t *patch);
+kreplay_status_t kreplay_version(uint32_t *major, uint32_t *minor, uint32_t *patch);
 
 /*
  Copies the process totals into `*out`. `out` must not be NULL and `out->size` must be set to
- `sizeof(kreplay_stats_t)`; `*out` is written only on success. Thread-safe.
+ `sizeof(kreplay_stats_t)`; `*out` is written only on success, and then `out->size` holds the
+ bytes this version wrote (a larger struct of a newer header keeps its extra fields).
+ Thread-safe.
 
  # Safety
  A non-NULL `out` must point to a writable `kreplay_stats_t`.
  */
-enum kreplay_status_t kreplay_stats_get(struct kreplay_stats_t *out);
+kreplay_status_t kreplay_stats_get(struct kreplay_stats_t *out);
 
 /*
  Turns verify mode on (`enabled` = 1) or off (0) for replays that start afterwards: memory is
@@ -372,7 +436,41 @@ enum kreplay_status_t kreplay_stats_get(struct kreplay_stats_t *out);
  it on as well. Any other value is refused with `KREPLAY_STATUS_INVALID_ARGUMENT`. May be
  called at any time, from any thread.
  */
-enum kreplay_status_t kreplay_set_verify(uint32_t enabled);
+kreplay_status_t kreplay_set_verify(uint32_t enabled);
+
+/*
+ Excludes the `size` bytes at `ptr` from every snapshot taken from now on (the client's own
+ device memory, such as counter buffers allocated outside callbacks). `ptr` is not
+ dereferenced. Returns `KREPLAY_STATUS_INVALID_ARGUMENT` when `ptr` is NULL, `size` is 0, the
+ range wraps around the address space, or 4096 exclusions are already held. Thread-safe.
+ */
+kreplay_status_t kreplay_snapshot_exclude_range(const void *ptr, uint64_t size);
+
+/*
+ Adds the `size` bytes at `ptr` to the snapshots of replays on the agent whose
+ `hsa_agent_t.handle` is `agent_handle`, from now on: memory the kernels write that the tool
+ does not track (fine-grained or host memory, memory of another allocator). The memory must
+ stay mapped until `kreplay_snapshot_remove_included_range`. Returns
+ `KREPLAY_STATUS_INVALID_ARGUMENT` when `agent_handle` is 0, `ptr` is NULL, `size` is 0, the
+ range wraps around, or 4096 inclusions are already held. Thread-safe.
+ */
+kreplay_status_t kreplay_snapshot_include_range(uint64_t agent_handle,
+                                                const void *ptr,
+                                                uint64_t size);
+
+/*
+ Removes one exclusion made by `kreplay_snapshot_exclude_range` with the same arguments;
+ `KREPLAY_STATUS_INVALID_ARGUMENT` when there is none. Thread-safe.
+ */
+kreplay_status_t kreplay_snapshot_remove_excluded_range(const void *ptr, uint64_t size);
+
+/*
+ Removes one inclusion made by `kreplay_snapshot_include_range` with the same arguments;
+ `KREPLAY_STATUS_INVALID_ARGUMENT` when there is none. Thread-safe.
+ */
+kreplay_status_t kreplay_snapshot_remove_included_range(uint64_t agent_handle,
+                                                        const void *ptr,
+                                                        uint64_t size);
 
 #ifdef __cplusplus
 }  // extern "C"

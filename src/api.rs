@@ -8,11 +8,15 @@
 
 use crate::ffi as checked;
 use crate::replay::{self, phase};
-use crate::sync::{Arc, AtomicU64, OnceLock, Ordering};
+use crate::sync::{Arc, AtomicPtr, AtomicU64, Mutex, Ordering};
 use std::ffi::{c_char, c_void};
 
 /// Status codes of the C API. Values are never reused.
-#[repr(C)]
+///
+/// In C the type is a `uint32_t` (the enum documents the values): a function that receives a
+/// status, such as `kreplay_status_string`, accepts any integer and treats unknown values as
+/// unknown, never as undefined behaviour.
+#[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum kreplay_status_t {
     /// Success.
@@ -27,10 +31,32 @@ pub enum kreplay_status_t {
     KREPLAY_STATUS_SIZE_TOO_SMALL = 4,
     /// An internal failure (a panic was caught); the call had no effect.
     KREPLAY_STATUS_INTERNAL_ERROR = 5,
+    /// This copy of the library is not the runtime's active tool: it was linked but not loaded
+    /// through `HSA_TOOLS_LIB`, its `OnLoad` has not run yet or its `OnUnload` already ran, or
+    /// `HSA_TOOLS_LIB` names another copy of `libkreplay.so` than the one the caller linked.
+    KREPLAY_STATUS_NOT_LOADED = 6,
 }
 
-/// Kinds of replay events delivered to `on_event`.
-#[repr(C)]
+impl kreplay_status_t {
+    /// Every status, in value order.
+    pub const ALL: [kreplay_status_t; 7] = [
+        kreplay_status_t::KREPLAY_STATUS_SUCCESS,
+        kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT,
+        kreplay_status_t::KREPLAY_STATUS_ALREADY_CONFIGURED,
+        kreplay_status_t::KREPLAY_STATUS_NOT_ARMED,
+        kreplay_status_t::KREPLAY_STATUS_SIZE_TOO_SMALL,
+        kreplay_status_t::KREPLAY_STATUS_INTERNAL_ERROR,
+        kreplay_status_t::KREPLAY_STATUS_NOT_LOADED,
+    ];
+
+    /// The status with value `v`, if there is one.
+    pub fn from_u32(v: u32) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| *s as u32 == v)
+    }
+}
+
+/// Kinds of replay events delivered to `on_event` (a `uint32_t` in C).
+#[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum kreplay_event_kind_t {
     /// Before the pass count is asked; `pass` and timestamps are 0.
@@ -41,16 +67,32 @@ pub enum kreplay_event_kind_t {
     KREPLAY_EVENT_PASS_ENTER = 3,
     /// After pass `pass` completed; timestamps and `stats` set.
     KREPLAY_EVENT_PASS_EXIT = 4,
+    /// The loop stopped after pass `pass` although more passes were due, because the restore
+    /// that should have followed failed without writing anything: device memory is as that pass
+    /// left it (one execution). `stats->declined_reason` says why. No later PASS event follows.
+    KREPLAY_EVENT_LOOP_STOPPED = 5,
 }
 
-/// Where attached packets go relative to the replayed dispatch.
-#[repr(C)]
+/// Where attached packets go relative to the replayed dispatch (a `uint32_t` in C: a value
+/// other than these is refused with `KREPLAY_STATUS_INVALID_ARGUMENT`).
+#[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum kreplay_packet_position_t {
     /// Submitted before the dispatch of each following pass.
     KREPLAY_PACKET_BEFORE = 0,
     /// Submitted after the dispatch of each following pass.
     KREPLAY_PACKET_AFTER = 1,
+}
+
+impl kreplay_packet_position_t {
+    /// The position with value `v`, if there is one.
+    pub fn from_u32(v: u32) -> Option<Self> {
+        match v {
+            0 => Some(Self::KREPLAY_PACKET_BEFORE),
+            1 => Some(Self::KREPLAY_PACKET_AFTER),
+            _ => None,
+        }
+    }
 }
 
 /// A dispatch as seen by callbacks. Owned by the tool; valid during the callback only.
@@ -200,6 +242,8 @@ pub struct DispatchSummary {
     pub queue_id: u64,
     /// Why replay was declined, if it was.
     pub declined: Option<String>,
+    /// Why the loop stopped before the passes due (a failed restore), if it did.
+    pub stopped: Option<String>,
     /// Window start/end (monotonic ns).
     pub window: (u64, u64),
     /// Per pass: device start/end and the restore that followed (if any).
@@ -267,6 +311,12 @@ pub enum ApiError {
     /// Outside PASS ENTER.
     #[error("localized control is only allowed during a PASS ENTER callback")]
     NotArmed,
+    /// This copy of the library is not the runtime's active tool.
+    #[error(
+        "this copy of libkreplay.so is not the runtime's active tool (not loaded through HSA_TOOLS_LIB, before its \
+         OnLoad or after its OnUnload, or HSA_TOOLS_LIB names another copy)"
+    )]
+    NotLoaded,
 }
 
 impl From<ApiError> for kreplay_status_t {
@@ -275,6 +325,7 @@ impl From<ApiError> for kreplay_status_t {
             ApiError::InvalidArgument => kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT,
             ApiError::AlreadyConfigured => kreplay_status_t::KREPLAY_STATUS_ALREADY_CONFIGURED,
             ApiError::NotArmed => kreplay_status_t::KREPLAY_STATUS_NOT_ARMED,
+            ApiError::NotLoaded => kreplay_status_t::KREPLAY_STATUS_NOT_LOADED,
         }
     }
 }
@@ -288,13 +339,42 @@ pub(crate) enum ClientOwner {
     Builtin,
 }
 
-static CLIENT: OnceLock<(Arc<dyn ReplayClient>, ClientOwner)> = OnceLock::new();
+/// A registration: the client and who made it.
+struct Registration {
+    client: Arc<dyn ReplayClient>,
+    owner: ClientOwner,
+}
+
+/// The registration of the current runtime instance; NULL when there is none. Written only
+/// under [`crate::state::SERVICE_DECISION`]. Points into [`REGISTRATIONS`].
+static CLIENT: AtomicPtr<Registration> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Every registration made in the process (one per runtime instance at most), never freed: a
+/// thread that read one just before `OnUnload` released it may still hold the reference.
+#[allow(clippy::vec_box)] // each box keeps its address when the Vec grows
+static REGISTRATIONS: Mutex<Vec<Box<Registration>>> = Mutex::new(Vec::new());
+
+/// Makes `r` the current registration.
+fn install_registration(r: Registration) {
+    let mut kept = REGISTRATIONS.lock();
+    kept.push(Box::new(r));
+    let current: *const Registration = &**kept.last().expect("just pushed");
+    CLIENT.store(current.cast_mut(), Ordering::Release);
+}
+
+fn registration() -> Option<&'static Registration> {
+    // SAFETY: a non-NULL pointer points into a box of `REGISTRATIONS`, never freed or moved.
+    unsafe { CLIENT.load(Ordering::Acquire).as_ref() }
+}
 
 /// Registers the process's replay client; a second registration is refused.
 ///
 /// Works at any time while the tool is active: allocations are recorded from `OnLoad` on, so a
 /// late client finds a complete inventory. Queues that ran dispatches before the registration
-/// are fenced before a replay relies on them (see [`crate::replay::coverage`]).
+/// are fenced before a replay relies on them (see [`crate::replay::coverage`]). Refused with
+/// [`ApiError::NotLoaded`] when this copy of the library is not the runtime's active tool
+/// (before `OnLoad`, after `OnUnload`, or never loaded as a tool). A registration lasts until
+/// `OnUnload`: after a new `hsa_init` the client registers again.
 pub fn register(client: Arc<dyn ReplayClient>) -> Result<(), ApiError> {
     register_as(client, ClientOwner::Tool)
 }
@@ -302,8 +382,11 @@ pub fn register(client: Arc<dyn ReplayClient>) -> Result<(), ApiError> {
 pub(crate) fn register_as(client: Arc<dyn ReplayClient>, owner: ClientOwner) -> Result<(), ApiError> {
     use crate::state::{self, ReplayService, ToolState};
     let _decision = state::SERVICE_DECISION.lock();
-    if CLIENT.set((client, owner)).is_err() {
-        if owner == ClientOwner::Tool && CLIENT.get().is_some_and(|(_, o)| *o == ClientOwner::Builtin) {
+    if state::current() != ToolState::Active {
+        return Err(ApiError::NotLoaded);
+    }
+    if let Some(existing) = registration() {
+        if owner == ClientOwner::Tool && existing.owner == ClientOwner::Builtin {
             tracing::warn!(
                 "kreplay_register refused (ALREADY_CONFIGURED): the built-in client, configured by KREPLAY_PASSES, took the \
                  replay service at the first dispatch because no client had registered by then; unset KREPLAY_PASSES, or \
@@ -312,9 +395,7 @@ pub(crate) fn register_as(client: Arc<dyn ReplayClient>, owner: ClientOwner) -> 
         }
         return Err(ApiError::AlreadyConfigured);
     }
-    if matches!(state::current(), ToolState::ShuttingDown | ToolState::Finished) {
-        return Ok(());
-    }
+    install_registration(Registration { client: Arc::new(CallbackScoped(client)), owner });
     if state::service() == ReplayService::Off {
         // Dispatches already ran untracked on the fast path: mark their queues before any
         // dispatch can see the service on.
@@ -324,9 +405,27 @@ pub(crate) fn register_as(client: Arc<dyn ReplayClient>, owner: ClientOwner) -> 
     Ok(())
 }
 
+/// Registers `client` without an active tool (unit tests of the replay path, which run without
+/// a runtime).
+#[cfg(test)]
+pub(crate) fn register_without_runtime(client: Arc<dyn ReplayClient>) {
+    let _decision = crate::state::SERVICE_DECISION.lock();
+    install_registration(Registration { client, owner: ClientOwner::Tool });
+}
+
+/// Forgets a tool's registration (at `OnUnload`: the tool's library may be unloaded after it).
+/// The built-in client stays: it is part of this library and serves every runtime instance
+/// (completion handlers that run after `OnUnload` still deliver its records). The caller holds
+/// [`crate::state::SERVICE_DECISION`] and no replay window is open.
+pub(crate) fn release_client() {
+    if registration().is_some_and(|r| r.owner == ClientOwner::Tool) {
+        CLIENT.store(std::ptr::null_mut(), Ordering::Release);
+    }
+}
+
 /// The registered client.
 pub fn client() -> Option<&'static Arc<dyn ReplayClient>> {
-    CLIENT.get().map(|(c, _)| c)
+    registration().map(|r| &r.client)
 }
 
 /// Attaches AQL packets (64 bytes each) before or after the dispatch of this and the following
@@ -419,20 +518,26 @@ fn status_of<T>(r: Result<T, kreplay_status_t>) -> kreplay_status_t {
 
 fn pointer_status(e: checked::PointerError) -> kreplay_status_t {
     match e {
-        checked::PointerError::Null(_) => kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT,
+        checked::PointerError::Null(_) | checked::PointerError::Misaligned(_) | checked::PointerError::TooLarge(_) => {
+            kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT
+        }
         checked::PointerError::TooSmall { .. } => kreplay_status_t::KREPLAY_STATUS_SIZE_TOO_SMALL,
     }
 }
 
 /// Registers the process's replay client.
 ///
-/// `callbacks` must not be NULL; it is copied, so it may be freed after the call. Its
-/// `user_data` and callbacks must stay valid for the life of the process and be callable from
-/// any thread. May be called at any time while the tool is active (from a tool's `OnLoad` or
-/// later); a late client gets replay for the dispatches that follow. Returns
+/// `callbacks` must not be NULL (`KREPLAY_STATUS_INVALID_ARGUMENT`) and its `size` must cover
+/// the struct (`KREPLAY_STATUS_SIZE_TOO_SMALL`); it is copied, so it may be freed after the call.
+/// Its `user_data` and callbacks must stay valid until the runtime's `OnUnload` and be callable
+/// from any thread. May be called at any time while the tool is active (from a tool's `OnLoad`
+/// or later); a late client gets replay for the dispatches that follow. Returns
 /// `KREPLAY_STATUS_ALREADY_CONFIGURED` when a client (this one, another tool, or the built-in
 /// client, which takes the service at the first dispatch when `KREPLAY_PASSES` is set and no
-/// client registered yet) is already registered. Thread-safe.
+/// client registered yet) is already registered, and `KREPLAY_STATUS_NOT_LOADED` when this copy
+/// of the library is not the runtime's active tool (only linked, before its `OnLoad` or after
+/// its `OnUnload`, or `HSA_TOOLS_LIB` names another copy); nothing is registered then. The
+/// registration ends at `OnUnload`; after a new `hsa_init`, register again. Thread-safe.
 ///
 /// # Safety
 /// A non-NULL `callbacks` must point to a readable `kreplay_callbacks_t` whose `size` is set.
@@ -453,68 +558,96 @@ pub unsafe extern "C" fn kreplay_register(callbacks: *const kreplay_callbacks_t)
 /// Attaches `count` AQL packets (64 bytes each, copied) to run before or after the replayed
 /// dispatch of this and every following pass of the current replay loop.
 ///
-/// Legal only inside a PASS ENTER callback on the replaying thread; otherwise returns
-/// `KREPLAY_STATUS_NOT_ARMED`. `packets` may be NULL only when `count` is 0.
+/// `position` is a `kreplay_packet_position_t` value; any other value returns
+/// `KREPLAY_STATUS_INVALID_ARGUMENT`. So does a NULL `packets` with a nonzero `count`, a `count`
+/// whose byte size (`count * 64`) does not fit the address space, and a `count` that, with the
+/// packets already attached to the loop, the dispatch and one packet the tool may add, would not
+/// fit the replayed queue (at most `queue size - 2` attached packets in all); nothing is attached
+/// then. The checks of `position`, `packets` and the byte size come first. Legal only inside a
+/// PASS ENTER callback on the replaying thread; otherwise returns `KREPLAY_STATUS_NOT_ARMED`.
+/// `packets` may be NULL only when `count` is 0.
 ///
 /// # Safety
 /// A non-NULL `packets` must point to `count * 64` readable bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn kreplay_pass_attach_packets(
-    packets: *const c_void,
-    count: u64,
-    position: kreplay_packet_position_t,
-) -> kreplay_status_t {
+pub unsafe extern "C" fn kreplay_pass_attach_packets(packets: *const c_void, count: u64, position: u32) -> kreplay_status_t {
     boundary(|| {
         status_of((|| {
+            let invalid = kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT;
+            let position = kreplay_packet_position_t::from_u32(position).ok_or(invalid)?;
+            let len = usize::try_from(count).map_err(|_| invalid)?;
+            let bytes = len.checked_mul(64).ok_or(invalid)?;
+            if bytes > isize::MAX as usize {
+                return Err(invalid);
+            }
+            if len > 0 && packets.is_null() {
+                return Err(invalid);
+            }
             if !phase::is_armed() {
                 return Err(kreplay_status_t::KREPLAY_STATUS_NOT_ARMED);
             }
-            let len = usize::try_from(count).map_err(|_| kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT)?;
-            // SAFETY: caller contract.
+            phase::check_room(len).map_err(kreplay_status_t::from)?;
+            // SAFETY: caller contract; the byte size was checked above.
             let pkts = unsafe { checked::try_slice(packets.cast::<[u8; 64]>(), len, "packets") }.map_err(pointer_status)?;
             attach_packets(pkts, position).map_err(kreplay_status_t::from)
         })())
     })
 }
 
-/// A static, NUL-terminated description of `status`; never NULL, never to be freed.
+/// A static, NUL-terminated description of `status` (a `kreplay_status_t` value); never NULL,
+/// never to be freed. An unknown value gets a fixed text saying so.
 #[unsafe(no_mangle)]
-pub extern "C" fn kreplay_status_string(status: kreplay_status_t) -> *const c_char {
-    let s: &'static [u8] = match status {
-        kreplay_status_t::KREPLAY_STATUS_SUCCESS => b"success\0",
-        kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT => b"invalid argument (a NULL pointer or a value out of range)\0",
-        kreplay_status_t::KREPLAY_STATUS_ALREADY_CONFIGURED => b"a replay client is already registered in this process\0",
-        kreplay_status_t::KREPLAY_STATUS_NOT_ARMED => b"localized control is only allowed inside a PASS ENTER callback\0",
-        kreplay_status_t::KREPLAY_STATUS_SIZE_TOO_SMALL => b"the struct's size field is smaller than this version needs\0",
-        kreplay_status_t::KREPLAY_STATUS_INTERNAL_ERROR => b"internal error in kreplay; the call had no effect\0",
+pub extern "C" fn kreplay_status_string(status: u32) -> *const c_char {
+    let s: &'static [u8] = match kreplay_status_t::from_u32(status) {
+        Some(kreplay_status_t::KREPLAY_STATUS_SUCCESS) => b"success\0",
+        Some(kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT) => b"invalid argument (a NULL or misaligned pointer, or a value out of range)\0",
+        Some(kreplay_status_t::KREPLAY_STATUS_ALREADY_CONFIGURED) => b"a replay client is already registered in this process\0",
+        Some(kreplay_status_t::KREPLAY_STATUS_NOT_ARMED) => b"localized control is only allowed inside a PASS ENTER callback\0",
+        Some(kreplay_status_t::KREPLAY_STATUS_SIZE_TOO_SMALL) => b"the struct's size field is smaller than this version needs\0",
+        Some(kreplay_status_t::KREPLAY_STATUS_INTERNAL_ERROR) => b"internal error in kreplay; the call had no effect\0",
+        Some(kreplay_status_t::KREPLAY_STATUS_NOT_LOADED) => {
+            b"this copy of libkreplay.so is not the HSA runtime's active tool: load it through HSA_TOOLS_LIB (the same file \
+              the client links, listed before the client's own tool library) and register after its OnLoad ran, between \
+              hsa_init and hsa_shut_down\0"
+        }
+        None => b"unknown kreplay status value\0",
     };
     s.as_ptr().cast()
 }
 
-/// Writes the library version. Each pointer may be NULL (that part is not written).
+/// Writes the library version. Each pointer may be NULL (that part is not written). A
+/// misaligned pointer returns `KREPLAY_STATUS_INVALID_ARGUMENT` and nothing is written.
 ///
 /// # Safety
 /// Non-NULL pointers must be writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kreplay_version(major: *mut u32, minor: *mut u32, patch: *mut u32) -> kreplay_status_t {
     boundary(|| {
-        let parse = |s: &str| s.parse::<u32>().unwrap_or(0);
-        for (p, v) in [
-            (major, parse(env!("CARGO_PKG_VERSION_MAJOR"))),
-            (minor, parse(env!("CARGO_PKG_VERSION_MINOR"))),
-            (patch, parse(env!("CARGO_PKG_VERSION_PATCH"))),
-        ] {
-            // SAFETY: caller contract; NULL is skipped.
-            if let Ok(r) = unsafe { checked::try_mut(p, "version") } {
-                *r = v;
+        status_of((|| {
+            let parse = |s: &str| s.parse::<u32>().unwrap_or(0);
+            let parts = [
+                (major, parse(env!("CARGO_PKG_VERSION_MAJOR"))),
+                (minor, parse(env!("CARGO_PKG_VERSION_MINOR"))),
+                (patch, parse(env!("CARGO_PKG_VERSION_PATCH"))),
+            ];
+            if parts.iter().any(|(p, _)| !p.is_null() && !p.is_aligned()) {
+                return Err(kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT);
             }
-        }
-        kreplay_status_t::KREPLAY_STATUS_SUCCESS
+            for (p, v) in parts {
+                // SAFETY: caller contract; NULL is skipped, alignment was checked.
+                if let Ok(r) = unsafe { checked::try_mut(p, "version") } {
+                    *r = v;
+                }
+            }
+            Ok(())
+        })())
     })
 }
 
 /// Copies the process totals into `*out`. `out` must not be NULL and `out->size` must be set to
-/// `sizeof(kreplay_stats_t)`; `*out` is written only on success. Thread-safe.
+/// `sizeof(kreplay_stats_t)`; `*out` is written only on success, and then `out->size` holds the
+/// bytes this version wrote (a larger struct of a newer header keeps its extra fields).
+/// Thread-safe.
 ///
 /// # Safety
 /// A non-NULL `out` must point to a writable `kreplay_stats_t`.
@@ -550,27 +683,195 @@ pub extern "C" fn kreplay_set_verify(enabled: u32) -> kreplay_status_t {
     })
 }
 
+// ------------------------------------------------------------------------------------------
+// Snapshot coverage: the client's own memory, and ranges excluded from or added to snapshots.
+// ------------------------------------------------------------------------------------------
+
+/// The registered client, with every callback marked as running on its thread, so memory the
+/// client allocates from a callback is its own (never tracked nor restored).
+struct CallbackScoped(Arc<dyn ReplayClient>);
+
+impl ReplayClient for CallbackScoped {
+    fn pass_count(&self, dispatch: &kreplay_dispatch_info_t) -> u32 {
+        let _scope = crate::inventory::ClientCallbackScope::enter();
+        self.0.pass_count(dispatch)
+    }
+    fn has_continue(&self) -> bool {
+        self.0.has_continue()
+    }
+    fn should_continue(&self, dispatch: &kreplay_dispatch_info_t, current_pass: u32, total_passes: u32) -> bool {
+        let _scope = crate::inventory::ClientCallbackScope::enter();
+        self.0.should_continue(dispatch, current_pass, total_passes)
+    }
+    fn on_event(&self, event: &kreplay_event_t) {
+        let _scope = crate::inventory::ClientCallbackScope::enter();
+        self.0.on_event(event)
+    }
+    fn dispatch_done(&self, summary: &DispatchSummary) {
+        let _scope = crate::inventory::ClientCallbackScope::enter();
+        self.0.dispatch_done(summary)
+    }
+}
+
+fn range_error(what: &'static str, base: usize, size: usize) -> impl FnOnce(crate::snapshot::ranges::RangeError) -> ApiError {
+    move |e| {
+        tracing::debug!("{what} of the snapshot range {base:#x} + {size} bytes refused: {e}");
+        ApiError::InvalidArgument
+    }
+}
+
+/// Excludes `[base, base + size)` from the snapshots taken from now on: those bytes are never
+/// captured nor restored, whatever allocation, segment or included range they belong to.
+/// Thread-safe; callable at any time (a window already open keeps its snapshot).
+pub fn exclude_range(base: usize, size: usize) -> Result<(), ApiError> {
+    crate::snapshot::ranges::CLIENT_RANGES.lock().exclude(base, size).map_err(range_error("exclusion", base, size))
+}
+
+/// Adds `[base, base + size)` to the snapshots of replays on agent `agent` (a
+/// `hsa_agent_t.handle`) taken from now on: memory the tool does not track that the replayed
+/// kernels write. The memory must stay mapped until [`remove_included_range`].
+pub fn include_range(agent: u64, base: usize, size: usize) -> Result<(), ApiError> {
+    crate::snapshot::ranges::CLIENT_RANGES.lock().include(agent, base, size).map_err(range_error("inclusion", base, size))
+}
+
+/// Removes one exclusion made with the same `base` and `size`.
+pub fn remove_excluded_range(base: usize, size: usize) -> Result<(), ApiError> {
+    crate::snapshot::ranges::CLIENT_RANGES.lock().remove_excluded(base, size).map_err(range_error("removal of the exclusion", base, size))
+}
+
+/// Removes one inclusion made with the same `agent`, `base` and `size`.
+pub fn remove_included_range(agent: u64, base: usize, size: usize) -> Result<(), ApiError> {
+    crate::snapshot::ranges::CLIENT_RANGES.lock().remove_included(agent, base, size).map_err(range_error("removal of the inclusion", base, size))
+}
+
+fn range_args(ptr: *const c_void, size: u64) -> Result<(usize, usize), kreplay_status_t> {
+    let size = usize::try_from(size).map_err(|_| kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT)?;
+    Ok((ptr as usize, size))
+}
+
+/// Excludes the `size` bytes at `ptr` from every snapshot taken from now on (the client's own
+/// device memory, such as counter buffers allocated outside callbacks). `ptr` is not
+/// dereferenced. Returns `KREPLAY_STATUS_INVALID_ARGUMENT` when `ptr` is NULL, `size` is 0, the
+/// range wraps around the address space, or 4096 exclusions are already held. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn kreplay_snapshot_exclude_range(ptr: *const c_void, size: u64) -> kreplay_status_t {
+    boundary(|| {
+        status_of((|| {
+            let (base, size) = range_args(ptr, size)?;
+            exclude_range(base, size).map_err(kreplay_status_t::from)
+        })())
+    })
+}
+
+/// Adds the `size` bytes at `ptr` to the snapshots of replays on the agent whose
+/// `hsa_agent_t.handle` is `agent_handle`, from now on: memory the kernels write that the tool
+/// does not track (fine-grained or host memory, memory of another allocator). The memory must
+/// stay mapped until `kreplay_snapshot_remove_included_range`. Returns
+/// `KREPLAY_STATUS_INVALID_ARGUMENT` when `agent_handle` is 0, `ptr` is NULL, `size` is 0, the
+/// range wraps around, or 4096 inclusions are already held. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn kreplay_snapshot_include_range(agent_handle: u64, ptr: *const c_void, size: u64) -> kreplay_status_t {
+    boundary(|| {
+        status_of((|| {
+            let (base, size) = range_args(ptr, size)?;
+            include_range(agent_handle, base, size).map_err(kreplay_status_t::from)
+        })())
+    })
+}
+
+/// Removes one exclusion made by `kreplay_snapshot_exclude_range` with the same arguments;
+/// `KREPLAY_STATUS_INVALID_ARGUMENT` when there is none. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn kreplay_snapshot_remove_excluded_range(ptr: *const c_void, size: u64) -> kreplay_status_t {
+    boundary(|| {
+        status_of((|| {
+            let (base, size) = range_args(ptr, size)?;
+            remove_excluded_range(base, size).map_err(kreplay_status_t::from)
+        })())
+    })
+}
+
+/// Removes one inclusion made by `kreplay_snapshot_include_range` with the same arguments;
+/// `KREPLAY_STATUS_INVALID_ARGUMENT` when there is none. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn kreplay_snapshot_remove_included_range(agent_handle: u64, ptr: *const c_void, size: u64) -> kreplay_status_t {
+    boundary(|| {
+        status_of((|| {
+            let (base, size) = range_args(ptr, size)?;
+            remove_included_range(agent_handle, base, size).map_err(kreplay_status_t::from)
+        })())
+    })
+}
+
+// ------------------------------------------------------------------------------------------
+// End of snapshot coverage.
+// ------------------------------------------------------------------------------------------
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn text(status: u32) -> String {
+        // SAFETY: static NUL-terminated strings.
+        unsafe { std::ffi::CStr::from_ptr(kreplay_status_string(status)) }.to_str().unwrap().to_owned()
+    }
+
     #[test]
     fn status_strings_are_distinct_and_terminated() {
-        let all = [
-            kreplay_status_t::KREPLAY_STATUS_SUCCESS,
-            kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT,
-            kreplay_status_t::KREPLAY_STATUS_ALREADY_CONFIGURED,
-            kreplay_status_t::KREPLAY_STATUS_NOT_ARMED,
-            kreplay_status_t::KREPLAY_STATUS_SIZE_TOO_SMALL,
-            kreplay_status_t::KREPLAY_STATUS_INTERNAL_ERROR,
-        ];
         let mut seen = std::collections::HashSet::new();
-        for s in all {
-            // SAFETY: static NUL-terminated strings.
-            let t = unsafe { std::ffi::CStr::from_ptr(kreplay_status_string(s)) }.to_str().unwrap().to_owned();
+        for (i, s) in kreplay_status_t::ALL.into_iter().enumerate() {
+            assert_eq!(s as u32, i as u32, "values are dense and in order");
+            assert_eq!(kreplay_status_t::from_u32(s as u32), Some(s));
+            let t = text(s as u32);
             assert!(!t.is_empty());
             assert!(seen.insert(t));
         }
+        assert!(text(kreplay_status_t::KREPLAY_STATUS_NOT_LOADED as u32).contains("HSA_TOOLS_LIB"));
+    }
+
+    #[test]
+    fn unknown_status_values_get_a_fixed_string() {
+        let unknown = text(u32::MAX);
+        assert!(unknown.contains("unknown"), "{unknown}");
+        for v in [kreplay_status_t::ALL.len() as u32, 1000, i32::MAX as u32, u32::MAX - 1] {
+            assert_eq!(kreplay_status_t::from_u32(v), None);
+            assert_eq!(text(v), unknown);
+        }
+    }
+
+    #[test]
+    fn attach_refuses_bad_positions_and_counts_before_anything_else() {
+        let pkt = [0u8; 64];
+        let invalid = kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT;
+        // SAFETY: a valid 64-byte packet, or NULL; no byte is read for the refused calls.
+        unsafe {
+            for position in [2, 7, u32::MAX] {
+                assert_eq!(kreplay_pass_attach_packets(pkt.as_ptr().cast(), 1, position), invalid, "position {position}");
+            }
+            for count in [u64::MAX, u64::MAX / 64 + 1, (isize::MAX as u64) / 64 + 1] {
+                assert_eq!(kreplay_pass_attach_packets(pkt.as_ptr().cast(), count, 0), invalid, "count {count}");
+            }
+            assert_eq!(kreplay_pass_attach_packets(std::ptr::null(), 1, 0), invalid);
+            assert_eq!(kreplay_pass_attach_packets(pkt.as_ptr().cast(), 1, 1), kreplay_status_t::KREPLAY_STATUS_NOT_ARMED);
+        }
+    }
+
+    #[test]
+    fn snapshot_ranges_are_validated_at_the_c_edge() {
+        let p = 0x10_0000 as *const c_void;
+        let invalid = kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT;
+        let ok = kreplay_status_t::KREPLAY_STATUS_SUCCESS;
+        assert_eq!(kreplay_snapshot_exclude_range(std::ptr::null(), 16), invalid);
+        assert_eq!(kreplay_snapshot_exclude_range(p, 0), invalid);
+        assert_eq!(kreplay_snapshot_exclude_range(usize::MAX as *const c_void, 2), invalid, "wraps around");
+        assert_eq!(kreplay_snapshot_include_range(0, p, 16), invalid, "agent 0");
+        assert_eq!(kreplay_snapshot_remove_excluded_range(p, 16), invalid, "never added");
+        assert_eq!(kreplay_snapshot_exclude_range(p, 16), ok);
+        assert_eq!(kreplay_snapshot_remove_excluded_range(p, 16), ok);
+        assert_eq!(kreplay_snapshot_remove_excluded_range(p, 16), invalid, "removed once");
+        assert_eq!(kreplay_snapshot_include_range(3, p, 16), ok);
+        assert_eq!(kreplay_snapshot_remove_included_range(4, p, 16), invalid, "another agent");
+        assert_eq!(kreplay_snapshot_remove_included_range(3, p, 16), ok);
     }
 
     #[test]
@@ -591,11 +892,29 @@ mod tests {
             assert_eq!(kreplay_set_verify(1), kreplay_status_t::KREPLAY_STATUS_SUCCESS);
             assert!(crate::snapshot::settings::api_verify());
             assert_eq!(kreplay_set_verify(0), kreplay_status_t::KREPLAY_STATUS_SUCCESS);
+            let mut words = [7u32; 3];
+            let odd = words.as_mut_ptr().cast::<u8>().add(1).cast::<u32>();
+            assert_eq!(kreplay_version(&mut major, odd, std::ptr::null_mut()), kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT);
+            assert_eq!(words, [7; 3], "nothing written");
             let pkt = [0u8; 64];
             assert_eq!(
-                kreplay_pass_attach_packets(pkt.as_ptr().cast(), 1, kreplay_packet_position_t::KREPLAY_PACKET_BEFORE),
+                kreplay_pass_attach_packets(pkt.as_ptr().cast(), 1, kreplay_packet_position_t::KREPLAY_PACKET_BEFORE as u32),
                 kreplay_status_t::KREPLAY_STATUS_NOT_ARMED
             );
         }
+    }
+
+    #[test]
+    fn registration_without_an_active_tool_is_refused_as_not_loaded() {
+        // No OnLoad ran in this test process: the library is linked only.
+        let cb = kreplay_callbacks_t {
+            size: std::mem::size_of::<kreplay_callbacks_t>() as u64,
+            pass_count: None,
+            should_continue: None,
+            on_event: None,
+            user_data: std::ptr::null_mut(),
+        };
+        // SAFETY: a valid local.
+        assert_eq!(unsafe { kreplay_register(&cb) }, kreplay_status_t::KREPLAY_STATUS_NOT_LOADED);
     }
 }

@@ -8,6 +8,12 @@ pub enum PointerError {
     /// The argument was NULL.
     #[error("argument `{0}` is NULL")]
     Null(&'static str),
+    /// A count whose byte size does not fit the address space.
+    #[error("argument `{0}` has a count whose byte size overflows")]
+    TooLarge(&'static str),
+    /// The argument is not aligned for its type.
+    #[error("argument `{0}` is not aligned for its type")]
+    Misaligned(&'static str),
     /// A sized struct declares fewer bytes than the fields the tool reads.
     #[error("argument `{name}` declares size {declared}, at least {needed} is needed")]
     TooSmall {
@@ -25,6 +31,9 @@ pub enum PointerError {
 /// # Safety
 /// A non-NULL `p` must point to a valid `T` for the lifetime `'a`.
 pub unsafe fn try_ref<'a, T>(p: *const T, name: &'static str) -> Result<&'a T, PointerError> {
+    if !p.is_null() && !p.is_aligned() {
+        return Err(PointerError::Misaligned(name));
+    }
     // SAFETY: forwarded caller contract.
     unsafe { p.as_ref() }.ok_or(PointerError::Null(name))
 }
@@ -34,6 +43,9 @@ pub unsafe fn try_ref<'a, T>(p: *const T, name: &'static str) -> Result<&'a T, P
 /// # Safety
 /// A non-NULL `p` must point to a valid, exclusively borrowed `T` for `'a`.
 pub unsafe fn try_mut<'a, T>(p: *mut T, name: &'static str) -> Result<&'a mut T, PointerError> {
+    if !p.is_null() && !p.is_aligned() {
+        return Err(PointerError::Misaligned(name));
+    }
     // SAFETY: forwarded caller contract.
     unsafe { p.as_mut() }.ok_or(PointerError::Null(name))
 }
@@ -45,6 +57,9 @@ pub unsafe fn try_mut<'a, T>(p: *mut T, name: &'static str) -> Result<&'a mut T,
 pub unsafe fn declared_size<T>(p: *const T, name: &'static str, needed: usize) -> Result<u64, PointerError> {
     if p.is_null() {
         return Err(PointerError::Null(name));
+    }
+    if !p.is_aligned() {
+        return Err(PointerError::Misaligned(name));
     }
     // SAFETY: non-NULL and, by contract, at least 8 readable bytes.
     let declared = unsafe { p.cast::<u64>().read_unaligned() };
@@ -65,7 +80,13 @@ pub unsafe fn try_slice<'a, T>(p: *const T, len: usize, name: &'static str) -> R
     if p.is_null() {
         return Err(PointerError::Null(name));
     }
-    // SAFETY: forwarded caller contract.
+    if !p.is_aligned() {
+        return Err(PointerError::Misaligned(name));
+    }
+    if len.checked_mul(std::mem::size_of::<T>()).is_none_or(|b| b > isize::MAX as usize) {
+        return Err(PointerError::TooLarge(name));
+    }
+    // SAFETY: forwarded caller contract; the byte size fits `isize`.
     Ok(unsafe { std::slice::from_raw_parts(p, len) })
 }
 
@@ -92,6 +113,11 @@ mod tests {
             assert_eq!(declared_size(s.as_ptr(), "s", 8), Ok(8));
             assert!(try_slice::<u8>(std::ptr::null(), 0, "p").unwrap().is_empty());
             assert!(try_slice::<u8>(std::ptr::null(), 1, "p").is_err());
+            let words = [0u64; 2];
+            let odd = words.as_ptr().cast::<u8>().add(1).cast::<u64>();
+            assert_eq!(try_ref(odd, "w"), Err(PointerError::Misaligned("w")));
+            assert_eq!(declared_size(odd, "w", 8), Err(PointerError::Misaligned("w")));
+            assert_eq!(try_slice(words.as_ptr(), usize::MAX / 4, "w"), Err(PointerError::TooLarge("w")));
         }
     }
 }

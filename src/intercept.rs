@@ -31,11 +31,32 @@ fn boundary<R>(what: &str, body: impl FnOnce() -> R, fallback: impl FnOnce() -> 
     }
 }
 
+unsafe extern "C" fn malloc_for_runtime(size: usize) -> *mut c_void {
+    // SAFETY: plain allocation; freed with `libc::free` below.
+    unsafe { libc::malloc(size) }
+}
+
 fn record_allocation(ptr: *mut c_void) {
     let Some(rt) = Runtime::get() else { return };
+    if inventory::in_client_callback() {
+        tracing::trace!("allocation {ptr:p} made from a replay client's callback: the client's own, not tracked");
+        return;
+    }
     let mut info = ffi::hsa_amd_pointer_info_t { size: std::mem::size_of::<ffi::hsa_amd_pointer_info_t>() as u32, ..Default::default() };
-    // SAFETY: `info.size` is set; no block list is requested.
-    let st = unsafe { (rt.originals().pointer_info)(ptr, &mut info, None, std::ptr::null_mut(), std::ptr::null_mut()) };
+    let mut count: u32 = 0;
+    let mut list: *mut hsa_agent_t = std::ptr::null_mut();
+    // SAFETY: `info.size` is set; the runtime allocates the accessible-agent list with
+    // `malloc_for_runtime` and writes `count` entries.
+    let st = unsafe { (rt.originals().pointer_info)(ptr, &mut info, Some(malloc_for_runtime), &mut count, &mut list) };
+    let access: Vec<u64> = if st == ffi::HSA_STATUS_SUCCESS && !list.is_null() {
+        // SAFETY: the runtime wrote `count` agents into the list it allocated.
+        let v = unsafe { std::slice::from_raw_parts(list, count as usize) }.iter().map(|a| a.handle).collect();
+        // SAFETY: allocated by `malloc_for_runtime`.
+        unsafe { libc::free(list.cast()) };
+        v
+    } else {
+        Vec::new()
+    };
     let facts = (st == ffi::HSA_STATUS_SUCCESS).then(|| PointerFacts {
         pointer_type: info.type_,
         size: info.sizeInBytes,
@@ -45,7 +66,7 @@ fn record_allocation(ptr: *mut c_void) {
     });
     let base = if info.agentBaseAddress.is_null() { ptr as usize } else { info.agentBaseAddress as usize };
     match inventory::classify(base, facts) {
-        Classification::Tracked(a) => INVENTORY.record(a),
+        Classification::Tracked(a) => INVENTORY.record_with_access(a, &access),
         other => tracing::trace!("allocation {ptr:p} not tracked: {other:?}"),
     }
 }
@@ -108,6 +129,184 @@ unsafe extern "C" fn pool_free(ptr: *mut c_void) -> hsa_status_t {
     unsafe { (originals().pool_free)(ptr) }
 }
 
+/// `hsa_amd_agents_allow_access`: the agents given access to a tracked allocation can write it,
+/// so replays on them capture it.
+unsafe extern "C" fn agents_allow_access(num_agents: u32, agents: *const hsa_agent_t, flags: *const u32, ptr: *const c_void) -> hsa_status_t {
+    let o = originals();
+    // SAFETY: forwarded arguments of the application's call.
+    let st = unsafe { (o.agents_allow_access)(num_agents, agents, flags, ptr) };
+    if st == ffi::HSA_STATUS_SUCCESS && state::records_allocations() && !agents.is_null() && num_agents > 0 {
+        boundary(
+            "hsa_amd_agents_allow_access",
+            || {
+                // SAFETY: the runtime accepted `num_agents` agents at `agents`.
+                let list = unsafe { std::slice::from_raw_parts(agents, num_agents as usize) };
+                let handles: Vec<u64> = list.iter().map(|a| a.handle).collect();
+                INVENTORY.grant(ptr as usize, &handles);
+            },
+            || (),
+        );
+    }
+    st
+}
+
+/// Runs a host write into `dst` (a copy or fill of the application) under the reader side of the
+/// gate of the agent owning `dst`, so it never lands inside a replay window (where the next
+/// restore would revert it). An asynchronous one is counted in flight until `completion` fires.
+fn fenced_write(what: &str, dst: *const c_void, completion: Option<ffi::hsa_signal_t>, call: impl Fn() -> hsa_status_t) -> hsa_status_t {
+    if !state::is_active() {
+        return call();
+    }
+    let fence = boundary(what, || replay::fence_host_write(dst as usize), || None);
+    let before = match (&fence, completion, Runtime::get()) {
+        (Some(_), Some(s), Some(rt)) if s.handle != 0 => Some((s, rt.signal_load(s))),
+        _ => None,
+    };
+    let st = call();
+    if st == ffi::HSA_STATUS_SUCCESS
+        && let (Some(f), Some((s, v))) = (&fence, before)
+    {
+        boundary(what, || f.count_async(s, v), || ());
+    }
+    st
+}
+
+/// `hsa_executable_destroy`: runs exclusively of any capture or restore of the executable's
+/// memory (see [`crate::inventory::ExecutableInventory`]), and drops its kernel names.
+unsafe extern "C" fn executable_destroy(executable: ffi::hsa_executable_t) -> hsa_status_t {
+    let o = originals();
+    // SAFETY: forwarded argument of the application's call.
+    let original = || unsafe { (o.executable_destroy)(executable) };
+    if state::current() == ToolState::Finished {
+        return original();
+    }
+    let mut status: Option<hsa_status_t> = None;
+    boundary(
+        "hsa_executable_destroy",
+        || {
+            crate::loader::EXECUTABLES.destroying(executable.handle, || {
+                status = Some(original());
+                replay::NAMES.forget_executable(executable.handle);
+            })
+        },
+        || (),
+    );
+    // A panic before the runtime was called: call it now; after: report what it said.
+    status.unwrap_or_else(original)
+}
+
+unsafe extern "C" fn memory_copy(dst: *mut c_void, src: *const c_void, size: usize) -> hsa_status_t {
+    let o = originals();
+    // SAFETY: forwarded arguments of the application's call.
+    fenced_write("hsa_memory_copy", dst, None, || unsafe { (o.memory_copy)(dst, src, size) })
+}
+
+unsafe extern "C" fn memory_fill(ptr: *mut c_void, value: u32, count: usize) -> hsa_status_t {
+    let Some(f) = originals().host_writes.memory_fill else { return ffi::HSA_STATUS_ERROR };
+    // SAFETY: forwarded arguments of the application's call.
+    fenced_write("hsa_amd_memory_fill", ptr, None, || unsafe { f(ptr, value, count) })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn async_copy(
+    dst: *mut c_void,
+    dst_agent: hsa_agent_t,
+    src: *const c_void,
+    src_agent: hsa_agent_t,
+    size: usize,
+    num_deps: u32,
+    deps: *const ffi::hsa_signal_t,
+    completion: ffi::hsa_signal_t,
+) -> hsa_status_t {
+    let Some(f) = originals().host_writes.async_copy else { return ffi::HSA_STATUS_ERROR };
+    // SAFETY: forwarded arguments of the application's call.
+    fenced_write("hsa_amd_memory_async_copy", dst, Some(completion), || unsafe {
+        f(dst, dst_agent, src, src_agent, size, num_deps, deps, completion)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn async_copy_on_engine(
+    dst: *mut c_void,
+    dst_agent: hsa_agent_t,
+    src: *const c_void,
+    src_agent: hsa_agent_t,
+    size: usize,
+    num_deps: u32,
+    deps: *const ffi::hsa_signal_t,
+    completion: ffi::hsa_signal_t,
+    engine: u32,
+    force_sdma: bool,
+) -> hsa_status_t {
+    let Some(f) = originals().host_writes.async_copy_on_engine else { return ffi::HSA_STATUS_ERROR };
+    // SAFETY: forwarded arguments of the application's call.
+    fenced_write("hsa_amd_memory_async_copy_on_engine", dst, Some(completion), || unsafe {
+        f(dst, dst_agent, src, src_agent, size, num_deps, deps, completion, engine, force_sdma)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn async_copy_rect(
+    dst: *const ffi::hsa_pitched_ptr_t,
+    dst_offset: *const ffi::hsa_dim3_t,
+    src: *const ffi::hsa_pitched_ptr_t,
+    src_offset: *const ffi::hsa_dim3_t,
+    range: *const ffi::hsa_dim3_t,
+    agent: hsa_agent_t,
+    dir: ffi::hsa_amd_copy_direction_t,
+    num_deps: u32,
+    deps: *const ffi::hsa_signal_t,
+    completion: ffi::hsa_signal_t,
+) -> hsa_status_t {
+    let Some(f) = originals().host_writes.async_copy_rect else { return ffi::HSA_STATUS_ERROR };
+    // SAFETY: a non-NULL `dst` points to the caller's pitched-pointer description.
+    let base = if dst.is_null() { std::ptr::null() } else { unsafe { (*dst).base.cast_const() } };
+    // SAFETY: forwarded arguments of the application's call.
+    fenced_write("hsa_amd_memory_async_copy_rect", base, Some(completion), || unsafe {
+        f(dst, dst_offset, src, src_offset, range, agent, dir, num_deps, deps, completion)
+    })
+}
+
+/// A store into an application signal: it is being used again, so copies counted on it are
+/// complete (see [`crate::replay::signal_reused`]).
+fn signal_stored(what: &str, signal: ffi::hsa_signal_t) {
+    if state::is_active() {
+        boundary(what, || replay::signal_reused(signal), || ());
+    }
+}
+
+unsafe extern "C" fn signal_store_relaxed(signal: ffi::hsa_signal_t, value: ffi::hsa_signal_value_t) {
+    signal_stored("hsa_signal_store_relaxed", signal);
+    // SAFETY: forwarded arguments.
+    unsafe { (originals().signal_store_relaxed)(signal, value) }
+}
+
+unsafe extern "C" fn signal_store_screlease(signal: ffi::hsa_signal_t, value: ffi::hsa_signal_value_t) {
+    signal_stored("hsa_signal_store_screlease", signal);
+    // SAFETY: forwarded arguments.
+    unsafe { (originals().signal_store_screlease)(signal, value) }
+}
+
+unsafe extern "C" fn signal_silent_store_relaxed(signal: ffi::hsa_signal_t, value: ffi::hsa_signal_value_t) {
+    signal_stored("hsa_signal_silent_store_relaxed", signal);
+    // SAFETY: forwarded arguments.
+    unsafe { (originals().signal_silent_store_relaxed)(signal, value) }
+}
+
+unsafe extern "C" fn signal_silent_store_screlease(signal: ffi::hsa_signal_t, value: ffi::hsa_signal_value_t) {
+    signal_stored("hsa_signal_silent_store_screlease", signal);
+    // SAFETY: forwarded arguments.
+    unsafe { (originals().signal_silent_store_screlease)(signal, value) }
+}
+
+unsafe extern "C" fn signal_destroy(signal: ffi::hsa_signal_t) -> hsa_status_t {
+    if state::current() != ToolState::Finished {
+        boundary("hsa_signal_destroy", || replay::signal_destroyed(signal), || ());
+    }
+    // SAFETY: forwarded argument.
+    unsafe { (originals().signal_destroy)(signal) }
+}
+
 use hsa_abi::modern::hsa_queue_error_callback as ErrorCallback;
 
 unsafe extern "C" fn queue_create(
@@ -126,6 +325,9 @@ unsafe extern "C" fn queue_create(
     if !state::is_active() || queue.is_null() {
         return original();
     }
+    // `OnUnload` waits for a queue creation in progress, so the runtime cannot shut down between
+    // the creation and the interceptor's registration.
+    let Some(_creation) = state::Submission::enter() else { return original() };
     boundary(
         "hsa_queue_create",
         || {
@@ -247,6 +449,13 @@ pub unsafe extern "C" fn write_interceptor(
     // Borrow as an Arc without touching the count held by the registration.
     // SAFETY: `data` came from `Arc::into_raw`.
     let q = std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(q as *const QueueState) });
+    // `OnUnload` waits for this submission before the runtime tears down; once it started,
+    // the packets go through unchanged.
+    let Some(_submission) = state::Submission::enter() else {
+        // SAFETY: as in the fast path.
+        unsafe { writer(pkts, count) };
+        return;
+    };
     let mut forwarded = false;
     // SAFETY: the runtime passes `count` packets.
     let r = catch_unwind(AssertUnwindSafe(|| unsafe { replay::on_submit(&q, pkts, count, writer, &mut forwarded) }));
@@ -272,8 +481,10 @@ enum LoadError {
     Table(#[from] TableError),
     #[error("another copy of kreplay ({0}) is already loaded in this process and intercepts the runtime")]
     SecondCopy(String),
-    #[error("kreplay was already loaded by this runtime instance")]
+    #[error("kreplay is already the active tool of this runtime instance (OnLoad called twice without OnUnload)")]
     AlreadyLoaded,
+    #[error("the API table still holds kreplay's own entries from an earlier runtime instance, and no original entries were saved")]
+    StillWrapped,
 }
 
 /// Path of the library holding `addr`, when it is another copy of kreplay.
@@ -341,6 +552,22 @@ fn tools_loaded_before_me() -> Vec<String> {
     if found { before } else { Vec::new() }
 }
 
+/// Keeps this library mapped for the life of the process, whatever the runtime does with its
+/// handle: queues keep calling [`write_interceptor`] (a thread may ring a doorbell while
+/// `hsa_shut_down` runs, and the runtime closes its tools before it destroys the queues), and a
+/// later `hsa_init` loads the tool again with its state intact. False when the loader refused.
+fn pin_in_memory() -> bool {
+    let mut mine: libc::Dl_info = unsafe_zeroed();
+    // SAFETY: out-pointer to a local; the address of a function of this library.
+    if unsafe { libc::dladdr(write_interceptor as *const c_void, &mut mine) } == 0 || mine.dli_fname.is_null() {
+        return false;
+    }
+    // SAFETY: the loader's NUL-terminated path of this library, already loaded (NOLOAD). The
+    // handle is deliberately never closed.
+    let h = unsafe { libc::dlopen(mine.dli_fname, libc::RTLD_LAZY | libc::RTLD_NOLOAD | libc::RTLD_NODELETE) };
+    !h.is_null()
+}
+
 fn unsafe_zeroed() -> libc::Dl_info {
     // SAFETY: `Dl_info` is plain data for which all-zero is valid.
     unsafe { std::mem::zeroed() }
@@ -350,7 +577,8 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     if table.is_null() {
         return Err(LoadError::NullTable);
     }
-    if state::current() != ToolState::Uninitialised {
+    let from = state::current();
+    if !matches!(from, ToolState::Uninitialised | ToolState::Finished) {
         return Err(LoadError::AlreadyLoaded);
     }
     // SAFETY: the runtime hands a live root table; its header is readable.
@@ -372,16 +600,76 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
             return Err(LoadError::SecondCopy(path));
         }
     }
-    if !runtime::install(o) {
+    if from == ToolState::Finished {
+        // A new runtime instance after `hsa_shut_down`: what the tool knew is gone with the old
+        // one. A runtime that kept its table still holds this library's entries: they chain to
+        // the originals saved by the earlier `OnLoad`, which stay.
+        replay::forget_runtime_instance();
+        // The built-in client, once it took the service, keeps it; a tool registers again.
+        let kept = crate::api::client().is_some();
+        state::set_service(if kept { ReplayService::On } else { ReplayService::Undecided });
+    }
+    let w = o.host_writes;
+    let mine: ffi::hsa_queue_create_fn_t = Some(queue_create);
+    if mine.map(|f| f as usize) == Some(o.queue_create as usize) {
+        if runtime::originals().is_none() {
+            return Err(LoadError::StillWrapped);
+        }
+    } else {
+        runtime::install(o);
+    }
+    if from == ToolState::Uninitialised && !pin_in_memory() {
+        tracing::warn!(
+            "kreplay could not keep itself loaded (dlopen RTLD_NODELETE failed): a doorbell rung while hsa_shut_down unloads \
+             the tools may call into unmapped code"
+        );
+    }
+    if !state::advance(from, ToolState::Active) {
         return Err(LoadError::AlreadyLoaded);
     }
-    state::advance(ToolState::Uninitialised, ToolState::Active);
     write_slot!(core, CoreApiTable, hsa_queue_create_fn, { let f: ffi::hsa_queue_create_fn_t = Some(queue_create); f }).map_err(TableError::from)?;
     write_slot!(core, CoreApiTable, hsa_queue_destroy_fn, { let f: ffi::hsa_queue_destroy_fn_t = Some(queue_destroy); f }).map_err(TableError::from)?;
     write_slot!(core, CoreApiTable, hsa_memory_allocate_fn, { let f: ffi::hsa_memory_allocate_fn_t = Some(memory_allocate); f }).map_err(TableError::from)?;
     write_slot!(core, CoreApiTable, hsa_memory_free_fn, { let f: ffi::hsa_memory_free_fn_t = Some(memory_free); f }).map_err(TableError::from)?;
     write_slot!(amd, AmdExtTable, hsa_amd_memory_pool_allocate_fn, { let f: ffi::hsa_amd_memory_pool_allocate_fn_t = Some(pool_allocate); f }).map_err(TableError::from)?;
     write_slot!(amd, AmdExtTable, hsa_amd_memory_pool_free_fn, { let f: ffi::hsa_amd_memory_pool_free_fn_t = Some(pool_free); f }).map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_executable_destroy_fn, { let f: ffi::hsa_executable_destroy_fn_t = Some(executable_destroy); f }).map_err(TableError::from)?;
+    write_slot!(amd, AmdExtTable, hsa_amd_agents_allow_access_fn, { let f: ffi::hsa_amd_agents_allow_access_fn_t = Some(agents_allow_access); f }).map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_memory_copy_fn, { let f: ffi::hsa_memory_copy_fn_t = Some(memory_copy); f }).map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_signal_destroy_fn, { let f: ffi::hsa_signal_destroy_fn_t = Some(signal_destroy); f }).map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_signal_store_relaxed_fn, { let f: ffi::hsa_signal_store_relaxed_fn_t = Some(signal_store_relaxed); f }).map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_signal_store_screlease_fn, { let f: ffi::hsa_signal_store_screlease_fn_t = Some(signal_store_screlease); f }).map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_signal_silent_store_relaxed_fn, {
+        let f: ffi::hsa_signal_silent_store_relaxed_fn_t = Some(signal_silent_store_relaxed);
+        f
+    })
+    .map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_signal_silent_store_screlease_fn, {
+        let f: ffi::hsa_signal_silent_store_screlease_fn_t = Some(signal_silent_store_screlease);
+        f
+    })
+    .map_err(TableError::from)?;
+    if w.memory_fill.is_some() {
+        write_slot!(amd, AmdExtTable, hsa_amd_memory_fill_fn, { let f: ffi::hsa_amd_memory_fill_fn_t = Some(memory_fill); f }).map_err(TableError::from)?;
+    }
+    if w.async_copy.is_some() {
+        write_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_fn, { let f: ffi::hsa_amd_memory_async_copy_fn_t = Some(async_copy); f })
+            .map_err(TableError::from)?;
+    }
+    if w.async_copy_on_engine.is_some() {
+        write_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_on_engine_fn, {
+            let f: hsa_abi::modern::hsa_amd_memory_async_copy_on_engine_fn_t = Some(async_copy_on_engine);
+            f
+        })
+        .map_err(TableError::from)?;
+    }
+    if w.async_copy_rect.is_some() {
+        write_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_rect_fn, {
+            let f: ffi::hsa_amd_memory_async_copy_rect_fn_t = Some(async_copy_rect);
+            f
+        })
+        .map_err(TableError::from)?;
+    }
     write_slot!(amd, AmdExtTable, hsa_amd_queue_intercept_create_fn, {
         let f: hsa_abi::modern::hsa_amd_queue_intercept_create_fn_t = Some(intercept_create);
         f
@@ -396,6 +684,8 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
         );
     }
     crate::client::check_env();
+    // An invalid KREPLAY_DRAIN_DECLINE_MS is reported now, not at the first replay.
+    let _ = &*replay::DRAIN_DECLINE;
     Ok(())
 }
 
@@ -428,14 +718,28 @@ pub unsafe extern "C" fn OnLoad(
     .unwrap_or(false)
 }
 
-/// Called by the runtime on the last `hsa_shut_down`. Afterwards every interceptor chains to
-/// the original entry.
+/// Called by the runtime on the last `hsa_shut_down`. Waits (bounded by
+/// `KREPLAY_DRAIN_TIMEOUT_MS`) for submissions inside the replay path and for the tool's
+/// completion handlers, releases a tool's registration (its library may be unloaded next) and
+/// flushes the built-in client's records. Afterwards every interceptor chains to the original
+/// entry; a later `hsa_init` calls `OnLoad` again.
 #[unsafe(no_mangle)]
 pub extern "C" fn OnUnload() {
     let _ = catch_unwind(|| {
         if state::advance(ToolState::Active, ToolState::ShuttingDown) {
+            if !state::wait_for_submissions(*replay::DRAIN_TIMEOUT) {
+                tracing::warn!(
+                    "hsa_shut_down: a submission of another thread was still inside a replay window after {} ms; the runtime \
+                     shuts down under it",
+                    replay::DRAIN_TIMEOUT.as_millis()
+                );
+            }
             replay::settle_handlers(&QUEUES.all());
-            state::set_service(ReplayService::Off);
+            {
+                let _decision = state::SERVICE_DECISION.lock();
+                crate::api::release_client();
+                state::set_service(ReplayService::Off);
+            }
             crate::snapshot::close_buffers();
             crate::client::flush();
             state::advance(ToolState::ShuttingDown, ToolState::Finished);

@@ -1,11 +1,18 @@
-//! `AllocationInventory`: the live device allocations a snapshot may capture.
+//! The live things a snapshot may capture: device allocations ([`AllocationInventory`]) and
+//! executables ([`ExecutableInventory`]).
 //!
-//! Populated by the four allocate/free interceptors; classification ([`classify`]) keeps only
-//! coarse-grained, non-kernarg GPU memory that was not allocated with the EXECUTABLE flag.
+//! Allocations are recorded by the four allocate/free interceptors; classification
+//! ([`classify`]) keeps only coarse-grained, non-kernarg GPU memory that was not allocated with
+//! the EXECUTABLE flag. Each allocation also records the agents that may access it (the
+//! runtime's answer at allocation time, then every `hsa_amd_agents_allow_access`), so a replay
+//! on an agent captures the peer memory its kernels can write. Allocations made on a thread
+//! that runs a replay client's callback are the client's own and are not recorded
+//! ([`ClientCallbackScope`]).
 
-use crate::sync::{AtomicU64, Ordering, RwLock};
+use crate::sync::{AtomicU64, Mutex, Ordering, RwLock};
 use hsa_abi::ffi;
-use std::collections::HashMap;
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap};
 
 /// One tracked allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,8 +119,16 @@ pub enum StaleAllocation {
 /// to a later allocation that happens to get the same address.
 #[derive(Debug, Default)]
 pub struct AllocationInventory {
-    live: RwLock<HashMap<usize, (Allocation, u64)>>,
+    live: RwLock<BTreeMap<usize, Record>>,
     next_serial: AtomicU64,
+}
+
+#[derive(Debug)]
+struct Record {
+    allocation: Allocation,
+    serial: u64,
+    /// Agents other than the owner that may access the allocation.
+    peers: Vec<u64>,
 }
 
 impl AllocationInventory {
@@ -124,13 +139,42 @@ impl AllocationInventory {
 
     /// Records an allocation (replacing any stale entry at the same base).
     pub fn record(&self, a: Allocation) {
+        self.record_with_access(a, &[]);
+    }
+
+    /// Records an allocation that the agents `access` (besides its owner) may access.
+    pub fn record_with_access(&self, a: Allocation, access: &[u64]) {
         let serial = self.next_serial.fetch_add(1, Ordering::Relaxed);
-        self.live.write().insert(a.base, (a, serial));
+        let mut peers: Vec<u64> = access.iter().copied().filter(|&h| h != a.agent).collect();
+        peers.sort_unstable();
+        peers.dedup();
+        self.live.write().insert(a.base, Record { allocation: a, serial, peers });
+    }
+
+    /// Records that `agents` were given access to the tracked allocation containing `ptr`
+    /// (`hsa_amd_agents_allow_access`); false when no tracked allocation contains it.
+    pub fn grant(&self, ptr: usize, agents: &[u64]) -> bool {
+        let mut live = self.live.write();
+        let Some((_, r)) = live.range_mut(..=ptr).next_back() else { return false };
+        if ptr - r.allocation.base >= r.allocation.size {
+            return false;
+        }
+        for &h in agents {
+            if h != r.allocation.agent && !r.peers.contains(&h) {
+                r.peers.push(h);
+            }
+        }
+        true
     }
 
     /// Forgets the allocation at `base`; `None` (harmless) when it was not tracked.
     pub fn forget(&self, base: usize) -> Option<Allocation> {
-        self.live.write().remove(&base).map(|(a, _)| a)
+        self.live.write().remove(&base).map(|r| r.allocation)
+    }
+
+    /// Forgets every allocation (the runtime instance that owned them shut down).
+    pub fn clear(&self) {
+        self.live.write().clear();
     }
 
     /// Number of tracked allocations.
@@ -145,9 +189,34 @@ impl AllocationInventory {
 
     /// The allocations owned by `agent`, ordered by address.
     pub fn owned_by(&self, agent: u64) -> Vec<Allocation> {
-        let mut v: Vec<Allocation> = self.live.read().values().map(|(a, _)| *a).filter(|a| a.agent == agent).collect();
-        v.sort_by_key(|a| a.base);
-        v
+        self.live.read().values().map(|r| r.allocation).filter(|a| a.agent == agent).collect()
+    }
+
+    /// The allocations a kernel on `agent` can write, ordered by address: those it owns and
+    /// those of other agents it was given access to.
+    pub fn writable_by(&self, agent: u64) -> Vec<Allocation> {
+        self.live
+            .read()
+            .values()
+            .filter(|r| r.allocation.agent == agent || r.peers.contains(&agent))
+            .map(|r| r.allocation)
+            .collect()
+    }
+
+    /// The agents whose snapshots can hold the tracked allocation that contains `addr` (its
+    /// owner and the agents given access to it), sorted and without repeats; empty when no
+    /// tracked allocation contains `addr`.
+    pub fn agents_containing(&self, addr: usize) -> Vec<u64> {
+        let live = self.live.read();
+        let Some(r) = live.values().find(|r| addr >= r.allocation.base && addr - r.allocation.base < r.allocation.size) else {
+            return Vec::new();
+        };
+        let mut agents = Vec::with_capacity(1 + r.peers.len());
+        agents.push(r.allocation.agent);
+        agents.extend_from_slice(&r.peers);
+        agents.sort_unstable();
+        agents.dedup();
+        agents
     }
 
     /// Runs `f` under the read lock when `base` is still a live allocation of at least `size`
@@ -164,10 +233,121 @@ impl AllocationInventory {
         let live = self.live.read();
         match live.get(&base) {
             None => Err(StaleAllocation::Freed),
-            Some((a, _)) if a.size < size => Err(StaleAllocation::Shrunk { now: a.size }),
-            Some((_, s)) if serial.is_some_and(|want| want != *s) => Err(StaleAllocation::Replaced),
-            Some((_, s)) => Ok((f(), *s)),
+            Some(r) if r.allocation.size < size => Err(StaleAllocation::Shrunk { now: r.allocation.size }),
+            Some(r) if serial.is_some_and(|want| want != r.serial) => Err(StaleAllocation::Replaced),
+            Some(r) => Ok((f(), r.serial)),
         }
+    }
+}
+
+thread_local! {
+    /// Depth of replay-client callbacks running on this thread.
+    static IN_CLIENT_CALLBACK: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Marks the current thread as running a replay client's callback for its lifetime: memory the
+/// client allocates meanwhile is its own and is not recorded in the inventory.
+pub struct ClientCallbackScope(());
+
+impl ClientCallbackScope {
+    /// Enters a callback (nests).
+    pub fn enter() -> Self {
+        IN_CLIENT_CALLBACK.with(|d| d.set(d.get() + 1));
+        ClientCallbackScope(())
+    }
+}
+
+impl Drop for ClientCallbackScope {
+    fn drop(&mut self) {
+        IN_CLIENT_CALLBACK.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
+/// True while this thread runs a replay client's callback.
+pub fn in_client_callback() -> bool {
+    IN_CLIENT_CALLBACK.with(|d| d.get() > 0)
+}
+
+/// The executables the tool has seen, each with a serial number, so memory captured from one
+/// executable is never written after it was destroyed, nor into another executable that got
+/// the same handle. Synchronized.
+///
+/// Destruction is exclusive: [`ExecutableInventory::destroying`] holds the write side while the
+/// runtime destroys an executable, so an executable listed under [`ExecutableInventory::hold`]
+/// (or checked by [`ExecutableInventory::with_same`]) cannot be unloaded while its memory is read
+/// or written.
+#[derive(Debug, Default)]
+pub struct ExecutableInventory {
+    barrier: RwLock<()>,
+    serials: Mutex<HashMap<u64, u64>>,
+    next_serial: AtomicU64,
+}
+
+/// The read side of the executable barrier: no executable is destroyed while it is held.
+pub struct ExecutablesHeld<'a> {
+    inventory: &'a ExecutableInventory,
+    _guard: crate::sync::RwLockReadGuard<'a, ()>,
+}
+
+impl ExecutableInventory {
+    /// An empty inventory.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Forgets every executable (the runtime instance that loaded them shut down).
+    pub fn forget_all(&self) {
+        self.serials.lock().clear();
+    }
+
+    /// Holds off destruction until the returned guard is dropped. Do not call
+    /// [`ExecutableInventory::with_same`] or `hold` again while holding it.
+    pub fn hold(&self) -> ExecutablesHeld<'_> {
+        ExecutablesHeld { inventory: self, _guard: self.barrier.read() }
+    }
+
+    /// Runs `destroy` (the runtime's `hsa_executable_destroy`) exclusively, after forgetting
+    /// `handle`.
+    pub fn destroying<R>(&self, handle: u64, destroy: impl FnOnce() -> R) -> R {
+        let _exclusive = self.barrier.write();
+        self.serials.lock().remove(&handle);
+        destroy()
+    }
+
+    /// Runs `f` when `handle` is still the executable that had `serial`, with destruction held
+    /// off for the duration; `None` when it was destroyed (or its handle reused) since.
+    pub fn with_same<R>(&self, handle: u64, serial: u64, f: impl FnOnce() -> R) -> Option<R> {
+        let held = self.hold();
+        held.is_same(handle, serial).then(f)
+    }
+
+    /// Live executables known to the tool.
+    pub fn len(&self) -> usize {
+        self.serials.lock().len()
+    }
+
+    /// True when no executable is known.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<'a> ExecutablesHeld<'a> {
+    /// The inventory held.
+    pub fn inventory(&self) -> &'a ExecutableInventory {
+        self.inventory
+    }
+
+    /// The serial of a live executable the runtime just listed (a new one when it is new to
+    /// the tool).
+    pub fn observe(&self, handle: u64) -> u64 {
+        let inv = self.inventory;
+        *inv.serials.lock().entry(handle).or_insert_with(|| inv.next_serial.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// True when `handle` is still the executable that had `serial`.
+    pub fn is_same(&self, handle: u64, serial: u64) -> bool {
+        self.inventory.serials.lock().get(&handle) == Some(&serial)
     }
 }
 
@@ -209,10 +389,55 @@ mod tests {
         assert_eq!(inv.owned_by(2).len(), 1);
         assert_eq!(inv.with_live(0x2000, 32, || 5), Some(5));
         assert_eq!(inv.with_live(0x2000, 33, || 5), None, "a region bigger than the live allocation is refused");
+        assert_eq!(inv.agents_containing(0x2000 + 31), vec![1]);
+        assert!(inv.agents_containing(0x2000 + 32).is_empty());
+        assert_eq!(inv.agents_containing(0x9000), vec![2]);
         assert!(inv.forget(0x2000).is_some());
         assert_eq!(inv.with_live(0x2000, 1, || 5), None);
         assert!(inv.forget(0xdead).is_none(), "freeing an unknown pointer is harmless");
         assert_eq!(inv.len(), 2);
+    }
+
+    #[test]
+    fn peer_memory_is_writable_by_the_agents_given_access() {
+        let inv = AllocationInventory::new();
+        inv.record_with_access(Allocation { base: 0x1000, size: 0x100, agent: 1 }, &[1]);
+        inv.record_with_access(Allocation { base: 0x8000, size: 0x100, agent: 2 }, &[2, 3]);
+        inv.record(Allocation { base: 0x9000, size: 0x100, agent: 2 });
+        let bases = |agent| inv.writable_by(agent).iter().map(|a| a.base).collect::<Vec<_>>();
+        assert_eq!(bases(1), vec![0x1000]);
+        assert_eq!(bases(3), vec![0x8000], "access reported by the runtime at allocation time");
+        assert!(inv.grant(0x9080, &[1]), "an interior pointer names its allocation");
+        assert_eq!(bases(1), vec![0x1000, 0x9000]);
+        assert!(!inv.grant(0x9100, &[1]), "one past the end is not the allocation");
+        assert!(!inv.grant(0x10, &[1]));
+        assert_eq!(inv.owned_by(2).len(), 2);
+    }
+
+    #[test]
+    fn allocations_in_client_callbacks_are_marked_per_thread() {
+        assert!(!in_client_callback());
+        {
+            let _outer = ClientCallbackScope::enter();
+            let _inner = ClientCallbackScope::enter();
+            assert!(in_client_callback());
+            assert!(!std::thread::spawn(in_client_callback).join().unwrap(), "other threads are not in the callback");
+        }
+        assert!(!in_client_callback());
+    }
+
+    #[test]
+    fn a_destroyed_executable_is_not_the_captured_one() {
+        let exes = ExecutableInventory::new();
+        let serial = exes.hold().observe(0xe1);
+        assert_eq!(exes.hold().observe(0xe1), serial, "one serial while it lives");
+        assert_eq!(exes.with_same(0xe1, serial, || 7), Some(7));
+        assert_eq!(exes.destroying(0xe1, || 5), 5);
+        assert_eq!(exes.with_same(0xe1, serial, || 7), None);
+        let again = exes.hold().observe(0xe1);
+        assert_ne!(again, serial, "a reused handle is a new executable");
+        assert_eq!(exes.with_same(0xe1, serial, || 7), None);
+        assert_eq!(exes.len(), 1);
     }
 
     #[test]

@@ -1,27 +1,37 @@
-//! What the AMD loader extension tells the tool: kernel names and module-scope variables.
+//! What the AMD loader extension tells the tool: kernel names, module-scope variables and the
+//! writable segments of loaded code objects.
 //!
-//! Kernel object -> name is cached per agent and the cache is rebuilt on a miss. Module-scope
-//! variables are discovered at snapshot time (constant memory may be filled after loading).
+//! Kernel object -> name is cached per agent and the cache is rebuilt on a miss; the names of
+//! an executable are forgotten when it is destroyed. Variables and segments are discovered at
+//! snapshot time (constant memory may be filled after loading), each tagged with its executable
+//! as the [`EXECUTABLES`] inventory knows it.
 
+use crate::inventory::{ExecutableInventory, ExecutablesHeld};
 use crate::runtime::{HsaError, Runtime};
-use crate::snapshot::{Region, RegionKind};
-use crate::sync::{Arc, Mutex, OnceLock};
-use hsa_abi::ffi::{self, hsa_agent_t, hsa_executable_symbol_t, hsa_executable_t, hsa_status_t};
+use crate::snapshot::{ExecutableRef, Region, RegionKind};
+use crate::sync::{Arc, LazyLock, Mutex};
+use hsa_abi::ffi::{self, hsa_agent_t, hsa_executable_symbol_t, hsa_executable_t, hsa_loaded_code_object_t, hsa_status_t};
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
+use std::ops::Range;
 
 /// Largest module-scope variable captured (a sanity cap).
 pub const MAX_VARIABLE_BYTES: u64 = 1 << 30;
 
-type IterateExecutables = unsafe extern "C" fn(
-    Option<unsafe extern "C" fn(hsa_executable_t, *mut c_void) -> hsa_status_t>,
-    *mut c_void,
-) -> hsa_status_t;
+/// Executables the tool has seen; `hsa_executable_destroy` goes through it.
+pub static EXECUTABLES: LazyLock<ExecutableInventory> = LazyLock::new(ExecutableInventory::new);
 
-static ITERATE: OnceLock<Option<IterateExecutables>> = OnceLock::new();
+/// The loader extension's table, queried once per runtime instance (`None` inside: the
+/// runtime has no such extension).
+static TABLE: Mutex<Option<Option<ffi::hsa_ven_amd_loader_1_03_pfn_t>>> = Mutex::new(None);
 
-fn iterate_executables_fn(rt: Runtime) -> Option<IterateExecutables> {
-    *ITERATE.get_or_init(|| {
+/// Forgets the loader extension of the previous runtime instance.
+pub fn forget_extension() {
+    *TABLE.lock() = None;
+}
+
+fn loader_table(rt: Runtime) -> Option<ffi::hsa_ven_amd_loader_1_03_pfn_t> {
+    *TABLE.lock().get_or_insert_with(|| {
         let mut table = ffi::hsa_ven_amd_loader_1_03_pfn_t::default();
         // SAFETY: the out-pointer is a table of the size passed.
         let st = unsafe {
@@ -34,18 +44,18 @@ fn iterate_executables_fn(rt: Runtime) -> Option<IterateExecutables> {
         };
         if st != ffi::HSA_STATUS_SUCCESS {
             tracing::warn!(
-                "the runtime has no AMD loader extension 1.03 (status {st:#x}): kernel names and module-scope variables are unavailable"
+                "the runtime has no AMD loader extension 1.03 (status {st:#x}): kernel names, module-scope variables \
+                 and code-object segments are unavailable"
             );
             return None;
         }
-        table.hsa_ven_amd_loader_iterate_executables
+        Some(table)
     })
 }
 
 fn executables(rt: Runtime) -> Result<Vec<hsa_executable_t>, HsaError> {
-    let Some(iterate) = iterate_executables_fn(rt) else {
-        return Err(HsaError { call: "hsa_ven_amd_loader_iterate_executables", status: ffi::HSA_STATUS_ERROR });
-    };
+    let missing = HsaError { call: "hsa_ven_amd_loader_iterate_executables", status: ffi::HSA_STATUS_ERROR };
+    let iterate = loader_table(rt).and_then(|t| t.hsa_ven_amd_loader_iterate_executables).ok_or(missing)?;
     unsafe extern "C" fn collect(exe: hsa_executable_t, data: *mut c_void) -> hsa_status_t {
         // SAFETY: `data` is the Vec passed below, alive for the call.
         let v = unsafe { &mut *data.cast::<Vec<hsa_executable_t>>() };
@@ -59,6 +69,190 @@ fn executables(rt: Runtime) -> Result<Vec<hsa_executable_t>, HsaError> {
         return Err(HsaError { call: "hsa_ven_amd_loader_iterate_executables", status: st });
     }
     Ok(v)
+}
+
+fn loaded_code_objects(rt: Runtime, exe: hsa_executable_t) -> Result<Vec<hsa_loaded_code_object_t>, HsaError> {
+    const CALL: &str = "hsa_ven_amd_loader_executable_iterate_loaded_code_objects";
+    let iterate = loader_table(rt)
+        .and_then(|t| t.hsa_ven_amd_loader_executable_iterate_loaded_code_objects)
+        .ok_or(HsaError { call: CALL, status: ffi::HSA_STATUS_ERROR })?;
+    unsafe extern "C" fn collect(_: hsa_executable_t, lco: hsa_loaded_code_object_t, data: *mut c_void) -> hsa_status_t {
+        // SAFETY: `data` is the Vec passed below, alive for the call.
+        let v = unsafe { &mut *data.cast::<Vec<hsa_loaded_code_object_t>>() };
+        v.push(lco);
+        ffi::HSA_STATUS_SUCCESS
+    }
+    let mut v: Vec<hsa_loaded_code_object_t> = Vec::new();
+    // SAFETY: the callback only pushes into `v`, which outlives the call.
+    let st = unsafe { iterate(exe, Some(collect), (&mut v as *mut Vec<hsa_loaded_code_object_t>).cast()) };
+    if st != ffi::HSA_STATUS_SUCCESS {
+        return Err(HsaError { call: CALL, status: st });
+    }
+    Ok(v)
+}
+
+/// One attribute of a loaded code object whose value is at most 8 bytes.
+fn code_object_info(
+    rt: Runtime,
+    lco: hsa_loaded_code_object_t,
+    attr: ffi::hsa_ven_amd_loader_loaded_code_object_info_t,
+    call: &'static str,
+) -> Result<u64, HsaError> {
+    let get = loader_table(rt)
+        .and_then(|t| t.hsa_ven_amd_loader_loaded_code_object_get_info)
+        .ok_or(HsaError { call, status: ffi::HSA_STATUS_ERROR })?;
+    let mut v = 0u64;
+    // SAFETY: every attribute asked here has a value of at most 8 bytes, written into a zeroed
+    // u64 (little-endian: a narrower value lands in the low bytes).
+    let st = unsafe { get(lco, attr, (&mut v as *mut u64).cast()) };
+    if st == ffi::HSA_STATUS_SUCCESS { Ok(v) } else { Err(HsaError { call, status: st }) }
+}
+
+/// ELF program header fields used here.
+const EM_AMDGPU: u16 = 224;
+const PT_LOAD: u32 = 1;
+const PT_GNU_RELRO: u32 = 0x6474_e552;
+const PF_W: u32 = 2;
+const ELF_HEADER_BYTES: usize = 64;
+const PROGRAM_HEADER_BYTES: usize = 56;
+/// Bytes read from the start of a loaded code object to find its program headers.
+const HEADER_PROBE_BYTES: usize = 4096;
+
+fn le_u16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+fn le_u32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+fn le_u64(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// The writable ranges (ELF virtual addresses) of a code object whose loaded image starts
+/// with `image` (its first bytes): every `PT_LOAD` with the write flag, less `PT_GNU_RELRO`
+/// (read-only once relocated). `None` when the image does not start with the object's own ELF
+/// and program headers (the lowest `PT_LOAD` must map file offset 0 and hold the headers), so
+/// the caller falls back to the whole load range.
+pub fn writable_ranges(image: &[u8]) -> Option<Vec<Range<u64>>> {
+    if image.get(..4)? != b"\x7fELF" || *image.get(4)? != 2 || *image.get(5)? != 1 || le_u16(image, 18)? != EM_AMDGPU {
+        return None;
+    }
+    let phoff = usize::try_from(le_u64(image, 0x20)?).ok()?;
+    let phentsize = usize::from(le_u16(image, 0x36)?);
+    let phnum = usize::from(le_u16(image, 0x38)?);
+    if phentsize != PROGRAM_HEADER_BYTES || phoff < ELF_HEADER_BYTES {
+        return None;
+    }
+    let table_end = phoff.checked_add(phnum.checked_mul(phentsize)?)?;
+    if table_end > image.len() {
+        return None;
+    }
+    struct Ph {
+        kind: u32,
+        flags: u32,
+        offset: u64,
+        vaddr: u64,
+        filesz: u64,
+        memsz: u64,
+    }
+    let mut phs = Vec::with_capacity(phnum);
+    for i in 0..phnum {
+        let at = phoff + i * phentsize;
+        phs.push(Ph {
+            kind: le_u32(image, at)?,
+            flags: le_u32(image, at + 4)?,
+            offset: le_u64(image, at + 8)?,
+            vaddr: le_u64(image, at + 16)?,
+            filesz: le_u64(image, at + 32)?,
+            memsz: le_u64(image, at + 40)?,
+        });
+    }
+    let first = phs.iter().filter(|p| p.kind == PT_LOAD).min_by_key(|p| p.vaddr)?;
+    if first.offset != 0 || first.filesz < table_end as u64 {
+        return None;
+    }
+    let origin = first.vaddr;
+    let relro: Vec<Range<u64>> =
+        phs.iter().filter(|p| p.kind == PT_GNU_RELRO).map(|p| p.vaddr..p.vaddr.saturating_add(p.memsz)).collect();
+    let mut out = Vec::new();
+    for p in phs.iter().filter(|p| p.kind == PT_LOAD && p.flags & PF_W != 0 && p.memsz > 0) {
+        let start = p.vaddr.checked_sub(origin)?;
+        let mut pieces: Vec<Range<u64>> = std::iter::once(start..start.checked_add(p.memsz)?).collect();
+        for r in &relro {
+            let r = r.start.saturating_sub(origin)..r.end.saturating_sub(origin);
+            pieces = pieces.into_iter().flat_map(|x| subtract(x, &r)).collect();
+        }
+        out.extend(pieces);
+    }
+    Some(out)
+}
+
+/// `a` less `b`: zero, one or two ranges.
+fn subtract(a: Range<u64>, b: &Range<u64>) -> Vec<Range<u64>> {
+    if b.end <= a.start || b.start >= a.end {
+        return vec![a];
+    }
+    let mut v = Vec::new();
+    if b.start > a.start {
+        v.push(a.start..b.start);
+    }
+    if b.end < a.end {
+        v.push(b.end..a.end);
+    }
+    v
+}
+
+/// The writable segments of the code objects loaded for `agent`, as snapshot regions tagged
+/// with their executable. Each loaded code object's headers are read from its loaded image;
+/// when they cannot be found there the whole load range is captured. Any enumeration or query
+/// failure is an error (memory never discovered is never restored).
+pub fn code_object_segments(rt: Runtime, agent: hsa_agent_t, held: &ExecutablesHeld<'_>) -> Result<Vec<Region>, HsaError> {
+    let mut out = Vec::new();
+    for exe in executables(rt)? {
+        let lcos = loaded_code_objects(rt, exe)?;
+        if lcos.is_empty() {
+            continue;
+        }
+        let executable = ExecutableRef { handle: exe.handle, serial: held.observe(exe.handle) };
+        for lco in lcos {
+            use ffi::*;
+            let kind = code_object_info(rt, lco, HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_KIND, "hsa_ven_amd_loader_loaded_code_object_get_info(KIND)")?;
+            let owner = code_object_info(rt, lco, HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_AGENT, "hsa_ven_amd_loader_loaded_code_object_get_info(AGENT)")?;
+            if kind != u64::from(HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_KIND_AGENT) || owner != agent.handle {
+                continue;
+            }
+            let base = code_object_info(rt, lco, HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_BASE, "hsa_ven_amd_loader_loaded_code_object_get_info(LOAD_BASE)")?;
+            let size = code_object_info(rt, lco, HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_SIZE, "hsa_ven_amd_loader_loaded_code_object_get_info(LOAD_SIZE)")?;
+            if base == 0 || size == 0 {
+                continue;
+            }
+            let mut probe = vec![0u8; HEADER_PROBE_BYTES.min(size as usize)];
+            // SAFETY: `probe` holds its length; the source is the start of the loaded image, which
+            // cannot be unloaded while `held` holds off destruction.
+            let read = unsafe { rt.copy(probe.as_mut_ptr().cast(), base as *const c_void, probe.len()) };
+            let ranges = match read.ok().and_then(|()| writable_ranges(&probe)) {
+                Some(r) => r,
+                None => {
+                    tracing::debug!("code object at {base:#x}: no program headers in its image; capturing its whole load range");
+                    #[allow(clippy::single_range_in_vec_init)]
+                    let whole = vec![0..size];
+                    whole
+                }
+            };
+            for r in ranges {
+                let end = r.end.min(size);
+                if r.start >= end {
+                    continue;
+                }
+                out.push(Region {
+                    kind: RegionKind::CodeObjectSegment { executable },
+                    device: (base + r.start) as usize,
+                    size: (end - r.start) as usize,
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn symbols(rt: Runtime, exe: hsa_executable_t, agent: hsa_agent_t) -> Result<Vec<hsa_executable_symbol_t>, HsaError> {
@@ -99,9 +293,9 @@ fn symbol_name(rt: Runtime, s: hsa_executable_symbol_t) -> Option<String> {
     Some(String::from_utf8_lossy(&buf).into_owned())
 }
 
-/// Module-scope variables visible to `agent`, as snapshot regions. Any enumeration or query
-/// failure is an error (a variable never discovered is never restored).
-pub fn module_variables(rt: Runtime, agent: hsa_agent_t) -> Result<Vec<Region>, HsaError> {
+/// Module-scope variables visible to `agent`, as snapshot regions tagged with their executable.
+/// Any enumeration or query failure is an error (a variable never discovered is never restored).
+pub fn module_variables(rt: Runtime, agent: hsa_agent_t, held: &ExecutablesHeld<'_>) -> Result<Vec<Region>, HsaError> {
     let query = |s, attr, call| -> Result<u64, HsaError> {
         let mut v = 0u64;
         // SAFETY: every attribute queried here has a value of at most 8 bytes, written into a
@@ -111,6 +305,7 @@ pub fn module_variables(rt: Runtime, agent: hsa_agent_t) -> Result<Vec<Region>, 
     };
     let mut out = Vec::new();
     for exe in executables(rt)? {
+        let mut executable = None;
         for s in symbols(rt, exe, agent)? {
             let kind = query(s, ffi::HSA_EXECUTABLE_SYMBOL_INFO_TYPE, "hsa_executable_symbol_get_info(TYPE)")?;
             if kind != u64::from(ffi::HSA_SYMBOL_KIND_VARIABLE) {
@@ -123,17 +318,28 @@ pub fn module_variables(rt: Runtime, agent: hsa_agent_t) -> Result<Vec<Region>, 
                 continue;
             }
             let name = symbol_name(rt, s).unwrap_or_default();
-            out.push(Region { kind: RegionKind::ModuleVariable { name }, device: addr as usize, size: size as usize });
+            let executable = *executable.get_or_insert_with(|| ExecutableRef { handle: exe.handle, serial: held.observe(exe.handle) });
+            out.push(Region {
+                kind: RegionKind::ModuleVariable { name, executable: Some(executable) },
+                device: addr as usize,
+                size: size as usize,
+            });
         }
     }
     Ok(out)
 }
 
-/// Kernel object -> name, per agent, cached and rebuilt on a miss.
+/// Kernel object -> (executable, name), per agent, cached and rebuilt on a miss. Scans run
+/// while [`EXECUTABLES`] holds off destruction, and a destroyed executable's names are dropped
+/// ([`KernelNames::forget_executable`]), so a kernel object reused by a later executable is
+/// never reported under a stale name.
 #[derive(Default)]
 pub struct KernelNames {
-    by_agent: Mutex<HashMap<u64, HashMap<u64, Arc<CString>>>>,
+    by_agent: Mutex<HashMap<u64, NamesOfAgent>>,
 }
+
+/// Kernel object -> (executable handle, name).
+type NamesOfAgent = HashMap<u64, (u64, Arc<CString>)>;
 
 impl KernelNames {
     /// An empty cache.
@@ -141,19 +347,33 @@ impl KernelNames {
         Self::default()
     }
 
+    /// Forgets every name (the executables of the previous runtime instance are gone).
+    pub fn forget_all(&self) {
+        self.by_agent.lock().clear();
+    }
+
     /// The name of `kernel_object` on `agent`; `None` when the loader does not know it.
     pub fn resolve(&self, rt: Runtime, agent: hsa_agent_t, kernel_object: u64) -> Option<Arc<CString>> {
-        if let Some(n) = self.by_agent.lock().get(&agent.handle).and_then(|m| m.get(&kernel_object)) {
+        if let Some((_, n)) = self.by_agent.lock().get(&agent.handle).and_then(|m| m.get(&kernel_object)) {
             return Some(n.clone());
         }
+        // No executable is destroyed between the scan and the cache update.
+        let _held = EXECUTABLES.hold();
         let fresh = Self::scan(rt, agent);
         let mut map = self.by_agent.lock();
         let entry = map.entry(agent.handle).or_default();
         entry.extend(fresh);
-        entry.get(&kernel_object).cloned()
+        entry.get(&kernel_object).map(|(_, n)| n.clone())
     }
 
-    fn scan(rt: Runtime, agent: hsa_agent_t) -> HashMap<u64, Arc<CString>> {
+    /// Drops the names of the kernels of a destroyed executable.
+    pub fn forget_executable(&self, executable: u64) {
+        for names in self.by_agent.lock().values_mut() {
+            names.retain(|_, (exe, _)| *exe != executable);
+        }
+    }
+
+    fn scan(rt: Runtime, agent: hsa_agent_t) -> NamesOfAgent {
         let mut out = HashMap::new();
         let Ok(exes) = executables(rt) else { return out };
         for exe in exes {
@@ -168,10 +388,78 @@ impl KernelNames {
                 // Code-object kernel symbols name the kernel descriptor (`<kernel>.kd`).
                 let name = name.strip_suffix(".kd").unwrap_or(&name);
                 if let Ok(c) = CString::new(name) {
-                    out.insert(obj, Arc::new(c));
+                    out.insert(obj, (exe.handle, Arc::new(c)));
                 }
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An AMDGPU ELF image: header, program headers at 64, and `phs` as
+    /// `(type, flags, offset, vaddr, filesz, memsz)`.
+    fn image(phs: &[(u32, u32, u64, u64, u64, u64)]) -> Vec<u8> {
+        let mut b = vec![0u8; 1024];
+        b[..4].copy_from_slice(b"\x7fELF");
+        b[4] = 2;
+        b[5] = 1;
+        b[18..20].copy_from_slice(&(EM_AMDGPU).to_le_bytes());
+        b[0x20..0x28].copy_from_slice(&64u64.to_le_bytes());
+        b[0x36..0x38].copy_from_slice(&56u16.to_le_bytes());
+        b[0x38..0x3a].copy_from_slice(&(phs.len() as u16).to_le_bytes());
+        for (i, &(t, f, off, va, fs, ms)) in phs.iter().enumerate() {
+            let at = 64 + i * 56;
+            b[at..at + 4].copy_from_slice(&t.to_le_bytes());
+            b[at + 4..at + 8].copy_from_slice(&f.to_le_bytes());
+            b[at + 8..at + 16].copy_from_slice(&off.to_le_bytes());
+            b[at + 16..at + 24].copy_from_slice(&va.to_le_bytes());
+            b[at + 32..at + 40].copy_from_slice(&fs.to_le_bytes());
+            b[at + 40..at + 48].copy_from_slice(&ms.to_le_bytes());
+        }
+        b
+    }
+
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)]
+    fn writable_segments_less_relro_as_clang_lays_them_out() {
+        // The layout of a clang-22 code object: R headers+rodata, R E text, RW .dynamic under
+        // RELRO, RW .data/.bss.
+        let img = image(&[
+            (6, 4, 0x40, 0x40, 0x1f8, 0x1f8),
+            (PT_LOAD, 4, 0, 0, 0x5c0, 0x5c0),
+            (PT_LOAD, 5, 0x600, 0x1600, 0x480, 0x480),
+            (PT_LOAD, 6, 0xa80, 0x2a80, 0xb0, 0x580),
+            (PT_LOAD, 6, 0xb30, 0x3b30, 0x10, 0x19),
+            (PT_GNU_RELRO, 4, 0xa80, 0x2a80, 0xb0, 0x580),
+        ]);
+        assert_eq!(writable_ranges(&img), Some(vec![0x3b30..0x3b49]));
+    }
+
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)]
+    fn images_without_their_headers_are_not_parsed() {
+        let no_headers = image(&[(PT_LOAD, 4, 0x1000, 0, 0x100, 0x100), (PT_LOAD, 6, 0x2000, 0x1000, 8, 8)]);
+        assert_eq!(writable_ranges(&no_headers), None, "the lowest segment does not map the headers");
+        let mut not_elf = image(&[(PT_LOAD, 6, 0, 0, 0x400, 0x400)]);
+        assert_eq!(writable_ranges(&not_elf), Some(vec![0..0x400]));
+        not_elf[0] = 0;
+        assert_eq!(writable_ranges(&not_elf), None);
+        let mut truncated = image(&[(PT_LOAD, 6, 0, 0, 0x400, 0x400)]);
+        truncated[0x38..0x3a].copy_from_slice(&200u16.to_le_bytes());
+        assert_eq!(writable_ranges(&truncated), None, "program headers past the bytes read");
+        assert_eq!(writable_ranges(&[]), None);
+    }
+
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)]
+    fn subtracting_ranges() {
+        assert_eq!(subtract(0..10, &(3..5)), vec![0..3, 5..10]);
+        assert_eq!(subtract(0..10, &(0..10)), Vec::<Range<u64>>::new());
+        assert_eq!(subtract(0..10, &(10..20)), vec![0..10]);
+        assert_eq!(subtract(5..10, &(0..7)), vec![7..10]);
     }
 }

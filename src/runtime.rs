@@ -1,9 +1,11 @@
 //! The runtime's original entries, saved from the API table at `OnLoad`.
 //!
 //! The tool's own HSA calls go through [`Runtime`], never through the (wrapped) table, so they
-//! never re-enter the interceptors. Each method turns an HSA status into [`HsaError`].
+//! never re-enter the interceptors. Each method turns an HSA status into [`HsaError`]. Every
+//! `OnLoad` (one per runtime instance: `hsa_init` after `hsa_shut_down` loads the tool again)
+//! saves the entries of its table.
 
-use crate::sync::OnceLock;
+use crate::sync::{AtomicPtr, Mutex, Ordering};
 use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t, hsa_signal_t, hsa_status_t};
 use hsa_abi::{AmdExtTable, CoreApiTable, SlotError, TablePtr, read_slot};
 use std::ffi::c_void;
@@ -58,6 +60,11 @@ pub struct Originals {
     pub signal_destroy: unsafe extern "C" fn(hsa_signal_t) -> hsa_status_t,
     pub signal_load_scacquire: unsafe extern "C" fn(hsa_signal_t) -> ffi::hsa_signal_value_t,
     pub signal_store_relaxed: unsafe extern "C" fn(hsa_signal_t, ffi::hsa_signal_value_t),
+    pub signal_store_screlease: unsafe extern "C" fn(hsa_signal_t, ffi::hsa_signal_value_t),
+    pub signal_silent_store_relaxed: unsafe extern "C" fn(hsa_signal_t, ffi::hsa_signal_value_t),
+    pub signal_silent_store_screlease: unsafe extern "C" fn(hsa_signal_t, ffi::hsa_signal_value_t),
+    pub signal_add_screlease: unsafe extern "C" fn(hsa_signal_t, ffi::hsa_signal_value_t),
+    pub signal_subtract_screlease: unsafe extern "C" fn(hsa_signal_t, ffi::hsa_signal_value_t),
     pub signal_wait_scacquire: unsafe extern "C" fn(
         hsa_signal_t, ffi::hsa_signal_condition_t, ffi::hsa_signal_value_t, u64, ffi::hsa_wait_state_t,
     ) -> ffi::hsa_signal_value_t,
@@ -70,6 +77,9 @@ pub struct Originals {
     pub executable_symbol_get_info:
         unsafe extern "C" fn(ffi::hsa_executable_symbol_t, ffi::hsa_executable_symbol_info_t, *mut c_void) -> hsa_status_t,
     pub system_get_major_extension_table: unsafe extern "C" fn(u16, u16, usize, *mut c_void) -> hsa_status_t,
+    // Snapshot coverage: executable lifetimes and peer access.
+    pub executable_destroy: unsafe extern "C" fn(ffi::hsa_executable_t) -> hsa_status_t,
+    pub agents_allow_access: unsafe extern "C" fn(u32, *const hsa_agent_t, *const u32, *const c_void) -> hsa_status_t,
     pub pool_allocate: unsafe extern "C" fn(ffi::hsa_amd_memory_pool_t, usize, u32, *mut *mut c_void) -> hsa_status_t,
     pub pool_free: unsafe extern "C" fn(*mut c_void) -> hsa_status_t,
     pub pointer_info: unsafe extern "C" fn(
@@ -91,12 +101,23 @@ pub struct Originals {
     pub dispatch_time: unsafe extern "C" fn(hsa_agent_t, hsa_signal_t, *mut ffi::hsa_amd_profiling_dispatch_time_t) -> hsa_status_t,
     pub tick_to_system: unsafe extern "C" fn(hsa_agent_t, u64, *mut u64) -> hsa_status_t,
     // Entries of the snapshot stores: optional (absent or NULL in the table: the store that
-    // needs one is not used).
-    pub memory_async_copy: ffi::hsa_amd_memory_async_copy_fn_t,
+    // needs one is not used; device copies use `host_writes.async_copy`).
     pub memory_lock: ffi::hsa_amd_memory_lock_fn_t,
     pub memory_unlock: ffi::hsa_amd_memory_unlock_fn_t,
     pub agent_iterate_memory_pools: ffi::hsa_amd_agent_iterate_memory_pools_fn_t,
     pub memory_pool_get_info: ffi::hsa_amd_memory_pool_get_info_fn_t,
+    /// Host writes into device memory, wrapped when the table has them.
+    pub host_writes: HostWriteEntries,
+}
+
+/// The runtime's entries that write device memory from the host (each optional).
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Default)]
+pub struct HostWriteEntries {
+    pub memory_fill: ffi::hsa_amd_memory_fill_fn_t,
+    pub async_copy: ffi::hsa_amd_memory_async_copy_fn_t,
+    pub async_copy_on_engine: hsa_abi::modern::hsa_amd_memory_async_copy_on_engine_fn_t,
+    pub async_copy_rect: ffi::hsa_amd_memory_async_copy_rect_fn_t,
 }
 
 impl Originals {
@@ -113,11 +134,18 @@ impl Originals {
             signal_destroy: required!(core, CoreApiTable, hsa_signal_destroy_fn),
             signal_load_scacquire: required!(core, CoreApiTable, hsa_signal_load_scacquire_fn),
             signal_store_relaxed: required!(core, CoreApiTable, hsa_signal_store_relaxed_fn),
+            signal_store_screlease: required!(core, CoreApiTable, hsa_signal_store_screlease_fn),
+            signal_silent_store_relaxed: required!(core, CoreApiTable, hsa_signal_silent_store_relaxed_fn),
+            signal_silent_store_screlease: required!(core, CoreApiTable, hsa_signal_silent_store_screlease_fn),
+            signal_add_screlease: required!(core, CoreApiTable, hsa_signal_add_screlease_fn),
+            signal_subtract_screlease: required!(core, CoreApiTable, hsa_signal_subtract_screlease_fn),
             signal_wait_scacquire: required!(core, CoreApiTable, hsa_signal_wait_scacquire_fn),
             agent_get_info: required!(core, CoreApiTable, hsa_agent_get_info_fn),
             executable_iterate_agent_symbols: required!(core, CoreApiTable, hsa_executable_iterate_agent_symbols_fn),
             executable_symbol_get_info: required!(core, CoreApiTable, hsa_executable_symbol_get_info_fn),
             system_get_major_extension_table: required!(core, CoreApiTable, hsa_system_get_major_extension_table_fn),
+            executable_destroy: required!(core, CoreApiTable, hsa_executable_destroy_fn),
+            agents_allow_access: required!(amd, AmdExtTable, hsa_amd_agents_allow_access_fn),
             pool_allocate: required!(amd, AmdExtTable, hsa_amd_memory_pool_allocate_fn),
             pool_free: required!(amd, AmdExtTable, hsa_amd_memory_pool_free_fn),
             pointer_info: required!(amd, AmdExtTable, hsa_amd_pointer_info_fn),
@@ -128,26 +156,42 @@ impl Originals {
             profiler_enable: required!(amd, AmdExtTable, hsa_amd_profiling_set_profiler_enabled_fn),
             dispatch_time: required!(amd, AmdExtTable, hsa_amd_profiling_get_dispatch_time_fn),
             tick_to_system: required!(amd, AmdExtTable, hsa_amd_profiling_convert_tick_to_system_domain_fn),
-            memory_async_copy: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_fn).ok().flatten(),
             memory_lock: read_slot!(amd, AmdExtTable, hsa_amd_memory_lock_fn).ok().flatten(),
             memory_unlock: read_slot!(amd, AmdExtTable, hsa_amd_memory_unlock_fn).ok().flatten(),
             agent_iterate_memory_pools: read_slot!(amd, AmdExtTable, hsa_amd_agent_iterate_memory_pools_fn).ok().flatten(),
             memory_pool_get_info: read_slot!(amd, AmdExtTable, hsa_amd_memory_pool_get_info_fn).ok().flatten(),
+            host_writes: HostWriteEntries {
+                memory_fill: read_slot!(amd, AmdExtTable, hsa_amd_memory_fill_fn).ok().flatten(),
+                async_copy: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_fn).ok().flatten(),
+                async_copy_on_engine: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_on_engine_fn).ok().flatten(),
+                async_copy_rect: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_rect_fn).ok().flatten(),
+            },
         })
     }
 }
 
-static ORIGINALS: OnceLock<Originals> = OnceLock::new();
+/// The originals of the latest `OnLoad`; points into [`SAVED`].
+static ORIGINALS: AtomicPtr<Originals> = AtomicPtr::new(std::ptr::null_mut());
 
-/// Saves the originals; false when they were already saved (a second `OnLoad`).
-pub fn install(o: Originals) -> bool {
-    ORIGINALS.set(o).is_ok()
+/// Every set of originals saved in the process (one per runtime instance, a few hundred bytes
+/// each), never freed: a thread still inside an interceptor of the previous instance may hold
+/// its set.
+#[allow(clippy::vec_box)] // each box keeps its address when the Vec grows
+static SAVED: Mutex<Vec<Box<Originals>>> = Mutex::new(Vec::new());
+
+/// Saves the originals of a new runtime instance.
+pub fn install(o: Originals) {
+    let mut saved = SAVED.lock();
+    saved.push(Box::new(o));
+    let current: *const Originals = &**saved.last().expect("just pushed");
+    ORIGINALS.store(current.cast_mut(), Ordering::Release);
 }
 
 /// The saved originals, once `OnLoad` succeeded.
 #[inline]
 pub fn originals() -> Option<&'static Originals> {
-    ORIGINALS.get()
+    // SAFETY: a non-NULL pointer points into a box of `SAVED`, never freed or moved.
+    unsafe { ORIGINALS.load(Ordering::Acquire).as_ref() }
 }
 
 /// Safe wrappers over the originals used by the tool itself.
@@ -192,6 +236,18 @@ impl Runtime {
     pub fn signal_load(self, s: hsa_signal_t) -> i64 {
         // SAFETY: a live signal handle.
         unsafe { (self.0.signal_load_scacquire)(s) }
+    }
+
+    /// Adds `v` to a signal (release).
+    pub fn signal_add(self, s: hsa_signal_t, v: i64) {
+        // SAFETY: a live signal handle.
+        unsafe { (self.0.signal_add_screlease)(s, v) }
+    }
+
+    /// Subtracts `v` from a signal (release).
+    pub fn signal_subtract(self, s: hsa_signal_t, v: i64) {
+        // SAFETY: a live signal handle.
+        unsafe { (self.0.signal_subtract_screlease)(s, v) }
     }
 
     /// Waits until `s` < 1 or `timeout_ns` passes (a hint); returns the observed value.

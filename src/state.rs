@@ -5,20 +5,28 @@
 //! is configured; when it is off, a dispatch costs one more relaxed load. Allocations are
 //! recorded whenever the tool is active, whatever the switch says, so a client that registers
 //! late finds a complete inventory.
+//!
+//! The machine may go round more than once: after `OnUnload` (the last `hsa_shut_down`), a new
+//! `hsa_init` calls `OnLoad` again and the tool becomes active for the new runtime instance.
+//! `OnUnload` first waits until no submission is inside the replay path ([`Submission`]), so a
+//! replay window never outlives the runtime it uses.
 
-use crate::sync::{AtomicU8, Mutex, Ordering};
+use crate::sync::{AtomicU8, AtomicUsize, Mutex, Ordering};
+use std::cell::Cell;
+use std::time::Duration;
 
 /// Lifecycle of the tool inside the process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum ToolState {
-    /// `OnLoad` has not completed.
+    /// `OnLoad` has not completed (or never ran: the library is only linked).
     Uninitialised = 0,
     /// Interceptors installed and working.
     Active = 1,
     /// `OnUnload` is running.
     ShuttingDown = 2,
-    /// `OnUnload` finished, or the tool declined: every interceptor chains to the original.
+    /// `OnUnload` finished: every interceptor chains to the original until a new runtime
+    /// instance calls `OnLoad` again.
     Finished = 3,
 }
 
@@ -47,9 +55,62 @@ pub fn is_active() -> bool {
     STATE.load(Ordering::Relaxed) == ToolState::Active as u8
 }
 
-/// Moves from `from` to `to`; false when the state was not `from`.
+/// Moves from `from` to `to`; false when the state was not `from`. Sequentially consistent, so
+/// [`Submission::enter`] and [`wait_for_submissions`] see each other (see there).
 pub fn advance(from: ToolState, to: ToolState) -> bool {
-    STATE.compare_exchange(from as u8, to as u8, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    STATE.compare_exchange(from as u8, to as u8, Ordering::SeqCst, Ordering::SeqCst).is_ok()
+}
+
+/// Submissions inside the replay path, over all threads.
+static SUBMITTING: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// Submissions inside the replay path on this thread (callbacks may submit again).
+    static MINE: Cell<usize> = const { Cell::new(0) };
+}
+
+/// A submission inside the replay path. While one exists, `OnUnload` waits (bounded) before it
+/// lets the runtime tear down, so a window never runs against a runtime that shut down.
+pub struct Submission(());
+
+impl Submission {
+    /// Enters the replay path; `None` (forward the packets unchanged) unless the tool is active.
+    ///
+    /// The count goes up before the state is read and `OnUnload` moves the state before it reads
+    /// the count (both sequentially consistent): either this call sees the tool shutting down, or
+    /// `OnUnload` sees this submission and waits for it.
+    pub fn enter() -> Option<Self> {
+        SUBMITTING.fetch_add(1, Ordering::SeqCst);
+        if STATE.load(Ordering::SeqCst) == ToolState::Active as u8 {
+            MINE.with(|m| m.set(m.get() + 1));
+            Some(Submission(()))
+        } else {
+            SUBMITTING.fetch_sub(1, Ordering::SeqCst);
+            None
+        }
+    }
+}
+
+impl Drop for Submission {
+    fn drop(&mut self) {
+        MINE.with(|m| m.set(m.get() - 1));
+        SUBMITTING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Waits until no other thread's submission is inside the replay path (this thread's own, when
+/// `hsa_shut_down` is called from a replay callback, cannot finish first). False when `bound`
+/// passed first.
+pub fn wait_for_submissions(bound: Duration) -> bool {
+    let mine = MINE.with(Cell::get);
+    let deadline = std::time::Instant::now() + bound;
+    while SUBMITTING.load(Ordering::SeqCst) > mine {
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    true
 }
 
 /// Whether a replay client is configured.
@@ -117,6 +178,15 @@ pub fn records_allocations() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_submission_counts_only_while_the_tool_is_active() {
+        // This test binary never runs OnLoad: the tool is not active.
+        assert_eq!(current(), ToolState::Uninitialised);
+        assert!(Submission::enter().is_none());
+        assert_eq!(SUBMITTING.load(Ordering::SeqCst), 0, "a refused entry leaves no count behind");
+        assert!(wait_for_submissions(Duration::from_millis(1)));
+    }
 
     #[test]
     fn state_round_trip() {

@@ -3,8 +3,8 @@
 //! The gate and inventory protocols only use the names re-exported here, so they can be swapped
 //! for model-checking implementations without touching the protocol code.
 
-pub use parking_lot::{Condvar, Mutex, RwLock};
-pub use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering, fence};
+pub use parking_lot::{Condvar, Mutex, RwLock, RwLockReadGuard};
+pub use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence};
 pub use std::sync::{Arc, LazyLock, OnceLock};
 
 /// The replay-gate protocol's per-agent lock and in-flight counter: `parking_lot` and `std`

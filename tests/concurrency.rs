@@ -1,5 +1,6 @@
-//! Replays beside other work on vhsa: sibling queues, two agents, batches, a stuck handler,
-//! and a second copy of the library.
+//! Replays beside other work on vhsa: sibling queues, two agents, batches, a pass that never
+//! completes, slow and blocked async handlers, work that depends on the replayed dispatch, host
+//! writes from another thread, and a second copy of the library.
 
 mod common;
 
@@ -56,7 +57,7 @@ fn a_multi_packet_batch_runs_once_with_one_warning() {
 }
 
 #[test]
-fn a_stuck_completion_handler_ends_in_the_documented_fatal_message() {
+fn a_pass_that_never_completes_ends_in_the_documented_fatal_message() {
     let mut c = command(&app("concurrent", &[]), &[]);
     c.arg("stuck").env("KREPLAY_PASSES", "2").env("KREPLAY_DRAIN_TIMEOUT_MS", "200");
     let out = c.output().unwrap();
@@ -64,9 +65,86 @@ fn a_stuck_completion_handler_ends_in_the_documented_fatal_message() {
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{err}");
     assert!(err.contains("kreplay: fatal: pass 0 of dispatch 1 (kernel add) on agent gfx942"), "{err}");
-    assert!(err.contains("the completion handler did not finish within 200 ms"), "{err}");
-    assert!(err.contains("still in flight: queue"), "{err}");
+    assert!(err.contains("the dispatch did not complete within 200 ms"), "{err}");
     assert!(err.contains("KREPLAY_DRAIN_TIMEOUT_MS"), "{err}");
+}
+
+/// Replays beside a busy sibling stream while the runtime's async-handler thread is slow or
+/// blocked: a pass waits for its own signal, so nothing there delays or aborts it.
+fn replays_beside_busy_siblings_with_handlers(how: &str) {
+    let out_dir = test_support::scratch_dir(&format!("concurrency-handlers-{how}"));
+    let mut c = command(&app("concurrent", &[]), &[]);
+    c.args(["handlers", "20", "3", how])
+        .env("KREPLAY_PASSES", "3")
+        .env("KREPLAY_KERNEL_INCLUDE", "^rec$")
+        .env("KREPLAY_DRAIN_TIMEOUT_MS", "1000")
+        .env("KREPLAY_OUTPUT_DIR", &out_dir);
+    let out = run_ok(c);
+    assert!(!stderr(&out).contains("fatal"), "{}", stderr(&out));
+    let recs = records(&out_dir);
+    let dispatches: Vec<_> = recs.iter().filter(|r| r["record"] == "dispatch").collect();
+    assert_eq!(dispatches.iter().filter(|d| d["replayed"] == true).count(), 20, "every replay ran its passes");
+    assert_eq!(dispatches.iter().filter(|d| d["skipped"] == "filtered").count(), 300, "every sibling dispatch is reported");
+}
+
+#[test]
+fn slow_async_handlers_beside_a_busy_sibling_neither_delay_nor_abort_replays() {
+    replays_beside_busy_siblings_with_handlers("slow");
+}
+
+#[test]
+fn a_blocked_application_async_handler_does_not_stop_replays() {
+    replays_beside_busy_siblings_with_handlers("blocked");
+}
+
+#[test]
+fn an_async_handler_submitting_on_the_replaying_agent_does_not_deadlock_the_pass() {
+    let mut c = command(&app("concurrent", &[]), &[]);
+    c.args(["submitter", "3"])
+        .env("KREPLAY_PASSES", "3")
+        .env("KREPLAY_KERNEL_INCLUDE", "^rec$")
+        .env("KREPLAY_DRAIN_TIMEOUT_MS", "5000");
+    run_ok(c);
+}
+
+/// Work that can only finish after the replayed dispatch: the window declines, the dispatch runs
+/// once, and everything completes.
+fn dependent_work_declines(mode: &str) {
+    let out_dir = test_support::scratch_dir(&format!("concurrency-{mode}"));
+    let mut c = command(&app("concurrent", &[]), &[]);
+    c.arg(mode)
+        .env("KREPLAY_PASSES", "3")
+        .env("KREPLAY_KERNEL_INCLUDE", "^rec$")
+        .env("KREPLAY_DRAIN_DECLINE_MS", "200")
+        .env("KREPLAY_DRAIN_TIMEOUT_MS", "20000")
+        .env("KREPLAY_OUTPUT_DIR", &out_dir);
+    let err = stderr(&run_ok(c));
+    assert_eq!(err.matches("(kernel rec) on agent gfx942").count(), 1, "reported once: {err}");
+    assert!(err.contains("not replayed") && err.contains("within 200 ms (KREPLAY_DRAIN_DECLINE_MS)"), "{err}");
+    let recs = records(&out_dir);
+    let d = recs.iter().find(|r| r["record"] == "dispatch" && r["kernel"] == "rec").expect("rec record");
+    assert_eq!(d["replayed"], false, "{d:#}");
+    assert!(d["skipped"].as_str().unwrap().starts_with("declined: "), "{d:#}");
+}
+
+#[test]
+fn a_sibling_barrier_waiting_for_a_signal_set_after_the_replay_declines_it() {
+    dependent_work_declines("crossqueue");
+}
+
+#[test]
+fn earlier_work_on_the_queue_gated_by_a_host_signal_declines_the_replay() {
+    dependent_work_declines("hostgate");
+}
+
+#[test]
+fn host_copies_and_fills_during_replay_windows_are_never_reverted() {
+    let mut c = command(&app("concurrent", &[]), &[]);
+    c.args(["hostwrites", "300"]).env("KREPLAY_PASSES", "3").env("KREPLAY_KERNEL_INCLUDE", "^rec$");
+    let out = run_ok(c);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let rounds: u32 = text.split("rounds=").nth(1).and_then(|t| t.split_whitespace().next()).unwrap().parse().unwrap();
+    assert!(rounds >= 10, "replays overlapped the writes: {text}");
 }
 
 #[test]

@@ -90,11 +90,18 @@ fn tables() -> (Box<CoreApiTable>, Box<AmdExtTable>) {
     core.hsa_signal_destroy_fn = unused_entry();
     core.hsa_signal_load_scacquire_fn = unused_entry();
     core.hsa_signal_store_relaxed_fn = unused_entry();
+    core.hsa_signal_store_screlease_fn = unused_entry();
+    core.hsa_signal_silent_store_relaxed_fn = unused_entry();
+    core.hsa_signal_silent_store_screlease_fn = unused_entry();
+    core.hsa_signal_add_screlease_fn = unused_entry();
+    core.hsa_signal_subtract_screlease_fn = unused_entry();
     core.hsa_signal_wait_scacquire_fn = unused_entry();
     core.hsa_agent_get_info_fn = Some(agent_get_info);
     core.hsa_executable_iterate_agent_symbols_fn = unused_entry();
     core.hsa_executable_symbol_get_info_fn = unused_entry();
     core.hsa_system_get_major_extension_table_fn = unused_entry();
+    core.hsa_executable_destroy_fn = unused_entry();
+    amd.hsa_amd_agents_allow_access_fn = unused_entry();
     amd.hsa_amd_memory_pool_allocate_fn = Some(pool_allocate);
     amd.hsa_amd_memory_pool_free_fn = Some(free);
     amd.hsa_amd_pointer_info_fn = Some(pointer_info);
@@ -191,8 +198,21 @@ fn load_validate_track_unload() {
     alloc(&amd, COARSE_POOL, 0);
     assert_eq!(POINTER_QUERIES.load(Ordering::SeqCst), queries, "nothing is recorded after OnUnload");
 
-    // A second load in the same process is declined.
-    let mut again = root(3, &mut core, &mut amd);
+    // A new runtime instance (hsa_init after hsa_shut_down) loads the tool again; what the tool
+    // knew about the previous instance is forgotten.
+    let (mut core2, mut amd2) = tables();
+    let mut again = root(3, &mut core2, &mut amd2);
     // SAFETY: as above.
-    assert!(!unsafe { kreplay::intercept::OnLoad(&mut again, 3, 0, std::ptr::null()) });
+    assert!(unsafe { kreplay::intercept::OnLoad(&mut again, 3, 0, std::ptr::null()) });
+    assert_eq!(kreplay::state::current(), kreplay::state::ToolState::Active);
+    assert_eq!(inventory.len(), 0, "allocations of the previous runtime instance are forgotten");
+    assert_eq!(kreplay::state::service(), kreplay::state::ReplayService::Undecided, "the replay service is decided again");
+    let tracked = alloc(&amd2, COARSE_POOL, 0);
+    assert_eq!(inventory.owned_by(GPU).iter().map(|a| a.base).collect::<Vec<_>>(), vec![tracked as usize]);
+    // A second OnLoad within one runtime instance is declined and changes nothing.
+    let mut twice = root(3, &mut core2, &mut amd2);
+    // SAFETY: as above.
+    assert!(!unsafe { kreplay::intercept::OnLoad(&mut twice, 3, 0, std::ptr::null()) });
+    kreplay::intercept::OnUnload();
+    assert_eq!(kreplay::state::current(), kreplay::state::ToolState::Finished);
 }

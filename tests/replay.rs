@@ -139,9 +139,10 @@ fn a_replay_nested_in_pass_enter_keeps_the_outer_loops_localized_control() {
     let err = stderr(&run_ok(c));
     assert!(err.contains("TOOL OK"), "{err}");
     assert!(err.contains("TOOL passes_entered=3 passes_exited=3 continue_calls=2"), "{err}");
-    // Outer: the queue drain, the two attached barriers in each of 3 passes, the application's
-    // signal; nested: its queue drain (its dispatch has no completion signal).
-    assert!(err.contains("TOOL vhsa dispatches=5 barrier_packets=9"), "{err}");
+    // Outer: the queue drain, then in each of 3 passes the two attached barriers and the tool's
+    // barrier after the dispatch (which carries the application's signal); nested: its queue
+    // drain (its dispatch has no completion signal and no AFTER packet, so no tool barrier).
+    assert!(err.contains("TOOL vhsa dispatches=5 barrier_packets=11"), "{err}");
 }
 
 #[test]
@@ -174,8 +175,9 @@ fn localized_control_is_armed_only_in_pass_enter() {
     // Fixed loop of 3: the continue callback runs after passes 0 and 1 only.
     assert!(err.contains("TOOL passes_entered=3 passes_exited=3 continue_calls=2"), "{err}");
     // Barriers executed: the queue drain, the packet attached at pass 0 before passes 0, 1 and 2
-    // (sticky for the loop), and the one carrying the application's completion signal.
-    assert!(err.contains("TOOL vhsa dispatches=3 barrier_packets=5"), "{err}");
+    // (sticky for the loop), and after each pass's dispatch (which carries the application's
+    // completion signal) the tool's barrier the pass waits for.
+    assert!(err.contains("TOOL vhsa dispatches=3 barrier_packets=7"), "{err}");
 }
 
 #[test]
@@ -202,4 +204,114 @@ fn without_configuration_every_dispatch_runs_once() {
     c.args(["basic", "1"]);
     let err = stderr(&run_ok(c));
     assert!(!err.contains("kreplay"), "nothing to say when nothing is configured: {err}");
+}
+
+/// `(start, end)` the application read from its completion signal for `kernel`.
+fn app_time(stdout: &str, kernel: &str) -> (u64, u64) {
+    let line = stdout.lines().find(|l| l.starts_with(&format!("APP time kernel={kernel} "))).expect("an APP time line");
+    let field = |k: &str| line.split(&format!("{k}=")).nth(1).unwrap().split_whitespace().next().unwrap().parse::<u64>().unwrap();
+    (field("start"), field("end"))
+}
+
+#[test]
+fn the_applications_signal_gives_the_kernels_dispatch_time_replayed_or_not() {
+    // Also with slow async handlers: the application destroys its signal before the tool's
+    // handler of the non-replayed dispatch reads the times from it.
+    for (i, faults) in ["", "handler_delay_ms=40"].into_iter().enumerate() {
+        check_profiling_times(&test_support::scratch_dir(&format!("replay-profile-{i}")), faults);
+    }
+}
+
+fn check_profiling_times(out_dir: &std::path::Path, faults: &str) {
+    let mut c = command(&app("replay", &[]), &[]);
+    c.args(["profile", "3"])
+        .env("KREPLAY_PASSES", "3")
+        .env("KREPLAY_KERNEL_INCLUDE", "^slow$")
+        .env("VHSA_FAULTS", faults)
+        .env("KREPLAY_OUTPUT_DIR", out_dir);
+    let out = run_ok(c);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let recs = records(out_dir);
+    for (kernel, passes) in [("slow", 3), ("once", 1)] {
+        let (start, end) = app_time(&stdout, kernel);
+        // The kernel sleeps 50 ms: the application sees one execution of it, not a barrier.
+        assert!(end - start >= 50_000_000, "{kernel}: {start}..{end} is not the kernel's execution");
+        let pass_times: Vec<(u64, u64)> = recs
+            .iter()
+            .filter(|r| r["record"] == "pass" && r["kernel"] == kernel)
+            .map(|p| (p["start_ns"].as_u64().unwrap(), p["end_ns"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(pass_times.len(), passes, "{recs:#?}");
+        assert_eq!(pass_times.last(), Some(&(start, end)), "{kernel} ({faults}): the application's time is the last pass's");
+    }
+}
+
+#[test]
+fn attached_after_packets_complete_before_pass_exit() {
+    let tool = test_tool(&[]);
+    let mut c = command(&app("replay", &[]), &[&tool]);
+    c.args(["basic", "3"]).env("KREPLAY_TEST_TOOL", "after");
+    let err = stderr(&run_ok(c));
+    assert!(err.contains("TOOL OK"), "{err}");
+    for p in 0..3 {
+        assert!(err.contains(&format!("TOOL pass={p} after_runs={}", p + 1)), "{err}");
+    }
+}
+
+#[test]
+fn a_transient_restore_failure_is_retried_and_the_replay_completes() {
+    let mut c = command(&app("replay", &[]), &[]);
+    // The snapshot takes copies 1 and 2; the first two restore copies fail (without retries both
+    // regions would keep pass 0's output).
+    c.args(["basic", "3"]).env("KREPLAY_PASSES", "3").env("VHSA_FAULTS", "copy_after=2;copy_count=2");
+    run_ok(c);
+}
+
+#[test]
+fn a_failed_restore_that_wrote_nothing_stops_the_loop_with_memory_as_after_the_pass() {
+    let tool = test_tool(&[]);
+    let mut c = command(&app("replay", &[]), &[&tool]);
+    // The snapshot takes copies 1 and 2; the first restore copy fails on every attempt: the
+    // application sees exactly one execution (pass 0) and correct results.
+    c.args(["basic", "1"])
+        .env("KREPLAY_TEST_TOOL", "attach")
+        .env("VHSA_FAULTS", "copy_after=2;copy_count=3");
+    let err = stderr(&run_ok(c));
+    assert!(err.contains("TOOL loop_stopped pass=0 reason=the restore before pass 1 failed"), "{err}");
+    assert!(err.contains("memory is as after pass 0"), "{err}");
+    assert!(err.contains("TOOL passes_entered=1 passes_exited=1"), "{err}");
+    // The built-in client records why.
+    let out_dir = test_support::scratch_dir("replay-restore-stop");
+    let mut c = command(&app("replay", &[]), &[]);
+    c.args(["basic", "1"])
+        .env("KREPLAY_PASSES", "3")
+        .env("VHSA_FAULTS", "copy_after=2;copy_count=3")
+        .env("KREPLAY_OUTPUT_DIR", &out_dir);
+    run_ok(c);
+    let recs = records(&out_dir);
+    let d = recs.iter().find(|r| r["record"] == "dispatch").expect("dispatch record");
+    assert_eq!((d["passes"].as_u64(), d["replayed"].as_bool()), (Some(1), Some(false)), "{d:#}");
+    assert!(d["stopped"].as_str().is_some_and(|s| s.contains("the restore before pass 1 failed")), "{d:#}");
+}
+
+#[test]
+fn a_failed_restore_after_part_of_the_memory_was_restored_aborts_naming_dispatch_and_region() {
+    let mut c = command(&app("replay", &[]), &[]);
+    // The first region of the first restore is written (copy 3), the second fails every time.
+    c.args(["basic", "3"]).env("KREPLAY_PASSES", "3").env("VHSA_FAULTS", "copy_after=3;copy_count=3");
+    let out = c.output().unwrap();
+    let err = stderr(&out);
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{err}");
+    assert!(err.contains("kreplay: fatal: the restore before pass 1 of dispatch 1 (kernel inc) on agent gfx942"), "{err}");
+    assert!(err.contains("the copy back into the allocation at 0x"), "{err}");
+    assert!(err.contains("mixes the dispatch's input and its output"), "{err}");
+}
+
+#[test]
+fn an_invalid_drain_decline_bound_is_reported_once_and_nothing_is_replayed() {
+    let mut c = command(&app("replay", &[]), &[]);
+    c.args(["basic", "1"]).env("KREPLAY_PASSES", "3").env("KREPLAY_DRAIN_DECLINE_MS", "soon");
+    let err = stderr(&run_ok(c));
+    assert_eq!(err.matches("KREPLAY_DRAIN_DECLINE_MS=\"soon\" is invalid").count(), 1, "{err}");
 }

@@ -1,7 +1,7 @@
 //! Generates the exported `hsa_*` entry points and links the library as the HSA runtime.
 //!
-//! - `exports.rs` (in `OUT_DIR`): one `entry_point!` line per slot of the core and AMD
-//!   extension tables, read from the slot lists of `hsa-abi`, so every function that has a table
+//! - `exports.rs` (in `OUT_DIR`): one `entry_point!` line per slot of the core, AMD extension
+//!   and image tables, read from the slot lists of `hsa-abi`, so every function that has a table
 //!   slot is exported and forwards through the live table;
 //! - a linker version script that gives those symbols the `ROCR_1` version node;
 //! - the soname `libhsa-runtime64.so.1`.
@@ -15,6 +15,7 @@ use std::path::PathBuf;
 const TABLES: &[(&str, &str, &str)] = &[
     ("core", "CORE", "CoreApiTable"),
     ("amd_ext", "AMD_EXT", "AmdExtTable"),
+    ("image", "IMAGE", "ImageExtTable"),
 ];
 
 fn main() {

@@ -2,6 +2,15 @@
 
 use regex::Regex;
 use std::path::PathBuf;
+use std::time::Duration;
+
+/// Most passes one dispatch may run (`KREPLAY_PASSES`; the command line's `--passes` has the
+/// same bound). Far more than any profiling session needs, small enough that a typo cannot
+/// keep the application replaying for days.
+pub const MAX_PASSES: u32 = 10_000;
+
+/// Bound of every drain when `KREPLAY_DRAIN_TIMEOUT_MS` is unset.
+pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_millis(60_000);
 
 /// An environment variable with a value the tool cannot use.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -82,13 +91,13 @@ fn regex(variable: &'static str, value: Option<String>) -> Result<Option<Regex>,
 /// `KREPLAY_PASSES` is unset (the built-in client is inactive).
 pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Option<BuiltinConfig>, ConfigError> {
     let Some(p) = get("KREPLAY_PASSES") else { return Ok(None) };
-    let passes = match p.trim().parse::<u32>() {
-        Ok(n) if n >= 1 => n,
+    let passes = match p.trim().parse::<u64>() {
+        Ok(n) if (1..=u64::from(MAX_PASSES)).contains(&n) => n as u32,
         _ => {
             return Err(ConfigError {
                 variable: "KREPLAY_PASSES",
                 value: p,
-                problem: "expected an integer >= 1 (1 = no replay)".into(),
+                problem: format!("expected an integer from 1 to {MAX_PASSES} (1 = no replay; {MAX_PASSES} is the upper bound)"),
             });
         }
     };
@@ -106,6 +115,40 @@ pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Option<Builti
         other => other.map(PathBuf::from),
     };
     Ok(Some(BuiltinConfig { passes, include, exclude, ranges, output_dir }))
+}
+
+/// Reads `KREPLAY_DRAIN_TIMEOUT_MS` through `get`: a positive integer of milliseconds; the
+/// default when unset. An invalid value is an error (the tool then declines every replay).
+pub fn drain_timeout(get: impl Fn(&str) -> Option<String>) -> Result<Duration, ConfigError> {
+    let Some(v) = get("KREPLAY_DRAIN_TIMEOUT_MS") else { return Ok(DEFAULT_DRAIN_TIMEOUT) };
+    match v.trim().parse::<u64>() {
+        Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
+        _ => Err(ConfigError {
+            variable: "KREPLAY_DRAIN_TIMEOUT_MS",
+            value: v,
+            problem: "expected a positive integer of milliseconds".into(),
+        }),
+    }
+}
+
+/// Default of `KREPLAY_DRAIN_DECLINE_MS`.
+pub const DEFAULT_DRAIN_DECLINE_MS: u64 = 1000;
+
+/// Reads `KREPLAY_DRAIN_DECLINE_MS` through `get`: how long a replay window waits for the queue
+/// drain and the agent-wide drain together before it declines the replay (a positive integer of
+/// milliseconds; default [`DEFAULT_DRAIN_DECLINE_MS`]). Applies to every client.
+pub fn drain_decline_from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<std::time::Duration, ConfigError> {
+    let Some(v) = get("KREPLAY_DRAIN_DECLINE_MS") else {
+        return Ok(std::time::Duration::from_millis(DEFAULT_DRAIN_DECLINE_MS));
+    };
+    match v.trim().parse::<u64>() {
+        Ok(ms) if ms > 0 => Ok(std::time::Duration::from_millis(ms)),
+        _ => Err(ConfigError {
+            variable: "KREPLAY_DRAIN_DECLINE_MS",
+            value: v,
+            problem: "expected a positive integer of milliseconds".into(),
+        }),
+    }
 }
 
 // ---- Snapshot engine variables --------------------------------------------------------------
@@ -212,12 +255,43 @@ mod tests {
     }
 
     #[test]
+    fn passes_are_bounded_and_the_message_names_the_bound() {
+        assert_eq!(cfg(&[("KREPLAY_PASSES", "10000")]).unwrap().unwrap().passes, MAX_PASSES);
+        let e = cfg(&[("KREPLAY_PASSES", "10001")]).unwrap_err();
+        assert!(e.to_string().contains("10000"), "{e}");
+    }
+
+    #[test]
+    fn drain_timeout_is_positive_milliseconds_or_an_error() {
+        let get = |v: &'static str| move |k: &str| (k == "KREPLAY_DRAIN_TIMEOUT_MS").then(|| v.to_owned());
+        assert_eq!(drain_timeout(|_| None), Ok(DEFAULT_DRAIN_TIMEOUT));
+        assert_eq!(drain_timeout(get("250")), Ok(Duration::from_millis(250)));
+        for bad in ["0", "-1", "abc", "", "1.5"] {
+            let e = drain_timeout(get(bad)).unwrap_err();
+            assert_eq!(e.variable, "KREPLAY_DRAIN_TIMEOUT_MS");
+            assert!(e.to_string().contains(&format!("KREPLAY_DRAIN_TIMEOUT_MS={bad:?}")), "{e}");
+        }
+    }
+
+    #[test]
     fn ranges_parse_and_match() {
         let r = IterationRanges::parse("[1-3],[7]").unwrap();
         assert_eq!(r.0, vec![(1, 3), (7, 7)]);
         assert!(!r.contains(0) && r.contains(1) && r.contains(3) && !r.contains(4) && r.contains(7));
         for bad in ["", "1-3", "[3-1]", "[a]", "[1-]", "[1-3],"] {
             assert!(IterationRanges::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn drain_decline_bound() {
+        let get = |v: &'static str| move |k: &str| (k == "KREPLAY_DRAIN_DECLINE_MS").then(|| v.to_owned());
+        assert_eq!(drain_decline_from_lookup(|_| None), Ok(std::time::Duration::from_millis(DEFAULT_DRAIN_DECLINE_MS)));
+        assert_eq!(drain_decline_from_lookup(get("250")), Ok(std::time::Duration::from_millis(250)));
+        for bad in ["0", "-5", "soon", ""] {
+            let e = drain_decline_from_lookup(get(bad)).unwrap_err();
+            assert_eq!(e.variable, "KREPLAY_DRAIN_DECLINE_MS");
+            assert!(e.to_string().contains("replays nothing"), "{e}");
         }
     }
 
@@ -247,6 +321,9 @@ mod tests {
         for (k, v) in [
             ("KREPLAY_PASSES", "0"),
             ("KREPLAY_PASSES", "three"),
+            ("KREPLAY_PASSES", "10001"),
+            ("KREPLAY_PASSES", "4294967295"),
+            ("KREPLAY_PASSES", "4294967296"),
             ("KREPLAY_KERNEL_INCLUDE", "("),
             ("KREPLAY_KERNEL_EXCLUDE", "[z-a]"),
             ("KREPLAY_KERNEL_ITERATION_RANGE", "5"),

@@ -11,31 +11,55 @@ use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Write as _;
 
-static ENV_CONFIG: OnceLock<Result<Option<BuiltinConfig>, String>> = OnceLock::new();
+/// The environment, read and validated once per process.
+struct Environment {
+    builtin: Result<Option<BuiltinConfig>, String>,
+    drain_timeout: Result<std::time::Duration, String>,
+}
 
-fn env_config() -> &'static Result<Option<BuiltinConfig>, String> {
-    ENV_CONFIG.get_or_init(|| {
-        config::from_lookup(|k| std::env::var(k).ok()).map_err(|e| {
+static ENVIRONMENT: OnceLock<Environment> = OnceLock::new();
+
+fn environment() -> &'static Environment {
+    ENVIRONMENT.get_or_init(|| {
+        let report = |e: config::ConfigError| {
             eprintln!("kreplay: {e}");
             e.to_string()
-        })
+        };
+        let get = |k: &str| std::env::var(k).ok();
+        Environment { builtin: config::from_lookup(get).map_err(report), drain_timeout: config::drain_timeout(get).map_err(report) }
     })
+}
+
+fn env_config() -> &'static Result<Option<BuiltinConfig>, String> {
+    &environment().builtin
 }
 
 /// Reads and validates the environment once (at `OnLoad`), so an invalid value is reported
 /// early, exactly once.
 pub fn check_env() {
-    let _ = env_config();
+    let _ = environment();
     let _ = config::snapshot_settings();
 }
 
+/// The bound of every drain (`KREPLAY_DRAIN_TIMEOUT_MS`); the default when the value is invalid
+/// (then nothing is replayed, see [`replay_refused`]).
+pub fn drain_timeout() -> std::time::Duration {
+    environment().drain_timeout.clone().unwrap_or(config::DEFAULT_DRAIN_TIMEOUT)
+}
+
+/// Why no dispatch may be replayed in this process, whoever the client: a variable that
+/// concerns every replay (`KREPLAY_DRAIN_TIMEOUT_MS`) has an invalid value.
+pub fn replay_refused() -> Option<&'static str> {
+    environment().drain_timeout.as_ref().err().map(String::as_str)
+}
+
 /// Registers the built-in client when `KREPLAY_PASSES` is set and valid and no client exists.
+/// One built-in client serves every runtime instance of the process (its occurrence counts and
+/// records file continue across `hsa_shut_down`/`hsa_init`).
 pub fn install_from_env() {
     if let Ok(Some(cfg)) = env_config() {
-        let client = Arc::new(BuiltinClient::new(cfg.clone()));
-        if api::register_as(client.clone(), api::ClientOwner::Builtin).is_ok() {
-            let _ = BUILTIN.set(client);
-        }
+        let client = BUILTIN.get_or_init(|| Arc::new(BuiltinClient::new(cfg.clone()))).clone();
+        let _ = api::register_as(client, api::ClientOwner::Builtin);
     }
 }
 
@@ -54,6 +78,7 @@ pub struct BuiltinClient {
     cfg: BuiltinConfig,
     occurrences: Mutex<HashMap<String, u64>>,
     filtered: Mutex<HashSet<u64>>,
+    launches: Mutex<HashMap<u64, records::Launch>>,
     out: Mutex<Option<File>>,
     out_failed: crate::sync::OnceFlag,
 }
@@ -65,6 +90,7 @@ impl BuiltinClient {
             cfg,
             occurrences: Mutex::default(),
             filtered: Mutex::default(),
+            launches: Mutex::default(),
             out: Mutex::new(None),
             out_failed: crate::sync::OnceFlag::new(),
         }
@@ -115,6 +141,9 @@ impl BuiltinClient {
 
 impl ReplayClient for BuiltinClient {
     fn pass_count(&self, d: &kreplay_dispatch_info_t) -> u32 {
+        if self.cfg.output_dir.is_some() {
+            self.launches.lock().insert(d.dispatch_id, records::Launch::of(d));
+        }
         // SAFETY: the tool's own dispatch info; the name is NUL-terminated or NULL.
         let name = unsafe { crate::ffi::opt_cstr(d.kernel_name) }.map(|c| c.to_string_lossy());
         if self.selects(name.as_deref()) {
@@ -127,8 +156,9 @@ impl ReplayClient for BuiltinClient {
 
     fn dispatch_done(&self, s: &DispatchSummary) {
         let filtered = self.filtered.lock().remove(&s.dispatch_id);
+        let launch = self.launches.lock().remove(&s.dispatch_id);
         if self.cfg.output_dir.is_some() {
-            self.append(&records::dispatch_lines(std::process::id(), s, filtered));
+            self.append(&records::dispatch_lines(std::process::id(), s, filtered, launch.as_ref()));
         }
     }
 }

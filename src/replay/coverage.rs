@@ -1,4 +1,18 @@
-//! Whether the tool sees everything a replay on an agent depends on.
+//! Whether the tool sees everything a replay on an agent depends on, and what its snapshot
+//! covers.
+//!
+//! **What a snapshot covers** ([`capture`]): everything a kernel on the agent can write that the
+//! tool can see, that is
+//!
+//! - the tracked allocations the agent owns, and those of other agents it was given access to
+//!   (the runtime's accessible-agent list at allocation time, then `hsa_amd_agents_allow_access`);
+//! - every writable segment of every code object loaded for the agent (less its RELRO part),
+//!   which holds the module-scope variables of any linkage, listed as symbols or not;
+//! - variable symbols of the agent that lie outside those segments;
+//! - the ranges a client included for the agent,
+//!
+//! less every range a client excluded. Allocations made on a thread while it runs a client
+//! callback are the client's and never tracked.
 //!
 //! A snapshot restores only what the inventory knows, and the drains only wait for work the tool
 //! counted. Two things can escape them; each makes replays on the agent decline (the reason is
@@ -18,8 +32,13 @@
 //! goes through the wrapped entries. What such a library allocated in its own `OnLoad` is its
 //! own memory; `OnLoad` warns once that it is not tracked.
 
-use super::{QUEUES, QueueState};
+use super::{INVENTORY, QUEUES, QueueState};
+use crate::loader::{self, EXECUTABLES};
+use crate::runtime::Runtime;
+use crate::snapshot::ranges::CLIENT_RANGES;
+use crate::snapshot::{DeclineReason, DeviceCopy, Region, RegionKind, RestoreScope, Snapshot, SnapshotStore};
 use crate::sync::{Mutex, OnceFlag, Ordering};
+use hsa_abi::ffi::hsa_agent_t;
 use std::collections::HashMap;
 
 /// Why a replay on an agent cannot rely on the inventory and the drains.
@@ -68,6 +87,11 @@ pub fn foreign_queue_destroyed(queue: usize) -> bool {
     FOREIGN.lock().as_mut().is_some_and(|m| m.remove(&queue).is_some())
 }
 
+/// Forgets every foreign queue (the runtime instance that owned them shut down).
+pub fn forget_foreign_queues() {
+    *FOREIGN.lock() = None;
+}
+
 /// Checks the agent of `queue` before a snapshot. The caller holds the agent's writer lock, so
 /// no queue of the agent can be fenced or submit concurrently.
 pub fn check(queue: &QueueState) -> Result<(), CoverageGap> {
@@ -97,6 +121,43 @@ pub fn first_report(gap: &CoverageGap) -> bool {
         CoverageGap::ForeignQueues { .. } => 1,
     };
     GAP_WARNING[i].first()
+}
+
+/// The regions of a snapshot on `agent` (see the module documentation), in capture order.
+/// `held` keeps every listed executable alive until the capture is done.
+fn regions(rt: Runtime, agent: hsa_agent_t, held: &crate::inventory::ExecutablesHeld<'_>) -> Result<Vec<Region>, DeclineReason> {
+    let enumeration = |e: crate::runtime::HsaError| DeclineReason::SymbolEnumeration(e.to_string());
+    let tracked = INVENTORY.writable_by(agent.handle);
+    let segments = loader::code_object_segments(rt, agent, held).map_err(enumeration)?;
+    let variables = loader::module_variables(rt, agent, held).map_err(enumeration)?;
+    let inside = |v: &Region| segments.iter().any(|s| s.device <= v.device && v.device + v.size <= s.device + s.size);
+    let outside: Vec<Region> = variables.into_iter().filter(|v| !inside(v)).collect();
+    let count = tracked.len() + segments.len() + outside.len();
+    let mut regions: Vec<Region> = Vec::new();
+    regions.try_reserve_exact(count).map_err(|_| DeclineReason::Metadata { regions: count })?;
+    regions.extend(tracked.iter().map(|a| Region { kind: RegionKind::Allocation { base: a.base }, device: a.base, size: a.size }));
+    regions.extend(segments);
+    regions.extend(outside);
+    Ok(CLIENT_RANGES.lock().apply(agent.handle, regions))
+}
+
+/// Captures everything a replay on `agent` must restore into `store`, restored per `scope`.
+/// `admit` sees the region list and the store before anything is copied and may decline (for
+/// example when the bytes the store would keep in host memory do not fit there). No executable
+/// is destroyed during the capture; the snapshot restores a region of an executable only while
+/// it lives.
+pub fn capture(
+    rt: Runtime,
+    agent: hsa_agent_t,
+    copier: &dyn DeviceCopy,
+    store: Box<dyn SnapshotStore>,
+    scope: Box<dyn RestoreScope>,
+    admit: impl FnOnce(&[Region], &dyn SnapshotStore) -> Result<(), DeclineReason>,
+) -> Result<Snapshot, DeclineReason> {
+    let held = EXECUTABLES.hold();
+    let regions = regions(rt, agent, &held)?;
+    admit(&regions, store.as_ref())?;
+    Snapshot::capture_tracked(regions, store, scope, copier, &INVENTORY, &held)
 }
 
 #[cfg(test)]

@@ -1,27 +1,13 @@
-//! Bounded waits of the replay window: the per-pass handler drain and the agent-wide drain.
+//! Bounds of the replay window's waits.
 //!
-//! Each wait has a bound (`KREPLAY_DRAIN_TIMEOUT_MS`, default 60000) and, on expiry, a fatal
-//! message naming the agent, the queue and what is still in flight, then an abort.
+//! The queue drain and the agent-wide drain share a short bound (`KREPLAY_DRAIN_DECLINE_MS`,
+//! default 1000): on expiry the window declines the replay and the dispatch runs once, normally.
+//! Only a pass that never completes hits the fatal bound (`KREPLAY_DRAIN_TIMEOUT_MS`, default
+//! 60000, read by [`crate::client::config`]): a message naming the dispatch, the agent and the
+//! queue, then an abort. Teardown waits for the tool's completion handlers with the fatal bound
+//! and warns on expiry.
 
-use crate::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
-
-/// Default bound of every drain.
-pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_millis(60_000);
-
-/// Parses `KREPLAY_DRAIN_TIMEOUT_MS` (a positive integer); `None` when unset.
-pub fn parse_timeout(value: Option<&str>) -> Result<Duration, String> {
-    match value {
-        None => Ok(DEFAULT_DRAIN_TIMEOUT),
-        Some(v) => match v.trim().parse::<u64>() {
-            Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
-            _ => Err(format!(
-                "KREPLAY_DRAIN_TIMEOUT_MS={v:?} is not a positive integer of milliseconds; using the default {} ms",
-                DEFAULT_DRAIN_TIMEOUT.as_millis()
-            )),
-        },
-    }
-}
 
 /// Polls `done` every `interval` until it is true or `bound` passed. Returns false on expiry.
 /// `done` is called without any lock held by this function.
@@ -38,53 +24,9 @@ pub fn poll_until(bound: Duration, interval: Duration, mut done: impl FnMut() ->
     }
 }
 
-/// One pass's completion, set by the runtime's async handler and waited on by the replaying
-/// thread.
-#[derive(Debug, Default)]
-pub struct Completion {
-    state: Mutex<Option<(u64, u64)>>,
-    cv: Condvar,
-}
-
-impl Completion {
-    /// Not completed.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Marks completion with the pass's device times (called by the handler).
-    pub fn complete(&self, times: (u64, u64)) {
-        *self.state.lock() = Some(times);
-        self.cv.notify_all();
-    }
-
-    /// Waits up to `bound`; `None` on expiry.
-    pub fn wait(&self, bound: Duration) -> Option<(u64, u64)> {
-        let deadline = Instant::now() + bound;
-        let mut s = self.state.lock();
-        while s.is_none() {
-            if self.cv.wait_until(&mut s, deadline).timed_out() {
-                break;
-            }
-        }
-        *s
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sync::Arc;
-
-    #[test]
-    fn timeout_parsing() {
-        assert_eq!(parse_timeout(None), Ok(DEFAULT_DRAIN_TIMEOUT));
-        assert_eq!(parse_timeout(Some("250")), Ok(Duration::from_millis(250)));
-        for bad in ["0", "-1", "abc", ""] {
-            let e = parse_timeout(Some(bad)).unwrap_err();
-            assert!(e.contains("KREPLAY_DRAIN_TIMEOUT_MS"), "{e}");
-        }
-    }
 
     #[test]
     fn poll_until_sees_progress_and_expires() {
@@ -95,15 +37,5 @@ mod tests {
         }));
         assert_eq!(n, 3);
         assert!(!poll_until(Duration::from_millis(5), Duration::from_millis(1), || false));
-    }
-
-    #[test]
-    fn completion_wakes_the_waiter_and_expires_when_stuck() {
-        let c = Arc::new(Completion::new());
-        let c2 = c.clone();
-        let t = std::thread::spawn(move || c2.complete((5, 9)));
-        assert_eq!(c.wait(Duration::from_secs(30)), Some((5, 9)));
-        t.join().unwrap();
-        assert_eq!(Completion::new().wait(Duration::from_millis(5)), None);
     }
 }

@@ -8,10 +8,11 @@
 pub mod coverage;
 pub mod drain;
 pub mod gate;
+pub mod inflight;
 pub mod phase;
 mod window;
 
-pub use window::on_submit;
+pub use window::{HostWriteFence, fence_host_write, on_submit};
 
 use crate::api::StatCounters;
 use crate::inventory::AllocationInventory;
@@ -37,12 +38,102 @@ pub static STATS: StatCounters = StatCounters::new();
 /// Reusable completion signals of the tool.
 pub static SIGNALS: LazyLock<SignalPool> = LazyLock::new(SignalPool::default);
 /// Bound of every drain (`KREPLAY_DRAIN_TIMEOUT_MS`).
-pub static DRAIN_TIMEOUT: LazyLock<Duration> = LazyLock::new(|| {
-    drain::parse_timeout(std::env::var("KREPLAY_DRAIN_TIMEOUT_MS").ok().as_deref()).unwrap_or_else(|e| {
-        eprintln!("kreplay: {e}");
-        drain::DEFAULT_DRAIN_TIMEOUT
-    })
+pub static DRAIN_TIMEOUT: LazyLock<Duration> = LazyLock::new(crate::client::drain_timeout);
+
+/// The bound of the queue drain and the agent-wide drain together before a window declines
+/// (`KREPLAY_DRAIN_DECLINE_MS`, never above `KREPLAY_DRAIN_TIMEOUT_MS`). An invalid value of
+/// either is reported once and every replay is declined.
+pub static DRAIN_DECLINE: LazyLock<Result<Duration, String>> = LazyLock::new(|| {
+    if let Some(e) = crate::client::replay_refused() {
+        // Reported when the environment was read.
+        return Err(e.to_owned());
+    }
+    match crate::client::config::drain_decline_from_lookup(|k| std::env::var(k).ok()) {
+        Ok(d) => Ok(d.min(*DRAIN_TIMEOUT)),
+        Err(e) => {
+            eprintln!("kreplay: {e}");
+            Err(e.to_string())
+        }
+    }
 });
+/// Signals and copies the agent-wide drain waits for.
+pub static IN_FLIGHT: LazyLock<inflight::InFlightWork> = LazyLock::new(inflight::InFlightWork::new);
+/// Application signals whose dispatch times a completion handler will read.
+pub static TIMED_SIGNALS: LazyLock<TimedSignals> = LazyLock::new(TimedSignals::default);
+
+/// The application stored a new value into `signal`: it uses it again, which it does only after
+/// it saw what it waited for, so copies counted on it are complete.
+pub fn signal_reused(signal: hsa_signal_t) {
+    IN_FLIGHT.forget_signal(signal);
+}
+
+/// The application's `hsa_signal_destroy` is about to destroy `signal`: nothing of the tool
+/// reads it afterwards.
+pub fn signal_destroyed(signal: hsa_signal_t) {
+    IN_FLIGHT.forget_signal(signal);
+    TIMED_SIGNALS.destroyed(signal);
+}
+
+type Times = Result<(u64, u64), crate::runtime::HsaError>;
+
+/// One application signal a handler will read times from.
+struct TimedSignal {
+    agent: hsa_agent_t,
+    holds: usize,
+    /// Read when the application destroyed the signal before the handler ran.
+    captured: Option<Times>,
+}
+
+/// Application completion signals that a completion handler of the tool reads dispatch times
+/// from after they fired. When the application destroys one first (it waited for it, so the
+/// dispatch completed), the times are read just before the destruction and kept for the
+/// handler; the handler never reads a destroyed signal.
+#[derive(Default)]
+pub struct TimedSignals {
+    held: Mutex<HashMap<u64, TimedSignal>>,
+}
+
+impl TimedSignals {
+    /// Forgets every signal (the runtime instance that owned them shut down).
+    pub fn forget_all(&self) {
+        self.held.lock().clear();
+    }
+
+    /// A handler will read the times of `s`, a signal of a dispatch on `agent`.
+    pub fn hold(&self, s: hsa_signal_t, agent: hsa_agent_t) {
+        let mut held = self.held.lock();
+        let e = held.entry(s.handle).or_insert(TimedSignal { agent, holds: 0, captured: None });
+        e.holds += 1;
+        e.agent = agent;
+        // A handle reused by a new signal after a destruction: read the live one again.
+        e.captured = None;
+    }
+
+    /// The dispatch times of `s` (read now, or when it was destroyed) and releases the hold;
+    /// `None` without a hold.
+    pub fn take(&self, s: hsa_signal_t, read: impl FnOnce(hsa_agent_t) -> Times) -> Option<Times> {
+        let mut held = self.held.lock();
+        let e = held.get_mut(&s.handle)?;
+        let times = match &e.captured {
+            Some(t) => t.clone(),
+            None => read(e.agent),
+        };
+        e.holds -= 1;
+        if e.holds == 0 {
+            held.remove(&s.handle);
+        }
+        Some(times)
+    }
+
+    fn destroyed(&self, s: hsa_signal_t) {
+        let mut held = self.held.lock();
+        if let Some(e) = held.get_mut(&s.handle)
+            && e.captured.is_none()
+        {
+            e.captured = Some(Runtime::get().map_or(Ok((0, 0)), |rt| rt.dispatch_times(e.agent, s)));
+        }
+    }
+}
 
 static NEXT_DISPATCH_ID: crate::sync::AtomicU64 = crate::sync::AtomicU64::new(1);
 
@@ -62,9 +153,13 @@ pub struct QueueState {
     pub queue: *mut hsa_queue_t,
     /// The queue's id.
     pub queue_id: u64,
+    /// The queue's size in packets (what one pass may submit at once).
+    pub size: u32,
     /// The agent's replay lock.
     pub lock: AgentLock,
-    /// Completion handlers of the tool in flight on this queue.
+    /// Completion handlers of the tool in flight on this queue (they report ordinary dispatches
+    /// to the client; teardown waits for them). Drains do not use this count: they wait on
+    /// signals ([`IN_FLIGHT`]).
     pub in_flight: AtomicU64,
     /// True while the queue may run work submitted on the fast path before a client registered
     /// (see [`coverage`]); cleared by the fence its next slow-path submission puts first.
@@ -83,12 +178,13 @@ impl QueueState {
     /// `queue` must be a queue the runtime just created (its `id` field is read).
     pub unsafe fn new(rt: Runtime, agent: hsa_agent_t, queue: *mut hsa_queue_t) -> Self {
         // SAFETY: caller contract.
-        let queue_id = unsafe { (*queue).id };
+        let (queue_id, size) = unsafe { ((*queue).id, (*queue).size) };
         Self {
             agent,
             agent_name: rt.agent_name(agent),
             queue,
             queue_id,
+            size,
             lock: GATE.agent(agent.handle),
             in_flight: AtomicU64::new(0),
             unfenced: AtomicBool::new(false),
@@ -114,20 +210,16 @@ impl QueueRegistry {
         self.map.write().remove(&(queue as usize))
     }
 
+    /// Forgets every queue (the runtime instance that owned them shut down and destroyed them
+    /// without the application's `hsa_queue_destroy`). Their interceptor user data is left
+    /// allocated: nothing can tell that no late call of the old runtime still uses it.
+    pub fn forget_all(&self) {
+        self.map.write().clear();
+    }
+
     /// Every registered queue.
     pub fn all(&self) -> Vec<Arc<QueueState>> {
         self.map.read().values().map(|(q, _)| q.clone()).collect()
-    }
-
-    /// `(queue id, handlers in flight)` of the agent's queues with work in flight.
-    pub fn in_flight(&self, agent: u64) -> Vec<(u64, u64)> {
-        self.map
-            .read()
-            .values()
-            .filter(|(q, _)| q.agent.handle == agent)
-            .map(|(q, _)| (q.queue_id, q.in_flight.load(Ordering::Acquire)))
-            .filter(|&(_, n)| n > 0)
-            .collect()
     }
 }
 
@@ -142,6 +234,22 @@ pub fn settle_handlers(queues: &[Arc<QueueState>]) {
             DRAIN_TIMEOUT.as_millis()
         );
     }
+}
+
+/// Forgets everything the tool knew about the previous runtime instance (its allocations,
+/// queues, signals, executables), before `OnLoad` makes the tool active for a new one.
+pub fn forget_runtime_instance() {
+    INVENTORY.clear();
+    QUEUES.forget_all();
+    SIGNALS.forget_all();
+    NAMES.forget_all();
+    coverage::forget_foreign_queues();
+    crate::loader::forget_extension();
+    crate::loader::EXECUTABLES.forget_all();
+    IN_FLIGHT.forget_all();
+    TIMED_SIGNALS.forget_all();
+    crate::snapshot::ranges::CLIENT_RANGES.lock().clear();
+    crate::snapshot::forget_runtime_instance();
 }
 
 /// Signals the tool puts on its own packets, reused after their handler ran.
@@ -159,6 +267,11 @@ impl SignalPool {
             return Some(s);
         }
         rt.signal_create(1).map_err(|e| tracing::warn!("creating a completion signal failed: {e}")).ok()
+    }
+
+    /// Forgets the pooled signals (the runtime instance that owned them shut down).
+    pub fn forget_all(&self) {
+        self.free.lock().clear();
     }
 
     /// Returns a signal nobody waits on any more.

@@ -27,6 +27,37 @@ pub struct AttachedPackets {
 thread_local! {
     static ARMED: Cell<bool> = const { Cell::new(false) };
     static LOOP: RefCell<Option<AttachedPackets>> = const { RefCell::new(None) };
+    /// Packets the current loop's queue holds (its size); 0 outside a loop.
+    static CAPACITY: Cell<usize> = const { Cell::new(0) };
+}
+
+static ROOM_WARNING: crate::sync::OnceFlag = crate::sync::OnceFlag::new();
+
+/// Slots of a pass's submission that are not the client's: the dispatch, and one packet the
+/// tool may add to the same submission (a barrier or a completion marker).
+pub const TOOL_SLOTS_PER_PASS: usize = 2;
+
+/// Checks that `count` more packets fit the current loop: with the packets already attached
+/// and the tool's own ([`TOOL_SLOTS_PER_PASS`]), a pass's packets must fit the queue at once,
+/// or the submission of the pass could never complete.
+pub fn check_room(count: usize) -> Result<(), ApiError> {
+    if !is_armed() {
+        return Err(ApiError::NotArmed);
+    }
+    let capacity = CAPACITY.with(Cell::get);
+    let attached = LOOP.with(|l| l.borrow().as_ref().map_or(0, |p| p.before.len() + p.after.len()));
+    let fits = attached.checked_add(count).and_then(|n| n.checked_add(TOOL_SLOTS_PER_PASS)).is_some_and(|n| n <= capacity);
+    if !fits {
+        if ROOM_WARNING.first() {
+            tracing::warn!(
+                "kreplay_pass_attach_packets refused {count} packet(s): with the {attached} already attached and the dispatch \
+                 they do not fit the replayed queue of {capacity} packets (at most {} attached packets in all)",
+                capacity.saturating_sub(TOOL_SLOTS_PER_PASS)
+            );
+        }
+        return Err(ApiError::InvalidArgument);
+    }
+    Ok(())
 }
 
 /// True inside a PASS ENTER callback on this thread.
@@ -36,9 +67,7 @@ pub fn is_armed() -> bool {
 
 /// Records packets for the current loop (PASS ENTER only).
 pub fn attach(packets: &[[u8; 64]], position: kreplay_packet_position_t) -> Result<(), ApiError> {
-    if !is_armed() {
-        return Err(ApiError::NotArmed);
-    }
+    check_room(packets.len())?;
     LOOP.with(|l| {
         let mut l = l.borrow_mut();
         let set = l.get_or_insert_with(AttachedPackets::default);
@@ -57,12 +86,13 @@ pub fn attach(packets: &[[u8; 64]], position: kreplay_packet_position_t) -> Resu
 /// packets aside and puts them back when it ends.
 pub struct LoopScope {
     outer: Option<AttachedPackets>,
+    outer_capacity: usize,
 }
 
 impl LoopScope {
-    /// Starts a loop with no attached packets.
-    pub fn begin() -> Self {
-        LoopScope { outer: LOOP.with(|l| l.borrow_mut().take()) }
+    /// Starts a loop with no attached packets on a queue of `capacity` packets.
+    pub fn begin(capacity: usize) -> Self {
+        LoopScope { outer: LOOP.with(|l| l.borrow_mut().take()), outer_capacity: CAPACITY.with(|c| c.replace(capacity)) }
     }
 
     /// The packets attached so far.
@@ -75,6 +105,7 @@ impl Drop for LoopScope {
     fn drop(&mut self) {
         let outer = self.outer.take();
         LOOP.with(|l| *l.borrow_mut() = outer);
+        CAPACITY.with(|c| c.set(self.outer_capacity));
         ARMED.with(|a| a.set(false));
     }
 }
@@ -125,7 +156,7 @@ mod tests {
     #[test]
     fn attach_only_while_armed_and_sticky_for_the_loop() {
         assert_eq!(attach(&[[1; 64]], BEFORE), Err(ApiError::NotArmed));
-        let scope = LoopScope::begin();
+        let scope = LoopScope::begin(64);
         {
             let _g = ArmGuard::arm(&scope);
             attach(&[[1; 64]], BEFORE).unwrap();
@@ -135,19 +166,19 @@ mod tests {
         assert_eq!(scope.packets().before, vec![[1; 64]], "kept for the following passes");
         assert_eq!(scope.packets().after, vec![[2; 64]]);
         drop(scope);
-        assert_eq!(LoopScope::begin().packets(), AttachedPackets::default(), "a new loop starts empty");
+        assert_eq!(LoopScope::begin(64).packets(), AttachedPackets::default(), "a new loop starts empty");
     }
 
     #[test]
     fn a_nested_loop_keeps_the_outer_loops_packets_and_arm_state() {
-        let outer = LoopScope::begin();
+        let outer = LoopScope::begin(64);
         let guard = ArmGuard::arm(&outer);
         attach(&[[1; 64]], BEFORE).unwrap();
         {
             // A dispatch submitted from the outer PASS ENTER callback, replayed on another agent.
             let _submit = Disarmed::begin();
             assert_eq!(attach(&[[9; 64]], BEFORE), Err(ApiError::NotArmed), "the nested dispatch's callbacks are not armed");
-            let inner = LoopScope::begin();
+            let inner = LoopScope::begin(64);
             assert_eq!(inner.packets(), AttachedPackets::default(), "the inner loop starts empty");
             {
                 let _g = ArmGuard::arm(&inner);
@@ -162,8 +193,28 @@ mod tests {
     }
 
     #[test]
+    fn attached_packets_and_the_dispatch_must_fit_the_queue() {
+        let scope = LoopScope::begin(8);
+        let _g = ArmGuard::arm(&scope);
+        assert_eq!(attach(&[[1; 64]; 8], BEFORE), Err(ApiError::InvalidArgument), "8 + the dispatch > 8");
+        assert_eq!(attach(&[[1; 64]; 7], BEFORE), Err(ApiError::InvalidArgument), "a slot stays for the tool's own packet");
+        assert_eq!(check_room(usize::MAX), Err(ApiError::InvalidArgument), "no overflow");
+        attach(&[[1; 64]; 4], BEFORE).unwrap();
+        attach(&[[2; 64]; 2], kreplay_packet_position_t::KREPLAY_PACKET_AFTER).unwrap();
+        assert_eq!(attach(&[[3; 64]], BEFORE), Err(ApiError::InvalidArgument), "6 attached + the tool's 2 fill the queue");
+        assert_eq!(scope.packets().before.len() + scope.packets().after.len(), 6, "a refused attach attaches nothing");
+        {
+            let _submit = Disarmed::begin();
+            let inner = LoopScope::begin(64);
+            let _g = ArmGuard::arm(&inner);
+            attach(&[[4; 64]; 32], BEFORE).unwrap();
+        }
+        assert_eq!(attach(&[[3; 64]], BEFORE), Err(ApiError::InvalidArgument), "the outer loop's queue size is back");
+    }
+
+    #[test]
     fn a_panicking_callback_cannot_leave_control_armed() {
-        let scope = LoopScope::begin();
+        let scope = LoopScope::begin(64);
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let _g = ArmGuard::arm(&scope);
             panic!("client callback failed");

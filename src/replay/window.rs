@@ -1,21 +1,23 @@
 //! The write interceptor's slow path: the normal (tracked) submit and the replay window.
 
-use super::drain::{self, Completion};
 use super::gate::{ReplayGate, SubmitGuard, WindowGuard};
+use super::inflight::RuntimeSignals;
 use super::phase::{ArmGuard, LoopScope};
-use super::{DRAIN_TIMEOUT, INVENTORY, NAMES, QUEUES, QueueState, SIGNALS, STATS, coverage};
+use super::{DRAIN_DECLINE, DRAIN_TIMEOUT, IN_FLIGHT, INVENTORY, NAMES, QueueState, SIGNALS, STATS, TIMED_SIGNALS, coverage};
 use crate::api::{
     self, DispatchSummary, PassTimes, ReplayClient, RestoreTotals, kreplay_dispatch_info_t, kreplay_event_kind_t,
     kreplay_event_t, kreplay_replay_stats_t,
 };
 use crate::diagnostics::fatal;
 use crate::runtime::{Runtime, monotonic_ns};
-use crate::snapshot::{AgentCopy, DeclineReason, Region, RegionKind, Snapshot};
+use crate::snapshot::{AgentCopy, DeclineReason, HostStore, Snapshot};
 use crate::state::{self, ReplayService};
-use crate::sync::{Arc, OnceFlag, Ordering, fence};
+use crate::sync::{Arc, Mutex, OnceFlag, Ordering, fence};
 use hsa_abi::ffi::{self, hsa_kernel_dispatch_packet_t, hsa_signal_t};
 use std::ffi::{CString, c_void};
+use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant};
 
 /// The next interceptor down.
 pub type Writer = unsafe extern "C" fn(*const c_void, u64);
@@ -99,6 +101,61 @@ fn enter_window(q: &QueueState) -> WindowGuard {
     }
 }
 
+/// Fences a host write (a copy or fill by the application) into `dst` against replay windows:
+/// when `dst` lies in a tracked allocation, returns the reader side of its agent's gate, held for
+/// the call. `None` when nothing needs fencing, or when this thread holds that agent's window (a
+/// client callback writing memory of its own replay).
+pub fn fence_host_write(dst: usize) -> Option<HostWriteFence> {
+    if state::service() == ReplayService::Off {
+        return None;
+    }
+    let agents = INVENTORY.agents_containing(dst);
+    if agents.is_empty() {
+        return None;
+    }
+    // Every agent whose snapshot can hold `dst`, in handle order so two fences never wait on
+    // each other; an agent whose window this thread holds is already exclusive.
+    let mut fenced = Vec::with_capacity(agents.len());
+    for agent in agents {
+        if OPEN_WINDOWS.with(|w| w.borrow().iter().any(|(a, _, _)| *a == agent)) {
+            continue;
+        }
+        let lock = super::GATE.agent(agent);
+        let guard = match innermost_open_window() {
+            None => ReplayGate::submit(&lock),
+            // Inside another agent's window (a callback): bounded, as submissions are.
+            Some((a, dispatch, _)) => ReplayGate::submit_for(&lock, *DRAIN_TIMEOUT).unwrap_or_else(|| {
+                fatal(&format!(
+                    "a replay callback of dispatch {dispatch} (agent {a:#x}) waited {} ms to copy into memory of agent {agent:#x}, \
+                     whose lock another replay window holds. Raise KREPLAY_DRAIN_TIMEOUT_MS if that window is legitimately long.",
+                    DRAIN_TIMEOUT.as_millis()
+                ))
+            }),
+        };
+        fenced.push((agent, guard));
+    }
+    if fenced.is_empty() { None } else { Some(HostWriteFence { fenced }) }
+}
+
+/// The reader side of the gates of every agent whose snapshot can hold the memory a host write
+/// goes to.
+pub struct HostWriteFence {
+    fenced: Vec<(u64, SubmitGuard)>,
+}
+
+impl HostWriteFence {
+    /// Counts an asynchronous copy or fill completing on the application's `signal` (whose value
+    /// was `value_at_submit` just before the call) in flight on each fenced agent, so their next
+    /// agent-wide drains wait for it.
+    pub fn count_async(&self, signal: hsa_signal_t, value_at_submit: i64) {
+        if let Some(rt) = Runtime::get() {
+            for (agent, _) in &self.fenced {
+                IN_FLIGHT.add_copy(&RuntimeSignals(rt), *agent, signal, value_at_submit);
+            }
+        }
+    }
+}
+
 static BATCH_WARNING: OnceFlag = OnceFlag::new();
 static DECLINE_WARNING: OnceFlag = OnceFlag::new();
 static UNBOUNDED_WARNING: OnceFlag = OnceFlag::new();
@@ -143,80 +200,87 @@ fn settle_service() {
     }
 }
 
-/// What the async handler does when a tool signal completes.
-enum HandlerJob {
-    /// A replay pass (or a declined run-once inside a window): wake the replaying thread.
-    Pass(Arc<Completion>),
-    /// An ordinary dispatch: report it to the client, recycle the signal.
-    Ordinary(Box<DispatchSummary>),
-    /// A multi-packet batch: only track completion.
-    Batch,
-}
-
+/// What the async handler of an ordinary dispatch needs. Replay passes and drains never use
+/// the async-handler thread: they wait on their signals directly.
 struct HandlerCtx {
     queue: Arc<QueueState>,
+    /// The tool signal watched (on the dispatch, or on the barrier after it).
     signal: hsa_signal_t,
-    job: HandlerJob,
+    /// The application's signal carried by the dispatch, whose times are the kernel's.
+    times_from: Option<hsa_signal_t>,
+    /// The dispatch's entry in [`IN_FLIGHT`].
+    entry: u64,
+    summary: Box<DispatchSummary>,
 }
 
 unsafe extern "C" fn on_signal(_value: ffi::hsa_signal_value_t, arg: *mut c_void) -> bool {
     // SAFETY: `arg` is the Box leaked by `watch`, handed back exactly once.
     let ctx = unsafe { Box::from_raw(arg.cast::<HandlerCtx>()) };
+    let HandlerCtx { queue, signal, times_from, entry, mut summary } = *ctx;
     let r = catch_unwind(AssertUnwindSafe(|| {
-        let rt = Runtime::get();
-        let times = match (&ctx.job, rt) {
-            (HandlerJob::Batch, _) | (_, None) => (0, 0),
-            (_, Some(rt)) => rt.dispatch_times(ctx.queue.agent, ctx.signal).unwrap_or_else(|e| {
-                tracing::warn!("dispatch times unavailable: {e}");
-                let now = monotonic_ns();
-                (now, now)
-            }),
+        IN_FLIGHT.finish(entry);
+        let times = match Runtime::get() {
+            None => (0, 0),
+            Some(rt) => {
+                let from_app = times_from.and_then(|a| TIMED_SIGNALS.take(a, |agent| rt.dispatch_times(agent, a)));
+                from_app.unwrap_or_else(|| rt.dispatch_times(queue.agent, signal)).unwrap_or_else(|e| {
+                    tracing::warn!("dispatch times unavailable: {e}");
+                    let now = monotonic_ns();
+                    (now, now)
+                })
+            }
         };
-        match ctx.job {
-            HandlerJob::Pass(c) => {
-                ctx.queue.in_flight.fetch_sub(1, Ordering::AcqRel);
-                c.complete(times);
-            }
-            HandlerJob::Ordinary(mut summary) => {
-                summary.window = times;
-                summary.passes = vec![PassTimes { start_ns: times.0, end_ns: times.1, restore: None }];
-                // A panicking client must not skip the bookkeeping below: a handler left counted
-                // in flight would make every later drain on the agent wait for it until the bound.
-                if let Some(c) = api::client()
-                    && catch_unwind(AssertUnwindSafe(|| c.dispatch_done(&summary))).is_err()
-                {
-                    tracing::error!("the client's dispatch summary callback panicked");
-                }
-                SIGNALS.give_back(ctx.signal);
-                ctx.queue.in_flight.fetch_sub(1, Ordering::AcqRel);
-            }
-            HandlerJob::Batch => {
-                SIGNALS.give_back(ctx.signal);
-                ctx.queue.in_flight.fetch_sub(1, Ordering::AcqRel);
-            }
+        summary.window = times;
+        summary.passes = vec![PassTimes { start_ns: times.0, end_ns: times.1, restore: None }];
+        // A panicking client must not skip the bookkeeping below: a handler left counted in
+        // flight would make teardown wait for it until the bound.
+        if let Some(c) = api::client()
+            && catch_unwind(AssertUnwindSafe(|| c.dispatch_done(&summary))).is_err()
+        {
+            tracing::error!("the client's dispatch summary callback panicked");
         }
     }));
     if r.is_err() {
         tracing::error!("a panic in the completion handler was caught");
     }
+    SIGNALS.give_back(signal);
+    queue.in_flight.fetch_sub(1, Ordering::AcqRel);
     false
 }
 
-/// Watches `signal` with an async handler; counts it in flight on the queue.
-fn watch(rt: Runtime, q: &Arc<QueueState>, signal: hsa_signal_t, job: HandlerJob) -> bool {
+/// Watches the tool signal of an ordinary dispatch with an async handler (which reports it to
+/// the client); counts the handler in flight on the queue.
+fn watch(rt: Runtime, ctx: HandlerCtx) -> Result<(), HandlerCtx> {
+    let q = ctx.queue.clone();
+    let signal = ctx.signal;
     q.in_flight.fetch_add(1, Ordering::AcqRel);
-    let ctx = Box::into_raw(Box::new(HandlerCtx { queue: q.clone(), signal, job }));
+    let ctx = Box::into_raw(Box::new(ctx));
     // SAFETY: `on_signal` takes back the box exactly once.
     let st = unsafe {
         (rt.originals().signal_async_handler)(signal, ffi::HSA_SIGNAL_CONDITION_LT, 1, Some(on_signal), ctx.cast())
     };
     if st != ffi::HSA_STATUS_SUCCESS {
-        tracing::warn!("hsa_amd_signal_async_handler failed with status {st:#x}; the dispatch is not tracked");
-        // SAFETY: the runtime refused the handler, so the box is still ours.
-        drop(unsafe { Box::from_raw(ctx) });
+        tracing::warn!("hsa_amd_signal_async_handler failed with status {st:#x}; the dispatch is not reported");
         q.in_flight.fetch_sub(1, Ordering::AcqRel);
-        return false;
+        // SAFETY: the runtime refused the handler, so the box is still ours.
+        return Err(*unsafe { Box::from_raw(ctx) });
     }
+    Ok(())
+}
+
+/// Submits `packets` followed by a barrier packet with a tool signal that the agent-wide drain
+/// waits for (it completes only after everything earlier on the queue). No handler: the drain
+/// that sees the signal done returns it to the pool. False when no signal was available.
+fn write_counted(rt: Runtime, q: &QueueState, writer: Writer, packets: &[Packet]) -> bool {
+    let Some(sig) = SIGNALS.take(rt) else {
+        write(writer, packets);
+        return false;
+    };
+    IN_FLIGHT.add_tool_signal(&RuntimeSignals(rt), q.agent.handle, sig, q.queue_id, true);
+    let mut batch = Vec::with_capacity(packets.len() + 1);
+    batch.extend_from_slice(packets);
+    batch.push(barrier_packet(sig));
+    write(writer, &batch);
     true
 }
 
@@ -258,11 +322,7 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
         }
         let _submit = enter_submit(q);
         *forwarded = true;
-        write(writer, packets);
-        if let Some(sig) = SIGNALS.take(rt)
-            && watch(rt, q, sig, HandlerJob::Batch) {
-                write(writer, &[barrier_packet(sig)]);
-            }
+        write_counted(rt, q, writer, packets);
         return;
     }
     if packet_type(&packets[0]) != ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH {
@@ -317,12 +377,9 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
 /// follow it). On failure the mark stays and replays on the agent keep declining.
 fn fence_earlier_work(rt: Runtime, q: &Arc<QueueState>, writer: Writer) {
     let _submit = enter_submit(q);
-    let Some(sig) = SIGNALS.take(rt) else { return };
-    if !watch(rt, q, sig, HandlerJob::Batch) {
-        SIGNALS.give_back(sig);
+    if !write_counted(rt, q, writer, &[]) {
         return;
     }
-    write(writer, &[barrier_packet(sig)]);
     q.unfenced.store(false, Ordering::Release);
     tracing::debug!("queue {} fenced: work submitted before the client registered is now counted", q.queue_id);
 }
@@ -431,49 +488,61 @@ impl ReplayStats {
 
     fn declined(reason: &DeclineReason) -> Self {
         let mut s = Self::new();
-        let c = CString::new(reason.to_string().replace('\0', " ")).unwrap_or_default();
-        s.c.declined_reason = c.as_ptr();
-        s._reason = Some(c);
+        s.set_reason(&reason.to_string());
         s
+    }
+
+    /// Sets `declined_reason` (also why a loop stopped early).
+    fn set_reason(&mut self, text: &str) {
+        let c = CString::new(text.replace('\0', " ")).unwrap_or_default();
+        self.c.declined_reason = c.as_ptr();
+        self._reason = Some(c);
     }
 }
 
-/// Submits the dispatch once with the tool's signal (so it is tracked and timed) and a
-/// barrier carrying the application's signal. The caller holds the reader side of the gate.
+/// Submits the dispatch once, counted and reported. The dispatch keeps the application's
+/// completion signal (so the application's dispatch times are the kernel's) and a barrier packet
+/// with a tool signal follows it; without an application signal the dispatch carries the tool
+/// signal. The caller holds the reader side of the gate.
 fn submit_ordinary(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, writer: Writer, skipped: Option<String>) {
     let Some(sig) = SIGNALS.take(rt) else {
         write(writer, &[to_bytes(&d.pkt)]);
         return;
     };
+    let app = (d.pkt.completion_signal.handle != 0).then_some(d.pkt.completion_signal);
     let mut summary = Box::new(d.summary());
     summary.declined = skipped;
-    if !watch(rt, q, sig, HandlerJob::Ordinary(summary)) {
+    let entry = IN_FLIGHT.add_tool_signal(&RuntimeSignals(rt), q.agent.handle, sig, q.queue_id, false);
+    if let Some(a) = app {
+        TIMED_SIGNALS.hold(a, q.agent);
+    }
+    let ctx = HandlerCtx { queue: q.clone(), signal: sig, times_from: app, entry, summary };
+    if let Err(ctx) = watch(rt, ctx) {
+        IN_FLIGHT.finish(ctx.entry);
+        if let Some(a) = app {
+            TIMED_SIGNALS.take(a, |_| Ok((0, 0)));
+        }
         SIGNALS.give_back(sig);
-        write(writer, &[to_bytes(&d.pkt)]);
+        write_counted(rt, q, writer, &[to_bytes(&d.pkt)]);
         return;
     }
-    let mut batch = vec![d.with_signal(sig)];
-    if d.pkt.completion_signal.handle != 0 {
-        batch.push(barrier_packet(d.pkt.completion_signal));
+    match app {
+        Some(_) => write(writer, &[to_bytes(&d.pkt), barrier_packet(sig)]),
+        None => write(writer, &[d.with_signal(sig)]),
     }
-    write(writer, &batch);
 }
 
 /// Captures the agent's memory; `whole` restores every byte without hashing (see
-/// `snapshot::density`).
+/// `snapshot::density`). The host-memory budget counts only the bytes the store keeps in host
+/// memory (recycled host buffers are reused first).
 fn capture(rt: Runtime, q: &QueueState, copier: &AgentCopy, whole: bool) -> Result<Snapshot, DeclineReason> {
-    let settings = crate::client::config::snapshot_settings().as_ref().map_err(|e| DeclineReason::Config(e.to_string()))?;
-    let tracked = INVENTORY.owned_by(q.agent.handle);
-    let variables = crate::loader::module_variables(rt, q.agent).map_err(|e| DeclineReason::SymbolEnumeration(e.to_string()))?;
-    let mut regions: Vec<Region> = Vec::new();
-    regions
-        .try_reserve_exact(tracked.len() + variables.len())
-        .map_err(|_| DeclineReason::Metadata { regions: tracked.len() + variables.len() })?;
-    regions.extend(tracked.iter().map(|a| Region { kind: RegionKind::Allocation, device: a.base, size: a.size }));
-    regions.extend(variables);
-    let tracked_bytes = tracked.iter().map(|a| a.size as u64).sum();
+    let settings = crate::client::config::snapshot_settings().as_ref().map_err(|e| DeclineReason::Configuration(e.to_string()))?;
+    let tracked_bytes = INVENTORY.owned_by(q.agent.handle).iter().map(|a| a.size as u64).sum();
     let (store, scope) = crate::snapshot::plan(rt, q.agent, settings, tracked_bytes, whole);
-    Snapshot::capture_tracked(regions, store, scope, copier, &INVENTORY)
+    coverage::capture(rt, q.agent, copier, store, scope, |regions, store| {
+        let needed = store.host_bound(regions);
+        crate::snapshot::budget::check(needed.saturating_sub(HostStore::reusable_bytes()))
+    })
 }
 
 /// Kernels already warned about for writes outside their learned chunks (verify mode).
@@ -495,114 +564,171 @@ fn warn_unexpected_writes(d: &Dispatch, pass: u32, chunks: u64) {
     );
 }
 
-fn in_flight_text(agent: u64) -> String {
-    let v = QUEUES.in_flight(agent);
-    if v.is_empty() {
-        return "no completion handler in flight".to_owned();
-    }
-    v.iter().map(|(id, n)| format!("queue {id}: {n} completion handler(s)")).collect::<Vec<_>>().join(", ")
+fn kernel_name(d: &Dispatch) -> String {
+    d.name.as_ref().map_or("<unknown>".to_owned(), |n| n.to_string_lossy().into_owned())
 }
 
-/// Fences prior work of this queue: a barrier packet and a wait.
-fn drain_queue(rt: Runtime, q: &QueueState, writer: Writer, d: &Dispatch) {
+/// Fences prior work of this queue: a barrier packet and a direct wait on its signal, until
+/// `deadline`. On expiry the barrier stays counted in flight and the reason is returned.
+fn drain_queue(rt: Runtime, q: &QueueState, writer: Writer, deadline: Instant) -> Result<(), String> {
     let Some(sig) = SIGNALS.take(rt) else {
-        fatal(&format!(
-            "cannot create a completion signal for the queue drain before replaying dispatch {} on agent {} queue {}",
-            d.info.dispatch_id, q.agent_name, q.queue_id
-        ));
+        return Err("no completion signal could be created for the queue drain".to_owned());
     };
     write(writer, &[barrier_packet(sig)]);
-    let bound = *DRAIN_TIMEOUT;
-    let deadline = std::time::Instant::now() + bound;
     loop {
-        if rt.signal_wait_lt_one(sig, 50_000_000) < 1 {
-            break;
+        let left = deadline.saturating_duration_since(Instant::now());
+        if rt.signal_wait_lt_one(sig, left.min(Duration::from_millis(20)).as_nanos() as u64) < 1 {
+            SIGNALS.give_back(sig);
+            return Ok(());
         }
-        if std::time::Instant::now() >= deadline {
+        if left.is_zero() {
+            IN_FLIGHT.add_tool_signal(&RuntimeSignals(rt), q.agent.handle, sig, q.queue_id, true);
+            return Err(format!("work submitted earlier on queue {} did not finish", q.queue_id));
+        }
+    }
+}
+
+/// Waits for every counted packet and asynchronous copy of the agent, until `deadline`.
+fn drain_agent(rt: Runtime, q: &QueueState, deadline: Instant) -> Result<(), String> {
+    IN_FLIGHT
+        .drain(&RuntimeSignals(rt), q.agent.handle, deadline)
+        .map_err(|left| format!("work of the agent's queues or copies into its memory did not finish ({left} still in flight)"))
+}
+
+/// `(kind of decline, kernel)` already reported, so each is reported once per kernel.
+static DECLINES_REPORTED: Mutex<Option<HashSet<(&'static str, String)>>> = Mutex::new(None);
+
+/// True the first time `kind` is reported for the dispatch's kernel.
+fn first_report_for_kernel(kind: &'static str, d: &Dispatch) -> bool {
+    DECLINES_REPORTED.lock().get_or_insert_with(HashSet::new).insert((kind, kernel_name(d)))
+}
+
+fn report_decline_once_per_kernel(q: &QueueState, d: &Dispatch, reason: &DeclineReason) {
+    let name = kernel_name(d);
+    if first_report_for_kernel(reason.tag(), d) {
+        tracing::warn!(
+            "dispatch {} (kernel {name}) on agent {} queue {} not replayed: {reason}; it runs once, normally \
+             (reported once per kernel)",
+            d.info.dispatch_id,
+            q.agent_name,
+            q.queue_id
+        );
+    } else {
+        tracing::debug!("dispatch {} (kernel {name}) not replayed: {reason}", d.info.dispatch_id);
+    }
+}
+
+/// Waits directly (from this thread, through the runtime's original entry) until `sig` < 1.
+/// A pass that never completes ends in the fatal message.
+fn wait_pass(rt: Runtime, q: &QueueState, d: &Dispatch, sig: hsa_signal_t, pass: u32) {
+    let bound = *DRAIN_TIMEOUT;
+    let deadline = Instant::now() + bound;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if rt.signal_wait_lt_one(sig, left.min(Duration::from_millis(50)).as_nanos() as u64) < 1 {
+            return;
+        }
+        if left.is_zero() {
             fatal(&format!(
-                "queue drain before replaying dispatch {} on agent {} ({:#x}) queue {} did not finish within {} ms: \
-                 work submitted earlier on this queue is still running ({}). Raise KREPLAY_DRAIN_TIMEOUT_MS if it is legitimately slow.",
+                "pass {pass} of dispatch {} (kernel {}) on agent {} ({:#x}) queue {}: the dispatch did not complete within {} ms. \
+                 Raise KREPLAY_DRAIN_TIMEOUT_MS if the kernel is legitimately slow.",
                 d.info.dispatch_id,
+                kernel_name(d),
                 q.agent_name,
                 q.agent.handle,
                 q.queue_id,
-                bound.as_millis(),
-                in_flight_text(q.agent.handle)
+                bound.as_millis()
             ));
         }
     }
-    SIGNALS.give_back(sig);
 }
 
-fn drain_agent(q: &QueueState, d: &Dispatch) {
-    let bound = *DRAIN_TIMEOUT;
-    let ok = drain::poll_until(bound, std::time::Duration::from_millis(1), || QUEUES.in_flight(q.agent.handle).is_empty());
-    if !ok {
-        fatal(&format!(
-            "agent-wide drain before replaying dispatch {} on agent {} ({:#x}) queue {} did not finish within {} ms; still in flight: {}. \
-             Raise KREPLAY_DRAIN_TIMEOUT_MS if the work is legitimately slow.",
-            d.info.dispatch_id,
-            q.agent_name,
-            q.agent.handle,
-            q.queue_id,
-            bound.as_millis(),
-            in_flight_text(q.agent.handle)
-        ));
-    }
-}
-
-/// Runs one pass: the dispatch (with attached packets) on a fresh signal, then the bounded
-/// handler drain. Returns the device times.
-fn run_pass(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, writer: Writer, before: &[Packet], after: &[Packet], pass: u32) -> (u64, u64) {
-    let Some(sig) = SIGNALS.take(rt) else {
-        fatal(&format!(
-            "cannot create a completion signal for pass {pass} of dispatch {} on agent {} queue {}",
-            d.info.dispatch_id, q.agent_name, q.queue_id
-        ));
+/// Runs one pass: attached BEFORE packets, the dispatch, attached AFTER packets and, when the
+/// dispatch carries the application's signal or AFTER packets follow it, a barrier packet with a
+/// tool signal; then waits directly for the last of them. Returns the dispatch's device times.
+///
+/// `app` is the application's completion signal, carried by the dispatch itself so that its
+/// dispatch times are this kernel's; the caller balances its decrement.
+fn run_pass(
+    rt: Runtime,
+    q: &QueueState,
+    d: &Dispatch,
+    writer: Writer,
+    (before, after): (&[Packet], &[Packet]),
+    pass: u32,
+    app: Option<hsa_signal_t>,
+) -> (u64, u64) {
+    let own = || {
+        SIGNALS.take(rt).unwrap_or_else(|| {
+            fatal(&format!(
+                "cannot create a completion signal for pass {pass} of dispatch {} on agent {} queue {}",
+                d.info.dispatch_id, q.agent_name, q.queue_id
+            ))
+        })
     };
-    let done = Arc::new(Completion::new());
-    let watched = watch(rt, q, sig, HandlerJob::Pass(done.clone()));
-    // Inside the window nothing else is in flight on this queue: exactly this pass's handler.
-    debug_assert!(!watched || q.in_flight.load(Ordering::Acquire) == 1, "more than one completion handler in flight in a pass");
-    if !watched {
-        fatal(&format!(
-            "cannot watch the completion of pass {pass} of dispatch {} on agent {} queue {}",
-            d.info.dispatch_id, q.agent_name, q.queue_id
-        ));
-    }
-    let mut batch = Vec::with_capacity(before.len() + 1 + after.len());
-    batch.extend_from_slice(before);
-    batch.push(d.with_signal(sig));
-    batch.extend_from_slice(after);
-    write(writer, &batch);
-    let bound = *DRAIN_TIMEOUT;
-    match done.wait(bound) {
-        Some(t) => {
-            SIGNALS.give_back(sig);
-            t
+    let (on_dispatch, tail) = match app {
+        Some(a) => (a, Some(own())),
+        None => {
+            let s = own();
+            (s, (!after.is_empty()).then(own))
         }
-        None => fatal(&format!(
-            "pass {pass} of dispatch {} (kernel {}) on agent {} ({:#x}) queue {}: the completion handler did not finish within {} ms; \
-             still in flight: {}. Raise KREPLAY_DRAIN_TIMEOUT_MS if the kernel is legitimately slow.",
-            d.info.dispatch_id,
-            d.name.as_ref().map_or("<unknown>".to_owned(), |n| n.to_string_lossy().into_owned()),
-            q.agent_name,
-            q.agent.handle,
-            q.queue_id,
-            bound.as_millis(),
-            in_flight_text(q.agent.handle)
-        )),
+    };
+    let mut batch = Vec::with_capacity(before.len() + after.len() + 2);
+    batch.extend_from_slice(before);
+    batch.push(d.with_signal(on_dispatch));
+    batch.extend_from_slice(after);
+    batch.extend(tail.map(barrier_packet));
+    write(writer, &batch);
+    wait_pass(rt, q, d, tail.unwrap_or(on_dispatch), pass);
+    let times = rt.dispatch_times(q.agent, on_dispatch).unwrap_or_else(|e| {
+        tracing::warn!("dispatch times unavailable: {e}");
+        let now = monotonic_ns();
+        (now, now)
+    });
+    if let Some(t) = tail {
+        SIGNALS.give_back(t);
     }
+    if app.is_none() {
+        SIGNALS.give_back(on_dispatch);
+    }
+    times
+}
+
+/// Declines the replay before the window: CONFIG EXIT with the reason, then the dispatch runs
+/// once, normally, under the reader side of the gate.
+fn decline_outside_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn ReplayClient, total: u32, writer: Writer, reason: DeclineReason) {
+    STATS.declined.fetch_add(1, Ordering::Relaxed);
+    let stats = ReplayStats::declined(&reason);
+    d.event(client, kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, total, Some(&stats.c));
+    let _submit = enter_submit(q);
+    submit_ordinary(rt, q, d, writer, Some(format!("declined: {reason}")));
 }
 
 /// The replay window. Holds the agent's writer lock from the drains to the application's
 /// completion signal.
 fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn ReplayClient, total: u32, writer: Writer) {
+    let decline_bound = match &*DRAIN_DECLINE {
+        Ok(b) => *b,
+        Err(e) => {
+            let reason = DeclineReason::Configuration(e.clone());
+            decline_outside_window(rt, q, d, client, total, writer, reason);
+            return;
+        }
+    };
     let guard = enter_window(q);
     let open = OpenWindow::enter(q, d);
     let window_start = monotonic_ns();
-    drain_queue(rt, q, writer, d);
-    drain_agent(q, d);
+    let deadline = Instant::now() + decline_bound;
+    if let Err(why) = drain_queue(rt, q, writer, deadline).and_then(|()| drain_agent(rt, q, deadline)) {
+        // Give the window up: what the drains wait for may itself wait for this dispatch.
+        drop(open);
+        drop(guard);
+        let reason = DeclineReason::Drain { detail: why, bound_ms: decline_bound.as_millis() as u64 };
+        report_decline_once_per_kernel(q, d, &reason);
+        decline_outside_window(rt, q, d, client, total, writer, reason);
+        return;
+    }
+    let app = (d.pkt.completion_signal.handle != 0).then_some(d.pkt.completion_signal);
     let mut summary = d.summary();
     let copier = AgentCopy::new(rt, q.agent, *DRAIN_TIMEOUT);
     let kernel = d.name.as_ref().map(|n| n.to_string_lossy().into_owned());
@@ -621,6 +747,8 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
                 } else {
                     tracing::debug!("dispatch {} not replayed: {gap}", d.info.dispatch_id);
                 }
+            } else if matches!(reason, DeclineReason::HostMemory { .. }) {
+                report_decline_once_per_kernel(q, d, &reason);
             } else if DECLINE_WARNING.first() {
                 tracing::warn!(
                     "dispatch {} not replayed: the snapshot is incomplete ({reason}); it runs once (later declines are logged at debug level)",
@@ -632,11 +760,8 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
             STATS.declined.fetch_add(1, Ordering::Relaxed);
             let stats = ReplayStats::declined(&reason);
             d.event(client, kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, total, Some(&stats.c));
-            // Exactly once, with the application's completion signal in queue order.
-            let times = run_pass(rt, q, d, writer, &[], &[], 0);
-            if d.pkt.completion_signal.handle != 0 {
-                write(writer, &[barrier_packet(d.pkt.completion_signal)]);
-            }
+            // Exactly once, carrying the application's completion signal.
+            let times = run_pass(rt, q, d, writer, (&[], &[]), 0, app);
             drop(open);
             drop(guard);
             summary.declined = Some(format!("declined: {reason}"));
@@ -656,7 +781,7 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
     stats.c.snapshot_ns = cap.end_ns - cap.start_ns;
     d.event(client, kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, total, Some(&stats.c));
 
-    let scope = LoopScope::begin();
+    let scope = LoopScope::begin(q.size as usize);
     let mut totals = RestoreTotals::default();
     let mut pass: u32 = 0;
     loop {
@@ -665,7 +790,12 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
             d.event(client, kreplay_event_kind_t::KREPLAY_EVENT_PASS_ENTER, pass, total, None);
         }
         let attached = scope.packets();
-        let times = run_pass(rt, q, d, writer, &attached.before, &attached.after, pass);
+        // Every pass's dispatch carries the application's signal and decrements it; this
+        // increment balances that, and the one decrement after the loop fires it once.
+        if let Some(a) = app {
+            rt.signal_add(a, 1);
+        }
+        let times = run_pass(rt, q, d, writer, (&attached.before, &attached.after), pass, app);
         STATS.passes.fetch_add(1, Ordering::Relaxed);
         summary.passes.push(PassTimes { start_ns: times.0, end_ns: times.1, restore: None });
         d.event_timed(client, kreplay_event_kind_t::KREPLAY_EVENT_PASS_EXIT, pass, total, times, Some(&stats.c));
@@ -700,14 +830,42 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
         if let Some(last) = summary.passes.last_mut() {
             last.restore = Some((rep.start_ns, rep.end_ns));
         }
+        if let Some(failure) = &rep.failure {
+            if !failure.nothing_written {
+                fatal(&format!(
+                    "the restore before pass {} of dispatch {} (kernel {}) on agent {} ({:#x}) queue {} failed: {failure}. \
+                     Earlier regions were already restored, so memory now mixes the dispatch's input and its output; \
+                     stopping here rather than let the application continue on it.",
+                    pass + 1,
+                    d.info.dispatch_id,
+                    kernel_name(d),
+                    q.agent_name,
+                    q.agent.handle,
+                    q.queue_id
+                ));
+            }
+            let why = format!(
+                "the restore before pass {} failed ({failure}); nothing was written, so memory is as after pass {pass} and the loop stopped there",
+                pass + 1
+            );
+            if first_report_for_kernel("restore", d) {
+                tracing::warn!("dispatch {} (kernel {}): {why} (reported once per kernel)", d.info.dispatch_id, kernel_name(d));
+            } else {
+                tracing::debug!("dispatch {} (kernel {}): {why}", d.info.dispatch_id, kernel_name(d));
+            }
+            stats.set_reason(&why);
+            d.event_timed(client, kreplay_event_kind_t::KREPLAY_EVENT_LOOP_STOPPED, pass, total, times, Some(&stats.c));
+            summary.stopped = Some(why);
+            break;
+        }
         pass += 1;
     }
     drop(scope);
     if let Some(k) = kernel.as_deref().filter(|_| !whole) {
         crate::snapshot::density::learned(k, cap.bytes, totals.count, totals.bytes);
     }
-    if d.pkt.completion_signal.handle != 0 {
-        write(writer, &[barrier_packet(d.pkt.completion_signal)]);
+    if let Some(a) = app {
+        rt.signal_subtract(a, 1);
     }
     let window_end = monotonic_ns();
     drop(open);
@@ -750,12 +908,13 @@ mod tests {
     #[test]
     fn a_panicking_summary_callback_does_not_leave_the_handler_counted_in_flight() {
         // The only test of this binary that registers a client (the registration is per process).
-        api::register(Arc::new(PanickingSummary)).unwrap();
+        api::register_without_runtime(Arc::new(PanickingSummary));
         let q = Arc::new(QueueState {
             agent: ffi::hsa_agent_t { handle: 0xa9e47 },
             agent_name: "test".into(),
             queue: std::ptr::null_mut(),
             queue_id: 1,
+            size: 64,
             lock: super::super::GATE.agent(0xa9e47),
             in_flight: crate::sync::protocol::AtomicU64::new(1),
             unfenced: crate::sync::AtomicBool::new(false),
@@ -763,7 +922,9 @@ mod tests {
         let ctx = Box::new(HandlerCtx {
             queue: q.clone(),
             signal: hsa_signal_t { handle: 0x5160 },
-            job: HandlerJob::Ordinary(Box::default()),
+            times_from: None,
+            entry: 0,
+            summary: Box::default(),
         });
         // SAFETY: a leaked box, handed over exactly once as `watch` does.
         let keep = unsafe { on_signal(0, Box::into_raw(ctx).cast()) };

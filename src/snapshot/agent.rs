@@ -24,7 +24,7 @@ impl AgentCopy {
     /// Copies on `agent`; a wave of device copies not complete after `bound` is fatal (the
     /// copies could still write the application's memory).
     pub fn new(rt: Runtime, agent: hsa_agent_t, bound: Duration) -> Self {
-        let signal = rt.originals().memory_async_copy.and_then(|_| rt.signal_create(0).ok());
+        let signal = rt.originals().host_writes.async_copy.and_then(|_| rt.signal_create(0).ok());
         Self { rt, agent, signal, bound }
     }
 
@@ -66,7 +66,7 @@ impl DeviceCopy for AgentCopy {
     }
 
     unsafe fn copy_on_device(&self, ops: &[CopyOp], during: &mut dyn FnMut()) -> Result<(), CopyFailed> {
-        let (Some(async_copy), Some(signal)) = (self.rt.originals().memory_async_copy, self.signal) else {
+        let (Some(async_copy), Some(signal)) = (self.rt.originals().host_writes.async_copy, self.signal) else {
             for op in ops {
                 // SAFETY: forwarded caller contract.
                 unsafe { self.copy(op.dst as *mut u8, op.src as *const u8, op.len)? };

@@ -194,7 +194,7 @@ mod tests {
     use crate::snapshot::RegionKind;
 
     fn region(buf: &[u8]) -> Region {
-        Region { kind: RegionKind::Allocation, device: buf.as_ptr() as usize, size: buf.len() }
+        Region { kind: RegionKind::Allocation { base: buf.as_ptr() as usize }, device: buf.as_ptr() as usize, size: buf.len() }
     }
 
     #[test]

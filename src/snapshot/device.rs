@@ -124,6 +124,14 @@ impl AgentBuffers {
         super::reaper::ensure_running();
     }
 
+    /// Drops the idle buffers without freeing them (the runtime that owned them ended).
+    fn forget_idle(&self) {
+        let mut h = self.held.lock();
+        h.total -= h.idle_bytes;
+        h.idle_bytes = 0;
+        h.idle.clear();
+    }
+
     /// Frees idle buffers given back at least `older_than` ago; the bytes released.
     pub fn release_idle(&self, older_than: Duration) -> u64 {
         let now = Instant::now();
@@ -158,6 +166,15 @@ pub fn agent_buffers(agent: u64, make: impl FnOnce() -> Option<AgentBuffers>) ->
     let b = Arc::new(make()?);
     v.push((agent, b.clone()));
     Some(b)
+}
+
+/// Forgets the buffers of every agent (their runtime instance ended): buffers still idle are
+/// not freed through it, and the next capture makes new pools.
+pub(crate) fn forget_agents() {
+    let gone = std::mem::take(&mut *AGENTS.lock());
+    for (_, b) in &gone {
+        b.forget_idle();
+    }
 }
 
 /// Frees idle device buffers of every agent given back at least `older_than` ago.
@@ -287,5 +304,35 @@ impl SnapshotStore for TieredStore {
 
     fn device_bytes(&self) -> u64 {
         self.device_bytes
+    }
+
+    fn host_bound(&self, regions: &[Region]) -> u64 {
+        let Some((buffers, budget)) = &self.device else {
+            return regions.iter().map(|r| r.size as u64).sum();
+        };
+        if self.device_only {
+            // What does not fit declines the capture instead of going to host memory.
+            return 0;
+        }
+        // Idle buffers are freed to make room, so only the buffers in use count.
+        let (held, idle) = (buffers.held_bytes(), buffers.idle_bytes());
+        let mut room = budget.saturating_sub(held.saturating_sub(idle));
+        let mut host = 0u64;
+        for r in regions {
+            let size = r.size as u64;
+            if size <= room {
+                room -= size;
+            } else {
+                host += size;
+            }
+        }
+        host
+    }
+
+    fn one_copy(&self, index: usize, range: &Range<usize>) -> bool {
+        match &self.slots[index] {
+            Slot::Device(_) => range.len() <= PIECE,
+            Slot::Host(_) => true,
+        }
     }
 }

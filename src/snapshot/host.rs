@@ -145,6 +145,21 @@ pub fn release_idle_host_buffers(older_than: Duration) -> u64 {
     n
 }
 
+/// Drops every idle host buffer without unpinning it through the runtime (its instance ended,
+/// and its locks with it): the mappings are unmapped.
+pub(crate) fn forget_idle() {
+    let gone = {
+        let mut idle = IDLE.lock();
+        idle.bytes = 0;
+        std::mem::take(&mut idle.by_size)
+    };
+    for (_, list) in gone {
+        for (mut b, _) in list {
+            let _unpinned_by_the_ended_runtime = b.pinned.take();
+        }
+    }
+}
+
 /// Bytes of idle host buffers.
 pub(crate) fn idle_host_bytes() -> u64 {
     IDLE.lock().bytes
@@ -178,6 +193,11 @@ impl HostStore {
     /// Bytes of the store held in pinned buffers.
     pub fn pinned_bytes(&self) -> u64 {
         self.buffers.iter().filter(|b| b.is_pinned()).map(|b| b.cap as u64).sum()
+    }
+
+    /// Bytes of idle buffers a new capture may reuse instead of allocating.
+    pub fn reusable_bytes() -> u64 {
+        idle_host_bytes()
     }
 }
 

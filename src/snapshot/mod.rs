@@ -15,10 +15,12 @@
 //! hasher can replace the host one where device memory is not host-accessible.
 
 mod agent;
+pub mod budget;
 mod chunks;
 pub mod density;
 mod device;
 pub(crate) mod host;
+pub mod ranges;
 mod reaper;
 pub mod settings;
 
@@ -37,16 +39,31 @@ pub fn release_idle_buffers() -> u64 {
     release_idle_device_buffers(std::time::Duration::ZERO) + release_idle_host_buffers(std::time::Duration::ZERO)
 }
 
-/// Frees every idle buffer and stops returning them in the background (the runtime is shutting
-/// down: nothing may call it afterwards).
+/// Frees every idle buffer and stops returning them in the background, and forgets the
+/// agents' buffer pools (the runtime instance is shutting down: nothing may call it afterwards).
 pub fn close_buffers() {
     reaper::close();
     release_idle_buffers();
+    device::forget_agents();
 }
 
-use crate::inventory::AllocationInventory;
+/// Forgets every buffer of an ended runtime instance without calling it (its device memory and
+/// locks ended with it; host mappings are unmapped), and lets idle buffers be returned in the
+/// background again. Called when a new runtime instance starts.
+pub fn forget_runtime_instance() {
+    device::forget_agents();
+    host::forget_idle();
+    reaper::reopen();
+}
+
+use crate::inventory::{AllocationInventory, ExecutableInventory, ExecutablesHeld};
 use crate::runtime::monotonic_ns;
+use crate::sync::OnceFlag;
 use std::ops::Range;
+
+/// The first restore that skips a region of a destroyed executable warns; later ones log at
+/// debug level (an executable unloaded during a long loop would otherwise warn every pass).
+static DESTROYED_WARNING: OnceFlag = OnceFlag::new();
 
 /// A copy that the runtime refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -93,16 +110,52 @@ pub trait DeviceCopy {
     }
 }
 
+/// An executable as the tool saw it: its handle and the serial the
+/// [`ExecutableInventory`] gave it, so a destroyed executable (or a new one with the same handle)
+/// is recognised.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExecutableRef {
+    /// `hsa_executable_t.handle`.
+    pub handle: u64,
+    /// Serial in the executable inventory.
+    pub serial: u64,
+}
+
 /// Where a captured region comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RegionKind {
-    /// A tracked allocation: re-validated against the inventory before each restore.
-    Allocation,
-    /// A module-scope variable of a loaded executable: always present, restored directly.
+    /// (Part of) a tracked allocation starting at `base`: re-validated against the inventory
+    /// before each restore.
+    Allocation {
+        /// Base address of the allocation the region lies in.
+        base: usize,
+    },
+    /// A module-scope variable of a loaded executable (a variable symbol).
     ModuleVariable {
         /// Symbol name, for messages.
         name: String,
+        /// Its executable: the variable is restored only while that executable lives.
+        executable: Option<ExecutableRef>,
     },
+    /// A writable segment of a code object loaded on the agent (every variable of any
+    /// linkage lives in one).
+    CodeObjectSegment {
+        /// Its executable: the segment is restored only while that executable lives.
+        executable: ExecutableRef,
+    },
+    /// A range a client asked to include (`kreplay_snapshot_include_range`): restored as is.
+    ClientRange,
+}
+
+impl RegionKind {
+    /// The executable the region belongs to, if any.
+    pub fn executable(&self) -> Option<ExecutableRef> {
+        match self {
+            RegionKind::ModuleVariable { executable, .. } => *executable,
+            RegionKind::CodeObjectSegment { executable } => Some(*executable),
+            RegionKind::Allocation { .. } | RegionKind::ClientRange => None,
+        }
+    }
 }
 
 /// One captured region of device memory.
@@ -149,9 +202,6 @@ pub enum DeclineReason {
         /// Bytes requested.
         size: usize,
     },
-    /// A snapshot variable of the environment is invalid: nothing is replayed.
-    #[error("{0}")]
-    Config(String),
     /// Module-scope variables could not be enumerated.
     #[error("enumerating module-scope variables failed: {0}")]
     SymbolEnumeration(String),
@@ -161,6 +211,32 @@ pub enum DeclineReason {
     /// Memory or work on the agent escapes the inventory or the drains.
     #[error("{0}")]
     Coverage(crate::replay::coverage::CoverageGap),
+    /// The queue drain or the agent-wide drain did not finish within the decline bound.
+    #[error("{detail} within {bound_ms} ms (KREPLAY_DRAIN_DECLINE_MS); that work may wait for this dispatch")]
+    Drain {
+        /// What did not finish.
+        detail: String,
+        /// The bound.
+        bound_ms: u64,
+    },
+    /// A replay setting of the environment is invalid.
+    #[error("{0}")]
+    Configuration(String),
+    /// The snapshot would not fit in the memory the process can still use.
+    #[error(
+        "the snapshot needs {needed} bytes of host memory but only {available} bytes are available ({limit}), \
+         less than needed plus a margin of {margin} bytes"
+    )]
+    HostMemory {
+        /// Bytes the snapshot would allocate.
+        needed: u64,
+        /// Bytes the process can still use.
+        available: u64,
+        /// Which limit is the tightest.
+        limit: String,
+        /// Head room kept.
+        margin: u64,
+    },
 }
 
 impl DeclineReason {
@@ -169,12 +245,14 @@ impl DeclineReason {
         match self {
             DeclineReason::HostAllocation { .. } => "host allocation",
             DeclineReason::DeviceRoom { .. } => "device memory",
-            DeclineReason::Config(_) => "configuration",
             DeclineReason::Copy { .. } => "copy",
             DeclineReason::Metadata { .. } => "metadata",
             DeclineReason::SymbolEnumeration(_) => "symbols",
             DeclineReason::UnboundedWithoutContinue => "unbounded without continue",
             DeclineReason::Coverage(_) => "coverage",
+            DeclineReason::Drain { .. } => "drain",
+            DeclineReason::Configuration(_) => "configuration",
+            DeclineReason::HostMemory { .. } => "host memory",
         }
     }
 }
@@ -195,6 +273,16 @@ pub trait SnapshotStore: Send {
     /// Bytes held in device memory (the rest is in host memory).
     fn device_bytes(&self) -> u64 {
         0
+    }
+    /// Bytes a capture of `regions` would keep in host memory (every byte, unless the store
+    /// keeps some in device memory); for the host-memory budget, asked before the capture.
+    fn host_bound(&self, regions: &[Region]) -> u64 {
+        regions.iter().map(|r| r.size as u64).sum()
+    }
+    /// True when [`SnapshotStore::put_back`] of `range` alone is one copy, so a failure wrote
+    /// none of it.
+    fn one_copy(&self, _index: usize, _range: &Range<usize>) -> bool {
+        true
     }
 }
 
@@ -245,19 +333,34 @@ pub struct CaptureStats {
     pub start_ns: u64,
     /// Capture end (monotonic ns).
     pub end_ns: u64,
+    /// Bytes of the snapshot kept in the agent's memory (the rest is in host memory).
+    pub device_bytes: u64,
+}
+
+impl CaptureStats {
+    /// Where the snapshot is kept, for records: `"device"` (every byte in the agent's memory),
+    /// `"host"` (every byte in host memory, also an empty snapshot) or `"mixed"`.
+    pub fn store_kind(&self) -> &'static str {
+        match self.device_bytes {
+            0 => "host",
+            d if d >= self.bytes => "device",
+            _ => "mixed",
+        }
+    }
 }
 
 /// Outcome of one restore.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RestoreReport {
     /// Regions written back.
     pub regions: u64,
     /// Bytes written back.
     pub bytes: u64,
-    /// Allocations skipped because they were freed or shrunk since the capture.
+    /// Regions skipped because their allocation was freed or shrunk, or their executable
+    /// destroyed, since the capture.
     pub skipped: u64,
-    /// Regions whose copy failed (logged and skipped).
-    pub failed: u64,
+    /// The copy that still failed after its retries; the restore stopped there.
+    pub failure: Option<RestoreFailure>,
     /// Chunks written outside the learned set (verify mode); nonzero means this restore was full.
     pub unexpected_chunks: u64,
     /// Every byte was written back (not only the changed chunks).
@@ -268,12 +371,35 @@ pub struct RestoreReport {
     pub end_ns: u64,
 }
 
+/// Attempts of each restore copy before the restore gives up.
+pub const RESTORE_ATTEMPTS: u32 = 3;
+
+/// A region whose restore copy failed [`RESTORE_ATTEMPTS`] times.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the copy back into {what} at {device:#x} ({size} bytes) failed {RESTORE_ATTEMPTS} times: {source}")]
+pub struct RestoreFailure {
+    /// `allocation` or `variable <name>`.
+    pub what: String,
+    /// Device address of the region.
+    pub device: usize,
+    /// Size of the region.
+    pub size: usize,
+    /// The last failure.
+    pub source: CopyFailed,
+    /// True when this restore had written nothing before the failure (device memory is still as
+    /// the last pass left it, on the assumption that a failed copy writes nothing).
+    pub nothing_written: bool,
+}
+
 /// A complete capture of one agent's memory, owned by the replay window that took it.
 pub struct Snapshot {
     regions: Vec<Region>,
     /// Per region: the inventory serial of the captured allocation (see
     /// [`Snapshot::capture_tracked`]); empty or `None` when not known.
     serials: Vec<Option<u64>>,
+    /// The executables regions of executables are checked against before a restore (`None`:
+    /// written directly, for snapshots taken with [`Snapshot::capture`]).
+    executables: Option<&'static ExecutableInventory>,
     store: Box<dyn SnapshotStore>,
     scope: Box<dyn RestoreScope>,
     stats: CaptureStats,
@@ -300,21 +426,24 @@ impl Snapshot {
             store.keep(i, r, copier, &mut || scope.on_capture(i, r))?;
         }
         let bytes = store.bytes_held();
-        let stats = CaptureStats { regions: regions.len() as u64, bytes, start_ns, end_ns: monotonic_ns() };
-        Ok(Self { regions, serials: Vec::new(), store, scope, stats })
+        let stats = CaptureStats { regions: regions.len() as u64, bytes, start_ns, end_ns: monotonic_ns(), device_bytes: store.device_bytes() };
+        Ok(Self { regions, serials: Vec::new(), executables: None, store, scope, stats })
     }
 
     /// Like [`Snapshot::capture`], with the allocations checked against `inventory`: each
     /// allocation region is copied under the inventory read lock, so a concurrent free cannot
     /// unmap it during the copy (one freed since `regions` was listed is left out: it is no
     /// longer the application's memory), and the snapshot remembers which allocation it copied,
-    /// so a restore never writes it to a new allocation at the same address.
+    /// so a restore never writes it to a new allocation at the same address. Regions of
+    /// executables are copied while `executables` holds off destruction (one destroyed since
+    /// `regions` was listed is left out), and restored only while that executable lives.
     pub fn capture_tracked(
         regions: Vec<Region>,
         mut store: Box<dyn SnapshotStore>,
         scope: Box<dyn RestoreScope>,
         copier: &dyn DeviceCopy,
         inventory: &AllocationInventory,
+        executables: &ExecutablesHeld<'static>,
     ) -> Result<Self, DeclineReason> {
         let mut scope = scope;
         let start_ns = monotonic_ns();
@@ -325,20 +454,28 @@ impl Snapshot {
         serials.try_reserve_exact(regions.len()).map_err(|_| DeclineReason::Metadata { regions: regions.len() })?;
         for r in regions {
             let index = kept.len();
-            let serial = match r.kind {
-                RegionKind::Allocation => match inventory
-                    .with_same(r.device, r.size, None, || store.keep(index, &r, copier, &mut || scope.on_capture(index, &r)))
-                {
-                    Ok((kept_ok, serial)) => {
-                        kept_ok?;
-                        Some(serial)
+            let serial = match &r.kind {
+                RegionKind::Allocation { base } => {
+                    match inventory.with_same(*base, r.device - base + r.size, None, || {
+                        store.keep(index, &r, copier, &mut || scope.on_capture(index, &r))
+                    }) {
+                        Ok((kept_ok, serial)) => {
+                            kept_ok?;
+                            Some(serial)
+                        }
+                        Err(stale) => {
+                            tracing::debug!("snapshot left out the allocation at {:#x} ({} bytes): {stale}", r.device, r.size);
+                            continue;
+                        }
                     }
-                    Err(stale) => {
-                        tracing::debug!("snapshot left out the allocation at {:#x} ({} bytes): {stale}", r.device, r.size);
+                }
+                kind => {
+                    if let Some(exe) = kind.executable()
+                        && !executables.is_same(exe.handle, exe.serial)
+                    {
+                        tracing::debug!("snapshot left out {:#x} ({} bytes): its executable was destroyed", r.device, r.size);
                         continue;
                     }
-                },
-                RegionKind::ModuleVariable { .. } => {
                     store.keep(index, &r, copier, &mut || scope.on_capture(index, &r))?;
                     None
                 }
@@ -347,8 +484,8 @@ impl Snapshot {
             serials.push(serial);
         }
         let bytes = store.bytes_held();
-        let stats = CaptureStats { regions: kept.len() as u64, bytes, start_ns, end_ns: monotonic_ns() };
-        Ok(Self { regions: kept, serials, store, scope, stats })
+        let stats = CaptureStats { regions: kept.len() as u64, bytes, start_ns, end_ns: monotonic_ns(), device_bytes: store.device_bytes() };
+        Ok(Self { regions: kept, serials, executables: Some(executables.inventory()), store, scope, stats })
     }
 
     /// The captured regions.
@@ -368,11 +505,13 @@ impl Snapshot {
 
     /// Writes the captured bytes back. Allocations are re-validated under the inventory read
     /// lock and skipped with a warning when freed, shrunk or (for a snapshot taken with
-    /// [`Snapshot::capture_tracked`]) replaced by a new allocation at the same address; module
-    /// variables are written directly; a failed copy is logged and skipped.
+    /// [`Snapshot::capture_tracked`]) replaced by a new allocation at the same address; regions
+    /// of executables are written only while their executable lives (destruction held off
+    /// during the copy), and skipped with a warning otherwise. A failed copy is retried (up to
+    /// [`RESTORE_ATTEMPTS`] in all); when it still fails the restore stops there and reports it
+    /// in [`RestoreReport::failure`]: the caller must not run another pass on that memory.
     ///
-    /// The scope decides the bytes: after a failed region the next restore is
-    /// complete again.
+    /// The scope decides the bytes; after a failed restore the next one is complete again.
     pub fn restore(&mut self, inventory: &AllocationInventory, copier: &dyn DeviceCopy) -> RestoreReport {
         let mut rep = RestoreReport { start_ns: monotonic_ns(), ..Default::default() };
         let check = self.scope.after_pass(&self.regions);
@@ -384,33 +523,88 @@ impl Snapshot {
                 rep.regions += 1;
                 continue;
             }
+            let written_before = rep.bytes;
+            // A failed copy writes nothing, so only one that was a single copy leaves the
+            // region as the last pass left it (a batch may have written some of its copies).
+            let single_copy = ranges.len() == 1 && self.store.one_copy(i, &ranges[0]);
+            // The whole batch is written again on a retry (the bytes are the captured ones).
             let write = || -> Result<u64, CopyFailed> {
-                self.store.put_back(i, r, &ranges, copier)?;
+                let mut attempt = 1;
+                loop {
+                    match self.store.put_back(i, r, &ranges, copier) {
+                        Ok(()) => break,
+                        Err(e) if attempt >= RESTORE_ATTEMPTS => return Err(e),
+                        Err(e) => {
+                            tracing::debug!("restore copy of {} ranges of {:#x} failed ({e}); retrying", ranges.len(), r.device);
+                            attempt += 1;
+                        }
+                    }
+                }
                 Ok(ranges.iter().map(|x| x.len() as u64).sum())
             };
             let outcome = match &r.kind {
-                RegionKind::Allocation => match inventory.with_same(r.device, r.size, self.serials.get(i).copied().flatten(), write) {
-                    Ok((o, _)) => o,
-                    Err(stale) => {
-                        tracing::warn!("restore skipped the allocation at {:#x} ({} bytes): {stale}", r.device, r.size);
-                        rep.skipped += 1;
-                        continue;
+                RegionKind::Allocation { base } => {
+                    let serial = self.serials.get(i).copied().flatten();
+                    match inventory.with_same(*base, r.device - base + r.size, serial, write) {
+                        Ok((o, _)) => o,
+                        Err(stale) => {
+                            tracing::warn!("restore skipped the allocation at {:#x} ({} bytes): {stale}", r.device, r.size);
+                            rep.skipped += 1;
+                            continue;
+                        }
                     }
+                }
+                kind => match (kind.executable(), self.executables) {
+                    (Some(exe), Some(executables)) => match executables.with_same(exe.handle, exe.serial, write) {
+                        Some(o) => o,
+                        None => {
+                            if DESTROYED_WARNING.first() {
+                                tracing::warn!(
+                                    "restore skipped {:#x} ({} bytes): its executable {:#x} was destroyed since the snapshot \
+                                     (later such skips are logged at debug level)",
+                                    r.device,
+                                    r.size,
+                                    exe.handle
+                                );
+                            } else {
+                                tracing::debug!(
+                                    "restore skipped {:#x} ({} bytes): its executable {:#x} was destroyed since the snapshot",
+                                    r.device,
+                                    r.size,
+                                    exe.handle
+                                );
+                            }
+                            rep.skipped += 1;
+                            continue;
+                        }
+                    },
+                    _ => write(),
                 },
-                RegionKind::ModuleVariable { .. } => write(),
             };
             match outcome {
                 Ok(n) => {
                     rep.regions += 1;
                     rep.bytes += n;
                 }
-                Err(e) => {
-                    tracing::warn!("restore of the region at {:#x} ({} bytes) failed and was skipped: {e}", r.device, r.size);
-                    rep.failed += 1;
+                Err(source) => {
+                    let what = match &r.kind {
+                        RegionKind::Allocation { .. } => "the allocation".to_owned(),
+                        RegionKind::ModuleVariable { name, .. } => format!("the variable {name}"),
+                        RegionKind::CodeObjectSegment { .. } => "the code-object segment".to_owned(),
+                        RegionKind::ClientRange => "the client-included range".to_owned(),
+                    };
+                    rep.failure = Some(RestoreFailure {
+                        what,
+                        device: r.device,
+                        size: r.size,
+                        source,
+                        nothing_written: written_before == 0 && single_copy,
+                    });
+                    break;
                 }
             }
         }
-        self.scope.restored(rep.failed == 0);
+        self.scope.restored(rep.failure.is_none());
         rep.end_ns = monotonic_ns();
         rep
     }

@@ -44,3 +44,8 @@ pub(super) fn ensure_running() {
 pub(super) fn close() {
     CLOSED.store(true, Ordering::Release);
 }
+
+/// Background frees allowed again (a new runtime instance started).
+pub(super) fn reopen() {
+    CLOSED.store(false, Ordering::Release);
+}

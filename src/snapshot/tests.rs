@@ -1,5 +1,5 @@
 use super::*;
-use crate::inventory::Allocation;
+use crate::inventory::{Allocation, ExecutableInventory};
 use crate::sync::Arc;
 use std::cell::Cell;
 
@@ -28,8 +28,13 @@ impl DeviceCopy for FakeCopy {
     }
 }
 
+/// An executable inventory for one test (leaked: snapshots keep a `'static` reference).
+fn executables() -> &'static ExecutableInventory {
+    Box::leak(Box::new(ExecutableInventory::new()))
+}
+
 fn alloc_region(buf: &[u8]) -> Region {
-    Region { kind: RegionKind::Allocation, device: buf.as_ptr() as usize, size: buf.len() }
+    Region { kind: RegionKind::Allocation { base: buf.as_ptr() as usize }, device: buf.as_ptr() as usize, size: buf.len() }
 }
 
 #[test]
@@ -40,7 +45,7 @@ fn restore_brings_back_every_byte() {
     inv.record(Allocation { base: a.as_ptr() as usize, size: 100, agent: 1 });
     let regions = vec![
         alloc_region(&a),
-        Region { kind: RegionKind::ModuleVariable { name: "g".into() }, device: v.as_ptr() as usize, size: 8 },
+        Region { kind: RegionKind::ModuleVariable { name: "g".into(), executable: None }, device: v.as_ptr() as usize, size: 8 },
     ];
     let copier = FakeCopy::new(vec![]);
     let mut snap = Snapshot::capture(regions, Box::new(HostStore::new()), Box::new(RestoreAll), &copier).unwrap();
@@ -49,7 +54,7 @@ fn restore_brings_back_every_byte() {
     a.iter_mut().for_each(|x| *x += 1);
     v[3] = 0;
     let rep = snap.restore(&inv, &copier);
-    assert_eq!((rep.regions, rep.bytes, rep.skipped, rep.failed), (2, 108, 0, 0));
+    assert_eq!((rep.regions, rep.bytes, rep.skipped, rep.failure), (2, 108, 0, None));
     assert!(a.iter().all(|&x| x == 1));
     assert_eq!(v, vec![7u8; 8]);
 }
@@ -68,31 +73,27 @@ fn a_failed_copy_makes_the_capture_incomplete() {
 #[test]
 fn a_huge_region_fails_as_host_allocation() {
     let copier = FakeCopy::new(vec![]);
-    let huge = Region { kind: RegionKind::Allocation, device: 0x1000, size: usize::MAX / 2 };
+    let huge = Region { kind: RegionKind::Allocation { base: 0x1000 }, device: 0x1000, size: usize::MAX / 2 };
     let err = Snapshot::capture(vec![huge], Box::new(HostStore::new()), Box::new(RestoreAll), &copier).unwrap_err();
     assert!(matches!(err, DeclineReason::HostAllocation { device: 0x1000, .. }), "{err}");
 }
 
 #[test]
-fn freed_or_shrunk_allocations_are_skipped_and_failed_copies_do_not_stop_restore() {
+fn freed_or_shrunk_allocations_are_skipped() {
     let mut a = vec![1u8; 16];
-    let mut b = vec![2u8; 16];
     let mut c = vec![3u8; 16];
     let inv = AllocationInventory::new();
     inv.record(Allocation { base: a.as_ptr() as usize, size: 16, agent: 1 });
-    inv.record(Allocation { base: b.as_ptr() as usize, size: 16, agent: 1 });
     inv.record(Allocation { base: c.as_ptr() as usize, size: 16, agent: 1 });
-    let copier = FakeCopy::new(vec![3]); // capture uses 0..=2; `a` is skipped, so `b` is copy 3
-    let regions = vec![alloc_region(&a), alloc_region(&b), alloc_region(&c)];
+    let copier = FakeCopy::new(vec![]);
+    let regions = vec![alloc_region(&a), alloc_region(&c)];
     let mut snap = Snapshot::capture(regions, Box::new(HostStore::new()), Box::new(RestoreAll), &copier).unwrap();
     a.fill(9);
-    b.fill(9);
     c.fill(9);
     inv.forget(a.as_ptr() as usize); // freed
     let rep = snap.restore(&inv, &copier);
-    assert_eq!((rep.regions, rep.skipped, rep.failed), (1, 1, 1));
+    assert_eq!((rep.regions, rep.skipped, rep.failure.is_none()), (1, 1, true));
     assert!(a.iter().all(|&x| x == 9), "nothing is written to a freed allocation");
-    assert!(b.iter().all(|&x| x == 9), "the failed copy left the region as it was");
     assert!(c.iter().all(|&x| x == 3));
     // Shrunk: re-recorded smaller than captured.
     inv.record(Allocation { base: c.as_ptr() as usize, size: 8, agent: 1 });
@@ -100,6 +101,44 @@ fn freed_or_shrunk_allocations_are_skipped_and_failed_copies_do_not_stop_restore
     let rep = snap.restore(&inv, &copier);
     assert_eq!(rep.skipped, 2);
     assert!(c.iter().all(|&x| x == 9));
+}
+
+#[test]
+fn a_transient_restore_failure_is_retried() {
+    let mut a = vec![1u8; 16];
+    let inv = AllocationInventory::new();
+    inv.record(Allocation { base: a.as_ptr() as usize, size: 16, agent: 1 });
+    let copier = FakeCopy::new(vec![1, 2]); // capture is copy 0; the restore's first two attempts fail
+    let mut snap = Snapshot::capture(vec![alloc_region(&a)], Box::new(HostStore::new()), Box::new(RestoreAll), &copier).unwrap();
+    a.fill(9);
+    let rep = snap.restore(&inv, &copier);
+    assert_eq!((rep.regions, rep.failure), (1, None));
+    assert!(a.iter().all(|&x| x == 1));
+}
+
+#[test]
+fn a_persistent_restore_failure_stops_the_restore_and_says_whether_memory_is_mixed() {
+    let mut a = vec![1u8; 16];
+    let mut b = vec![2u8; 16];
+    let inv = AllocationInventory::new();
+    inv.record(Allocation { base: a.as_ptr() as usize, size: 16, agent: 1 });
+    inv.record(Allocation { base: b.as_ptr() as usize, size: 16, agent: 1 });
+    // Capture: copies 0 and 1. First restore: `a` fails three times (2, 3, 4): nothing written.
+    let copier = FakeCopy::new(vec![2, 3, 4, 6, 7, 8]);
+    let mut snap =
+        Snapshot::capture(vec![alloc_region(&a), alloc_region(&b)], Box::new(HostStore::new()), Box::new(RestoreAll), &copier).unwrap();
+    a.fill(9);
+    b.fill(9);
+    let rep = snap.restore(&inv, &copier);
+    let f = rep.failure.expect("a failure");
+    assert_eq!((f.device, f.nothing_written, rep.regions), (a.as_ptr() as usize, true, 0));
+    assert!(a.iter().chain(b.iter()).all(|&x| x == 9), "memory is still as the pass left it");
+    assert_eq!(copier.n.get(), 5, "the restore stopped at the failing region");
+    assert!(f.to_string().contains("failed 3 times"), "{f}");
+    // Second restore: `a` is copy 5 (succeeds), `b` fails three times (6, 7, 8): mixed.
+    let rep = snap.restore(&inv, &copier);
+    let f = rep.failure.expect("a failure");
+    assert_eq!((f.device, f.nothing_written, rep.regions), (b.as_ptr() as usize, false, 1));
 }
 
 /// A scope that restores only the first half of each region: proves the engine honours the
@@ -140,7 +179,7 @@ fn a_tracked_capture_leaves_out_an_allocation_freed_after_listing() {
     // memory the runtime may already have unmapped.
     inv.forget(a.as_ptr() as usize);
     let copier = FakeCopy::new(vec![]);
-    let snap = Snapshot::capture_tracked(regions, Box::new(HostStore::new()), Box::new(RestoreAll), &copier, &inv).unwrap();
+    let snap = Snapshot::capture_tracked(regions, Box::new(HostStore::new()), Box::new(RestoreAll), &copier, &inv, &executables().hold()).unwrap();
     assert_eq!(copier.n.get(), 1, "only the live allocation is copied");
     assert_eq!(snap.regions(), &[alloc_region(&b)][..]);
     assert_eq!((snap.stats().regions, snap.stats().bytes), (1, 16));
@@ -154,10 +193,10 @@ fn a_new_allocation_at_a_captured_address_is_not_restored_over() {
     inv.record(Allocation { base: a.as_ptr() as usize, size: 16, agent: 1 });
     let regions = vec![
         alloc_region(&a),
-        Region { kind: RegionKind::ModuleVariable { name: "g".into() }, device: v.as_ptr() as usize, size: 4 },
+        Region { kind: RegionKind::ModuleVariable { name: "g".into(), executable: None }, device: v.as_ptr() as usize, size: 4 },
     ];
     let copier = FakeCopy::new(vec![]);
-    let mut snap = Snapshot::capture_tracked(regions, Box::new(HostStore::new()), Box::new(RestoreAll), &copier, &inv).unwrap();
+    let mut snap = Snapshot::capture_tracked(regions, Box::new(HostStore::new()), Box::new(RestoreAll), &copier, &inv, &executables().hold()).unwrap();
     a.fill(5);
     v.fill(0);
     let rep = snap.restore(&inv, &copier);
@@ -237,11 +276,12 @@ fn a_tiered_store_keeps_what_fits_on_the_device_and_the_rest_on_the_host() {
     let store = TieredStore::new(Some(buffers.clone()), 6000, false, None);
     let mut snap = Snapshot::capture(vec![alloc_region(&a), alloc_region(&b)], Box::new(store), Box::new(RestoreAll), &copier).unwrap();
     assert_eq!(snap.device_bytes(), 4096);
+    assert_eq!(snap.stats().store_kind(), "mixed");
     assert_eq!(copier.on_device.get(), 1);
     a.fill(9);
     b.fill(9);
     let rep = snap.restore(&inv, &copier);
-    assert_eq!((rep.regions, rep.bytes, rep.failed), (2, 4096 + 8192, 0));
+    assert_eq!((rep.regions, rep.bytes, rep.failure), (2, 4096 + 8192, None));
     assert!(a.iter().all(|&x| x == 1) && b.iter().all(|&x| x == 2));
     assert_eq!(copier.on_device.get(), 2, "the device slot is restored device to device");
     drop(snap);
@@ -299,4 +339,87 @@ fn changed_chunks_restore_only_what_the_pass_wrote() {
         assert_eq!((rep.bytes, rep.full), (2 * 4096, false), "pass {pass}");
         assert!(a.iter().all(|&x| x == 0));
     }
+}
+
+#[test]
+fn regions_of_a_destroyed_executable_are_neither_captured_nor_restored() {
+    let mut seg = [4u8; 32];
+    let mut var = [6u8; 8];
+    let gone = [8u8; 8];
+    let exes = executables();
+    let (live, dead) = {
+        let held = exes.hold();
+        (held.observe(0xa), held.observe(0xb))
+    };
+    exes.destroying(0xb, || ());
+    let a = ExecutableRef { handle: 0xa, serial: live };
+    let regions = vec![
+        Region { kind: RegionKind::CodeObjectSegment { executable: a }, device: seg.as_ptr() as usize, size: 32 },
+        Region { kind: RegionKind::ModuleVariable { name: "v".into(), executable: Some(a) }, device: var.as_ptr() as usize, size: 8 },
+        Region {
+            kind: RegionKind::CodeObjectSegment { executable: ExecutableRef { handle: 0xb, serial: dead } },
+            device: gone.as_ptr() as usize,
+            size: 8,
+        },
+    ];
+    let inv = AllocationInventory::new();
+    let copier = FakeCopy::new(vec![]);
+    let mut snap = Snapshot::capture_tracked(regions, Box::new(HostStore::new()), Box::new(RestoreAll), &copier, &inv, &exes.hold()).unwrap();
+    assert_eq!(snap.stats().regions, 2, "the destroyed executable's segment is left out");
+    seg.fill(0);
+    var.fill(0);
+    let rep = snap.restore(&inv, &copier);
+    assert_eq!((rep.regions, rep.skipped), (2, 0));
+    assert_eq!((seg[31], var[7]), (4, 6));
+    // Destroyed after the capture, then a new executable got the same handle.
+    exes.destroying(0xa, || ());
+    exes.hold().observe(0xa);
+    seg.fill(0);
+    var.fill(0);
+    let rep = snap.restore(&inv, &copier);
+    assert_eq!((rep.regions, rep.skipped), (0, 2), "nothing is written into another executable's memory");
+    assert!(seg.iter().chain(var.iter()).all(|&x| x == 0));
+}
+
+#[test]
+fn part_of_an_allocation_is_validated_against_the_whole_allocation() {
+    let mut a = [1u8; 64];
+    let base = a.as_ptr() as usize;
+    let inv = AllocationInventory::new();
+    inv.record(Allocation { base, size: 64, agent: 1 });
+    let tail = Region { kind: RegionKind::Allocation { base }, device: base + 48, size: 16 };
+    let copier = FakeCopy::new(vec![]);
+    let mut snap = Snapshot::capture_tracked(vec![tail], Box::new(HostStore::new()), Box::new(RestoreAll), &copier, &inv, &executables().hold()).unwrap();
+    a.fill(2);
+    assert_eq!(snap.restore(&inv, &copier).regions, 1);
+    assert_eq!((a[47], a[48], a[63]), (2, 1, 1), "only the captured part is written back");
+    inv.record(Allocation { base, size: 56, agent: 1 });
+    assert_eq!(snap.restore(&inv, &copier).skipped, 1, "an allocation that no longer covers the part is skipped");
+}
+
+#[test]
+fn the_host_budget_counts_only_what_the_store_keeps_in_host_memory() {
+    let a = vec![1u8; 4096];
+    let b = vec![2u8; 8192];
+    let regions = vec![alloc_region(&a), alloc_region(&b)];
+    assert_eq!(HostStore::new().host_bound(&regions), 4096 + 8192);
+    let buffers = Arc::new(AgentBuffers::new(Box::new(FakeDevice::new(1 << 20))));
+    // Budget 6000 bytes: `a` goes to the device, `b` to the host.
+    assert_eq!(TieredStore::new(Some(buffers.clone()), 6000, false, None).host_bound(&regions), 8192);
+    assert_eq!(TieredStore::new(Some(buffers.clone()), 1 << 20, false, None).host_bound(&regions), 0);
+    assert_eq!(TieredStore::new(None, 0, false, None).host_bound(&regions), 4096 + 8192, "no device pool: all on the host");
+    assert_eq!(TieredStore::new(Some(buffers.clone()), 6000, true, None).host_bound(&regions), 0, "device only never uses the host");
+    // A buffer in use counts against the device budget; an idle one can be freed for room.
+    let held = buffers.take(4096, 1 << 20).unwrap();
+    assert_eq!(TieredStore::new(Some(buffers.clone()), 6000, false, None).host_bound(&regions), 4096 + 8192);
+    buffers.give_back([held]);
+    assert_eq!(TieredStore::new(Some(buffers.clone()), 6000, false, None).host_bound(&regions), 8192);
+    buffers.release_idle(std::time::Duration::ZERO);
+}
+
+#[test]
+fn a_snapshot_says_where_it_is_kept() {
+    let stats = |bytes, device_bytes| CaptureStats { bytes, device_bytes, ..Default::default() };
+    assert_eq!((stats(0, 0).store_kind(), stats(10, 0).store_kind()), ("host", "host"));
+    assert_eq!((stats(10, 10).store_kind(), stats(10, 4).store_kind()), ("device", "mixed"));
 }

@@ -130,4 +130,24 @@ static void* kernargs(system_t* s, void* const* ptrs, int n) {
   return k;
 }
 
+/* Loads the code object file at `path` into a new frozen executable for the first GPU. */
+static inline hsa_executable_t load_code_object(system_t* s, const char* path) {
+  FILE* f = fopen(path, "rb");
+  EXPECT(f, "cannot open code object %s", path);
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* bytes = malloc((size_t)len);
+  EXPECT(fread(bytes, 1, (size_t)len, f) == (size_t)len, "short read of %s", path);
+  fclose(f);
+  hsa_code_object_reader_t reader;
+  CHECK(hsa_code_object_reader_create_from_memory(bytes, (size_t)len, &reader));
+  hsa_executable_t exe;
+  CHECK(hsa_executable_create_alt(HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL, &exe));
+  CHECK(hsa_executable_load_agent_code_object(exe, s->gpu[0], reader, NULL, NULL));
+  CHECK(hsa_executable_freeze(exe, NULL));
+  free(bytes);
+  return exe;
+}
+
 #endif

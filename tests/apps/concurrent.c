@@ -5,12 +5,28 @@
  *   concurrent agents   <passes>           one replayed `slow` dispatch per GPU agent, in parallel
  *   concurrent batch                       two-packet submissions (merged by an interceptor of
  *                                          the application): each runs once
- *   concurrent stuck                       the completion handler is delayed past the drain bound
+ *   concurrent stuck                       the replayed dispatch never completes (a vhsa fault)
+ *   concurrent handlers <rounds> <passes> slow|blocked
+ *                                          siblings, with every async-handler callback delayed
+ *                                          (slow) or an application handler blocking the
+ *                                          runtime's handler thread until the end (blocked); prints
+ *                                          the replayed dispatches' submit-to-completion latency
+ *   concurrent submitter <passes>          an application async handler, triggered by pass 0,
+ *                                          submits a dispatch on the replaying agent
+ *   concurrent crossqueue                  a sibling queue holds a barrier packet waiting for a
+ *                                          signal set after the replayed dispatch, then a dispatch
+ *   concurrent hostgate                    earlier work on the replayed dispatch's queue waits for
+ *                                          a host signal set after the dispatch was submitted
+ *   concurrent hostwrites <iterations>     a thread copies and fills a tracked buffer
+ *                                          (hsa_memory_copy, hsa_amd_memory_fill,
+ *                                          hsa_amd_memory_async_copy) while replays run; no write
+ *                                          is ever reverted
  *
  * Prints "APP OK" on success. */
 #include "common.h"
 
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #define N 256
@@ -21,8 +37,13 @@
 static uint64_t rec_log[MAX_LOG];
 static int rec_count;
 
+static hsa_signal_t rec_trigger; /* "submitter": set to 0 by the first pass */
+static int rec_sleep_us;
+
 static void rec_kernel(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
   (void)user_data;
+  if (rec_trigger.handle && rec_count == 0) hsa_signal_store_screlease(rec_trigger, 0);
+  if (rec_sleep_us) usleep(rec_sleep_us);
   uint32_t* x = *(uint32_t**)p->kernarg_address;
   uint64_t sum = 0;
   for (uint32_t i = 0; i < N; i++) {
@@ -46,6 +67,9 @@ typedef struct {
   uint32_t* y;
 } sibling_t;
 
+/* Set once the replayed rounds are over: siblings keep their queues until then. */
+static volatile int rounds_over;
+
 static void* sibling_thread(void* arg) {
   sibling_t* t = (sibling_t*)arg;
   hsa_queue_t* q = queue_create(t->s->gpu[0]);
@@ -58,9 +82,19 @@ static void* sibling_thread(void* arg) {
     dispatch(q, t->kobj, ka, N, done);
     wait_done(done);
   }
+  while (!rounds_over) usleep(1000);
   CHECK(hsa_queue_destroy(q));
   return NULL;
 }
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Called after the replayed rounds, before the siblings are joined ("handlers blocked"). */
+static void (*after_rounds)(void);
 
 static void run_siblings(system_t* s, int rounds, int passes) {
   uint64_t rec = vhsa_native_kernel_create("rec", rec_kernel, NULL);
@@ -81,12 +115,20 @@ static void run_siblings(system_t* s, int rounds, int passes) {
   void* ka = kernargs(s, ptrs, 1);
   hsa_signal_t done;
   CHECK(hsa_signal_create(1, 0, NULL, &done));
+  double total_ms = 0, worst_ms = 0;
   for (int r = 0; r < rounds; r++) {
     hsa_signal_store_relaxed(done, 1);
+    double t0 = now_ms();
     dispatch(q, rec, ka, N, done);
     wait_done(done);
+    double ms = now_ms() - t0;
+    total_ms += ms;
+    if (ms > worst_ms) worst_ms = ms;
     usleep(500);
   }
+  printf("APP latency rounds=%d mean_ms=%.3f worst_ms=%.3f\n", rounds, total_ms / rounds, worst_ms);
+  if (after_rounds) after_rounds();
+  rounds_over = 1;
   for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
   EXPECT(rec_count == rounds * passes, "rec ran %d times, expected %d", rec_count, rounds * passes);
   for (int r = 0; r < rounds; r++) {
@@ -218,21 +260,216 @@ static void run_stuck(system_t* s) {
   void* ka = kernargs(s, ptrs, 1);
   hsa_signal_t done;
   CHECK(hsa_signal_create(1, 0, NULL, &done));
-  vhsa_fault_delay_async_handlers(3000);
+  vhsa_fault_hang_kernel("add");
   dispatch(q, add, ka, 1, done);
   wait_done(done);
-  fprintf(stderr, "APP FAIL: the replay finished although its completion handler was stuck\n");
+  fprintf(stderr, "APP FAIL: the replay finished although its dispatch never completes\n");
   exit(4);
 }
 
+/* ---- handlers ---- */
+static volatile int release_blocker;
+
+static bool blocking_handler(hsa_signal_value_t v, void* arg) {
+  (void)v;
+  (void)arg;
+  while (!release_blocker) usleep(1000);
+  return false;
+}
+
+static void release_blocking_handler(void) { release_blocker = 1; }
+
+static void stop_delaying_handlers(void) { vhsa_fault_delay_async_handlers(0); }
+
+static void run_handlers(system_t* s, int rounds, int passes, const char* how) {
+  if (strcmp(how, "slow") == 0) {
+    /* Every async-handler callback (the tool's, for each sibling dispatch) takes 100 ms: the
+     * handler thread falls seconds behind while the rounds run. */
+    vhsa_fault_delay_async_handlers(100);
+    after_rounds = stop_delaying_handlers;
+  } else {
+    EXPECT(strcmp(how, "blocked") == 0, "handlers: slow or blocked");
+    hsa_signal_t go;
+    CHECK(hsa_signal_create(0, 0, NULL, &go));
+    CHECK(hsa_amd_signal_async_handler(go, HSA_SIGNAL_CONDITION_EQ, 0, blocking_handler, NULL));
+    usleep(20000); /* the handler thread is now inside blocking_handler */
+    after_rounds = release_blocking_handler;
+  }
+  run_siblings(s, rounds, passes);
+}
+
+/* ---- submitter ---- */
+static hsa_queue_t* submitter_queue;
+static uint64_t submitter_kernel;
+static void* submitter_kernarg;
+static hsa_signal_t submitter_done;
+
+static bool submitting_handler(hsa_signal_value_t v, void* arg) {
+  (void)v;
+  (void)arg;
+  dispatch(submitter_queue, submitter_kernel, submitter_kernarg, N, submitter_done);
+  return false;
+}
+
+static void run_submitter(system_t* s, int passes) {
+  uint64_t rec = vhsa_native_kernel_create("rec", rec_kernel, NULL);
+  submitter_kernel = vhsa_native_kernel_create("sib", sib_kernel, NULL);
+  uint32_t* x = pool_alloc(s->device_pool[0], N * 4);
+  uint32_t* y = pool_alloc(s->device_pool[0], N * 4);
+  memset(x, 0, N * 4);
+  memset(y, 0, N * 4);
+  void* py[1] = {y};
+  submitter_kernarg = kernargs(s, py, 1);
+  submitter_queue = queue_create(s->gpu[0]);
+  CHECK(hsa_signal_create(1, 0, NULL, &submitter_done));
+  CHECK(hsa_signal_create(1, 0, NULL, &rec_trigger));
+  CHECK(hsa_amd_signal_async_handler(rec_trigger, HSA_SIGNAL_CONDITION_LT, 1, submitting_handler, NULL));
+  hsa_queue_t* q = queue_create(s->gpu[0]);
+  void* px[1] = {x};
+  void* ka = kernargs(s, px, 1);
+  hsa_signal_t done;
+  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  rec_sleep_us = 20000; /* the handler runs, and blocks on the window, while passes still follow */
+  dispatch(q, rec, ka, N, done);
+  wait_done(done);
+  wait_done(submitter_done);
+  EXPECT(rec_count == passes, "rec ran %d times, expected %d", rec_count, passes);
+  for (int p = 0; p < passes; p++) EXPECT(rec_log[p] == 0, "pass %d saw sum %llu, expected 0", p, (unsigned long long)rec_log[p]);
+  for (uint32_t j = 0; j < N; j++) EXPECT(x[j] == 1 && y[j] == 1, "x[%u] = %u, y[%u] = %u, expected 1", j, x[j], j, y[j]);
+  CHECK(hsa_queue_destroy(q));
+  CHECK(hsa_queue_destroy(submitter_queue));
+}
+
+/* ---- crossqueue / hostgate ---- */
+static void barrier_on(hsa_queue_t* q, hsa_signal_t dep) {
+  uint64_t idx = hsa_queue_add_write_index_screlease(q, 1);
+  hsa_barrier_and_packet_t* slot = (hsa_barrier_and_packet_t*)q->base_address + (idx % q->size);
+  memset((char*)slot + 4, 0, sizeof *slot - 4);
+  slot->dep_signal[0] = dep;
+  uint16_t header = (HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE) | (1 << HSA_PACKET_HEADER_BARRIER) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
+  __atomic_store_n((uint32_t*)slot, (uint32_t)header, __ATOMIC_RELEASE);
+  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)idx);
+}
+
+static void run_dependent(system_t* s, int same_queue) {
+  uint64_t rec = vhsa_native_kernel_create("rec", rec_kernel, NULL);
+  uint64_t sib = vhsa_native_kernel_create("sib", sib_kernel, NULL);
+  uint32_t* x = pool_alloc(s->device_pool[0], N * 4);
+  uint32_t* y = pool_alloc(s->device_pool[0], N * 4);
+  memset(x, 0, N * 4);
+  memset(y, 0, N * 4);
+  hsa_queue_t* q = queue_create(s->gpu[0]);
+  hsa_queue_t* q2 = same_queue ? q : queue_create(s->gpu[0]);
+  hsa_signal_t gate, done, done2;
+  CHECK(hsa_signal_create(1, 0, NULL, &gate));
+  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  CHECK(hsa_signal_create(1, 0, NULL, &done2));
+  void* px[1] = {x};
+  void* py[1] = {y};
+  void* ka = kernargs(s, px, 1);
+  void* kb = kernargs(s, py, 1);
+  /* Work that can only finish once `gate` is set, which happens only after the replayed
+   * dispatch was submitted (same queue) or completed (sibling queue). */
+  barrier_on(q2, gate);
+  if (!same_queue) dispatch(q2, sib, kb, N, done2);
+  dispatch(q, rec, ka, N, done);
+  if (same_queue) {
+    hsa_signal_store_screlease(gate, 0);
+    wait_done(done);
+  } else {
+    wait_done(done);
+    hsa_signal_store_screlease(gate, 0);
+    wait_done(done2);
+    for (uint32_t j = 0; j < N; j++) EXPECT(y[j] == 1, "y[%u] = %u, expected 1", j, y[j]);
+  }
+  EXPECT(rec_count == 1, "rec ran %d times, expected once (declined)", rec_count);
+  for (uint32_t j = 0; j < N; j++) EXPECT(x[j] == 1, "x[%u] = %u, expected 1", j, x[j]);
+  EXPECT(hsa_signal_load_scacquire(done) == 0, "completion signal value %ld", (long)hsa_signal_load_scacquire(done));
+  if (!same_queue) CHECK(hsa_queue_destroy(q2));
+  CHECK(hsa_queue_destroy(q));
+}
+
+/* ---- hostwrites ---- */
+typedef struct {
+  system_t* s;
+  uint32_t* y;
+  int iterations;
+  volatile int finished;
+} writer_t;
+
+static void* host_writer(void* arg) {
+  writer_t* w = (writer_t*)arg;
+  uint32_t* src = malloc(N * 4);
+  hsa_signal_t copied;
+  CHECK(hsa_signal_create(1, 0, NULL, &copied));
+  for (int i = 1; i <= w->iterations; i++) {
+    for (uint32_t j = 0; j < N; j++) src[j] = (uint32_t)i;
+    switch (i % 3) {
+      case 0: CHECK(hsa_memory_copy(w->y, src, N * 4)); break;
+      case 1: CHECK(hsa_amd_memory_fill(w->y, (uint32_t)i, N)); break;
+      default:
+        hsa_signal_store_relaxed(copied, 1);
+        CHECK(hsa_amd_memory_async_copy(w->y, w->s->gpu[0], src, w->s->cpu, N * 4, 0, NULL, copied));
+        wait_done(copied);
+        break;
+    }
+    usleep(300 + (i % 7) * 100);
+    for (uint32_t j = 0; j < N; j++)
+      EXPECT(w->y[j] == (uint32_t)i, "iteration %d (%s): y[%u] = %u, the host write was reverted", i,
+             i % 3 == 0 ? "hsa_memory_copy" : i % 3 == 1 ? "hsa_amd_memory_fill" : "hsa_amd_memory_async_copy", j, w->y[j]);
+  }
+  free(src);
+  w->finished = 1;
+  return NULL;
+}
+
+static void run_hostwrites(system_t* s, int iterations) {
+  uint64_t rec = vhsa_native_kernel_create("rec", rec_kernel, NULL);
+  uint32_t* x = pool_alloc(s->device_pool[0], N * 4);
+  memset(x, 0, N * 4);
+  writer_t w = {s, pool_alloc(s->device_pool[0], N * 4), iterations, 0};
+  memset(w.y, 0, N * 4);
+  hsa_queue_t* q = queue_create(s->gpu[0]);
+  void* px[1] = {x};
+  void* ka = kernargs(s, px, 1);
+  hsa_signal_t done;
+  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  rec_sleep_us = 300;
+  pthread_t th;
+  pthread_create(&th, NULL, host_writer, &w);
+  int rounds = 0;
+  while (!w.finished && rounds < MAX_LOG / 8) {
+    hsa_signal_store_relaxed(done, 1);
+    dispatch(q, rec, ka, N, done);
+    wait_done(done);
+    rounds++;
+  }
+  pthread_join(th, NULL);
+  int passes = rec_count / rounds;
+  EXPECT(rec_count == rounds * passes && passes > 1, "rec ran %d times over %d rounds", rec_count, rounds);
+  for (int r = 0; r < rounds; r++)
+    for (int p = 0; p < passes; p++)
+      EXPECT(rec_log[r * passes + p] == (uint64_t)r * N, "round %d pass %d saw sum %llu", r, p,
+             (unsigned long long)rec_log[r * passes + p]);
+  printf("APP hostwrites rounds=%d\n", rounds);
+  CHECK(hsa_queue_destroy(q));
+}
+
 int main(int argc, char** argv) {
-  EXPECT(argc >= 2, "usage: concurrent siblings|agents|batch|stuck ...");
+  EXPECT(argc >= 2, "usage: concurrent siblings|agents|batch|stuck|handlers|submitter|crossqueue|hostgate|hostwrites ...");
   system_t s;
   system_init(&s);
   if (strcmp(argv[1], "siblings") == 0) run_siblings(&s, atoi(argv[2]), atoi(argv[3]));
   else if (strcmp(argv[1], "agents") == 0) run_agents(&s, atoi(argv[2]));
   else if (strcmp(argv[1], "batch") == 0) run_batch(&s);
   else if (strcmp(argv[1], "stuck") == 0) run_stuck(&s);
+  else if (strcmp(argv[1], "handlers") == 0) run_handlers(&s, atoi(argv[2]), atoi(argv[3]), argv[4]);
+  else if (strcmp(argv[1], "submitter") == 0) run_submitter(&s, atoi(argv[2]));
+  else if (strcmp(argv[1], "crossqueue") == 0) run_dependent(&s, 0);
+  else if (strcmp(argv[1], "hostgate") == 0) run_dependent(&s, 1);
+  else if (strcmp(argv[1], "hostwrites") == 0) run_hostwrites(&s, atoi(argv[2]));
   else EXPECT(0, "unknown mode %s", argv[1]);
   CHECK(hsa_shut_down());
   printf("APP OK\n");

@@ -5,10 +5,17 @@
  *   replay devvar  <passes> <code object> [fail-info]   a __device__ variable is restored between
  *                  passes; with fail-info, variable queries fail (fault) and replay is declined
  *   replay free    <passes>        a buffer the test tool frees between passes
+ *   replay profile <passes>        a replayed kernel (`slow`) and a kernel run once (`once`), each
+ *                  sleeping 50 ms; prints the dispatch times read from each application
+ *                  completion signal with hsa_amd_profiling_get_dispatch_time
+ *   replay big     <passes>        like basic with a 1 GiB tracked buffer; with KREPLAY_TEST_RLIMIT_AS
+ *                  set, the address-space limit is set to the process's size plus that many
+ *                  MiB before the buffer is allocated
  *
  * Prints "APP OK" on success; exits nonzero with "APP FAIL" otherwise. */
 #include "common.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define N 64
@@ -50,25 +57,6 @@ static void bump_kernel(const hsa_kernel_dispatch_packet_t* p, void* user_data) 
   invocations++;
 }
 
-static hsa_executable_t load_code_object(system_t* s, const char* path) {
-  FILE* f = fopen(path, "rb");
-  EXPECT(f, "cannot open code object %s", path);
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char* bytes = malloc((size_t)len);
-  EXPECT(fread(bytes, 1, (size_t)len, f) == (size_t)len, "short read of %s", path);
-  fclose(f);
-  hsa_code_object_reader_t reader;
-  CHECK(hsa_code_object_reader_create_from_memory(bytes, (size_t)len, &reader));
-  hsa_executable_t exe;
-  CHECK(hsa_executable_create_alt(HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL, &exe));
-  CHECK(hsa_executable_load_agent_code_object(exe, s->gpu[0], reader, NULL, NULL));
-  CHECK(hsa_executable_freeze(exe, NULL));
-  free(bytes);
-  return exe;
-}
-
 static void run_devvar(system_t* s, int passes, const char* path, int fail_info) {
   hsa_executable_t exe = load_code_object(s, path);
   hsa_executable_symbol_t sym;
@@ -99,6 +87,51 @@ static void run_devvar(system_t* s, int passes, const char* path, int fail_info)
   CHECK(hsa_queue_destroy(q));
 }
 
+static void sleepy_kernel(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
+  (void)p;
+  (void)user_data;
+  usleep(50000);
+  invocations++;
+}
+
+static void run_profile(system_t* s, int passes) {
+  const char* names[2] = {"slow", "once"};
+  hsa_queue_t* q = queue_create(s->gpu[0]);
+  for (int k = 0; k < 2; k++) {
+    uint64_t kobj = vhsa_native_kernel_create(names[k], sleepy_kernel, NULL);
+    hsa_signal_t done;
+    CHECK(hsa_signal_create(1, 0, NULL, &done));
+    int before = invocations;
+    dispatch(q, kobj, kernargs(s, NULL, 0), 1, done);
+    wait_done(done);
+    int expected = k == 0 ? passes : 1;
+    EXPECT(invocations - before == expected, "%s ran %d times, expected %d", names[k], invocations - before, expected);
+    hsa_amd_profiling_dispatch_time_t t;
+    CHECK(hsa_amd_profiling_get_dispatch_time(s->gpu[0], done, &t));
+    uint64_t start = 0, end = 0;
+    CHECK(hsa_amd_profiling_convert_tick_to_system_domain(s->gpu[0], t.start, &start));
+    CHECK(hsa_amd_profiling_convert_tick_to_system_domain(s->gpu[0], t.end, &end));
+    printf("APP time kernel=%s start=%llu end=%llu\n", names[k], (unsigned long long)start, (unsigned long long)end);
+    CHECK(hsa_signal_destroy(done));
+  }
+  CHECK(hsa_queue_destroy(q));
+}
+
+static void limit_address_space(void) {
+  const char* extra = getenv("KREPLAY_TEST_RLIMIT_AS");
+  if (!extra) return;
+  FILE* f = fopen("/proc/self/status", "r");
+  EXPECT(f, "cannot read /proc/self/status");
+  char line[256];
+  unsigned long long vm_kb = 0;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "VmSize: %llu kB", &vm_kb) == 1) break;
+  fclose(f);
+  struct rlimit r;
+  r.rlim_cur = r.rlim_max = (rlim_t)(vm_kb * 1024 + strtoull(extra, NULL, 10) * 1024 * 1024);
+  EXPECT(setrlimit(RLIMIT_AS, &r) == 0, "setrlimit(RLIMIT_AS) failed");
+}
+
 int main(int argc, char** argv) {
   EXPECT(argc >= 3, "usage: replay basic|decline|devvar|free <arg> [code object]");
   const char* mode = argv[1];
@@ -111,7 +144,19 @@ int main(int argc, char** argv) {
     printf("APP OK\n");
     return 0;
   }
+  if (strcmp(mode, "profile") == 0) {
+    run_profile(&s, atoi(argv[2]));
+    CHECK(hsa_shut_down());
+    printf("APP OK\n");
+    return 0;
+  }
   int expected = strcmp(mode, "decline") == 0 ? 1 : atoi(argv[2]);
+  if (strcmp(mode, "big") == 0) {
+    limit_address_space();
+    size_t big = (size_t)1 << 30;
+    uint8_t* footprint = pool_alloc(s.device_pool[0], big);
+    memset(footprint, 1, big); /* resident: the footprint counts against the limits */
+  }
   uint64_t kobj = vhsa_native_kernel_create("inc", inc_kernel, NULL);
   EXPECT(kobj != 0, "vhsa_native_kernel_create failed");
   uint32_t* x = pool_alloc(s.device_pool[0], N * 4);

@@ -9,12 +9,23 @@
  *   nested     3 passes (needs two GPU agents); PASS ENTER of pass 0 attaches a barrier before the
  *              dispatch, runs a 2-pass replay of another kernel on the other agent, then attaches a
  *              barrier after the dispatch
- *   realloc    3 passes; at PASS EXIT of pass 0 frees the buffer in kernarg slot 5 and allocates
- *              a new buffer at the same address, filled with a pattern the restores must not touch
+ *   realloc    3 passes; at PASS EXIT of pass 0 frees the buffer in kernarg slot 5 and, on another
+ *              thread (as the application would: memory allocated on the callback's thread is the
+ *              tool's own, never tracked), allocates a new buffer at the same address, filled with
+ *              a pattern the restores must not touch
  *   cross      3 passes (two GPU agents, two application threads replaying at once); PASS ENTER
  *              of pass 0 waits until both windows are open, then dispatches on the other agent
+ *   ownbuf     3 passes; CONFIG ENTER allocates the tool's own device buffer on the replaying
+ *              agent, each PASS EXIT writes its pass into it and checks the earlier passes' values
+ *              are still there (the tool's memory is not restored)
+ *   after      3 passes; PASS ENTER of pass 0 attaches, after the dispatch, a dispatch of a slow
+ *              kernel that counts its runs; each PASS EXIT checks that it already ran
  *
- * Every mode also checks that a second kreplay_register is refused. It prints
+ *   declined   3 passes, expected to be declined (the reason is printed at CONFIG EXIT in every mode)
+ *   early      listed before kreplay in HSA_TOOLS_LIB: kreplay_register returns NOT_LOADED
+ *
+ * In every mode a LOOP_STOPPED event is printed with its reason.
+ * Every other mode also checks that a second kreplay_register is refused. It prints
  * "TOOL <key>=<value>" lines and "TOOL FAIL ..." on a broken expectation. */
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
@@ -22,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "kreplay.h"
@@ -29,6 +41,7 @@
 
 static const char* mode = "";
 static int passes_entered, passes_exited, continue_calls, config_enter, config_exit;
+static int passes_of_dispatch; /* PASS ENTER events of the current dispatch */
 static uint64_t dispatch_id;
 static int failures;
 
@@ -77,6 +90,20 @@ static void replace_victim(uint64_t agent_handle, void* victim) {
   }
   TOOL_CHECK(replacement != NULL, "no allocation reused the freed victim's address");
   if (replacement) memset(replacement, REPLACEMENT_BYTE, REPLACEMENT_SIZE);
+}
+
+/* "ownbuf" mode: the tool's own counter buffer, allocated from a callback. */
+static uint32_t* own_buffer;
+
+struct victim_args {
+  uint64_t agent;
+  void* victim;
+};
+
+static void* replace_victim_thread(void* arg) {
+  struct victim_args* a = (struct victim_args*)arg;
+  replace_victim(a->agent, a->victim);
+  return NULL;
 }
 
 static int replacement_intact(void) {
@@ -158,6 +185,29 @@ static void replay_on_other_agent(uint64_t replaying_agent) {
   nested_active = 0;
 }
 
+/* "after" mode: the attached slow kernel and how often it ran. */
+static int after_runs;
+
+static void after_kernel(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
+  (void)p;
+  (void)user_data;
+  usleep(30000);
+  __atomic_add_fetch(&after_runs, 1, __ATOMIC_SEQ_CST);
+}
+
+static void after_packet(uint8_t out[64]) {
+  hsa_kernel_dispatch_packet_t pkt;
+  memset(&pkt, 0, sizeof pkt);
+  pkt.header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
+               (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+               (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
+  pkt.setup = 1 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
+  pkt.workgroup_size_x = pkt.workgroup_size_y = pkt.workgroup_size_z = 1;
+  pkt.grid_size_x = pkt.grid_size_y = pkt.grid_size_z = 1;
+  pkt.kernel_object = vhsa_native_kernel_create("after_mark", after_kernel, NULL);
+  memcpy(out, &pkt, 64);
+}
+
 static uint32_t pass_count(const kreplay_dispatch_info_t* d, void* user_data) {
   (void)user_data;
   if (nested_active) return 2;
@@ -199,15 +249,25 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
   switch (e->kind) {
     case KREPLAY_EVENT_CONFIG_ENTER:
       config_enter++;
+      passes_of_dispatch = 0;
       dispatch_id = e->dispatch->dispatch_id;
+      if (strcmp(mode, "ownbuf") == 0) {
+        hsa_amd_memory_pool_t pool = {0};
+        hsa_amd_agent_iterate_memory_pools((hsa_agent_t){e->dispatch->agent_handle}, find_coarse_pool, &pool);
+        hsa_status_t st = hsa_amd_memory_pool_allocate(pool, 4096, 0, (void**)&own_buffer);
+        TOOL_CHECK(st == HSA_STATUS_SUCCESS && own_buffer, "allocating the tool's buffer: %#x", st);
+        if (own_buffer) memset(own_buffer, 0, 4096);
+      }
       TOOL_CHECK(kreplay_pass_attach_packets(barrier, 1, KREPLAY_PACKET_BEFORE) == KREPLAY_STATUS_NOT_ARMED,
                  "attach allowed during CONFIG ENTER");
       break;
     case KREPLAY_EVENT_CONFIG_EXIT:
       config_exit++;
+      if (e->stats && e->stats->declined_reason) fprintf(stderr, "TOOL declined: %s\n", e->stats->declined_reason);
       break;
     case KREPLAY_EVENT_PASS_ENTER:
-      TOOL_CHECK(e->pass == (uint32_t)passes_entered, "pass index %u, expected %d", e->pass, passes_entered);
+      TOOL_CHECK(e->pass == (uint32_t)passes_of_dispatch, "pass index %u, expected %d", e->pass, passes_of_dispatch);
+      passes_of_dispatch++;
       passes_entered++;
       if (strcmp(mode, "reentrant") == 0 && e->pass == 0) dispatch_on_sibling(e->dispatch);
       if (strcmp(mode, "nested") == 0 && e->pass == 0) {
@@ -232,6 +292,12 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
                    e->pass);
         fprintf(stderr, "TOOL pass=%u replacement_intact=%d\n", e->pass, replacement_intact());
       }
+      if (strcmp(mode, "after") == 0 && e->pass == 0) {
+        uint8_t pkt[64];
+        after_packet(pkt);
+        kreplay_status_t st = kreplay_pass_attach_packets(pkt, 1, KREPLAY_PACKET_AFTER);
+        TOOL_CHECK(st == KREPLAY_STATUS_SUCCESS, "attach after: %s", kreplay_status_string(st));
+      }
       if (strcmp(mode, "attach") == 0 && e->pass == 0) {
         kreplay_status_t st = kreplay_pass_attach_packets(barrier, 1, KREPLAY_PACKET_BEFORE);
         TOOL_CHECK(st == KREPLAY_STATUS_SUCCESS, "attach in PASS ENTER: %s", kreplay_status_string(st));
@@ -245,6 +311,11 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
       TOOL_CHECK(e->stats != NULL && e->stats->snapshot_regions >= 1, "snapshot statistics missing");
       TOOL_CHECK(kreplay_pass_attach_packets(barrier, 1, KREPLAY_PACKET_AFTER) == KREPLAY_STATUS_NOT_ARMED,
                  "attach allowed during PASS EXIT");
+      if (strcmp(mode, "after") == 0) {
+        int runs = __atomic_load_n(&after_runs, __ATOMIC_SEQ_CST);
+        TOOL_CHECK(runs == (int)e->pass + 1, "PASS EXIT of pass %u before its AFTER packet completed (%d runs)", e->pass, runs);
+        fprintf(stderr, "TOOL pass=%u after_runs=%d\n", e->pass, runs);
+      }
       if (strcmp(mode, "free") == 0 && e->pass == 0) {
         void* const* k = (void* const*)e->dispatch->kernarg_address;
         hsa_status_t st = hsa_amd_memory_pool_free(k[5]);
@@ -252,12 +323,27 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
       }
       if (strcmp(mode, "realloc") == 0 && e->pass == 0) {
         void* const* k = (void* const*)e->dispatch->kernarg_address;
-        replace_victim(e->dispatch->agent_handle, k[5]);
+        struct victim_args a = {e->dispatch->agent_handle, k[5]};
+        pthread_t t;
+        TOOL_CHECK(pthread_create(&t, NULL, replace_victim_thread, &a) == 0, "pthread_create");
+        pthread_join(t, NULL);
+      }
+      if (strcmp(mode, "ownbuf") == 0 && own_buffer && e->pass < 1024) {
+        int intact = 1;
+        for (uint32_t p = 0; p < e->pass; p++) intact &= own_buffer[p] == p + 1;
+        own_buffer[e->pass] = e->pass + 1;
+        TOOL_CHECK(intact, "the tool's own buffer was restored before pass %u", e->pass);
+        fprintf(stderr, "TOOL pass=%u own_buffer_intact=%d snapshot_regions=%llu\n", e->pass, intact,
+                (unsigned long long)(e->stats ? e->stats->snapshot_regions : 0));
       }
       if (e->stats) {
         fprintf(stderr, "TOOL pass=%u skipped_regions=%llu restored_regions=%llu\n", e->pass,
                 (unsigned long long)e->stats->skipped_regions, (unsigned long long)e->stats->restored_regions);
       }
+      break;
+    case KREPLAY_EVENT_LOOP_STOPPED:
+      fprintf(stderr, "TOOL loop_stopped pass=%u reason=%s\n", e->pass,
+              e->stats && e->stats->declined_reason ? e->stats->declined_reason : "(none)");
       break;
   }
 }
@@ -296,6 +382,12 @@ bool OnLoad(void* table, uint64_t runtime_version, uint64_t failed_tool_count, c
   callbacks.should_continue = should_continue;
   callbacks.on_event = on_event;
   kreplay_status_t st = kreplay_register(&callbacks);
+  if (strcmp(mode, "early") == 0) {
+    /* Listed before kreplay in HSA_TOOLS_LIB: kreplay's OnLoad has not run yet. */
+    TOOL_CHECK(st == KREPLAY_STATUS_NOT_LOADED, "kreplay_register before kreplay's OnLoad: %s", kreplay_status_string(st));
+    fprintf(stderr, "TOOL register: %s\n", kreplay_status_string(st));
+    return true;
+  }
   TOOL_CHECK(st == KREPLAY_STATUS_SUCCESS, "kreplay_register: %s", kreplay_status_string(st));
   st = kreplay_register(&callbacks);
   TOOL_CHECK(st == KREPLAY_STATUS_ALREADY_CONFIGURED, "second kreplay_register: %s", kreplay_status_string(st));

@@ -63,11 +63,17 @@ pub fn app(name: &str, extra: &[&str]) -> PathBuf {
 /// Compiles `tests/apps/<name>.c` into an executable linked with kreplay, so it can call the C
 /// API itself (once per test binary).
 pub fn app_linked(name: &str) -> PathBuf {
+    app_linked_with(name, &[])
+}
+
+/// [`app_linked`] with extra compiler flags (sanitizers, warnings).
+pub fn app_linked_with(name: &str, extra: &[&str]) -> PathBuf {
     let lib = test_support::tool_lib();
     let dir = lib.parent().unwrap().display().to_string();
-    let out = build_dir().join(format!("{name}_linked"));
+    let out = build_dir().join(format!("{name}_linked{}", extra.join("").replace(['-', '=', '/', ','], "_")));
     if !out.exists() {
         let mut flags = include_flags();
+        flags.extend(extra.iter().map(|s| s.to_string()));
         flags.extend([format!("-L{dir}"), "-lkreplay".into(), format!("-Wl,-rpath,{dir}")]);
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
         compile(&apps_dir().join(format!("{name}.c")), &out, &flags);
@@ -122,6 +128,8 @@ pub fn command(exe: &Path, extra_tools: &[&Path]) -> Command {
         "KREPLAY_DEVICE_RESERVE_MB",
         "KREPLAY_CHUNK_KB",
         "KREPLAY_VERIFY",
+        "KREPLAY_DRAIN_DECLINE_MS",
+        "KREPLAY_TEST_RLIMIT_AS",
         "VHSA_AGENTS",
         "VHSA_FAULTS",
         "VHSA_DEVICE_MEMORY_MB",

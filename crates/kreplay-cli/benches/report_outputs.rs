@@ -3,7 +3,7 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use kreplay_cli::records;
-use kreplay_cli::report::{self, perfetto, summary};
+use kreplay_cli::report::{self, chrome, pftrace, rocpd, summary};
 use std::hint::black_box;
 
 const DISPATCHES: u64 = 10_000;
@@ -55,9 +55,17 @@ fn outputs(c: &mut Criterion) {
     group.bench_function("json", |b| {
         b.iter(|| report::json_document(black_box(&dispatches)))
     });
-    group.bench_function("perfetto", |b| {
-        b.iter(|| perfetto::trace(black_box(&dispatches), "app"))
+    group.bench_function("chrome", |b| {
+        b.iter(|| chrome::trace(black_box(&dispatches), "app"))
     });
+    group.bench_function("pftrace", |b| {
+        b.iter(|| pftrace::trace(black_box(&dispatches), "app"))
+    });
+    let db = std::env::temp_dir().join(format!("kreplay-bench-{}.db", std::process::id()));
+    group.bench_function("rocpd", |b| {
+        b.iter(|| rocpd::write(&db, black_box(&dispatches), rocpd::RunInfo::default()).unwrap())
+    });
+    let _ = std::fs::remove_file(&db);
     group.bench_function("summary", |b| {
         b.iter(|| summary::table(&summary::per_kernel(black_box(&dispatches))))
     });

@@ -33,7 +33,7 @@ pub fn run(output_dir: Option<PathBuf>, passes: u32) -> ExitCode {
         iteration_range: None,
         output_directory: dir.to_string_lossy().into_owned(),
         output_file: "kreplay".to_owned(),
-        formats: vec!["csv".into(), "json".into(), "pftrace".into()],
+        formats: vec!["rocpd".into(), "pftrace".into(), "csv".into()],
         log_level: None,
         runtime: RuntimeChoice::Virtual,
         virtual_agents: None,
@@ -55,14 +55,21 @@ pub fn run(output_dir: Option<PathBuf>, passes: u32) -> ExitCode {
             for f in &outcome.files {
                 println!("  {}", f.display());
             }
-            println!(
-                "Open {} in https://ui.perfetto.dev to see each dispatch with its passes, snapshot and restores.",
+            let named = |suffix: &str| {
                 outcome
                     .files
                     .iter()
-                    .find(|f| f.to_string_lossy().ends_with("_trace.json"))
+                    .find(|f| f.to_string_lossy().ends_with(suffix))
                     .map(|f| f.display().to_string())
                     .unwrap_or_default()
+            };
+            println!(
+                "Open {} in https://ui.perfetto.dev to see each dispatch with its passes, snapshot and restores.",
+                named(".pftrace")
+            );
+            println!(
+                "Query {} with sqlite3 (tables rocpd_kernel_dispatch, kreplay_pass, kreplay_snapshot; view kernels).",
+                named("_results.db")
             );
             ExitCode::from(outcome.code)
         }

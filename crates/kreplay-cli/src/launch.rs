@@ -6,6 +6,7 @@ use hsa_abi::tools_lib;
 use crate::descendants;
 use crate::exit_status::{CliError, signal_name};
 use crate::installation::{self, Runtime, RuntimeChoice};
+use crate::follow;
 use crate::kernel_selection;
 use crate::output_path::{self, TemplateValues};
 use crate::records;
@@ -351,6 +352,18 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
     let output_dir = PathBuf::from(output_path::expand(&opts.output_directory, &values));
     let base = output_path::expand(&opts.output_file, &values);
     let dir_ready = output_path::ensure_writable_dir(&output_dir);
+    let run_info = report::rocpd::RunInfo {
+        launcher_pid: std::process::id(),
+        app: Some((child_pid, command_line(&opts.command))),
+        passes: plan.passes,
+    };
+    // The database fills while the application runs, so it holds what completed even if this
+    // process is killed.
+    let live = plan
+        .formats
+        .contains(&Format::Rocpd)
+        .then(|| follow::open_live(&staging, &output_dir, &base, &run_info))
+        .flatten();
     let status = loop {
         match child.wait() {
             Ok(s) => break Ok(s),
@@ -370,6 +383,9 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
         Some(STOP_WAITING.load(Ordering::SeqCst)).filter(|&s| s != 0)
     });
 
+    // Processes that outlived the application have written their records now: close the
+    // database, then write the other outputs from all the records.
+    let live_db = live.and_then(follow::finish_live);
     let written = (|| -> Result<(records::Collected, Vec<PathBuf>), CliError> {
         let collected = records::collect(&staging)?;
         dir_ready?;
@@ -378,13 +394,23 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let files = report::write_outputs(
+        let remaining: Vec<Format> = plan
+            .formats
+            .iter()
+            .copied()
+            .filter(|f| live_db.is_none() || *f != Format::Rocpd)
+            .collect();
+        let mut files = report::write_outputs(
             &output_dir,
             &base,
-            &plan.formats,
+            &remaining,
             &collected.dispatches,
             &app_label,
+            &run_info,
         )?;
+        if let Some(db) = &live_db {
+            files.insert(0, db.clone());
+        }
         Ok((collected, files))
     })();
     let (collected, files) = match written {
@@ -495,6 +521,15 @@ fn keeping_records(error: CliError, staging: &Path, prefix: &Path, app_pid: u32)
             reason: format!("{other}{note}"),
         },
     }
+}
+
+/// The command line as one string, each argument quoted when it needs it.
+fn command_line(command: &[OsString]) -> String {
+    command
+        .iter()
+        .map(|a| tools_lib::quote(&a.to_string_lossy()))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Moves the raw record files next to the outputs (`<base>_records/`); on failure they stay

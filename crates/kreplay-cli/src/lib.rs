@@ -3,7 +3,9 @@
 //!
 //! - [`launch`]: `kreplay run` (environment, child process, signals, outputs);
 //! - [`records`]: reading the tool's JSON-lines records;
-//! - [`report`]: CSV / JSON rows, the Perfetto trace, the summary table;
+//! - [`follow`]: reading them while the application runs, into the rocpd database;
+//! - [`report`]: the rocpd database, CSV / JSON rows, the Perfetto and Chrome traces, the
+//!   summary table;
 //! - [`kernel_selection`], [`output_path`]: option checks, `%pid%`-style expansion, name limits;
 //! - [`descendants`]: waiting for the processes the application started;
 //! - [`virtual_topology`]: the `--virtual-agents` list;
@@ -19,6 +21,7 @@
 pub mod demo;
 pub mod descendants;
 pub mod exit_status;
+pub mod follow;
 pub mod info;
 pub mod installation;
 pub mod kernel_selection;

@@ -1,7 +1,8 @@
 //! `kreplay`: the command line.
 //!
 //! - `kreplay run [options] -- <app> [args...]`: run an application with the tool library
-//!   loaded, replaying kernel dispatches, and write CSV / JSON / Perfetto outputs and a summary;
+//!   loaded, replaying kernel dispatches, and write the rocpd database (or CSV / JSON / Perfetto
+//!   / Chrome outputs) and a summary;
 //! - `kreplay info`: agents, ISAs and pools of the selected runtime;
 //! - `kreplay demo`: the bundled example application under replay on the virtual runtime;
 //! - `kreplay sqtt ...`: SQTT marker tools.
@@ -14,17 +15,20 @@ use std::process::ExitCode;
 use kreplay_cli::{demo, exit_status, info, installation, kernel_selection, launch, sqtt};
 
 use installation::RuntimeChoice;
+use kreplay_cli::report::Format;
 
 const RUN_EXAMPLES: &str = "\
 Examples:
   kreplay run --passes 5 -- ./my_app --size 1024
   kreplay run --kernel-include-regex '^gemm' --kernel-iteration-range '[2-4]' -- ./my_app
-  kreplay run -d 'out/%hostname%/%pid%' -o 'rank%rank%' -f csv pftrace -- ./my_app
+  kreplay run -d 'out/%hostname%/%pid%' -o 'rank%rank%' -f rocpd csv pftrace -- ./my_app
   kreplay run --runtime virtual --log-level debug -- ./my_app
   kreplay run --runtime virtual --virtual-agents gfx90a -- ./my_hip52_app
 
-Outputs (in -d, base name from -o): <name>_passes.csv, <name>_passes.json, <name>_trace.json
-(Perfetto), <name>_summary.txt, and the raw records in <name>_records/.
+Outputs (in -d, base name from -o): <name>_results.db (rocpd, the default),
+<name>_passes.csv (csv), <name>_passes.json (json), <name>_results.pftrace (pftrace, Perfetto
+protobuf), <name>_trace.json (chrome, Chrome trace-event JSON), always <name>_summary.txt, and
+the raw records in <name>_records/.
 %pid% is the application's process id, %hostname% the host name, %rank% the first of
 OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID that is set (0 otherwise).";
 
@@ -92,8 +96,8 @@ struct RunArgs {
     /// Base name of the output files; %pid%, %hostname% and %rank% are expanded.
     #[arg(short = 'o', long, default_value = "kreplay", value_name = "NAME")]
     output_file: String,
-    /// Output formats, several at once: csv json pftrace.
-    #[arg(short = 'f', long, num_args = 1.., default_values = ["csv", "json", "pftrace"], value_name = "FORMAT")]
+    /// Output formats, several at once: rocpd csv json pftrace chrome (`perfetto` = pftrace).
+    #[arg(short = 'f', long, num_args = 1.., default_values = Format::DEFAULT, value_name = "FORMAT")]
     output_format: Vec<String>,
     /// Log level of the tool library (error, warn, info, debug, trace; or a KREPLAY_LOG filter).
     #[arg(long, value_name = "LEVEL")]
@@ -225,7 +229,7 @@ mod tests {
             panic!("not run")
         };
         assert_eq!(a.passes, "5");
-        assert_eq!(a.output_format, vec!["csv", "json", "pftrace"]);
+        assert_eq!(a.output_format, vec!["rocpd"]);
         assert_eq!(a.runtime, RuntimeChoice::Auto);
         assert_eq!(a.wait_for_children, 30.0);
         assert_eq!(a.virtual_agents, None);

@@ -16,6 +16,26 @@ pub struct SnapshotStats {
     pub start_ns: u64,
     /// End, host monotonic ns.
     pub end_ns: u64,
+    /// Where the snapshot was kept (`host`); empty when the record does not say.
+    pub store: String,
+}
+
+/// The launch geometry of a dispatch and the thread that submitted it (records written by tool
+/// versions that know them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Launch {
+    /// Kernel thread id of the submitting thread.
+    pub tid: u64,
+    /// Kernel object of the dispatch packet.
+    pub kernel_object: u64,
+    /// Grid size x, y, z (work-items).
+    pub grid_size: [u64; 3],
+    /// Work-group size x, y, z.
+    pub workgroup_size: [u64; 3],
+    /// Private segment bytes per work-item.
+    pub private_segment_size: u64,
+    /// Group segment bytes per work-group.
+    pub group_segment_size: u64,
 }
 
 /// Totals of the restores between passes.
@@ -80,6 +100,8 @@ pub struct Dispatch {
     pub snapshot: Option<SnapshotStats>,
     /// Restore totals.
     pub restore: Option<RestoreStats>,
+    /// Launch geometry and submitting thread, when recorded.
+    pub launch: Option<Launch>,
     /// The passes, sorted by pass number.
     pub passes: Vec<Pass>,
 }
@@ -88,6 +110,37 @@ impl Dispatch {
     /// The kernel name, or `<unknown>` when the tool could not resolve it.
     pub fn kernel_name(&self) -> &str {
         self.kernel.as_deref().unwrap_or("<unknown>")
+    }
+
+    /// The reason replay was declined (`skipped` without its `declined: ` prefix), if it was.
+    pub fn declined_reason(&self) -> Option<&str> {
+        self.skipped.as_deref()?.strip_prefix("declined: ")
+    }
+
+    /// The pass whose effects the application keeps: the last one (its completion signal fires
+    /// after it).
+    pub fn visible_pass(&self) -> Option<&Pass> {
+        self.passes.last()
+    }
+
+    /// The span of the dispatch: its replay window widened to cover every pass, restore and
+    /// the snapshot.
+    pub fn span(&self) -> (u64, u64) {
+        let mut start = self.window_start_ns;
+        let mut end = self.window_end_ns.max(start);
+        if let Some(s) = &self.snapshot {
+            start = start.min(s.start_ns);
+            end = end.max(s.end_ns);
+        }
+        for p in &self.passes {
+            start = start.min(p.start_ns);
+            end = end.max(p.end_ns);
+            if let Some((rs, re)) = p.restore {
+                start = start.min(rs);
+                end = end.max(re);
+            }
+        }
+        (start, end)
     }
 }
 
@@ -131,6 +184,18 @@ struct Line {
     restore_start_ns: Option<u64>,
     #[serde(default)]
     restore_end_ns: Option<u64>,
+    #[serde(default)]
+    tid: Option<u64>,
+    #[serde(default)]
+    kernel_object: Option<u64>,
+    #[serde(default)]
+    grid_size: Option<[u64; 3]>,
+    #[serde(default)]
+    workgroup_size: Option<[u64; 3]>,
+    #[serde(default)]
+    private_segment_size: Option<u64>,
+    #[serde(default)]
+    group_segment_size: Option<u64>,
 }
 
 #[derive(serde::Deserialize)]
@@ -139,6 +204,8 @@ struct RawSnapshot {
     bytes: u64,
     start_ns: u64,
     end_ns: u64,
+    #[serde(default)]
+    store: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -169,6 +236,17 @@ fn parse_pass(v: &Line) -> Option<((u64, u64), Pass)> {
 }
 
 fn parse_dispatch(v: Line) -> Option<Dispatch> {
+    let launch = match (v.grid_size, v.workgroup_size) {
+        (Some(grid_size), Some(workgroup_size)) => Some(Launch {
+            tid: v.tid.unwrap_or(0),
+            kernel_object: v.kernel_object.unwrap_or(0),
+            grid_size,
+            workgroup_size,
+            private_segment_size: v.private_segment_size.unwrap_or(0),
+            group_segment_size: v.group_segment_size.unwrap_or(0),
+        }),
+        _ => None,
+    };
     Some(Dispatch {
         pid: v.pid?,
         dispatch_id: v.dispatch_id?,
@@ -185,6 +263,7 @@ fn parse_dispatch(v: Line) -> Option<Dispatch> {
             bytes: s.bytes,
             start_ns: s.start_ns,
             end_ns: s.end_ns,
+            store: s.store.unwrap_or_default(),
         }),
         restore: v.restore.map(|r| RestoreStats {
             count: r.count,
@@ -193,50 +272,75 @@ fn parse_dispatch(v: Line) -> Option<Dispatch> {
             skipped_regions: r.skipped_regions,
             ns: r.ns,
         }),
+        launch,
         passes: Vec::new(),
     })
+}
+
+/// Joins record lines into dispatches as they arrive: pass lines wait for their dispatch line.
+#[derive(Debug, Default)]
+pub struct Joiner {
+    passes: HashMap<(u64, u64), Vec<Pass>>,
+    /// Complete lines that were not valid records.
+    pub malformed_lines: usize,
+}
+
+impl Joiner {
+    /// Takes one complete line; returns the dispatch it completes, if it is a dispatch line.
+    pub fn line(&mut self, line: &str) -> Option<Dispatch> {
+        let line = line.trim();
+        if line.is_empty() {
+            return None;
+        }
+        let Ok(value) = serde_json::from_str::<Line>(line) else {
+            self.malformed_lines += 1;
+            return None;
+        };
+        match value.record.as_deref() {
+            Some("pass") => match parse_pass(&value) {
+                Some((key, pass)) => self.passes.entry(key).or_default().push(pass),
+                None => self.malformed_lines += 1,
+            },
+            Some("dispatch") => match parse_dispatch(value) {
+                Some(mut d) => {
+                    if let Some(mut p) = self.passes.remove(&(d.pid, d.dispatch_id)) {
+                        p.sort_by_key(|p| p.pass);
+                        d.passes = p;
+                    }
+                    return Some(d);
+                }
+                None => self.malformed_lines += 1,
+            },
+            Some(_) => {}
+            None => self.malformed_lines += 1,
+        }
+        None
+    }
+
+    /// Pass lines still waiting for their dispatch line.
+    pub fn waiting_passes(&self) -> usize {
+        self.passes.values().map(Vec::len).sum()
+    }
 }
 
 /// Parses the text of record files. A final line without a newline (a write cut short by a
 /// crash) is ignored, as are records of unknown kinds and unknown fields.
 pub fn parse<'a>(texts: impl IntoIterator<Item = &'a str>) -> Collected {
-    let mut collected = Collected::default();
-    let mut passes: HashMap<(u64, u64), Vec<Pass>> = HashMap::new();
+    let mut joiner = Joiner::default();
     let mut dispatches = Vec::new();
     for text in texts {
         let complete = match text.rfind('\n') {
             Some(end) => &text[..end],
             None => "",
         };
-        for line in complete.lines().map(str::trim).filter(|l| !l.is_empty()) {
-            let Ok(value) = serde_json::from_str::<Line>(line) else {
-                collected.malformed_lines += 1;
-                continue;
-            };
-            match value.record.as_deref() {
-                Some("pass") => match parse_pass(&value) {
-                    Some((key, pass)) => passes.entry(key).or_default().push(pass),
-                    None => collected.malformed_lines += 1,
-                },
-                Some("dispatch") => match parse_dispatch(value) {
-                    Some(d) => dispatches.push(d),
-                    None => collected.malformed_lines += 1,
-                },
-                Some(_) => {}
-                None => collected.malformed_lines += 1,
-            }
-        }
+        dispatches.extend(complete.lines().filter_map(|l| joiner.line(l)));
     }
-    for d in &mut dispatches {
-        if let Some(mut p) = passes.remove(&(d.pid, d.dispatch_id)) {
-            p.sort_by_key(|p| p.pass);
-            d.passes = p;
-        }
-    }
-    collected.incomplete_passes = passes.values().map(Vec::len).sum();
     dispatches.sort_by_key(|d| (d.pid, d.dispatch_id));
-    collected.dispatches = dispatches;
-    collected
+    Collected {
+        dispatches,
+        malformed_lines: joiner.malformed_lines,
+        incomplete_passes: joiner.waiting_passes(),
+    }
 }
 
 /// The record files (`kreplay-<pid>.jsonl`) in `dir`, sorted by name.
@@ -291,8 +395,9 @@ pub(crate) mod tests {
             t += 130;
         }
         out += &format!(
-            "{{\"record\":\"dispatch\",\"pid\":{pid},\"dispatch_id\":{id},\"kernel\":\"{kernel}\",\"agent\":7,\"agent_name\":\"gfx942\",\"queue_id\":1,\"replayed\":{},\"passes\":{passes},\"skipped\":null,\"window_start_ns\":{t0},\"window_end_ns\":{t},\"snapshot\":{{\"regions\":2,\"bytes\":4096,\"start_ns\":{t0},\"end_ns\":{snap_end}}},\"restore\":{{\"count\":{},\"regions\":{},\"bytes\":{},\"skipped_regions\":0,\"ns\":{}}},\"future_field\":1}}\n",
+            "{{\"record\":\"dispatch\",\"pid\":{pid},\"dispatch_id\":{id},\"kernel\":\"{kernel}\",\"agent\":7,\"agent_name\":\"gfx942\",\"queue_id\":1,\"replayed\":{},\"passes\":{passes},\"skipped\":null,\"window_start_ns\":{t0},\"window_end_ns\":{t},\"snapshot\":{{\"regions\":2,\"bytes\":4096,\"start_ns\":{t0},\"end_ns\":{snap_end},\"store\":\"host\"}},\"tid\":{},\"kernel_object\":4096,\"grid_size\":[4096,1,1],\"workgroup_size\":[64,1,1],\"private_segment_size\":0,\"group_segment_size\":16,\"restore\":{{\"count\":{},\"regions\":{},\"bytes\":{},\"skipped_regions\":0,\"ns\":{}}},\"future_field\":1}}\n",
             passes > 1,
+            pid + 1,
             passes - 1,
             passes - 1,
             1024 * (passes - 1),
@@ -320,6 +425,15 @@ pub(crate) mod tests {
         assert_eq!(d.snapshot.as_ref().unwrap().bytes, 4096);
         assert_eq!(d.restore.as_ref().unwrap().bytes, 2048);
         assert_eq!(c.dispatches[1].passes.len(), 2);
+        let launch = d.launch.as_ref().unwrap();
+        assert_eq!(
+            (launch.tid, launch.grid_size, launch.workgroup_size),
+            (11, [4096, 1, 1], [64, 1, 1])
+        );
+        assert_eq!(launch.group_segment_size, 16);
+        assert_eq!(d.snapshot.as_ref().unwrap().store, "host");
+        assert_eq!(d.visible_pass().unwrap().pass, 2);
+        assert_eq!(d.span(), (1000, d.window_end_ns));
     }
 
     #[test]
@@ -346,6 +460,11 @@ pub(crate) mod tests {
         assert_eq!(c.dispatches[0].kernel_name(), "<unknown>");
         assert_eq!(c.dispatches[0].skipped.as_deref(), Some("filtered"));
         assert!(c.dispatches[0].passes.is_empty());
+        assert!(
+            c.dispatches[0].launch.is_none(),
+            "records without launch fields still read"
+        );
+        assert_eq!(c.dispatches[0].declined_reason(), None);
     }
 
     #[test]

@@ -102,6 +102,10 @@ fn replayed_demo_keeps_correct_results_and_every_output_parses() {
         "3",
         "-d",
         &format!("{}/%pid%", scratch.display()),
+        "-f",
+        "csv",
+        "json",
+        "chrome",
         "--",
         demo_app(),
     ]);
@@ -153,7 +157,7 @@ fn replayed_demo_keeps_correct_results_and_every_output_parses() {
     let count = |k: &str| d.iter().filter(|(n, _, _)| n == k).count();
     assert_eq!(KERNELS.map(count), [1, 3, 3, 3]);
 
-    // Perfetto: valid JSON with the documented structure.
+    // Chrome trace events: valid JSON with the documented structure.
     let trace: Value =
         serde_json::from_slice(&std::fs::read(dir.join("kreplay_trace.json")).unwrap()).unwrap();
     let events = trace["traceEvents"].as_array().unwrap();
@@ -358,6 +362,8 @@ fn a_crashed_application_leaves_the_dispatches_completed_before_the_crash() {
         "3",
         "-d",
         &scratch.display().to_string(),
+        "-f",
+        "csv,json,chrome",
         "--",
         demo_app(),
         "--crash-after",
@@ -474,7 +480,11 @@ fn a_signal_sent_to_kreplay_reaches_the_application() {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(128 + 15), "{stderr}");
     assert!(stderr.contains("killed by SIGTERM (15)"), "{stderr}");
-    assert!(scratch.join("kreplay_passes.csv").exists());
+    assert!(
+        scratch.join("kreplay_results.db").exists(),
+        "rocpd is the default format"
+    );
+    assert!(!scratch.join("kreplay_passes.csv").exists());
 }
 
 #[test]
@@ -497,6 +507,13 @@ fn demo_runs_the_bundled_application_and_prints_the_summary() {
         assert_eq!(line.split_whitespace().nth(3), Some("5"), "{line}");
     }
     assert!(stdout.contains("4 kernels, 10 dispatches, 10 replayed"));
-    assert_eq!(json_rows(&scratch).len(), 50);
-    assert!(scratch.join("kreplay_trace.json").exists());
+    let csv = std::fs::read_to_string(scratch.join("kreplay_passes.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 50);
+    for name in ["kreplay_results.db", "kreplay_results.pftrace"] {
+        assert!(scratch.join(name).exists(), "{name}");
+        assert!(
+            stdout.contains(&scratch.join(name).display().to_string()),
+            "{stdout}"
+        );
+    }
 }

@@ -34,7 +34,7 @@ fn text(bytes: &[u8]) -> String {
 /// `kreplay run --runtime virtual -d <dir> <options> -- sh -c <script>`.
 fn run_script(dir: &Path, options: &[&str], script: &str) -> Output {
     kreplay()
-        .args(["run", "--runtime", "virtual", "-d"])
+        .args(["run", "-f", "csv", "json", "--runtime", "virtual", "-d"])
         .arg(dir)
         .args(options)
         .args(["--", "sh", "-c", script])
@@ -187,6 +187,9 @@ fn virtual_agents_reach_the_application_instead_of_the_environment() {
         .env("VHSA_AGENTS", "gfx1100")
         .args([
             "run",
+            "-f",
+            "csv",
+            "json",
             "--runtime",
             "virtual",
             "--virtual-agents",
@@ -209,6 +212,9 @@ fn virtual_agents_reach_the_application_instead_of_the_environment() {
     let out = kreplay()
         .args([
             "run",
+            "-f",
+            "csv",
+            "json",
             "--runtime",
             "virtual",
             "--virtual-agents",
@@ -237,6 +243,9 @@ fn a_signal_to_kreplay_ends_the_wait_for_children() {
     let child = kreplay()
         .args([
             "run",
+            "-f",
+            "csv",
+            "json",
             "--runtime",
             "virtual",
             "--wait-for-children",

@@ -1,6 +1,8 @@
 //! `kreplay run` on a C application (system compiler, system HSA headers, linked with vhsa)
 //! that dispatches on two GPU agents, each through its own queue.
 
+mod readers;
+
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -18,6 +20,7 @@ fn dispatches_on_two_agents_land_on_their_own_queues() {
     let out = Command::new(env!("CARGO_BIN_EXE_kreplay"))
         .args(["run", "--runtime", "virtual", "--passes", "4", "-d"])
         .arg(&out_dir)
+        .args(["-f", "json", "chrome", "rocpd", "pftrace"])
         .arg("--")
         .arg(&app)
         .env("VHSA_AGENTS", "gfx942,gfx90a")
@@ -87,6 +90,57 @@ fn dispatches_on_two_agents_land_on_their_own_queues() {
             .filter(|e| e["cat"] == "dispatch" && e["tid"] == tid)
             .count();
         assert_eq!(slices, 3);
+    }
+
+    // rocpd (read by sqlite3): two GPU agents, each with its 3 dispatches of 4 passes.
+    let db = readers::rocpd(&out_dir.join("kreplay_results.db"));
+    assert_eq!(db["integrity"], "ok");
+    let mut agents: Vec<&str> = db["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            assert_eq!(a["type"], "GPU");
+            a["name"].as_str().unwrap()
+        })
+        .collect();
+    agents.sort_unstable();
+    assert_eq!(agents, ["gfx90a", "gfx942"]);
+    let dispatches = db["dispatches"].as_array().unwrap();
+    for agent in ["gfx90a", "gfx942"] {
+        let mine: Vec<&Value> = dispatches
+            .iter()
+            .filter(|d| d["agent_name"] == agent)
+            .collect();
+        assert_eq!(mine.len(), 3, "{agent}");
+        assert!(mine.iter().all(|d| d["passes"] == 4));
+    }
+    assert_eq!(db["passes"].as_array().unwrap().len(), 6 * 4);
+
+    // pftrace (decoded by the perfetto package): one agent track per agent, one queue track
+    // under each, 3 dispatch slices on each queue track.
+    let pf = readers::pftrace(&out_dir.join("kreplay_results.pftrace"));
+    assert_eq!(pf["errors"], Value::Array(vec![]));
+    let tracks = pf["tracks"].as_array().unwrap();
+    let process = tracks.iter().find(|t| !t["pid"].is_null()).unwrap();
+    let agent_tracks: Vec<&Value> = tracks
+        .iter()
+        .filter(|t| t["parent"] == process["uuid"])
+        .collect();
+    assert_eq!(agent_tracks.len(), 2);
+    for a in agent_tracks {
+        let queue: Vec<&Value> = tracks
+            .iter()
+            .filter(|t| t["parent"] == a["uuid"] && t["counter"] == false)
+            .collect();
+        assert_eq!(queue.len(), 1, "{a}");
+        let tops = pf["slices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["track"] == queue[0]["uuid"] && s["depth"] == 0)
+            .count();
+        assert_eq!(tops, 3, "{a}");
     }
 
     let summary = std::fs::read_to_string(out_dir.join("kreplay_summary.txt")).unwrap();

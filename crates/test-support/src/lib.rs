@@ -131,6 +131,42 @@ pub fn build_code_object(src: &Path, arch: &str, out: &Path) {
     );
 }
 
+/// The HIP test programs of vhsa (`crates/vhsa/tests/hip`, with their header `hip_test.h`).
+pub fn hip_programs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("vhsa").join("tests").join("hip")
+}
+
+/// Builds the HIP test program `<name>.hip` of [`hip_programs_dir`] into `out` with Debian's
+/// `hipcc` for `arch` (`gfx90a`, the target HIP 5.2 accepts on vhsa, or a target ID such as
+/// `gfx90a:xnack-`). The program links the HSA runtime (vhsa at run time, through
+/// `LD_LIBRARY_PATH`). Panics with the compiler's message on failure.
+pub fn build_hip_program(name: &str, arch: &str, out: &Path) {
+    let hipcc = std::env::var_os("HIPCC").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("hipcc"));
+    let src = hip_programs_dir().join(format!("{name}.hip"));
+    let output = Command::new(&hipcc)
+        .arg(format!("--offload-arch={arch}"))
+        .arg("-I")
+        .arg(hip_programs_dir())
+        .arg(&src)
+        .arg("-o")
+        .arg(out)
+        .args(["-lhsa-runtime64", "-ldl"])
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run {} ({e}): install hipcc and libamdhip64-dev (scripts/install-deps.sh) or set HIPCC",
+                hipcc.display()
+            )
+        });
+    assert!(
+        output.status.success(),
+        "{} failed to build {}:\n{}",
+        hipcc.display(),
+        src.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 /// Looks up `name` in vhsa, loaded once per process with `dlopen(RTLD_NOW | RTLD_GLOBAL)` from
 /// [`vhsa_lib_dir`] under the runtime's real file name, as an application loads the runtime.
 /// `F` is the function-pointer type of the symbol (an `Option<unsafe extern "C" fn ...>`, such

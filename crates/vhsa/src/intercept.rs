@@ -11,19 +11,20 @@
 //! 0xFE) never reach the hardware ring: their callback runs instead, with the hardware queue
 //! and the index of the packet that follows them.
 
-use crate::boundary::status_call;
 use crate::error::{Error, Result};
+use crate::executor::Executor;
 use crate::queue::{INVALID_HEADER, PACKET_BYTES, Queue, QueueSpec, packet_type};
-use crate::runtime::ensure_open;
 use hsa_abi::ffi::*;
-use hsa_abi::modern::{HSA_AMD_PACKET_TYPE_INTERCEPT_MARKER, hsa_amd_queue_intercept_handler, hsa_queue_error_callback};
-use hsa_abi::{AmdExtTable, CoreApiTable};
+use hsa_abi::modern::{HSA_AMD_PACKET_TYPE_INTERCEPT_MARKER, hsa_queue_error_callback};
 use parking_lot::{Mutex, RwLock};
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ffi::c_void;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-type Handler = unsafe extern "C" fn(*const c_void, u64, u64, *mut c_void, hsa_abi::modern::hsa_amd_queue_intercept_packet_writer);
+/// An intercept handler (`hsa_amd_queue_intercept_handler` without the Option).
+pub(crate) type Handler = unsafe extern "C" fn(*const c_void, u64, u64, *mut c_void, hsa_abi::modern::hsa_amd_queue_intercept_packet_writer);
 
 /// Intercept state of a proxy queue.
 pub(crate) struct Intercept {
@@ -31,6 +32,42 @@ pub(crate) struct Intercept {
     pub(crate) hardware: *mut hsa_queue_t,
     handlers: RwLock<Vec<(Handler, usize)>>,
     submit: Mutex<()>,
+}
+
+// SAFETY: `hardware` is a queue of this runtime, usable from any thread; the rest is locked.
+unsafe impl Send for Intercept {}
+// SAFETY: as above.
+unsafe impl Sync for Intercept {}
+
+/// Intercept state by proxy queue address.
+static PROXIES: Mutex<Option<HashMap<usize, Arc<Intercept>>>> = Mutex::new(None);
+
+/// The intercept state of a proxy queue, `None` for any other queue.
+pub(crate) fn of(proxy: *const hsa_queue_t) -> Option<Arc<Intercept>> {
+    PROXIES.lock().as_ref()?.get(&(proxy as usize)).cloned()
+}
+
+/// Registers a handler on a proxy queue; the last registered runs first.
+pub(crate) fn register(proxy: *mut hsa_queue_t, handler: Handler, user_data: *mut c_void) -> Result<()> {
+    let ic = of(proxy).ok_or(Error::InvalidQueue(proxy as usize))?;
+    ic.handlers.write().push((handler, user_data as usize));
+    Ok(())
+}
+
+/// Destroys a proxy queue and its hardware queue.
+pub(crate) fn destroy(proxy: *mut hsa_queue_t) -> Result<()> {
+    let ic = PROXIES.lock().as_mut().and_then(|m| m.remove(&(proxy as usize))).ok_or(Error::InvalidQueue(proxy as usize))?;
+    let r = crate::queue::destroy(proxy);
+    let _ = crate::queue::destroy(ic.hardware);
+    r
+}
+
+/// Destroys every proxy queue (last `hsa_shut_down`, before the other queues).
+pub(crate) fn destroy_all() {
+    let keys: Vec<usize> = PROXIES.lock().as_ref().map(|m| m.keys().copied().collect()).unwrap_or_default();
+    for k in keys {
+        let _ = destroy(k as *mut hsa_queue_t);
+    }
 }
 
 /// One level of an in-progress handler chain on this thread.
@@ -45,16 +82,16 @@ thread_local! {
     static CHAIN: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Called by a store to a proxy doorbell: runs the handlers for every new packet.
-pub(crate) fn doorbell_rung(queue: *mut c_void) {
+/// Store hook of a proxy doorbell: runs the handlers for every new packet.
+fn doorbell_rung(queue: *mut c_void) {
     let proxy_ptr = queue.cast_const().cast::<Queue>();
     // A handler that rings the same proxy again: the outer loop picks the packets up.
     if CHAIN.with(|c| c.borrow().iter().any(|f| f.proxy == proxy_ptr)) {
         return;
     }
+    let Some(ic) = of(proxy_ptr.cast()) else { return };
     // SAFETY: the hook is cleared before the proxy queue is freed.
     let proxy = unsafe { &*proxy_ptr };
-    let Some(ic) = &proxy.intercept else { return };
     let _g = ic.submit.lock();
     loop {
         let idx = proxy.read_index().load(Ordering::Acquire);
@@ -100,8 +137,7 @@ unsafe extern "C" fn writer(pkts: *const c_void, count: u64) {
         }
         if level == 0 {
             // SAFETY: frames only exist for live proxies.
-            let proxy = unsafe { &*proxy };
-            if let Some(ic) = &proxy.intercept {
+            if let Some(ic) = of(proxy.cast()) {
                 write_hardware(ic.hardware, pkts, count);
             }
             return;
@@ -180,84 +216,45 @@ fn write_hardware(hw: *mut hsa_queue_t, pkts: *const c_void, count: u64) {
     }
 }
 
-use hsa_abi::modern::hsa_queue_error_callback as QueueCallback;
-
-fn create(
-    agent: hsa_agent_t,
+/// Creates an intercept queue: a hardware queue running dispatches on `executor`, and the
+/// proxy queue in front of it that the application sees.
+pub(crate) fn create(
+    agent: u64,
     size: u32,
     type_: u32,
     callback: hsa_queue_error_callback,
     data: *mut c_void,
+    executor: Arc<dyn Executor>,
 ) -> Result<*mut hsa_queue_t> {
     let hardware = crate::queue::create(QueueSpec {
-        agent: agent.handle,
+        agent,
         size,
         queue_type: type_,
         error_callback: callback,
         error_data: data,
-        processor: true,
-        intercept: None,
+        executor: Some(executor),
     })?;
     let proxy = crate::queue::create(QueueSpec {
-        agent: agent.handle,
+        agent,
         size,
         queue_type: type_,
         error_callback: callback,
         error_data: data,
-        processor: false,
-        intercept: Some(Intercept { hardware, handlers: RwLock::new(Vec::new()), submit: Mutex::new(()) }),
+        executor: None,
     });
-    match proxy {
-        Ok(p) => Ok(p),
+    let proxy = match proxy {
+        Ok(p) => p,
         Err(e) => {
             let _ = crate::queue::destroy(hardware);
-            Err(e)
+            return Err(e);
         }
+    };
+    let ic = Arc::new(Intercept { hardware, handlers: RwLock::new(Vec::new()), submit: Mutex::new(()) });
+    PROXIES.lock().get_or_insert_with(HashMap::new).insert(proxy as usize, ic);
+    let q = crate::queue::lookup(proxy)?;
+    if let Some(d) = q.doorbell() {
+        d.set_store_hook(Some((doorbell_rung, proxy.cast())));
     }
+    Ok(proxy)
 }
 
-unsafe extern "C" fn hsa_amd_queue_intercept_create_impl(
-    agent: hsa_agent_t,
-    size: u32,
-    type_: hsa_queue_type32_t,
-    callback: QueueCallback,
-    data: *mut c_void,
-    private_segment_size: u32,
-    _group_segment_size: u32,
-    queue: *mut *mut hsa_queue_t,
-) -> hsa_status_t {
-    status_call("hsa_amd_queue_intercept_create", || {
-        ensure_open()?;
-        if queue.is_null() {
-            return Err(Error::InvalidArgument("queue is NULL"));
-        }
-        // The real runtime creates the wrapped queue through hsa_queue_create's checks.
-        crate::queue::validate(agent.handle, size, type_, private_segment_size)?;
-        let q = create(agent, size, type_, callback, data)?;
-        crate::boundary::write_out(queue, q, "queue is NULL")
-    })
-}
-
-unsafe extern "C" fn hsa_amd_queue_intercept_register_impl(
-    queue: *mut hsa_queue_t,
-    callback: hsa_amd_queue_intercept_handler,
-    user_data: *mut c_void,
-) -> hsa_status_t {
-    status_call("hsa_amd_queue_intercept_register", || {
-        ensure_open()?;
-        if queue.is_null() {
-            return Err(Error::InvalidArgument("queue is NULL"));
-        }
-        let handler = callback.ok_or(Error::InvalidArgument("callback is NULL"))?;
-        let q = crate::queue::lookup(queue)?;
-        let ic = q.intercept.as_ref().ok_or(Error::InvalidQueue(queue as usize))?;
-        ic.handlers.write().push((handler, user_data as usize));
-        Ok(())
-    })
-}
-
-/// Fills this module's slots.
-pub(crate) fn install(_core: &mut CoreApiTable, amd: &mut AmdExtTable) {
-    amd.hsa_amd_queue_intercept_create_fn = Some(hsa_amd_queue_intercept_create_impl);
-    amd.hsa_amd_queue_intercept_register_fn = Some(hsa_amd_queue_intercept_register_impl);
-}

@@ -6,31 +6,33 @@
 //! kernels are native functions registered through the C extension in [`ext`]
 //! (`include/vhsa.h`). See `docs/vhsa.md`.
 //!
-//! Layout:
-//! - `table`: the live API tables and the exported entry points that call through them;
-//! - `runtime`: `hsa_init`/`hsa_shut_down`, reference counting, tool loading (`tools`);
-//! - `topology`: agents, regions, memory pools, ISAs, system information;
-//! - `memory`: allocations, pointer information, copies and the copy engine;
-//! - `signal`: signals, waits and asynchronous handlers;
-//! - `queue`: user-mode queues and their packet processors; `intercept`: intercept queues;
-//! - `native`: native kernels; `fault`: fault injection; `stats`: counters;
-//! - `executable`: code objects, executables and the AMD loader extension.
-//!
-//! Every function installed in the table runs its body inside a panic boundary
-//! (`boundary`); none crashes on bad arguments.
+//! Layers (see "Architecture" in `docs/vhsa.md`):
+//! - the entry layer: `api` (every `hsa_*` function installed in the tables: panic boundary,
+//!   initialised check, argument checks, status codes) and `ext` (the vhsa C extension);
+//! - the domain modules: `topology` (agents, regions, pools, ISAs), `memory` (allocations,
+//!   copies, the copy engine), `signal` (signals, waits, async handlers), `queue` (rings and
+//!   packet processors), `intercept` (intercept queues), `executable` (code objects, the
+//!   loader), `native_executor` (native kernels as an [`executor::Executor`]), `tools`
+//!   (tool libraries);
+//! - the bottom: `table` (live tables and the exported trampolines), `executor` (the dispatch
+//!   seam), `native` (registered native kernels), `open_state` (whether the runtime is open),
+//!   `fault`, `stats`, `error`, `status`, `boundary` (C-edge helpers).
 
 #![deny(missing_docs)]
 
+mod api;
 mod boundary;
 mod error;
 mod executable;
+pub mod executor;
 pub mod ext;
 mod fault;
 mod intercept;
 mod memory;
 mod native;
+mod native_executor;
+mod open_state;
 mod queue;
-mod runtime;
 mod signal;
 mod stats;
 mod status;

@@ -9,39 +9,36 @@
 //! without going through the API table (no fault injection); such memory answers
 //! `hsa_amd_pointer_info` like pool memory.
 
-use crate::boundary::{c_slice, status_call, write_out};
 use crate::error::{Error, Result};
-use crate::runtime::ensure_open;
 use crate::stats::{Direction, count_copy};
 use crate::topology::{GRANULE, PoolKind};
-use hsa_abi::ffi::*;
 use hsa_abi::modern::{HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG, HSA_AMD_MEMORY_POOL_UNCACHED_FLAG};
-use hsa_abi::{AmdExtTable, CoreApiTable};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::BTreeMap;
 use std::collections::VecDeque;
-use std::ffi::c_void;
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How an allocation was made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Origin {
+pub(crate) enum Origin {
     /// Pool or region allocation (also the loader's device memory): mapped by us.
     Mapped,
     /// `hsa_amd_memory_lock`: the application's memory, pinned.
     Locked,
 }
 
+/// A recorded allocation.
 #[derive(Clone, Debug)]
-struct Allocation {
-    size: usize,
-    owner: u64,
-    global_flags: u32,
-    device: bool,
-    origin: Origin,
-    user_data: usize,
-    accessible: Vec<u64>,
+pub(crate) struct Allocation {
+    pub(crate) size: usize,
+    pub(crate) owner: u64,
+    pub(crate) global_flags: u32,
+    pub(crate) device: bool,
+    pub(crate) origin: Origin,
+    pub(crate) user_data: usize,
+    /// Agents allowed to access it (the owner first).
+    pub(crate) accessible: Vec<u64>,
 }
 
 static ALLOCATIONS: RwLock<BTreeMap<usize, Allocation>> = RwLock::new(BTreeMap::new());
@@ -72,7 +69,8 @@ fn map(size: usize, executable: bool) -> Result<*mut u8> {
     Ok(p.cast())
 }
 
-fn record(base: *mut u8, size: usize, owner: u64, global_flags: u32, device: bool, origin: Origin) {
+/// Records an allocation made elsewhere (locked host memory).
+pub(crate) fn record(base: *mut u8, size: usize, owner: u64, global_flags: u32, device: bool, origin: Origin) {
     ALLOCATIONS.write().insert(
         base as usize,
         Allocation { size, owner, global_flags, device, origin, user_data: 0, accessible: vec![owner] },
@@ -92,9 +90,12 @@ fn release_device_bytes(owner: u64, size: usize) {
 const KNOWN_FLAGS: u32 = 1 | 2 | HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG | HSA_AMD_MEMORY_POOL_UNCACHED_FLAG;
 
 /// Allocates `size` bytes owned by pool `pool` (flags: `hsa_amd_memory_pool_allocate` flags).
-fn allocate_in_pool(pool: &crate::topology::Pool, size: usize, flags: u32) -> Result<*mut u8> {
+pub(crate) fn allocate_in_pool(pool: &crate::topology::Pool, size: usize, flags: u32) -> Result<*mut u8> {
     if size == 0 {
         return Err(Error::InvalidArgument("size is 0"));
+    }
+    if pool.kind == PoolKind::Group {
+        return Err(Error::InvalidAllocation("the GROUP pool is not allocatable (RUNTIME_ALLOC_ALLOWED is false)"));
     }
     if size as u64 > pool.size {
         return Err(Error::InvalidAllocation("size exceeds the pool's maximum allocation size"));
@@ -146,7 +147,8 @@ pub(crate) fn free_device(ptr: *mut u8) -> Result<()> {
     free(ptr)
 }
 
-fn free(ptr: *mut u8) -> Result<()> {
+/// Frees a mapped allocation by its base address (NULL is a no-op).
+pub(crate) fn free(ptr: *mut u8) -> Result<()> {
     if ptr.is_null() {
         return Ok(());
     }
@@ -171,7 +173,7 @@ fn free(ptr: *mut u8) -> Result<()> {
 }
 
 /// The allocation containing `p`: (base, allocation).
-fn find(p: usize) -> Option<(usize, Allocation)> {
+pub(crate) fn find(p: usize) -> Option<(usize, Allocation)> {
     let m = ALLOCATIONS.read();
     let (base, a) = m.range(..=p).next_back()?;
     (p < base + a.size.max(1)).then(|| (*base, a.clone()))
@@ -199,31 +201,86 @@ fn link_bytes_per_sec() -> Option<f64> {
     })
 }
 
-/// Copies with counting and (for host<->device) the link model.
-fn copy_bytes(dst: *mut u8, src: *const u8, size: usize) {
-    let dir = Direction::of(is_device(src as usize), is_device(dst as usize));
-    let start = std::time::Instant::now();
-    // SAFETY: the caller checked both pointers for NULL; HSA requires both ranges be valid.
-    unsafe { std::ptr::copy(src, dst, size) };
+/// When the modelled link has carried every byte handed to it so far.
+static LINK_FREE: Mutex<Option<Instant>> = Mutex::new(None);
+
+/// Waits shorter than this are not slept (the debt carries over to the next copy).
+const LINK_SLACK: Duration = Duration::from_micros(200);
+
+/// The link model: `bytes` that began to move at `began` occupy the link after everything
+/// before them; the caller returns once the link has carried them. Throttling follows the
+/// accumulated bytes, so many small copies are held to the same rate as one large copy.
+fn throttle(bytes: usize, began: Instant, bytes_per_sec: f64) {
+    let busy = Duration::from_secs_f64(bytes as f64 / bytes_per_sec);
+    let done = {
+        let mut free = LINK_FREE.lock();
+        let start = free.map_or(began, |f| f.max(began));
+        let done = start + busy;
+        *free = Some(done);
+        done
+    };
+    if let Some(left) = done.checked_duration_since(Instant::now())
+        && left >= LINK_SLACK
+    {
+        std::thread::sleep(left);
+    }
+}
+
+/// A contiguous piece of a copy: (destination, source, bytes).
+pub(crate) type Segment = (usize, usize, usize);
+
+/// Copies `segments` as one copy: counted once, throttled (host<->device) on their total.
+pub(crate) fn copy_segments(segments: &[Segment]) {
+    let Some(&(dst0, src0, _)) = segments.first() else { return };
+    let dir = Direction::of(is_device(src0), is_device(dst0));
+    let began = Instant::now();
+    let mut total = 0usize;
+    for &(dst, src, size) in segments {
+        // SAFETY: the caller checked the pointers; HSA requires both ranges be valid.
+        unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size) };
+        total += size;
+    }
     if matches!(dir, Direction::HostToDevice | Direction::DeviceToHost)
         && let Some(bps) = link_bytes_per_sec()
     {
-        let want = Duration::from_secs_f64(size as f64 / bps);
-        if let Some(left) = want.checked_sub(start.elapsed()) {
-            std::thread::sleep(left);
+        throttle(total, began, bps);
+    }
+    count_copy(dir, total as u64);
+}
+
+/// Copies with counting and (for host<->device) the link model.
+pub(crate) fn copy_bytes(dst: *mut u8, src: *const u8, size: usize) {
+    copy_segments(&[(dst as usize, src as usize, size)]);
+}
+
+/// The rows of a 3D box copy between pitched buffers: `range` is (bytes, rows, slices), the
+/// offsets (byte, row, slice); each buffer is (base, row pitch, slice pitch).
+pub(crate) fn rect_segments(
+    dst: (usize, usize, usize),
+    dst_offset: (usize, usize, usize),
+    src: (usize, usize, usize),
+    src_offset: (usize, usize, usize),
+    range: (usize, usize, usize),
+) -> Vec<Segment> {
+    let mut out = Vec::with_capacity(range.1 * range.2);
+    for z in 0..range.2 {
+        for y in 0..range.1 {
+            let d = dst.0 + (dst_offset.2 + z) * dst.2 + (dst_offset.1 + y) * dst.1 + dst_offset.0;
+            let s = src.0 + (src_offset.2 + z) * src.2 + (src_offset.1 + y) * src.1 + src_offset.0;
+            out.push((d, s, range.0));
         }
     }
-    count_copy(dir, size as u64);
+    out
 }
 
 // ---- copy engine -----------------------------------------------------------------------------
 
-struct CopyJob {
-    dst: usize,
-    src: usize,
-    size: usize,
-    deps: Vec<u64>,
-    completion: u64,
+/// An asynchronous copy: runs after every dependency signal reached 0, then decrements the
+/// completion signal.
+pub(crate) struct CopyJob {
+    pub(crate) segments: Vec<Segment>,
+    pub(crate) deps: Vec<u64>,
+    pub(crate) completion: u64,
 }
 
 struct CopyEngine {
@@ -236,7 +293,8 @@ struct CopyEngine {
 static ENGINE: Mutex<CopyEngine> =
     Mutex::new(CopyEngine { jobs: VecDeque::new(), running: false, stop: false, thread: None });
 static ENGINE_CV: Condvar = Condvar::new();
-static COPY_PROFILING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// `hsa_amd_profiling_async_copy_enable`: copies record start and end times in their signal.
+pub(crate) static COPY_PROFILING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 fn engine_loop() {
     loop {
@@ -258,11 +316,10 @@ fn engine_loop() {
             }
         }
         let start = crate::topology::now_ns();
-        copy_bytes(job.dst as *mut u8, job.src as *const u8, job.size);
+        copy_segments(&job.segments);
         if let Some(s) = crate::signal::lookup(job.completion) {
             if COPY_PROFILING.load(std::sync::atomic::Ordering::Relaxed) {
-                s.start_ts.store(start, std::sync::atomic::Ordering::Relaxed);
-                s.end_ts.store(crate::topology::now_ns(), std::sync::atomic::Ordering::Relaxed);
+                s.set_times(start, crate::topology::now_ns());
             }
             s.subtract(1);
         }
@@ -287,7 +344,8 @@ pub(crate) fn stop_copy_engine() {
     }
 }
 
-fn submit_copy(job: CopyJob) -> Result<()> {
+/// Queues an asynchronous copy on the copy engine (started on first use).
+pub(crate) fn submit_copy(job: CopyJob) -> Result<()> {
     let mut e = ENGINE.lock();
     if !e.running {
         e.stop = false;
@@ -303,385 +361,66 @@ fn submit_copy(job: CopyJob) -> Result<()> {
     Ok(())
 }
 
-// ---- the C entries ---------------------------------------------------------------------------
 
-unsafe extern "C" fn hsa_amd_memory_pool_allocate_impl(
-    pool: hsa_amd_memory_pool_t,
-    size: usize,
-    flags: u32,
-    ptr: *mut *mut c_void,
-) -> hsa_status_t {
-    status_call("hsa_amd_memory_pool_allocate", || {
-        ensure_open()?;
-        if ptr.is_null() || size == 0 {
-            return Err(Error::InvalidArgument("ptr is NULL or size is 0"));
-        }
-        let p = crate::topology::pool(pool.handle).ok_or(Error::InvalidPool(pool.handle))?;
-        if crate::fault::pool_allocation_fails() {
-            return Err(Error::OutOfResources("injected pool allocation failure (VHSA_FAULTS pool_alloc)".into()));
-        }
-        let m = allocate_in_pool(p, size, flags)?;
-        write_out(ptr, m.cast(), "ptr is NULL")
-    })
+/// Sets the user data of the allocation containing `ptr`.
+pub(crate) fn set_user_data(ptr: usize, user_data: usize) -> Result<()> {
+    let (base, _) = find(ptr).ok_or(Error::InvalidArgument("pointer is not in an allocation of this runtime"))?;
+    if let Some(a) = ALLOCATIONS.write().get_mut(&base) {
+        a.user_data = user_data;
+    }
+    Ok(())
 }
 
-unsafe extern "C" fn hsa_amd_memory_pool_free_impl(ptr: *mut c_void) -> hsa_status_t {
-    status_call("hsa_amd_memory_pool_free", || {
-        ensure_open()?;
-        free(ptr.cast())
-    })
-}
-
-unsafe extern "C" fn hsa_memory_allocate_impl(region: hsa_region_t, size: usize, ptr: *mut *mut c_void) -> hsa_status_t {
-    status_call("hsa_memory_allocate", || {
-        ensure_open()?;
-        if ptr.is_null() || size == 0 {
-            return Err(Error::InvalidArgument("ptr is NULL or size is 0"));
+/// Adds `agents` to the agents allowed to access the allocation at `base`.
+pub(crate) fn allow_access(base: usize, agents: &[u64]) {
+    if let Some(a) = ALLOCATIONS.write().get_mut(&base) {
+        for ag in agents {
+            if !a.accessible.contains(ag) {
+                a.accessible.push(*ag);
+            }
         }
-        let p = crate::topology::pool(region.handle).ok_or(Error::InvalidRegion(region.handle))?;
-        let m = allocate_in_pool(p, size, 0)?;
-        write_out(ptr, m.cast(), "ptr is NULL")
-    })
-}
-
-unsafe extern "C" fn hsa_memory_free_impl(ptr: *mut c_void) -> hsa_status_t {
-    status_call("hsa_memory_free", || {
-        ensure_open()?;
-        free(ptr.cast())
-    })
-}
-
-unsafe extern "C" fn hsa_memory_copy_impl(dst: *mut c_void, src: *const c_void, size: usize) -> hsa_status_t {
-    status_call("hsa_memory_copy", || {
-        ensure_open()?;
-        if dst.is_null() || src.is_null() {
-            return Err(Error::InvalidArgument("dst or src is NULL"));
-        }
-        if crate::fault::copy_fails() {
-            return Err(Error::Failed("injected copy failure (VHSA_FAULTS copy_count)".into()));
-        }
-        if size > 0 {
-            copy_bytes(dst.cast(), src.cast(), size);
-        }
-        Ok(())
-    })
-}
-
-unsafe extern "C" fn hsa_amd_memory_async_copy_impl(
-    dst: *mut c_void,
-    dst_agent: hsa_agent_t,
-    src: *const c_void,
-    src_agent: hsa_agent_t,
-    size: usize,
-    num_dep_signals: u32,
-    dep_signals: *const hsa_signal_t,
-    completion_signal: hsa_signal_t,
-) -> hsa_status_t {
-    status_call("hsa_amd_memory_async_copy", || {
-        ensure_open()?;
-        if dst.is_null() || src.is_null() {
-            return Err(Error::InvalidArgument("dst or src is NULL"));
-        }
-        if (num_dep_signals == 0) != dep_signals.is_null() {
-            return Err(Error::InvalidArgument("dep_signals must be NULL exactly when num_dep_signals is 0"));
-        }
-        crate::topology::agent(dst_agent.handle)?;
-        crate::topology::agent(src_agent.handle)?;
-        let deps = c_slice(dep_signals, num_dep_signals as usize, "dep_signals is NULL")?;
-        for d in deps {
-            crate::signal::get(d.handle)?;
-        }
-        crate::signal::get(completion_signal.handle)?;
-        if size == 0 {
-            // As in the real runtime: nothing is copied and the completion signal is untouched.
-            return Ok(());
-        }
-        if crate::fault::copy_fails() {
-            return Err(Error::Failed("injected copy failure (VHSA_FAULTS copy_count)".into()));
-        }
-        submit_copy(CopyJob {
-            dst: dst as usize,
-            src: src as usize,
-            size,
-            deps: deps.iter().map(|d| d.handle).collect(),
-            completion: completion_signal.handle,
-        })
-    })
-}
-
-unsafe extern "C" fn hsa_amd_memory_async_copy_on_engine_impl(
-    dst: *mut c_void,
-    dst_agent: hsa_agent_t,
-    src: *const c_void,
-    src_agent: hsa_agent_t,
-    size: usize,
-    num_dep_signals: u32,
-    dep_signals: *const hsa_signal_t,
-    completion_signal: hsa_signal_t,
-    _engine_id: u32,
-    _force_copy_on_sdma: bool,
-) -> hsa_status_t {
-    // SAFETY: same contract as hsa_amd_memory_async_copy.
-    unsafe {
-        hsa_amd_memory_async_copy_impl(dst, dst_agent, src, src_agent, size, num_dep_signals, dep_signals, completion_signal)
     }
 }
 
-unsafe extern "C" fn hsa_amd_profiling_async_copy_enable_impl(enable: bool) -> hsa_status_t {
-    status_call("hsa_amd_profiling_async_copy_enable", || {
-        ensure_open()?;
-        COPY_PROFILING.store(enable, std::sync::atomic::Ordering::Relaxed);
-        Ok(())
-    })
+/// Forgets host memory locked with `hsa_amd_memory_lock`.
+pub(crate) fn unlock(host_ptr: usize) -> Result<()> {
+    let mut m = ALLOCATIONS.write();
+    match m.get(&host_ptr) {
+        Some(a) if a.origin == Origin::Locked => {
+            m.remove(&host_ptr);
+            Ok(())
+        }
+        _ => Err(Error::InvalidArgument("pointer was not locked with hsa_amd_memory_lock")),
+    }
 }
 
-unsafe extern "C" fn hsa_amd_profiling_get_async_copy_time_impl(
-    signal: hsa_signal_t,
-    time: *mut hsa_amd_profiling_async_copy_time_t,
-) -> hsa_status_t {
-    status_call("hsa_amd_profiling_get_async_copy_time", || {
-        ensure_open()?;
-        let s = crate::signal::get(signal.handle)?;
-        let t = hsa_amd_profiling_async_copy_time_t {
-            start: s.start_ts.load(std::sync::atomic::Ordering::Relaxed),
-            end: s.end_ts.load(std::sync::atomic::Ordering::Relaxed),
-        };
-        write_out(time, t, "time is NULL")
-    })
-}
+/// The agents' view of memory for executors: every allocation this runtime made or locked.
+pub(crate) struct RuntimeMemory;
 
-unsafe extern "C" fn hsa_amd_pointer_info_impl(
-    ptr: *const c_void,
-    info: *mut hsa_amd_pointer_info_t,
-    alloc: Option<unsafe extern "C" fn(usize) -> *mut c_void>,
-    num_agents_accessible: *mut u32,
-    accessible: *mut *mut hsa_agent_t,
-) -> hsa_status_t {
-    status_call("hsa_amd_pointer_info", || {
-        ensure_open()?;
-        if ptr.is_null() || info.is_null() {
-            return Err(Error::InvalidArgument("ptr or info is NULL"));
-        }
-        // SAFETY: non-NULL; the caller sets `size` before the call.
-        let caller_size = unsafe { (*info).size } as usize;
-        if caller_size == 0 {
-            return Err(Error::InvalidArgument("info->size is 0: set it to sizeof(hsa_amd_pointer_info_t)"));
-        }
-        let ours = std::mem::size_of::<hsa_amd_pointer_info_t>();
-        let mut out = hsa_amd_pointer_info_t { size: caller_size.min(ours) as u32, ..Default::default() };
-        let found = find(ptr as usize);
-        let agents: Vec<u64> = match &found {
-            Some((base, a)) => {
-                out.type_ = if a.origin == Origin::Locked { HSA_EXT_POINTER_TYPE_LOCKED } else { HSA_EXT_POINTER_TYPE_HSA };
-                out.agentBaseAddress = *base as *mut c_void;
-                out.hostBaseAddress = *base as *mut c_void;
-                out.sizeInBytes = a.size;
-                out.userData = a.user_data as *mut c_void;
-                out.agentOwner = hsa_agent_t { handle: a.owner };
-                out.global_flags = a.global_flags;
-                if a.device { a.accessible.clone() } else { crate::topology::system().agents.iter().map(|x| x.handle).collect() }
-            }
-            None => {
-                out.type_ = HSA_EXT_POINTER_TYPE_UNKNOWN;
-                Vec::new()
-            }
-        };
-        // Write only the fields the caller's structure has.
-        // SAFETY: `info` holds at least `out.size` bytes (the caller's declared size, capped).
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                (&raw const out).cast::<u8>(),
-                info.cast::<u8>(),
-                (out.size as usize).max(std::mem::size_of::<u32>()),
-            )
-        };
-        // As in the real runtime: the list is produced only when all three of alloc, the count
-        // and the list pointer are given, and never for memory the runtime does not know.
-        if let Some(alloc) = alloc
-            && found.is_some()
-            && !num_agents_accessible.is_null()
-            && !accessible.is_null()
-        {
-            // SAFETY: the caller's allocator.
-            let list = unsafe { alloc(agents.len().max(1) * std::mem::size_of::<hsa_agent_t>()) }.cast::<hsa_agent_t>();
-            if list.is_null() {
-                return Err(Error::OutOfResources("the caller's alloc callback returned NULL".into()));
-            }
-            for (i, h) in agents.iter().enumerate() {
-                // SAFETY: `list` was allocated for `agents.len()` entries.
-                unsafe { list.add(i).write(hsa_agent_t { handle: *h }) };
-            }
-            write_out(num_agents_accessible, agents.len() as u32, "num_agents_accessible")?;
-            write_out(accessible, list, "accessible")?;
+impl RuntimeMemory {
+    fn check(address: u64, len: usize) -> std::result::Result<(), crate::executor::MemoryFault> {
+        let fault = crate::executor::MemoryFault { address, len };
+        let (base, a) = find(address as usize).ok_or(fault)?;
+        let end = (address as usize).checked_add(len).ok_or(fault)?;
+        if end > base + a.size {
+            return Err(fault);
         }
         Ok(())
-    })
+    }
 }
 
-unsafe extern "C" fn hsa_amd_pointer_info_set_userdata_impl(ptr: *const c_void, userdata: *mut c_void) -> hsa_status_t {
-    status_call("hsa_amd_pointer_info_set_userdata", || {
-        ensure_open()?;
-        let (base, _) = find(ptr as usize).ok_or(Error::InvalidArgument("pointer is not in an allocation of this runtime"))?;
-        if let Some(a) = ALLOCATIONS.write().get_mut(&base) {
-            a.user_data = userdata as usize;
-        }
+impl crate::executor::DeviceMemory for RuntimeMemory {
+    fn read(&self, address: u64, out: &mut [u8]) -> std::result::Result<(), crate::executor::MemoryFault> {
+        Self::check(address, out.len())?;
+        // SAFETY: the range lies inside a live allocation of this runtime (checked above).
+        unsafe { std::ptr::copy(address as *const u8, out.as_mut_ptr(), out.len()) };
         Ok(())
-    })
-}
+    }
 
-unsafe extern "C" fn hsa_amd_agents_allow_access_impl(
-    num_agents: u32,
-    agents: *const hsa_agent_t,
-    flags: *const u32,
-    ptr: *const c_void,
-) -> hsa_status_t {
-    status_call("hsa_amd_agents_allow_access", || {
-        ensure_open()?;
-        if num_agents == 0 || agents.is_null() || !flags.is_null() || ptr.is_null() {
-            return Err(Error::InvalidArgument("num_agents is 0, agents or ptr is NULL, or flags is not NULL (reserved)"));
-        }
-        let list = c_slice(agents, num_agents as usize, "agents is NULL")?;
-        for a in list {
-            crate::topology::agent(a.handle)?;
-        }
-        let Some((base, _)) = find(ptr as usize) else {
-            // Memory not allocated by the runtime (system memory) is accessible already.
-            return Ok(());
-        };
-        if let Some(a) = ALLOCATIONS.write().get_mut(&base) {
-            for ag in list {
-                if !a.accessible.contains(&ag.handle) {
-                    a.accessible.push(ag.handle);
-                }
-            }
-        }
+    fn write(&self, address: u64, bytes: &[u8]) -> std::result::Result<(), crate::executor::MemoryFault> {
+        Self::check(address, bytes.len())?;
+        // SAFETY: as in `read`.
+        unsafe { std::ptr::copy(bytes.as_ptr(), address as *mut u8, bytes.len()) };
         Ok(())
-    })
-}
-
-unsafe extern "C" fn hsa_amd_memory_lock_impl(
-    host_ptr: *mut c_void,
-    size: usize,
-    agents: *mut hsa_agent_t,
-    num_agent: i32,
-    agent_ptr: *mut *mut c_void,
-) -> hsa_status_t {
-    status_call("hsa_amd_memory_lock", || {
-        ensure_open()?;
-        if host_ptr.is_null() || size == 0 || agent_ptr.is_null() {
-            return Err(Error::InvalidArgument("host_ptr or agent_ptr is NULL, or size is 0"));
-        }
-        for a in c_slice(agents.cast_const(), num_agent.max(0) as usize, "agents is NULL")? {
-            crate::topology::agent(a.handle)?;
-        }
-        let cpu = crate::topology::system().agents[0].handle;
-        record(host_ptr.cast(), size, cpu, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED, false, Origin::Locked);
-        write_out(agent_ptr, host_ptr, "agent_ptr")
-    })
-}
-
-unsafe extern "C" fn hsa_amd_memory_lock_to_pool_impl(
-    host_ptr: *mut c_void,
-    size: usize,
-    agents: *mut hsa_agent_t,
-    num_agent: i32,
-    _pool: hsa_amd_memory_pool_t,
-    _flags: u32,
-    agent_ptr: *mut *mut c_void,
-) -> hsa_status_t {
-    // SAFETY: same contract as hsa_amd_memory_lock.
-    unsafe { hsa_amd_memory_lock_impl(host_ptr, size, agents, num_agent, agent_ptr) }
-}
-
-unsafe extern "C" fn hsa_amd_memory_unlock_impl(host_ptr: *mut c_void) -> hsa_status_t {
-    status_call("hsa_amd_memory_unlock", || {
-        ensure_open()?;
-        let mut m = ALLOCATIONS.write();
-        match m.get(&(host_ptr as usize)) {
-            Some(a) if a.origin == Origin::Locked => {
-                m.remove(&(host_ptr as usize));
-                Ok(())
-            }
-            _ => Err(Error::InvalidArgument("pointer was not locked with hsa_amd_memory_lock")),
-        }
-    })
-}
-
-unsafe extern "C" fn hsa_amd_memory_fill_impl(ptr: *mut c_void, value: u32, count: usize) -> hsa_status_t {
-    status_call("hsa_amd_memory_fill", || {
-        ensure_open()?;
-        if ptr.is_null() || !(ptr as usize).is_multiple_of(4) {
-            return Err(Error::InvalidArgument("ptr is NULL or not 4-byte aligned"));
-        }
-        // SAFETY: non-NULL, aligned; HSA requires `count` writable u32s.
-        unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u32>(), count) }.fill(value);
-        Ok(())
-    })
-}
-
-unsafe extern "C" fn hsa_memory_register_impl(ptr: *mut c_void, _size: usize) -> hsa_status_t {
-    status_call("hsa_memory_register", || {
-        ensure_open()?;
-        if ptr.is_null() {
-            return Err(Error::InvalidArgument("ptr is NULL"));
-        }
-        Ok(())
-    })
-}
-
-unsafe extern "C" fn hsa_memory_deregister_impl(ptr: *mut c_void, _size: usize) -> hsa_status_t {
-    // SAFETY: same checks as register.
-    unsafe { hsa_memory_register_impl(ptr, 0) }
-}
-
-unsafe extern "C" fn hsa_memory_assign_agent_impl(
-    ptr: *mut c_void,
-    agent: hsa_agent_t,
-    _access: hsa_access_permission_t,
-) -> hsa_status_t {
-    status_call("hsa_memory_assign_agent", || {
-        ensure_open()?;
-        crate::topology::agent(agent.handle)?;
-        if ptr.is_null() {
-            return Err(Error::InvalidArgument("ptr is NULL"));
-        }
-        Ok(())
-    })
-}
-
-unsafe extern "C" fn hsa_amd_memory_pool_can_migrate_impl(
-    src: hsa_amd_memory_pool_t,
-    dst: hsa_amd_memory_pool_t,
-    result: *mut bool,
-) -> hsa_status_t {
-    status_call("hsa_amd_memory_pool_can_migrate", || {
-        ensure_open()?;
-        crate::topology::pool(src.handle).ok_or(Error::InvalidPool(src.handle))?;
-        crate::topology::pool(dst.handle).ok_or(Error::InvalidPool(dst.handle))?;
-        write_out(result, false, "result is NULL")
-    })
-}
-
-/// Fills this module's slots.
-pub(crate) fn install(core: &mut CoreApiTable, amd: &mut AmdExtTable) {
-    core.hsa_memory_allocate_fn = Some(hsa_memory_allocate_impl);
-    core.hsa_memory_free_fn = Some(hsa_memory_free_impl);
-    core.hsa_memory_copy_fn = Some(hsa_memory_copy_impl);
-    core.hsa_memory_register_fn = Some(hsa_memory_register_impl);
-    core.hsa_memory_deregister_fn = Some(hsa_memory_deregister_impl);
-    core.hsa_memory_assign_agent_fn = Some(hsa_memory_assign_agent_impl);
-    amd.hsa_amd_memory_pool_allocate_fn = Some(hsa_amd_memory_pool_allocate_impl);
-    amd.hsa_amd_memory_pool_free_fn = Some(hsa_amd_memory_pool_free_impl);
-    amd.hsa_amd_memory_async_copy_fn = Some(hsa_amd_memory_async_copy_impl);
-    amd.hsa_amd_memory_async_copy_on_engine_fn = Some(hsa_amd_memory_async_copy_on_engine_impl);
-    amd.hsa_amd_profiling_async_copy_enable_fn = Some(hsa_amd_profiling_async_copy_enable_impl);
-    amd.hsa_amd_profiling_get_async_copy_time_fn = Some(hsa_amd_profiling_get_async_copy_time_impl);
-    amd.hsa_amd_pointer_info_fn = Some(hsa_amd_pointer_info_impl);
-    amd.hsa_amd_pointer_info_set_userdata_fn = Some(hsa_amd_pointer_info_set_userdata_impl);
-    amd.hsa_amd_agents_allow_access_fn = Some(hsa_amd_agents_allow_access_impl);
-    amd.hsa_amd_memory_lock_fn = Some(hsa_amd_memory_lock_impl);
-    amd.hsa_amd_memory_lock_to_pool_fn = Some(hsa_amd_memory_lock_to_pool_impl);
-    amd.hsa_amd_memory_unlock_fn = Some(hsa_amd_memory_unlock_impl);
-    amd.hsa_amd_memory_fill_fn = Some(hsa_amd_memory_fill_impl);
-    amd.hsa_amd_memory_pool_can_migrate_fn = Some(hsa_amd_memory_pool_can_migrate_impl);
+    }
 }

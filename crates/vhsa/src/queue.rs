@@ -1,5 +1,5 @@
 //! User-mode queues: AQL rings in host memory, doorbell signals, and one packet-processor thread
-//! per hardware queue.
+//! per hardware queue. Kernel dispatches go to the queue's [`Executor`](crate::executor).
 //!
 //! The processor consumes packets in order: it waits while the slot at the read index is
 //! INVALID (woken by the doorbell, re-checking at least every 100 ms), executes the packet,
@@ -8,24 +8,18 @@
 //! A bad packet suspends the queue, as on hardware, and is reported through the queue's error
 //! callback with the status the real runtime maps the packet processor's error to.
 
-use crate::boundary::{status_call, value_call, write_out};
 use crate::error::{Error, Result};
-use crate::runtime::ensure_open;
+use crate::executor::{AgentDescription, DispatchFault, DispatchRequest, Executor};
 use crate::signal::Signal;
-use crate::topology::AgentKind;
+use crate::topology::{AgentKind, QUEUE_MAX_SIZE as MAX_SIZE, QUEUE_MIN_SIZE as MIN_SIZE};
 use hsa_abi::ffi::*;
 use hsa_abi::modern::hsa_queue_error_callback;
-use hsa_abi::{AmdExtTable, CoreApiTable};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-
-/// Smallest queue size (packets).
-pub(crate) const MIN_SIZE: u32 = 64;
-/// Largest queue size (packets).
-pub(crate) const MAX_SIZE: u32 = 1 << 17;
 /// Bytes per AQL packet.
 pub(crate) const PACKET_BYTES: usize = 64;
 
@@ -41,14 +35,14 @@ pub(crate) struct Queue {
     read_index: PaddedIndex,
     pub(crate) agent: u64,
     pub(crate) profiling: AtomicBool,
-    inactive: AtomicBool,
+    pub(crate) inactive: AtomicBool,
     stop: AtomicBool,
     error_callback: hsa_queue_error_callback,
     error_data: usize,
     owns_doorbell: bool,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
-    /// Set on the proxy queue of an intercept queue.
-    pub(crate) intercept: Option<crate::intercept::Intercept>,
+    /// Runs the kernel dispatches (None for proxies without a packet processor).
+    executor: Option<Arc<dyn Executor>>,
 }
 
 // SAFETY: the raw pointers in `hsa` point to memory owned by the queue; every shared field is
@@ -86,7 +80,7 @@ impl Queue {
         (&raw const self.hsa).cast_mut()
     }
 
-    fn doorbell(&self) -> Option<&'static Signal> {
+    pub(crate) fn doorbell(&self) -> Option<&'static Signal> {
         crate::signal::lookup(self.hsa.doorbell_signal.handle)
     }
 
@@ -147,9 +141,8 @@ pub(crate) struct QueueSpec {
     pub(crate) queue_type: u32,
     pub(crate) error_callback: hsa_queue_error_callback,
     pub(crate) error_data: *mut c_void,
-    /// Start a packet processor (false for intercept proxies).
-    pub(crate) processor: bool,
-    pub(crate) intercept: Option<crate::intercept::Intercept>,
+    /// Runs the dispatches; `None` makes a ring without a packet processor (intercept proxies).
+    pub(crate) executor: Option<Arc<dyn Executor>>,
 }
 
 /// Checks queue-creation arguments in the real runtime's order and with its statuses: argument
@@ -219,15 +212,10 @@ pub(crate) fn create(spec: QueueSpec) -> Result<*mut hsa_queue_t> {
         error_data: spec.error_data as usize,
         owns_doorbell: true,
         thread: Mutex::new(None),
-        intercept: spec.intercept,
+        executor: spec.executor,
     });
     let ptr: *const Queue = &*q;
-    if q.intercept.is_some()
-        && let Some(d) = q.doorbell()
-    {
-        d.doorbell_of.store(ptr.cast_mut().cast(), Ordering::Release);
-    }
-    if spec.processor {
+    if q.executor.is_some() {
         let qp = QueuePtr(ptr);
         let t = std::thread::Builder::new()
             .name(format!("vhsa-queue-{}", q.hsa.id))
@@ -253,7 +241,7 @@ pub(crate) fn lookup(q: *const hsa_queue_t) -> Result<&'static Queue> {
     }
 }
 
-/// Stops and frees a queue (and, for a proxy, its hardware queue).
+/// Stops and frees a queue.
 pub(crate) fn destroy(q: *const hsa_queue_t) -> Result<()> {
     let b = QUEUES
         .lock()
@@ -262,7 +250,7 @@ pub(crate) fn destroy(q: *const hsa_queue_t) -> Result<()> {
         .ok_or(Error::InvalidQueue(q as usize))?;
     b.stop.store(true, Ordering::SeqCst);
     if let Some(d) = b.doorbell() {
-        d.doorbell_of.store(std::ptr::null_mut(), Ordering::Release);
+        d.set_store_hook(None);
         d.store(d.load());
     }
     let thread = b.thread.lock().take();
@@ -271,9 +259,6 @@ pub(crate) fn destroy(q: *const hsa_queue_t) -> Result<()> {
     {
         let _ = t.join();
     }
-    if let Some(i) = &b.intercept {
-        let _ = destroy(i.hardware);
-    }
     if b.owns_doorbell {
         let _ = crate::signal::destroy(b.hsa.doorbell_signal.handle);
     }
@@ -281,13 +266,10 @@ pub(crate) fn destroy(q: *const hsa_queue_t) -> Result<()> {
     Ok(())
 }
 
-/// Destroys every queue (last `hsa_shut_down`).
+/// Destroys every queue (last `hsa_shut_down`, after the intercept proxies).
 pub(crate) fn destroy_all() {
     let keys: Vec<usize> = QUEUES.lock().as_ref().map(|m| m.keys().copied().collect()).unwrap_or_default();
-    // Proxies first: they destroy their hardware queues.
-    let (proxies, rest): (Vec<usize>, Vec<usize>) =
-        keys.into_iter().partition(|k| lookup(*k as *const hsa_queue_t).is_ok_and(|q| q.intercept.is_some()));
-    for k in proxies.into_iter().chain(rest) {
+    for k in keys {
         let _ = destroy(k as *const hsa_queue_t);
     }
 }
@@ -296,7 +278,14 @@ pub(crate) fn destroy_all() {
 
 fn process(q: &Queue) {
     let doorbell = q.doorbell();
-    let mut cache: Option<(u64, &'static crate::native::NativeKernel)> = None;
+    let Some(executor) = q.executor.clone() else { return };
+    let agent = crate::topology::agent(q.agent).ok();
+    let description = AgentDescription {
+        handle: q.agent,
+        target: agent.map_or("", |a| a.name.as_str()),
+        isa_name: agent.and_then(|a| a.isa_name()).unwrap_or(""),
+        wavefront_size: agent.map_or(64, |a| a.wavefront_size()),
+    };
     let mut warned_unknown = false;
     loop {
         if q.stop.load(Ordering::Acquire) {
@@ -319,7 +308,7 @@ fn process(q: &Queue) {
             }
             continue;
         }
-        if !execute(q, slot, header, &mut cache, &mut warned_unknown) {
+        if !execute(q, slot, header, &*executor, &description, &mut warned_unknown) {
             // A packet error suspended the queue: the packet stays where it is.
             continue;
         }
@@ -341,8 +330,7 @@ fn complete(q: &Queue, slot: *mut u8, start: u64) {
     match crate::signal::lookup(h) {
         Some(s) => {
             if q.profiling.load(Ordering::Relaxed) {
-                s.start_ts.store(start, Ordering::Relaxed);
-                s.end_ts.store(crate::topology::now_ns(), Ordering::Relaxed);
+                s.set_times(start, crate::topology::now_ns());
             }
             s.subtract(1);
         }
@@ -372,7 +360,8 @@ fn execute(
     q: &Queue,
     slot: *mut u8,
     header: u16,
-    cache: &mut Option<(u64, &'static crate::native::NativeKernel)>,
+    executor: &dyn Executor,
+    agent: &AgentDescription<'_>,
     warned_unknown: &mut bool,
 ) -> bool {
     let start = if q.profiling.load(Ordering::Relaxed) { crate::topology::now_ns() } else { 0 };
@@ -390,27 +379,26 @@ fn execute(
                 q.report(HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
                 return false;
             }
-            let kernel = match cache {
-                Some((o, k)) if *o == object => Some(*k),
-                _ => {
-                    let k = crate::native::by_object(object).or_else(|| crate::executable::native_kernel_for(object));
-                    if let Some(k) = k {
-                        *cache = Some((object, k));
-                    }
-                    k
-                }
+            // SAFETY: the slot holds a 64-byte dispatch packet, published by the header read
+            // with acquire ordering; it is copied out whole.
+            let packet = unsafe { pkt.read() };
+            let request = DispatchRequest {
+                packet: &packet,
+                kernel_object: object,
+                kernarg_address: packet.kernarg_address as u64,
+                agent: *agent,
+                queue_id: q.hsa.id,
+                abandon: &q.stop,
             };
-            match kernel {
-                Some(k) => {
-                    crate::fault::hold_if_hung(&k.name, || q.stop.load(Ordering::Acquire));
-                    let start = if q.profiling.load(Ordering::Relaxed) { crate::topology::now_ns() } else { 0 };
-                    // SAFETY: the registered native function with its own user data.
-                    let _ = std::panic::catch_unwind(|| unsafe { (k.function)(pkt, k.user_data as *mut c_void) });
-                    crate::stats::DISPATCHES.fetch_add(1, Ordering::Relaxed);
+            let start = if q.profiling.load(Ordering::Relaxed) { crate::topology::now_ns() } else { 0 };
+            let outcome = executor.execute(&request, &crate::memory::RuntimeMemory);
+            crate::stats::DISPATCHES.fetch_add(1, Ordering::Relaxed);
+            match outcome {
+                Ok(()) => {
                     complete(q, slot, start);
                     return true;
                 }
-                None => {
+                Err(DispatchFault::NoImplementation) => {
                     if !*warned_unknown {
                         tracing::warn!(
                             "queue {}: kernel object {object:#x} has no native implementation; its dispatches complete without running",
@@ -418,7 +406,11 @@ fn execute(
                         );
                         *warned_unknown = true;
                     }
-                    crate::stats::DISPATCHES.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(DispatchFault::Fault { status, message }) => {
+                    tracing::error!("queue {}: kernel object {object:#x} faulted: {message}", q.hsa.id);
+                    q.report(status);
+                    return false;
                 }
             }
         }
@@ -471,242 +463,127 @@ fn execute(
     true
 }
 
-// ---- the C entries ---------------------------------------------------------------------------
 
-use hsa_abi::modern::hsa_queue_error_callback as QueueCallback;
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::executor::{DeviceMemory, MemoryFault};
+    use std::sync::atomic::AtomicU32;
 
-unsafe extern "C" fn hsa_queue_create_impl(
-    agent: hsa_agent_t,
-    size: u32,
-    type_: hsa_queue_type32_t,
-    callback: QueueCallback,
-    data: *mut c_void,
-    private_segment_size: u32,
-    _group_segment_size: u32,
-    queue: *mut *mut hsa_queue_t,
-) -> hsa_status_t {
-    status_call("hsa_queue_create", || {
-        ensure_open()?;
-        if queue.is_null() {
-            return Err(Error::InvalidArgument("queue is NULL"));
-        }
-        validate(agent.handle, size, type_, private_segment_size)?;
-        let q = create(QueueSpec {
-            agent: agent.handle,
-            size,
-            queue_type: type_,
-            error_callback: callback,
-            error_data: data,
-            processor: true,
-            intercept: None,
-        })?;
-        write_out(queue, q, "queue is NULL")
-    })
-}
+    /// An executor of two kernels: object 1 adds its second kernel argument to the `u32` its
+    /// first argument points at, through `DeviceMemory`; object 2 faults.
+    struct Toy {
+        seen_isa: Mutex<String>,
+    }
 
-unsafe extern "C" fn hsa_queue_destroy_impl(queue: *mut hsa_queue_t) -> hsa_status_t {
-    status_call("hsa_queue_destroy", || {
-        ensure_open()?;
-        if queue.is_null() {
-            return Err(Error::InvalidArgument("queue is NULL"));
-        }
-        destroy(queue)
-    })
-}
+    fn u64_at(b: &[u8], at: usize) -> u64 {
+        u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+    }
 
-unsafe extern "C" fn hsa_queue_inactivate_impl(queue: *mut hsa_queue_t) -> hsa_status_t {
-    status_call("hsa_queue_inactivate", || {
-        ensure_open()?;
-        if queue.is_null() {
-            return Err(Error::InvalidArgument("queue is NULL"));
-        }
-        lookup(queue)?.inactive.store(true, Ordering::SeqCst);
-        Ok(())
-    })
-}
-
-unsafe extern "C" fn hsa_soft_queue_create_impl(
-    _region: hsa_region_t,
-    _size: u32,
-    _type: hsa_queue_type32_t,
-    _features: u32,
-    _doorbell: hsa_signal_t,
-    _queue: *mut *mut hsa_queue_t,
-) -> hsa_status_t {
-    status_call("hsa_soft_queue_create", || {
-        ensure_open()?;
-        Err(Error::InvalidQueueCreation("soft queues (agent dispatch) are not supported by vhsa"))
-    })
-}
-
-/// Queue pointer from C, for the index functions (NULL-checked; not looked up, as in ROCR).
-#[inline]
-fn q<'a>(queue: *const hsa_queue_t) -> Option<&'a Queue> {
-    // SAFETY: a non-NULL queue pointer from C was returned by this runtime's queue creation.
-    (!queue.is_null()).then(|| unsafe { &*queue.cast::<Queue>() })
-}
-
-macro_rules! load_index {
-    ($name:ident, $field:ident) => {
-        unsafe extern "C" fn $name(queue: *const hsa_queue_t) -> u64 {
-            value_call(stringify!($name), 0, || q(queue).map_or(0, |q| q.$field().load(Ordering::SeqCst)))
-        }
-    };
-}
-load_index!(hsa_queue_load_read_index_scacquire_impl, read_index);
-load_index!(hsa_queue_load_read_index_relaxed_impl, read_index);
-load_index!(hsa_queue_load_write_index_scacquire_impl, write_index);
-load_index!(hsa_queue_load_write_index_relaxed_impl, write_index);
-
-macro_rules! store_index {
-    ($name:ident, $field:ident) => {
-        unsafe extern "C" fn $name(queue: *const hsa_queue_t, value: u64) {
-            value_call(stringify!($name), (), || {
-                if let Some(q) = q(queue) {
-                    q.$field().store(value, Ordering::SeqCst)
+    impl Executor for Toy {
+        fn execute(&self, d: &DispatchRequest<'_>, m: &dyn DeviceMemory) -> std::result::Result<(), DispatchFault> {
+            *self.seen_isa.lock() = d.agent.isa_name.to_owned();
+            let fault = |e: MemoryFault| DispatchFault::Fault {
+                status: HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+                message: format!("{} bytes at {:#x} are not memory of the runtime", e.len, e.address),
+            };
+            match d.kernel_object {
+                1 => {
+                    let mut args = [0u8; 16];
+                    m.read(d.kernarg_address, &mut args).map_err(fault)?;
+                    let (target, add) = (u64_at(&args, 0), u64_at(&args, 8) as u32);
+                    let mut v = [0u8; 4];
+                    m.read(target, &mut v).map_err(fault)?;
+                    m.write(target, &(u32::from_le_bytes(v) + add).to_le_bytes()).map_err(fault)
                 }
-            })
+                2 => {
+                    let mut b = [0u8; 4];
+                    m.read(8, &mut b).map_err(fault)
+                }
+                _ => Err(DispatchFault::NoImplementation),
+            }
         }
-    };
-}
-store_index!(hsa_queue_store_write_index_relaxed_impl, write_index);
-store_index!(hsa_queue_store_write_index_screlease_impl, write_index);
-store_index!(hsa_queue_store_read_index_relaxed_impl, read_index);
-store_index!(hsa_queue_store_read_index_screlease_impl, read_index);
+    }
 
-macro_rules! cas_index {
-    ($name:ident) => {
-        unsafe extern "C" fn $name(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64 {
-            value_call(stringify!($name), 0, || {
-                q(queue).map_or(0, |q| match q.write_index().compare_exchange(expected, value, Ordering::SeqCst, Ordering::SeqCst) {
-                    Ok(v) | Err(v) => v,
-                })
-            })
-        }
-    };
-}
-cas_index!(hsa_queue_cas_write_index_scacq_screl_impl);
-cas_index!(hsa_queue_cas_write_index_scacquire_impl);
-cas_index!(hsa_queue_cas_write_index_relaxed_impl);
-cas_index!(hsa_queue_cas_write_index_screlease_impl);
+    static ERROR_STATUS: AtomicU32 = AtomicU32::new(0);
 
-macro_rules! add_index {
-    ($name:ident) => {
-        unsafe extern "C" fn $name(queue: *const hsa_queue_t, value: u64) -> u64 {
-            value_call(stringify!($name), 0, || q(queue).map_or(0, |q| q.write_index().fetch_add(value, Ordering::SeqCst)))
-        }
-    };
-}
-add_index!(hsa_queue_add_write_index_scacq_screl_impl);
-add_index!(hsa_queue_add_write_index_scacquire_impl);
-add_index!(hsa_queue_add_write_index_relaxed_impl);
-add_index!(hsa_queue_add_write_index_screlease_impl);
+    unsafe extern "C" fn on_error(status: hsa_status_t, _q: *mut hsa_queue_t, _data: *mut c_void) {
+        ERROR_STATUS.store(status, Ordering::SeqCst);
+    }
 
-unsafe extern "C" fn hsa_amd_profiling_set_profiler_enabled_impl(queue: *mut hsa_queue_t, enable: i32) -> hsa_status_t {
-    status_call("hsa_amd_profiling_set_profiler_enabled", || {
-        ensure_open()?;
-        if queue.is_null() {
-            return Err(Error::InvalidArgument("queue is NULL"));
-        }
-        let qq = lookup(queue)?;
-        qq.profiling.store(enable != 0, Ordering::SeqCst);
-        if let Some(i) = &qq.intercept {
-            lookup(i.hardware)?.profiling.store(enable != 0, Ordering::SeqCst);
-        }
-        Ok(())
-    })
-}
-
-unsafe extern "C" fn hsa_amd_profiling_get_dispatch_time_impl(
-    agent: hsa_agent_t,
-    signal: hsa_signal_t,
-    time: *mut hsa_amd_profiling_dispatch_time_t,
-) -> hsa_status_t {
-    status_call("hsa_amd_profiling_get_dispatch_time", || {
-        ensure_open()?;
-        crate::topology::agent(agent.handle)?;
-        let s = crate::signal::get(signal.handle)?;
-        let t = hsa_amd_profiling_dispatch_time_t {
-            start: s.start_ts.load(Ordering::Relaxed),
-            end: s.end_ts.load(Ordering::Relaxed),
+    fn submit(q: &Queue, object: u64, kernarg: u64, done: hsa_signal_t) {
+        let idx = q.write_index().fetch_add(1, Ordering::SeqCst);
+        let slot = q.slot(idx);
+        let p = hsa_kernel_dispatch_packet_t {
+            setup: 1,
+            workgroup_size_x: 1,
+            workgroup_size_y: 1,
+            workgroup_size_z: 1,
+            grid_size_x: 1,
+            grid_size_y: 1,
+            grid_size_z: 1,
+            kernel_object: object,
+            kernarg_address: kernarg as *mut c_void,
+            completion_signal: done,
+            ..Default::default()
         };
-        write_out(time, t, "time is NULL")
-    })
-}
+        // SAFETY: a 64-byte slot of the ring; the header goes last, with release ordering.
+        unsafe { slot.cast::<hsa_kernel_dispatch_packet_t>().write(p) };
+        Queue::header(slot).store(HSA_PACKET_TYPE_KERNEL_DISPATCH as u16, Ordering::Release);
+        q.doorbell().unwrap().store(idx as i64);
+    }
 
-unsafe extern "C" fn hsa_amd_profiling_convert_tick_to_system_domain_impl(
-    agent: hsa_agent_t,
-    agent_tick: u64,
-    system_tick: *mut u64,
-) -> hsa_status_t {
-    status_call("hsa_amd_profiling_convert_tick_to_system_domain", || {
-        ensure_open()?;
-        crate::topology::agent(agent.handle)?;
-        write_out(system_tick, agent_tick, "system_tick is NULL")
-    })
-}
-
-unsafe extern "C" fn hsa_amd_queue_cu_set_mask_impl(queue: *const hsa_queue_t, num_cu_mask_count: u32, cu_mask: *const u32) -> hsa_status_t {
-    status_call("hsa_amd_queue_cu_set_mask", || {
-        ensure_open()?;
-        lookup(queue)?;
-        crate::boundary::c_slice(cu_mask, num_cu_mask_count as usize, "cu_mask is NULL")?;
-        if !num_cu_mask_count.is_multiple_of(32) {
-            return Err(Error::InvalidArgument("num_cu_mask_count counts bits and must be a multiple of 32"));
+    #[test]
+    fn dispatches_go_to_the_queue_executor_and_faults_suspend_the_queue() {
+        let sys = crate::topology::system();
+        let gpu = sys.agents.iter().find(|a| a.kind == AgentKind::Gpu).unwrap();
+        let pool = crate::topology::pool(gpu.pools[0]).unwrap();
+        let buf = crate::memory::allocate_in_pool(pool, 4096, 0).unwrap();
+        let toy = Arc::new(Toy { seen_isa: Mutex::new(String::new()) });
+        let hq = create(QueueSpec {
+            agent: gpu.handle,
+            size: 64,
+            queue_type: HSA_QUEUE_TYPE_MULTI,
+            error_callback: Some(on_error),
+            error_data: std::ptr::null_mut(),
+            executor: Some(toy.clone()),
+        })
+        .unwrap();
+        let q = lookup(hq).unwrap();
+        // Kernel arguments at buf, the counter at buf + 64 (starts at 5).
+        let (kernarg, counter) = (buf as u64, buf as u64 + 64);
+        // SAFETY: inside the 4096-byte allocation.
+        unsafe {
+            buf.cast::<u64>().write(counter);
+            buf.add(8).cast::<u64>().write(37);
+            buf.add(64).cast::<u32>().write(5);
         }
-        Ok(())
-    })
-}
+        let done = crate::signal::create(1).unwrap();
+        let s = crate::signal::get(done.handle).unwrap();
+        submit(q, 1, kernarg, done);
+        let deadline = Some(Instant::now() + Duration::from_secs(60));
+        assert_eq!(s.wait(|v| v == 0, deadline), 0, "the dispatch completed");
+        // SAFETY: as above.
+        assert_eq!(unsafe { buf.add(64).cast::<u32>().read() }, 42);
+        assert_eq!(*toy.seen_isa.lock(), gpu.isa_name().unwrap());
 
-unsafe extern "C" fn hsa_amd_queue_cu_get_mask_impl(queue: *const hsa_queue_t, num_cu_mask_count: u32, cu_mask: *mut u32) -> hsa_status_t {
-    status_call("hsa_amd_queue_cu_get_mask", || {
-        ensure_open()?;
-        lookup(queue)?;
-        if cu_mask.is_null() {
-            return Err(Error::InvalidArgument("cu_mask is NULL"));
+        // A kernel without an implementation completes without running.
+        s.store(1);
+        submit(q, 3, kernarg, done);
+        assert_eq!(s.wait(|v| v == 0, deadline), 0);
+
+        // A fault suspends the queue and reaches the error callback; the packet stays.
+        s.store(1);
+        submit(q, 2, kernarg, done);
+        let t0 = Instant::now();
+        while ERROR_STATUS.load(Ordering::SeqCst) == 0 && t0.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(1));
         }
-        for i in 0..num_cu_mask_count as usize {
-            // SAFETY: the caller provides `num_cu_mask_count` words.
-            unsafe { cu_mask.add(i).write(u32::MAX) };
-        }
-        Ok(())
-    })
-}
-
-unsafe extern "C" fn hsa_amd_queue_set_priority_impl(queue: *mut hsa_queue_t, _priority: hsa_amd_queue_priority_t) -> hsa_status_t {
-    status_call("hsa_amd_queue_set_priority", || {
-        ensure_open()?;
-        lookup(queue)?;
-        Ok(())
-    })
-}
-
-/// Fills this module's slots.
-pub(crate) fn install(core: &mut CoreApiTable, amd: &mut AmdExtTable) {
-    core.hsa_queue_create_fn = Some(hsa_queue_create_impl);
-    core.hsa_soft_queue_create_fn = Some(hsa_soft_queue_create_impl);
-    core.hsa_queue_destroy_fn = Some(hsa_queue_destroy_impl);
-    core.hsa_queue_inactivate_fn = Some(hsa_queue_inactivate_impl);
-    core.hsa_queue_load_read_index_scacquire_fn = Some(hsa_queue_load_read_index_scacquire_impl);
-    core.hsa_queue_load_read_index_relaxed_fn = Some(hsa_queue_load_read_index_relaxed_impl);
-    core.hsa_queue_load_write_index_scacquire_fn = Some(hsa_queue_load_write_index_scacquire_impl);
-    core.hsa_queue_load_write_index_relaxed_fn = Some(hsa_queue_load_write_index_relaxed_impl);
-    core.hsa_queue_store_write_index_relaxed_fn = Some(hsa_queue_store_write_index_relaxed_impl);
-    core.hsa_queue_store_write_index_screlease_fn = Some(hsa_queue_store_write_index_screlease_impl);
-    core.hsa_queue_cas_write_index_scacq_screl_fn = Some(hsa_queue_cas_write_index_scacq_screl_impl);
-    core.hsa_queue_cas_write_index_scacquire_fn = Some(hsa_queue_cas_write_index_scacquire_impl);
-    core.hsa_queue_cas_write_index_relaxed_fn = Some(hsa_queue_cas_write_index_relaxed_impl);
-    core.hsa_queue_cas_write_index_screlease_fn = Some(hsa_queue_cas_write_index_screlease_impl);
-    core.hsa_queue_add_write_index_scacq_screl_fn = Some(hsa_queue_add_write_index_scacq_screl_impl);
-    core.hsa_queue_add_write_index_scacquire_fn = Some(hsa_queue_add_write_index_scacquire_impl);
-    core.hsa_queue_add_write_index_relaxed_fn = Some(hsa_queue_add_write_index_relaxed_impl);
-    core.hsa_queue_add_write_index_screlease_fn = Some(hsa_queue_add_write_index_screlease_impl);
-    core.hsa_queue_store_read_index_relaxed_fn = Some(hsa_queue_store_read_index_relaxed_impl);
-    core.hsa_queue_store_read_index_screlease_fn = Some(hsa_queue_store_read_index_screlease_impl);
-    amd.hsa_amd_profiling_set_profiler_enabled_fn = Some(hsa_amd_profiling_set_profiler_enabled_impl);
-    amd.hsa_amd_profiling_get_dispatch_time_fn = Some(hsa_amd_profiling_get_dispatch_time_impl);
-    amd.hsa_amd_profiling_convert_tick_to_system_domain_fn = Some(hsa_amd_profiling_convert_tick_to_system_domain_impl);
-    amd.hsa_amd_queue_cu_set_mask_fn = Some(hsa_amd_queue_cu_set_mask_impl);
-    amd.hsa_amd_queue_cu_get_mask_fn = Some(hsa_amd_queue_cu_get_mask_impl);
-    amd.hsa_amd_queue_set_priority_fn = Some(hsa_amd_queue_set_priority_impl);
+        assert_eq!(ERROR_STATUS.load(Ordering::SeqCst), HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION);
+        assert!(q.inactive.load(Ordering::SeqCst));
+        assert_eq!(s.load(), 1, "a faulted dispatch does not complete");
+        destroy(hq).unwrap();
+        crate::signal::destroy(done.handle).unwrap();
+        crate::memory::free(buf).unwrap();
+    }
 }

@@ -1,56 +1,105 @@
-//! Signals: a lock-free table of slots addressed by generation-checked handles, blocking waits
-//! (short spin, then a condition variable), and the asynchronous-handler thread.
+//! Signals with the real runtime's memory layout, blocking waits, signal groups and the
+//! asynchronous-handler thread.
 //!
-//! A handle is `generation << 32 | (index + 1)`; a destroyed signal's handle never matches again.
-//! Waiters register in the slot before checking the value, and writers take the slot's lock
-//! before notifying, so no wake-up is lost. Signals watched by an async handler or a wait-any
-//! also bump a process-wide epoch that the handler thread and wait-any callers block on.
-//! A signal may carry a doorbell hook (intercept queues): storing to it runs the hook
-//! synchronously on the storing thread.
+//! A signal handle is the address of an `amd_signal_t` (ROCR's `amd_hsa_signal.h`): `kind` at
+//! byte 0 (`AMD_SIGNAL_KIND_USER`), the 64-bit value at byte 8, the event mailbox pointer at 16
+//! and the event id at 24 (both 0: no interrupt is needed to wake a host waiter), the start and
+//! end timestamps at 32 and 40. Device code and runtimes that update the value directly through
+//! that address are seen by host waiters: a waiter re-reads the value at least every
+//! [`POLL_MAX`], not only when a `hsa_signal_*` call wakes it.
+//!
+//! Signals live in one reserved region, so a handle is checked by address range, stride and a
+//! live flag. Freed slots are reused oldest first. Waiters register before checking the value
+//! and writers take the slot's lock before notifying, so no wake-up from an API store is lost.
+//! Signals watched by an async handler or a wait-any also bump a process-wide epoch that the
+//! handler thread and wait-any callers block on. A signal may carry a store hook (intercept
+//! queues' doorbells): storing to it runs the hook synchronously on the storing thread.
 
-use crate::boundary::{status_call, value_call, write_out};
 use crate::error::{Error, Result};
-use crate::runtime::ensure_open;
 use hsa_abi::ffi::*;
-use hsa_abi::{AmdExtTable, CoreApiTable};
 use parking_lot::{Condvar, Mutex};
+use std::collections::VecDeque;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-const CHUNK: usize = 1024;
-const MAX_CHUNKS: usize = 4096;
+/// `AMD_SIGNAL_KIND_USER`: a signal whose value lives in memory.
+pub(crate) const AMD_SIGNAL_KIND_USER: i64 = 1;
 
-/// One signal slot.
+/// Most live signals at once.
+const CAPACITY: usize = 1 << 22;
+
+/// Longest time a blocked waiter goes without re-reading the value (changes made by device code
+/// directly in memory wake no one).
+pub(crate) const POLL_MAX: Duration = Duration::from_millis(2);
+
+/// A function run by every store to a signal that carries it, with its data.
+pub(crate) type StoreHook = fn(*mut c_void);
+
+/// One signal: the `amd_signal_t` the handle points at, then the runtime's own fields.
+#[repr(C, align(64))]
 pub(crate) struct Signal {
+    kind: AtomicI64,
     value: AtomicI64,
-    generation: AtomicU32,
+    event_mailbox: AtomicU64,
+    event_id: AtomicU32,
+    _reserved1: u32,
+    start_ts: AtomicU64,
+    end_ts: AtomicU64,
+    queue_ptr: AtomicU64,
+    _reserved3: [u32; 2],
+    // ---- not part of amd_signal_t
     live: AtomicBool,
     waiters: AtomicU32,
     watchers: AtomicU32,
     lock: Mutex<()>,
     cv: Condvar,
-    /// Profiling: start and end of the dispatch or copy that completed this signal.
-    pub(crate) start_ts: AtomicU64,
-    pub(crate) end_ts: AtomicU64,
-    /// Doorbell hook: an intercept queue whose proxy doorbell this is (NULL otherwise).
-    pub(crate) doorbell_of: AtomicPtr<c_void>,
+    hook: AtomicUsize,
+    hook_data: AtomicPtr<c_void>,
 }
+
+const _: () = {
+    assert!(std::mem::offset_of!(Signal, kind) == 0);
+    assert!(std::mem::offset_of!(Signal, value) == 8);
+    assert!(std::mem::offset_of!(Signal, event_mailbox) == 16);
+    assert!(std::mem::offset_of!(Signal, event_id) == 24);
+    assert!(std::mem::offset_of!(Signal, start_ts) == 32);
+    assert!(std::mem::offset_of!(Signal, end_ts) == 40);
+    assert!(std::mem::offset_of!(Signal, queue_ptr) == 48);
+    assert!(std::mem::offset_of!(Signal, live) == 64);
+};
 
 impl Signal {
     fn new() -> Self {
         Signal {
+            kind: AtomicI64::new(0),
             value: AtomicI64::new(0),
-            generation: AtomicU32::new(0),
+            event_mailbox: AtomicU64::new(0),
+            event_id: AtomicU32::new(0),
+            _reserved1: 0,
+            start_ts: AtomicU64::new(0),
+            end_ts: AtomicU64::new(0),
+            queue_ptr: AtomicU64::new(0),
+            _reserved3: [0; 2],
             live: AtomicBool::new(false),
             waiters: AtomicU32::new(0),
             watchers: AtomicU32::new(0),
             lock: Mutex::new(()),
             cv: Condvar::new(),
-            start_ts: AtomicU64::new(0),
-            end_ts: AtomicU64::new(0),
-            doorbell_of: AtomicPtr::new(std::ptr::null_mut()),
+            hook: AtomicUsize::new(0),
+            hook_data: AtomicPtr::new(std::ptr::null_mut()),
         }
+    }
+
+    /// The handle: the address of the `amd_signal_t`.
+    pub(crate) fn handle(&self) -> u64 {
+        self as *const Signal as u64
+    }
+
+    /// The value word, for read-modify-write operations (call [`Signal::changed`] after).
+    pub(crate) fn value(&self) -> &AtomicI64 {
+        &self.value
     }
 
     /// Current value (acquire).
@@ -59,9 +108,39 @@ impl Signal {
         self.value.load(Ordering::Acquire)
     }
 
-    /// Wakes whoever waits on this signal; runs the doorbell hook.
+    /// True until the signal is destroyed.
+    pub(crate) fn is_live(&self) -> bool {
+        self.live.load(Ordering::Acquire)
+    }
+
+    /// Start and end time of the dispatch or copy that completed this signal.
+    pub(crate) fn times(&self) -> (u64, u64) {
+        (self.start_ts.load(Ordering::Relaxed), self.end_ts.load(Ordering::Relaxed))
+    }
+
+    /// Records the start and end time of the dispatch or copy that completes this signal.
+    pub(crate) fn set_times(&self, start: u64, end: u64) {
+        self.start_ts.store(start, Ordering::Relaxed);
+        self.end_ts.store(end, Ordering::Relaxed);
+    }
+
+    /// Sets (or clears) the hook run by every store; cleared before the hook's data goes away.
+    pub(crate) fn set_store_hook(&self, hook: Option<(StoreHook, *mut c_void)>) {
+        match hook {
+            Some((f, data)) => {
+                self.hook_data.store(data, Ordering::Release);
+                self.hook.store(f as usize, Ordering::Release);
+            }
+            None => {
+                self.hook.store(0, Ordering::Release);
+                self.hook_data.store(std::ptr::null_mut(), Ordering::Release);
+            }
+        }
+    }
+
+    /// Wakes whoever waits on this signal; runs the store hook when `hook`.
     #[inline]
-    fn changed(&self, hook: bool) {
+    pub(crate) fn changed(&self, hook: bool) {
         if self.waiters.load(Ordering::SeqCst) > 0 {
             let _g = self.lock.lock();
             self.cv.notify_all();
@@ -70,18 +149,26 @@ impl Signal {
             bump_epoch();
         }
         if hook {
-            let q = self.doorbell_of.load(Ordering::Acquire);
-            if !q.is_null() {
-                crate::intercept::doorbell_rung(q);
+            let f = self.hook.load(Ordering::Acquire);
+            let data = self.hook_data.load(Ordering::Acquire);
+            if f != 0 && !data.is_null() {
+                // SAFETY: `hook` only ever holds a `StoreHook` stored by `set_store_hook`.
+                let f: StoreHook = unsafe { std::mem::transmute::<usize, StoreHook>(f) };
+                f(data);
             }
         }
     }
 
-    /// Stores a value and wakes waiters.
+    /// Stores a value, wakes waiters and runs the store hook.
     #[inline]
     pub(crate) fn store(&self, v: i64) {
         self.value.store(v, Ordering::SeqCst);
         self.changed(true);
+    }
+
+    /// Stores a value without waking anyone (`hsa_signal_silent_store_*`).
+    pub(crate) fn silent_store(&self, v: i64) {
+        self.value.store(v, Ordering::SeqCst);
     }
 
     /// Subtracts and wakes waiters (completion of a packet or a copy).
@@ -92,7 +179,10 @@ impl Signal {
     }
 
     /// Blocks until `cond(value)` holds or `deadline` passes; returns the last value seen.
-    /// A short spin comes first so that fast producers are seen without sleeping.
+    /// A short spin comes first so that fast producers are seen without sleeping; then the value
+    /// is re-read every [`POLL_MAX`] (stores made directly in memory wake no one), or at once
+    /// when an API store wakes the waiter. Shorter re-read intervals cost dispatch throughput:
+    /// timed wake-ups of blocked waiters compete with the packet processors for the cores.
     pub(crate) fn wait(&self, cond: impl Fn(i64) -> bool, deadline: Option<Instant>) -> i64 {
         for i in 0..256 {
             let v = self.load();
@@ -116,15 +206,14 @@ impl Signal {
                 // Destroyed while waiting: the real runtime returns 0.
                 break 0;
             }
+            let until = Instant::now() + POLL_MAX;
             match deadline {
+                Some(d) if Instant::now() >= d => break self.value.load(Ordering::SeqCst),
                 Some(d) => {
-                    if Instant::now() >= d || self.cv.wait_until(&mut g, d).timed_out() {
-                        break self.value.load(Ordering::SeqCst);
-                    }
+                    self.cv.wait_until(&mut g, until.min(d));
                 }
                 None => {
-                    // Bounded sleeps so a missed cross-process change is still noticed.
-                    self.cv.wait_for(&mut g, Duration::from_millis(100));
+                    self.cv.wait_until(&mut g, until);
                 }
             }
         };
@@ -134,33 +223,55 @@ impl Signal {
     }
 }
 
-static CHUNKS: [AtomicPtr<Signal>; MAX_CHUNKS] = [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_CHUNKS];
-static SLOTS: Mutex<SlotAllocator> = Mutex::new(SlotAllocator { next: 0, free: Vec::new() });
+// ---- storage ---------------------------------------------------------------------------------
 
-struct SlotAllocator {
-    next: usize,
-    free: Vec<usize>,
+struct Slots {
+    /// Slots constructed so far.
+    initialized: usize,
+    /// Destroyed slots, oldest first.
+    free: VecDeque<usize>,
 }
 
-fn slot(index: usize) -> Option<&'static Signal> {
-    let chunk = CHUNKS.get(index / CHUNK)?.load(Ordering::Acquire);
-    if chunk.is_null() {
-        return None;
-    }
-    // SAFETY: chunks are leaked arrays of CHUNK slots, never freed.
-    Some(unsafe { &*chunk.add(index % CHUNK) })
+static SLOTS: Mutex<Slots> = Mutex::new(Slots { initialized: 0, free: VecDeque::new() });
+/// Slots constructed so far (read without the lock by `lookup`).
+static INITIALIZED: AtomicUsize = AtomicUsize::new(0);
+
+/// Base of the reserved region that holds every signal (0 when it cannot be mapped).
+fn region() -> usize {
+    static BASE: OnceLock<usize> = OnceLock::new();
+    *BASE.get_or_init(|| {
+        // SAFETY: an anonymous private reservation; pages are committed when first touched.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                CAPACITY * size_of::<Signal>(),
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED { 0 } else { p as usize }
+    })
+}
+
+fn slot(index: usize) -> &'static Signal {
+    // SAFETY: callers pass an index below INITIALIZED; those slots are constructed and never
+    // dropped (the region is never unmapped).
+    unsafe { &*((region() + index * size_of::<Signal>()) as *const Signal) }
 }
 
 /// Looks a live signal up by handle.
 #[inline]
 pub(crate) fn lookup(handle: u64) -> Option<&'static Signal> {
-    let index = (handle & 0xFFFF_FFFF).checked_sub(1)? as usize;
-    let s = slot(index)?;
-    if s.generation.load(Ordering::Acquire) == (handle >> 32) as u32 && s.live.load(Ordering::Acquire) {
-        Some(s)
-    } else {
-        None
+    let base = region() as u64;
+    let offset = handle.checked_sub(base)?;
+    let size = size_of::<Signal>() as u64;
+    if base == 0 || !offset.is_multiple_of(size) || offset / size >= INITIALIZED.load(Ordering::Acquire) as u64 {
+        return None;
     }
+    let s = slot((offset / size) as usize);
+    s.is_live().then_some(s)
 }
 
 /// Like [`lookup`], as an error: as in the real runtime, handle 0 is an invalid argument and
@@ -174,45 +285,52 @@ pub(crate) fn get(handle: u64) -> Result<&'static Signal> {
 
 /// Creates a signal with an initial value.
 pub(crate) fn create(initial: i64) -> Result<hsa_signal_t> {
+    if region() == 0 {
+        return Err(Error::OutOfResources("cannot reserve memory for signals".into()));
+    }
     let mut a = SLOTS.lock();
-    let index = match a.free.pop() {
+    let index = match a.free.pop_front() {
         Some(i) => i,
         None => {
-            let i = a.next;
-            if i / CHUNK >= MAX_CHUNKS {
-                return Err(Error::OutOfResources(format!("more than {} live signals", CHUNK * MAX_CHUNKS)));
+            let i = a.initialized;
+            if i >= CAPACITY {
+                return Err(Error::OutOfResources(format!("more than {CAPACITY} live signals")));
             }
-            if i.is_multiple_of(CHUNK) {
-                let chunk: Box<[Signal]> = (0..CHUNK).map(|_| Signal::new()).collect();
-                CHUNKS[i / CHUNK].store(Box::leak(chunk).as_mut_ptr(), Ordering::Release);
-            }
-            a.next += 1;
+            // SAFETY: slot `i` is inside the region and not constructed yet; nobody else can see
+            // it until INITIALIZED covers it.
+            unsafe { ((region() + i * size_of::<Signal>()) as *mut Signal).write(Signal::new()) };
+            a.initialized += 1;
+            INITIALIZED.store(a.initialized, Ordering::Release);
             i
         }
     };
-    let s = slot(index).expect("allocated slot");
+    let s = slot(index);
+    s.kind.store(AMD_SIGNAL_KIND_USER, Ordering::Relaxed);
     s.value.store(initial, Ordering::SeqCst);
-    s.start_ts.store(0, Ordering::Relaxed);
-    s.end_ts.store(0, Ordering::Relaxed);
-    s.doorbell_of.store(std::ptr::null_mut(), Ordering::Relaxed);
+    s.event_mailbox.store(0, Ordering::Relaxed);
+    s.event_id.store(0, Ordering::Relaxed);
+    s.queue_ptr.store(0, Ordering::Relaxed);
+    s.set_times(0, 0);
+    s.set_store_hook(None);
     s.live.store(true, Ordering::Release);
-    let generation = s.generation.load(Ordering::Acquire);
-    Ok(hsa_signal_t { handle: (u64::from(generation) << 32) | (index as u64 + 1) })
+    Ok(hsa_signal_t { handle: s.handle() })
 }
 
-/// Destroys a signal; its handle becomes invalid.
+/// Destroys a signal; its handle becomes invalid (until the slot is reused).
 pub(crate) fn destroy(handle: u64) -> Result<()> {
     let s = get(handle)?;
     let mut a = SLOTS.lock();
     if !s.live.swap(false, Ordering::AcqRel) {
         return Err(Error::InvalidSignal(handle));
     }
-    s.generation.fetch_add(1, Ordering::AcqRel);
+    s.kind.store(0, Ordering::Relaxed);
+    s.set_store_hook(None);
     {
         let _g = s.lock.lock();
         s.cv.notify_all();
     }
-    a.free.push(((handle & 0xFFFF_FFFF) - 1) as usize);
+    let index = ((handle - region() as u64) / size_of::<Signal>() as u64) as usize;
+    a.free.push_back(index);
     Ok(())
 }
 
@@ -258,7 +376,7 @@ fn deadline_from_ticks(timeout: u64) -> Option<Instant> {
 }
 
 /// True for the four conditions HSA defines.
-fn known_condition(cond: hsa_signal_condition_t) -> bool {
+pub(crate) fn known_condition(cond: hsa_signal_condition_t) -> bool {
     cond <= HSA_SIGNAL_CONDITION_GTE
 }
 
@@ -272,210 +390,31 @@ pub(crate) fn wait_condition(s: &Signal, cond: hsa_signal_condition_t, compare: 
     s.wait(|v| condition_holds(cond, v, compare), deadline_from_ticks(timeout))
 }
 
-// ---- the C entries ---------------------------------------------------------------------------
-
-unsafe extern "C" fn hsa_signal_create_impl(
-    initial: hsa_signal_value_t,
-    num_consumers: u32,
-    consumers: *const hsa_agent_t,
-    signal: *mut hsa_signal_t,
-) -> hsa_status_t {
-    status_call("hsa_signal_create", || {
-        ensure_open()?;
-        if signal.is_null() {
-            return Err(Error::InvalidArgument("signal is NULL"));
-        }
-        let consumers = crate::boundary::c_slice(consumers, num_consumers as usize, "consumers is NULL")?;
-        for (i, a) in consumers.iter().enumerate() {
-            if consumers[..i].iter().any(|b| b.handle == a.handle) {
-                return Err(Error::InvalidArgument("consumers lists an agent twice"));
-            }
-            crate::topology::agent(a.handle)?;
-        }
-        write_out(signal, create(initial)?, "signal is NULL")
-    })
-}
-
-unsafe extern "C" fn hsa_amd_signal_create_impl(
-    initial: hsa_signal_value_t,
-    num_consumers: u32,
-    consumers: *const hsa_agent_t,
-    _attributes: u64,
-    signal: *mut hsa_signal_t,
-) -> hsa_status_t {
-    // SAFETY: same contract as hsa_signal_create.
-    unsafe { hsa_signal_create_impl(initial, num_consumers, consumers, signal) }
-}
-
-unsafe extern "C" fn hsa_signal_destroy_impl(signal: hsa_signal_t) -> hsa_status_t {
-    status_call("hsa_signal_destroy", || {
-        ensure_open()?;
-        destroy(signal.handle)
-    })
-}
-
-macro_rules! load_fn {
-    ($name:ident) => {
-        unsafe extern "C" fn $name(signal: hsa_signal_t) -> hsa_signal_value_t {
-            value_call(stringify!($name), 0, || lookup(signal.handle).map_or(0, |s| s.load()))
-        }
-    };
-}
-load_fn!(hsa_signal_load_relaxed_impl);
-load_fn!(hsa_signal_load_scacquire_impl);
-
-macro_rules! store_fn {
-    ($name:ident, $silent:expr) => {
-        unsafe extern "C" fn $name(signal: hsa_signal_t, value: hsa_signal_value_t) {
-            value_call(stringify!($name), (), || {
-                if let Some(s) = lookup(signal.handle) {
-                    if $silent {
-                        s.value.store(value, Ordering::SeqCst);
-                    } else {
-                        s.store(value);
-                    }
-                } else {
-                    tracing::warn!("{}: unknown signal {:#x}", stringify!($name), signal.handle);
-                }
-            })
-        }
-    };
-}
-store_fn!(hsa_signal_store_relaxed_impl, false);
-store_fn!(hsa_signal_store_screlease_impl, false);
-store_fn!(hsa_signal_silent_store_relaxed_impl, true);
-store_fn!(hsa_signal_silent_store_screlease_impl, true);
-
-macro_rules! rmw_fn {
-    ($name:ident, $op:ident, $ret:ty) => {
-        unsafe extern "C" fn $name(signal: hsa_signal_t, value: hsa_signal_value_t) -> $ret {
-            value_call(stringify!($name), Default::default(), || {
-                let Some(s) = lookup(signal.handle) else {
-                    tracing::warn!("{}: unknown signal {:#x}", stringify!($name), signal.handle);
-                    return Default::default();
-                };
-                let old = s.value.$op(value, Ordering::SeqCst);
-                s.changed(true);
-                let _ = old;
-                #[allow(clippy::unused_unit)]
-                rmw_result::<$ret>(old)
-            })
-        }
-    };
-}
-
-trait RmwResult {
-    fn from_old(old: i64) -> Self;
-}
-impl RmwResult for () {
-    fn from_old(_: i64) -> Self {}
-}
-impl RmwResult for i64 {
-    fn from_old(old: i64) -> Self {
-        old
-    }
-}
-fn rmw_result<T: RmwResult>(old: i64) -> T {
-    T::from_old(old)
-}
-
-rmw_fn!(hsa_signal_and_relaxed_impl, fetch_and, ());
-rmw_fn!(hsa_signal_and_scacquire_impl, fetch_and, ());
-rmw_fn!(hsa_signal_and_screlease_impl, fetch_and, ());
-rmw_fn!(hsa_signal_and_scacq_screl_impl, fetch_and, ());
-rmw_fn!(hsa_signal_or_relaxed_impl, fetch_or, ());
-rmw_fn!(hsa_signal_or_scacquire_impl, fetch_or, ());
-rmw_fn!(hsa_signal_or_screlease_impl, fetch_or, ());
-rmw_fn!(hsa_signal_or_scacq_screl_impl, fetch_or, ());
-rmw_fn!(hsa_signal_xor_relaxed_impl, fetch_xor, ());
-rmw_fn!(hsa_signal_xor_scacquire_impl, fetch_xor, ());
-rmw_fn!(hsa_signal_xor_screlease_impl, fetch_xor, ());
-rmw_fn!(hsa_signal_xor_scacq_screl_impl, fetch_xor, ());
-rmw_fn!(hsa_signal_add_relaxed_impl, fetch_add, ());
-rmw_fn!(hsa_signal_add_scacquire_impl, fetch_add, ());
-rmw_fn!(hsa_signal_add_screlease_impl, fetch_add, ());
-rmw_fn!(hsa_signal_add_scacq_screl_impl, fetch_add, ());
-rmw_fn!(hsa_signal_subtract_relaxed_impl, fetch_sub, ());
-rmw_fn!(hsa_signal_subtract_scacquire_impl, fetch_sub, ());
-rmw_fn!(hsa_signal_subtract_screlease_impl, fetch_sub, ());
-rmw_fn!(hsa_signal_subtract_scacq_screl_impl, fetch_sub, ());
-rmw_fn!(hsa_signal_exchange_relaxed_impl, swap, i64);
-rmw_fn!(hsa_signal_exchange_scacquire_impl, swap, i64);
-rmw_fn!(hsa_signal_exchange_screlease_impl, swap, i64);
-rmw_fn!(hsa_signal_exchange_scacq_screl_impl, swap, i64);
-
-macro_rules! cas_fn {
-    ($name:ident) => {
-        unsafe extern "C" fn $name(signal: hsa_signal_t, expected: hsa_signal_value_t, value: hsa_signal_value_t) -> hsa_signal_value_t {
-            value_call(stringify!($name), 0, || {
-                let Some(s) = lookup(signal.handle) else { return 0 };
-                let old = match s.value.compare_exchange(expected, value, Ordering::SeqCst, Ordering::SeqCst) {
-                    Ok(v) | Err(v) => v,
-                };
-                if old == expected {
-                    s.changed(true);
-                }
-                old
-            })
-        }
-    };
-}
-cas_fn!(hsa_signal_cas_relaxed_impl);
-cas_fn!(hsa_signal_cas_scacquire_impl);
-cas_fn!(hsa_signal_cas_screlease_impl);
-cas_fn!(hsa_signal_cas_scacq_screl_impl);
-
-macro_rules! wait_fn {
-    ($name:ident) => {
-        unsafe extern "C" fn $name(
-            signal: hsa_signal_t,
-            condition: hsa_signal_condition_t,
-            compare_value: hsa_signal_value_t,
-            timeout_hint: u64,
-            _wait_state_hint: hsa_wait_state_t,
-        ) -> hsa_signal_value_t {
-            value_call(stringify!($name), 0, || match lookup(signal.handle) {
-                Some(s) => wait_condition(s, condition, compare_value, timeout_hint),
-                None => {
-                    tracing::warn!("{}: unknown signal {:#x}", stringify!($name), signal.handle);
-                    0
-                }
-            })
-        }
-    };
-}
-wait_fn!(hsa_signal_wait_relaxed_impl);
-wait_fn!(hsa_signal_wait_scacquire_impl);
-
 /// Waits until any of `signals` satisfies its condition; returns its index, or `u32::MAX` on
 /// timeout. As in the real runtime, the scan (in list order) also ends with `u32::MAX` at a
 /// signal with an unknown condition or one destroyed meanwhile.
-fn wait_any(signals: &[(&'static Signal, hsa_signal_condition_t, i64)], timeout: u64) -> (u32, i64) {
+pub(crate) fn wait_any(signals: &[(&'static Signal, hsa_signal_condition_t, i64)], timeout: u64) -> (u32, i64) {
     let deadline = deadline_from_ticks(timeout);
     for (s, _, _) in signals {
         s.watchers.fetch_add(1, Ordering::SeqCst);
     }
     let result = loop {
         let seen = epoch();
-        if let Some((i, v)) = signals
-            .iter()
-            .enumerate()
-            .find_map(|(i, (s, c, cmp))| {
-                if !known_condition(*c) || !s.live.load(Ordering::Acquire) {
-                    return Some((u32::MAX, 0));
-                }
-                let v = s.load();
-                condition_holds(*c, v, *cmp).then_some((i as u32, v))
-            })
-        {
+        if let Some((i, v)) = signals.iter().enumerate().find_map(|(i, (s, c, cmp))| {
+            if !known_condition(*c) || !s.is_live() {
+                return Some((u32::MAX, 0));
+            }
+            let v = s.load();
+            condition_holds(*c, v, *cmp).then_some((i as u32, v))
+        }) {
             break (i, v);
         }
         let wait = match deadline {
             Some(d) => match d.checked_duration_since(Instant::now()) {
-                Some(left) => left.min(Duration::from_millis(100)),
+                Some(left) => left.min(POLL_MAX),
                 None => break (u32::MAX, 0),
             },
-            None => Duration::from_millis(100),
+            None => POLL_MAX,
         };
         wait_epoch(seen, wait);
     };
@@ -485,123 +424,44 @@ fn wait_any(signals: &[(&'static Signal, hsa_signal_condition_t, i64)], timeout:
     result
 }
 
-unsafe extern "C" fn hsa_amd_signal_wait_any_impl(
-    signal_count: u32,
-    signals: *mut hsa_signal_t,
-    conds: *mut hsa_signal_condition_t,
-    values: *mut hsa_signal_value_t,
-    timeout_hint: u64,
-    _wait_hint: hsa_wait_state_t,
-    satisfying_value: *mut hsa_signal_value_t,
-) -> u32 {
-    value_call("hsa_amd_signal_wait_any", u32::MAX, || {
-        let n = signal_count as usize;
-        let (Ok(sig), Ok(c), Ok(v)) = (
-            crate::boundary::c_slice(signals, n, "signals"),
-            crate::boundary::c_slice(conds, n, "conds"),
-            crate::boundary::c_slice(values, n, "values"),
-        ) else {
-            return u32::MAX;
-        };
-        let mut list = Vec::with_capacity(n);
-        for i in 0..n {
-            match lookup(sig[i].handle) {
-                Some(s) => list.push((s, c[i], v[i])),
-                None => return u32::MAX,
-            }
-        }
-        let (i, value) = wait_any(&list, timeout_hint);
-        if i != u32::MAX && !satisfying_value.is_null() {
-            let _ = write_out(satisfying_value, value, "satisfying_value");
-        }
-        i
-    })
-}
-
 // ---- signal groups ---------------------------------------------------------------------------
 
-struct Group {
-    signals: Vec<u64>,
+static GROUPS: Mutex<Vec<Option<Vec<u64>>>> = Mutex::new(Vec::new());
+
+/// Creates a signal group of `signals` (handles checked by the caller); returns its handle.
+pub(crate) fn group_create(signals: Vec<u64>) -> u64 {
+    let mut g = GROUPS.lock();
+    g.push(Some(signals));
+    g.len() as u64
 }
 
-static GROUPS: Mutex<Vec<Option<Group>>> = Mutex::new(Vec::new());
-
-unsafe extern "C" fn hsa_signal_group_create_impl(
-    num_signals: u32,
-    signals: *const hsa_signal_t,
-    _num_consumers: u32,
-    _consumers: *const hsa_agent_t,
-    group: *mut hsa_signal_group_t,
-) -> hsa_status_t {
-    status_call("hsa_signal_group_create", || {
-        ensure_open()?;
-        if group.is_null() {
-            return Err(Error::InvalidArgument("signal_group is NULL"));
+/// Destroys a signal group.
+pub(crate) fn group_destroy(group: u64) -> Result<()> {
+    let mut g = GROUPS.lock();
+    match (group as usize).checked_sub(1).and_then(|i| g.get_mut(i)) {
+        Some(slot @ Some(_)) => {
+            *slot = None;
+            Ok(())
         }
-        if num_signals == 0 {
-            return Err(Error::InvalidArgument("num_signals is 0: a signal group needs at least one signal"));
-        }
-        let list = crate::boundary::c_slice(signals, num_signals as usize, "signals is NULL")?;
-        for s in list {
-            get(s.handle)?;
-        }
-        let mut g = GROUPS.lock();
-        g.push(Some(Group { signals: list.iter().map(|s| s.handle).collect() }));
-        write_out(group, hsa_signal_group_t { handle: g.len() as u64 }, "signal_group")
-    })
+        _ => Err(Error::Status(HSA_STATUS_ERROR_INVALID_SIGNAL_GROUP)),
+    }
 }
 
-unsafe extern "C" fn hsa_signal_group_destroy_impl(group: hsa_signal_group_t) -> hsa_status_t {
-    status_call("hsa_signal_group_destroy", || {
-        ensure_open()?;
-        let mut g = GROUPS.lock();
-        match (group.handle as usize).checked_sub(1).and_then(|i| g.get_mut(i)) {
-            Some(slot @ Some(_)) => {
-                *slot = None;
-                Ok(())
-            }
-            _ => Err(Error::Status(HSA_STATUS_ERROR_INVALID_SIGNAL_GROUP)),
-        }
-    })
-}
-
-unsafe extern "C" fn hsa_signal_group_wait_any_impl(
-    group: hsa_signal_group_t,
-    conditions: *const hsa_signal_condition_t,
-    compare_values: *const hsa_signal_value_t,
-    _wait_state_hint: hsa_wait_state_t,
-    signal: *mut hsa_signal_t,
-    value: *mut hsa_signal_value_t,
-) -> hsa_status_t {
-    status_call("hsa_signal_group_wait_any", || {
-        ensure_open()?;
-        let handles = {
-            let g = GROUPS.lock();
-            match (group.handle as usize).checked_sub(1).and_then(|i| g.get(i)) {
-                Some(Some(grp)) => grp.signals.clone(),
-                _ => return Err(Error::Status(HSA_STATUS_ERROR_INVALID_SIGNAL_GROUP)),
-            }
-        };
-        let n = handles.len();
-        let c = crate::boundary::c_slice(conditions, n, "conditions is NULL")?;
-        let v = crate::boundary::c_slice(compare_values, n, "compare_values is NULL")?;
-        let mut list = Vec::with_capacity(n);
-        for (i, h) in handles.iter().enumerate() {
-            list.push((get(*h)?, c[i], v[i]));
-        }
-        let (i, val) = wait_any(&list, u64::MAX);
-        if i == u32::MAX {
-            return Err(Error::InvalidArgument("a condition is unknown or a signal of the group was destroyed"));
-        }
-        write_out(signal, hsa_signal_t { handle: handles[i as usize] }, "signal is NULL")?;
-        write_out(value, val, "value is NULL")
-    })
+/// The signals of a group.
+pub(crate) fn group_signals(group: u64) -> Result<Vec<u64>> {
+    let g = GROUPS.lock();
+    match (group as usize).checked_sub(1).and_then(|i| g.get(i)) {
+        Some(Some(list)) => Ok(list.clone()),
+        _ => Err(Error::Status(HSA_STATUS_ERROR_INVALID_SIGNAL_GROUP)),
+    }
 }
 
 // ---- asynchronous handlers -------------------------------------------------------------------
 
-type AsyncHandler = unsafe extern "C" fn(hsa_signal_value_t, *mut c_void) -> bool;
-type AsyncFunction = unsafe extern "C" fn(*mut c_void);
+/// `hsa_amd_signal_async_handler`'s handler.
+pub(crate) type AsyncHandler = unsafe extern "C" fn(hsa_signal_value_t, *mut c_void) -> bool;
+/// `hsa_amd_async_function`'s function.
+pub(crate) type AsyncFunction = unsafe extern "C" fn(*mut c_void);
 
 struct Watch {
     signal: u64,
@@ -639,7 +499,7 @@ fn ensure_handler_thread(h: &mut HandlerThread) -> Result<()> {
 fn handler_loop() {
     loop {
         let seen = epoch();
-        let (ready, functions) = {
+        let (ready, functions, watching) = {
             let mut h = HANDLERS.lock();
             if h.stop {
                 return;
@@ -662,7 +522,7 @@ fn handler_loop() {
                     }
                 }
             }
-            (ready, std::mem::take(&mut h.functions))
+            (ready, std::mem::take(&mut h.functions), !h.watches.is_empty())
         };
         for (f, arg) in functions {
             // SAFETY: the application's function with its own argument.
@@ -682,8 +542,37 @@ fn handler_loop() {
                 s.watchers.fetch_sub(1, Ordering::SeqCst);
             }
         }
-        wait_epoch(seen, Duration::from_millis(50));
+        // Watched values may change in memory without a wake-up: poll while there are watches.
+        wait_epoch(seen, if watching { POLL_MAX } else { Duration::from_millis(50) });
     }
+}
+
+/// Calls `handler(value, arg)` on the handler thread once `cond(value, compare)` holds; the
+/// handler returning true keeps watching.
+pub(crate) fn add_watch(
+    signal: &Signal,
+    cond: hsa_signal_condition_t,
+    compare: i64,
+    handler: AsyncHandler,
+    arg: *mut c_void,
+) -> Result<()> {
+    let mut h = HANDLERS.lock();
+    ensure_handler_thread(&mut h)?;
+    signal.watchers.fetch_add(1, Ordering::SeqCst);
+    h.watches.push(Watch { signal: signal.handle(), cond, value: compare, handler, arg: arg as usize });
+    drop(h);
+    bump_epoch();
+    Ok(())
+}
+
+/// Calls `function(arg)` once on the handler thread.
+pub(crate) fn add_function(function: AsyncFunction, arg: *mut c_void) -> Result<()> {
+    let mut h = HANDLERS.lock();
+    ensure_handler_thread(&mut h)?;
+    h.functions.push((function, arg as usize));
+    drop(h);
+    bump_epoch();
+    Ok(())
 }
 
 /// Stops the async-handler thread (last `hsa_shut_down`); pending watches are dropped.
@@ -706,103 +595,4 @@ pub(crate) fn stop_async_handlers() {
     {
         let _ = t.join();
     }
-}
-
-unsafe extern "C" fn hsa_amd_signal_async_handler_impl(
-    signal: hsa_signal_t,
-    cond: hsa_signal_condition_t,
-    value: hsa_signal_value_t,
-    handler: Option<AsyncHandler>,
-    arg: *mut c_void,
-) -> hsa_status_t {
-    status_call("hsa_amd_signal_async_handler", || {
-        ensure_open()?;
-        let handler = handler.ok_or(Error::InvalidArgument("handler is NULL"))?;
-        if cond > HSA_SIGNAL_CONDITION_GTE {
-            return Err(Error::InvalidArgument("unknown signal condition"));
-        }
-        let s = get(signal.handle)?;
-        let mut h = HANDLERS.lock();
-        ensure_handler_thread(&mut h)?;
-        s.watchers.fetch_add(1, Ordering::SeqCst);
-        h.watches.push(Watch { signal: signal.handle, cond, value, handler, arg: arg as usize });
-        drop(h);
-        bump_epoch();
-        Ok(())
-    })
-}
-
-unsafe extern "C" fn hsa_amd_async_function_impl(function: Option<AsyncFunction>, arg: *mut c_void) -> hsa_status_t {
-    status_call("hsa_amd_async_function", || {
-        ensure_open()?;
-        let f = function.ok_or(Error::InvalidArgument("callback is NULL"))?;
-        let mut h = HANDLERS.lock();
-        ensure_handler_thread(&mut h)?;
-        h.functions.push((f, arg as usize));
-        drop(h);
-        bump_epoch();
-        Ok(())
-    })
-}
-
-unsafe extern "C" fn hsa_amd_signal_value_pointer_impl(
-    signal: hsa_signal_t,
-    value_ptr: *mut *mut hsa_signal_value_t,
-) -> hsa_status_t {
-    status_call("hsa_amd_signal_value_pointer", || {
-        ensure_open()?;
-        let s = get(signal.handle)?;
-        write_out(value_ptr, s.value.as_ptr(), "value_ptr is NULL")
-    })
-}
-
-/// Fills this module's slots.
-pub(crate) fn install(core: &mut CoreApiTable, amd: &mut AmdExtTable) {
-    core.hsa_signal_create_fn = Some(hsa_signal_create_impl);
-    core.hsa_signal_destroy_fn = Some(hsa_signal_destroy_impl);
-    core.hsa_signal_load_relaxed_fn = Some(hsa_signal_load_relaxed_impl);
-    core.hsa_signal_load_scacquire_fn = Some(hsa_signal_load_scacquire_impl);
-    core.hsa_signal_store_relaxed_fn = Some(hsa_signal_store_relaxed_impl);
-    core.hsa_signal_store_screlease_fn = Some(hsa_signal_store_screlease_impl);
-    core.hsa_signal_silent_store_relaxed_fn = Some(hsa_signal_silent_store_relaxed_impl);
-    core.hsa_signal_silent_store_screlease_fn = Some(hsa_signal_silent_store_screlease_impl);
-    core.hsa_signal_wait_relaxed_fn = Some(hsa_signal_wait_relaxed_impl);
-    core.hsa_signal_wait_scacquire_fn = Some(hsa_signal_wait_scacquire_impl);
-    core.hsa_signal_and_relaxed_fn = Some(hsa_signal_and_relaxed_impl);
-    core.hsa_signal_and_scacquire_fn = Some(hsa_signal_and_scacquire_impl);
-    core.hsa_signal_and_screlease_fn = Some(hsa_signal_and_screlease_impl);
-    core.hsa_signal_and_scacq_screl_fn = Some(hsa_signal_and_scacq_screl_impl);
-    core.hsa_signal_or_relaxed_fn = Some(hsa_signal_or_relaxed_impl);
-    core.hsa_signal_or_scacquire_fn = Some(hsa_signal_or_scacquire_impl);
-    core.hsa_signal_or_screlease_fn = Some(hsa_signal_or_screlease_impl);
-    core.hsa_signal_or_scacq_screl_fn = Some(hsa_signal_or_scacq_screl_impl);
-    core.hsa_signal_xor_relaxed_fn = Some(hsa_signal_xor_relaxed_impl);
-    core.hsa_signal_xor_scacquire_fn = Some(hsa_signal_xor_scacquire_impl);
-    core.hsa_signal_xor_screlease_fn = Some(hsa_signal_xor_screlease_impl);
-    core.hsa_signal_xor_scacq_screl_fn = Some(hsa_signal_xor_scacq_screl_impl);
-    core.hsa_signal_add_relaxed_fn = Some(hsa_signal_add_relaxed_impl);
-    core.hsa_signal_add_scacquire_fn = Some(hsa_signal_add_scacquire_impl);
-    core.hsa_signal_add_screlease_fn = Some(hsa_signal_add_screlease_impl);
-    core.hsa_signal_add_scacq_screl_fn = Some(hsa_signal_add_scacq_screl_impl);
-    core.hsa_signal_subtract_relaxed_fn = Some(hsa_signal_subtract_relaxed_impl);
-    core.hsa_signal_subtract_scacquire_fn = Some(hsa_signal_subtract_scacquire_impl);
-    core.hsa_signal_subtract_screlease_fn = Some(hsa_signal_subtract_screlease_impl);
-    core.hsa_signal_subtract_scacq_screl_fn = Some(hsa_signal_subtract_scacq_screl_impl);
-    core.hsa_signal_exchange_relaxed_fn = Some(hsa_signal_exchange_relaxed_impl);
-    core.hsa_signal_exchange_scacquire_fn = Some(hsa_signal_exchange_scacquire_impl);
-    core.hsa_signal_exchange_screlease_fn = Some(hsa_signal_exchange_screlease_impl);
-    core.hsa_signal_exchange_scacq_screl_fn = Some(hsa_signal_exchange_scacq_screl_impl);
-    core.hsa_signal_cas_relaxed_fn = Some(hsa_signal_cas_relaxed_impl);
-    core.hsa_signal_cas_scacquire_fn = Some(hsa_signal_cas_scacquire_impl);
-    core.hsa_signal_cas_screlease_fn = Some(hsa_signal_cas_screlease_impl);
-    core.hsa_signal_cas_scacq_screl_fn = Some(hsa_signal_cas_scacq_screl_impl);
-    core.hsa_signal_group_create_fn = Some(hsa_signal_group_create_impl);
-    core.hsa_signal_group_destroy_fn = Some(hsa_signal_group_destroy_impl);
-    core.hsa_signal_group_wait_any_scacquire_fn = Some(hsa_signal_group_wait_any_impl);
-    core.hsa_signal_group_wait_any_relaxed_fn = Some(hsa_signal_group_wait_any_impl);
-    amd.hsa_amd_signal_create_fn = Some(hsa_amd_signal_create_impl);
-    amd.hsa_amd_signal_async_handler_fn = Some(hsa_amd_signal_async_handler_impl);
-    amd.hsa_amd_async_function_fn = Some(hsa_amd_async_function_impl);
-    amd.hsa_amd_signal_wait_any_fn = Some(hsa_amd_signal_wait_any_impl);
-    amd.hsa_amd_signal_value_pointer_fn = Some(hsa_amd_signal_value_pointer_impl);
 }

@@ -6,8 +6,9 @@
 //! call return `HSA_STATUS_ERROR_NOT_INITIALIZED`. The trampolines are generated from the slot
 //! lists of `hsa-abi`, so every core and AMD extension function that has a slot is exported.
 //!
-//! The tables are filled when the library is loaded and again on the last `hsa_shut_down`
-//! (which undoes the rewrites of tools).
+//! The entry layer builds the tables once, when the library is loaded ([`make_live`]); the last
+//! `hsa_shut_down` puts that first version back ([`reset`]), undoing the rewrites of tools.
+//! This module sits at the bottom: it knows no entry.
 
 use hsa_abi::*;
 use std::mem::{MaybeUninit, size_of};
@@ -27,7 +28,8 @@ pub(crate) static mut CORE: CoreApiTable = zeroed_table!(CoreApiTable);
 /// AMD extension functions; read by the exported trampolines.
 pub(crate) static mut AMD_EXT: AmdExtTable = zeroed_table!(AmdExtTable);
 static mut FINALIZER: FinalizerExtTable = zeroed_table!(FinalizerExtTable);
-static mut IMAGE: ImageExtTable = zeroed_table!(ImageExtTable);
+/// Image extension functions; read by the exported trampolines.
+pub(crate) static mut IMAGE: ImageExtTable = zeroed_table!(ImageExtTable);
 static mut TOOLS: ToolsApiTable = zeroed_table!(ToolsApiTable);
 static mut PC_SAMPLING: PcSamplingExtTable = zeroed_table!(PcSamplingExtTable);
 
@@ -61,28 +63,47 @@ fn version(major: u32, size: usize, step: u32) -> ApiTableVersion {
     ApiTableVersion { major_id: major, minor_id: size as u32, step_id: step, reserved: 0 }
 }
 
-/// Builds fresh tables holding the runtime's own functions and makes them live.
+/// The tables as the entry layer built them.
+#[derive(Clone, Copy)]
+pub(crate) struct Tables {
+    pub(crate) core: CoreApiTable,
+    pub(crate) amd: AmdExtTable,
+    pub(crate) image: ImageExtTable,
+}
+
+impl Tables {
+    /// Empty tables with their version headers.
+    pub(crate) fn empty() -> Self {
+        let mut core = zeroed_table!(CoreApiTable);
+        core.version = version(CORE_MAJOR, size_of::<CoreApiTable>(), 0);
+        let mut amd = zeroed_table!(AmdExtTable);
+        amd.version = version(AMD_EXT_MAJOR, size_of::<AmdExtTable>(), AMD_EXT_STEP);
+        let mut image = zeroed_table!(ImageExtTable);
+        image.version = version(IMAGE_MAJOR, size_of::<ImageExtTable>(), 0);
+        Tables { core, amd, image }
+    }
+}
+
+static PRISTINE: std::sync::OnceLock<Tables> = std::sync::OnceLock::new();
+
+// SAFETY: the tables hold only function pointers and version numbers.
+unsafe impl Send for Tables {}
+// SAFETY: as above.
+unsafe impl Sync for Tables {}
+
+/// Makes `tables` live and remembers them for [`reset`]. Called once, at load time.
+pub(crate) fn make_live(tables: Tables) {
+    let _ = PRISTINE.set(tables);
+    reset();
+}
+
+/// Puts the tables built at load time back (the last `hsa_shut_down`).
 ///
-/// Called from the library constructor and on the last `hsa_shut_down`; no other thread is
-/// expected to call through the table at those moments.
-pub(crate) fn install() {
-    let mut core = zeroed_table!(CoreApiTable);
-    core.version = version(CORE_MAJOR, size_of::<CoreApiTable>(), 0);
-    let mut amd = zeroed_table!(AmdExtTable);
-    amd.version = version(AMD_EXT_MAJOR, size_of::<AmdExtTable>(), AMD_EXT_STEP);
-
-    crate::runtime::install(&mut core, &mut amd);
-    crate::topology::install(&mut core, &mut amd);
-    crate::memory::install(&mut core, &mut amd);
-    crate::signal::install(&mut core, &mut amd);
-    crate::queue::install(&mut core, &mut amd);
-    crate::intercept::install(&mut core, &mut amd);
-    crate::executable::install(&mut core);
-
+/// No other thread is expected to call through the table at that moment.
+pub(crate) fn reset() {
+    let Some(t) = PRISTINE.get().copied() else { return };
     let mut finalizer = zeroed_table!(FinalizerExtTable);
     finalizer.version = version(FINALIZER_MAJOR, size_of::<FinalizerExtTable>(), 0);
-    let mut image = zeroed_table!(ImageExtTable);
-    image.version = version(IMAGE_MAJOR, size_of::<ImageExtTable>(), 0);
     let mut tools = zeroed_table!(ToolsApiTable);
     tools.version = version(TOOLS_MAJOR, size_of::<ToolsApiTable>(), 0);
     let mut pcs = zeroed_table!(PcSamplingExtTable);
@@ -91,10 +112,10 @@ pub(crate) fn install() {
     // SAFETY: the statics are only written here, at load time or on the last shutdown; the
     // writes are volatile so the trampolines' plain loads see whole entries.
     unsafe {
-        std::ptr::write_volatile(&raw mut CORE, core);
-        std::ptr::write_volatile(&raw mut AMD_EXT, amd);
+        std::ptr::write_volatile(&raw mut CORE, t.core);
+        std::ptr::write_volatile(&raw mut AMD_EXT, t.amd);
         std::ptr::write_volatile(&raw mut FINALIZER, finalizer);
-        std::ptr::write_volatile(&raw mut IMAGE, image);
+        std::ptr::write_volatile(&raw mut IMAGE, t.image);
         std::ptr::write_volatile(&raw mut TOOLS, tools);
         std::ptr::write_volatile(&raw mut PC_SAMPLING, pcs);
         let root = HsaApiTable {
@@ -115,15 +136,3 @@ pub(crate) fn root() -> *mut HsaApiTable {
     &raw mut ROOT
 }
 
-/// Runs at library load: fills the tables so the exports work before `hsa_init` (they answer
-/// `HSA_STATUS_ERROR_NOT_INITIALIZED`) and sets up diagnostics.
-extern "C" fn on_library_load() {
-    let _ = std::panic::catch_unwind(|| {
-        crate::runtime::init_logging();
-        install();
-    });
-}
-
-#[used]
-#[unsafe(link_section = ".init_array")]
-static ON_LOAD: extern "C" fn() = on_library_load;

@@ -650,6 +650,36 @@ fn code_object_for_another_isa_is_incompatible() {
 }
 
 #[test]
+fn target_features_follow_the_compatibility_rules_of_rocr() {
+    // The gfx90a agent's ISA is `amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`: code built for any
+    // xnack/sramecc mode ("any") or for exactly the agent's modes loads; a mode pinned the other
+    // way does not.
+    let _g = serial();
+    let rt = runtime();
+    let dir = test_support::scratch_dir("vhsa-target-features");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/device/counter.hip");
+    for (target, loads) in [
+        ("gfx90a:xnack-", true),
+        ("gfx90a:sramecc+:xnack-", true),
+        ("gfx90a:sramecc+", true),
+        ("gfx90a:xnack+", false),
+        ("gfx90a:sramecc-:xnack-", false),
+    ] {
+        let co = dir.join(format!("counter-{}.co", target.replace(':', "_")));
+        test_support::build_code_object(&src, target, &co);
+        let reader = reader_from_file(&co);
+        let exec = new_executable();
+        let result = load(exec, rt.gfx90a, reader);
+        if loads {
+            assert!(result.is_ok(), "{target} must load on gfx90a:sramecc+:xnack-: {result:?}");
+        } else {
+            assert_eq!(result.err(), Some(HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS), "{target}");
+        }
+        destroy(exec, reader);
+    }
+}
+
+#[test]
 fn invalid_code_objects_are_rejected() {
     let _g = serial();
     let rt = runtime();

@@ -78,3 +78,17 @@ fn rocminfo_lists_every_configured_gpu() {
     assert_eq!(out.matches("FLAGS: COARSE GRAINED").count(), 2, "one device pool per GPU:\n{out}");
     assert_eq!(out.matches("Pool 1").count(), 3, "every agent lists its pools:\n{out}");
 }
+
+#[test]
+fn rocminfo_lists_the_group_pool_and_full_target_ids() {
+    let dir = test_support::scratch_dir("vhsa-rocminfo-group");
+    let out = run(&dir, Some("gfx90a"));
+    assert_eq!(agent_names(&out), ["CPU", "gfx90a"], "{out}");
+    assert!(out.contains("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"), "{out}");
+    // The GPU's pools: the device pool, then the GROUP pool (64 KiB, not allocatable).
+    let gpu = &out[out.find("Name:                    gfx90a").expect("the GPU agent block")..];
+    let group = &gpu[gpu.find("Segment:                 GROUP").unwrap_or_else(|| panic!("no GROUP pool:\n{gpu}"))..];
+    let block: Vec<&str> = group.lines().take(7).map(str::trim).collect();
+    assert!(block.iter().any(|l| l.starts_with("Size:") && l.contains("64(0x40) KB")), "{block:?}");
+    assert!(block.iter().any(|l| l.starts_with("Allocatable:") && l.ends_with("FALSE")), "{block:?}");
+}

@@ -18,9 +18,37 @@ fn exports_carry_the_rocr_version_and_soname() {
     let out = std::process::Command::new("readelf").arg("-W").arg("--dyn-syms").arg("-d").arg(&lib).output().expect("run readelf");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Library soname: [libhsa-runtime64.so.1]"), "soname missing:\n{text}");
-    for f in ["hsa_init@@ROCR_1", "hsa_amd_pointer_info@@ROCR_1", "hsa_executable_iterate_agent_symbols@@ROCR_1", "hsa_amd_queue_intercept_register@@ROCR_1"] {
+    for f in [
+        "hsa_init@@ROCR_1",
+        "hsa_amd_pointer_info@@ROCR_1",
+        "hsa_executable_iterate_agent_symbols@@ROCR_1",
+        "hsa_amd_queue_intercept_register@@ROCR_1",
+        "hsa_ext_image_create@@ROCR_1",
+        "hsa_ext_sampler_destroy@@ROCR_1",
+    ] {
         assert!(text.contains(f), "{f} is not exported with version ROCR_1");
     }
     let count = text.lines().filter(|l| l.contains("@@ROCR_1") && l.contains(" hsa_")).count();
-    assert_eq!(count, hsa_abi::CoreApiTable::SLOT_NAMES.len() + hsa_abi::AmdExtTable::SLOT_NAMES.len());
+    assert_eq!(
+        count,
+        hsa_abi::CoreApiTable::SLOT_NAMES.len()
+            + hsa_abi::AmdExtTable::SLOT_NAMES.len()
+            + hsa_abi::ImageExtTable::SLOT_NAMES.len()
+    );
+}
+
+#[test]
+fn signals_have_the_amd_signal_layout_and_waiters_see_stores_to_memory() {
+    let dir = test_support::scratch_dir("vhsa-signal-layout");
+    let exe = program(&dir, "signal_layout");
+    let out = run_ok(command(&exe));
+    assert!(stdout(&out).contains("PASS"), "{}", stdout(&out));
+}
+
+#[test]
+fn rect_copies_and_the_image_entries() {
+    let dir = test_support::scratch_dir("vhsa-copy-rect");
+    let exe = program(&dir, "copy_rect_and_images");
+    let out = run_ok(command(&exe));
+    assert!(stdout(&out).contains("PASS"), "{}", stdout(&out));
 }

@@ -9,6 +9,8 @@
 //!
 //! `--crash-after N` makes the application kill itself with SIGSEGV right after its N-th
 //! dispatch completes, to show what `kreplay run` keeps from a crashed application.
+//! `--hold-after N` makes it print a line and wait (up to 10 minutes) right after its N-th
+//! dispatch, so that a test can kill it, or `kreplay`, in the middle of a run.
 //!
 //! Exit status: 0 when the results are right, 1 when they are wrong, 2 when the runtime is
 //! unusable (missing entry point, no GPU agent, no native-kernel extension).
@@ -252,6 +254,7 @@ struct Device<'h> {
     dispatches: AtomicU32,
     allocations: Vec<*mut c_void>,
     crash_after: Option<u32>,
+    hold_after: Option<u32>,
 }
 
 fn pools_of(hsa: &Hsa, agent: ffi::hsa_agent_t) -> Vec<(ffi::hsa_amd_memory_pool_t, u32)> {
@@ -357,6 +360,7 @@ impl<'h> Device<'h> {
             dispatches: AtomicU32::new(0),
             allocations: Vec::new(),
             crash_after: None,
+            hold_after: None,
         })
     }
 
@@ -453,6 +457,12 @@ impl<'h> Device<'h> {
             }
         }
         let count = self.dispatches.fetch_add(1, Ordering::Relaxed) + 1;
+        if self.hold_after == Some(count) {
+            println!("kreplay-demo-app: holding after dispatch {count} (--hold-after)");
+            use std::io::Write as _;
+            let _ = std::io::stdout().flush();
+            std::thread::sleep(std::time::Duration::from_secs(600));
+        }
         if self.crash_after == Some(count) {
             println!(
                 "kreplay-demo-app: crashing on purpose after dispatch {count} (--crash-after)"
@@ -489,7 +499,14 @@ fn expected() -> (Vec<u64>, u64) {
     (c, total)
 }
 
-fn run(hsa: &Hsa, crash_after: Option<u32>) -> Result<bool, Unusable> {
+/// What the command line asked for.
+#[derive(Clone, Copy, Default)]
+struct Options {
+    crash_after: Option<u32>,
+    hold_after: Option<u32>,
+}
+
+fn run(hsa: &Hsa, options: Options) -> Result<bool, Unusable> {
     let create = hsa.native_kernel_create.ok_or_else(|| {
         Unusable("this runtime has no native kernels (vhsa_native_kernel_create): the demo runs on the virtual runtime, `kreplay demo`".into())
     })?;
@@ -511,7 +528,8 @@ fn run(hsa: &Hsa, crash_after: Option<u32>) -> Result<bool, Unusable> {
     let k_acc = register(c"demo_accumulate", accumulate)?;
 
     let mut dev = Device::open(hsa)?;
-    dev.crash_after = crash_after;
+    dev.crash_after = options.crash_after;
+    dev.hold_after = options.hold_after;
     let (a, b, c, total) = (dev.buffer()?, dev.buffer()?, dev.buffer()?, dev.buffer()?);
     let host_a: Vec<u64> = (0..N as u64).collect();
     dev.copy(a.cast(), host_a.as_ptr().cast(), N * 8)?;
@@ -567,17 +585,24 @@ fn run(hsa: &Hsa, crash_after: Option<u32>) -> Result<bool, Unusable> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let crash_after = match args.as_slice() {
-        [] => None,
-        [flag, n] if flag == "--crash-after" && n.parse::<u32>().is_ok_and(|n| n > 0) => {
-            n.parse().ok()
-        }
-        _ => {
-            eprintln!(
-                "usage: kreplay-demo-app [--crash-after N]   (N >= 1: SIGSEGV after the N-th dispatch)"
-            );
-            return ExitCode::from(2);
-        }
+    let count = |n: &String| n.parse::<u32>().ok().filter(|&n| n > 0);
+    let options = match args.as_slice() {
+        [] => Some(Options::default()),
+        [flag, n] if flag == "--crash-after" => count(n).map(|n| Options {
+            crash_after: Some(n),
+            ..Options::default()
+        }),
+        [flag, n] if flag == "--hold-after" => count(n).map(|n| Options {
+            hold_after: Some(n),
+            ..Options::default()
+        }),
+        _ => None,
+    };
+    let Some(options) = options else {
+        eprintln!(
+            "usage: kreplay-demo-app [--crash-after N | --hold-after N]   (N >= 1: SIGSEGV, or a 10-minute wait, after the N-th dispatch)"
+        );
+        return ExitCode::from(2);
     };
     let hsa = match Hsa::load() {
         Ok(h) => h,
@@ -591,7 +616,7 @@ fn main() -> ExitCode {
         eprintln!("kreplay-demo-app: {msg}");
         return ExitCode::from(2);
     }
-    let result = run(&hsa, crash_after);
+    let result = run(&hsa, options);
     // SAFETY: balances hsa_init.
     unsafe { (hsa.shut_down)() };
     match result {

@@ -1,8 +1,12 @@
-//! Output files produced from the records: per-pass rows as CSV and JSON, a Perfetto trace, and
-//! the per-kernel summary. Every file is written to a temporary name in its directory and
-//! renamed into place, so a reader never sees half a file.
+//! Output files produced from the records: the rocpd database, per-pass rows as CSV and JSON, a
+//! Perfetto protobuf trace, Chrome trace-event JSON, and the per-kernel summary. Every file but
+//! the database is written to a temporary name in its directory and renamed into place, so a
+//! reader never sees half a file; the database is written in transactions ([`rocpd`]).
 
-pub mod perfetto;
+pub mod chrome;
+pub mod perfetto_proto;
+pub mod pftrace;
+pub mod rocpd;
 pub mod summary;
 
 use crate::exit_status::CliError;
@@ -14,21 +18,30 @@ use std::path::{Path, PathBuf};
 /// An output format selected with `-f`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
+    /// The rocpd SQLite database (rocprofv3's default format).
+    Rocpd,
     /// One row per dispatch per pass, comma-separated.
     Csv,
     /// The same rows plus the summary, as one JSON document.
     Json,
-    /// Chrome trace-event JSON that Perfetto loads.
+    /// Perfetto protobuf trace.
     Pftrace,
+    /// Chrome trace-event JSON (Perfetto and chrome://tracing load it).
+    Chrome,
 }
 
 impl Format {
+    /// The formats written when `-f` is not given.
+    pub const DEFAULT: [&str; 1] = ["rocpd"];
+
     /// Parses one `-f` value (case-insensitive); `perfetto` is accepted for `pftrace`.
     pub fn parse(name: &str) -> Result<Format, CliError> {
         match name.trim().to_ascii_lowercase().as_str() {
+            "rocpd" => Ok(Format::Rocpd),
             "csv" => Ok(Format::Csv),
             "json" => Ok(Format::Json),
             "pftrace" | "perfetto" => Ok(Format::Pftrace),
+            "chrome" => Ok(Format::Chrome),
             _ => Err(CliError::UnknownFormat(name.to_owned())),
         }
     }
@@ -55,9 +68,11 @@ impl Format {
     /// The file written for this format, from the `-o` base name.
     pub fn file_name(self, base: &str) -> String {
         match self {
+            Format::Rocpd => format!("{base}_results.db"),
             Format::Csv => format!("{base}_passes.csv"),
             Format::Json => format!("{base}_passes.json"),
-            Format::Pftrace => format!("{base}_trace.json"),
+            Format::Pftrace => format!("{base}_results.pftrace"),
+            Format::Chrome => format!("{base}_trace.json"),
         }
     }
 }
@@ -196,20 +211,28 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), CliError> {
 }
 
 /// Writes the selected formats into `dir` with base name `base`; returns the files written.
+/// `app` labels the application's process in the traces; `run` goes into the database.
 pub fn write_outputs(
     dir: &Path,
     base: &str,
     formats: &[Format],
     dispatches: &[Dispatch],
     app: &str,
+    run: &rocpd::RunInfo,
 ) -> Result<Vec<PathBuf>, CliError> {
     let mut written = Vec::new();
     for &format in formats {
         let path = dir.join(format.file_name(base));
         let bytes = match format {
+            Format::Rocpd => {
+                rocpd::write(&path, dispatches, run.clone())?;
+                written.push(path);
+                continue;
+            }
             Format::Csv => csv(dispatches).into_bytes(),
             Format::Json => json_document(dispatches).into_bytes(),
-            Format::Pftrace => perfetto::trace(dispatches, app).into_bytes(),
+            Format::Pftrace => pftrace::trace(dispatches, app),
+            Format::Chrome => chrome::trace(dispatches, app).into_bytes(),
         };
         write_atomically(&path, &bytes)?;
         written.push(path);
@@ -244,6 +267,17 @@ mod tests {
             Format::parse_list(&["pftrace,CSV,csv".into()]).unwrap(),
             vec![Format::Pftrace, Format::Csv]
         );
+        assert_eq!(
+            Format::parse_list(&["rocpd".into(), "chrome,perfetto".into()]).unwrap(),
+            vec![Format::Rocpd, Format::Chrome, Format::Pftrace]
+        );
+        assert_eq!(
+            Format::parse_list(&Format::DEFAULT.map(String::from)).unwrap(),
+            vec![Format::Rocpd]
+        );
+        assert_eq!(Format::Rocpd.file_name("k"), "k_results.db");
+        assert_eq!(Format::Pftrace.file_name("k"), "k_results.pftrace");
+        assert_eq!(Format::Chrome.file_name("k"), "k_trace.json");
         let err = Format::parse_list(&["csv".into(), "otf2".into()]).unwrap_err();
         assert_eq!(err.exit_code(), 66);
         assert!(err.to_string().contains("`otf2`"));

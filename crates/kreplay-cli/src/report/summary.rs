@@ -24,6 +24,10 @@ pub struct KernelSummary {
     pub bytes_saved: u64,
     /// Bytes restored between passes.
     pub bytes_restored: u64,
+    /// Dispatches whose replay was declined (each ran once, normally).
+    pub declined: u64,
+    /// Each decline reason with the number of dispatches it declined, most frequent first.
+    pub declined_reasons: Vec<(String, u64)>,
 }
 
 impl KernelSummary {
@@ -42,6 +46,8 @@ impl KernelSummary {
             "overhead_pct": self.overhead_pct,
             "bytes_saved": self.bytes_saved,
             "bytes_restored": self.bytes_restored,
+            "declined": self.declined,
+            "declined_reasons": self.declined_reasons.iter().map(|(r, n)| json!({"reason": r, "dispatches": n})).collect::<Vec<_>>(),
         })
     }
 }
@@ -94,6 +100,15 @@ pub fn per_kernel(dispatches: &[Dispatch]) -> Vec<KernelSummary> {
                 })
                 .sum();
             let pass_counts = mine.iter().map(|d| d.passes.len() as u64);
+            let mut reasons: Vec<(String, u64)> = Vec::new();
+            for reason in mine.iter().filter_map(|d| d.declined_reason()) {
+                match reasons.iter_mut().find(|(r, _)| r == reason) {
+                    Some((_, n)) => *n += 1,
+                    None => reasons.push((reason.to_owned(), 1)),
+                }
+            }
+            // Most frequent first; equal counts in order of first appearance.
+            reasons.sort_by_key(|r| std::cmp::Reverse(r.1));
             KernelSummary {
                 kernel: name.to_owned(),
                 dispatches: mine.len() as u64,
@@ -123,6 +138,8 @@ pub fn per_kernel(dispatches: &[Dispatch]) -> Vec<KernelSummary> {
                     .filter_map(|d| d.restore.as_ref())
                     .map(|r| r.bytes)
                     .sum(),
+                declined: reasons.iter().map(|(_, n)| n).sum(),
+                declined_reasons: reasons,
             }
         })
         .collect()
@@ -166,6 +183,7 @@ pub fn table(summaries: &[KernelSummary]) -> String {
         "overhead",
         "saved",
         "restored",
+        "declined",
     ];
     let mut lines: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
     for s in summaries {
@@ -191,6 +209,7 @@ pub fn table(summaries: &[KernelSummary]) -> String {
             percent(s.overhead_pct),
             human_bytes(s.bytes_saved),
             human_bytes(s.bytes_restored),
+            s.declined.to_string(),
         ]);
     }
     let total_dispatches: u64 = summaries.iter().map(|s| s.dispatches).sum();
@@ -231,13 +250,88 @@ pub fn table(summaries: &[KernelSummary]) -> String {
         human_bytes(summaries.iter().map(|s| s.bytes_saved).sum()),
         human_bytes(summaries.iter().map(|s| s.bytes_restored).sum()),
     );
+    let declined: Vec<&KernelSummary> = summaries.iter().filter(|s| s.declined > 0).collect();
+    if !declined.is_empty() {
+        out += "declined (each ran once, normally):\n";
+    }
+    for s in declined {
+        out += &format!(
+            "  {}: {} of {} dispatches\n",
+            s.kernel, s.declined, s.dispatches
+        );
+        for (reason, n) in s.declined_reasons.iter().take(MAX_REASONS) {
+            out += &format!("    {n} x {reason}\n");
+        }
+        if s.declined_reasons.len() > MAX_REASONS {
+            let rest = &s.declined_reasons[MAX_REASONS..];
+            out += &format!(
+                "    ... {} more reasons for {} dispatches (see kreplay_snapshot.declined_reason in the rocpd database or the records)\n",
+                rest.len(),
+                rest.iter().map(|(_, n)| n).sum::<u64>()
+            );
+        }
+    }
     out
 }
+
+/// Distinct decline reasons listed per kernel in the table.
+const MAX_REASONS: usize = 3;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::records::{parse, tests::replayed_lines};
+
+    /// A dispatch line of `kernel` run once, declined for `reason`.
+    fn declined_line(id: u64, kernel: &str, reason: &str) -> String {
+        format!(
+            "{{\"record\":\"pass\",\"pid\":1,\"dispatch_id\":{id},\"kernel\":\"{kernel}\",\"agent\":7,\"agent_name\":\"gfx942\",\"queue_id\":1,\"pass\":0,\"start_ns\":{id}000,\"end_ns\":{id}100,\"restore_start_ns\":null,\"restore_end_ns\":null}}\n\
+             {{\"record\":\"dispatch\",\"pid\":1,\"dispatch_id\":{id},\"kernel\":\"{kernel}\",\"agent\":7,\"agent_name\":\"gfx942\",\"queue_id\":1,\"replayed\":false,\"passes\":1,\"skipped\":\"declined: {reason}\",\"window_start_ns\":{id}000,\"window_end_ns\":{id}100,\"snapshot\":null,\"restore\":null}}\n"
+        )
+    }
+
+    #[test]
+    fn declined_dispatches_are_counted_and_explained_per_kernel() {
+        let text = replayed_lines(1, 1, "add", 3, 0)
+            + &declined_line(2, "add", "device-to-host copy of the region at 0x10 failed")
+            + &declined_line(3, "add", "device-to-host copy of the region at 0x10 failed")
+            + &declined_line(4, "add", "coverage gap")
+            + &declined_line(
+                5,
+                "scale",
+                "an unbounded pass count needs a continue callback",
+            )
+            + &replayed_lines(1, 6, "mul", 2, 90_000)
+            + "{\"record\":\"pass\",\"pid\":1,\"dispatch_id\":7,\"kernel\":\"mul\",\"agent\":7,\"agent_name\":\"gfx942\",\"queue_id\":1,\"pass\":0,\"start_ns\":1,\"end_ns\":2,\"restore_start_ns\":null,\"restore_end_ns\":null}\n"
+            + "{\"record\":\"dispatch\",\"pid\":1,\"dispatch_id\":7,\"kernel\":\"mul\",\"agent\":7,\"agent_name\":\"gfx942\",\"queue_id\":1,\"replayed\":false,\"passes\":1,\"skipped\":\"filtered\",\"window_start_ns\":1,\"window_end_ns\":2,\"snapshot\":null,\"restore\":null}\n";
+        let s = per_kernel(&parse([text.as_str()]).dispatches);
+        let add = &s[0];
+        assert_eq!((add.dispatches, add.replayed, add.declined), (4, 1, 3));
+        assert_eq!(
+            add.declined_reasons,
+            vec![
+                (
+                    "device-to-host copy of the region at 0x10 failed".to_owned(),
+                    2
+                ),
+                ("coverage gap".to_owned(), 1)
+            ]
+        );
+        assert_eq!((s[1].kernel.as_str(), s[1].declined), ("scale", 1));
+        assert_eq!(
+            (s[2].kernel.as_str(), s[2].declined),
+            ("mul", 0),
+            "filtered is not declined"
+        );
+        let t = table(&s);
+        assert!(t.contains("  add: 3 of 4 dispatches\n    2 x device-to-host copy of the region at 0x10 failed\n    1 x coverage gap\n"), "{t}");
+        assert!(
+            t.contains("  scale: 1 of 1 dispatches\n    1 x an unbounded pass count"),
+            "{t}"
+        );
+        assert!(!t.contains("  mul:"), "{t}");
+        assert_eq!(add.to_json()["declined_reasons"][0]["dispatches"], 2);
+    }
 
     #[test]
     fn statistics_per_kernel() {
@@ -274,6 +368,8 @@ mod tests {
         let add: Vec<&str> = lines[1].split_whitespace().collect();
         assert_eq!(&add[..4], &["add", "1", "1", "5"]);
         assert!(lines[3].starts_with("2 kernels, 2 dispatches, 2 replayed"));
+        assert!(lines[0].ends_with("declined"));
+        assert!(add.last() == Some(&"0"));
         assert_eq!(human_bytes(512), "512 B");
         assert_eq!(human_bytes(1536), "1.50 KiB");
     }

@@ -1,14 +1,19 @@
 //! `kreplay sqtt ...`: function-map decoding and address-trace analysis.
 //!
 //! `funcmap` prints the `.sqtt_funcmap` table of a code object, bundle or HIP executable;
-//! `memtrace` analyses per-lane address traces in shaderdata records. Formats are described
-//! in `docs/sqtt.md` ("Decoding").
+//! `memtrace` analyses per-lane address traces in shaderdata records; `timeline` and `flame`
+//! draw the marker scopes of shaderdata records as a Perfetto trace and a flame graph. Formats
+//! are described in `docs/sqtt.md` ("Decoding").
 
 pub mod address_trace;
 pub mod device_code;
+pub mod flame;
 pub mod funcmap;
 pub mod records;
 pub mod report;
+pub mod scopes;
+pub mod timeline;
+mod views;
 
 use address_trace::Geometry;
 use clap::{Args, Subcommand};
@@ -33,6 +38,11 @@ enum SqttCommand {
     Funcmap(FuncmapArgs),
     /// Analyse per-lane address traces in shaderdata records.
     Memtrace(MemtraceArgs),
+    /// Write the marker scopes of shaderdata records as a Perfetto trace (one track per CU,
+    /// SIMD and wave).
+    Timeline(views::TimelineArgs),
+    /// Write folded stacks and an SVG flame graph of the marker scopes, weighted by cycles.
+    Flame(views::FlameArgs),
 }
 
 #[derive(Args, Debug)]
@@ -139,6 +149,20 @@ pub enum SqttError {
     /// Output could not be written.
     #[error("cannot write the output: {0}")]
     Output(std::io::Error),
+    /// Records that give no cycles: nothing for a flame graph.
+    #[error("{path}: no cycles to draw: every wave has a single record (or none)")]
+    NoCycles {
+        /// The records file.
+        path: PathBuf,
+    },
+    /// An output file could not be written.
+    #[error("cannot write {path}: {source}; check that its directory exists and is writable")]
+    WriteFile {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
 }
 
 /// Runs `kreplay sqtt`. Never panics: an internal error is reported like any other.
@@ -146,6 +170,8 @@ pub fn run(args: SqttArgs) -> ExitCode {
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match args.command {
         SqttCommand::Funcmap(a) => run_funcmap(&a),
         SqttCommand::Memtrace(a) => run_memtrace(&a),
+        SqttCommand::Timeline(a) => views::run_timeline(&a),
+        SqttCommand::Flame(a) => views::run_flame(&a),
     }));
     match result {
         Ok(Ok(())) => ExitCode::SUCCESS,
@@ -219,38 +245,49 @@ fn run_funcmap(args: &FuncmapArgs) -> Result<(), SqttError> {
     }
 }
 
-fn run_memtrace(args: &MemtraceArgs) -> Result<(), SqttError> {
-    let maps = load_maps(&args.funcmap)?;
-    let target_err = |detail: String| SqttError::Target { path: args.funcmap.clone(), detail };
+/// The map of `maps` (decoded from `path`) that `target` names, or the only one.
+fn choose_map<'a>(
+    maps: &'a [ResolvedMap],
+    target: &Option<String>,
+    path: &Path,
+) -> Result<&'a ResolvedMap, SqttError> {
+    let target_err = |detail: String| SqttError::Target { path: path.to_path_buf(), detail };
     let available = || {
         maps.iter().map(|m| m.target.clone().unwrap_or_else(|| "(plain code object)".into())).collect::<Vec<_>>().join(", ")
     };
-    let chosen = match &args.target {
+    match target {
         Some(want) => {
             let hits: Vec<&ResolvedMap> =
                 maps.iter().filter(|m| m.target.as_deref().is_some_and(|t| t.contains(want.as_str()))).collect();
             match hits.as_slice() {
-                [one] => *one,
-                [] => return Err(target_err(format!("no code object with a .sqtt_funcmap matches --target {want}; available: {}", available()))),
-                _ => return Err(target_err(format!("--target {want} matches several code objects: {}", available()))),
+                [one] => Ok(*one),
+                [] => Err(target_err(format!("no code object with a .sqtt_funcmap matches --target {want}; available: {}", available()))),
+                _ => Err(target_err(format!("--target {want} matches several code objects: {}", available()))),
             }
         }
-        None if maps.len() == 1 => &maps[0],
-        None => {
-            return Err(target_err(format!(
-                "several code objects carry a .sqtt_funcmap ({}); choose one with --target",
-                available()
-            )));
-        }
-    };
-    let wave_size = chosen.map.wave_size().ok_or_else(|| SqttError::NoWaveSize { path: args.funcmap.clone() })?;
-    let bytes = read(&args.records)?;
+        None if maps.len() == 1 => Ok(&maps[0]),
+        None => Err(target_err(format!(
+            "several code objects carry a .sqtt_funcmap ({}); choose one with --target",
+            available()
+        ))),
+    }
+}
+
+/// Reads and parses a shaderdata record file.
+fn read_records(path: &Path, format: RecordFormat) -> Result<Vec<records::Record>, SqttError> {
+    let bytes = read(path)?;
     let text = String::from_utf8(bytes).map_err(|e| SqttError::Records {
-        path: args.records.clone(),
+        path: path.to_path_buf(),
         source: RecordError { line: 0, detail: format!("not UTF-8 text ({e}); expected JSON or CSV records") },
     })?;
-    let records = records::parse(&text, args.format)
-        .map_err(|source| SqttError::Records { path: args.records.clone(), source })?;
+    records::parse(&text, format).map_err(|source| SqttError::Records { path: path.to_path_buf(), source })
+}
+
+fn run_memtrace(args: &MemtraceArgs) -> Result<(), SqttError> {
+    let maps = load_maps(&args.funcmap)?;
+    let chosen = choose_map(&maps, &args.target, &args.funcmap)?;
+    let wave_size = chosen.map.wave_size().ok_or_else(|| SqttError::NoWaveSize { path: args.funcmap.clone() })?;
+    let records = read_records(&args.records, args.format)?;
     let geometry = Geometry { wave_size, line_size: args.line_size, access_size: args.access_size };
     let analysis = address_trace::analyse(&records, &chosen.map, geometry);
     let records_name = args.records.display().to_string();

@@ -109,7 +109,7 @@ int main(void) {
   CHECK_OK(hsa_agent_get_info(gpu, HSA_AGENT_INFO_ISA, &isa));
   char isa_name[64];
   CHECK_OK(hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME, isa_name));
-  CHECK(strcmp(isa_name, "amdgcn-amd-amdhsa--gfx942") == 0);
+  CHECK(strcmp(isa_name, "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-") == 0);
   hsa_agent_t bogus = {12345};
   CHECK_STATUS(hsa_agent_get_info(bogus, HSA_AGENT_INFO_NAME, name), HSA_STATUS_ERROR_INVALID_AGENT);
   CHECK_STATUS(hsa_agent_get_info(gpu, HSA_AGENT_INFO_NAME, NULL), HSA_STATUS_ERROR_INVALID_ARGUMENT);
@@ -126,7 +126,7 @@ int main(void) {
   CHECK(freq == 1000000000ull);
   int regions[2] = {0, 0};
   CHECK_OK(hsa_agent_iterate_regions(gpu, count_region, regions));
-  CHECK(regions[0] == 3 && regions[1] == 1);
+  CHECK(regions[0] == 4 && regions[1] == 1); /* own global and group, then the system regions */
 
   /* Pools and their flags. */
   hsa_amd_memory_pool_t dev_pool = test_pool(gpu, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED);
@@ -136,8 +136,22 @@ int main(void) {
   hsa_amd_segment_t seg;
   CHECK_OK(hsa_amd_memory_pool_get_info(dev_pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg));
   CHECK(seg == HSA_AMD_SEGMENT_GLOBAL);
-  hsa_amd_memory_pool_t bad_pool = {999};
+  /* The GROUP pool (LDS), as ROCR reports it: 64 KiB, no global flags, not allocatable. */
+  hsa_amd_memory_pool_t group_pool = test_pool(gpu, 0);
+  CHECK_OK(hsa_amd_memory_pool_get_info(group_pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg));
+  CHECK(seg == HSA_AMD_SEGMENT_GROUP);
+  size_t group_size = 0;
+  CHECK_OK(hsa_amd_memory_pool_get_info(group_pool, HSA_AMD_MEMORY_POOL_INFO_SIZE, &group_size));
+  CHECK(group_size == 64 * 1024);
+  bool group_alloc = true;
+  CHECK_OK(hsa_amd_memory_pool_get_info(group_pool, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED, &group_alloc));
+  CHECK(!group_alloc);
+  hsa_amd_memory_pool_access_t group_access = 0;
+  CHECK_OK(hsa_amd_agent_memory_pool_get_info(ag.cpu, group_pool, HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS, &group_access));
+  CHECK(group_access == HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED);
   void* p = NULL;
+  CHECK_STATUS(hsa_amd_memory_pool_allocate(group_pool, 64, 0, &p), HSA_STATUS_ERROR_INVALID_ALLOCATION);
+  hsa_amd_memory_pool_t bad_pool = {999};
   CHECK_STATUS(hsa_amd_memory_pool_allocate(bad_pool, 64, 0, &p), HSA_STATUS_ERROR_INVALID_MEMORY_POOL);
   CHECK_STATUS(hsa_amd_memory_pool_allocate(dev_pool, 64, 0, NULL), HSA_STATUS_ERROR_INVALID_ARGUMENT);
   CHECK_STATUS(hsa_amd_memory_pool_allocate(dev_pool, 0, 0, &p), HSA_STATUS_ERROR_INVALID_ARGUMENT);

@@ -1,4 +1,4 @@
-//! The trace for Perfetto, as Chrome trace-event JSON.
+//! Chrome trace-event JSON (`-f chrome`), which Perfetto and chrome://tracing load.
 //!
 //! Structure (documented in `docs/user-guide.md`):
 //!

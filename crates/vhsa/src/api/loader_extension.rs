@@ -4,7 +4,8 @@
 //! address. Each loaded code object is one segment (all its `PT_LOAD` segments in one block),
 //! stored in memory (the loader keeps a copy of the ELF file).
 
-use super::loader;
+use crate::open_state::ensure_open;
+use crate::executable::loader;
 use crate::boundary::{InfoValue, status_call, write_info, write_out};
 use crate::error::{Error, Result};
 use hsa_abi::ffi::*;
@@ -19,7 +20,7 @@ unsafe extern "C" fn query_host_address(
     host_address: *mut *const c_void,
 ) -> hsa_status_t {
     status_call("hsa_ven_amd_loader_query_host_address", || {
-        crate::runtime::ensure_open()?;
+        ensure_open()?;
         if device_address.is_null() || host_address.is_null() {
             return Err(Error::InvalidArgument("device_address or host_address is NULL"));
         }
@@ -48,7 +49,7 @@ unsafe extern "C" fn query_segment_descriptors(
     count: *mut usize,
 ) -> hsa_status_t {
     status_call("hsa_ven_amd_loader_query_segment_descriptors", || {
-        crate::runtime::ensure_open()?;
+        ensure_open()?;
         if count.is_null() {
             return Err(Error::InvalidArgument("num_segment_descriptors is NULL"));
         }
@@ -80,7 +81,7 @@ unsafe extern "C" fn query_executable(
     executable: *mut hsa_executable_t,
 ) -> hsa_status_t {
     status_call("hsa_ven_amd_loader_query_executable", || {
-        crate::runtime::ensure_open()?;
+        ensure_open()?;
         if device_address.is_null() || executable.is_null() {
             return Err(Error::InvalidArgument("device_address or executable is NULL"));
         }
@@ -101,7 +102,7 @@ unsafe extern "C" fn executable_iterate_loaded_code_objects(
     data: *mut c_void,
 ) -> hsa_status_t {
     status_call("hsa_ven_amd_loader_executable_iterate_loaded_code_objects", || {
-        crate::runtime::ensure_open()?;
+        ensure_open()?;
         let cb = callback.ok_or(Error::InvalidArgument("callback is NULL"))?;
         for lco in loader::loaded_code_objects(executable.handle)? {
             // SAFETY: the application's callback, called with the arguments the API documents.
@@ -120,7 +121,7 @@ unsafe extern "C" fn loaded_code_object_get_info(
     value: *mut c_void,
 ) -> hsa_status_t {
     status_call("hsa_ven_amd_loader_loaded_code_object_get_info", || {
-        crate::runtime::ensure_open()?;
+        ensure_open()?;
         let lco = loader::loaded_code_object(loaded.handle)?;
         let v = match attribute {
             HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_EXECUTABLE => InfoValue::U64(lco.executable),
@@ -164,15 +165,15 @@ unsafe extern "C" fn reader_create_from_file_with_offset_size(
 ) -> hsa_status_t {
     status_call(
         "hsa_ven_amd_loader_code_object_reader_create_from_file_with_offset_size",
-        || super::reader_from_file_range(fd, offset, size, reader),
+        || super::executable::reader_from_file_range(fd, offset, size, reader),
     )
 }
 
 unsafe extern "C" fn iterate_executables(callback: ExecutableCallback, data: *mut c_void) -> hsa_status_t {
     status_call("hsa_ven_amd_loader_iterate_executables", || {
-        crate::runtime::ensure_open()?;
+        ensure_open()?;
         let cb = callback.ok_or(Error::InvalidArgument("callback is NULL"))?;
-        if super::symbol_iteration_fails() {
+        if crate::fault::symbol_iteration_fails() {
             tracing::warn!("executable iteration fails: fault injected (vhsa_fault_fail_symbol_iteration)");
             return Err(Error::Status(HSA_STATUS_ERROR));
         }

@@ -1,111 +1,11 @@
-//! Runtime lifetime: `hsa_init`/`hsa_shut_down` with reference counting, tool loading, and the
-//! system-level entries (extensions, status strings).
-//!
-//! `hsa_init` holds the bootstrap lock while it discovers agents and loads tools. A tool's
-//! `OnLoad` may call every HSA function except `hsa_init`/`hsa_shut_down`; those return
-//! `HSA_STATUS_ERROR` with a message instead of deadlocking as the real runtime does.
+//! System-level entries: status strings and extensions (queries and tables).
 
+use crate::open_state::ensure_open;
 use crate::boundary::{status_call, write_out};
 use crate::error::{Error, Result};
 use hsa_abi::ffi::*;
-use hsa_abi::{AmdExtTable, CoreApiTable};
-use parking_lot::Mutex;
-use std::cell::Cell;
+use hsa_abi::CoreApiTable;
 use std::ffi::{c_char, c_void};
-use std::sync::atomic::{AtomicBool, Ordering};
-
-/// True between the first `hsa_init` and the last `hsa_shut_down`.
-static OPEN: AtomicBool = AtomicBool::new(false);
-
-struct Lifetime {
-    refcount: u32,
-    tools: Vec<crate::tools::LoadedTool>,
-}
-
-static BOOTSTRAP: Mutex<Lifetime> = Mutex::new(Lifetime { refcount: 0, tools: Vec::new() });
-
-thread_local! {
-    /// Set while this thread runs tools' `OnLoad`/`OnUnload`.
-    static IN_TOOL_CALLBACK: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Sets up `tracing` output on stderr; the filter comes from `VHSA_LOG` (default `warn`).
-pub(crate) fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("VHSA_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
-}
-
-/// Ok when the runtime is initialized.
-#[inline]
-pub(crate) fn ensure_open() -> Result<()> {
-    if OPEN.load(Ordering::Acquire) { Ok(()) } else { Err(Error::NotInitialized) }
-}
-
-fn init() -> Result<()> {
-    if IN_TOOL_CALLBACK.with(Cell::get) {
-        eprintln!(
-            "vhsa: hsa_init was called from inside a tool's OnLoad/OnUnload. The runtime is being \
-             initialized by this very call chain; the real runtime would deadlock here. Remove the \
-             hsa_init/hsa_shut_down call from the tool's OnLoad (every other HSA call is allowed)."
-        );
-        return Err(Error::Failed("hsa_init called from inside a tool's OnLoad".into()));
-    }
-    let mut life = BOOTSTRAP.lock();
-    if life.refcount == u32::MAX {
-        return Err(Error::Status(HSA_STATUS_ERROR_REFCOUNT_OVERFLOW));
-    }
-    life.refcount += 1;
-    if life.refcount > 1 {
-        return Ok(());
-    }
-    crate::fault::load_from_env();
-    crate::topology::system();
-    OPEN.store(true, Ordering::Release);
-    IN_TOOL_CALLBACK.with(|c| c.set(true));
-    let tools = crate::tools::load_all(crate::table::root());
-    IN_TOOL_CALLBACK.with(|c| c.set(false));
-    life.tools = tools;
-    Ok(())
-}
-
-fn shut_down() -> Result<()> {
-    if IN_TOOL_CALLBACK.with(Cell::get) {
-        eprintln!(
-            "vhsa: hsa_shut_down was called from inside a tool's OnLoad/OnUnload; ignored. The \
-             runtime calls OnUnload itself on the last hsa_shut_down."
-        );
-        return Err(Error::Failed("hsa_shut_down called from inside a tool callback".into()));
-    }
-    let mut life = BOOTSTRAP.lock();
-    if life.refcount == 0 {
-        return Err(Error::NotInitialized);
-    }
-    life.refcount -= 1;
-    if life.refcount > 0 {
-        return Ok(());
-    }
-    let tools = std::mem::take(&mut life.tools);
-    IN_TOOL_CALLBACK.with(|c| c.set(true));
-    crate::tools::unload_all(tools, crate::table::install);
-    IN_TOOL_CALLBACK.with(|c| c.set(false));
-    crate::queue::destroy_all();
-    crate::signal::stop_async_handlers();
-    crate::memory::stop_copy_engine();
-    OPEN.store(false, Ordering::Release);
-    Ok(())
-}
-
-unsafe extern "C" fn hsa_init_impl() -> hsa_status_t {
-    status_call("hsa_init", init)
-}
-
-unsafe extern "C" fn hsa_shut_down_impl() -> hsa_status_t {
-    status_call("hsa_shut_down", shut_down)
-}
 
 unsafe extern "C" fn hsa_status_string_impl(status: hsa_status_t, out: *mut *const c_char) -> hsa_status_t {
     status_call("hsa_status_string", || {
@@ -173,7 +73,7 @@ fn extension_table(extension: u16, version_major: u16, length: usize, table: *mu
     }
     match u32::from(extension) {
         HSA_EXTENSION_AMD_LOADER => {
-            match crate::executable::loader_extension_table(version_major, length, table) {
+            match super::loader_extension::loader_extension_table(version_major, length, table) {
                 HSA_STATUS_SUCCESS => Ok(()),
                 s => Err(Error::Status(s)),
             }
@@ -261,9 +161,7 @@ unsafe extern "C" fn hsa_agent_major_extension_supported_impl(
 }
 
 /// Fills this module's slots.
-pub(crate) fn install(core: &mut CoreApiTable, _amd: &mut AmdExtTable) {
-    core.hsa_init_fn = Some(hsa_init_impl);
-    core.hsa_shut_down_fn = Some(hsa_shut_down_impl);
+pub(super) fn install(core: &mut CoreApiTable) {
     core.hsa_status_string_fn = Some(hsa_status_string_impl);
     core.hsa_system_extension_supported_fn = Some(hsa_system_extension_supported_impl);
     core.hsa_system_major_extension_supported_fn = Some(hsa_system_major_extension_supported_impl);

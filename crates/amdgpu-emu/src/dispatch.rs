@@ -1,0 +1,531 @@
+//! The entry point: [`Emulator::dispatch`] runs one kernel dispatch to completion.
+//!
+//! Work-groups are handed out to a pool of host threads; the waves of one work-group run
+//! together on one thread, switching at barriers and every few hundred instructions, and
+//! `s_barrier` releases when every wave of the group that has not ended has reached it.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::decode::Program;
+use crate::descriptor::KernelDescriptor;
+use crate::exec::{self, Ctx, Flow};
+use crate::fault::{Fault, FaultKind};
+use crate::memory::{GlobalMemory, load_bytes};
+use crate::trace::ShaderDataRecord;
+use crate::wave::{LANES, Wave};
+use crate::Target;
+
+/// The generic-address apertures of LDS and private memory (the values kernels read through
+/// `src_shared_base` / `src_private_base`). Each covers 4 GiB from its base.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Apertures {
+    /// Base of the shared (LDS) aperture.
+    pub shared_base: u64,
+    /// Base of the private (scratch) aperture.
+    pub private_base: u64,
+}
+
+impl Default for Apertures {
+    /// The GFX9 Linux values: shared 1 << 48, private 2 << 48.
+    fn default() -> Apertures {
+        Apertures { shared_base: 1 << 48, private_base: 2 << 48 }
+    }
+}
+
+/// One dispatch, as a runtime's dispatch packet and loader describe it.
+#[derive(Clone, Debug)]
+pub struct DispatchSetup<'a> {
+    /// Device address of the 64-byte kernel descriptor (the packet's kernel object).
+    pub kernel_object: u64,
+    /// The kernel's name, for fault messages.
+    pub kernel_name: Option<&'a str>,
+    /// Device address range of the loaded executable code that holds the kernel's entry
+    /// point and every function it calls (e.g. the code object's `.text`). It is decoded
+    /// once and cached with the kernel object.
+    pub code_range: Range<u64>,
+    /// Grid size in work-items per dimension.
+    pub grid: [u32; 3],
+    /// Work-group size in work-items per dimension.
+    pub workgroup: [u32; 3],
+    /// Device address of the kernel arguments.
+    pub kernarg_address: u64,
+    /// LDS bytes per work-group (the packet's group segment size).
+    pub group_segment_size: u32,
+    /// Private bytes per work-item (the packet's private segment size).
+    pub private_segment_size: u32,
+    /// Device address of the dispatch packet (`s_load` through the dispatch pointer).
+    pub dispatch_packet_address: u64,
+    /// Device address of the queue descriptor (the queue pointer SGPRs).
+    pub queue_address: u64,
+    /// The dispatch id SGPRs.
+    pub dispatch_id: u64,
+    /// Generic-address apertures.
+    pub apertures: Apertures,
+}
+
+/// What a completed dispatch produced.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DispatchOutcome {
+    /// Shader-data records of every wave, ordered by (time, cu, simd, wave slot).
+    pub trace: Vec<ShaderDataRecord>,
+    /// Work-groups run.
+    pub workgroups: u64,
+    /// Waves run.
+    pub waves: u64,
+    /// Instructions issued, summed over waves.
+    pub wave_instructions: u64,
+    /// Active lanes of vector instructions, summed.
+    pub lane_instructions: u64,
+    /// The largest cycle count of one wave.
+    pub max_wave_cycles: u64,
+}
+
+/// Instructions a wave runs before the scheduler switches to the next wave of its group.
+const SLICE: u32 = 512;
+
+/// An emulated agent: a target, a host thread pool size and a decoded-kernel cache.
+/// Thread-safe: dispatches may run from several threads at once.
+pub struct Emulator {
+    target: Target,
+    threads: usize,
+    compute_units: u32,
+    time_limit: Duration,
+    cache: Mutex<HashMap<(u64, u64, u64), Arc<Program>>>,
+}
+
+/// The environment variable that sets the default thread count.
+pub const THREADS_VARIABLE: &str = "AMDGPU_EMU_THREADS";
+
+impl Emulator {
+    /// An emulator of `target` running work-groups on `threads` host threads (0: the value
+    /// of `AMDGPU_EMU_THREADS`, else one per available core). It reports 4 compute units
+    /// unless [`Emulator::with_compute_units`] says otherwise.
+    pub fn new(target: Target, threads: usize) -> Emulator {
+        let threads = if threads > 0 {
+            threads
+        } else {
+            std::env::var(THREADS_VARIABLE)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .filter(|&n: &usize| n > 0)
+                .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+        };
+        Emulator { target, threads, compute_units: 4, time_limit: Duration::from_secs(600), cache: Mutex::new(HashMap::new()) }
+    }
+
+    /// Set the number of compute units waves are placed on (1-64; see `docs/emulator.md`).
+    pub fn with_compute_units(mut self, n: u32) -> Emulator {
+        self.compute_units = n.clamp(1, 64);
+        self
+    }
+
+    /// Bound a dispatch's run time (default 600 s): a kernel still running then (an endless
+    /// loop, a spin-wait on memory nothing will write) ends with a [`FaultKind::TimeLimit`]
+    /// fault instead of hanging its caller.
+    pub fn with_time_limit(mut self, limit: Duration) -> Emulator {
+        self.time_limit = limit;
+        self
+    }
+
+    /// The target.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// The host threads used per dispatch.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// How many decoded kernels the cache holds.
+    pub fn decoded_kernels(&self) -> usize {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Forget decoded kernels whose code lies in `range` (call when code memory is freed or
+    /// rewritten).
+    pub fn forget_code(&self, range: Range<u64>) {
+        let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        c.retain(|k, _| k.2 <= range.start || k.1 >= range.end);
+    }
+
+    fn program(&self, setup: &DispatchSetup<'_>, mem: &dyn GlobalMemory) -> Result<Arc<Program>, Fault> {
+        let key = (setup.kernel_object, setup.code_range.start, setup.code_range.end);
+        if let Some(p) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok(p.clone());
+        }
+        let len = setup.code_range.end.saturating_sub(setup.code_range.start);
+        if len == 0 || len > 1 << 30 {
+            return Err(Fault::dispatch(format!("code range 0x{:x}..0x{:x} is empty or too large", setup.code_range.start, setup.code_range.end), setup.kernel_name));
+        }
+        let Some(p) = mem.translate(setup.code_range.start, len) else {
+            return Err(Fault::dispatch(format!("code range 0x{:x}..0x{:x} is not readable memory", setup.code_range.start, setup.code_range.end), setup.kernel_name));
+        };
+        let mut bytes = vec![0u8; len as usize];
+        load_bytes(p, &mut bytes);
+        let prog = Arc::new(Program::decode(self.target, setup.code_range.start, &bytes));
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, prog.clone());
+        Ok(prog)
+    }
+
+    /// Run a dispatch to completion. Every memory access goes through `mem`. Returns the
+    /// trace and counts, or the first fault (by work-group order) that ended it; the other
+    /// work-groups stop early then.
+    pub fn dispatch(&self, setup: &DispatchSetup<'_>, mem: &dyn GlobalMemory) -> Result<DispatchOutcome, Fault> {
+        let name = setup.kernel_name;
+        let Some(kdp) = mem.translate(setup.kernel_object, 64) else {
+            return Err(Fault::dispatch(format!("kernel object 0x{:x} is not readable memory", setup.kernel_object), name));
+        };
+        let mut kdb = [0u8; 64];
+        load_bytes(kdp, &mut kdb);
+        let kd = KernelDescriptor::parse(&kdb);
+        if kd.wave32() {
+            return Err(Fault::dispatch("the kernel is built for wave32, which GFX9 targets do not run", name));
+        }
+        if setup.workgroup.contains(&0) || setup.grid.contains(&0) {
+            return Err(Fault::dispatch(format!("grid {:?} and work-group {:?} must be non-zero", setup.grid, setup.workgroup), name));
+        }
+        let wg_items: u64 = setup.workgroup.iter().map(|&x| x as u64).product();
+        if wg_items > 1024 {
+            return Err(Fault::dispatch(format!("work-group of {wg_items} work-items exceeds 1024"), name));
+        }
+        let prog = self.program(setup, mem)?;
+        let mut entry = setup.kernel_object.wrapping_add(kd.entry_offset as u64);
+        if kd.preload_length() > 0 {
+            entry = entry.wrapping_add(256);
+        }
+        let Some(entry_index) = prog.index_of(entry) else {
+            return Err(Fault::dispatch(format!("entry point 0x{entry:x} is not an instruction in the code range"), name));
+        };
+        let counts: [u32; 3] = std::array::from_fn(|d| setup.grid[d].div_ceil(setup.workgroup[d]));
+        let total = counts.iter().map(|&c| c as u64).product::<u64>();
+        let job = Job {
+            setup,
+            kd,
+            prog: &prog,
+            mem,
+            entry,
+            entry_index,
+            counts,
+            target: self.target,
+            compute_units: self.compute_units,
+            clock_base: Instant::now(),
+            deadline: Instant::now() + self.time_limit,
+            time_limit: self.time_limit,
+            abort: AtomicBool::new(false),
+        };
+        let next = AtomicU64::new(0);
+        let abort = &job.abort;
+        let fault: Mutex<Option<(u64, Fault)>> = Mutex::new(None);
+        let results: Mutex<Vec<DispatchOutcome>> = Mutex::new(Vec::new());
+        let worker = || {
+            let mut st = ThreadState::default();
+            let mut out = DispatchOutcome::default();
+            while !abort.load(Ordering::Relaxed) {
+                let g = next.fetch_add(1, Ordering::Relaxed);
+                if g >= total {
+                    break;
+                }
+                // A panic would be a bug of the emulator: it ends the dispatch as a fault, never
+                // the caller's process.
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.run_workgroup(g, &mut st, &mut out)));
+                let run = run.unwrap_or_else(|p| {
+                    let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
+                    Err(Fault::dispatch(format!("internal emulator error in work-group {g}: {msg}"), name))
+                });
+                match run {
+                    Ok(()) => {}
+                    Err(f) => {
+                        let mut slot = fault.lock().unwrap_or_else(|e| e.into_inner());
+                        if slot.as_ref().is_none_or(|(g0, _)| g < *g0) {
+                            *slot = Some((g, f));
+                        }
+                        abort.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+            results.lock().unwrap_or_else(|e| e.into_inner()).push(out);
+        };
+        let threads = (self.threads as u64).min(total).max(1) as usize;
+        if threads == 1 {
+            worker();
+        } else {
+            std::thread::scope(|s| {
+                for _ in 0..threads {
+                    s.spawn(worker);
+                }
+            });
+        }
+        if let Some((_, f)) = fault.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(f);
+        }
+        let mut all = DispatchOutcome::default();
+        for r in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            all.trace.extend(r.trace);
+            all.workgroups += r.workgroups;
+            all.waves += r.waves;
+            all.wave_instructions += r.wave_instructions;
+            all.lane_instructions += r.lane_instructions;
+            all.max_wave_cycles = all.max_wave_cycles.max(r.max_wave_cycles);
+        }
+        all.trace.sort_by_key(|r| (r.time, r.cu, r.simd, r.wave_id));
+        Ok(all)
+    }
+}
+
+struct Job<'a> {
+    setup: &'a DispatchSetup<'a>,
+    kd: KernelDescriptor,
+    prog: &'a Program,
+    mem: &'a dyn GlobalMemory,
+    entry: u64,
+    entry_index: usize,
+    counts: [u32; 3],
+    target: Target,
+    compute_units: u32,
+    clock_base: Instant,
+    deadline: Instant,
+    time_limit: Duration,
+    /// Set when a work-group faulted: the others stop at their next scheduling point.
+    abort: AtomicBool,
+}
+
+#[derive(Default)]
+struct ThreadState {
+    waves: Vec<Wave>,
+    lds: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+/// HW_ID of a wave: the documented deterministic placement.
+pub(crate) fn hw_id(cu_count: u32, group: u64, wave: u32) -> u32 {
+    let cu = (group % cu_count as u64) as u32;
+    let round = (group / cu_count as u64) as u32;
+    let simd = wave % 4;
+    let slot = (wave / 4) % 8;
+    let (se, cu_in_se) = (cu / 16, cu % 16);
+    slot | simd << 4 | cu_in_se << 8 | (se & 3) << 13 | (round & 0xF) << 16
+}
+
+impl Job<'_> {
+    fn run_workgroup(&self, g: u64, st: &mut ThreadState, out: &mut DispatchOutcome) -> Result<(), Fault> {
+        let s = self.setup;
+        let kd = &self.kd;
+        let (cx, cy) = (self.counts[0] as u64, self.counts[1] as u64);
+        let id = [(g % cx) as u32, ((g / cx) % cy) as u32, (g / (cx * cy)) as u32];
+        let dims: [u32; 3] = std::array::from_fn(|d| s.workgroup[d].min(s.grid[d] - id[d] * s.workgroup[d]));
+        let items = dims[0] * dims[1] * dims[2];
+        let nwaves = items.div_ceil(LANES as u32) as usize;
+        let lds_size = s.group_segment_size.max(kd.group_segment_fixed_size) as usize;
+        st.lds.clear();
+        st.lds.resize(lds_size, 0);
+        let psize = s.private_segment_size.max(kd.private_segment_fixed_size);
+        let scratch_len = nwaves * LANES * psize as usize;
+        st.scratch.clear();
+        st.scratch.resize(scratch_len, 0);
+        while st.waves.len() < nwaves {
+            st.waves.push(Wave::new());
+        }
+        let id_dims = kd.workitem_id_dims();
+        for (k, w) in st.waves.iter_mut().enumerate().take(nwaves) {
+            w.reset();
+            w.index = k as u32;
+            w.pc = self.entry_index;
+            w.mode = kd.initial_mode();
+            w.hw_id = hw_id(self.compute_units, g, k as u32);
+            let mut exec = 0u64;
+            // Work-item ids of the wave's first lane, then counted up lane by lane.
+            let first = (k * LANES) as u32;
+            let (mut x, mut y, mut z) = (first % dims[0], (first / dims[0]) % dims[1], first / (dims[0] * dims[1]));
+            for l in 0..LANES {
+                let t = first + l as u32;
+                if t < items {
+                    exec |= 1 << l;
+                    let mut v = x;
+                    if id_dims >= 1 {
+                        v |= y << 10;
+                    }
+                    if id_dims >= 2 {
+                        v |= z << 20;
+                    }
+                    w.v[0][l] = v;
+                    x += 1;
+                    if x == dims[0] {
+                        x = 0;
+                        y += 1;
+                        if y == dims[1] {
+                            y = 0;
+                            z += 1;
+                        }
+                    }
+                } else {
+                    w.v[0][l] = 0;
+                }
+            }
+            w.set_exec(exec);
+            self.initial_sgprs(w, id, nwaves as u32, k == 0)?;
+        }
+        let mut ctx = Ctx {
+            target: self.target,
+            prog: self.prog,
+            mem: self.mem,
+            lds: &mut st.lds,
+            scratch: &mut st.scratch,
+            private_size: psize,
+            apertures: s.apertures,
+            trace: &mut out.trace,
+            clock_base: self.clock_base,
+        };
+        let round = g / self.compute_units as u64;
+        let trace_start = ctx.trace.len();
+        let waves = &mut st.waves[..nwaves];
+        loop {
+            let mut all_done = true;
+            let mut all_blocked = true;
+            for w in waves.iter_mut() {
+                if w.done {
+                    continue;
+                }
+                all_done = false;
+                if w.at_barrier {
+                    continue;
+                }
+                all_blocked = false;
+                for _ in 0..SLICE {
+                    match exec::step(w, &mut ctx) {
+                        Ok(Flow::Next) => w.pc += 1,
+                        Ok(Flow::Jump(i)) => w.pc = i,
+                        Ok(Flow::Barrier) => {
+                            w.pc += 1;
+                            w.at_barrier = true;
+                            break;
+                        }
+                        Ok(Flow::End) => {
+                            w.done = true;
+                            break;
+                        }
+                        Err(kind) => {
+                            let pc = self.prog.address_of(w.pc);
+                            return Err(Fault {
+                                kind,
+                                kernel: s.kernel_name.map(str::to_string),
+                                pc,
+                                code_offset: pc as i64 - self.entry as i64,
+                                instruction: self.prog.insts[w.pc].disassemble(self.target),
+                                workgroup: id,
+                                wave: w.index,
+                            });
+                        }
+                    }
+                    if w.pc >= self.prog.insts.len() {
+                        let pc = self.prog.base + self.prog.offsets.last().copied().unwrap_or(0) as u64;
+                        return Err(Fault {
+                            kind: FaultKind::BadJump { target: pc + 4 },
+                            kernel: s.kernel_name.map(str::to_string),
+                            pc,
+                            code_offset: pc as i64 - self.entry as i64,
+                            instruction: String::new(),
+                            workgroup: id,
+                            wave: w.index,
+                        });
+                    }
+                }
+            }
+            if all_done {
+                break;
+            }
+            if self.abort.load(Ordering::Relaxed) {
+                // Another work-group faulted; its fault is the dispatch's.
+                return Ok(());
+            }
+            if Instant::now() > self.deadline {
+                let w = waves.iter().find(|w| !w.done).expect("a wave is still running");
+                let pc = self.prog.address_of(w.pc.min(self.prog.insts.len() - 1));
+                return Err(Fault {
+                    kind: FaultKind::TimeLimit { seconds: self.time_limit.as_secs_f64() },
+                    kernel: s.kernel_name.map(str::to_string),
+                    pc,
+                    code_offset: pc as i64 - self.entry as i64,
+                    instruction: self.prog.insts[w.pc.min(self.prog.insts.len() - 1)].disassemble(self.target),
+                    workgroup: id,
+                    wave: w.index,
+                });
+            }
+            if all_blocked {
+                for w in waves.iter_mut() {
+                    w.at_barrier = false;
+                }
+            }
+        }
+        for r in &mut ctx.trace[trace_start..] {
+            r.time += (round as i64) << 32;
+        }
+        out.workgroups += 1;
+        for w in waves.iter() {
+            out.waves += 1;
+            out.wave_instructions += w.cycles;
+            out.lane_instructions += w.lane_insts;
+            out.max_wave_cycles = out.max_wave_cycles.max(w.cycles);
+        }
+        Ok(())
+    }
+
+    fn initial_sgprs(&self, w: &mut Wave, id: [u32; 3], nwaves: u32, first: bool) -> Result<(), Fault> {
+        let s = self.setup;
+        let kd = &self.kd;
+        let mut n: u16 = 0;
+        let mut put = |w: &mut Wave, v: u32| {
+            w.set_sgpr(n, v);
+            n += 1;
+        };
+        if kd.user_sgpr(0) {
+            let base = crate::exec::PRIVATE_BUFFER_BASE;
+            put(w, base as u32);
+            put(w, (base >> 32) as u32 & 0xFFFF);
+            put(w, u32::MAX);
+            put(w, 0x0002_7000);
+        }
+        for (bit, v) in [(1, s.dispatch_packet_address), (2, s.queue_address), (3, s.kernarg_address), (4, s.dispatch_id), (5, 0)] {
+            if kd.user_sgpr(bit) {
+                put(w, v as u32);
+                put(w, (v >> 32) as u32);
+            }
+        }
+        if kd.user_sgpr(6) {
+            put(w, s.private_segment_size);
+        }
+        let preload = kd.preload_length();
+        if preload > 0 {
+            let off = s.kernarg_address.wrapping_add(4 * kd.preload_offset() as u64);
+            let Some(p) = self.mem.translate(off, 4 * preload as u64) else {
+                return Err(Fault::dispatch(format!("preloaded kernel arguments at 0x{off:x} are not readable"), s.kernel_name));
+            };
+            let mut b = vec![0u8; 4 * preload as usize];
+            load_bytes(p, &mut b);
+            for c in b.chunks_exact(4) {
+                put(w, u32::from_le_bytes(c.try_into().expect("4 bytes")));
+            }
+        }
+        let _ = n;
+        let mut n = kd.user_sgpr_count() as u16;
+        let rsrc2 = kd.rsrc2;
+        for d in 0..3 {
+            if rsrc2 >> (7 + d) & 1 != 0 {
+                w.set_sgpr(n, id[d]);
+                n += 1;
+            }
+        }
+        if rsrc2 >> 10 & 1 != 0 {
+            w.set_sgpr(n, nwaves | (first as u32) << 31);
+            n += 1;
+        }
+        if rsrc2 & 1 != 0 {
+            w.set_sgpr(n, 0);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,516 @@
+//! Floating-point environment and the operations whose hardware behaviour differs from
+//! plain IEEE arithmetic (denormal flushing, division helpers, class tests, min/max rules).
+
+use half::f16;
+
+/// The MODE bits that affect results (rounding is checked to be nearest-even before use).
+#[derive(Clone, Copy)]
+pub(crate) struct Env {
+    pub keep_in32: bool,
+    pub keep_out32: bool,
+    pub keep_in64: bool,
+    pub keep_out64: bool,
+    pub dx10_clamp: bool,
+}
+
+impl Env {
+    pub fn from_mode(mode: u32) -> Env {
+        let d32 = (mode >> 4) & 3;
+        let d64 = (mode >> 6) & 3;
+        Env {
+            keep_in32: d32 & 1 != 0,
+            keep_out32: d32 & 2 != 0,
+            keep_in64: d64 & 1 != 0,
+            keep_out64: d64 & 2 != 0,
+            dx10_clamp: (mode >> 8) & 1 != 0,
+        }
+    }
+
+    pub fn in32(&self, x: f32) -> f32 {
+        if !self.keep_in32 && x.is_subnormal() { f32::copysign(0.0, x) } else { x }
+    }
+    pub fn out32(&self, x: f32) -> f32 {
+        if !self.keep_out32 && x.is_subnormal() { f32::copysign(0.0, x) } else { x }
+    }
+    pub fn in64(&self, x: f64) -> f64 {
+        if !self.keep_in64 && x.is_subnormal() { f64::copysign(0.0, x) } else { x }
+    }
+    pub fn out64(&self, x: f64) -> f64 {
+        if !self.keep_out64 && x.is_subnormal() { f64::copysign(0.0, x) } else { x }
+    }
+    pub fn in16(&self, x: f16) -> f16 {
+        if !self.keep_in64 && sub16(x) { if x.is_sign_negative() { f16::NEG_ZERO } else { f16::ZERO } } else { x }
+    }
+    pub fn out16(&self, x: f16) -> f16 {
+        if !self.keep_out64 && sub16(x) { if x.is_sign_negative() { f16::NEG_ZERO } else { f16::ZERO } } else { x }
+    }
+}
+
+pub(crate) fn f(b: u64) -> f32 {
+    f32::from_bits(b as u32)
+}
+pub(crate) fn d(b: u64) -> f64 {
+    f64::from_bits(b)
+}
+pub(crate) fn h(b: u64) -> f16 {
+    f16::from_bits(b as u16)
+}
+
+/// IEEE-mode minimum: a NaN operand yields the other; -0 < +0.
+pub(crate) fn min32(a: f32, b: f32) -> f32 {
+    if a.is_nan() {
+        return if b.is_nan() { f32::NAN } else { b };
+    }
+    if b.is_nan() {
+        return a;
+    }
+    if a == b { f32::from_bits(a.to_bits() | b.to_bits()) } else if a < b { a } else { b }
+}
+pub(crate) fn max32(a: f32, b: f32) -> f32 {
+    if a.is_nan() {
+        return if b.is_nan() { f32::NAN } else { b };
+    }
+    if b.is_nan() {
+        return a;
+    }
+    if a == b { f32::from_bits(a.to_bits() & b.to_bits()) } else if a > b { a } else { b }
+}
+pub(crate) fn min64(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        return if b.is_nan() { f64::NAN } else { b };
+    }
+    if b.is_nan() {
+        return a;
+    }
+    if a == b { f64::from_bits(a.to_bits() | b.to_bits()) } else if a < b { a } else { b }
+}
+pub(crate) fn max64(a: f64, b: f64) -> f64 {
+    if a.is_nan() {
+        return if b.is_nan() { f64::NAN } else { b };
+    }
+    if b.is_nan() {
+        return a;
+    }
+    if a == b { f64::from_bits(a.to_bits() & b.to_bits()) } else if a > b { a } else { b }
+}
+
+pub(crate) fn med3_32(a: f32, b: f32, c: f32) -> f32 {
+    max32(min32(a, b), min32(max32(a, b), c))
+}
+
+/// `v_cmp_class` mask bit of a value: 0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denorm, 5 -0,
+/// 6 +0, 7 +denorm, 8 +normal, 9 +inf.
+pub(crate) fn class_bit(is_nan: bool, quiet: bool, neg: bool, inf: bool, zero: bool, sub: bool) -> u32 {
+    if is_nan {
+        return if quiet { 1 } else { 0 };
+    }
+    let k = if inf {
+        0
+    } else if zero {
+        3
+    } else if sub {
+        2
+    } else {
+        1
+    };
+    // negative: inf 2, normal 3, denorm 4, zero 5; positive mirrored: zero 6, denorm 7, normal 8, inf 9
+    if neg { [2, 3, 4, 5][k] } else { [9, 8, 7, 6][k] }
+}
+
+pub(crate) fn class32(x: f32, mask: u32) -> bool {
+    let quiet = x.to_bits() & 0x0040_0000 != 0;
+    let bit = class_bit(x.is_nan(), quiet, x.is_sign_negative(), x.is_infinite(), x == 0.0, x.is_subnormal());
+    (mask >> bit) & 1 != 0
+}
+
+pub(crate) fn class64(x: f64, mask: u32) -> bool {
+    let quiet = x.to_bits() & 0x0008_0000_0000_0000 != 0;
+    let bit = class_bit(x.is_nan(), quiet, x.is_sign_negative(), x.is_infinite(), x == 0.0, x.is_subnormal());
+    (mask >> bit) & 1 != 0
+}
+
+pub(crate) fn class16(x: f16, mask: u32) -> bool {
+    let quiet = x.to_bits() & 0x0200 != 0;
+    let bit = class_bit(x.is_nan(), quiet, x.is_sign_negative(), x.is_infinite(), x.to_bits() & 0x7FFF == 0, sub16(x));
+    (mask >> bit) & 1 != 0
+}
+
+/// `x * 2^n` with one rounding (f32).
+pub(crate) fn ldexp32(x: f32, n: i32) -> f32 {
+    let n = n.clamp(-400, 400);
+    // f64 holds every f32 times any power of two in this range exactly.
+    ((x as f64) * 2f64.powi(n)) as f32
+}
+
+/// `x * 2^n` with one rounding (f64), for the exponent range kernels use.
+pub(crate) fn ldexp64(x: f64, n: i32) -> f64 {
+    let mut x = x;
+    let mut n = n.clamp(-2200, 2200);
+    while n > 1000 {
+        x *= 2f64.powi(1000);
+        n -= 1000;
+    }
+    while n < -1000 {
+        x *= 2f64.powi(-1000);
+        n += 1000;
+    }
+    x * 2f64.powi(n)
+}
+
+fn exp32(x: f32) -> i32 {
+    ((x.to_bits() >> 23) & 0xFF) as i32
+}
+fn exp64(x: f64) -> i32 {
+    ((x.to_bits() >> 52) & 0x7FF) as i32
+}
+
+/// `v_div_scale_f32`: (result, vcc).
+pub(crate) fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
+    if s2 == 0.0 || s1 == 0.0 {
+        return (f32::NAN, false);
+    }
+    if s0.is_nan() || s1.is_nan() || s2.is_nan() || s1.is_infinite() || s2.is_infinite() {
+        return (s0, false);
+    }
+    let (e1, e2) = (exp32(s1), exp32(s2));
+    let q_tiny = ((s2 as f64) / (s1 as f64)).abs() < f32::MIN_POSITIVE as f64;
+    let r_tiny = (1.0 / (s1 as f64)).abs() < f32::MIN_POSITIVE as f64;
+    if e2 - e1 >= 96 {
+        (if s0 == s1 { ldexp32(s0, 64) } else { s0 }, true)
+    } else if s1.is_subnormal() {
+        (ldexp32(s0, 64), false)
+    } else if r_tiny && q_tiny {
+        (if s0 == s1 { ldexp32(s0, 64) } else { s0 }, true)
+    } else if r_tiny {
+        (ldexp32(s0, -64), false)
+    } else if q_tiny {
+        (if s0 == s2 { ldexp32(s0, 64) } else { s0 }, true)
+    } else if e2 <= 23 {
+        (ldexp32(s0, 64), false)
+    } else {
+        (s0, false)
+    }
+}
+
+/// `v_div_scale_f64`: (result, vcc).
+pub(crate) fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
+    if s2 == 0.0 || s1 == 0.0 {
+        return (f64::NAN, false);
+    }
+    if s0.is_nan() || s1.is_nan() || s2.is_nan() || s1.is_infinite() || s2.is_infinite() {
+        return (s0, false);
+    }
+    let (e1, e2) = (exp64(s1), exp64(s2));
+    let q_tiny = e2 - e1 < -1021 + 1;
+    let r_tiny = e1 >= 2046;
+    if e2 - e1 >= 768 {
+        (if s0 == s1 { ldexp64(s0, 128) } else { s0 }, true)
+    } else if s1.is_subnormal() {
+        (ldexp64(s0, 128), false)
+    } else if r_tiny && q_tiny {
+        (if s0 == s1 { ldexp64(s0, 128) } else { s0 }, true)
+    } else if r_tiny {
+        (ldexp64(s0, -128), false)
+    } else if q_tiny {
+        (if s0 == s2 { ldexp64(s0, 128) } else { s0 }, true)
+    } else if e2 <= 53 {
+        (ldexp64(s0, 128), false)
+    } else {
+        (s0, false)
+    }
+}
+
+/// `v_div_fmas_f32`.
+pub(crate) fn div_fmas32(a: f32, b: f32, c: f32, vcc: bool) -> f32 {
+    if !vcc {
+        return a.mul_add(b, c);
+    }
+    let scale = if exp32(c) >= 127 { 64 } else { -64 };
+    let r = (a as f64).mul_add(b as f64, c as f64);
+    ((r) * 2f64.powi(scale)) as f32
+}
+
+/// `v_div_fmas_f64`.
+pub(crate) fn div_fmas64(a: f64, b: f64, c: f64, vcc: bool) -> f64 {
+    let r = a.mul_add(b, c);
+    if !vcc {
+        return r;
+    }
+    let scale = if exp64(c) >= 1023 { 128 } else { -128 };
+    ldexp64(r, scale)
+}
+
+/// `v_div_fixup_f32(q, den, num)`.
+pub(crate) fn div_fixup32(q: f32, den: f32, num: f32) -> f32 {
+    let neg = den.is_sign_negative() != num.is_sign_negative();
+    let sign = |x: f32| if neg { -x.abs() } else { x.abs() };
+    if num.is_nan() {
+        return quiet32(num);
+    }
+    if den.is_nan() {
+        return quiet32(den);
+    }
+    if (den == 0.0 && num == 0.0) || (den.is_infinite() && num.is_infinite()) {
+        return f32::from_bits(0xFFC0_0000);
+    }
+    if den == 0.0 || num.is_infinite() {
+        return sign(f32::INFINITY);
+    }
+    if den.is_infinite() || num == 0.0 {
+        return sign(0.0);
+    }
+    if q.is_nan() {
+        return q;
+    }
+    sign(q)
+}
+
+/// `v_div_fixup_f64(q, den, num)`.
+pub(crate) fn div_fixup64(q: f64, den: f64, num: f64) -> f64 {
+    let neg = den.is_sign_negative() != num.is_sign_negative();
+    let sign = |x: f64| if neg { -x.abs() } else { x.abs() };
+    if num.is_nan() {
+        return quiet64(num);
+    }
+    if den.is_nan() {
+        return quiet64(den);
+    }
+    if (den == 0.0 && num == 0.0) || (den.is_infinite() && num.is_infinite()) {
+        return f64::from_bits(0xFFF8_0000_0000_0000);
+    }
+    if den == 0.0 || num.is_infinite() {
+        return sign(f64::INFINITY);
+    }
+    if den.is_infinite() || num == 0.0 {
+        return sign(0.0);
+    }
+    if q.is_nan() {
+        return q;
+    }
+    sign(q)
+}
+
+pub(crate) fn quiet32(x: f32) -> f32 {
+    f32::from_bits(x.to_bits() | 0x0040_0000)
+}
+pub(crate) fn quiet64(x: f64) -> f64 {
+    f64::from_bits(x.to_bits() | 0x0008_0000_0000_0000)
+}
+
+/// f32 -> f16 rounding toward zero (`v_cvt_pkrtz_f16_f32`).
+pub(crate) fn f16_rtz(x: f32) -> f16 {
+    if x.is_nan() {
+        return f16::from_f32(x);
+    }
+    let h = f16::from_f32(x);
+    if x.is_infinite() {
+        return h;
+    }
+    let back = h.to_f32();
+    if back.abs() > x.abs() {
+        // Step one unit toward zero (also turns an overflow to inf into the largest finite).
+        f16::from_bits(h.to_bits() - 1)
+    } else {
+        h
+    }
+}
+
+/// `v_frexp_mant_f32`.
+pub(crate) fn frexp_mant32(x: f32) -> f32 {
+    if x.is_nan() || x.is_infinite() || x == 0.0 {
+        return x;
+    }
+    let (m, _) = frexp64(x as f64);
+    m as f32
+}
+
+/// `v_frexp_exp_i32_f32`.
+pub(crate) fn frexp_exp32(x: f32) -> i32 {
+    if x.is_nan() || x.is_infinite() || x == 0.0 {
+        return 0;
+    }
+    frexp64(x as f64).1
+}
+
+/// (mantissa in [0.5, 1), exponent) of a finite non-zero value.
+pub(crate) fn frexp64(x: f64) -> (f64, i32) {
+    if x.is_nan() || x.is_infinite() || x == 0.0 {
+        return (x, 0);
+    }
+    let (x, adj) = if x.is_subnormal() { (x * 2f64.powi(64), -64) } else { (x, 0) };
+    let bits = x.to_bits();
+    let e = ((bits >> 52) & 0x7FF) as i32 - 1022;
+    let m = f64::from_bits((bits & !(0x7FF << 52)) | (1022u64 << 52));
+    (m, e + adj)
+}
+
+fn sub16(x: f16) -> bool {
+    x.to_bits() & 0x7C00 == 0 && x.to_bits() & 0x3FF != 0
+}
+
+/// Error-free sum: `a + b == s + e` exactly.
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    let e = (a - (s - bb)) + (b - bb);
+    (s, e)
+}
+
+/// Round the exact value `x + err` (|err| tiny against x) to f32 in direction `mode`
+/// (1 toward +inf, 2 toward -inf, 3 toward zero).
+fn round_f32(x: f64, err: f64, mode: u32) -> f32 {
+    if x.is_nan() {
+        return x as f32;
+    }
+    let r = x as f32;
+    if r.is_infinite() && x.is_finite() {
+        // Overflow: directions toward zero give the largest finite value.
+        let up = x > 0.0;
+        return match (mode, up) {
+            (1, true) | (2, false) => r,
+            _ => f32::MAX.copysign(r),
+        };
+    }
+    if r.is_infinite() {
+        return r;
+    }
+    let diff = (x - r as f64) + err;
+    let up = |v: f32| if v == 0.0 { f32::from_bits(1) } else if v > 0.0 { f32::from_bits(v.to_bits() + 1) } else { f32::from_bits(v.to_bits() - 1) };
+    let down = |v: f32| if v == 0.0 { -f32::from_bits(1) } else if v > 0.0 { f32::from_bits(v.to_bits() - 1) } else { f32::from_bits(v.to_bits() + 1) };
+    match mode {
+        1 if diff > 0.0 => up(r),
+        2 if diff < 0.0 => down(r),
+        3 if diff < 0.0 && r > 0.0 => down(r),
+        3 if diff > 0.0 && r < 0.0 => up(r),
+        3 if r == 0.0 && diff != 0.0 => 0.0f32.copysign(diff as f32),
+        _ => {
+            if r == 0.0 && diff != 0.0 {
+                // A tiny nonzero result that rounded to zero keeps its sign.
+                0.0f32.copysign(diff as f32)
+            } else {
+                r
+            }
+        }
+    }
+}
+
+/// f32 addition rounded in direction `mode`.
+pub(crate) fn add_directed(a: f32, b: f32, mode: u32) -> f32 {
+    if a.is_nan() || b.is_nan() || a.is_infinite() || b.is_infinite() {
+        return a + b;
+    }
+    let (s, e) = two_sum(a as f64, b as f64);
+    if s == 0.0 && e == 0.0 {
+        // Exact zero: -0 toward -inf unless both operands are +0 ... (IEEE 754 6.3).
+        return if a == 0.0 && b == 0.0 && a.is_sign_negative() == b.is_sign_negative() {
+            a
+        } else if mode == 2 {
+            -0.0
+        } else {
+            0.0
+        };
+    }
+    round_f32(s, e, mode)
+}
+
+/// f32 multiplication rounded in direction `mode` (the product is exact in f64).
+pub(crate) fn mul_directed(a: f32, b: f32, mode: u32) -> f32 {
+    let p = a as f64 * b as f64;
+    if !p.is_finite() || p == 0.0 {
+        return a * b;
+    }
+    round_f32(p, 0.0, mode)
+}
+
+/// f32 fused multiply-add rounded in direction `mode`.
+pub(crate) fn fma_directed(a: f32, b: f32, c: f32, mode: u32) -> f32 {
+    let p = a as f64 * b as f64;
+    if !p.is_finite() || !c.is_finite() {
+        return a.mul_add(b, c);
+    }
+    if p == 0.0 {
+        return add_directed(if p.is_sign_negative() { -0.0 } else { 0.0 }, c, mode);
+    }
+    let (s, e) = two_sum(p, c as f64);
+    if s == 0.0 && e == 0.0 {
+        return if mode == 2 { -0.0 } else { 0.0 };
+    }
+    round_f32(s, e, mode)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The division sequence the compiler emits, with correctly rounded reciprocals.
+    fn divide32(n: f32, d: f32) -> f32 {
+        let (ns, vcc) = div_scale32(n, d, n);
+        let (ds, _) = div_scale32(d, d, n);
+        let r = 1.0 / ds;
+        let e = (-ds).mul_add(r, 1.0);
+        let r = e.mul_add(r, r);
+        let q = ns * r;
+        let e = (-ds).mul_add(q, ns);
+        let q = e.mul_add(r, q);
+        let e = (-ds).mul_add(q, ns);
+        let q = div_fmas32(e, r, q, vcc);
+        div_fixup32(q, d, n)
+    }
+
+    #[test]
+    fn division_sequence_is_correctly_rounded_at_the_edges() {
+        let cases = [
+            (1.0f32, 3.0f32),
+            (1e-38, 1e10),
+            (3e38, 1e-3),
+            (1e-40, 3.0),
+            (-5.0, 1e-41),
+            (f32::MAX, 0.5),
+            (f32::MIN_POSITIVE, 3.0),
+            (7.0, f32::INFINITY),
+            (0.0, 0.0),
+        ];
+        for (n, d) in cases {
+            let want = n / d;
+            let got = divide32(n, d);
+            assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{n}/{d}: {got:e} vs {want:e}");
+        }
+    }
+
+    #[test]
+    fn class_bits_follow_the_hardware_order() {
+        assert!(class32(f32::NEG_INFINITY, 1 << 2));
+        assert!(class32(-1.0, 1 << 3));
+        assert!(class32(-1e-40, 1 << 4));
+        assert!(class32(-0.0, 1 << 5));
+        assert!(class32(0.0, 1 << 6));
+        assert!(class32(1e-40, 1 << 7));
+        assert!(class32(1.0, 1 << 8));
+        assert!(class32(f32::INFINITY, 1 << 9));
+        assert!(class32(f32::NAN, 1 << 1));
+        assert!(!class32(1.0, !(1 << 8)));
+    }
+
+    #[test]
+    fn ieee_min_max_and_flushing() {
+        assert_eq!(max32(f32::NAN, 2.0), 2.0);
+        assert_eq!(min32(1.0, f32::NAN), 1.0);
+        assert!(max32(-0.0, 0.0).is_sign_positive());
+        assert!(min32(-0.0, 0.0).is_sign_negative());
+        let flush = Env::from_mode(0);
+        assert_eq!(flush.in32(1e-40).to_bits(), 0);
+        assert_eq!(flush.out32(-1e-40).to_bits(), 0x8000_0000);
+        let keep = Env::from_mode(0xF0);
+        assert_eq!(keep.in32(1e-40), 1e-40);
+    }
+
+    #[test]
+    fn rtz_conversion_to_half() {
+        assert_eq!(f16_rtz(1.0).to_f32(), 1.0);
+        // 1 + 2^-11 + tiny rounds to nearest up, toward zero down.
+        let x = 1.0 + 2f32.powi(-11) + 2f32.powi(-20);
+        assert_eq!(f16::from_f32(x).to_bits(), 0x3C01);
+        assert_eq!(f16_rtz(x).to_bits(), 0x3C00);
+        assert_eq!(f16_rtz(1e6).to_bits(), 0x7BFF);
+    }
+}

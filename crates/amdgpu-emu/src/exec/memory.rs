@@ -1,0 +1,688 @@
+//! Vector memory: LDS (DS), FLAT/GLOBAL/SCRATCH and MUBUF, with per-lane routing and checks.
+
+use crate::decode::{Enc, Inst, OFF, Op, Op::*, Ty, flags, seg};
+use crate::fault::FaultKind;
+use crate::memory::{load_bytes, rmw32, rmw64, store_bytes};
+use crate::wave::{LANES, Wave};
+
+use super::float;
+use super::{Ctx, Flow, Step, illegal, sread};
+
+/// V# base marking the private segment buffer the emulator hands to gfx90a kernels.
+pub(crate) const PRIVATE_BUFFER_BASE: u64 = 1 << 47;
+
+pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
+    match inst.enc {
+        Enc::Ds => ds(w, ctx, inst),
+        Enc::Flat => flat(w, ctx, inst),
+        _ => mubuf(w, ctx, inst),
+    }
+}
+
+/// Where a lane's access goes.
+#[derive(Clone, Copy)]
+enum Place {
+    Lds(u32),
+    Private(u32),
+    Global(u64),
+}
+
+/// The kind of memory operation, decided from the mnemonic once per instruction.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// Load `n` bytes; `sext` sign-extends sub-dword loads; `d16` = Some(hi) writes a half.
+    Load { n: u32, sext: bool, d16: Option<bool> },
+    /// Store `n` bytes; `hi` stores the high half of the data register (d16_hi).
+    Store { n: u32, hi: bool },
+    /// Atomic read-modify-write of 4 or 8 bytes.
+    Atomic { n: u32 },
+}
+
+fn kind(op: Op) -> Option<Kind> {
+    static KINDS: std::sync::OnceLock<Vec<Option<Kind>>> = std::sync::OnceLock::new();
+    KINDS.get_or_init(|| Op::ALL.iter().map(|&o| kind_of(o)).collect())[op as usize]
+}
+
+fn kind_of(op: Op) -> Option<Kind> {
+    let name = op.name();
+    let rest = name.split_once('_').map(|x| x.1).unwrap_or(name);
+    if rest.starts_with("atomic") {
+        let n = if name.ends_with("x2") || name.ends_with("f64") { 8 } else { 4 };
+        return Some(Kind::Atomic { n });
+    }
+    let (load, suffix) = if let Some(s) = rest.strip_prefix("load_") {
+        (true, s)
+    } else if let Some(s) = rest.strip_prefix("store_") {
+        (false, s)
+    } else {
+        return None;
+    };
+    let (n, sext) = match suffix.trim_end_matches("_d16_hi").trim_end_matches("_d16") {
+        "ubyte" | "byte" => (1, false),
+        "sbyte" => (1, true),
+        "ushort" | "short" => (2, false),
+        "sshort" => (2, true),
+        "dword" => (4, false),
+        "dwordx2" => (8, false),
+        "dwordx3" => (12, false),
+        "dwordx4" => (16, false),
+        _ => return None,
+    };
+    let d16 = if suffix.ends_with("_d16_hi") {
+        Some(true)
+    } else if suffix.ends_with("_d16") {
+        Some(false)
+    } else {
+        None
+    };
+    Some(if load {
+        Kind::Load { n, sext: sext || suffix.starts_with("sbyte"), d16 }
+    } else {
+        Kind::Store { n, hi: d16 == Some(true) }
+    })
+}
+
+fn lane_place(ctx: &Ctx<'_>, addr: u64) -> Place {
+    let hi = addr >> 32;
+    if hi == ctx.apertures.shared_base >> 32 {
+        Place::Lds(addr as u32)
+    } else if hi == ctx.apertures.private_base >> 32 {
+        Place::Private(addr as u32)
+    } else {
+        Place::Global(addr)
+    }
+}
+
+fn private_addr(ctx: &Ctx<'_>, off: u32) -> u64 {
+    ctx.apertures.private_base | off as u64
+}
+
+/// Host bytes of a lane's access (`n` bytes), or a fault.
+fn access<'c>(
+    ctx: &'c mut Ctx<'_>,
+    w: &Wave,
+    lane: usize,
+    place: Place,
+    n: u32,
+    write: bool,
+) -> Result<Target<'c>, FaultKind> {
+    match place {
+        Place::Lds(a) => {
+            let a = a as usize;
+            if a + n as usize <= ctx.lds.len() {
+                Ok(Target::Bytes(&mut ctx.lds[a..a + n as usize]))
+            } else {
+                // Out-of-range LDS reads return 0 and writes are dropped, as on hardware.
+                Ok(Target::Nothing)
+            }
+        }
+        Place::Private(off) => {
+            let size = ctx.private_size as usize;
+            let base = (w.index as usize * LANES + lane) * size;
+            let off = off as usize;
+            if off + n as usize <= size && base + size <= ctx.scratch.len() {
+                Ok(Target::Bytes(&mut ctx.scratch[base + off..base + off + n as usize]))
+            } else {
+                Err(FaultKind::Memory { address: private_addr(ctx, off as u32), size: n, lane: Some(lane as u32), write })
+            }
+        }
+        Place::Global(a) => match ctx.mem.translate(a, n as u64) {
+            Some(p) => Ok(Target::Host(p, a)),
+            None => Err(FaultKind::Memory { address: a, size: n, lane: Some(lane as u32), write }),
+        },
+    }
+}
+
+enum Target<'c> {
+    Bytes(&'c mut [u8]),
+    Host(std::ptr::NonNull<u8>, u64),
+    Nothing,
+}
+
+fn read_data(w: &Wave, base: u16, dwords: usize, lane: usize) -> [u32; 4] {
+    let slot = Wave::vslot(base);
+    let mut d = [0u32; 4];
+    for (k, x) in d.iter_mut().enumerate().take(dwords) {
+        *x = w.v[(slot + k) & 511][lane];
+    }
+    d
+}
+
+fn bytes_of(d: &[u32; 4], n: usize) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    for k in 0..4 {
+        b[4 * k..4 * k + 4].copy_from_slice(&d[k].to_le_bytes());
+    }
+    let _ = n;
+    b
+}
+
+fn write_loaded(w: &mut Wave, dst: u16, lane: usize, raw: &[u8], kind: Kind) {
+    let slot = Wave::vslot(dst);
+    let Kind::Load { n, sext, d16 } = kind else { return };
+    let n = n as usize;
+    if n >= 4 {
+        for k in 0..n / 4 {
+            w.v[(slot + k) & 511][lane] = u32::from_le_bytes(raw[4 * k..4 * k + 4].try_into().expect("4 bytes"));
+        }
+        return;
+    }
+    let v = match (n, sext) {
+        (1, false) => raw[0] as u32,
+        (1, true) => raw[0] as i8 as i32 as u32,
+        (_, false) => u16::from_le_bytes([raw[0], raw[1]]) as u32,
+        (_, true) => i16::from_le_bytes([raw[0], raw[1]]) as i32 as u32,
+    };
+    let old = w.v[slot][lane];
+    w.v[slot][lane] = match d16 {
+        None => v,
+        Some(false) => (old & 0xFFFF_0000) | (v & 0xFFFF),
+        Some(true) => (old & 0xFFFF) | (v << 16),
+    };
+}
+
+/// Apply an atomic operation: (new value) from the old value, data and compare value.
+fn atomic_apply(op: Op, wide: bool, old: u64, data: u64, cmp: u64) -> Result<u64, FaultKind> {
+    let name = op.name();
+    let base = name.split_once("atomic_").map(|x| x.1).unwrap_or(name).trim_end_matches("_x2");
+    let base = base.trim_end_matches("_rtn");
+    let (o32, d32) = (old as u32, data as u32);
+    Ok(match base {
+        "swap" => data,
+        "cmpswap" => {
+            if old == cmp { data } else { old }
+        }
+        "add" => if wide { old.wrapping_add(data) } else { o32.wrapping_add(d32) as u64 },
+        "sub" => if wide { old.wrapping_sub(data) } else { o32.wrapping_sub(d32) as u64 },
+        "smin" => if wide { (old as i64).min(data as i64) as u64 } else { (o32 as i32).min(d32 as i32) as u32 as u64 },
+        "umin" => if wide { old.min(data) } else { o32.min(d32) as u64 },
+        "smax" => if wide { (old as i64).max(data as i64) as u64 } else { (o32 as i32).max(d32 as i32) as u32 as u64 },
+        "umax" => if wide { old.max(data) } else { o32.max(d32) as u64 },
+        "and" => old & data,
+        "or" => old | data,
+        "xor" => old ^ data,
+        "inc" => if wide { if old >= data { 0 } else { old + 1 } } else if o32 >= d32 { 0 } else { (o32 + 1) as u64 },
+        "dec" => if wide { if old == 0 || old > data { data } else { old - 1 } } else if o32 == 0 || o32 > d32 { d32 as u64 } else { (o32 - 1) as u64 },
+        "add_f32" => (f32::from_bits(o32) + f32::from_bits(d32)).to_bits() as u64,
+        "add_f64" => (f64::from_bits(old) + f64::from_bits(data)).to_bits(),
+        "min_f64" => float::min64(f64::from_bits(old), f64::from_bits(data)).to_bits(),
+        "max_f64" => float::max64(f64::from_bits(old), f64::from_bits(data)).to_bits(),
+        "pk_add_f16" => {
+            let lo = half::f16::from_bits(o32 as u16).to_f32() + half::f16::from_bits(d32 as u16).to_f32();
+            let hi = half::f16::from_bits((o32 >> 16) as u16).to_f32() + half::f16::from_bits((d32 >> 16) as u16).to_f32();
+            (half::f16::from_f32(lo).to_bits() as u32 | (half::f16::from_f32(hi).to_bits() as u32) << 16) as u64
+        }
+        _ => return Err(illegal(format!("{name} is not implemented"))),
+    })
+}
+
+/// Perform one lane's access at `place`.
+#[allow(clippy::too_many_arguments)]
+fn lane_access(
+    w: &mut Wave,
+    ctx: &mut Ctx<'_>,
+    inst: &Inst,
+    lane: usize,
+    place: Place,
+    kind: Kind,
+    data_reg: u16,
+    dst: u16,
+) -> Result<(), FaultKind> {
+    match kind {
+        Kind::Load { n, .. } => {
+            let mut raw = [0u8; 16];
+            match access(ctx, w, lane, place, n, false)? {
+                Target::Bytes(b) => raw[..n as usize].copy_from_slice(b),
+                Target::Host(p, _) => load_bytes(p, &mut raw[..n as usize]),
+                Target::Nothing => {}
+            }
+            write_loaded(w, dst, lane, &raw[..n as usize], kind);
+        }
+        Kind::Store { n, hi } => {
+            let d = read_data(w, data_reg, (n as usize).div_ceil(4), lane);
+            let mut b = bytes_of(&d, n as usize);
+            if hi {
+                b[0] = b[2];
+                b[1] = b[3];
+            }
+            match access(ctx, w, lane, place, n, true)? {
+                Target::Bytes(t) => t.copy_from_slice(&b[..n as usize]),
+                Target::Host(p, _) => store_bytes(p, &b[..n as usize]),
+                Target::Nothing => {}
+            }
+        }
+        Kind::Atomic { n } => {
+            let wide = n == 8;
+            let cmpswap = inst.op.name().contains("cmpswap");
+            let dw = if wide { 2 } else { 1 };
+            let d = read_data(w, data_reg, if cmpswap { 2 * dw } else { dw }, lane);
+            let data = if wide { d[0] as u64 | (d[1] as u64) << 32 } else { d[0] as u64 };
+            let cmp = if cmpswap { if wide { d[2] as u64 | (d[3] as u64) << 32 } else { d[1] as u64 } } else { 0 };
+            let op = inst.op;
+            let old = match access(ctx, w, lane, place, n, true)? {
+                Target::Bytes(t) => {
+                    let old = if wide { u64::from_le_bytes(t[..8].try_into().expect("8")) } else { u32::from_le_bytes(t[..4].try_into().expect("4")) as u64 };
+                    let new = atomic_apply(op, wide, old, data, cmp)?;
+                    t.copy_from_slice(&new.to_le_bytes()[..n as usize]);
+                    old
+                }
+                Target::Host(p, a) => {
+                    if a % n as u64 != 0 {
+                        return Err(FaultKind::Misaligned { address: a, lane: lane as u32 });
+                    }
+                    atomic_apply(op, wide, 0, data, cmp)?;
+                    if wide {
+                        rmw64(p, |old| atomic_apply(op, true, old, data, cmp).unwrap_or(old))
+                    } else {
+                        rmw32(p, |old| atomic_apply(op, false, old as u64, data, cmp).unwrap_or(old as u64) as u32) as u64
+                    }
+                }
+                Target::Nothing => 0,
+            };
+            if inst.ctrl & flags::GLC != 0 {
+                let slot = Wave::vslot(dst);
+                w.v[slot][lane] = old as u32;
+                if wide {
+                    w.v[(slot + 1) & 511][lane] = (old >> 32) as u32;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
+    let Some(kind) = kind(inst.op) else { return Err(illegal(format!("{} is not implemented", inst.op.name()))) };
+    if inst.ctrl & flags::LDS != 0 {
+        return Err(illegal("FLAT with the lds bit (load to LDS) is not emulated"));
+    }
+    let exec = w.exec();
+    let segment = inst.segment();
+    let vaddr = Wave::vslot(inst.src[0]);
+    let saddr = inst.src[2];
+    if segment == seg::GLOBAL && exec != 0 && global_fast(w, ctx, inst, kind, exec) {
+        w.lane_insts += exec.count_ones() as u64;
+        return Ok(Flow::Next);
+    }
+    let mut places = [Place::Global(0); LANES];
+    let (mut lo, mut hi, mut all_global) = (u64::MAX, 0u64, true);
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let v64 = w.v[vaddr][l] as u64 | (w.v[(vaddr + 1) & 511][l] as u64) << 32;
+        let place = match segment {
+            seg::FLAT => lane_place(ctx, v64.wrapping_add(inst.imm as i64 as u64)),
+            seg::GLOBAL => {
+                let a = if saddr == OFF { v64 } else { w.sgpr64(saddr).wrapping_add(w.v[vaddr][l] as u64) };
+                Place::Global(a.wrapping_add(inst.imm as i64 as u64))
+            }
+            _ => {
+                let mut off = inst.imm as i64;
+                if inst.ctrl & flags::SVE != 0 {
+                    off += w.v[vaddr][l] as i64;
+                }
+                if saddr != OFF {
+                    off += sread(w, ctx, saddr, Ty::B32, 0) as i64;
+                }
+                Place::Private(off as u32)
+            }
+        };
+        match place {
+            Place::Global(a) => {
+                lo = lo.min(a);
+                hi = hi.max(a);
+            }
+            _ => all_global = false,
+        }
+        places[l] = place;
+    }
+    w.lane_insts += exec.count_ones() as u64;
+    // Fast path: every lane's plain load or store lies in one range the memory vouches for.
+    if all_global && exec != 0 && !matches!(kind, Kind::Atomic { .. }) {
+        let n = match kind {
+            Kind::Load { n, .. } | Kind::Store { n, .. } => n as u64,
+            Kind::Atomic { n } => n as u64,
+        };
+        if hi - lo < 1 << 24 {
+            if let Some(base) = ctx.mem.translate(lo, hi - lo + n) {
+                for l in 0..LANES {
+                    if exec >> l & 1 == 0 {
+                        continue;
+                    }
+                    let Place::Global(a) = places[l] else { continue };
+                    // SAFETY: `a - lo + n <= hi - lo + n` bytes, inside the translated range.
+                    let p = unsafe { base.add((a - lo) as usize) };
+                    host_access(w, inst, l, p, kind);
+                }
+                return Ok(Flow::Next);
+            }
+        }
+    }
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        lane_access(w, ctx, inst, l, places[l], kind, inst.src[1], inst.dst)?;
+    }
+    Ok(Flow::Next)
+}
+
+/// GLOBAL dword loads and stores whose lanes all fall in one translated range, aligned:
+/// one translation, then one atomic access per lane. False when the case does not apply
+/// (the general path then handles it, faults included).
+fn global_fast(w: &mut Wave, ctx: &Ctx<'_>, inst: &Inst, kind: Kind, exec: u64) -> bool {
+    let store = match kind {
+        Kind::Load { n: 4, d16: None, .. } => false,
+        Kind::Store { n: 4, hi: false } => true,
+        _ => return false,
+    };
+    let vaddr = Wave::vslot(inst.src[0]);
+    let saddr = inst.src[2];
+    let imm = inst.imm as i64 as u64;
+    let mut addrs = [0u64; LANES];
+    let (mut lo, mut hi, mut misaligned) = (u64::MAX, 0u64, 0u64);
+    if saddr == OFF {
+        let (vl, vh) = (&w.v[vaddr], &w.v[(vaddr + 1) & 511]);
+        for l in 0..LANES {
+            addrs[l] = (vl[l] as u64 | (vh[l] as u64) << 32).wrapping_add(imm);
+        }
+    } else {
+        let base = w.sgpr64(saddr).wrapping_add(imm);
+        let vl = &w.v[vaddr];
+        for l in 0..LANES {
+            addrs[l] = base.wrapping_add(vl[l] as u64);
+        }
+    }
+    for l in 0..LANES {
+        if exec >> l & 1 != 0 {
+            lo = lo.min(addrs[l]);
+            hi = hi.max(addrs[l]);
+            misaligned |= addrs[l] & 3;
+        }
+    }
+    if misaligned != 0 || hi - lo >= 1 << 24 {
+        return false;
+    }
+    let Some(base) = ctx.mem.translate(lo, hi - lo + 4) else { return false };
+    if (base.as_ptr() as usize) % 4 != 0 {
+        return false;
+    }
+    let reg = Wave::vslot(if store { inst.src[1] } else { inst.dst });
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        // SAFETY: `addrs[l] - lo + 4 <= hi - lo + 4` bytes into the translated range, 4-byte
+        // aligned (base and offset are), accessed atomically as the trait requires.
+        let a = unsafe { std::sync::atomic::AtomicU32::from_ptr(base.as_ptr().add((addrs[l] - lo) as usize) as *mut u32) };
+        if store {
+            a.store(w.v[reg][l], std::sync::atomic::Ordering::Relaxed);
+        } else {
+            w.v[reg][l] = a.load(std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    true
+}
+
+/// A plain load or store of one lane through a translated host pointer.
+fn host_access(w: &mut Wave, inst: &Inst, lane: usize, p: std::ptr::NonNull<u8>, kind: Kind) {
+    let aligned = (p.as_ptr() as usize) % 4 == 0;
+    match kind {
+        Kind::Load { n: 4, .. } if aligned => {
+            // SAFETY: 4 aligned bytes inside the translated range, accessed atomically.
+            let v = unsafe { std::sync::atomic::AtomicU32::from_ptr(p.as_ptr() as *mut u32) }.load(std::sync::atomic::Ordering::Relaxed);
+            w.v[Wave::vslot(inst.dst)][lane] = v;
+            return;
+        }
+        Kind::Store { n: 4, hi: false } if aligned => {
+            let v = w.v[Wave::vslot(inst.src[1])][lane];
+            // SAFETY: 4 aligned bytes inside the translated range, accessed atomically.
+            unsafe { std::sync::atomic::AtomicU32::from_ptr(p.as_ptr() as *mut u32) }.store(v, std::sync::atomic::Ordering::Relaxed);
+            return;
+        }
+        _ => {}
+    }
+    match kind {
+        Kind::Load { n, .. } => {
+            let mut raw = [0u8; 16];
+            load_bytes(p, &mut raw[..n as usize]);
+            write_loaded(w, inst.dst, lane, &raw[..n as usize], kind);
+        }
+        Kind::Store { n, hi } => {
+            let d = read_data(w, inst.src[1], (n as usize).div_ceil(4), lane);
+            let mut b = bytes_of(&d, n as usize);
+            if hi {
+                b[0] = b[2];
+                b[1] = b[3];
+            }
+            store_bytes(p, &b[..n as usize]);
+        }
+        Kind::Atomic { .. } => {}
+    }
+}
+
+fn mubuf(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
+    if matches!(inst.op, buffer_wbl2 | buffer_inv) {
+        return Ok(Flow::Next);
+    }
+    let Some(kind) = kind(inst.op) else { return Err(illegal(format!("{} is not implemented", inst.op.name()))) };
+    if inst.ctrl & flags::LDS != 0 {
+        return Err(illegal("MUBUF with lds (load to LDS) is not emulated"));
+    }
+    let r = inst.src[2] as usize & 127;
+    let base = w.s[r] as u64 | ((w.s[(r + 1) & 127] & 0xFFFF) as u64) << 32;
+    let stride = ((w.s[(r + 1) & 127] >> 16) & 0x3FFF) as u64;
+    let idxen = inst.ctrl & flags::IDXEN != 0;
+    let offen = inst.ctrl & flags::OFFEN != 0;
+    let soffset = sread(w, ctx, inst.sdst, Ty::B32, inst.lit) as u64;
+    let exec = w.exec();
+    let vaddr = Wave::vslot(inst.src[0]);
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        // vaddr holds the index (idxen), then the offset (offen).
+        let vindex = if idxen { w.v[vaddr][l] as u64 } else { 0 };
+        let voff = if offen { w.v[(vaddr + idxen as usize) & 511][l] as u64 } else { 0 };
+        let place = if base == PRIVATE_BUFFER_BASE {
+            // The private buffer is swizzled per lane (64 lanes, 4-byte elements): SOFFSET is a
+            // wave-level offset (the stack and frame pointers are per-lane offsets times 64),
+            // the VGPR and instruction offsets are the lane's own.
+            Place::Private(((soffset >> 6) + voff + inst.imm as u64) as u32)
+        } else {
+            Place::Global(base + soffset + voff + inst.imm as u64 + vindex * stride)
+        };
+        lane_access(w, ctx, inst, l, place, kind, inst.src[1], inst.src[1])?;
+    }
+    w.lane_insts += exec.count_ones() as u64;
+    Ok(Flow::Next)
+}
+
+fn lds_get(ctx: &Ctx<'_>, a: u64, n: usize) -> u64 {
+    if a + n as u64 > ctx.lds.len() as u64 {
+        return 0;
+    }
+    let a = a as usize;
+    if a + n > ctx.lds.len() {
+        return 0;
+    }
+    let mut b = [0u8; 8];
+    b[..n].copy_from_slice(&ctx.lds[a..a + n]);
+    u64::from_le_bytes(b)
+}
+
+fn lds_put(ctx: &mut Ctx<'_>, a: u64, n: usize, v: u64) {
+    if a + n as u64 > ctx.lds.len() as u64 {
+        return;
+    }
+    let a = a as usize;
+    if a + n > ctx.lds.len() {
+        return;
+    }
+    ctx.lds[a..a + n].copy_from_slice(&v.to_le_bytes()[..n]);
+}
+
+fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
+    if inst.ctrl & flags::GDS != 0 {
+        return Err(illegal("GDS is not emulated"));
+    }
+    let op = inst.op;
+    let name = op.name();
+    let exec = w.exec();
+    let addr = Wave::vslot(inst.src[0]);
+    let d0 = Wave::vslot(inst.src[1]);
+    let d1 = Wave::vslot(inst.src[2]);
+    let dst = Wave::vslot(inst.dst);
+    let off = inst.imm as u32 & 0xFFFF;
+    let (o0, o1) = ((off & 0xFF) as u64, (off >> 8) as u64);
+    w.lane_insts += exec.count_ones() as u64;
+    let active = |l: usize| exec >> l & 1 != 0;
+    let dword = |w: &Wave, r: usize, l: usize| w.v[r & 511][l] as u64;
+    let qword = |w: &Wave, r: usize, l: usize| w.v[r & 511][l] as u64 | (w.v[(r + 1) & 511][l] as u64) << 32;
+    match op {
+        ds_swizzle_b32 | ds_permute_b32 | ds_bpermute_b32 => {
+            let src = w.v[d0];
+            let src_swz = w.v[addr];
+            let mut out = w.v[dst];
+            if op == ds_permute_b32 {
+                let mut tmp = [0u32; LANES];
+                for l in 0..LANES {
+                    if active(l) {
+                        let t = ((w.v[addr][l].wrapping_add(off)) / 4) as usize & 63;
+                        tmp[t] = src[l];
+                    }
+                }
+                for l in 0..LANES {
+                    if active(l) {
+                        out[l] = tmp[l];
+                    }
+                }
+            } else if op == ds_bpermute_b32 {
+                for l in 0..LANES {
+                    if active(l) {
+                        let s = ((w.v[addr][l].wrapping_add(off)) / 4) as usize & 63;
+                        out[l] = src[s];
+                    }
+                }
+            } else {
+                for l in 0..LANES {
+                    if !active(l) {
+                        continue;
+                    }
+                    let s = if off & 0x8000 != 0 {
+                        (l & !3) | ((off as usize >> (2 * (l & 3))) & 3)
+                    } else {
+                        let and = (off & 0x1F) as usize;
+                        let or = ((off >> 5) & 0x1F) as usize;
+                        let xor = ((off >> 10) & 0x1F) as usize;
+                        (l & !31) | (((l & 31 & and) | or) ^ xor)
+                    };
+                    out[l] = src_swz[s];
+                }
+            }
+            w.v[dst] = out;
+            return Ok(Flow::Next);
+        }
+        _ => {}
+    }
+    for l in 0..LANES {
+        if !active(l) {
+            continue;
+        }
+        // 64-bit address arithmetic: offsets never wrap into low LDS.
+        let a = w.v[addr][l] as u64;
+        let off = off as u64;
+        match op {
+            ds_write_b8 => lds_put(ctx, a + off, 1, dword(w, d0, l)),
+            ds_write_b16 => lds_put(ctx, a + off, 2, dword(w, d0, l)),
+            ds_write_b32 => lds_put(ctx, a + off, 4, dword(w, d0, l)),
+            ds_write_b64 => lds_put(ctx, a + off, 8, qword(w, d0, l)),
+            ds_write_b96 | ds_write_b128 => {
+                let n = if op == ds_write_b96 { 3 } else { 4 };
+                for k in 0..n {
+                    lds_put(ctx, a + off + 4 * k as u64, 4, dword(w, d0 + k, l));
+                }
+            }
+            ds_write2_b32 | ds_write2st64_b32 => {
+                let m = if op == ds_write2_b32 { 4 } else { 256 };
+                lds_put(ctx, a + o0 * m, 4, dword(w, d0, l));
+                lds_put(ctx, a + o1 * m, 4, dword(w, d1, l));
+            }
+            ds_write2_b64 | ds_write2st64_b64 => {
+                let m = if op == ds_write2_b64 { 8 } else { 512 };
+                lds_put(ctx, a + o0 * m, 8, qword(w, d0, l));
+                lds_put(ctx, a + o1 * m, 8, qword(w, d1, l));
+            }
+            ds_read_b32 => w.v[dst][l] = lds_get(ctx, a + off, 4) as u32,
+            ds_read_u8 => w.v[dst][l] = lds_get(ctx, a + off, 1) as u32,
+            ds_read_i8 => w.v[dst][l] = lds_get(ctx, a + off, 1) as u8 as i8 as i32 as u32,
+            ds_read_u16 => w.v[dst][l] = lds_get(ctx, a + off, 2) as u32,
+            ds_read_i16 => w.v[dst][l] = lds_get(ctx, a + off, 2) as u16 as i16 as i32 as u32,
+            ds_read_b64 | ds_read_b96 | ds_read_b128 => {
+                let n = match op {
+                    ds_read_b64 => 2,
+                    ds_read_b96 => 3,
+                    _ => 4,
+                };
+                for k in 0..n {
+                    w.v[(dst + k) & 511][l] = lds_get(ctx, a + off + 4 * k as u64, 4) as u32;
+                }
+            }
+            ds_read2_b32 | ds_read2st64_b32 => {
+                let m = if op == ds_read2_b32 { 4 } else { 256 };
+                w.v[dst][l] = lds_get(ctx, a + o0 * m, 4) as u32;
+                w.v[(dst + 1) & 511][l] = lds_get(ctx, a + o1 * m, 4) as u32;
+            }
+            ds_read2_b64 | ds_read2st64_b64 => {
+                let m = if op == ds_read2_b64 { 8 } else { 512 };
+                let x = lds_get(ctx, a + o0 * m, 8);
+                let y = lds_get(ctx, a + o1 * m, 8);
+                for (k, v) in [x as u32, (x >> 32) as u32, y as u32, (y >> 32) as u32].into_iter().enumerate() {
+                    w.v[(dst + k) & 511][l] = v;
+                }
+            }
+            _ => {
+                // Atomics.
+                let wide = name.contains("64");
+                let n = if wide { 8 } else { 4 };
+                let old = lds_get(ctx, a + off, n);
+                let data = if wide { qword(w, d0, l) } else { dword(w, d0, l) };
+                let data1 = if wide { qword(w, d1, l) } else { dword(w, d1, l) };
+                let base = name.trim_start_matches("ds_").replace("_rtn", "");
+                let (o32, x32) = (old as u32, data as u32);
+                let new: u64 = match base.as_str() {
+                    "add_u32" => o32.wrapping_add(x32) as u64,
+                    "sub_u32" => o32.wrapping_sub(x32) as u64,
+                    "rsub_u32" => x32.wrapping_sub(o32) as u64,
+                    "inc_u32" => if o32 >= x32 { 0 } else { o32 as u64 + 1 },
+                    "dec_u32" => if o32 == 0 || o32 > x32 { x32 as u64 } else { o32 as u64 - 1 },
+                    "min_i32" => (o32 as i32).min(x32 as i32) as u32 as u64,
+                    "max_i32" => (o32 as i32).max(x32 as i32) as u32 as u64,
+                    "min_u32" => o32.min(x32) as u64,
+                    "max_u32" => o32.max(x32) as u64,
+                    "and_b32" => (o32 & x32) as u64,
+                    "or_b32" => (o32 | x32) as u64,
+                    "xor_b32" => (o32 ^ x32) as u64,
+                    "wrxchg_b32" => x32 as u64,
+                    "cmpst_b32" => if o32 == x32 { data1 as u32 as u64 } else { old },
+                    "min_f32" => float::min32(f32::from_bits(o32), f32::from_bits(x32)).to_bits() as u64,
+                    "max_f32" => float::max32(f32::from_bits(o32), f32::from_bits(x32)).to_bits() as u64,
+                    "add_f32" => (f32::from_bits(o32) + f32::from_bits(x32)).to_bits() as u64,
+                    "add_u64" => old.wrapping_add(data),
+                    "cmpst_b64" => if old == data { data1 } else { old },
+                    "add_f64" => (f64::from_bits(old) + f64::from_bits(data)).to_bits(),
+                    _ => return Err(illegal(format!("{name} is not implemented"))),
+                };
+                lds_put(ctx, a + off, n, new);
+                if name.contains("_rtn") {
+                    w.v[dst][l] = old as u32;
+                    if wide {
+                        w.v[(dst + 1) & 511][l] = (old >> 32) as u32;
+                    }
+                }
+            }
+        }
+    }
+    Ok(Flow::Next)
+}

@@ -1,0 +1,144 @@
+//! Instruction semantics: one step of a wave.
+
+mod float;
+mod memory;
+mod scalar;
+mod vector;
+
+pub(crate) use memory::PRIVATE_BUFFER_BASE;
+
+use std::time::Instant;
+
+use crate::decode::{Enc, Inst, Program, Ty};
+use crate::dispatch::Apertures;
+use crate::fault::FaultKind;
+use crate::memory::GlobalMemory;
+use crate::trace::ShaderDataRecord;
+use crate::wave::{Wave, inline_const};
+use crate::Target;
+
+/// Result of executing one instruction.
+pub(crate) type Step = Result<Flow, FaultKind>;
+
+/// What the wave does next.
+pub(crate) enum Flow {
+    /// Continue with the next instruction.
+    Next,
+    /// Continue at instruction index.
+    Jump(usize),
+    /// Wait at the work-group barrier, then continue with the next instruction.
+    Barrier,
+    /// The wave ended.
+    End,
+}
+
+/// Everything an instruction can reach besides its wave's registers.
+pub(crate) struct Ctx<'a> {
+    #[allow(dead_code)]
+    pub target: Target,
+    pub prog: &'a Program,
+    pub mem: &'a dyn GlobalMemory,
+    pub lds: &'a mut [u8],
+    /// Private memory of the work-group: `waves * 64` lanes of `private_size` bytes.
+    pub scratch: &'a mut [u8],
+    pub private_size: u32,
+    pub apertures: Apertures,
+    pub trace: &'a mut Vec<ShaderDataRecord>,
+    pub clock_base: Instant,
+}
+
+pub(crate) fn illegal(what: impl Into<String>) -> FaultKind {
+    FaultKind::IllegalInstruction { reason: what.into() }
+}
+
+/// Execute the instruction at the wave's pc.
+pub(crate) fn step(w: &mut Wave, ctx: &mut Ctx<'_>) -> Step {
+    let mut inst = ctx.prog.insts[w.pc];
+    w.cycles += 1;
+    if w.gpr_idx_on && matches!(inst.enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p) {
+        index_vgprs(w, &mut inst)?;
+    }
+    match inst.enc {
+        Enc::Sop1 | Enc::Sop2 | Enc::Sopk | Enc::Sopc | Enc::Sopp | Enc::Smem => scalar::exec(w, ctx, &inst),
+        Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => vector::exec(w, ctx, &inst),
+        Enc::Ds | Enc::Flat | Enc::Mubuf => memory::exec(w, ctx, &inst),
+        Enc::Unknown => Err(illegal("an encoding the decoder does not know")),
+    }
+}
+
+/// VGPR indexing: offset the VGPR operands the M0 mode selects (bit 0-2 sources, bit 3 the
+/// destination) by M0[7:0].
+fn index_vgprs(w: &Wave, inst: &mut Inst) -> Result<(), FaultKind> {
+    let m0 = w.m0();
+    let (idx, mode) = ((m0 & 0xFF) as u16, (m0 >> 12) & 0xF);
+    let shift = |code: &mut u16| -> Result<(), FaultKind> {
+        if (crate::decode::VGPR..crate::decode::AGPR).contains(code) {
+            *code += idx;
+            if *code >= crate::decode::AGPR {
+                return Err(illegal(format!("VGPR index {idx} runs past v255")));
+            }
+        }
+        Ok(())
+    };
+    for k in 0..3 {
+        if mode >> k & 1 != 0 {
+            shift(&mut inst.src[k])?;
+        }
+    }
+    if mode & 8 != 0 {
+        shift(&mut inst.dst)?;
+    }
+    Ok(())
+}
+
+/// A jump to device address `addr`.
+pub(crate) fn jump_to(ctx: &Ctx<'_>, addr: u64) -> Step {
+    match ctx.prog.index_of(addr) {
+        Some(i) => Ok(Flow::Jump(i)),
+        None => Err(FaultKind::BadJump { target: addr }),
+    }
+}
+
+/// Read a scalar-or-constant operand as 32 bits.
+pub(crate) fn sread(w: &Wave, ctx: &Ctx<'_>, code: u16, ty: Ty, lit: u32) -> u32 {
+    match code {
+        0..=127 => w.s[code as usize],
+        235 => (ctx.apertures.shared_base >> 32) as u32,
+        236 => ((ctx.apertures.shared_base >> 32) as u32) | 0xFFFF_FFFF,
+        237 => (ctx.apertures.private_base >> 32) as u32,
+        238 => ((ctx.apertures.private_base >> 32) as u32) | 0xFFFF_FFFF,
+        251 => (w.vcc() == 0) as u32,
+        252 => (w.exec() == 0) as u32,
+        253 => w.scc as u32,
+        _ => inline_const(code, ty, lit).unwrap_or(0) as u32,
+    }
+}
+
+/// Read a scalar-or-constant operand as 64 bits.
+pub(crate) fn sread64(w: &Wave, ctx: &Ctx<'_>, code: u16, ty: Ty, lit: u32) -> u64 {
+    match code {
+        0..=127 => w.sgpr64(code),
+        235 => ctx.apertures.shared_base,
+        236 => ctx.apertures.shared_base | 0xFFFF_FFFF,
+        237 => ctx.apertures.private_base,
+        238 => ctx.apertures.private_base | 0xFFFF_FFFF,
+        251 => (w.vcc() == 0) as u64,
+        252 => (w.exec() == 0) as u64,
+        253 => w.scc as u64,
+        _ => inline_const(code, ty, lit).unwrap_or(0),
+    }
+}
+
+pub(crate) fn is_known_source(code: u16) -> bool {
+    matches!(code, 0..=101 | 102..=107 | 108..=124 | 126..=208 | 235..=238 | 240..=248 | 251..=253 | 255) || code >= 256
+}
+
+/// Check that an instruction's scalar sources are all operand codes the emulator models.
+pub(crate) fn check_sources(inst: &Inst, n: usize) -> Result<(), FaultKind> {
+    for k in 0..n {
+        if !is_known_source(inst.src[k]) {
+            return Err(illegal(format!("source operand code {} is not emulated", inst.src[k])));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,1311 @@
+//! Vector ALU: VOP1, VOP2, VOPC, VOP3, VOP3P (with MFMA), DPP and SDWA forms.
+
+use half::f16;
+
+use crate::decode::{Enc, Ext, Inst, Op, Op::*, Ty, VCC, VGPR};
+use crate::fault::FaultKind;
+use crate::wave::{LANES, Wave};
+
+use super::float::{self, Env, d, f, h};
+use super::{Ctx, Flow, Step, check_sources, illegal, sread, sread64};
+
+type Lanes = [u64; LANES];
+
+
+/// Read source `k` for every lane (unmodified bits).
+fn fetch(w: &Wave, ctx: &Ctx<'_>, inst: &Inst, k: usize, ty: Ty) -> Lanes {
+    let mut out = [0u64; LANES];
+    fetch_into(&mut out, w, ctx, inst, k, ty);
+    out
+}
+
+/// [`fetch`] into a caller's array.
+fn fetch_into(out: &mut Lanes, w: &Wave, ctx: &Ctx<'_>, inst: &Inst, k: usize, ty: Ty) {
+    let code = inst.src[k];
+    if code >= VGPR {
+        let slot = Wave::vslot(code);
+        if ty.dwords() == 2 {
+            let lo = &w.v[slot & 511];
+            let hi = &w.v[(slot + 1) & 511];
+            for l in 0..LANES {
+                out[l] = lo[l] as u64 | (hi[l] as u64) << 32;
+            }
+        } else {
+            let r = &w.v[slot & 511];
+            for l in 0..LANES {
+                out[l] = r[l] as u64;
+            }
+        }
+    } else {
+        let v = if ty.dwords() == 2 { sread64(w, ctx, code, ty, inst.lit) } else { sread(w, ctx, code, ty, inst.lit) as u64 };
+        *out = [v; LANES];
+    }
+}
+
+/// Apply abs/neg (float types only).
+fn modify(v: &mut Lanes, ty: Ty, neg: bool, abs: bool) {
+    let sign: u64 = match ty {
+        // Untyped 32/64-bit operands with modifiers (v_cndmask_b32_e64 |v|) act on the sign bit.
+        Ty::F32 | Ty::B32 => 1 << 31,
+        Ty::F64 | Ty::B64 => 1 << 63,
+        Ty::F16 => 1 << 15,
+        _ => return,
+    };
+    if abs {
+        for x in v.iter_mut() {
+            *x &= !sign;
+        }
+    }
+    if neg {
+        for x in v.iter_mut() {
+            *x ^= sign;
+        }
+    }
+}
+
+fn sdwa_select(v: u64, sel: u32, sext: bool) -> u64 {
+    let v = v as u32;
+    let r = match sel & 7 {
+        0..=3 => {
+            let b = (v >> (8 * (sel & 3))) & 0xFF;
+            if sext { b as u8 as i8 as i32 as u32 } else { b }
+        }
+        4 | 5 => {
+            let x = (v >> (16 * (sel & 1))) & 0xFFFF;
+            if sext { x as u16 as i16 as i32 as u32 } else { x }
+        }
+        _ => v,
+    };
+    r as u64
+}
+
+/// DPP: for each lane, the source lane or None (invalid).
+fn dpp_source(ctrl: u32, lane: usize) -> Option<usize> {
+    let row = lane & !15;
+    let i = lane & 15;
+    match ctrl {
+        0..=0xFF => Some((lane & !3) | ((ctrl as usize >> (2 * (lane & 3))) & 3)),
+        0x101..=0x10F => {
+            let n = (ctrl & 15) as usize;
+            (i + n < 16).then_some(lane + n)
+        }
+        0x111..=0x11F => {
+            let n = (ctrl & 15) as usize;
+            (i >= n).then(|| lane - n)
+        }
+        0x121..=0x12F => {
+            let n = (ctrl & 15) as usize;
+            Some(row + ((i + 16 - n) & 15))
+        }
+        0x130 => (lane < 63).then_some(lane + 1),
+        0x134 => Some((lane + 1) & 63),
+        0x138 => (lane > 0).then(|| lane - 1),
+        0x13C => Some((lane + 63) & 63),
+        0x140 => Some(row + 15 - i),
+        0x141 => Some((lane & !7) + 7 - (lane & 7)),
+        0x142 => (row >= 16).then(|| row - 1),
+        0x143 => (row >= 32).then_some(31),
+        _ => None,
+    }
+}
+
+/// Everything the per-lane functions need besides the operands.
+struct Ln {
+    env: Env,
+    lane: u32,
+    carry: bool,
+}
+
+type LaneFn = fn(&Ln, u64, u64, u64) -> (u64, bool);
+
+/// How the result is written.
+#[derive(Clone, Copy, PartialEq)]
+enum Out {
+    /// The VGPR destination.
+    V,
+    /// A lane mask (VOPC): VCC or the SGPR pair; `cmpx` also writes EXEC.
+    Mask { exec: bool },
+    /// The VGPR destination and a carry/flag mask (VOP3b).
+    VMask,
+}
+
+fn float_op(op: Op) -> bool {
+    op.types().iter().any(|t| matches!(t, Ty::F16 | Ty::F32 | Ty::F64 | Ty::PF32 | Ty::P16))
+}
+
+/// Per-operation facts looked up once per instruction.
+struct Info {
+    float: bool,
+    nsrc: usize,
+    lane: Option<(LaneFn, Out)>,
+}
+
+fn info(op: Op) -> &'static Info {
+    static INFO: std::sync::OnceLock<Vec<Info>> = std::sync::OnceLock::new();
+    &INFO.get_or_init(|| {
+        Op::ALL
+            .iter()
+            .map(|&o| Info { float: float_op(o), nsrc: o.types().len().saturating_sub(1).min(3), lane: lane_fn(o) })
+            .collect()
+    })[op as usize]
+}
+
+pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
+    let op = inst.op;
+    let facts = info(op);
+    check_sources(inst, facts.nsrc)?;
+    if facts.float && w.mode & 0xF != 0 {
+        if let Some(step) = directed_f32(w, ctx, inst) {
+            return step;
+        }
+        return Err(illegal(format!(
+            "{} with rounding mode 0x{:x} (only round-to-nearest-even is emulated)",
+            op.name(),
+            w.mode & 0xF
+        )));
+    }
+    if inst.enc == Enc::Vop3p {
+        return vop3p(w, ctx, inst);
+    }
+    let exec = w.exec();
+    match op {
+        v_nop => return Ok(Flow::Next),
+        v_readfirstlane_b32 => {
+            let lane = if exec == 0 { 0 } else { exec.trailing_zeros() as usize };
+            let v = fetch(w, ctx, inst, 0, Ty::B32)[lane];
+            w.set_sgpr(inst.dst, v as u32);
+            return Ok(Flow::Next);
+        }
+        v_readlane_b32 => {
+            let lane = (sread(w, ctx, inst.src[1], Ty::B32, inst.lit) & 63) as usize;
+            let v = fetch(w, ctx, inst, 0, Ty::B32)[lane];
+            w.set_sgpr(inst.dst, v as u32);
+            return Ok(Flow::Next);
+        }
+        v_writelane_b32 => {
+            let lane = (sread(w, ctx, inst.src[1], Ty::B32, inst.lit) & 63) as usize;
+            let v = sread(w, ctx, inst.src[0], Ty::B32, inst.lit);
+            w.v[Wave::vslot(inst.dst)][lane] = v;
+            return Ok(Flow::Next);
+        }
+        v_swap_b32 => {
+            let a = Wave::vslot(inst.dst);
+            let b = Wave::vslot(inst.src[0]);
+            for l in 0..LANES {
+                if exec >> l & 1 != 0 {
+                    let t = w.v[a][l];
+                    w.v[a][l] = w.v[b][l];
+                    w.v[b][l] = t;
+                }
+            }
+            w.lane_insts += exec.count_ones() as u64;
+            return Ok(Flow::Next);
+        }
+        _ => {}
+    }
+    let Some((func, out)) = facts.lane else {
+        return Err(illegal(format!("{} is not implemented", op.name())));
+    };
+    if inst.clamp && !facts.float && !matches!(op, v_add_u32 | v_sub_u32 | v_add_co_u32 | v_sub_co_u32 | v_add_i32 | v_sub_i32) {
+        return Err(illegal(format!("{} with clamp is not emulated", op.name())));
+    }
+    let types = op.types();
+    let nsrc = (types.len() - 1).min(3);
+    let (neg, abs) = match inst.ext {
+        Ext::Dpp => (((inst.ctrl >> 20) & 1 | ((inst.ctrl >> 22) & 1) << 1) as u8, (((inst.ctrl >> 21) & 1) | ((inst.ctrl >> 23) & 1) << 1) as u8),
+        Ext::Sdwa => (((inst.ctrl >> 20) & 1 | ((inst.ctrl >> 28) & 1) << 1) as u8, (((inst.ctrl >> 21) & 1) | ((inst.ctrl >> 29) & 1) << 1) as u8),
+        Ext::None => (inst.neg, inst.abs),
+    };
+    // Operand arrays live in a per-thread scratch area (no 1.5 KiB zeroing per instruction);
+    // operations read only the sources they have.
+    SOURCES.with(|cell| {
+        let mut srcs = cell.borrow_mut();
+        lanes(w, ctx, inst, LaneJob { func, out, types, nsrc, neg, abs, exec }, &mut srcs)
+    })
+}
+
+thread_local! {
+    static SOURCES: std::cell::RefCell<Box<[Lanes; 3]>> = std::cell::RefCell::new(Box::new([[0; LANES]; 3]));
+}
+
+/// The decoded facts [`lanes`] needs.
+struct LaneJob {
+    func: LaneFn,
+    out: Out,
+    types: &'static [Ty],
+    nsrc: usize,
+    neg: u8,
+    abs: u8,
+    exec: u64,
+}
+
+/// Fetch the sources and run the lane function over the active lanes.
+fn lanes(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst, job: LaneJob, srcs: &mut [Lanes; 3]) -> Step {
+    let LaneJob { func, out, types, nsrc, neg, abs, exec } = job;
+    let op = inst.op;
+    for k in 0..nsrc {
+        let ty = types[k + 1];
+        fetch_into(&mut srcs[k], w, ctx, inst, k, ty);
+        if inst.ext == Ext::Sdwa && k < 2 {
+            let (sel, sext) = if k == 0 { (inst.ctrl >> 16, (inst.ctrl >> 19) & 1 != 0) } else { (inst.ctrl >> 24, (inst.ctrl >> 27) & 1 != 0) };
+            for x in srcs[k].iter_mut() {
+                *x = sdwa_select(*x, sel, sext);
+            }
+        }
+        modify(&mut srcs[k], ty, neg >> k & 1 != 0, abs >> k & 1 != 0);
+    }
+    // Literal K operands of madmk/madak/fmamk/fmaak.
+    match op {
+        v_madmk_f32 | v_fmamk_f32 => {
+            srcs[2] = srcs[1];
+            srcs[1] = [inst.lit as u64; LANES];
+        }
+        v_madak_f32 | v_fmaak_f32 => srcs[2] = [inst.lit as u64; LANES],
+        _ => {}
+    }
+    // Carry-in / condition mask.
+    let carry_in: u64 = match op {
+        v_cndmask_b32 | v_addc_co_u32 | v_subb_co_u32 | v_subbrev_co_u32 => {
+            if inst.enc == Enc::Vop3 { sread64(w, ctx, inst.src[2], Ty::B64, inst.lit) } else { w.vcc() }
+        }
+        v_div_fmas_f32 | v_div_fmas_f64 => w.vcc(),
+        _ => 0,
+    };
+    // DPP lane movement of src0 and the lanes it disables.
+    let mut write_mask = exec;
+    if inst.ext == Ext::Dpp {
+        let ctrl = (inst.ctrl >> 8) & 0x1FF;
+        let bound_zero = (inst.ctrl >> 19) & 1 != 0;
+        let row_mask = inst.ctrl >> 28;
+        let bank_mask = (inst.ctrl >> 24) & 0xF;
+        let s0 = srcs[0];
+        for l in 0..LANES {
+            if (row_mask >> (l / 16)) & 1 == 0 || (bank_mask >> ((l / 4) & 3)) & 1 == 0 {
+                write_mask &= !(1 << l);
+                continue;
+            }
+            match dpp_source(ctrl, l) {
+                Some(s) if exec >> s & 1 != 0 => srcs[0][l] = s0[s],
+                _ => {
+                    if bound_zero {
+                        srcs[0][l] = 0;
+                    } else {
+                        write_mask &= !(1 << l);
+                    }
+                }
+            }
+        }
+    }
+    let env = Env::from_mode(w.mode);
+    let is_mask = matches!(out, Out::Mask { .. });
+    let dst_slot = if is_mask { 0 } else { Wave::vslot(inst.dst) };
+    let dst_wide = types[0].dwords() == 2 && !is_mask;
+    let mut mask_out = 0u64;
+    let mac = matches!(op, v_mac_f32 | v_fmac_f32 | v_fmac_f64 | v_mac_f16);
+    let simple = !is_mask && !dst_wide && inst.ext != Ext::Sdwa && inst.omod == 0 && !inst.clamp;
+    let plain = simple && !mac;
+    let wide_simple = dst_wide && inst.ext == Ext::None && inst.omod == 0 && !inst.clamp && out == Out::V && dst_slot < 511;
+    let carry_simple = out == Out::VMask && !dst_wide && inst.ext == Ext::None && !inst.clamp;
+    if simple && out == Out::V && fast_path(op, &mut w.v[dst_slot], write_mask, &srcs, &env, carry_in) {
+        // Done by a specialised loop.
+    } else if wide_simple && {
+        let (lo, hi) = w.v.split_at_mut(dst_slot + 1);
+        fast_path_wide(op, &mut lo[dst_slot], &mut hi[0], write_mask, &srcs)
+    } {
+        // Done by a specialised 64-bit loop.
+    } else if is_mask && inst.ext == Ext::None && let Some(m) = fast_compare(op, write_mask, &srcs) {
+        mask_out = m;
+    } else if carry_simple && let Some(m) = fast_path_carry(op, &mut w.v[dst_slot], write_mask, &srcs, carry_in) {
+        mask_out = m;
+    } else if plain {
+        // The common case: a 32-bit result written to active lanes.
+        let mut m = write_mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let ln = Ln { env, lane: l as u32, carry: carry_in >> l & 1 != 0 };
+            let (r, flag) = func(&ln, srcs[0][l], srcs[1][l], srcs[2][l]);
+            mask_out |= (flag as u64) << l;
+            w.v[dst_slot][l] = r as u32;
+        }
+    } else {
+        let mut m = write_mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let old = if dst_wide {
+                w.v[dst_slot][l] as u64 | (w.v[(dst_slot + 1) & 511][l] as u64) << 32
+            } else if is_mask {
+                0
+            } else {
+                w.v[dst_slot][l] as u64
+            };
+            let c = if mac { old } else { srcs[2][l] };
+            let ln = Ln { env, lane: l as u32, carry: carry_in >> l & 1 != 0 };
+            let (mut r, flag) = func(&ln, srcs[0][l], srcs[1][l], c);
+            mask_out |= (flag as u64) << l;
+            if is_mask {
+                continue;
+            }
+            if inst.ext == Ext::None && (inst.omod != 0 || inst.clamp) {
+                r = output_modifiers(r, types[0], inst.omod, inst.clamp, &env, op);
+            }
+            if inst.ext == Ext::Sdwa {
+                r = sdwa_write(r, old, inst.ctrl);
+            }
+            if dst_wide {
+                w.v[dst_slot][l] = r as u32;
+                w.v[(dst_slot + 1) & 511][l] = (r >> 32) as u32;
+            } else {
+                w.v[dst_slot][l] = r as u32;
+            }
+        }
+    }
+    w.lane_insts += write_mask.count_ones() as u64;
+    match out {
+        Out::V => {}
+        Out::Mask { exec: cmpx } => {
+            // Inactive lanes read as 0 in the result mask.
+            let dst = if inst.enc == Enc::Vop3 || inst.ext == Ext::Sdwa { inst.dst } else { VCC };
+            w.set_sgpr64(dst, mask_out);
+            if cmpx {
+                w.set_exec(mask_out);
+            }
+        }
+        Out::VMask => {
+            let dst = if inst.enc == Enc::Vop3 { inst.sdst } else { VCC };
+            let keep = w.sgpr64(dst) & !write_mask;
+            w.set_sgpr64(dst, keep | mask_out);
+        }
+    }
+    Ok(Flow::Next)
+}
+
+/// Write `f(lane)` to the lanes of `mask` (a loop the compiler specialises per operation).
+#[inline(always)]
+fn fill(dst: &mut [u32; LANES], mask: u64, f: impl Fn(usize) -> u32) {
+    if mask == u64::MAX {
+        for (l, d) in dst.iter_mut().enumerate() {
+            *d = f(l);
+        }
+    } else {
+        for (l, d) in dst.iter_mut().enumerate() {
+            if mask >> l & 1 != 0 {
+                *d = f(l);
+            }
+        }
+    }
+}
+
+/// Specialised loops for the most frequent operations (same results as their lane
+/// functions); false when `op` has none.
+fn fast_path(op: Op, dst: &mut [u32; LANES], mask: u64, s: &[Lanes; 3], env: &Env, carry: u64) -> bool {
+    let (a, b, c) = (&s[0], &s[1], &s[2]);
+    let e = *env;
+    match op {
+        v_mov_b32 => fill(dst, mask, |l| a[l] as u32),
+        v_add_u32 => fill(dst, mask, |l| (a[l] as u32).wrapping_add(b[l] as u32)),
+        v_sub_u32 => fill(dst, mask, |l| (a[l] as u32).wrapping_sub(b[l] as u32)),
+        v_subrev_u32 => fill(dst, mask, |l| (b[l] as u32).wrapping_sub(a[l] as u32)),
+        v_and_b32 => fill(dst, mask, |l| (a[l] & b[l]) as u32),
+        v_or_b32 => fill(dst, mask, |l| (a[l] | b[l]) as u32),
+        v_xor_b32 => fill(dst, mask, |l| (a[l] ^ b[l]) as u32),
+        v_lshlrev_b32 => fill(dst, mask, |l| (b[l] as u32) << (a[l] as u32 & 31)),
+        v_lshrrev_b32 => fill(dst, mask, |l| (b[l] as u32) >> (a[l] as u32 & 31)),
+        v_ashrrev_i32 => fill(dst, mask, |l| ((b[l] as u32 as i32) >> (a[l] as u32 & 31)) as u32),
+        v_mul_lo_u32 => fill(dst, mask, |l| (a[l] as u32).wrapping_mul(b[l] as u32)),
+        v_mul_u32_u24 => fill(dst, mask, |l| (a[l] as u32 & 0xFF_FFFF).wrapping_mul(b[l] as u32 & 0xFF_FFFF)),
+        v_add3_u32 => fill(dst, mask, |l| (a[l] as u32).wrapping_add(b[l] as u32).wrapping_add(c[l] as u32)),
+        v_lshl_add_u32 => fill(dst, mask, |l| ((a[l] as u32) << (b[l] as u32 & 31)).wrapping_add(c[l] as u32)),
+        v_lshl_or_b32 => fill(dst, mask, |l| ((a[l] as u32) << (b[l] as u32 & 31)) | c[l] as u32),
+        v_cndmask_b32 => fill(dst, mask, |l| if carry >> l & 1 != 0 { b[l] as u32 } else { a[l] as u32 }),
+        v_add_f32 => fill(dst, mask, |l| e.out32(e.in32(f(a[l])) + e.in32(f(b[l]))).to_bits()),
+        v_sub_f32 => fill(dst, mask, |l| e.out32(e.in32(f(a[l])) - e.in32(f(b[l]))).to_bits()),
+        v_mul_f32 => fill(dst, mask, |l| e.out32(e.in32(f(a[l])) * e.in32(f(b[l]))).to_bits()),
+        v_fmac_f32 | v_fma_f32 | v_fmaak_f32 | v_fmamk_f32 => fma_lanes(dst, mask, a, b, c, op == v_fmac_f32, &e),
+        _ => return false,
+    }
+    true
+}
+
+/// Specialised loops for frequent operations with a 64-bit result.
+fn fast_path_wide(op: Op, lo: &mut [u32; LANES], hi: &mut [u32; LANES], mask: u64, s: &[Lanes; 3]) -> bool {
+    #[inline(always)]
+    fn put(lo: &mut [u32; LANES], hi: &mut [u32; LANES], mask: u64, f: impl Fn(usize) -> u64) {
+        for l in 0..LANES {
+            if mask >> l & 1 != 0 {
+                let r = f(l);
+                lo[l] = r as u32;
+                hi[l] = (r >> 32) as u32;
+            }
+        }
+    }
+    let (a, b, c) = (&s[0], &s[1], &s[2]);
+    match op {
+        v_lshl_add_u64 => put(lo, hi, mask, |l| (a[l] << (b[l] as u32 & 63)).wrapping_add(c[l])),
+        v_lshlrev_b64 => put(lo, hi, mask, |l| b[l] << (a[l] as u32 & 63)),
+        v_lshrrev_b64 => put(lo, hi, mask, |l| b[l] >> (a[l] as u32 & 63)),
+        v_mov_b64 => put(lo, hi, mask, |l| a[l]),
+        _ => return false,
+    }
+    true
+}
+
+/// f32 add, subtract, multiply and fused multiply-add under a directed f32 rounding mode
+/// (MODE[1:0] = 1 toward +inf, 2 toward -inf, 3 toward zero; MODE[3:2] must be 0): exact
+/// results from error-free transformations in f64, rounded once in the requested direction.
+/// `None` when the instruction is not one of these plain forms (the caller then faults).
+fn directed_f32(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Option<Step> {
+    let op = inst.op;
+    let supported = matches!(op, v_add_f32 | v_sub_f32 | v_subrev_f32 | v_mul_f32 | v_fma_f32 | v_fmac_f32 | v_fmamk_f32 | v_fmaak_f32);
+    if !supported || w.mode & 0xC != 0 || inst.ext != Ext::None || inst.omod != 0 || inst.clamp {
+        return None;
+    }
+    let mode = w.mode & 3;
+    let env = Env::from_mode(w.mode);
+    let types = op.types();
+    let nsrc = types.len() - 1;
+    let mut srcs = [[0u64; LANES]; 3];
+    for k in 0..nsrc.min(3) {
+        fetch_into(&mut srcs[k], w, ctx, inst, k, types[k + 1]);
+        modify(&mut srcs[k], types[k + 1], inst.neg >> k & 1 != 0, inst.abs >> k & 1 != 0);
+    }
+    match op {
+        v_fmamk_f32 => {
+            srcs[2] = srcs[1];
+            srcs[1] = [inst.lit as u64; LANES];
+        }
+        v_fmaak_f32 => srcs[2] = [inst.lit as u64; LANES],
+        _ => {}
+    }
+    let exec = w.exec();
+    let dst = Wave::vslot(inst.dst);
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let a = env.in32(f(srcs[0][l]));
+        let b = env.in32(f(srcs[1][l]));
+        let r = match op {
+            v_add_f32 => float::add_directed(a, b, mode),
+            v_sub_f32 => float::add_directed(a, -b, mode),
+            v_subrev_f32 => float::add_directed(b, -a, mode),
+            v_mul_f32 => float::mul_directed(a, b, mode),
+            v_fmac_f32 => float::fma_directed(a, b, env.in32(f32::from_bits(w.v[dst][l])), mode),
+            _ => float::fma_directed(a, b, env.in32(f(srcs[2][l])), mode),
+        };
+        w.v[dst][l] = env.out32(r).to_bits();
+    }
+    w.lane_insts += exec.count_ones() as u64;
+    Some(Ok(Flow::Next))
+}
+
+/// Specialised loops for the most frequent integer compares; the result mask.
+fn fast_compare(op: Op, mask: u64, s: &[Lanes; 3]) -> Option<u64> {
+    let (a, b) = (&s[0], &s[1]);
+    #[inline(always)]
+    fn lanes_mask(a: &Lanes, b: &Lanes, mask: u64, f: impl Fn(u32, u32) -> bool) -> u64 {
+        let mut m = 0u64;
+        for l in 0..LANES {
+            m |= (f(a[l] as u32, b[l] as u32) as u64) << l;
+        }
+        m & mask
+    }
+    let run = |f: fn(u32, u32) -> bool| lanes_mask(a, b, mask, f);
+    Some(match op {
+        v_cmp_eq_u32 | v_cmp_eq_i32 | v_cmpx_eq_u32 | v_cmpx_eq_i32 => run(|x, y| x == y),
+        v_cmp_ne_u32 | v_cmp_ne_i32 | v_cmpx_ne_u32 | v_cmpx_ne_i32 => run(|x, y| x != y),
+        v_cmp_gt_u32 | v_cmpx_gt_u32 => run(|x, y| x > y),
+        v_cmp_lt_u32 | v_cmpx_lt_u32 => run(|x, y| x < y),
+        v_cmp_ge_u32 => run(|x, y| x >= y),
+        v_cmp_le_u32 => run(|x, y| x <= y),
+        v_cmp_gt_i32 | v_cmpx_gt_i32 => run(|x, y| (x as i32) > (y as i32)),
+        v_cmp_lt_i32 | v_cmpx_lt_i32 => run(|x, y| (x as i32) < (y as i32)),
+        v_cmp_ge_i32 => run(|x, y| (x as i32) >= (y as i32)),
+        v_cmp_le_i32 => run(|x, y| (x as i32) <= (y as i32)),
+        _ => return None,
+    })
+}
+
+/// Specialised loops for the 32-bit carry operations; the carry-out mask.
+fn fast_path_carry(op: Op, dst: &mut [u32; LANES], mask: u64, s: &[Lanes; 3], carry: u64) -> Option<u64> {
+    let (a, b) = (&s[0], &s[1]);
+    let mut out = 0u64;
+    match op {
+        v_add_co_u32 => {
+            for l in 0..LANES {
+                if mask >> l & 1 != 0 {
+                    let (r, c) = (a[l] as u32).overflowing_add(b[l] as u32);
+                    dst[l] = r;
+                    out |= (c as u64) << l;
+                }
+            }
+        }
+        v_addc_co_u32 => {
+            for l in 0..LANES {
+                if mask >> l & 1 != 0 {
+                    let r = a[l] as u32 as u64 + b[l] as u32 as u64 + (carry >> l & 1);
+                    dst[l] = r as u32;
+                    out |= (r >> 32) << l;
+                }
+            }
+        }
+        _ => return None,
+    }
+    Some(out)
+}
+
+/// Lanes of an f32 fused multiply-add (`acc_in_dst`: the addend is the destination, as in
+/// `v_fmac_f32`), with the host's FMA instruction when it has one.
+fn fma_lanes(dst: &mut [u32; LANES], mask: u64, a: &Lanes, b: &Lanes, c: &Lanes, acc_in_dst: bool, e: &Env) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU supports FMA (checked just above), the only requirement of the
+            // target-feature function.
+            unsafe { fma_lanes_x86(dst, mask, a, b, c, acc_in_dst, e) };
+            return;
+        }
+    }
+    fma_lanes_generic(dst, mask, a, b, c, acc_in_dst, e);
+}
+
+#[inline(always)]
+fn fma_lanes_generic(dst: &mut [u32; LANES], mask: u64, a: &Lanes, b: &Lanes, c: &Lanes, acc_in_dst: bool, e: &Env) {
+    for l in 0..LANES {
+        if mask >> l & 1 != 0 {
+            let acc = if acc_in_dst { f32::from_bits(dst[l]) } else { f(c[l]) };
+            dst[l] = e.out32(e.in32(f(a[l])).mul_add(e.in32(f(b[l])), e.in32(acc))).to_bits();
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+fn fma_lanes_x86(dst: &mut [u32; LANES], mask: u64, a: &Lanes, b: &Lanes, c: &Lanes, acc_in_dst: bool, e: &Env) {
+    fma_lanes_generic(dst, mask, a, b, c, acc_in_dst, e)
+}
+
+fn sdwa_write(r: u64, old: u64, ctrl: u32) -> u64 {
+    let sel = (ctrl >> 8) & 7;
+    let unused = (ctrl >> 11) & 3;
+    let (shift, width) = match sel {
+        0..=3 => (8 * sel, 8),
+        4 | 5 => (16 * (sel - 4), 16),
+        _ => return r,
+    };
+    let mask = ((1u64 << width) - 1) << shift;
+    let placed = ((r as u32 as u64) << shift) & mask;
+    match unused {
+        2 => (old & !mask & 0xFFFF_FFFF) | placed,
+        1 => {
+            let v = placed as u32;
+            let top = shift + width;
+            let sign = (v >> (top - 1)) & 1;
+            if sign != 0 && top < 32 { (v | !((1u32 << top) - 1)) as u64 } else { v as u64 }
+        }
+        _ => placed,
+    }
+}
+
+fn output_modifiers(r: u64, ty: Ty, omod: u8, clamp: bool, env: &Env, op: Op) -> u64 {
+    match ty {
+        Ty::F32 => {
+            let mut x = f(r);
+            x = match omod {
+                1 => x * 2.0,
+                2 => x * 4.0,
+                3 => x * 0.5,
+                _ => x,
+            };
+            if clamp {
+                x = if x.is_nan() { if env.dx10_clamp { 0.0 } else { x } } else { x.clamp(0.0, 1.0) };
+            }
+            env.out32(x).to_bits() as u64
+        }
+        Ty::F64 => {
+            let mut x = d(r);
+            x = match omod {
+                1 => x * 2.0,
+                2 => x * 4.0,
+                3 => x * 0.5,
+                _ => x,
+            };
+            if clamp {
+                x = if x.is_nan() { if env.dx10_clamp { 0.0 } else { x } } else { x.clamp(0.0, 1.0) };
+            }
+            x.to_bits()
+        }
+        Ty::F16 => {
+            let mut x = h(r).to_f32();
+            x = match omod {
+                1 => x * 2.0,
+                2 => x * 4.0,
+                3 => x * 0.5,
+                _ => x,
+            };
+            if clamp {
+                x = if x.is_nan() { if env.dx10_clamp { 0.0 } else { x } } else { x.clamp(0.0, 1.0) };
+            }
+            f16::from_f32(x).to_bits() as u64
+        }
+        _ => {
+            if !clamp {
+                return r;
+            }
+            // Integer clamp: the lane functions of the saturating forms already clamp.
+            let _ = op;
+            r
+        }
+    }
+}
+
+fn b(v: bool) -> u64 {
+    v as u64
+}
+
+fn f32r(e: &Env, x: f32) -> (u64, bool) {
+    (e.out32(x).to_bits() as u64, false)
+}
+fn f64r(e: &Env, x: f64) -> (u64, bool) {
+    (e.out64(x).to_bits(), false)
+}
+fn f16r(e: &Env, x: f16) -> (u64, bool) {
+    (e.out16(x).to_bits() as u64, false)
+}
+fn v(x: u32) -> (u64, bool) {
+    (x as u64, false)
+}
+fn v64(x: u64) -> (u64, bool) {
+    (x, false)
+}
+
+macro_rules! f1 { ($e:ident, $a:ident => $body:expr) => { |ln: &Ln, a: u64, _b: u64, _c: u64| { let $e = &ln.env; let $a = $e.in32(f(a)); f32r($e, $body) } }; }
+macro_rules! f2 { ($e:ident, $a:ident, $b:ident => $body:expr) => { |ln: &Ln, a: u64, b: u64, _c: u64| { let $e = &ln.env; let $a = $e.in32(f(a)); let $b = $e.in32(f(b)); f32r($e, $body) } }; }
+macro_rules! f3 { ($e:ident, $a:ident, $b:ident, $c:ident => $body:expr) => { |ln: &Ln, a: u64, b: u64, c: u64| { let $e = &ln.env; let $a = $e.in32(f(a)); let $b = $e.in32(f(b)); let $c = $e.in32(f(c)); f32r($e, $body) } }; }
+macro_rules! d1 { ($e:ident, $a:ident => $body:expr) => { |ln: &Ln, a: u64, _b: u64, _c: u64| { let $e = &ln.env; let $a = $e.in64(d(a)); f64r($e, $body) } }; }
+macro_rules! d2 { ($e:ident, $a:ident, $b:ident => $body:expr) => { |ln: &Ln, a: u64, b: u64, _c: u64| { let $e = &ln.env; let $a = $e.in64(d(a)); let $b = $e.in64(d(b)); f64r($e, $body) } }; }
+macro_rules! d3 { ($e:ident, $a:ident, $b:ident, $c:ident => $body:expr) => { |ln: &Ln, a: u64, b: u64, c: u64| { let $e = &ln.env; let $a = $e.in64(d(a)); let $b = $e.in64(d(b)); let $c = $e.in64(d(c)); f64r($e, $body) } }; }
+macro_rules! h1 { ($e:ident, $a:ident => $body:expr) => { |ln: &Ln, a: u64, _b: u64, _c: u64| { let $e = &ln.env; let $a = $e.in16(h(a)).to_f32(); f16r($e, f16::from_f32($body)) } }; }
+macro_rules! h2 { ($e:ident, $a:ident, $b:ident => $body:expr) => { |ln: &Ln, a: u64, b: u64, _c: u64| { let $e = &ln.env; let $a = $e.in16(h(a)).to_f32(); let $b = $e.in16(h(b)).to_f32(); f16r($e, f16::from_f32($body)) } }; }
+macro_rules! i2 { ($a:ident, $b:ident => $body:expr) => { |_: &Ln, a: u64, b: u64, _c: u64| { let $a = a as u32; let $b = b as u32; v($body) } }; }
+macro_rules! i3 { ($a:ident, $b:ident, $c:ident => $body:expr) => { |_: &Ln, a: u64, b: u64, c: u64| { let $a = a as u32; let $b = b as u32; let $c = c as u32; v($body) } }; }
+macro_rules! i1 { ($a:ident => $body:expr) => { |_: &Ln, a: u64, _b: u64, _c: u64| { let $a = a as u32; v($body) } }; }
+macro_rules! cmpf { ($a:ident, $b:ident => $body:expr) => { |ln: &Ln, a: u64, b: u64, _c: u64| { let $a = ln.env.in32(f(a)); let $b = ln.env.in32(f(b)); (0, $body) } }; }
+macro_rules! cmpd { ($a:ident, $b:ident => $body:expr) => { |ln: &Ln, a: u64, b: u64, _c: u64| { let $a = ln.env.in64(d(a)); let $b = ln.env.in64(d(b)); (0, $body) } }; }
+macro_rules! cmph { ($a:ident, $b:ident => $body:expr) => { |ln: &Ln, a: u64, b: u64, _c: u64| { let $a = ln.env.in16(h(a)); let $b = ln.env.in16(h(b)); (0, $body) } }; }
+macro_rules! cmpi { ($t:ty, $a:ident, $b:ident => $body:expr) => { |_: &Ln, a: u64, b: u64, _c: u64| { let $a = a as $t; let $b = b as $t; (0, $body) } }; }
+
+fn bfe(v: u32, off: u32, width: u32, signed: bool) -> u32 {
+    let (off, width) = (off & 31, width & 31);
+    if width == 0 {
+        return 0;
+    }
+    let mask = (1u32 << width) - 1;
+    let x = (v >> off) & mask;
+    if signed && (x >> (width - 1)) & 1 != 0 { x | !mask } else { x }
+}
+
+fn sext24(x: u32) -> i64 {
+    ((x << 8) as i32 >> 8) as i64
+}
+
+fn perm(s0: u32, s1: u32, sel: u32) -> u32 {
+    let bytes = (s0 as u64) << 32 | s1 as u64;
+    let mut r = 0u32;
+    for i in 0..4 {
+        let s = (sel >> (8 * i)) & 0xFF;
+        let byte = match s {
+            0..=7 => ((bytes >> (8 * s)) & 0xFF) as u32,
+            8..=11 => {
+                let src = [1, 3, 5, 7][(s - 8) as usize];
+                if (bytes >> (8 * src + 7)) & 1 != 0 { 0xFF } else { 0 }
+            }
+            12 => 0,
+            _ => 0xFF,
+        };
+        r |= byte << (8 * i);
+    }
+    r
+}
+
+fn ffbh_i32(x: u32) -> u32 {
+    let v = x as i32;
+    if v == 0 || v == -1 {
+        u32::MAX
+    } else if v < 0 {
+        x.leading_ones()
+    } else {
+        x.leading_zeros()
+    }
+}
+
+fn fract32(x: f32) -> f32 {
+    if x.is_infinite() {
+        return f32::NAN;
+    }
+    (x - x.floor()).min(f32::from_bits(0x3F7F_FFFF))
+}
+
+fn fract64(x: f64) -> f64 {
+    if x.is_infinite() {
+        return f64::NAN;
+    }
+    (x - x.floor()).min(f64::from_bits(0x3FEF_FFFF_FFFF_FFFF))
+}
+
+/// Non-fused multiply-add with a rounding after the product (`v_mad_f32`, `v_mac_f32`).
+fn mad32(e: &Env, a: f32, b: f32, c: f32) -> f32 {
+    e.in32(e.out32(a * b)) + c
+}
+
+fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
+    let vop: LaneFn = match op {
+        // Moves and conversions.
+        v_mov_b32 | v_accvgpr_mov_b32 => |_, a, _, _| v(a as u32),
+        v_mov_b64 => |_, a, _, _| v64(a),
+        v_cvt_i32_f64 => |ln, a, _, _| v(ln.env.in64(d(a)) as i32 as u32),
+        v_cvt_u32_f64 => |ln, a, _, _| v(ln.env.in64(d(a)) as u32),
+        v_cvt_f64_i32 => |_, a, _, _| v64((a as u32 as i32 as f64).to_bits()),
+        v_cvt_f64_u32 => |_, a, _, _| v64((a as u32 as f64).to_bits()),
+        v_cvt_f32_i32 => |ln, a, _, _| f32r(&ln.env, a as u32 as i32 as f32),
+        v_cvt_f32_u32 => |ln, a, _, _| f32r(&ln.env, a as u32 as f32),
+        v_cvt_u32_f32 => |ln, a, _, _| v(ln.env.in32(f(a)) as u32),
+        v_cvt_i32_f32 => |ln, a, _, _| v(ln.env.in32(f(a)) as i32 as u32),
+        v_cvt_f16_f32 => |ln, a, _, _| f16r(&ln.env, f16::from_f32(ln.env.in32(f(a)))),
+        v_cvt_f32_f16 => |ln, a, _, _| f32r(&ln.env, ln.env.in16(h(a)).to_f32()),
+        v_cvt_rpi_i32_f32 => |ln, a, _, _| v((ln.env.in32(f(a)) + 0.5).floor() as i32 as u32),
+        v_cvt_flr_i32_f32 => |ln, a, _, _| v(ln.env.in32(f(a)).floor() as i32 as u32),
+        v_cvt_f32_f64 => |ln, a, _, _| f32r(&ln.env, ln.env.in64(d(a)) as f32),
+        v_cvt_f64_f32 => |ln, a, _, _| f64r(&ln.env, ln.env.in32(f(a)) as f64),
+        v_cvt_f32_ubyte0 => |_, a, _, _| v(((a as u32 & 0xFF) as f32).to_bits()),
+        v_cvt_f32_ubyte1 => |_, a, _, _| v((((a as u32 >> 8) & 0xFF) as f32).to_bits()),
+        v_cvt_f32_ubyte2 => |_, a, _, _| v((((a as u32 >> 16) & 0xFF) as f32).to_bits()),
+        v_cvt_f32_ubyte3 => |_, a, _, _| v(((a as u32 >> 24) as f32).to_bits()),
+        v_cvt_f16_u16 => |ln, a, _, _| f16r(&ln.env, f16::from_f32((a as u16) as f32)),
+        v_cvt_f16_i16 => |ln, a, _, _| f16r(&ln.env, f16::from_f32((a as u16 as i16) as f32)),
+        v_cvt_u16_f16 => |ln, a, _, _| v(ln.env.in16(h(a)).to_f32() as u16 as u32),
+        v_cvt_i16_f16 => |ln, a, _, _| v(ln.env.in16(h(a)).to_f32() as i16 as u16 as u32),
+        v_cvt_pkrtz_f16_f32 => |ln, a, b, _| {
+            let lo = float::f16_rtz(ln.env.in32(f(a))).to_bits() as u32;
+            let hi = float::f16_rtz(ln.env.in32(f(b))).to_bits() as u32;
+            v(lo | hi << 16)
+        },
+        v_cvt_pk_u16_u32 => |_, a, b, _| v((a as u32).min(0xFFFF) | (b as u32).min(0xFFFF) << 16),
+        v_cvt_pk_i16_i32 => |_, a, b, _| {
+            let c = |x: u64| (x as u32 as i32).clamp(-32768, 32767) as u16 as u32;
+            v(c(a) | c(b) << 16)
+        },
+        v_pack_b32_f16 => |_, a, b, _| v((a as u32 & 0xFFFF) | (b as u32 & 0xFFFF) << 16),
+        // f64 rounding and f32 rounding.
+        v_trunc_f64 => d1!(e, a => a.trunc()),
+        v_ceil_f64 => d1!(e, a => a.ceil()),
+        v_rndne_f64 => d1!(e, a => a.round_ties_even()),
+        v_floor_f64 => d1!(e, a => a.floor()),
+        v_fract_f64 => d1!(e, a => fract64(a)),
+        v_fract_f32 => f1!(e, a => fract32(a)),
+        v_trunc_f32 => f1!(e, a => a.trunc()),
+        v_ceil_f32 => f1!(e, a => a.ceil()),
+        v_rndne_f32 => f1!(e, a => a.round_ties_even()),
+        v_floor_f32 => f1!(e, a => a.floor()),
+        // Transcendentals: correctly rounded or within 1 ulp (see docs/emulator.md).
+        v_exp_f32 => f1!(e, a => (a as f64).exp2() as f32),
+        v_log_f32 => f1!(e, a => (a as f64).log2() as f32),
+        v_rcp_f32 | v_rcp_iflag_f32 => f1!(e, a => 1.0 / a),
+        v_rsq_f32 => f1!(e, a => (1.0 / (a as f64).sqrt()) as f32),
+        v_sqrt_f32 => f1!(e, a => a.sqrt()),
+        v_sin_f32 => f1!(e, a => ((a as f64) * std::f64::consts::TAU).sin() as f32),
+        v_cos_f32 => f1!(e, a => ((a as f64) * std::f64::consts::TAU).cos() as f32),
+        v_rcp_f64 => d1!(e, a => 1.0 / a),
+        v_rsq_f64 => d1!(e, a => 1.0 / a.sqrt()),
+        v_sqrt_f64 => d1!(e, a => a.sqrt()),
+        v_frexp_exp_i32_f64 => |ln, a, _, _| v(float::frexp64(ln.env.in64(d(a))).1 as u32),
+        v_frexp_mant_f64 => d1!(e, a => float::frexp64(a).0),
+        v_frexp_exp_i32_f32 => |ln, a, _, _| v(float::frexp_exp32(ln.env.in32(f(a))) as u32),
+        v_frexp_mant_f32 => f1!(e, a => float::frexp_mant32(a)),
+        v_rcp_f16 => h1!(e, a => 1.0 / a),
+        v_sqrt_f16 => h1!(e, a => a.sqrt()),
+        v_rsq_f16 => h1!(e, a => 1.0 / a.sqrt()),
+        v_floor_f16 => h1!(e, a => a.floor()),
+        v_ceil_f16 => h1!(e, a => a.ceil()),
+        v_trunc_f16 => h1!(e, a => a.trunc()),
+        v_rndne_f16 => h1!(e, a => a.round_ties_even()),
+        v_fract_f16 => h1!(e, a => (a - a.floor()).min(f32::from_bits(0x3F7F_E000))),
+        // Bits.
+        v_not_b32 => i1!(a => !a),
+        v_bfrev_b32 => i1!(a => a.reverse_bits()),
+        v_ffbh_u32 => i1!(a => if a == 0 { u32::MAX } else { a.leading_zeros() }),
+        v_ffbl_b32 => i1!(a => if a == 0 { u32::MAX } else { a.trailing_zeros() }),
+        v_ffbh_i32 => i1!(a => ffbh_i32(a)),
+        // VOP2.
+        v_cndmask_b32 => |ln, a, b, _| v(if ln.carry { b as u32 } else { a as u32 }),
+        v_add_f32 => f2!(e, a, b => a + b),
+        v_sub_f32 => f2!(e, a, b => a - b),
+        v_subrev_f32 => f2!(e, a, b => b - a),
+        v_mul_f32 => f2!(e, a, b => a * b),
+        v_mul_legacy_f32 => f2!(e, a, b => if a == 0.0 || b == 0.0 { 0.0 } else { a * b }),
+        v_mul_i32_i24 => i2!(a, b => (sext24(a) * sext24(b)) as u32),
+        v_mul_hi_i32_i24 => i2!(a, b => ((sext24(a) * sext24(b)) >> 32) as u32),
+        v_mul_u32_u24 => i2!(a, b => (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF)),
+        v_mul_hi_u32_u24 => i2!(a, b => (((a & 0xFF_FFFF) as u64 * (b & 0xFF_FFFF) as u64) >> 32) as u32),
+        v_min_f32 => f2!(e, a, b => float::min32(a, b)),
+        v_max_f32 => f2!(e, a, b => float::max32(a, b)),
+        v_min_i32 => i2!(a, b => (a as i32).min(b as i32) as u32),
+        v_max_i32 => i2!(a, b => (a as i32).max(b as i32) as u32),
+        v_min_u32 => i2!(a, b => a.min(b)),
+        v_max_u32 => i2!(a, b => a.max(b)),
+        v_lshrrev_b32 => i2!(a, b => b >> (a & 31)),
+        v_ashrrev_i32 => i2!(a, b => ((b as i32) >> (a & 31)) as u32),
+        v_lshlrev_b32 => i2!(a, b => b << (a & 31)),
+        v_and_b32 => i2!(a, b => a & b),
+        v_or_b32 => i2!(a, b => a | b),
+        v_xor_b32 => i2!(a, b => a ^ b),
+        v_xnor_b32 => i2!(a, b => !(a ^ b)),
+        v_mac_f32 | v_madmk_f32 | v_madak_f32 | v_mad_f32 => f3!(e, a, b, c => mad32(e, a, b, c)),
+        v_mad_legacy_f32 => f3!(e, a, b, c => if a == 0.0 || b == 0.0 { c } else { mad32(e, a, b, c) }),
+        v_fmac_f32 | v_fmamk_f32 | v_fmaak_f32 | v_fma_f32 => f3!(e, a, b, c => a.mul_add(b, c)),
+        v_fmac_f64 | v_fma_f64 => d3!(e, a, b, c => a.mul_add(b, c)),
+        v_add_u32 => |ln, a, b, _| {
+            let _ = ln;
+            v((a as u32).wrapping_add(b as u32))
+        },
+        v_sub_u32 => |_, a, b, _| v((a as u32).wrapping_sub(b as u32)),
+        v_subrev_u32 => |_, a, b, _| v((b as u32).wrapping_sub(a as u32)),
+        v_add_i32 => |_, a, b, _| v((a as u32 as i32).wrapping_add(b as u32 as i32) as u32),
+        v_sub_i32 => |_, a, b, _| v((a as u32 as i32).wrapping_sub(b as u32 as i32) as u32),
+        v_add_f16 => h2!(e, a, b => a + b),
+        v_sub_f16 => h2!(e, a, b => a - b),
+        v_subrev_f16 => h2!(e, a, b => b - a),
+        v_mul_f16 => h2!(e, a, b => a * b),
+        v_mac_f16 => |ln, a, b, c| {
+            let e = &ln.env;
+            let p = f16::from_f32(e.in16(h(a)).to_f32() * e.in16(h(b)).to_f32());
+            f16r(e, f16::from_f32(p.to_f32() + e.in16(h(c)).to_f32()))
+        },
+        v_max_f16 => |ln, a, b, _| f16r(&ln.env, f16::from_f32(float::max32(ln.env.in16(h(a)).to_f32(), ln.env.in16(h(b)).to_f32()))),
+        v_min_f16 => |ln, a, b, _| f16r(&ln.env, f16::from_f32(float::min32(ln.env.in16(h(a)).to_f32(), ln.env.in16(h(b)).to_f32()))),
+        v_ldexp_f16 => |ln, a, b, _| f16r(&ln.env, f16::from_f64(ln.env.in16(h(a)).to_f64() * 2f64.powi((b as u32 as i32).clamp(-100, 100)))),
+        v_add_u16 => i2!(a, b => (a as u16).wrapping_add(b as u16) as u32),
+        v_sub_u16 => i2!(a, b => (a as u16).wrapping_sub(b as u16) as u32),
+        v_subrev_u16 => i2!(a, b => (b as u16).wrapping_sub(a as u16) as u32),
+        v_mul_lo_u16 => i2!(a, b => (a as u16).wrapping_mul(b as u16) as u32),
+        v_lshlrev_b16 => i2!(a, b => ((b as u16) << (a & 15)) as u32),
+        v_lshrrev_b16 => i2!(a, b => ((b as u16) >> (a & 15)) as u32),
+        v_ashrrev_i16 => i2!(a, b => ((b as u16 as i16) >> (a & 15)) as u16 as u32),
+        v_max_u16 => i2!(a, b => (a as u16).max(b as u16) as u32),
+        v_max_i16 => i2!(a, b => (a as u16 as i16).max(b as u16 as i16) as u16 as u32),
+        v_min_u16 => i2!(a, b => (a as u16).min(b as u16) as u32),
+        v_min_i16 => i2!(a, b => (a as u16 as i16).min(b as u16 as i16) as u16 as u32),
+        // VOP3.
+        v_mad_i32_i24 => i3!(a, b, c => (sext24(a) * sext24(b) + c as i32 as i64) as u32),
+        v_mad_u32_u24 => i3!(a, b, c => (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF).wrapping_add(c)),
+        v_bfe_u32 => i3!(a, b, c => bfe(a, b, c, false)),
+        v_bfe_i32 => i3!(a, b, c => bfe(a, b, c, true)),
+        v_bfi_b32 => i3!(a, b, c => (a & b) | (!a & c)),
+        v_alignbit_b32 => i3!(a, b, c => ((((a as u64) << 32) | b as u64) >> (c & 31)) as u32),
+        v_alignbyte_b32 => i3!(a, b, c => ((((a as u64) << 32) | b as u64) >> (8 * (c & 3))) as u32),
+        v_min3_f32 => f3!(e, a, b, c => float::min32(float::min32(a, b), c)),
+        v_max3_f32 => f3!(e, a, b, c => float::max32(float::max32(a, b), c)),
+        v_med3_f32 => f3!(e, a, b, c => float::med3_32(a, b, c)),
+        v_min3_i32 => i3!(a, b, c => (a as i32).min(b as i32).min(c as i32) as u32),
+        v_max3_i32 => i3!(a, b, c => (a as i32).max(b as i32).max(c as i32) as u32),
+        v_min3_u32 => i3!(a, b, c => a.min(b).min(c)),
+        v_max3_u32 => i3!(a, b, c => a.max(b).max(c)),
+        v_med3_i32 => i3!(a, b, c => (a as i32).max(b as i32).min((a as i32).min(b as i32).max(c as i32)) as u32),
+        v_med3_u32 => i3!(a, b, c => a.max(b).min(a.min(b).max(c))),
+        v_div_fixup_f32 => f3!(e, a, b, c => float::div_fixup32(a, b, c)),
+        v_div_fixup_f64 => d3!(e, a, b, c => float::div_fixup64(a, b, c)),
+        v_div_fmas_f32 => |ln, a, b, c| { let e = &ln.env; f32r(e, float::div_fmas32(e.in32(f(a)), e.in32(f(b)), e.in32(f(c)), ln.carry)) },
+        v_div_fmas_f64 => |ln, a, b, c| { let e = &ln.env; f64r(e, float::div_fmas64(e.in64(d(a)), e.in64(d(b)), e.in64(d(c)), ln.carry)) },
+        v_mad_legacy_u16 => i3!(a, b, c => ((a as u16).wrapping_mul(b as u16).wrapping_add(c as u16)) as u32),
+        v_mad_legacy_i16 => i3!(a, b, c => ((a as i16).wrapping_mul(b as i16).wrapping_add(c as i16)) as u16 as u32),
+        v_perm_b32 => i3!(a, b, c => perm(a, b, c)),
+        v_mad_u32_u16 => i3!(a, b, c => ((a & 0xFFFF) * (b & 0xFFFF)).wrapping_add(c)),
+        v_mad_i32_i16 => i3!(a, b, c => ((a as i16 as i32) * (b as i16 as i32)).wrapping_add(c as i32) as u32),
+        v_xad_u32 => i3!(a, b, c => (a ^ b).wrapping_add(c)),
+        v_lshl_add_u32 => i3!(a, b, c => (a << (b & 31)).wrapping_add(c)),
+        v_add_lshl_u32 => i3!(a, b, c => a.wrapping_add(b) << (c & 31)),
+        v_add3_u32 => i3!(a, b, c => a.wrapping_add(b).wrapping_add(c)),
+        v_lshl_or_b32 => i3!(a, b, c => (a << (b & 31)) | c),
+        v_and_or_b32 => i3!(a, b, c => (a & b) | c),
+        v_or3_b32 => i3!(a, b, c => a | b | c),
+        v_fma_f16 => |ln, a, b, c| {
+            let e = &ln.env;
+            f16r(e, f16::from_f64(e.in16(h(a)).to_f64().mul_add(e.in16(h(b)).to_f64(), e.in16(h(c)).to_f64())))
+        },
+        v_lshl_add_u64 => |_, a, b, c| v64((a << (b as u32 & 63)).wrapping_add(c)),
+        v_add_f64 => d2!(e, a, b => a + b),
+        v_mul_f64 => d2!(e, a, b => a * b),
+        v_min_f64 => d2!(e, a, b => float::min64(a, b)),
+        v_max_f64 => d2!(e, a, b => float::max64(a, b)),
+        v_ldexp_f64 => |ln, a, b, _| f64r(&ln.env, float::ldexp64(ln.env.in64(d(a)), b as u32 as i32)),
+        v_ldexp_f32 => |ln, a, b, _| f32r(&ln.env, float::ldexp32(ln.env.in32(f(a)), b as u32 as i32)),
+        v_mul_lo_u32 => i2!(a, b => a.wrapping_mul(b)),
+        v_mul_hi_u32 => i2!(a, b => ((a as u64 * b as u64) >> 32) as u32),
+        v_mul_hi_i32 => i2!(a, b => ((a as i32 as i64 * b as i32 as i64) >> 32) as u32),
+        v_bcnt_u32_b32 => i2!(a, b => a.count_ones().wrapping_add(b)),
+        v_mbcnt_lo_u32_b32 => |ln, a, b, _| {
+            let mask = if ln.lane >= 32 { u32::MAX } else { (1u32 << ln.lane) - 1 };
+            v((a as u32 & mask).count_ones().wrapping_add(b as u32))
+        },
+        v_mbcnt_hi_u32_b32 => |ln, a, b, _| {
+            let mask = if ln.lane < 32 { 0 } else { ((1u64 << (ln.lane - 32)) - 1) as u32 };
+            v((a as u32 & mask).count_ones().wrapping_add(b as u32))
+        },
+        v_lshlrev_b64 => |_, a, b, _| v64(b << (a as u32 & 63)),
+        v_lshrrev_b64 => |_, a, b, _| v64(b >> (a as u32 & 63)),
+        v_ashrrev_i64 => |_, a, b, _| v64(((b as i64) >> (a as u32 & 63)) as u64),
+        v_bfm_b32 => i2!(a, b => (((1u64 << (a & 31)) - 1) as u32) << (b & 31)),
+        _ => return lane_fn_flags(op),
+    };
+    Some((vop, Out::V))
+}
+
+
+/// Operations that write a lane mask (compares, carries, division scaling).
+fn lane_fn_flags(op: Op) -> Option<(LaneFn, Out)> {
+    let vm = Out::VMask;
+    Some(match op {
+        v_add_co_u32 => (|_, a, b, _| {
+            let r = a as u32 as u64 + b as u32 as u64;
+            (r as u32 as u64, r >> 32 != 0)
+        }, vm),
+        v_sub_co_u32 => (|_, a, b, _| ((a as u32).wrapping_sub(b as u32) as u64, (b as u32) > (a as u32)), vm),
+        v_subrev_co_u32 => (|_, a, b, _| ((b as u32).wrapping_sub(a as u32) as u64, (a as u32) > (b as u32)), vm),
+        v_addc_co_u32 => (|ln, a, b, _| {
+            let r = a as u32 as u64 + b as u32 as u64 + ln.carry as u64;
+            (r as u32 as u64, r >> 32 != 0)
+        }, vm),
+        v_subb_co_u32 => (|ln, a, b, _| {
+            let r = (a as u32 as u64).wrapping_sub(b as u32 as u64).wrapping_sub(ln.carry as u64);
+            (r as u32 as u64, b as u32 as u64 + ln.carry as u64 > a as u32 as u64)
+        }, vm),
+        v_subbrev_co_u32 => (|ln, a, b, _| {
+            let r = (b as u32 as u64).wrapping_sub(a as u32 as u64).wrapping_sub(ln.carry as u64);
+            (r as u32 as u64, a as u32 as u64 + ln.carry as u64 > b as u32 as u64)
+        }, vm),
+        v_div_scale_f32 => (|ln, a, b, c| {
+            let e = &ln.env;
+            let (r, vcc) = float::div_scale32(e.in32(f(a)), e.in32(f(b)), e.in32(f(c)));
+            (r.to_bits() as u64, vcc)
+        }, vm),
+        v_div_scale_f64 => (|ln, a, b, c| {
+            let e = &ln.env;
+            let (r, vcc) = float::div_scale64(e.in64(d(a)), e.in64(d(b)), e.in64(d(c)));
+            (r.to_bits(), vcc)
+        }, vm),
+        v_mad_u64_u32 => (|_, a, b, c| {
+            let r = (a as u32 as u128) * (b as u32 as u128) + c as u128;
+            (r as u64, r >> 64 != 0)
+        }, vm),
+        v_mad_i64_i32 => (|_, a, b, c| {
+            let r = (a as u32 as i32 as i128) * (b as u32 as i32 as i128) + c as i64 as i128;
+            (r as u64, r > i64::MAX as i128 || r < i64::MIN as i128)
+        }, vm),
+        _ => return lane_fn_cmp(op),
+    })
+}
+
+fn lane_fn_cmp(op: Op) -> Option<(LaneFn, Out)> {
+    let name = op.name();
+    if !name.starts_with("v_cmp") {
+        return None;
+    }
+    let cmpx = name.starts_with("v_cmpx");
+    let fnc: LaneFn = match op {
+        v_cmp_class_f32 | v_cmpx_class_f32 => |ln, a, b, _| (0, float::class32(ln.env.in32(f(a)), b as u32)),
+        v_cmp_class_f64 | v_cmpx_class_f64 => |ln, a, b, _| (0, float::class64(ln.env.in64(d(a)), b as u32)),
+        v_cmp_class_f16 | v_cmpx_class_f16 => |ln, a, b, _| (0, float::class16(ln.env.in16(h(a)), b as u32)),
+        v_cmp_f_f32 | v_cmp_f_f64 | v_cmp_f_f16 | v_cmp_f_i32 | v_cmp_f_u32 | v_cmp_f_i64 | v_cmp_f_u64 => |_, _, _, _| (0, false),
+        v_cmp_tru_f32 | v_cmp_tru_f64 | v_cmp_tru_f16 | v_cmp_t_i32 | v_cmp_t_u32 | v_cmp_t_i64 | v_cmp_t_u64 => |_, _, _, _| (0, true),
+        v_cmp_lt_f32 | v_cmpx_lt_f32 => cmpf!(a, b => a < b),
+        v_cmp_eq_f32 | v_cmpx_eq_f32 => cmpf!(a, b => a == b),
+        v_cmp_le_f32 => cmpf!(a, b => a <= b),
+        v_cmp_gt_f32 | v_cmpx_gt_f32 => cmpf!(a, b => a > b),
+        v_cmp_lg_f32 => cmpf!(a, b => a < b || a > b),
+        v_cmp_ge_f32 => cmpf!(a, b => a >= b),
+        v_cmp_o_f32 => cmpf!(a, b => !a.is_nan() && !b.is_nan()),
+        v_cmp_u_f32 => cmpf!(a, b => a.is_nan() || b.is_nan()),
+        v_cmp_nge_f32 => cmpf!(a, b => !(a >= b)),
+        v_cmp_nlg_f32 => cmpf!(a, b => !(a < b || a > b)),
+        v_cmp_ngt_f32 => cmpf!(a, b => !(a > b)),
+        v_cmp_nle_f32 => cmpf!(a, b => !(a <= b)),
+        v_cmp_neq_f32 | v_cmpx_neq_f32 => cmpf!(a, b => a != b),
+        v_cmp_nlt_f32 => cmpf!(a, b => !(a < b)),
+        v_cmp_lt_f64 => cmpd!(a, b => a < b),
+        v_cmp_eq_f64 => cmpd!(a, b => a == b),
+        v_cmp_le_f64 => cmpd!(a, b => a <= b),
+        v_cmp_gt_f64 => cmpd!(a, b => a > b),
+        v_cmp_lg_f64 => cmpd!(a, b => a < b || a > b),
+        v_cmp_ge_f64 => cmpd!(a, b => a >= b),
+        v_cmp_o_f64 => cmpd!(a, b => !a.is_nan() && !b.is_nan()),
+        v_cmp_u_f64 => cmpd!(a, b => a.is_nan() || b.is_nan()),
+        v_cmp_nge_f64 => cmpd!(a, b => !(a >= b)),
+        v_cmp_nlg_f64 => cmpd!(a, b => !(a < b || a > b)),
+        v_cmp_ngt_f64 => cmpd!(a, b => !(a > b)),
+        v_cmp_nle_f64 => cmpd!(a, b => !(a <= b)),
+        v_cmp_neq_f64 => cmpd!(a, b => a != b),
+        v_cmp_nlt_f64 => cmpd!(a, b => !(a < b)),
+        v_cmp_lt_f16 => cmph!(a, b => a < b),
+        v_cmp_eq_f16 => cmph!(a, b => a == b),
+        v_cmp_le_f16 => cmph!(a, b => a <= b),
+        v_cmp_gt_f16 => cmph!(a, b => a > b),
+        v_cmp_lg_f16 => cmph!(a, b => a < b || a > b),
+        v_cmp_ge_f16 => cmph!(a, b => a >= b),
+        v_cmp_o_f16 => cmph!(a, b => !a.is_nan() && !b.is_nan()),
+        v_cmp_u_f16 => cmph!(a, b => a.is_nan() || b.is_nan()),
+        v_cmp_nge_f16 => cmph!(a, b => !(a >= b)),
+        v_cmp_nlg_f16 => cmph!(a, b => !(a < b || a > b)),
+        v_cmp_ngt_f16 => cmph!(a, b => !(a > b)),
+        v_cmp_nle_f16 => cmph!(a, b => !(a <= b)),
+        v_cmp_neq_f16 => cmph!(a, b => a != b),
+        v_cmp_nlt_f16 => cmph!(a, b => !(a < b)),
+        v_cmp_lt_i32 | v_cmpx_lt_i32 => cmpi!(u32, a, b => (a as i32) < (b as i32)),
+        v_cmp_eq_i32 | v_cmpx_eq_i32 | v_cmp_eq_u32 | v_cmpx_eq_u32 => cmpi!(u32, a, b => a == b),
+        v_cmp_le_i32 => cmpi!(u32, a, b => (a as i32) <= (b as i32)),
+        v_cmp_gt_i32 | v_cmpx_gt_i32 => cmpi!(u32, a, b => (a as i32) > (b as i32)),
+        v_cmp_ne_i32 | v_cmpx_ne_i32 | v_cmp_ne_u32 | v_cmpx_ne_u32 => cmpi!(u32, a, b => a != b),
+        v_cmp_ge_i32 => cmpi!(u32, a, b => (a as i32) >= (b as i32)),
+        v_cmp_lt_u32 | v_cmpx_lt_u32 => cmpi!(u32, a, b => a < b),
+        v_cmp_le_u32 => cmpi!(u32, a, b => a <= b),
+        v_cmp_gt_u32 | v_cmpx_gt_u32 => cmpi!(u32, a, b => a > b),
+        v_cmp_ge_u32 => cmpi!(u32, a, b => a >= b),
+        v_cmp_lt_i64 => cmpi!(i64, a, b => a < b),
+        v_cmp_eq_i64 | v_cmp_eq_u64 => cmpi!(u64, a, b => a == b),
+        v_cmp_le_i64 => cmpi!(i64, a, b => a <= b),
+        v_cmp_gt_i64 => cmpi!(i64, a, b => a > b),
+        v_cmp_ne_i64 | v_cmp_ne_u64 => cmpi!(u64, a, b => a != b),
+        v_cmp_ge_i64 => cmpi!(i64, a, b => a >= b),
+        v_cmp_lt_u64 => cmpi!(u64, a, b => a < b),
+        v_cmp_le_u64 => cmpi!(u64, a, b => a <= b),
+        v_cmp_gt_u64 => cmpi!(u64, a, b => a > b),
+        v_cmp_ge_u64 => cmpi!(u64, a, b => a >= b),
+        v_cmp_lt_i16 => cmpi!(u16, a, b => (a as i16) < (b as i16)),
+        v_cmp_eq_i16 | v_cmp_eq_u16 => cmpi!(u16, a, b => a == b),
+        v_cmp_gt_i16 => cmpi!(u16, a, b => (a as i16) > (b as i16)),
+        v_cmp_lt_u16 => cmpi!(u16, a, b => a < b),
+        v_cmp_gt_u16 => cmpi!(u16, a, b => a > b),
+        _ => return None,
+    };
+    let _ = b;
+    Some((fnc, Out::Mask { exec: cmpx }))
+}
+
+/// VOP3P: packed math, packed moves, accumulator moves and MFMA.
+fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
+    let op = inst.op;
+    let exec = w.exec();
+    let types = op.types();
+    let nsrc = types.len() - 1;
+    match op {
+        v_accvgpr_read_b32 | v_accvgpr_write_b32 => {
+            let s = fetch(w, ctx, inst, 0, Ty::B32);
+            let dst = Wave::vslot(inst.dst);
+            for l in 0..LANES {
+                if exec >> l & 1 != 0 {
+                    w.v[dst][l] = s[l] as u32;
+                }
+            }
+            w.lane_insts += exec.count_ones() as u64;
+            return Ok(Flow::Next);
+        }
+        v_mfma_f32_16x16x4f32 => return mfma_16x16x4(w, ctx, inst),
+        _ => {}
+    }
+    let env = Env::from_mode(w.mode);
+    let mut srcs = [[0u64; LANES]; 3];
+    for k in 0..nsrc {
+        srcs[k] = fetch(w, ctx, inst, k, types[k + 1]);
+        if inst.src[k] < VGPR && (inst.src[k] >= 128) {
+            // Inline constants and literals apply to both halves.
+            for x in srcs[k].iter_mut() {
+                let lo = *x & 0xFFFF_FFFF;
+                *x = if types[k + 1] == Ty::PF32 { lo | lo << 32 } else { (lo & 0xFFFF) | (lo & 0xFFFF) << 16 };
+            }
+        }
+    }
+    let dst = Wave::vslot(inst.dst);
+    let half_sel = |k: usize, hi: bool| -> bool {
+        if hi { (inst.op_sel_hi >> k) & 1 != 0 } else { (inst.op_sel >> k) & 1 != 0 }
+    };
+    let negbit = |k: usize, hi: bool| -> bool {
+        if hi { (inst.abs >> k) & 1 != 0 } else { (inst.neg >> k) & 1 != 0 }
+    };
+    match op {
+        v_pk_mov_b32 => {
+            for l in 0..LANES {
+                if exec >> l & 1 == 0 {
+                    continue;
+                }
+                let lo = if inst.op_sel & 1 != 0 { srcs[0][l] >> 32 } else { srcs[0][l] } as u32;
+                let hi = if inst.op_sel & 2 != 0 { srcs[1][l] >> 32 } else { srcs[1][l] } as u32;
+                w.v[dst][l] = lo;
+                w.v[(dst + 1) & 511][l] = hi;
+            }
+        }
+        v_pk_fma_f32 | v_pk_mul_f32 | v_pk_add_f32 => {
+            for l in 0..LANES {
+                if exec >> l & 1 == 0 {
+                    continue;
+                }
+                let mut res = [0u32; 2];
+                for (part, slot) in res.iter_mut().enumerate() {
+                    let hi = part == 1;
+                    let g = |k: usize| -> f32 {
+                        let bits = if half_sel(k, hi) { srcs[k][l] >> 32 } else { srcs[k][l] } as u32;
+                        let x = env.in32(f32::from_bits(bits));
+                        if negbit(k, hi) { -x } else { x }
+                    };
+                    let r = match op {
+                        v_pk_fma_f32 => g(0).mul_add(g(1), g(2)),
+                        v_pk_mul_f32 => g(0) * g(1),
+                        _ => g(0) + g(1),
+                    };
+                    *slot = env.out32(r).to_bits();
+                }
+                w.v[dst][l] = res[0];
+                w.v[(dst + 1) & 511][l] = res[1];
+            }
+        }
+        v_pk_add_f16 | v_pk_mul_f16 | v_pk_fma_f16 | v_pk_min_f16 | v_pk_max_f16 | v_pk_add_u16 | v_pk_sub_u16
+        | v_pk_add_i16 | v_pk_sub_i16 | v_pk_mul_lo_u16 | v_pk_lshlrev_b16 | v_pk_lshrrev_b16 | v_pk_ashrrev_i16
+        | v_pk_max_i16 | v_pk_min_i16 | v_pk_max_u16 | v_pk_min_u16 | v_pk_mad_u16 | v_pk_mad_i16 => {
+            for l in 0..LANES {
+                if exec >> l & 1 == 0 {
+                    continue;
+                }
+                let mut res = 0u32;
+                for part in 0..2 {
+                    let hi = part == 1;
+                    let g = |k: usize| -> u16 {
+                        let bits = if half_sel(k, hi) { srcs[k][l] >> 16 } else { srcs[k][l] } as u16;
+                        bits
+                    };
+                    let gf = |k: usize| -> f32 {
+                        let x = env.in16(f16::from_bits(g(k))).to_f32();
+                        if negbit(k, hi) { -x } else { x }
+                    };
+                    let r: u16 = match op {
+                        v_pk_add_f16 => env.out16(f16::from_f32(gf(0) + gf(1))).to_bits(),
+                        v_pk_mul_f16 => env.out16(f16::from_f32(gf(0) * gf(1))).to_bits(),
+                        v_pk_fma_f16 => env.out16(f16::from_f64((gf(0) as f64).mul_add(gf(1) as f64, gf(2) as f64))).to_bits(),
+                        v_pk_min_f16 => f16::from_f32(float::min32(gf(0), gf(1))).to_bits(),
+                        v_pk_max_f16 => f16::from_f32(float::max32(gf(0), gf(1))).to_bits(),
+                        v_pk_add_u16 | v_pk_add_i16 => g(0).wrapping_add(g(1)),
+                        v_pk_sub_u16 | v_pk_sub_i16 => g(0).wrapping_sub(g(1)),
+                        v_pk_mul_lo_u16 => g(0).wrapping_mul(g(1)),
+                        v_pk_lshlrev_b16 => g(1) << (g(0) & 15),
+                        v_pk_lshrrev_b16 => g(1) >> (g(0) & 15),
+                        v_pk_ashrrev_i16 => ((g(1) as i16) >> (g(0) & 15)) as u16,
+                        v_pk_max_i16 => (g(0) as i16).max(g(1) as i16) as u16,
+                        v_pk_min_i16 => (g(0) as i16).min(g(1) as i16) as u16,
+                        v_pk_max_u16 => g(0).max(g(1)),
+                        v_pk_min_u16 => g(0).min(g(1)),
+                        v_pk_mad_u16 => g(0).wrapping_mul(g(1)).wrapping_add(g(2)),
+                        _ => (g(0) as i16).wrapping_mul(g(1) as i16).wrapping_add(g(2) as i16) as u16,
+                    };
+                    res |= (r as u32) << (16 * part);
+                }
+                w.v[dst][l] = res;
+            }
+        }
+        _ => return Err(illegal(format!("{} is not implemented", op.name()))),
+    }
+    if inst.clamp {
+        return Err(illegal(format!("{} with clamp is not emulated", op.name())));
+    }
+    w.lane_insts += exec.count_ones() as u64;
+    Ok(Flow::Next)
+}
+
+/// `v_mfma_f32_16x16x4f32`: D(16x16) = A(16x4) * B(4x16) + C, one block. Lane l holds
+/// A[l%16][l/16] and B[l/16][l%16]; register r of lane l holds D[4*(l/16)+r][l%16].
+/// Products are summed exactly in f64 and rounded once to f32 (the hardware's order of
+/// accumulation is unspecified).
+fn mfma_16x16x4(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
+    if inst.ctrl != 0 {
+        return Err(illegal("MFMA with cbsz/abid/blgp broadcast controls is not emulated"));
+    }
+    if w.exec() != u64::MAX {
+        return Err(illegal("MFMA with a partial EXEC mask is not emulated"));
+    }
+    let a = fetch(w, ctx, inst, 0, Ty::F32);
+    let bm = fetch(w, ctx, inst, 1, Ty::F32);
+    let mut c = [[0u64; LANES]; 4];
+    if inst.src[2] >= VGPR {
+        let base = Wave::vslot(inst.src[2]);
+        for (r, cr) in c.iter_mut().enumerate() {
+            for l in 0..LANES {
+                cr[l] = w.v[(base + r) & 511][l] as u64;
+            }
+        }
+    } else {
+        let v = sread(w, ctx, inst.src[2], Ty::F32, inst.lit) as u64;
+        c = [[v; LANES]; 4];
+    }
+    let env = Env::from_mode(w.mode);
+    let mut out = [[0u32; LANES]; 4];
+    for l in 0..LANES {
+        let j = l % 16;
+        for (r, o) in out.iter_mut().enumerate() {
+            let i = 4 * (l / 16) + r;
+            let mut acc = env.in32(f(c[r][l])) as f64;
+            for k in 0..4 {
+                let av = env.in32(f(a[k * 16 + i]));
+                let bv = env.in32(f(bm[k * 16 + j]));
+                acc += av as f64 * bv as f64;
+            }
+            o[l] = env.out32(acc as f32).to_bits();
+        }
+    }
+    let dst = Wave::vslot(inst.dst);
+    for (r, o) in out.iter().enumerate() {
+        w.v[(dst + r) & 511] = *o;
+    }
+    w.lane_insts += 64 * 16;
+    let _ = FaultKind::Trap { code: 0 };
+    Ok(Flow::Next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dpp_lane_sources() {
+        // quad_perm [3,2,1,0]
+        assert_eq!(dpp_source(0x1B, 5), Some(6));
+        // row_shr:1 leaves the first lane of each row without a source.
+        assert_eq!(dpp_source(0x111, 16), None);
+        assert_eq!(dpp_source(0x111, 17), Some(16));
+        // row_ror:1 wraps within the row.
+        assert_eq!(dpp_source(0x121, 16), Some(31));
+        // row_bcast:15 reads the last lane of the previous row; row_bcast:31 lane 31.
+        assert_eq!(dpp_source(0x142, 40), Some(31));
+        assert_eq!(dpp_source(0x143, 50), Some(31));
+        assert_eq!(dpp_source(0x143, 20), None);
+        assert_eq!(dpp_source(0x140, 3), Some(12));
+    }
+
+    #[test]
+    fn sdwa_selection_and_destination() {
+        assert_eq!(sdwa_select(0x8180_7F01, 1, true), 0x7F);
+        assert_eq!(sdwa_select(0x8180_7F01, 2, true) as u32, 0xFFFF_FF80);
+        assert_eq!(sdwa_select(0x8180_7F01, 5, false), 0x8180);
+        // dst_sel WORD_1 with UNUSED_PRESERVE keeps the low half.
+        let ctrl = 5 << 8 | 2 << 11;
+        assert_eq!(sdwa_write(0x1234, 0xAAAA_BBBB, ctrl), 0x1234_BBBB);
+        // BYTE_0 with UNUSED_SEXT sign-extends the byte.
+        assert_eq!(sdwa_write(0x80, 0, 1 << 11), 0xFFFF_FF80);
+    }
+
+    #[test]
+    fn bit_field_extracts() {
+        assert_eq!(bfe(0xF0, 4, 4, false), 0xF);
+        assert_eq!(bfe(0xF0, 4, 4, true), 0xFFFF_FFFF);
+        assert_eq!(bfe(0x8000_0000, 28, 4, true), 0xFFFF_FFF8);
+        assert_eq!(bfe(0x1234, 0, 0, false), 0);
+        // {S0, S1}: selector 0 is S1's byte 0, 4 is S0's byte 0, 12 is zero.
+        assert_eq!(perm(0x0403_0201, 0x0807_0605, 0x0004_0C00), 0x0501_0005);
+    }
+}

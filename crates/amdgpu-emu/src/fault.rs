@@ -1,0 +1,113 @@
+//! Why a dispatch stopped early.
+
+use std::fmt;
+
+/// What went wrong.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultKind {
+    /// A lane accessed memory outside what the memory interface vouches for (or outside its
+    /// private segment).
+    Memory {
+        /// Device address of the first byte.
+        address: u64,
+        /// Access size in bytes.
+        size: u32,
+        /// Lane (0-63), or `None` for a scalar access.
+        lane: Option<u32>,
+        /// Whether it was a write (stores and atomics).
+        write: bool,
+    },
+    /// An atomic at an address not aligned to its size.
+    Misaligned {
+        /// Device address.
+        address: u64,
+        /// Lane.
+        lane: u32,
+    },
+    /// An instruction the decoder does not know or the emulator does not implement (or an
+    /// operand form of it), or a floating-point mode the emulator does not model.
+    IllegalInstruction {
+        /// What exactly is missing.
+        reason: String,
+    },
+    /// `s_trap` with a trap id that ends the dispatch (2 is `llvm.trap`).
+    Trap {
+        /// The trap id.
+        code: u16,
+    },
+    /// A jump to an address outside the decoded code or not on an instruction boundary.
+    BadJump {
+        /// The target address.
+        target: u64,
+    },
+    /// The dispatch ran longer than the emulator's time limit (an endless loop or a
+    /// spin-wait on memory nothing writes, such as a host call the runtime does not serve).
+    TimeLimit {
+        /// The limit.
+        seconds: f64,
+    },
+    /// The kernel descriptor or the dispatch setup cannot be run.
+    BadDispatch {
+        /// What is wrong and what to do.
+        reason: String,
+    },
+}
+
+/// A fault: what happened, in which kernel, at which instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault {
+    /// What went wrong.
+    pub kind: FaultKind,
+    /// The kernel's name, when the dispatch setup gave one.
+    pub kernel: Option<String>,
+    /// Device address of the faulting instruction (0 when none).
+    pub pc: u64,
+    /// Byte offset of the faulting instruction from the kernel's entry point.
+    pub code_offset: i64,
+    /// Disassembly of the faulting instruction (empty when none).
+    pub instruction: String,
+    /// Work-group id of the faulting wave.
+    pub workgroup: [u32; 3],
+    /// Wave index within the work-group.
+    pub wave: u32,
+}
+
+impl Fault {
+    pub(crate) fn dispatch(reason: impl Into<String>, kernel: Option<&str>) -> Fault {
+        Fault {
+            kind: FaultKind::BadDispatch { reason: reason.into() },
+            kernel: kernel.map(str::to_string),
+            pc: 0,
+            code_offset: 0,
+            instruction: String::new(),
+            workgroup: [0; 3],
+            wave: 0,
+        }
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kernel = self.kernel.as_deref().unwrap_or("<kernel>");
+        match &self.kind {
+            FaultKind::Memory { address, size, lane, write } => {
+                let what = if *write { "write" } else { "read" };
+                let lane = lane.map(|l| format!("lane {l}")).unwrap_or_else(|| "scalar".into());
+                write!(f, "memory fault: {what} of {size} bytes at 0x{address:x} ({lane}) outside the dispatch's memory")?;
+            }
+            FaultKind::Misaligned { address, lane } => write!(f, "misaligned atomic at 0x{address:x} (lane {lane})")?,
+            FaultKind::IllegalInstruction { reason } => write!(f, "illegal instruction: {reason}")?,
+            FaultKind::Trap { code } => write!(f, "s_trap {code} (kernel trap)")?,
+            FaultKind::TimeLimit { seconds } => write!(f, "the dispatch ran longer than the emulator's limit of {seconds} s (an endless loop or a wait nothing satisfies)")?,
+            FaultKind::BadJump { target } => write!(f, "jump to 0x{target:x}, which is not an instruction of the kernel's code")?,
+            FaultKind::BadDispatch { reason } => return write!(f, "cannot emulate {kernel}: {reason}"),
+        }
+        write!(
+            f,
+            " at {kernel}+0x{:x} (`{}`), work-group ({},{},{}) wave {}",
+            self.code_offset, self.instruction, self.workgroup[0], self.workgroup[1], self.workgroup[2], self.wave
+        )
+    }
+}
+
+impl std::error::Error for Fault {}

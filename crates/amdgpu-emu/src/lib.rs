@@ -1,0 +1,95 @@
+//! An emulator of AMDGPU machine code for GFX9 compute targets (gfx90a, gfx942).
+//!
+//! It decodes a kernel's code once, runs its workgroups on a pool of host threads (the waves
+//! of one workgroup together on one thread, 64 lanes each), and reaches global memory only
+//! through a [`GlobalMemory`] implementation that checks every access. It knows nothing of HSA:
+//! a runtime adapts its queues and memory to [`Emulator::dispatch`].
+//!
+//! Parts: [`decode`] (table-driven decoder), `wave` (register state), `exec` (semantics),
+//! [`memory`] (the memory interface), [`trace`] (shader-data records), [`dispatch`] (the
+//! entry point and the workgroup scheduler), [`code_object`] (reading kernels from ELF files).
+#![deny(missing_docs)]
+// Lane loops index several 64-lane arrays by the same lane number; NaN-aware compares are
+// written as the hardware defines them (`!(a < b)` is true for unordered operands).
+#![allow(clippy::needless_range_loop, clippy::neg_cmp_op_on_partial_ord, clippy::nonminimal_bool)]
+
+pub mod code_object;
+pub mod decode;
+pub mod descriptor;
+pub mod dispatch;
+mod exec;
+pub mod fault;
+pub mod memory;
+pub mod trace;
+mod wave;
+
+pub use dispatch::{Apertures, DispatchOutcome, DispatchSetup, Emulator};
+pub use fault::{Fault, FaultKind};
+pub use memory::{GlobalMemory, RegionMemory};
+pub use trace::ShaderDataRecord;
+
+/// A target the emulator runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// CDNA2 (MI200): absolute flat scratch, scratch through buffer instructions.
+    Gfx90a,
+    /// CDNA3 (MI300): architected flat scratch.
+    Gfx942,
+}
+
+/// An encoding family: targets of one family share decoder layouts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// GFX9 (wave64).
+    Gfx9,
+}
+
+impl Target {
+    /// Parse a processor name (`gfx90a`, `gfx942`, with or without `amdgcn-amd-amdhsa--` and
+    /// feature suffixes such as `:sramecc+:xnack-`).
+    pub fn from_name(name: &str) -> Option<Target> {
+        let base = name.rfind("gfx").map(|i| &name[i..]).unwrap_or(name);
+        let base = base.split(':').next().unwrap_or(base);
+        match base {
+            "gfx90a" => Some(Target::Gfx90a),
+            "gfx942" | "gfx940" | "gfx941" => Some(Target::Gfx942),
+            _ => None,
+        }
+    }
+
+    /// The processor name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Gfx90a => "gfx90a",
+            Target::Gfx942 => "gfx942",
+        }
+    }
+
+    /// The encoding family.
+    pub fn family(self) -> Family {
+        Family::Gfx9
+    }
+
+    /// Lanes per wave.
+    pub fn wave_size(self) -> u32 {
+        64
+    }
+
+    /// Whether the target uses architected flat scratch (`scratch_*` relative to the wave).
+    pub fn architected_flat_scratch(self) -> bool {
+        self == Target::Gfx942
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Target;
+
+    #[test]
+    fn target_names_with_triples_and_features() {
+        assert_eq!(Target::from_name("gfx90a"), Some(Target::Gfx90a));
+        assert_eq!(Target::from_name("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"), Some(Target::Gfx90a));
+        assert_eq!(Target::from_name("amdgcn-amd-amdhsa--gfx942"), Some(Target::Gfx942));
+        assert_eq!(Target::from_name("gfx1100"), None);
+    }
+}

@@ -1,0 +1,151 @@
+//! The memory interface: how the emulator reaches global memory.
+//!
+//! The emulator never dereferences a device address itself. Each access (a lane's load,
+//! store or atomic, a scalar load, the kernel descriptor and code reads) first asks the
+//! [`GlobalMemory`] implementation to translate the whole byte range; a range it does not
+//! vouch for ends the dispatch with a memory fault naming the address, the instruction and
+//! the lane. Accesses through translated pointers are relaxed atomics of the access width
+//! (bytes when unaligned), so racing workgroups never make the host program undefined.
+
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
+
+/// Device memory the emulator may access, as host pointers.
+///
+/// # Safety
+///
+/// An implementation promises that a pointer returned by [`GlobalMemory::translate`] is valid
+/// for reads and writes of `len` bytes for as long as the dispatch that asked runs, and that
+/// any other access to those bytes during the dispatch is atomic (or absent): the emulator
+/// reads and writes them from several threads with relaxed atomic operations.
+pub unsafe trait GlobalMemory: Sync {
+    /// The host address of the `len` bytes at device address `addr`, if the whole range lies
+    /// in memory the dispatch may access; `None` otherwise.
+    fn translate(&self, addr: u64, len: u64) -> Option<NonNull<u8>>;
+}
+
+/// A set of owned, zero-initialised byte regions at chosen device addresses: a simple
+/// [`GlobalMemory`] for tests, benchmarks and tools. Thread-safe; regions are never moved
+/// or freed while the value lives.
+#[derive(Default)]
+pub struct RegionMemory {
+    regions: Vec<(u64, Box<[AtomicU64]>, u64)>,
+}
+
+impl RegionMemory {
+    /// An empty memory.
+    pub fn new() -> RegionMemory {
+        RegionMemory::default()
+    }
+
+    /// Add a zeroed region of `len` bytes at device address `base` (8-byte aligned).
+    /// Panics if it overlaps an existing region or `base` is unaligned.
+    pub fn add(&mut self, base: u64, len: u64) {
+        assert!(base % 8 == 0, "region base 0x{base:x} must be 8-byte aligned");
+        for (b, _, l) in &self.regions {
+            assert!(base + len <= *b || *b + *l <= base, "region 0x{base:x}+{len} overlaps 0x{b:x}+{l}");
+        }
+        let words = len.div_ceil(8) as usize;
+        let data: Box<[AtomicU64]> = (0..words).map(|_| AtomicU64::new(0)).collect();
+        self.regions.push((base, data, len));
+        self.regions.sort_by_key(|r| r.0);
+    }
+
+    /// Copy `bytes` into memory at `addr`. Panics if the range is not inside one region.
+    pub fn write(&self, addr: u64, bytes: &[u8]) {
+        let p = self.translate(addr, bytes.len() as u64).unwrap_or_else(|| panic!("write outside regions at 0x{addr:x}"));
+        store_bytes(p, bytes);
+    }
+
+    /// Read `len` bytes at `addr`. Panics if the range is not inside one region.
+    pub fn read(&self, addr: u64, len: usize) -> Vec<u8> {
+        let p = self.translate(addr, len as u64).unwrap_or_else(|| panic!("read outside regions at 0x{addr:x}"));
+        let mut out = vec![0; len];
+        load_bytes(p, &mut out);
+        out
+    }
+}
+
+// SAFETY: every returned pointer points into a region owned by `self` (boxed, never moved or
+// freed while `self` lives) and covers `len` bytes inside it; the regions are atomics.
+unsafe impl GlobalMemory for RegionMemory {
+    fn translate(&self, addr: u64, len: u64) -> Option<NonNull<u8>> {
+        let i = self.regions.partition_point(|r| r.0 <= addr).checked_sub(1)?;
+        let (base, data, rlen) = &self.regions[i];
+        let off = addr - base;
+        if off.checked_add(len)? > *rlen {
+            return None;
+        }
+        NonNull::new(data.as_ptr() as *mut u8).map(|p| {
+            // SAFETY: `off + len <= rlen` bytes of the region's allocation.
+            unsafe { p.add(off as usize) }
+        })
+    }
+}
+
+/// Load `out.len()` bytes from a translated pointer.
+pub(crate) fn load_bytes(p: NonNull<u8>, out: &mut [u8]) {
+    let base = p.as_ptr();
+    let mut i = 0;
+    while i < out.len() {
+        // SAFETY: `base..base+out.len()` was vouched for by `GlobalMemory::translate`.
+        let q = unsafe { base.add(i) };
+        if out.len() - i >= 4 && (q as usize) % 4 == 0 {
+            // SAFETY: aligned, in range, accessed only atomically (trait contract).
+            let v = unsafe { AtomicU32::from_ptr(q as *mut u32) }.load(Ordering::Relaxed);
+            out[i..i + 4].copy_from_slice(&v.to_le_bytes());
+            i += 4;
+        } else {
+            // SAFETY: in range, accessed only atomically (trait contract).
+            out[i] = unsafe { AtomicU8::from_ptr(q) }.load(Ordering::Relaxed);
+            i += 1;
+        }
+    }
+}
+
+/// Store `data` through a translated pointer.
+pub(crate) fn store_bytes(p: NonNull<u8>, data: &[u8]) {
+    let base = p.as_ptr();
+    let mut i = 0;
+    while i < data.len() {
+        // SAFETY: `base..base+data.len()` was vouched for by `GlobalMemory::translate`.
+        let q = unsafe { base.add(i) };
+        if data.len() - i >= 4 && (q as usize) % 4 == 0 {
+            let v = u32::from_le_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]);
+            // SAFETY: aligned, in range, accessed only atomically (trait contract).
+            unsafe { AtomicU32::from_ptr(q as *mut u32) }.store(v, Ordering::Relaxed);
+            i += 4;
+        } else {
+            // SAFETY: in range, accessed only atomically (trait contract).
+            unsafe { AtomicU8::from_ptr(q) }.store(data[i], Ordering::Relaxed);
+            i += 1;
+        }
+    }
+}
+
+/// An atomic read-modify-write of 4 bytes at an aligned translated pointer: `f(old) -> new`,
+/// retried until it lands; returns the old value.
+pub(crate) fn rmw32(p: NonNull<u8>, mut f: impl FnMut(u32) -> u32) -> u32 {
+    // SAFETY: the caller checked 4-byte alignment; in range and atomic (trait contract).
+    let a = unsafe { AtomicU32::from_ptr(p.as_ptr() as *mut u32) };
+    let mut old = a.load(Ordering::Relaxed);
+    loop {
+        match a.compare_exchange_weak(old, f(old), Ordering::SeqCst, Ordering::Relaxed) {
+            Ok(v) => return v,
+            Err(v) => old = v,
+        }
+    }
+}
+
+/// [`rmw32`] for 8 bytes at an 8-byte aligned pointer.
+pub(crate) fn rmw64(p: NonNull<u8>, mut f: impl FnMut(u64) -> u64) -> u64 {
+    // SAFETY: the caller checked 8-byte alignment; in range and atomic (trait contract).
+    let a = unsafe { AtomicU64::from_ptr(p.as_ptr() as *mut u64) };
+    let mut old = a.load(Ordering::Relaxed);
+    loop {
+        match a.compare_exchange_weak(old, f(old), Ordering::SeqCst, Ordering::Relaxed) {
+            Ok(v) => return v,
+            Err(v) => old = v,
+        }
+    }
+}

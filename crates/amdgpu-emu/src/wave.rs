@@ -1,0 +1,146 @@
+//! The state of one wave: scalar and vector registers, EXEC/VCC/SCC/M0, MODE and the
+//! program counter.
+
+use crate::decode::{AGPR, EXEC, M0, Ty, VCC, VGPR};
+
+/// Lanes per wave.
+pub(crate) const LANES: usize = 64;
+/// VGPR slots per wave: 256 architectural VGPRs then 256 AGPRs.
+pub(crate) const VREGS: usize = 512;
+
+/// One lane-vector register.
+pub(crate) type VReg = [u32; LANES];
+
+/// Register state and bookkeeping of a wave.
+pub(crate) struct Wave {
+    /// Scalar registers indexed by operand code 0..=127 (SGPRs, FLAT_SCRATCH, VCC, TTMPs,
+    /// M0, EXEC).
+    pub s: [u32; 128],
+    /// VGPRs (0..256) and AGPRs (256..512), each 64 lanes.
+    pub v: Box<[VReg]>,
+    pub scc: bool,
+    /// Index of the next instruction in the program.
+    pub pc: usize,
+    pub mode: u32,
+    pub status: u32,
+    pub trapsts: u32,
+    /// Instructions issued (the cost model's cycle count).
+    pub cycles: u64,
+    /// Lane-instructions executed (active lanes of vector instructions).
+    pub lane_insts: u64,
+    pub done: bool,
+    pub at_barrier: bool,
+    /// VGPR indexing (`s_set_gpr_idx_on`): index and mode live in M0.
+    pub gpr_idx_on: bool,
+    /// HW_ID register value (placement).
+    pub hw_id: u32,
+    /// Wave index within its work-group.
+    pub index: u32,
+}
+
+impl Wave {
+    pub fn new() -> Wave {
+        Wave {
+            s: [0; 128],
+            v: vec![[0u32; LANES]; VREGS].into_boxed_slice(),
+            scc: false,
+            pc: 0,
+            mode: 0,
+            status: 0,
+            trapsts: 0,
+            cycles: 0,
+            lane_insts: 0,
+            done: false,
+            at_barrier: false,
+            gpr_idx_on: false,
+            hw_id: 0,
+            index: 0,
+        }
+    }
+
+    /// Reset the bookkeeping for a new wave (registers keep stale values, as on hardware).
+    pub fn reset(&mut self) {
+        self.s = [0; 128];
+        self.scc = false;
+        self.pc = 0;
+        self.status = 0;
+        self.trapsts = 0;
+        self.cycles = 0;
+        self.lane_insts = 0;
+        self.done = false;
+        self.at_barrier = false;
+        self.gpr_idx_on = false;
+    }
+
+    pub fn exec(&self) -> u64 {
+        self.s[EXEC as usize] as u64 | (self.s[EXEC as usize + 1] as u64) << 32
+    }
+
+    pub fn set_exec(&mut self, v: u64) {
+        self.s[EXEC as usize] = v as u32;
+        self.s[EXEC as usize + 1] = (v >> 32) as u32;
+    }
+
+    pub fn vcc(&self) -> u64 {
+        self.s[VCC as usize] as u64 | (self.s[VCC as usize + 1] as u64) << 32
+    }
+
+    pub fn m0(&self) -> u32 {
+        self.s[M0 as usize]
+    }
+
+    /// Read a 64-bit scalar register pair at operand code `c` (< 128).
+    pub fn sgpr64(&self, c: u16) -> u64 {
+        let c = c as usize & 127;
+        self.s[c] as u64 | (self.s[(c + 1) & 127] as u64) << 32
+    }
+
+    /// Write a scalar register (codes >= 128 are read-only and ignored).
+    pub fn set_sgpr(&mut self, c: u16, v: u32) {
+        if (c as usize) < 128 {
+            self.s[c as usize] = v;
+        }
+    }
+
+    pub fn set_sgpr64(&mut self, c: u16, v: u64) {
+        self.set_sgpr(c, v as u32);
+        self.set_sgpr(c + 1, (v >> 32) as u32);
+    }
+
+    /// The VGPR/AGPR slot of a vector operand code.
+    pub fn vslot(c: u16) -> usize {
+        if c >= AGPR { 256 + (c - AGPR) as usize } else { (c - VGPR) as usize }
+    }
+}
+
+/// The value of a constant (non-register) scalar operand code for a type.
+pub(crate) fn inline_const(code: u16, ty: Ty, lit: u32) -> Option<u64> {
+    let wide = ty.dwords() == 2;
+    Some(match code {
+        128..=192 => (code - 128) as u64,
+        193..=208 => {
+            let v = -((code - 192) as i64);
+            if wide { v as u64 } else { v as u32 as u64 }
+        }
+        240..=248 => {
+            let f = [0.5f64, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0, 0.15915494309189535][(code - 240) as usize];
+            match ty {
+                Ty::F64 | Ty::B64 | Ty::I64 => {
+                    if code == 248 { 0x3FC4_5F30_6DC9_C882 } else { f.to_bits() }
+                }
+                Ty::F16 | Ty::P16 => {
+                    if code == 248 { 0x3118 } else { half::f16::from_f64(f).to_bits() as u64 }
+                }
+                _ => {
+                    if code == 248 { 0x3E22_F983 } else { (f as f32).to_bits() as u64 }
+                }
+            }
+        }
+        255 => match ty {
+            Ty::F64 => (lit as u64) << 32,
+            Ty::I64 => lit as i32 as i64 as u64,
+            _ => lit as u64,
+        },
+        _ => return None,
+    })
+}

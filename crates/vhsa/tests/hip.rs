@@ -1,0 +1,95 @@
+//! Debian's HIP 5.2 runtime (`libamdhip64`) on vhsa: HIP programs of our own
+//! (`tests/hip/*.hip`, built with `hipcc --offload-arch=gfx90a`) check their own results and
+//! print PASS. Kernels run as native stand-ins the programs register through the vhsa extension
+//! (`tests/hip/hip_test.h`), including ROCclr's blit kernels behind device-to-device copies and
+//! memsets.
+
+mod c_programs;
+use c_programs::*;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Builds `tests/hip/<name>.hip` for gfx90a once per test binary (hipcc is slow).
+fn hip_program(name: &str) -> PathBuf {
+    hip_program_for(name, "gfx90a")
+}
+
+/// Builds `tests/hip/<name>.hip` for `arch` once per test binary; later calls reuse it.
+fn hip_program_for(name: &str, arch: &str) -> PathBuf {
+    type Builds = Mutex<HashMap<(String, String), Arc<OnceLock<PathBuf>>>>;
+    static BUILT: OnceLock<Builds> = OnceLock::new();
+    let key = (name.to_owned(), arch.to_owned());
+    let cell = BUILT.get_or_init(Default::default).lock().unwrap().entry(key).or_default().clone();
+    cell.get_or_init(|| {
+        let tag = arch.replace(':', "_");
+        let dir = test_support::scratch_dir(&format!("vhsa-hip-{name}-{tag}"));
+        let exe = dir.join(name);
+        test_support::build_hip_program(name, arch, &exe);
+        exe
+    })
+    .clone()
+}
+
+fn hip_command(exe: &Path, agents: &str) -> Command {
+    let mut c = command(exe);
+    c.env("VHSA_AGENTS", agents).env("LD_LIBRARY_PATH", test_support::vhsa_lib_dir());
+    c.env_remove("AMD_LOG_LEVEL").env_remove("HIP_VISIBLE_DEVICES").env_remove("ROCR_VISIBLE_DEVICES");
+    c
+}
+
+fn passes(exe: &Path, agents: &str, extra_env: &[(&str, &str)]) -> String {
+    let mut c = hip_command(exe, agents);
+    for (k, v) in extra_env {
+        c.env(k, v);
+    }
+    let out = stdout(&run_ok(c));
+    assert!(out.lines().any(|l| l == "PASS"), "{out}");
+    out
+}
+
+#[test]
+fn device_count_and_properties_match_the_agent() {
+    let exe = hip_program("device_props");
+    let out = passes(&exe, "gfx90a", &[]);
+    assert!(out.contains("device 0: AMD Instinct MI250X (virtual) gfx90a:sramecc+:xnack-"), "{out}");
+    // Every symbol HIP imports is bound at load time.
+    passes(&exe, "gfx90a", &[("LD_BIND_NOW", "1")]);
+    // Two agents: two devices.
+    let out = passes(&exe, "gfx90a,gfx90a", &[]);
+    assert!(out.contains("device 1: "), "{out}");
+}
+
+#[test]
+fn hip_refuses_targets_it_does_not_support() {
+    let exe = hip_program("device_props");
+    let out = hip_command(&exe, "gfx942").output().expect("run");
+    assert!(!out.status.success(), "HIP 5.2 accepts only gfx90a and gfx908:\n{}", stdout(&out));
+    assert!(stderr(&out).contains("hipGetDeviceCount(&count) failed"), "{}", stderr(&out));
+}
+
+#[test]
+fn memory_allocation_copies_memsets_and_symbols() {
+    passes(&hip_program("memory"), "gfx90a", &[]);
+}
+
+#[test]
+fn kernels_events_stream_ordered_allocation_and_graphs() {
+    passes(&hip_program("streams"), "gfx90a", &[]);
+}
+
+#[test]
+fn two_devices_and_peer_copies() {
+    passes(&hip_program("two_devices"), "gfx90a,gfx90a", &[]);
+}
+
+#[test]
+fn code_objects_for_compatible_target_ids_are_found() {
+    // The agent's ISA is gfx90a:sramecc+:xnack-: HIP finds a code object built for xnack off...
+    passes(&hip_program_for("streams", "gfx90a:xnack-"), "gfx90a", &[]);
+    // ...and none in a binary built only for xnack on.
+    let out = hip_command(&hip_program_for("streams", "gfx90a:xnack+"), "gfx90a").output().expect("run");
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("hipErrorNoBinaryForGpu"), "{}", stderr(&out));
+}
