@@ -105,7 +105,8 @@ fn check_database(db: &Value, passes: u64) -> Vec<Value> {
         );
         assert!(u(&d["tid"]) > 0);
         if passes > 1 {
-            assert_eq!(d["store"], "host");
+            // The default store on vhsa's large device pool keeps everything on the agent.
+            assert_eq!(d["store"], "device");
             assert!(u(&d["snapshot_bytes"]) > 0);
             // Restore rows between passes, none after the last.
             assert!(
