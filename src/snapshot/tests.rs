@@ -423,3 +423,27 @@ fn a_snapshot_says_where_it_is_kept() {
     assert_eq!((stats(0, 0).store_kind(), stats(10, 0).store_kind()), ("host", "host"));
     assert_eq!((stats(10, 10).store_kind(), stats(10, 4).store_kind()), ("device", "mixed"));
 }
+
+#[test]
+fn a_batch_of_chunks_is_retried_whole_and_a_failed_batch_counts_as_written() {
+    let mut a = vec![0u8; 16 << 10];
+    let inv = AllocationInventory::new();
+    inv.record(Allocation { base: a.as_ptr() as usize, size: a.len(), agent: 1 });
+    // Capture: copy 0. First restore (two separate chunks): copy 1 fails, the retry writes
+    // both (2, 3). Second restore: the first chunk is written (4), the second fails on every
+    // attempt (5, then 6 7 and 8 9 for the retried batch).
+    let copier = FakeCopy::new(vec![1, 5, 7, 9]);
+    let scope = ChangedChunks::new(Box::new(HostHasher::new(|r: &Region| Some(r.device))), 4096, false);
+    let mut snap = Snapshot::capture(vec![alloc_region(&a)], Box::new(HostStore::new()), Box::new(scope), &copier).unwrap();
+    a[100] = 1;
+    a[9000] = 1;
+    let rep = snap.restore(&inv, &copier);
+    assert_eq!((rep.failure.as_ref(), rep.bytes), (None, 2 * 4096), "the transient failure was retried");
+    assert!(a.iter().all(|&x| x == 0));
+    a[100] = 2;
+    a[9000] = 2;
+    let rep = snap.restore(&inv, &copier);
+    let f = rep.failure.expect("a failure");
+    assert!(!f.nothing_written, "part of the batch may have been written");
+    assert_eq!((a[100], a[9000]), (0, 2), "the first chunk was written back before the failure");
+}
