@@ -74,8 +74,9 @@ pub fn describe(issue: &Issue, scopes: &MarkerScopes) -> String {
             used_as,
             defined_as,
         } => format!(
-            "marker word {word:#x} of wave {wave} is an {used_as} marker for id {id}, which the map \
-             defines as a {defined_as} row; check that --funcmap is the code the trace came from"
+            "marker word {word:#x} of wave {wave} is {} {used_as} marker for id {id}, which the map \
+             defines as a {defined_as} row; check that --funcmap is the code the trace came from",
+            if used_as.starts_with('e') { "an" } else { "a" }
         ),
         IssueKind::PayloadCutShort { id, expected, got } => format!(
             "marker id {id} of wave {wave} has extra_payload_count={expected} (R: row) but the wave's \
