@@ -898,3 +898,36 @@ fn malformed_records_fail_with_the_line_and_lenient_lists_the_problems() {
     let err = kreplay_sqtt_err(&["decode", s(&unknown), "--funcmap", s(&plain)]);
     assert!(err.contains("no .sqtt_funcmap section"), "{err}");
 }
+
+#[test]
+fn deep_nesting_decodes_with_capped_indentation() {
+    let dir = test_support::scratch_dir("sqtt-decode-deep");
+    let co = code_object(&dir);
+    let depth = 5000usize;
+    let mut csv = String::from("time,value,cu,simd,wave_id\n");
+    for i in 0..depth {
+        csv.push_str(&format!("{i},{},0,0,0\n", (2 << 2) | 2));
+    }
+    for i in 0..depth {
+        csv.push_str(&format!("{},1,0,0,0\n", depth + i));
+    }
+    let path = dir.join("deep.csv");
+    std::fs::write(&path, csv).unwrap();
+    let text = kreplay_sqtt_ok(&["decode", s(&path), "--funcmap", s(&co)]);
+    let deepest = format!("{}[depth {}] enter loop", "  ".repeat(32), depth - 1);
+    assert!(text.contains(&deepest), "no `{deepest}`");
+    assert!(text.contains(&format!("{}enter loop", "  ".repeat(32))));
+    assert!(
+        !text.contains(&" ".repeat(2 * 33 + 2)),
+        "indentation stops at depth 32"
+    );
+    let doc = decode_json(&path, &co, &[]);
+    let events = doc["waves"][0]["events"].as_array().unwrap();
+    assert_eq!(events.len(), 2 * depth);
+    assert_eq!(events[depth - 1]["depth"], depth - 1);
+    let last = &events[2 * depth - 1];
+    assert_eq!(
+        (last["depth"].as_u64(), last["closes"]["duration"].as_i64()),
+        (Some(0), Some(2 * depth as i64 - 1))
+    );
+}

@@ -18,6 +18,18 @@ use std::path::{Path, PathBuf};
 /// Payload words shown on a text line; JSON carries all of them.
 pub const TEXT_PAYLOAD_WORDS: usize = 8;
 
+/// Deepest nesting the text indents; deeper lines say their depth instead, so a deep trace
+/// does not print a square number of spaces.
+pub const TEXT_INDENT_DEPTH: usize = 32;
+
+fn indent(depth: usize) -> String {
+    if depth <= TEXT_INDENT_DEPTH {
+        "  ".repeat(depth)
+    } else {
+        format!("{}[depth {depth}] ", "  ".repeat(TEXT_INDENT_DEPTH))
+    }
+}
+
 /// Output form of `decode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DecodeFormat {
@@ -253,7 +265,7 @@ pub fn text_report(ctx: &Context, s: &MarkerScopes) -> String {
         );
         let _ = writeln!(out, "  {:>6} {:>12}  marker", "line", "time");
         for e in &w.events {
-            let indent = "  ".repeat(e.depth);
+            let indent = indent(e.depth);
             let _ = writeln!(
                 out,
                 "  {:>6} {:>12}  {indent}{}",
@@ -268,7 +280,7 @@ pub fn text_report(ctx: &Context, s: &MarkerScopes) -> String {
                 "  {:>6} {:>12}  {}(end of records inside {}, open for {} cycles)",
                 "",
                 w.end,
-                "  ".repeat(sc.depth),
+                indent(sc.depth),
                 sc.name,
                 sc.duration()
             );
@@ -514,5 +526,32 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_records_decode_without_panicking(raw in proptest::collection::vec((0i64..64, proptest::prelude::any::<u64>(), 0u32..3), 0..200)) {
+            let map = Funcmap::parse(b"U:1:a\nF:2:_Z1fv\nP:3:p\nR:3:extra_payload_count=3\nP:4:q\n\0").unwrap();
+            let recs: Vec<NumberedRecord> = raw
+                .iter()
+                .enumerate()
+                .map(|(i, &(time, value, wave_id))| NumberedRecord {
+                    line: i + 2,
+                    record: Record { time, value: (value % 64) | (value & (1 << 40)), se: 0, cu: 0, simd: 0, wave_id, flags: 0 },
+                })
+                .collect();
+            let s = scopes::build_numbered(&recs, &map);
+            let ctx = Context { records: Path::new("r"), funcmap: Path::new("m"), target: None, kernel: "k".into(), record_count: recs.len() };
+            let text = text_report(&ctx, &s);
+            let doc = json_document(&ctx, &s);
+            let events: usize = s.waves.iter().map(|w| w.events.len()).sum();
+            proptest::prop_assert_eq!(doc["summary"]["markers"].as_u64(), Some(events as u64));
+            let payload: usize = s.waves.iter().flat_map(|w| &w.points).map(|p| p.payload.len()).sum();
+            proptest::prop_assert_eq!(events + payload, recs.len());
+            proptest::prop_assert!(text.starts_with("k: "));
+            for i in &s.issues {
+                proptest::prop_assert!(i.line >= 2 && !describe(i, &s).is_empty());
+            }
+        }
     }
 }

@@ -15,7 +15,7 @@
 use super::funcmap::{EntryKind, Funcmap};
 use super::records::{NumberedRecord, Record};
 use super::report::demangled;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Where a wave ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -217,9 +217,8 @@ pub struct WaveScopes {
 pub struct MarkerScopes {
     /// Waves in slot order.
     pub waves: Vec<WaveScopes>,
-    /// Cycles per stack of scope names (outermost first), over every wave; the empty stack is
-    /// time outside any scope.
-    pub cycles: BTreeMap<Vec<String>, u64>,
+    /// Cycles per stack, over every wave (see [`MarkerScopes::cycles`]).
+    stacks: StackTree,
     /// Exits with no open scope.
     pub unmatched_exits: u64,
     /// Enter or point markers whose id the map does not define.
@@ -230,6 +229,57 @@ pub struct MarkerScopes {
     pub privileged_skipped: u64,
     /// Everything that does not fit, in wave order then record order.
     pub issues: Vec<Issue>,
+}
+
+/// The distinct stacks of open scopes as a tree (node 0 the empty stack), with the cycles
+/// charged to each: charging a record costs no copy of its stack, however deep.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct StackTree {
+    /// Parent and name of node `i + 1`.
+    nodes: Vec<(usize, String)>,
+    children: HashMap<(usize, String), usize>,
+    /// Cycles of node `i`.
+    cycles: Vec<u64>,
+}
+
+impl StackTree {
+    fn child(&mut self, parent: usize, name: &str) -> usize {
+        if let Some(&id) = self.children.get(&(parent, name.to_owned())) {
+            return id;
+        }
+        self.nodes.push((parent, name.to_owned()));
+        let id = self.nodes.len();
+        self.children.insert((parent, name.to_owned()), id);
+        id
+    }
+
+    fn charge(&mut self, node: usize, cycles: u64) {
+        if self.cycles.len() <= node {
+            self.cycles.resize(node + 1, 0);
+        }
+        self.cycles[node] += cycles;
+    }
+}
+
+impl MarkerScopes {
+    /// Cycles per stack of scope names (outermost first), over every wave; the empty stack is
+    /// time outside any scope. Stacks charged no cycle are left out.
+    pub fn cycles(&self) -> BTreeMap<Vec<String>, u64> {
+        let t = &self.stacks;
+        let mut out = BTreeMap::new();
+        for (node, &n) in t.cycles.iter().enumerate().filter(|(_, n)| **n > 0) {
+            let mut stack = Vec::new();
+            let mut at = node;
+            while at != 0 {
+                let (parent, name) = &t.nodes[at - 1];
+                stack.push(name.clone());
+                at = *parent;
+            }
+            stack.reverse();
+            *out.entry(stack).or_insert(0) += n;
+        }
+        out
+    }
 }
 
 fn resolve(map: &Funcmap, id: u32) -> Option<(String, &'static str)> {
@@ -287,6 +337,8 @@ fn rebuild_wave(slot: WaveSlot, recs: &[&NumberedRecord], map: &Funcmap, out: &m
     let issue = |out: &mut MarkerScopes, line: usize, kind: IssueKind| out.issues.push(Issue { line, slot, kind });
     // Indices into wave.scopes of the open scopes, innermost last.
     let mut open: Vec<usize> = Vec::new();
+    // The stack-tree node of each open scope.
+    let mut open_nodes: Vec<usize> = Vec::new();
     let mut payload_left = 0u32;
     // The header whose payload is being read: (line, id, expected).
     let mut payload_header = (0usize, 0u32, 0u32);
@@ -354,11 +406,18 @@ fn rebuild_wave(slot: WaveSlot, recs: &[&NumberedRecord], map: &Funcmap, out: &m
                 Step::Point { .. } => depth_before,
             };
             wave.events.push(Event { line, time: r.time, word, depth, step });
+            if let Step::Exit { closed: Some(_) } | Step::ExitEnter { closed: Some(_), .. } = step {
+                open_nodes.pop();
+            }
+            while open_nodes.len() < open.len() {
+                let parent = open_nodes.last().copied().unwrap_or(0);
+                let name = &wave.scopes[open[open_nodes.len()]].name;
+                open_nodes.push(out.stacks.child(parent, name));
+            }
         }
         if let Some(next) = recs.get(i + 1) {
             let delta = u64::try_from(next.record.time.saturating_sub(r.time)).unwrap_or(0);
-            let stack: Vec<String> = open.iter().map(|&s| wave.scopes[s].name.clone()).collect();
-            *out.cycles.entry(stack).or_insert(0) += delta;
+            out.stacks.charge(open_nodes.last().copied().unwrap_or(0), delta);
         }
     }
     if payload_left > 0 {
@@ -512,7 +571,7 @@ mod tests {
         assert_eq!((w1.scopes[0].end, w1.scopes[0].exited), (9, false));
         let h = "helper(int)".to_owned();
         let cyc = |stack: &[&str]| {
-            s.cycles
+            s.cycles()
                 .get(&stack.iter().map(|x| x.to_string()).collect::<Vec<_>>())
                 .copied()
         };
