@@ -14,7 +14,7 @@ fn frame(name: &str) -> String {
 /// sorted.
 pub fn folded(scopes: &MarkerScopes, kernel: &str) -> String {
     let mut lines: Vec<String> = scopes
-        .cycles
+        .cycles()
         .iter()
         .filter(|(_, n)| **n > 0)
         .map(|(stack, n)| {

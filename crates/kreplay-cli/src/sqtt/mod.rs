@@ -2,10 +2,11 @@
 //!
 //! `funcmap` prints the `.sqtt_funcmap` table of a code object, bundle or HIP executable;
 //! `memtrace` analyses per-lane address traces in shaderdata records; `timeline` and `flame`
-//! draw the marker scopes of shaderdata records as a Perfetto trace and a flame graph. Formats
-//! are described in `docs/sqtt.md` ("Decoding").
+//! draw the marker scopes of shaderdata records as a Perfetto trace and a flame graph; `decode`
+//! prints each wave's marker sequence. Formats are described in `docs/sqtt.md` ("Decoding").
 
 pub mod address_trace;
+pub mod decode;
 pub mod device_code;
 pub mod flame;
 pub mod funcmap;
@@ -43,6 +44,9 @@ enum SqttCommand {
     Timeline(views::TimelineArgs),
     /// Write folded stacks and an SVG flame graph of the marker scopes, weighted by cycles.
     Flame(views::FlameArgs),
+    /// Print each wave's marker sequence (enter, exit, point, data) with names, nesting and
+    /// scope durations, as text or JSON.
+    Decode(decode::DecodeArgs),
 }
 
 #[derive(Args, Debug)]
@@ -172,6 +176,7 @@ pub fn run(args: SqttArgs) -> ExitCode {
         SqttCommand::Memtrace(a) => run_memtrace(&a),
         SqttCommand::Timeline(a) => views::run_timeline(&a),
         SqttCommand::Flame(a) => views::run_flame(&a),
+        SqttCommand::Decode(a) => decode::run_decode(&a),
     }));
     match result {
         Ok(Ok(())) => ExitCode::SUCCESS,

@@ -102,6 +102,26 @@ const EXPECTED: &str = "expected records with fields time, value, cu, simd, wave
 
 /// Parses a record file.
 pub fn parse(text: &str, format: RecordFormat) -> Result<Vec<Record>, RecordError> {
+    parse_numbered(text, format).map(|v| v.into_iter().map(|n| n.record).collect())
+}
+
+/// One record with the 1-based line of the file where it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NumberedRecord {
+    /// 1-based line of the record in its file.
+    pub line: usize,
+    /// The record.
+    pub record: Record,
+}
+
+/// The 1-based line of byte `offset` of `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..offset.min(text.len())]).count()
+}
+
+/// Parses a record file, keeping the line where each record starts (for messages that
+/// point at one record).
+pub fn parse_numbered(text: &str, format: RecordFormat) -> Result<Vec<NumberedRecord>, RecordError> {
     let format = match format {
         RecordFormat::Auto => match text.trim_start().chars().next() {
             Some('[') => RecordFormat::Json,
@@ -113,9 +133,18 @@ pub fn parse(text: &str, format: RecordFormat) -> Result<Vec<Record>, RecordErro
     };
     match format {
         RecordFormat::Json => {
-            let raw: Vec<JsonRecord> = serde_json::from_str(text)
+            let raw: Vec<&serde_json::value::RawValue> = serde_json::from_str(text)
                 .map_err(|e| RecordError { line: e.line(), detail: format!("{e}; {EXPECTED}") })?;
-            raw.into_iter().map(|r| r.into_record(0)).collect()
+            raw.into_iter()
+                .map(|element| {
+                    // The element borrows from `text`: its offset there gives its line.
+                    let offset = (element.get().as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+                    let line = line_of(text, offset);
+                    let parsed: JsonRecord = serde_json::from_str(element.get())
+                        .map_err(|e| RecordError { line: line + e.line() - 1, detail: format!("{e}; {EXPECTED}") })?;
+                    Ok(NumberedRecord { line, record: parsed.into_record(line)? })
+                })
+                .collect()
         }
         RecordFormat::Jsonl => {
             let mut out = Vec::new();
@@ -125,7 +154,7 @@ pub fn parse(text: &str, format: RecordFormat) -> Result<Vec<Record>, RecordErro
                 }
                 let raw: JsonRecord = serde_json::from_str(line)
                     .map_err(|e| RecordError { line: i + 1, detail: format!("{e}; {EXPECTED}") })?;
-                out.push(raw.into_record(i + 1)?);
+                out.push(NumberedRecord { line: i + 1, record: raw.into_record(i + 1)? });
             }
             Ok(out)
         }
@@ -133,7 +162,7 @@ pub fn parse(text: &str, format: RecordFormat) -> Result<Vec<Record>, RecordErro
     }
 }
 
-fn parse_csv(text: &str) -> Result<Vec<Record>, RecordError> {
+fn parse_csv(text: &str) -> Result<Vec<NumberedRecord>, RecordError> {
     let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
     let Some((header_line, header)) = lines.next() else {
         return Ok(Vec::new());
@@ -171,7 +200,7 @@ fn parse_csv(text: &str) -> Result<Vec<Record>, RecordError> {
             line: line_no,
             detail: format!("time: `{}` is not an integer", fields[index[0]]),
         })?;
-        out.push(Record {
+        let record = Record {
             time,
             value: num(index[1], "value")?,
             cu: small(index[2], "cu")?,
@@ -179,7 +208,8 @@ fn parse_csv(text: &str) -> Result<Vec<Record>, RecordError> {
             wave_id: small(index[4], "wave_id")?,
             se: se.map(|c| small(c, "se")).transpose()?.unwrap_or(0),
             flags: flags.map(|c| small(c, "flags")).transpose()?.unwrap_or(0),
-        });
+        };
+        out.push(NumberedRecord { line: line_no, record });
     }
     Ok(out)
 }
@@ -211,5 +241,19 @@ mod tests {
         assert!(err.detail.contains("simd"), "{err}");
         let err = parse("{\"time\":1}\n", RecordFormat::Jsonl).unwrap_err();
         assert_eq!(err.line, 1);
+        let err = parse("[\n{\"time\": 1, \"value\": 2, \"cu\": 0, \"simd\": 0, \"wave_id\": 0},\n{\"time\": 1}\n]", RecordFormat::Json)
+            .unwrap_err();
+        assert_eq!(err.line, 3, "{err}");
+    }
+
+    #[test]
+    fn numbered_records_carry_their_line_in_every_form() {
+        let one = "{\"time\": 1, \"value\": 2, \"cu\": 0, \"simd\": 0, \"wave_id\": 0}";
+        let lines = |text: &str| -> Vec<usize> {
+            parse_numbered(text, RecordFormat::Auto).unwrap().iter().map(|n| n.line).collect()
+        };
+        assert_eq!(lines(&format!("[\n  {one},\n\n  {one}, {one}\n]")), [2, 4, 4]);
+        assert_eq!(lines(&format!("{one}\n\n{one}\n")), [1, 3]);
+        assert_eq!(lines("time,value,cu,simd,wave_id\n\n1,2,0,0,0\n1,2,0,0,0\n"), [3, 4]);
     }
 }

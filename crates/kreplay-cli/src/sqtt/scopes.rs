@@ -6,11 +6,16 @@
 //! innermost scope, `11` exit then enter `id`, `00` point `id` followed by the `R:` count of
 //! payload records. Time is the record's trace time (cycles); the cycles between a wave's
 //! record `i` and record `i + 1` are charged to the stack in force after record `i`.
+//!
+//! Each wave also keeps its marker sequence ([`Event`], one per header record, with its
+//! nesting depth and input line) and the rebuild lists what does not fit ([`Issue`]): ids the
+//! map lacks, markers of the wrong kind, payloads cut short, words wider than 32 bits, time
+//! going backwards, exits without an open scope and scopes still open at the wave's end.
 
 use super::funcmap::{EntryKind, Funcmap};
-use super::records::Record;
+use super::records::{NumberedRecord, Record};
 use super::report::demangled;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Where a wave ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -42,6 +47,17 @@ pub struct Scope {
     pub depth: usize,
     /// False when the wave's records ended inside the scope.
     pub exited: bool,
+    /// Input line of the enter record.
+    pub enter_line: usize,
+    /// Input line of the exit record, when it exited.
+    pub exit_line: Option<usize>,
+}
+
+impl Scope {
+    /// Exit minus enter time (up to the wave's last record when it never exited).
+    pub fn duration(&self) -> i64 {
+        self.end.saturating_sub(self.start)
+    }
 }
 
 /// One point marker with its payload words.
@@ -55,6 +71,126 @@ pub struct Point {
     pub time: i64,
     /// Payload words, as many as the `R:` row says (fewer when the records ended first).
     pub payload: Vec<u32>,
+    /// The `R:` count of the id (0 without a row).
+    pub expected_payload: u32,
+    /// The map's kind of the id (`point`, or `marker` when the map lacks it).
+    pub kind: &'static str,
+}
+
+/// What one header record did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Entered `scope` (index into [`WaveScopes::scopes`]).
+    Enter {
+        /// The scope entered.
+        scope: usize,
+    },
+    /// Exited `closed` (`None`: no scope was open).
+    Exit {
+        /// The scope exited.
+        closed: Option<usize>,
+    },
+    /// A fused word: exited `closed`, then entered `scope`.
+    ExitEnter {
+        /// The scope exited (`None`: no scope was open).
+        closed: Option<usize>,
+        /// The scope entered.
+        scope: usize,
+    },
+    /// A point marker (index into [`WaveScopes::points`]), with its payload records.
+    Point {
+        /// The point.
+        point: usize,
+    },
+}
+
+/// One header record of a wave's marker sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event {
+    /// Input line of the record (0 when unknown).
+    pub line: usize,
+    /// Record time.
+    pub time: i64,
+    /// The marker word.
+    pub word: u32,
+    /// Nesting depth: of the scope entered or exited (0 outermost), or, for a point, the
+    /// number of scopes open around it.
+    pub depth: usize,
+    /// What the word did.
+    pub step: Step,
+}
+
+/// Something in the records that does not fit the marker protocol or the map.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Issue {
+    /// Input line of the record (0 when unknown).
+    pub line: usize,
+    /// The wave.
+    pub slot: WaveSlot,
+    /// What is wrong.
+    pub kind: IssueKind,
+}
+
+/// The kinds of [`Issue`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IssueKind {
+    /// An enter or point word whose id the map does not define.
+    UnknownId {
+        /// The word.
+        word: u32,
+        /// Its id.
+        id: u32,
+    },
+    /// An enter word for a point id, or a point word for a scope id.
+    WrongKind {
+        /// The word.
+        word: u32,
+        /// Its id.
+        id: u32,
+        /// `enter` or `point`.
+        used_as: &'static str,
+        /// The map's row kind (`func`, `user`, `point`, `kernel`).
+        defined_as: &'static str,
+    },
+    /// A header whose `R:` payload ran past the end of the wave's records.
+    PayloadCutShort {
+        /// The header id.
+        id: u32,
+        /// The `R:` count.
+        expected: u32,
+        /// Payload records present.
+        got: u32,
+    },
+    /// A value with bits above the low 32: not a marker or payload word.
+    WideValue {
+        /// The value.
+        value: u64,
+    },
+    /// A record earlier in time than the wave's previous one.
+    TimeBackwards {
+        /// Its time.
+        time: i64,
+        /// The previous record's time.
+        previous: i64,
+        /// The previous record's line.
+        previous_line: usize,
+    },
+    /// An exit word with no open scope.
+    UnmatchedExit,
+    /// A scope still open at the wave's last record (index into [`WaveScopes::scopes`]).
+    OpenAtEnd {
+        /// The scope.
+        scope: usize,
+    },
+}
+
+impl IssueKind {
+    /// True for input that is wrong (unknown ids, wrong kinds, cut-short payloads, wide values,
+    /// time going backwards); false for what a trace window can cause (an exit of a scope
+    /// entered before the trace started, a wave traced until it stopped inside a scope).
+    pub fn is_malformed(&self) -> bool {
+        !matches!(self, IssueKind::UnmatchedExit | IssueKind::OpenAtEnd { .. })
+    }
 }
 
 /// The scopes and points of one wave.
@@ -70,6 +206,10 @@ pub struct WaveScopes {
     pub scopes: Vec<Scope>,
     /// Points in record order.
     pub points: Vec<Point>,
+    /// Header records in order.
+    pub events: Vec<Event>,
+    /// Records of the wave (headers and payload).
+    pub records: usize,
 }
 
 /// Everything rebuilt from a record stream.
@@ -77,9 +217,8 @@ pub struct WaveScopes {
 pub struct MarkerScopes {
     /// Waves in slot order.
     pub waves: Vec<WaveScopes>,
-    /// Cycles per stack of scope names (outermost first), over every wave; the empty stack is
-    /// time outside any scope.
-    pub cycles: BTreeMap<Vec<String>, u64>,
+    /// Cycles per stack, over every wave (see [`MarkerScopes::cycles`]).
+    stacks: StackTree,
     /// Exits with no open scope.
     pub unmatched_exits: u64,
     /// Enter or point markers whose id the map does not define.
@@ -88,6 +227,59 @@ pub struct MarkerScopes {
     pub incomplete_payloads: u64,
     /// Privileged (trap handler) records skipped.
     pub privileged_skipped: u64,
+    /// Everything that does not fit, in wave order then record order.
+    pub issues: Vec<Issue>,
+}
+
+/// The distinct stacks of open scopes as a tree (node 0 the empty stack), with the cycles
+/// charged to each: charging a record costs no copy of its stack, however deep.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct StackTree {
+    /// Parent and name of node `i + 1`.
+    nodes: Vec<(usize, String)>,
+    children: HashMap<(usize, String), usize>,
+    /// Cycles of node `i`.
+    cycles: Vec<u64>,
+}
+
+impl StackTree {
+    fn child(&mut self, parent: usize, name: &str) -> usize {
+        if let Some(&id) = self.children.get(&(parent, name.to_owned())) {
+            return id;
+        }
+        self.nodes.push((parent, name.to_owned()));
+        let id = self.nodes.len();
+        self.children.insert((parent, name.to_owned()), id);
+        id
+    }
+
+    fn charge(&mut self, node: usize, cycles: u64) {
+        if self.cycles.len() <= node {
+            self.cycles.resize(node + 1, 0);
+        }
+        self.cycles[node] += cycles;
+    }
+}
+
+impl MarkerScopes {
+    /// Cycles per stack of scope names (outermost first), over every wave; the empty stack is
+    /// time outside any scope. Stacks charged no cycle are left out.
+    pub fn cycles(&self) -> BTreeMap<Vec<String>, u64> {
+        let t = &self.stacks;
+        let mut out = BTreeMap::new();
+        for (node, &n) in t.cycles.iter().enumerate().filter(|(_, n)| **n > 0) {
+            let mut stack = Vec::new();
+            let mut at = node;
+            while at != 0 {
+                let (parent, name) = &t.nodes[at - 1];
+                stack.push(name.clone());
+                at = *parent;
+            }
+            stack.reverse();
+            *out.entry(stack).or_insert(0) += n;
+        }
+        out
+    }
 }
 
 fn resolve(map: &Funcmap, id: u32) -> Option<(String, &'static str)> {
@@ -102,9 +294,16 @@ fn resolve(map: &Funcmap, id: u32) -> Option<(String, &'static str)> {
 
 /// Rebuilds the scopes of `records` with the names of `map`.
 pub fn build(records: &[Record], map: &Funcmap) -> MarkerScopes {
+    let numbered: Vec<NumberedRecord> = records.iter().map(|&record| NumberedRecord { line: 0, record }).collect();
+    build_numbered(&numbered, map)
+}
+
+/// Rebuilds the scopes of `records` (with their input lines) with the names of `map`.
+pub fn build_numbered(records: &[NumberedRecord], map: &Funcmap) -> MarkerScopes {
     let mut out = MarkerScopes::default();
-    let mut waves: BTreeMap<WaveSlot, Vec<&Record>> = BTreeMap::new();
-    for r in records {
+    let mut waves: BTreeMap<WaveSlot, Vec<&NumberedRecord>> = BTreeMap::new();
+    for n in records {
+        let r = &n.record;
         if r.is_privileged() {
             out.privileged_skipped += 1;
             continue;
@@ -115,86 +314,183 @@ pub fn build(records: &[Record], map: &Funcmap) -> MarkerScopes {
             simd: r.simd,
             wave_id: r.wave_id,
         };
-        waves.entry(slot).or_default().push(r);
+        waves.entry(slot).or_default().push(n);
     }
     for (slot, recs) in waves {
-        let mut wave = WaveScopes {
-            slot,
-            start: recs.first().map_or(0, |r| r.time),
-            end: recs.last().map_or(0, |r| r.time),
-            scopes: Vec::new(),
-            points: Vec::new(),
-        };
-        // Indices into wave.scopes of the open scopes, innermost last.
-        let mut open: Vec<usize> = Vec::new();
-        let mut payload_left = 0u32;
-        for (i, r) in recs.iter().enumerate() {
-            let word = r.value as u32;
-            if payload_left > 0 {
-                if let Some(p) = wave.points.last_mut() {
-                    p.payload.push(word);
-                }
-                payload_left -= 1;
-            } else {
-                let id = map.marker_id(word);
-                let mut exit = |wave: &mut WaveScopes, open: &mut Vec<usize>| match open.pop() {
-                    Some(s) => {
-                        wave.scopes[s].end = r.time;
-                        wave.scopes[s].exited = true;
-                    }
-                    None => out.unmatched_exits += 1,
-                };
-                let enter = |wave: &mut WaveScopes, open: &mut Vec<usize>, unknown: &mut u64| {
-                    let (name, kind) = resolve(map, id).unwrap_or_else(|| {
-                        *unknown += 1;
-                        (format!("marker {id}"), "marker")
-                    });
-                    open.push(wave.scopes.len());
-                    wave.scopes.push(Scope {
-                        name,
-                        kind,
-                        id,
-                        start: r.time,
-                        end: wave.end,
-                        depth: open.len() - 1,
-                        exited: false,
-                    });
-                };
-                match word & 3 {
-                    2 => enter(&mut wave, &mut open, &mut out.unknown_ids),
-                    1 => exit(&mut wave, &mut open),
-                    3 => {
-                        exit(&mut wave, &mut open);
-                        enter(&mut wave, &mut open, &mut out.unknown_ids);
-                    }
-                    _ => {
-                        let name = resolve(map, id).map(|(n, _)| n).unwrap_or_else(|| {
-                            out.unknown_ids += 1;
-                            format!("marker {id}")
-                        });
-                        payload_left = map.extra_payload_count(id);
-                        wave.points.push(Point {
-                            name,
-                            id,
-                            time: r.time,
-                            payload: Vec::new(),
-                        });
-                    }
-                }
-            }
-            if let Some(next) = recs.get(i + 1) {
-                let delta = u64::try_from(next.time.saturating_sub(r.time)).unwrap_or(0);
-                let stack: Vec<String> =
-                    open.iter().map(|&s| wave.scopes[s].name.clone()).collect();
-                *out.cycles.entry(stack).or_insert(0) += delta;
-            }
-        }
-        if payload_left > 0 {
-            out.incomplete_payloads += 1;
-        }
+        let wave = rebuild_wave(slot, &recs, map, &mut out);
         out.waves.push(wave);
     }
     out
+}
+
+/// The scopes, points and events of one wave's records; counts and issues go to `out`.
+fn rebuild_wave(slot: WaveSlot, recs: &[&NumberedRecord], map: &Funcmap, out: &mut MarkerScopes) -> WaveScopes {
+    let mut wave = WaveScopes {
+        slot,
+        start: recs.first().map_or(0, |n| n.record.time),
+        end: recs.last().map_or(0, |n| n.record.time),
+        scopes: Vec::new(),
+        points: Vec::new(),
+        events: Vec::new(),
+        records: recs.len(),
+    };
+    let issue = |out: &mut MarkerScopes, line: usize, kind: IssueKind| out.issues.push(Issue { line, slot, kind });
+    // Indices into wave.scopes of the open scopes, innermost last.
+    let mut open: Vec<usize> = Vec::new();
+    // The stack-tree node of each open scope.
+    let mut open_nodes: Vec<usize> = Vec::new();
+    let mut payload_left = 0u32;
+    // The header whose payload is being read: (line, id, expected).
+    let mut payload_header = (0usize, 0u32, 0u32);
+    for (i, n) in recs.iter().enumerate() {
+        let (r, line) = (&n.record, n.line);
+        if r.value > u64::from(u32::MAX) {
+            issue(out, line, IssueKind::WideValue { value: r.value });
+        }
+        if let Some(prev) = i.checked_sub(1).map(|p| recs[p])
+            && r.time < prev.record.time
+        {
+            issue(
+                out,
+                line,
+                IssueKind::TimeBackwards { time: r.time, previous: prev.record.time, previous_line: prev.line },
+            );
+        }
+        let word = r.value as u32;
+        if payload_left > 0 {
+            if let Some(p) = wave.points.last_mut() {
+                p.payload.push(word);
+            }
+            payload_left -= 1;
+        } else {
+            let id = map.marker_id(word);
+            let h = Header { word, id, time: r.time, line };
+            let depth_before = open.len();
+            let step = match word & 3 {
+                2 => Step::Enter { scope: enter(&mut wave, &mut open, map, h, out) },
+                1 => Step::Exit { closed: exit(&mut wave, &mut open, h, out) },
+                3 => {
+                    let closed = exit(&mut wave, &mut open, h, out);
+                    Step::ExitEnter { closed, scope: enter(&mut wave, &mut open, map, h, out) }
+                }
+                _ => {
+                    let (name, kind) = match resolve(map, id) {
+                        Some((name, kind)) => {
+                            if kind != "point" {
+                                issue(out, line, IssueKind::WrongKind { word, id, used_as: "point", defined_as: kind });
+                            }
+                            (name, "point")
+                        }
+                        None => {
+                            out.unknown_ids += 1;
+                            issue(out, line, IssueKind::UnknownId { word, id });
+                            (format!("marker {id}"), "marker")
+                        }
+                    };
+                    payload_left = map.extra_payload_count(id);
+                    payload_header = (line, id, payload_left);
+                    wave.points.push(Point {
+                        name,
+                        id,
+                        time: r.time,
+                        payload: Vec::new(),
+                        expected_payload: payload_left,
+                        kind,
+                    });
+                    Step::Point { point: wave.points.len() - 1 }
+                }
+            };
+            let depth = match step {
+                Step::Enter { scope } | Step::ExitEnter { scope, .. } => wave.scopes[scope].depth,
+                Step::Exit { .. } => open.len(),
+                Step::Point { .. } => depth_before,
+            };
+            wave.events.push(Event { line, time: r.time, word, depth, step });
+            if let Step::Exit { closed: Some(_) } | Step::ExitEnter { closed: Some(_), .. } = step {
+                open_nodes.pop();
+            }
+            while open_nodes.len() < open.len() {
+                let parent = open_nodes.last().copied().unwrap_or(0);
+                let name = &wave.scopes[open[open_nodes.len()]].name;
+                open_nodes.push(out.stacks.child(parent, name));
+            }
+        }
+        if let Some(next) = recs.get(i + 1) {
+            let delta = u64::try_from(next.record.time.saturating_sub(r.time)).unwrap_or(0);
+            out.stacks.charge(open_nodes.last().copied().unwrap_or(0), delta);
+        }
+    }
+    if payload_left > 0 {
+        out.incomplete_payloads += 1;
+        let (line, id, expected) = payload_header;
+        issue(out, line, IssueKind::PayloadCutShort { id, expected, got: expected - payload_left });
+    }
+    for &scope in &open {
+        issue(out, wave.scopes[scope].enter_line, IssueKind::OpenAtEnd { scope });
+    }
+    wave
+}
+
+/// A header record being applied.
+#[derive(Clone, Copy)]
+struct Header {
+    word: u32,
+    id: u32,
+    time: i64,
+    line: usize,
+}
+
+/// Closes the innermost open scope of `wave` at the header's time.
+fn exit(wave: &mut WaveScopes, open: &mut Vec<usize>, h: Header, out: &mut MarkerScopes) -> Option<usize> {
+    match open.pop() {
+        Some(s) => {
+            let scope = &mut wave.scopes[s];
+            scope.end = h.time;
+            scope.exited = true;
+            scope.exit_line = Some(h.line);
+            Some(s)
+        }
+        None => {
+            out.unmatched_exits += 1;
+            out.issues.push(Issue { line: h.line, slot: wave.slot, kind: IssueKind::UnmatchedExit });
+            None
+        }
+    }
+}
+
+/// Opens scope `h.id` in `wave` at the header's time.
+fn enter(wave: &mut WaveScopes, open: &mut Vec<usize>, map: &Funcmap, h: Header, out: &mut MarkerScopes) -> usize {
+    let Header { word, id, time, line } = h;
+    let (name, kind) = match resolve(map, id) {
+        Some((name, kind)) => {
+            if matches!(kind, "point" | "kernel") {
+                out.issues.push(Issue {
+                    line,
+                    slot: wave.slot,
+                    kind: IssueKind::WrongKind { word, id, used_as: "enter", defined_as: kind },
+                });
+            }
+            (name, kind)
+        }
+        None => {
+            out.unknown_ids += 1;
+            out.issues.push(Issue { line, slot: wave.slot, kind: IssueKind::UnknownId { word, id } });
+            (format!("marker {id}"), "marker")
+        }
+    };
+    open.push(wave.scopes.len());
+    wave.scopes.push(Scope {
+        name,
+        kind,
+        id,
+        start: time,
+        end: wave.end,
+        depth: open.len() - 1,
+        exited: false,
+        enter_line: line,
+        exit_line: None,
+    });
+    wave.scopes.len() - 1
 }
 
 /// The kernel a record file traced: `name` when given, else the map's only `K:` row
@@ -275,7 +571,7 @@ mod tests {
         assert_eq!((w1.scopes[0].end, w1.scopes[0].exited), (9, false));
         let h = "helper(int)".to_owned();
         let cyc = |stack: &[&str]| {
-            s.cycles
+            s.cycles()
                 .get(&stack.iter().map(|x| x.to_string()).collect::<Vec<_>>())
                 .copied()
         };
