@@ -179,7 +179,8 @@ pub struct kreplay_stats_t {
     pub passes: u64,
     /// Dispatches whose replay was declined (incomplete snapshot, bad pass count).
     pub declined: u64,
-    /// Submissions not replayable (multi-packet batches) that ran once.
+    /// Always 0: multi-packet submissions are replayed dispatch by dispatch (kept for the
+    /// layout; it counted batches that ran once).
     pub batches_run_once: u64,
     /// Bytes captured by snapshots.
     pub snapshot_bytes: u64,
@@ -214,6 +215,9 @@ pub struct DispatchSummary {
     pub snapshot: Option<crate::snapshot::CaptureStats>,
     /// Restore totals over the window, for replayed dispatches.
     pub restore: Option<RestoreTotals>,
+    /// The dispatch ran once without being timed (see
+    /// [`ReplayClient::times_ordinary_dispatches`]): `passes` is empty and `window` is (0, 0).
+    pub untimed: bool,
 }
 
 /// Times of one pass.
@@ -259,6 +263,18 @@ pub trait ReplayClient: Send + Sync {
     fn on_event(&self, _event: &kreplay_event_t) {}
     /// The dispatch's window closed.
     fn dispatch_done(&self, _summary: &DispatchSummary) {}
+    /// Whether [`ReplayClient::dispatch_done`] is wanted for dispatches that run once (pass
+    /// count 1). Default true; when false no summary is built for them.
+    fn reads_summaries(&self) -> bool {
+        true
+    }
+    /// Whether dispatches that run once are timed. Default false: their summaries are handed
+    /// over on the submitting thread with [`DispatchSummary::untimed`] set, and the dispatch costs
+    /// no signal, handler or allocation of the tool. True puts a tool signal and a completion
+    /// handler on each of them, whose summary then carries the kernel's device times.
+    fn times_ordinary_dispatches(&self) -> bool {
+        false
+    }
 }
 
 /// Errors of the Rust API.
@@ -413,6 +429,10 @@ impl ReplayClient for CClient {
             unsafe { f(e, self.0.user_data) }
         }
     }
+    fn reads_summaries(&self) -> bool {
+        // C clients have no summary callback.
+        false
+    }
 }
 
 fn boundary(f: impl FnOnce() -> kreplay_status_t) -> kreplay_status_t {
@@ -565,6 +585,12 @@ impl ReplayClient for CallbackScoped {
     fn dispatch_done(&self, summary: &DispatchSummary) {
         let _scope = crate::inventory::ClientCallbackScope::enter();
         self.0.dispatch_done(summary)
+    }
+    fn reads_summaries(&self) -> bool {
+        self.0.reads_summaries()
+    }
+    fn times_ordinary_dispatches(&self) -> bool {
+        self.0.times_ordinary_dispatches()
     }
 }
 

@@ -9,9 +9,9 @@
 use crate::inventory::{ExecutableInventory, ExecutablesHeld};
 use crate::runtime::{HsaError, Runtime};
 use crate::snapshot::{ExecutableRef, Region, RegionKind};
-use crate::sync::{Arc, LazyLock, Mutex, OnceLock};
+use crate::sync::{Arc, AtomicU64, LazyLock, Mutex, OnceLock, Ordering};
 use hsa_abi::ffi::{self, hsa_agent_t, hsa_executable_symbol_t, hsa_executable_t, hsa_loaded_code_object_t, hsa_status_t};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{CString, c_void};
 use std::ops::Range;
 
@@ -328,10 +328,21 @@ pub fn module_variables(rt: Runtime, agent: hsa_agent_t, held: &ExecutablesHeld<
 /// while [`EXECUTABLES`] holds off destruction, and a destroyed executable's names are dropped
 /// ([`KernelNames::forget_executable`]), so a kernel object reused by a later executable is
 /// never reported under a stale name.
+///
+/// A kernel object the scan did not find is remembered as a miss, so its next dispatches do not
+/// rescan every executable; the misses are forgotten when an executable is frozen (its kernels
+/// become dispatchable, [`KernelNames::executables_changed`]) or destroyed.
 #[derive(Default)]
 pub struct KernelNames {
     by_agent: Mutex<HashMap<u64, NamesOfAgent>>,
+    /// `(agent, kernel object)` pairs the last scans did not find.
+    misses: Mutex<HashSet<(u64, u64)>>,
+    /// Bumped at every freeze or destruction; a scan started before a bump records no miss.
+    generation: AtomicU64,
 }
+
+/// Most misses remembered; beyond, the set starts over (each miss costs one more scan).
+const MAX_MISSES: usize = 4096;
 
 /// Kernel object -> (executable handle, name).
 type NamesOfAgent = HashMap<u64, (u64, Arc<CString>)>;
@@ -347,13 +358,37 @@ impl KernelNames {
         if let Some((_, n)) = self.by_agent.lock().get(&agent.handle).and_then(|m| m.get(&kernel_object)) {
             return Some(n.clone());
         }
+        if self.misses.lock().contains(&(agent.handle, kernel_object)) {
+            return None;
+        }
+        let generation = self.generation.load(Ordering::Acquire);
         // No executable is destroyed between the scan and the cache update.
         let _held = EXECUTABLES.hold();
         let fresh = Self::scan(rt, agent);
         let mut map = self.by_agent.lock();
         let entry = map.entry(agent.handle).or_default();
         entry.extend(fresh);
-        entry.get(&kernel_object).map(|(_, n)| n.clone())
+        let found = entry.get(&kernel_object).map(|(_, n)| n.clone());
+        drop(map);
+        if found.is_none() {
+            let mut misses = self.misses.lock();
+            // Checked under the lock `executables_changed` clears under: a freeze during the
+            // scan leaves no stale miss.
+            if self.generation.load(Ordering::Acquire) == generation {
+                if misses.len() >= MAX_MISSES {
+                    misses.clear();
+                }
+                misses.insert((agent.handle, kernel_object));
+            }
+        }
+        found
+    }
+
+    /// An executable was frozen or destroyed: kernel objects not found so far may resolve now.
+    pub fn executables_changed(&self) {
+        let mut misses = self.misses.lock();
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        misses.clear();
     }
 
     /// Drops the names of the kernels of a destroyed executable.
@@ -361,6 +396,7 @@ impl KernelNames {
         for names in self.by_agent.lock().values_mut() {
             names.retain(|_, (exe, _)| *exe != executable);
         }
+        self.executables_changed();
     }
 
     fn scan(rt: Runtime, agent: hsa_agent_t) -> NamesOfAgent {

@@ -98,6 +98,7 @@ fn tables() -> (Box<CoreApiTable>, Box<AmdExtTable>) {
     core.hsa_executable_symbol_get_info_fn = unused_entry();
     core.hsa_system_get_major_extension_table_fn = unused_entry();
     core.hsa_executable_destroy_fn = unused_entry();
+    core.hsa_executable_freeze_fn = unused_entry();
     amd.hsa_amd_agents_allow_access_fn = unused_entry();
     amd.hsa_amd_memory_pool_allocate_fn = Some(pool_allocate);
     amd.hsa_amd_memory_pool_free_fn = Some(free);

@@ -22,16 +22,33 @@ fn env_config() -> &'static Result<Option<BuiltinConfig>, String> {
     })
 }
 
+static TIME_ALL: OnceLock<Result<bool, String>> = OnceLock::new();
+
+/// `KREPLAY_TIME_ALL`, read once.
+fn time_all() -> &'static Result<bool, String> {
+    TIME_ALL.get_or_init(|| {
+        config::time_all_from_lookup(|k| std::env::var(k).ok()).map_err(|e| {
+            eprintln!("kreplay: {e}");
+            e.to_string()
+        })
+    })
+}
+
 /// Reads and validates the environment once (at `OnLoad`), so an invalid value is reported
 /// early, exactly once.
 pub fn check_env() {
     let _ = env_config();
+    if matches!(env_config(), Ok(Some(_))) {
+        let _ = time_all();
+    }
 }
 
 /// Registers the built-in client when `KREPLAY_PASSES` is set and valid and no client exists.
 pub fn install_from_env() {
-    if let Ok(Some(cfg)) = env_config() {
-        let client = Arc::new(BuiltinClient::new(cfg.clone()));
+    if let (Ok(Some(cfg)), Ok(time_all)) = (env_config(), time_all()) {
+        let mut client = BuiltinClient::new(cfg.clone());
+        client.time_all = *time_all;
+        let client = Arc::new(client);
         if api::register_as(client.clone(), api::ClientOwner::Builtin).is_ok() {
             let _ = BUILTIN.set(client);
         }
@@ -55,6 +72,8 @@ pub struct BuiltinClient {
     filtered: Mutex<HashSet<u64>>,
     out: Mutex<Option<File>>,
     out_failed: crate::sync::OnceFlag,
+    /// `KREPLAY_TIME_ALL=1`: dispatches not replayed are timed.
+    pub time_all: bool,
 }
 
 impl BuiltinClient {
@@ -66,6 +85,7 @@ impl BuiltinClient {
             filtered: Mutex::default(),
             out: Mutex::new(None),
             out_failed: crate::sync::OnceFlag::new(),
+            time_all: false,
         }
     }
 
@@ -119,9 +139,19 @@ impl ReplayClient for BuiltinClient {
         if self.selects(name.as_deref()) {
             self.cfg.passes
         } else {
-            self.filtered.lock().insert(d.dispatch_id);
+            if self.cfg.output_dir.is_some() {
+                self.filtered.lock().insert(d.dispatch_id);
+            }
             1
         }
+    }
+
+    fn reads_summaries(&self) -> bool {
+        self.cfg.output_dir.is_some()
+    }
+
+    fn times_ordinary_dispatches(&self) -> bool {
+        self.time_all
     }
 
     fn dispatch_done(&self, s: &DispatchSummary) {

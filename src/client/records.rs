@@ -31,11 +31,13 @@ pub fn dispatch_lines(pid: u32, s: &DispatchSummary, filtered: bool) -> String {
     m.insert("record".into(), json!("dispatch"));
     common(&mut m);
     m.insert("replayed".into(), json!(s.passes.len() > 1));
-    m.insert("passes".into(), json!(s.passes.len()));
+    m.insert("passes".into(), json!(if s.untimed { 1 } else { s.passes.len() }));
+    m.insert("timed".into(), json!(!s.untimed));
     m.insert("skipped".into(), json!(skipped));
     m.insert("stopped".into(), json!(s.stopped));
-    m.insert("window_start_ns".into(), json!(s.window.0));
-    m.insert("window_end_ns".into(), json!(s.window.1));
+    let window = (!s.untimed).then_some(s.window);
+    m.insert("window_start_ns".into(), json!(window.map(|w| w.0)));
+    m.insert("window_end_ns".into(), json!(window.map(|w| w.1)));
     m.insert(
         "snapshot".into(),
         s.snapshot.map_or(Value::Null, |c| json!({"regions": c.regions, "bytes": c.bytes, "start_ns": c.start_ns, "end_ns": c.end_ns})),
@@ -74,6 +76,7 @@ mod tests {
             ],
             snapshot: Some(CaptureStats { regions: 2, bytes: 64, start_ns: 12, end_ns: 18 }),
             restore: Some(RestoreTotals { count: 1, regions: 2, bytes: 64, skipped_regions: 0, ns: 4 }),
+            untimed: false,
         };
         let text = dispatch_lines(77, &s, false);
         let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -90,10 +93,17 @@ mod tests {
         assert!(d["skipped"].is_null());
         assert_eq!(d["snapshot"]["bytes"], 64);
         assert_eq!(d["restore"]["count"], 1);
-        let f = dispatch_lines(77, &DispatchSummary { kernel: None, passes: vec![PassTimes::default()], ..s }, true);
+        let f = dispatch_lines(77, &DispatchSummary { kernel: None, passes: vec![PassTimes::default()], ..s.clone() }, true);
         let d: Value = serde_json::from_str(f.lines().last().unwrap()).unwrap();
         assert_eq!(d["skipped"], "filtered");
         assert!(d["kernel"].is_null());
         assert_eq!(d["replayed"], false);
+        assert_eq!(d["timed"], true);
+        let u = dispatch_lines(77, &DispatchSummary { passes: Vec::new(), window: (0, 0), untimed: true, ..s }, true);
+        let lines: Vec<Value> = u.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), 1, "an untimed dispatch has no pass line: {u}");
+        assert_eq!(lines[0]["passes"], 1);
+        assert_eq!(lines[0]["timed"], false);
+        assert!(lines[0]["window_start_ns"].is_null() && lines[0]["window_end_ns"].is_null());
     }
 }

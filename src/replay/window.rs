@@ -156,7 +156,6 @@ impl HostWriteFence {
     }
 }
 
-static BATCH_WARNING: OnceFlag = OnceFlag::new();
 static DECLINE_WARNING: OnceFlag = OnceFlag::new();
 static UNBOUNDED_WARNING: OnceFlag = OnceFlag::new();
 
@@ -268,30 +267,60 @@ fn watch(rt: Runtime, ctx: HandlerCtx) -> Result<(), HandlerCtx> {
     Ok(())
 }
 
-/// Submits `packets` followed by a barrier packet with a tool signal that the agent-wide drain
-/// waits for (it completes only after everything earlier on the queue). No handler: the drain
-/// that sees the signal done returns it to the pool. False when no signal was available.
+/// Submits `packets` followed by a barrier packet that the agent-wide drain waits for (it
+/// completes only after everything earlier on the queue). The barrier carries the queue's
+/// counting signal, raised by one first: no signal, handler or allocation per submission.
+/// Without a counting signal it carries a tool signal of its own, returned to the pool by the
+/// drain that sees it done. False when no signal was available (the packets still went).
 fn write_counted(rt: Runtime, q: &QueueState, writer: Writer, packets: &[Packet]) -> bool {
-    let Some(sig) = SIGNALS.take(rt) else {
-        write(writer, packets);
-        return false;
+    let sig = match q.counter {
+        Some(c) => {
+            rt.signal_add(c, 1);
+            c
+        }
+        None => {
+            let Some(sig) = SIGNALS.take(rt) else {
+                write(writer, packets);
+                return false;
+            };
+            IN_FLIGHT.add_tool_signal(&RuntimeSignals(rt), q.agent.handle, sig, q.queue_id, true);
+            sig
+        }
     };
-    IN_FLIGHT.add_tool_signal(&RuntimeSignals(rt), q.agent.handle, sig, q.queue_id, true);
-    let mut batch = Vec::with_capacity(packets.len() + 1);
-    batch.extend_from_slice(packets);
-    batch.push(barrier_packet(sig));
-    write(writer, &batch);
+    if !packets.is_empty() {
+        write(writer, packets);
+    }
+    write(writer, &[barrier_packet(sig)]);
     true
+}
+
+/// Forwards `packets[*forwarded..end]` under the reader side of the gate, counted when a
+/// dispatch is among them (other packets do not write memory).
+fn forward_run(rt: Runtime, q: &QueueState, writer: Writer, packets: &[Packet], end: usize, forwarded: &mut usize) {
+    let run = &packets[*forwarded..end];
+    if run.is_empty() {
+        return;
+    }
+    let _submit = enter_submit(q);
+    *forwarded = end;
+    if run.iter().any(|p| packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH) {
+        write_counted(rt, q, writer, run);
+    } else {
+        write(writer, run);
+    }
 }
 
 /// The interceptor's slow path (the replay service is on or undecided).
 ///
-/// `forwarded` is set once the application's packets reached the writer, so a caught panic
-/// never submits them twice.
+/// Every dispatch of the submission is considered in order: one the client does not replay
+/// stays in the run of packets forwarded together (counted by one barrier packet); one it
+/// replays first forwards the run before it, then opens its window (whose queue drain waits for
+/// that run to complete), so barrier bits and order hold. `forwarded` counts the packets that
+/// reached the writer, so a caught panic never submits one twice.
 ///
 /// # Safety
 /// `pkts` must hold `count` packets of 64 bytes.
-pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, writer: Writer, forwarded: &mut bool) {
+pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, writer: Writer, forwarded: &mut usize) {
     // Pairs with the release of `turn_service_on`: the queue marks a late registration made
     // before turning the service on are visible from here.
     fence(Ordering::Acquire);
@@ -301,7 +330,7 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
     // SAFETY: caller contract.
     let packets: &[Packet] = unsafe { std::slice::from_raw_parts(pkts.cast::<Packet>(), count as usize) };
     let (Some(client), Some(rt)) = (api::client(), Runtime::get()) else {
-        *forwarded = true;
+        *forwarded = packets.len();
         write(writer, packets);
         return;
     };
@@ -310,64 +339,62 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
     if q.unfenced.load(Ordering::Acquire) {
         fence_earlier_work(rt, q, writer);
     }
-    if packets.len() != 1 {
-        if packets.iter().any(|p| packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH) {
-            STATS.batches.fetch_add(1, Ordering::Relaxed);
-            if BATCH_WARNING.first() {
-                tracing::warn!(
-                    "a submission of {} packets was not replayed: only single-packet, single-dispatch submissions are; it runs once (warned once per process)",
-                    packets.len()
-                );
+    let client = client.as_ref();
+    for (i, p) in packets.iter().enumerate() {
+        if packet_type(p) != ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH {
+            continue;
+        }
+        // SAFETY: a 64-byte kernel dispatch packet.
+        let pkt: hsa_kernel_dispatch_packet_t = unsafe { std::ptr::read_unaligned(p.as_ptr().cast()) };
+        let dispatch = Dispatch::new(rt, q, pkt);
+        STATS.dispatches.fetch_add(1, Ordering::Relaxed);
+        dispatch.event(client, kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_ENTER, 0, 0, None);
+        let passes = catch_unwind(AssertUnwindSafe(|| client.pass_count(&dispatch.info))).unwrap_or_else(|_| {
+            tracing::error!("the client's pass-count callback panicked; the dispatch runs once");
+            1
+        });
+        let plan = match passes {
+            1 => None,
+            0 if !client.has_continue() => Some(Err(DeclineReason::UnboundedWithoutContinue)),
+            n => Some(Ok(n)),
+        };
+        match plan {
+            None => {
+                dispatch.event(client, kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, passes, None);
+                if client.times_ordinary_dispatches() {
+                    forward_run(rt, q, writer, packets, i, forwarded);
+                    let _submit = enter_submit(q);
+                    *forwarded = i + 1;
+                    submit_ordinary(rt, q, &dispatch, writer, None);
+                } else if client.reads_summaries() {
+                    let mut summary = dispatch.summary();
+                    summary.untimed = true;
+                    if catch_unwind(AssertUnwindSafe(|| client.dispatch_done(&summary))).is_err() {
+                        tracing::error!("the client's dispatch summary callback panicked");
+                    }
+                }
+                // Otherwise the dispatch stays in the run forwarded with the next barrier.
+            }
+            Some(Err(reason)) => {
+                if UNBOUNDED_WARNING.first() {
+                    tracing::warn!("dispatch {} not replayed: {reason} (warned once per process)", dispatch.info.dispatch_id);
+                }
+                STATS.declined.fetch_add(1, Ordering::Relaxed);
+                let stats = ReplayStats::declined(&reason);
+                dispatch.event(client, kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, passes, Some(&stats.c));
+                forward_run(rt, q, writer, packets, i, forwarded);
+                let _submit = enter_submit(q);
+                *forwarded = i + 1;
+                submit_ordinary(rt, q, &dispatch, writer, Some(format!("declined: {reason}")));
+            }
+            Some(Ok(total)) => {
+                forward_run(rt, q, writer, packets, i, forwarded);
+                *forwarded = i + 1;
+                run_window(rt, q, &dispatch, client, total, writer);
             }
         }
-        let _submit = enter_submit(q);
-        *forwarded = true;
-        write_counted(rt, q, writer, packets);
-        return;
     }
-    if packet_type(&packets[0]) != ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH {
-        let _submit = enter_submit(q);
-        *forwarded = true;
-        write(writer, packets);
-        return;
-    }
-    // SAFETY: a 64-byte kernel dispatch packet.
-    let pkt: hsa_kernel_dispatch_packet_t = unsafe { std::ptr::read_unaligned(packets[0].as_ptr().cast()) };
-    let dispatch = Dispatch::new(rt, q, pkt);
-    STATS.dispatches.fetch_add(1, Ordering::Relaxed);
-    dispatch.event(client.as_ref(), kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_ENTER, 0, 0, None);
-    let passes = catch_unwind(AssertUnwindSafe(|| client.pass_count(&dispatch.info))).unwrap_or_else(|_| {
-        tracing::error!("the client's pass-count callback panicked; the dispatch runs once");
-        1
-    });
-    let plan = match passes {
-        1 => None,
-        0 if !client.has_continue() => Some(Err(DeclineReason::UnboundedWithoutContinue)),
-        n => Some(Ok(n)),
-    };
-    match plan {
-        None => {
-            dispatch.event(client.as_ref(), kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, passes, None);
-            let _submit = enter_submit(q);
-            *forwarded = true;
-            submit_ordinary(rt, q, &dispatch, writer, None);
-        }
-        Some(Err(reason)) => {
-            if UNBOUNDED_WARNING.first() {
-                tracing::warn!("dispatch {} not replayed: {reason} (warned once per process)", dispatch.info.dispatch_id);
-            }
-            STATS.declined.fetch_add(1, Ordering::Relaxed);
-            let stats = ReplayStats::declined(&reason);
-            dispatch.event(client.as_ref(), kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, passes, Some(&stats.c));
-            let _submit = enter_submit(q);
-            *forwarded = true;
-            submit_ordinary(rt, q, &dispatch, writer, Some(format!("declined: {reason}")));
-        }
-        Some(Ok(total)) => {
-            *forwarded = true;
-            run_window(rt, q, &dispatch, client.as_ref(), total, writer);
-        }
-    }
+    forward_run(rt, q, writer, packets, packets.len(), forwarded);
 }
 
 /// Puts a counted barrier packet first on a queue that may still run work submitted untracked
@@ -506,7 +533,7 @@ impl ReplayStats {
 /// signal. The caller holds the reader side of the gate.
 fn submit_ordinary(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, writer: Writer, skipped: Option<String>) {
     let Some(sig) = SIGNALS.take(rt) else {
-        write(writer, &[to_bytes(&d.pkt)]);
+        write_counted(rt, q, writer, &[to_bytes(&d.pkt)]);
         return;
     };
     let app = (d.pkt.completion_signal.handle != 0).then_some(d.pkt.completion_signal);
@@ -892,6 +919,7 @@ mod tests {
             lock: super::super::GATE.agent(0xa9e47),
             in_flight: crate::sync::protocol::AtomicU64::new(1),
             unfenced: crate::sync::AtomicBool::new(false),
+            counter: None,
         });
         let ctx = Box::new(HandlerCtx {
             queue: q.clone(),
