@@ -267,31 +267,63 @@ fn watch(rt: Runtime, ctx: HandlerCtx) -> Result<(), HandlerCtx> {
     Ok(())
 }
 
-/// Submits `packets` followed by a barrier packet that the agent-wide drain waits for (it
-/// completes only after everything earlier on the queue). The barrier carries the queue's
-/// counting signal, raised by one first: no signal, handler or allocation per submission.
-/// Without a counting signal it carries a tool signal of its own, returned to the pool by the
-/// drain that sees it done. False when no signal was available (the packets still went).
+/// Submits `packets` counted on the queue's counting signal, raised first by the number of
+/// completions to come, with no signal, handler or allocation per submission: a dispatch
+/// without a completion signal carries the counting signal in that empty field (the only change
+/// to the application's packets); when a dispatch carries the application's own signal, or no
+/// packet is given (a fence), a barrier packet with the counting signal follows (it completes only
+/// after everything earlier on the queue). Without a counting signal the packets are followed by
+/// a barrier packet with a tool signal of its own, returned to the pool by the drain that sees it
+/// done. False when no signal was available (the packets still went, uncounted).
 fn write_counted(rt: Runtime, q: &QueueState, writer: Writer, packets: &[Packet]) -> bool {
-    let sig = match q.counter {
-        Some(c) => {
-            rt.signal_add(c, 1);
-            c
+    let Some(counter) = q.counter else {
+        let Some(sig) = SIGNALS.take(rt) else {
+            write(writer, packets);
+            return false;
+        };
+        IN_FLIGHT.add_tool_signal(&RuntimeSignals(rt), q.agent.handle, sig, q.queue_id, true);
+        if !packets.is_empty() {
+            write(writer, packets);
         }
-        None => {
-            let Some(sig) = SIGNALS.take(rt) else {
-                write(writer, packets);
-                return false;
-            };
-            IN_FLIGHT.add_tool_signal(&RuntimeSignals(rt), q.agent.handle, sig, q.queue_id, true);
-            sig
-        }
+        write(writer, &[barrier_packet(sig)]);
+        return true;
     };
-    if !packets.is_empty() {
-        write(writer, packets);
+    let mut carried: i64 = 0;
+    let mut barrier = packets.is_empty();
+    for p in packets {
+        if packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH {
+            if completion_signal(p) == 0 {
+                carried += 1;
+            } else {
+                barrier = true;
+            }
+        }
     }
-    write(writer, &[barrier_packet(sig)]);
+    rt.signal_add(counter, carried + i64::from(barrier));
+    if carried == 0 {
+        write(writer, packets);
+    } else {
+        // In chunks on the stack: no allocation however long the submission.
+        let mut chunk = [[0u8; 64]; 16];
+        for part in packets.chunks(chunk.len()) {
+            for (slot, p) in chunk.iter_mut().zip(part) {
+                *slot = *p;
+                if packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH && completion_signal(p) == 0 {
+                    slot[56..64].copy_from_slice(&counter.handle.to_le_bytes());
+                }
+            }
+            write(writer, &chunk[..part.len()]);
+        }
+    }
+    if barrier {
+        write(writer, &[barrier_packet(counter)]);
+    }
     true
+}
+
+/// The completion-signal handle of a dispatch or barrier packet (bytes 56..64).
+fn completion_signal(p: &Packet) -> u64 {
+    u64::from_le_bytes([p[56], p[57], p[58], p[59], p[60], p[61], p[62], p[63]])
 }
 
 /// Forwards `packets[*forwarded..end]` under the reader side of the gate, counted when a
