@@ -261,6 +261,11 @@ pub trait ReplayClient: Send + Sync {
     }
     /// A replay event.
     fn on_event(&self, _event: &kreplay_event_t) {}
+    /// Whether [`ReplayClient::on_event`] does anything; false skips building the events.
+    /// Default true.
+    fn has_events(&self) -> bool {
+        true
+    }
     /// The dispatch's window closed.
     fn dispatch_done(&self, _summary: &DispatchSummary) {}
     /// Whether [`ReplayClient::dispatch_done`] is wanted for dispatches that run once (pass
@@ -433,6 +438,9 @@ impl ReplayClient for CClient {
         // C clients have no summary callback.
         false
     }
+    fn has_events(&self) -> bool {
+        self.0.on_event.is_some()
+    }
 }
 
 fn boundary(f: impl FnOnce() -> kreplay_status_t) -> kreplay_status_t {
@@ -588,6 +596,9 @@ impl ReplayClient for CallbackScoped {
     }
     fn reads_summaries(&self) -> bool {
         self.0.reads_summaries()
+    }
+    fn has_events(&self) -> bool {
+        self.0.has_events()
     }
     fn times_ordinary_dispatches(&self) -> bool {
         self.0.times_ordinary_dispatches()

@@ -341,6 +341,9 @@ pub struct KernelNames {
     generation: AtomicU64,
 }
 
+/// The last name resolved on a queue: `(generation, kernel object, name)`.
+pub type LastName = Option<(u64, u64, Option<Arc<CString>>)>;
+
 /// Most misses remembered; beyond, the set starts over (each miss costs one more scan).
 const MAX_MISSES: usize = 4096;
 
@@ -382,6 +385,25 @@ impl KernelNames {
             }
         }
         found
+    }
+
+    /// [`KernelNames::resolve`] through `last`, the last answer on one queue: a queue that
+    /// dispatches the same kernel again skips the shared maps. The answer is reused only while no
+    /// executable was frozen or destroyed since.
+    pub fn resolve_through(&self, rt: Runtime, agent: hsa_agent_t, kernel_object: u64, last: &Mutex<LastName>) -> Option<Arc<CString>> {
+        let generation = self.generation.load(Ordering::Acquire);
+        {
+            let l = last.lock();
+            if let Some((g, k, name)) = l.as_ref()
+                && *g == generation
+                && *k == kernel_object
+            {
+                return name.clone();
+            }
+        }
+        let name = self.resolve(rt, agent, kernel_object);
+        *last.lock() = Some((generation, kernel_object, name.clone()));
+        name
     }
 
     /// An executable was frozen or destroyed: kernel objects not found so far may resolve now.

@@ -150,6 +150,10 @@ impl ReplayClient for BuiltinClient {
         self.cfg.output_dir.is_some()
     }
 
+    fn has_events(&self) -> bool {
+        false
+    }
+
     fn times_ordinary_dispatches(&self) -> bool {
         self.time_all
     }

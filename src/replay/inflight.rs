@@ -100,7 +100,10 @@ impl InFlightWork {
         prune(&mut list, sig, None);
         if e.origin == Origin::Copy {
             let counted = list.iter().filter(|o| o.signal.handle == e.signal.handle && o.origin == Origin::Copy).count() as i64;
-            e.below = e.below.saturating_sub(counted);
+            // At the latest a copy is done when its signal dropped below 1 (the completion value of
+            // HSA signals): an entry left counted because the application reset the signal
+            // before a drain saw it drop must not push the new one below every reachable value.
+            e.below = e.below.saturating_sub(counted).max(1);
         }
         list.push(e);
         e.id
@@ -272,6 +275,16 @@ mod tests {
         assert_eq!(w.outstanding(&f, 1), vec![Origin::Copy], "one of two copies completed");
         f.set(5, 0);
         assert!(w.outstanding(&f, 1).is_empty());
+        // The application waited for a copy, then reset the signal to 1 for the next one before
+        // any drain pruned the first: both are done when the second completes.
+        f.set(7, 1);
+        w.add_copy(&f, 1, sig(7), 1);
+        f.set(7, 0);
+        f.set(7, 1);
+        w.add_copy(&f, 1, sig(7), 1);
+        assert_eq!(w.outstanding(&f, 1), vec![Origin::Copy, Origin::Copy]);
+        f.set(7, 0);
+        assert!(w.outstanding(&f, 1).is_empty(), "a reset signal does not keep a copy counted forever");
         f.set(6, 1);
         w.add_copy(&f, 1, sig(6), 1);
         w.forget_signal(sig(6));

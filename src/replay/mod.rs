@@ -157,6 +157,8 @@ pub struct QueueState {
     /// those submissions still running. `None` when the runtime could not create it (then each
     /// submission gets a tool signal of its own, as replays do).
     pub counter: Option<hsa_signal_t>,
+    /// The kernel name resolved last on this queue (see [`KernelNames::resolve_through`]).
+    pub last_name: Mutex<crate::loader::LastName>,
 }
 
 // SAFETY: `queue` is an address owned by the runtime, only passed back to it.
@@ -184,6 +186,7 @@ impl QueueState {
                 .signal_create(0)
                 .map_err(|e| tracing::warn!("creating the counting signal of queue {queue_id} failed ({e}); its submissions are counted one signal each"))
                 .ok(),
+            last_name: Mutex::new(None),
         }
     }
 }

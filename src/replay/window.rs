@@ -453,7 +453,7 @@ struct Dispatch {
 
 impl Dispatch {
     fn new(rt: Runtime, q: &Arc<QueueState>, pkt: hsa_kernel_dispatch_packet_t) -> Self {
-        let name = NAMES.resolve(rt, q.agent, pkt.kernel_object);
+        let name = NAMES.resolve_through(rt, q.agent, pkt.kernel_object, &q.last_name);
         let info = kreplay_dispatch_info_t {
             size: std::mem::size_of::<kreplay_dispatch_info_t>() as u64,
             agent_handle: q.agent.handle,
@@ -496,6 +496,9 @@ impl Dispatch {
         times: (u64, u64),
         stats: Option<&kreplay_replay_stats_t>,
     ) {
+        if !client.has_events() {
+            return;
+        }
         let e = kreplay_event_t {
             size: std::mem::size_of::<kreplay_event_t>() as u64,
             kind,
@@ -952,6 +955,7 @@ mod tests {
             in_flight: crate::sync::protocol::AtomicU64::new(1),
             unfenced: crate::sync::AtomicBool::new(false),
             counter: None,
+            last_name: Mutex::new(None),
         });
         let ctx = Box::new(HandlerCtx {
             queue: q.clone(),
