@@ -216,7 +216,8 @@ pub struct DispatchSummary {
     /// Restore totals over the window, for replayed dispatches.
     pub restore: Option<RestoreTotals>,
     /// The dispatch ran once without being timed (see
-    /// [`ReplayClient::times_ordinary_dispatches`]): `passes` is empty and `window` is (0, 0).
+    /// [`ReplayClient::times_ordinary_dispatches`]): `passes` is empty and both ends of `window`
+    /// are the time of its submission.
     pub untimed: bool,
 }
 

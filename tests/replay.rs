@@ -238,6 +238,8 @@ fn dispatches_not_replayed_are_untimed_by_default() {
     assert_eq!(d["timed"], false, "{d:#}");
     assert_eq!(d["passes"], 1, "{d:#}");
     assert_eq!(d["skipped"], "filtered", "{d:#}");
+    assert_eq!(d["window_start_ns"], d["window_end_ns"], "an untimed record's window is its submission time: {d:#}");
+    assert!(d["window_start_ns"].as_u64().is_some_and(|t| t > 0), "{d:#}");
     let slow = recs.iter().filter(|r| r["record"] == "pass" && r["kernel"] == "slow").count();
     assert_eq!(slow, 3, "the replayed dispatch is timed per pass: {recs:#?}");
 }

@@ -35,9 +35,8 @@ pub fn dispatch_lines(pid: u32, s: &DispatchSummary, filtered: bool) -> String {
     m.insert("timed".into(), json!(!s.untimed));
     m.insert("skipped".into(), json!(skipped));
     m.insert("stopped".into(), json!(s.stopped));
-    let window = (!s.untimed).then_some(s.window);
-    m.insert("window_start_ns".into(), json!(window.map(|w| w.0)));
-    m.insert("window_end_ns".into(), json!(window.map(|w| w.1)));
+    m.insert("window_start_ns".into(), json!(s.window.0));
+    m.insert("window_end_ns".into(), json!(s.window.1));
     m.insert(
         "snapshot".into(),
         s.snapshot.map_or(Value::Null, |c| json!({"regions": c.regions, "bytes": c.bytes, "start_ns": c.start_ns, "end_ns": c.end_ns})),
@@ -99,11 +98,11 @@ mod tests {
         assert!(d["kernel"].is_null());
         assert_eq!(d["replayed"], false);
         assert_eq!(d["timed"], true);
-        let u = dispatch_lines(77, &DispatchSummary { passes: Vec::new(), window: (0, 0), untimed: true, ..s }, true);
+        let u = dispatch_lines(77, &DispatchSummary { passes: Vec::new(), window: (60, 60), untimed: true, ..s }, true);
         let lines: Vec<Value> = u.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(lines.len(), 1, "an untimed dispatch has no pass line: {u}");
         assert_eq!(lines[0]["passes"], 1);
         assert_eq!(lines[0]["timed"], false);
-        assert!(lines[0]["window_start_ns"].is_null() && lines[0]["window_end_ns"].is_null());
+        assert_eq!((lines[0]["window_start_ns"].as_u64(), lines[0]["window_end_ns"].as_u64()), (Some(60), Some(60)));
     }
 }

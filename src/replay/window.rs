@@ -401,6 +401,8 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
                 } else if client.reads_summaries() {
                     let mut summary = dispatch.summary();
                     summary.untimed = true;
+                    let now = monotonic_ns();
+                    summary.window = (now, now);
                     if catch_unwind(AssertUnwindSafe(|| client.dispatch_done(&summary))).is_err() {
                         tracing::error!("the client's dispatch summary callback panicked");
                     }
