@@ -59,6 +59,17 @@ fn each_dispatch_of_a_multi_packet_batch_is_replayed() {
 }
 
 #[test]
+fn a_replay_waits_for_a_slow_dispatch_not_replayed_on_a_sibling_queue() {
+    // The sibling's dispatch is counted on its queue's counting signal (carried by the dispatch
+    // without a signal, by a barrier after the one with the application's signal): the
+    // agent-wide drain waits for it, so every pass reads its output and no restore reverts it.
+    let mut c = command(&app("concurrent", &[]), &[]);
+    c.args(["slowsibling", "3"]).env("KREPLAY_PASSES", "3").env("KREPLAY_KERNEL_INCLUDE", "^rec$");
+    let out = run_ok(c);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("APP slowsibling OK"), "{}", stderr(&out));
+}
+
+#[test]
 fn a_batch_replays_its_dispatches_in_order_and_forwards_other_packets_once() {
     let out_dir = test_support::scratch_dir("concurrency-batchorder-records");
     let mut c = command(&app("concurrent", &[]), &[]);

@@ -3,8 +3,13 @@
  *   concurrent siblings <rounds> <passes>  replays of `rec` on one queue while two threads keep
  *                                          dispatching `sib` on sibling queues of the same agent
  *   concurrent agents   <passes>           one replayed `slow` dispatch per GPU agent, in parallel
- *   concurrent batch                       two-packet submissions (merged by an interceptor of
- *                                          the application): each runs once
+ *   concurrent batch [passes]              two-packet submissions (merged by an interceptor of
+ *                                          the application): each dispatch runs `passes` times
+ *   concurrent batchorder <passes>         three-packet submissions (dispatch, barrier, dispatch):
+ *                                          dispatches replayed in order, the barrier run once
+ *   concurrent slowsibling <passes>        a slow dispatch that is not replayed, on a sibling queue
+ *                                          (without, then with, a completion signal), then a
+ *                                          replayed one reading its output: every pass sees it
  *   concurrent stuck                       the replayed dispatch never completes (a vhsa fault)
  *   concurrent handlers <rounds> <passes> slow|blocked
  *                                          siblings, with every async-handler callback delayed
@@ -320,6 +325,45 @@ static void run_batchorder(system_t* s, int passes) {
   CHECK(hsa_queue_destroy(q));
 }
 
+/* ---- slowsibling ---- */
+static void late_kernel(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
+  (void)user_data;
+  usleep(30000);
+  uint32_t* x = *(uint32_t**)p->kernarg_address;
+  for (uint32_t i = 0; i < N; i++) x[i] += 1;
+}
+
+static void run_slowsibling(system_t* s, int passes) {
+  uint64_t rec = vhsa_native_kernel_create("rec", rec_kernel, NULL);
+  uint64_t late = vhsa_native_kernel_create("late", late_kernel, NULL);
+  uint32_t* x = pool_alloc(s->device_pool[0], N * 4);
+  memset(x, 0, N * 4);
+  hsa_queue_t* q = queue_create(s->gpu[0]);
+  hsa_queue_t* sib = queue_create(s->gpu[0]);
+  void* px[1] = {x};
+  void* ka = kernargs(s, px, 1);
+  hsa_signal_t done, sdone;
+  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  CHECK(hsa_signal_create(1, 0, NULL, &sdone));
+  for (int r = 0; r < 2; r++) {
+    hsa_signal_store_relaxed(done, 1);
+    hsa_signal_store_relaxed(sdone, 1);
+    dispatch(sib, late, ka, N, r == 0 ? (hsa_signal_t){0} : sdone);
+    dispatch(q, rec, ka, N, done);
+    wait_done(done);
+    if (r == 1) wait_done(sdone);
+  }
+  EXPECT(rec_count == 2 * passes, "rec ran %d times, expected %d", rec_count, 2 * passes);
+  for (int r = 0; r < 2; r++)
+    for (int p = 0; p < passes; p++)
+      EXPECT(rec_log[r * passes + p] == (uint64_t)(2 * r + 1) * N, "round %d pass %d saw sum %llu, expected %llu", r, p,
+             (unsigned long long)rec_log[r * passes + p], (unsigned long long)(2 * r + 1) * N);
+  for (uint32_t j = 0; j < N; j++) EXPECT(x[j] == 4, "x[%u] = %u, expected 4", j, x[j]);
+  printf("APP slowsibling OK\n");
+  CHECK(hsa_queue_destroy(q));
+  CHECK(hsa_queue_destroy(sib));
+}
+
 /* ---- stuck ---- */
 static void run_stuck(system_t* s) {
   uint64_t add = vhsa_native_kernel_create("add", add_kernel, NULL);
@@ -534,6 +578,7 @@ int main(int argc, char** argv) {
   else if (strcmp(argv[1], "agents") == 0) run_agents(&s, atoi(argv[2]));
   else if (strcmp(argv[1], "batch") == 0) run_batch(&s, argc > 2 ? atoi(argv[2]) : 1);
   else if (strcmp(argv[1], "batchorder") == 0) run_batchorder(&s, atoi(argv[2]));
+  else if (strcmp(argv[1], "slowsibling") == 0) run_slowsibling(&s, atoi(argv[2]));
   else if (strcmp(argv[1], "stuck") == 0) run_stuck(&s);
   else if (strcmp(argv[1], "handlers") == 0) run_handlers(&s, atoi(argv[2]), atoi(argv[3]), argv[4]);
   else if (strcmp(argv[1], "submitter") == 0) run_submitter(&s, atoi(argv[2]));
