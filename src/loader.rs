@@ -1,8 +1,9 @@
 //! What the AMD loader extension tells the tool: kernel names, module-scope variables and the
 //! writable segments of loaded code objects.
 //!
-//! Kernel object -> name is cached per agent and the cache is rebuilt on a miss; the names of
-//! an executable are forgotten when it is destroyed. Variables and segments are discovered at
+//! Kernel object -> name is cached per agent and the cache is rebuilt on a miss, which is then
+//! remembered until an executable is frozen or destroyed; the names of an executable are
+//! forgotten when it is destroyed. Variables and segments are discovered at
 //! snapshot time (constant memory may be filled after loading), each tagged with its executable
 //! as the [`EXECUTABLES`] inventory knows it.
 
