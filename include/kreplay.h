@@ -342,7 +342,8 @@ typedef struct kreplay_stats_t {
    */
   uint64_t declined;
   /*
-   Submissions not replayable (multi-packet batches) that ran once.
+   Always 0: multi-packet submissions are replayed dispatch by dispatch (kept for the
+   layout; it counted batches that ran once).
    */
   uint64_t batches_run_once;
   /*

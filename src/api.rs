@@ -217,7 +217,8 @@ pub struct kreplay_stats_t {
     pub passes: u64,
     /// Dispatches whose replay was declined (incomplete snapshot, bad pass count).
     pub declined: u64,
-    /// Submissions not replayable (multi-packet batches) that ran once.
+    /// Always 0: multi-packet submissions are replayed dispatch by dispatch (kept for the
+    /// layout; it counted batches that ran once).
     pub batches_run_once: u64,
     /// Bytes captured by snapshots.
     pub snapshot_bytes: u64,
@@ -252,6 +253,10 @@ pub struct DispatchSummary {
     pub snapshot: Option<crate::snapshot::CaptureStats>,
     /// Restore totals over the window, for replayed dispatches.
     pub restore: Option<RestoreTotals>,
+    /// The dispatch ran once without being timed (see
+    /// [`ReplayClient::times_ordinary_dispatches`]): `passes` is empty and both ends of `window`
+    /// are the time of its submission.
+    pub untimed: bool,
 }
 
 /// Times of one pass.
@@ -295,8 +300,25 @@ pub trait ReplayClient: Send + Sync {
     }
     /// A replay event.
     fn on_event(&self, _event: &kreplay_event_t) {}
+    /// Whether [`ReplayClient::on_event`] does anything; false skips building the events.
+    /// Default true.
+    fn has_events(&self) -> bool {
+        true
+    }
     /// The dispatch's window closed.
     fn dispatch_done(&self, _summary: &DispatchSummary) {}
+    /// Whether [`ReplayClient::dispatch_done`] is wanted for dispatches that run once (pass
+    /// count 1). Default true; when false no summary is built for them.
+    fn reads_summaries(&self) -> bool {
+        true
+    }
+    /// Whether dispatches that run once are timed. Default false: their summaries are handed
+    /// over on the submitting thread with [`DispatchSummary::untimed`] set, and the dispatch costs
+    /// no signal, handler or allocation of the tool. True puts a tool signal and a completion
+    /// handler on each of them, whose summary then carries the kernel's device times.
+    fn times_ordinary_dispatches(&self) -> bool {
+        false
+    }
 }
 
 /// Errors of the Rust API.
@@ -506,6 +528,13 @@ impl ReplayClient for CClient {
             unsafe { f(e, self.0.user_data) }
         }
     }
+    fn reads_summaries(&self) -> bool {
+        // C clients have no summary callback.
+        false
+    }
+    fn has_events(&self) -> bool {
+        self.0.on_event.is_some()
+    }
 }
 
 fn boundary(f: impl FnOnce() -> kreplay_status_t) -> kreplay_status_t {
@@ -710,6 +739,15 @@ impl ReplayClient for CallbackScoped {
     fn dispatch_done(&self, summary: &DispatchSummary) {
         let _scope = crate::inventory::ClientCallbackScope::enter();
         self.0.dispatch_done(summary)
+    }
+    fn reads_summaries(&self) -> bool {
+        self.0.reads_summaries()
+    }
+    fn has_events(&self) -> bool {
+        self.0.has_events()
+    }
+    fn times_ordinary_dispatches(&self) -> bool {
+        self.0.times_ordinary_dispatches()
     }
 }
 

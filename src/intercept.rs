@@ -195,6 +195,17 @@ unsafe extern "C" fn executable_destroy(executable: ffi::hsa_executable_t) -> hs
     status.unwrap_or_else(original)
 }
 
+/// `hsa_executable_freeze`: the executable's kernels become dispatchable, so kernel objects the
+/// loader did not know so far may resolve now.
+unsafe extern "C" fn executable_freeze(executable: ffi::hsa_executable_t, options: *const c_char) -> hsa_status_t {
+    // SAFETY: forwarded arguments of the application's call.
+    let st = unsafe { (originals().executable_freeze)(executable, options) };
+    if st == ffi::HSA_STATUS_SUCCESS && state::current() != ToolState::Finished {
+        boundary("hsa_executable_freeze", || replay::NAMES.executables_changed(), || ());
+    }
+    st
+}
+
 unsafe extern "C" fn memory_copy(dst: *mut c_void, src: *const c_void, size: usize) -> hsa_status_t {
     let o = originals();
     // SAFETY: forwarded arguments of the application's call.
@@ -359,8 +370,14 @@ unsafe extern "C" fn queue_create(
                 tracing::warn!("registering the write interceptor on queue {q:p} failed ({st:#x}); the queue is not replayed");
                 // SAFETY: the runtime refused the pointer; reclaim it.
                 drop(unsafe { Arc::from_raw(raw) });
+                if let Some(c) = state.counter {
+                    rt.signal_destroy(c);
+                }
                 coverage::foreign_queue_created(q as usize, agent.handle);
                 return ffi::HSA_STATUS_SUCCESS;
+            }
+            if let Some(c) = state.counter {
+                replay::IN_FLIGHT.add_counter(agent.handle, state.queue_id, c);
             }
             QUEUES.insert(state, raw as usize);
             ffi::HSA_STATUS_SUCCESS
@@ -390,8 +407,16 @@ unsafe extern "C" fn queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
         // The queue's last completion handlers report to the client; let them finish.
         replay::settle_handlers(std::slice::from_ref(q));
     }
+    let counter = entry.as_ref().and_then(|(q, _)| q.counter);
+    if let Some(c) = counter {
+        boundary("hsa_queue_destroy", || replay::IN_FLIGHT.remove_counter(c), || ());
+    }
     // SAFETY: forwarded argument.
     let st = unsafe { (o.queue_destroy)(queue) };
+    if let (Some(c), Some(rt)) = (counter, Runtime::get()) {
+        // Nothing reads it any more: the drains forgot it and its barrier packets went with the queue.
+        rt.signal_destroy(c);
+    }
     if let Some((_, raw)) = entry {
         // SAFETY: the interceptor user data leaked at creation; the queue is gone, so no
         // interceptor call can use it any more.
@@ -456,14 +481,15 @@ pub unsafe extern "C" fn write_interceptor(
         unsafe { writer(pkts, count) };
         return;
     };
-    let mut forwarded = false;
+    let mut forwarded: usize = 0;
     // SAFETY: the runtime passes `count` packets.
     let r = catch_unwind(AssertUnwindSafe(|| unsafe { replay::on_submit(&q, pkts, count, writer, &mut forwarded) }));
     if r.is_err() {
         tracing::error!("a panic in the write interceptor was caught");
-        if !forwarded {
-            // SAFETY: as in the fast path.
-            unsafe { writer(pkts, count) };
+        let done = (forwarded as u64).min(count);
+        if done < count {
+            // SAFETY: as in the fast path: the packets not forwarded yet, unchanged.
+            unsafe { writer(pkts.cast::<u8>().add(done as usize * 64).cast(), count - done) };
         }
     }
 }
@@ -634,6 +660,7 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     write_slot!(amd, AmdExtTable, hsa_amd_memory_pool_allocate_fn, { let f: ffi::hsa_amd_memory_pool_allocate_fn_t = Some(pool_allocate); f }).map_err(TableError::from)?;
     write_slot!(amd, AmdExtTable, hsa_amd_memory_pool_free_fn, { let f: ffi::hsa_amd_memory_pool_free_fn_t = Some(pool_free); f }).map_err(TableError::from)?;
     write_slot!(core, CoreApiTable, hsa_executable_destroy_fn, { let f: ffi::hsa_executable_destroy_fn_t = Some(executable_destroy); f }).map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_executable_freeze_fn, { let f: ffi::hsa_executable_freeze_fn_t = Some(executable_freeze); f }).map_err(TableError::from)?;
     write_slot!(amd, AmdExtTable, hsa_amd_agents_allow_access_fn, { let f: ffi::hsa_amd_agents_allow_access_fn_t = Some(agents_allow_access); f }).map_err(TableError::from)?;
     write_slot!(core, CoreApiTable, hsa_memory_copy_fn, { let f: ffi::hsa_memory_copy_fn_t = Some(memory_copy); f }).map_err(TableError::from)?;
     write_slot!(core, CoreApiTable, hsa_signal_destroy_fn, { let f: ffi::hsa_signal_destroy_fn_t = Some(signal_destroy); f }).map_err(TableError::from)?;

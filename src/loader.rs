@@ -1,17 +1,18 @@
 //! What the AMD loader extension tells the tool: kernel names, module-scope variables and the
 //! writable segments of loaded code objects.
 //!
-//! Kernel object -> name is cached per agent and the cache is rebuilt on a miss; the names of
-//! an executable are forgotten when it is destroyed. Variables and segments are discovered at
+//! Kernel object -> name is cached per agent and the cache is rebuilt on a miss, which is then
+//! remembered until an executable is frozen or destroyed; the names of an executable are
+//! forgotten when it is destroyed. Variables and segments are discovered at
 //! snapshot time (constant memory may be filled after loading), each tagged with its executable
 //! as the [`EXECUTABLES`] inventory knows it.
 
 use crate::inventory::{ExecutableInventory, ExecutablesHeld};
 use crate::runtime::{HsaError, Runtime};
 use crate::snapshot::{ExecutableRef, Region, RegionKind};
-use crate::sync::{Arc, LazyLock, Mutex};
+use crate::sync::{Arc, AtomicU64, LazyLock, Mutex, Ordering};
 use hsa_abi::ffi::{self, hsa_agent_t, hsa_executable_symbol_t, hsa_executable_t, hsa_loaded_code_object_t, hsa_status_t};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{CString, c_void};
 use std::ops::Range;
 
@@ -333,10 +334,24 @@ pub fn module_variables(rt: Runtime, agent: hsa_agent_t, held: &ExecutablesHeld<
 /// while [`EXECUTABLES`] holds off destruction, and a destroyed executable's names are dropped
 /// ([`KernelNames::forget_executable`]), so a kernel object reused by a later executable is
 /// never reported under a stale name.
+///
+/// A kernel object the scan did not find is remembered as a miss, so its next dispatches do not
+/// rescan every executable; the misses are forgotten when an executable is frozen (its kernels
+/// become dispatchable, [`KernelNames::executables_changed`]) or destroyed.
 #[derive(Default)]
 pub struct KernelNames {
     by_agent: Mutex<HashMap<u64, NamesOfAgent>>,
+    /// `(agent, kernel object)` pairs the last scans did not find.
+    misses: Mutex<HashSet<(u64, u64)>>,
+    /// Bumped at every freeze or destruction; a scan started before a bump records no miss.
+    generation: AtomicU64,
 }
+
+/// The last name resolved on a queue: `(generation, kernel object, name)`.
+pub type LastName = Option<(u64, u64, Option<Arc<CString>>)>;
+
+/// Most misses remembered; beyond, the set starts over (each miss costs one more scan).
+const MAX_MISSES: usize = 4096;
 
 /// Kernel object -> (executable handle, name).
 type NamesOfAgent = HashMap<u64, (u64, Arc<CString>)>;
@@ -350,6 +365,7 @@ impl KernelNames {
     /// Forgets every name (the executables of the previous runtime instance are gone).
     pub fn forget_all(&self) {
         self.by_agent.lock().clear();
+        self.executables_changed();
     }
 
     /// The name of `kernel_object` on `agent`; `None` when the loader does not know it.
@@ -357,13 +373,56 @@ impl KernelNames {
         if let Some((_, n)) = self.by_agent.lock().get(&agent.handle).and_then(|m| m.get(&kernel_object)) {
             return Some(n.clone());
         }
+        if self.misses.lock().contains(&(agent.handle, kernel_object)) {
+            return None;
+        }
+        let generation = self.generation.load(Ordering::Acquire);
         // No executable is destroyed between the scan and the cache update.
         let _held = EXECUTABLES.hold();
         let fresh = Self::scan(rt, agent);
         let mut map = self.by_agent.lock();
         let entry = map.entry(agent.handle).or_default();
         entry.extend(fresh);
-        entry.get(&kernel_object).map(|(_, n)| n.clone())
+        let found = entry.get(&kernel_object).map(|(_, n)| n.clone());
+        drop(map);
+        if found.is_none() {
+            let mut misses = self.misses.lock();
+            // Checked under the lock `executables_changed` clears under: a freeze during the
+            // scan leaves no stale miss.
+            if self.generation.load(Ordering::Acquire) == generation {
+                if misses.len() >= MAX_MISSES {
+                    misses.clear();
+                }
+                misses.insert((agent.handle, kernel_object));
+            }
+        }
+        found
+    }
+
+    /// [`KernelNames::resolve`] through `last`, the last answer on one queue: a queue that
+    /// dispatches the same kernel again skips the shared maps. The answer is reused only while no
+    /// executable was frozen or destroyed since.
+    pub fn resolve_through(&self, rt: Runtime, agent: hsa_agent_t, kernel_object: u64, last: &Mutex<LastName>) -> Option<Arc<CString>> {
+        let generation = self.generation.load(Ordering::Acquire);
+        {
+            let l = last.lock();
+            if let Some((g, k, name)) = l.as_ref()
+                && *g == generation
+                && *k == kernel_object
+            {
+                return name.clone();
+            }
+        }
+        let name = self.resolve(rt, agent, kernel_object);
+        *last.lock() = Some((generation, kernel_object, name.clone()));
+        name
+    }
+
+    /// An executable was frozen or destroyed: kernel objects not found so far may resolve now.
+    pub fn executables_changed(&self) {
+        let mut misses = self.misses.lock();
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        misses.clear();
     }
 
     /// Drops the names of the kernels of a destroyed executable.
@@ -371,6 +430,7 @@ impl KernelNames {
         for names in self.by_agent.lock().values_mut() {
             names.retain(|_, (exe, _)| *exe != executable);
         }
+        self.executables_changed();
     }
 
     fn scan(rt: Runtime, agent: hsa_agent_t) -> NamesOfAgent {

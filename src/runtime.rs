@@ -5,7 +5,8 @@
 //! `OnLoad` (one per runtime instance: `hsa_init` after `hsa_shut_down` loads the tool again)
 //! saves the entries of its table.
 
-use crate::sync::{AtomicPtr, Mutex, Ordering};
+use crate::sync::{AtomicPtr, LazyLock, Mutex, Ordering, RwLock};
+use std::collections::HashMap;
 use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t, hsa_signal_t, hsa_status_t};
 use hsa_abi::{AmdExtTable, CoreApiTable, SlotError, TablePtr, read_slot};
 use std::ffi::c_void;
@@ -79,6 +80,7 @@ pub struct Originals {
     pub system_get_major_extension_table: unsafe extern "C" fn(u16, u16, usize, *mut c_void) -> hsa_status_t,
     // Snapshot coverage: executable lifetimes and peer access.
     pub executable_destroy: unsafe extern "C" fn(ffi::hsa_executable_t) -> hsa_status_t,
+    pub executable_freeze: unsafe extern "C" fn(ffi::hsa_executable_t, *const std::ffi::c_char) -> hsa_status_t,
     pub agents_allow_access: unsafe extern "C" fn(u32, *const hsa_agent_t, *const u32, *const c_void) -> hsa_status_t,
     pub pool_allocate: unsafe extern "C" fn(ffi::hsa_amd_memory_pool_t, usize, u32, *mut *mut c_void) -> hsa_status_t,
     pub pool_free: unsafe extern "C" fn(*mut c_void) -> hsa_status_t,
@@ -145,6 +147,7 @@ impl Originals {
             executable_symbol_get_info: required!(core, CoreApiTable, hsa_executable_symbol_get_info_fn),
             system_get_major_extension_table: required!(core, CoreApiTable, hsa_system_get_major_extension_table_fn),
             executable_destroy: required!(core, CoreApiTable, hsa_executable_destroy_fn),
+            executable_freeze: required!(core, CoreApiTable, hsa_executable_freeze_fn),
             agents_allow_access: required!(amd, AmdExtTable, hsa_amd_agents_allow_access_fn),
             pool_allocate: required!(amd, AmdExtTable, hsa_amd_memory_pool_allocate_fn),
             pool_free: required!(amd, AmdExtTable, hsa_amd_memory_pool_free_fn),
@@ -179,8 +182,13 @@ static ORIGINALS: AtomicPtr<Originals> = AtomicPtr::new(std::ptr::null_mut());
 #[allow(clippy::vec_box)] // each box keeps its address when the Vec grows
 static SAVED: Mutex<Vec<Box<Originals>>> = Mutex::new(Vec::new());
 
+/// Agent handle -> "is a GPU", filled by [`Runtime::agent_is_gpu`]; emptied by a new runtime
+/// instance, whose handles may name other agents.
+static AGENT_KINDS: LazyLock<RwLock<HashMap<u64, bool>>> = LazyLock::new(|| RwLock::new(HashMap::new()));
+
 /// Saves the originals of a new runtime instance.
 pub fn install(o: Originals) {
+    AGENT_KINDS.write().clear();
     let mut saved = SAVED.lock();
     saved.push(Box::new(o));
     let current: *const Originals = &**saved.last().expect("just pushed");
@@ -268,12 +276,22 @@ impl Runtime {
         String::from_utf8_lossy(&buf[..end]).into_owned()
     }
 
-    /// True when the agent is a GPU.
+    /// True when the agent is a GPU. Asked of the runtime once per agent (agents and their
+    /// device types are fixed for the life of the runtime), then answered from [`AGENT_KINDS`].
     pub fn agent_is_gpu(self, agent: hsa_agent_t) -> bool {
+        if let Some(&gpu) = AGENT_KINDS.read().get(&agent.handle) {
+            return gpu;
+        }
         let mut dev: ffi::hsa_device_type_t = 0;
         // SAFETY: HSA_AGENT_INFO_DEVICE writes one hsa_device_type_t.
         let st = unsafe { (self.0.agent_get_info)(agent, ffi::HSA_AGENT_INFO_DEVICE, (&mut dev as *mut ffi::hsa_device_type_t).cast()) };
-        st == ffi::HSA_STATUS_SUCCESS && dev == ffi::HSA_DEVICE_TYPE_GPU
+        if st != ffi::HSA_STATUS_SUCCESS {
+            // Not cached: an unknown handle (a pointer without an owner) stays unknown.
+            return false;
+        }
+        let gpu = dev == ffi::HSA_DEVICE_TYPE_GPU;
+        AGENT_KINDS.write().insert(agent.handle, gpu);
+        gpu
     }
 
     /// Dispatch start/end of a completed dispatch, converted to the system (host) domain.

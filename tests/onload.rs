@@ -64,8 +64,11 @@ unsafe extern "C" fn pointer_info(
     ffi::HSA_STATUS_SUCCESS
 }
 
+static AGENT_QUERIES: AtomicUsize = AtomicUsize::new(0);
+
 unsafe extern "C" fn agent_get_info(agent: hsa_agent_t, attr: ffi::hsa_agent_info_t, value: *mut c_void) -> hsa_status_t {
     assert_eq!(attr, ffi::HSA_AGENT_INFO_DEVICE);
+    AGENT_QUERIES.fetch_add(1, Ordering::SeqCst);
     // SAFETY: HSA_AGENT_INFO_DEVICE writes one hsa_device_type_t.
     unsafe { *value.cast::<ffi::hsa_device_type_t>() = if agent.handle == GPU { ffi::HSA_DEVICE_TYPE_GPU } else { ffi::HSA_DEVICE_TYPE_CPU } };
     ffi::HSA_STATUS_SUCCESS
@@ -101,6 +104,7 @@ fn tables() -> (Box<CoreApiTable>, Box<AmdExtTable>) {
     core.hsa_executable_symbol_get_info_fn = unused_entry();
     core.hsa_system_get_major_extension_table_fn = unused_entry();
     core.hsa_executable_destroy_fn = unused_entry();
+    core.hsa_executable_freeze_fn = unused_entry();
     amd.hsa_amd_agents_allow_access_fn = unused_entry();
     amd.hsa_amd_memory_pool_allocate_fn = Some(pool_allocate);
     amd.hsa_amd_memory_pool_free_fn = Some(free);
@@ -184,6 +188,7 @@ fn load_validate_track_unload() {
     assert_eq!(kreplay::state::service(), kreplay::state::ReplayService::Off);
     let late = alloc(&amd, COARSE_POOL, 0);
     assert_eq!(inventory.len(), 1, "recorded while the service is off");
+    assert_eq!(AGENT_QUERIES.load(Ordering::SeqCst), 1, "the owning agent's kind is asked of the runtime once, then cached");
 
     kreplay::intercept::OnUnload();
     assert_eq!(kreplay::state::current(), kreplay::state::ToolState::Finished);

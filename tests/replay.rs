@@ -217,9 +217,31 @@ fn app_time(stdout: &str, kernel: &str) -> (u64, u64) {
 fn the_applications_signal_gives_the_kernels_dispatch_time_replayed_or_not() {
     // Also with slow async handlers: the application destroys its signal before the tool's
     // handler of the non-replayed dispatch reads the times from it.
+    // Dispatches that are not replayed are timed only when asked (KREPLAY_TIME_ALL=1).
     for (i, faults) in ["", "handler_delay_ms=40"].into_iter().enumerate() {
         check_profiling_times(&test_support::scratch_dir(&format!("replay-profile-{i}")), faults);
     }
+}
+
+#[test]
+fn dispatches_not_replayed_are_untimed_by_default() {
+    let out_dir = test_support::scratch_dir("replay-profile-untimed");
+    let mut c = command(&app("replay", &[]), &[]);
+    c.args(["profile", "3"]).env("KREPLAY_PASSES", "3").env("KREPLAY_KERNEL_INCLUDE", "^slow$").env("KREPLAY_OUTPUT_DIR", &out_dir);
+    let out = run_ok(c);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (start, end) = app_time(&stdout, "once");
+    assert!(end - start >= 50_000_000, "the application's own signal still times its kernel: {start}..{end}");
+    let recs = records(&out_dir);
+    assert!(!recs.iter().any(|r| r["record"] == "pass" && r["kernel"] == "once"), "{recs:#?}");
+    let d = recs.iter().find(|r| r["record"] == "dispatch" && r["kernel"] == "once").expect("a record of the dispatch run once");
+    assert_eq!(d["timed"], false, "{d:#}");
+    assert_eq!(d["passes"], 1, "{d:#}");
+    assert_eq!(d["skipped"], "filtered", "{d:#}");
+    assert_eq!(d["window_start_ns"], d["window_end_ns"], "an untimed record's window is its submission time: {d:#}");
+    assert!(d["window_start_ns"].as_u64().is_some_and(|t| t > 0), "{d:#}");
+    let slow = recs.iter().filter(|r| r["record"] == "pass" && r["kernel"] == "slow").count();
+    assert_eq!(slow, 3, "the replayed dispatch is timed per pass: {recs:#?}");
 }
 
 fn check_profiling_times(out_dir: &std::path::Path, faults: &str) {
@@ -227,6 +249,7 @@ fn check_profiling_times(out_dir: &std::path::Path, faults: &str) {
     c.args(["profile", "3"])
         .env("KREPLAY_PASSES", "3")
         .env("KREPLAY_KERNEL_INCLUDE", "^slow$")
+        .env("KREPLAY_TIME_ALL", "1")
         .env("VHSA_FAULTS", faults)
         .env("KREPLAY_OUTPUT_DIR", out_dir);
     let out = run_ok(c);

@@ -131,6 +131,24 @@ pub fn drain_timeout(get: impl Fn(&str) -> Option<String>) -> Result<Duration, C
     }
 }
 
+// ------------------------------------------------------------------------------------------
+// Timing of dispatches that are not replayed (`KREPLAY_TIME_ALL`).
+// ------------------------------------------------------------------------------------------
+
+/// Reads `KREPLAY_TIME_ALL` through `get`: `1` times every dispatch the built-in client does not
+/// replay (a tool signal and a completion handler each; their records get a `pass` line with
+/// device times), `0` or unset does not (their records are untimed).
+pub fn time_all_from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<bool, ConfigError> {
+    match get("KREPLAY_TIME_ALL") {
+        None => Ok(false),
+        Some(v) => match v.trim() {
+            "0" => Ok(false),
+            "1" => Ok(true),
+            _ => Err(ConfigError { variable: "KREPLAY_TIME_ALL", value: v, problem: "expected 0 or 1".into() }),
+        },
+    }
+}
+
 /// Default of `KREPLAY_DRAIN_DECLINE_MS`.
 pub const DEFAULT_DRAIN_DECLINE_MS: u64 = 1000;
 
@@ -292,6 +310,19 @@ mod tests {
             let e = drain_decline_from_lookup(get(bad)).unwrap_err();
             assert_eq!(e.variable, "KREPLAY_DRAIN_DECLINE_MS");
             assert!(e.to_string().contains("replays nothing"), "{e}");
+        }
+    }
+
+    #[test]
+    fn time_all_is_off_by_default_and_validated() {
+        let get = |v: &'static str| move |k: &str| (k == "KREPLAY_TIME_ALL").then(|| v.to_owned());
+        assert_eq!(time_all_from_lookup(|_| None), Ok(false));
+        assert_eq!(time_all_from_lookup(get("1")), Ok(true));
+        assert_eq!(time_all_from_lookup(get(" 0 ")), Ok(false));
+        for bad in ["yes", "2", ""] {
+            let e = time_all_from_lookup(get(bad)).unwrap_err();
+            assert_eq!(e.variable, "KREPLAY_TIME_ALL");
+            assert!(e.to_string().contains("expected 0 or 1"), "{e}");
         }
     }
 

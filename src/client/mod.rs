@@ -34,11 +34,26 @@ fn env_config() -> &'static Result<Option<BuiltinConfig>, String> {
     &environment().builtin
 }
 
+static TIME_ALL: OnceLock<Result<bool, String>> = OnceLock::new();
+
+/// `KREPLAY_TIME_ALL`, read once.
+fn time_all() -> &'static Result<bool, String> {
+    TIME_ALL.get_or_init(|| {
+        config::time_all_from_lookup(|k| std::env::var(k).ok()).map_err(|e| {
+            eprintln!("kreplay: {e}");
+            e.to_string()
+        })
+    })
+}
+
 /// Reads and validates the environment once (at `OnLoad`), so an invalid value is reported
 /// early, exactly once.
 pub fn check_env() {
     let _ = environment();
     let _ = config::snapshot_settings();
+    if matches!(env_config(), Ok(Some(_))) {
+        let _ = time_all();
+    }
 }
 
 /// The bound of every drain (`KREPLAY_DRAIN_TIMEOUT_MS`); the default when the value is invalid
@@ -57,8 +72,14 @@ pub fn replay_refused() -> Option<&'static str> {
 /// One built-in client serves every runtime instance of the process (its occurrence counts and
 /// records file continue across `hsa_shut_down`/`hsa_init`).
 pub fn install_from_env() {
-    if let Ok(Some(cfg)) = env_config() {
-        let client = BUILTIN.get_or_init(|| Arc::new(BuiltinClient::new(cfg.clone()))).clone();
+    if let (Ok(Some(cfg)), Ok(time_all)) = (env_config(), time_all()) {
+        let client = BUILTIN
+            .get_or_init(|| {
+                let mut client = BuiltinClient::new(cfg.clone());
+                client.time_all = *time_all;
+                Arc::new(client)
+            })
+            .clone();
         let _ = api::register_as(client, api::ClientOwner::Builtin);
     }
 }
@@ -81,6 +102,8 @@ pub struct BuiltinClient {
     launches: Mutex<HashMap<u64, records::Launch>>,
     out: Mutex<Option<File>>,
     out_failed: crate::sync::OnceFlag,
+    /// `KREPLAY_TIME_ALL=1`: dispatches not replayed are timed.
+    pub time_all: bool,
 }
 
 impl BuiltinClient {
@@ -93,6 +116,7 @@ impl BuiltinClient {
             launches: Mutex::default(),
             out: Mutex::new(None),
             out_failed: crate::sync::OnceFlag::new(),
+            time_all: false,
         }
     }
 
@@ -149,9 +173,23 @@ impl ReplayClient for BuiltinClient {
         if self.selects(name.as_deref()) {
             self.cfg.passes
         } else {
-            self.filtered.lock().insert(d.dispatch_id);
+            if self.cfg.output_dir.is_some() {
+                self.filtered.lock().insert(d.dispatch_id);
+            }
             1
         }
+    }
+
+    fn reads_summaries(&self) -> bool {
+        self.cfg.output_dir.is_some()
+    }
+
+    fn has_events(&self) -> bool {
+        false
+    }
+
+    fn times_ordinary_dispatches(&self) -> bool {
+        self.time_all
     }
 
     fn dispatch_done(&self, s: &DispatchSummary) {

@@ -66,7 +66,8 @@ pub fn dispatch_lines(pid: u32, s: &DispatchSummary, filtered: bool, launch: Opt
     m.insert("record".into(), json!("dispatch"));
     common(&mut m);
     m.insert("replayed".into(), json!(s.passes.len() > 1));
-    m.insert("passes".into(), json!(s.passes.len()));
+    m.insert("passes".into(), json!(if s.untimed { 1 } else { s.passes.len() }));
+    m.insert("timed".into(), json!(!s.untimed));
     m.insert("skipped".into(), json!(skipped));
     m.insert("stopped".into(), json!(s.stopped));
     m.insert("window_start_ns".into(), json!(s.window.0));
@@ -119,6 +120,7 @@ mod tests {
             ],
             snapshot: Some(CaptureStats { regions: 2, bytes: 64, start_ns: 12, end_ns: 18, device_bytes: 64 }),
             restore: Some(RestoreTotals { count: 1, regions: 2, bytes: 64, skipped_regions: 0, ns: 4 }),
+            untimed: false,
         };
         let launch = Launch {
             tid: 5,
@@ -148,11 +150,18 @@ mod tests {
         assert_eq!(d["grid_size"], json!([256, 2, 1]));
         assert_eq!(d["workgroup_size"], json!([64, 1, 1]));
         assert_eq!((d["private_segment_size"].as_u64(), d["group_segment_size"].as_u64()), (Some(16), Some(512)));
-        let f = dispatch_lines(77, &DispatchSummary { kernel: None, passes: vec![PassTimes::default()], ..s }, true, None);
+        let f = dispatch_lines(77, &DispatchSummary { kernel: None, passes: vec![PassTimes::default()], ..s.clone() }, true, None);
         let d: Value = serde_json::from_str(f.lines().last().unwrap()).unwrap();
         assert!(d.get("tid").is_none() && d.get("grid_size").is_none());
         assert_eq!(d["skipped"], "filtered");
         assert!(d["kernel"].is_null());
         assert_eq!(d["replayed"], false);
+        assert_eq!(d["timed"], true);
+        let u = dispatch_lines(77, &DispatchSummary { passes: Vec::new(), window: (60, 60), untimed: true, ..s }, true, None);
+        let lines: Vec<Value> = u.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), 1, "an untimed dispatch has no pass line: {u}");
+        assert_eq!(lines[0]["passes"], 1);
+        assert_eq!(lines[0]["timed"], false);
+        assert_eq!((lines[0]["window_start_ns"].as_u64(), lines[0]["window_end_ns"].as_u64()), (Some(60), Some(60)));
     }
 }

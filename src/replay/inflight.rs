@@ -11,6 +11,10 @@
 //! application's copy signal, the value it had when the copy was submitted minus the copies
 //! already counted on that signal). Done entries are dropped by the next drain or insertion;
 //! tool signals of entries marked `recycle` go back to the signal pool then.
+//!
+//! Submissions that are not replayed are not entries: each queue has one counting signal (see
+//! [`InFlightWork::add_counter`]), raised by one per submission and lowered by the barrier packet
+//! the tool puts after it. The drain waits until the counters of its agent are zero too.
 
 use crate::runtime::Runtime;
 use crate::sync::{AtomicU64, Mutex, Ordering};
@@ -22,6 +26,8 @@ use std::time::{Duration, Instant};
 pub enum Origin {
     /// A packet submitted on a queue (queue id).
     Queue(u64),
+    /// Submissions counted by a queue's counting signal (queue id, how many).
+    Submissions(u64, i64),
     /// An asynchronous copy or fill of the application into the agent's memory.
     Copy,
 }
@@ -44,6 +50,8 @@ pub struct InFlightWork {
     next_id: AtomicU64,
     /// How many entries are copies, so a signal store can skip the list when there are none.
     copies: AtomicU64,
+    /// `(agent, queue id, counting signal)` of every live queue of the tool.
+    counters: Mutex<Vec<(u64, u64, hsa_signal_t)>>,
 }
 
 /// Reads a signal's value (the runtime's original entry; a fake in unit tests).
@@ -98,7 +106,10 @@ impl InFlightWork {
                 .iter()
                 .filter(|o| o.signal.handle == e.signal.handle && o.origin == Origin::Copy && o.agent == e.agent)
                 .count() as i64;
-            e.below = e.below.saturating_sub(counted);
+            // At the latest a copy is done when its signal dropped below 1 (the completion value of
+            // HSA signals): an entry left counted because the application reset the signal
+            // before a drain saw it drop must not push the new one below every reachable value.
+            e.below = e.below.saturating_sub(counted).max(1);
         }
         list.push(e);
         self.count_copies(&list);
@@ -114,6 +125,18 @@ impl InFlightWork {
         let mut list = self.entries.lock();
         list.clear();
         self.count_copies(&list);
+        self.counters.lock().clear();
+    }
+
+    /// Registers the counting signal of queue `queue_id` of `agent`: its value is the number of
+    /// the queue's submissions whose closing barrier packet has not completed.
+    pub fn add_counter(&self, agent: u64, queue_id: u64, signal: hsa_signal_t) {
+        self.counters.lock().push((agent, queue_id, signal));
+    }
+
+    /// Forgets the counting signal of a queue being destroyed.
+    pub fn remove_counter(&self, signal: hsa_signal_t) {
+        self.counters.lock().retain(|(_, _, s)| s.handle != signal.handle);
     }
 
     /// Forgets entry `id` (its completion handler ran). Harmless when a drain dropped it.
@@ -138,10 +161,22 @@ impl InFlightWork {
 
     /// Entries of `agent` not done yet (dropping the done ones).
     pub fn outstanding(&self, sig: &dyn SignalValues, agent: u64) -> Vec<Origin> {
-        let mut list = self.entries.lock();
-        prune(&mut list, sig, Some(agent));
-        self.count_copies(&list);
-        list.iter().filter(|e| e.agent == agent).map(|e| e.origin).collect()
+        let mut left: Vec<Origin> = {
+            let mut list = self.entries.lock();
+            prune(&mut list, sig, Some(agent));
+            self.count_copies(&list);
+            list.iter().filter(|e| e.agent == agent).map(|e| e.origin).collect()
+        };
+        for (a, queue, s) in self.counters.lock().iter() {
+            if *a != agent {
+                continue;
+            }
+            let n = sig.value(*s);
+            if n > 0 {
+                left.push(Origin::Submissions(*queue, n));
+            }
+        }
+        left
     }
 
     /// Waits until every entry of `agent` is done or `deadline` passed. On expiry returns what
@@ -175,18 +210,33 @@ fn prune(list: &mut Vec<Entry>, sig: &dyn SignalValues, agent: Option<u64>) {
 
 /// "queue 3: 2 packet(s), 1 asynchronous copy(ies)".
 pub fn describe(left: &[Origin]) -> String {
-    let mut queues: Vec<(u64, usize)> = Vec::new();
+    let mut queues: Vec<(u64, usize, i64)> = Vec::new();
     let mut copies = 0;
     for o in left {
-        match o {
-            Origin::Queue(id) => match queues.iter_mut().find(|(q, _)| q == id) {
-                Some((_, n)) => *n += 1,
-                None => queues.push((*id, 1)),
-            },
-            Origin::Copy => copies += 1,
+        let (id, packets, submissions) = match o {
+            Origin::Queue(id) => (*id, 1, 0),
+            Origin::Submissions(id, n) => (*id, 0, *n),
+            Origin::Copy => {
+                copies += 1;
+                continue;
+            }
+        };
+        match queues.iter_mut().find(|(q, _, _)| *q == id) {
+            Some((_, p, s)) => {
+                *p += packets;
+                *s += submissions;
+            }
+            None => queues.push((id, packets, submissions)),
         }
     }
-    let mut parts: Vec<String> = queues.iter().map(|(q, n)| format!("queue {q}: {n} packet(s)")).collect();
+    let mut parts: Vec<String> = queues
+        .iter()
+        .map(|(q, p, s)| match (p, s) {
+            (_, 0) => format!("queue {q}: {p} packet(s)"),
+            (0, _) => format!("queue {q}: {s} submission(s)"),
+            _ => format!("queue {q}: {p} packet(s), {s} submission(s)"),
+        })
+        .collect();
     if copies > 0 {
         parts.push(format!("{copies} asynchronous copy(ies) or fill(s)"));
     }
@@ -255,6 +305,16 @@ mod tests {
         assert_eq!(w.outstanding(&f, 1), vec![Origin::Copy], "one of two copies completed");
         f.set(5, 0);
         assert!(w.outstanding(&f, 1).is_empty());
+        // The application waited for a copy, then reset the signal to 1 for the next one before
+        // any drain pruned the first: both are done when the second completes.
+        f.set(7, 1);
+        w.add_copy(&f, 1, sig(7), 1);
+        f.set(7, 0);
+        f.set(7, 1);
+        w.add_copy(&f, 1, sig(7), 1);
+        assert_eq!(w.outstanding(&f, 1), vec![Origin::Copy, Origin::Copy]);
+        f.set(7, 0);
+        assert!(w.outstanding(&f, 1).is_empty(), "a reset signal does not keep a copy counted forever");
         f.set(6, 1);
         w.add_copy(&f, 1, sig(6), 1);
         w.forget_signal(sig(6));
@@ -278,5 +338,25 @@ mod tests {
         w.add_copy(&f, 1, sig(8), 1);
         w.forget_signal(sig(8));
         assert!(w.outstanding(&f, 1).is_empty());
+    }
+
+    #[test]
+    fn a_drain_waits_for_the_counting_signals_of_its_agent() {
+        let f = Fake::default();
+        let w = InFlightWork::new();
+        f.set(40, 2);
+        f.set(41, 1);
+        w.add_counter(10, 3, sig(40));
+        w.add_counter(20, 4, sig(41));
+        assert_eq!(w.drain(&f, 10, Instant::now()).unwrap_err(), "queue 3: 2 submission(s)");
+        f.set(40, 0);
+        assert_eq!(w.drain(&f, 10, Instant::now()), Ok(()), "agent 20's counter does not hold agent 10");
+        assert_eq!(w.outstanding(&f, 20), vec![Origin::Submissions(4, 1)]);
+        w.remove_counter(sig(41));
+        assert!(w.outstanding(&f, 20).is_empty(), "a destroyed queue's counter is never read again");
+        f.set(1, 1);
+        w.add_tool_signal(&f, 10, sig(1), 3, true);
+        f.set(40, 5);
+        assert_eq!(w.drain(&f, 10, Instant::now()).unwrap_err(), "queue 3: 1 packet(s), 5 submission(s)");
     }
 }

@@ -164,6 +164,13 @@ pub struct QueueState {
     /// True while the queue may run work submitted on the fast path before a client registered
     /// (see [`coverage`]); cleared by the fence its next slow-path submission puts first.
     pub unfenced: AtomicBool,
+    /// The queue's counting signal: submissions not replayed add one and the barrier packet the
+    /// tool puts after each of them subtracts it at completion, so its value is the number of
+    /// those submissions still running. `None` when the runtime could not create it (then each
+    /// submission gets a tool signal of its own, as replays do).
+    pub counter: Option<hsa_signal_t>,
+    /// The kernel name resolved last on this queue (see [`KernelNames::resolve_through`]).
+    pub last_name: Mutex<crate::loader::LastName>,
 }
 
 // SAFETY: `queue` is an address owned by the runtime, only passed back to it.
@@ -188,6 +195,11 @@ impl QueueState {
             lock: GATE.agent(agent.handle),
             in_flight: AtomicU64::new(0),
             unfenced: AtomicBool::new(false),
+            counter: rt
+                .signal_create(0)
+                .map_err(|e| tracing::warn!("creating the counting signal of queue {queue_id} failed ({e}); its submissions are counted one signal each"))
+                .ok(),
+            last_name: Mutex::new(None),
         }
     }
 }

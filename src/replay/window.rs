@@ -156,7 +156,6 @@ impl HostWriteFence {
     }
 }
 
-static BATCH_WARNING: OnceFlag = OnceFlag::new();
 static DECLINE_WARNING: OnceFlag = OnceFlag::new();
 static UNBOUNDED_WARNING: OnceFlag = OnceFlag::new();
 
@@ -268,30 +267,92 @@ fn watch(rt: Runtime, ctx: HandlerCtx) -> Result<(), HandlerCtx> {
     Ok(())
 }
 
-/// Submits `packets` followed by a barrier packet with a tool signal that the agent-wide drain
-/// waits for (it completes only after everything earlier on the queue). No handler: the drain
-/// that sees the signal done returns it to the pool. False when no signal was available.
+/// Submits `packets` counted on the queue's counting signal, raised first by the number of
+/// completions to come, with no signal, handler or allocation per submission: a dispatch
+/// without a completion signal carries the counting signal in that empty field (the only change
+/// to the application's packets); when a dispatch carries the application's own signal, or no
+/// packet is given (a fence), a barrier packet with the counting signal follows (it completes only
+/// after everything earlier on the queue). Without a counting signal the packets are followed by
+/// a barrier packet with a tool signal of its own, returned to the pool by the drain that sees it
+/// done. False when no signal was available (the packets still went, uncounted).
 fn write_counted(rt: Runtime, q: &QueueState, writer: Writer, packets: &[Packet]) -> bool {
-    let Some(sig) = SIGNALS.take(rt) else {
-        write(writer, packets);
-        return false;
+    let Some(counter) = q.counter else {
+        let Some(sig) = SIGNALS.take(rt) else {
+            write(writer, packets);
+            return false;
+        };
+        IN_FLIGHT.add_tool_signal(&RuntimeSignals(rt), q.agent.handle, sig, q.queue_id, true);
+        if !packets.is_empty() {
+            write(writer, packets);
+        }
+        write(writer, &[barrier_packet(sig)]);
+        return true;
     };
-    IN_FLIGHT.add_tool_signal(&RuntimeSignals(rt), q.agent.handle, sig, q.queue_id, true);
-    let mut batch = Vec::with_capacity(packets.len() + 1);
-    batch.extend_from_slice(packets);
-    batch.push(barrier_packet(sig));
-    write(writer, &batch);
+    let mut carried: i64 = 0;
+    let mut barrier = packets.is_empty();
+    for p in packets {
+        if packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH {
+            if completion_signal(p) == 0 {
+                carried += 1;
+            } else {
+                barrier = true;
+            }
+        }
+    }
+    rt.signal_add(counter, carried + i64::from(barrier));
+    if carried == 0 {
+        write(writer, packets);
+    } else {
+        // In chunks on the stack: no allocation however long the submission.
+        let mut chunk = [[0u8; 64]; 16];
+        for part in packets.chunks(chunk.len()) {
+            for (slot, p) in chunk.iter_mut().zip(part) {
+                *slot = *p;
+                if packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH && completion_signal(p) == 0 {
+                    slot[56..64].copy_from_slice(&counter.handle.to_le_bytes());
+                }
+            }
+            write(writer, &chunk[..part.len()]);
+        }
+    }
+    if barrier {
+        write(writer, &[barrier_packet(counter)]);
+    }
     true
+}
+
+/// The completion-signal handle of a dispatch or barrier packet (bytes 56..64).
+fn completion_signal(p: &Packet) -> u64 {
+    u64::from_le_bytes([p[56], p[57], p[58], p[59], p[60], p[61], p[62], p[63]])
+}
+
+/// Forwards `packets[*forwarded..end]` under the reader side of the gate, counted when a
+/// dispatch is among them (other packets do not write memory).
+fn forward_run(rt: Runtime, q: &QueueState, writer: Writer, packets: &[Packet], end: usize, forwarded: &mut usize) {
+    let run = &packets[*forwarded..end];
+    if run.is_empty() {
+        return;
+    }
+    let _submit = enter_submit(q);
+    *forwarded = end;
+    if run.iter().any(|p| packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH) {
+        write_counted(rt, q, writer, run);
+    } else {
+        write(writer, run);
+    }
 }
 
 /// The interceptor's slow path (the replay service is on or undecided).
 ///
-/// `forwarded` is set once the application's packets reached the writer, so a caught panic
-/// never submits them twice.
+/// Every dispatch of the submission is considered in order: one the client does not replay
+/// stays in the run of packets forwarded together (counted by one barrier packet); one it
+/// replays first forwards the run before it, then opens its window (whose queue drain waits for
+/// that run to complete), so barrier bits and order hold. `forwarded` counts the packets that
+/// reached the writer, so a caught panic never submits one twice.
 ///
 /// # Safety
 /// `pkts` must hold `count` packets of 64 bytes.
-pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, writer: Writer, forwarded: &mut bool) {
+pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, writer: Writer, forwarded: &mut usize) {
     // Pairs with the release of `turn_service_on`: the queue marks a late registration made
     // before turning the service on are visible from here.
     fence(Ordering::Acquire);
@@ -301,7 +362,7 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
     // SAFETY: caller contract.
     let packets: &[Packet] = unsafe { std::slice::from_raw_parts(pkts.cast::<Packet>(), count as usize) };
     let (Some(client), Some(rt)) = (api::client(), Runtime::get()) else {
-        *forwarded = true;
+        *forwarded = packets.len();
         write(writer, packets);
         return;
     };
@@ -310,64 +371,64 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
     if q.unfenced.load(Ordering::Acquire) {
         fence_earlier_work(rt, q, writer);
     }
-    if packets.len() != 1 {
-        if packets.iter().any(|p| packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH) {
-            STATS.batches.fetch_add(1, Ordering::Relaxed);
-            if BATCH_WARNING.first() {
-                tracing::warn!(
-                    "a submission of {} packets was not replayed: only single-packet, single-dispatch submissions are; it runs once (warned once per process)",
-                    packets.len()
-                );
+    let client = client.as_ref();
+    for (i, p) in packets.iter().enumerate() {
+        if packet_type(p) != ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH {
+            continue;
+        }
+        // SAFETY: a 64-byte kernel dispatch packet.
+        let pkt: hsa_kernel_dispatch_packet_t = unsafe { std::ptr::read_unaligned(p.as_ptr().cast()) };
+        let dispatch = Dispatch::new(rt, q, pkt);
+        STATS.dispatches.fetch_add(1, Ordering::Relaxed);
+        dispatch.event(client, kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_ENTER, 0, 0, None);
+        let passes = catch_unwind(AssertUnwindSafe(|| client.pass_count(&dispatch.info))).unwrap_or_else(|_| {
+            tracing::error!("the client's pass-count callback panicked; the dispatch runs once");
+            1
+        });
+        let plan = match passes {
+            1 => None,
+            0 if !client.has_continue() => Some(Err(DeclineReason::UnboundedWithoutContinue)),
+            n => Some(Ok(n)),
+        };
+        match plan {
+            None => {
+                dispatch.event(client, kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, passes, None);
+                if client.times_ordinary_dispatches() {
+                    forward_run(rt, q, writer, packets, i, forwarded);
+                    let _submit = enter_submit(q);
+                    *forwarded = i + 1;
+                    submit_ordinary(rt, q, &dispatch, writer, None);
+                } else if client.reads_summaries() {
+                    let mut summary = dispatch.summary();
+                    summary.untimed = true;
+                    let now = monotonic_ns();
+                    summary.window = (now, now);
+                    if catch_unwind(AssertUnwindSafe(|| client.dispatch_done(&summary))).is_err() {
+                        tracing::error!("the client's dispatch summary callback panicked");
+                    }
+                }
+                // Otherwise the dispatch stays in the run forwarded with the next barrier.
+            }
+            Some(Err(reason)) => {
+                if UNBOUNDED_WARNING.first() {
+                    tracing::warn!("dispatch {} not replayed: {reason} (warned once per process)", dispatch.info.dispatch_id);
+                }
+                STATS.declined.fetch_add(1, Ordering::Relaxed);
+                let stats = ReplayStats::declined(&reason);
+                dispatch.event(client, kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, passes, Some(&stats.c));
+                forward_run(rt, q, writer, packets, i, forwarded);
+                let _submit = enter_submit(q);
+                *forwarded = i + 1;
+                submit_ordinary(rt, q, &dispatch, writer, Some(format!("declined: {reason}")));
+            }
+            Some(Ok(total)) => {
+                forward_run(rt, q, writer, packets, i, forwarded);
+                *forwarded = i + 1;
+                run_window(rt, q, &dispatch, client, total, writer);
             }
         }
-        let _submit = enter_submit(q);
-        *forwarded = true;
-        write_counted(rt, q, writer, packets);
-        return;
     }
-    if packet_type(&packets[0]) != ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH {
-        let _submit = enter_submit(q);
-        *forwarded = true;
-        write(writer, packets);
-        return;
-    }
-    // SAFETY: a 64-byte kernel dispatch packet.
-    let pkt: hsa_kernel_dispatch_packet_t = unsafe { std::ptr::read_unaligned(packets[0].as_ptr().cast()) };
-    let dispatch = Dispatch::new(rt, q, pkt);
-    STATS.dispatches.fetch_add(1, Ordering::Relaxed);
-    dispatch.event(client.as_ref(), kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_ENTER, 0, 0, None);
-    let passes = catch_unwind(AssertUnwindSafe(|| client.pass_count(&dispatch.info))).unwrap_or_else(|_| {
-        tracing::error!("the client's pass-count callback panicked; the dispatch runs once");
-        1
-    });
-    let plan = match passes {
-        1 => None,
-        0 if !client.has_continue() => Some(Err(DeclineReason::UnboundedWithoutContinue)),
-        n => Some(Ok(n)),
-    };
-    match plan {
-        None => {
-            dispatch.event(client.as_ref(), kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, passes, None);
-            let _submit = enter_submit(q);
-            *forwarded = true;
-            submit_ordinary(rt, q, &dispatch, writer, None);
-        }
-        Some(Err(reason)) => {
-            if UNBOUNDED_WARNING.first() {
-                tracing::warn!("dispatch {} not replayed: {reason} (warned once per process)", dispatch.info.dispatch_id);
-            }
-            STATS.declined.fetch_add(1, Ordering::Relaxed);
-            let stats = ReplayStats::declined(&reason);
-            dispatch.event(client.as_ref(), kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, passes, Some(&stats.c));
-            let _submit = enter_submit(q);
-            *forwarded = true;
-            submit_ordinary(rt, q, &dispatch, writer, Some(format!("declined: {reason}")));
-        }
-        Some(Ok(total)) => {
-            *forwarded = true;
-            run_window(rt, q, &dispatch, client.as_ref(), total, writer);
-        }
-    }
+    forward_run(rt, q, writer, packets, packets.len(), forwarded);
 }
 
 /// Puts a counted barrier packet first on a queue that may still run work submitted untracked
@@ -394,7 +455,7 @@ struct Dispatch {
 
 impl Dispatch {
     fn new(rt: Runtime, q: &Arc<QueueState>, pkt: hsa_kernel_dispatch_packet_t) -> Self {
-        let name = NAMES.resolve(rt, q.agent, pkt.kernel_object);
+        let name = NAMES.resolve_through(rt, q.agent, pkt.kernel_object, &q.last_name);
         let info = kreplay_dispatch_info_t {
             size: std::mem::size_of::<kreplay_dispatch_info_t>() as u64,
             agent_handle: q.agent.handle,
@@ -437,6 +498,9 @@ impl Dispatch {
         times: (u64, u64),
         stats: Option<&kreplay_replay_stats_t>,
     ) {
+        if !client.has_events() {
+            return;
+        }
         let e = kreplay_event_t {
             size: std::mem::size_of::<kreplay_event_t>() as u64,
             kind,
@@ -506,7 +570,7 @@ impl ReplayStats {
 /// signal. The caller holds the reader side of the gate.
 fn submit_ordinary(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, writer: Writer, skipped: Option<String>) {
     let Some(sig) = SIGNALS.take(rt) else {
-        write(writer, &[to_bytes(&d.pkt)]);
+        write_counted(rt, q, writer, &[to_bytes(&d.pkt)]);
         return;
     };
     let app = (d.pkt.completion_signal.handle != 0).then_some(d.pkt.completion_signal);
@@ -918,6 +982,8 @@ mod tests {
             lock: super::super::GATE.agent(0xa9e47),
             in_flight: crate::sync::protocol::AtomicU64::new(1),
             unfenced: crate::sync::AtomicBool::new(false),
+            counter: None,
+            last_name: Mutex::new(None),
         });
         let ctx = Box::new(HandlerCtx {
             queue: q.clone(),

@@ -3,8 +3,13 @@
  *   concurrent siblings <rounds> <passes>  replays of `rec` on one queue while two threads keep
  *                                          dispatching `sib` on sibling queues of the same agent
  *   concurrent agents   <passes>           one replayed `slow` dispatch per GPU agent, in parallel
- *   concurrent batch                       two-packet submissions (merged by an interceptor of
- *                                          the application): each runs once
+ *   concurrent batch [passes]              two-packet submissions (merged by an interceptor of
+ *                                          the application): each dispatch runs `passes` times
+ *   concurrent batchorder <passes>         three-packet submissions (dispatch, barrier, dispatch):
+ *                                          dispatches replayed in order, the barrier run once
+ *   concurrent slowsibling <passes>        a slow dispatch that is not replayed, on a sibling queue
+ *                                          (without, then with, a completion signal), then a
+ *                                          replayed one reading its output: every pass sees it
  *   concurrent stuck                       the replayed dispatch never completes (a vhsa fault)
  *   concurrent handlers <rounds> <passes> slow|blocked
  *                                          siblings, with every async-handler callback delayed
@@ -190,7 +195,6 @@ static void run_agents(system_t* s, int passes) {
 }
 
 /* ---- batch ---- */
-static uint8_t held[64];
 static int holding;
 
 extern hsa_status_t hsa_amd_queue_intercept_register(hsa_queue_t* queue,
@@ -198,7 +202,11 @@ extern hsa_status_t hsa_amd_queue_intercept_register(hsa_queue_t* queue,
                                                                      void (*)(const void*, uint64_t)),
                                                      void* user_data);
 
-/* Holds every other packet and submits the pair as one batch. */
+/* Packets per merged batch (2 unless a mode sets it, at most 4). */
+static int batch_size = 2;
+static uint8_t held_more[4 * 64];
+
+/* Holds packets until `batch_size` arrived and submits them as one batch. */
 static void merge_handler(const void* pkts, uint64_t count, uint64_t index, void* data,
                           void (*writer)(const void*, uint64_t)) {
   (void)index;
@@ -207,16 +215,11 @@ static void merge_handler(const void* pkts, uint64_t count, uint64_t index, void
     writer(pkts, count);
     return;
   }
-  if (!holding) {
-    memcpy(held, pkts, 64);
-    holding = 1;
-    return;
-  }
-  uint8_t pair[128];
-  memcpy(pair, held, 64);
-  memcpy(pair + 64, pkts, 64);
+  memcpy(held_more + 64 * holding, pkts, 64);
+  holding++;
+  if (holding < batch_size) return;
   holding = 0;
-  writer(pair, 2);
+  writer(held_more, (uint64_t)batch_size);
 }
 
 static int add_count;
@@ -228,7 +231,7 @@ static void add_kernel(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
   add_count++;
 }
 
-static void run_batch(system_t* s) {
+static void run_batch(system_t* s, int passes) {
   uint64_t add = vhsa_native_kernel_create("add", add_kernel, NULL);
   uint32_t* x = pool_alloc(s->device_pool[0], 64);
   x[0] = 0;
@@ -245,10 +248,120 @@ static void run_batch(system_t* s) {
     wait_done(done);
   }
   usleep(20000);
-  EXPECT(add_count == 4, "add ran %d times, expected 4 (each packet once)", add_count);
-  EXPECT(x[0] == 4, "x = %u, expected 4", x[0]);
+  EXPECT(add_count == 4 * passes, "add ran %d times, expected %d (each dispatch %d times)", add_count, 4 * passes, passes);
+  EXPECT(x[0] == 4, "x = %u, expected 4 (each dispatch as one execution)", x[0]);
   EXPECT(hsa_signal_load_scacquire(done) == 0, "completion signal fired more than once");
   CHECK(hsa_queue_destroy(q));
+}
+
+/* ---- batchorder ---- */
+static char order_log[64];
+static int order_len;
+
+static void dbl_kernel(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
+  (void)user_data;
+  uint32_t* x = *(uint32_t**)p->kernarg_address;
+  x[0] *= 2;
+  if (order_len < 63) order_log[order_len++] = 'd';
+}
+
+static void inc_kernel(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
+  (void)user_data;
+  uint32_t* x = *(uint32_t**)p->kernarg_address;
+  x[0] += 1;
+  if (order_len < 63) order_log[order_len++] = 'i';
+}
+
+/* A barrier-AND packet of the application, with no dependency and its own completion signal. */
+static void barrier(hsa_queue_t* q, hsa_signal_t done) {
+  uint64_t idx = hsa_queue_add_write_index_screlease(q, 1);
+  hsa_barrier_and_packet_t* slot = (hsa_barrier_and_packet_t*)q->base_address + (idx % q->size);
+  memset((char*)slot + 4, 0, sizeof *slot - 4);
+  slot->completion_signal = done;
+  uint16_t header = (HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE) | (1 << HSA_PACKET_HEADER_BARRIER) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
+  __atomic_store_n((uint16_t*)slot, header, __ATOMIC_RELEASE);
+  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)idx);
+}
+
+/* Submissions of three packets (dbl, an application barrier, inc), twice, from x = 1. Each
+ * kernel runs `passes` times, all passes of dbl before those of inc; x ends as one execution of
+ * each batch (x = 7); the barrier runs once per batch. */
+static void run_batchorder(system_t* s, int passes) {
+  uint64_t dbl = vhsa_native_kernel_create("dbl", dbl_kernel, NULL);
+  uint64_t inc = vhsa_native_kernel_create("inc", inc_kernel, NULL);
+  uint32_t* x = pool_alloc(s->device_pool[0], 64);
+  x[0] = 1;
+  batch_size = 3;
+  hsa_queue_t* q = queue_create(s->gpu[0]);
+  CHECK(hsa_amd_queue_intercept_register(q, merge_handler, NULL));
+  void* ptrs[1] = {x};
+  void* ka = kernargs(s, ptrs, 1);
+  hsa_signal_t done, bar;
+  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  CHECK(hsa_signal_create(1, 0, NULL, &bar));
+  char expected[64];
+  int n = 0;
+  for (int b = 0; b < 2; b++) {
+    hsa_signal_store_relaxed(done, 1);
+    hsa_signal_store_relaxed(bar, 1);
+    dispatch(q, dbl, ka, 1, (hsa_signal_t){0});
+    barrier(q, bar);
+    dispatch(q, inc, ka, 1, done);
+    wait_done(done);
+    EXPECT(hsa_signal_load_scacquire(bar) == 0, "batch %d: the application's barrier completed %lld times' worth",
+           b, (long long)(1 - hsa_signal_load_scacquire(bar)));
+    for (int p = 0; p < passes; p++) expected[n++] = 'd';
+    for (int p = 0; p < passes; p++) expected[n++] = 'i';
+  }
+  usleep(20000);
+  expected[n] = 0;
+  order_log[order_len] = 0;
+  EXPECT(strcmp(order_log, expected) == 0, "kernels ran in the order %s, expected %s", order_log, expected);
+  EXPECT(x[0] == 7, "x = %u, expected 7 (each batch as one execution)", x[0]);
+  EXPECT(hsa_signal_load_scacquire(done) == 0, "completion signal fired more than once");
+  printf("APP batchorder %s\n", order_log);
+  CHECK(hsa_queue_destroy(q));
+}
+
+/* ---- slowsibling ---- */
+static void late_kernel(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
+  (void)user_data;
+  usleep(30000);
+  uint32_t* x = *(uint32_t**)p->kernarg_address;
+  for (uint32_t i = 0; i < N; i++) x[i] += 1;
+}
+
+static void run_slowsibling(system_t* s, int passes) {
+  uint64_t rec = vhsa_native_kernel_create("rec", rec_kernel, NULL);
+  uint64_t late = vhsa_native_kernel_create("late", late_kernel, NULL);
+  uint32_t* x = pool_alloc(s->device_pool[0], N * 4);
+  memset(x, 0, N * 4);
+  hsa_queue_t* q = queue_create(s->gpu[0]);
+  hsa_queue_t* sib = queue_create(s->gpu[0]);
+  void* px[1] = {x};
+  void* ka = kernargs(s, px, 1);
+  hsa_signal_t done, sdone;
+  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  CHECK(hsa_signal_create(1, 0, NULL, &sdone));
+  for (int r = 0; r < 2; r++) {
+    hsa_signal_store_relaxed(done, 1);
+    hsa_signal_store_relaxed(sdone, 1);
+    dispatch(sib, late, ka, N, r == 0 ? (hsa_signal_t){0} : sdone);
+    dispatch(q, rec, ka, N, done);
+    wait_done(done);
+    if (r == 1) wait_done(sdone);
+  }
+  EXPECT(rec_count == 2 * passes, "rec ran %d times, expected %d", rec_count, 2 * passes);
+  for (int r = 0; r < 2; r++)
+    for (int p = 0; p < passes; p++)
+      EXPECT(rec_log[r * passes + p] == (uint64_t)(2 * r + 1) * N, "round %d pass %d saw sum %llu, expected %llu", r, p,
+             (unsigned long long)rec_log[r * passes + p], (unsigned long long)(2 * r + 1) * N);
+  for (uint32_t j = 0; j < N; j++) EXPECT(x[j] == 4, "x[%u] = %u, expected 4", j, x[j]);
+  printf("APP slowsibling OK\n");
+  CHECK(hsa_queue_destroy(q));
+  CHECK(hsa_queue_destroy(sib));
 }
 
 /* ---- stuck ---- */
@@ -463,7 +576,9 @@ int main(int argc, char** argv) {
   system_init(&s);
   if (strcmp(argv[1], "siblings") == 0) run_siblings(&s, atoi(argv[2]), atoi(argv[3]));
   else if (strcmp(argv[1], "agents") == 0) run_agents(&s, atoi(argv[2]));
-  else if (strcmp(argv[1], "batch") == 0) run_batch(&s);
+  else if (strcmp(argv[1], "batch") == 0) run_batch(&s, argc > 2 ? atoi(argv[2]) : 1);
+  else if (strcmp(argv[1], "batchorder") == 0) run_batchorder(&s, atoi(argv[2]));
+  else if (strcmp(argv[1], "slowsibling") == 0) run_slowsibling(&s, atoi(argv[2]));
   else if (strcmp(argv[1], "stuck") == 0) run_stuck(&s);
   else if (strcmp(argv[1], "handlers") == 0) run_handlers(&s, atoi(argv[2]), atoi(argv[3]), argv[4]);
   else if (strcmp(argv[1], "submitter") == 0) run_submitter(&s, atoi(argv[2]));

@@ -300,6 +300,11 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
     }
     cmd.env("KREPLAY_PASSES", plan.passes.to_string());
     cmd.env("KREPLAY_OUTPUT_DIR", &staging);
+    // The reports have a row per pass of every dispatch, also those run once: time them too,
+    // unless the caller decided otherwise.
+    if std::env::var_os("KREPLAY_TIME_ALL").is_none() {
+        cmd.env("KREPLAY_TIME_ALL", "1");
+    }
     for (var, value) in [
         ("KREPLAY_KERNEL_INCLUDE", &opts.include),
         ("KREPLAY_KERNEL_EXCLUDE", &opts.exclude),
