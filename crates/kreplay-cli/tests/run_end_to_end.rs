@@ -1,10 +1,12 @@
 //! `kreplay run` and `kreplay demo` end to end: real processes, the tool library loaded by the
 //! virtual runtime, the bundled demo application replayed, and the outputs parsed back.
 
+mod common;
+use common::{demo_app, kreplay, text};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 const KERNELS: [&str; 4] = [
     "demo_fill",
@@ -13,34 +15,8 @@ const KERNELS: [&str; 4] = [
     "demo_accumulate",
 ];
 
-fn kreplay() -> Command {
-    // The tool library and vhsa must be built next to the binary; this names the missing one.
-    test_support::tool_lib();
-    test_support::vhsa_lib_dir();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kreplay"));
-    for var in [
-        "HSA_TOOLS_LIB",
-        "KREPLAY_TOOL_LIB",
-        "KREPLAY_VHSA_DIR",
-        "VHSA_FAULTS",
-        "VHSA_AGENTS",
-        "KREPLAY_PASSES",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd
-}
-
-fn demo_app() -> &'static str {
-    env!("CARGO_BIN_EXE_kreplay-demo-app")
-}
-
 fn run(args: &[&str]) -> Output {
     kreplay().args(args).output().expect("run kreplay")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The only subdirectory of `dir` (the `%pid%` directory of one run).

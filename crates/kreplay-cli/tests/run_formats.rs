@@ -2,8 +2,10 @@
 //! readers (Python's sqlite3, the `perfetto` package's protos), and the database of a run
 //! killed by SIGKILL in the middle.
 
+mod common;
 mod readers;
 
+use common::{demo_app, kreplay};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
@@ -19,27 +21,6 @@ const KERNELS: [&str; 4] = [
 /// The demo's grid and work-group sizes (kreplay-demo-app's N and WORKGROUP).
 const DEMO_GRID: u64 = 4096;
 const DEMO_WORKGROUP: u64 = 64;
-
-fn kreplay() -> Command {
-    test_support::tool_lib();
-    test_support::vhsa_lib_dir();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kreplay"));
-    for var in [
-        "HSA_TOOLS_LIB",
-        "KREPLAY_TOOL_LIB",
-        "KREPLAY_VHSA_DIR",
-        "VHSA_FAULTS",
-        "VHSA_AGENTS",
-        "KREPLAY_PASSES",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd
-}
-
-fn demo_app() -> &'static str {
-    env!("CARGO_BIN_EXE_kreplay-demo-app")
-}
 
 fn base_kernel(name: &str) -> &str {
     name.strip_suffix(".kd").unwrap_or(name)

@@ -2,34 +2,11 @@
 //! application started that outlive it, outputs that cannot be written after the run, and the
 //! virtual topology handed to the application.
 
+mod common;
+use common::{demo_app, kreplay, text};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn kreplay() -> Command {
-    test_support::tool_lib();
-    test_support::vhsa_lib_dir();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kreplay"));
-    for var in [
-        "HSA_TOOLS_LIB",
-        "KREPLAY_TOOL_LIB",
-        "KREPLAY_VHSA_DIR",
-        "VHSA_FAULTS",
-        "VHSA_AGENTS",
-        "KREPLAY_PASSES",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd
-}
-
-fn demo_app() -> &'static str {
-    env!("CARGO_BIN_EXE_kreplay-demo-app")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use std::process::Output;
 
 /// `kreplay run --runtime virtual -d <dir> <options> -- sh -c <script>`.
 fn run_script(dir: &Path, options: &[&str], script: &str) -> Output {
