@@ -6,6 +6,9 @@
  *   emulated faults <code object>            an out-of-bounds store, __builtin_trap() and an
  *                   unknown instruction each end their dispatch with a queue error (printed as
  *                   "APP fault kernel=<name> status=<hex>"); a later dispatch still runs
+ *   emulated sqtt   <code object>            `traced(x, 200)` over 256 work-items in groups of 64
+ *                   (built with the SQTT plugin); checks x, prints "APP records=<n> base=<x>"
+ *                   with the shader-data record count read through vhsa_dispatch_shader_data
  *
  * Prints "APP OK" on success; exits nonzero with "APP FAIL" otherwise. */
 #include "common.h"
@@ -110,13 +113,66 @@ static void run_faults(system_t* s, hsa_executable_t exe) {
   run_inc(s, exe, 1);
 }
 
+/* Like `dispatch`, with work-groups of `wg` work-items. */
+static void dispatch_groups(hsa_queue_t* q, uint64_t kobj, void* kernarg, uint32_t n, uint16_t wg, hsa_signal_t done) {
+  uint64_t idx = hsa_queue_add_write_index_screlease(q, 1);
+  hsa_kernel_dispatch_packet_t* slot = (hsa_kernel_dispatch_packet_t*)q->base_address + (idx % q->size);
+  memset((char*)slot + 4, 0, sizeof *slot - 4);
+  slot->workgroup_size_x = wg;
+  slot->workgroup_size_y = 1;
+  slot->workgroup_size_z = 1;
+  slot->grid_size_x = n;
+  slot->grid_size_y = 1;
+  slot->grid_size_z = 1;
+  slot->kernel_object = kobj;
+  slot->kernarg_address = kernarg;
+  slot->completion_signal = done;
+  uint16_t header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
+  uint16_t setup = 1 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
+  __atomic_store_n((uint32_t*)slot, (uint32_t)header | ((uint32_t)setup << 16), __ATOMIC_RELEASE);
+  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)idx);
+}
+
+static void run_sqtt(system_t* s, hsa_executable_t exe) {
+  const int n = 200;
+  uint64_t kobj = kernel_object(exe, s->gpu[0], "traced.kd");
+  int* x = pool_alloc(s->device_pool[0], n * sizeof(int));
+  for (int i = 0; i < n; i++) x[i] = i;
+  void* ptrs[2] = {x, (void*)(uintptr_t)n};
+  hsa_queue_t* q = queue_create(s->gpu[0]);
+  hsa_signal_t done;
+  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  dispatch_groups(q, kobj, kernargs(s, ptrs, 2), 256, 64, done);
+  wait_done(done);
+  for (int i = 0; i < n; i++) EXPECT(x[i] == i + 3, "x[%d] = %d, expected %d", i, x[i], i + 3);
+  size_t count = 0;
+  CHECK(vhsa_dispatch_shader_data(done.handle, NULL, 0, &count));
+  EXPECT(count > 0, "the dispatch has no shader-data records");
+  vhsa_shader_data_record_t* recs = calloc(count, sizeof *recs);
+  size_t again = 0;
+  CHECK(vhsa_dispatch_shader_data(done.handle, recs, count, &again));
+  EXPECT(again == count, "record count changed: %zu then %zu", count, again);
+  for (size_t i = 1; i < count; i++) EXPECT(recs[i - 1].time <= recs[i].time, "records out of time order at %zu", i);
+  free(recs);
+  size_t none = 0;
+  EXPECT(vhsa_dispatch_shader_data(done.handle + 1, NULL, 0, &none) == HSA_STATUS_ERROR_INVALID_SIGNAL,
+         "records for a signal no dispatch completed");
+  printf("APP records=%zu base=%llu\n", count, (unsigned long long)(uintptr_t)x);
+  CHECK(hsa_signal_destroy(done));
+  CHECK(hsa_queue_destroy(q));
+}
+
 int main(int argc, char** argv) {
-  EXPECT(argc >= 3, "usage: emulated inc|devvar <passes> <code object> | emulated faults <code object>");
+  EXPECT(argc >= 3, "usage: emulated inc|devvar <passes> <code object> | emulated faults|sqtt <code object>");
   system_t s;
   system_init(&s);
   const char* mode = argv[1];
   if (strcmp(mode, "faults") == 0) {
     run_faults(&s, load_code_object(&s, argv[2]));
+  } else if (strcmp(mode, "sqtt") == 0) {
+    run_sqtt(&s, load_code_object(&s, argv[2]));
   } else {
     EXPECT(argc >= 4, "%s needs <passes> <code object>", mode);
     hsa_executable_t exe = load_code_object(&s, argv[3]);
