@@ -453,3 +453,34 @@ impl crate::executor::DeviceMemory for RuntimeMemory {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether the page at `p` is mapped (`mincore` fails with ENOMEM for unmapped memory).
+    fn mapped(p: *mut u8) -> bool {
+        let mut v = 0u8;
+        // SAFETY: `mincore` only inspects the page tables; `v` receives one byte per page.
+        unsafe { libc::mincore(p.cast(), 1, &mut v) == 0 }
+    }
+
+    #[test]
+    fn a_view_covers_live_allocations_and_keeps_freed_ones_mapped_until_it_ends() {
+        let a = map(4096, false).unwrap();
+        record(a, 4096, 1, 0, true, Origin::Mapped);
+        let view = MemoryView::take();
+        assert!(view.contains(a as u64, 4096));
+        assert!(view.contains(a as u64 + 4092, 4));
+        assert!(!view.contains(a as u64 + 4093, 4), "a range crossing the end is outside");
+        assert!(!view.contains(a as u64 - 1, 1));
+        free(a).unwrap();
+        assert!(find(a as usize).is_none(), "freed memory leaves the allocation map at once");
+        assert!(mapped(a), "but stays mapped while a view may reach it");
+        // SAFETY: still mapped (checked above); written only by this test.
+        unsafe { a.write_volatile(7) };
+        assert!(!MemoryView::take().contains(a as u64, 1), "a later view does not include it");
+        drop(view);
+        assert!(!mapped(a), "unmapped once the last view ended");
+    }
+}
