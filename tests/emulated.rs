@@ -60,3 +60,15 @@ fn faults_end_their_dispatch_with_a_queue_error_and_the_process_keeps_running() 
     }
     assert!(out.contains("APP OK"), "{out}");
 }
+
+#[test]
+fn destroying_the_queue_of_a_kernel_that_never_ends_abandons_it() {
+    let co = code_object("emulated");
+    let mut c = command(&app("emulated", &[]), &[]);
+    c.arg("abandon").arg(&co);
+    let o = run_ok(c);
+    let err = stderr(&o);
+    // The emulation gave up when the queue went, not at the emulator's time limit.
+    assert!(!err.contains("ran longer than"), "{err}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("APP OK"));
+}

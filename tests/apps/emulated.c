@@ -6,6 +6,8 @@
  *   emulated faults <code object>            an out-of-bounds store, __builtin_trap() and an
  *                   unknown instruction each end their dispatch with a queue error (printed as
  *                   "APP fault kernel=<name> status=<hex>"); a later dispatch still runs
+ *   emulated abandon <code object>           a kernel spinning on a flag nothing sets; its queue
+ *                   is destroyed meanwhile: the destroy returns, no queue error is reported
  *   emulated sqtt   <code object>            `traced(x, 200)` over 256 work-items in groups of 64
  *                   (built with the SQTT plugin); checks x, prints "APP records=<n> base=<x>"
  *                   with the shader-data record count read through vhsa_dispatch_shader_data
@@ -113,6 +115,26 @@ static void run_faults(system_t* s, hsa_executable_t exe) {
   run_inc(s, exe, 1);
 }
 
+static void run_abandon(system_t* s, hsa_executable_t exe) {
+  uint64_t kobj = kernel_object(exe, s->gpu[0], "spin.kd");
+  uint32_t* flag = pool_alloc(s->device_pool[0], 64);
+  flag[0] = 0;
+  void* ptrs[1] = {flag};
+  hsa_queue_t* q = NULL;
+  CHECK(hsa_queue_create(s->gpu[0], 64, HSA_QUEUE_TYPE_MULTI, on_queue_error, NULL, UINT32_MAX, UINT32_MAX, &q));
+  hsa_signal_t done;
+  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  g_queue_error = HSA_STATUS_SUCCESS;
+  dispatch(q, kobj, kernargs(s, ptrs, 1), 64, done);
+  usleep(200000);
+  EXPECT(hsa_signal_load_scacquire(done) == 1, "the spinning kernel completed");
+  CHECK(hsa_queue_destroy(q));
+  EXPECT(g_queue_error == HSA_STATUS_SUCCESS, "destroying the queue reported a queue error %#x", (unsigned)g_queue_error);
+  EXPECT(hsa_signal_load_scacquire(done) == 1, "an abandoned dispatch completed its signal");
+  CHECK(hsa_signal_destroy(done));
+  run_inc(s, exe, 1);
+}
+
 /* Like `dispatch`, with work-groups of `wg` work-items. */
 static void dispatch_groups(hsa_queue_t* q, uint64_t kobj, void* kernarg, uint32_t n, uint16_t wg, hsa_signal_t done) {
   uint64_t idx = hsa_queue_add_write_index_screlease(q, 1);
@@ -165,12 +187,14 @@ static void run_sqtt(system_t* s, hsa_executable_t exe) {
 }
 
 int main(int argc, char** argv) {
-  EXPECT(argc >= 3, "usage: emulated inc|devvar <passes> <code object> | emulated faults|sqtt <code object>");
+  EXPECT(argc >= 3, "usage: emulated inc|devvar <passes> <code object> | emulated faults|abandon|sqtt <code object>");
   system_t s;
   system_init(&s);
   const char* mode = argv[1];
   if (strcmp(mode, "faults") == 0) {
     run_faults(&s, load_code_object(&s, argv[2]));
+  } else if (strcmp(mode, "abandon") == 0) {
+    run_abandon(&s, load_code_object(&s, argv[2]));
   } else if (strcmp(mode, "sqtt") == 0) {
     run_sqtt(&s, load_code_object(&s, argv[2]));
   } else {

@@ -39,3 +39,9 @@ KERNEL unknown_op(uint32_t* p) {
   asm volatile(".long 0xe8000000");
   p[0] = 1;
 }
+
+// Waits for a flag nothing sets: runs until its queue is destroyed.
+KERNEL spin(uint32_t* flag) {
+  while (__atomic_load_n(flag, __ATOMIC_RELAXED) == 0) {
+  }
+}

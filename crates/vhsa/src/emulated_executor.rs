@@ -13,6 +13,7 @@
 //! | illegal instruction, bad jump | `HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION` |
 //! | `s_trap` (`__builtin_trap()`) | `HSA_STATUS_ERROR_EXCEPTION` |
 //! | time limit | `HSA_STATUS_ERROR` |
+//! | cancelled (the queue is being destroyed) | none: the queue is going away |
 //! | bad descriptor or packet | `HSA_STATUS_ERROR_INVALID_CODE_OBJECT` |
 //!
 //! Each dispatch's shader-data records are kept (the last [`KEPT_DISPATCHES`], by completion
@@ -95,7 +96,7 @@ pub(crate) fn status_of(kind: &FaultKind) -> hsa_status_t {
         FaultKind::Memory { .. } | FaultKind::Misaligned { .. } => HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
         FaultKind::IllegalInstruction { .. } | FaultKind::BadJump { .. } => HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
         FaultKind::Trap { .. } => HSA_STATUS_ERROR_EXCEPTION,
-        FaultKind::TimeLimit { .. } => HSA_STATUS_ERROR,
+        FaultKind::TimeLimit { .. } | FaultKind::Cancelled => HSA_STATUS_ERROR,
         FaultKind::BadDispatch { .. } => HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
     }
 }
@@ -160,7 +161,7 @@ impl Executor for EmulatedExecutor {
             kernel_object: object,
             kernel_name: Some(&name),
             code_range,
-            grid: [p.grid_size_x, u32::from(p.grid_size_y), u32::from(p.grid_size_z)].map(|v| v.max(1)),
+            grid: [p.grid_size_x, p.grid_size_y, p.grid_size_z].map(|v| v.max(1)),
             workgroup: [p.workgroup_size_x, p.workgroup_size_y, p.workgroup_size_z].map(|v| u32::from(v).max(1)),
             kernarg_address: d.kernarg_address,
             group_segment_size: p.group_segment_size,
@@ -175,7 +176,7 @@ impl Executor for EmulatedExecutor {
             extra: [(d.queue_address, std::mem::size_of::<hsa_queue_t>() as u64), d.ring],
         };
         let emu = self.emulator(d.agent.handle, target);
-        let outcome = emu.dispatch(&setup, &memory).map_err(|f| {
+        let outcome = emu.dispatch_cancellable(&setup, &memory, d.abandon).map_err(|f| {
             fault(status_of(&f.kind), format!("kernel `{name}` on agent {}: {f}", d.agent.target))
         })?;
         drop(memory);

@@ -407,6 +407,11 @@ fn execute(
                     q.report(HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
                     return false;
                 }
+                Err(DispatchFault::Fault { message, .. }) if q.stop.load(Ordering::Acquire) => {
+                    // The queue is being destroyed: the executor gave up; nobody waits for it.
+                    tracing::debug!("queue {}: kernel object {object:#x} abandoned: {message}", q.hsa.id);
+                    return false;
+                }
                 Err(DispatchFault::Fault { status, message }) => {
                     tracing::error!("queue {}: kernel object {object:#x} faulted: {message}", q.hsa.id);
                     q.report(status);
