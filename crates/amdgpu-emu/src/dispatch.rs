@@ -176,6 +176,13 @@ impl Emulator {
     /// trace and counts, or the first fault (by work-group order) that ended it; the other
     /// work-groups stop early then.
     pub fn dispatch(&self, setup: &DispatchSetup<'_>, mem: &dyn GlobalMemory) -> Result<DispatchOutcome, Fault> {
+        self.dispatch_cancellable(setup, mem, &AtomicBool::new(false))
+    }
+
+    /// [`Emulator::dispatch`] that gives up when `cancel` becomes true (checked at every
+    /// scheduling point): the dispatch then ends with a [`FaultKind::Cancelled`] fault. For a
+    /// runtime whose queue is destroyed while a kernel runs.
+    pub fn dispatch_cancellable(&self, setup: &DispatchSetup<'_>, mem: &dyn GlobalMemory, cancel: &AtomicBool) -> Result<DispatchOutcome, Fault> {
         let name = setup.kernel_name;
         let Some(kdp) = mem.translate(setup.kernel_object, 64) else {
             return Err(Fault::dispatch(format!("kernel object 0x{:x} is not readable memory", setup.kernel_object), name));
@@ -217,6 +224,7 @@ impl Emulator {
             deadline: Instant::now() + self.time_limit,
             time_limit: self.time_limit,
             abort: AtomicBool::new(false),
+            cancel,
         };
         let next = AtomicU64::new(0);
         let abort = &job.abort;
@@ -228,6 +236,16 @@ impl Emulator {
             while !abort.load(Ordering::Relaxed) {
                 let g = next.fetch_add(1, Ordering::Relaxed);
                 if g >= total {
+                    break;
+                }
+                if cancel.load(Ordering::Relaxed) {
+                    let mut slot = fault.lock().unwrap_or_else(|e| e.into_inner());
+                    if slot.is_none() {
+                        let mut f = Fault::dispatch("", name);
+                        f.kind = FaultKind::Cancelled;
+                        *slot = Some((g, f));
+                    }
+                    abort.store(true, Ordering::Relaxed);
                     break;
                 }
                 // A panic would be a bug of the emulator: it ends the dispatch as a fault, never
@@ -292,6 +310,8 @@ struct Job<'a> {
     time_limit: Duration,
     /// Set when a work-group faulted: the others stop at their next scheduling point.
     abort: AtomicBool,
+    /// Set by the caller to give up.
+    cancel: &'a AtomicBool,
 }
 
 #[derive(Default)]
@@ -442,11 +462,12 @@ impl Job<'_> {
                 // Another work-group faulted; its fault is the dispatch's.
                 return Ok(());
             }
-            if Instant::now() > self.deadline {
+            let cancelled = self.cancel.load(Ordering::Relaxed);
+            if cancelled || Instant::now() > self.deadline {
                 let w = waves.iter().find(|w| !w.done).expect("a wave is still running");
                 let pc = self.prog.address_of(w.pc.min(self.prog.insts.len() - 1));
                 return Err(Fault {
-                    kind: FaultKind::TimeLimit { seconds: self.time_limit.as_secs_f64() },
+                    kind: if cancelled { FaultKind::Cancelled } else { FaultKind::TimeLimit { seconds: self.time_limit.as_secs_f64() } },
                     kernel: s.kernel_name.map(str::to_string),
                     pc,
                     code_offset: pc as i64 - self.entry as i64,

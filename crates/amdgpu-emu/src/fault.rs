@@ -46,6 +46,8 @@ pub enum FaultKind {
         /// The limit.
         seconds: f64,
     },
+    /// The caller cancelled the dispatch ([`crate::Emulator::dispatch_cancellable`]).
+    Cancelled,
     /// The kernel descriptor or the dispatch setup cannot be run.
     BadDispatch {
         /// What is wrong and what to do.
@@ -99,6 +101,7 @@ impl fmt::Display for Fault {
             FaultKind::IllegalInstruction { reason } => write!(f, "illegal instruction: {reason}")?,
             FaultKind::Trap { code } => write!(f, "s_trap {code} (kernel trap)")?,
             FaultKind::TimeLimit { seconds } => write!(f, "the dispatch ran longer than the emulator's limit of {seconds} s (an endless loop or a wait nothing satisfies)")?,
+            FaultKind::Cancelled => write!(f, "the dispatch was cancelled by its runtime (its queue is being destroyed)")?,
             FaultKind::BadJump { target } => write!(f, "jump to 0x{target:x}, which is not an instruction of the kernel's code")?,
             FaultKind::BadDispatch { reason } => return write!(f, "cannot emulate {kernel}: {reason}"),
         }

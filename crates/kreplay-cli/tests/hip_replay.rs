@@ -1,7 +1,8 @@
 //! `kreplay run --runtime virtual --passes 3` on HIP 5.2 programs (Debian's `libamdhip64` on
 //! vhsa): every kernel dispatch, ROCclr's blit kernels included, is replayed three times and the
 //! programs' own result checks still pass. The programs are vhsa's HIP tests
-//! (`crates/vhsa/tests/hip`; kernels run as native stand-ins they register).
+//! (`crates/vhsa/tests/hip`; every kernel, ROCclr's blit kernels included, runs on vhsa's
+//! emulator).
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -97,7 +98,7 @@ fn copies_memsets_and_symbols_are_replayed_and_results_stay_correct() {
         .expect("the program reports its blit dispatches")
         .parse()
         .unwrap();
-    // Each replayed dispatch ran its stand-in three times.
+    // Each replayed dispatch ran three times (vhsa counts the packets it executed).
     assert_eq!(printed, 3 * r.dispatches.len(), "{}", r.stdout);
 }
 

@@ -53,6 +53,41 @@ typedef struct {
   uint64_t barrier_packets;
 } vhsa_stats_t;
 
+/*
+ One shader-data record of an emulated dispatch (what `s_ttracedata` / `s_ttracedata_imm`
+ wrote), as a thread-trace decoder reports it.
+ */
+typedef struct {
+  /*
+   The wave's cycle count when the instruction issued (one cycle per instruction).
+   */
+  int64_t time;
+  /*
+   The value written (M0 for `s_ttracedata`).
+   */
+  uint64_t value;
+  /*
+   Compute unit of the wave.
+   */
+  uint8_t cu;
+  /*
+   SIMD of the wave within its CU.
+   */
+  uint8_t simd;
+  /*
+   Wave slot within the SIMD.
+   */
+  uint8_t wave_id;
+  /*
+   Bit 0: immediate form; bit 1: privileged.
+   */
+  uint8_t flags;
+  /*
+   Zero.
+   */
+  uint32_t reserved;
+} vhsa_shader_data_record_t;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -115,6 +150,22 @@ void vhsa_fault_delay_async_handlers(uint64_t ms);
  `name` is NULL or a NUL-terminated string.
  */
 void vhsa_fault_hang_kernel(const char *name);
+
+/*
+ The shader-data records of the latest emulated dispatch whose completion signal is
+ `completion_signal` (a `hsa_signal_t` handle), read once the dispatch completed. Writes the
+ number of records to `*count` and copies the first `min(capacity, *count)` of them to
+ `records` (NULL when `capacity` is 0), ordered by (time, cu, simd, wave slot).
+ `HSA_STATUS_ERROR_INVALID_ARGUMENT` when `count` is NULL or `records` is NULL with a non-zero
+ capacity; `HSA_STATUS_ERROR_INVALID_SIGNAL` when none of the last 256 emulated dispatches
+ completed that signal.
+ # Safety
+ `records` is NULL or points to `capacity` writable records; `count` is NULL or writable.
+ */
+hsa_status_t vhsa_dispatch_shader_data(uint64_t completion_signal,
+                                       vhsa_shader_data_record_t *records,
+                                       uintptr_t capacity,
+                                       uintptr_t *count);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -11,9 +11,10 @@
 //!
 //! Outcomes:
 //! - `Ok(())`: the dispatch ran; the processor completes it.
-//! - `Err(DispatchFault::NoImplementation)`: this executor cannot run the kernel; the processor
-//!   warns once per queue and completes the dispatch without running it (vhsa's behaviour for
-//!   kernels nothing implements).
+//! - `Err(DispatchFault::NoImplementation)`: this executor cannot run the kernel; in an
+//!   [`ExecutorChain`] the next executor tries. When no executor runs it, the processor ends the
+//!   dispatch with a queue error (`HSA_STATUS_ERROR_INVALID_CODE_OBJECT`): a dispatch never
+//!   completes without running.
 //! - `Err(DispatchFault::Fault { status, message })`: the kernel faulted, as a GPU would report
 //!   a memory violation or an illegal instruction; the queue is suspended and its error
 //!   callback receives `status` (for example `HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION` or
@@ -37,6 +38,12 @@ pub struct DispatchRequest<'a> {
     pub agent: AgentDescription<'a>,
     /// The queue's id (`hsa_queue_t::id`).
     pub queue_id: u64,
+    /// Address of the packet's slot in the queue's ring (what the dispatch pointer points at).
+    pub packet_address: u64,
+    /// Address of the queue's `hsa_queue_t` (what the queue pointer points at).
+    pub queue_address: u64,
+    /// The queue's ring: (base address, bytes).
+    pub ring: (u64, u64),
     /// Set when the queue is being destroyed: a long-running executor should give up.
     pub abandon: &'a AtomicBool,
 }

@@ -1,4 +1,5 @@
-//! The vhsa C extension (`include/vhsa.h`): native kernels, statistics, fault injection.
+//! The vhsa C extension (`include/vhsa.h`): native kernels, statistics, fault injection, the
+//! shader-data records of emulated dispatches.
 //!
 //! Every function is safe to call before `hsa_init` and from any thread.
 
@@ -138,5 +139,68 @@ pub unsafe extern "C" fn vhsa_fault_hang_kernel(name: *const c_char) {
             unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()
         });
         crate::fault::set_hang_kernel(name);
+    })
+}
+
+/// One shader-data record of an emulated dispatch (what `s_ttracedata` / `s_ttracedata_imm`
+/// wrote), as a thread-trace decoder reports it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct vhsa_shader_data_record_t {
+    /// The wave's cycle count when the instruction issued (one cycle per instruction).
+    pub time: i64,
+    /// The value written (M0 for `s_ttracedata`).
+    pub value: u64,
+    /// Compute unit of the wave.
+    pub cu: u8,
+    /// SIMD of the wave within its CU.
+    pub simd: u8,
+    /// Wave slot within the SIMD.
+    pub wave_id: u8,
+    /// Bit 0: immediate form; bit 1: privileged.
+    pub flags: u8,
+    /// Zero.
+    pub reserved: u32,
+}
+
+/// The shader-data records of the latest emulated dispatch whose completion signal is
+/// `completion_signal` (a `hsa_signal_t` handle), read once the dispatch completed. Writes the
+/// number of records to `*count` and copies the first `min(capacity, *count)` of them to
+/// `records` (NULL when `capacity` is 0), ordered by (time, cu, simd, wave slot).
+/// `HSA_STATUS_ERROR_INVALID_ARGUMENT` when `count` is NULL or `records` is NULL with a non-zero
+/// capacity; `HSA_STATUS_ERROR_INVALID_SIGNAL` when none of the last 256 emulated dispatches
+/// completed that signal.
+/// # Safety
+/// `records` is NULL or points to `capacity` writable records; `count` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn vhsa_dispatch_shader_data(
+    completion_signal: u64,
+    records: *mut vhsa_shader_data_record_t,
+    capacity: usize,
+    count: *mut usize,
+) -> hsa_status_t {
+    value_call("vhsa_dispatch_shader_data", HSA_STATUS_ERROR, || {
+        if count.is_null() || (records.is_null() && capacity > 0) {
+            return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+        }
+        let Some(found) = crate::emulated_executor::records_of(completion_signal) else {
+            return hsa_abi::ffi::HSA_STATUS_ERROR_INVALID_SIGNAL;
+        };
+        for (i, r) in found.iter().take(capacity).enumerate() {
+            let out = vhsa_shader_data_record_t {
+                time: r.time,
+                value: r.value,
+                cu: r.cu,
+                simd: r.simd,
+                wave_id: r.wave_id,
+                flags: r.flags,
+                reserved: 0,
+            };
+            // SAFETY: `i < capacity` records the caller provides.
+            unsafe { records.add(i).write_unaligned(out) };
+        }
+        // SAFETY: non-NULL (checked), writable per the contract.
+        unsafe { count.write_unaligned(found.len()) };
+        HSA_STATUS_SUCCESS
     })
 }

@@ -3,8 +3,9 @@
 //! The library builds as `libhsa-runtime64.so.1` and exports the `hsa_*` C API with the `ROCR_1`
 //! symbol version, so unmodified HSA applications, `rocminfo` and HSA tool libraries run on a
 //! machine without a GPU. Agents are described by `VHSA_AGENTS`; "device" memory is host memory;
-//! kernels are native functions registered through the C extension in [`ext`]
-//! (`include/vhsa.h`). See `docs/vhsa.md`.
+//! code-object kernels run on the AMDGPU emulator (`amdgpu-emu`), and native functions
+//! registered through the C extension in [`ext`] (`include/vhsa.h`) stand in for kernels by
+//! name. See `docs/vhsa.md`.
 //!
 //! Layers (see "Architecture" in `docs/vhsa.md`):
 //! - the entry layer: `api` (every `hsa_*` function installed in the tables: panic boundary,
@@ -12,7 +13,8 @@
 //! - the domain modules: `topology` (agents, regions, pools, ISAs), `memory` (allocations,
 //!   copies, the copy engine), `signal` (signals, waits, async handlers), `queue` (rings and
 //!   packet processors), `intercept` (intercept queues), `executable` (code objects, the
-//!   loader), `native_executor` (native kernels as an [`executor::Executor`]), `tools`
+//!   loader), `native_executor` (native kernels as an [`executor::Executor`]),
+//!   `emulated_executor` (code-object kernels on the `amdgpu-emu` emulator), `tools`
 //!   (tool libraries);
 //! - the bottom: `table` (live tables and the exported trampolines), `executor` (the dispatch
 //!   seam), `native` (registered native kernels), `open_state` (whether the runtime is open),
@@ -22,6 +24,7 @@
 
 mod api;
 mod boundary;
+mod emulated_executor;
 mod error;
 mod executable;
 pub mod executor;

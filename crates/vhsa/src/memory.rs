@@ -167,9 +167,70 @@ pub(crate) fn free(ptr: *mut u8) -> Result<()> {
     if a.device {
         release_device_bytes(a.owner, a.size);
     }
-    // SAFETY: the mapping was created by `map` with this base and size.
-    unsafe { libc::munmap(ptr.cast(), round_up(a.size)) };
+    unmap_when_unused(ptr as usize, round_up(a.size));
     Ok(())
+}
+
+// ---- views for executors that reach memory through host pointers ------------------------------
+
+/// Dispatches holding a [`MemoryView`], and the mappings freed while any did.
+struct InFlight {
+    views: usize,
+    deferred: Vec<(usize, usize)>,
+}
+
+static IN_FLIGHT: Mutex<InFlight> = Mutex::new(InFlight { views: 0, deferred: Vec::new() });
+
+/// Unmaps a mapping that left the allocation map, once no view that may include it is alive.
+fn unmap_when_unused(base: usize, len: usize) {
+    {
+        let mut f = IN_FLIGHT.lock();
+        if f.views > 0 {
+            f.deferred.push((base, len));
+            return;
+        }
+    }
+    // SAFETY: the mapping was created by `map` with this base and length and is no longer in
+    // the allocation map; no view can reach it.
+    unsafe { libc::munmap(base as *mut libc::c_void, len) };
+}
+
+/// The allocations live when a dispatch started, as sorted (base, bytes) ranges. While the view
+/// lives, a mapping freed by the application stays mapped (its unmap waits for the last view),
+/// so host pointers into the view's ranges never dangle.
+pub(crate) struct MemoryView {
+    ranges: Vec<(u64, u64)>,
+}
+
+impl MemoryView {
+    /// A view of every allocation this runtime made or locked.
+    pub(crate) fn take() -> MemoryView {
+        // Counted before the snapshot: a free after it defers its unmap.
+        IN_FLIGHT.lock().views += 1;
+        let ranges = ALLOCATIONS.read().iter().map(|(b, a)| (*b as u64, a.size as u64)).collect();
+        MemoryView { ranges }
+    }
+
+    /// Whether `addr..addr + len` lies inside one allocation of the view.
+    pub(crate) fn contains(&self, addr: u64, len: u64) -> bool {
+        let i = self.ranges.partition_point(|r| r.0 <= addr);
+        let Some(&(base, size)) = i.checked_sub(1).map(|i| &self.ranges[i]) else { return false };
+        addr.checked_add(len).is_some_and(|end| end <= base + size)
+    }
+}
+
+impl Drop for MemoryView {
+    fn drop(&mut self) {
+        let deferred = {
+            let mut f = IN_FLIGHT.lock();
+            f.views -= 1;
+            if f.views > 0 { Vec::new() } else { std::mem::take(&mut f.deferred) }
+        };
+        for (base, len) in deferred {
+            // SAFETY: mappings created by `map`, out of the allocation map, no view left.
+            unsafe { libc::munmap(base as *mut libc::c_void, len) };
+        }
+    }
 }
 
 /// The allocation containing `p`: (base, allocation).
@@ -422,5 +483,36 @@ impl crate::executor::DeviceMemory for RuntimeMemory {
         // SAFETY: as in `read`.
         unsafe { std::ptr::copy(bytes.as_ptr(), address as *mut u8, bytes.len()) };
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether the page at `p` is mapped (`mincore` fails with ENOMEM for unmapped memory).
+    fn mapped(p: *mut u8) -> bool {
+        let mut v = 0u8;
+        // SAFETY: `mincore` only inspects the page tables; `v` receives one byte per page.
+        unsafe { libc::mincore(p.cast(), 1, &mut v) == 0 }
+    }
+
+    #[test]
+    fn a_view_covers_live_allocations_and_keeps_freed_ones_mapped_until_it_ends() {
+        let a = map(4096, false).unwrap();
+        record(a, 4096, 1, 0, true, Origin::Mapped);
+        let view = MemoryView::take();
+        assert!(view.contains(a as u64, 4096));
+        assert!(view.contains(a as u64 + 4092, 4));
+        assert!(!view.contains(a as u64 + 4093, 4), "a range crossing the end is outside");
+        assert!(!view.contains(a as u64 - 1, 1));
+        free(a).unwrap();
+        assert!(find(a as usize).is_none(), "freed memory leaves the allocation map at once");
+        assert!(mapped(a), "but stays mapped while a view may reach it");
+        // SAFETY: still mapped (checked above); written only by this test.
+        unsafe { a.write_volatile(7) };
+        assert!(!MemoryView::take().contains(a as u64, 1), "a later view does not include it");
+        drop(view);
+        assert!(!mapped(a), "unmapped once the last view ended");
     }
 }

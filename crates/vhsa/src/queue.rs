@@ -286,7 +286,6 @@ fn process(q: &Queue) {
         isa_name: agent.and_then(|a| a.isa_name()).unwrap_or(""),
         wavefront_size: agent.map_or(64, |a| a.wavefront_size()),
     };
-    let mut warned_unknown = false;
     loop {
         if q.stop.load(Ordering::Acquire) {
             return;
@@ -308,7 +307,7 @@ fn process(q: &Queue) {
             }
             continue;
         }
-        if !execute(q, slot, header, &*executor, &description, &mut warned_unknown) {
+        if !execute(q, slot, header, &*executor, &description) {
             // A packet error suspended the queue: the packet stays where it is.
             continue;
         }
@@ -362,7 +361,6 @@ fn execute(
     header: u16,
     executor: &dyn Executor,
     agent: &AgentDescription<'_>,
-    warned_unknown: &mut bool,
 ) -> bool {
     let start = if q.profiling.load(Ordering::Relaxed) { crate::topology::now_ns() } else { 0 };
     match packet_type(header) {
@@ -388,6 +386,9 @@ fn execute(
                 kernarg_address: packet.kernarg_address as u64,
                 agent: *agent,
                 queue_id: q.hsa.id,
+                packet_address: slot as u64,
+                queue_address: (&raw const q.hsa) as u64,
+                ring: (q.hsa.base_address as u64, u64::from(q.hsa.size) * PACKET_BYTES as u64),
                 abandon: &q.stop,
             };
             let start = if q.profiling.load(Ordering::Relaxed) { crate::topology::now_ns() } else { 0 };
@@ -399,13 +400,17 @@ fn execute(
                     return true;
                 }
                 Err(DispatchFault::NoImplementation) => {
-                    if !*warned_unknown {
-                        tracing::warn!(
-                            "queue {}: kernel object {object:#x} has no native implementation; its dispatches complete without running",
-                            q.hsa.id
-                        );
-                        *warned_unknown = true;
-                    }
+                    tracing::error!(
+                        "queue {}: kernel object {object:#x} is neither a registered native kernel nor a kernel of a loaded code object; the dispatch ends with a queue error (load the code object into an executable, or register a native kernel)",
+                        q.hsa.id
+                    );
+                    q.report(HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
+                    return false;
+                }
+                Err(DispatchFault::Fault { message, .. }) if q.stop.load(Ordering::Acquire) => {
+                    // The queue is being destroyed: the executor gave up; nobody waits for it.
+                    tracing::debug!("queue {}: kernel object {object:#x} abandoned: {message}", q.hsa.id);
+                    return false;
                 }
                 Err(DispatchFault::Fault { status, message }) => {
                     tracing::error!("queue {}: kernel object {object:#x} faulted: {message}", q.hsa.id);
@@ -567,19 +572,36 @@ mod tests {
         assert_eq!(unsafe { buf.add(64).cast::<u32>().read() }, 42);
         assert_eq!(*toy.seen_isa.lock(), gpu.isa_name().unwrap());
 
-        // A kernel without an implementation completes without running.
+        let wait_error = || {
+            let t0 = Instant::now();
+            while ERROR_STATUS.load(Ordering::SeqCst) == 0 && t0.elapsed() < Duration::from_secs(60) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            ERROR_STATUS.swap(0, Ordering::SeqCst)
+        };
+
+        // A kernel nothing implements ends with a queue error; it never completes unrun.
         s.store(1);
         submit(q, 3, kernarg, done);
-        assert_eq!(s.wait(|v| v == 0, deadline), 0);
+        assert_eq!(wait_error(), HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
+        assert!(q.inactive.load(Ordering::SeqCst));
+        assert_eq!(s.load(), 1, "a dispatch nothing runs does not complete");
+        destroy(hq).unwrap();
+        let hq = create(QueueSpec {
+            agent: gpu.handle,
+            size: 64,
+            queue_type: HSA_QUEUE_TYPE_MULTI,
+            error_callback: Some(on_error),
+            error_data: std::ptr::null_mut(),
+            executor: Some(toy.clone()),
+        })
+        .unwrap();
+        let q = lookup(hq).unwrap();
 
         // A fault suspends the queue and reaches the error callback; the packet stays.
-        s.store(1);
         submit(q, 2, kernarg, done);
-        let t0 = Instant::now();
-        while ERROR_STATUS.load(Ordering::SeqCst) == 0 && t0.elapsed() < Duration::from_secs(60) {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        assert_eq!(ERROR_STATUS.load(Ordering::SeqCst), HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION);
+        let status = wait_error();
+        assert_eq!(status, HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION);
         assert!(q.inactive.load(Ordering::SeqCst));
         assert_eq!(s.load(), 1, "a faulted dispatch does not complete");
         destroy(hq).unwrap();

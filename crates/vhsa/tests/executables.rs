@@ -112,6 +112,12 @@ macro_rules! paste_fn_t {
     (hsa_signal_create) => {
         hsa_signal_create_fn_t
     };
+    (hsa_amd_memory_lock) => {
+        hsa_amd_memory_lock_fn_t
+    };
+    (hsa_amd_memory_unlock) => {
+        hsa_amd_memory_unlock_fn_t
+    };
     (hsa_signal_destroy) => {
         hsa_signal_destroy_fn_t
     };
@@ -1443,7 +1449,7 @@ fn dispatch(queue: *mut hsa_queue_t, kernel_object: u64, kernarg: *mut c_void, g
 }
 
 #[test]
-fn loaded_kernels_dispatch_to_native_kernels_registered_after_loading() {
+fn loaded_kernels_run_emulated_until_a_native_kernel_is_registered_under_their_name() {
     let _g = serial();
     let rt = runtime();
     let (exec, reader, _) = loaded(&rt.co_gfx942, rt.gfx942);
@@ -1474,22 +1480,30 @@ fn loaded_kernels_dispatch_to_native_kernels_registered_after_loading() {
     struct Args {
         data: *mut u32,
         n: u32,
+        scale: u64,
     }
     let mut args = Args {
         data: data.as_mut_ptr(),
         n: 5,
+        scale: 0,
     };
     let kernarg = (&raw mut args).cast::<c_void>();
+    // The emulated kernels reach only memory the runtime knows: lock the test's buffers.
+    let mut agent = rt.gfx942;
+    for (p, len) in [(data.as_mut_ptr().cast::<c_void>(), 32), (kernarg, std::mem::size_of::<Args>())] {
+        let mut mapped: *mut c_void = std::ptr::null_mut();
+        assert_eq!(hsa!(hsa_amd_memory_lock(p, len, &mut agent, 1, &mut mapped)), HSA_STATUS_SUCCESS);
+    }
     let calls = || INCREMENT_CALLS.load(std::sync::atomic::Ordering::SeqCst);
     // SAFETY: the kernels write `data` only while `dispatch` waits; read it between dispatches.
     let snapshot = |d: *const [u32; 8]| unsafe { d.read_volatile() };
 
-    // No native implementation yet: the dispatch completes without running anything.
+    // No native implementation yet: the code object's kernel runs on the emulator.
     dispatch(queue, increment, kernarg, 8);
-    assert_eq!(snapshot(&raw const data), [10; 8]);
+    assert_eq!(snapshot(&raw const data), [11, 11, 11, 11, 11, 10, 10, 10]);
     assert_eq!(calls(), 0);
 
-    // Registered after the load, found by name at dispatch time.
+    // Registered after the load, found by name at dispatch time: the native kernel runs.
     let create: NativeKernelCreate = sym("vhsa_native_kernel_create");
     let name = CString::new("increment").unwrap();
     // SAFETY: vhsa.h entry point with a valid name and function.
@@ -1500,13 +1514,17 @@ fn loaded_kernels_dispatch_to_native_kernels_registered_after_loading() {
         "the loaded kernel keeps its own kernel object (its descriptor)"
     );
     dispatch(queue, increment, kernarg, 8);
-    assert_eq!(snapshot(&raw const data), [11, 11, 11, 11, 11, 10, 10, 10]);
+    assert_eq!(snapshot(&raw const data), [12, 12, 12, 12, 12, 10, 10, 10]);
     assert_eq!(calls(), 1);
 
-    // Another kernel of the same code object does not run `increment`'s native code.
+    // Another kernel of the same code object does not run `increment`'s native code: it is
+    // emulated (it reads `data` and adds `scale` 0 into a `__device__` histogram).
     dispatch(queue, scatter, kernarg, 8);
     assert_eq!(calls(), 1);
-    assert_eq!(snapshot(&raw const data), [11, 11, 11, 11, 11, 10, 10, 10]);
+    assert_eq!(snapshot(&raw const data), [12, 12, 12, 12, 12, 10, 10, 10]);
+    for p in [data.as_mut_ptr().cast::<c_void>(), kernarg] {
+        assert_eq!(hsa!(hsa_amd_memory_unlock(p)), HSA_STATUS_SUCCESS);
+    }
 
     assert_eq!(hsa!(hsa_queue_destroy(queue)), HSA_STATUS_SUCCESS);
     destroy(exec, reader);

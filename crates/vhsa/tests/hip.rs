@@ -1,8 +1,8 @@
 //! Debian's HIP 5.2 runtime (`libamdhip64`) on vhsa: HIP programs of our own
 //! (`tests/hip/*.hip`, built with `hipcc --offload-arch=gfx90a`) check their own results and
-//! print PASS. Kernels run as native stand-ins the programs register through the vhsa extension
-//! (`tests/hip/hip_test.h`), including ROCclr's blit kernels behind device-to-device copies and
-//! memsets.
+//! print PASS. Every kernel runs on vhsa's emulator, with no native stand-in: the programs' own
+//! kernels and ROCclr's blit kernels behind device-to-device copies and memsets (compiled by comgr
+//! at run time).
 
 mod c_programs;
 use c_programs::*;

@@ -23,10 +23,18 @@ mod topology;
 use crate::executor::Executor;
 use std::sync::{Arc, OnceLock};
 
-/// The executor given to every new hardware queue.
+/// The executor given to every new hardware queue: a registered native kernel first, then the
+/// emulator for every other code-object kernel.
 fn executor() -> Arc<dyn Executor> {
     static EXECUTOR: OnceLock<Arc<dyn Executor>> = OnceLock::new();
-    EXECUTOR.get_or_init(|| Arc::new(crate::native_executor::NativeExecutor)).clone()
+    EXECUTOR
+        .get_or_init(|| {
+            Arc::new(crate::executor::ExecutorChain(vec![
+                Arc::new(crate::native_executor::NativeExecutor),
+                Arc::new(crate::emulated_executor::EmulatedExecutor::default()),
+            ]))
+        })
+        .clone()
 }
 
 /// Builds the tables holding the runtime's own functions.
