@@ -1,6 +1,6 @@
 //! Shader-data records of a kernel built with the SQTT marker pass plugin, run on vhsa's
 //! emulator: vhsa writes them under `VHSA_SQTT_DIR` and hands them out through
-//! `vhsa_dispatch_shader_data`; `kreplay sqtt memtrace` and `timeline` decode the file, and the
+//! `vhsa_dispatch_shader_data`; `kreplay sqtt memtrace`, `timeline` and `flame` decode the file, and the
 //! address trace shows the addresses the kernel really touched.
 
 mod readers;
@@ -101,4 +101,25 @@ fn records_of_an_emulated_plugin_kernel_decode_with_memtrace_and_timeline() {
     assert_eq!(trace["errors"], Value::Array(vec![]), "{}", trace["errors"]);
     let work = trace["slices"].as_array().unwrap().iter().filter(|s| s["name"] == "work").count();
     assert_eq!(work, 2, "{trace:#}");
+
+    // The flame graph of the same records: the kernel's stack with its `work` scope, weighted by
+    // the emulator's cycles, and an SVG that names both.
+    let (folded, svg) = (dir.join("traced.folded"), dir.join("traced.svg"));
+    kreplay_sqtt_ok(&["flame", s(file), "--funcmap", s(&co), "--folded", s(&folded), "--svg", s(&svg)]);
+    let stacks: Vec<(String, u64)> = std::fs::read_to_string(&folded)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (stack, n) = l.rsplit_once(' ').unwrap();
+            (stack.to_owned(), n.parse().unwrap())
+        })
+        .collect();
+    assert!(
+        stacks.iter().any(|(stack, n)| stack.ends_with(";work") && *n > 0),
+        "no cycles charged to the work scope: {stacks:?}"
+    );
+    let titles = readers::svg_titles(&svg);
+    for name in ["traced", "work"] {
+        assert!(titles.iter().any(|t| t.starts_with(&format!("{name} ("))), "no frame titled {name}: {titles:?}");
+    }
 }
