@@ -51,7 +51,7 @@ pub fn lane_fold(chunk: &[u8], lanes: u32) -> u64 {
             h ^= h >> 29;
             w += lanes as usize;
         }
-        if lane == 0 && chunk.len() % 4 != 0 {
+        if lane == 0 && !chunk.len().is_multiple_of(4) {
             let mut t = 0u64;
             for (i, b) in chunk[4 * nwords..].iter().enumerate() {
                 t |= (*b as u64) << (8 * i);
@@ -94,12 +94,15 @@ enum State {
     Failed,
 }
 
+/// Where the host can read a region (`None`: not host-accessible).
+type HostAddress = Box<dyn Fn(&Region) -> Option<usize> + Send + Sync>;
+
 /// Hashes host-readable regions on the host, others with the tool's kernel on `agent`.
 pub struct DeviceHasher {
     rt: Runtime,
     agent: hsa_agent_t,
     host: HostHasher,
-    host_address: Box<dyn Fn(&Region) -> Option<usize> + Send + Sync>,
+    host_address: HostAddress,
     state: Mutex<State>,
     bound: Duration,
     warned: AtomicBool,
@@ -140,8 +143,8 @@ impl DeviceHasher {
         let n = region.size.div_ceil(chunk);
         let grid = (n as u64).checked_mul(LANES as u64).filter(|g| *g <= u32::MAX as u64).ok_or("region has too many chunks")?;
         if loaded.out_len < n {
-            // SAFETY: `out` was allocated by `alloc_shared` (or is NULL) and no dispatch uses it.
             if !loaded.out.is_null() {
+                // SAFETY: `out` was allocated by `alloc_shared` and no dispatch uses it.
                 let _ = unsafe { (self.rt.originals().pool_free)(loaded.out.cast()) };
                 loaded.out = std::ptr::null_mut();
                 loaded.out_len = 0;
@@ -163,6 +166,7 @@ impl DeviceHasher {
         unsafe { (self.rt.originals().signal_store_relaxed)(loaded.signal, 1) };
         // SAFETY: the tool's own live queue; only this thread (under the mutex) writes to it.
         let q = unsafe { &*loaded.queue };
+        // SAFETY: the tool's own live queue.
         let index = unsafe { add_write_index(loaded.queue, 1) };
         // SAFETY: as above. The queue is private and every earlier dispatch completed.
         while index - unsafe { load_read_index(loaded.queue) } >= q.size as u64 {
@@ -221,7 +225,7 @@ impl ChunkHasher for DeviceHasher {
         if (self.host_address)(region).is_some() {
             return self.host.hash(region, chunk);
         }
-        if region.device % 4 != 0 || chunk % 4 != 0 || region.size == 0 {
+        if !region.device.is_multiple_of(4) || !chunk.is_multiple_of(4) || region.size == 0 {
             return None;
         }
         let mut state = self.state.lock();
@@ -244,12 +248,11 @@ impl ChunkHasher for DeviceHasher {
                 self.fail(&e);
                 // A dispatch that did not complete may still write the buffers: they are left
                 // allocated (and the queue alive); anything else is released.
-                if !e.contains("did not complete") {
-                    if let State::Ready(l) = std::mem::replace(&mut *state, State::Failed) {
-                        release(self.rt, l);
-                    }
-                } else {
-                    std::mem::forget(std::mem::replace(&mut *state, State::Failed));
+                let previous = std::mem::replace(&mut *state, State::Failed);
+                if let State::Ready(l) = previous
+                    && !e.contains("did not complete")
+                {
+                    release(self.rt, l);
                 }
                 None
             }
@@ -449,7 +452,6 @@ fn release(rt: Runtime, l: Loaded) {
         }
         let _ = (o.executable_destroy)(l.executable);
     }
-    let _ = l.pool;
 }
 
 #[cfg(test)]
