@@ -74,3 +74,19 @@ fn verify_mode_with_device_hashing_catches_a_moving_write() {
     let out = run_ok(snapshot_app(4, 2, 1024, "moving"));
     assert!(!identical(&out));
 }
+
+#[test]
+fn without_a_code_object_for_the_target_regions_are_restored_whole_with_one_warning() {
+    let dir = test_support::scratch_dir("device-hash-no-target");
+    let _ = std::fs::remove_dir_all(&dir);
+    // gfx908: the kernel is built for gfx90a and gfx942 only.
+    let mut c = snapshot_app(4, 3, 256, "fixed");
+    c.env("VHSA_AGENTS", "gfx908").env("KREPLAY_OUTPUT_DIR", &dir);
+    let out = run_ok(c);
+    assert!(identical(&out), "{}", String::from_utf8_lossy(&out.stdout));
+    let err = stderr(&out);
+    assert_eq!(err.matches("device-side chunk hashing").count(), 1, "warned once: {err}");
+    assert!(err.contains("no code object for gfx908"), "{err}");
+    let d = dispatch_record(&dir);
+    assert_eq!(d["restore"]["bytes"], 3 * 3 * 256 * KIB, "every byte restored before each later pass: {d:#}");
+}
