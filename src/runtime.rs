@@ -110,6 +110,23 @@ pub struct Originals {
     pub memory_pool_get_info: ffi::hsa_amd_memory_pool_get_info_fn_t,
     /// Host writes into device memory, wrapped when the table has them.
     pub host_writes: HostWriteEntries,
+    /// Loading and dispatching the tool's own kernel (each optional).
+    pub kernel: KernelEntries,
+}
+
+/// The runtime's entries that load and dispatch the tool's own kernel (each optional: absent or
+/// NULL, the device hashing is not used and such regions are restored whole).
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Default)]
+pub struct KernelEntries {
+    pub iterate_agents: ffi::hsa_iterate_agents_fn_t,
+    pub reader_create_from_memory: ffi::hsa_code_object_reader_create_from_memory_fn_t,
+    pub reader_destroy: ffi::hsa_code_object_reader_destroy_fn_t,
+    pub executable_create_alt: ffi::hsa_executable_create_alt_fn_t,
+    pub load_agent_code_object: ffi::hsa_executable_load_agent_code_object_fn_t,
+    pub get_symbol_by_name: ffi::hsa_executable_get_symbol_by_name_fn_t,
+    pub add_write_index: ffi::hsa_queue_add_write_index_scacq_screl_fn_t,
+    pub load_read_index: ffi::hsa_queue_load_read_index_scacquire_fn_t,
 }
 
 /// The runtime's entries that write device memory from the host (each optional).
@@ -168,6 +185,16 @@ impl Originals {
                 async_copy: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_fn).ok().flatten(),
                 async_copy_on_engine: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_on_engine_fn).ok().flatten(),
                 async_copy_rect: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_rect_fn).ok().flatten(),
+            },
+            kernel: KernelEntries {
+                iterate_agents: read_slot!(core, CoreApiTable, hsa_iterate_agents_fn).ok().flatten(),
+                reader_create_from_memory: read_slot!(core, CoreApiTable, hsa_code_object_reader_create_from_memory_fn).ok().flatten(),
+                reader_destroy: read_slot!(core, CoreApiTable, hsa_code_object_reader_destroy_fn).ok().flatten(),
+                executable_create_alt: read_slot!(core, CoreApiTable, hsa_executable_create_alt_fn).ok().flatten(),
+                load_agent_code_object: read_slot!(core, CoreApiTable, hsa_executable_load_agent_code_object_fn).ok().flatten(),
+                get_symbol_by_name: read_slot!(core, CoreApiTable, hsa_executable_get_symbol_by_name_fn).ok().flatten(),
+                add_write_index: read_slot!(core, CoreApiTable, hsa_queue_add_write_index_scacq_screl_fn).ok().flatten(),
+                load_read_index: read_slot!(core, CoreApiTable, hsa_queue_load_read_index_scacquire_fn).ok().flatten(),
             },
         })
     }

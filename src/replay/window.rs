@@ -602,7 +602,7 @@ fn submit_ordinary(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, writer: Write
 fn capture(rt: Runtime, q: &QueueState, copier: &AgentCopy, whole: bool) -> Result<Snapshot, DeclineReason> {
     let settings = crate::client::config::snapshot_settings().as_ref().map_err(|e| DeclineReason::Configuration(e.to_string()))?;
     let tracked_bytes = INVENTORY.owned_by(q.agent.handle).iter().map(|a| a.size as u64).sum();
-    let (store, scope) = crate::snapshot::plan(rt, q.agent, settings, tracked_bytes, whole);
+    let (store, scope) = crate::snapshot::plan(rt, q.agent, settings, tracked_bytes, whole, *DRAIN_TIMEOUT);
     coverage::capture(rt, q.agent, copier, store, scope, |regions, store| {
         let needed = store.host_bound(regions);
         crate::snapshot::budget::check(needed.saturating_sub(HostStore::reusable_bytes()))

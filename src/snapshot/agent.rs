@@ -221,22 +221,25 @@ pub fn host_address(rt: Runtime, region: &Region) -> Option<usize> {
 /// The store and scope of a capture on `agent` for `settings`; `tracked_bytes` is the
 /// application's tracked memory on the agent (counted against the device budget). With
 /// `whole`, every byte is restored without hashing (a kernel known to rewrite most of its
-/// footprint, see [`super::density`]); verify mode always hashes.
+/// footprint, see [`super::density`]); verify mode always hashes. Regions the host cannot read
+/// are hashed on the agent by the tool's kernel ([`super::DeviceHasher`]), each dispatch bounded
+/// by `bound`.
 pub fn plan(
     rt: Runtime,
     agent: hsa_agent_t,
     settings: &super::settings::SnapshotSettings,
     tracked_bytes: u64,
     whole: bool,
+    bound: Duration,
 ) -> (Box<dyn super::SnapshotStore>, Box<dyn super::RestoreScope>) {
     use super::settings::{SnapshotMode, api_verify, default_reserve};
-    use super::{ChangedChunks, HostHasher, HostStore, RestoreAll, TieredStore};
+    use super::{ChangedChunks, DeviceHasher, HostStore, RestoreAll, TieredStore};
     let verify = settings.verify || api_verify();
     let changed = || -> Box<dyn super::RestoreScope> {
         if whole && !verify {
             return Box::new(RestoreAll);
         }
-        let hasher = HostHasher::new(move |r: &Region| host_address(rt, r));
+        let hasher = DeviceHasher::new(rt, agent, move |r: &Region| host_address(rt, r), bound);
         Box::new(ChangedChunks::new(Box::new(hasher), settings.chunk_bytes, verify))
     };
     let pinning: std::sync::Arc<dyn HostPinning> = std::sync::Arc::new(LockPinning(rt));

@@ -8,7 +8,8 @@
 //!
 //! Hashing goes through [`ChunkHasher`]. [`HostHasher`] reads host-accessible memory (vhsa,
 //! APUs) with xxh3 on several threads; a region it cannot read is restored whole, every time.
-//! A device-side hasher (the tool's own kernel) implements the same trait.
+//! [`super::DeviceHasher`] (the tool's own kernel on the agent) implements the same trait for
+//! regions without a host address.
 
 use super::{PassCheck, Region, RestoreScope};
 use std::ops::Range;

@@ -11,20 +11,22 @@
 //!   written back).
 //!
 //! Device copies go through [`DeviceCopy`], device buffers through [`DeviceMemory`], hashing
-//! through [`ChunkHasher`], so the engine runs against fakes in unit tests and a device-side
-//! hasher can replace the host one where device memory is not host-accessible.
+//! through [`ChunkHasher`], so the engine runs against fakes in unit tests; [`DeviceHasher`] hashes
+//! regions the host cannot read with the tool's own kernel on the agent.
 
 mod agent;
 pub mod budget;
 mod chunks;
 pub mod density;
 mod device;
+pub mod device_hash;
 pub(crate) mod host;
 pub mod ranges;
 mod reaper;
 pub mod settings;
 
 pub use chunks::{ChangedChunks, ChunkHasher, HostHasher};
+pub use device_hash::DeviceHasher;
 pub use device::{AgentBuffers, DeviceMemory, TieredStore};
 pub use agent::{AgentCopy, LockPinning, buffers_of, host_address, plan};
 pub use device::{agent_buffers, release_idle_device_buffers};

@@ -225,6 +225,22 @@ unsafe extern "C" fn hsa_amd_profiling_get_async_copy_time_impl(
     })
 }
 
+/// `VHSA_DEVICE_MEMORY_HOST_ACCESSIBLE` (read once): `0` makes `hsa_amd_pointer_info` report no
+/// host address for device-pool memory, as on a discrete GPU without large-BAR host access, so
+/// tools take their device-side paths. The memory itself stays host memory.
+fn device_memory_host_accessible() -> bool {
+    static ACCESSIBLE: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| match std::env::var("VHSA_DEVICE_MEMORY_HOST_ACCESSIBLE") {
+        Err(_) => true,
+        Ok(v) if v == "1" => true,
+        Ok(v) if v == "0" => false,
+        Ok(v) => {
+            eprintln!("vhsa: VHSA_DEVICE_MEMORY_HOST_ACCESSIBLE=`{v}` is neither 0 nor 1; device memory is reported host-accessible");
+            true
+        }
+    });
+    *ACCESSIBLE
+}
+
 unsafe extern "C" fn hsa_amd_pointer_info_impl(
     ptr: *const c_void,
     info: *mut hsa_amd_pointer_info_t,
@@ -249,7 +265,10 @@ unsafe extern "C" fn hsa_amd_pointer_info_impl(
             Some((base, a)) => {
                 out.type_ = if a.origin == Origin::Locked { HSA_EXT_POINTER_TYPE_LOCKED } else { HSA_EXT_POINTER_TYPE_HSA };
                 out.agentBaseAddress = *base as *mut c_void;
-                out.hostBaseAddress = *base as *mut c_void;
+                // Device memory may be reported as not host-accessible (`VHSA_DEVICE_MEMORY_HOST_ACCESSIBLE=0`).
+                if !a.device || device_memory_host_accessible() {
+                    out.hostBaseAddress = *base as *mut c_void;
+                }
                 out.sizeInBytes = a.size;
                 out.userData = a.user_data as *mut c_void;
                 out.agentOwner = hsa_agent_t { handle: a.owner };

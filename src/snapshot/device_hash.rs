@@ -1,0 +1,493 @@
+//! `DeviceHasher`: chunk hashes computed on the agent by the tool's own kernel, for regions the
+//! host cannot read.
+//!
+//! The kernel (`device_hash.hip`, the "lane-fold" hash documented there and mirrored by
+//! [`lane_fold`]) is built by clang-22 at build time for gfx90a and gfx942 and embedded here. On
+//! first use it is loaded on the agent through the runtime's original executable entries; its
+//! kernel arguments and output live in the system kernarg pool (allocated through the original
+//! pool entries, never tracked), and it runs on a queue of the tool's own, created with the
+//! original `hsa_queue_create` (never intercepted), one 64-lane work-group per chunk. The host
+//! waits on the dispatch's completion signal directly.
+//!
+//! Regions with a host address are hashed on the host ([`HostHasher`]). When the device path
+//! cannot be used (no code object for the target, a missing entry, a failed load or dispatch),
+//! one warning is logged and such regions are restored whole.
+
+use super::chunks::HostHasher;
+use super::{ChunkHasher, Region};
+use crate::runtime::Runtime;
+use crate::sync::{AtomicBool, Mutex, Ordering};
+use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t, hsa_signal_t};
+use std::ffi::c_void;
+use std::time::{Duration, Instant};
+
+/// The kernel's code objects, per target.
+const CODE_OBJECTS: [(&str, &[u8]); 2] = [
+    ("gfx90a", include_bytes!(concat!(env!("OUT_DIR"), "/device_hash-gfx90a.co"))),
+    ("gfx942", include_bytes!(concat!(env!("OUT_DIR"), "/device_hash-gfx942.co"))),
+];
+
+/// The kernel's symbol.
+const KERNEL: &std::ffi::CStr = c"kreplay_chunk_hash.kd";
+
+/// Lanes per work-group (the hash depends on it).
+pub const LANES: u32 = 64;
+
+const P1: u64 = 0x9E37_79B9_7F4A_7C15;
+const P2: u64 = 0xC2B2_AE3D_27D4_EB4F;
+
+/// The kernel's hash of one chunk, computed on the host with `lanes` lanes (see
+/// `device_hash.hip`): the reference the device results are checked against in tests.
+pub fn lane_fold(chunk: &[u8], lanes: u32) -> u64 {
+    let len = chunk.len() as u64;
+    let nwords = chunk.len() / 4;
+    let word = |w: usize| u32::from_le_bytes(chunk[4 * w..4 * w + 4].try_into().expect("4 bytes")) as u64;
+    let mut f = len ^ P2;
+    for lane in 0..lanes {
+        let mut h = len.wrapping_mul(P2) ^ (lane as u64 + 1).wrapping_mul(P1);
+        let mut w = lane as usize;
+        while w < nwords {
+            h = (h ^ word(w)).wrapping_mul(P1);
+            h ^= h >> 29;
+            w += lanes as usize;
+        }
+        if lane == 0 && !chunk.len().is_multiple_of(4) {
+            let mut t = 0u64;
+            for (i, b) in chunk[4 * nwords..].iter().enumerate() {
+                t |= (*b as u64) << (8 * i);
+            }
+            h = (h ^ t).wrapping_mul(P1);
+            h ^= h >> 29;
+        }
+        f = (f ^ h).wrapping_mul(P2);
+        f ^= f >> 31;
+    }
+    f ^= f >> 33;
+    f = f.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    f ^ (f >> 33)
+}
+
+/// The kernel loaded on one agent, with its queue, signal and buffers.
+struct Loaded {
+    executable: ffi::hsa_executable_t,
+    kernel_object: u64,
+    group_segment: u32,
+    private_segment: u32,
+    kernarg_size: usize,
+    queue: *mut hsa_queue_t,
+    signal: hsa_signal_t,
+    pool: ffi::hsa_amd_memory_pool_t,
+    kernarg: *mut u8,
+    /// Output buffer and its capacity in hashes.
+    out: *mut u64,
+    out_len: usize,
+}
+
+// SAFETY: the pointers name runtime objects (queue, pool buffers) usable from any thread; the
+// `Loaded` is only used under its mutex.
+unsafe impl Send for Loaded {}
+
+enum State {
+    Unloaded,
+    Ready(Loaded),
+    /// The device path failed (warned once): regions without a host address are restored whole.
+    Failed,
+}
+
+/// Where the host can read a region (`None`: not host-accessible).
+type HostAddress = Box<dyn Fn(&Region) -> Option<usize> + Send + Sync>;
+
+/// Hashes host-readable regions on the host, others with the tool's kernel on `agent`.
+pub struct DeviceHasher {
+    rt: Runtime,
+    agent: hsa_agent_t,
+    host: HostHasher,
+    host_address: HostAddress,
+    state: Mutex<State>,
+    bound: Duration,
+    warned: AtomicBool,
+}
+
+impl DeviceHasher {
+    /// A hasher for regions of `agent`; `host_address` says where the host can read a region.
+    /// A dispatch not complete after `bound` abandons the device path.
+    pub fn new(
+        rt: Runtime,
+        agent: hsa_agent_t,
+        host_address: impl Fn(&Region) -> Option<usize> + Send + Sync + Clone + 'static,
+        bound: Duration,
+    ) -> Self {
+        Self {
+            rt,
+            agent,
+            host: HostHasher::new(host_address.clone()),
+            host_address: Box::new(host_address),
+            state: Mutex::new(State::Unloaded),
+            bound,
+            warned: AtomicBool::new(false),
+        }
+    }
+
+    fn fail(&self, why: &str) {
+        if !self.warned.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "kreplay: device-side chunk hashing on agent {:#x} is unavailable ({why}); regions the host cannot read are \
+                 restored whole",
+                self.agent.handle
+            );
+        }
+    }
+
+    /// Hashes on the device; `Err` names what failed.
+    fn hash_on_device(&self, loaded: &mut Loaded, region: &Region, chunk: usize) -> Result<Vec<u64>, String> {
+        let n = region.size.div_ceil(chunk);
+        let grid = (n as u64).checked_mul(LANES as u64).filter(|g| *g <= u32::MAX as u64).ok_or("region has too many chunks")?;
+        if loaded.out_len < n {
+            if !loaded.out.is_null() {
+                // SAFETY: `out` was allocated by `alloc_shared` and no dispatch uses it.
+                let _ = unsafe { (self.rt.originals().pool_free)(loaded.out.cast()) };
+                loaded.out = std::ptr::null_mut();
+                loaded.out_len = 0;
+            }
+            loaded.out = alloc_shared(self.rt, loaded.pool, self.agent, n * 8)?.cast();
+            loaded.out_len = n;
+        }
+        let args: [u64; 4] = [region.device as u64, region.size as u64, chunk as u64, loaded.out as u64];
+        // SAFETY: `kernarg` holds `kernarg_size` >= 32 bytes (checked at load), owned by the tool.
+        unsafe {
+            std::ptr::write_bytes(loaded.kernarg, 0, loaded.kernarg_size);
+            std::ptr::copy_nonoverlapping(args.as_ptr().cast::<u8>(), loaded.kernarg, 32);
+        }
+        let k = self.rt.originals().kernel;
+        let (Some(add_write_index), Some(load_read_index)) = (k.add_write_index, k.load_read_index) else {
+            return Err("the runtime has no queue index entries".into());
+        };
+        // SAFETY: the tool's own signal, idle.
+        unsafe { (self.rt.originals().signal_store_relaxed)(loaded.signal, 1) };
+        // SAFETY: the tool's own live queue; only this thread (under the mutex) writes to it.
+        let q = unsafe { &*loaded.queue };
+        // SAFETY: the tool's own live queue.
+        let index = unsafe { add_write_index(loaded.queue, 1) };
+        // SAFETY: as above. The queue is private and every earlier dispatch completed.
+        while index - unsafe { load_read_index(loaded.queue) } >= q.size as u64 {
+            std::thread::yield_now();
+        }
+        let slot = (index % q.size as u64) as usize;
+        let packet = ffi::hsa_kernel_dispatch_packet_t {
+            header: 0,
+            setup: 1 << ffi::HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS,
+            workgroup_size_x: LANES as u16,
+            workgroup_size_y: 1,
+            workgroup_size_z: 1,
+            reserved0: 0,
+            grid_size_x: grid as u32,
+            grid_size_y: 1,
+            grid_size_z: 1,
+            private_segment_size: loaded.private_segment,
+            group_segment_size: loaded.group_segment,
+            kernel_object: loaded.kernel_object,
+            kernarg_address: loaded.kernarg.cast(),
+            reserved2: 0,
+            completion_signal: loaded.signal,
+        };
+        let header: u16 = (ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH as u16) << ffi::HSA_PACKET_HEADER_TYPE
+            | (ffi::HSA_FENCE_SCOPE_SYSTEM as u16) << ffi::HSA_PACKET_HEADER_ACQUIRE_FENCE_SCOPE
+            | (ffi::HSA_FENCE_SCOPE_SYSTEM as u16) << ffi::HSA_PACKET_HEADER_RELEASE_FENCE_SCOPE;
+        // SAFETY: the slot lies in the queue's ring (64-byte packets); the header is published
+        // last with a release store so the packet processor sees a complete packet.
+        unsafe {
+            let p = (q.base_address as *mut ffi::hsa_kernel_dispatch_packet_t).add(slot);
+            std::ptr::write(p, packet);
+            let word = &*(p as *const std::sync::atomic::AtomicU32);
+            word.store(header as u32 | ((packet.setup as u32) << 16), Ordering::Release);
+            (self.rt.originals().signal_store_screlease)(q.doorbell_signal, index as i64);
+        }
+        let deadline = Instant::now() + self.bound;
+        loop {
+            // SAFETY: the tool's own live signal.
+            let v = unsafe {
+                (self.rt.originals().signal_wait_scacquire)(loaded.signal, ffi::HSA_SIGNAL_CONDITION_LT, 1, 50_000_000, ffi::HSA_WAIT_STATE_BLOCKED)
+            };
+            if v < 1 {
+                break;
+            }
+            if Instant::now() >= deadline {
+                return Err(format!("the hashing dispatch did not complete within {} ms", self.bound.as_millis()));
+            }
+        }
+        // SAFETY: the dispatch completed (acquire): `out` holds `n` hashes written by it.
+        Ok(unsafe { std::slice::from_raw_parts(loaded.out, n) }.to_vec())
+    }
+}
+
+impl ChunkHasher for DeviceHasher {
+    fn hash(&self, region: &Region, chunk: usize) -> Option<Vec<u64>> {
+        if (self.host_address)(region).is_some() {
+            return self.host.hash(region, chunk);
+        }
+        if !region.device.is_multiple_of(4) || !chunk.is_multiple_of(4) || region.size == 0 {
+            return None;
+        }
+        let mut state = self.state.lock();
+        if matches!(*state, State::Unloaded) {
+            *state = match load(self.rt, self.agent) {
+                Ok(l) => {
+                    tracing::debug!("kreplay: chunk hashing kernel loaded on agent {:#x}", self.agent.handle);
+                    State::Ready(l)
+                }
+                Err(e) => {
+                    self.fail(&e);
+                    State::Failed
+                }
+            };
+        }
+        let State::Ready(loaded) = &mut *state else { return None };
+        match self.hash_on_device(loaded, region, chunk) {
+            Ok(h) => Some(h),
+            Err(e) => {
+                self.fail(&e);
+                // A dispatch that did not complete may still write the buffers: they are left
+                // allocated (and the queue alive); anything else is released.
+                let previous = std::mem::replace(&mut *state, State::Failed);
+                if let State::Ready(l) = previous
+                    && !e.contains("did not complete")
+                {
+                    release(self.rt, l);
+                }
+                None
+            }
+        }
+    }
+}
+
+impl Drop for DeviceHasher {
+    fn drop(&mut self) {
+        if let State::Ready(l) = std::mem::replace(&mut *self.state.lock(), State::Failed) {
+            release(self.rt, l);
+        }
+    }
+}
+
+/// The agent's target (`gfx942` of `gfx942:sramecc+:xnack-`).
+fn target(rt: Runtime, agent: hsa_agent_t) -> String {
+    let name = rt.agent_name(agent);
+    name.split(':').next().unwrap_or_default().to_owned()
+}
+
+/// Allocates `size` bytes in `pool` through the original entry, accessible by `agent`.
+fn alloc_shared(rt: Runtime, pool: ffi::hsa_amd_memory_pool_t, agent: hsa_agent_t, size: usize) -> Result<*mut u8, String> {
+    let mut p: *mut c_void = std::ptr::null_mut();
+    // SAFETY: out-pointer to a local; the original entry, so the buffer is not tracked.
+    let st = unsafe { (rt.originals().pool_allocate)(pool, size.max(64), 0, &mut p) };
+    if st != ffi::HSA_STATUS_SUCCESS || p.is_null() {
+        return Err(format!("allocating {size} bytes in the kernarg pool returned HSA status {st:#x}"));
+    }
+    // SAFETY: `p` is the tool's own live allocation; one agent.
+    let st = unsafe { (rt.originals().agents_allow_access)(1, &agent, std::ptr::null(), p) };
+    if st != ffi::HSA_STATUS_SUCCESS {
+        // SAFETY: allocated above.
+        let _ = unsafe { (rt.originals().pool_free)(p) };
+        return Err(format!("hsa_amd_agents_allow_access returned HSA status {st:#x}"));
+    }
+    Ok(p.cast())
+}
+
+/// The first system pool with the kernarg flag (of a CPU agent).
+fn kernarg_pool(rt: Runtime) -> Option<ffi::hsa_amd_memory_pool_t> {
+    let iterate_agents = rt.originals().kernel.iterate_agents?;
+    struct Search {
+        rt: Runtime,
+        found: Option<ffi::hsa_amd_memory_pool_t>,
+    }
+    unsafe extern "C" fn pool_visit(pool: ffi::hsa_amd_memory_pool_t, data: *mut c_void) -> ffi::hsa_status_t {
+        std::panic::catch_unwind(|| {
+            // SAFETY: `data` is the `Search` of `kernarg_pool`, alive during the iteration.
+            let s = unsafe { &mut *data.cast::<Search>() };
+            let Some(info) = s.rt.originals().memory_pool_get_info else { return ffi::HSA_STATUS_INFO_BREAK };
+            let (mut segment, mut flags): (ffi::hsa_amd_segment_t, u32) = (0, 0);
+            // SAFETY: each attribute writes the type named in the HSA specification.
+            let ok = unsafe {
+                info(pool, ffi::HSA_AMD_MEMORY_POOL_INFO_SEGMENT, (&raw mut segment).cast()) == ffi::HSA_STATUS_SUCCESS
+                    && info(pool, ffi::HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, (&raw mut flags).cast()) == ffi::HSA_STATUS_SUCCESS
+            };
+            if ok && segment == ffi::HSA_AMD_SEGMENT_GLOBAL && flags & ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT != 0 {
+                s.found = Some(pool);
+                return ffi::HSA_STATUS_INFO_BREAK;
+            }
+            ffi::HSA_STATUS_SUCCESS
+        })
+        .unwrap_or(ffi::HSA_STATUS_INFO_BREAK)
+    }
+    unsafe extern "C" fn agent_visit(agent: hsa_agent_t, data: *mut c_void) -> ffi::hsa_status_t {
+        std::panic::catch_unwind(|| {
+            // SAFETY: as in `pool_visit`.
+            let s = unsafe { &mut *data.cast::<Search>() };
+            if s.rt.agent_is_gpu(agent) {
+                return ffi::HSA_STATUS_SUCCESS;
+            }
+            let Some(iterate) = s.rt.originals().agent_iterate_memory_pools else { return ffi::HSA_STATUS_INFO_BREAK };
+            // SAFETY: `data` outlives the iteration; the callback catches panics.
+            unsafe { iterate(agent, Some(pool_visit), data) };
+            if s.found.is_some() { ffi::HSA_STATUS_INFO_BREAK } else { ffi::HSA_STATUS_SUCCESS }
+        })
+        .unwrap_or(ffi::HSA_STATUS_INFO_BREAK)
+    }
+    let mut s = Search { rt, found: None };
+    // SAFETY: `s` outlives the iteration; the callbacks catch panics.
+    unsafe { iterate_agents(Some(agent_visit), (&raw mut s).cast()) };
+    s.found
+}
+
+/// Loads the kernel on `agent` and creates its queue, signal and kernarg buffer.
+fn load(rt: Runtime, agent: hsa_agent_t) -> Result<Loaded, String> {
+    let o = rt.originals();
+    let k = o.kernel;
+    let missing = || "the runtime's API table lacks an executable or queue entry".to_owned();
+    let (Some(reader_create), Some(reader_destroy), Some(create), Some(load_co), Some(get_symbol)) =
+        (k.reader_create_from_memory, k.reader_destroy, k.executable_create_alt, k.load_agent_code_object, k.get_symbol_by_name)
+    else {
+        return Err(missing());
+    };
+    if k.add_write_index.is_none() || k.load_read_index.is_none() {
+        return Err(missing());
+    }
+    let arch = target(rt, agent);
+    let code = CODE_OBJECTS.iter().find(|(t, _)| *t == arch).map(|(_, c)| *c).ok_or_else(|| format!("no code object for {arch}"))?;
+    let pool = kernarg_pool(rt).ok_or("no kernarg memory pool")?;
+    let mut reader = ffi::hsa_code_object_reader_t { handle: 0 };
+    // SAFETY: `code` is a static code object; out-pointer to a local.
+    let st = unsafe { reader_create(code.as_ptr().cast(), code.len(), &mut reader) };
+    if st != ffi::HSA_STATUS_SUCCESS {
+        return Err(format!("hsa_code_object_reader_create_from_memory returned HSA status {st:#x}"));
+    }
+    let mut exe = ffi::hsa_executable_t { handle: 0 };
+    let result = (|| -> Result<Loaded, String> {
+        // SAFETY: out-pointer to a local; no options.
+        let st = unsafe { create(ffi::HSA_PROFILE_FULL, ffi::HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, std::ptr::null(), &mut exe) };
+        if st != ffi::HSA_STATUS_SUCCESS {
+            return Err(format!("hsa_executable_create_alt returned HSA status {st:#x}"));
+        }
+        // SAFETY: live executable and reader; no options, no loaded-object handle wanted.
+        let st = unsafe { load_co(exe, agent, reader, std::ptr::null(), std::ptr::null_mut()) };
+        if st != ffi::HSA_STATUS_SUCCESS {
+            return Err(format!("hsa_executable_load_agent_code_object returned HSA status {st:#x}"));
+        }
+        // SAFETY: the original freeze: the tool's own executable is not tracked.
+        let st = unsafe { (o.executable_freeze)(exe, std::ptr::null()) };
+        if st != ffi::HSA_STATUS_SUCCESS {
+            return Err(format!("hsa_executable_freeze returned HSA status {st:#x}"));
+        }
+        let mut sym = ffi::hsa_executable_symbol_t { handle: 0 };
+        // SAFETY: NUL-terminated name; out-pointer to a local.
+        let st = unsafe { get_symbol(exe, KERNEL.as_ptr(), &agent, &mut sym) };
+        if st != ffi::HSA_STATUS_SUCCESS {
+            return Err(format!("hsa_executable_get_symbol_by_name returned HSA status {st:#x}"));
+        }
+        let (mut kernel_object, mut group, mut private, mut kernarg_size) = (0u64, 0u32, 0u32, 0u32);
+        // SAFETY: each attribute writes the type named in the HSA specification.
+        let ok = unsafe {
+            (o.executable_symbol_get_info)(sym, ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, (&raw mut kernel_object).cast())
+                == ffi::HSA_STATUS_SUCCESS
+                && (o.executable_symbol_get_info)(sym, ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE, (&raw mut group).cast())
+                    == ffi::HSA_STATUS_SUCCESS
+                && (o.executable_symbol_get_info)(sym, ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE, (&raw mut private).cast())
+                    == ffi::HSA_STATUS_SUCCESS
+                && (o.executable_symbol_get_info)(sym, ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE, (&raw mut kernarg_size).cast())
+                    == ffi::HSA_STATUS_SUCCESS
+        };
+        if !ok || kernel_object == 0 {
+            return Err("the kernel's symbol information is unavailable".into());
+        }
+        let kernarg_size = (kernarg_size as usize).max(32);
+        let signal = rt.signal_create(0).map_err(|e| e.to_string())?;
+        let mut queue: *mut hsa_queue_t = std::ptr::null_mut();
+        // SAFETY: the original (never intercepted) entry; out-pointer to a local; no callback.
+        let st = unsafe { (o.queue_create)(agent, 64, ffi::HSA_QUEUE_TYPE_SINGLE, None, std::ptr::null_mut(), u32::MAX, u32::MAX, &mut queue) };
+        if st != ffi::HSA_STATUS_SUCCESS || queue.is_null() {
+            rt.signal_destroy(signal);
+            return Err(format!("hsa_queue_create returned HSA status {st:#x}"));
+        }
+        let kernarg = match alloc_shared(rt, pool, agent, kernarg_size) {
+            Ok(p) => p,
+            Err(e) => {
+                rt.signal_destroy(signal);
+                // SAFETY: the queue created above, idle.
+                let _ = unsafe { (o.queue_destroy)(queue) };
+                return Err(e);
+            }
+        };
+        Ok(Loaded {
+            executable: exe,
+            kernel_object,
+            group_segment: group,
+            private_segment: private,
+            kernarg_size,
+            queue,
+            signal,
+            pool,
+            kernarg,
+            out: std::ptr::null_mut(),
+            out_len: 0,
+        })
+    })();
+    // SAFETY: the reader is no longer needed once the code object is loaded (or failed).
+    let _ = unsafe { reader_destroy(reader) };
+    if result.is_err() && exe.handle != 0 {
+        // SAFETY: the tool's own executable, with nothing dispatched.
+        let _ = unsafe { (o.executable_destroy)(exe) };
+    }
+    result
+}
+
+/// Releases everything a [`Loaded`] holds (no dispatch in flight).
+fn release(rt: Runtime, l: Loaded) {
+    let o = rt.originals();
+    // SAFETY: the tool's own objects, idle.
+    unsafe {
+        let _ = (o.queue_destroy)(l.queue);
+        rt.signal_destroy(l.signal);
+        let _ = (o.pool_free)(l.kernarg.cast());
+        if !l.out.is_null() {
+            let _ = (o.pool_free)(l.out.cast());
+        }
+        let _ = (o.executable_destroy)(l.executable);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_byte_changes_the_hash() {
+        for len in [1usize, 3, 4, 64, 255, 256, 1000, 4096 + 3] {
+            let base: Vec<u8> = (0..len).map(|i| (i * 31 % 253) as u8).collect();
+            let h = lane_fold(&base, LANES);
+            for i in 0..len {
+                for flip in [1u8, 0x80, 0xff] {
+                    let mut b = base.clone();
+                    b[i] ^= flip;
+                    assert_ne!(lane_fold(&b, LANES), h, "len {len}: byte {i} ^ {flip:#x} not seen");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_hash_depends_on_length_and_position() {
+        assert_ne!(lane_fold(&[0; 64], LANES), lane_fold(&[0; 68], LANES));
+        let mut a = vec![0u8; 512];
+        let mut b = vec![0u8; 512];
+        a[0] = 1;
+        b[256] = 1; // lane 0 again, a later word
+        assert_ne!(lane_fold(&a, LANES), lane_fold(&b, LANES));
+        assert_eq!(lane_fold(&a, LANES), lane_fold(&a.clone(), LANES), "deterministic");
+    }
+
+    #[test]
+    fn both_targets_are_embedded() {
+        for (t, code) in CODE_OBJECTS {
+            assert_eq!(&code[..4], b"\x7fELF", "{t}");
+        }
+    }
+}
