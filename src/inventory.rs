@@ -14,6 +14,41 @@ use hsa_abi::ffi;
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 
+/// Virtual-memory handles (`hsa_amd_vmem_handle_create`) whose memory the inventory tracks once
+/// mapped: handle -> the GPU agent owning the handle's coarse-grained pool. Handles of other
+/// pools are not listed, so their mappings are not tracked.
+#[derive(Debug, Default)]
+pub struct VmemHandles {
+    agents: Mutex<HashMap<u64, u64>>,
+}
+
+impl VmemHandles {
+    /// An empty list.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Lists `handle` as memory of `agent`.
+    pub fn created(&self, handle: u64, agent: u64) {
+        self.agents.lock().insert(handle, agent);
+    }
+
+    /// Forgets `handle` (released); its live mappings stay tracked until unmapped.
+    pub fn released(&self, handle: u64) {
+        self.agents.lock().remove(&handle);
+    }
+
+    /// The agent owning `handle`'s memory, when tracked.
+    pub fn agent(&self, handle: u64) -> Option<u64> {
+        self.agents.lock().get(&handle).copied()
+    }
+
+    /// Forgets every handle (the runtime instance shut down).
+    pub fn clear(&self) {
+        self.agents.lock().clear();
+    }
+}
+
 /// One tracked allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Allocation {

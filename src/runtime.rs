@@ -110,6 +110,20 @@ pub struct Originals {
     pub memory_pool_get_info: ffi::hsa_amd_memory_pool_get_info_fn_t,
     /// Host writes into device memory, wrapped when the table has them.
     pub host_writes: HostWriteEntries,
+    /// `hsa_iterate_agents` (finds the agent owning a virtual-memory handle's pool).
+    pub iterate_agents: ffi::hsa_iterate_agents_fn_t,
+    /// Virtual-memory entries, wrapped when the table has them.
+    pub vmem: VmemEntries,
+}
+
+/// The runtime's virtual-memory entries the tool wraps (each optional).
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Default)]
+pub struct VmemEntries {
+    pub handle_create: hsa_abi::modern::hsa_amd_vmem_handle_create_fn_t,
+    pub handle_release: hsa_abi::modern::hsa_amd_vmem_handle_release_fn_t,
+    pub map: hsa_abi::modern::hsa_amd_vmem_map_fn_t,
+    pub unmap: hsa_abi::modern::hsa_amd_vmem_unmap_fn_t,
 }
 
 /// The runtime's entries that write device memory from the host (each optional).
@@ -168,6 +182,13 @@ impl Originals {
                 async_copy: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_fn).ok().flatten(),
                 async_copy_on_engine: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_on_engine_fn).ok().flatten(),
                 async_copy_rect: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_rect_fn).ok().flatten(),
+            },
+            iterate_agents: read_slot!(core, CoreApiTable, hsa_iterate_agents_fn).ok().flatten(),
+            vmem: VmemEntries {
+                handle_create: read_slot!(amd, AmdExtTable, hsa_amd_vmem_handle_create_fn).ok().flatten(),
+                handle_release: read_slot!(amd, AmdExtTable, hsa_amd_vmem_handle_release_fn).ok().flatten(),
+                map: read_slot!(amd, AmdExtTable, hsa_amd_vmem_map_fn).ok().flatten(),
+                unmap: read_slot!(amd, AmdExtTable, hsa_amd_vmem_unmap_fn).ok().flatten(),
             },
         })
     }

@@ -1,0 +1,34 @@
+//! Virtual memory (`hsa_amd_vmem_*`): mapped ranges of a GPU's device pool are tracked as that
+//! GPU's memory and restored between passes; an unmapped range is forgotten.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn mapped_virtual_memory_is_restored_between_passes() {
+    let out_dir = test_support::scratch_dir("replay-vmem-records");
+    let mut c = command(&app("vmem", &[]), &[]);
+    c.arg("4").env("KREPLAY_PASSES", "4").env("KREPLAY_OUTPUT_DIR", &out_dir);
+    // `run_ok` also checks that the application printed "APP OK".
+    run_ok(c);
+    let recs = records(&out_dir);
+    let dispatch: Vec<_> = recs.iter().filter(|r| r["record"] == "dispatch").collect();
+    assert_eq!(dispatch.len(), 2, "{recs:#?}");
+    for d in dispatch {
+        assert_eq!(d["kernel"], "vinc");
+        assert_eq!(d["replayed"], true, "{d:#}");
+        assert_eq!(d["passes"], 4);
+        // Only the live mapping: the first one left the inventory at its unmap.
+        assert_eq!(d["snapshot"]["regions"], 1, "{d:#}");
+        assert_eq!(d["snapshot"]["bytes"], 64 * 1024, "{d:#}");
+    }
+}
+
+#[test]
+fn one_pass_runs_the_kernel_once_on_mapped_memory() {
+    let mut c = command(&app("vmem", &[]), &[]);
+    c.arg("1");
+    let err = stderr(&run_ok(c));
+    assert!(!err.contains("not replayed"), "{err}");
+}
