@@ -454,6 +454,21 @@ pub(crate) fn forget_virtual(base: usize) {
     }
 }
 
+/// Waits until no [`MemoryView`] is alive (a dispatch that may hold host pointers into memory
+/// about to be replaced has ended). Logs once a second while it waits.
+pub(crate) fn wait_for_views_to_end(what: &str) {
+    let began = Instant::now();
+    let mut warned = 0;
+    while IN_FLIGHT.lock().views > 0 {
+        let waited = began.elapsed().as_secs();
+        if waited > warned {
+            warned = waited;
+            tracing::warn!("{what}: waiting for running emulated dispatches to end ({waited} s) before the memory goes");
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 /// Forgets host memory locked with `hsa_amd_memory_lock`.
 pub(crate) fn unlock(host_ptr: usize) -> Result<()> {
     let mut m = ALLOCATIONS.write();

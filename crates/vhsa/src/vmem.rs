@@ -230,6 +230,9 @@ pub(crate) fn unmap(va: usize, size: usize) -> Result<()> {
         }
         let m = s.mappings.remove(&va).unwrap();
         crate::memory::forget_virtual(va);
+        // A dispatch that started before may hold host pointers into the range: its pages stay
+        // until it ends, as freed pool memory does.
+        crate::memory::wait_for_views_to_end("hsa_amd_vmem_unmap");
         // SAFETY: puts our reservation's inaccessible pages back over the range mapped by `map`.
         unsafe {
             libc::mmap(
