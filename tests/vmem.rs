@@ -32,3 +32,19 @@ fn one_pass_runs_the_kernel_once_on_mapped_memory() {
     let err = stderr(&run_ok(c));
     assert!(!err.contains("not replayed"), "{err}");
 }
+
+#[test]
+fn an_emulated_kernel_writing_mapped_memory_is_replayed() {
+    let out_dir = test_support::scratch_dir("replay-vmem-emulated");
+    let co = code_object("emulated");
+    let mut c = command(&app("vmem", &[]), &[]);
+    c.arg("3").arg(&co).env("KREPLAY_PASSES", "3").env("KREPLAY_OUTPUT_DIR", &out_dir);
+    run_ok(c);
+    let recs = records(&out_dir);
+    let d = recs.iter().find(|r| r["record"] == "dispatch").expect("a dispatch record");
+    assert_eq!(d["kernel"], "inc");
+    assert_eq!(d["replayed"], true, "{d:#}");
+    // The mapping and the code object's writable segment.
+    assert_eq!(d["snapshot"]["regions"], 2, "{d:#}");
+    assert!(d["snapshot"]["bytes"].as_u64().unwrap() >= 64 * 1024, "{d:#}");
+}

@@ -6,6 +6,9 @@
  *                   elsewhere in the reservation. Every pass of a dispatch must see the same
  *                   input and the memory must end as after one execution of each.
  *
+ *   vmem <passes> <code object>   the same first dispatch with the code-object kernel `inc`
+ *                   (tests/apps/emulated.hip) run by vhsa's emulator on the mapped memory
+ *
  * Prints "APP OK" on success; exits nonzero with "APP FAIL" otherwise. */
 #include "common.h"
 
@@ -68,6 +71,32 @@ static void check_dispatch(int first, int passes, uint32_t input) {
   }
 }
 
+/* `inc(x, stats, n)` of emulated.hip on mapped memory: stats[0] counts work-items of every pass,
+   stats[1 + pass] those that did not see their original input. */
+static void run_emulated(system_t* s, int passes, const char* path, uint32_t* x) {
+  hsa_executable_t exe = load_code_object(s, path);
+  hsa_executable_symbol_t sym;
+  CHECK(hsa_executable_get_symbol_by_name(exe, "inc.kd", &s->gpu[0], &sym));
+  uint64_t kobj = 0;
+  CHECK(hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &kobj));
+  uint32_t* stats = (uint32_t*)pool_alloc(s->fine_pool, 4 * 80);
+  memset(stats, 0, 4 * 80);
+  void* ptrs[3] = {x, stats, (void*)(uintptr_t)N};
+  void* ka = kernargs(s, ptrs, 3);
+  hsa_queue_t* q = queue_create(s->gpu[0]);
+  hsa_signal_t done;
+  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  dispatch(q, kobj, ka, N, done);
+  wait_done(done);
+  EXPECT(stats[0] == (uint32_t)passes * N, "inc ran %u work-items, expected %d passes of %d", stats[0], passes, N);
+  for (int p = 0; p < passes; p++) EXPECT(stats[1 + p] == 0, "pass %d: %u work-items did not see the original input", p, stats[1 + p]);
+  uint32_t out[N];
+  CHECK(hsa_memory_copy(out, x, sizeof out));
+  for (uint32_t i = 0; i < N; i++) EXPECT(out[i] == i + 1, "x[%u] = %u after the replay, expected %u", i, out[i], i + 1);
+  CHECK(hsa_signal_destroy(done));
+  CHECK(hsa_queue_destroy(q));
+}
+
 int main(int argc, char** argv) {
   EXPECT(argc >= 2, "usage: vmem <passes>");
   int passes = atoi(argv[1]);
@@ -86,6 +115,16 @@ int main(int argc, char** argv) {
   for (uint32_t i = 0; i < N; i++) init[i] = i;
   uint32_t* x = (uint32_t*)va;
   CHECK(hsa_memory_copy(x, init, sizeof init));
+
+  if (argc >= 3) {
+    run_emulated(&s, passes, argv[2], x);
+    CHECK(hsa_amd_vmem_unmap(va, SPAN));
+    CHECK(hsa_amd_vmem_handle_release(h));
+    CHECK(hsa_amd_vmem_address_free(va, 2 * SPAN));
+    CHECK(hsa_shut_down());
+    printf("APP OK\n");
+    return 0;
+  }
 
   uint64_t kobj = vhsa_native_kernel_create("vinc", vinc_kernel, NULL);
   hsa_queue_t* q = queue_create(s.gpu[0]);
