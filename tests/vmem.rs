@@ -1,5 +1,6 @@
 //! Virtual memory (`hsa_amd_vmem_*`): mapped ranges of a GPU's device pool are tracked as that
-//! GPU's memory and restored between passes; an unmapped range is forgotten.
+//! GPU's memory and restored between passes, for native and emulated kernels; an unmapped range
+//! is forgotten.
 
 mod common;
 

@@ -58,11 +58,11 @@ fn os_error(what: &str) -> Error {
 /// Reserves `size` bytes of address space aligned to `alignment` (0: the page size). `address`
 /// is a hint, as in the real runtime.
 pub(crate) fn reserve(size: usize, address: u64, alignment: u64) -> Result<usize> {
-    if size == 0 || size % GRANULE != 0 {
+    if size == 0 || !size.is_multiple_of(GRANULE) {
         return Err(Error::InvalidArgument("size must be a non-zero multiple of the 4 KiB page size"));
     }
     let align = if alignment == 0 { GRANULE } else { alignment as usize };
-    if !align.is_power_of_two() || align % GRANULE != 0 {
+    if !align.is_power_of_two() || !align.is_multiple_of(GRANULE) {
         return Err(Error::InvalidArgument("alignment must be 0 or a power of two multiple of the 4 KiB page size"));
     }
     let len = size.checked_add(align - GRANULE).ok_or(Error::InvalidArgument("size plus alignment overflows"))?;
@@ -117,7 +117,7 @@ pub(crate) fn free(va: usize, size: usize) -> Result<()> {
 
 /// Creates a handle of `size` bytes in `pool` (`memory_type` 0 or 1, `flags` 0).
 pub(crate) fn create_handle(pool: &crate::topology::Pool, pool_handle: u64, size: usize, memory_type: u32, flags: u64) -> Result<u64> {
-    if size == 0 || size % GRANULE != 0 {
+    if size == 0 || !size.is_multiple_of(GRANULE) {
         return Err(Error::InvalidArgument("size must be a non-zero multiple of the pool's 4 KiB granule"));
     }
     if memory_type > 1 {
@@ -181,7 +181,7 @@ pub(crate) fn map(va: usize, size: usize, offset: usize, handle: u64, flags: u64
     if flags != 0 {
         return Err(Error::InvalidArgument("flags must be 0"));
     }
-    if size == 0 || size % GRANULE != 0 || offset % GRANULE != 0 {
+    if size == 0 || !size.is_multiple_of(GRANULE) || !offset.is_multiple_of(GRANULE) {
         return Err(Error::InvalidArgument("size and in_offset must be multiples of the 4 KiB page size, size non-zero"));
     }
     with_state(|s| {
@@ -259,7 +259,7 @@ pub(crate) fn set_access(va: usize, size: usize, agents: &[(u64, u32)]) -> Resul
     with_state(|s| {
         let end = va.checked_add(size).ok_or(Error::InvalidArgument("va + size overflows"))?;
         let covered: Vec<usize> = s.mappings.range(va..end).map(|(b, _)| *b).collect();
-        let starts_mapped = s.mappings.get(&va).is_some();
+        let starts_mapped = s.mappings.contains_key(&va);
         if size == 0 || !starts_mapped || covered.iter().any(|b| b + s.mappings[b].size > end) {
             return Err(Error::InvalidArgument("va..va + size is not made of ranges mapped with hsa_amd_vmem_map"));
         }

@@ -522,7 +522,7 @@ unsafe extern "C" fn hsa_amd_vmem_set_access_impl(
         }
         let mut agents = Vec::with_capacity(desc_cnt);
         for d in c_slice(desc, desc_cnt, "desc is NULL")? {
-            if d.permissions > HSA_ACCESS_PERMISSION_RW as u32 {
+            if d.permissions > HSA_ACCESS_PERMISSION_RW {
                 return Err(Error::InvalidArgument("permissions must be an hsa_access_permission_t (0 to 3)"));
             }
             crate::topology::agent(d.agent_handle.handle)?;
