@@ -217,6 +217,32 @@ unsafe extern "C" fn vmem_unmap(va: *mut c_void, size: usize) -> hsa_status_t {
     unsafe { unmap(va, size) }
 }
 
+/// `hsa_amd_vmem_set_access`: agents given access to tracked mappings can write them, so
+/// replays on them capture the mappings.
+unsafe extern "C" fn vmem_set_access(
+    va: *mut c_void,
+    size: usize,
+    desc: *const hsa_abi::modern::hsa_amd_memory_access_desc_t,
+    desc_cnt: usize,
+) -> hsa_status_t {
+    let Some(set_access) = originals().vmem.set_access else { return ffi::HSA_STATUS_ERROR_NOT_INITIALIZED };
+    // SAFETY: forwarded arguments of the application's call.
+    let st = unsafe { set_access(va, size, desc, desc_cnt) };
+    if st == ffi::HSA_STATUS_SUCCESS && state::records_allocations() && !desc.is_null() && desc_cnt > 0 {
+        boundary(
+            "hsa_amd_vmem_set_access",
+            || {
+                // SAFETY: the runtime accepted `desc_cnt` descriptors at `desc`.
+                let list = unsafe { std::slice::from_raw_parts(desc, desc_cnt) };
+                let agents: Vec<u64> = list.iter().filter(|d| d.permissions != 0).map(|d| d.agent_handle.handle).collect();
+                INVENTORY.grant_range(va as usize, size, &agents);
+            },
+            || (),
+        );
+    }
+    st
+}
+
 /// `hsa_amd_agents_allow_access`: the agents given access to a tracked allocation can write it,
 /// so replays on them capture it.
 unsafe extern "C" fn agents_allow_access(num_agents: u32, agents: *const hsa_agent_t, flags: *const u32, ptr: *const c_void) -> hsa_status_t {
@@ -801,6 +827,13 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
             .map_err(TableError::from)?;
         write_slot!(amd, AmdExtTable, hsa_amd_vmem_unmap_fn, { let f: hsa_abi::modern::hsa_amd_vmem_unmap_fn_t = Some(vmem_unmap); f })
             .map_err(TableError::from)?;
+    }
+    if v.set_access.is_some() {
+        write_slot!(amd, AmdExtTable, hsa_amd_vmem_set_access_fn, {
+            let f: hsa_abi::modern::hsa_amd_vmem_set_access_fn_t = Some(vmem_set_access);
+            f
+        })
+        .map_err(TableError::from)?;
     }
     write_slot!(amd, AmdExtTable, hsa_amd_queue_intercept_create_fn, {
         let f: hsa_abi::modern::hsa_amd_queue_intercept_create_fn_t = Some(intercept_create);

@@ -202,6 +202,27 @@ impl AllocationInventory {
         true
     }
 
+    /// Records that `agents` were given access to every tracked allocation overlapping
+    /// `base..base + size` (`hsa_amd_vmem_set_access` over one or more mappings); the number of
+    /// allocations granted.
+    pub fn grant_range(&self, base: usize, size: usize, agents: &[u64]) -> usize {
+        let end = base.saturating_add(size);
+        let mut live = self.live.write();
+        let mut granted = 0;
+        for (_, r) in live.range_mut(..end).rev() {
+            if r.allocation.base.saturating_add(r.allocation.size) <= base {
+                break;
+            }
+            for &h in agents {
+                if h != r.allocation.agent && !r.peers.contains(&h) {
+                    r.peers.push(h);
+                }
+            }
+            granted += 1;
+        }
+        granted
+    }
+
     /// Forgets the allocation at `base`; `None` (harmless) when it was not tracked.
     pub fn forget(&self, base: usize) -> Option<Allocation> {
         self.live.write().remove(&base).map(|r| r.allocation)
@@ -447,6 +468,20 @@ mod tests {
         assert!(!inv.grant(0x9100, &[1]), "one past the end is not the allocation");
         assert!(!inv.grant(0x10, &[1]));
         assert_eq!(inv.owned_by(2).len(), 2);
+    }
+
+    #[test]
+    fn a_range_grant_reaches_every_overlapping_allocation() {
+        let inv = AllocationInventory::new();
+        inv.record(Allocation { base: 0x1000, size: 0x1000, agent: 1 });
+        inv.record(Allocation { base: 0x2000, size: 0x1000, agent: 1 });
+        inv.record(Allocation { base: 0x4000, size: 0x1000, agent: 1 });
+        assert_eq!(inv.grant_range(0x1800, 0x1000, &[2, 1]), 2);
+        let bases = |agent| inv.writable_by(agent).iter().map(|a| a.base).collect::<Vec<_>>();
+        assert_eq!(bases(2), vec![0x1000, 0x2000]);
+        assert_eq!(inv.grant_range(0x3000, 0x1000, &[2]), 0, "the gap between allocations");
+        assert_eq!(inv.grant_range(0x3000, 0x1001, &[3]), 1);
+        assert_eq!(bases(3), vec![0x4000]);
     }
 
     #[test]

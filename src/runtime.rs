@@ -124,6 +124,7 @@ pub struct VmemEntries {
     pub handle_release: hsa_abi::modern::hsa_amd_vmem_handle_release_fn_t,
     pub map: hsa_abi::modern::hsa_amd_vmem_map_fn_t,
     pub unmap: hsa_abi::modern::hsa_amd_vmem_unmap_fn_t,
+    pub set_access: hsa_abi::modern::hsa_amd_vmem_set_access_fn_t,
 }
 
 /// The runtime's entries that write device memory from the host (each optional).
@@ -189,6 +190,7 @@ impl Originals {
                 handle_release: read_slot!(amd, AmdExtTable, hsa_amd_vmem_handle_release_fn).ok().flatten(),
                 map: read_slot!(amd, AmdExtTable, hsa_amd_vmem_map_fn).ok().flatten(),
                 unmap: read_slot!(amd, AmdExtTable, hsa_amd_vmem_unmap_fn).ok().flatten(),
+                set_access: read_slot!(amd, AmdExtTable, hsa_amd_vmem_set_access_fn).ok().flatten(),
             },
         })
     }

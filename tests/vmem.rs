@@ -49,3 +49,16 @@ fn an_emulated_kernel_writing_mapped_memory_is_replayed() {
     assert_eq!(d["snapshot"]["regions"], 2, "{d:#}");
     assert!(d["snapshot"]["bytes"].as_u64().unwrap() >= 64 * 1024, "{d:#}");
 }
+
+#[test]
+fn a_mapping_given_access_to_another_gpu_is_restored_for_its_replays() {
+    let out_dir = test_support::scratch_dir("replay-vmem-peer");
+    let mut c = command(&app("vmem", &[]), &[]);
+    c.args(["3", "peer"]).env("VHSA_AGENTS", "gfx942,gfx942").env("KREPLAY_PASSES", "3").env("KREPLAY_OUTPUT_DIR", &out_dir);
+    run_ok(c);
+    let recs = records(&out_dir);
+    let d = recs.iter().find(|r| r["record"] == "dispatch").expect("a dispatch record");
+    assert_eq!(d["replayed"], true, "{d:#}");
+    assert_eq!(d["snapshot"]["regions"], 1, "{d:#}");
+    assert_eq!(d["snapshot"]["bytes"], 64 * 1024, "{d:#}");
+}

@@ -9,6 +9,9 @@
  *   vmem <passes> <code object>   the same first dispatch with the code-object kernel `inc`
  *                   (tests/apps/emulated.hip) run by vhsa's emulator on the mapped memory
  *
+ *   vmem <passes> peer   (two GPUs) the first GPU's mapping, given access to the second GPU with
+ *                   hsa_amd_vmem_set_access, written by `vinc` on a queue of the second GPU
+ *
  * Prints "APP OK" on success; exits nonzero with "APP FAIL" otherwise. */
 #include "common.h"
 
@@ -116,6 +119,24 @@ int main(int argc, char** argv) {
   uint32_t* x = (uint32_t*)va;
   CHECK(hsa_memory_copy(x, init, sizeof init));
 
+  if (argc >= 3 && strcmp(argv[2], "peer") == 0) {
+    EXPECT(s.gpus >= 2, "peer needs two GPU agents");
+    vmem_access_desc_t both[2] = {{HSA_ACCESS_PERMISSION_RW, s.gpu[0]}, {HSA_ACCESS_PERMISSION_RW, s.gpu[1]}};
+    CHECK(hsa_amd_vmem_set_access(va, SPAN, both, 2));
+    uint64_t kobj = vhsa_native_kernel_create("vinc", vinc_kernel, NULL);
+    hsa_queue_t* q = queue_create(s.gpu[1]);
+    run_once(&s, q, kobj, x);
+    EXPECT(invocations == passes, "vinc ran %d times, expected %d", invocations, passes);
+    check_dispatch(0, passes, 0);
+    for (uint32_t i = 0; i < N; i++) EXPECT(x[i] == i + 1, "x[%u]=%u after one dispatch, expected %u", i, x[i], i + 1);
+    CHECK(hsa_queue_destroy(q));
+    CHECK(hsa_amd_vmem_unmap(va, SPAN));
+    CHECK(hsa_amd_vmem_handle_release(h));
+    CHECK(hsa_amd_vmem_address_free(va, 2 * SPAN));
+    CHECK(hsa_shut_down());
+    printf("APP OK\n");
+    return 0;
+  }
   if (argc >= 3) {
     run_emulated(&s, passes, argv[2], x);
     CHECK(hsa_amd_vmem_unmap(va, SPAN));
