@@ -3,8 +3,10 @@
 //!
 //! Allocations are recorded by the four allocate/free interceptors; classification
 //! ([`classify`]) keeps only coarse-grained, non-kernarg GPU memory that was not allocated with
-//! the EXECUTABLE flag. Each allocation also records the agents that may access it (the
-//! runtime's answer at allocation time, then every `hsa_amd_agents_allow_access`), so a replay
+//! the EXECUTABLE flag. Virtual-memory mappings are recorded by the `hsa_amd_vmem_map`/`unmap`
+//! interceptors, for handles listed in [`VmemHandles`]. Each allocation also records the agents
+//! that may access it (the runtime's answer at allocation time, then every
+//! `hsa_amd_agents_allow_access` or `hsa_amd_vmem_set_access`), so a replay
 //! on an agent captures the peer memory its kernels can write. Allocations made on a thread
 //! that runs a replay client's callback are the client's own and are not recorded
 //! ([`ClientCallbackScope`]).
