@@ -5,7 +5,7 @@
 //! straight to the original (calls after `OnUnload`, from late destructors, are harmless).
 
 use crate::inventory::{self, Classification, PointerFacts};
-use crate::replay::{self, INVENTORY, QUEUES, QueueState, coverage};
+use crate::replay::{self, INVENTORY, QUEUES, QueueState, VMEM_HANDLES, coverage};
 use crate::runtime::{self, Originals, Runtime, TableError};
 use crate::state::{self, ReplayService, ToolState};
 use crate::sync::Arc;
@@ -127,6 +127,120 @@ unsafe extern "C" fn pool_free(ptr: *mut c_void) -> hsa_status_t {
     forget(ptr);
     // SAFETY: forwarded argument.
     unsafe { (originals().pool_free)(ptr) }
+}
+
+/// The GPU agent whose coarse-grained device pool is `pool`, if any.
+fn pool_agent(rt: Runtime, pool: ffi::hsa_amd_memory_pool_t) -> Option<hsa_agent_t> {
+    let iterate = rt.originals().kernel.iterate_agents?;
+    let mut agents: Vec<hsa_agent_t> = Vec::new();
+    unsafe extern "C" fn collect(agent: hsa_agent_t, data: *mut c_void) -> hsa_status_t {
+        // SAFETY: `data` is the Vec passed by `pool_agent`, alive during the iteration.
+        let r = catch_unwind(AssertUnwindSafe(|| unsafe { &mut *data.cast::<Vec<hsa_agent_t>>() }.push(agent)));
+        if r.is_ok() { ffi::HSA_STATUS_SUCCESS } else { ffi::HSA_STATUS_INFO_BREAK }
+    }
+    // SAFETY: `collect` only uses `agents` during the call.
+    unsafe { iterate(Some(collect), (&raw mut agents).cast()) };
+    agents
+        .into_iter()
+        .filter(|a| rt.agent_is_gpu(*a))
+        .find(|a| crate::snapshot::device_pool(rt, *a).is_some_and(|(p, _)| p.handle == pool.handle))
+}
+
+/// `hsa_amd_vmem_handle_create`: a handle of a GPU's device pool is listed, so that its
+/// mappings are tracked as memory of that GPU.
+unsafe extern "C" fn vmem_handle_create(
+    pool: ffi::hsa_amd_memory_pool_t,
+    size: usize,
+    memory_type: u32,
+    flags: u64,
+    handle: *mut hsa_abi::modern::hsa_amd_vmem_alloc_handle_t,
+) -> hsa_status_t {
+    let Some(create) = originals().vmem.handle_create else { return ffi::HSA_STATUS_ERROR_NOT_INITIALIZED };
+    // SAFETY: forwarded arguments of the application's call.
+    let st = unsafe { create(pool, size, memory_type, flags, handle) };
+    if st == ffi::HSA_STATUS_SUCCESS && state::records_allocations() && !handle.is_null() && !inventory::in_client_callback() {
+        // SAFETY: success wrote the handle.
+        let h = unsafe { *handle };
+        boundary(
+            "hsa_amd_vmem_handle_create",
+            || {
+                let Some(rt) = Runtime::get() else { return };
+                match pool_agent(rt, pool) {
+                    Some(agent) => VMEM_HANDLES.created(h.handle, agent.handle),
+                    None => tracing::trace!("virtual-memory handle {:#x} is not of a GPU's device pool: not tracked", h.handle),
+                }
+            },
+            || (),
+        );
+    }
+    st
+}
+
+unsafe extern "C" fn vmem_handle_release(handle: hsa_abi::modern::hsa_amd_vmem_alloc_handle_t) -> hsa_status_t {
+    let Some(release) = originals().vmem.handle_release else { return ffi::HSA_STATUS_ERROR_NOT_INITIALIZED };
+    if state::current() != ToolState::Finished {
+        boundary("hsa_amd_vmem_handle_release", || VMEM_HANDLES.released(handle.handle), || ());
+    }
+    // SAFETY: forwarded argument.
+    unsafe { release(handle) }
+}
+
+/// `hsa_amd_vmem_map`: a mapping of a listed handle is tracked as an allocation of its agent.
+unsafe extern "C" fn vmem_map(
+    va: *mut c_void,
+    size: usize,
+    in_offset: usize,
+    handle: hsa_abi::modern::hsa_amd_vmem_alloc_handle_t,
+    flags: u64,
+) -> hsa_status_t {
+    let Some(map) = originals().vmem.map else { return ffi::HSA_STATUS_ERROR_NOT_INITIALIZED };
+    // SAFETY: forwarded arguments of the application's call.
+    let st = unsafe { map(va, size, in_offset, handle, flags) };
+    if st == ffi::HSA_STATUS_SUCCESS && state::records_allocations() && !va.is_null() && !inventory::in_client_callback() {
+        boundary(
+            "hsa_amd_vmem_map",
+            || match VMEM_HANDLES.agent(handle.handle) {
+                Some(agent) => INVENTORY.record(inventory::Allocation { base: va as usize, size, agent }),
+                None => tracing::trace!("mapping {va:p} of an untracked virtual-memory handle: not tracked"),
+            },
+            || (),
+        );
+    }
+    st
+}
+
+/// `hsa_amd_vmem_unmap`: the mapping leaves the inventory.
+unsafe extern "C" fn vmem_unmap(va: *mut c_void, size: usize) -> hsa_status_t {
+    let Some(unmap) = originals().vmem.unmap else { return ffi::HSA_STATUS_ERROR_NOT_INITIALIZED };
+    forget(va);
+    // SAFETY: forwarded arguments.
+    unsafe { unmap(va, size) }
+}
+
+/// `hsa_amd_vmem_set_access`: agents given access to tracked mappings can write them, so
+/// replays on them capture the mappings.
+unsafe extern "C" fn vmem_set_access(
+    va: *mut c_void,
+    size: usize,
+    desc: *const hsa_abi::modern::hsa_amd_memory_access_desc_t,
+    desc_cnt: usize,
+) -> hsa_status_t {
+    let Some(set_access) = originals().vmem.set_access else { return ffi::HSA_STATUS_ERROR_NOT_INITIALIZED };
+    // SAFETY: forwarded arguments of the application's call.
+    let st = unsafe { set_access(va, size, desc, desc_cnt) };
+    if st == ffi::HSA_STATUS_SUCCESS && state::records_allocations() && !desc.is_null() && desc_cnt > 0 {
+        boundary(
+            "hsa_amd_vmem_set_access",
+            || {
+                // SAFETY: the runtime accepted `desc_cnt` descriptors at `desc`.
+                let list = unsafe { std::slice::from_raw_parts(desc, desc_cnt) };
+                let agents: Vec<u64> = list.iter().filter(|d| d.permissions != 0).map(|d| d.agent_handle.handle).collect();
+                INVENTORY.grant_range(va as usize, size, &agents);
+            },
+            || (),
+        );
+    }
+    st
 }
 
 /// `hsa_amd_agents_allow_access`: the agents given access to a tracked allocation can write it,
@@ -693,6 +807,30 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     if w.async_copy_rect.is_some() {
         write_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_rect_fn, {
             let f: ffi::hsa_amd_memory_async_copy_rect_fn_t = Some(async_copy_rect);
+            f
+        })
+        .map_err(TableError::from)?;
+    }
+    let v = o.vmem;
+    if v.handle_create.is_some() && v.handle_release.is_some() && v.map.is_some() && v.unmap.is_some() {
+        write_slot!(amd, AmdExtTable, hsa_amd_vmem_handle_create_fn, {
+            let f: hsa_abi::modern::hsa_amd_vmem_handle_create_fn_t = Some(vmem_handle_create);
+            f
+        })
+        .map_err(TableError::from)?;
+        write_slot!(amd, AmdExtTable, hsa_amd_vmem_handle_release_fn, {
+            let f: hsa_abi::modern::hsa_amd_vmem_handle_release_fn_t = Some(vmem_handle_release);
+            f
+        })
+        .map_err(TableError::from)?;
+        write_slot!(amd, AmdExtTable, hsa_amd_vmem_map_fn, { let f: hsa_abi::modern::hsa_amd_vmem_map_fn_t = Some(vmem_map); f })
+            .map_err(TableError::from)?;
+        write_slot!(amd, AmdExtTable, hsa_amd_vmem_unmap_fn, { let f: hsa_abi::modern::hsa_amd_vmem_unmap_fn_t = Some(vmem_unmap); f })
+            .map_err(TableError::from)?;
+    }
+    if v.set_access.is_some() {
+        write_slot!(amd, AmdExtTable, hsa_amd_vmem_set_access_fn, {
+            let f: hsa_abi::modern::hsa_amd_vmem_set_access_fn_t = Some(vmem_set_access);
             f
         })
         .map_err(TableError::from)?;

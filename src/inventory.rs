@@ -3,8 +3,10 @@
 //!
 //! Allocations are recorded by the four allocate/free interceptors; classification
 //! ([`classify`]) keeps only coarse-grained, non-kernarg GPU memory that was not allocated with
-//! the EXECUTABLE flag. Each allocation also records the agents that may access it (the
-//! runtime's answer at allocation time, then every `hsa_amd_agents_allow_access`), so a replay
+//! the EXECUTABLE flag. Virtual-memory mappings are recorded by the `hsa_amd_vmem_map`/`unmap`
+//! interceptors, for handles listed in [`VmemHandles`]. Each allocation also records the agents
+//! that may access it (the runtime's answer at allocation time, then every
+//! `hsa_amd_agents_allow_access` or `hsa_amd_vmem_set_access`), so a replay
 //! on an agent captures the peer memory its kernels can write. Allocations made on a thread
 //! that runs a replay client's callback are the client's own and are not recorded
 //! ([`ClientCallbackScope`]).
@@ -13,6 +15,41 @@ use crate::sync::{AtomicU64, Mutex, Ordering, RwLock};
 use hsa_abi::ffi;
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
+
+/// Virtual-memory handles (`hsa_amd_vmem_handle_create`) whose memory the inventory tracks once
+/// mapped: handle -> the GPU agent owning the handle's coarse-grained pool. Handles of other
+/// pools are not listed, so their mappings are not tracked.
+#[derive(Debug, Default)]
+pub struct VmemHandles {
+    agents: Mutex<HashMap<u64, u64>>,
+}
+
+impl VmemHandles {
+    /// An empty list.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Lists `handle` as memory of `agent`.
+    pub fn created(&self, handle: u64, agent: u64) {
+        self.agents.lock().insert(handle, agent);
+    }
+
+    /// Forgets `handle` (released); its live mappings stay tracked until unmapped.
+    pub fn released(&self, handle: u64) {
+        self.agents.lock().remove(&handle);
+    }
+
+    /// The agent owning `handle`'s memory, when tracked.
+    pub fn agent(&self, handle: u64) -> Option<u64> {
+        self.agents.lock().get(&handle).copied()
+    }
+
+    /// Forgets every handle (the runtime instance shut down).
+    pub fn clear(&self) {
+        self.agents.lock().clear();
+    }
+}
 
 /// One tracked allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,6 +202,27 @@ impl AllocationInventory {
             }
         }
         true
+    }
+
+    /// Records that `agents` were given access to every tracked allocation overlapping
+    /// `base..base + size` (`hsa_amd_vmem_set_access` over one or more mappings); the number of
+    /// allocations granted.
+    pub fn grant_range(&self, base: usize, size: usize, agents: &[u64]) -> usize {
+        let end = base.saturating_add(size);
+        let mut live = self.live.write();
+        let mut granted = 0;
+        for (_, r) in live.range_mut(..end).rev() {
+            if r.allocation.base.saturating_add(r.allocation.size) <= base {
+                break;
+            }
+            for &h in agents {
+                if h != r.allocation.agent && !r.peers.contains(&h) {
+                    r.peers.push(h);
+                }
+            }
+            granted += 1;
+        }
+        granted
     }
 
     /// Forgets the allocation at `base`; `None` (harmless) when it was not tracked.
@@ -412,6 +470,20 @@ mod tests {
         assert!(!inv.grant(0x9100, &[1]), "one past the end is not the allocation");
         assert!(!inv.grant(0x10, &[1]));
         assert_eq!(inv.owned_by(2).len(), 2);
+    }
+
+    #[test]
+    fn a_range_grant_reaches_every_overlapping_allocation() {
+        let inv = AllocationInventory::new();
+        inv.record(Allocation { base: 0x1000, size: 0x1000, agent: 1 });
+        inv.record(Allocation { base: 0x2000, size: 0x1000, agent: 1 });
+        inv.record(Allocation { base: 0x4000, size: 0x1000, agent: 1 });
+        assert_eq!(inv.grant_range(0x1800, 0x1000, &[2, 1]), 2);
+        let bases = |agent| inv.writable_by(agent).iter().map(|a| a.base).collect::<Vec<_>>();
+        assert_eq!(bases(2), vec![0x1000, 0x2000]);
+        assert_eq!(inv.grant_range(0x3000, 0x1000, &[2]), 0, "the gap between allocations");
+        assert_eq!(inv.grant_range(0x3000, 0x1001, &[3]), 1);
+        assert_eq!(bases(3), vec![0x4000]);
     }
 
     #[test]

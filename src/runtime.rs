@@ -110,12 +110,15 @@ pub struct Originals {
     pub memory_pool_get_info: ffi::hsa_amd_memory_pool_get_info_fn_t,
     /// Host writes into device memory, wrapped when the table has them.
     pub host_writes: HostWriteEntries,
-    /// Loading and dispatching the tool's own kernel (each optional).
+    /// Loading and dispatching the tool's own kernel, and listing agents (each optional).
     pub kernel: KernelEntries,
+    /// Virtual-memory entries, wrapped when the table has them.
+    pub vmem: VmemEntries,
 }
 
-/// The runtime's entries that load and dispatch the tool's own kernel (each optional: absent or
-/// NULL, the device hashing is not used and such regions are restored whole).
+/// The runtime's entries that load and dispatch the tool's own kernel, and `hsa_iterate_agents`
+/// (also used to find the agent owning a virtual-memory handle's pool). Each optional: absent or
+/// NULL, the device hashing is not used and such regions are restored whole.
 #[allow(missing_docs)]
 #[derive(Clone, Copy, Default)]
 pub struct KernelEntries {
@@ -127,6 +130,17 @@ pub struct KernelEntries {
     pub get_symbol_by_name: ffi::hsa_executable_get_symbol_by_name_fn_t,
     pub add_write_index: ffi::hsa_queue_add_write_index_scacq_screl_fn_t,
     pub load_read_index: ffi::hsa_queue_load_read_index_scacquire_fn_t,
+}
+
+/// The runtime's virtual-memory entries the tool wraps (each optional).
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Default)]
+pub struct VmemEntries {
+    pub handle_create: hsa_abi::modern::hsa_amd_vmem_handle_create_fn_t,
+    pub handle_release: hsa_abi::modern::hsa_amd_vmem_handle_release_fn_t,
+    pub map: hsa_abi::modern::hsa_amd_vmem_map_fn_t,
+    pub unmap: hsa_abi::modern::hsa_amd_vmem_unmap_fn_t,
+    pub set_access: hsa_abi::modern::hsa_amd_vmem_set_access_fn_t,
 }
 
 /// The runtime's entries that write device memory from the host (each optional).
@@ -195,6 +209,13 @@ impl Originals {
                 get_symbol_by_name: read_slot!(core, CoreApiTable, hsa_executable_get_symbol_by_name_fn).ok().flatten(),
                 add_write_index: read_slot!(core, CoreApiTable, hsa_queue_add_write_index_scacq_screl_fn).ok().flatten(),
                 load_read_index: read_slot!(core, CoreApiTable, hsa_queue_load_read_index_scacquire_fn).ok().flatten(),
+            },
+            vmem: VmemEntries {
+                handle_create: read_slot!(amd, AmdExtTable, hsa_amd_vmem_handle_create_fn).ok().flatten(),
+                handle_release: read_slot!(amd, AmdExtTable, hsa_amd_vmem_handle_release_fn).ok().flatten(),
+                map: read_slot!(amd, AmdExtTable, hsa_amd_vmem_map_fn).ok().flatten(),
+                unmap: read_slot!(amd, AmdExtTable, hsa_amd_vmem_unmap_fn).ok().flatten(),
+                set_access: read_slot!(amd, AmdExtTable, hsa_amd_vmem_set_access_fn).ok().flatten(),
             },
         })
     }

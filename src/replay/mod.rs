@@ -27,6 +27,8 @@ use std::time::Duration;
 
 /// Live tracked allocations of the process.
 pub static INVENTORY: LazyLock<AllocationInventory> = LazyLock::new(AllocationInventory::new);
+/// Virtual-memory handles of GPU device pools, by handle.
+pub static VMEM_HANDLES: LazyLock<crate::inventory::VmemHandles> = LazyLock::new(crate::inventory::VmemHandles::new);
 /// Per-agent replay locks.
 pub static GATE: LazyLock<ReplayGate> = LazyLock::new(ReplayGate::new);
 /// Queues created through the tool.
@@ -252,6 +254,7 @@ pub fn settle_handlers(queues: &[Arc<QueueState>]) {
 /// queues, signals, executables), before `OnLoad` makes the tool active for a new one.
 pub fn forget_runtime_instance() {
     INVENTORY.clear();
+    VMEM_HANDLES.clear();
     QUEUES.forget_all();
     SIGNALS.forget_all();
     NAMES.forget_all();

@@ -28,7 +28,7 @@ pub mod settings;
 pub use chunks::{ChangedChunks, ChunkHasher, HostHasher};
 pub use device_hash::DeviceHasher;
 pub use device::{AgentBuffers, DeviceMemory, TieredStore};
-pub use agent::{AgentCopy, LockPinning, buffers_of, host_address, plan};
+pub use agent::{AgentCopy, LockPinning, buffers_of, device_pool, host_address, plan};
 pub use device::{agent_buffers, release_idle_device_buffers};
 pub use host::{HostPinning, HostStore, release_idle_host_buffers};
 

@@ -108,6 +108,39 @@ pub type hsa_amd_vmem_map_fn_t = Option<
 /// `hsa_amd_vmem_unmap`.
 pub type hsa_amd_vmem_unmap_fn_t = Option<unsafe extern "C" fn(va: *mut c_void, size: usize) -> hsa_status_t>;
 
+/// One agent's access to a mapped virtual range (`hsa_amd_memory_access_desc_t`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hsa_amd_memory_access_desc_t {
+    /// `hsa_access_permission_t`: 0 none, 1 read-only, 2 write-only, 3 read-write.
+    pub permissions: u32,
+    /// The agent the permission applies to.
+    pub agent_handle: hsa_agent_t,
+}
+/// `hsa_amd_vmem_set_access`.
+pub type hsa_amd_vmem_set_access_fn_t = Option<
+    unsafe extern "C" fn(
+        va: *mut c_void,
+        size: usize,
+        desc: *const hsa_amd_memory_access_desc_t,
+        desc_cnt: usize,
+    ) -> hsa_status_t,
+>;
+/// `hsa_amd_vmem_get_access` (`perms` points to a `hsa_access_permission_t`).
+pub type hsa_amd_vmem_get_access_fn_t =
+    Option<unsafe extern "C" fn(va: *mut c_void, perms: *mut u32, agent_handle: hsa_agent_t) -> hsa_status_t>;
+/// `hsa_amd_vmem_retain_alloc_handle`.
+pub type hsa_amd_vmem_retain_alloc_handle_fn_t =
+    Option<unsafe extern "C" fn(handle: *mut hsa_amd_vmem_alloc_handle_t, addr: *mut c_void) -> hsa_status_t>;
+/// `hsa_amd_vmem_get_alloc_properties_from_handle` (`type_` points to a `hsa_amd_memory_type_t`).
+pub type hsa_amd_vmem_get_alloc_properties_from_handle_fn_t = Option<
+    unsafe extern "C" fn(
+        handle: hsa_amd_vmem_alloc_handle_t,
+        pool: *mut hsa_amd_memory_pool_t,
+        type_: *mut u32,
+    ) -> hsa_status_t,
+>;
+
 /// Pool allocation flag: allocate memory the GPU may execute (newer than the installed headers).
 pub const HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG: u32 = 1 << 2;
 /// Pool allocation flag: uncached memory (newer than the installed headers).

@@ -42,6 +42,7 @@ mod status;
 mod table;
 mod tools;
 mod topology;
+mod vmem;
 
 #[cfg(not(target_arch = "x86_64"))]
 compile_error!("vhsa's exported entry points are written for x86-64 only");

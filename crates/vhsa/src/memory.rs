@@ -26,6 +26,8 @@ pub(crate) enum Origin {
     Mapped,
     /// `hsa_amd_memory_lock`: the application's memory, pinned.
     Locked,
+    /// A handle mapped with `hsa_amd_vmem_map` (module `vmem`): unmapped there, not freed.
+    Virtual,
 }
 
 /// A recorded allocation.
@@ -440,6 +442,30 @@ pub(crate) fn allow_access(base: usize, agents: &[u64]) {
                 a.accessible.push(*ag);
             }
         }
+    }
+}
+
+/// Forgets a range mapped by `vmem` (its pages are replaced there). A dispatch holding a view
+/// keeps working on host pointers: the file pages stay until `vmem` replaces them.
+pub(crate) fn forget_virtual(base: usize) {
+    let mut m = ALLOCATIONS.write();
+    if m.get(&base).is_some_and(|a| a.origin == Origin::Virtual) {
+        m.remove(&base);
+    }
+}
+
+/// Waits until no [`MemoryView`] is alive (a dispatch that may hold host pointers into memory
+/// about to be replaced has ended). Logs once a second while it waits.
+pub(crate) fn wait_for_views_to_end(what: &str) {
+    let began = Instant::now();
+    let mut warned = 0;
+    while IN_FLIGHT.lock().views > 0 {
+        let waited = began.elapsed().as_secs();
+        if waited > warned {
+            warned = waited;
+            tracing::warn!("{what}: waiting for running emulated dispatches to end ({waited} s) before the memory goes");
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
 

@@ -5,6 +5,7 @@ use crate::boundary::{c_slice, status_call, write_out};
 use crate::error::Error;
 use crate::memory::{COPY_PROFILING, CopyJob, Origin, allocate_in_pool, copy_bytes, find, free, record, submit_copy};
 use hsa_abi::ffi::*;
+use hsa_abi::modern::{hsa_amd_memory_access_desc_t, hsa_amd_vmem_alloc_handle_t};
 use hsa_abi::{AmdExtTable, CoreApiTable};
 use std::ffi::c_void;
 
@@ -439,6 +440,156 @@ unsafe extern "C" fn hsa_amd_memory_pool_can_migrate_impl(
     })
 }
 
+// ---- virtual memory (hsa_amd_vmem_*) ----------------------------------------------------------
+
+unsafe extern "C" fn hsa_amd_vmem_address_reserve_impl(va: *mut *mut c_void, size: usize, address: u64, flags: u64) -> hsa_status_t {
+    // SAFETY: same contract, alignment 0.
+    unsafe { hsa_amd_vmem_address_reserve_align_impl(va, size, address, 0, flags) }
+}
+
+unsafe extern "C" fn hsa_amd_vmem_address_reserve_align_impl(
+    va: *mut *mut c_void,
+    size: usize,
+    address: u64,
+    alignment: u64,
+    flags: u64,
+) -> hsa_status_t {
+    status_call("hsa_amd_vmem_address_reserve", || {
+        ensure_open()?;
+        if va.is_null() || size == 0 {
+            return Err(Error::InvalidArgument("va is NULL or size is 0"));
+        }
+        if flags != 0 {
+            return Err(Error::InvalidArgument("flags must be 0"));
+        }
+        let base = crate::vmem::reserve(size, address, alignment)?;
+        write_out(va, base as *mut c_void, "va is NULL")
+    })
+}
+
+unsafe extern "C" fn hsa_amd_vmem_address_free_impl(va: *mut c_void, size: usize) -> hsa_status_t {
+    status_call("hsa_amd_vmem_address_free", || {
+        ensure_open()?;
+        if va.is_null() || size == 0 {
+            return Err(Error::InvalidArgument("va is NULL or size is 0"));
+        }
+        crate::vmem::free(va as usize, size)
+    })
+}
+
+unsafe extern "C" fn hsa_amd_vmem_handle_create_impl(
+    pool: hsa_amd_memory_pool_t,
+    size: usize,
+    type_: u32,
+    flags: u64,
+    handle: *mut hsa_amd_vmem_alloc_handle_t,
+) -> hsa_status_t {
+    status_call("hsa_amd_vmem_handle_create", || {
+        ensure_open()?;
+        if handle.is_null() || size == 0 {
+            return Err(Error::InvalidArgument("handle is NULL or size is 0"));
+        }
+        let p = crate::topology::pool(pool.handle).ok_or(Error::InvalidPool(pool.handle))?;
+        let h = crate::vmem::create_handle(p, pool.handle, size, type_, flags)?;
+        write_out(handle, hsa_amd_vmem_alloc_handle_t { handle: h }, "handle is NULL")
+    })
+}
+
+unsafe extern "C" fn hsa_amd_vmem_handle_release_impl(handle: hsa_amd_vmem_alloc_handle_t) -> hsa_status_t {
+    status_call("hsa_amd_vmem_handle_release", || {
+        ensure_open()?;
+        crate::vmem::release_handle(handle.handle)
+    })
+}
+
+unsafe extern "C" fn hsa_amd_vmem_map_impl(
+    va: *mut c_void,
+    size: usize,
+    in_offset: usize,
+    handle: hsa_amd_vmem_alloc_handle_t,
+    flags: u64,
+) -> hsa_status_t {
+    status_call("hsa_amd_vmem_map", || {
+        ensure_open()?;
+        if va.is_null() || size == 0 {
+            return Err(Error::InvalidArgument("va is NULL or size is 0"));
+        }
+        crate::vmem::map(va as usize, size, in_offset, handle.handle, flags)
+    })
+}
+
+unsafe extern "C" fn hsa_amd_vmem_unmap_impl(va: *mut c_void, size: usize) -> hsa_status_t {
+    status_call("hsa_amd_vmem_unmap", || {
+        ensure_open()?;
+        if va.is_null() || size == 0 {
+            return Err(Error::InvalidArgument("va is NULL or size is 0"));
+        }
+        crate::vmem::unmap(va as usize, size)
+    })
+}
+
+unsafe extern "C" fn hsa_amd_vmem_set_access_impl(
+    va: *mut c_void,
+    size: usize,
+    desc: *const hsa_amd_memory_access_desc_t,
+    desc_cnt: usize,
+) -> hsa_status_t {
+    status_call("hsa_amd_vmem_set_access", || {
+        ensure_open()?;
+        if va.is_null() || size == 0 || desc.is_null() || desc_cnt == 0 {
+            return Err(Error::InvalidArgument("va or desc is NULL, or size or desc_cnt is 0"));
+        }
+        let mut agents = Vec::with_capacity(desc_cnt);
+        for d in c_slice(desc, desc_cnt, "desc is NULL")? {
+            if d.permissions > HSA_ACCESS_PERMISSION_RW {
+                return Err(Error::InvalidArgument("permissions must be an hsa_access_permission_t (0 to 3)"));
+            }
+            crate::topology::agent(d.agent_handle.handle)?;
+            agents.push((d.agent_handle.handle, d.permissions));
+        }
+        crate::vmem::set_access(va as usize, size, &agents)
+    })
+}
+
+unsafe extern "C" fn hsa_amd_vmem_get_access_impl(va: *mut c_void, perms: *mut u32, agent: hsa_agent_t) -> hsa_status_t {
+    status_call("hsa_amd_vmem_get_access", || {
+        ensure_open()?;
+        if va.is_null() || perms.is_null() {
+            return Err(Error::InvalidArgument("va or perms is NULL"));
+        }
+        crate::topology::agent(agent.handle)?;
+        let p = crate::vmem::access(va as usize, agent.handle)?;
+        write_out(perms, p, "perms is NULL")
+    })
+}
+
+unsafe extern "C" fn hsa_amd_vmem_retain_alloc_handle_impl(handle: *mut hsa_amd_vmem_alloc_handle_t, addr: *mut c_void) -> hsa_status_t {
+    status_call("hsa_amd_vmem_retain_alloc_handle", || {
+        ensure_open()?;
+        if handle.is_null() || addr.is_null() {
+            return Err(Error::InvalidArgument("handle or addr is NULL"));
+        }
+        let h = crate::vmem::retain(addr as usize)?;
+        write_out(handle, hsa_amd_vmem_alloc_handle_t { handle: h }, "handle is NULL")
+    })
+}
+
+unsafe extern "C" fn hsa_amd_vmem_get_alloc_properties_from_handle_impl(
+    handle: hsa_amd_vmem_alloc_handle_t,
+    pool: *mut hsa_amd_memory_pool_t,
+    type_: *mut u32,
+) -> hsa_status_t {
+    status_call("hsa_amd_vmem_get_alloc_properties_from_handle", || {
+        ensure_open()?;
+        if pool.is_null() || type_.is_null() {
+            return Err(Error::InvalidArgument("pool or type is NULL"));
+        }
+        let (p, t) = crate::vmem::properties(handle.handle)?;
+        write_out(pool, hsa_amd_memory_pool_t { handle: p }, "pool is NULL")?;
+        write_out(type_, t, "type is NULL")
+    })
+}
+
 /// Fills this module's slots.
 pub(crate) fn install(core: &mut CoreApiTable, amd: &mut AmdExtTable) {
     core.hsa_memory_allocate_fn = Some(hsa_memory_allocate_impl);
@@ -462,4 +613,15 @@ pub(crate) fn install(core: &mut CoreApiTable, amd: &mut AmdExtTable) {
     amd.hsa_amd_memory_unlock_fn = Some(hsa_amd_memory_unlock_impl);
     amd.hsa_amd_memory_fill_fn = Some(hsa_amd_memory_fill_impl);
     amd.hsa_amd_memory_pool_can_migrate_fn = Some(hsa_amd_memory_pool_can_migrate_impl);
+    amd.hsa_amd_vmem_address_reserve_fn = Some(hsa_amd_vmem_address_reserve_impl);
+    amd.hsa_amd_vmem_address_reserve_align_fn = Some(hsa_amd_vmem_address_reserve_align_impl);
+    amd.hsa_amd_vmem_address_free_fn = Some(hsa_amd_vmem_address_free_impl);
+    amd.hsa_amd_vmem_handle_create_fn = Some(hsa_amd_vmem_handle_create_impl);
+    amd.hsa_amd_vmem_handle_release_fn = Some(hsa_amd_vmem_handle_release_impl);
+    amd.hsa_amd_vmem_map_fn = Some(hsa_amd_vmem_map_impl);
+    amd.hsa_amd_vmem_unmap_fn = Some(hsa_amd_vmem_unmap_impl);
+    amd.hsa_amd_vmem_set_access_fn = Some(hsa_amd_vmem_set_access_impl);
+    amd.hsa_amd_vmem_get_access_fn = Some(hsa_amd_vmem_get_access_impl);
+    amd.hsa_amd_vmem_retain_alloc_handle_fn = Some(hsa_amd_vmem_retain_alloc_handle_impl);
+    amd.hsa_amd_vmem_get_alloc_properties_from_handle_fn = Some(hsa_amd_vmem_get_alloc_properties_from_handle_impl);
 }
