@@ -80,9 +80,10 @@ int main(int argc, char** argv) {
   g_read = atoi(argv[2]);
   int reps = atoi(argv[3]);
   kreplay_callbacks_t cb = {sizeof cb, pass_count, NULL, on_event, NULL};
-  EXPECT(kreplay_register(&cb) == KREPLAY_STATUS_SUCCESS, "kreplay_register failed");
   system_t s;
   system_init(&s);
+  /* After hsa_init: the tool's OnLoad has run. */
+  EXPECT(kreplay_register(&cb) == KREPLAY_STATUS_SUCCESS, "kreplay_register failed");
   buf = pool_alloc(s.device_pool[0], bytes);
   words = bytes / 8;
   for (size_t i = 0; i < words; i++) buf[i] = i * 0x9E3779B97F4A7C15ull;
