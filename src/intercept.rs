@@ -395,7 +395,8 @@ unsafe extern "C" fn async_copy_rect(
 /// A store into an application signal: it is being used again, so copies counted on it are
 /// complete (see [`crate::replay::signal_reused`]).
 fn signal_stored(what: &str, signal: ffi::hsa_signal_t) {
-    if state::is_active() {
+    // Copies are counted only while the replay service is on: one relaxed load otherwise.
+    if state::service() != ReplayService::Off && state::is_active() {
         boundary(what, || replay::signal_reused(signal), || ());
     }
 }
