@@ -10,14 +10,22 @@ fn main() {
     let src = PathBuf::from("src/snapshot/device_hash.hip");
     println!("cargo:rerun-if-changed={}", src.display());
     println!("cargo:rerun-if-env-changed=KREPLAY_CLANG");
-    let clang = std::env::var_os("KREPLAY_CLANG").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("clang-22"));
+    let clang = std::env::var_os("KREPLAY_CLANG")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("clang-22"));
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     for arch in TARGETS {
         let out = out_dir.join(format!("device_hash-{arch}.co"));
         let result = Command::new(&clang)
             .args(["-x", "hip"])
             .arg(format!("--offload-arch={arch}"))
-            .args(["--cuda-device-only", "--no-gpu-bundle-output", "-nogpulib", "-nogpuinc", "-O3"])
+            .args([
+                "--cuda-device-only",
+                "--no-gpu-bundle-output",
+                "-nogpulib",
+                "-nogpuinc",
+                "-O3",
+            ])
             .arg(&src)
             .arg("-o")
             .arg(&out)

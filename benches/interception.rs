@@ -30,19 +30,58 @@ struct Queue {
 }
 
 struct Hsa {
-    iterate_agents: unsafe extern "C" fn(unsafe extern "C" fn(u64, *mut c_void) -> Status, *mut c_void) -> Status,
+    iterate_agents: unsafe extern "C" fn(
+        unsafe extern "C" fn(u64, *mut c_void) -> Status,
+        *mut c_void,
+    ) -> Status,
     agent_get_info: unsafe extern "C" fn(u64, u32, *mut c_void) -> Status,
-    queue_create: unsafe extern "C" fn(u64, u32, u32, *const c_void, *mut c_void, u32, u32, *mut *mut Queue) -> Status,
-    intercept_create: unsafe extern "C" fn(u64, u32, u32, *const c_void, *mut c_void, u32, u32, *mut *mut Queue) -> Status,
-    intercept_register: unsafe extern "C" fn(*mut Queue, unsafe extern "C" fn(*const c_void, u64, u64, *mut c_void, Option<unsafe extern "C" fn(*const c_void, u64)>), *mut c_void) -> Status,
+    queue_create: unsafe extern "C" fn(
+        u64,
+        u32,
+        u32,
+        *const c_void,
+        *mut c_void,
+        u32,
+        u32,
+        *mut *mut Queue,
+    ) -> Status,
+    intercept_create: unsafe extern "C" fn(
+        u64,
+        u32,
+        u32,
+        *const c_void,
+        *mut c_void,
+        u32,
+        u32,
+        *mut *mut Queue,
+    ) -> Status,
+    intercept_register: unsafe extern "C" fn(
+        *mut Queue,
+        unsafe extern "C" fn(
+            *const c_void,
+            u64,
+            u64,
+            *mut c_void,
+            Option<unsafe extern "C" fn(*const c_void, u64)>,
+        ),
+        *mut c_void,
+    ) -> Status,
     add_write_index: unsafe extern "C" fn(*const Queue, u64) -> u64,
     signal_create: unsafe extern "C" fn(i64, u32, *const u64, *mut u64) -> Status,
     signal_store_relaxed: unsafe extern "C" fn(u64, i64),
     signal_store_screlease: unsafe extern "C" fn(u64, i64),
     signal_wait_scacquire: unsafe extern "C" fn(u64, u32, i64, u64, u32) -> i64,
-    native_kernel_create: unsafe extern "C" fn(*const i8, unsafe extern "C" fn(*const c_void, *mut c_void), *mut c_void) -> u64,
+    native_kernel_create: unsafe extern "C" fn(
+        *const i8,
+        unsafe extern "C" fn(*const c_void, *mut c_void),
+        *mut c_void,
+    ) -> u64,
     load_read_index: unsafe extern "C" fn(*const Queue) -> u64,
-    iterate_pools: unsafe extern "C" fn(u64, unsafe extern "C" fn(u64, *mut c_void) -> Status, *mut c_void) -> Status,
+    iterate_pools: unsafe extern "C" fn(
+        u64,
+        unsafe extern "C" fn(u64, *mut c_void) -> Status,
+        *mut c_void,
+    ) -> Status,
     pool_get_info: unsafe extern "C" fn(u64, u32, *mut c_void) -> Status,
     pool_allocate: unsafe extern "C" fn(u64, usize, u32, *mut *mut c_void) -> Status,
     pool_free: unsafe extern "C" fn(*mut c_void) -> Status,
@@ -88,7 +127,13 @@ fn load() -> Hsa {
 
 unsafe extern "C" fn empty_kernel(_packet: *const c_void, _user_data: *mut c_void) {}
 
-unsafe extern "C" fn pass_through(pkts: *const c_void, count: u64, _index: u64, _data: *mut c_void, writer: Option<unsafe extern "C" fn(*const c_void, u64)>) {
+unsafe extern "C" fn pass_through(
+    pkts: *const c_void,
+    count: u64,
+    _index: u64,
+    _data: *mut c_void,
+    writer: Option<unsafe extern "C" fn(*const c_void, u64)>,
+) {
     // SAFETY: forwarding the runtime's packets unchanged.
     unsafe { writer.unwrap()(pkts, count) }
 }
@@ -144,17 +189,49 @@ fn run(config: &str) {
     // SAFETY: valid arguments and out-pointers.
     unsafe {
         if config == "no-tool" {
-            assert_eq!((hsa.intercept_create)(gpu, QUEUE_SLOTS, 0, std::ptr::null(), std::ptr::null_mut(), u32::MAX, u32::MAX, &mut q), 0);
-            assert_eq!((hsa.intercept_register)(q, pass_through, std::ptr::null_mut()), 0);
+            assert_eq!(
+                (hsa.intercept_create)(
+                    gpu,
+                    QUEUE_SLOTS,
+                    0,
+                    std::ptr::null(),
+                    std::ptr::null_mut(),
+                    u32::MAX,
+                    u32::MAX,
+                    &mut q
+                ),
+                0
+            );
+            assert_eq!(
+                (hsa.intercept_register)(q, pass_through, std::ptr::null_mut()),
+                0
+            );
         } else {
-            assert_eq!((hsa.queue_create)(gpu, QUEUE_SLOTS, 0, std::ptr::null(), std::ptr::null_mut(), u32::MAX, u32::MAX, &mut q), 0);
+            assert_eq!(
+                (hsa.queue_create)(
+                    gpu,
+                    QUEUE_SLOTS,
+                    0,
+                    std::ptr::null(),
+                    std::ptr::null_mut(),
+                    u32::MAX,
+                    u32::MAX,
+                    &mut q
+                ),
+                0
+            );
         }
     }
     // SAFETY: a static name and a valid kernel function.
-    let kobj = unsafe { (hsa.native_kernel_create)(c"empty".as_ptr(), empty_kernel, std::ptr::null_mut()) };
+    let kobj = unsafe {
+        (hsa.native_kernel_create)(c"empty".as_ptr(), empty_kernel, std::ptr::null_mut())
+    };
     let mut done = 0u64;
     // SAFETY: out-pointer to a local.
-    assert_eq!(unsafe { (hsa.signal_create)(1, 0, std::ptr::null(), &mut done) }, 0);
+    assert_eq!(
+        unsafe { (hsa.signal_create)(1, 0, std::ptr::null(), &mut done) },
+        0
+    );
     let mut c = Criterion::default().configure_from_args();
     for batch in BATCHES {
         c.bench_function(&dispatch_id(config, batch), |b| {
@@ -168,7 +245,8 @@ fn run(config: &str) {
                         while idx - (hsa.load_read_index)(q) >= u64::from((*q).size) {
                             std::hint::spin_loop();
                         }
-                        let slot = ((*q).base_address as *mut u8).add((idx % u64::from((*q).size)) as usize * 64);
+                        let slot = ((*q).base_address as *mut u8)
+                            .add((idx % u64::from((*q).size)) as usize * 64);
                         std::ptr::write_bytes(slot.add(4), 0, 60);
                         slot.add(4).cast::<u16>().write(1); // workgroup x
                         slot.add(6).cast::<u16>().write(1);
@@ -177,9 +255,12 @@ fn run(config: &str) {
                         slot.add(16).cast::<u32>().write(1);
                         slot.add(20).cast::<u32>().write(1);
                         slot.add(32).cast::<u64>().write(kobj);
-                        slot.add(56).cast::<u64>().write(if i + 1 == batch { done } else { 0 });
+                        slot.add(56)
+                            .cast::<u64>()
+                            .write(if i + 1 == batch { done } else { 0 });
                         let header: u32 = 2 | (2 << 9) | (2 << 11) | (1 << 16);
-                        (*slot.cast::<std::sync::atomic::AtomicU32>()).store(header, std::sync::atomic::Ordering::Release);
+                        (*slot.cast::<std::sync::atomic::AtomicU32>())
+                            .store(header, std::sync::atomic::Ordering::Release);
                         (hsa.signal_store_screlease)((*q).doorbell_signal, idx as i64);
                     }
                     while (hsa.signal_wait_scacquire)(done, 2, 1, u64::MAX, 0) >= 1 {}
@@ -189,7 +270,13 @@ fn run(config: &str) {
     }
     let mut pool = (&hsa, 0u64);
     // SAFETY: the callback only writes into `pool`.
-    unsafe { (hsa.iterate_pools)(gpu, find_coarse_pool, (&mut pool as *mut (&Hsa, u64)).cast()) };
+    unsafe {
+        (hsa.iterate_pools)(
+            gpu,
+            find_coarse_pool,
+            (&mut pool as *mut (&Hsa, u64)).cast(),
+        )
+    };
     assert_ne!(pool.1, 0, "no coarse-grained pool on the GPU agent");
     c.bench_function(&alloc_id(config), |b| {
         b.iter(|| {
@@ -219,9 +306,17 @@ fn mean_ns(id: &str) -> Option<f64> {
                 continue;
             }
             if p.file_name().is_some_and(|n| n == "new") {
-                let read = |f: &str| std::fs::read_to_string(p.join(f)).ok().and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+                let read = |f: &str| {
+                    std::fs::read_to_string(p.join(f))
+                        .ok()
+                        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                };
                 if read("benchmark.json").is_some_and(|b| b["full_id"] == id) {
-                    return read("estimates.json").and_then(|v| v["slope"]["point_estimate"].as_f64().or_else(|| v["mean"]["point_estimate"].as_f64()));
+                    return read("estimates.json").and_then(|v| {
+                        v["slope"]["point_estimate"]
+                            .as_f64()
+                            .or_else(|| v["mean"]["point_estimate"].as_f64())
+                    });
                 }
             } else {
                 dirs.push(p);
@@ -240,12 +335,27 @@ fn print_ratios() {
     };
     for batch in BATCHES {
         let per = |config: &str| dispatch_id(config, batch);
-        println!("  batch {batch:>4}: client registered / tool without client = {}", ratio(&per("tool-active"), &per("tool-off")));
-        println!("              timed client / tool without client       = {}", ratio(&per("tool-timed"), &per("tool-off")));
-        println!("              tool without client / no tool            = {}", ratio(&per("tool-off"), &per("no-tool")));
+        println!(
+            "  batch {batch:>4}: client registered / tool without client = {}",
+            ratio(&per("tool-active"), &per("tool-off"))
+        );
+        println!(
+            "              timed client / tool without client       = {}",
+            ratio(&per("tool-timed"), &per("tool-off"))
+        );
+        println!(
+            "              tool without client / no tool            = {}",
+            ratio(&per("tool-off"), &per("no-tool"))
+        );
     }
-    println!("  allocate+free: tool / no tool = {}", ratio(&alloc_id("tool-active"), &alloc_id("no-tool")));
-    println!("                 tool without client / no tool = {}", ratio(&alloc_id("tool-off"), &alloc_id("no-tool")));
+    println!(
+        "  allocate+free: tool / no tool = {}",
+        ratio(&alloc_id("tool-active"), &alloc_id("no-tool"))
+    );
+    println!(
+        "                 tool without client / no tool = {}",
+        ratio(&alloc_id("tool-off"), &alloc_id("no-tool"))
+    );
 }
 
 unsafe extern "C" fn no_op_writer(pkts: *const c_void, count: u64) {
@@ -266,7 +376,13 @@ fn fast_path() {
     c.bench_function("write interceptor fast path, no replay configured", |b| {
         // SAFETY: the fast path only forwards; `data` is not dereferenced.
         b.iter(|| unsafe {
-            kreplay::intercept::write_interceptor(std::hint::black_box(packet.as_ptr().cast()), 1, 0, data, Some(no_op_writer))
+            kreplay::intercept::write_interceptor(
+                std::hint::black_box(packet.as_ptr().cast()),
+                1,
+                0,
+                data,
+                Some(no_op_writer),
+            )
         })
     });
     c.final_summary();
@@ -282,15 +398,24 @@ fn main() {
     let tool = test_support::tool_lib();
     for config in ["no-tool", "tool-off", "tool-active", "tool-timed"] {
         let mut cmd = Command::new(&exe);
-        cmd.args(std::env::args_os().skip(1)).env("KREPLAY_BENCH_CONFIG", config);
-        for v in ["HSA_TOOLS_LIB", "KREPLAY_PASSES", "KREPLAY_KERNEL_INCLUDE", "KREPLAY_OUTPUT_DIR", "KREPLAY_TIME_ALL", "VHSA_AGENTS"] {
+        cmd.args(std::env::args_os().skip(1))
+            .env("KREPLAY_BENCH_CONFIG", config);
+        for v in [
+            "HSA_TOOLS_LIB",
+            "KREPLAY_PASSES",
+            "KREPLAY_KERNEL_INCLUDE",
+            "KREPLAY_OUTPUT_DIR",
+            "KREPLAY_TIME_ALL",
+            "VHSA_AGENTS",
+        ] {
             cmd.env_remove(v);
         }
         if config != "no-tool" {
             cmd.env("HSA_TOOLS_LIB", &tool);
         }
         if config == "tool-active" || config == "tool-timed" {
-            cmd.env("KREPLAY_PASSES", "2").env("KREPLAY_KERNEL_INCLUDE", "^never$");
+            cmd.env("KREPLAY_PASSES", "2")
+                .env("KREPLAY_KERNEL_INCLUDE", "^never$");
         }
         if config == "tool-timed" {
             cmd.env("KREPLAY_TIME_ALL", "1");

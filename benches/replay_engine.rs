@@ -52,7 +52,14 @@ fn compile_app() -> PathBuf {
 }
 
 /// Runs one process; returns the device-copy speed and the rows by configuration.
-fn run(app: &Path, engine: &str, mib: u64, read: bool, reps: u32, configs: &[String]) -> (f64, HashMap<String, Row>) {
+fn run(
+    app: &Path,
+    engine: &str,
+    mib: u64,
+    read: bool,
+    reps: u32,
+    configs: &[String],
+) -> (f64, HashMap<String, Row>) {
     let out = Command::new(app)
         .arg(mib.to_string())
         .arg(if read { "1" } else { "0" })
@@ -66,16 +73,31 @@ fn run(app: &Path, engine: &str, mib: u64, read: bool, reps: u32, configs: &[Str
         .output()
         .expect("run the benchmark application");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{engine} F={mib} MiB failed:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{engine} F={mib} MiB failed:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut d2d_speed = 0.0;
     let mut rows = HashMap::new();
     for line in text.lines() {
-        let fields: HashMap<&str, &str> = line.split_whitespace().filter_map(|w| w.split_once('=')).collect();
-        let num = |k: &str| fields.get(k).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        let fields: HashMap<&str, &str> = line
+            .split_whitespace()
+            .filter_map(|w| w.split_once('='))
+            .collect();
+        let num = |k: &str| {
+            fields
+                .get(k)
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
         if line.starts_with("D2D") {
             d2d_speed = num("bytes_per_s");
         } else if line.starts_with("RESULT") {
-            let key = format!("{}:{}:{}", fields["pct"], fields["pattern"], fields["passes"]);
+            let key = format!(
+                "{}:{}:{}",
+                fields["pct"], fields["pattern"], fields["passes"]
+            );
             rows.insert(
                 key,
                 Row {
@@ -114,7 +136,11 @@ fn main() {
     let footprints: &[u64] = if quick { &[256] } else { &[256, 1024] };
     let mut configs = Vec::new();
     for pct in ["1", "10", "100"] {
-        for pattern in if pct == "100" { &["c"][..] } else { &["c", "s"][..] } {
+        for pattern in if pct == "100" {
+            &["c"][..]
+        } else {
+            &["c", "s"][..]
+        } {
             for passes in [2, 5, 10] {
                 configs.push(format!("{pct}:{pattern}:{passes}"));
             }
@@ -132,13 +158,21 @@ fn main() {
         for c in configs {
             let (n, h) = (&new[c], &full[c]);
             let mut parts = c.split(':');
-            let (pct, pattern, passes) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
+            let (pct, pattern, passes) = (
+                parts.next().unwrap(),
+                parts.next().unwrap(),
+                parts.next().unwrap(),
+            );
             let p: f64 = passes.parse().unwrap();
             let bound = n.kernel_ns / 1e9 + n.written * (p - 1.0) / speed;
             let (mn, mf) = (model(n, f, p, read, true), model(h, f, p, read, false));
             println!(
                 "| {mib} MiB | {pct}% | {} | {passes} | {} | {:.1} | {:.1} | {:.2} | {:.1} | {:.2} | {:.1} | {:.1} | {:.1} | {:.3} | {:.3} | {:.1} |",
-                if pattern == "c" { "contiguous" } else { "scattered 4 KiB" },
+                if pattern == "c" {
+                    "contiguous"
+                } else {
+                    "scattered 4 KiB"
+                },
                 if read { "reads F" } else { "writes W only" },
                 n.ns / 1e6,
                 h.ns / 1e6,
@@ -152,7 +186,10 @@ fn main() {
                 mf * 1e3,
                 mf / mn,
             );
-            eprintln!("{mib} MiB {c} read={read}: engine restored {} B, full restored {} B", n.restored, h.restored);
+            eprintln!(
+                "{mib} MiB {c} read={read}: engine restored {} B, full restored {} B",
+                n.restored, h.restored
+            );
         }
     };
     for &mib in footprints {

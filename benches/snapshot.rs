@@ -4,7 +4,10 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use kreplay::inventory::{Allocation, AllocationInventory};
-use kreplay::snapshot::{ChunkHasher, CopyFailed, DeviceCopy, HostHasher, HostStore, Region, RegionKind, RestoreAll, Snapshot};
+use kreplay::snapshot::{
+    ChunkHasher, CopyFailed, DeviceCopy, HostHasher, HostStore, Region, RegionKind, RestoreAll,
+    Snapshot,
+};
 use std::hint::black_box;
 
 /// "Device" memory is host memory here: the copy is `memcpy`.
@@ -21,14 +24,22 @@ impl DeviceCopy for Memcpy {
 fn inventory(c: &mut Criterion) {
     let inv = AllocationInventory::new();
     for i in 0..100_000usize {
-        inv.record(Allocation { base: 0x1000_0000 + i * 4096, size: 4096, agent: 1 });
+        inv.record(Allocation {
+            base: 0x1000_0000 + i * 4096,
+            size: 4096,
+            agent: 1,
+        });
     }
     let mut next = 0usize;
     c.bench_function("inventory record+free, 100000 live", |b| {
         b.iter(|| {
             let base = 0x9000_0000 + (next % 1024) * 4096;
             next += 1;
-            inv.record(Allocation { base, size: 4096, agent: 1 });
+            inv.record(Allocation {
+                base,
+                size: 4096,
+                agent: 1,
+            });
             black_box(inv.forget(black_box(base)));
         })
     });
@@ -42,8 +53,18 @@ fn snapshot_restore(c: &mut Criterion) {
     let regions: Vec<Region> = device
         .iter()
         .map(|d| {
-            inv.record(Allocation { base: d.as_ptr() as usize, size: d.len(), agent: 1 });
-            Region { kind: RegionKind::Allocation { base: d.as_ptr() as usize }, device: d.as_ptr() as usize, size: d.len() }
+            inv.record(Allocation {
+                base: d.as_ptr() as usize,
+                size: d.len(),
+                agent: 1,
+            });
+            Region {
+                kind: RegionKind::Allocation {
+                    base: d.as_ptr() as usize,
+                },
+                device: d.as_ptr() as usize,
+                size: d.len(),
+            }
         })
         .collect();
     let footprint = (REGIONS * REGION_BYTES) as u64;
@@ -51,12 +72,21 @@ fn snapshot_restore(c: &mut Criterion) {
     // Both sides move the footprint twice: device -> host, then host -> device.
     g.throughput(Throughput::Bytes(2 * footprint));
     g.sample_size(20);
-    g.bench_function(BenchmarkId::new("snapshot+restore", "64MiB/16 regions"), |b| {
-        b.iter(|| {
-            let mut s = Snapshot::capture(regions.clone(), Box::new(HostStore::new()), Box::new(RestoreAll), &Memcpy).unwrap();
-            black_box(s.restore(&inv, &Memcpy));
-        })
-    });
+    g.bench_function(
+        BenchmarkId::new("snapshot+restore", "64MiB/16 regions"),
+        |b| {
+            b.iter(|| {
+                let mut s = Snapshot::capture(
+                    regions.clone(),
+                    Box::new(HostStore::new()),
+                    Box::new(RestoreAll),
+                    &Memcpy,
+                )
+                .unwrap();
+                black_box(s.restore(&inv, &Memcpy));
+            })
+        },
+    );
     let mut host: Vec<Vec<u8>> = (0..REGIONS).map(|_| vec![0u8; REGION_BYTES]).collect();
     g.bench_function(BenchmarkId::new("memcpy", "64MiB/16 regions"), |b| {
         b.iter(|| {
@@ -76,12 +106,20 @@ fn hashing(c: &mut Criterion) {
     const BYTES: usize = 64 << 20;
     let src: Vec<u8> = (0..BYTES).map(|i| (i * 31 % 251) as u8).collect();
     let mut dst = vec![0u8; BYTES];
-    let region = Region { kind: RegionKind::Allocation { base: src.as_ptr() as usize }, device: src.as_ptr() as usize, size: BYTES };
+    let region = Region {
+        kind: RegionKind::Allocation {
+            base: src.as_ptr() as usize,
+        },
+        device: src.as_ptr() as usize,
+        size: BYTES,
+    };
     let hasher = HostHasher::new(|r: &Region| Some(r.device));
     let mut g = c.benchmark_group("chunk hashing vs memcpy");
     g.throughput(Throughput::Bytes(BYTES as u64));
     g.sample_size(20);
-    g.bench_function(BenchmarkId::new("xxh3 per 64 KiB chunk", "64MiB"), |b| b.iter(|| black_box(hasher.hash(&region, 64 << 10))));
+    g.bench_function(BenchmarkId::new("xxh3 per 64 KiB chunk", "64MiB"), |b| {
+        b.iter(|| black_box(hasher.hash(&region, 64 << 10)))
+    });
     g.bench_function(BenchmarkId::new("memcpy", "64MiB"), |b| {
         b.iter(|| {
             dst.copy_from_slice(&src);
@@ -103,16 +141,35 @@ fn many_regions(c: &mut Criterion) {
         let regions: Vec<Region> = device
             .iter()
             .map(|d| {
-                inv.record(Allocation { base: d.as_ptr() as usize, size, agent: 1 });
-                Region { kind: RegionKind::Allocation { base: d.as_ptr() as usize }, device: d.as_ptr() as usize, size }
+                inv.record(Allocation {
+                    base: d.as_ptr() as usize,
+                    size,
+                    agent: 1,
+                });
+                Region {
+                    kind: RegionKind::Allocation {
+                        base: d.as_ptr() as usize,
+                    },
+                    device: d.as_ptr() as usize,
+                    size,
+                }
             })
             .collect();
-        g.bench_function(BenchmarkId::new("host store, restore all", format!("{count} x {size} B")), |b| {
-            b.iter(|| {
-                let mut s = Snapshot::capture(regions.clone(), Box::new(HostStore::new()), Box::new(RestoreAll), &Memcpy).unwrap();
-                black_box(s.restore(&inv, &Memcpy));
-            })
-        });
+        g.bench_function(
+            BenchmarkId::new("host store, restore all", format!("{count} x {size} B")),
+            |b| {
+                b.iter(|| {
+                    let mut s = Snapshot::capture(
+                        regions.clone(),
+                        Box::new(HostStore::new()),
+                        Box::new(RestoreAll),
+                        &Memcpy,
+                    )
+                    .unwrap();
+                    black_box(s.restore(&inv, &Memcpy));
+                })
+            },
+        );
     }
     g.finish();
 }

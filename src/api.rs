@@ -178,14 +178,22 @@ pub struct kreplay_event_t {
 }
 
 /// Pass-count callback: 0 = unbounded (needs `should_continue`), 1 = no replay, N = N passes.
-pub type kreplay_pass_count_fn = Option<unsafe extern "C" fn(dispatch: *const kreplay_dispatch_info_t, user_data: *mut c_void) -> u32>;
+pub type kreplay_pass_count_fn = Option<
+    unsafe extern "C" fn(dispatch: *const kreplay_dispatch_info_t, user_data: *mut c_void) -> u32,
+>;
 /// Continue callback: nonzero continues. Called after each PASS EXIT except after the last
 /// pass of a fixed loop. `total_passes` is 0 for an unbounded loop.
 pub type kreplay_continue_fn = Option<
-    unsafe extern "C" fn(dispatch: *const kreplay_dispatch_info_t, current_pass: u32, total_passes: u32, user_data: *mut c_void) -> i32,
+    unsafe extern "C" fn(
+        dispatch: *const kreplay_dispatch_info_t,
+        current_pass: u32,
+        total_passes: u32,
+        user_data: *mut c_void,
+    ) -> i32,
 >;
 /// Event callback.
-pub type kreplay_event_fn = Option<unsafe extern "C" fn(event: *const kreplay_event_t, user_data: *mut c_void)>;
+pub type kreplay_event_fn =
+    Option<unsafe extern "C" fn(event: *const kreplay_event_t, user_data: *mut c_void)>;
 
 /// The callbacks of a client. Copied by `kreplay_register`.
 #[repr(C)]
@@ -295,7 +303,12 @@ pub trait ReplayClient: Send + Sync {
         false
     }
     /// Continue after `current_pass`? Only called when `has_continue`.
-    fn should_continue(&self, _dispatch: &kreplay_dispatch_info_t, _current_pass: u32, _total_passes: u32) -> bool {
+    fn should_continue(
+        &self,
+        _dispatch: &kreplay_dispatch_info_t,
+        _current_pass: u32,
+        _total_passes: u32,
+    ) -> bool {
         true
     }
     /// A replay event.
@@ -401,7 +414,10 @@ pub fn register(client: Arc<dyn ReplayClient>) -> Result<(), ApiError> {
     register_as(client, ClientOwner::Tool)
 }
 
-pub(crate) fn register_as(client: Arc<dyn ReplayClient>, owner: ClientOwner) -> Result<(), ApiError> {
+pub(crate) fn register_as(
+    client: Arc<dyn ReplayClient>,
+    owner: ClientOwner,
+) -> Result<(), ApiError> {
     use crate::state::{self, ReplayService, ToolState};
     let _decision = state::SERVICE_DECISION.lock();
     if state::current() != ToolState::Active {
@@ -417,7 +433,10 @@ pub(crate) fn register_as(client: Arc<dyn ReplayClient>, owner: ClientOwner) -> 
         }
         return Err(ApiError::AlreadyConfigured);
     }
-    install_registration(Registration { client: Arc::new(CallbackScoped(client)), owner });
+    install_registration(Registration {
+        client: Arc::new(CallbackScoped(client)),
+        owner,
+    });
     if state::service() == ReplayService::Off {
         // Dispatches already ran untracked on the fast path: mark their queues before any
         // dispatch can see the service on.
@@ -432,7 +451,10 @@ pub(crate) fn register_as(client: Arc<dyn ReplayClient>, owner: ClientOwner) -> 
 #[cfg(test)]
 pub(crate) fn register_without_runtime(client: Arc<dyn ReplayClient>) {
     let _decision = crate::state::SERVICE_DECISION.lock();
-    install_registration(Registration { client, owner: ClientOwner::Tool });
+    install_registration(Registration {
+        client,
+        owner: ClientOwner::Tool,
+    });
 }
 
 /// Forgets a tool's registration (at `OnUnload`: the tool's library may be unloaded after it).
@@ -452,7 +474,10 @@ pub fn client() -> Option<&'static Arc<dyn ReplayClient>> {
 
 /// Attaches AQL packets (64 bytes each) before or after the dispatch of this and the following
 /// passes of the current loop. Only during PASS ENTER, on the replaying thread.
-pub fn attach_packets(packets: &[[u8; 64]], position: kreplay_packet_position_t) -> Result<(), ApiError> {
+pub fn attach_packets(
+    packets: &[[u8; 64]],
+    position: kreplay_packet_position_t,
+) -> Result<(), ApiError> {
     phase::attach(packets, position)
 }
 
@@ -513,14 +538,18 @@ unsafe impl Sync for CClient {}
 impl ReplayClient for CClient {
     fn pass_count(&self, d: &kreplay_dispatch_info_t) -> u32 {
         // SAFETY: a callback supplied by the client for exactly this call shape.
-        self.0.pass_count.map_or(1, |f| unsafe { f(d, self.0.user_data) })
+        self.0
+            .pass_count
+            .map_or(1, |f| unsafe { f(d, self.0.user_data) })
     }
     fn has_continue(&self) -> bool {
         self.0.should_continue.is_some()
     }
     fn should_continue(&self, d: &kreplay_dispatch_info_t, current: u32, total: u32) -> bool {
         // SAFETY: as above.
-        self.0.should_continue.is_none_or(|f| unsafe { f(d, current, total, self.0.user_data) } != 0)
+        self.0
+            .should_continue
+            .is_none_or(|f| unsafe { f(d, current, total, self.0.user_data) } != 0)
     }
     fn on_event(&self, e: &kreplay_event_t) {
         if let Some(f) = self.0.on_event {
@@ -538,7 +567,8 @@ impl ReplayClient for CClient {
 }
 
 fn boundary(f: impl FnOnce() -> kreplay_status_t) -> kreplay_status_t {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(kreplay_status_t::KREPLAY_STATUS_INTERNAL_ERROR)
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or(kreplay_status_t::KREPLAY_STATUS_INTERNAL_ERROR)
 }
 
 fn status_of<T>(r: Result<T, kreplay_status_t>) -> kreplay_status_t {
@@ -547,9 +577,9 @@ fn status_of<T>(r: Result<T, kreplay_status_t>) -> kreplay_status_t {
 
 fn pointer_status(e: checked::PointerError) -> kreplay_status_t {
     match e {
-        checked::PointerError::Null(_) | checked::PointerError::Misaligned(_) | checked::PointerError::TooLarge(_) => {
-            kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT
-        }
+        checked::PointerError::Null(_)
+        | checked::PointerError::Misaligned(_)
+        | checked::PointerError::TooLarge(_) => kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT,
         checked::PointerError::TooSmall { .. } => kreplay_status_t::KREPLAY_STATUS_SIZE_TOO_SMALL,
     }
 }
@@ -571,14 +601,23 @@ fn pointer_status(e: checked::PointerError) -> kreplay_status_t {
 /// # Safety
 /// A non-NULL `callbacks` must point to a readable `kreplay_callbacks_t` whose `size` is set.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn kreplay_register(callbacks: *const kreplay_callbacks_t) -> kreplay_status_t {
+pub unsafe extern "C" fn kreplay_register(
+    callbacks: *const kreplay_callbacks_t,
+) -> kreplay_status_t {
     boundary(|| {
         status_of((|| {
             // SAFETY: caller contract; the size check comes first.
-            unsafe { checked::declared_size(callbacks, "callbacks", std::mem::size_of::<kreplay_callbacks_t>()) }
-                .map_err(pointer_status)?;
+            unsafe {
+                checked::declared_size(
+                    callbacks,
+                    "callbacks",
+                    std::mem::size_of::<kreplay_callbacks_t>(),
+                )
+            }
+            .map_err(pointer_status)?;
             // SAFETY: checked non-NULL and large enough.
-            let cb = *unsafe { checked::try_ref(callbacks, "callbacks") }.map_err(pointer_status)?;
+            let cb =
+                *unsafe { checked::try_ref(callbacks, "callbacks") }.map_err(pointer_status)?;
             register(Arc::new(CClient(cb))).map_err(kreplay_status_t::from)
         })())
     })
@@ -599,7 +638,11 @@ pub unsafe extern "C" fn kreplay_register(callbacks: *const kreplay_callbacks_t)
 /// # Safety
 /// A non-NULL `packets` must point to `count * 64` readable bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn kreplay_pass_attach_packets(packets: *const c_void, count: u64, position: u32) -> kreplay_status_t {
+pub unsafe extern "C" fn kreplay_pass_attach_packets(
+    packets: *const c_void,
+    count: u64,
+    position: u32,
+) -> kreplay_status_t {
     boundary(|| {
         status_of((|| {
             let invalid = kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT;
@@ -617,7 +660,8 @@ pub unsafe extern "C" fn kreplay_pass_attach_packets(packets: *const c_void, cou
             }
             phase::check_room(len).map_err(kreplay_status_t::from)?;
             // SAFETY: caller contract; the byte size was checked above.
-            let pkts = unsafe { checked::try_slice(packets.cast::<[u8; 64]>(), len, "packets") }.map_err(pointer_status)?;
+            let pkts = unsafe { checked::try_slice(packets.cast::<[u8; 64]>(), len, "packets") }
+                .map_err(pointer_status)?;
             attach_packets(pkts, position).map_err(kreplay_status_t::from)
         })())
     })
@@ -650,7 +694,11 @@ pub extern "C" fn kreplay_status_string(status: u32) -> *const c_char {
 /// # Safety
 /// Non-NULL pointers must be writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn kreplay_version(major: *mut u32, minor: *mut u32, patch: *mut u32) -> kreplay_status_t {
+pub unsafe extern "C" fn kreplay_version(
+    major: *mut u32,
+    minor: *mut u32,
+    patch: *mut u32,
+) -> kreplay_status_t {
     boundary(|| {
         status_of((|| {
             let parse = |s: &str| s.parse::<u32>().unwrap_or(0);
@@ -685,7 +733,8 @@ pub unsafe extern "C" fn kreplay_stats_get(out: *mut kreplay_stats_t) -> kreplay
     boundary(|| {
         status_of((|| {
             // SAFETY: caller contract; size checked first.
-            unsafe { checked::declared_size(out, "out", std::mem::size_of::<kreplay_stats_t>()) }.map_err(pointer_status)?;
+            unsafe { checked::declared_size(out, "out", std::mem::size_of::<kreplay_stats_t>()) }
+                .map_err(pointer_status)?;
             // SAFETY: checked.
             let o = unsafe { checked::try_mut(out, "out") }.map_err(pointer_status)?;
             *o = stats();
@@ -728,7 +777,12 @@ impl ReplayClient for CallbackScoped {
     fn has_continue(&self) -> bool {
         self.0.has_continue()
     }
-    fn should_continue(&self, dispatch: &kreplay_dispatch_info_t, current_pass: u32, total_passes: u32) -> bool {
+    fn should_continue(
+        &self,
+        dispatch: &kreplay_dispatch_info_t,
+        current_pass: u32,
+        total_passes: u32,
+    ) -> bool {
         let _scope = crate::inventory::ClientCallbackScope::enter();
         self.0.should_continue(dispatch, current_pass, total_passes)
     }
@@ -751,7 +805,11 @@ impl ReplayClient for CallbackScoped {
     }
 }
 
-fn range_error(what: &'static str, base: usize, size: usize) -> impl FnOnce(crate::snapshot::ranges::RangeError) -> ApiError {
+fn range_error(
+    what: &'static str,
+    base: usize,
+    size: usize,
+) -> impl FnOnce(crate::snapshot::ranges::RangeError) -> ApiError {
     move |e| {
         tracing::debug!("{what} of the snapshot range {base:#x} + {size} bytes refused: {e}");
         ApiError::InvalidArgument
@@ -762,28 +820,41 @@ fn range_error(what: &'static str, base: usize, size: usize) -> impl FnOnce(crat
 /// captured nor restored, whatever allocation, segment or included range they belong to.
 /// Thread-safe; callable at any time (a window already open keeps its snapshot).
 pub fn exclude_range(base: usize, size: usize) -> Result<(), ApiError> {
-    crate::snapshot::ranges::CLIENT_RANGES.lock().exclude(base, size).map_err(range_error("exclusion", base, size))
+    crate::snapshot::ranges::CLIENT_RANGES
+        .lock()
+        .exclude(base, size)
+        .map_err(range_error("exclusion", base, size))
 }
 
 /// Adds `[base, base + size)` to the snapshots of replays on agent `agent` (a
 /// `hsa_agent_t.handle`) taken from now on: memory the tool does not track that the replayed
 /// kernels write. The memory must stay mapped until [`remove_included_range`].
 pub fn include_range(agent: u64, base: usize, size: usize) -> Result<(), ApiError> {
-    crate::snapshot::ranges::CLIENT_RANGES.lock().include(agent, base, size).map_err(range_error("inclusion", base, size))
+    crate::snapshot::ranges::CLIENT_RANGES
+        .lock()
+        .include(agent, base, size)
+        .map_err(range_error("inclusion", base, size))
 }
 
 /// Removes one exclusion made with the same `base` and `size`.
 pub fn remove_excluded_range(base: usize, size: usize) -> Result<(), ApiError> {
-    crate::snapshot::ranges::CLIENT_RANGES.lock().remove_excluded(base, size).map_err(range_error("removal of the exclusion", base, size))
+    crate::snapshot::ranges::CLIENT_RANGES
+        .lock()
+        .remove_excluded(base, size)
+        .map_err(range_error("removal of the exclusion", base, size))
 }
 
 /// Removes one inclusion made with the same `agent`, `base` and `size`.
 pub fn remove_included_range(agent: u64, base: usize, size: usize) -> Result<(), ApiError> {
-    crate::snapshot::ranges::CLIENT_RANGES.lock().remove_included(agent, base, size).map_err(range_error("removal of the inclusion", base, size))
+    crate::snapshot::ranges::CLIENT_RANGES
+        .lock()
+        .remove_included(agent, base, size)
+        .map_err(range_error("removal of the inclusion", base, size))
 }
 
 fn range_args(ptr: *const c_void, size: u64) -> Result<(usize, usize), kreplay_status_t> {
-    let size = usize::try_from(size).map_err(|_| kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT)?;
+    let size =
+        usize::try_from(size).map_err(|_| kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT)?;
     Ok((ptr as usize, size))
 }
 
@@ -792,7 +863,10 @@ fn range_args(ptr: *const c_void, size: u64) -> Result<(usize, usize), kreplay_s
 /// dereferenced. Returns `KREPLAY_STATUS_INVALID_ARGUMENT` when `ptr` is NULL, `size` is 0, the
 /// range wraps around the address space, or 4096 exclusions are already held. Thread-safe.
 #[unsafe(no_mangle)]
-pub extern "C" fn kreplay_snapshot_exclude_range(ptr: *const c_void, size: u64) -> kreplay_status_t {
+pub extern "C" fn kreplay_snapshot_exclude_range(
+    ptr: *const c_void,
+    size: u64,
+) -> kreplay_status_t {
     boundary(|| {
         status_of((|| {
             let (base, size) = range_args(ptr, size)?;
@@ -808,7 +882,11 @@ pub extern "C" fn kreplay_snapshot_exclude_range(ptr: *const c_void, size: u64) 
 /// `KREPLAY_STATUS_INVALID_ARGUMENT` when `agent_handle` is 0, `ptr` is NULL, `size` is 0, the
 /// range wraps around, or 4096 inclusions are already held. Thread-safe.
 #[unsafe(no_mangle)]
-pub extern "C" fn kreplay_snapshot_include_range(agent_handle: u64, ptr: *const c_void, size: u64) -> kreplay_status_t {
+pub extern "C" fn kreplay_snapshot_include_range(
+    agent_handle: u64,
+    ptr: *const c_void,
+    size: u64,
+) -> kreplay_status_t {
     boundary(|| {
         status_of((|| {
             let (base, size) = range_args(ptr, size)?;
@@ -820,7 +898,10 @@ pub extern "C" fn kreplay_snapshot_include_range(agent_handle: u64, ptr: *const 
 /// Removes one exclusion made by `kreplay_snapshot_exclude_range` with the same arguments;
 /// `KREPLAY_STATUS_INVALID_ARGUMENT` when there is none. Thread-safe.
 #[unsafe(no_mangle)]
-pub extern "C" fn kreplay_snapshot_remove_excluded_range(ptr: *const c_void, size: u64) -> kreplay_status_t {
+pub extern "C" fn kreplay_snapshot_remove_excluded_range(
+    ptr: *const c_void,
+    size: u64,
+) -> kreplay_status_t {
     boundary(|| {
         status_of((|| {
             let (base, size) = range_args(ptr, size)?;
@@ -832,7 +913,11 @@ pub extern "C" fn kreplay_snapshot_remove_excluded_range(ptr: *const c_void, siz
 /// Removes one inclusion made by `kreplay_snapshot_include_range` with the same arguments;
 /// `KREPLAY_STATUS_INVALID_ARGUMENT` when there is none. Thread-safe.
 #[unsafe(no_mangle)]
-pub extern "C" fn kreplay_snapshot_remove_included_range(agent_handle: u64, ptr: *const c_void, size: u64) -> kreplay_status_t {
+pub extern "C" fn kreplay_snapshot_remove_included_range(
+    agent_handle: u64,
+    ptr: *const c_void,
+    size: u64,
+) -> kreplay_status_t {
     boundary(|| {
         status_of((|| {
             let (base, size) = range_args(ptr, size)?;
@@ -851,7 +936,10 @@ mod tests {
 
     fn text(status: u32) -> String {
         // SAFETY: static NUL-terminated strings.
-        unsafe { std::ffi::CStr::from_ptr(kreplay_status_string(status)) }.to_str().unwrap().to_owned()
+        unsafe { std::ffi::CStr::from_ptr(kreplay_status_string(status)) }
+            .to_str()
+            .unwrap()
+            .to_owned()
     }
 
     #[test]
@@ -871,7 +959,12 @@ mod tests {
     fn unknown_status_values_get_a_fixed_string() {
         let unknown = text(u32::MAX);
         assert!(unknown.contains("unknown"), "{unknown}");
-        for v in [kreplay_status_t::ALL.len() as u32, 1000, i32::MAX as u32, u32::MAX - 1] {
+        for v in [
+            kreplay_status_t::ALL.len() as u32,
+            1000,
+            i32::MAX as u32,
+            u32::MAX - 1,
+        ] {
             assert_eq!(kreplay_status_t::from_u32(v), None);
             assert_eq!(text(v), unknown);
         }
@@ -884,13 +977,24 @@ mod tests {
         // SAFETY: a valid 64-byte packet, or NULL; no byte is read for the refused calls.
         unsafe {
             for position in [2, 7, u32::MAX] {
-                assert_eq!(kreplay_pass_attach_packets(pkt.as_ptr().cast(), 1, position), invalid, "position {position}");
+                assert_eq!(
+                    kreplay_pass_attach_packets(pkt.as_ptr().cast(), 1, position),
+                    invalid,
+                    "position {position}"
+                );
             }
             for count in [u64::MAX, u64::MAX / 64 + 1, (isize::MAX as u64) / 64 + 1] {
-                assert_eq!(kreplay_pass_attach_packets(pkt.as_ptr().cast(), count, 0), invalid, "count {count}");
+                assert_eq!(
+                    kreplay_pass_attach_packets(pkt.as_ptr().cast(), count, 0),
+                    invalid,
+                    "count {count}"
+                );
             }
             assert_eq!(kreplay_pass_attach_packets(std::ptr::null(), 1, 0), invalid);
-            assert_eq!(kreplay_pass_attach_packets(pkt.as_ptr().cast(), 1, 1), kreplay_status_t::KREPLAY_STATUS_NOT_ARMED);
+            assert_eq!(
+                kreplay_pass_attach_packets(pkt.as_ptr().cast(), 1, 1),
+                kreplay_status_t::KREPLAY_STATUS_NOT_ARMED
+            );
         }
     }
 
@@ -899,16 +1003,35 @@ mod tests {
         let p = 0x10_0000 as *const c_void;
         let invalid = kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT;
         let ok = kreplay_status_t::KREPLAY_STATUS_SUCCESS;
-        assert_eq!(kreplay_snapshot_exclude_range(std::ptr::null(), 16), invalid);
+        assert_eq!(
+            kreplay_snapshot_exclude_range(std::ptr::null(), 16),
+            invalid
+        );
         assert_eq!(kreplay_snapshot_exclude_range(p, 0), invalid);
-        assert_eq!(kreplay_snapshot_exclude_range(usize::MAX as *const c_void, 2), invalid, "wraps around");
+        assert_eq!(
+            kreplay_snapshot_exclude_range(usize::MAX as *const c_void, 2),
+            invalid,
+            "wraps around"
+        );
         assert_eq!(kreplay_snapshot_include_range(0, p, 16), invalid, "agent 0");
-        assert_eq!(kreplay_snapshot_remove_excluded_range(p, 16), invalid, "never added");
+        assert_eq!(
+            kreplay_snapshot_remove_excluded_range(p, 16),
+            invalid,
+            "never added"
+        );
         assert_eq!(kreplay_snapshot_exclude_range(p, 16), ok);
         assert_eq!(kreplay_snapshot_remove_excluded_range(p, 16), ok);
-        assert_eq!(kreplay_snapshot_remove_excluded_range(p, 16), invalid, "removed once");
+        assert_eq!(
+            kreplay_snapshot_remove_excluded_range(p, 16),
+            invalid,
+            "removed once"
+        );
         assert_eq!(kreplay_snapshot_include_range(3, p, 16), ok);
-        assert_eq!(kreplay_snapshot_remove_included_range(4, p, 16), invalid, "another agent");
+        assert_eq!(
+            kreplay_snapshot_remove_included_range(4, p, 16),
+            invalid,
+            "another agent"
+        );
         assert_eq!(kreplay_snapshot_remove_included_range(3, p, 16), ok);
     }
 
@@ -916,27 +1039,61 @@ mod tests {
     fn c_api_refuses_null_and_small_structs() {
         // SAFETY: NULL and valid locals.
         unsafe {
-            assert_eq!(kreplay_register(std::ptr::null()), kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT);
-            let mut small = kreplay_stats_t { size: 8, ..Default::default() };
-            assert_eq!(kreplay_stats_get(&mut small), kreplay_status_t::KREPLAY_STATUS_SIZE_TOO_SMALL);
+            assert_eq!(
+                kreplay_register(std::ptr::null()),
+                kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT
+            );
+            let mut small = kreplay_stats_t {
+                size: 8,
+                ..Default::default()
+            };
+            assert_eq!(
+                kreplay_stats_get(&mut small),
+                kreplay_status_t::KREPLAY_STATUS_SIZE_TOO_SMALL
+            );
             assert_eq!(small.dispatches, 0);
-            let mut ok = kreplay_stats_t { size: std::mem::size_of::<kreplay_stats_t>() as u64, ..Default::default() };
-            assert_eq!(kreplay_stats_get(&mut ok), kreplay_status_t::KREPLAY_STATUS_SUCCESS);
+            let mut ok = kreplay_stats_t {
+                size: std::mem::size_of::<kreplay_stats_t>() as u64,
+                ..Default::default()
+            };
+            assert_eq!(
+                kreplay_stats_get(&mut ok),
+                kreplay_status_t::KREPLAY_STATUS_SUCCESS
+            );
             let mut major = 99;
-            assert_eq!(kreplay_version(&mut major, std::ptr::null_mut(), std::ptr::null_mut()), kreplay_status_t::KREPLAY_STATUS_SUCCESS);
+            assert_eq!(
+                kreplay_version(&mut major, std::ptr::null_mut(), std::ptr::null_mut()),
+                kreplay_status_t::KREPLAY_STATUS_SUCCESS
+            );
             assert_eq!(major, 0);
-            assert_eq!(kreplay_set_verify(2), kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT);
+            assert_eq!(
+                kreplay_set_verify(2),
+                kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT
+            );
             assert!(!crate::snapshot::settings::api_verify());
-            assert_eq!(kreplay_set_verify(1), kreplay_status_t::KREPLAY_STATUS_SUCCESS);
+            assert_eq!(
+                kreplay_set_verify(1),
+                kreplay_status_t::KREPLAY_STATUS_SUCCESS
+            );
             assert!(crate::snapshot::settings::api_verify());
-            assert_eq!(kreplay_set_verify(0), kreplay_status_t::KREPLAY_STATUS_SUCCESS);
+            assert_eq!(
+                kreplay_set_verify(0),
+                kreplay_status_t::KREPLAY_STATUS_SUCCESS
+            );
             let mut words = [7u32; 3];
             let odd = words.as_mut_ptr().cast::<u8>().add(1).cast::<u32>();
-            assert_eq!(kreplay_version(&mut major, odd, std::ptr::null_mut()), kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT);
+            assert_eq!(
+                kreplay_version(&mut major, odd, std::ptr::null_mut()),
+                kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT
+            );
             assert_eq!(words, [7; 3], "nothing written");
             let pkt = [0u8; 64];
             assert_eq!(
-                kreplay_pass_attach_packets(pkt.as_ptr().cast(), 1, kreplay_packet_position_t::KREPLAY_PACKET_BEFORE as u32),
+                kreplay_pass_attach_packets(
+                    pkt.as_ptr().cast(),
+                    1,
+                    kreplay_packet_position_t::KREPLAY_PACKET_BEFORE as u32
+                ),
                 kreplay_status_t::KREPLAY_STATUS_NOT_ARMED
             );
         }
@@ -953,6 +1110,9 @@ mod tests {
             user_data: std::ptr::null_mut(),
         };
         // SAFETY: a valid local.
-        assert_eq!(unsafe { kreplay_register(&cb) }, kreplay_status_t::KREPLAY_STATUS_NOT_LOADED);
+        assert_eq!(
+            unsafe { kreplay_register(&cb) },
+            kreplay_status_t::KREPLAY_STATUS_NOT_LOADED
+        );
     }
 }

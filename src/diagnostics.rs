@@ -12,7 +12,11 @@ const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
 /// any bare word as a target name (`dbug` would enable nothing but a target that does not exist
 /// and hide every warning), so a bare word that is not a level or one of ours is refused.
 pub fn log_filter(value: &str) -> Result<tracing_subscriber::EnvFilter, String> {
-    let directives: Vec<&str> = value.split(',').map(str::trim).filter(|d| !d.is_empty()).collect();
+    let directives: Vec<&str> = value
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .collect();
     for &directive in &directives {
         let bare = !directive.contains(['=', '[', '{']);
         let ours = directive == "kreplay" || directive.starts_with("kreplay::");
@@ -70,7 +74,15 @@ mod tests {
 
     #[test]
     fn log_filters_are_levels_or_directives_and_typos_are_refused() {
-        for good in ["warn", "DEBUG", "off", "warn,kreplay=debug", "kreplay", "kreplay::replay=trace", "info, kreplay=warn"] {
+        for good in [
+            "warn",
+            "DEBUG",
+            "off",
+            "warn,kreplay=debug",
+            "kreplay",
+            "kreplay::replay=trace",
+            "info, kreplay=warn",
+        ] {
             assert!(log_filter(good).is_ok(), "{good}");
         }
         for bad in ["dbug", "warn,verbose", "kreplay=dbug", "kreplay=loud"] {

@@ -54,7 +54,11 @@ pub unsafe fn try_mut<'a, T>(p: *mut T, name: &'static str) -> Result<&'a mut T,
 ///
 /// # Safety
 /// A non-NULL `p` must point to at least 8 readable bytes.
-pub unsafe fn declared_size<T>(p: *const T, name: &'static str, needed: usize) -> Result<u64, PointerError> {
+pub unsafe fn declared_size<T>(
+    p: *const T,
+    name: &'static str,
+    needed: usize,
+) -> Result<u64, PointerError> {
     if p.is_null() {
         return Err(PointerError::Null(name));
     }
@@ -64,7 +68,11 @@ pub unsafe fn declared_size<T>(p: *const T, name: &'static str, needed: usize) -
     // SAFETY: non-NULL and, by contract, at least 8 readable bytes.
     let declared = unsafe { p.cast::<u64>().read_unaligned() };
     if declared < needed as u64 {
-        return Err(PointerError::TooSmall { name, declared, needed: needed as u64 });
+        return Err(PointerError::TooSmall {
+            name,
+            declared,
+            needed: needed as u64,
+        });
     }
     Ok(declared)
 }
@@ -73,7 +81,11 @@ pub unsafe fn declared_size<T>(p: *const T, name: &'static str, needed: usize) -
 ///
 /// # Safety
 /// A non-NULL `p` must point to `len` valid `T`s for `'a`.
-pub unsafe fn try_slice<'a, T>(p: *const T, len: usize, name: &'static str) -> Result<&'a [T], PointerError> {
+pub unsafe fn try_slice<'a, T>(
+    p: *const T,
+    len: usize,
+    name: &'static str,
+) -> Result<&'a [T], PointerError> {
     if len == 0 {
         return Ok(&[]);
     }
@@ -83,7 +95,10 @@ pub unsafe fn try_slice<'a, T>(p: *const T, len: usize, name: &'static str) -> R
     if !p.is_aligned() {
         return Err(PointerError::Misaligned(name));
     }
-    if len.checked_mul(std::mem::size_of::<T>()).is_none_or(|b| b > isize::MAX as usize) {
+    if len
+        .checked_mul(std::mem::size_of::<T>())
+        .is_none_or(|b| b > isize::MAX as usize)
+    {
         return Err(PointerError::TooLarge(name));
     }
     // SAFETY: forwarded caller contract; the byte size fits `isize`.
@@ -107,17 +122,33 @@ mod tests {
     fn null_and_small_sizes_are_refused() {
         // SAFETY: NULL and a valid local.
         unsafe {
-            assert_eq!(try_ref::<u32>(std::ptr::null(), "x"), Err(PointerError::Null("x")));
+            assert_eq!(
+                try_ref::<u32>(std::ptr::null(), "x"),
+                Err(PointerError::Null("x"))
+            );
             let s: [u64; 2] = [8, 0];
-            assert!(matches!(declared_size(s.as_ptr(), "s", 16), Err(PointerError::TooSmall { declared: 8, .. })));
+            assert!(matches!(
+                declared_size(s.as_ptr(), "s", 16),
+                Err(PointerError::TooSmall { declared: 8, .. })
+            ));
             assert_eq!(declared_size(s.as_ptr(), "s", 8), Ok(8));
-            assert!(try_slice::<u8>(std::ptr::null(), 0, "p").unwrap().is_empty());
+            assert!(
+                try_slice::<u8>(std::ptr::null(), 0, "p")
+                    .unwrap()
+                    .is_empty()
+            );
             assert!(try_slice::<u8>(std::ptr::null(), 1, "p").is_err());
             let words = [0u64; 2];
             let odd = words.as_ptr().cast::<u8>().add(1).cast::<u64>();
             assert_eq!(try_ref(odd, "w"), Err(PointerError::Misaligned("w")));
-            assert_eq!(declared_size(odd, "w", 8), Err(PointerError::Misaligned("w")));
-            assert_eq!(try_slice(words.as_ptr(), usize::MAX / 4, "w"), Err(PointerError::TooLarge("w")));
+            assert_eq!(
+                declared_size(odd, "w", 8),
+                Err(PointerError::Misaligned("w"))
+            );
+            assert_eq!(
+                try_slice(words.as_ptr(), usize::MAX / 4, "w"),
+                Err(PointerError::TooLarge("w"))
+            );
         }
     }
 }

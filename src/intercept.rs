@@ -25,7 +25,9 @@ fn boundary<R>(what: &str, body: impl FnOnce() -> R, fallback: impl FnOnce() -> 
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(r) => r,
         Err(_) => {
-            tracing::error!("a panic in the {what} interceptor was caught; calling the runtime's original entry");
+            tracing::error!(
+                "a panic in the {what} interceptor was caught; calling the runtime's original entry"
+            );
             fallback()
         }
     }
@@ -39,18 +41,34 @@ unsafe extern "C" fn malloc_for_runtime(size: usize) -> *mut c_void {
 fn record_allocation(ptr: *mut c_void) {
     let Some(rt) = Runtime::get() else { return };
     if inventory::in_client_callback() {
-        tracing::trace!("allocation {ptr:p} made from a replay client's callback: the client's own, not tracked");
+        tracing::trace!(
+            "allocation {ptr:p} made from a replay client's callback: the client's own, not tracked"
+        );
         return;
     }
-    let mut info = ffi::hsa_amd_pointer_info_t { size: std::mem::size_of::<ffi::hsa_amd_pointer_info_t>() as u32, ..Default::default() };
+    let mut info = ffi::hsa_amd_pointer_info_t {
+        size: std::mem::size_of::<ffi::hsa_amd_pointer_info_t>() as u32,
+        ..Default::default()
+    };
     let mut count: u32 = 0;
     let mut list: *mut hsa_agent_t = std::ptr::null_mut();
     // SAFETY: `info.size` is set; the runtime allocates the accessible-agent list with
     // `malloc_for_runtime` and writes `count` entries.
-    let st = unsafe { (rt.originals().pointer_info)(ptr, &mut info, Some(malloc_for_runtime), &mut count, &mut list) };
+    let st = unsafe {
+        (rt.originals().pointer_info)(
+            ptr,
+            &mut info,
+            Some(malloc_for_runtime),
+            &mut count,
+            &mut list,
+        )
+    };
     let access: Vec<u64> = if st == ffi::HSA_STATUS_SUCCESS && !list.is_null() {
         // SAFETY: the runtime wrote `count` agents into the list it allocated.
-        let v = unsafe { std::slice::from_raw_parts(list, count as usize) }.iter().map(|a| a.handle).collect();
+        let v = unsafe { std::slice::from_raw_parts(list, count as usize) }
+            .iter()
+            .map(|a| a.handle)
+            .collect();
         // SAFETY: allocated by `malloc_for_runtime`.
         unsafe { libc::free(list.cast()) };
         v
@@ -64,7 +82,11 @@ fn record_allocation(ptr: *mut c_void) {
         agent_is_gpu: rt.agent_is_gpu(info.agentOwner),
         global_flags: info.global_flags,
     });
-    let base = if info.agentBaseAddress.is_null() { ptr as usize } else { info.agentBaseAddress as usize };
+    let base = if info.agentBaseAddress.is_null() {
+        ptr as usize
+    } else {
+        info.agentBaseAddress as usize
+    };
     match inventory::classify(base, facts) {
         Classification::Tracked(a) => INVENTORY.record_with_access(a, &access),
         other => tracing::trace!("allocation {ptr:p} not tracked: {other:?}"),
@@ -73,19 +95,32 @@ fn record_allocation(ptr: *mut c_void) {
 
 /// An application allocation that failed for lack of memory is retried once after the tool
 /// freed its idle snapshot buffers (if it held any).
-fn retry_after_releasing_snapshots(st: hsa_status_t, allocate: impl FnOnce() -> hsa_status_t) -> hsa_status_t {
+fn retry_after_releasing_snapshots(
+    st: hsa_status_t,
+    allocate: impl FnOnce() -> hsa_status_t,
+) -> hsa_status_t {
     if st != ffi::HSA_STATUS_ERROR_OUT_OF_RESOURCES || state::current() != ToolState::Active {
         return st;
     }
-    let released = boundary("allocation retry", crate::snapshot::release_idle_buffers, || 0);
+    let released = boundary(
+        "allocation retry",
+        crate::snapshot::release_idle_buffers,
+        || 0,
+    );
     if released == 0 {
         return st;
     }
-    tracing::debug!("an allocation failed for lack of memory; retried after freeing {released} bytes of idle snapshot buffers");
+    tracing::debug!(
+        "an allocation failed for lack of memory; retried after freeing {released} bytes of idle snapshot buffers"
+    );
     allocate()
 }
 
-unsafe extern "C" fn memory_allocate(region: ffi::hsa_region_t, size: usize, ptr: *mut *mut c_void) -> hsa_status_t {
+unsafe extern "C" fn memory_allocate(
+    region: ffi::hsa_region_t,
+    size: usize,
+    ptr: *mut *mut c_void,
+) -> hsa_status_t {
     let o = originals();
     // SAFETY: forwarded arguments of the application's call.
     let allocate = || unsafe { (o.memory_allocate)(region, size, ptr) };
@@ -98,22 +133,41 @@ unsafe extern "C" fn memory_allocate(region: ffi::hsa_region_t, size: usize, ptr
     st
 }
 
-unsafe extern "C" fn pool_allocate(pool: ffi::hsa_amd_memory_pool_t, size: usize, flags: u32, ptr: *mut *mut c_void) -> hsa_status_t {
+unsafe extern "C" fn pool_allocate(
+    pool: ffi::hsa_amd_memory_pool_t,
+    size: usize,
+    flags: u32,
+    ptr: *mut *mut c_void,
+) -> hsa_status_t {
     let o = originals();
     // SAFETY: forwarded arguments of the application's call.
     let allocate = || unsafe { (o.pool_allocate)(pool, size, flags, ptr) };
     let st = retry_after_releasing_snapshots(allocate(), allocate);
-    if st == ffi::HSA_STATUS_SUCCESS && state::records_allocations() && !ptr.is_null() && !inventory::excluded_by_alloc_flags(flags) {
+    if st == ffi::HSA_STATUS_SUCCESS
+        && state::records_allocations()
+        && !ptr.is_null()
+        && !inventory::excluded_by_alloc_flags(flags)
+    {
         // SAFETY: success wrote the pointer.
         let p = unsafe { *ptr };
-        boundary("hsa_amd_memory_pool_allocate", || record_allocation(p), || ());
+        boundary(
+            "hsa_amd_memory_pool_allocate",
+            || record_allocation(p),
+            || (),
+        );
     }
     st
 }
 
 fn forget(ptr: *mut c_void) {
     if state::current() != ToolState::Finished && !ptr.is_null() {
-        boundary("free", || { let _ = INVENTORY.forget(ptr as usize); }, || ());
+        boundary(
+            "free",
+            || {
+                let _ = INVENTORY.forget(ptr as usize);
+            },
+            || (),
+        );
     }
 }
 
@@ -135,15 +189,23 @@ fn pool_agent(rt: Runtime, pool: ffi::hsa_amd_memory_pool_t) -> Option<hsa_agent
     let mut agents: Vec<hsa_agent_t> = Vec::new();
     unsafe extern "C" fn collect(agent: hsa_agent_t, data: *mut c_void) -> hsa_status_t {
         // SAFETY: `data` is the Vec passed by `pool_agent`, alive during the iteration.
-        let r = catch_unwind(AssertUnwindSafe(|| unsafe { &mut *data.cast::<Vec<hsa_agent_t>>() }.push(agent)));
-        if r.is_ok() { ffi::HSA_STATUS_SUCCESS } else { ffi::HSA_STATUS_INFO_BREAK }
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            unsafe { &mut *data.cast::<Vec<hsa_agent_t>>() }.push(agent)
+        }));
+        if r.is_ok() {
+            ffi::HSA_STATUS_SUCCESS
+        } else {
+            ffi::HSA_STATUS_INFO_BREAK
+        }
     }
     // SAFETY: `collect` only uses `agents` during the call.
     unsafe { iterate(Some(collect), (&raw mut agents).cast()) };
     agents
         .into_iter()
         .filter(|a| rt.agent_is_gpu(*a))
-        .find(|a| crate::snapshot::device_pool(rt, *a).is_some_and(|(p, _)| p.handle == pool.handle))
+        .find(|a| {
+            crate::snapshot::device_pool(rt, *a).is_some_and(|(p, _)| p.handle == pool.handle)
+        })
 }
 
 /// `hsa_amd_vmem_handle_create`: a handle of a GPU's device pool is listed, so that its
@@ -155,10 +217,16 @@ unsafe extern "C" fn vmem_handle_create(
     flags: u64,
     handle: *mut hsa_abi::modern::hsa_amd_vmem_alloc_handle_t,
 ) -> hsa_status_t {
-    let Some(create) = originals().vmem.handle_create else { return ffi::HSA_STATUS_ERROR_NOT_INITIALIZED };
+    let Some(create) = originals().vmem.handle_create else {
+        return ffi::HSA_STATUS_ERROR_NOT_INITIALIZED;
+    };
     // SAFETY: forwarded arguments of the application's call.
     let st = unsafe { create(pool, size, memory_type, flags, handle) };
-    if st == ffi::HSA_STATUS_SUCCESS && state::records_allocations() && !handle.is_null() && !inventory::in_client_callback() {
+    if st == ffi::HSA_STATUS_SUCCESS
+        && state::records_allocations()
+        && !handle.is_null()
+        && !inventory::in_client_callback()
+    {
         // SAFETY: success wrote the handle.
         let h = unsafe { *handle };
         boundary(
@@ -167,7 +235,10 @@ unsafe extern "C" fn vmem_handle_create(
                 let Some(rt) = Runtime::get() else { return };
                 match pool_agent(rt, pool) {
                     Some(agent) => VMEM_HANDLES.created(h.handle, agent.handle),
-                    None => tracing::trace!("virtual-memory handle {:#x} is not of a GPU's device pool: not tracked", h.handle),
+                    None => tracing::trace!(
+                        "virtual-memory handle {:#x} is not of a GPU's device pool: not tracked",
+                        h.handle
+                    ),
                 }
             },
             || (),
@@ -176,10 +247,18 @@ unsafe extern "C" fn vmem_handle_create(
     st
 }
 
-unsafe extern "C" fn vmem_handle_release(handle: hsa_abi::modern::hsa_amd_vmem_alloc_handle_t) -> hsa_status_t {
-    let Some(release) = originals().vmem.handle_release else { return ffi::HSA_STATUS_ERROR_NOT_INITIALIZED };
+unsafe extern "C" fn vmem_handle_release(
+    handle: hsa_abi::modern::hsa_amd_vmem_alloc_handle_t,
+) -> hsa_status_t {
+    let Some(release) = originals().vmem.handle_release else {
+        return ffi::HSA_STATUS_ERROR_NOT_INITIALIZED;
+    };
     if state::current() != ToolState::Finished {
-        boundary("hsa_amd_vmem_handle_release", || VMEM_HANDLES.released(handle.handle), || ());
+        boundary(
+            "hsa_amd_vmem_handle_release",
+            || VMEM_HANDLES.released(handle.handle),
+            || (),
+        );
     }
     // SAFETY: forwarded argument.
     unsafe { release(handle) }
@@ -193,15 +272,27 @@ unsafe extern "C" fn vmem_map(
     handle: hsa_abi::modern::hsa_amd_vmem_alloc_handle_t,
     flags: u64,
 ) -> hsa_status_t {
-    let Some(map) = originals().vmem.map else { return ffi::HSA_STATUS_ERROR_NOT_INITIALIZED };
+    let Some(map) = originals().vmem.map else {
+        return ffi::HSA_STATUS_ERROR_NOT_INITIALIZED;
+    };
     // SAFETY: forwarded arguments of the application's call.
     let st = unsafe { map(va, size, in_offset, handle, flags) };
-    if st == ffi::HSA_STATUS_SUCCESS && state::records_allocations() && !va.is_null() && !inventory::in_client_callback() {
+    if st == ffi::HSA_STATUS_SUCCESS
+        && state::records_allocations()
+        && !va.is_null()
+        && !inventory::in_client_callback()
+    {
         boundary(
             "hsa_amd_vmem_map",
             || match VMEM_HANDLES.agent(handle.handle) {
-                Some(agent) => INVENTORY.record(inventory::Allocation { base: va as usize, size, agent }),
-                None => tracing::trace!("mapping {va:p} of an untracked virtual-memory handle: not tracked"),
+                Some(agent) => INVENTORY.record(inventory::Allocation {
+                    base: va as usize,
+                    size,
+                    agent,
+                }),
+                None => tracing::trace!(
+                    "mapping {va:p} of an untracked virtual-memory handle: not tracked"
+                ),
             },
             || (),
         );
@@ -211,7 +302,9 @@ unsafe extern "C" fn vmem_map(
 
 /// `hsa_amd_vmem_unmap`: the mapping leaves the inventory.
 unsafe extern "C" fn vmem_unmap(va: *mut c_void, size: usize) -> hsa_status_t {
-    let Some(unmap) = originals().vmem.unmap else { return ffi::HSA_STATUS_ERROR_NOT_INITIALIZED };
+    let Some(unmap) = originals().vmem.unmap else {
+        return ffi::HSA_STATUS_ERROR_NOT_INITIALIZED;
+    };
     forget(va);
     // SAFETY: forwarded arguments.
     unsafe { unmap(va, size) }
@@ -225,16 +318,26 @@ unsafe extern "C" fn vmem_set_access(
     desc: *const hsa_abi::modern::hsa_amd_memory_access_desc_t,
     desc_cnt: usize,
 ) -> hsa_status_t {
-    let Some(set_access) = originals().vmem.set_access else { return ffi::HSA_STATUS_ERROR_NOT_INITIALIZED };
+    let Some(set_access) = originals().vmem.set_access else {
+        return ffi::HSA_STATUS_ERROR_NOT_INITIALIZED;
+    };
     // SAFETY: forwarded arguments of the application's call.
     let st = unsafe { set_access(va, size, desc, desc_cnt) };
-    if st == ffi::HSA_STATUS_SUCCESS && state::records_allocations() && !desc.is_null() && desc_cnt > 0 {
+    if st == ffi::HSA_STATUS_SUCCESS
+        && state::records_allocations()
+        && !desc.is_null()
+        && desc_cnt > 0
+    {
         boundary(
             "hsa_amd_vmem_set_access",
             || {
                 // SAFETY: the runtime accepted `desc_cnt` descriptors at `desc`.
                 let list = unsafe { std::slice::from_raw_parts(desc, desc_cnt) };
-                let agents: Vec<u64> = list.iter().filter(|d| d.permissions != 0).map(|d| d.agent_handle.handle).collect();
+                let agents: Vec<u64> = list
+                    .iter()
+                    .filter(|d| d.permissions != 0)
+                    .map(|d| d.agent_handle.handle)
+                    .collect();
                 INVENTORY.grant_range(va as usize, size, &agents);
             },
             || (),
@@ -245,11 +348,20 @@ unsafe extern "C" fn vmem_set_access(
 
 /// `hsa_amd_agents_allow_access`: the agents given access to a tracked allocation can write it,
 /// so replays on them capture it.
-unsafe extern "C" fn agents_allow_access(num_agents: u32, agents: *const hsa_agent_t, flags: *const u32, ptr: *const c_void) -> hsa_status_t {
+unsafe extern "C" fn agents_allow_access(
+    num_agents: u32,
+    agents: *const hsa_agent_t,
+    flags: *const u32,
+    ptr: *const c_void,
+) -> hsa_status_t {
     let o = originals();
     // SAFETY: forwarded arguments of the application's call.
     let st = unsafe { (o.agents_allow_access)(num_agents, agents, flags, ptr) };
-    if st == ffi::HSA_STATUS_SUCCESS && state::records_allocations() && !agents.is_null() && num_agents > 0 {
+    if st == ffi::HSA_STATUS_SUCCESS
+        && state::records_allocations()
+        && !agents.is_null()
+        && num_agents > 0
+    {
         boundary(
             "hsa_amd_agents_allow_access",
             || {
@@ -267,7 +379,12 @@ unsafe extern "C" fn agents_allow_access(num_agents: u32, agents: *const hsa_age
 /// Runs a host write into `dst` (a copy or fill of the application) under the reader side of the
 /// gate of the agent owning `dst`, so it never lands inside a replay window (where the next
 /// restore would revert it). An asynchronous one is counted in flight until `completion` fires.
-fn fenced_write(what: &str, dst: *const c_void, completion: Option<ffi::hsa_signal_t>, call: impl Fn() -> hsa_status_t) -> hsa_status_t {
+fn fenced_write(
+    what: &str,
+    dst: *const c_void,
+    completion: Option<ffi::hsa_signal_t>,
+    call: impl Fn() -> hsa_status_t,
+) -> hsa_status_t {
     if !state::is_active() {
         return call();
     }
@@ -311,25 +428,42 @@ unsafe extern "C" fn executable_destroy(executable: ffi::hsa_executable_t) -> hs
 
 /// `hsa_executable_freeze`: the executable's kernels become dispatchable, so kernel objects the
 /// loader did not know so far may resolve now.
-unsafe extern "C" fn executable_freeze(executable: ffi::hsa_executable_t, options: *const c_char) -> hsa_status_t {
+unsafe extern "C" fn executable_freeze(
+    executable: ffi::hsa_executable_t,
+    options: *const c_char,
+) -> hsa_status_t {
     // SAFETY: forwarded arguments of the application's call.
     let st = unsafe { (originals().executable_freeze)(executable, options) };
     if st == ffi::HSA_STATUS_SUCCESS && state::current() != ToolState::Finished {
-        boundary("hsa_executable_freeze", || replay::NAMES.executables_changed(), || ());
+        boundary(
+            "hsa_executable_freeze",
+            || replay::NAMES.executables_changed(),
+            || (),
+        );
     }
     st
 }
 
-unsafe extern "C" fn memory_copy(dst: *mut c_void, src: *const c_void, size: usize) -> hsa_status_t {
+unsafe extern "C" fn memory_copy(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+) -> hsa_status_t {
     let o = originals();
     // SAFETY: forwarded arguments of the application's call.
-    fenced_write("hsa_memory_copy", dst, None, || unsafe { (o.memory_copy)(dst, src, size) })
+    fenced_write("hsa_memory_copy", dst, None, || unsafe {
+        (o.memory_copy)(dst, src, size)
+    })
 }
 
 unsafe extern "C" fn memory_fill(ptr: *mut c_void, value: u32, count: usize) -> hsa_status_t {
-    let Some(f) = originals().host_writes.memory_fill else { return ffi::HSA_STATUS_ERROR };
+    let Some(f) = originals().host_writes.memory_fill else {
+        return ffi::HSA_STATUS_ERROR;
+    };
     // SAFETY: forwarded arguments of the application's call.
-    fenced_write("hsa_amd_memory_fill", ptr, None, || unsafe { f(ptr, value, count) })
+    fenced_write("hsa_amd_memory_fill", ptr, None, || unsafe {
+        f(ptr, value, count)
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -343,11 +477,20 @@ unsafe extern "C" fn async_copy(
     deps: *const ffi::hsa_signal_t,
     completion: ffi::hsa_signal_t,
 ) -> hsa_status_t {
-    let Some(f) = originals().host_writes.async_copy else { return ffi::HSA_STATUS_ERROR };
+    let Some(f) = originals().host_writes.async_copy else {
+        return ffi::HSA_STATUS_ERROR;
+    };
     // SAFETY: forwarded arguments of the application's call.
-    fenced_write("hsa_amd_memory_async_copy", dst, Some(completion), || unsafe {
-        f(dst, dst_agent, src, src_agent, size, num_deps, deps, completion)
-    })
+    fenced_write(
+        "hsa_amd_memory_async_copy",
+        dst,
+        Some(completion),
+        || unsafe {
+            f(
+                dst, dst_agent, src, src_agent, size, num_deps, deps, completion,
+            )
+        },
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -363,11 +506,21 @@ unsafe extern "C" fn async_copy_on_engine(
     engine: u32,
     force_sdma: bool,
 ) -> hsa_status_t {
-    let Some(f) = originals().host_writes.async_copy_on_engine else { return ffi::HSA_STATUS_ERROR };
+    let Some(f) = originals().host_writes.async_copy_on_engine else {
+        return ffi::HSA_STATUS_ERROR;
+    };
     // SAFETY: forwarded arguments of the application's call.
-    fenced_write("hsa_amd_memory_async_copy_on_engine", dst, Some(completion), || unsafe {
-        f(dst, dst_agent, src, src_agent, size, num_deps, deps, completion, engine, force_sdma)
-    })
+    fenced_write(
+        "hsa_amd_memory_async_copy_on_engine",
+        dst,
+        Some(completion),
+        || unsafe {
+            f(
+                dst, dst_agent, src, src_agent, size, num_deps, deps, completion, engine,
+                force_sdma,
+            )
+        },
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -383,13 +536,26 @@ unsafe extern "C" fn async_copy_rect(
     deps: *const ffi::hsa_signal_t,
     completion: ffi::hsa_signal_t,
 ) -> hsa_status_t {
-    let Some(f) = originals().host_writes.async_copy_rect else { return ffi::HSA_STATUS_ERROR };
+    let Some(f) = originals().host_writes.async_copy_rect else {
+        return ffi::HSA_STATUS_ERROR;
+    };
     // SAFETY: a non-NULL `dst` points to the caller's pitched-pointer description.
-    let base = if dst.is_null() { std::ptr::null() } else { unsafe { (*dst).base.cast_const() } };
+    let base = if dst.is_null() {
+        std::ptr::null()
+    } else {
+        unsafe { (*dst).base.cast_const() }
+    };
     // SAFETY: forwarded arguments of the application's call.
-    fenced_write("hsa_amd_memory_async_copy_rect", base, Some(completion), || unsafe {
-        f(dst, dst_offset, src, src_offset, range, agent, dir, num_deps, deps, completion)
-    })
+    fenced_write(
+        "hsa_amd_memory_async_copy_rect",
+        base,
+        Some(completion),
+        || unsafe {
+            f(
+                dst, dst_offset, src, src_offset, range, agent, dir, num_deps, deps, completion,
+            )
+        },
+    )
 }
 
 /// A store into an application signal: it is being used again, so copies counted on it are
@@ -401,25 +567,37 @@ fn signal_stored(what: &str, signal: ffi::hsa_signal_t) {
     }
 }
 
-unsafe extern "C" fn signal_store_relaxed(signal: ffi::hsa_signal_t, value: ffi::hsa_signal_value_t) {
+unsafe extern "C" fn signal_store_relaxed(
+    signal: ffi::hsa_signal_t,
+    value: ffi::hsa_signal_value_t,
+) {
     signal_stored("hsa_signal_store_relaxed", signal);
     // SAFETY: forwarded arguments.
     unsafe { (originals().signal_store_relaxed)(signal, value) }
 }
 
-unsafe extern "C" fn signal_store_screlease(signal: ffi::hsa_signal_t, value: ffi::hsa_signal_value_t) {
+unsafe extern "C" fn signal_store_screlease(
+    signal: ffi::hsa_signal_t,
+    value: ffi::hsa_signal_value_t,
+) {
     signal_stored("hsa_signal_store_screlease", signal);
     // SAFETY: forwarded arguments.
     unsafe { (originals().signal_store_screlease)(signal, value) }
 }
 
-unsafe extern "C" fn signal_silent_store_relaxed(signal: ffi::hsa_signal_t, value: ffi::hsa_signal_value_t) {
+unsafe extern "C" fn signal_silent_store_relaxed(
+    signal: ffi::hsa_signal_t,
+    value: ffi::hsa_signal_value_t,
+) {
     signal_stored("hsa_signal_silent_store_relaxed", signal);
     // SAFETY: forwarded arguments.
     unsafe { (originals().signal_silent_store_relaxed)(signal, value) }
 }
 
-unsafe extern "C" fn signal_silent_store_screlease(signal: ffi::hsa_signal_t, value: ffi::hsa_signal_value_t) {
+unsafe extern "C" fn signal_silent_store_screlease(
+    signal: ffi::hsa_signal_t,
+    value: ffi::hsa_signal_value_t,
+) {
     signal_stored("hsa_signal_silent_store_screlease", signal);
     // SAFETY: forwarded arguments.
     unsafe { (originals().signal_silent_store_screlease)(signal, value) }
@@ -427,7 +605,11 @@ unsafe extern "C" fn signal_silent_store_screlease(signal: ffi::hsa_signal_t, va
 
 unsafe extern "C" fn signal_destroy(signal: ffi::hsa_signal_t) -> hsa_status_t {
     if state::current() != ToolState::Finished {
-        boundary("hsa_signal_destroy", || replay::signal_destroyed(signal), || ());
+        boundary(
+            "hsa_signal_destroy",
+            || replay::signal_destroyed(signal),
+            || (),
+        );
     }
     // SAFETY: forwarded argument.
     unsafe { (originals().signal_destroy)(signal) }
@@ -447,20 +629,46 @@ unsafe extern "C" fn queue_create(
 ) -> hsa_status_t {
     let o = originals();
     // SAFETY: forwarded arguments of the application's call.
-    let original = || unsafe { (o.queue_create)(agent, size, type_, callback, data, private_segment_size, group_segment_size, queue) };
+    let original = || unsafe {
+        (o.queue_create)(
+            agent,
+            size,
+            type_,
+            callback,
+            data,
+            private_segment_size,
+            group_segment_size,
+            queue,
+        )
+    };
     if !state::is_active() || queue.is_null() {
         return original();
     }
     // `OnUnload` waits for a queue creation in progress, so the runtime cannot shut down between
     // the creation and the interceptor's registration.
-    let Some(_creation) = state::Submission::enter() else { return original() };
+    let Some(_creation) = state::Submission::enter() else {
+        return original();
+    };
     boundary(
         "hsa_queue_create",
         || {
             // SAFETY: forwarded arguments; the intercept queue has the same contract.
-            let st = unsafe { (o.intercept_create)(agent, size, type_, callback, data, private_segment_size, group_segment_size, queue) };
+            let st = unsafe {
+                (o.intercept_create)(
+                    agent,
+                    size,
+                    type_,
+                    callback,
+                    data,
+                    private_segment_size,
+                    group_segment_size,
+                    queue,
+                )
+            };
             if st != ffi::HSA_STATUS_SUCCESS {
-                tracing::warn!("hsa_amd_queue_intercept_create failed ({st:#x}); the queue is created without replay support");
+                tracing::warn!(
+                    "hsa_amd_queue_intercept_create failed ({st:#x}); the queue is created without replay support"
+                );
                 let st = original();
                 if st == ffi::HSA_STATUS_SUCCESS {
                     // SAFETY: success wrote the queue.
@@ -473,16 +681,24 @@ unsafe extern "C" fn queue_create(
             // SAFETY: a queue the runtime just created.
             let st = unsafe { (o.profiler_enable)(q, 1) };
             if st != ffi::HSA_STATUS_SUCCESS {
-                tracing::warn!("enabling profiling on queue {q:p} failed ({st:#x}); pass times will be unavailable");
+                tracing::warn!(
+                    "enabling profiling on queue {q:p} failed ({st:#x}); pass times will be unavailable"
+                );
             }
-            let Some(rt) = Runtime::get() else { return ffi::HSA_STATUS_SUCCESS };
+            let Some(rt) = Runtime::get() else {
+                return ffi::HSA_STATUS_SUCCESS;
+            };
             // SAFETY: the runtime just created `q`.
             let state = Arc::new(unsafe { QueueState::new(rt, agent, q) });
             let raw = Arc::into_raw(state.clone());
             // SAFETY: `raw` stays alive until the queue is destroyed (`queue_destroy`).
-            let st = unsafe { (o.intercept_register)(q, Some(write_interceptor), raw.cast_mut().cast()) };
+            let st = unsafe {
+                (o.intercept_register)(q, Some(write_interceptor), raw.cast_mut().cast())
+            };
             if st != ffi::HSA_STATUS_SUCCESS {
-                tracing::warn!("registering the write interceptor on queue {q:p} failed ({st:#x}); the queue is not replayed");
+                tracing::warn!(
+                    "registering the write interceptor on queue {q:p} failed ({st:#x}); the queue is not replayed"
+                );
                 // SAFETY: the runtime refused the pointer; reclaim it.
                 drop(unsafe { Arc::from_raw(raw) });
                 if let Some(c) = state.counter {
@@ -524,7 +740,11 @@ unsafe extern "C" fn queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
     }
     let counter = entry.as_ref().and_then(|(q, _)| q.counter);
     if let Some(c) = counter {
-        boundary("hsa_queue_destroy", || replay::IN_FLIGHT.remove_counter(c), || ());
+        boundary(
+            "hsa_queue_destroy",
+            || replay::IN_FLIGHT.remove_counter(c),
+            || (),
+        );
     }
     // SAFETY: forwarded argument.
     let st = unsafe { (o.queue_destroy)(queue) };
@@ -555,11 +775,26 @@ unsafe extern "C" fn intercept_create(
 ) -> hsa_status_t {
     let o = originals();
     // SAFETY: forwarded arguments of the caller.
-    let st = unsafe { (o.intercept_create)(agent, size, type_, callback, data, private_segment_size, group_segment_size, queue) };
+    let st = unsafe {
+        (o.intercept_create)(
+            agent,
+            size,
+            type_,
+            callback,
+            data,
+            private_segment_size,
+            group_segment_size,
+            queue,
+        )
+    };
     if st == ffi::HSA_STATUS_SUCCESS && state::is_active() && !queue.is_null() {
         // SAFETY: success wrote the queue.
         let q = unsafe { *queue } as usize;
-        boundary("hsa_amd_queue_intercept_create", || coverage::foreign_queue_created(q, agent.handle), || ());
+        boundary(
+            "hsa_amd_queue_intercept_create",
+            || coverage::foreign_queue_created(q, agent.handle),
+            || (),
+        );
     }
     st
 }
@@ -598,13 +833,20 @@ pub unsafe extern "C" fn write_interceptor(
     };
     let mut forwarded: usize = 0;
     // SAFETY: the runtime passes `count` packets.
-    let r = catch_unwind(AssertUnwindSafe(|| unsafe { replay::on_submit(&q, pkts, count, writer, &mut forwarded) }));
+    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+        replay::on_submit(&q, pkts, count, writer, &mut forwarded)
+    }));
     if r.is_err() {
         tracing::error!("a panic in the write interceptor was caught");
         let done = (forwarded as u64).min(count);
         if done < count {
             // SAFETY: as in the fast path: the packets not forwarded yet, unchanged.
-            unsafe { writer(pkts.cast::<u8>().add(done as usize * 64).cast(), count - done) };
+            unsafe {
+                writer(
+                    pkts.cast::<u8>().add(done as usize * 64).cast(),
+                    count - done,
+                )
+            };
         }
     }
 }
@@ -620,11 +862,17 @@ enum LoadError {
     RootMajor(u32),
     #[error(transparent)]
     Table(#[from] TableError),
-    #[error("another copy of kreplay ({0}) is already loaded in this process and intercepts the runtime")]
+    #[error(
+        "another copy of kreplay ({0}) is already loaded in this process and intercepts the runtime"
+    )]
     SecondCopy(String),
-    #[error("kreplay is already the active tool of this runtime instance (OnLoad called twice without OnUnload)")]
+    #[error(
+        "kreplay is already the active tool of this runtime instance (OnLoad called twice without OnUnload)"
+    )]
     AlreadyLoaded,
-    #[error("the API table still holds kreplay's own entries from an earlier runtime instance, and no original entries were saved")]
+    #[error(
+        "the API table still holds kreplay's own entries from an earlier runtime instance, and no original entries were saved"
+    )]
     StillWrapped,
 }
 
@@ -634,7 +882,9 @@ fn other_kreplay_copy(addr: *const c_void) -> Option<String> {
     let mut theirs: libc::Dl_info = unsafe_zeroed();
     // SAFETY: out-pointers to locals; addresses of functions.
     unsafe {
-        if libc::dladdr(write_interceptor as *const c_void, &mut mine) == 0 || libc::dladdr(addr, &mut theirs) == 0 {
+        if libc::dladdr(write_interceptor as *const c_void, &mut mine) == 0
+            || libc::dladdr(addr, &mut theirs) == 0
+        {
             return None;
         }
     }
@@ -651,7 +901,9 @@ fn other_kreplay_copy(addr: *const c_void) -> Option<String> {
     // SAFETY: balances the NOLOAD open.
     unsafe { libc::dlclose(handle) };
     // SAFETY: as above.
-    let name = unsafe { std::ffi::CStr::from_ptr(theirs.dli_fname) }.to_string_lossy().into_owned();
+    let name = unsafe { std::ffi::CStr::from_ptr(theirs.dli_fname) }
+        .to_string_lossy()
+        .into_owned();
     (!sym.is_null()).then_some(name)
 }
 
@@ -659,10 +911,14 @@ fn other_kreplay_copy(addr: *const c_void) -> Option<String> {
 /// `OnLoad` before the allocate entries were wrapped. Empty when this library is not found in
 /// the list (loaded some other way).
 fn tools_loaded_before_me() -> Vec<String> {
-    let Ok(list) = std::env::var("HSA_TOOLS_LIB") else { return Vec::new() };
+    let Ok(list) = std::env::var("HSA_TOOLS_LIB") else {
+        return Vec::new();
+    };
     let mut mine: libc::Dl_info = unsafe_zeroed();
     // SAFETY: out-pointer to a local; the address of a function of this library.
-    if unsafe { libc::dladdr(write_interceptor as *const c_void, &mut mine) } == 0 || mine.dli_fname.is_null() {
+    if unsafe { libc::dladdr(write_interceptor as *const c_void, &mut mine) } == 0
+        || mine.dli_fname.is_null()
+    {
         return Vec::new();
     }
     // SAFETY: the loader's NUL-terminated path of this library; NOLOAD only looks it up.
@@ -674,7 +930,9 @@ fn tools_loaded_before_me() -> Vec<String> {
     let mut found = false;
     // A value the runtime could not parse loaded no tool at all.
     for entry in hsa_abi::tools_lib::parse(&list).unwrap_or_default() {
-        let Ok(c) = std::ffi::CString::new(entry.as_str()) else { continue };
+        let Ok(c) = std::ffi::CString::new(entry.as_str()) else {
+            continue;
+        };
         // SAFETY: a NUL-terminated name; NOLOAD only looks up an already loaded object.
         let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
         if h.is_null() {
@@ -700,12 +958,19 @@ fn tools_loaded_before_me() -> Vec<String> {
 fn pin_in_memory() -> bool {
     let mut mine: libc::Dl_info = unsafe_zeroed();
     // SAFETY: out-pointer to a local; the address of a function of this library.
-    if unsafe { libc::dladdr(write_interceptor as *const c_void, &mut mine) } == 0 || mine.dli_fname.is_null() {
+    if unsafe { libc::dladdr(write_interceptor as *const c_void, &mut mine) } == 0
+        || mine.dli_fname.is_null()
+    {
         return false;
     }
     // SAFETY: the loader's NUL-terminated path of this library, already loaded (NOLOAD). The
     // handle is deliberately never closed.
-    let h = unsafe { libc::dlopen(mine.dli_fname, libc::RTLD_LAZY | libc::RTLD_NOLOAD | libc::RTLD_NODELETE) };
+    let h = unsafe {
+        libc::dlopen(
+            mine.dli_fname,
+            libc::RTLD_LAZY | libc::RTLD_NOLOAD | libc::RTLD_NODELETE,
+        )
+    };
     !h.is_null()
 }
 
@@ -736,7 +1001,11 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     // SAFETY: as above.
     let amd = unsafe { TablePtr::new(root.amd_ext_) }.ok_or(TableError::Missing("amd_ext"))?;
     let o = Originals::read(core, amd)?;
-    for addr in [o.queue_create as *const c_void, o.memory_allocate as *const c_void, o.pool_allocate as *const c_void] {
+    for addr in [
+        o.queue_create as *const c_void,
+        o.memory_allocate as *const c_void,
+        o.pool_allocate as *const c_void,
+    ] {
         if let Some(path) = other_kreplay_copy(addr) {
             return Err(LoadError::SecondCopy(path));
         }
@@ -748,7 +1017,11 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
         replay::forget_runtime_instance();
         // The built-in client, once it took the service, keeps it; a tool registers again.
         let kept = crate::api::client().is_some();
-        state::set_service(if kept { ReplayService::On } else { ReplayService::Undecided });
+        state::set_service(if kept {
+            ReplayService::On
+        } else {
+            ReplayService::Undecided
+        });
     }
     let w = o.host_writes;
     let mine: ffi::hsa_queue_create_fn_t = Some(queue_create);
@@ -768,19 +1041,71 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     if !state::advance(from, ToolState::Active) {
         return Err(LoadError::AlreadyLoaded);
     }
-    write_slot!(core, CoreApiTable, hsa_queue_create_fn, { let f: ffi::hsa_queue_create_fn_t = Some(queue_create); f }).map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_queue_destroy_fn, { let f: ffi::hsa_queue_destroy_fn_t = Some(queue_destroy); f }).map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_memory_allocate_fn, { let f: ffi::hsa_memory_allocate_fn_t = Some(memory_allocate); f }).map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_memory_free_fn, { let f: ffi::hsa_memory_free_fn_t = Some(memory_free); f }).map_err(TableError::from)?;
-    write_slot!(amd, AmdExtTable, hsa_amd_memory_pool_allocate_fn, { let f: ffi::hsa_amd_memory_pool_allocate_fn_t = Some(pool_allocate); f }).map_err(TableError::from)?;
-    write_slot!(amd, AmdExtTable, hsa_amd_memory_pool_free_fn, { let f: ffi::hsa_amd_memory_pool_free_fn_t = Some(pool_free); f }).map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_executable_destroy_fn, { let f: ffi::hsa_executable_destroy_fn_t = Some(executable_destroy); f }).map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_executable_freeze_fn, { let f: ffi::hsa_executable_freeze_fn_t = Some(executable_freeze); f }).map_err(TableError::from)?;
-    write_slot!(amd, AmdExtTable, hsa_amd_agents_allow_access_fn, { let f: ffi::hsa_amd_agents_allow_access_fn_t = Some(agents_allow_access); f }).map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_memory_copy_fn, { let f: ffi::hsa_memory_copy_fn_t = Some(memory_copy); f }).map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_signal_destroy_fn, { let f: ffi::hsa_signal_destroy_fn_t = Some(signal_destroy); f }).map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_signal_store_relaxed_fn, { let f: ffi::hsa_signal_store_relaxed_fn_t = Some(signal_store_relaxed); f }).map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_signal_store_screlease_fn, { let f: ffi::hsa_signal_store_screlease_fn_t = Some(signal_store_screlease); f }).map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_queue_create_fn, {
+        let f: ffi::hsa_queue_create_fn_t = Some(queue_create);
+        f
+    })
+    .map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_queue_destroy_fn, {
+        let f: ffi::hsa_queue_destroy_fn_t = Some(queue_destroy);
+        f
+    })
+    .map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_memory_allocate_fn, {
+        let f: ffi::hsa_memory_allocate_fn_t = Some(memory_allocate);
+        f
+    })
+    .map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_memory_free_fn, {
+        let f: ffi::hsa_memory_free_fn_t = Some(memory_free);
+        f
+    })
+    .map_err(TableError::from)?;
+    write_slot!(amd, AmdExtTable, hsa_amd_memory_pool_allocate_fn, {
+        let f: ffi::hsa_amd_memory_pool_allocate_fn_t = Some(pool_allocate);
+        f
+    })
+    .map_err(TableError::from)?;
+    write_slot!(amd, AmdExtTable, hsa_amd_memory_pool_free_fn, {
+        let f: ffi::hsa_amd_memory_pool_free_fn_t = Some(pool_free);
+        f
+    })
+    .map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_executable_destroy_fn, {
+        let f: ffi::hsa_executable_destroy_fn_t = Some(executable_destroy);
+        f
+    })
+    .map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_executable_freeze_fn, {
+        let f: ffi::hsa_executable_freeze_fn_t = Some(executable_freeze);
+        f
+    })
+    .map_err(TableError::from)?;
+    write_slot!(amd, AmdExtTable, hsa_amd_agents_allow_access_fn, {
+        let f: ffi::hsa_amd_agents_allow_access_fn_t = Some(agents_allow_access);
+        f
+    })
+    .map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_memory_copy_fn, {
+        let f: ffi::hsa_memory_copy_fn_t = Some(memory_copy);
+        f
+    })
+    .map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_signal_destroy_fn, {
+        let f: ffi::hsa_signal_destroy_fn_t = Some(signal_destroy);
+        f
+    })
+    .map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_signal_store_relaxed_fn, {
+        let f: ffi::hsa_signal_store_relaxed_fn_t = Some(signal_store_relaxed);
+        f
+    })
+    .map_err(TableError::from)?;
+    write_slot!(core, CoreApiTable, hsa_signal_store_screlease_fn, {
+        let f: ffi::hsa_signal_store_screlease_fn_t = Some(signal_store_screlease);
+        f
+    })
+    .map_err(TableError::from)?;
     write_slot!(core, CoreApiTable, hsa_signal_silent_store_relaxed_fn, {
         let f: ffi::hsa_signal_silent_store_relaxed_fn_t = Some(signal_silent_store_relaxed);
         f
@@ -792,15 +1117,23 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     })
     .map_err(TableError::from)?;
     if w.memory_fill.is_some() {
-        write_slot!(amd, AmdExtTable, hsa_amd_memory_fill_fn, { let f: ffi::hsa_amd_memory_fill_fn_t = Some(memory_fill); f }).map_err(TableError::from)?;
+        write_slot!(amd, AmdExtTable, hsa_amd_memory_fill_fn, {
+            let f: ffi::hsa_amd_memory_fill_fn_t = Some(memory_fill);
+            f
+        })
+        .map_err(TableError::from)?;
     }
     if w.async_copy.is_some() {
-        write_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_fn, { let f: ffi::hsa_amd_memory_async_copy_fn_t = Some(async_copy); f })
-            .map_err(TableError::from)?;
+        write_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_fn, {
+            let f: ffi::hsa_amd_memory_async_copy_fn_t = Some(async_copy);
+            f
+        })
+        .map_err(TableError::from)?;
     }
     if w.async_copy_on_engine.is_some() {
         write_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_on_engine_fn, {
-            let f: hsa_abi::modern::hsa_amd_memory_async_copy_on_engine_fn_t = Some(async_copy_on_engine);
+            let f: hsa_abi::modern::hsa_amd_memory_async_copy_on_engine_fn_t =
+                Some(async_copy_on_engine);
             f
         })
         .map_err(TableError::from)?;
@@ -813,7 +1146,11 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
         .map_err(TableError::from)?;
     }
     let v = o.vmem;
-    if v.handle_create.is_some() && v.handle_release.is_some() && v.map.is_some() && v.unmap.is_some() {
+    if v.handle_create.is_some()
+        && v.handle_release.is_some()
+        && v.map.is_some()
+        && v.unmap.is_some()
+    {
         write_slot!(amd, AmdExtTable, hsa_amd_vmem_handle_create_fn, {
             let f: hsa_abi::modern::hsa_amd_vmem_handle_create_fn_t = Some(vmem_handle_create);
             f
@@ -824,10 +1161,16 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
             f
         })
         .map_err(TableError::from)?;
-        write_slot!(amd, AmdExtTable, hsa_amd_vmem_map_fn, { let f: hsa_abi::modern::hsa_amd_vmem_map_fn_t = Some(vmem_map); f })
-            .map_err(TableError::from)?;
-        write_slot!(amd, AmdExtTable, hsa_amd_vmem_unmap_fn, { let f: hsa_abi::modern::hsa_amd_vmem_unmap_fn_t = Some(vmem_unmap); f })
-            .map_err(TableError::from)?;
+        write_slot!(amd, AmdExtTable, hsa_amd_vmem_map_fn, {
+            let f: hsa_abi::modern::hsa_amd_vmem_map_fn_t = Some(vmem_map);
+            f
+        })
+        .map_err(TableError::from)?;
+        write_slot!(amd, AmdExtTable, hsa_amd_vmem_unmap_fn, {
+            let f: hsa_abi::modern::hsa_amd_vmem_unmap_fn_t = Some(vmem_unmap);
+            f
+        })
+        .map_err(TableError::from)?;
     }
     if v.set_access.is_some() {
         write_slot!(amd, AmdExtTable, hsa_amd_vmem_set_access_fn, {

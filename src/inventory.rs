@@ -105,7 +105,9 @@ pub fn excluded_by_alloc_flags(flags: u32) -> bool {
 
 /// Classifies an allocation of `base` from its pointer facts.
 pub fn classify(base: usize, facts: Option<PointerFacts>) -> Classification {
-    let Some(f) = facts else { return Classification::Unknown };
+    let Some(f) = facts else {
+        return Classification::Unknown;
+    };
     if f.pointer_type != ffi::HSA_EXT_POINTER_TYPE_HSA || f.size == 0 {
         return if f.pointer_type == ffi::HSA_EXT_POINTER_TYPE_LOCKED {
             Classification::Host
@@ -129,7 +131,11 @@ pub fn classify(base: usize, facts: Option<PointerFacts>) -> Classification {
     if g & ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED == 0 {
         return Classification::Unknown;
     }
-    Classification::Tracked(Allocation { base, size: f.size, agent: f.agent })
+    Classification::Tracked(Allocation {
+        base,
+        size: f.size,
+        agent: f.agent,
+    })
 }
 
 /// Why a captured allocation may no longer be written: it is not the allocation captured.
@@ -185,14 +191,23 @@ impl AllocationInventory {
         let mut peers: Vec<u64> = access.iter().copied().filter(|&h| h != a.agent).collect();
         peers.sort_unstable();
         peers.dedup();
-        self.live.write().insert(a.base, Record { allocation: a, serial, peers });
+        self.live.write().insert(
+            a.base,
+            Record {
+                allocation: a,
+                serial,
+                peers,
+            },
+        );
     }
 
     /// Records that `agents` were given access to the tracked allocation containing `ptr`
     /// (`hsa_amd_agents_allow_access`); false when no tracked allocation contains it.
     pub fn grant(&self, ptr: usize, agents: &[u64]) -> bool {
         let mut live = self.live.write();
-        let Some((_, r)) = live.range_mut(..=ptr).next_back() else { return false };
+        let Some((_, r)) = live.range_mut(..=ptr).next_back() else {
+            return false;
+        };
         if ptr - r.allocation.base >= r.allocation.size {
             return false;
         }
@@ -247,7 +262,12 @@ impl AllocationInventory {
 
     /// The allocations owned by `agent`, ordered by address.
     pub fn owned_by(&self, agent: u64) -> Vec<Allocation> {
-        self.live.read().values().map(|r| r.allocation).filter(|a| a.agent == agent).collect()
+        self.live
+            .read()
+            .values()
+            .map(|r| r.allocation)
+            .filter(|a| a.agent == agent)
+            .collect()
     }
 
     /// The allocations a kernel on `agent` can write, ordered by address: those it owns and
@@ -266,7 +286,10 @@ impl AllocationInventory {
     /// tracked allocation contains `addr`.
     pub fn agents_containing(&self, addr: usize) -> Vec<u64> {
         let live = self.live.read();
-        let Some(r) = live.values().find(|r| addr >= r.allocation.base && addr - r.allocation.base < r.allocation.size) else {
+        let Some(r) = live
+            .values()
+            .find(|r| addr >= r.allocation.base && addr - r.allocation.base < r.allocation.size)
+        else {
             return Vec::new();
         };
         let mut agents = Vec::with_capacity(1 + r.peers.len());
@@ -287,12 +310,22 @@ impl AllocationInventory {
     /// Like [`AllocationInventory::with_live`], and when `serial` is given, only when the live
     /// allocation is the one that had that serial (not a new allocation at the same address).
     /// Returns `f`'s result and the allocation's serial.
-    pub fn with_same<R>(&self, base: usize, size: usize, serial: Option<u64>, f: impl FnOnce() -> R) -> Result<(R, u64), StaleAllocation> {
+    pub fn with_same<R>(
+        &self,
+        base: usize,
+        size: usize,
+        serial: Option<u64>,
+        f: impl FnOnce() -> R,
+    ) -> Result<(R, u64), StaleAllocation> {
         let live = self.live.read();
         match live.get(&base) {
             None => Err(StaleAllocation::Freed),
-            Some(r) if r.allocation.size < size => Err(StaleAllocation::Shrunk { now: r.allocation.size }),
-            Some(r) if serial.is_some_and(|want| want != r.serial) => Err(StaleAllocation::Replaced),
+            Some(r) if r.allocation.size < size => Err(StaleAllocation::Shrunk {
+                now: r.allocation.size,
+            }),
+            Some(r) if serial.is_some_and(|want| want != r.serial) => {
+                Err(StaleAllocation::Replaced)
+            }
             Some(r) => Ok((f(), r.serial)),
         }
     }
@@ -361,7 +394,10 @@ impl ExecutableInventory {
     /// Holds off destruction until the returned guard is dropped. Do not call
     /// [`ExecutableInventory::with_same`] or `hold` again while holding it.
     pub fn hold(&self) -> ExecutablesHeld<'_> {
-        ExecutablesHeld { inventory: self, _guard: self.barrier.read() }
+        ExecutablesHeld {
+            inventory: self,
+            _guard: self.barrier.read(),
+        }
     }
 
     /// Runs `destroy` (the runtime's `hsa_executable_destroy`) exclusively, after forgetting
@@ -400,7 +436,10 @@ impl<'a> ExecutablesHeld<'a> {
     /// the tool).
     pub fn observe(&self, handle: u64) -> u64 {
         let inv = self.inventory;
-        *inv.serials.lock().entry(handle).or_insert_with(|| inv.next_serial.fetch_add(1, Ordering::Relaxed))
+        *inv.serials
+            .lock()
+            .entry(handle)
+            .or_insert_with(|| inv.next_serial.fetch_add(1, Ordering::Relaxed))
     }
 
     /// True when `handle` is still the executable that had `serial`.
@@ -414,7 +453,13 @@ mod tests {
     use super::*;
 
     fn facts(flags: u32, gpu: bool) -> PointerFacts {
-        PointerFacts { pointer_type: ffi::HSA_EXT_POINTER_TYPE_HSA, size: 64, agent: 7, agent_is_gpu: gpu, global_flags: flags }
+        PointerFacts {
+            pointer_type: ffi::HSA_EXT_POINTER_TYPE_HSA,
+            size: 64,
+            agent: 7,
+            agent_is_gpu: gpu,
+            global_flags: flags,
+        }
     }
 
     #[test]
@@ -422,13 +467,29 @@ mod tests {
         let coarse = ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED;
         assert_eq!(
             classify(0x1000, Some(facts(coarse, true))),
-            Classification::Tracked(Allocation { base: 0x1000, size: 64, agent: 7 })
+            Classification::Tracked(Allocation {
+                base: 0x1000,
+                size: 64,
+                agent: 7
+            })
         );
-        assert_eq!(classify(1, Some(facts(coarse | 1, true))), Classification::Kernarg);
+        assert_eq!(
+            classify(1, Some(facts(coarse | 1, true))),
+            Classification::Kernarg
+        );
         assert_eq!(classify(1, Some(facts(1, false))), Classification::Kernarg);
-        assert_eq!(classify(1, Some(facts(2, true))), Classification::FineGrained);
-        assert_eq!(classify(1, Some(facts(8 | coarse, true))), Classification::FineGrained);
-        assert_eq!(classify(1, Some(facts(coarse, false))), Classification::Host);
+        assert_eq!(
+            classify(1, Some(facts(2, true))),
+            Classification::FineGrained
+        );
+        assert_eq!(
+            classify(1, Some(facts(8 | coarse, true))),
+            Classification::FineGrained
+        );
+        assert_eq!(
+            classify(1, Some(facts(coarse, false))),
+            Classification::Host
+        );
         assert_eq!(classify(1, None), Classification::Unknown);
         let mut locked = facts(coarse, true);
         locked.pointer_type = ffi::HSA_EXT_POINTER_TYPE_LOCKED;
@@ -440,34 +501,89 @@ mod tests {
     #[test]
     fn inventory_is_agent_scoped_and_revalidates() {
         let inv = AllocationInventory::new();
-        inv.record(Allocation { base: 0x2000, size: 32, agent: 1 });
-        inv.record(Allocation { base: 0x1000, size: 16, agent: 1 });
-        inv.record(Allocation { base: 0x9000, size: 16, agent: 2 });
-        assert_eq!(inv.owned_by(1).iter().map(|a| a.base).collect::<Vec<_>>(), vec![0x1000, 0x2000]);
+        inv.record(Allocation {
+            base: 0x2000,
+            size: 32,
+            agent: 1,
+        });
+        inv.record(Allocation {
+            base: 0x1000,
+            size: 16,
+            agent: 1,
+        });
+        inv.record(Allocation {
+            base: 0x9000,
+            size: 16,
+            agent: 2,
+        });
+        assert_eq!(
+            inv.owned_by(1).iter().map(|a| a.base).collect::<Vec<_>>(),
+            vec![0x1000, 0x2000]
+        );
         assert_eq!(inv.owned_by(2).len(), 1);
         assert_eq!(inv.with_live(0x2000, 32, || 5), Some(5));
-        assert_eq!(inv.with_live(0x2000, 33, || 5), None, "a region bigger than the live allocation is refused");
+        assert_eq!(
+            inv.with_live(0x2000, 33, || 5),
+            None,
+            "a region bigger than the live allocation is refused"
+        );
         assert_eq!(inv.agents_containing(0x2000 + 31), vec![1]);
         assert!(inv.agents_containing(0x2000 + 32).is_empty());
         assert_eq!(inv.agents_containing(0x9000), vec![2]);
         assert!(inv.forget(0x2000).is_some());
         assert_eq!(inv.with_live(0x2000, 1, || 5), None);
-        assert!(inv.forget(0xdead).is_none(), "freeing an unknown pointer is harmless");
+        assert!(
+            inv.forget(0xdead).is_none(),
+            "freeing an unknown pointer is harmless"
+        );
         assert_eq!(inv.len(), 2);
     }
 
     #[test]
     fn peer_memory_is_writable_by_the_agents_given_access() {
         let inv = AllocationInventory::new();
-        inv.record_with_access(Allocation { base: 0x1000, size: 0x100, agent: 1 }, &[1]);
-        inv.record_with_access(Allocation { base: 0x8000, size: 0x100, agent: 2 }, &[2, 3]);
-        inv.record(Allocation { base: 0x9000, size: 0x100, agent: 2 });
-        let bases = |agent| inv.writable_by(agent).iter().map(|a| a.base).collect::<Vec<_>>();
+        inv.record_with_access(
+            Allocation {
+                base: 0x1000,
+                size: 0x100,
+                agent: 1,
+            },
+            &[1],
+        );
+        inv.record_with_access(
+            Allocation {
+                base: 0x8000,
+                size: 0x100,
+                agent: 2,
+            },
+            &[2, 3],
+        );
+        inv.record(Allocation {
+            base: 0x9000,
+            size: 0x100,
+            agent: 2,
+        });
+        let bases = |agent| {
+            inv.writable_by(agent)
+                .iter()
+                .map(|a| a.base)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(bases(1), vec![0x1000]);
-        assert_eq!(bases(3), vec![0x8000], "access reported by the runtime at allocation time");
-        assert!(inv.grant(0x9080, &[1]), "an interior pointer names its allocation");
+        assert_eq!(
+            bases(3),
+            vec![0x8000],
+            "access reported by the runtime at allocation time"
+        );
+        assert!(
+            inv.grant(0x9080, &[1]),
+            "an interior pointer names its allocation"
+        );
         assert_eq!(bases(1), vec![0x1000, 0x9000]);
-        assert!(!inv.grant(0x9100, &[1]), "one past the end is not the allocation");
+        assert!(
+            !inv.grant(0x9100, &[1]),
+            "one past the end is not the allocation"
+        );
         assert!(!inv.grant(0x10, &[1]));
         assert_eq!(inv.owned_by(2).len(), 2);
     }
@@ -475,13 +591,34 @@ mod tests {
     #[test]
     fn a_range_grant_reaches_every_overlapping_allocation() {
         let inv = AllocationInventory::new();
-        inv.record(Allocation { base: 0x1000, size: 0x1000, agent: 1 });
-        inv.record(Allocation { base: 0x2000, size: 0x1000, agent: 1 });
-        inv.record(Allocation { base: 0x4000, size: 0x1000, agent: 1 });
+        inv.record(Allocation {
+            base: 0x1000,
+            size: 0x1000,
+            agent: 1,
+        });
+        inv.record(Allocation {
+            base: 0x2000,
+            size: 0x1000,
+            agent: 1,
+        });
+        inv.record(Allocation {
+            base: 0x4000,
+            size: 0x1000,
+            agent: 1,
+        });
         assert_eq!(inv.grant_range(0x1800, 0x1000, &[2, 1]), 2);
-        let bases = |agent| inv.writable_by(agent).iter().map(|a| a.base).collect::<Vec<_>>();
+        let bases = |agent| {
+            inv.writable_by(agent)
+                .iter()
+                .map(|a| a.base)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(bases(2), vec![0x1000, 0x2000]);
-        assert_eq!(inv.grant_range(0x3000, 0x1000, &[2]), 0, "the gap between allocations");
+        assert_eq!(
+            inv.grant_range(0x3000, 0x1000, &[2]),
+            0,
+            "the gap between allocations"
+        );
         assert_eq!(inv.grant_range(0x3000, 0x1001, &[3]), 1);
         assert_eq!(bases(3), vec![0x4000]);
     }
@@ -493,7 +630,10 @@ mod tests {
             let _outer = ClientCallbackScope::enter();
             let _inner = ClientCallbackScope::enter();
             assert!(in_client_callback());
-            assert!(!std::thread::spawn(in_client_callback).join().unwrap(), "other threads are not in the callback");
+            assert!(
+                !std::thread::spawn(in_client_callback).join().unwrap(),
+                "other threads are not in the callback"
+            );
         }
         assert!(!in_client_callback());
     }
@@ -502,7 +642,11 @@ mod tests {
     fn a_destroyed_executable_is_not_the_captured_one() {
         let exes = ExecutableInventory::new();
         let serial = exes.hold().observe(0xe1);
-        assert_eq!(exes.hold().observe(0xe1), serial, "one serial while it lives");
+        assert_eq!(
+            exes.hold().observe(0xe1),
+            serial,
+            "one serial while it lives"
+        );
         assert_eq!(exes.with_same(0xe1, serial, || 7), Some(7));
         assert_eq!(exes.destroying(0xe1, || 5), 5);
         assert_eq!(exes.with_same(0xe1, serial, || 7), None);
@@ -515,14 +659,39 @@ mod tests {
     #[test]
     fn a_new_allocation_at_a_captured_address_is_not_the_captured_one() {
         let inv = AllocationInventory::new();
-        inv.record(Allocation { base: 0x4000, size: 64, agent: 1 });
+        inv.record(Allocation {
+            base: 0x4000,
+            size: 64,
+            agent: 1,
+        });
         let ((), serial) = inv.with_same(0x4000, 64, None, || ()).unwrap();
-        assert_eq!(inv.with_same(0x4000, 64, Some(serial), || 1).map(|(r, _)| r), Ok(1), "the same allocation");
+        assert_eq!(
+            inv.with_same(0x4000, 64, Some(serial), || 1)
+                .map(|(r, _)| r),
+            Ok(1),
+            "the same allocation"
+        );
         inv.forget(0x4000);
-        assert_eq!(inv.with_same(0x4000, 64, Some(serial), || 1), Err(StaleAllocation::Freed));
-        inv.record(Allocation { base: 0x4000, size: 64, agent: 1 });
-        assert_eq!(inv.with_same(0x4000, 64, Some(serial), || 1), Err(StaleAllocation::Replaced));
-        assert_eq!(inv.with_same(0x4000, 128, None, || 1), Err(StaleAllocation::Shrunk { now: 64 }));
-        assert!(inv.with_live(0x4000, 64, || 1).is_some(), "without a serial any live allocation of the size qualifies");
+        assert_eq!(
+            inv.with_same(0x4000, 64, Some(serial), || 1),
+            Err(StaleAllocation::Freed)
+        );
+        inv.record(Allocation {
+            base: 0x4000,
+            size: 64,
+            agent: 1,
+        });
+        assert_eq!(
+            inv.with_same(0x4000, 64, Some(serial), || 1),
+            Err(StaleAllocation::Replaced)
+        );
+        assert_eq!(
+            inv.with_same(0x4000, 128, None, || 1),
+            Err(StaleAllocation::Shrunk { now: 64 })
+        );
+        assert!(
+            inv.with_live(0x4000, 64, || 1).is_some(),
+            "without a serial any live allocation of the size qualifies"
+        );
     }
 }

@@ -11,7 +11,10 @@ use crate::inventory::{ExecutableInventory, ExecutablesHeld};
 use crate::runtime::{HsaError, Runtime};
 use crate::snapshot::{ExecutableRef, Region, RegionKind};
 use crate::sync::{Arc, AtomicU64, LazyLock, Mutex, Ordering};
-use hsa_abi::ffi::{self, hsa_agent_t, hsa_executable_symbol_t, hsa_executable_t, hsa_loaded_code_object_t, hsa_status_t};
+use hsa_abi::ffi::{
+    self, hsa_agent_t, hsa_executable_symbol_t, hsa_executable_t, hsa_loaded_code_object_t,
+    hsa_status_t,
+};
 use std::collections::{HashMap, HashSet};
 use std::ffi::{CString, c_void};
 use std::ops::Range;
@@ -55,8 +58,13 @@ fn loader_table(rt: Runtime) -> Option<ffi::hsa_ven_amd_loader_1_03_pfn_t> {
 }
 
 fn executables(rt: Runtime) -> Result<Vec<hsa_executable_t>, HsaError> {
-    let missing = HsaError { call: "hsa_ven_amd_loader_iterate_executables", status: ffi::HSA_STATUS_ERROR };
-    let iterate = loader_table(rt).and_then(|t| t.hsa_ven_amd_loader_iterate_executables).ok_or(missing)?;
+    let missing = HsaError {
+        call: "hsa_ven_amd_loader_iterate_executables",
+        status: ffi::HSA_STATUS_ERROR,
+    };
+    let iterate = loader_table(rt)
+        .and_then(|t| t.hsa_ven_amd_loader_iterate_executables)
+        .ok_or(missing)?;
     unsafe extern "C" fn collect(exe: hsa_executable_t, data: *mut c_void) -> hsa_status_t {
         // SAFETY: `data` is the Vec passed below, alive for the call.
         let v = unsafe { &mut *data.cast::<Vec<hsa_executable_t>>() };
@@ -67,17 +75,30 @@ fn executables(rt: Runtime) -> Result<Vec<hsa_executable_t>, HsaError> {
     // SAFETY: the callback only pushes into `v`, which outlives the call.
     let st = unsafe { iterate(Some(collect), (&mut v as *mut Vec<hsa_executable_t>).cast()) };
     if st != ffi::HSA_STATUS_SUCCESS {
-        return Err(HsaError { call: "hsa_ven_amd_loader_iterate_executables", status: st });
+        return Err(HsaError {
+            call: "hsa_ven_amd_loader_iterate_executables",
+            status: st,
+        });
     }
     Ok(v)
 }
 
-fn loaded_code_objects(rt: Runtime, exe: hsa_executable_t) -> Result<Vec<hsa_loaded_code_object_t>, HsaError> {
+fn loaded_code_objects(
+    rt: Runtime,
+    exe: hsa_executable_t,
+) -> Result<Vec<hsa_loaded_code_object_t>, HsaError> {
     const CALL: &str = "hsa_ven_amd_loader_executable_iterate_loaded_code_objects";
     let iterate = loader_table(rt)
         .and_then(|t| t.hsa_ven_amd_loader_executable_iterate_loaded_code_objects)
-        .ok_or(HsaError { call: CALL, status: ffi::HSA_STATUS_ERROR })?;
-    unsafe extern "C" fn collect(_: hsa_executable_t, lco: hsa_loaded_code_object_t, data: *mut c_void) -> hsa_status_t {
+        .ok_or(HsaError {
+            call: CALL,
+            status: ffi::HSA_STATUS_ERROR,
+        })?;
+    unsafe extern "C" fn collect(
+        _: hsa_executable_t,
+        lco: hsa_loaded_code_object_t,
+        data: *mut c_void,
+    ) -> hsa_status_t {
         // SAFETY: `data` is the Vec passed below, alive for the call.
         let v = unsafe { &mut *data.cast::<Vec<hsa_loaded_code_object_t>>() };
         v.push(lco);
@@ -85,9 +106,18 @@ fn loaded_code_objects(rt: Runtime, exe: hsa_executable_t) -> Result<Vec<hsa_loa
     }
     let mut v: Vec<hsa_loaded_code_object_t> = Vec::new();
     // SAFETY: the callback only pushes into `v`, which outlives the call.
-    let st = unsafe { iterate(exe, Some(collect), (&mut v as *mut Vec<hsa_loaded_code_object_t>).cast()) };
+    let st = unsafe {
+        iterate(
+            exe,
+            Some(collect),
+            (&mut v as *mut Vec<hsa_loaded_code_object_t>).cast(),
+        )
+    };
     if st != ffi::HSA_STATUS_SUCCESS {
-        return Err(HsaError { call: CALL, status: st });
+        return Err(HsaError {
+            call: CALL,
+            status: st,
+        });
     }
     Ok(v)
 }
@@ -101,12 +131,19 @@ fn code_object_info(
 ) -> Result<u64, HsaError> {
     let get = loader_table(rt)
         .and_then(|t| t.hsa_ven_amd_loader_loaded_code_object_get_info)
-        .ok_or(HsaError { call, status: ffi::HSA_STATUS_ERROR })?;
+        .ok_or(HsaError {
+            call,
+            status: ffi::HSA_STATUS_ERROR,
+        })?;
     let mut v = 0u64;
     // SAFETY: every attribute asked here has a value of at most 8 bytes, written into a zeroed
     // u64 (little-endian: a narrower value lands in the low bytes).
     let st = unsafe { get(lco, attr, (&mut v as *mut u64).cast()) };
-    if st == ffi::HSA_STATUS_SUCCESS { Ok(v) } else { Err(HsaError { call, status: st }) }
+    if st == ffi::HSA_STATUS_SUCCESS {
+        Ok(v)
+    } else {
+        Err(HsaError { call, status: st })
+    }
 }
 
 /// ELF program header fields used here.
@@ -135,7 +172,11 @@ fn le_u64(b: &[u8], at: usize) -> Option<u64> {
 /// and program headers (the lowest `PT_LOAD` must map file offset 0 and hold the headers), so
 /// the caller falls back to the whole load range.
 pub fn writable_ranges(image: &[u8]) -> Option<Vec<Range<u64>>> {
-    if image.get(..4)? != b"\x7fELF" || *image.get(4)? != 2 || *image.get(5)? != 1 || le_u16(image, 18)? != EM_AMDGPU {
+    if image.get(..4)? != b"\x7fELF"
+        || *image.get(4)? != 2
+        || *image.get(5)? != 1
+        || le_u16(image, 18)? != EM_AMDGPU
+    {
         return None;
     }
     let phoff = usize::try_from(le_u64(image, 0x20)?).ok()?;
@@ -168,17 +209,27 @@ pub fn writable_ranges(image: &[u8]) -> Option<Vec<Range<u64>>> {
             memsz: le_u64(image, at + 40)?,
         });
     }
-    let first = phs.iter().filter(|p| p.kind == PT_LOAD).min_by_key(|p| p.vaddr)?;
+    let first = phs
+        .iter()
+        .filter(|p| p.kind == PT_LOAD)
+        .min_by_key(|p| p.vaddr)?;
     if first.offset != 0 || first.filesz < table_end as u64 {
         return None;
     }
     let origin = first.vaddr;
-    let relro: Vec<Range<u64>> =
-        phs.iter().filter(|p| p.kind == PT_GNU_RELRO).map(|p| p.vaddr..p.vaddr.saturating_add(p.memsz)).collect();
+    let relro: Vec<Range<u64>> = phs
+        .iter()
+        .filter(|p| p.kind == PT_GNU_RELRO)
+        .map(|p| p.vaddr..p.vaddr.saturating_add(p.memsz))
+        .collect();
     let mut out = Vec::new();
-    for p in phs.iter().filter(|p| p.kind == PT_LOAD && p.flags & PF_W != 0 && p.memsz > 0) {
+    for p in phs
+        .iter()
+        .filter(|p| p.kind == PT_LOAD && p.flags & PF_W != 0 && p.memsz > 0)
+    {
         let start = p.vaddr.checked_sub(origin)?;
-        let mut pieces: Vec<Range<u64>> = std::iter::once(start..start.checked_add(p.memsz)?).collect();
+        let mut pieces: Vec<Range<u64>> =
+            std::iter::once(start..start.checked_add(p.memsz)?).collect();
         for r in &relro {
             let r = r.start.saturating_sub(origin)..r.end.saturating_sub(origin);
             pieces = pieces.into_iter().flat_map(|x| subtract(x, &r)).collect();
@@ -207,34 +258,71 @@ fn subtract(a: Range<u64>, b: &Range<u64>) -> Vec<Range<u64>> {
 /// with their executable. Each loaded code object's headers are read from its loaded image;
 /// when they cannot be found there the whole load range is captured. Any enumeration or query
 /// failure is an error (memory never discovered is never restored).
-pub fn code_object_segments(rt: Runtime, agent: hsa_agent_t, held: &ExecutablesHeld<'_>) -> Result<Vec<Region>, HsaError> {
+pub fn code_object_segments(
+    rt: Runtime,
+    agent: hsa_agent_t,
+    held: &ExecutablesHeld<'_>,
+) -> Result<Vec<Region>, HsaError> {
     let mut out = Vec::new();
     for exe in executables(rt)? {
         let lcos = loaded_code_objects(rt, exe)?;
         if lcos.is_empty() {
             continue;
         }
-        let executable = ExecutableRef { handle: exe.handle, serial: held.observe(exe.handle) };
+        let executable = ExecutableRef {
+            handle: exe.handle,
+            serial: held.observe(exe.handle),
+        };
         for lco in lcos {
             use ffi::*;
-            let kind = code_object_info(rt, lco, HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_KIND, "hsa_ven_amd_loader_loaded_code_object_get_info(KIND)")?;
-            let owner = code_object_info(rt, lco, HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_AGENT, "hsa_ven_amd_loader_loaded_code_object_get_info(AGENT)")?;
-            if kind != u64::from(HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_KIND_AGENT) || owner != agent.handle {
+            let kind = code_object_info(
+                rt,
+                lco,
+                HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_KIND,
+                "hsa_ven_amd_loader_loaded_code_object_get_info(KIND)",
+            )?;
+            let owner = code_object_info(
+                rt,
+                lco,
+                HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_AGENT,
+                "hsa_ven_amd_loader_loaded_code_object_get_info(AGENT)",
+            )?;
+            if kind != u64::from(HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_KIND_AGENT)
+                || owner != agent.handle
+            {
                 continue;
             }
-            let base = code_object_info(rt, lco, HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_BASE, "hsa_ven_amd_loader_loaded_code_object_get_info(LOAD_BASE)")?;
-            let size = code_object_info(rt, lco, HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_SIZE, "hsa_ven_amd_loader_loaded_code_object_get_info(LOAD_SIZE)")?;
+            let base = code_object_info(
+                rt,
+                lco,
+                HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_BASE,
+                "hsa_ven_amd_loader_loaded_code_object_get_info(LOAD_BASE)",
+            )?;
+            let size = code_object_info(
+                rt,
+                lco,
+                HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_SIZE,
+                "hsa_ven_amd_loader_loaded_code_object_get_info(LOAD_SIZE)",
+            )?;
             if base == 0 || size == 0 {
                 continue;
             }
             let mut probe = vec![0u8; HEADER_PROBE_BYTES.min(size as usize)];
             // SAFETY: `probe` holds its length; the source is the start of the loaded image, which
             // cannot be unloaded while `held` holds off destruction.
-            let read = unsafe { rt.copy(probe.as_mut_ptr().cast(), base as *const c_void, probe.len()) };
+            let read = unsafe {
+                rt.copy(
+                    probe.as_mut_ptr().cast(),
+                    base as *const c_void,
+                    probe.len(),
+                )
+            };
             let ranges = match read.ok().and_then(|()| writable_ranges(&probe)) {
                 Some(r) => r,
                 None => {
-                    tracing::debug!("code object at {base:#x}: no program headers in its image; capturing its whole load range");
+                    tracing::debug!(
+                        "code object at {base:#x}: no program headers in its image; capturing its whole load range"
+                    );
                     #[allow(clippy::single_range_in_vec_init)]
                     let whole = vec![0..size];
                     whole
@@ -256,8 +344,17 @@ pub fn code_object_segments(rt: Runtime, agent: hsa_agent_t, held: &ExecutablesH
     Ok(out)
 }
 
-fn symbols(rt: Runtime, exe: hsa_executable_t, agent: hsa_agent_t) -> Result<Vec<hsa_executable_symbol_t>, HsaError> {
-    unsafe extern "C" fn collect(_: hsa_executable_t, _: hsa_agent_t, s: hsa_executable_symbol_t, data: *mut c_void) -> hsa_status_t {
+fn symbols(
+    rt: Runtime,
+    exe: hsa_executable_t,
+    agent: hsa_agent_t,
+) -> Result<Vec<hsa_executable_symbol_t>, HsaError> {
+    unsafe extern "C" fn collect(
+        _: hsa_executable_t,
+        _: hsa_agent_t,
+        s: hsa_executable_symbol_t,
+        data: *mut c_void,
+    ) -> hsa_status_t {
         // SAFETY: `data` is the Vec passed below, alive for the call.
         let v = unsafe { &mut *data.cast::<Vec<hsa_executable_symbol_t>>() };
         v.push(s);
@@ -265,17 +362,32 @@ fn symbols(rt: Runtime, exe: hsa_executable_t, agent: hsa_agent_t) -> Result<Vec
     }
     let mut v: Vec<hsa_executable_symbol_t> = Vec::new();
     // SAFETY: the callback only pushes into `v`, which outlives the call.
-    let st = unsafe { (rt.originals().executable_iterate_agent_symbols)(exe, agent, Some(collect), (&mut v as *mut Vec<hsa_executable_symbol_t>).cast()) };
+    let st = unsafe {
+        (rt.originals().executable_iterate_agent_symbols)(
+            exe,
+            agent,
+            Some(collect),
+            (&mut v as *mut Vec<hsa_executable_symbol_t>).cast(),
+        )
+    };
     if st != ffi::HSA_STATUS_SUCCESS {
-        return Err(HsaError { call: "hsa_executable_iterate_agent_symbols", status: st });
+        return Err(HsaError {
+            call: "hsa_executable_iterate_agent_symbols",
+            status: st,
+        });
     }
     Ok(v)
 }
 
-fn info<T: Default>(rt: Runtime, s: hsa_executable_symbol_t, attr: ffi::hsa_executable_symbol_info_t) -> Option<T> {
+fn info<T: Default>(
+    rt: Runtime,
+    s: hsa_executable_symbol_t,
+    attr: ffi::hsa_executable_symbol_info_t,
+) -> Option<T> {
     let mut v = T::default();
     // SAFETY: `attr` is one whose value has type `T` (checked at each call site).
-    let st = unsafe { (rt.originals().executable_symbol_get_info)(s, attr, (&mut v as *mut T).cast()) };
+    let st =
+        unsafe { (rt.originals().executable_symbol_get_info)(s, attr, (&mut v as *mut T).cast()) };
     (st == ffi::HSA_STATUS_SUCCESS).then_some(v)
 }
 
@@ -283,7 +395,13 @@ fn symbol_name(rt: Runtime, s: hsa_executable_symbol_t) -> Option<String> {
     let len: u32 = info(rt, s, ffi::HSA_EXECUTABLE_SYMBOL_INFO_NAME_LENGTH)?;
     let mut buf = vec![0u8; len as usize + 1];
     // SAFETY: the buffer holds NAME_LENGTH bytes plus one.
-    let st = unsafe { (rt.originals().executable_symbol_get_info)(s, ffi::HSA_EXECUTABLE_SYMBOL_INFO_NAME, buf.as_mut_ptr().cast()) };
+    let st = unsafe {
+        (rt.originals().executable_symbol_get_info)(
+            s,
+            ffi::HSA_EXECUTABLE_SYMBOL_INFO_NAME,
+            buf.as_mut_ptr().cast(),
+        )
+    };
     if st != ffi::HSA_STATUS_SUCCESS {
         return None;
     }
@@ -296,32 +414,60 @@ fn symbol_name(rt: Runtime, s: hsa_executable_symbol_t) -> Option<String> {
 
 /// Module-scope variables visible to `agent`, as snapshot regions tagged with their executable.
 /// Any enumeration or query failure is an error (a variable never discovered is never restored).
-pub fn module_variables(rt: Runtime, agent: hsa_agent_t, held: &ExecutablesHeld<'_>) -> Result<Vec<Region>, HsaError> {
+pub fn module_variables(
+    rt: Runtime,
+    agent: hsa_agent_t,
+    held: &ExecutablesHeld<'_>,
+) -> Result<Vec<Region>, HsaError> {
     let query = |s, attr, call| -> Result<u64, HsaError> {
         let mut v = 0u64;
         // SAFETY: every attribute queried here has a value of at most 8 bytes, written into a
         // zeroed u64 (little-endian: a narrower value lands in the low bytes).
-        let st = unsafe { (rt.originals().executable_symbol_get_info)(s, attr, (&mut v as *mut u64).cast()) };
-        if st == ffi::HSA_STATUS_SUCCESS { Ok(v) } else { Err(HsaError { call, status: st }) }
+        let st = unsafe {
+            (rt.originals().executable_symbol_get_info)(s, attr, (&mut v as *mut u64).cast())
+        };
+        if st == ffi::HSA_STATUS_SUCCESS {
+            Ok(v)
+        } else {
+            Err(HsaError { call, status: st })
+        }
     };
     let mut out = Vec::new();
     for exe in executables(rt)? {
         let mut executable = None;
         for s in symbols(rt, exe, agent)? {
-            let kind = query(s, ffi::HSA_EXECUTABLE_SYMBOL_INFO_TYPE, "hsa_executable_symbol_get_info(TYPE)")?;
+            let kind = query(
+                s,
+                ffi::HSA_EXECUTABLE_SYMBOL_INFO_TYPE,
+                "hsa_executable_symbol_get_info(TYPE)",
+            )?;
             if kind != u64::from(ffi::HSA_SYMBOL_KIND_VARIABLE) {
                 continue;
             }
-            let addr = query(s, ffi::HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS, "hsa_executable_symbol_get_info(VARIABLE_ADDRESS)")?;
-            let size = query(s, ffi::HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE, "hsa_executable_symbol_get_info(VARIABLE_SIZE)")?;
+            let addr = query(
+                s,
+                ffi::HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS,
+                "hsa_executable_symbol_get_info(VARIABLE_ADDRESS)",
+            )?;
+            let size = query(
+                s,
+                ffi::HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE,
+                "hsa_executable_symbol_get_info(VARIABLE_SIZE)",
+            )?;
             let size = size & u64::from(u32::MAX);
             if addr == 0 || size == 0 || size > MAX_VARIABLE_BYTES {
                 continue;
             }
             let name = symbol_name(rt, s).unwrap_or_default();
-            let executable = *executable.get_or_insert_with(|| ExecutableRef { handle: exe.handle, serial: held.observe(exe.handle) });
+            let executable = *executable.get_or_insert_with(|| ExecutableRef {
+                handle: exe.handle,
+                serial: held.observe(exe.handle),
+            });
             out.push(Region {
-                kind: RegionKind::ModuleVariable { name, executable: Some(executable) },
+                kind: RegionKind::ModuleVariable {
+                    name,
+                    executable: Some(executable),
+                },
                 device: addr as usize,
                 size: size as usize,
             });
@@ -369,8 +515,18 @@ impl KernelNames {
     }
 
     /// The name of `kernel_object` on `agent`; `None` when the loader does not know it.
-    pub fn resolve(&self, rt: Runtime, agent: hsa_agent_t, kernel_object: u64) -> Option<Arc<CString>> {
-        if let Some((_, n)) = self.by_agent.lock().get(&agent.handle).and_then(|m| m.get(&kernel_object)) {
+    pub fn resolve(
+        &self,
+        rt: Runtime,
+        agent: hsa_agent_t,
+        kernel_object: u64,
+    ) -> Option<Arc<CString>> {
+        if let Some((_, n)) = self
+            .by_agent
+            .lock()
+            .get(&agent.handle)
+            .and_then(|m| m.get(&kernel_object))
+        {
             return Some(n.clone());
         }
         if self.misses.lock().contains(&(agent.handle, kernel_object)) {
@@ -402,7 +558,13 @@ impl KernelNames {
     /// [`KernelNames::resolve`] through `last`, the last answer on one queue: a queue that
     /// dispatches the same kernel again skips the shared maps. The answer is reused only while no
     /// executable was frozen or destroyed since.
-    pub fn resolve_through(&self, rt: Runtime, agent: hsa_agent_t, kernel_object: u64, last: &Mutex<LastName>) -> Option<Arc<CString>> {
+    pub fn resolve_through(
+        &self,
+        rt: Runtime,
+        agent: hsa_agent_t,
+        kernel_object: u64,
+        last: &Mutex<LastName>,
+    ) -> Option<Arc<CString>> {
         let generation = self.generation.load(Ordering::Acquire);
         {
             let l = last.lock();
@@ -435,16 +597,26 @@ impl KernelNames {
 
     fn scan(rt: Runtime, agent: hsa_agent_t) -> NamesOfAgent {
         let mut out = HashMap::new();
-        let Ok(exes) = executables(rt) else { return out };
+        let Ok(exes) = executables(rt) else {
+            return out;
+        };
         for exe in exes {
-            let Ok(syms) = symbols(rt, exe, agent) else { continue };
+            let Ok(syms) = symbols(rt, exe, agent) else {
+                continue;
+            };
             for s in syms {
-                let kind: Option<ffi::hsa_symbol_kind_t> = info(rt, s, ffi::HSA_EXECUTABLE_SYMBOL_INFO_TYPE);
+                let kind: Option<ffi::hsa_symbol_kind_t> =
+                    info(rt, s, ffi::HSA_EXECUTABLE_SYMBOL_INFO_TYPE);
                 if kind != Some(ffi::HSA_SYMBOL_KIND_KERNEL) {
                     continue;
                 }
-                let Some(obj) = info::<u64>(rt, s, ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT) else { continue };
-                let Some(name) = symbol_name(rt, s) else { continue };
+                let Some(obj) = info::<u64>(rt, s, ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT)
+                else {
+                    continue;
+                };
+                let Some(name) = symbol_name(rt, s) else {
+                    continue;
+                };
                 // Code-object kernel symbols name the kernel descriptor (`<kernel>.kd`).
                 let name = name.strip_suffix(".kd").unwrap_or(&name);
                 if let Ok(c) = CString::new(name) {
@@ -502,15 +674,26 @@ mod tests {
     #[test]
     #[allow(clippy::single_range_in_vec_init)]
     fn images_without_their_headers_are_not_parsed() {
-        let no_headers = image(&[(PT_LOAD, 4, 0x1000, 0, 0x100, 0x100), (PT_LOAD, 6, 0x2000, 0x1000, 8, 8)]);
-        assert_eq!(writable_ranges(&no_headers), None, "the lowest segment does not map the headers");
+        let no_headers = image(&[
+            (PT_LOAD, 4, 0x1000, 0, 0x100, 0x100),
+            (PT_LOAD, 6, 0x2000, 0x1000, 8, 8),
+        ]);
+        assert_eq!(
+            writable_ranges(&no_headers),
+            None,
+            "the lowest segment does not map the headers"
+        );
         let mut not_elf = image(&[(PT_LOAD, 6, 0, 0, 0x400, 0x400)]);
         assert_eq!(writable_ranges(&not_elf), Some(vec![0..0x400]));
         not_elf[0] = 0;
         assert_eq!(writable_ranges(&not_elf), None);
         let mut truncated = image(&[(PT_LOAD, 6, 0, 0, 0x400, 0x400)]);
         truncated[0x38..0x3a].copy_from_slice(&200u16.to_le_bytes());
-        assert_eq!(writable_ranges(&truncated), None, "program headers past the bytes read");
+        assert_eq!(
+            writable_ranges(&truncated),
+            None,
+            "program headers past the bytes read"
+        );
         assert_eq!(writable_ranges(&[]), None);
     }
 

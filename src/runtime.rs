@@ -6,9 +6,9 @@
 //! saves the entries of its table.
 
 use crate::sync::{AtomicPtr, LazyLock, Mutex, Ordering, RwLock};
-use std::collections::HashMap;
 use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t, hsa_signal_t, hsa_status_t};
 use hsa_abi::{AmdExtTable, CoreApiTable, SlotError, TablePtr, read_slot};
+use std::collections::HashMap;
 use std::ffi::c_void;
 
 /// An HSA call that returned an error status.
@@ -22,7 +22,11 @@ pub struct HsaError {
 }
 
 fn check(call: &'static str, status: hsa_status_t) -> Result<(), HsaError> {
-    if status == ffi::HSA_STATUS_SUCCESS { Ok(()) } else { Err(HsaError { call, status }) }
+    if status == ffi::HSA_STATUS_SUCCESS {
+        Ok(())
+    } else {
+        Err(HsaError { call, status })
+    }
 }
 
 /// Why the API table cannot be used.
@@ -50,12 +54,18 @@ macro_rules! required {
 #[derive(Clone, Copy)]
 pub struct Originals {
     pub queue_create: unsafe extern "C" fn(
-        hsa_agent_t, u32, ffi::hsa_queue_type32_t,
+        hsa_agent_t,
+        u32,
+        ffi::hsa_queue_type32_t,
         Option<unsafe extern "C" fn(hsa_status_t, *mut hsa_queue_t, *mut c_void)>,
-        *mut c_void, u32, u32, *mut *mut hsa_queue_t,
+        *mut c_void,
+        u32,
+        u32,
+        *mut *mut hsa_queue_t,
     ) -> hsa_status_t,
     pub queue_destroy: unsafe extern "C" fn(*mut hsa_queue_t) -> hsa_status_t,
-    pub memory_allocate: unsafe extern "C" fn(ffi::hsa_region_t, usize, *mut *mut c_void) -> hsa_status_t,
+    pub memory_allocate:
+        unsafe extern "C" fn(ffi::hsa_region_t, usize, *mut *mut c_void) -> hsa_status_t,
     pub memory_free: unsafe extern "C" fn(*mut c_void) -> hsa_status_t,
     pub memory_copy: unsafe extern "C" fn(*mut c_void, *const c_void, usize) -> hsa_status_t,
     pub signal_destroy: unsafe extern "C" fn(hsa_signal_t) -> hsa_status_t,
@@ -67,40 +77,89 @@ pub struct Originals {
     pub signal_add_screlease: unsafe extern "C" fn(hsa_signal_t, ffi::hsa_signal_value_t),
     pub signal_subtract_screlease: unsafe extern "C" fn(hsa_signal_t, ffi::hsa_signal_value_t),
     pub signal_wait_scacquire: unsafe extern "C" fn(
-        hsa_signal_t, ffi::hsa_signal_condition_t, ffi::hsa_signal_value_t, u64, ffi::hsa_wait_state_t,
+        hsa_signal_t,
+        ffi::hsa_signal_condition_t,
+        ffi::hsa_signal_value_t,
+        u64,
+        ffi::hsa_wait_state_t,
     ) -> ffi::hsa_signal_value_t,
-    pub agent_get_info: unsafe extern "C" fn(hsa_agent_t, ffi::hsa_agent_info_t, *mut c_void) -> hsa_status_t,
+    pub agent_get_info:
+        unsafe extern "C" fn(hsa_agent_t, ffi::hsa_agent_info_t, *mut c_void) -> hsa_status_t,
     pub executable_iterate_agent_symbols: unsafe extern "C" fn(
-        ffi::hsa_executable_t, hsa_agent_t,
-        Option<unsafe extern "C" fn(ffi::hsa_executable_t, hsa_agent_t, ffi::hsa_executable_symbol_t, *mut c_void) -> hsa_status_t>,
+        ffi::hsa_executable_t,
+        hsa_agent_t,
+        Option<
+            unsafe extern "C" fn(
+                ffi::hsa_executable_t,
+                hsa_agent_t,
+                ffi::hsa_executable_symbol_t,
+                *mut c_void,
+            ) -> hsa_status_t,
+        >,
         *mut c_void,
     ) -> hsa_status_t,
-    pub executable_symbol_get_info:
-        unsafe extern "C" fn(ffi::hsa_executable_symbol_t, ffi::hsa_executable_symbol_info_t, *mut c_void) -> hsa_status_t,
-    pub system_get_major_extension_table: unsafe extern "C" fn(u16, u16, usize, *mut c_void) -> hsa_status_t,
+    pub executable_symbol_get_info: unsafe extern "C" fn(
+        ffi::hsa_executable_symbol_t,
+        ffi::hsa_executable_symbol_info_t,
+        *mut c_void,
+    ) -> hsa_status_t,
+    pub system_get_major_extension_table:
+        unsafe extern "C" fn(u16, u16, usize, *mut c_void) -> hsa_status_t,
     // Snapshot coverage: executable lifetimes and peer access.
     pub executable_destroy: unsafe extern "C" fn(ffi::hsa_executable_t) -> hsa_status_t,
-    pub executable_freeze: unsafe extern "C" fn(ffi::hsa_executable_t, *const std::ffi::c_char) -> hsa_status_t,
-    pub agents_allow_access: unsafe extern "C" fn(u32, *const hsa_agent_t, *const u32, *const c_void) -> hsa_status_t,
-    pub pool_allocate: unsafe extern "C" fn(ffi::hsa_amd_memory_pool_t, usize, u32, *mut *mut c_void) -> hsa_status_t,
+    pub executable_freeze:
+        unsafe extern "C" fn(ffi::hsa_executable_t, *const std::ffi::c_char) -> hsa_status_t,
+    pub agents_allow_access:
+        unsafe extern "C" fn(u32, *const hsa_agent_t, *const u32, *const c_void) -> hsa_status_t,
+    pub pool_allocate: unsafe extern "C" fn(
+        ffi::hsa_amd_memory_pool_t,
+        usize,
+        u32,
+        *mut *mut c_void,
+    ) -> hsa_status_t,
     pub pool_free: unsafe extern "C" fn(*mut c_void) -> hsa_status_t,
     pub pointer_info: unsafe extern "C" fn(
-        *const c_void, *mut ffi::hsa_amd_pointer_info_t, Option<unsafe extern "C" fn(usize) -> *mut c_void>,
-        *mut u32, *mut *mut hsa_agent_t,
+        *const c_void,
+        *mut ffi::hsa_amd_pointer_info_t,
+        Option<unsafe extern "C" fn(usize) -> *mut c_void>,
+        *mut u32,
+        *mut *mut hsa_agent_t,
     ) -> hsa_status_t,
-    pub amd_signal_create: unsafe extern "C" fn(ffi::hsa_signal_value_t, u32, *const hsa_agent_t, u64, *mut hsa_signal_t) -> hsa_status_t,
+    pub amd_signal_create: unsafe extern "C" fn(
+        ffi::hsa_signal_value_t,
+        u32,
+        *const hsa_agent_t,
+        u64,
+        *mut hsa_signal_t,
+    ) -> hsa_status_t,
     pub signal_async_handler: unsafe extern "C" fn(
-        hsa_signal_t, ffi::hsa_signal_condition_t, ffi::hsa_signal_value_t, ffi::hsa_amd_signal_handler, *mut c_void,
+        hsa_signal_t,
+        ffi::hsa_signal_condition_t,
+        ffi::hsa_signal_value_t,
+        ffi::hsa_amd_signal_handler,
+        *mut c_void,
     ) -> hsa_status_t,
     pub intercept_create: unsafe extern "C" fn(
-        hsa_agent_t, u32, ffi::hsa_queue_type32_t, hsa_abi::modern::hsa_queue_error_callback,
-        *mut c_void, u32, u32, *mut *mut hsa_queue_t,
+        hsa_agent_t,
+        u32,
+        ffi::hsa_queue_type32_t,
+        hsa_abi::modern::hsa_queue_error_callback,
+        *mut c_void,
+        u32,
+        u32,
+        *mut *mut hsa_queue_t,
     ) -> hsa_status_t,
     pub intercept_register: unsafe extern "C" fn(
-        *mut hsa_queue_t, hsa_abi::modern::hsa_amd_queue_intercept_handler, *mut c_void,
+        *mut hsa_queue_t,
+        hsa_abi::modern::hsa_amd_queue_intercept_handler,
+        *mut c_void,
     ) -> hsa_status_t,
     pub profiler_enable: unsafe extern "C" fn(*mut hsa_queue_t, i32) -> hsa_status_t,
-    pub dispatch_time: unsafe extern "C" fn(hsa_agent_t, hsa_signal_t, *mut ffi::hsa_amd_profiling_dispatch_time_t) -> hsa_status_t,
+    pub dispatch_time: unsafe extern "C" fn(
+        hsa_agent_t,
+        hsa_signal_t,
+        *mut ffi::hsa_amd_profiling_dispatch_time_t,
+    ) -> hsa_status_t,
     pub tick_to_system: unsafe extern "C" fn(hsa_agent_t, u64, *mut u64) -> hsa_status_t,
     // Entries of the snapshot stores: optional (absent or NULL in the table: the store that
     // needs one is not used; device copies use `host_writes.async_copy`).
@@ -155,7 +214,10 @@ pub struct HostWriteEntries {
 
 impl Originals {
     /// Reads every entry the tool uses, checking majors and slot coverage.
-    pub fn read(core: TablePtr<CoreApiTable>, amd: TablePtr<AmdExtTable>) -> Result<Self, TableError> {
+    pub fn read(
+        core: TablePtr<CoreApiTable>,
+        amd: TablePtr<AmdExtTable>,
+    ) -> Result<Self, TableError> {
         core.check_major(hsa_abi::CORE_MAJOR)?;
         amd.check_major(hsa_abi::AMD_EXT_MAJOR)?;
         Ok(Self {
@@ -168,15 +230,39 @@ impl Originals {
             signal_load_scacquire: required!(core, CoreApiTable, hsa_signal_load_scacquire_fn),
             signal_store_relaxed: required!(core, CoreApiTable, hsa_signal_store_relaxed_fn),
             signal_store_screlease: required!(core, CoreApiTable, hsa_signal_store_screlease_fn),
-            signal_silent_store_relaxed: required!(core, CoreApiTable, hsa_signal_silent_store_relaxed_fn),
-            signal_silent_store_screlease: required!(core, CoreApiTable, hsa_signal_silent_store_screlease_fn),
+            signal_silent_store_relaxed: required!(
+                core,
+                CoreApiTable,
+                hsa_signal_silent_store_relaxed_fn
+            ),
+            signal_silent_store_screlease: required!(
+                core,
+                CoreApiTable,
+                hsa_signal_silent_store_screlease_fn
+            ),
             signal_add_screlease: required!(core, CoreApiTable, hsa_signal_add_screlease_fn),
-            signal_subtract_screlease: required!(core, CoreApiTable, hsa_signal_subtract_screlease_fn),
+            signal_subtract_screlease: required!(
+                core,
+                CoreApiTable,
+                hsa_signal_subtract_screlease_fn
+            ),
             signal_wait_scacquire: required!(core, CoreApiTable, hsa_signal_wait_scacquire_fn),
             agent_get_info: required!(core, CoreApiTable, hsa_agent_get_info_fn),
-            executable_iterate_agent_symbols: required!(core, CoreApiTable, hsa_executable_iterate_agent_symbols_fn),
-            executable_symbol_get_info: required!(core, CoreApiTable, hsa_executable_symbol_get_info_fn),
-            system_get_major_extension_table: required!(core, CoreApiTable, hsa_system_get_major_extension_table_fn),
+            executable_iterate_agent_symbols: required!(
+                core,
+                CoreApiTable,
+                hsa_executable_iterate_agent_symbols_fn
+            ),
+            executable_symbol_get_info: required!(
+                core,
+                CoreApiTable,
+                hsa_executable_symbol_get_info_fn
+            ),
+            system_get_major_extension_table: required!(
+                core,
+                CoreApiTable,
+                hsa_system_get_major_extension_table_fn
+            ),
             executable_destroy: required!(core, CoreApiTable, hsa_executable_destroy_fn),
             executable_freeze: required!(core, CoreApiTable, hsa_executable_freeze_fn),
             agents_allow_access: required!(amd, AmdExtTable, hsa_amd_agents_allow_access_fn),
@@ -189,33 +275,107 @@ impl Originals {
             intercept_register: required!(amd, AmdExtTable, hsa_amd_queue_intercept_register_fn),
             profiler_enable: required!(amd, AmdExtTable, hsa_amd_profiling_set_profiler_enabled_fn),
             dispatch_time: required!(amd, AmdExtTable, hsa_amd_profiling_get_dispatch_time_fn),
-            tick_to_system: required!(amd, AmdExtTable, hsa_amd_profiling_convert_tick_to_system_domain_fn),
-            memory_lock: read_slot!(amd, AmdExtTable, hsa_amd_memory_lock_fn).ok().flatten(),
-            memory_unlock: read_slot!(amd, AmdExtTable, hsa_amd_memory_unlock_fn).ok().flatten(),
-            agent_iterate_memory_pools: read_slot!(amd, AmdExtTable, hsa_amd_agent_iterate_memory_pools_fn).ok().flatten(),
-            memory_pool_get_info: read_slot!(amd, AmdExtTable, hsa_amd_memory_pool_get_info_fn).ok().flatten(),
+            tick_to_system: required!(
+                amd,
+                AmdExtTable,
+                hsa_amd_profiling_convert_tick_to_system_domain_fn
+            ),
+            memory_lock: read_slot!(amd, AmdExtTable, hsa_amd_memory_lock_fn)
+                .ok()
+                .flatten(),
+            memory_unlock: read_slot!(amd, AmdExtTable, hsa_amd_memory_unlock_fn)
+                .ok()
+                .flatten(),
+            agent_iterate_memory_pools: read_slot!(
+                amd,
+                AmdExtTable,
+                hsa_amd_agent_iterate_memory_pools_fn
+            )
+            .ok()
+            .flatten(),
+            memory_pool_get_info: read_slot!(amd, AmdExtTable, hsa_amd_memory_pool_get_info_fn)
+                .ok()
+                .flatten(),
             host_writes: HostWriteEntries {
-                memory_fill: read_slot!(amd, AmdExtTable, hsa_amd_memory_fill_fn).ok().flatten(),
-                async_copy: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_fn).ok().flatten(),
-                async_copy_on_engine: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_on_engine_fn).ok().flatten(),
-                async_copy_rect: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_rect_fn).ok().flatten(),
+                memory_fill: read_slot!(amd, AmdExtTable, hsa_amd_memory_fill_fn)
+                    .ok()
+                    .flatten(),
+                async_copy: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_fn)
+                    .ok()
+                    .flatten(),
+                async_copy_on_engine: read_slot!(
+                    amd,
+                    AmdExtTable,
+                    hsa_amd_memory_async_copy_on_engine_fn
+                )
+                .ok()
+                .flatten(),
+                async_copy_rect: read_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_rect_fn)
+                    .ok()
+                    .flatten(),
             },
             kernel: KernelEntries {
-                iterate_agents: read_slot!(core, CoreApiTable, hsa_iterate_agents_fn).ok().flatten(),
-                reader_create_from_memory: read_slot!(core, CoreApiTable, hsa_code_object_reader_create_from_memory_fn).ok().flatten(),
-                reader_destroy: read_slot!(core, CoreApiTable, hsa_code_object_reader_destroy_fn).ok().flatten(),
-                executable_create_alt: read_slot!(core, CoreApiTable, hsa_executable_create_alt_fn).ok().flatten(),
-                load_agent_code_object: read_slot!(core, CoreApiTable, hsa_executable_load_agent_code_object_fn).ok().flatten(),
-                get_symbol_by_name: read_slot!(core, CoreApiTable, hsa_executable_get_symbol_by_name_fn).ok().flatten(),
-                add_write_index: read_slot!(core, CoreApiTable, hsa_queue_add_write_index_scacq_screl_fn).ok().flatten(),
-                load_read_index: read_slot!(core, CoreApiTable, hsa_queue_load_read_index_scacquire_fn).ok().flatten(),
+                iterate_agents: read_slot!(core, CoreApiTable, hsa_iterate_agents_fn)
+                    .ok()
+                    .flatten(),
+                reader_create_from_memory: read_slot!(
+                    core,
+                    CoreApiTable,
+                    hsa_code_object_reader_create_from_memory_fn
+                )
+                .ok()
+                .flatten(),
+                reader_destroy: read_slot!(core, CoreApiTable, hsa_code_object_reader_destroy_fn)
+                    .ok()
+                    .flatten(),
+                executable_create_alt: read_slot!(core, CoreApiTable, hsa_executable_create_alt_fn)
+                    .ok()
+                    .flatten(),
+                load_agent_code_object: read_slot!(
+                    core,
+                    CoreApiTable,
+                    hsa_executable_load_agent_code_object_fn
+                )
+                .ok()
+                .flatten(),
+                get_symbol_by_name: read_slot!(
+                    core,
+                    CoreApiTable,
+                    hsa_executable_get_symbol_by_name_fn
+                )
+                .ok()
+                .flatten(),
+                add_write_index: read_slot!(
+                    core,
+                    CoreApiTable,
+                    hsa_queue_add_write_index_scacq_screl_fn
+                )
+                .ok()
+                .flatten(),
+                load_read_index: read_slot!(
+                    core,
+                    CoreApiTable,
+                    hsa_queue_load_read_index_scacquire_fn
+                )
+                .ok()
+                .flatten(),
             },
             vmem: VmemEntries {
-                handle_create: read_slot!(amd, AmdExtTable, hsa_amd_vmem_handle_create_fn).ok().flatten(),
-                handle_release: read_slot!(amd, AmdExtTable, hsa_amd_vmem_handle_release_fn).ok().flatten(),
-                map: read_slot!(amd, AmdExtTable, hsa_amd_vmem_map_fn).ok().flatten(),
-                unmap: read_slot!(amd, AmdExtTable, hsa_amd_vmem_unmap_fn).ok().flatten(),
-                set_access: read_slot!(amd, AmdExtTable, hsa_amd_vmem_set_access_fn).ok().flatten(),
+                handle_create: read_slot!(amd, AmdExtTable, hsa_amd_vmem_handle_create_fn)
+                    .ok()
+                    .flatten(),
+                handle_release: read_slot!(amd, AmdExtTable, hsa_amd_vmem_handle_release_fn)
+                    .ok()
+                    .flatten(),
+                map: read_slot!(amd, AmdExtTable, hsa_amd_vmem_map_fn)
+                    .ok()
+                    .flatten(),
+                unmap: read_slot!(amd, AmdExtTable, hsa_amd_vmem_unmap_fn)
+                    .ok()
+                    .flatten(),
+                set_access: read_slot!(amd, AmdExtTable, hsa_amd_vmem_set_access_fn)
+                    .ok()
+                    .flatten(),
             },
         })
     }
@@ -232,7 +392,8 @@ static SAVED: Mutex<Vec<Box<Originals>>> = Mutex::new(Vec::new());
 
 /// Agent handle -> "is a GPU", filled by [`Runtime::agent_is_gpu`]; emptied by a new runtime
 /// instance, whose handles may name other agents.
-static AGENT_KINDS: LazyLock<RwLock<HashMap<u64, bool>>> = LazyLock::new(|| RwLock::new(HashMap::new()));
+static AGENT_KINDS: LazyLock<RwLock<HashMap<u64, bool>>> =
+    LazyLock::new(|| RwLock::new(HashMap::new()));
 
 /// Saves the originals of a new runtime instance.
 pub fn install(o: Originals) {
@@ -269,16 +430,25 @@ impl Runtime {
     ///
     /// # Safety
     /// `dst` and `src` must be valid for `len` bytes in the runtime's address space.
-    pub unsafe fn copy(self, dst: *mut c_void, src: *const c_void, len: usize) -> Result<(), HsaError> {
+    pub unsafe fn copy(
+        self,
+        dst: *mut c_void,
+        src: *const c_void,
+        len: usize,
+    ) -> Result<(), HsaError> {
         // SAFETY: forwarded caller contract.
-        check("hsa_memory_copy", unsafe { (self.0.memory_copy)(dst, src, len) })
+        check("hsa_memory_copy", unsafe {
+            (self.0.memory_copy)(dst, src, len)
+        })
     }
 
     /// Creates a signal with `value`, usable by any agent.
     pub fn signal_create(self, value: i64) -> Result<hsa_signal_t, HsaError> {
         let mut s = hsa_signal_t { handle: 0 };
         // SAFETY: out-pointer to a local; zero consumers means every agent.
-        check("hsa_amd_signal_create", unsafe { (self.0.amd_signal_create)(value, 0, std::ptr::null(), 0, &mut s) })?;
+        check("hsa_amd_signal_create", unsafe {
+            (self.0.amd_signal_create)(value, 0, std::ptr::null(), 0, &mut s)
+        })?;
         Ok(s)
     }
 
@@ -309,14 +479,24 @@ impl Runtime {
     /// Waits until `s` < 1 or `timeout_ns` passes (a hint); returns the observed value.
     pub fn signal_wait_lt_one(self, s: hsa_signal_t, timeout_ns: u64) -> i64 {
         // SAFETY: a live signal handle.
-        unsafe { (self.0.signal_wait_scacquire)(s, ffi::HSA_SIGNAL_CONDITION_LT, 1, timeout_ns, ffi::HSA_WAIT_STATE_BLOCKED) }
+        unsafe {
+            (self.0.signal_wait_scacquire)(
+                s,
+                ffi::HSA_SIGNAL_CONDITION_LT,
+                1,
+                timeout_ns,
+                ffi::HSA_WAIT_STATE_BLOCKED,
+            )
+        }
     }
 
     /// The agent's name (`gfx942`).
     pub fn agent_name(self, agent: hsa_agent_t) -> String {
         let mut buf = [0u8; 64];
         // SAFETY: HSA_AGENT_INFO_NAME writes at most 64 bytes.
-        let st = unsafe { (self.0.agent_get_info)(agent, ffi::HSA_AGENT_INFO_NAME, buf.as_mut_ptr().cast()) };
+        let st = unsafe {
+            (self.0.agent_get_info)(agent, ffi::HSA_AGENT_INFO_NAME, buf.as_mut_ptr().cast())
+        };
         if st != ffi::HSA_STATUS_SUCCESS {
             return format!("agent {:#x}", agent.handle);
         }
@@ -332,7 +512,13 @@ impl Runtime {
         }
         let mut dev: ffi::hsa_device_type_t = 0;
         // SAFETY: HSA_AGENT_INFO_DEVICE writes one hsa_device_type_t.
-        let st = unsafe { (self.0.agent_get_info)(agent, ffi::HSA_AGENT_INFO_DEVICE, (&mut dev as *mut ffi::hsa_device_type_t).cast()) };
+        let st = unsafe {
+            (self.0.agent_get_info)(
+                agent,
+                ffi::HSA_AGENT_INFO_DEVICE,
+                (&mut dev as *mut ffi::hsa_device_type_t).cast(),
+            )
+        };
         if st != ffi::HSA_STATUS_SUCCESS {
             // Not cached: an unknown handle (a pointer without an owner) stays unknown.
             return false;
@@ -343,15 +529,27 @@ impl Runtime {
     }
 
     /// Dispatch start/end of a completed dispatch, converted to the system (host) domain.
-    pub fn dispatch_times(self, agent: hsa_agent_t, s: hsa_signal_t) -> Result<(u64, u64), HsaError> {
+    pub fn dispatch_times(
+        self,
+        agent: hsa_agent_t,
+        s: hsa_signal_t,
+    ) -> Result<(u64, u64), HsaError> {
         let mut t = ffi::hsa_amd_profiling_dispatch_time_t::default();
         // SAFETY: out-pointer to a local.
-        check("hsa_amd_profiling_get_dispatch_time", unsafe { (self.0.dispatch_time)(agent, s, &mut t) })?;
+        check("hsa_amd_profiling_get_dispatch_time", unsafe {
+            (self.0.dispatch_time)(agent, s, &mut t)
+        })?;
         let (mut a, mut b) = (0u64, 0u64);
         // SAFETY: out-pointers to locals.
         unsafe {
-            check("hsa_amd_profiling_convert_tick_to_system_domain", (self.0.tick_to_system)(agent, t.start, &mut a))?;
-            check("hsa_amd_profiling_convert_tick_to_system_domain", (self.0.tick_to_system)(agent, t.end, &mut b))?;
+            check(
+                "hsa_amd_profiling_convert_tick_to_system_domain",
+                (self.0.tick_to_system)(agent, t.start, &mut a),
+            )?;
+            check(
+                "hsa_amd_profiling_convert_tick_to_system_domain",
+                (self.0.tick_to_system)(agent, t.end, &mut b),
+            )?;
         }
         Ok((a, b))
     }
@@ -359,7 +557,10 @@ impl Runtime {
 
 /// Host `CLOCK_MONOTONIC` in nanoseconds (the domain of every time the tool reports).
 pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: out-pointer to a local.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64

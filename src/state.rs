@@ -58,7 +58,9 @@ pub fn is_active() -> bool {
 /// Moves from `from` to `to`; false when the state was not `from`. Sequentially consistent, so
 /// [`Submission::enter`] and [`wait_for_submissions`] see each other (see there).
 pub fn advance(from: ToolState, to: ToolState) -> bool {
-    STATE.compare_exchange(from as u8, to as u8, Ordering::SeqCst, Ordering::SeqCst).is_ok()
+    STATE
+        .compare_exchange(from as u8, to as u8, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
 }
 
 /// Submissions inside the replay path, over all threads.
@@ -184,13 +186,22 @@ mod tests {
         // This test binary never runs OnLoad: the tool is not active.
         assert_eq!(current(), ToolState::Uninitialised);
         assert!(Submission::enter().is_none());
-        assert_eq!(SUBMITTING.load(Ordering::SeqCst), 0, "a refused entry leaves no count behind");
+        assert_eq!(
+            SUBMITTING.load(Ordering::SeqCst),
+            0,
+            "a refused entry leaves no count behind"
+        );
         assert!(wait_for_submissions(Duration::from_millis(1)));
     }
 
     #[test]
     fn state_round_trip() {
-        for s in [ToolState::Uninitialised, ToolState::Active, ToolState::ShuttingDown, ToolState::Finished] {
+        for s in [
+            ToolState::Uninitialised,
+            ToolState::Active,
+            ToolState::ShuttingDown,
+            ToolState::Finished,
+        ] {
             assert_eq!(ToolState::from_u8(s as u8), s);
         }
     }

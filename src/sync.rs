@@ -4,7 +4,9 @@
 //! for model-checking implementations without touching the protocol code.
 
 pub use parking_lot::{Condvar, Mutex, RwLock, RwLockReadGuard};
-pub use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence};
+pub use std::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence,
+};
 pub use std::sync::{Arc, LazyLock, OnceLock};
 
 /// The replay-gate protocol's per-agent lock and in-flight counter: `parking_lot` and `std`
@@ -90,9 +92,15 @@ pub mod protocol {
         // SAFETY: the guard borrows the lock inside the `Arc` that the returned struct owns; the
         // lock does not move (it is behind the `Arc`) and is dropped after the guard.
         let guard = unsafe {
-            std::mem::transmute::<loom::sync::RwLockReadGuard<'_, ()>, loom::sync::RwLockReadGuard<'static, ()>>(guard)
+            std::mem::transmute::<
+                loom::sync::RwLockReadGuard<'_, ()>,
+                loom::sync::RwLockReadGuard<'static, ()>,
+            >(guard)
         };
-        ReadGuard { _guard: guard, _lock: lock }
+        ReadGuard {
+            _guard: guard,
+            _lock: lock,
+        }
     }
 
     /// Takes the writer side; the guard keeps the lock alive.
@@ -102,9 +110,15 @@ pub mod protocol {
         let guard = lock.write().unwrap_or_else(|e| e.into_inner());
         // SAFETY: as in `read`.
         let guard = unsafe {
-            std::mem::transmute::<loom::sync::RwLockWriteGuard<'_, ()>, loom::sync::RwLockWriteGuard<'static, ()>>(guard)
+            std::mem::transmute::<
+                loom::sync::RwLockWriteGuard<'_, ()>,
+                loom::sync::RwLockWriteGuard<'static, ()>,
+            >(guard)
         };
-        WriteGuard { _guard: guard, _lock: lock }
+        WriteGuard {
+            _guard: guard,
+            _lock: lock,
+        }
     }
     /// Takes the reader side (loom models have no clock: waits without a bound).
     #[cfg(loom)]

@@ -7,15 +7,23 @@ mod common;
 use common::*;
 use std::process::Command;
 
-const SANITIZERS: &[&str] =
-    &["-Wpedantic", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"];
+const SANITIZERS: &[&str] = &[
+    "-Wpedantic",
+    "-fsanitize=address,undefined",
+    "-fno-sanitize-recover=all",
+    "-fno-omit-frame-pointer",
+];
 
 fn sanitized(c: &mut Command) -> &mut Command {
-    c.env("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=1").env("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+    c.env("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=1")
+        .env("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
 }
 
 fn assert_clean(err: &str) {
-    assert!(!err.contains("AddressSanitizer") && !err.contains("runtime error:"), "a sanitizer reported an error: {err}");
+    assert!(
+        !err.contains("AddressSanitizer") && !err.contains("runtime error:"),
+        "a sanitizer reported an error: {err}"
+    );
     assert!(!err.contains("APP FAIL"), "{err}");
 }
 
@@ -27,7 +35,10 @@ fn bad_values_pointers_sizes_and_counts_are_refused_without_undefined_behaviour(
     let o = run_ok(c);
     let err = stderr(&o);
     assert_clean(&err);
-    assert!(err.contains("do not fit the replayed queue of 64 packets"), "the refused attach is explained once: {err}");
+    assert!(
+        err.contains("do not fit the replayed queue of 64 packets"),
+        "the refused attach is explained once: {err}"
+    );
 }
 
 #[test]
@@ -37,7 +48,12 @@ fn a_library_that_is_only_linked_refuses_registration_as_not_loaded() {
     sanitized(&mut c);
     let err = stderr(&run_ok(c));
     assert_clean(&err);
-    assert!(err.contains("APP register: this copy of libkreplay.so is not the HSA runtime's active tool"), "{err}");
+    assert!(
+        err.contains(
+            "APP register: this copy of libkreplay.so is not the HSA runtime's active tool"
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -51,5 +67,10 @@ fn a_client_linked_with_another_copy_than_hsa_tools_lib_names_is_refused_as_not_
     sanitized(&mut c);
     let err = stderr(&run_ok(c));
     assert_clean(&err);
-    assert!(err.contains("APP register: this copy of libkreplay.so is not the HSA runtime's active tool"), "{err}");
+    assert!(
+        err.contains(
+            "APP register: this copy of libkreplay.so is not the HSA runtime's active tool"
+        ),
+        "{err}"
+    );
 }

@@ -18,10 +18,18 @@ fn sibling_queue_writes_are_never_reverted_and_passes_see_identical_input() {
     let recs = records(&out_dir);
     let dispatches: Vec<_> = recs.iter().filter(|r| r["record"] == "dispatch").collect();
     let replayed = dispatches.iter().filter(|d| d["replayed"] == true).count();
-    let filtered = dispatches.iter().filter(|d| d["skipped"] == "filtered").count();
+    let filtered = dispatches
+        .iter()
+        .filter(|d| d["skipped"] == "filtered")
+        .count();
     assert_eq!(replayed, 20);
     assert_eq!(filtered, 300, "every sibling dispatch is seen and run once");
-    assert!(dispatches.iter().filter(|d| d["kernel"] == "rec").all(|d| d["snapshot"]["regions"] == 3));
+    assert!(
+        dispatches
+            .iter()
+            .filter(|d| d["kernel"] == "rec")
+            .all(|d| d["snapshot"]["regions"] == 3)
+    );
 }
 
 #[test]
@@ -39,13 +47,20 @@ fn replays_on_two_agents_overlap_in_time() {
         .filter(|r| r["record"] == "dispatch")
         .map(|d| {
             assert_eq!(d["passes"], 3);
-            (d["agent_name"].as_str().unwrap().to_owned(), d["window_start_ns"].as_u64().unwrap(), d["window_end_ns"].as_u64().unwrap())
+            (
+                d["agent_name"].as_str().unwrap().to_owned(),
+                d["window_start_ns"].as_u64().unwrap(),
+                d["window_end_ns"].as_u64().unwrap(),
+            )
         })
         .collect();
     assert_eq!(windows.len(), 2, "{recs:#?}");
     assert_ne!(windows[0].0, windows[1].0, "one replay per agent");
     let (a, b) = (&windows[0], &windows[1]);
-    assert!(a.1 < b.2 && b.1 < a.2, "the replay windows do not overlap: {windows:?}");
+    assert!(
+        a.1 < b.2 && b.1 < a.2,
+        "the replay windows do not overlap: {windows:?}"
+    );
 }
 
 #[test]
@@ -64,38 +79,69 @@ fn a_replay_waits_for_a_slow_dispatch_not_replayed_on_a_sibling_queue() {
     // without a signal, by a barrier after the one with the application's signal): the
     // agent-wide drain waits for it, so every pass reads its output and no restore reverts it.
     let mut c = command(&app("concurrent", &[]), &[]);
-    c.args(["slowsibling", "3"]).env("KREPLAY_PASSES", "3").env("KREPLAY_KERNEL_INCLUDE", "^rec$");
+    c.args(["slowsibling", "3"])
+        .env("KREPLAY_PASSES", "3")
+        .env("KREPLAY_KERNEL_INCLUDE", "^rec$");
     let out = run_ok(c);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("APP slowsibling OK"), "{}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("APP slowsibling OK"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn a_batch_replays_its_dispatches_in_order_and_forwards_other_packets_once() {
     let out_dir = test_support::scratch_dir("concurrency-batchorder-records");
     let mut c = command(&app("concurrent", &[]), &[]);
-    c.args(["batchorder", "3"]).env("KREPLAY_PASSES", "3").env("KREPLAY_OUTPUT_DIR", &out_dir);
+    c.args(["batchorder", "3"])
+        .env("KREPLAY_PASSES", "3")
+        .env("KREPLAY_OUTPUT_DIR", &out_dir);
     let out = run_ok(c);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("APP batchorder dddiiidddiii"), "{}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("APP batchorder dddiiidddiii"),
+        "{}",
+        stderr(&out)
+    );
     let recs = records(&out_dir);
-    let replayed: Vec<_> = recs.iter().filter(|r| r["record"] == "dispatch" && r["replayed"] == true).collect();
-    assert_eq!(replayed.len(), 4, "both dispatches of both batches: {recs:#?}");
+    let replayed: Vec<_> = recs
+        .iter()
+        .filter(|r| r["record"] == "dispatch" && r["replayed"] == true)
+        .collect();
+    assert_eq!(
+        replayed.len(),
+        4,
+        "both dispatches of both batches: {recs:#?}"
+    );
     // Without a client the same submissions run each dispatch once.
     let mut c = command(&app("concurrent", &[]), &[]);
     c.args(["batchorder", "1"]);
     let out = run_ok(c);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("APP batchorder didi"), "{}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("APP batchorder didi"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn a_pass_that_never_completes_ends_in_the_documented_fatal_message() {
     let mut c = command(&app("concurrent", &[]), &[]);
-    c.arg("stuck").env("KREPLAY_PASSES", "2").env("KREPLAY_DRAIN_TIMEOUT_MS", "200");
+    c.arg("stuck")
+        .env("KREPLAY_PASSES", "2")
+        .env("KREPLAY_DRAIN_TIMEOUT_MS", "200");
     let out = c.output().unwrap();
     let err = stderr(&out);
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{err}");
-    assert!(err.contains("kreplay: fatal: pass 0 of dispatch 1 (kernel add) on agent gfx942"), "{err}");
-    assert!(err.contains("the dispatch did not complete within 200 ms"), "{err}");
+    assert!(
+        err.contains("kreplay: fatal: pass 0 of dispatch 1 (kernel add) on agent gfx942"),
+        "{err}"
+    );
+    assert!(
+        err.contains("the dispatch did not complete within 200 ms"),
+        "{err}"
+    );
     assert!(err.contains("KREPLAY_DRAIN_TIMEOUT_MS"), "{err}");
 }
 
@@ -113,8 +159,19 @@ fn replays_beside_busy_siblings_with_handlers(how: &str) {
     assert!(!stderr(&out).contains("fatal"), "{}", stderr(&out));
     let recs = records(&out_dir);
     let dispatches: Vec<_> = recs.iter().filter(|r| r["record"] == "dispatch").collect();
-    assert_eq!(dispatches.iter().filter(|d| d["replayed"] == true).count(), 20, "every replay ran its passes");
-    assert_eq!(dispatches.iter().filter(|d| d["skipped"] == "filtered").count(), 300, "every sibling dispatch is reported");
+    assert_eq!(
+        dispatches.iter().filter(|d| d["replayed"] == true).count(),
+        20,
+        "every replay ran its passes"
+    );
+    assert_eq!(
+        dispatches
+            .iter()
+            .filter(|d| d["skipped"] == "filtered")
+            .count(),
+        300,
+        "every sibling dispatch is reported"
+    );
 }
 
 #[test]
@@ -149,12 +206,25 @@ fn dependent_work_declines(mode: &str) {
         .env("KREPLAY_DRAIN_TIMEOUT_MS", "20000")
         .env("KREPLAY_OUTPUT_DIR", &out_dir);
     let err = stderr(&run_ok(c));
-    assert_eq!(err.matches("(kernel rec) on agent gfx942").count(), 1, "reported once: {err}");
-    assert!(err.contains("not replayed") && err.contains("within 200 ms (KREPLAY_DRAIN_DECLINE_MS)"), "{err}");
+    assert_eq!(
+        err.matches("(kernel rec) on agent gfx942").count(),
+        1,
+        "reported once: {err}"
+    );
+    assert!(
+        err.contains("not replayed") && err.contains("within 200 ms (KREPLAY_DRAIN_DECLINE_MS)"),
+        "{err}"
+    );
     let recs = records(&out_dir);
-    let d = recs.iter().find(|r| r["record"] == "dispatch" && r["kernel"] == "rec").expect("rec record");
+    let d = recs
+        .iter()
+        .find(|r| r["record"] == "dispatch" && r["kernel"] == "rec")
+        .expect("rec record");
     assert_eq!(d["replayed"], false, "{d:#}");
-    assert!(d["skipped"].as_str().unwrap().starts_with("declined: "), "{d:#}");
+    assert!(
+        d["skipped"].as_str().unwrap().starts_with("declined: "),
+        "{d:#}"
+    );
 }
 
 #[test]
@@ -170,10 +240,18 @@ fn earlier_work_on_the_queue_gated_by_a_host_signal_declines_the_replay() {
 #[test]
 fn host_copies_and_fills_during_replay_windows_are_never_reverted() {
     let mut c = command(&app("concurrent", &[]), &[]);
-    c.args(["hostwrites", "300"]).env("KREPLAY_PASSES", "3").env("KREPLAY_KERNEL_INCLUDE", "^rec$");
+    c.args(["hostwrites", "300"])
+        .env("KREPLAY_PASSES", "3")
+        .env("KREPLAY_KERNEL_INCLUDE", "^rec$");
     let out = run_ok(c);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let rounds: u32 = text.split("rounds=").nth(1).and_then(|t| t.split_whitespace().next()).unwrap().parse().unwrap();
+    let rounds: u32 = text
+        .split("rounds=")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(rounds >= 10, "replays overlapped the writes: {text}");
 }
 
@@ -184,9 +262,15 @@ fn a_second_copy_of_the_library_declines_without_double_wrapping() {
     std::fs::copy(test_support::tool_lib(), &copy).unwrap();
     let out_dir = dir.join("records");
     let mut c = command(&app("replay", &[]), &[&copy]);
-    c.args(["basic", "3"]).env("KREPLAY_PASSES", "3").env("KREPLAY_OUTPUT_DIR", &out_dir);
+    c.args(["basic", "3"])
+        .env("KREPLAY_PASSES", "3")
+        .env("KREPLAY_OUTPUT_DIR", &out_dir);
     let err = stderr(&run_ok(c));
     assert!(err.contains("another copy of kreplay"), "{err}");
     let recs = records(&out_dir);
-    assert_eq!(recs.iter().filter(|r| r["record"] == "pass").count(), 3, "replayed once, by one copy");
+    assert_eq!(
+        recs.iter().filter(|r| r["record"] == "pass").count(),
+        3,
+        "replayed once, by one copy"
+    );
 }

@@ -16,7 +16,10 @@ fn peer_memory_the_replaying_agent_was_given_access_to_is_restored() {
         .env("KREPLAY_OUTPUT_DIR", &out_dir);
     run_ok(c);
     let recs = records(&out_dir);
-    let d = recs.iter().find(|r| r["record"] == "dispatch").expect("dispatch record");
+    let d = recs
+        .iter()
+        .find(|r| r["record"] == "dispatch")
+        .expect("dispatch record");
     assert_eq!(d["replayed"], true, "{d:#}");
     // The peer buffer only: GPU 1's other buffer was never shared with GPU 0.
     assert_eq!(d["snapshot"]["regions"], 1, "{d:#}");
@@ -28,28 +31,49 @@ fn static_and_anonymous_namespace_device_variables_are_restored() {
     let out_dir = test_support::scratch_dir("coverage-hidden-records");
     let co = code_object("hidden");
     let mut c = command(&app_linked("coverage"), &[]);
-    c.arg("hidden").arg("3").arg(&co).env("KREPLAY_PASSES", "3").env("KREPLAY_OUTPUT_DIR", &out_dir);
+    c.arg("hidden")
+        .arg("3")
+        .arg(&co)
+        .env("KREPLAY_PASSES", "3")
+        .env("KREPLAY_OUTPUT_DIR", &out_dir);
     run_ok(c);
     let recs = records(&out_dir);
-    let d = recs.iter().find(|r| r["record"] == "dispatch").expect("dispatch record");
+    let d = recs
+        .iter()
+        .find(|r| r["record"] == "dispatch")
+        .expect("dispatch record");
     assert_eq!(d["kernel"], "bump_hidden", "{d:#}");
     assert_eq!(d["replayed"], true, "{d:#}");
 }
 
 #[test]
 fn an_executable_destroyed_and_replaced_during_a_replay_is_never_written() {
-    let (a, b, c) = (code_object("devvar"), code_object("alpha"), code_object("gamma"));
+    let (a, b, c) = (
+        code_object("devvar"),
+        code_object("alpha"),
+        code_object("gamma"),
+    );
     let mut cmd = command(&app_linked("coverage"), &[]);
-    cmd.arg("destroy").arg("3").args([&a, &b, &c]).env("KREPLAY_PASSES", "3");
+    cmd.arg("destroy")
+        .arg("3")
+        .args([&a, &b, &c])
+        .env("KREPLAY_PASSES", "3");
     let err = stderr(&run_ok(cmd));
-    assert!(err.contains("was destroyed since the snapshot"), "the destroyed executable's regions are skipped: {err}");
+    assert!(
+        err.contains("was destroyed since the snapshot"),
+        "the destroyed executable's regions are skipped: {err}"
+    );
 }
 
 #[test]
 fn an_executable_destroyed_during_a_replay_does_not_crash_the_restore() {
     let (a, b) = (code_object("devvar"), code_object("alpha"));
     let mut cmd = command(&app_linked("coverage"), &[]);
-    cmd.arg("destroy").arg("3").args([&a, &b]).arg("-").env("KREPLAY_PASSES", "3");
+    cmd.arg("destroy")
+        .arg("3")
+        .args([&a, &b])
+        .arg("-")
+        .env("KREPLAY_PASSES", "3");
     let err = stderr(&run_ok(cmd));
     assert!(err.contains("was destroyed since the snapshot"), "{err}");
 }
@@ -58,7 +82,9 @@ fn an_executable_destroyed_during_a_replay_does_not_crash_the_restore() {
 fn executables_loaded_and_destroyed_while_replays_run_never_break_a_restore() {
     let (a, b) = (code_object("devvar"), code_object("alpha"));
     let mut cmd = command(&app_linked("coverage"), &[]);
-    cmd.args(["churn", "40", "3"]).args([&a, &b]).env("KREPLAY_PASSES", "3");
+    cmd.args(["churn", "40", "3"])
+        .args([&a, &b])
+        .env("KREPLAY_PASSES", "3");
     let err = stderr(&run_ok(cmd));
     assert!(err.contains("APP churn cycles="), "{err}");
 }
@@ -67,12 +93,19 @@ fn executables_loaded_and_destroyed_while_replays_run_never_break_a_restore() {
 fn a_kernel_of_an_executable_loaded_after_another_was_destroyed_has_its_own_name() {
     let out_dir = test_support::scratch_dir("coverage-names-records");
     let mut c = command(&app_linked("coverage"), &[]);
-    c.arg("names").arg(code_object("alpha")).arg(code_object("gamma")).env("KREPLAY_PASSES", "2").env("KREPLAY_OUTPUT_DIR", &out_dir);
+    c.arg("names")
+        .arg(code_object("alpha"))
+        .arg(code_object("gamma"))
+        .env("KREPLAY_PASSES", "2")
+        .env("KREPLAY_OUTPUT_DIR", &out_dir);
     run_ok(c);
     let recs = records(&out_dir);
     let mut dispatches: Vec<_> = recs.iter().filter(|r| r["record"] == "dispatch").collect();
     dispatches.sort_by_key(|d| d["dispatch_id"].as_u64());
-    let names: Vec<_> = dispatches.iter().map(|d| d["kernel"].as_str().unwrap_or("")).collect();
+    let names: Vec<_> = dispatches
+        .iter()
+        .map(|d| d["kernel"].as_str().unwrap_or(""))
+        .collect();
     assert_eq!(names, ["alpha", "gamma"], "{dispatches:#?}");
 }
 
@@ -85,7 +118,12 @@ fn a_clients_own_buffers_allocated_from_its_callbacks_are_left_alone() {
     assert!(err.contains("TOOL OK"), "{err}");
     for pass in 0..3 {
         // The application's two tracked buffers; not the tool's.
-        assert!(err.contains(&format!("TOOL pass={pass} own_buffer_intact=1 snapshot_regions=2")), "{err}");
+        assert!(
+            err.contains(&format!(
+                "TOOL pass={pass} own_buffer_intact=1 snapshot_regions=2"
+            )),
+            "{err}"
+        );
     }
 }
 

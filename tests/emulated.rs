@@ -16,11 +16,18 @@ fn x_plus_one_replayed_five_times_on_emulated_code_sees_the_original_input_every
     let out_dir = test_support::scratch_dir("emulated-inc-records");
     let co = code_object("emulated");
     let mut c = command(&app("emulated", &[]), &[]);
-    c.arg("inc").arg("5").arg(&co).env("KREPLAY_PASSES", "5").env("KREPLAY_OUTPUT_DIR", &out_dir);
+    c.arg("inc")
+        .arg("5")
+        .arg(&co)
+        .env("KREPLAY_PASSES", "5")
+        .env("KREPLAY_OUTPUT_DIR", &out_dir);
     run_ok(c);
     let recs = records(&out_dir);
     let passes = recs.iter().filter(|r| r["record"] == "pass").count();
-    let d = recs.iter().find(|r| r["record"] == "dispatch").expect("a dispatch record");
+    let d = recs
+        .iter()
+        .find(|r| r["record"] == "dispatch")
+        .expect("a dispatch record");
     assert_eq!(passes, 5, "{recs:#?}");
     assert_eq!(d["kernel"], "inc");
     assert_eq!(d["replayed"], true);
@@ -44,12 +51,19 @@ fn faults_end_their_dispatch_with_a_queue_error_and_the_process_keeps_running() 
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     let err = stderr(&o);
     for (kernel, status, message) in [
-        ("oob_store", MEMORY_APERTURE_VIOLATION, "memory fault: write of 4 bytes at 0x100 (lane 0)"),
+        (
+            "oob_store",
+            MEMORY_APERTURE_VIOLATION,
+            "memory fault: write of 4 bytes at 0x100 (lane 0)",
+        ),
         ("trap", EXCEPTION, "s_trap 2"),
         ("unknown_op", ILLEGAL_INSTRUCTION, "illegal instruction"),
     ] {
         let line = format!("APP fault kernel={kernel} status={status:#x}");
-        assert!(out.lines().any(|l| l == line), "expected `{line}`:\n{out}\n{err}");
+        assert!(
+            out.lines().any(|l| l == line),
+            "expected `{line}`:\n{out}\n{err}"
+        );
         // The log names the kernel, what happened and where (kernel + code offset, instruction).
         let logged = err
             .lines()

@@ -5,7 +5,8 @@ use std::path::Path;
 #[test]
 fn committed_header_is_current() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let config = cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("read cbindgen.toml");
+    let config =
+        cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("read cbindgen.toml");
     let bindings = cbindgen::Builder::new()
         .with_crate(root)
         .with_config(config)
@@ -37,11 +38,24 @@ fn header_compiles_cleanly_as_c_and_as_cpp() {
     .unwrap();
     for (compiler, lang, std) in [("cc", "c", "-std=c11"), ("c++", "c++", "-std=c++17")] {
         let out = std::process::Command::new(compiler)
-            .args(["-x", lang, std, "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-fsyntax-only"])
+            .args([
+                "-x",
+                lang,
+                std,
+                "-Wall",
+                "-Wextra",
+                "-Wpedantic",
+                "-Werror",
+                "-fsyntax-only",
+            ])
             .arg(format!("-I{}", root.join("include").display()))
             .arg(&src)
             .output()
             .expect("run the system compiler");
-        assert!(out.status.success(), "{compiler} rejects include/kreplay.h:\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{compiler} rejects include/kreplay.h:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }

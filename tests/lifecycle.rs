@@ -11,15 +11,23 @@ fn replay_keeps_working_across_shutdown_and_init_cycles() {
     let mut c = command(&app("lifecycle", &[]), &[]);
     c.args(["cycles", "5", "3"]).env("KREPLAY_PASSES", "3");
     let err = stderr(&run_ok(c));
-    assert!(!err.contains("declin"), "every runtime instance loads the tool and replays: {err}");
+    assert!(
+        !err.contains("declin"),
+        "every runtime instance loads the tool and replays: {err}"
+    );
 }
 
 #[test]
 fn a_tool_client_registers_again_in_each_runtime_instance() {
     let mut c = command(&app("lifecycle", &[]), &[&test_tool(&[])]);
-    c.args(["cycles", "3", "3"]).env("KREPLAY_TEST_TOOL", "attach");
+    c.args(["cycles", "3", "3"])
+        .env("KREPLAY_TEST_TOOL", "attach");
     let err = stderr(&run_ok(c));
-    assert_eq!(err.matches("TOOL OK").count(), 3, "one report per runtime instance: {err}");
+    assert_eq!(
+        err.matches("TOOL OK").count(),
+        3,
+        "one report per runtime instance: {err}"
+    );
     assert!(!err.contains("TOOL FAIL"), "{err}");
 }
 
@@ -56,7 +64,14 @@ fn shutdown_while_another_thread_submits_is_harmless_with_a_tool_client() {
             "run {run} failed ({}):\n{err}",
             out.status
         );
-        assert!(!err.contains("TOOL FAIL") && !err.contains("fatal"), "run {run}: {err}");
-        assert_eq!(err.matches("TOOL OK").count(), 30, "one report per runtime instance: {err}");
+        assert!(
+            !err.contains("TOOL FAIL") && !err.contains("fatal"),
+            "run {run}: {err}"
+        );
+        assert_eq!(
+            err.matches("TOOL OK").count(),
+            30,
+            "one report per runtime instance: {err}"
+        );
     }
 }

@@ -51,14 +51,19 @@ impl Agent {
 
     /// The agent-wide drain's condition: no handler of any queue in flight.
     fn idle(&self) -> bool {
-        self.in_flight.iter().all(|c| c.load(Ordering::Acquire) == 0)
+        self.in_flight
+            .iter()
+            .all(|c| c.load(Ordering::Acquire) == 0)
     }
 }
 
 /// Queue 1: an ordinary dispatch, submitted under the reader side.
 fn ordinary_submit(a: &Agent) {
     let _submit = ReplayGate::submit(&a.lock);
-    assert!(!a.window_open.load(Ordering::SeqCst), "a non-replayed submit landed inside a replay window");
+    assert!(
+        !a.window_open.load(Ordering::SeqCst),
+        "a non-replayed submit landed inside a replay window"
+    );
     a.in_flight[1].fetch_add(1, Ordering::AcqRel);
     a.submitted.store(true, Ordering::Release);
 }
@@ -121,6 +126,10 @@ fn no_ordinary_submit_lands_inside_a_replay_window() {
         device.join().unwrap();
         // SAFETY: every thread joined.
         let end = a.memory.with(|m| unsafe { *m });
-        assert_eq!(end, ORDINARY_ADDS + 1, "memory is not one execution of each dispatch");
+        assert_eq!(
+            end,
+            ORDINARY_ADDS + 1,
+            "memory is not one execution of each dispatch"
+        );
     });
 }

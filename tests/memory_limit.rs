@@ -22,7 +22,10 @@ impl MemoryCgroup {
     fn create() -> Result<Self, String> {
         let name = format!("kreplay-test-{}", std::process::id());
         let v2 = mount_point("cgroup2", None);
-        if let Some(root) = v2.filter(|r| std::fs::read_to_string(r.join("cgroup.controllers")).is_ok_and(|c| c.contains("memory"))) {
+        if let Some(root) = v2.filter(|r| {
+            std::fs::read_to_string(r.join("cgroup.controllers"))
+                .is_ok_and(|c| c.contains("memory"))
+        }) {
             let _ = std::fs::write(root.join("cgroup.subtree_control"), "+memory");
             let dir = root.join(&name);
             std::fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
@@ -31,7 +34,8 @@ impl MemoryCgroup {
             let _ = cg.set("memory.swap.max", "0");
             return Ok(cg);
         }
-        let root = mount_point("cgroup", Some("memory")).ok_or("no memory cgroup hierarchy is mounted")?;
+        let root =
+            mount_point("cgroup", Some("memory")).ok_or("no memory cgroup hierarchy is mounted")?;
         let dir = root.join(&name);
         std::fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
         let cg = MemoryCgroup { dir };
@@ -40,13 +44,19 @@ impl MemoryCgroup {
     }
 
     fn set(&self, file: &str, value: &str) -> Result<(), String> {
-        std::fs::write(self.dir.join(file), value).map_err(|e| format!("writing {value} to {}: {e}", self.dir.join(file).display()))
+        std::fs::write(self.dir.join(file), value)
+            .map_err(|e| format!("writing {value} to {}: {e}", self.dir.join(file).display()))
     }
 
     /// `exe args...` started inside the cgroup (a shell moves itself in, then execs).
     fn command(&self, exe: &Path) -> std::process::Command {
         let mut c = command(Path::new("/bin/sh"), &[]);
-        c.arg("-c").arg(format!("echo $$ > '{}' && exec \"$0\" \"$@\"", self.dir.join("cgroup.procs").display())).arg(exe);
+        c.arg("-c")
+            .arg(format!(
+                "echo $$ > '{}' && exec \"$0\" \"$@\"",
+                self.dir.join("cgroup.procs").display()
+            ))
+            .arg(exe);
         c
     }
 }
@@ -68,7 +78,8 @@ fn mount_point(fstype: &str, option: Option<&str>) -> Option<PathBuf> {
     let mounts = std::fs::read_to_string("/proc/mounts").ok()?;
     mounts.lines().find_map(|l| {
         let f: Vec<&str> = l.split_whitespace().collect();
-        (f.len() >= 4 && f[2] == fstype && option.is_none_or(|o| f[3].split(',').any(|x| x == o))).then(|| PathBuf::from(f[1]))
+        (f.len() >= 4 && f[2] == fstype && option.is_none_or(|o| f[3].split(',').any(|x| x == o)))
+            .then(|| PathBuf::from(f[1]))
     })
 }
 
@@ -84,23 +95,44 @@ fn a_snapshot_that_does_not_fit_the_memory_limit_is_declined_not_oom_killed() {
         let mut c = match &cgroup {
             Ok(cg) => cg.command(&exe),
             Err(why) => {
-                eprintln!("no memory cgroup could be created ({why}); falling back to RLIMIT_AS of the process size + {LIMIT_MIB} MiB");
+                eprintln!(
+                    "no memory cgroup could be created ({why}); falling back to RLIMIT_AS of the process size + {LIMIT_MIB} MiB"
+                );
                 let mut c = command(&exe, &[]);
                 c.env("KREPLAY_TEST_RLIMIT_AS", LIMIT_MIB.to_string());
                 c
             }
         };
-        c.args(["big", "1"]).env("KREPLAY_PASSES", "2").env("KREPLAY_SNAPSHOT", mode);
+        c.args(["big", "1"])
+            .env("KREPLAY_PASSES", "2")
+            .env("KREPLAY_SNAPSHOT", mode);
         if let Some(mb) = device_mb {
             c.env("VHSA_DEVICE_MEMORY_MB", mb);
         }
         let out = c.output().unwrap();
         let err = stderr(&out);
         use std::os::unix::process::ExitStatusExt;
-        assert_eq!(out.status.signal(), None, "{mode}: killed (out of memory?): {err}");
-        assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("APP OK"), "{mode}: {err}");
-        assert!(err.contains("not replayed") && err.contains("bytes of host memory"), "{mode}: {err}");
-        let limit = if cgroup.is_ok() { "memory cgroup" } else { "RLIMIT_AS" };
-        assert!(err.contains(limit), "{mode}: the message names the limit ({limit}): {err}");
+        assert_eq!(
+            out.status.signal(),
+            None,
+            "{mode}: killed (out of memory?): {err}"
+        );
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("APP OK"),
+            "{mode}: {err}"
+        );
+        assert!(
+            err.contains("not replayed") && err.contains("bytes of host memory"),
+            "{mode}: {err}"
+        );
+        let limit = if cgroup.is_ok() {
+            "memory cgroup"
+        } else {
+            "RLIMIT_AS"
+        };
+        assert!(
+            err.contains(limit),
+            "{mode}: the message names the limit ({limit}): {err}"
+        );
     }
 }

@@ -28,7 +28,12 @@ fn unused_entry<F>() -> F {
     unsafe { std::mem::transmute_copy(&(unused as unsafe extern "C" fn() -> hsa_status_t)) }
 }
 
-unsafe extern "C" fn pool_allocate(pool: hsa_amd_memory_pool_t, size: usize, _flags: u32, ptr: *mut *mut c_void) -> hsa_status_t {
+unsafe extern "C" fn pool_allocate(
+    pool: hsa_amd_memory_pool_t,
+    size: usize,
+    _flags: u32,
+    ptr: *mut *mut c_void,
+) -> hsa_status_t {
     let p = NEXT_PTR.fetch_add(size.max(4096), Ordering::SeqCst);
     POOLS.lock().unwrap().push((p, pool.handle));
     // SAFETY: out-pointer from the caller.
@@ -49,33 +54,59 @@ unsafe extern "C" fn pointer_info(
     _agents: *mut *mut hsa_agent_t,
 ) -> hsa_status_t {
     POINTER_QUERIES.fetch_add(1, Ordering::SeqCst);
-    let pool = POOLS.lock().unwrap().iter().find(|(p, _)| *p == ptr as usize).map(|(_, pool)| *pool);
+    let pool = POOLS
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|(p, _)| *p == ptr as usize)
+        .map(|(_, pool)| *pool);
     // SAFETY: out-pointer from the caller, with `size` set.
     let info = unsafe { &mut *info };
-    assert_eq!(info.size as usize, std::mem::size_of::<ffi::hsa_amd_pointer_info_t>());
+    assert_eq!(
+        info.size as usize,
+        std::mem::size_of::<ffi::hsa_amd_pointer_info_t>()
+    );
     info.type_ = ffi::HSA_EXT_POINTER_TYPE_HSA;
     info.agentBaseAddress = ptr as *mut c_void;
     info.sizeInBytes = 4096;
     info.agentOwner = hsa_agent_t { handle: GPU };
     info.global_flags = match pool {
         Some(COARSE_POOL) => ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED,
-        _ => ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT | ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED,
+        _ => {
+            ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT
+                | ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED
+        }
     };
     ffi::HSA_STATUS_SUCCESS
 }
 
 static AGENT_QUERIES: AtomicUsize = AtomicUsize::new(0);
 
-unsafe extern "C" fn agent_get_info(agent: hsa_agent_t, attr: ffi::hsa_agent_info_t, value: *mut c_void) -> hsa_status_t {
+unsafe extern "C" fn agent_get_info(
+    agent: hsa_agent_t,
+    attr: ffi::hsa_agent_info_t,
+    value: *mut c_void,
+) -> hsa_status_t {
     assert_eq!(attr, ffi::HSA_AGENT_INFO_DEVICE);
     AGENT_QUERIES.fetch_add(1, Ordering::SeqCst);
     // SAFETY: HSA_AGENT_INFO_DEVICE writes one hsa_device_type_t.
-    unsafe { *value.cast::<ffi::hsa_device_type_t>() = if agent.handle == GPU { ffi::HSA_DEVICE_TYPE_GPU } else { ffi::HSA_DEVICE_TYPE_CPU } };
+    unsafe {
+        *value.cast::<ffi::hsa_device_type_t>() = if agent.handle == GPU {
+            ffi::HSA_DEVICE_TYPE_GPU
+        } else {
+            ffi::HSA_DEVICE_TYPE_CPU
+        }
+    };
     ffi::HSA_STATUS_SUCCESS
 }
 
 fn version<T>(major: u32) -> ApiTableVersion {
-    ApiTableVersion { major_id: major, minor_id: std::mem::size_of::<T>() as u32, step_id: 0, reserved: 0 }
+    ApiTableVersion {
+        major_id: major,
+        minor_id: std::mem::size_of::<T>() as u32,
+        step_id: 0,
+        reserved: 0,
+    }
 }
 
 fn tables() -> (Box<CoreApiTable>, Box<AmdExtTable>) {
@@ -134,7 +165,14 @@ fn root(major: u32, core: &mut CoreApiTable, amd: &mut AmdExtTable) -> HsaApiTab
 fn alloc(amd: &AmdExtTable, pool: u64, flags: u32) -> *mut c_void {
     let mut p = std::ptr::null_mut();
     // SAFETY: the installed entry with a valid out-pointer.
-    let st = unsafe { amd.hsa_amd_memory_pool_allocate_fn.unwrap()(hsa_amd_memory_pool_t { handle: pool }, 4096, flags, &mut p) };
+    let st = unsafe {
+        amd.hsa_amd_memory_pool_allocate_fn.unwrap()(
+            hsa_amd_memory_pool_t { handle: pool },
+            4096,
+            flags,
+            &mut p,
+        )
+    };
     assert_eq!(st, ffi::HSA_STATUS_SUCCESS);
     p
 }
@@ -149,7 +187,11 @@ fn load_validate_track_unload() {
     let mut old = root(1, &mut core, &mut amd);
     // SAFETY: a complete fake table.
     assert!(!unsafe { kreplay::intercept::OnLoad(&mut old, 1, 0, std::ptr::null()) });
-    assert_eq!(core.hsa_memory_free_fn.map(|f| f as usize), fake_free, "a declined load leaves the table alone");
+    assert_eq!(
+        core.hsa_memory_free_fn.map(|f| f as usize),
+        fake_free,
+        "a declined load leaves the table alone"
+    );
 
     // A core table shorter than the slots the tool needs: declined.
     core.version.minor_id = 64;
@@ -161,15 +203,34 @@ fn load_validate_track_unload() {
     let mut table = root(3, &mut core, &mut amd);
     // SAFETY: as above.
     assert!(unsafe { kreplay::intercept::OnLoad(&mut table, 3, 0, std::ptr::null()) });
-    assert_ne!(core.hsa_memory_free_fn.map(|f| f as usize), fake_free, "the free entry is wrapped");
+    assert_ne!(
+        core.hsa_memory_free_fn.map(|f| f as usize),
+        fake_free,
+        "the free entry is wrapped"
+    );
 
     // Coarse-grained device memory is tracked.
     let tracked = alloc(&amd, COARSE_POOL, 0);
-    assert_eq!(inventory.owned_by(GPU).iter().map(|a| a.base).collect::<Vec<_>>(), vec![tracked as usize]);
+    assert_eq!(
+        inventory
+            .owned_by(GPU)
+            .iter()
+            .map(|a| a.base)
+            .collect::<Vec<_>>(),
+        vec![tracked as usize]
+    );
     // EXECUTABLE allocations are skipped before the pointer query.
     let queries = POINTER_QUERIES.load(Ordering::SeqCst);
-    alloc(&amd, COARSE_POOL, hsa_abi::modern::HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG);
-    assert_eq!(POINTER_QUERIES.load(Ordering::SeqCst), queries, "no pointer query for EXECUTABLE memory");
+    alloc(
+        &amd,
+        COARSE_POOL,
+        hsa_abi::modern::HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG,
+    );
+    assert_eq!(
+        POINTER_QUERIES.load(Ordering::SeqCst),
+        queries,
+        "no pointer query for EXECUTABLE memory"
+    );
     // Kernarg memory is queried and not tracked.
     alloc(&amd, KERNARG_POOL, 0);
     assert_eq!(inventory.len(), 1);
@@ -177,31 +238,57 @@ fn load_validate_track_unload() {
     // A free of an unknown pointer is harmless and still reaches the runtime.
     // SAFETY: installed entries.
     unsafe {
-        assert_eq!(amd.hsa_amd_memory_pool_free_fn.unwrap()(0xdead0 as *mut c_void), ffi::HSA_STATUS_SUCCESS);
+        assert_eq!(
+            amd.hsa_amd_memory_pool_free_fn.unwrap()(0xdead0 as *mut c_void),
+            ffi::HSA_STATUS_SUCCESS
+        );
         assert_eq!(FREES.load(Ordering::SeqCst), 1);
-        assert_eq!(core.hsa_memory_free_fn.unwrap()(tracked), ffi::HSA_STATUS_SUCCESS);
+        assert_eq!(
+            core.hsa_memory_free_fn.unwrap()(tracked),
+            ffi::HSA_STATUS_SUCCESS
+        );
     }
     assert_eq!(inventory.len(), 0, "a free forgets the allocation");
     // With the replay service off (no client at the first dispatch) allocations are still
     // recorded: a client may register later and needs the complete inventory.
     kreplay::state::settle_service_off();
-    assert_eq!(kreplay::state::service(), kreplay::state::ReplayService::Off);
+    assert_eq!(
+        kreplay::state::service(),
+        kreplay::state::ReplayService::Off
+    );
     let late = alloc(&amd, COARSE_POOL, 0);
     assert_eq!(inventory.len(), 1, "recorded while the service is off");
-    assert_eq!(AGENT_QUERIES.load(Ordering::SeqCst), 1, "the owning agent's kind is asked of the runtime once, then cached");
+    assert_eq!(
+        AGENT_QUERIES.load(Ordering::SeqCst),
+        1,
+        "the owning agent's kind is asked of the runtime once, then cached"
+    );
 
     kreplay::intercept::OnUnload();
-    assert_eq!(kreplay::state::current(), kreplay::state::ToolState::Finished);
+    assert_eq!(
+        kreplay::state::current(),
+        kreplay::state::ToolState::Finished
+    );
     // Late destructors: calls after OnUnload chain to the runtime and do nothing else.
     // SAFETY: installed entries.
     unsafe {
-        assert_eq!(amd.hsa_amd_memory_pool_free_fn.unwrap()(late), ffi::HSA_STATUS_SUCCESS);
-        assert_eq!(core.hsa_memory_free_fn.unwrap()(0xbeef0 as *mut c_void), ffi::HSA_STATUS_SUCCESS);
+        assert_eq!(
+            amd.hsa_amd_memory_pool_free_fn.unwrap()(late),
+            ffi::HSA_STATUS_SUCCESS
+        );
+        assert_eq!(
+            core.hsa_memory_free_fn.unwrap()(0xbeef0 as *mut c_void),
+            ffi::HSA_STATUS_SUCCESS
+        );
     }
     assert_eq!(FREES.load(Ordering::SeqCst), 4);
     let queries = POINTER_QUERIES.load(Ordering::SeqCst);
     alloc(&amd, COARSE_POOL, 0);
-    assert_eq!(POINTER_QUERIES.load(Ordering::SeqCst), queries, "nothing is recorded after OnUnload");
+    assert_eq!(
+        POINTER_QUERIES.load(Ordering::SeqCst),
+        queries,
+        "nothing is recorded after OnUnload"
+    );
 
     // A new runtime instance (hsa_init after hsa_shut_down) loads the tool again; what the tool
     // knew about the previous instance is forgotten.
@@ -210,14 +297,32 @@ fn load_validate_track_unload() {
     // SAFETY: as above.
     assert!(unsafe { kreplay::intercept::OnLoad(&mut again, 3, 0, std::ptr::null()) });
     assert_eq!(kreplay::state::current(), kreplay::state::ToolState::Active);
-    assert_eq!(inventory.len(), 0, "allocations of the previous runtime instance are forgotten");
-    assert_eq!(kreplay::state::service(), kreplay::state::ReplayService::Undecided, "the replay service is decided again");
+    assert_eq!(
+        inventory.len(),
+        0,
+        "allocations of the previous runtime instance are forgotten"
+    );
+    assert_eq!(
+        kreplay::state::service(),
+        kreplay::state::ReplayService::Undecided,
+        "the replay service is decided again"
+    );
     let tracked = alloc(&amd2, COARSE_POOL, 0);
-    assert_eq!(inventory.owned_by(GPU).iter().map(|a| a.base).collect::<Vec<_>>(), vec![tracked as usize]);
+    assert_eq!(
+        inventory
+            .owned_by(GPU)
+            .iter()
+            .map(|a| a.base)
+            .collect::<Vec<_>>(),
+        vec![tracked as usize]
+    );
     // A second OnLoad within one runtime instance is declined and changes nothing.
     let mut twice = root(3, &mut core2, &mut amd2);
     // SAFETY: as above.
     assert!(!unsafe { kreplay::intercept::OnLoad(&mut twice, 3, 0, std::ptr::null()) });
     kreplay::intercept::OnUnload();
-    assert_eq!(kreplay::state::current(), kreplay::state::ToolState::Finished);
+    assert_eq!(
+        kreplay::state::current(),
+        kreplay::state::ToolState::Finished
+    );
 }

@@ -18,11 +18,21 @@ struct Copies {
 
 fn copies(out: &std::process::Output) -> Copies {
     let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().find(|l| l.starts_with("APP copies")).expect("copy counters printed");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("APP copies"))
+        .expect("copy counters printed");
     let field = |k: &str| -> u64 {
-        line.split_whitespace().find_map(|w| w.strip_prefix(k)).and_then(|v| v.parse().ok()).expect("a counter")
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(k))
+            .and_then(|v| v.parse().ok())
+            .expect("a counter")
     };
-    Copies { h2d: field("h2d="), d2h: field("d2h="), d2d: field("d2d=") }
+    Copies {
+        h2d: field("h2d="),
+        d2h: field("d2h="),
+        d2d: field("d2d="),
+    }
 }
 
 fn identical(out: &std::process::Output) -> bool {
@@ -32,13 +42,21 @@ fn identical(out: &std::process::Output) -> bool {
 /// `snapshot <passes> <buffers> <KiB> <pattern> [then-allocate KiB]` with replay configured.
 fn snapshot_app(passes: u32, buffers: u32, kib: u32, pattern: &str) -> Command {
     let mut c = command(&app("snapshot", &[]), &[]);
-    c.args([passes.to_string(), buffers.to_string(), kib.to_string(), pattern.to_owned()])
-        .env("KREPLAY_PASSES", passes.to_string());
+    c.args([
+        passes.to_string(),
+        buffers.to_string(),
+        kib.to_string(),
+        pattern.to_owned(),
+    ])
+    .env("KREPLAY_PASSES", passes.to_string());
     c
 }
 
 fn dispatch_record(dir: &std::path::Path) -> serde_json::Value {
-    records(dir).into_iter().find(|r| r["record"] == "dispatch").expect("dispatch record")
+    records(dir)
+        .into_iter()
+        .find(|r| r["record"] == "dispatch")
+        .expect("dispatch record")
 }
 
 const KIB: u64 = 1024;
@@ -50,8 +68,15 @@ fn the_device_store_keeps_the_snapshot_on_the_agent() {
     let out = run_ok(c);
     assert!(identical(&out), "{}", String::from_utf8_lossy(&out.stdout));
     let k = copies(&out);
-    assert_eq!((k.h2d, k.d2h), (0, 0), "nothing crosses the host link: {k:?}");
-    assert!(k.d2d >= 4 * 256 * KIB, "the capture is a device-to-device copy: {k:?}");
+    assert_eq!(
+        (k.h2d, k.d2h),
+        (0, 0),
+        "nothing crosses the host link: {k:?}"
+    );
+    assert!(
+        k.d2d >= 4 * 256 * KIB,
+        "the capture is a device-to-device copy: {k:?}"
+    );
 }
 
 #[test]
@@ -65,9 +90,17 @@ fn the_host_store_and_the_full_copy_keep_the_snapshot_in_host_memory() {
         assert_eq!(k.d2d, 0, "{mode}: {k:?}");
         assert_eq!(k.d2h, 4 * 256 * KIB, "{mode}: captured once: {k:?}");
         if mode == "host-full" {
-            assert_eq!(k.h2d, 3 * 4 * 256 * KIB, "every byte restored between passes: {k:?}");
+            assert_eq!(
+                k.h2d,
+                3 * 4 * 256 * KIB,
+                "every byte restored between passes: {k:?}"
+            );
         } else {
-            assert_eq!(k.h2d, 3 * 5 * 64 * KIB, "the five written chunks restored between passes: {k:?}");
+            assert_eq!(
+                k.h2d,
+                3 * 5 * 64 * KIB,
+                "the five written chunks restored between passes: {k:?}"
+            );
         }
     }
 }
@@ -77,12 +110,20 @@ fn under_a_small_reserve_regions_that_do_not_fit_fall_back_to_host_memory() {
     // 64 MiB of device memory, 32 MiB used by the application, 16 MiB reserved: room for two
     // of the four 8 MiB buffers.
     let mut c = snapshot_app(3, 4, 8 * 1024, "fixed");
-    c.env("VHSA_DEVICE_MEMORY_MB", "64").env("KREPLAY_DEVICE_RESERVE_MB", "16");
+    c.env("VHSA_DEVICE_MEMORY_MB", "64")
+        .env("KREPLAY_DEVICE_RESERVE_MB", "16");
     let out = run_ok(c);
     assert!(identical(&out));
     let k = copies(&out);
-    assert_eq!(k.d2h, 2 * 8 * 1024 * KIB, "two regions captured to the host: {k:?}");
-    assert!(k.d2d >= 2 * 8 * 1024 * KIB, "two regions captured on the device: {k:?}");
+    assert_eq!(
+        k.d2h,
+        2 * 8 * 1024 * KIB,
+        "two regions captured to the host: {k:?}"
+    );
+    assert!(
+        k.d2d >= 2 * 8 * 1024 * KIB,
+        "two regions captured on the device: {k:?}"
+    );
 }
 
 #[test]
@@ -101,7 +142,11 @@ fn only_the_written_chunks_are_restored() {
         assert_eq!(d["snapshot"]["bytes"], 4 * 256 * KIB);
         assert_eq!(d["restore"]["count"], 4);
         // Bytes 0..99 of each buffer and one byte in the middle of the first: five chunks.
-        assert_eq!(d["restore"]["bytes"], 4 * written, "chunk {chunk_kb:?}: {d:#}");
+        assert_eq!(
+            d["restore"]["bytes"],
+            4 * written,
+            "chunk {chunk_kb:?}: {d:#}"
+        );
     }
 }
 
@@ -109,20 +154,39 @@ fn only_the_written_chunks_are_restored() {
 fn verify_mode_catches_a_kernel_whose_write_set_changes() {
     // Without verify mode the chunk written only in pass 1 is not restored: pass 2 sees it.
     let out = run_ok(snapshot_app(4, 2, 1024, "moving"));
-    assert!(!identical(&out), "the learned set misses the moving write without verify mode");
+    assert!(
+        !identical(&out),
+        "the learned set misses the moving write without verify mode"
+    );
     let mut c = snapshot_app(4, 2, 1024, "moving");
     c.env("KREPLAY_VERIFY", "1");
     let out = run_ok(c);
-    assert!(identical(&out), "verify mode restores completely after an unexpected write");
+    assert!(
+        identical(&out),
+        "verify mode restores completely after an unexpected write"
+    );
     let err = stderr(&out);
-    assert_eq!(err.matches("that it did not write in the first pass").count(), 1, "warned once per kernel: {err}");
+    assert_eq!(
+        err.matches("that it did not write in the first pass")
+            .count(),
+        1,
+        "warned once per kernel: {err}"
+    );
     assert!(err.contains("kernel touch"), "{err}");
     // The same through the C API.
     let mut c = snapshot_app(4, 2, 1024, "moving");
     c.env("SNAPSHOT_SET_VERIFY", test_support::tool_lib());
     let out = run_ok(c);
-    assert!(identical(&out), "kreplay_set_verify(1) turns verify mode on");
-    assert_eq!(stderr(&out).matches("that it did not write in the first pass").count(), 1);
+    assert!(
+        identical(&out),
+        "kreplay_set_verify(1) turns verify mode on"
+    );
+    assert_eq!(
+        stderr(&out)
+            .matches("that it did not write in the first pass")
+            .count(),
+        1
+    );
 }
 
 #[test]
@@ -130,15 +194,26 @@ fn an_application_allocation_succeeds_after_the_tool_frees_its_idle_buffers() {
     // 16 MiB of device memory: the application holds 4 MiB, the tool's idle snapshot buffers
     // another 4 MiB; 10 MiB more fit only once the tool let go of them.
     let mut c = snapshot_app(3, 4, 1024, "fixed");
-    c.arg((10 * 1024).to_string()).env("VHSA_DEVICE_MEMORY_MB", "16").env("KREPLAY_DEVICE_RESERVE_MB", "0");
+    c.arg((10 * 1024).to_string())
+        .env("VHSA_DEVICE_MEMORY_MB", "16")
+        .env("KREPLAY_DEVICE_RESERVE_MB", "0");
     let out = run_ok(c);
     assert!(identical(&out));
-    assert!(copies(&out).d2d >= 4 * 1024 * KIB, "the snapshot was on the device");
+    assert!(
+        copies(&out).d2d >= 4 * 1024 * KIB,
+        "the snapshot was on the device"
+    );
     // The same allocation fails without the tool's help: the pool really was too small.
     let mut c = snapshot_app(1, 4, 1024, "fixed");
-    c.arg((13 * 1024).to_string()).env("VHSA_DEVICE_MEMORY_MB", "16");
+    c.arg((13 * 1024).to_string())
+        .env("VHSA_DEVICE_MEMORY_MB", "16");
     let out = c.output().unwrap();
-    assert!(!out.status.success() && stderr(&out).contains("allocating 13631488 bytes after the replay returned"), "{}", stderr(&out));
+    assert!(
+        !out.status.success()
+            && stderr(&out).contains("allocating 13631488 bytes after the replay returned"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -147,7 +222,15 @@ fn an_invalid_snapshot_variable_declines_every_replay() {
     c.env("KREPLAY_SNAPSHOT", "gpu");
     let out = c.output().unwrap();
     let err = stderr(&out);
-    assert_eq!(err.matches("kreplay: KREPLAY_SNAPSHOT=\"gpu\" is invalid").count(), 1, "reported once: {err}");
+    assert_eq!(
+        err.matches("kreplay: KREPLAY_SNAPSHOT=\"gpu\" is invalid")
+            .count(),
+        1,
+        "reported once: {err}"
+    );
     assert!(err.contains("host-full"), "the choices are named: {err}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("touch ran 1 times, expected 3"), "the dispatch ran once: {err}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("touch ran 1 times, expected 3"),
+        "the dispatch ran once: {err}"
+    );
 }

@@ -10,7 +10,9 @@ use common::*;
 fn mapped_virtual_memory_is_restored_between_passes() {
     let out_dir = test_support::scratch_dir("replay-vmem-records");
     let mut c = command(&app("vmem", &[]), &[]);
-    c.arg("4").env("KREPLAY_PASSES", "4").env("KREPLAY_OUTPUT_DIR", &out_dir);
+    c.arg("4")
+        .env("KREPLAY_PASSES", "4")
+        .env("KREPLAY_OUTPUT_DIR", &out_dir);
     // `run_ok` also checks that the application printed "APP OK".
     run_ok(c);
     let recs = records(&out_dir);
@@ -39,25 +41,40 @@ fn an_emulated_kernel_writing_mapped_memory_is_replayed() {
     let out_dir = test_support::scratch_dir("replay-vmem-emulated");
     let co = code_object("emulated");
     let mut c = command(&app("vmem", &[]), &[]);
-    c.arg("3").arg(&co).env("KREPLAY_PASSES", "3").env("KREPLAY_OUTPUT_DIR", &out_dir);
+    c.arg("3")
+        .arg(&co)
+        .env("KREPLAY_PASSES", "3")
+        .env("KREPLAY_OUTPUT_DIR", &out_dir);
     run_ok(c);
     let recs = records(&out_dir);
-    let d = recs.iter().find(|r| r["record"] == "dispatch").expect("a dispatch record");
+    let d = recs
+        .iter()
+        .find(|r| r["record"] == "dispatch")
+        .expect("a dispatch record");
     assert_eq!(d["kernel"], "inc");
     assert_eq!(d["replayed"], true, "{d:#}");
     // The mapping and the code object's writable segment.
     assert_eq!(d["snapshot"]["regions"], 2, "{d:#}");
-    assert!(d["snapshot"]["bytes"].as_u64().unwrap() >= 64 * 1024, "{d:#}");
+    assert!(
+        d["snapshot"]["bytes"].as_u64().unwrap() >= 64 * 1024,
+        "{d:#}"
+    );
 }
 
 #[test]
 fn a_mapping_given_access_to_another_gpu_is_restored_for_its_replays() {
     let out_dir = test_support::scratch_dir("replay-vmem-peer");
     let mut c = command(&app("vmem", &[]), &[]);
-    c.args(["3", "peer"]).env("VHSA_AGENTS", "gfx942,gfx942").env("KREPLAY_PASSES", "3").env("KREPLAY_OUTPUT_DIR", &out_dir);
+    c.args(["3", "peer"])
+        .env("VHSA_AGENTS", "gfx942,gfx942")
+        .env("KREPLAY_PASSES", "3")
+        .env("KREPLAY_OUTPUT_DIR", &out_dir);
     run_ok(c);
     let recs = records(&out_dir);
-    let d = recs.iter().find(|r| r["record"] == "dispatch").expect("a dispatch record");
+    let d = recs
+        .iter()
+        .find(|r| r["record"] == "dispatch")
+        .expect("a dispatch record");
     assert_eq!(d["replayed"], true, "{d:#}");
     assert_eq!(d["snapshot"]["regions"], 1, "{d:#}");
     assert_eq!(d["snapshot"]["bytes"], 64 * 1024, "{d:#}");

@@ -31,11 +31,23 @@ struct Slot {
 /// The tables in root-table order, with the struct name each one gets.
 const TABLES: &[(&str, &str, &str)] = &[
     ("core", "CoreApiTable", "Core runtime functions (`hsa.h`)."),
-    ("amd_ext", "AmdExtTable", "AMD extension functions (`hsa_ext_amd.h`)."),
-    ("finalizer", "FinalizerExtTable", "Finalizer extension functions."),
+    (
+        "amd_ext",
+        "AmdExtTable",
+        "AMD extension functions (`hsa_ext_amd.h`).",
+    ),
+    (
+        "finalizer",
+        "FinalizerExtTable",
+        "Finalizer extension functions.",
+    ),
     ("image", "ImageExtTable", "Image extension functions."),
     ("tools", "ToolsApiTable", "Tool event callbacks."),
-    ("pc_sampling", "PcSamplingExtTable", "PC sampling extension functions."),
+    (
+        "pc_sampling",
+        "PcSamplingExtTable",
+        "PC sampling extension functions.",
+    ),
 ];
 
 fn read_slots(dir: &Path, table: &str) -> Vec<Slot> {
@@ -88,7 +100,13 @@ fn main() {
 
     // Wrapper header: the C headers plus one typedef per header-declared slot.
     let mut wrapper = String::new();
-    for h in ["hsa.h", "hsa_ext_amd.h", "hsa_ext_image.h", "hsa_ext_finalize.h", "hsa_ven_amd_loader.h"] {
+    for h in [
+        "hsa.h",
+        "hsa_ext_amd.h",
+        "hsa_ext_image.h",
+        "hsa_ext_finalize.h",
+        "hsa_ven_amd_loader.h",
+    ] {
         writeln!(wrapper, "#include \"{}\"", hdr.join(h).display()).unwrap();
     }
     for (_, _, _, slots) in &tables {
@@ -123,8 +141,16 @@ fn main() {
     let mut rs = String::new();
     for (file, name, doc, slots) in &tables {
         writeln!(rs, "/// {doc}\n///\n/// Slot order follows the modern runtime ABI (list `slots/{file}.txt`).").unwrap();
-        writeln!(rs, "#[repr(C)]\n#[derive(Clone, Copy)]\npub struct {name} {{").unwrap();
-        writeln!(rs, "    /// Version header; `minor_id` is the table's size in bytes.").unwrap();
+        writeln!(
+            rs,
+            "#[repr(C)]\n#[derive(Clone, Copy)]\npub struct {name} {{"
+        )
+        .unwrap();
+        writeln!(
+            rs,
+            "    /// Version header; `minor_id` is the table's size in bytes."
+        )
+        .unwrap();
         writeln!(rs, "    pub version: ApiTableVersion,").unwrap();
         for s in slots {
             let ty = match s.kind {
@@ -132,17 +158,30 @@ fn main() {
                 SlotKind::Modern => format!("crate::modern::{}_fn_t", s.name),
                 SlotKind::Opaque => "Slot".to_owned(),
             };
-            writeln!(rs, "    /// Slot for `{}`.\n    pub {}_fn: {ty},", s.name, s.name).unwrap();
+            writeln!(
+                rs,
+                "    /// Slot for `{}`.\n    pub {}_fn: {ty},",
+                s.name, s.name
+            )
+            .unwrap();
         }
         writeln!(rs, "}}\n").unwrap();
         writeln!(rs, "impl {name} {{").unwrap();
-        writeln!(rs, "    /// Slot names in order; entry `i` is member `i + 1`.").unwrap();
+        writeln!(
+            rs,
+            "    /// Slot names in order; entry `i` is member `i + 1`."
+        )
+        .unwrap();
         write!(rs, "    pub const SLOT_NAMES: &'static [&'static str] = &[").unwrap();
         for s in slots {
             write!(rs, "\"{}\", ", s.name).unwrap();
         }
         writeln!(rs, "];\n}}\n").unwrap();
-        writeln!(rs, "// SAFETY: every field after the version is a nullable function pointer.").unwrap();
+        writeln!(
+            rs,
+            "// SAFETY: every field after the version is a nullable function pointer."
+        )
+        .unwrap();
         writeln!(rs, "unsafe impl ApiTable for {name} {{\n    const NAME: &'static str = \"{file}\";\n    fn version(&self) -> &ApiTableVersion {{ &self.version }}\n}}\n").unwrap();
     }
     fs::write(out.join("tables.rs"), rs).unwrap();

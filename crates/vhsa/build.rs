@@ -30,7 +30,11 @@ fn main() {
         println!("cargo:rerun-if-changed={}", path.display());
         let text = fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("vhsa: cannot read the slot list {}: {e}", path.display()));
-        for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        for line in text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        {
             let name = line.split_whitespace().next().unwrap();
             writeln!(exports, "entry_point!({table}, {ty}, {name}, {name}_fn);").unwrap();
             names.push(name.to_owned());
@@ -46,7 +50,10 @@ fn main() {
     let script_path = out.join("rocr.map");
     fs::write(&script_path, script).unwrap();
 
-    println!("cargo:rustc-cdylib-link-arg=-Wl,--version-script={}", script_path.display());
+    println!(
+        "cargo:rustc-cdylib-link-arg=-Wl,--version-script={}",
+        script_path.display()
+    );
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libhsa-runtime64.so.1");
     println!("cargo:rerun-if-changed=build.rs");
 }

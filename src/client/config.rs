@@ -42,7 +42,11 @@ impl IterationRanges {
                 .strip_prefix('[')
                 .and_then(|p| p.strip_suffix(']'))
                 .ok_or_else(|| format!("`{part}` is not in brackets; expected `[a-b]` or `[a]`"))?;
-            let num = |t: &str| t.trim().parse::<u64>().map_err(|_| format!("`{t}` in `{part}` is not a non-negative integer"));
+            let num = |t: &str| {
+                t.trim()
+                    .parse::<u64>()
+                    .map_err(|_| format!("`{t}` in `{part}` is not a non-negative integer"))
+            };
             let (a, b) = match inner.split_once('-') {
                 Some((a, b)) => (num(a)?, num(b)?),
                 None => {
@@ -82,22 +86,32 @@ pub struct BuiltinConfig {
 fn regex(variable: &'static str, value: Option<String>) -> Result<Option<Regex>, ConfigError> {
     value
         .map(|v| {
-            Regex::new(&v).map_err(|e| ConfigError { variable, value: v.clone(), problem: format!("not a regular expression ({e})") })
+            Regex::new(&v).map_err(|e| ConfigError {
+                variable,
+                value: v.clone(),
+                problem: format!("not a regular expression ({e})"),
+            })
         })
         .transpose()
 }
 
 /// Reads the configuration through `get` (the environment in production). `Ok(None)` when
 /// `KREPLAY_PASSES` is unset (the built-in client is inactive).
-pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Option<BuiltinConfig>, ConfigError> {
-    let Some(p) = get("KREPLAY_PASSES") else { return Ok(None) };
+pub fn from_lookup(
+    get: impl Fn(&str) -> Option<String>,
+) -> Result<Option<BuiltinConfig>, ConfigError> {
+    let Some(p) = get("KREPLAY_PASSES") else {
+        return Ok(None);
+    };
     let passes = match p.trim().parse::<u64>() {
         Ok(n) if (1..=u64::from(MAX_PASSES)).contains(&n) => n as u32,
         _ => {
             return Err(ConfigError {
                 variable: "KREPLAY_PASSES",
                 value: p,
-                problem: format!("expected an integer from 1 to {MAX_PASSES} (1 = no replay; {MAX_PASSES} is the upper bound)"),
+                problem: format!(
+                    "expected an integer from 1 to {MAX_PASSES} (1 = no replay; {MAX_PASSES} is the upper bound)"
+                ),
             });
         }
     };
@@ -105,22 +119,38 @@ pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Option<Builti
     let exclude = regex("KREPLAY_KERNEL_EXCLUDE", get("KREPLAY_KERNEL_EXCLUDE"))?;
     let ranges = get("KREPLAY_KERNEL_ITERATION_RANGE")
         .map(|v| {
-            IterationRanges::parse(&v).map_err(|problem| ConfigError { variable: "KREPLAY_KERNEL_ITERATION_RANGE", value: v.clone(), problem })
+            IterationRanges::parse(&v).map_err(|problem| ConfigError {
+                variable: "KREPLAY_KERNEL_ITERATION_RANGE",
+                value: v.clone(),
+                problem,
+            })
         })
         .transpose()?;
     let output_dir = match get("KREPLAY_OUTPUT_DIR") {
         Some(d) if d.trim().is_empty() => {
-            return Err(ConfigError { variable: "KREPLAY_OUTPUT_DIR", value: d, problem: "expected a directory path".into() });
+            return Err(ConfigError {
+                variable: "KREPLAY_OUTPUT_DIR",
+                value: d,
+                problem: "expected a directory path".into(),
+            });
         }
         other => other.map(PathBuf::from),
     };
-    Ok(Some(BuiltinConfig { passes, include, exclude, ranges, output_dir }))
+    Ok(Some(BuiltinConfig {
+        passes,
+        include,
+        exclude,
+        ranges,
+        output_dir,
+    }))
 }
 
 /// Reads `KREPLAY_DRAIN_TIMEOUT_MS` through `get`: a positive integer of milliseconds; the
 /// default when unset. An invalid value is an error (the tool then declines every replay).
 pub fn drain_timeout(get: impl Fn(&str) -> Option<String>) -> Result<Duration, ConfigError> {
-    let Some(v) = get("KREPLAY_DRAIN_TIMEOUT_MS") else { return Ok(DEFAULT_DRAIN_TIMEOUT) };
+    let Some(v) = get("KREPLAY_DRAIN_TIMEOUT_MS") else {
+        return Ok(DEFAULT_DRAIN_TIMEOUT);
+    };
     match v.trim().parse::<u64>() {
         Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
         _ => Err(ConfigError {
@@ -144,7 +174,11 @@ pub fn time_all_from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<bool
         Some(v) => match v.trim() {
             "0" => Ok(false),
             "1" => Ok(true),
-            _ => Err(ConfigError { variable: "KREPLAY_TIME_ALL", value: v, problem: "expected 0 or 1".into() }),
+            _ => Err(ConfigError {
+                variable: "KREPLAY_TIME_ALL",
+                value: v,
+                problem: "expected 0 or 1".into(),
+            }),
         },
     }
 }
@@ -155,7 +189,9 @@ pub const DEFAULT_DRAIN_DECLINE_MS: u64 = 1000;
 /// Reads `KREPLAY_DRAIN_DECLINE_MS` through `get`: how long a replay window waits for the queue
 /// drain and the agent-wide drain together before it declines the replay (a positive integer of
 /// milliseconds; default [`DEFAULT_DRAIN_DECLINE_MS`]). Applies to every client.
-pub fn drain_decline_from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<std::time::Duration, ConfigError> {
+pub fn drain_decline_from_lookup(
+    get: impl Fn(&str) -> Option<String>,
+) -> Result<std::time::Duration, ConfigError> {
     let Some(v) = get("KREPLAY_DRAIN_DECLINE_MS") else {
         return Ok(std::time::Duration::from_millis(DEFAULT_DRAIN_DECLINE_MS));
     };
@@ -178,7 +214,9 @@ pub fn drain_decline_from_lookup(get: impl Fn(&str) -> Option<String>) -> Result
 use crate::snapshot::settings::{SnapshotMode, SnapshotSettings};
 
 /// Reads the snapshot engine's settings through `get` (the environment in production).
-pub fn snapshot_from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<SnapshotSettings, ConfigError> {
+pub fn snapshot_from_lookup(
+    get: impl Fn(&str) -> Option<String>,
+) -> Result<SnapshotSettings, ConfigError> {
     let mut s = SnapshotSettings::default();
     if let Some(v) = get("KREPLAY_SNAPSHOT") {
         s.mode = SnapshotMode::parse(&v).ok_or_else(|| ConfigError {
@@ -188,32 +226,50 @@ pub fn snapshot_from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Snap
         })?;
     }
     if let Some(v) = get("KREPLAY_DEVICE_RESERVE_MB") {
-        let mb = v.trim().parse::<u64>().ok().filter(|mb| mb.checked_mul(1 << 20).is_some()).ok_or_else(|| ConfigError {
-            variable: "KREPLAY_DEVICE_RESERVE_MB",
-            value: v.clone(),
-            problem: "expected a whole number of MiB of device memory to keep free (0 or more)".into(),
-        })?;
+        let mb = v
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|mb| mb.checked_mul(1 << 20).is_some())
+            .ok_or_else(|| ConfigError {
+                variable: "KREPLAY_DEVICE_RESERVE_MB",
+                value: v.clone(),
+                problem: "expected a whole number of MiB of device memory to keep free (0 or more)"
+                    .into(),
+            })?;
         s.device_reserve = Some(mb << 20);
     }
     if let Some(v) = get("KREPLAY_CHUNK_KB") {
-        let kb = v.trim().parse::<usize>().ok().filter(|kb| (4..=1 << 20).contains(kb) && kb % 4 == 0).ok_or_else(|| ConfigError {
-            variable: "KREPLAY_CHUNK_KB",
-            value: v.clone(),
-            problem: "expected a chunk size in KiB, a multiple of 4 from 4 to 1048576".into(),
-        })?;
+        let kb = v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|kb| (4..=1 << 20).contains(kb) && kb % 4 == 0)
+            .ok_or_else(|| ConfigError {
+                variable: "KREPLAY_CHUNK_KB",
+                value: v.clone(),
+                problem: "expected a chunk size in KiB, a multiple of 4 from 4 to 1048576".into(),
+            })?;
         s.chunk_bytes = kb << 10;
     }
     if let Some(v) = get("KREPLAY_VERIFY") {
         s.verify = match v.trim() {
             "1" => true,
             "0" => false,
-            _ => return Err(ConfigError { variable: "KREPLAY_VERIFY", value: v, problem: "expected 0 or 1".into() }),
+            _ => {
+                return Err(ConfigError {
+                    variable: "KREPLAY_VERIFY",
+                    value: v,
+                    problem: "expected 0 or 1".into(),
+                });
+            }
         };
     }
     Ok(s)
 }
 
-static SNAPSHOT_SETTINGS: crate::sync::OnceLock<Result<SnapshotSettings, ConfigError>> = crate::sync::OnceLock::new();
+static SNAPSHOT_SETTINGS: crate::sync::OnceLock<Result<SnapshotSettings, ConfigError>> =
+    crate::sync::OnceLock::new();
 
 /// The snapshot engine's settings from the environment, read once; the error is printed once.
 pub fn snapshot_settings() -> &'static Result<SnapshotSettings, ConfigError> {
@@ -228,17 +284,37 @@ mod snapshot_tests {
     use std::collections::HashMap;
 
     fn parse(pairs: &[(&str, &str)]) -> Result<SnapshotSettings, ConfigError> {
-        let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         snapshot_from_lookup(|k| m.get(k).cloned())
     }
 
     #[test]
     fn defaults_and_valid_values() {
         assert_eq!(parse(&[]).unwrap(), SnapshotSettings::default());
-        let s = parse(&[("KREPLAY_SNAPSHOT", "host-full"), ("KREPLAY_DEVICE_RESERVE_MB", "0"), ("KREPLAY_CHUNK_KB", "4"), ("KREPLAY_VERIFY", "1")])
-            .unwrap();
-        assert_eq!(s, SnapshotSettings { mode: SnapshotMode::HostFull, device_reserve: Some(0), chunk_bytes: 4096, verify: true });
-        for (name, mode) in [("auto", SnapshotMode::Auto), ("device", SnapshotMode::Device), ("host", SnapshotMode::Host)] {
+        let s = parse(&[
+            ("KREPLAY_SNAPSHOT", "host-full"),
+            ("KREPLAY_DEVICE_RESERVE_MB", "0"),
+            ("KREPLAY_CHUNK_KB", "4"),
+            ("KREPLAY_VERIFY", "1"),
+        ])
+        .unwrap();
+        assert_eq!(
+            s,
+            SnapshotSettings {
+                mode: SnapshotMode::HostFull,
+                device_reserve: Some(0),
+                chunk_bytes: 4096,
+                verify: true
+            }
+        );
+        for (name, mode) in [
+            ("auto", SnapshotMode::Auto),
+            ("device", SnapshotMode::Device),
+            ("host", SnapshotMode::Host),
+        ] {
             assert_eq!(parse(&[("KREPLAY_SNAPSHOT", name)]).unwrap().mode, mode);
         }
     }
@@ -255,9 +331,14 @@ mod snapshot_tests {
         ] {
             let e = parse(&[(k, v)]).unwrap_err();
             assert_eq!(e.variable, k);
-            assert!(e.to_string().contains(k) && e.to_string().contains(v), "{e}");
+            assert!(
+                e.to_string().contains(k) && e.to_string().contains(v),
+                "{e}"
+            );
         }
-        let e = parse(&[("KREPLAY_SNAPSHOT", "gpu")]).unwrap_err().to_string();
+        let e = parse(&[("KREPLAY_SNAPSHOT", "gpu")])
+            .unwrap_err()
+            .to_string();
         assert!(SnapshotMode::NAMES.iter().all(|n| e.contains(n)), "{e}");
     }
 }
@@ -268,26 +349,38 @@ mod tests {
     use std::collections::HashMap;
 
     fn cfg(pairs: &[(&str, &str)]) -> Result<Option<BuiltinConfig>, ConfigError> {
-        let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         from_lookup(|k| m.get(k).cloned())
     }
 
     #[test]
     fn passes_are_bounded_and_the_message_names_the_bound() {
-        assert_eq!(cfg(&[("KREPLAY_PASSES", "10000")]).unwrap().unwrap().passes, MAX_PASSES);
+        assert_eq!(
+            cfg(&[("KREPLAY_PASSES", "10000")]).unwrap().unwrap().passes,
+            MAX_PASSES
+        );
         let e = cfg(&[("KREPLAY_PASSES", "10001")]).unwrap_err();
         assert!(e.to_string().contains("10000"), "{e}");
     }
 
     #[test]
     fn drain_timeout_is_positive_milliseconds_or_an_error() {
-        let get = |v: &'static str| move |k: &str| (k == "KREPLAY_DRAIN_TIMEOUT_MS").then(|| v.to_owned());
+        let get = |v: &'static str| {
+            move |k: &str| (k == "KREPLAY_DRAIN_TIMEOUT_MS").then(|| v.to_owned())
+        };
         assert_eq!(drain_timeout(|_| None), Ok(DEFAULT_DRAIN_TIMEOUT));
         assert_eq!(drain_timeout(get("250")), Ok(Duration::from_millis(250)));
         for bad in ["0", "-1", "abc", "", "1.5"] {
             let e = drain_timeout(get(bad)).unwrap_err();
             assert_eq!(e.variable, "KREPLAY_DRAIN_TIMEOUT_MS");
-            assert!(e.to_string().contains(&format!("KREPLAY_DRAIN_TIMEOUT_MS={bad:?}")), "{e}");
+            assert!(
+                e.to_string()
+                    .contains(&format!("KREPLAY_DRAIN_TIMEOUT_MS={bad:?}")),
+                "{e}"
+            );
         }
     }
 
@@ -295,7 +388,9 @@ mod tests {
     fn ranges_parse_and_match() {
         let r = IterationRanges::parse("[1-3],[7]").unwrap();
         assert_eq!(r.0, vec![(1, 3), (7, 7)]);
-        assert!(!r.contains(0) && r.contains(1) && r.contains(3) && !r.contains(4) && r.contains(7));
+        assert!(
+            !r.contains(0) && r.contains(1) && r.contains(3) && !r.contains(4) && r.contains(7)
+        );
         for bad in ["", "1-3", "[3-1]", "[a]", "[1-]", "[1-3],"] {
             assert!(IterationRanges::parse(bad).is_err(), "{bad}");
         }
@@ -303,9 +398,17 @@ mod tests {
 
     #[test]
     fn drain_decline_bound() {
-        let get = |v: &'static str| move |k: &str| (k == "KREPLAY_DRAIN_DECLINE_MS").then(|| v.to_owned());
-        assert_eq!(drain_decline_from_lookup(|_| None), Ok(std::time::Duration::from_millis(DEFAULT_DRAIN_DECLINE_MS)));
-        assert_eq!(drain_decline_from_lookup(get("250")), Ok(std::time::Duration::from_millis(250)));
+        let get = |v: &'static str| {
+            move |k: &str| (k == "KREPLAY_DRAIN_DECLINE_MS").then(|| v.to_owned())
+        };
+        assert_eq!(
+            drain_decline_from_lookup(|_| None),
+            Ok(std::time::Duration::from_millis(DEFAULT_DRAIN_DECLINE_MS))
+        );
+        assert_eq!(
+            drain_decline_from_lookup(get("250")),
+            Ok(std::time::Duration::from_millis(250))
+        );
         for bad in ["0", "-5", "soon", ""] {
             let e = drain_decline_from_lookup(get(bad)).unwrap_err();
             assert_eq!(e.variable, "KREPLAY_DRAIN_DECLINE_MS");
@@ -366,7 +469,10 @@ mod tests {
             }
             let e = cfg(&pairs).unwrap_err();
             assert_eq!(e.variable, k);
-            assert!(e.to_string().contains(k) && e.to_string().contains(v), "{e}");
+            assert!(
+                e.to_string().contains(k) && e.to_string().contains(v),
+                "{e}"
+            );
         }
     }
 }

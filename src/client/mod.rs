@@ -26,7 +26,10 @@ fn environment() -> &'static Environment {
             e.to_string()
         };
         let get = |k: &str| std::env::var(k).ok();
-        Environment { builtin: config::from_lookup(get).map_err(report), drain_timeout: config::drain_timeout(get).map_err(report) }
+        Environment {
+            builtin: config::from_lookup(get).map_err(report),
+            drain_timeout: config::drain_timeout(get).map_err(report),
+        }
     })
 }
 
@@ -59,13 +62,20 @@ pub fn check_env() {
 /// The bound of every drain (`KREPLAY_DRAIN_TIMEOUT_MS`); the default when the value is invalid
 /// (then nothing is replayed, see [`replay_refused`]).
 pub fn drain_timeout() -> std::time::Duration {
-    environment().drain_timeout.clone().unwrap_or(config::DEFAULT_DRAIN_TIMEOUT)
+    environment()
+        .drain_timeout
+        .clone()
+        .unwrap_or(config::DEFAULT_DRAIN_TIMEOUT)
 }
 
 /// Why no dispatch may be replayed in this process, whoever the client: a variable that
 /// concerns every replay (`KREPLAY_DRAIN_TIMEOUT_MS`) has an invalid value.
 pub fn replay_refused() -> Option<&'static str> {
-    environment().drain_timeout.as_ref().err().map(String::as_str)
+    environment()
+        .drain_timeout
+        .as_ref()
+        .err()
+        .map(String::as_str)
 }
 
 /// Registers the built-in client when `KREPLAY_PASSES` is set and valid and no client exists.
@@ -89,9 +99,10 @@ static BUILTIN: OnceLock<Arc<BuiltinClient>> = OnceLock::new();
 /// Flushes the built-in client's records (at `OnUnload`).
 pub fn flush() {
     if let Some(c) = BUILTIN.get()
-        && let Some(f) = c.out.lock().as_mut() {
-            let _ = f.sync_data();
-        }
+        && let Some(f) = c.out.lock().as_mut()
+    {
+        let _ = f.sync_data();
+    }
 }
 
 /// The environment-configured client.
@@ -124,13 +135,16 @@ impl BuiltinClient {
     pub fn selects(&self, name: Option<&str>) -> bool {
         let n = name.unwrap_or("");
         if let Some(inc) = &self.cfg.include
-            && (name.is_none() || !inc.is_match(n)) {
-                return false;
-            }
+            && (name.is_none() || !inc.is_match(n))
+        {
+            return false;
+        }
         if let Some(exc) = &self.cfg.exclude
-            && name.is_some() && exc.is_match(n) {
-                return false;
-            }
+            && name.is_some()
+            && exc.is_match(n)
+        {
+            return false;
+        }
         let mut occ = self.occurrences.lock();
         let c = occ.entry(n.to_owned()).or_insert(0);
         let k = *c;
@@ -139,17 +153,26 @@ impl BuiltinClient {
     }
 
     fn append(&self, text: &str) {
-        let Some(dir) = &self.cfg.output_dir else { return };
+        let Some(dir) = &self.cfg.output_dir else {
+            return;
+        };
         let mut out = self.out.lock();
         if out.is_none() {
             let path = dir.join(format!("kreplay-{}.jsonl", std::process::id()));
-            let opened = std::fs::create_dir_all(dir)
-                .and_then(|_| std::fs::OpenOptions::new().create(true).append(true).open(&path));
+            let opened = std::fs::create_dir_all(dir).and_then(|_| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&path)
+            });
             match opened {
                 Ok(f) => *out = Some(f),
                 Err(e) => {
                     if self.out_failed.first() {
-                        eprintln!("kreplay: cannot open {} for records ({e}); check KREPLAY_OUTPUT_DIR", path.display());
+                        eprintln!(
+                            "kreplay: cannot open {} for records ({e}); check KREPLAY_OUTPUT_DIR",
+                            path.display()
+                        );
                     }
                     return;
                 }
@@ -157,16 +180,19 @@ impl BuiltinClient {
         }
         if let Some(f) = out.as_mut()
             && let Err(e) = f.write_all(text.as_bytes()).and_then(|_| f.sync_data())
-                && self.out_failed.first() {
-                    eprintln!("kreplay: writing records failed ({e}); check KREPLAY_OUTPUT_DIR");
-                }
+            && self.out_failed.first()
+        {
+            eprintln!("kreplay: writing records failed ({e}); check KREPLAY_OUTPUT_DIR");
+        }
     }
 }
 
 impl ReplayClient for BuiltinClient {
     fn pass_count(&self, d: &kreplay_dispatch_info_t) -> u32 {
         if self.cfg.output_dir.is_some() {
-            self.launches.lock().insert(d.dispatch_id, records::Launch::of(d));
+            self.launches
+                .lock()
+                .insert(d.dispatch_id, records::Launch::of(d));
         }
         // SAFETY: the tool's own dispatch info; the name is NUL-terminated or NULL.
         let name = unsafe { crate::ffi::opt_cstr(d.kernel_name) }.map(|c| c.to_string_lossy());
@@ -196,7 +222,12 @@ impl ReplayClient for BuiltinClient {
         let filtered = self.filtered.lock().remove(&s.dispatch_id);
         let launch = self.launches.lock().remove(&s.dispatch_id);
         if self.cfg.output_dir.is_some() {
-            self.append(&records::dispatch_lines(std::process::id(), s, filtered, launch.as_ref()));
+            self.append(&records::dispatch_lines(
+                std::process::id(),
+                s,
+                filtered,
+                launch.as_ref(),
+            ));
         }
     }
 }
@@ -206,7 +237,10 @@ mod tests {
     use super::*;
 
     fn client(pairs: &[(&str, &str)]) -> BuiltinClient {
-        let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         BuiltinClient::new(config::from_lookup(|k| m.get(k).cloned()).unwrap().unwrap())
     }
 
@@ -221,6 +255,9 @@ mod tests {
         let seq = ["inc", "inc", "other", "inc_skip", "inc", "inc", "inc2"];
         let got: Vec<bool> = seq.iter().map(|n| c.selects(Some(n))).collect();
         assert_eq!(got, vec![false, true, false, false, true, false, false]);
-        assert!(!c.selects(None), "an unknown name never matches an include filter");
+        assert!(
+            !c.selects(None),
+            "an unknown name never matches an include filter"
+        );
     }
 }

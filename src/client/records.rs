@@ -39,7 +39,12 @@ impl Launch {
 
 /// The lines of one dispatch: its `pass` lines, then its `dispatch` line (with the launch
 /// fields when `launch` is known).
-pub fn dispatch_lines(pid: u32, s: &DispatchSummary, filtered: bool, launch: Option<&Launch>) -> String {
+pub fn dispatch_lines(
+    pid: u32,
+    s: &DispatchSummary,
+    filtered: bool,
+    launch: Option<&Launch>,
+) -> String {
     let mut out = String::new();
     let common = |v: &mut serde_json::Map<String, Value>| {
         v.insert("pid".into(), json!(pid));
@@ -61,12 +66,19 @@ pub fn dispatch_lines(pid: u32, s: &DispatchSummary, filtered: bool, launch: Opt
         out.push_str(&Value::Object(m).to_string());
         out.push('\n');
     }
-    let skipped = if filtered { Some("filtered".to_owned()) } else { s.declined.clone() };
+    let skipped = if filtered {
+        Some("filtered".to_owned())
+    } else {
+        s.declined.clone()
+    };
     let mut m = serde_json::Map::new();
     m.insert("record".into(), json!("dispatch"));
     common(&mut m);
     m.insert("replayed".into(), json!(s.passes.len() > 1));
-    m.insert("passes".into(), json!(if s.untimed { 1 } else { s.passes.len() }));
+    m.insert(
+        "passes".into(),
+        json!(if s.untimed { 1 } else { s.passes.len() }),
+    );
     m.insert("timed".into(), json!(!s.untimed));
     m.insert("skipped".into(), json!(skipped));
     m.insert("stopped".into(), json!(s.stopped));
@@ -115,11 +127,31 @@ mod tests {
             stopped: None,
             window: (10, 90),
             passes: vec![
-                PassTimes { start_ns: 20, end_ns: 30, restore: Some((31, 35)) },
-                PassTimes { start_ns: 40, end_ns: 50, restore: None },
+                PassTimes {
+                    start_ns: 20,
+                    end_ns: 30,
+                    restore: Some((31, 35)),
+                },
+                PassTimes {
+                    start_ns: 40,
+                    end_ns: 50,
+                    restore: None,
+                },
             ],
-            snapshot: Some(CaptureStats { regions: 2, bytes: 64, start_ns: 12, end_ns: 18, device_bytes: 64 }),
-            restore: Some(RestoreTotals { count: 1, regions: 2, bytes: 64, skipped_regions: 0, ns: 4 }),
+            snapshot: Some(CaptureStats {
+                regions: 2,
+                bytes: 64,
+                start_ns: 12,
+                end_ns: 18,
+                device_bytes: 64,
+            }),
+            restore: Some(RestoreTotals {
+                count: 1,
+                regions: 2,
+                bytes: 64,
+                skipped_regions: 0,
+                ns: 4,
+            }),
             untimed: false,
         };
         let launch = Launch {
@@ -131,7 +163,10 @@ mod tests {
             group_segment_size: 512,
         };
         let text = dispatch_lines(77, &s, false, Some(&launch));
-        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[0]["record"], "pass");
         assert_eq!(lines[0]["restore_start_ns"], 31);
@@ -149,19 +184,53 @@ mod tests {
         assert_eq!(d["tid"], 5);
         assert_eq!(d["grid_size"], json!([256, 2, 1]));
         assert_eq!(d["workgroup_size"], json!([64, 1, 1]));
-        assert_eq!((d["private_segment_size"].as_u64(), d["group_segment_size"].as_u64()), (Some(16), Some(512)));
-        let f = dispatch_lines(77, &DispatchSummary { kernel: None, passes: vec![PassTimes::default()], ..s.clone() }, true, None);
+        assert_eq!(
+            (
+                d["private_segment_size"].as_u64(),
+                d["group_segment_size"].as_u64()
+            ),
+            (Some(16), Some(512))
+        );
+        let f = dispatch_lines(
+            77,
+            &DispatchSummary {
+                kernel: None,
+                passes: vec![PassTimes::default()],
+                ..s.clone()
+            },
+            true,
+            None,
+        );
         let d: Value = serde_json::from_str(f.lines().last().unwrap()).unwrap();
         assert!(d.get("tid").is_none() && d.get("grid_size").is_none());
         assert_eq!(d["skipped"], "filtered");
         assert!(d["kernel"].is_null());
         assert_eq!(d["replayed"], false);
         assert_eq!(d["timed"], true);
-        let u = dispatch_lines(77, &DispatchSummary { passes: Vec::new(), window: (60, 60), untimed: true, ..s }, true, None);
-        let lines: Vec<Value> = u.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let u = dispatch_lines(
+            77,
+            &DispatchSummary {
+                passes: Vec::new(),
+                window: (60, 60),
+                untimed: true,
+                ..s
+            },
+            true,
+            None,
+        );
+        let lines: Vec<Value> = u
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(lines.len(), 1, "an untimed dispatch has no pass line: {u}");
         assert_eq!(lines[0]["passes"], 1);
         assert_eq!(lines[0]["timed"], false);
-        assert_eq!((lines[0]["window_start_ns"].as_u64(), lines[0]["window_end_ns"].as_u64()), (Some(60), Some(60)));
+        assert_eq!(
+            (
+                lines[0]["window_start_ns"].as_u64(),
+                lines[0]["window_end_ns"].as_u64()
+            ),
+            (Some(60), Some(60))
+        );
     }
 }

@@ -36,7 +36,9 @@ use super::{INVENTORY, QUEUES, QueueState};
 use crate::loader::{self, EXECUTABLES};
 use crate::runtime::Runtime;
 use crate::snapshot::ranges::CLIENT_RANGES;
-use crate::snapshot::{DeclineReason, DeviceCopy, Region, RegionKind, RestoreScope, Snapshot, SnapshotStore};
+use crate::snapshot::{
+    DeclineReason, DeviceCopy, Region, RegionKind, RestoreScope, Snapshot, SnapshotStore,
+};
 use crate::sync::{Mutex, OnceFlag, Ordering};
 use hsa_abi::ffi::hsa_agent_t;
 use std::collections::HashMap;
@@ -79,12 +81,18 @@ pub fn mark_queues_unfenced() {
 
 /// Records a queue the tool did not wrap.
 pub fn foreign_queue_created(queue: usize, agent: u64) {
-    FOREIGN.lock().get_or_insert_with(HashMap::new).insert(queue, agent);
+    FOREIGN
+        .lock()
+        .get_or_insert_with(HashMap::new)
+        .insert(queue, agent);
 }
 
 /// Forgets a foreign queue (destroyed); false when it was not one.
 pub fn foreign_queue_destroyed(queue: usize) -> bool {
-    FOREIGN.lock().as_mut().is_some_and(|m| m.remove(&queue).is_some())
+    FOREIGN
+        .lock()
+        .as_mut()
+        .is_some_and(|m| m.remove(&queue).is_some())
 }
 
 /// Forgets every foreign queue (the runtime instance that owned them shut down).
@@ -96,7 +104,10 @@ pub fn forget_foreign_queues() {
 /// no queue of the agent can be fenced or submit concurrently.
 pub fn check(queue: &QueueState) -> Result<(), CoverageGap> {
     let agent = queue.agent.handle;
-    let count = FOREIGN.lock().as_ref().map_or(0, |m| m.values().filter(|&&a| a == agent).count());
+    let count = FOREIGN
+        .lock()
+        .as_ref()
+        .map_or(0, |m| m.values().filter(|&&a| a == agent).count());
     if count > 0 {
         return Err(CoverageGap::ForeignQueues { count });
     }
@@ -108,7 +119,11 @@ pub fn check(queue: &QueueState) -> Result<(), CoverageGap> {
         .collect();
     if !unfenced.is_empty() {
         unfenced.sort_unstable();
-        let queues = unfenced.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+        let queues = unfenced
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
         return Err(CoverageGap::Unfenced { queues });
     }
     Ok(())
@@ -125,17 +140,31 @@ pub fn first_report(gap: &CoverageGap) -> bool {
 
 /// The regions of a snapshot on `agent` (see the module documentation), in capture order.
 /// `held` keeps every listed executable alive until the capture is done.
-fn regions(rt: Runtime, agent: hsa_agent_t, held: &crate::inventory::ExecutablesHeld<'_>) -> Result<Vec<Region>, DeclineReason> {
+fn regions(
+    rt: Runtime,
+    agent: hsa_agent_t,
+    held: &crate::inventory::ExecutablesHeld<'_>,
+) -> Result<Vec<Region>, DeclineReason> {
     let enumeration = |e: crate::runtime::HsaError| DeclineReason::SymbolEnumeration(e.to_string());
     let tracked = INVENTORY.writable_by(agent.handle);
     let segments = loader::code_object_segments(rt, agent, held).map_err(enumeration)?;
     let variables = loader::module_variables(rt, agent, held).map_err(enumeration)?;
-    let inside = |v: &Region| segments.iter().any(|s| s.device <= v.device && v.device + v.size <= s.device + s.size);
+    let inside = |v: &Region| {
+        segments
+            .iter()
+            .any(|s| s.device <= v.device && v.device + v.size <= s.device + s.size)
+    };
     let outside: Vec<Region> = variables.into_iter().filter(|v| !inside(v)).collect();
     let count = tracked.len() + segments.len() + outside.len();
     let mut regions: Vec<Region> = Vec::new();
-    regions.try_reserve_exact(count).map_err(|_| DeclineReason::Metadata { regions: count })?;
-    regions.extend(tracked.iter().map(|a| Region { kind: RegionKind::Allocation { base: a.base }, device: a.base, size: a.size }));
+    regions
+        .try_reserve_exact(count)
+        .map_err(|_| DeclineReason::Metadata { regions: count })?;
+    regions.extend(tracked.iter().map(|a| Region {
+        kind: RegionKind::Allocation { base: a.base },
+        device: a.base,
+        size: a.size,
+    }));
     regions.extend(segments);
     regions.extend(outside);
     Ok(CLIENT_RANGES.lock().apply(agent.handle, regions))
@@ -169,16 +198,27 @@ mod tests {
         foreign_queue_created(0xf00, 77);
         assert!(foreign_queue_destroyed(0xf00));
         assert!(!foreign_queue_destroyed(0xf00), "a queue is forgotten once");
-        assert!(!foreign_queue_destroyed(0xbad), "an unknown queue is not foreign");
+        assert!(
+            !foreign_queue_destroyed(0xbad),
+            "an unknown queue is not foreign"
+        );
     }
 
     #[test]
     fn gaps_name_what_to_do() {
         let g = CoverageGap::ForeignQueues { count: 2 };
-        assert!(g.to_string().contains("2 queue(s) on this agent were not created through hsa_queue_create"));
-        let g = CoverageGap::Unfenced { queues: "3, 4".into() };
+        assert!(
+            g.to_string()
+                .contains("2 queue(s) on this agent were not created through hsa_queue_create")
+        );
+        let g = CoverageGap::Unfenced {
+            queues: "3, 4".into(),
+        };
         assert!(g.to_string().contains("queue(s) 3, 4"));
         assert!(first_report(&g));
-        assert!(!first_report(&CoverageGap::Unfenced { queues: "5".into() }), "logged once per kind");
+        assert!(
+            !first_report(&CoverageGap::Unfenced { queues: "5".into() }),
+            "logged once per kind"
+        );
     }
 }

@@ -31,11 +31,19 @@ mod tests {
     #[test]
     fn poll_until_sees_progress_and_expires() {
         let mut n = 0;
-        assert!(poll_until(Duration::from_secs(24 * 3600), Duration::from_millis(1), || {
-            n += 1;
-            n == 3
-        }));
+        assert!(poll_until(
+            Duration::from_secs(24 * 3600),
+            Duration::from_millis(1),
+            || {
+                n += 1;
+                n == 3
+            }
+        ));
         assert_eq!(n, 3);
-        assert!(!poll_until(Duration::from_millis(5), Duration::from_millis(1), || false));
+        assert!(!poll_until(
+            Duration::from_millis(5),
+            Duration::from_millis(1),
+            || false
+        ));
     }
 }

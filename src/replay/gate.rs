@@ -32,7 +32,11 @@ impl ReplayGate {
         if let Some(l) = self.agents.read().get(&agent) {
             return l.clone();
         }
-        self.agents.write().entry(agent).or_insert_with(protocol::new_gate_lock).clone()
+        self.agents
+            .write()
+            .entry(agent)
+            .or_insert_with(protocol::new_gate_lock)
+            .clone()
     }
 
     /// Enters a replay window on `lock` (waits for in-flight submits, blocks new ones).
@@ -69,8 +73,14 @@ mod tests {
         let b = gate.agent(2);
         assert!(Arc::ptr_eq(&a, &gate.agent(1)));
         let w = ReplayGate::window(&a);
-        assert!(a.try_read().is_none(), "a submit on the replaying agent waits");
-        assert!(b.try_write().is_some(), "another agent's replay is not blocked");
+        assert!(
+            a.try_read().is_none(),
+            "a submit on the replaying agent waits"
+        );
+        assert!(
+            b.try_write().is_some(),
+            "another agent's replay is not blocked"
+        );
         let entered = Arc::new(AtomicBool::new(false));
         let t = {
             let (a, entered) = (a.clone(), entered.clone());
@@ -86,6 +96,9 @@ mod tests {
         assert!(entered.load(Ordering::SeqCst));
         let _s1 = ReplayGate::submit(&a);
         let _s2 = ReplayGate::submit(&a);
-        assert!(a.try_write().is_none(), "a pending window waits for in-flight submits");
+        assert!(
+            a.try_write().is_none(),
+            "a pending window waits for in-flight submits"
+        );
     }
 }

@@ -83,15 +83,48 @@ impl InFlightWork {
     /// Records a tool signal of a packet submitted on queue `queue_id` of `agent`; done when its
     /// value drops below 1. With `recycle`, the drain that sees it done returns it to the pool
     /// (nobody else does); otherwise its completion handler does, after [`InFlightWork::finish`].
-    pub fn add_tool_signal(&self, sig: &dyn SignalValues, agent: u64, signal: hsa_signal_t, queue_id: u64, recycle: bool) -> u64 {
-        self.insert(sig, Entry { id: 0, agent, signal, below: 1, recycle, origin: Origin::Queue(queue_id) })
+    pub fn add_tool_signal(
+        &self,
+        sig: &dyn SignalValues,
+        agent: u64,
+        signal: hsa_signal_t,
+        queue_id: u64,
+        recycle: bool,
+    ) -> u64 {
+        self.insert(
+            sig,
+            Entry {
+                id: 0,
+                agent,
+                signal,
+                below: 1,
+                recycle,
+                origin: Origin::Queue(queue_id),
+            },
+        )
     }
 
     /// Records an asynchronous copy of the application into `agent`'s memory that completes on
     /// the application's `signal`, whose value was `value_at_submit` just before the copy was
     /// submitted.
-    pub fn add_copy(&self, sig: &dyn SignalValues, agent: u64, signal: hsa_signal_t, value_at_submit: i64) -> u64 {
-        self.insert(sig, Entry { id: 0, agent, signal, below: value_at_submit, recycle: false, origin: Origin::Copy })
+    pub fn add_copy(
+        &self,
+        sig: &dyn SignalValues,
+        agent: u64,
+        signal: hsa_signal_t,
+        value_at_submit: i64,
+    ) -> u64 {
+        self.insert(
+            sig,
+            Entry {
+                id: 0,
+                agent,
+                signal,
+                below: value_at_submit,
+                recycle: false,
+                origin: Origin::Copy,
+            },
+        )
     }
 
     /// Adds `e` with a fresh id. A copy's `below` arrives as the signal's value at submission and
@@ -104,7 +137,11 @@ impl InFlightWork {
         if e.origin == Origin::Copy {
             let counted = list
                 .iter()
-                .filter(|o| o.signal.handle == e.signal.handle && o.origin == Origin::Copy && o.agent == e.agent)
+                .filter(|o| {
+                    o.signal.handle == e.signal.handle
+                        && o.origin == Origin::Copy
+                        && o.agent == e.agent
+                })
                 .count() as i64;
             // At the latest a copy is done when its signal dropped below 1 (the completion value of
             // HSA signals): an entry left counted because the application reset the signal
@@ -117,7 +154,10 @@ impl InFlightWork {
     }
 
     fn count_copies(&self, list: &[Entry]) {
-        self.copies.store(list.iter().filter(|e| e.origin == Origin::Copy).count() as u64, Ordering::Relaxed);
+        self.copies.store(
+            list.iter().filter(|e| e.origin == Origin::Copy).count() as u64,
+            Ordering::Relaxed,
+        );
     }
 
     /// Forgets every entry (the runtime instance whose signals they name shut down).
@@ -136,7 +176,9 @@ impl InFlightWork {
 
     /// Forgets the counting signal of a queue being destroyed.
     pub fn remove_counter(&self, signal: hsa_signal_t) {
-        self.counters.lock().retain(|(_, _, s)| s.handle != signal.handle);
+        self.counters
+            .lock()
+            .retain(|(_, _, s)| s.handle != signal.handle);
     }
 
     /// Forgets entry `id` (its completion handler ran). Harmless when a drain dropped it.
@@ -165,7 +207,10 @@ impl InFlightWork {
             let mut list = self.entries.lock();
             prune(&mut list, sig, Some(agent));
             self.count_copies(&list);
-            list.iter().filter(|e| e.agent == agent).map(|e| e.origin).collect()
+            list.iter()
+                .filter(|e| e.agent == agent)
+                .map(|e| e.origin)
+                .collect()
         };
         for (a, queue, s) in self.counters.lock().iter() {
             if *a != agent {
@@ -181,7 +226,12 @@ impl InFlightWork {
 
     /// Waits until every entry of `agent` is done or `deadline` passed. On expiry returns what
     /// is still in flight, as text.
-    pub fn drain(&self, sig: &dyn SignalValues, agent: u64, deadline: Instant) -> Result<(), String> {
+    pub fn drain(
+        &self,
+        sig: &dyn SignalValues,
+        agent: u64,
+        deadline: Instant,
+    ) -> Result<(), String> {
         loop {
             let left = self.outstanding(sig, agent);
             if left.is_empty() {
@@ -240,7 +290,11 @@ pub fn describe(left: &[Origin]) -> String {
     if copies > 0 {
         parts.push(format!("{copies} asynchronous copy(ies) or fill(s)"));
     }
-    if parts.is_empty() { "nothing".to_owned() } else { parts.join(", ") }
+    if parts.is_empty() {
+        "nothing".to_owned()
+    } else {
+        parts.join(", ")
+    }
 }
 
 #[cfg(test)]
@@ -288,8 +342,16 @@ mod tests {
         assert_eq!(e, "queue 7: 2 packet(s)");
         f.set(1, 0);
         f.set(2, 0);
-        assert_eq!(w.drain(&f, 10, Instant::now()), Ok(()), "agent 20's work does not hold agent 10");
-        assert_eq!(*f.recycled.lock(), vec![1], "only the drain-owned fence is recycled");
+        assert_eq!(
+            w.drain(&f, 10, Instant::now()),
+            Ok(()),
+            "agent 20's work does not hold agent 10"
+        );
+        assert_eq!(
+            *f.recycled.lock(),
+            vec![1],
+            "only the drain-owned fence is recycled"
+        );
         w.finish(handled);
         assert_eq!(w.outstanding(&f, 20), vec![Origin::Queue(8)]);
     }
@@ -302,7 +364,11 @@ mod tests {
         w.add_copy(&f, 1, sig(5), 2);
         w.add_copy(&f, 1, sig(5), 2);
         f.set(5, 1);
-        assert_eq!(w.outstanding(&f, 1), vec![Origin::Copy], "one of two copies completed");
+        assert_eq!(
+            w.outstanding(&f, 1),
+            vec![Origin::Copy],
+            "one of two copies completed"
+        );
         f.set(5, 0);
         assert!(w.outstanding(&f, 1).is_empty());
         // The application waited for a copy, then reset the signal to 1 for the next one before
@@ -314,12 +380,21 @@ mod tests {
         w.add_copy(&f, 1, sig(7), 1);
         assert_eq!(w.outstanding(&f, 1), vec![Origin::Copy, Origin::Copy]);
         f.set(7, 0);
-        assert!(w.outstanding(&f, 1).is_empty(), "a reset signal does not keep a copy counted forever");
+        assert!(
+            w.outstanding(&f, 1).is_empty(),
+            "a reset signal does not keep a copy counted forever"
+        );
         f.set(6, 1);
         w.add_copy(&f, 1, sig(6), 1);
         w.forget_signal(sig(6));
-        assert!(w.outstanding(&f, 1).is_empty(), "a destroyed signal is never read again");
-        assert_eq!(describe(&[Origin::Copy, Origin::Queue(2)]), "queue 2: 1 packet(s), 1 asynchronous copy(ies) or fill(s)");
+        assert!(
+            w.outstanding(&f, 1).is_empty(),
+            "a destroyed signal is never read again"
+        );
+        assert_eq!(
+            describe(&[Origin::Copy, Origin::Queue(2)]),
+            "queue 2: 1 packet(s), 1 asynchronous copy(ies) or fill(s)"
+        );
     }
 
     #[test]
@@ -348,15 +423,28 @@ mod tests {
         f.set(41, 1);
         w.add_counter(10, 3, sig(40));
         w.add_counter(20, 4, sig(41));
-        assert_eq!(w.drain(&f, 10, Instant::now()).unwrap_err(), "queue 3: 2 submission(s)");
+        assert_eq!(
+            w.drain(&f, 10, Instant::now()).unwrap_err(),
+            "queue 3: 2 submission(s)"
+        );
         f.set(40, 0);
-        assert_eq!(w.drain(&f, 10, Instant::now()), Ok(()), "agent 20's counter does not hold agent 10");
+        assert_eq!(
+            w.drain(&f, 10, Instant::now()),
+            Ok(()),
+            "agent 20's counter does not hold agent 10"
+        );
         assert_eq!(w.outstanding(&f, 20), vec![Origin::Submissions(4, 1)]);
         w.remove_counter(sig(41));
-        assert!(w.outstanding(&f, 20).is_empty(), "a destroyed queue's counter is never read again");
+        assert!(
+            w.outstanding(&f, 20).is_empty(),
+            "a destroyed queue's counter is never read again"
+        );
         f.set(1, 1);
         w.add_tool_signal(&f, 10, sig(1), 3, true);
         f.set(40, 5);
-        assert_eq!(w.drain(&f, 10, Instant::now()).unwrap_err(), "queue 3: 1 packet(s), 5 submission(s)");
+        assert_eq!(
+            w.drain(&f, 10, Instant::now()).unwrap_err(),
+            "queue 3: 1 packet(s), 5 submission(s)"
+        );
     }
 }

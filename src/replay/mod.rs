@@ -28,7 +28,8 @@ use std::time::Duration;
 /// Live tracked allocations of the process.
 pub static INVENTORY: LazyLock<AllocationInventory> = LazyLock::new(AllocationInventory::new);
 /// Virtual-memory handles of GPU device pools, by handle.
-pub static VMEM_HANDLES: LazyLock<crate::inventory::VmemHandles> = LazyLock::new(crate::inventory::VmemHandles::new);
+pub static VMEM_HANDLES: LazyLock<crate::inventory::VmemHandles> =
+    LazyLock::new(crate::inventory::VmemHandles::new);
 /// Per-agent replay locks.
 pub static GATE: LazyLock<ReplayGate> = LazyLock::new(ReplayGate::new);
 /// Queues created through the tool.
@@ -104,7 +105,11 @@ impl TimedSignals {
     /// A handler will read the times of `s`, a signal of a dispatch on `agent`.
     pub fn hold(&self, s: hsa_signal_t, agent: hsa_agent_t) {
         let mut held = self.held.lock();
-        let e = held.entry(s.handle).or_insert(TimedSignal { agent, holds: 0, captured: None });
+        let e = held.entry(s.handle).or_insert(TimedSignal {
+            agent,
+            holds: 0,
+            captured: None,
+        });
         e.holds += 1;
         e.agent = agent;
         // A handle reused by a new signal after a destruction: read the live one again.
@@ -132,7 +137,8 @@ impl TimedSignals {
         if let Some(e) = held.get_mut(&s.handle)
             && e.captured.is_none()
         {
-            e.captured = Some(Runtime::get().map_or(Ok((0, 0)), |rt| rt.dispatch_times(e.agent, s)));
+            e.captured =
+                Some(Runtime::get().map_or(Ok((0, 0)), |rt| rt.dispatch_times(e.agent, s)));
         }
     }
 }
@@ -241,7 +247,11 @@ impl QueueRegistry {
 /// `queues` finished, so their records are delivered before a queue or the tool goes away. On
 /// expiry it warns and proceeds: teardown must not hang.
 pub fn settle_handlers(queues: &[Arc<QueueState>]) {
-    let busy = || queues.iter().any(|q| q.in_flight.load(Ordering::Acquire) > 0);
+    let busy = || {
+        queues
+            .iter()
+            .any(|q| q.in_flight.load(Ordering::Acquire) > 0)
+    };
     if busy() && !drain::poll_until(*DRAIN_TIMEOUT, Duration::from_millis(1), || !busy()) {
         tracing::warn!(
             "completion handlers still in flight after {} ms at queue or tool teardown; their records are lost",
@@ -281,7 +291,9 @@ impl SignalPool {
             unsafe { (rt.originals().signal_store_relaxed)(s, 1) };
             return Some(s);
         }
-        rt.signal_create(1).map_err(|e| tracing::warn!("creating a completion signal failed: {e}")).ok()
+        rt.signal_create(1)
+            .map_err(|e| tracing::warn!("creating a completion signal failed: {e}"))
+            .ok()
     }
 
     /// Forgets the pooled signals (the runtime instance that owned them shut down).

@@ -45,8 +45,15 @@ pub fn check_room(count: usize) -> Result<(), ApiError> {
         return Err(ApiError::NotArmed);
     }
     let capacity = CAPACITY.with(Cell::get);
-    let attached = LOOP.with(|l| l.borrow().as_ref().map_or(0, |p| p.before.len() + p.after.len()));
-    let fits = attached.checked_add(count).and_then(|n| n.checked_add(TOOL_SLOTS_PER_PASS)).is_some_and(|n| n <= capacity);
+    let attached = LOOP.with(|l| {
+        l.borrow()
+            .as_ref()
+            .map_or(0, |p| p.before.len() + p.after.len())
+    });
+    let fits = attached
+        .checked_add(count)
+        .and_then(|n| n.checked_add(TOOL_SLOTS_PER_PASS))
+        .is_some_and(|n| n <= capacity);
     if !fits {
         if ROOM_WARNING.first() {
             tracing::warn!(
@@ -72,7 +79,9 @@ pub fn attach(packets: &[[u8; 64]], position: kreplay_packet_position_t) -> Resu
         let mut l = l.borrow_mut();
         let set = l.get_or_insert_with(AttachedPackets::default);
         match position {
-            kreplay_packet_position_t::KREPLAY_PACKET_BEFORE => set.before.extend_from_slice(packets),
+            kreplay_packet_position_t::KREPLAY_PACKET_BEFORE => {
+                set.before.extend_from_slice(packets)
+            }
             kreplay_packet_position_t::KREPLAY_PACKET_AFTER => set.after.extend_from_slice(packets),
         }
     });
@@ -92,7 +101,10 @@ pub struct LoopScope {
 impl LoopScope {
     /// Starts a loop with no attached packets on a queue of `capacity` packets.
     pub fn begin(capacity: usize) -> Self {
-        LoopScope { outer: LOOP.with(|l| l.borrow_mut().take()), outer_capacity: CAPACITY.with(|c| c.replace(capacity)) }
+        LoopScope {
+            outer: LOOP.with(|l| l.borrow_mut().take()),
+            outer_capacity: CAPACITY.with(|c| c.replace(capacity)),
+        }
     }
 
     /// The packets attached so far.
@@ -119,7 +131,9 @@ pub struct Disarmed {
 impl Disarmed {
     /// Disarms until dropped.
     pub fn begin() -> Self {
-        Disarmed { was_armed: ARMED.with(|a| a.replace(false)) }
+        Disarmed {
+            was_armed: ARMED.with(|a| a.replace(false)),
+        }
     }
 }
 
@@ -162,11 +176,23 @@ mod tests {
             attach(&[[1; 64]], BEFORE).unwrap();
             attach(&[[2; 64]], kreplay_packet_position_t::KREPLAY_PACKET_AFTER).unwrap();
         }
-        assert_eq!(attach(&[[3; 64]], BEFORE), Err(ApiError::NotArmed), "disarmed after PASS ENTER");
-        assert_eq!(scope.packets().before, vec![[1; 64]], "kept for the following passes");
+        assert_eq!(
+            attach(&[[3; 64]], BEFORE),
+            Err(ApiError::NotArmed),
+            "disarmed after PASS ENTER"
+        );
+        assert_eq!(
+            scope.packets().before,
+            vec![[1; 64]],
+            "kept for the following passes"
+        );
         assert_eq!(scope.packets().after, vec![[2; 64]]);
         drop(scope);
-        assert_eq!(LoopScope::begin(64).packets(), AttachedPackets::default(), "a new loop starts empty");
+        assert_eq!(
+            LoopScope::begin(64).packets(),
+            AttachedPackets::default(),
+            "a new loop starts empty"
+        );
     }
 
     #[test]
@@ -177,9 +203,17 @@ mod tests {
         {
             // A dispatch submitted from the outer PASS ENTER callback, replayed on another agent.
             let _submit = Disarmed::begin();
-            assert_eq!(attach(&[[9; 64]], BEFORE), Err(ApiError::NotArmed), "the nested dispatch's callbacks are not armed");
+            assert_eq!(
+                attach(&[[9; 64]], BEFORE),
+                Err(ApiError::NotArmed),
+                "the nested dispatch's callbacks are not armed"
+            );
             let inner = LoopScope::begin(64);
-            assert_eq!(inner.packets(), AttachedPackets::default(), "the inner loop starts empty");
+            assert_eq!(
+                inner.packets(),
+                AttachedPackets::default(),
+                "the inner loop starts empty"
+            );
             {
                 let _g = ArmGuard::arm(&inner);
                 attach(&[[2; 64]], BEFORE).unwrap();
@@ -189,27 +223,59 @@ mod tests {
         assert!(is_armed(), "still inside the outer PASS ENTER");
         attach(&[[3; 64]], BEFORE).unwrap();
         drop(guard);
-        assert_eq!(outer.packets().before, vec![[1; 64], [3; 64]], "the inner loop neither cleared nor joined the outer packets");
+        assert_eq!(
+            outer.packets().before,
+            vec![[1; 64], [3; 64]],
+            "the inner loop neither cleared nor joined the outer packets"
+        );
     }
 
     #[test]
     fn attached_packets_and_the_dispatch_must_fit_the_queue() {
         let scope = LoopScope::begin(8);
         let _g = ArmGuard::arm(&scope);
-        assert_eq!(attach(&[[1; 64]; 8], BEFORE), Err(ApiError::InvalidArgument), "8 + the dispatch > 8");
-        assert_eq!(attach(&[[1; 64]; 7], BEFORE), Err(ApiError::InvalidArgument), "a slot stays for the tool's own packet");
-        assert_eq!(check_room(usize::MAX), Err(ApiError::InvalidArgument), "no overflow");
+        assert_eq!(
+            attach(&[[1; 64]; 8], BEFORE),
+            Err(ApiError::InvalidArgument),
+            "8 + the dispatch > 8"
+        );
+        assert_eq!(
+            attach(&[[1; 64]; 7], BEFORE),
+            Err(ApiError::InvalidArgument),
+            "a slot stays for the tool's own packet"
+        );
+        assert_eq!(
+            check_room(usize::MAX),
+            Err(ApiError::InvalidArgument),
+            "no overflow"
+        );
         attach(&[[1; 64]; 4], BEFORE).unwrap();
-        attach(&[[2; 64]; 2], kreplay_packet_position_t::KREPLAY_PACKET_AFTER).unwrap();
-        assert_eq!(attach(&[[3; 64]], BEFORE), Err(ApiError::InvalidArgument), "6 attached + the tool's 2 fill the queue");
-        assert_eq!(scope.packets().before.len() + scope.packets().after.len(), 6, "a refused attach attaches nothing");
+        attach(
+            &[[2; 64]; 2],
+            kreplay_packet_position_t::KREPLAY_PACKET_AFTER,
+        )
+        .unwrap();
+        assert_eq!(
+            attach(&[[3; 64]], BEFORE),
+            Err(ApiError::InvalidArgument),
+            "6 attached + the tool's 2 fill the queue"
+        );
+        assert_eq!(
+            scope.packets().before.len() + scope.packets().after.len(),
+            6,
+            "a refused attach attaches nothing"
+        );
         {
             let _submit = Disarmed::begin();
             let inner = LoopScope::begin(64);
             let _g = ArmGuard::arm(&inner);
             attach(&[[4; 64]; 32], BEFORE).unwrap();
         }
-        assert_eq!(attach(&[[3; 64]], BEFORE), Err(ApiError::InvalidArgument), "the outer loop's queue size is back");
+        assert_eq!(
+            attach(&[[3; 64]], BEFORE),
+            Err(ApiError::InvalidArgument),
+            "the outer loop's queue size is back"
+        );
     }
 
     #[test]

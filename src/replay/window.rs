@@ -3,10 +3,13 @@
 use super::gate::{ReplayGate, SubmitGuard, WindowGuard};
 use super::inflight::RuntimeSignals;
 use super::phase::{ArmGuard, LoopScope};
-use super::{DRAIN_DECLINE, DRAIN_TIMEOUT, IN_FLIGHT, INVENTORY, NAMES, QueueState, SIGNALS, STATS, TIMED_SIGNALS, coverage};
+use super::{
+    DRAIN_DECLINE, DRAIN_TIMEOUT, IN_FLIGHT, INVENTORY, NAMES, QueueState, SIGNALS, STATS,
+    TIMED_SIGNALS, coverage,
+};
 use crate::api::{
-    self, DispatchSummary, PassTimes, ReplayClient, RestoreTotals, kreplay_dispatch_info_t, kreplay_event_kind_t,
-    kreplay_event_t, kreplay_replay_stats_t,
+    self, DispatchSummary, PassTimes, ReplayClient, RestoreTotals, kreplay_dispatch_info_t,
+    kreplay_event_kind_t, kreplay_event_t, kreplay_replay_stats_t,
 };
 use crate::diagnostics::fatal;
 use crate::runtime::{Runtime, monotonic_ns};
@@ -14,8 +17,8 @@ use crate::snapshot::{AgentCopy, DeclineReason, HostStore, Snapshot};
 use crate::state::{self, ReplayService};
 use crate::sync::{Arc, Mutex, OnceFlag, Ordering, fence};
 use hsa_abi::ffi::{self, hsa_kernel_dispatch_packet_t, hsa_signal_t};
-use std::ffi::{CString, c_void};
 use std::collections::HashSet;
+use std::ffi::{CString, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
@@ -38,7 +41,10 @@ struct OpenWindow;
 
 impl OpenWindow {
     fn enter(q: &QueueState, d: &Dispatch) -> Self {
-        OPEN_WINDOWS.with(|w| w.borrow_mut().push((q.agent.handle, d.info.dispatch_id, q.queue_id)));
+        OPEN_WINDOWS.with(|w| {
+            w.borrow_mut()
+                .push((q.agent.handle, d.info.dispatch_id, q.queue_id))
+        });
         OpenWindow
     }
 }
@@ -52,7 +58,12 @@ impl Drop for OpenWindow {
 /// A submission on `q` from a callback of a window this thread holds on the same agent would
 /// wait for that window's writer lock forever: abort with a message naming both instead.
 fn refuse_reentrant_submit(q: &QueueState) {
-    let open = OPEN_WINDOWS.with(|w| w.borrow().iter().find(|(agent, _, _)| *agent == q.agent.handle).copied());
+    let open = OPEN_WINDOWS.with(|w| {
+        w.borrow()
+            .iter()
+            .find(|(agent, _, _)| *agent == q.agent.handle)
+            .copied()
+    });
     if let Some((agent, dispatch, window_queue)) = open {
         fatal(&format!(
             "a replay callback of dispatch {dispatch} (agent {} ({agent:#x}), queue {window_queue}) submitted work on queue {} \
@@ -70,7 +81,11 @@ fn innermost_open_window() -> Option<WindowMark> {
 
 /// Ends a bounded wait for another agent's lock taken from inside a window this thread holds:
 /// two windows whose callbacks submit on each other's agent would otherwise wait forever.
-fn cross_window_deadlock(q: &QueueState, (agent, dispatch, window_queue): WindowMark, what: &str) -> ! {
+fn cross_window_deadlock(
+    q: &QueueState,
+    (agent, dispatch, window_queue): WindowMark,
+    what: &str,
+) -> ! {
     fatal(&format!(
         "a replay callback of dispatch {dispatch} (agent {agent:#x}, queue {window_queue}) waited {} ms to {what} on queue {} \
          of agent {} ({:#x}), whose lock another replay window holds; callbacks of two windows that submit on each other's \
@@ -134,7 +149,11 @@ pub fn fence_host_write(dst: usize) -> Option<HostWriteFence> {
         };
         fenced.push((agent, guard));
     }
-    if fenced.is_empty() { None } else { Some(HostWriteFence { fenced }) }
+    if fenced.is_empty() {
+        None
+    } else {
+        Some(HostWriteFence { fenced })
+    }
 }
 
 /// The reader side of the gates of every agent whose snapshot can hold the memory a host write
@@ -168,7 +187,11 @@ fn barrier_packet(completion: hsa_signal_t) -> Packet {
         | (1 << ffi::HSA_PACKET_HEADER_BARRIER)
         | ((ffi::HSA_FENCE_SCOPE_SYSTEM as u16) << ffi::HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE)
         | ((ffi::HSA_FENCE_SCOPE_SYSTEM as u16) << ffi::HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
-    let b = ffi::hsa_barrier_and_packet_t { header, completion_signal: completion, ..Default::default() };
+    let b = ffi::hsa_barrier_and_packet_t {
+        header,
+        completion_signal: completion,
+        ..Default::default()
+    };
     to_bytes(&b)
 }
 
@@ -215,22 +238,35 @@ struct HandlerCtx {
 unsafe extern "C" fn on_signal(_value: ffi::hsa_signal_value_t, arg: *mut c_void) -> bool {
     // SAFETY: `arg` is the Box leaked by `watch`, handed back exactly once.
     let ctx = unsafe { Box::from_raw(arg.cast::<HandlerCtx>()) };
-    let HandlerCtx { queue, signal, times_from, entry, mut summary } = *ctx;
+    let HandlerCtx {
+        queue,
+        signal,
+        times_from,
+        entry,
+        mut summary,
+    } = *ctx;
     let r = catch_unwind(AssertUnwindSafe(|| {
         IN_FLIGHT.finish(entry);
         let times = match Runtime::get() {
             None => (0, 0),
             Some(rt) => {
-                let from_app = times_from.and_then(|a| TIMED_SIGNALS.take(a, |agent| rt.dispatch_times(agent, a)));
-                from_app.unwrap_or_else(|| rt.dispatch_times(queue.agent, signal)).unwrap_or_else(|e| {
-                    tracing::warn!("dispatch times unavailable: {e}");
-                    let now = monotonic_ns();
-                    (now, now)
-                })
+                let from_app = times_from
+                    .and_then(|a| TIMED_SIGNALS.take(a, |agent| rt.dispatch_times(agent, a)));
+                from_app
+                    .unwrap_or_else(|| rt.dispatch_times(queue.agent, signal))
+                    .unwrap_or_else(|e| {
+                        tracing::warn!("dispatch times unavailable: {e}");
+                        let now = monotonic_ns();
+                        (now, now)
+                    })
             }
         };
         summary.window = times;
-        summary.passes = vec![PassTimes { start_ns: times.0, end_ns: times.1, restore: None }];
+        summary.passes = vec![PassTimes {
+            start_ns: times.0,
+            end_ns: times.1,
+            restore: None,
+        }];
         // A panicking client must not skip the bookkeeping below: a handler left counted in
         // flight would make teardown wait for it until the bound.
         if let Some(c) = api::client()
@@ -256,10 +292,18 @@ fn watch(rt: Runtime, ctx: HandlerCtx) -> Result<(), HandlerCtx> {
     let ctx = Box::into_raw(Box::new(ctx));
     // SAFETY: `on_signal` takes back the box exactly once.
     let st = unsafe {
-        (rt.originals().signal_async_handler)(signal, ffi::HSA_SIGNAL_CONDITION_LT, 1, Some(on_signal), ctx.cast())
+        (rt.originals().signal_async_handler)(
+            signal,
+            ffi::HSA_SIGNAL_CONDITION_LT,
+            1,
+            Some(on_signal),
+            ctx.cast(),
+        )
     };
     if st != ffi::HSA_STATUS_SUCCESS {
-        tracing::warn!("hsa_amd_signal_async_handler failed with status {st:#x}; the dispatch is not reported");
+        tracing::warn!(
+            "hsa_amd_signal_async_handler failed with status {st:#x}; the dispatch is not reported"
+        );
         q.in_flight.fetch_sub(1, Ordering::AcqRel);
         // SAFETY: the runtime refused the handler, so the box is still ours.
         return Err(*unsafe { Box::from_raw(ctx) });
@@ -308,7 +352,9 @@ fn write_counted(rt: Runtime, q: &QueueState, writer: Writer, packets: &[Packet]
         for part in packets.chunks(chunk.len()) {
             for (slot, p) in chunk.iter_mut().zip(part) {
                 *slot = *p;
-                if packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH && completion_signal(p) == 0 {
+                if packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH
+                    && completion_signal(p) == 0
+                {
                     slot[56..64].copy_from_slice(&counter.handle.to_le_bytes());
                 }
             }
@@ -328,14 +374,24 @@ fn completion_signal(p: &Packet) -> u64 {
 
 /// Forwards `packets[*forwarded..end]` under the reader side of the gate, counted when a
 /// dispatch is among them (other packets do not write memory).
-fn forward_run(rt: Runtime, q: &QueueState, writer: Writer, packets: &[Packet], end: usize, forwarded: &mut usize) {
+fn forward_run(
+    rt: Runtime,
+    q: &QueueState,
+    writer: Writer,
+    packets: &[Packet],
+    end: usize,
+    forwarded: &mut usize,
+) {
     let run = &packets[*forwarded..end];
     if run.is_empty() {
         return;
     }
     let _submit = enter_submit(q);
     *forwarded = end;
-    if run.iter().any(|p| packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH) {
+    if run
+        .iter()
+        .any(|p| packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH)
+    {
         write_counted(rt, q, writer, run);
     } else {
         write(writer, run);
@@ -352,7 +408,13 @@ fn forward_run(rt: Runtime, q: &QueueState, writer: Writer, packets: &[Packet], 
 ///
 /// # Safety
 /// `pkts` must hold `count` packets of 64 bytes.
-pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, writer: Writer, forwarded: &mut usize) {
+pub unsafe fn on_submit(
+    q: &Arc<QueueState>,
+    pkts: *const c_void,
+    count: u64,
+    writer: Writer,
+    forwarded: &mut usize,
+) {
     // Pairs with the release of `turn_service_on`: the queue marks a late registration made
     // before turning the service on are visible from here.
     fence(Ordering::Acquire);
@@ -360,7 +422,8 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
         settle_service();
     }
     // SAFETY: caller contract.
-    let packets: &[Packet] = unsafe { std::slice::from_raw_parts(pkts.cast::<Packet>(), count as usize) };
+    let packets: &[Packet] =
+        unsafe { std::slice::from_raw_parts(pkts.cast::<Packet>(), count as usize) };
     let (Some(client), Some(rt)) = (api::client(), Runtime::get()) else {
         *forwarded = packets.len();
         write(writer, packets);
@@ -377,14 +440,24 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
             continue;
         }
         // SAFETY: a 64-byte kernel dispatch packet.
-        let pkt: hsa_kernel_dispatch_packet_t = unsafe { std::ptr::read_unaligned(p.as_ptr().cast()) };
+        let pkt: hsa_kernel_dispatch_packet_t =
+            unsafe { std::ptr::read_unaligned(p.as_ptr().cast()) };
         let dispatch = Dispatch::new(rt, q, pkt);
         STATS.dispatches.fetch_add(1, Ordering::Relaxed);
-        dispatch.event(client, kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_ENTER, 0, 0, None);
-        let passes = catch_unwind(AssertUnwindSafe(|| client.pass_count(&dispatch.info))).unwrap_or_else(|_| {
-            tracing::error!("the client's pass-count callback panicked; the dispatch runs once");
-            1
-        });
+        dispatch.event(
+            client,
+            kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_ENTER,
+            0,
+            0,
+            None,
+        );
+        let passes = catch_unwind(AssertUnwindSafe(|| client.pass_count(&dispatch.info)))
+            .unwrap_or_else(|_| {
+                tracing::error!(
+                    "the client's pass-count callback panicked; the dispatch runs once"
+                );
+                1
+            });
         let plan = match passes {
             1 => None,
             0 if !client.has_continue() => Some(Err(DeclineReason::UnboundedWithoutContinue)),
@@ -392,7 +465,13 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
         };
         match plan {
             None => {
-                dispatch.event(client, kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, passes, None);
+                dispatch.event(
+                    client,
+                    kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
+                    0,
+                    passes,
+                    None,
+                );
                 if client.times_ordinary_dispatches() {
                     forward_run(rt, q, writer, packets, i, forwarded);
                     let _submit = enter_submit(q);
@@ -411,15 +490,30 @@ pub unsafe fn on_submit(q: &Arc<QueueState>, pkts: *const c_void, count: u64, wr
             }
             Some(Err(reason)) => {
                 if UNBOUNDED_WARNING.first() {
-                    tracing::warn!("dispatch {} not replayed: {reason} (warned once per process)", dispatch.info.dispatch_id);
+                    tracing::warn!(
+                        "dispatch {} not replayed: {reason} (warned once per process)",
+                        dispatch.info.dispatch_id
+                    );
                 }
                 STATS.declined.fetch_add(1, Ordering::Relaxed);
                 let stats = ReplayStats::declined(&reason);
-                dispatch.event(client, kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, passes, Some(&stats.c));
+                dispatch.event(
+                    client,
+                    kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
+                    0,
+                    passes,
+                    Some(&stats.c),
+                );
                 forward_run(rt, q, writer, packets, i, forwarded);
                 let _submit = enter_submit(q);
                 *forwarded = i + 1;
-                submit_ordinary(rt, q, &dispatch, writer, Some(format!("declined: {reason}")));
+                submit_ordinary(
+                    rt,
+                    q,
+                    &dispatch,
+                    writer,
+                    Some(format!("declined: {reason}")),
+                );
             }
             Some(Ok(total)) => {
                 forward_run(rt, q, writer, packets, i, forwarded);
@@ -442,7 +536,10 @@ fn fence_earlier_work(rt: Runtime, q: &Arc<QueueState>, writer: Writer) {
         return;
     }
     q.unfenced.store(false, Ordering::Release);
-    tracing::debug!("queue {} fenced: work submitted before the client registered is now counted", q.queue_id);
+    tracing::debug!(
+        "queue {} fenced: work submitted before the client registered is now counted",
+        q.queue_id
+    );
 }
 
 /// A dispatch under consideration: the packet and what callbacks see.
@@ -465,13 +562,22 @@ impl Dispatch {
             kernel_object: pkt.kernel_object,
             kernel_name: name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr()),
             grid_size: [pkt.grid_size_x, pkt.grid_size_y, pkt.grid_size_z],
-            workgroup_size: [pkt.workgroup_size_x, pkt.workgroup_size_y, pkt.workgroup_size_z],
+            workgroup_size: [
+                pkt.workgroup_size_x,
+                pkt.workgroup_size_y,
+                pkt.workgroup_size_z,
+            ],
             reserved0: 0,
             private_segment_size: pkt.private_segment_size,
             group_segment_size: pkt.group_segment_size,
             kernarg_address: pkt.kernarg_address.cast_const(),
         };
-        Self { pkt, name, info, queue: q.clone() }
+        Self {
+            pkt,
+            name,
+            info,
+            queue: q.clone(),
+        }
     }
 
     fn summary(&self) -> DispatchSummary {
@@ -485,7 +591,14 @@ impl Dispatch {
         }
     }
 
-    fn event(&self, client: &dyn ReplayClient, kind: kreplay_event_kind_t, pass: u32, total: u32, stats: Option<&kreplay_replay_stats_t>) {
+    fn event(
+        &self,
+        client: &dyn ReplayClient,
+        kind: kreplay_event_kind_t,
+        pass: u32,
+        total: u32,
+        stats: Option<&kreplay_replay_stats_t>,
+    ) {
         self.event_timed(client, kind, pass, total, (0, 0), stats);
     }
 
@@ -568,7 +681,13 @@ impl ReplayStats {
 /// completion signal (so the application's dispatch times are the kernel's) and a barrier packet
 /// with a tool signal follows it; without an application signal the dispatch carries the tool
 /// signal. The caller holds the reader side of the gate.
-fn submit_ordinary(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, writer: Writer, skipped: Option<String>) {
+fn submit_ordinary(
+    rt: Runtime,
+    q: &Arc<QueueState>,
+    d: &Dispatch,
+    writer: Writer,
+    skipped: Option<String>,
+) {
     let Some(sig) = SIGNALS.take(rt) else {
         write_counted(rt, q, writer, &[to_bytes(&d.pkt)]);
         return;
@@ -576,11 +695,18 @@ fn submit_ordinary(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, writer: Write
     let app = (d.pkt.completion_signal.handle != 0).then_some(d.pkt.completion_signal);
     let mut summary = Box::new(d.summary());
     summary.declined = skipped;
-    let entry = IN_FLIGHT.add_tool_signal(&RuntimeSignals(rt), q.agent.handle, sig, q.queue_id, false);
+    let entry =
+        IN_FLIGHT.add_tool_signal(&RuntimeSignals(rt), q.agent.handle, sig, q.queue_id, false);
     if let Some(a) = app {
         TIMED_SIGNALS.hold(a, q.agent);
     }
-    let ctx = HandlerCtx { queue: q.clone(), signal: sig, times_from: app, entry, summary };
+    let ctx = HandlerCtx {
+        queue: q.clone(),
+        signal: sig,
+        times_from: app,
+        entry,
+        summary,
+    };
     if let Err(ctx) = watch(rt, ctx) {
         IN_FLIGHT.finish(ctx.entry);
         if let Some(a) = app {
@@ -599,10 +725,22 @@ fn submit_ordinary(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, writer: Write
 /// Captures the agent's memory; `whole` restores every byte without hashing (see
 /// `snapshot::density`). The host-memory budget counts only the bytes the store keeps in host
 /// memory (recycled host buffers are reused first).
-fn capture(rt: Runtime, q: &QueueState, copier: &AgentCopy, whole: bool) -> Result<Snapshot, DeclineReason> {
-    let settings = crate::client::config::snapshot_settings().as_ref().map_err(|e| DeclineReason::Configuration(e.to_string()))?;
-    let tracked_bytes = INVENTORY.owned_by(q.agent.handle).iter().map(|a| a.size as u64).sum();
-    let (store, scope) = crate::snapshot::plan(rt, q.agent, settings, tracked_bytes, whole, *DRAIN_TIMEOUT);
+fn capture(
+    rt: Runtime,
+    q: &QueueState,
+    copier: &AgentCopy,
+    whole: bool,
+) -> Result<Snapshot, DeclineReason> {
+    let settings = crate::client::config::snapshot_settings()
+        .as_ref()
+        .map_err(|e| DeclineReason::Configuration(e.to_string()))?;
+    let tracked_bytes = INVENTORY
+        .owned_by(q.agent.handle)
+        .iter()
+        .map(|a| a.size as u64)
+        .sum();
+    let (store, scope) =
+        crate::snapshot::plan(rt, q.agent, settings, tracked_bytes, whole, *DRAIN_TIMEOUT);
     coverage::capture(rt, q.agent, copier, store, scope, |regions, store| {
         let needed = store.host_bound(regions);
         crate::snapshot::budget::check(needed.saturating_sub(HostStore::reusable_bytes()))
@@ -614,10 +752,16 @@ static VERIFY_WARNED: crate::sync::Mutex<Vec<String>> = crate::sync::Mutex::new(
 
 /// Warns once per kernel that verify mode found chunks written outside the learned set.
 fn warn_unexpected_writes(d: &Dispatch, pass: u32, chunks: u64) {
-    let kernel = d.name.as_ref().map_or("<unknown>".to_owned(), |n| n.to_string_lossy().into_owned());
+    let kernel = d
+        .name
+        .as_ref()
+        .map_or("<unknown>".to_owned(), |n| n.to_string_lossy().into_owned());
     let mut warned = VERIFY_WARNED.lock();
     if warned.contains(&kernel) {
-        tracing::debug!("dispatch {} pass {pass}: {chunks} chunk(s) written outside the learned set", d.info.dispatch_id);
+        tracing::debug!(
+            "dispatch {} pass {pass}: {chunks} chunk(s) written outside the learned set",
+            d.info.dispatch_id
+        );
         return;
     }
     warned.push(kernel.clone());
@@ -629,12 +773,19 @@ fn warn_unexpected_writes(d: &Dispatch, pass: u32, chunks: u64) {
 }
 
 fn kernel_name(d: &Dispatch) -> String {
-    d.name.as_ref().map_or("<unknown>".to_owned(), |n| n.to_string_lossy().into_owned())
+    d.name
+        .as_ref()
+        .map_or("<unknown>".to_owned(), |n| n.to_string_lossy().into_owned())
 }
 
 /// Fences prior work of this queue: a barrier packet and a direct wait on its signal, until
 /// `deadline`. On expiry the barrier stays counted in flight and the reason is returned.
-fn drain_queue(rt: Runtime, q: &QueueState, writer: Writer, deadline: Instant) -> Result<(), String> {
+fn drain_queue(
+    rt: Runtime,
+    q: &QueueState,
+    writer: Writer,
+    deadline: Instant,
+) -> Result<(), String> {
     let Some(sig) = SIGNALS.take(rt) else {
         return Err("no completion signal could be created for the queue drain".to_owned());
     };
@@ -647,7 +798,10 @@ fn drain_queue(rt: Runtime, q: &QueueState, writer: Writer, deadline: Instant) -
         }
         if left.is_zero() {
             IN_FLIGHT.add_tool_signal(&RuntimeSignals(rt), q.agent.handle, sig, q.queue_id, true);
-            return Err(format!("work submitted earlier on queue {} did not finish", q.queue_id));
+            return Err(format!(
+                "work submitted earlier on queue {} did not finish",
+                q.queue_id
+            ));
         }
     }
 }
@@ -664,7 +818,10 @@ static DECLINES_REPORTED: Mutex<Option<HashSet<(&'static str, String)>>> = Mutex
 
 /// True the first time `kind` is reported for the dispatch's kernel.
 fn first_report_for_kernel(kind: &'static str, d: &Dispatch) -> bool {
-    DECLINES_REPORTED.lock().get_or_insert_with(HashSet::new).insert((kind, kernel_name(d)))
+    DECLINES_REPORTED
+        .lock()
+        .get_or_insert_with(HashSet::new)
+        .insert((kind, kernel_name(d)))
 }
 
 fn report_decline_once_per_kernel(q: &QueueState, d: &Dispatch, reason: &DeclineReason) {
@@ -678,7 +835,10 @@ fn report_decline_once_per_kernel(q: &QueueState, d: &Dispatch, reason: &Decline
             q.queue_id
         );
     } else {
-        tracing::debug!("dispatch {} (kernel {name}) not replayed: {reason}", d.info.dispatch_id);
+        tracing::debug!(
+            "dispatch {} (kernel {name}) not replayed: {reason}",
+            d.info.dispatch_id
+        );
     }
 }
 
@@ -760,17 +920,38 @@ fn run_pass(
 
 /// Declines the replay before the window: CONFIG EXIT with the reason, then the dispatch runs
 /// once, normally, under the reader side of the gate.
-fn decline_outside_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn ReplayClient, total: u32, writer: Writer, reason: DeclineReason) {
+fn decline_outside_window(
+    rt: Runtime,
+    q: &Arc<QueueState>,
+    d: &Dispatch,
+    client: &dyn ReplayClient,
+    total: u32,
+    writer: Writer,
+    reason: DeclineReason,
+) {
     STATS.declined.fetch_add(1, Ordering::Relaxed);
     let stats = ReplayStats::declined(&reason);
-    d.event(client, kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, total, Some(&stats.c));
+    d.event(
+        client,
+        kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
+        0,
+        total,
+        Some(&stats.c),
+    );
     let _submit = enter_submit(q);
     submit_ordinary(rt, q, d, writer, Some(format!("declined: {reason}")));
 }
 
 /// The replay window. Holds the agent's writer lock from the drains to the application's
 /// completion signal.
-fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn ReplayClient, total: u32, writer: Writer) {
+fn run_window(
+    rt: Runtime,
+    q: &Arc<QueueState>,
+    d: &Dispatch,
+    client: &dyn ReplayClient,
+    total: u32,
+    writer: Writer,
+) {
     let decline_bound = match &*DRAIN_DECLINE {
         Ok(b) => *b,
         Err(e) => {
@@ -783,11 +964,16 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
     let open = OpenWindow::enter(q, d);
     let window_start = monotonic_ns();
     let deadline = Instant::now() + decline_bound;
-    if let Err(why) = drain_queue(rt, q, writer, deadline).and_then(|()| drain_agent(rt, q, deadline)) {
+    if let Err(why) =
+        drain_queue(rt, q, writer, deadline).and_then(|()| drain_agent(rt, q, deadline))
+    {
         // Give the window up: what the drains wait for may itself wait for this dispatch.
         drop(open);
         drop(guard);
-        let reason = DeclineReason::Drain { detail: why, bound_ms: decline_bound.as_millis() as u64 };
+        let reason = DeclineReason::Drain {
+            detail: why,
+            bound_ms: decline_bound.as_millis() as u64,
+        };
         report_decline_once_per_kernel(q, d, &reason);
         decline_outside_window(rt, q, d, client, total, writer, reason);
         return;
@@ -796,8 +982,12 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
     let mut summary = d.summary();
     let copier = AgentCopy::new(rt, q.agent, *DRAIN_TIMEOUT);
     let kernel = d.name.as_ref().map(|n| n.to_string_lossy().into_owned());
-    let whole = kernel.as_deref().is_some_and(crate::snapshot::density::restores_whole);
-    let captured = coverage::check(q).map_err(DeclineReason::Coverage).and_then(|()| capture(rt, q, &copier, whole));
+    let whole = kernel
+        .as_deref()
+        .is_some_and(crate::snapshot::density::restores_whole);
+    let captured = coverage::check(q)
+        .map_err(DeclineReason::Coverage)
+        .and_then(|()| capture(rt, q, &copier, whole));
     let mut snap = match captured {
         Ok(s) => s,
         Err(reason) => {
@@ -819,18 +1009,31 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
                     d.info.dispatch_id
                 );
             } else {
-                tracing::debug!("dispatch {} not replayed: the snapshot is incomplete ({reason})", d.info.dispatch_id);
+                tracing::debug!(
+                    "dispatch {} not replayed: the snapshot is incomplete ({reason})",
+                    d.info.dispatch_id
+                );
             }
             STATS.declined.fetch_add(1, Ordering::Relaxed);
             let stats = ReplayStats::declined(&reason);
-            d.event(client, kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, total, Some(&stats.c));
+            d.event(
+                client,
+                kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
+                0,
+                total,
+                Some(&stats.c),
+            );
             // Exactly once, carrying the application's completion signal.
             let times = run_pass(rt, q, d, writer, (&[], &[]), 0, app);
             drop(open);
             drop(guard);
             summary.declined = Some(format!("declined: {reason}"));
             summary.window = times;
-            summary.passes = vec![PassTimes { start_ns: times.0, end_ns: times.1, restore: None }];
+            summary.passes = vec![PassTimes {
+                start_ns: times.0,
+                end_ns: times.1,
+                restore: None,
+            }];
             if catch_unwind(AssertUnwindSafe(|| client.dispatch_done(&summary))).is_err() {
                 tracing::error!("the client's dispatch summary callback panicked");
             }
@@ -843,7 +1046,13 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
     stats.c.snapshot_regions = cap.regions;
     stats.c.snapshot_bytes = cap.bytes;
     stats.c.snapshot_ns = cap.end_ns - cap.start_ns;
-    d.event(client, kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT, 0, total, Some(&stats.c));
+    d.event(
+        client,
+        kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
+        0,
+        total,
+        Some(&stats.c),
+    );
 
     let scope = LoopScope::begin(q.size as usize);
     let mut totals = RestoreTotals::default();
@@ -851,7 +1060,13 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
     loop {
         {
             let _armed = ArmGuard::arm(&scope);
-            d.event(client, kreplay_event_kind_t::KREPLAY_EVENT_PASS_ENTER, pass, total, None);
+            d.event(
+                client,
+                kreplay_event_kind_t::KREPLAY_EVENT_PASS_ENTER,
+                pass,
+                total,
+                None,
+            );
         }
         let attached = scope.packets();
         // Every pass's dispatch carries the application's signal and decrements it; this
@@ -859,15 +1074,37 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
         if let Some(a) = app {
             rt.signal_add(a, 1);
         }
-        let times = run_pass(rt, q, d, writer, (&attached.before, &attached.after), pass, app);
+        let times = run_pass(
+            rt,
+            q,
+            d,
+            writer,
+            (&attached.before, &attached.after),
+            pass,
+            app,
+        );
         STATS.passes.fetch_add(1, Ordering::Relaxed);
-        summary.passes.push(PassTimes { start_ns: times.0, end_ns: times.1, restore: None });
-        d.event_timed(client, kreplay_event_kind_t::KREPLAY_EVENT_PASS_EXIT, pass, total, times, Some(&stats.c));
+        summary.passes.push(PassTimes {
+            start_ns: times.0,
+            end_ns: times.1,
+            restore: None,
+        });
+        d.event_timed(
+            client,
+            kreplay_event_kind_t::KREPLAY_EVENT_PASS_EXIT,
+            pass,
+            total,
+            times,
+            Some(&stats.c),
+        );
         if total != 0 && pass + 1 >= total {
             break;
         }
         if client.has_continue() {
-            let go = catch_unwind(AssertUnwindSafe(|| client.should_continue(&d.info, pass, total))).unwrap_or_else(|_| {
+            let go = catch_unwind(AssertUnwindSafe(|| {
+                client.should_continue(&d.info, pass, total)
+            }))
+            .unwrap_or_else(|_| {
                 tracing::error!("the client's continue callback panicked; stopping the loop");
                 false
             });
@@ -885,7 +1122,9 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
         totals.skipped_regions += rep.skipped;
         totals.ns += rep.end_ns - rep.start_ns;
         STATS.restored_bytes.fetch_add(rep.bytes, Ordering::Relaxed);
-        STATS.skipped_regions.fetch_add(rep.skipped, Ordering::Relaxed);
+        STATS
+            .skipped_regions
+            .fetch_add(rep.skipped, Ordering::Relaxed);
         stats.c.restore_count = totals.count;
         stats.c.restored_regions = totals.regions;
         stats.c.restored_bytes = totals.bytes;
@@ -913,12 +1152,27 @@ fn run_window(rt: Runtime, q: &Arc<QueueState>, d: &Dispatch, client: &dyn Repla
                 pass + 1
             );
             if first_report_for_kernel("restore", d) {
-                tracing::warn!("dispatch {} (kernel {}): {why} (reported once per kernel)", d.info.dispatch_id, kernel_name(d));
+                tracing::warn!(
+                    "dispatch {} (kernel {}): {why} (reported once per kernel)",
+                    d.info.dispatch_id,
+                    kernel_name(d)
+                );
             } else {
-                tracing::debug!("dispatch {} (kernel {}): {why}", d.info.dispatch_id, kernel_name(d));
+                tracing::debug!(
+                    "dispatch {} (kernel {}): {why}",
+                    d.info.dispatch_id,
+                    kernel_name(d)
+                );
             }
             stats.set_reason(&why);
-            d.event_timed(client, kreplay_event_kind_t::KREPLAY_EVENT_LOOP_STOPPED, pass, total, times, Some(&stats.c));
+            d.event_timed(
+                client,
+                kreplay_event_kind_t::KREPLAY_EVENT_LOOP_STOPPED,
+                pass,
+                total,
+                times,
+                Some(&stats.c),
+            );
             summary.stopped = Some(why);
             break;
         }
@@ -955,7 +1209,11 @@ mod tests {
         assert_eq!(packet_type(&p), ffi::HSA_PACKET_TYPE_BARRIER_AND);
         let h = u16::from_le_bytes([p[0], p[1]]);
         assert_ne!(h & (1 << 8), 0, "barrier bit set");
-        assert_eq!(u64::from_le_bytes(p[56..64].try_into().unwrap()), 0xabc, "completion signal at byte 56");
+        assert_eq!(
+            u64::from_le_bytes(p[56..64].try_into().unwrap()),
+            0xabc,
+            "completion signal at byte 56"
+        );
     }
 
     struct PanickingSummary;
@@ -995,6 +1253,10 @@ mod tests {
         // SAFETY: a leaked box, handed over exactly once as `watch` does.
         let keep = unsafe { on_signal(0, Box::into_raw(ctx).cast()) };
         assert!(!keep);
-        assert_eq!(q.in_flight.load(Ordering::Acquire), 0, "the handler is no longer counted in flight");
+        assert_eq!(
+            q.in_flight.load(Ordering::Acquire),
+            0,
+            "the handler is no longer counted in flight"
+        );
     }
 }

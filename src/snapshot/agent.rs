@@ -24,8 +24,17 @@ impl AgentCopy {
     /// Copies on `agent`; a wave of device copies not complete after `bound` is fatal (the
     /// copies could still write the application's memory).
     pub fn new(rt: Runtime, agent: hsa_agent_t, bound: Duration) -> Self {
-        let signal = rt.originals().host_writes.async_copy.and_then(|_| rt.signal_create(0).ok());
-        Self { rt, agent, signal, bound }
+        let signal = rt
+            .originals()
+            .host_writes
+            .async_copy
+            .and_then(|_| rt.signal_create(0).ok());
+        Self {
+            rt,
+            agent,
+            signal,
+            bound,
+        }
     }
 
     /// Waits until `signal` drops below `below`.
@@ -34,7 +43,13 @@ impl AgentCopy {
         loop {
             // SAFETY: a live signal of the tool.
             let v = unsafe {
-                (self.rt.originals().signal_wait_scacquire)(signal, ffi::HSA_SIGNAL_CONDITION_LT, below, 50_000_000, ffi::HSA_WAIT_STATE_BLOCKED)
+                (self.rt.originals().signal_wait_scacquire)(
+                    signal,
+                    ffi::HSA_SIGNAL_CONDITION_LT,
+                    below,
+                    50_000_000,
+                    ffi::HSA_WAIT_STATE_BLOCKED,
+                )
             };
             if v < below {
                 return;
@@ -62,11 +77,20 @@ impl Drop for AgentCopy {
 impl DeviceCopy for AgentCopy {
     unsafe fn copy(&self, dst: *mut u8, src: *const u8, len: usize) -> Result<(), CopyFailed> {
         // SAFETY: forwarded caller contract.
-        unsafe { self.rt.copy(dst.cast(), src.cast(), len) }.map_err(|e| CopyFailed { len, detail: e.to_string() })
+        unsafe { self.rt.copy(dst.cast(), src.cast(), len) }.map_err(|e| CopyFailed {
+            len,
+            detail: e.to_string(),
+        })
     }
 
-    unsafe fn copy_on_device(&self, ops: &[CopyOp], during: &mut dyn FnMut()) -> Result<(), CopyFailed> {
-        let (Some(async_copy), Some(signal)) = (self.rt.originals().host_writes.async_copy, self.signal) else {
+    unsafe fn copy_on_device(
+        &self,
+        ops: &[CopyOp],
+        during: &mut dyn FnMut(),
+    ) -> Result<(), CopyFailed> {
+        let (Some(async_copy), Some(signal)) =
+            (self.rt.originals().host_writes.async_copy, self.signal)
+        else {
             for op in ops {
                 // SAFETY: forwarded caller contract.
                 unsafe { self.copy(op.dst as *mut u8, op.src as *const u8, op.len)? };
@@ -95,7 +119,10 @@ impl DeviceCopy for AgentCopy {
                     )
                 };
                 if st != ffi::HSA_STATUS_SUCCESS {
-                    result = Err(CopyFailed { len: op.len, detail: format!("hsa_amd_memory_async_copy returned HSA status {st:#x}") });
+                    result = Err(CopyFailed {
+                        len: op.len,
+                        detail: format!("hsa_amd_memory_async_copy returned HSA status {st:#x}"),
+                    });
                     break;
                 }
                 submitted += 1;
@@ -136,12 +163,22 @@ impl DeviceMemory for PoolMemory {
 
 /// The agent's coarse-grained device pool the runtime allocates from, and its size.
 pub fn device_pool(rt: Runtime, agent: hsa_agent_t) -> Option<(ffi::hsa_amd_memory_pool_t, u64)> {
-    let (iterate, info) = (rt.originals().agent_iterate_memory_pools?, rt.originals().memory_pool_get_info?);
+    let (iterate, info) = (
+        rt.originals().agent_iterate_memory_pools?,
+        rt.originals().memory_pool_get_info?,
+    );
     struct Search {
-        info: unsafe extern "C" fn(ffi::hsa_amd_memory_pool_t, ffi::hsa_amd_memory_pool_info_t, *mut c_void) -> ffi::hsa_status_t,
+        info: unsafe extern "C" fn(
+            ffi::hsa_amd_memory_pool_t,
+            ffi::hsa_amd_memory_pool_info_t,
+            *mut c_void,
+        ) -> ffi::hsa_status_t,
         found: Option<(ffi::hsa_amd_memory_pool_t, u64)>,
     }
-    unsafe extern "C" fn visit(pool: ffi::hsa_amd_memory_pool_t, data: *mut c_void) -> ffi::hsa_status_t {
+    unsafe extern "C" fn visit(
+        pool: ffi::hsa_amd_memory_pool_t,
+        data: *mut c_void,
+    ) -> ffi::hsa_status_t {
         let r = std::panic::catch_unwind(|| {
             // SAFETY: `data` is the `Search` passed by `device_pool`, alive during the iteration.
             let s = unsafe { &mut *data.cast::<Search>() };
@@ -151,13 +188,32 @@ pub fn device_pool(rt: Runtime, agent: hsa_agent_t) -> Option<(ffi::hsa_amd_memo
             let mut size: usize = 0;
             // SAFETY: each attribute writes the type named in the HSA specification.
             let ok = unsafe {
-                (s.info)(pool, ffi::HSA_AMD_MEMORY_POOL_INFO_SEGMENT, (&raw mut segment).cast()) == ffi::HSA_STATUS_SUCCESS
-                    && (s.info)(pool, ffi::HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, (&raw mut flags).cast()) == ffi::HSA_STATUS_SUCCESS
-                    && (s.info)(pool, ffi::HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED, (&raw mut alloc).cast())
-                        == ffi::HSA_STATUS_SUCCESS
-                    && (s.info)(pool, ffi::HSA_AMD_MEMORY_POOL_INFO_SIZE, (&raw mut size).cast()) == ffi::HSA_STATUS_SUCCESS
+                (s.info)(
+                    pool,
+                    ffi::HSA_AMD_MEMORY_POOL_INFO_SEGMENT,
+                    (&raw mut segment).cast(),
+                ) == ffi::HSA_STATUS_SUCCESS
+                    && (s.info)(
+                        pool,
+                        ffi::HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS,
+                        (&raw mut flags).cast(),
+                    ) == ffi::HSA_STATUS_SUCCESS
+                    && (s.info)(
+                        pool,
+                        ffi::HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED,
+                        (&raw mut alloc).cast(),
+                    ) == ffi::HSA_STATUS_SUCCESS
+                    && (s.info)(
+                        pool,
+                        ffi::HSA_AMD_MEMORY_POOL_INFO_SIZE,
+                        (&raw mut size).cast(),
+                    ) == ffi::HSA_STATUS_SUCCESS
             };
-            if ok && segment == ffi::HSA_AMD_SEGMENT_GLOBAL && flags & ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED != 0 && alloc {
+            if ok
+                && segment == ffi::HSA_AMD_SEGMENT_GLOBAL
+                && flags & ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED != 0
+                && alloc
+            {
                 s.found = Some((pool, size as u64));
                 return ffi::HSA_STATUS_INFO_BREAK;
             }
@@ -175,7 +231,9 @@ pub fn device_pool(rt: Runtime, agent: hsa_agent_t) -> Option<(ffi::hsa_amd_memo
 /// tool can allocate from.
 pub fn buffers_of(rt: Runtime, agent: hsa_agent_t) -> Option<(std::sync::Arc<AgentBuffers>, u64)> {
     let (pool, size) = device_pool(rt, agent)?;
-    let b = super::agent_buffers(agent.handle, || Some(AgentBuffers::new(Box::new(PoolMemory { rt, pool }))))?;
+    let b = super::agent_buffers(agent.handle, || {
+        Some(AgentBuffers::new(Box::new(PoolMemory { rt, pool })))
+    })?;
     Some((b, size))
 }
 
@@ -184,7 +242,9 @@ pub struct LockPinning(pub Runtime);
 
 impl HostPinning for LockPinning {
     fn pin(&self, ptr: *mut u8, len: usize) -> bool {
-        let Some(lock) = self.0.originals().memory_lock else { return false };
+        let Some(lock) = self.0.originals().memory_lock else {
+            return false;
+        };
         let mut agent_ptr: *mut c_void = std::ptr::null_mut();
         // SAFETY: `ptr` is a live mapping of `len` bytes owned by the caller; no agent list.
         let st = unsafe { lock(ptr.cast(), len, std::ptr::null_mut(), 0, &mut agent_ptr) };
@@ -208,10 +268,24 @@ impl HostPinning for LockPinning {
 
 /// Where the host can read `region`, per `hsa_amd_pointer_info` (`None`: not host-accessible).
 pub fn host_address(rt: Runtime, region: &Region) -> Option<usize> {
-    let mut info = ffi::hsa_amd_pointer_info_t { size: std::mem::size_of::<ffi::hsa_amd_pointer_info_t>() as u32, ..Default::default() };
+    let mut info = ffi::hsa_amd_pointer_info_t {
+        size: std::mem::size_of::<ffi::hsa_amd_pointer_info_t>() as u32,
+        ..Default::default()
+    };
     // SAFETY: `info.size` is set; no block list is requested.
-    let st = unsafe { (rt.originals().pointer_info)(region.device as *const c_void, &mut info, None, std::ptr::null_mut(), std::ptr::null_mut()) };
-    if st != ffi::HSA_STATUS_SUCCESS || info.hostBaseAddress.is_null() || info.agentBaseAddress.is_null() {
+    let st = unsafe {
+        (rt.originals().pointer_info)(
+            region.device as *const c_void,
+            &mut info,
+            None,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    if st != ffi::HSA_STATUS_SUCCESS
+        || info.hostBaseAddress.is_null()
+        || info.agentBaseAddress.is_null()
+    {
         return None;
     }
     let offset = region.device.checked_sub(info.agentBaseAddress as usize)?;
@@ -240,7 +314,11 @@ pub fn plan(
             return Box::new(RestoreAll);
         }
         let hasher = DeviceHasher::new(rt, agent, move |r: &Region| host_address(rt, r), bound);
-        Box::new(ChangedChunks::new(Box::new(hasher), settings.chunk_bytes, verify))
+        Box::new(ChangedChunks::new(
+            Box::new(hasher),
+            settings.chunk_bytes,
+            verify,
+        ))
     };
     let pinning: std::sync::Arc<dyn HostPinning> = std::sync::Arc::new(LockPinning(rt));
     match settings.mode {
@@ -250,12 +328,22 @@ pub fn plan(
         SnapshotMode::Auto | SnapshotMode::Device => {
             let (buffers, budget) = match buffers_of(rt, agent) {
                 Some((b, pool)) => {
-                    let reserve = settings.device_reserve.unwrap_or_else(|| default_reserve(pool));
-                    (Some(b), pool.saturating_sub(tracked_bytes).saturating_sub(reserve))
+                    let reserve = settings
+                        .device_reserve
+                        .unwrap_or_else(|| default_reserve(pool));
+                    (
+                        Some(b),
+                        pool.saturating_sub(tracked_bytes).saturating_sub(reserve),
+                    )
                 }
                 None => (None, 0),
             };
-            let store = TieredStore::new(buffers, budget, settings.mode == SnapshotMode::Device, Some(pinning));
+            let store = TieredStore::new(
+                buffers,
+                budget,
+                settings.mode == SnapshotMode::Device,
+                Some(pinning),
+            );
             (Box::new(store), changed())
         }
     }

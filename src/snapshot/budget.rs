@@ -29,10 +29,17 @@ pub fn check(needed: u64) -> Result<(), DeclineReason> {
     if needed == 0 {
         return Ok(());
     }
-    let Some(tightest) = limits(&SystemFiles).into_iter().min_by_key(|h| h.bytes) else { return Ok(()) };
+    let Some(tightest) = limits(&SystemFiles).into_iter().min_by_key(|h| h.bytes) else {
+        return Ok(());
+    };
     let margin = margin(needed);
     if needed.saturating_add(margin) > tightest.bytes {
-        return Err(DeclineReason::HostMemory { needed, available: tightest.bytes, limit: tightest.source, margin });
+        return Err(DeclineReason::HostMemory {
+            needed,
+            available: tightest.bytes,
+            limit: tightest.source,
+            margin,
+        });
     }
     Ok(())
 }
@@ -63,9 +70,14 @@ impl LimitFiles for SystemFiles {
         (v2, PathBuf::from("/sys/fs/cgroup/memory"))
     }
     fn address_space_limit(&self) -> Option<u64> {
-        let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
         // SAFETY: out-pointer to a local.
-        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } != 0 || r.rlim_cur == libc::RLIM_INFINITY {
+        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } != 0
+            || r.rlim_cur == libc::RLIM_INFINITY
+        {
             return None;
         }
         Some(r.rlim_cur)
@@ -77,15 +89,27 @@ fn number(text: Option<String>) -> Option<u64> {
 }
 
 /// `limit - usage` of `dir` and each ancestor up to `root`, for the given file names.
-fn cgroup_headroom(files: &dyn LimitFiles, root: &Path, rel: &str, limit: &str, usage: &str, label: &str) -> Vec<Headroom> {
+fn cgroup_headroom(
+    files: &dyn LimitFiles,
+    root: &Path,
+    rel: &str,
+    limit: &str,
+    usage: &str,
+    label: &str,
+) -> Vec<Headroom> {
     let mut out = Vec::new();
     let mut dir = root.join(rel.trim_start_matches('/'));
     loop {
         // "max" (v2) and huge values (v1 without a limit) do not parse or exceed memory: skipped.
-        if let (Some(l), Some(u)) = (number(files.read(&dir.join(limit))), number(files.read(&dir.join(usage))))
-            && l < (1u64 << 62)
+        if let (Some(l), Some(u)) = (
+            number(files.read(&dir.join(limit))),
+            number(files.read(&dir.join(usage))),
+        ) && l < (1u64 << 62)
         {
-            out.push(Headroom { bytes: l.saturating_sub(u), source: format!("{label} {}", dir.display()) });
+            out.push(Headroom {
+                bytes: l.saturating_sub(u),
+                source: format!("{label} {}", dir.display()),
+            });
         }
         if dir == root || !dir.pop() || !dir.starts_with(root) {
             break;
@@ -98,23 +122,54 @@ fn cgroup_headroom(files: &dyn LimitFiles, root: &Path, rel: &str, limit: &str, 
 pub fn limits(files: &dyn LimitFiles) -> Vec<Headroom> {
     let mut out = Vec::new();
     let (v2_root, v1_root) = files.cgroup_roots();
-    for line in files.read(Path::new("/proc/self/cgroup")).unwrap_or_default().lines() {
+    for line in files
+        .read(Path::new("/proc/self/cgroup"))
+        .unwrap_or_default()
+        .lines()
+    {
         let mut parts = line.splitn(3, ':');
-        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next()) else { continue };
+        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
         if id == "0" && controllers.is_empty() {
-            out.extend(cgroup_headroom(files, &v2_root, path, "memory.max", "memory.current", "memory cgroup v2"));
+            out.extend(cgroup_headroom(
+                files,
+                &v2_root,
+                path,
+                "memory.max",
+                "memory.current",
+                "memory cgroup v2",
+            ));
         } else if controllers.split(',').any(|c| c == "memory") {
-            out.extend(cgroup_headroom(files, &v1_root, path, "memory.limit_in_bytes", "memory.usage_in_bytes", "memory cgroup v1"));
+            out.extend(cgroup_headroom(
+                files,
+                &v1_root,
+                path,
+                "memory.limit_in_bytes",
+                "memory.usage_in_bytes",
+                "memory cgroup v1",
+            ));
         }
     }
     let meminfo = files.read(Path::new("/proc/meminfo")).unwrap_or_default();
     if let Some(kb) = field_kib(&meminfo, "MemAvailable:") {
-        out.push(Headroom { bytes: kb.saturating_mul(1024), source: "MemAvailable in /proc/meminfo".to_owned() });
+        out.push(Headroom {
+            bytes: kb.saturating_mul(1024),
+            source: "MemAvailable in /proc/meminfo".to_owned(),
+        });
     }
     if let Some(limit) = files.address_space_limit() {
-        let status = files.read(Path::new("/proc/self/status")).unwrap_or_default();
-        let size = field_kib(&status, "VmSize:").unwrap_or(0).saturating_mul(1024);
-        out.push(Headroom { bytes: limit.saturating_sub(size), source: format!("RLIMIT_AS of {limit} bytes") });
+        let status = files
+            .read(Path::new("/proc/self/status"))
+            .unwrap_or_default();
+        let size = field_kib(&status, "VmSize:")
+            .unwrap_or(0)
+            .saturating_mul(1024);
+        out.push(Headroom {
+            bytes: limit.saturating_sub(size),
+            source: format!("RLIMIT_AS of {limit} bytes"),
+        });
     }
     out
 }
@@ -148,7 +203,13 @@ mod tests {
     }
 
     fn fake(pairs: &[(&str, &str)], rlimit: Option<u64>) -> Fake {
-        Fake { files: pairs.iter().map(|(p, v)| (PathBuf::from(p), v.to_string())).collect(), rlimit }
+        Fake {
+            files: pairs
+                .iter()
+                .map(|(p, v)| (PathBuf::from(p), v.to_string()))
+                .collect(),
+            rlimit,
+        }
     }
 
     #[test]
@@ -169,7 +230,10 @@ mod tests {
             ],
             Some(10_000),
         );
-        let got: Vec<(u64, String)> = limits(&f).into_iter().map(|h| (h.bytes, h.source)).collect();
+        let got: Vec<(u64, String)> = limits(&f)
+            .into_iter()
+            .map(|h| (h.bytes, h.source))
+            .collect();
         assert_eq!(
             got,
             vec![

@@ -43,8 +43,13 @@ pub struct HostHasher {
 impl HostHasher {
     /// A hasher reading each region at `host_address(region)` (`None`: not host-accessible).
     pub fn new(host_address: impl Fn(&Region) -> Option<usize> + Send + 'static) -> Self {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-        Self { host_address: Box::new(host_address), threads }
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8);
+        Self {
+            host_address: Box::new(host_address),
+            threads,
+        }
     }
 }
 
@@ -59,7 +64,11 @@ impl ChunkHasher for HostHasher {
         // host at `addr` for the duration of the call (the caller holds the replay window:
         // no kernel runs on the agent).
         let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, region.size) };
-        let threads = if region.size >= PARALLEL_BYTES { self.threads } else { 1 };
+        let threads = if region.size >= PARALLEL_BYTES {
+            self.threads
+        } else {
+            1
+        };
         if threads <= 1 {
             hash_slice(bytes, chunk, &mut out);
         } else {
@@ -100,14 +109,29 @@ pub struct ChangedChunks {
 impl ChangedChunks {
     /// A scope hashing `chunk`-byte pieces with `hasher`; `verify` hashes after every pass.
     pub fn new(hasher: Box<dyn ChunkHasher>, chunk: usize, verify: bool) -> Self {
-        Self { hasher, chunk: chunk.max(1), verify, captured: Vec::new(), learned: None, full: false }
+        Self {
+            hasher,
+            chunk: chunk.max(1),
+            verify,
+            captured: Vec::new(),
+            learned: None,
+            full: false,
+        }
     }
 
     /// Chunk indices of `region` whose hash now differs from the capture.
     fn changed(&self, index: usize, region: &Region) -> Option<Vec<u32>> {
         let before = self.captured.get(index)?.as_ref()?;
         let now = self.hasher.hash(region, self.chunk)?;
-        Some(before.iter().zip(&now).enumerate().filter(|(_, (a, b))| a != b).map(|(i, _)| i as u32).collect())
+        Some(
+            before
+                .iter()
+                .zip(&now)
+                .enumerate()
+                .filter(|(_, (a, b))| a != b)
+                .map(|(i, _)| i as u32)
+                .collect(),
+        )
     }
 }
 
@@ -120,7 +144,10 @@ impl RestoreScope for ChangedChunks {
     }
 
     fn after_pass(&mut self, regions: &[Region]) -> PassCheck {
-        let mut check = PassCheck { unexpected_chunks: 0, full: self.full };
+        let mut check = PassCheck {
+            unexpected_chunks: 0,
+            full: self.full,
+        };
         match self.learned.take() {
             None => {
                 let mut learned = Vec::with_capacity(regions.len());
@@ -139,9 +166,14 @@ impl RestoreScope for ChangedChunks {
             Some(mut learned) => {
                 if self.verify {
                     for (i, r) in regions.iter().enumerate() {
-                        let Some(now) = self.changed(i, r) else { continue };
+                        let Some(now) = self.changed(i, r) else {
+                            continue;
+                        };
                         let set = &mut learned[i].chunks;
-                        let outside: Vec<u32> = now.into_iter().filter(|c| set.binary_search(c).is_err()).collect();
+                        let outside: Vec<u32> = now
+                            .into_iter()
+                            .filter(|c| set.binary_search(c).is_err())
+                            .collect();
                         if !outside.is_empty() {
                             check.unexpected_chunks += outside.len() as u64;
                             set.extend(outside);
@@ -165,7 +197,9 @@ impl RestoreScope for ChangedChunks {
         if self.full || !self.captured.get(index).is_some_and(Option::is_some) {
             return whole();
         }
-        let Some(learned) = self.learned.as_ref().and_then(|l| l.get(index)) else { return whole() };
+        let Some(learned) = self.learned.as_ref().and_then(|l| l.get(index)) else {
+            return whole();
+        };
         coalesce(&learned.chunks, self.chunk, region.size)
     }
 
@@ -195,12 +229,21 @@ mod tests {
     use crate::snapshot::RegionKind;
 
     fn region(buf: &[u8]) -> Region {
-        Region { kind: RegionKind::Allocation { base: buf.as_ptr() as usize }, device: buf.as_ptr() as usize, size: buf.len() }
+        Region {
+            kind: RegionKind::Allocation {
+                base: buf.as_ptr() as usize,
+            },
+            device: buf.as_ptr() as usize,
+            size: buf.len(),
+        }
     }
 
     #[test]
     fn coalesce_merges_neighbours_and_clips_the_tail() {
-        assert_eq!(coalesce(&[0, 1, 3, 4, 5, 9], 10, 95), vec![0..20, 30..60, 90..95]);
+        assert_eq!(
+            coalesce(&[0, 1, 3, 4, 5, 9], 10, 95),
+            vec![0..20, 30..60, 90..95]
+        );
         assert!(coalesce(&[], 10, 95).is_empty());
     }
 
@@ -209,12 +252,22 @@ mod tests {
         let mut buf = vec![0u8; 1000];
         let r = region(&buf);
         let regions = vec![r.clone()];
-        let mut scope = ChangedChunks::new(Box::new(HostHasher::new(|r: &Region| Some(r.device))), 100, true);
+        let mut scope = ChangedChunks::new(
+            Box::new(HostHasher::new(|r: &Region| Some(r.device))),
+            100,
+            true,
+        );
         scope.on_capture(0, &r);
         buf[150] = 1;
         buf[999] = 1;
         let check = scope.after_pass(&regions);
-        assert_eq!(check, PassCheck { unexpected_chunks: 0, full: false });
+        assert_eq!(
+            check,
+            PassCheck {
+                unexpected_chunks: 0,
+                full: false
+            }
+        );
         assert_eq!(scope.ranges(0, &r), vec![100..200, 900..1000]);
         buf[150] = 0;
         buf[999] = 0;
@@ -223,7 +276,13 @@ mod tests {
         buf[150] = 2;
         buf[420] = 2;
         let check = scope.after_pass(&regions);
-        assert_eq!(check, PassCheck { unexpected_chunks: 1, full: true });
+        assert_eq!(
+            check,
+            PassCheck {
+                unexpected_chunks: 1,
+                full: true
+            }
+        );
         assert_eq!(scope.ranges(0, &r), vec![0..1000]);
         scope.restored(true);
         buf[150] = 0;
@@ -231,7 +290,13 @@ mod tests {
         // Learned now: 1, 4, 9.
         buf[420] = 3;
         let check = scope.after_pass(&regions);
-        assert_eq!(check, PassCheck { unexpected_chunks: 0, full: false });
+        assert_eq!(
+            check,
+            PassCheck {
+                unexpected_chunks: 0,
+                full: false
+            }
+        );
         assert_eq!(scope.ranges(0, &r), vec![100..200, 400..500, 900..1000]);
     }
 
@@ -249,7 +314,11 @@ mod tests {
     fn a_failed_restore_makes_the_next_one_complete() {
         let mut buf = vec![0u8; 64];
         let r = region(&buf);
-        let mut scope = ChangedChunks::new(Box::new(HostHasher::new(|r: &Region| Some(r.device))), 16, false);
+        let mut scope = ChangedChunks::new(
+            Box::new(HostHasher::new(|r: &Region| Some(r.device))),
+            16,
+            false,
+        );
         scope.on_capture(0, &r);
         buf[0] = 1;
         scope.after_pass(std::slice::from_ref(&r));
@@ -263,7 +332,9 @@ mod tests {
 
     #[test]
     fn parallel_hashing_matches_serial_hashing() {
-        let buf: Vec<u8> = (0..(PARALLEL_BYTES + 12345)).map(|i| (i * 7 % 251) as u8).collect();
+        let buf: Vec<u8> = (0..(PARALLEL_BYTES + 12345))
+            .map(|i| (i * 7 % 251) as u8)
+            .collect();
         let r = region(&buf);
         let mut serial = vec![0u64; buf.len().div_ceil(4096)];
         hash_slice(&buf, 4096, &mut serial);

@@ -19,7 +19,9 @@ static DENSE: Mutex<Option<HashMap<String, u32>>> = Mutex::new(None);
 /// the replay).
 pub fn restores_whole(kernel: &str) -> bool {
     let mut g = DENSE.lock();
-    let Some(n) = g.as_mut().and_then(|m| m.get_mut(kernel)) else { return false };
+    let Some(n) = g.as_mut().and_then(|m| m.get_mut(kernel)) else {
+        return false;
+    };
     *n += 1;
     if *n >= RELEARN_EVERY {
         g.as_mut().map(|m| m.remove(kernel));
@@ -56,7 +58,11 @@ mod tests {
         assert!(!restores_whole(k));
         learned(k, 1000, 3, 3000);
         let whole = (0..RELEARN_EVERY).filter(|_| restores_whole(k)).count();
-        assert_eq!(whole as u32, RELEARN_EVERY - 1, "then learned again with hashes");
+        assert_eq!(
+            whole as u32,
+            RELEARN_EVERY - 1,
+            "then learned again with hashes"
+        );
         assert!(!restores_whole(k));
     }
 }

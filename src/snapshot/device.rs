@@ -54,7 +54,10 @@ fn reuse_limit(size: usize) -> usize {
 impl AgentBuffers {
     /// Buffers allocated through `memory`.
     pub fn new(memory: Box<dyn DeviceMemory>) -> Self {
-        Self { memory, held: Mutex::new(Held::default()) }
+        Self {
+            memory,
+            held: Mutex::new(Held::default()),
+        }
     }
 
     /// Bytes the tool holds on the agent (idle or in use).
@@ -71,7 +74,11 @@ impl AgentBuffers {
     /// `budget`; idle buffers are reused first, and freed to make room.
     pub(crate) fn take(&self, size: usize, budget: u64) -> Option<DeviceBuffer> {
         let mut h = self.held.lock();
-        let fit = h.idle.range_mut(size.max(1)..=reuse_limit(size)).next().and_then(|(cap, list)| list.pop().map(|(p, _)| (*cap, p)));
+        let fit = h
+            .idle
+            .range_mut(size.max(1)..=reuse_limit(size))
+            .next()
+            .and_then(|(cap, list)| list.pop().map(|(p, _)| (*cap, p)));
         if let Some((cap, ptr)) = fit {
             if h.idle.get(&cap).is_some_and(Vec::is_empty) {
                 h.idle.remove(&cap);
@@ -81,7 +88,9 @@ impl AgentBuffers {
         }
         // Make room from idle buffers that do not fit this request, largest first.
         while h.total + size as u64 > budget {
-            let Some(mut last) = h.idle.last_entry() else { break };
+            let Some(mut last) = h.idle.last_entry() else {
+                break;
+            };
             let cap = *last.key();
             let (ptr, _) = last.get_mut().pop().expect("no empty lists are kept");
             if last.get().is_empty() {
@@ -158,7 +167,10 @@ impl AgentBuffers {
 static AGENTS: Mutex<Vec<(u64, Arc<AgentBuffers>)>> = Mutex::new(Vec::new());
 
 /// The buffers of `agent`, made by `make` the first time (`None`: no device store there).
-pub fn agent_buffers(agent: u64, make: impl FnOnce() -> Option<AgentBuffers>) -> Option<Arc<AgentBuffers>> {
+pub fn agent_buffers(
+    agent: u64,
+    make: impl FnOnce() -> Option<AgentBuffers>,
+) -> Option<Arc<AgentBuffers>> {
     let mut v = AGENTS.lock();
     if let Some((_, b)) = v.iter().find(|(a, _)| *a == agent) {
         return Some(b.clone());
@@ -210,7 +222,11 @@ fn pieces(dst: usize, src: usize, len: usize, out: &mut Vec<CopyOp>) {
     let mut off = 0;
     while off < len {
         let n = PIECE.min(len - off);
-        out.push(CopyOp { dst: dst + off, src: src + off, len: n });
+        out.push(CopyOp {
+            dst: dst + off,
+            src: src + off,
+            len: n,
+        });
         off += n;
     }
 }
@@ -219,8 +235,20 @@ impl TieredStore {
     /// A store placing regions in `buffers` while the tool's bytes on the agent stay within
     /// `budget`, the rest in host buffers (pinned through `pinning` when given). With
     /// `device_only`, a region that does not fit declines the capture instead.
-    pub fn new(buffers: Option<Arc<AgentBuffers>>, budget: u64, device_only: bool, pinning: Option<Arc<dyn HostPinning>>) -> Self {
-        Self { device: buffers.map(|b| (b, budget)), device_only, pinning, slots: Vec::new(), bytes: 0, device_bytes: 0 }
+    pub fn new(
+        buffers: Option<Arc<AgentBuffers>>,
+        budget: u64,
+        device_only: bool,
+        pinning: Option<Arc<dyn HostPinning>>,
+    ) -> Self {
+        Self {
+            device: buffers.map(|b| (b, budget)),
+            device_only,
+            pinning,
+            slots: Vec::new(),
+            bytes: 0,
+            device_bytes: 0,
+        }
     }
 }
 
@@ -245,12 +273,25 @@ impl Drop for TieredStore {
 
 impl SnapshotStore for TieredStore {
     fn reserve(&mut self, regions: &[Region]) -> Result<(), DeclineReason> {
-        self.slots.try_reserve_exact(regions.len()).map_err(|_| DeclineReason::Metadata { regions: regions.len() })
+        self.slots
+            .try_reserve_exact(regions.len())
+            .map_err(|_| DeclineReason::Metadata {
+                regions: regions.len(),
+            })
     }
 
-    fn keep(&mut self, index: usize, region: &Region, copier: &dyn DeviceCopy, during: &mut dyn FnMut()) -> Result<(), DeclineReason> {
+    fn keep(
+        &mut self,
+        index: usize,
+        region: &Region,
+        copier: &dyn DeviceCopy,
+        during: &mut dyn FnMut(),
+    ) -> Result<(), DeclineReason> {
         debug_assert_eq!(index, self.slots.len());
-        let on_device = self.device.as_ref().and_then(|(b, budget)| b.take(region.size, *budget));
+        let on_device = self
+            .device
+            .as_ref()
+            .and_then(|(b, budget)| b.take(region.size, *budget));
         match on_device {
             Some(buf) => {
                 let mut ops = Vec::new();
@@ -262,15 +303,27 @@ impl SnapshotStore for TieredStore {
                     if let Some((b, _)) = &self.device {
                         b.give_back([buf]);
                     }
-                    return Err(DeclineReason::Copy { device: region.device, source });
+                    return Err(DeclineReason::Copy {
+                        device: region.device,
+                        source,
+                    });
                 }
                 self.device_bytes += region.size as u64;
                 self.slots.push(Slot::Device(buf));
             }
-            None if self.device_only => return Err(DeclineReason::DeviceRoom { device: region.device, size: region.size }),
+            None if self.device_only => {
+                return Err(DeclineReason::DeviceRoom {
+                    device: region.device,
+                    size: region.size,
+                });
+            }
             None => {
-                let buf = host_buffer(region.size, self.pinning.as_ref())
-                    .ok_or(DeclineReason::HostAllocation { device: region.device, size: region.size })?;
+                let buf = host_buffer(region.size, self.pinning.as_ref()).ok_or(
+                    DeclineReason::HostAllocation {
+                        device: region.device,
+                        size: region.size,
+                    },
+                )?;
                 if let Err(e) = capture_into(&buf, region, copier, during) {
                     give_back([buf]);
                     return Err(e);
@@ -282,13 +335,24 @@ impl SnapshotStore for TieredStore {
         Ok(())
     }
 
-    fn put_back(&self, index: usize, region: &Region, ranges: &[Range<usize>], copier: &dyn DeviceCopy) -> Result<(), CopyFailed> {
+    fn put_back(
+        &self,
+        index: usize,
+        region: &Region,
+        ranges: &[Range<usize>],
+        copier: &dyn DeviceCopy,
+    ) -> Result<(), CopyFailed> {
         match &self.slots[index] {
             Slot::Device(buf) => {
                 let mut ops = Vec::with_capacity(ranges.len());
                 for r in ranges {
                     debug_assert!(r.end <= region.size);
-                    pieces(region.device + r.start, buf.ptr + r.start, r.len(), &mut ops);
+                    pieces(
+                        region.device + r.start,
+                        buf.ptr + r.start,
+                        r.len(),
+                        &mut ops,
+                    );
                 }
                 // SAFETY: both sides are the agent's memory: the captured region (re-validated
                 // by the caller) and its buffer, `ranges` within both.

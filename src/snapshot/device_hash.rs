@@ -23,8 +23,14 @@ use std::time::{Duration, Instant};
 
 /// The kernel's code objects, per target.
 const CODE_OBJECTS: [(&str, &[u8]); 2] = [
-    ("gfx90a", include_bytes!(concat!(env!("OUT_DIR"), "/device_hash-gfx90a.co"))),
-    ("gfx942", include_bytes!(concat!(env!("OUT_DIR"), "/device_hash-gfx942.co"))),
+    (
+        "gfx90a",
+        include_bytes!(concat!(env!("OUT_DIR"), "/device_hash-gfx90a.co")),
+    ),
+    (
+        "gfx942",
+        include_bytes!(concat!(env!("OUT_DIR"), "/device_hash-gfx942.co")),
+    ),
 ];
 
 /// The kernel's symbol.
@@ -41,7 +47,8 @@ const P2: u64 = 0xC2B2_AE3D_27D4_EB4F;
 pub fn lane_fold(chunk: &[u8], lanes: u32) -> u64 {
     let len = chunk.len() as u64;
     let nwords = chunk.len() / 4;
-    let word = |w: usize| u32::from_le_bytes(chunk[4 * w..4 * w + 4].try_into().expect("4 bytes")) as u64;
+    let word =
+        |w: usize| u32::from_le_bytes(chunk[4 * w..4 * w + 4].try_into().expect("4 bytes")) as u64;
     let mut f = len ^ P2;
     for lane in 0..lanes {
         let mut h = len.wrapping_mul(P2) ^ (lane as u64 + 1).wrapping_mul(P1);
@@ -139,9 +146,17 @@ impl DeviceHasher {
     }
 
     /// Hashes on the device; `Err` names what failed.
-    fn hash_on_device(&self, loaded: &mut Loaded, region: &Region, chunk: usize) -> Result<Vec<u64>, String> {
+    fn hash_on_device(
+        &self,
+        loaded: &mut Loaded,
+        region: &Region,
+        chunk: usize,
+    ) -> Result<Vec<u64>, String> {
         let n = region.size.div_ceil(chunk);
-        let grid = (n as u64).checked_mul(LANES as u64).filter(|g| *g <= u32::MAX as u64).ok_or("region has too many chunks")?;
+        let grid = (n as u64)
+            .checked_mul(LANES as u64)
+            .filter(|g| *g <= u32::MAX as u64)
+            .ok_or("region has too many chunks")?;
         if loaded.out_len < n {
             if !loaded.out.is_null() {
                 // SAFETY: `out` was allocated by `alloc_shared` and no dispatch uses it.
@@ -152,14 +167,20 @@ impl DeviceHasher {
             loaded.out = alloc_shared(self.rt, loaded.pool, self.agent, n * 8)?.cast();
             loaded.out_len = n;
         }
-        let args: [u64; 4] = [region.device as u64, region.size as u64, chunk as u64, loaded.out as u64];
+        let args: [u64; 4] = [
+            region.device as u64,
+            region.size as u64,
+            chunk as u64,
+            loaded.out as u64,
+        ];
         // SAFETY: `kernarg` holds `kernarg_size` >= 32 bytes (checked at load), owned by the tool.
         unsafe {
             std::ptr::write_bytes(loaded.kernarg, 0, loaded.kernarg_size);
             std::ptr::copy_nonoverlapping(args.as_ptr().cast::<u8>(), loaded.kernarg, 32);
         }
         let k = self.rt.originals().kernel;
-        let (Some(add_write_index), Some(load_read_index)) = (k.add_write_index, k.load_read_index) else {
+        let (Some(add_write_index), Some(load_read_index)) = (k.add_write_index, k.load_read_index)
+        else {
             return Err("the runtime has no queue index entries".into());
         };
         // SAFETY: the tool's own signal, idle.
@@ -190,7 +211,8 @@ impl DeviceHasher {
             reserved2: 0,
             completion_signal: loaded.signal,
         };
-        let header: u16 = (ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH as u16) << ffi::HSA_PACKET_HEADER_TYPE
+        let header: u16 = (ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH as u16)
+            << ffi::HSA_PACKET_HEADER_TYPE
             | (ffi::HSA_FENCE_SCOPE_SYSTEM as u16) << ffi::HSA_PACKET_HEADER_ACQUIRE_FENCE_SCOPE
             | (ffi::HSA_FENCE_SCOPE_SYSTEM as u16) << ffi::HSA_PACKET_HEADER_RELEASE_FENCE_SCOPE;
         // SAFETY: the slot lies in the queue's ring (64-byte packets); the header is published
@@ -199,20 +221,32 @@ impl DeviceHasher {
             let p = (q.base_address as *mut ffi::hsa_kernel_dispatch_packet_t).add(slot);
             std::ptr::write(p, packet);
             let word = &*(p as *const std::sync::atomic::AtomicU32);
-            word.store(header as u32 | ((packet.setup as u32) << 16), Ordering::Release);
+            word.store(
+                header as u32 | ((packet.setup as u32) << 16),
+                Ordering::Release,
+            );
             (self.rt.originals().signal_store_screlease)(q.doorbell_signal, index as i64);
         }
         let deadline = Instant::now() + self.bound;
         loop {
             // SAFETY: the tool's own live signal.
             let v = unsafe {
-                (self.rt.originals().signal_wait_scacquire)(loaded.signal, ffi::HSA_SIGNAL_CONDITION_LT, 1, 50_000_000, ffi::HSA_WAIT_STATE_BLOCKED)
+                (self.rt.originals().signal_wait_scacquire)(
+                    loaded.signal,
+                    ffi::HSA_SIGNAL_CONDITION_LT,
+                    1,
+                    50_000_000,
+                    ffi::HSA_WAIT_STATE_BLOCKED,
+                )
             };
             if v < 1 {
                 break;
             }
             if Instant::now() >= deadline {
-                return Err(format!("the hashing dispatch did not complete within {} ms", self.bound.as_millis()));
+                return Err(format!(
+                    "the hashing dispatch did not complete within {} ms",
+                    self.bound.as_millis()
+                ));
             }
         }
         // SAFETY: the dispatch completed (acquire): `out` holds `n` hashes written by it.
@@ -232,7 +266,10 @@ impl ChunkHasher for DeviceHasher {
         if matches!(*state, State::Unloaded) {
             *state = match load(self.rt, self.agent) {
                 Ok(l) => {
-                    tracing::debug!("kreplay: chunk hashing kernel loaded on agent {:#x}", self.agent.handle);
+                    tracing::debug!(
+                        "kreplay: chunk hashing kernel loaded on agent {:#x}",
+                        self.agent.handle
+                    );
                     State::Ready(l)
                 }
                 Err(e) => {
@@ -241,7 +278,9 @@ impl ChunkHasher for DeviceHasher {
                 }
             };
         }
-        let State::Ready(loaded) = &mut *state else { return None };
+        let State::Ready(loaded) = &mut *state else {
+            return None;
+        };
         match self.hash_on_device(loaded, region, chunk) {
             Ok(h) => Some(h),
             Err(e) => {
@@ -275,19 +314,28 @@ fn target(rt: Runtime, agent: hsa_agent_t) -> String {
 }
 
 /// Allocates `size` bytes in `pool` through the original entry, accessible by `agent`.
-fn alloc_shared(rt: Runtime, pool: ffi::hsa_amd_memory_pool_t, agent: hsa_agent_t, size: usize) -> Result<*mut u8, String> {
+fn alloc_shared(
+    rt: Runtime,
+    pool: ffi::hsa_amd_memory_pool_t,
+    agent: hsa_agent_t,
+    size: usize,
+) -> Result<*mut u8, String> {
     let mut p: *mut c_void = std::ptr::null_mut();
     // SAFETY: out-pointer to a local; the original entry, so the buffer is not tracked.
     let st = unsafe { (rt.originals().pool_allocate)(pool, size.max(64), 0, &mut p) };
     if st != ffi::HSA_STATUS_SUCCESS || p.is_null() {
-        return Err(format!("allocating {size} bytes in the kernarg pool returned HSA status {st:#x}"));
+        return Err(format!(
+            "allocating {size} bytes in the kernarg pool returned HSA status {st:#x}"
+        ));
     }
     // SAFETY: `p` is the tool's own live allocation; one agent.
     let st = unsafe { (rt.originals().agents_allow_access)(1, &agent, std::ptr::null(), p) };
     if st != ffi::HSA_STATUS_SUCCESS {
         // SAFETY: allocated above.
         let _ = unsafe { (rt.originals().pool_free)(p) };
-        return Err(format!("hsa_amd_agents_allow_access returned HSA status {st:#x}"));
+        return Err(format!(
+            "hsa_amd_agents_allow_access returned HSA status {st:#x}"
+        ));
     }
     Ok(p.cast())
 }
@@ -299,18 +347,34 @@ fn kernarg_pool(rt: Runtime) -> Option<ffi::hsa_amd_memory_pool_t> {
         rt: Runtime,
         found: Option<ffi::hsa_amd_memory_pool_t>,
     }
-    unsafe extern "C" fn pool_visit(pool: ffi::hsa_amd_memory_pool_t, data: *mut c_void) -> ffi::hsa_status_t {
+    unsafe extern "C" fn pool_visit(
+        pool: ffi::hsa_amd_memory_pool_t,
+        data: *mut c_void,
+    ) -> ffi::hsa_status_t {
         std::panic::catch_unwind(|| {
             // SAFETY: `data` is the `Search` of `kernarg_pool`, alive during the iteration.
             let s = unsafe { &mut *data.cast::<Search>() };
-            let Some(info) = s.rt.originals().memory_pool_get_info else { return ffi::HSA_STATUS_INFO_BREAK };
+            let Some(info) = s.rt.originals().memory_pool_get_info else {
+                return ffi::HSA_STATUS_INFO_BREAK;
+            };
             let (mut segment, mut flags): (ffi::hsa_amd_segment_t, u32) = (0, 0);
             // SAFETY: each attribute writes the type named in the HSA specification.
             let ok = unsafe {
-                info(pool, ffi::HSA_AMD_MEMORY_POOL_INFO_SEGMENT, (&raw mut segment).cast()) == ffi::HSA_STATUS_SUCCESS
-                    && info(pool, ffi::HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, (&raw mut flags).cast()) == ffi::HSA_STATUS_SUCCESS
+                info(
+                    pool,
+                    ffi::HSA_AMD_MEMORY_POOL_INFO_SEGMENT,
+                    (&raw mut segment).cast(),
+                ) == ffi::HSA_STATUS_SUCCESS
+                    && info(
+                        pool,
+                        ffi::HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS,
+                        (&raw mut flags).cast(),
+                    ) == ffi::HSA_STATUS_SUCCESS
             };
-            if ok && segment == ffi::HSA_AMD_SEGMENT_GLOBAL && flags & ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT != 0 {
+            if ok
+                && segment == ffi::HSA_AMD_SEGMENT_GLOBAL
+                && flags & ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT != 0
+            {
                 s.found = Some(pool);
                 return ffi::HSA_STATUS_INFO_BREAK;
             }
@@ -325,10 +389,16 @@ fn kernarg_pool(rt: Runtime) -> Option<ffi::hsa_amd_memory_pool_t> {
             if s.rt.agent_is_gpu(agent) {
                 return ffi::HSA_STATUS_SUCCESS;
             }
-            let Some(iterate) = s.rt.originals().agent_iterate_memory_pools else { return ffi::HSA_STATUS_INFO_BREAK };
+            let Some(iterate) = s.rt.originals().agent_iterate_memory_pools else {
+                return ffi::HSA_STATUS_INFO_BREAK;
+            };
             // SAFETY: `data` outlives the iteration; the callback catches panics.
             unsafe { iterate(agent, Some(pool_visit), data) };
-            if s.found.is_some() { ffi::HSA_STATUS_INFO_BREAK } else { ffi::HSA_STATUS_SUCCESS }
+            if s.found.is_some() {
+                ffi::HSA_STATUS_INFO_BREAK
+            } else {
+                ffi::HSA_STATUS_SUCCESS
+            }
         })
         .unwrap_or(ffi::HSA_STATUS_INFO_BREAK)
     }
@@ -343,34 +413,55 @@ fn load(rt: Runtime, agent: hsa_agent_t) -> Result<Loaded, String> {
     let o = rt.originals();
     let k = o.kernel;
     let missing = || "the runtime's API table lacks an executable or queue entry".to_owned();
-    let (Some(reader_create), Some(reader_destroy), Some(create), Some(load_co), Some(get_symbol)) =
-        (k.reader_create_from_memory, k.reader_destroy, k.executable_create_alt, k.load_agent_code_object, k.get_symbol_by_name)
-    else {
+    let (Some(reader_create), Some(reader_destroy), Some(create), Some(load_co), Some(get_symbol)) = (
+        k.reader_create_from_memory,
+        k.reader_destroy,
+        k.executable_create_alt,
+        k.load_agent_code_object,
+        k.get_symbol_by_name,
+    ) else {
         return Err(missing());
     };
     if k.add_write_index.is_none() || k.load_read_index.is_none() {
         return Err(missing());
     }
     let arch = target(rt, agent);
-    let code = CODE_OBJECTS.iter().find(|(t, _)| *t == arch).map(|(_, c)| *c).ok_or_else(|| format!("no code object for {arch}"))?;
+    let code = CODE_OBJECTS
+        .iter()
+        .find(|(t, _)| *t == arch)
+        .map(|(_, c)| *c)
+        .ok_or_else(|| format!("no code object for {arch}"))?;
     let pool = kernarg_pool(rt).ok_or("no kernarg memory pool")?;
     let mut reader = ffi::hsa_code_object_reader_t { handle: 0 };
     // SAFETY: `code` is a static code object; out-pointer to a local.
     let st = unsafe { reader_create(code.as_ptr().cast(), code.len(), &mut reader) };
     if st != ffi::HSA_STATUS_SUCCESS {
-        return Err(format!("hsa_code_object_reader_create_from_memory returned HSA status {st:#x}"));
+        return Err(format!(
+            "hsa_code_object_reader_create_from_memory returned HSA status {st:#x}"
+        ));
     }
     let mut exe = ffi::hsa_executable_t { handle: 0 };
     let result = (|| -> Result<Loaded, String> {
         // SAFETY: out-pointer to a local; no options.
-        let st = unsafe { create(ffi::HSA_PROFILE_FULL, ffi::HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, std::ptr::null(), &mut exe) };
+        let st = unsafe {
+            create(
+                ffi::HSA_PROFILE_FULL,
+                ffi::HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT,
+                std::ptr::null(),
+                &mut exe,
+            )
+        };
         if st != ffi::HSA_STATUS_SUCCESS {
-            return Err(format!("hsa_executable_create_alt returned HSA status {st:#x}"));
+            return Err(format!(
+                "hsa_executable_create_alt returned HSA status {st:#x}"
+            ));
         }
         // SAFETY: live executable and reader; no options, no loaded-object handle wanted.
         let st = unsafe { load_co(exe, agent, reader, std::ptr::null(), std::ptr::null_mut()) };
         if st != ffi::HSA_STATUS_SUCCESS {
-            return Err(format!("hsa_executable_load_agent_code_object returned HSA status {st:#x}"));
+            return Err(format!(
+                "hsa_executable_load_agent_code_object returned HSA status {st:#x}"
+            ));
         }
         // SAFETY: the original freeze: the tool's own executable is not tracked.
         let st = unsafe { (o.executable_freeze)(exe, std::ptr::null()) };
@@ -381,19 +472,34 @@ fn load(rt: Runtime, agent: hsa_agent_t) -> Result<Loaded, String> {
         // SAFETY: NUL-terminated name; out-pointer to a local.
         let st = unsafe { get_symbol(exe, KERNEL.as_ptr(), &agent, &mut sym) };
         if st != ffi::HSA_STATUS_SUCCESS {
-            return Err(format!("hsa_executable_get_symbol_by_name returned HSA status {st:#x}"));
+            return Err(format!(
+                "hsa_executable_get_symbol_by_name returned HSA status {st:#x}"
+            ));
         }
-        let (mut kernel_object, mut group, mut private, mut kernarg_size) = (0u64, 0u32, 0u32, 0u32);
+        let (mut kernel_object, mut group, mut private, mut kernarg_size) =
+            (0u64, 0u32, 0u32, 0u32);
         // SAFETY: each attribute writes the type named in the HSA specification.
         let ok = unsafe {
-            (o.executable_symbol_get_info)(sym, ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, (&raw mut kernel_object).cast())
-                == ffi::HSA_STATUS_SUCCESS
-                && (o.executable_symbol_get_info)(sym, ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE, (&raw mut group).cast())
-                    == ffi::HSA_STATUS_SUCCESS
-                && (o.executable_symbol_get_info)(sym, ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE, (&raw mut private).cast())
-                    == ffi::HSA_STATUS_SUCCESS
-                && (o.executable_symbol_get_info)(sym, ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE, (&raw mut kernarg_size).cast())
-                    == ffi::HSA_STATUS_SUCCESS
+            (o.executable_symbol_get_info)(
+                sym,
+                ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
+                (&raw mut kernel_object).cast(),
+            ) == ffi::HSA_STATUS_SUCCESS
+                && (o.executable_symbol_get_info)(
+                    sym,
+                    ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE,
+                    (&raw mut group).cast(),
+                ) == ffi::HSA_STATUS_SUCCESS
+                && (o.executable_symbol_get_info)(
+                    sym,
+                    ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+                    (&raw mut private).cast(),
+                ) == ffi::HSA_STATUS_SUCCESS
+                && (o.executable_symbol_get_info)(
+                    sym,
+                    ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE,
+                    (&raw mut kernarg_size).cast(),
+                ) == ffi::HSA_STATUS_SUCCESS
         };
         if !ok || kernel_object == 0 {
             return Err("the kernel's symbol information is unavailable".into());
@@ -402,7 +508,18 @@ fn load(rt: Runtime, agent: hsa_agent_t) -> Result<Loaded, String> {
         let signal = rt.signal_create(0).map_err(|e| e.to_string())?;
         let mut queue: *mut hsa_queue_t = std::ptr::null_mut();
         // SAFETY: the original (never intercepted) entry; out-pointer to a local; no callback.
-        let st = unsafe { (o.queue_create)(agent, 64, ffi::HSA_QUEUE_TYPE_SINGLE, None, std::ptr::null_mut(), u32::MAX, u32::MAX, &mut queue) };
+        let st = unsafe {
+            (o.queue_create)(
+                agent,
+                64,
+                ffi::HSA_QUEUE_TYPE_SINGLE,
+                None,
+                std::ptr::null_mut(),
+                u32::MAX,
+                u32::MAX,
+                &mut queue,
+            )
+        };
         if st != ffi::HSA_STATUS_SUCCESS || queue.is_null() {
             rt.signal_destroy(signal);
             return Err(format!("hsa_queue_create returned HSA status {st:#x}"));
@@ -467,7 +584,11 @@ mod tests {
                 for flip in [1u8, 0x80, 0xff] {
                     let mut b = base.clone();
                     b[i] ^= flip;
-                    assert_ne!(lane_fold(&b, LANES), h, "len {len}: byte {i} ^ {flip:#x} not seen");
+                    assert_ne!(
+                        lane_fold(&b, LANES),
+                        h,
+                        "len {len}: byte {i} ^ {flip:#x} not seen"
+                    );
                 }
             }
         }
@@ -481,7 +602,11 @@ mod tests {
         a[0] = 1;
         b[256] = 1; // lane 0 again, a later word
         assert_ne!(lane_fold(&a, LANES), lane_fold(&b, LANES));
-        assert_eq!(lane_fold(&a, LANES), lane_fold(&a.clone(), LANES), "deterministic");
+        assert_eq!(
+            lane_fold(&a, LANES),
+            lane_fold(&a.clone(), LANES),
+            "deterministic"
+        );
     }
 
     #[test]

@@ -42,7 +42,14 @@ impl HostBuffer {
         let cap = size.max(1).checked_next_multiple_of(align)?;
         // SAFETY: an anonymous private mapping; no existing memory is touched.
         let p = unsafe {
-            libc::mmap(std::ptr::null_mut(), cap, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                cap,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
         };
         if p == libc::MAP_FAILED {
             return None;
@@ -81,7 +88,10 @@ struct Idle {
     bytes: u64,
 }
 
-static IDLE: Mutex<Idle> = Mutex::new(Idle { by_size: BTreeMap::new(), bytes: 0 });
+static IDLE: Mutex<Idle> = Mutex::new(Idle {
+    by_size: BTreeMap::new(),
+    bytes: 0,
+});
 
 /// Largest capacity reused for a request of `size` bytes (no more than a quarter wasted).
 fn reuse_limit(size: usize) -> usize {
@@ -89,10 +99,17 @@ fn reuse_limit(size: usize) -> usize {
 }
 
 /// An idle buffer for `size` bytes, else a fresh one. `None` when the system has no memory.
-pub(crate) fn host_buffer(size: usize, pinning: Option<&Arc<dyn HostPinning>>) -> Option<HostBuffer> {
+pub(crate) fn host_buffer(
+    size: usize,
+    pinning: Option<&Arc<dyn HostPinning>>,
+) -> Option<HostBuffer> {
     {
         let mut idle = IDLE.lock();
-        let found = idle.by_size.range_mut(size.max(1)..=reuse_limit(size)).next().map(|(cap, list)| (*cap, list.pop()));
+        let found = idle
+            .by_size
+            .range_mut(size.max(1)..=reuse_limit(size))
+            .next()
+            .map(|(cap, list)| (*cap, list.pop()));
         if let Some((cap, Some((b, _)))) = found {
             if idle.by_size.get(&cap).is_some_and(Vec::is_empty) {
                 idle.by_size.remove(&cap);
@@ -130,7 +147,9 @@ pub fn release_idle_host_buffers(older_than: Duration) -> u64 {
         let mut idle = IDLE.lock();
         let mut released = 0u64;
         idle.by_size.retain(|_, list| {
-            let (old, keep): (Vec<_>, Vec<_>) = std::mem::take(list).into_iter().partition(|(_, t)| now.duration_since(*t) >= older_than);
+            let (old, keep): (Vec<_>, Vec<_>) = std::mem::take(list)
+                .into_iter()
+                .partition(|(_, t)| now.duration_since(*t) >= older_than);
             *list = keep;
             for (b, _) in old {
                 released += b.cap as u64;
@@ -175,7 +194,10 @@ pub struct HostStore {
 
 impl std::fmt::Debug for HostStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostStore").field("buffers", &self.buffers.len()).field("bytes", &self.bytes).finish()
+        f.debug_struct("HostStore")
+            .field("buffers", &self.buffers.len())
+            .field("bytes", &self.bytes)
+            .finish()
     }
 }
 
@@ -187,12 +209,20 @@ impl HostStore {
 
     /// An empty store whose fresh buffers are pinned through `pinning` when it accepts.
     pub fn pinned(pinning: Arc<dyn HostPinning>) -> Self {
-        Self { buffers: Vec::new(), bytes: 0, pinning: Some(pinning) }
+        Self {
+            buffers: Vec::new(),
+            bytes: 0,
+            pinning: Some(pinning),
+        }
     }
 
     /// Bytes of the store held in pinned buffers.
     pub fn pinned_bytes(&self) -> u64 {
-        self.buffers.iter().filter(|b| b.is_pinned()).map(|b| b.cap as u64).sum()
+        self.buffers
+            .iter()
+            .filter(|b| b.is_pinned())
+            .map(|b| b.cap as u64)
+            .sum()
     }
 
     /// Bytes of idle buffers a new capture may reuse instead of allocating.
@@ -208,35 +238,69 @@ impl Drop for HostStore {
 }
 
 /// Copies region `region` into `buf` (device -> host), then runs `during`.
-pub(crate) fn capture_into(buf: &HostBuffer, region: &Region, copier: &dyn DeviceCopy, during: &mut dyn FnMut()) -> Result<(), DeclineReason> {
+pub(crate) fn capture_into(
+    buf: &HostBuffer,
+    region: &Region,
+    copier: &dyn DeviceCopy,
+    during: &mut dyn FnMut(),
+) -> Result<(), DeclineReason> {
     // SAFETY: the buffer holds at least `size` bytes; the region is valid device memory for
     // its size (the caller holds it under the inventory lock or it is a module variable).
-    unsafe { copier.copy(buf.ptr(), region.device as *const u8, region.size) }
-        .map_err(|source| DeclineReason::Copy { device: region.device, source })?;
+    unsafe { copier.copy(buf.ptr(), region.device as *const u8, region.size) }.map_err(
+        |source| DeclineReason::Copy {
+            device: region.device,
+            source,
+        },
+    )?;
     during();
     Ok(())
 }
 
 /// Writes `ranges` of `buf` back to `region` (host -> device).
-pub(crate) fn put_back_from(buf: &HostBuffer, region: &Region, ranges: &[Range<usize>], copier: &dyn DeviceCopy) -> Result<(), CopyFailed> {
+pub(crate) fn put_back_from(
+    buf: &HostBuffer,
+    region: &Region,
+    ranges: &[Range<usize>],
+    copier: &dyn DeviceCopy,
+) -> Result<(), CopyFailed> {
     for r in ranges {
         debug_assert!(r.end <= region.size);
         // SAFETY: the destination is the captured region (re-validated by the caller) and
         // `r` lies within it and within the buffer.
-        unsafe { copier.copy((region.device + r.start) as *mut u8, buf.ptr().add(r.start), r.len())? };
+        unsafe {
+            copier.copy(
+                (region.device + r.start) as *mut u8,
+                buf.ptr().add(r.start),
+                r.len(),
+            )?
+        };
     }
     Ok(())
 }
 
 impl SnapshotStore for HostStore {
     fn reserve(&mut self, regions: &[Region]) -> Result<(), DeclineReason> {
-        self.buffers.try_reserve_exact(regions.len()).map_err(|_| DeclineReason::Metadata { regions: regions.len() })
+        self.buffers
+            .try_reserve_exact(regions.len())
+            .map_err(|_| DeclineReason::Metadata {
+                regions: regions.len(),
+            })
     }
 
-    fn keep(&mut self, index: usize, region: &Region, copier: &dyn DeviceCopy, during: &mut dyn FnMut()) -> Result<(), DeclineReason> {
+    fn keep(
+        &mut self,
+        index: usize,
+        region: &Region,
+        copier: &dyn DeviceCopy,
+        during: &mut dyn FnMut(),
+    ) -> Result<(), DeclineReason> {
         debug_assert_eq!(index, self.buffers.len());
-        let buf = host_buffer(region.size, self.pinning.as_ref())
-            .ok_or(DeclineReason::HostAllocation { device: region.device, size: region.size })?;
+        let buf = host_buffer(region.size, self.pinning.as_ref()).ok_or(
+            DeclineReason::HostAllocation {
+                device: region.device,
+                size: region.size,
+            },
+        )?;
         let kept = capture_into(&buf, region, copier, during);
         if kept.is_err() {
             give_back([buf]);
@@ -247,7 +311,13 @@ impl SnapshotStore for HostStore {
         Ok(())
     }
 
-    fn put_back(&self, index: usize, region: &Region, ranges: &[Range<usize>], copier: &dyn DeviceCopy) -> Result<(), CopyFailed> {
+    fn put_back(
+        &self,
+        index: usize,
+        region: &Region,
+        ranges: &[Range<usize>],
+        copier: &dyn DeviceCopy,
+    ) -> Result<(), CopyFailed> {
         put_back_from(&self.buffers[index], region, ranges, copier)
     }
 

@@ -25,11 +25,11 @@ pub mod ranges;
 mod reaper;
 pub mod settings;
 
-pub use chunks::{ChangedChunks, ChunkHasher, HostHasher};
-pub use device_hash::DeviceHasher;
-pub use device::{AgentBuffers, DeviceMemory, TieredStore};
 pub use agent::{AgentCopy, LockPinning, buffers_of, device_pool, host_address, plan};
+pub use chunks::{ChangedChunks, ChunkHasher, HostHasher};
+pub use device::{AgentBuffers, DeviceMemory, TieredStore};
 pub use device::{agent_buffers, release_idle_device_buffers};
+pub use device_hash::DeviceHasher;
 pub use host::{HostPinning, HostStore, release_idle_host_buffers};
 
 /// Idle snapshot buffers (host and device) are returned to the system after this long.
@@ -38,7 +38,8 @@ pub const IDLE_RETURN: std::time::Duration = std::time::Duration::from_secs(2);
 /// Frees every idle snapshot buffer now (an application allocation failed for lack of
 /// memory); the bytes released.
 pub fn release_idle_buffers() -> u64 {
-    release_idle_device_buffers(std::time::Duration::ZERO) + release_idle_host_buffers(std::time::Duration::ZERO)
+    release_idle_device_buffers(std::time::Duration::ZERO)
+        + release_idle_host_buffers(std::time::Duration::ZERO)
 }
 
 /// Frees every idle buffer and stops returning them in the background, and forgets the
@@ -102,7 +103,11 @@ pub trait DeviceCopy {
     ///
     /// # Safety
     /// Every op's ranges must be valid device memory of the agent for `len` bytes.
-    unsafe fn copy_on_device(&self, ops: &[CopyOp], during: &mut dyn FnMut()) -> Result<(), CopyFailed> {
+    unsafe fn copy_on_device(
+        &self,
+        ops: &[CopyOp],
+        during: &mut dyn FnMut(),
+    ) -> Result<(), CopyFailed> {
         for op in ops {
             // SAFETY: forwarded caller contract.
             unsafe { self.copy(op.dst as *mut u8, op.src as *const u8, op.len)? };
@@ -197,7 +202,9 @@ pub enum DeclineReason {
         regions: usize,
     },
     /// `KREPLAY_SNAPSHOT=device` and the region does not fit in the device budget.
-    #[error("the region at {device:#x} ({size} bytes) does not fit in device memory (KREPLAY_SNAPSHOT=device; lower KREPLAY_DEVICE_RESERVE_MB or use auto)")]
+    #[error(
+        "the region at {device:#x} ({size} bytes) does not fit in device memory (KREPLAY_SNAPSHOT=device; lower KREPLAY_DEVICE_RESERVE_MB or use auto)"
+    )]
     DeviceRoom {
         /// Device address of the region.
         device: usize,
@@ -214,7 +221,9 @@ pub enum DeclineReason {
     #[error("{0}")]
     Coverage(crate::replay::coverage::CoverageGap),
     /// The queue drain or the agent-wide drain did not finish within the decline bound.
-    #[error("{detail} within {bound_ms} ms (KREPLAY_DRAIN_DECLINE_MS); that work may wait for this dispatch")]
+    #[error(
+        "{detail} within {bound_ms} ms (KREPLAY_DRAIN_DECLINE_MS); that work may wait for this dispatch"
+    )]
     Drain {
         /// What did not finish.
         detail: String,
@@ -265,11 +274,21 @@ pub trait SnapshotStore: Send {
     fn reserve(&mut self, regions: &[Region]) -> Result<(), DeclineReason>;
     /// Captures region `index` (device -> store); `during` runs while the copy is in flight
     /// (or after it), while the region's bytes are still those captured.
-    fn keep(&mut self, index: usize, region: &Region, copier: &dyn DeviceCopy, during: &mut dyn FnMut())
-    -> Result<(), DeclineReason>;
+    fn keep(
+        &mut self,
+        index: usize,
+        region: &Region,
+        copier: &dyn DeviceCopy,
+        during: &mut dyn FnMut(),
+    ) -> Result<(), DeclineReason>;
     /// Writes `ranges` (relative to the region start) of region `index` back to the device.
-    fn put_back(&self, index: usize, region: &Region, ranges: &[Range<usize>], copier: &dyn DeviceCopy)
-    -> Result<(), CopyFailed>;
+    fn put_back(
+        &self,
+        index: usize,
+        region: &Region,
+        ranges: &[Range<usize>],
+        copier: &dyn DeviceCopy,
+    ) -> Result<(), CopyFailed>;
     /// Bytes held by the store.
     fn bytes_held(&self) -> u64;
     /// Bytes held in device memory (the rest is in host memory).
@@ -316,7 +335,10 @@ pub struct RestoreAll;
 
 impl RestoreScope for RestoreAll {
     fn after_pass(&mut self, _: &[Region]) -> PassCheck {
-        PassCheck { unexpected_chunks: 0, full: true }
+        PassCheck {
+            unexpected_chunks: 0,
+            full: true,
+        }
     }
     #[allow(clippy::single_range_in_vec_init)]
     fn ranges(&self, _: usize, region: &Region) -> Vec<Range<usize>> {
@@ -378,7 +400,9 @@ pub const RESTORE_ATTEMPTS: u32 = 3;
 
 /// A region whose restore copy failed [`RESTORE_ATTEMPTS`] times.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("the copy back into {what} at {device:#x} ({size} bytes) failed {RESTORE_ATTEMPTS} times: {source}")]
+#[error(
+    "the copy back into {what} at {device:#x} ({size} bytes) failed {RESTORE_ATTEMPTS} times: {source}"
+)]
 pub struct RestoreFailure {
     /// `allocation` or `variable <name>`.
     pub what: String,
@@ -409,7 +433,10 @@ pub struct Snapshot {
 
 impl std::fmt::Debug for Snapshot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Snapshot").field("regions", &self.regions.len()).field("stats", &self.stats).finish()
+        f.debug_struct("Snapshot")
+            .field("regions", &self.regions.len())
+            .field("stats", &self.stats)
+            .finish()
     }
 }
 
@@ -428,8 +455,21 @@ impl Snapshot {
             store.keep(i, r, copier, &mut || scope.on_capture(i, r))?;
         }
         let bytes = store.bytes_held();
-        let stats = CaptureStats { regions: regions.len() as u64, bytes, start_ns, end_ns: monotonic_ns(), device_bytes: store.device_bytes() };
-        Ok(Self { regions, serials: Vec::new(), executables: None, store, scope, stats })
+        let stats = CaptureStats {
+            regions: regions.len() as u64,
+            bytes,
+            start_ns,
+            end_ns: monotonic_ns(),
+            device_bytes: store.device_bytes(),
+        };
+        Ok(Self {
+            regions,
+            serials: Vec::new(),
+            executables: None,
+            store,
+            scope,
+            stats,
+        })
     }
 
     /// Like [`Snapshot::capture`], with the allocations checked against `inventory`: each
@@ -452,8 +492,15 @@ impl Snapshot {
         store.reserve(&regions)?;
         let mut kept: Vec<Region> = Vec::new();
         let mut serials: Vec<Option<u64>> = Vec::new();
-        kept.try_reserve_exact(regions.len()).map_err(|_| DeclineReason::Metadata { regions: regions.len() })?;
-        serials.try_reserve_exact(regions.len()).map_err(|_| DeclineReason::Metadata { regions: regions.len() })?;
+        kept.try_reserve_exact(regions.len())
+            .map_err(|_| DeclineReason::Metadata {
+                regions: regions.len(),
+            })?;
+        serials
+            .try_reserve_exact(regions.len())
+            .map_err(|_| DeclineReason::Metadata {
+                regions: regions.len(),
+            })?;
         for r in regions {
             let index = kept.len();
             let serial = match &r.kind {
@@ -466,7 +513,11 @@ impl Snapshot {
                             Some(serial)
                         }
                         Err(stale) => {
-                            tracing::debug!("snapshot left out the allocation at {:#x} ({} bytes): {stale}", r.device, r.size);
+                            tracing::debug!(
+                                "snapshot left out the allocation at {:#x} ({} bytes): {stale}",
+                                r.device,
+                                r.size
+                            );
                             continue;
                         }
                     }
@@ -475,7 +526,11 @@ impl Snapshot {
                     if let Some(exe) = kind.executable()
                         && !executables.is_same(exe.handle, exe.serial)
                     {
-                        tracing::debug!("snapshot left out {:#x} ({} bytes): its executable was destroyed", r.device, r.size);
+                        tracing::debug!(
+                            "snapshot left out {:#x} ({} bytes): its executable was destroyed",
+                            r.device,
+                            r.size
+                        );
                         continue;
                     }
                     store.keep(index, &r, copier, &mut || scope.on_capture(index, &r))?;
@@ -486,8 +541,21 @@ impl Snapshot {
             serials.push(serial);
         }
         let bytes = store.bytes_held();
-        let stats = CaptureStats { regions: kept.len() as u64, bytes, start_ns, end_ns: monotonic_ns(), device_bytes: store.device_bytes() };
-        Ok(Self { regions: kept, serials, executables: Some(executables.inventory()), store, scope, stats })
+        let stats = CaptureStats {
+            regions: kept.len() as u64,
+            bytes,
+            start_ns,
+            end_ns: monotonic_ns(),
+            device_bytes: store.device_bytes(),
+        };
+        Ok(Self {
+            regions: kept,
+            serials,
+            executables: Some(executables.inventory()),
+            store,
+            scope,
+            stats,
+        })
     }
 
     /// The captured regions.
@@ -514,8 +582,15 @@ impl Snapshot {
     /// in [`RestoreReport::failure`]: the caller must not run another pass on that memory.
     ///
     /// The scope decides the bytes; after a failed restore the next one is complete again.
-    pub fn restore(&mut self, inventory: &AllocationInventory, copier: &dyn DeviceCopy) -> RestoreReport {
-        let mut rep = RestoreReport { start_ns: monotonic_ns(), ..Default::default() };
+    pub fn restore(
+        &mut self,
+        inventory: &AllocationInventory,
+        copier: &dyn DeviceCopy,
+    ) -> RestoreReport {
+        let mut rep = RestoreReport {
+            start_ns: monotonic_ns(),
+            ..Default::default()
+        };
         let check = self.scope.after_pass(&self.regions);
         rep.unexpected_chunks = check.unexpected_chunks;
         rep.full = check.full;
@@ -537,7 +612,11 @@ impl Snapshot {
                         Ok(()) => break,
                         Err(e) if attempt >= RESTORE_ATTEMPTS => return Err(e),
                         Err(e) => {
-                            tracing::debug!("restore copy of {} ranges of {:#x} failed ({e}); retrying", ranges.len(), r.device);
+                            tracing::debug!(
+                                "restore copy of {} ranges of {:#x} failed ({e}); retrying",
+                                ranges.len(),
+                                r.device
+                            );
                             attempt += 1;
                         }
                     }
@@ -550,36 +629,42 @@ impl Snapshot {
                     match inventory.with_same(*base, r.device - base + r.size, serial, write) {
                         Ok((o, _)) => o,
                         Err(stale) => {
-                            tracing::warn!("restore skipped the allocation at {:#x} ({} bytes): {stale}", r.device, r.size);
+                            tracing::warn!(
+                                "restore skipped the allocation at {:#x} ({} bytes): {stale}",
+                                r.device,
+                                r.size
+                            );
                             rep.skipped += 1;
                             continue;
                         }
                     }
                 }
                 kind => match (kind.executable(), self.executables) {
-                    (Some(exe), Some(executables)) => match executables.with_same(exe.handle, exe.serial, write) {
-                        Some(o) => o,
-                        None => {
-                            if DESTROYED_WARNING.first() {
-                                tracing::warn!(
-                                    "restore skipped {:#x} ({} bytes): its executable {:#x} was destroyed since the snapshot \
+                    (Some(exe), Some(executables)) => {
+                        match executables.with_same(exe.handle, exe.serial, write) {
+                            Some(o) => o,
+                            None => {
+                                if DESTROYED_WARNING.first() {
+                                    tracing::warn!(
+                                        "restore skipped {:#x} ({} bytes): its executable {:#x} was destroyed since the snapshot \
                                      (later such skips are logged at debug level)",
-                                    r.device,
-                                    r.size,
-                                    exe.handle
-                                );
-                            } else {
-                                tracing::debug!(
-                                    "restore skipped {:#x} ({} bytes): its executable {:#x} was destroyed since the snapshot",
-                                    r.device,
-                                    r.size,
-                                    exe.handle
-                                );
+                                        r.device,
+                                        r.size,
+                                        exe.handle
+                                    );
+                                } else {
+                                    tracing::debug!(
+                                        "restore skipped {:#x} ({} bytes): its executable {:#x} was destroyed since the snapshot",
+                                        r.device,
+                                        r.size,
+                                        exe.handle
+                                    );
+                                }
+                                rep.skipped += 1;
+                                continue;
                             }
-                            rep.skipped += 1;
-                            continue;
                         }
-                    },
+                    }
                     _ => write(),
                 },
             };
@@ -592,7 +677,9 @@ impl Snapshot {
                     let what = match &r.kind {
                         RegionKind::Allocation { .. } => "the allocation".to_owned(),
                         RegionKind::ModuleVariable { name, .. } => format!("the variable {name}"),
-                        RegionKind::CodeObjectSegment { .. } => "the code-object segment".to_owned(),
+                        RegionKind::CodeObjectSegment { .. } => {
+                            "the code-object segment".to_owned()
+                        }
                         RegionKind::ClientRange => "the client-included range".to_owned(),
                     };
                     rep.failure = Some(RestoreFailure {

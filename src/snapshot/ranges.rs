@@ -20,10 +20,14 @@ pub static CLIENT_RANGES: Mutex<ClientRanges> = Mutex::new(ClientRanges::new());
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum RangeError {
     /// The range is empty, starts at address 0 or wraps around the address space.
-    #[error("the range is empty, starts at NULL or wraps around the address space; pass the start and byte size of mapped memory")]
+    #[error(
+        "the range is empty, starts at NULL or wraps around the address space; pass the start and byte size of mapped memory"
+    )]
     Invalid,
     /// The agent handle is 0.
-    #[error("the agent handle is 0; pass the hsa_agent_t.handle of the agent whose replays must restore the range")]
+    #[error(
+        "the agent handle is 0; pass the hsa_agent_t.handle of the agent whose replays must restore the range"
+    )]
     NoAgent,
     /// Too many rules of this kind.
     #[error("{MAX_CLIENT_RANGES} ranges of this kind are held already; remove some first")]
@@ -51,7 +55,10 @@ fn range(base: usize, size: usize) -> Result<Range<usize>, RangeError> {
 impl ClientRanges {
     /// No rules.
     pub const fn new() -> Self {
-        Self { excluded: Vec::new(), included: Vec::new() }
+        Self {
+            excluded: Vec::new(),
+            included: Vec::new(),
+        }
     }
 
     /// Forgets every rule (the runtime instance whose memory they named shut down).
@@ -86,15 +93,28 @@ impl ClientRanges {
     /// Removes one exclusion made with exactly these arguments.
     pub fn remove_excluded(&mut self, base: usize, size: usize) -> Result<(), RangeError> {
         let r = range(base, size)?;
-        let i = self.excluded.iter().position(|x| *x == r).ok_or(RangeError::NotFound)?;
+        let i = self
+            .excluded
+            .iter()
+            .position(|x| *x == r)
+            .ok_or(RangeError::NotFound)?;
         self.excluded.swap_remove(i);
         Ok(())
     }
 
     /// Removes one inclusion made with exactly these arguments.
-    pub fn remove_included(&mut self, agent: u64, base: usize, size: usize) -> Result<(), RangeError> {
+    pub fn remove_included(
+        &mut self,
+        agent: u64,
+        base: usize,
+        size: usize,
+    ) -> Result<(), RangeError> {
         let r = range(base, size)?;
-        let i = self.included.iter().position(|(a, x)| *a == agent && *x == r).ok_or(RangeError::NotFound)?;
+        let i = self
+            .included
+            .iter()
+            .position(|(a, x)| *a == agent && *x == r)
+            .ok_or(RangeError::NotFound)?;
         self.included.swap_remove(i);
         Ok(())
     }
@@ -106,14 +126,19 @@ impl ClientRanges {
             self.included
                 .iter()
                 .filter(|(a, _)| *a == agent)
-                .map(|(_, r)| Region { kind: RegionKind::ClientRange, device: r.start, size: r.len() }),
+                .map(|(_, r)| Region {
+                    kind: RegionKind::ClientRange,
+                    device: r.start,
+                    size: r.len(),
+                }),
         );
         if self.excluded.is_empty() {
             return regions;
         }
         let mut out = Vec::with_capacity(regions.len());
         for region in regions {
-            let mut pieces: Vec<Range<usize>> = std::iter::once(region.device..region.device + region.size).collect();
+            let mut pieces: Vec<Range<usize>> =
+                std::iter::once(region.device..region.device + region.size).collect();
             for x in &self.excluded {
                 pieces = pieces
                     .into_iter()
@@ -132,7 +157,11 @@ impl ClientRanges {
                     })
                     .collect();
             }
-            out.extend(pieces.into_iter().map(|p| Region { kind: region.kind.clone(), device: p.start, size: p.len() }));
+            out.extend(pieces.into_iter().map(|p| Region {
+                kind: region.kind.clone(),
+                device: p.start,
+                size: p.len(),
+            }));
         }
         out
     }
@@ -143,7 +172,11 @@ mod tests {
     use super::*;
 
     fn alloc(base: usize, size: usize) -> Region {
-        Region { kind: RegionKind::Allocation { base }, device: base, size }
+        Region {
+            kind: RegionKind::Allocation { base },
+            device: base,
+            size,
+        }
     }
 
     #[test]
@@ -151,8 +184,18 @@ mod tests {
         let mut rules = ClientRanges::new();
         rules.exclude(0x1100, 0x100).unwrap();
         rules.exclude(0x2000, 0x1000).unwrap();
-        let out = rules.apply(1, vec![alloc(0x1000, 0x400), alloc(0x2000, 0x800), alloc(0x5000, 0x10)]);
-        let got: Vec<_> = out.iter().map(|r| (r.kind.clone(), r.device, r.size)).collect();
+        let out = rules.apply(
+            1,
+            vec![
+                alloc(0x1000, 0x400),
+                alloc(0x2000, 0x800),
+                alloc(0x5000, 0x10),
+            ],
+        );
+        let got: Vec<_> = out
+            .iter()
+            .map(|r| (r.kind.clone(), r.device, r.size))
+            .collect();
         assert_eq!(
             got,
             vec![
@@ -163,7 +206,10 @@ mod tests {
             "a wholly excluded allocation disappears; a split one keeps its base"
         );
         rules.remove_excluded(0x2000, 0x1000).unwrap();
-        assert_eq!(rules.remove_excluded(0x2000, 0x1000), Err(RangeError::NotFound));
+        assert_eq!(
+            rules.remove_excluded(0x2000, 0x1000),
+            Err(RangeError::NotFound)
+        );
         assert_eq!(rules.apply(1, vec![alloc(0x2000, 0x800)]).len(), 1);
     }
 
@@ -172,10 +218,20 @@ mod tests {
         let mut rules = ClientRanges::new();
         rules.include(7, 0x9000, 0x100).unwrap();
         rules.exclude(0x9080, 0x10).unwrap();
-        assert!(rules.apply(8, Vec::new()).is_empty(), "another agent's inclusion");
-        let got: Vec<_> = rules.apply(7, Vec::new()).iter().map(|r| (r.device, r.size)).collect();
+        assert!(
+            rules.apply(8, Vec::new()).is_empty(),
+            "another agent's inclusion"
+        );
+        let got: Vec<_> = rules
+            .apply(7, Vec::new())
+            .iter()
+            .map(|r| (r.device, r.size))
+            .collect();
         assert_eq!(got, vec![(0x9000, 0x80), (0x9090, 0x70)]);
-        assert_eq!(rules.remove_included(8, 0x9000, 0x100), Err(RangeError::NotFound));
+        assert_eq!(
+            rules.remove_included(8, 0x9000, 0x100),
+            Err(RangeError::NotFound)
+        );
         rules.remove_included(7, 0x9000, 0x100).unwrap();
         assert!(rules.apply(7, Vec::new()).is_empty());
     }

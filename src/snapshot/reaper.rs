@@ -35,7 +35,11 @@ pub(super) fn ensure_running() {
     if CLOSED.load(Ordering::Acquire) || RUNNING.swap(true, Ordering::AcqRel) {
         return;
     }
-    if std::thread::Builder::new().name("kreplay-idle".into()).spawn(run).is_err() {
+    if std::thread::Builder::new()
+        .name("kreplay-idle".into())
+        .spawn(run)
+        .is_err()
+    {
         RUNNING.store(false, Ordering::Release);
     }
 }

@@ -53,7 +53,12 @@ pub struct SnapshotSettings {
 
 impl Default for SnapshotSettings {
     fn default() -> Self {
-        Self { mode: SnapshotMode::Auto, device_reserve: None, chunk_bytes: DEFAULT_CHUNK_BYTES, verify: false }
+        Self {
+            mode: SnapshotMode::Auto,
+            device_reserve: None,
+            chunk_bytes: DEFAULT_CHUNK_BYTES,
+            verify: false,
+        }
     }
 }
 

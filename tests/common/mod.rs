@@ -50,7 +50,10 @@ fn build_dir() -> &'static PathBuf {
 
 /// Compiles `tests/apps/<name>.c` into an executable (once per test binary).
 pub fn app(name: &str, extra: &[&str]) -> PathBuf {
-    let out = build_dir().join(format!("{name}{}", extra.join("").replace(['-', '=', '/'], "_")));
+    let out = build_dir().join(format!(
+        "{name}{}",
+        extra.join("").replace(['-', '=', '/'], "_")
+    ));
     if !out.exists() {
         let mut flags = include_flags();
         flags.extend(extra.iter().map(|s| s.to_string()));
@@ -70,11 +73,18 @@ pub fn app_linked(name: &str) -> PathBuf {
 pub fn app_linked_with(name: &str, extra: &[&str]) -> PathBuf {
     let lib = test_support::tool_lib();
     let dir = lib.parent().unwrap().display().to_string();
-    let out = build_dir().join(format!("{name}_linked{}", extra.join("").replace(['-', '=', '/', ','], "_")));
+    let out = build_dir().join(format!(
+        "{name}_linked{}",
+        extra.join("").replace(['-', '=', '/', ','], "_")
+    ));
     if !out.exists() {
         let mut flags = include_flags();
         flags.extend(extra.iter().map(|s| s.to_string()));
-        flags.extend([format!("-L{dir}"), "-lkreplay".into(), format!("-Wl,-rpath,{dir}")]);
+        flags.extend([
+            format!("-L{dir}"),
+            "-lkreplay".into(),
+            format!("-Wl,-rpath,{dir}"),
+        ]);
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
         compile(&apps_dir().join(format!("{name}.c")), &out, &flags);
     }
@@ -83,12 +93,22 @@ pub fn app_linked_with(name: &str, extra: &[&str]) -> PathBuf {
 
 /// Compiles the C test tool against the generated header (shared library linked with kreplay).
 pub fn test_tool(extra: &[&str]) -> PathBuf {
-    let out = build_dir().join(format!("libtest_tool{}.so", extra.join("").replace(['-', '=', '/'], "_")));
+    let out = build_dir().join(format!(
+        "libtest_tool{}.so",
+        extra.join("").replace(['-', '=', '/'], "_")
+    ));
     if !out.exists() {
         let lib = test_support::tool_lib();
         let dir = lib.parent().unwrap().display().to_string();
         let mut flags = include_flags();
-        flags.extend(["-shared".into(), "-fPIC".into(), "-Wpedantic".into(), format!("-L{dir}"), "-lkreplay".into(), format!("-Wl,-rpath,{dir}")]);
+        flags.extend([
+            "-shared".into(),
+            "-fPIC".into(),
+            "-Wpedantic".into(),
+            format!("-L{dir}"),
+            "-lkreplay".into(),
+            format!("-Wl,-rpath,{dir}"),
+        ]);
         flags.extend(extra.iter().map(|s| s.to_string()));
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
         compile(&apps_dir().join("test_tool.c"), &out, &flags);
@@ -163,7 +183,10 @@ pub fn records(dir: &Path) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).expect("output directory") {
         let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
-        out.extend(text.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line")));
+        out.extend(
+            text.lines()
+                .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line")),
+        );
     }
     out
 }

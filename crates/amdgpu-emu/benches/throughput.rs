@@ -12,7 +12,9 @@ use amdgpu_emu::Target;
 use common::{Arg, Bench};
 
 fn threads_all() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 fn bench(c: &mut Criterion) {
@@ -27,23 +29,40 @@ fn bench(c: &mut Criterion) {
         let args = [Arg::Buf(x), Arg::I32(n as i32), Arg::I32(16)];
         let lanes = b.run1("alu_fma", n as u32, 256, &args).lane_instructions;
         g.throughput(Throughput::Elements(lanes));
-        g.bench_function(format!("alu_fma lane-instructions, {threads} thread(s)"), |bn| bn.iter(|| b.run1("alu_fma", n as u32, 256, &args)));
+        g.bench_function(
+            format!("alu_fma lane-instructions, {threads} thread(s)"),
+            |bn| bn.iter(|| b.run1("alu_fma", n as u32, 256, &args)),
+        );
     }
     // Memory-bound: triad over 3 arrays of 4 MiB.
     let n = 1 << 20;
     for threads in [1, threads_all()] {
         let mut b = Bench::with_threads("stream", t, threads);
-        let (a, bb, cc) = (b.zeros::<f32>(n), b.buf_of(&vec![1.0f32; n]), b.buf_of(&vec![2.0f32; n]));
-        let args = [Arg::Buf(a), Arg::Buf(bb), Arg::Buf(cc), Arg::F32(0.5), Arg::I32(n as i32)];
+        let (a, bb, cc) = (
+            b.zeros::<f32>(n),
+            b.buf_of(&vec![1.0f32; n]),
+            b.buf_of(&vec![2.0f32; n]),
+        );
+        let args = [
+            Arg::Buf(a),
+            Arg::Buf(bb),
+            Arg::Buf(cc),
+            Arg::F32(0.5),
+            Arg::I32(n as i32),
+        ];
         g.throughput(Throughput::Bytes(12 * n as u64));
-        g.bench_function(format!("triad bytes, {threads} thread(s)"), |bn| bn.iter(|| b.run1("triad", n as u32, 256, &args)));
+        g.bench_function(format!("triad bytes, {threads} thread(s)"), |bn| {
+            bn.iter(|| b.run1("triad", n as u32, 256, &args))
+        });
     }
     // Host memcpy moving the same bytes as triad (reads 8n + writes 4n = 12n bytes: a copy of
     // 6n bytes reads 6n and writes 6n).
     let src = vec![1u8; 6 * n];
     let mut dst = vec![0u8; 6 * n];
     g.throughput(Throughput::Bytes(12 * n as u64));
-    g.bench_function("host memcpy of the triad's bytes", |bn| bn.iter(|| dst.copy_from_slice(std::hint::black_box(&src))));
+    g.bench_function("host memcpy of the triad's bytes", |bn| {
+        bn.iter(|| dst.copy_from_slice(std::hint::black_box(&src)))
+    });
     g.finish();
 }
 

@@ -34,7 +34,8 @@ pub struct CodeObject {
 impl CodeObject {
     /// Parse an AMDGPU ELF. Errors name what is missing.
     pub fn parse(bytes: &[u8]) -> Result<CodeObject, String> {
-        let file = object::File::parse(bytes).map_err(|e| format!("not an ELF code object: {e}"))?;
+        let file =
+            object::File::parse(bytes).map_err(|e| format!("not an ELF code object: {e}"))?;
         let mut size = 0u64;
         for seg in file.segments() {
             size = size.max(seg.address() + seg.size());
@@ -57,24 +58,39 @@ impl CodeObject {
         for sym in file.symbols() {
             let Ok(name) = sym.name() else { continue };
             if let Some(k) = name.strip_suffix(".kd") {
-                kernels.push(KernelSymbol { name: k.to_string(), descriptor: sym.address() });
+                kernels.push(KernelSymbol {
+                    name: k.to_string(),
+                    descriptor: sym.address(),
+                });
             } else if sym.is_global() && sym.is_definition() {
                 symbols.push((name.to_string(), sym.address()));
             }
         }
         // ELF64 header: e_flags at byte 48.
-        let flags = bytes.get(48..52).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).unwrap_or(0);
+        let flags = bytes
+            .get(48..52)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .unwrap_or(0);
         let target = match flags & 0xFF {
             0x3F => Some(Target::Gfx90a),
             0x4C => Some(Target::Gfx942),
             _ => None,
         };
-        Ok(CodeObject { image, kernels, text, symbols, target })
+        Ok(CodeObject {
+            image,
+            kernels,
+            text,
+            symbols,
+            target,
+        })
     }
 
     /// The descriptor offset of kernel `name`.
     pub fn kernel(&self, name: &str) -> Option<u64> {
-        self.kernels.iter().find(|k| k.name == name).map(|k| k.descriptor)
+        self.kernels
+            .iter()
+            .find(|k| k.name == name)
+            .map(|k| k.descriptor)
     }
 
     /// The offset of global symbol `name`.

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::Target;
 use crate::decode::Program;
 use crate::descriptor::KernelDescriptor;
 use crate::exec::{self, Ctx, Flow};
@@ -17,7 +18,6 @@ use crate::fault::{Fault, FaultKind};
 use crate::memory::{GlobalMemory, load_bytes};
 use crate::trace::ShaderDataRecord;
 use crate::wave::{LANES, Wave};
-use crate::Target;
 
 /// The generic-address apertures of LDS and private memory (the values kernels read through
 /// `src_shared_base` / `src_private_base`). Each covers 4 GiB from its base.
@@ -32,7 +32,10 @@ pub struct Apertures {
 impl Default for Apertures {
     /// The GFX9 Linux values: shared 1 << 48, private 2 << 48.
     fn default() -> Apertures {
-        Apertures { shared_base: 1 << 48, private_base: 2 << 48 }
+        Apertures {
+            shared_base: 1 << 48,
+            private_base: 2 << 48,
+        }
     }
 }
 
@@ -112,9 +115,19 @@ impl Emulator {
                 .ok()
                 .and_then(|v| v.parse().ok())
                 .filter(|&n: &usize| n > 0)
-                .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+                .unwrap_or_else(|| {
+                    std::thread::available_parallelism()
+                        .map(|n| n.get())
+                        .unwrap_or(1)
+                })
         };
-        Emulator { target, threads, compute_units: 4, time_limit: Duration::from_secs(600), cache: Mutex::new(HashMap::new()) }
+        Emulator {
+            target,
+            threads,
+            compute_units: 4,
+            time_limit: Duration::from_secs(600),
+            cache: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Set the number of compute units waves are placed on (1-64; see `docs/emulator.md`).
@@ -153,52 +166,107 @@ impl Emulator {
         c.retain(|k, _| k.2 <= range.start || k.1 >= range.end);
     }
 
-    fn program(&self, setup: &DispatchSetup<'_>, mem: &dyn GlobalMemory) -> Result<Arc<Program>, Fault> {
-        let key = (setup.kernel_object, setup.code_range.start, setup.code_range.end);
-        if let Some(p) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+    fn program(
+        &self,
+        setup: &DispatchSetup<'_>,
+        mem: &dyn GlobalMemory,
+    ) -> Result<Arc<Program>, Fault> {
+        let key = (
+            setup.kernel_object,
+            setup.code_range.start,
+            setup.code_range.end,
+        );
+        if let Some(p) = self
+            .cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
             return Ok(p.clone());
         }
         let len = setup.code_range.end.saturating_sub(setup.code_range.start);
         if len == 0 || len > 1 << 30 {
-            return Err(Fault::dispatch(format!("code range 0x{:x}..0x{:x} is empty or too large", setup.code_range.start, setup.code_range.end), setup.kernel_name));
+            return Err(Fault::dispatch(
+                format!(
+                    "code range 0x{:x}..0x{:x} is empty or too large",
+                    setup.code_range.start, setup.code_range.end
+                ),
+                setup.kernel_name,
+            ));
         }
         let Some(p) = mem.translate(setup.code_range.start, len) else {
-            return Err(Fault::dispatch(format!("code range 0x{:x}..0x{:x} is not readable memory", setup.code_range.start, setup.code_range.end), setup.kernel_name));
+            return Err(Fault::dispatch(
+                format!(
+                    "code range 0x{:x}..0x{:x} is not readable memory",
+                    setup.code_range.start, setup.code_range.end
+                ),
+                setup.kernel_name,
+            ));
         };
         let mut bytes = vec![0u8; len as usize];
         load_bytes(p, &mut bytes);
         let prog = Arc::new(Program::decode(self.target, setup.code_range.start, &bytes));
-        self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, prog.clone());
+        self.cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, prog.clone());
         Ok(prog)
     }
 
     /// Run a dispatch to completion. Every memory access goes through `mem`. Returns the
     /// trace and counts, or the first fault (by work-group order) that ended it; the other
     /// work-groups stop early then.
-    pub fn dispatch(&self, setup: &DispatchSetup<'_>, mem: &dyn GlobalMemory) -> Result<DispatchOutcome, Fault> {
+    pub fn dispatch(
+        &self,
+        setup: &DispatchSetup<'_>,
+        mem: &dyn GlobalMemory,
+    ) -> Result<DispatchOutcome, Fault> {
         self.dispatch_cancellable(setup, mem, &AtomicBool::new(false))
     }
 
     /// [`Emulator::dispatch`] that gives up when `cancel` becomes true (checked at every
     /// scheduling point): the dispatch then ends with a [`FaultKind::Cancelled`] fault. For a
     /// runtime whose queue is destroyed while a kernel runs.
-    pub fn dispatch_cancellable(&self, setup: &DispatchSetup<'_>, mem: &dyn GlobalMemory, cancel: &AtomicBool) -> Result<DispatchOutcome, Fault> {
+    pub fn dispatch_cancellable(
+        &self,
+        setup: &DispatchSetup<'_>,
+        mem: &dyn GlobalMemory,
+        cancel: &AtomicBool,
+    ) -> Result<DispatchOutcome, Fault> {
         let name = setup.kernel_name;
         let Some(kdp) = mem.translate(setup.kernel_object, 64) else {
-            return Err(Fault::dispatch(format!("kernel object 0x{:x} is not readable memory", setup.kernel_object), name));
+            return Err(Fault::dispatch(
+                format!(
+                    "kernel object 0x{:x} is not readable memory",
+                    setup.kernel_object
+                ),
+                name,
+            ));
         };
         let mut kdb = [0u8; 64];
         load_bytes(kdp, &mut kdb);
         let kd = KernelDescriptor::parse(&kdb);
         if kd.wave32() {
-            return Err(Fault::dispatch("the kernel is built for wave32, which GFX9 targets do not run", name));
+            return Err(Fault::dispatch(
+                "the kernel is built for wave32, which GFX9 targets do not run",
+                name,
+            ));
         }
         if setup.workgroup.contains(&0) || setup.grid.contains(&0) {
-            return Err(Fault::dispatch(format!("grid {:?} and work-group {:?} must be non-zero", setup.grid, setup.workgroup), name));
+            return Err(Fault::dispatch(
+                format!(
+                    "grid {:?} and work-group {:?} must be non-zero",
+                    setup.grid, setup.workgroup
+                ),
+                name,
+            ));
         }
         let wg_items: u64 = setup.workgroup.iter().map(|&x| x as u64).product();
         if wg_items > 1024 {
-            return Err(Fault::dispatch(format!("work-group of {wg_items} work-items exceeds 1024"), name));
+            return Err(Fault::dispatch(
+                format!("work-group of {wg_items} work-items exceeds 1024"),
+                name,
+            ));
         }
         let prog = self.program(setup, mem)?;
         let mut entry = setup.kernel_object.wrapping_add(kd.entry_offset as u64);
@@ -206,7 +274,10 @@ impl Emulator {
             entry = entry.wrapping_add(256);
         }
         let Some(entry_index) = prog.index_of(entry) else {
-            return Err(Fault::dispatch(format!("entry point 0x{entry:x} is not an instruction in the code range"), name));
+            return Err(Fault::dispatch(
+                format!("entry point 0x{entry:x} is not an instruction in the code range"),
+                name,
+            ));
         };
         let counts: [u32; 3] = std::array::from_fn(|d| setup.grid[d].div_ceil(setup.workgroup[d]));
         let total = counts.iter().map(|&c| c as u64).product::<u64>();
@@ -250,10 +321,19 @@ impl Emulator {
                 }
                 // A panic would be a bug of the emulator: it ends the dispatch as a fault, never
                 // the caller's process.
-                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.run_workgroup(g, &mut st, &mut out)));
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    job.run_workgroup(g, &mut st, &mut out)
+                }));
                 let run = run.unwrap_or_else(|p| {
-                    let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
-                    Err(Fault::dispatch(format!("internal emulator error in work-group {g}: {msg}"), name))
+                    let msg = p
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| p.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    Err(Fault::dispatch(
+                        format!("internal emulator error in work-group {g}: {msg}"),
+                        name,
+                    ))
                 });
                 match run {
                     Ok(()) => {}
@@ -332,12 +412,22 @@ pub(crate) fn hw_id(cu_count: u32, group: u64, wave: u32) -> u32 {
 }
 
 impl Job<'_> {
-    fn run_workgroup(&self, g: u64, st: &mut ThreadState, out: &mut DispatchOutcome) -> Result<(), Fault> {
+    fn run_workgroup(
+        &self,
+        g: u64,
+        st: &mut ThreadState,
+        out: &mut DispatchOutcome,
+    ) -> Result<(), Fault> {
         let s = self.setup;
         let kd = &self.kd;
         let (cx, cy) = (self.counts[0] as u64, self.counts[1] as u64);
-        let id = [(g % cx) as u32, ((g / cx) % cy) as u32, (g / (cx * cy)) as u32];
-        let dims: [u32; 3] = std::array::from_fn(|d| s.workgroup[d].min(s.grid[d] - id[d] * s.workgroup[d]));
+        let id = [
+            (g % cx) as u32,
+            ((g / cx) % cy) as u32,
+            (g / (cx * cy)) as u32,
+        ];
+        let dims: [u32; 3] =
+            std::array::from_fn(|d| s.workgroup[d].min(s.grid[d] - id[d] * s.workgroup[d]));
         let items = dims[0] * dims[1] * dims[2];
         let nwaves = items.div_ceil(LANES as u32) as usize;
         let lds_size = s.group_segment_size.max(kd.group_segment_fixed_size) as usize;
@@ -360,7 +450,11 @@ impl Job<'_> {
             let mut exec = 0u64;
             // Work-item ids of the wave's first lane, then counted up lane by lane.
             let first = (k * LANES) as u32;
-            let (mut x, mut y, mut z) = (first % dims[0], (first / dims[0]) % dims[1], first / (dims[0] * dims[1]));
+            let (mut x, mut y, mut z) = (
+                first % dims[0],
+                (first / dims[0]) % dims[1],
+                first / (dims[0] * dims[1]),
+            );
             for l in 0..LANES {
                 let t = first + l as u32;
                 if t < items {
@@ -442,7 +536,8 @@ impl Job<'_> {
                         }
                     }
                     if w.pc >= self.prog.insts.len() {
-                        let pc = self.prog.base + self.prog.offsets.last().copied().unwrap_or(0) as u64;
+                        let pc =
+                            self.prog.base + self.prog.offsets.last().copied().unwrap_or(0) as u64;
                         return Err(Fault {
                             kind: FaultKind::BadJump { target: pc + 4 },
                             kernel: s.kernel_name.map(str::to_string),
@@ -464,14 +559,24 @@ impl Job<'_> {
             }
             let cancelled = self.cancel.load(Ordering::Relaxed);
             if cancelled || Instant::now() > self.deadline {
-                let w = waves.iter().find(|w| !w.done).expect("a wave is still running");
+                let w = waves
+                    .iter()
+                    .find(|w| !w.done)
+                    .expect("a wave is still running");
                 let pc = self.prog.address_of(w.pc.min(self.prog.insts.len() - 1));
                 return Err(Fault {
-                    kind: if cancelled { FaultKind::Cancelled } else { FaultKind::TimeLimit { seconds: self.time_limit.as_secs_f64() } },
+                    kind: if cancelled {
+                        FaultKind::Cancelled
+                    } else {
+                        FaultKind::TimeLimit {
+                            seconds: self.time_limit.as_secs_f64(),
+                        }
+                    },
                     kernel: s.kernel_name.map(str::to_string),
                     pc,
                     code_offset: pc as i64 - self.entry as i64,
-                    instruction: self.prog.insts[w.pc.min(self.prog.insts.len() - 1)].disassemble(self.target),
+                    instruction: self.prog.insts[w.pc.min(self.prog.insts.len() - 1)]
+                        .disassemble(self.target),
                     workgroup: id,
                     wave: w.index,
                 });
@@ -495,7 +600,13 @@ impl Job<'_> {
         Ok(())
     }
 
-    fn initial_sgprs(&self, w: &mut Wave, id: [u32; 3], nwaves: u32, first: bool) -> Result<(), Fault> {
+    fn initial_sgprs(
+        &self,
+        w: &mut Wave,
+        id: [u32; 3],
+        nwaves: u32,
+        first: bool,
+    ) -> Result<(), Fault> {
         let s = self.setup;
         let kd = &self.kd;
         let mut n: u16 = 0;
@@ -510,7 +621,13 @@ impl Job<'_> {
             put(w, u32::MAX);
             put(w, 0x0002_7000);
         }
-        for (bit, v) in [(1, s.dispatch_packet_address), (2, s.queue_address), (3, s.kernarg_address), (4, s.dispatch_id), (5, 0)] {
+        for (bit, v) in [
+            (1, s.dispatch_packet_address),
+            (2, s.queue_address),
+            (3, s.kernarg_address),
+            (4, s.dispatch_id),
+            (5, 0),
+        ] {
             if kd.user_sgpr(bit) {
                 put(w, v as u32);
                 put(w, (v >> 32) as u32);
@@ -521,9 +638,14 @@ impl Job<'_> {
         }
         let preload = kd.preload_length();
         if preload > 0 {
-            let off = s.kernarg_address.wrapping_add(4 * kd.preload_offset() as u64);
+            let off = s
+                .kernarg_address
+                .wrapping_add(4 * kd.preload_offset() as u64);
             let Some(p) = self.mem.translate(off, 4 * preload as u64) else {
-                return Err(Fault::dispatch(format!("preloaded kernel arguments at 0x{off:x} are not readable"), s.kernel_name));
+                return Err(Fault::dispatch(
+                    format!("preloaded kernel arguments at 0x{off:x} are not readable"),
+                    s.kernel_name,
+                ));
             };
             let mut b = vec![0u8; 4 * preload as usize];
             load_bytes(p, &mut b);

@@ -77,7 +77,9 @@ pub struct Fault {
 impl Fault {
     pub(crate) fn dispatch(reason: impl Into<String>, kernel: Option<&str>) -> Fault {
         Fault {
-            kind: FaultKind::BadDispatch { reason: reason.into() },
+            kind: FaultKind::BadDispatch {
+                reason: reason.into(),
+            },
             kernel: kernel.map(str::to_string),
             pc: 0,
             code_offset: 0,
@@ -92,23 +94,51 @@ impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kernel = self.kernel.as_deref().unwrap_or("<kernel>");
         match &self.kind {
-            FaultKind::Memory { address, size, lane, write } => {
+            FaultKind::Memory {
+                address,
+                size,
+                lane,
+                write,
+            } => {
                 let what = if *write { "write" } else { "read" };
-                let lane = lane.map(|l| format!("lane {l}")).unwrap_or_else(|| "scalar".into());
-                write!(f, "memory fault: {what} of {size} bytes at 0x{address:x} ({lane}) outside the dispatch's memory")?;
+                let lane = lane
+                    .map(|l| format!("lane {l}"))
+                    .unwrap_or_else(|| "scalar".into());
+                write!(
+                    f,
+                    "memory fault: {what} of {size} bytes at 0x{address:x} ({lane}) outside the dispatch's memory"
+                )?;
             }
-            FaultKind::Misaligned { address, lane } => write!(f, "misaligned atomic at 0x{address:x} (lane {lane})")?,
+            FaultKind::Misaligned { address, lane } => {
+                write!(f, "misaligned atomic at 0x{address:x} (lane {lane})")?
+            }
             FaultKind::IllegalInstruction { reason } => write!(f, "illegal instruction: {reason}")?,
             FaultKind::Trap { code } => write!(f, "s_trap {code} (kernel trap)")?,
-            FaultKind::TimeLimit { seconds } => write!(f, "the dispatch ran longer than the emulator's limit of {seconds} s (an endless loop or a wait nothing satisfies)")?,
-            FaultKind::Cancelled => write!(f, "the dispatch was cancelled by its runtime (its queue is being destroyed)")?,
-            FaultKind::BadJump { target } => write!(f, "jump to 0x{target:x}, which is not an instruction of the kernel's code")?,
-            FaultKind::BadDispatch { reason } => return write!(f, "cannot emulate {kernel}: {reason}"),
+            FaultKind::TimeLimit { seconds } => write!(
+                f,
+                "the dispatch ran longer than the emulator's limit of {seconds} s (an endless loop or a wait nothing satisfies)"
+            )?,
+            FaultKind::Cancelled => write!(
+                f,
+                "the dispatch was cancelled by its runtime (its queue is being destroyed)"
+            )?,
+            FaultKind::BadJump { target } => write!(
+                f,
+                "jump to 0x{target:x}, which is not an instruction of the kernel's code"
+            )?,
+            FaultKind::BadDispatch { reason } => {
+                return write!(f, "cannot emulate {kernel}: {reason}");
+            }
         }
         write!(
             f,
             " at {kernel}+0x{:x} (`{}`), work-group ({},{},{}) wave {}",
-            self.code_offset, self.instruction, self.workgroup[0], self.workgroup[1], self.workgroup[2], self.wave
+            self.code_offset,
+            self.instruction,
+            self.workgroup[0],
+            self.workgroup[1],
+            self.workgroup[2],
+            self.wave
         )
     }
 }

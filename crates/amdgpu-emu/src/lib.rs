@@ -11,7 +11,11 @@
 #![deny(missing_docs)]
 // Lane loops index several 64-lane arrays by the same lane number; NaN-aware compares are
 // written as the hardware defines them (`!(a < b)` is true for unordered operands).
-#![allow(clippy::needless_range_loop, clippy::neg_cmp_op_on_partial_ord, clippy::nonminimal_bool)]
+#![allow(
+    clippy::needless_range_loop,
+    clippy::neg_cmp_op_on_partial_ord,
+    clippy::nonminimal_bool
+)]
 
 pub mod code_object;
 pub mod decode;
@@ -88,8 +92,14 @@ mod tests {
     #[test]
     fn target_names_with_triples_and_features() {
         assert_eq!(Target::from_name("gfx90a"), Some(Target::Gfx90a));
-        assert_eq!(Target::from_name("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"), Some(Target::Gfx90a));
-        assert_eq!(Target::from_name("amdgcn-amd-amdhsa--gfx942"), Some(Target::Gfx942));
+        assert_eq!(
+            Target::from_name("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"),
+            Some(Target::Gfx90a)
+        );
+        assert_eq!(
+            Target::from_name("amdgcn-amd-amdhsa--gfx942"),
+            Some(Target::Gfx942)
+        );
         assert_eq!(Target::from_name("gfx1100"), None);
     }
 }

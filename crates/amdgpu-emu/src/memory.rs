@@ -41,9 +41,15 @@ impl RegionMemory {
     /// Add a zeroed region of `len` bytes at device address `base` (8-byte aligned).
     /// Panics if it overlaps an existing region or `base` is unaligned.
     pub fn add(&mut self, base: u64, len: u64) {
-        assert!(base % 8 == 0, "region base 0x{base:x} must be 8-byte aligned");
+        assert!(
+            base % 8 == 0,
+            "region base 0x{base:x} must be 8-byte aligned"
+        );
         for (b, _, l) in &self.regions {
-            assert!(base + len <= *b || *b + *l <= base, "region 0x{base:x}+{len} overlaps 0x{b:x}+{l}");
+            assert!(
+                base + len <= *b || *b + *l <= base,
+                "region 0x{base:x}+{len} overlaps 0x{b:x}+{l}"
+            );
         }
         let words = len.div_ceil(8) as usize;
         let data: Box<[AtomicU64]> = (0..words).map(|_| AtomicU64::new(0)).collect();
@@ -53,13 +59,17 @@ impl RegionMemory {
 
     /// Copy `bytes` into memory at `addr`. Panics if the range is not inside one region.
     pub fn write(&self, addr: u64, bytes: &[u8]) {
-        let p = self.translate(addr, bytes.len() as u64).unwrap_or_else(|| panic!("write outside regions at 0x{addr:x}"));
+        let p = self
+            .translate(addr, bytes.len() as u64)
+            .unwrap_or_else(|| panic!("write outside regions at 0x{addr:x}"));
         store_bytes(p, bytes);
     }
 
     /// Read `len` bytes at `addr`. Panics if the range is not inside one region.
     pub fn read(&self, addr: u64, len: usize) -> Vec<u8> {
-        let p = self.translate(addr, len as u64).unwrap_or_else(|| panic!("read outside regions at 0x{addr:x}"));
+        let p = self
+            .translate(addr, len as u64)
+            .unwrap_or_else(|| panic!("read outside regions at 0x{addr:x}"));
         let mut out = vec![0; len];
         load_bytes(p, &mut out);
         out
@@ -70,7 +80,10 @@ impl RegionMemory {
 // freed while `self` lives) and covers `len` bytes inside it; the regions are atomics.
 unsafe impl GlobalMemory for RegionMemory {
     fn translate(&self, addr: u64, len: u64) -> Option<NonNull<u8>> {
-        let i = self.regions.partition_point(|r| r.0 <= addr).checked_sub(1)?;
+        let i = self
+            .regions
+            .partition_point(|r| r.0 <= addr)
+            .checked_sub(1)?;
         let (base, data, rlen) = &self.regions[i];
         let off = addr - base;
         if off.checked_add(len)? > *rlen {

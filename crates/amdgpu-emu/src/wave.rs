@@ -109,7 +109,11 @@ impl Wave {
 
     /// The VGPR/AGPR slot of a vector operand code.
     pub fn vslot(c: u16) -> usize {
-        if c >= AGPR { 256 + (c - AGPR) as usize } else { (c - VGPR) as usize }
+        if c >= AGPR {
+            256 + (c - AGPR) as usize
+        } else {
+            (c - VGPR) as usize
+        }
     }
 }
 
@@ -123,16 +127,38 @@ pub(crate) fn inline_const(code: u16, ty: Ty, lit: u32) -> Option<u64> {
             if wide { v as u64 } else { v as u32 as u64 }
         }
         240..=248 => {
-            let f = [0.5f64, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0, 0.15915494309189535][(code - 240) as usize];
+            let f = [
+                0.5f64,
+                -0.5,
+                1.0,
+                -1.0,
+                2.0,
+                -2.0,
+                4.0,
+                -4.0,
+                0.15915494309189535,
+            ][(code - 240) as usize];
             match ty {
                 Ty::F64 | Ty::B64 | Ty::I64 => {
-                    if code == 248 { 0x3FC4_5F30_6DC9_C882 } else { f.to_bits() }
+                    if code == 248 {
+                        0x3FC4_5F30_6DC9_C882
+                    } else {
+                        f.to_bits()
+                    }
                 }
                 Ty::F16 | Ty::P16 => {
-                    if code == 248 { 0x3118 } else { half::f16::from_f64(f).to_bits() as u64 }
+                    if code == 248 {
+                        0x3118
+                    } else {
+                        half::f16::from_f64(f).to_bits() as u64
+                    }
                 }
                 _ => {
-                    if code == 248 { 0x3E22_F983 } else { (f as f32).to_bits() as u64 }
+                    if code == 248 {
+                        0x3E22_F983
+                    } else {
+                        (f as f32).to_bits() as u64
+                    }
                 }
             }
         }

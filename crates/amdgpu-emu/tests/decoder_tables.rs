@@ -26,7 +26,15 @@ fn encode(enc: Enc, code: u16, op: Op) -> Vec<u32> {
         }
         Enc::Sop1 => vec![0xBE80_0000 | 4 << 16 | c << 8 | 2],
         Enc::Sopc => vec![0xBF00_0000 | c << 16 | 4 << 8 | 2],
-        Enc::Sopp => vec![0xBF80_0000 | c << 16 | if name.contains("branch") || op == Op::s_nop || op == Op::s_sleep { 3 } else { 0 }],
+        Enc::Sopp => vec![
+            0xBF80_0000
+                | c << 16
+                | if name.contains("branch") || op == Op::s_nop || op == Op::s_sleep {
+                    3
+                } else {
+                    0
+                },
+        ],
         Enc::Smem => {
             if name.starts_with("s_dcache") {
                 vec![0xC000_0000 | c << 18, 0]
@@ -38,9 +46,20 @@ fn encode(enc: Enc, code: u16, op: Op) -> Vec<u32> {
         }
         Enc::Vop2 => {
             let w = c << 25 | 4 << 17 | 6 << 9 | 0x102;
-            if matches!(op, Op::v_madmk_f32 | Op::v_madak_f32 | Op::v_fmamk_f32 | Op::v_fmaak_f32) { vec![w, 0x4000_0000] } else { vec![w] }
+            if matches!(
+                op,
+                Op::v_madmk_f32 | Op::v_madak_f32 | Op::v_fmamk_f32 | Op::v_fmaak_f32
+            ) {
+                vec![w, 0x4000_0000]
+            } else {
+                vec![w]
+            }
         }
-        Enc::Vop1 => vec![if op == Op::v_nop { 0x7E00_0000 } else { 0x7E00_0000 | 4 << 17 | c << 9 | 0x102 }],
+        Enc::Vop1 => vec![if op == Op::v_nop {
+            0x7E00_0000
+        } else {
+            0x7E00_0000 | 4 << 17 | c << 9 | 0x102
+        }],
         Enc::Vopc => vec![0x7C00_0000 | c << 17 | 6 << 9 | 0x102],
         Enc::Vop3 => {
             let srcs = match op {
@@ -56,7 +75,10 @@ fn encode(enc: Enc, code: u16, op: Op) -> Vec<u32> {
             if name.starts_with("v_mfma") {
                 vec![0xD380_0000 | c << 16 | 8, 0x102 | 0x104 << 9 | 0x108 << 18]
             } else {
-                vec![0xD380_0000 | c << 16 | 1 << 14 | 4, 0x102 | 0x106 << 9 | 0x108 << 18 | 3 << 27]
+                vec![
+                    0xD380_0000 | c << 16 | 1 << 14 | 4,
+                    0x102 | 0x106 << 9 | 0x108 << 18 | 3 << 27,
+                ]
             }
         }
         Enc::Ds => {
@@ -76,13 +98,19 @@ fn encode(enc: Enc, code: u16, op: Op) -> Vec<u32> {
         Enc::Flat => {
             let load = name.contains("load");
             let (data, dst) = if load { (0, 8) } else { (4, 0) };
-            vec![0xDC00_0000 | c << 18 | 2 << 14, 2 | data << 8 | 0x7F << 16 | dst << 24]
+            vec![
+                0xDC00_0000 | c << 18 | 2 << 14,
+                2 | data << 8 | 0x7F << 16 | dst << 24,
+            ]
         }
         Enc::Mubuf => {
             if name == "buffer_wbl2" || name == "buffer_inv" {
                 vec![0xE000_0000 | c << 18, 0]
             } else {
-                vec![0xE000_0000 | c << 18 | 1 << 12, 2 | 4 << 8 | 1 << 16 | 0x80 << 24]
+                vec![
+                    0xE000_0000 | c << 18 | 1 << 12,
+                    2 | 4 << 8 | 1 << 16 | 0x80 << 24,
+                ]
             }
         }
         _ => vec![],
@@ -99,9 +127,26 @@ fn every_table_row_matches_llvm_mc() {
         for &(enc, code, op) in &rows {
             let words = encode(enc, code, op);
             let inst = decode(t, &words);
-            assert_eq!(inst.op, op, "{} decodes {:x?} as {:?}", t.name(), words, inst.op);
-            assert_eq!(inst.len as usize, 4 * words.len(), "{} length of {}", t.name(), op.name());
-            let bytes: Vec<String> = words.iter().flat_map(|w| w.to_le_bytes()).map(|b| format!("0x{b:02x}")).collect();
+            assert_eq!(
+                inst.op,
+                op,
+                "{} decodes {:x?} as {:?}",
+                t.name(),
+                words,
+                inst.op
+            );
+            assert_eq!(
+                inst.len as usize,
+                4 * words.len(),
+                "{} length of {}",
+                t.name(),
+                op.name()
+            );
+            let bytes: Vec<String> = words
+                .iter()
+                .flat_map(|w| w.to_le_bytes())
+                .map(|b| format!("0x{b:02x}"))
+                .collect();
             input.push_str(&bytes.join(","));
             input.push('\n');
             // A separator instruction after each row.
@@ -109,17 +154,30 @@ fn every_table_row_matches_llvm_mc() {
             ours.push((op, inst.disassemble(t)));
         }
         let mut child = Command::new("llvm-mc-22")
-            .args(["-disassemble", "-triple=amdgcn", &format!("-mcpu={}", t.name())])
+            .args([
+                "-disassemble",
+                "-triple=amdgcn",
+                &format!("-mcpu={}", t.name()),
+            ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("llvm-mc-22 must be installed");
-        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
         let out = child.wait_with_output().unwrap();
         let text = String::from_utf8(out.stdout).unwrap();
         let mut groups: Vec<Vec<String>> = vec![Vec::new()];
-        for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('.')) {
+        for line in text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('.'))
+        {
             if line == "s_nop 7" {
                 groups.push(Vec::new());
             } else {
@@ -130,10 +188,19 @@ fn every_table_row_matches_llvm_mc() {
         for (k, (op, text)) in ours.iter().enumerate() {
             let theirs = groups.get(k).cloned().unwrap_or_default();
             if theirs.len() != 1 || text != &theirs[0] {
-                mismatches.push(format!("{}: ours `{text}` llvm {theirs:?} ({})", t.name(), op.name()));
+                mismatches.push(format!(
+                    "{}: ours `{text}` llvm {theirs:?} ({})",
+                    t.name(),
+                    op.name()
+                ));
             }
         }
-        assert!(mismatches.is_empty(), "{} rows differ:\n{}", mismatches.len(), mismatches.join("\n"));
+        assert!(
+            mismatches.is_empty(),
+            "{} rows differ:\n{}",
+            mismatches.len(),
+            mismatches.join("\n")
+        );
     }
 }
 

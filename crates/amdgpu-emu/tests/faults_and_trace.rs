@@ -14,9 +14,22 @@ fn out_of_bounds_store_is_a_memory_fault_naming_address_instruction_and_lane() {
         let base = b.address(x);
         // Lane i stores at x[i * 100]: lane 1 is already 400 bytes in, past the 256-byte
         // buffer and inside the unmapped gap after it.
-        let f = b.run("oob_store", [64, 1, 1], [64, 1, 1], &[Arg::Buf(x), Arg::I32(100)], 0).unwrap_err();
+        let f = b
+            .run(
+                "oob_store",
+                [64, 1, 1],
+                [64, 1, 1],
+                &[Arg::Buf(x), Arg::I32(100)],
+                0,
+            )
+            .unwrap_err();
         match f.kind {
-            FaultKind::Memory { address, size, lane, write } => {
+            FaultKind::Memory {
+                address,
+                size,
+                lane,
+                write,
+            } => {
                 assert_eq!(lane, Some(1), "{}", t.name());
                 assert_eq!(address, base + 400);
                 assert_eq!(size, 4);
@@ -24,9 +37,18 @@ fn out_of_bounds_store_is_a_memory_fault_naming_address_instruction_and_lane() {
             }
             other => panic!("expected a memory fault, got {other:?}"),
         }
-        assert!(f.instruction.starts_with("global_store_dword"), "{}", f.instruction);
+        assert!(
+            f.instruction.starts_with("global_store_dword"),
+            "{}",
+            f.instruction
+        );
         let msg = f.to_string();
-        assert!(msg.contains("oob_store+0x") && msg.contains(&format!("0x{:x}", base + 400)) && msg.contains("lane 1"), "{msg}");
+        assert!(
+            msg.contains("oob_store+0x")
+                && msg.contains(&format!("0x{:x}", base + 400))
+                && msg.contains("lane 1"),
+            "{msg}"
+        );
         // Lane 0's store (inside the buffer) may or may not have landed; nothing else did.
         assert!(b.read::<i32>(x)[1..].iter().all(|&v| v == 0));
     }
@@ -37,12 +59,20 @@ fn trap_ends_the_dispatch_with_a_trap_fault() {
     for t in TARGETS {
         let mut b = Bench::new("special", t);
         let x = b.zeros::<i32>(64);
-        let f = b.run("trap_kernel", [64, 1, 1], [64, 1, 1], &[Arg::Buf(x)], 0).unwrap_err();
+        let f = b
+            .run("trap_kernel", [64, 1, 1], [64, 1, 1], &[Arg::Buf(x)], 0)
+            .unwrap_err();
         assert_eq!(f.kind, FaultKind::Trap { code: 2 }, "{}", t.name());
         assert_eq!(f.instruction, "s_trap 2");
         assert!(f.to_string().contains("trap_kernel+0x"), "{f}");
         // The emulator keeps working after a fault.
-        let ok = b.run("oob_store", [64, 1, 1], [64, 1, 1], &[Arg::Buf(x), Arg::I32(0)], 0);
+        let ok = b.run(
+            "oob_store",
+            [64, 1, 1],
+            [64, 1, 1],
+            &[Arg::Buf(x), Arg::I32(0)],
+            0,
+        );
         assert!(ok.is_ok());
     }
 }
@@ -54,10 +84,21 @@ fn an_unknown_instruction_is_an_illegal_instruction_fault() {
         // Overwrite the first instruction of `inc` with an encoding no table holds
         // (MTBUF is not decoded).
         let entry = b.co.symbol("inc").unwrap();
-        b.mem.write(0x1000_0000 + entry, &0xE800_0000u32.to_le_bytes());
-        let f = b.run("inc", [64, 1, 1], [64, 1, 1], &[Arg::I32(0), Arg::I32(0)], 0).unwrap_err();
+        b.mem
+            .write(0x1000_0000 + entry, &0xE800_0000u32.to_le_bytes());
+        let f = b
+            .run(
+                "inc",
+                [64, 1, 1],
+                [64, 1, 1],
+                &[Arg::I32(0), Arg::I32(0)],
+                0,
+            )
+            .unwrap_err();
         match &f.kind {
-            FaultKind::IllegalInstruction { reason } => assert!(reason.contains("decoder does not know"), "{reason}"),
+            FaultKind::IllegalInstruction { reason } => {
+                assert!(reason.contains("decoder does not know"), "{reason}")
+            }
             other => panic!("expected an illegal instruction, got {other:?}"),
         }
         assert_eq!(f.code_offset, 0);
@@ -71,7 +112,15 @@ fn ttracedata_records_and_hw_id_placement() {
     for t in TARGETS {
         let mut b = Bench::new("special", t);
         let hw = b.zeros::<u32>(512);
-        let out = b.run("trace_markers", [512, 1, 1], [128, 1, 1], &[Arg::Buf(hw)], 0).unwrap();
+        let out = b
+            .run(
+                "trace_markers",
+                [512, 1, 1],
+                [128, 1, 1],
+                &[Arg::Buf(hw)],
+                0,
+            )
+            .unwrap();
         // 4 work-groups of 2 waves, two markers per wave.
         assert_eq!(out.waves, 8);
         assert_eq!(out.trace.len(), 16, "{}", t.name());
@@ -84,7 +133,10 @@ fn ttracedata_records_and_hw_id_placement() {
         }
         let mut per_wave = std::collections::BTreeMap::new();
         for r in &out.trace {
-            per_wave.entry((r.cu, r.simd, r.wave_id)).or_insert_with(Vec::new).push(*r);
+            per_wave
+                .entry((r.cu, r.simd, r.wave_id))
+                .or_insert_with(Vec::new)
+                .push(*r);
         }
         assert_eq!(per_wave.len(), 8);
         for recs in per_wave.values() {
@@ -101,10 +153,23 @@ fn ttracedata_records_and_hw_id_placement() {
 fn a_kernel_that_never_ends_hits_the_time_limit() {
     for t in TARGETS {
         let mut b = Bench::new("special", t);
-        b.emu = amdgpu_emu::Emulator::new(t, 2).with_time_limit(std::time::Duration::from_millis(200));
+        b.emu =
+            amdgpu_emu::Emulator::new(t, 2).with_time_limit(std::time::Duration::from_millis(200));
         let flag = b.zeros::<i32>(1);
-        let f = b.run("spin_forever", [256, 1, 1], [64, 1, 1], &[Arg::Buf(flag)], 0).unwrap_err();
-        assert!(matches!(f.kind, FaultKind::TimeLimit { .. }), "{}: {f}", t.name());
+        let f = b
+            .run(
+                "spin_forever",
+                [256, 1, 1],
+                [64, 1, 1],
+                &[Arg::Buf(flag)],
+                0,
+            )
+            .unwrap_err();
+        assert!(
+            matches!(f.kind, FaultKind::TimeLimit { .. }),
+            "{}: {f}",
+            t.name()
+        );
         assert!(f.to_string().contains("spin_forever+0x"), "{f}");
     }
 }

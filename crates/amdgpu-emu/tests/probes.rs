@@ -14,12 +14,33 @@ fn assemble(t: amdgpu_emu::Target) -> Vec<u8> {
 fn assemble_source(t: amdgpu_emu::Target, name: &str, body: &str) -> Vec<u8> {
     let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
     let src = tmp.join(format!("{name}-{}.s", t.name()));
-    std::fs::write(&src, format!(".amdgcn_target \"amdgcn-amd-amdhsa--{}\"\n{body}", t.name())).unwrap();
+    std::fs::write(
+        &src,
+        format!(".amdgcn_target \"amdgcn-amd-amdhsa--{}\"\n{body}", t.name()),
+    )
+    .unwrap();
     let obj = tmp.join(format!("{name}-{}.o", t.name()));
     let co = tmp.join(format!("{name}-{}.co", t.name()));
-    let st = Command::new("clang-22").args(["-target", "amdgcn-amd-amdhsa", &format!("-mcpu={}", t.name()), "-c"]).arg(&src).arg("-o").arg(&obj).status().unwrap();
+    let st = Command::new("clang-22")
+        .args([
+            "-target",
+            "amdgcn-amd-amdhsa",
+            &format!("-mcpu={}", t.name()),
+            "-c",
+        ])
+        .arg(&src)
+        .arg("-o")
+        .arg(&obj)
+        .status()
+        .unwrap();
     assert!(st.success(), "assembling the probes failed");
-    let st = Command::new("ld.lld-22").arg("-shared").arg(&obj).arg("-o").arg(&co).status().expect("ld.lld-22 (lld-22)");
+    let st = Command::new("ld.lld-22")
+        .arg("-shared")
+        .arg(&obj)
+        .arg("-o")
+        .arg(&co)
+        .status()
+        .expect("ld.lld-22 (lld-22)");
     assert!(st.success(), "linking the probes failed");
     std::fs::read(co).unwrap()
 }
@@ -85,14 +106,47 @@ fn host(mode: i32, f: impl Fn() -> f32) -> f32 {
 #[test]
 fn directed_rounding_modes_match_the_host_fpu() {
     let mut r = common::Rng(123);
-    let mut vals: Vec<f32> = (0..3 * 2048).map(|_| f32::from_bits(r.next() as u32)).map(|x| if x.is_finite() { x } else { 1.5 }).collect();
+    let mut vals: Vec<f32> = (0..3 * 2048)
+        .map(|_| f32::from_bits(r.next() as u32))
+        .map(|x| if x.is_finite() { x } else { 1.5 })
+        .collect();
     // Edge cases: exact cancellation, overflow, subnormal results, signed zeros.
     vals[..27].copy_from_slice(&[
-        1.0, -1.0, 0.0, f32::MAX, f32::MAX, -1.0, 1e-30, 1e-20, 1e-40, -0.0, -0.0, 1.0, 0.1, 3.0, 0.3,
-        f32::MIN_POSITIVE, 0.5, 0.0, 1.0 + f32::EPSILON, 1.0 - f32::EPSILON, -1.0, -3.0, 7.0, 1e-45, 2.0, -2.0, -4.0,
+        1.0,
+        -1.0,
+        0.0,
+        f32::MAX,
+        f32::MAX,
+        -1.0,
+        1e-30,
+        1e-20,
+        1e-40,
+        -0.0,
+        -0.0,
+        1.0,
+        0.1,
+        3.0,
+        0.3,
+        f32::MIN_POSITIVE,
+        0.5,
+        0.0,
+        1.0 + f32::EPSILON,
+        1.0 - f32::EPSILON,
+        -1.0,
+        -3.0,
+        7.0,
+        1e-45,
+        2.0,
+        -2.0,
+        -4.0,
     ]);
     for t in TARGETS {
-        let co = CodeObject::parse(&assemble_source(t, "rounding", include_str!("corpus/rounding.s"))).unwrap();
+        let co = CodeObject::parse(&assemble_source(
+            t,
+            "rounding",
+            include_str!("corpus/rounding.s"),
+        ))
+        .unwrap();
         let mut b = Bench::from_code_object(co, t, 2);
         let n = vals.len() / 3;
         let (out, inp) = (b.zeros::<f32>(9 * n), b.buf_of(&vals));
@@ -101,11 +155,24 @@ fn directed_rounding_modes_match_the_host_fpu() {
         let bb = std::hint::black_box;
         for i in 0..n {
             let (x, y, z) = (vals[3 * i], vals[3 * i + 1], vals[3 * i + 2]);
-            for (m, c_mode) in [FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO].into_iter().enumerate() {
-                let want = [host(c_mode, || bb(x) + bb(y)), host(c_mode, || bb(x) * bb(y)), host(c_mode, || bb(x).mul_add(bb(y), bb(z)))];
+            for (m, c_mode) in [FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO]
+                .into_iter()
+                .enumerate()
+            {
+                let want = [
+                    host(c_mode, || bb(x) + bb(y)),
+                    host(c_mode, || bb(x) * bb(y)),
+                    host(c_mode, || bb(x).mul_add(bb(y), bb(z))),
+                ];
                 for k in 0..3 {
                     let g = got[9 * i + 3 * m + k];
-                    assert!(g.to_bits() == want[k].to_bits() || (g.is_nan() && want[k].is_nan()), "{} mode {} op {k} ({x:e}, {y:e}, {z:e}): {g:e} vs host {:e}", t.name(), m + 1, want[k]);
+                    assert!(
+                        g.to_bits() == want[k].to_bits() || (g.is_nan() && want[k].is_nan()),
+                        "{} mode {} op {k} ({x:e}, {y:e}, {z:e}): {g:e} vs host {:e}",
+                        t.name(),
+                        m + 1,
+                        want[k]
+                    );
                 }
             }
         }

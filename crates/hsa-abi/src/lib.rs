@@ -130,12 +130,20 @@ pub enum SlotError {
 impl fmt::Display for SlotError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SlotError::NotCovered { table, offset, minor_id } => write!(
+            SlotError::NotCovered {
+                table,
+                offset,
+                minor_id,
+            } => write!(
                 f,
                 "the runtime's {table} table is {minor_id} bytes long and has no slot at byte {offset}; \
                  the runtime is older than this entry"
             ),
-            SlotError::WrongMajor { table, found, expected } => write!(
+            SlotError::WrongMajor {
+                table,
+                found,
+                expected,
+            } => write!(
                 f,
                 "the runtime's {table} table has major version {found}, this build supports {expected} \
                  (ROCm 6.0 or later)"
@@ -193,7 +201,11 @@ impl<T: ApiTable> TablePtr<T> {
         if found == expected {
             Ok(())
         } else {
-            Err(SlotError::WrongMajor { table: T::NAME, found, expected })
+            Err(SlotError::WrongMajor {
+                table: T::NAME,
+                found,
+                expected,
+            })
         }
     }
 
@@ -203,7 +215,11 @@ impl<T: ApiTable> TablePtr<T> {
         if offset >= std::mem::size_of::<ApiTableVersion>() && offset + size <= minor_id as usize {
             Ok(())
         } else {
-            Err(SlotError::NotCovered { table: T::NAME, offset, minor_id })
+            Err(SlotError::NotCovered {
+                table: T::NAME,
+                offset,
+                minor_id,
+            })
         }
     }
 
@@ -211,20 +227,43 @@ impl<T: ApiTable> TablePtr<T> {
     ///
     /// # Safety
     /// `offset` must be the offset of a field of type `F` in `T`.
-    pub unsafe fn read_at<F: Copy>(self, offset: usize, _field: fn(&T) -> &F) -> Result<F, SlotError> {
+    pub unsafe fn read_at<F: Copy>(
+        self,
+        offset: usize,
+        _field: fn(&T) -> &F,
+    ) -> Result<F, SlotError> {
         self.check_covers(offset, std::mem::size_of::<F>())?;
         // SAFETY: covered by the live table (checked above); caller guarantees the type.
-        Ok(unsafe { self.0.as_ptr().cast::<u8>().add(offset).cast::<F>().read_volatile() })
+        Ok(unsafe {
+            self.0
+                .as_ptr()
+                .cast::<u8>()
+                .add(offset)
+                .cast::<F>()
+                .read_volatile()
+        })
     }
 
     /// Writes the slot at `offset`. `_field` only names the slot's type (see [`write_slot!`]).
     ///
     /// # Safety
     /// `offset` must be the offset of a field of type `F` in `T`, and the table must be writable.
-    pub unsafe fn write_at<F: Copy>(self, offset: usize, _field: fn(&T) -> &F, value: F) -> Result<(), SlotError> {
+    pub unsafe fn write_at<F: Copy>(
+        self,
+        offset: usize,
+        _field: fn(&T) -> &F,
+        value: F,
+    ) -> Result<(), SlotError> {
         self.check_covers(offset, std::mem::size_of::<F>())?;
         // SAFETY: covered by the live table (checked above); caller guarantees type and access.
-        unsafe { self.0.as_ptr().cast::<u8>().add(offset).cast::<F>().write_volatile(value) };
+        unsafe {
+            self.0
+                .as_ptr()
+                .cast::<u8>()
+                .add(offset)
+                .cast::<F>()
+                .write_volatile(value)
+        };
         Ok(())
     }
 }
@@ -248,7 +287,13 @@ macro_rules! write_slot {
     ($table:expr, $ty:ty, $field:ident, $value:expr) => {{
         let t: $crate::TablePtr<$ty> = $table;
         // SAFETY: the offset and the type come from the same field of `$ty`.
-        unsafe { t.write_at(::core::mem::offset_of!($ty, $field), |x: &$ty| &x.$field, $value) }
+        unsafe {
+            t.write_at(
+                ::core::mem::offset_of!($ty, $field),
+                |x: &$ty| &x.$field,
+                $value,
+            )
+        }
     }};
 }
 

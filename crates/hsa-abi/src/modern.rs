@@ -4,7 +4,9 @@
 
 #![allow(non_camel_case_types)]
 
-use crate::ffi::{hsa_agent_t, hsa_amd_memory_pool_t, hsa_queue_t, hsa_queue_type32_t, hsa_signal_t, hsa_status_t};
+use crate::ffi::{
+    hsa_agent_t, hsa_amd_memory_pool_t, hsa_queue_t, hsa_queue_type32_t, hsa_signal_t, hsa_status_t,
+};
 use std::ffi::c_void;
 
 /// Passes packets to the next interceptor down (or to the hardware ring at the bottom).
@@ -74,14 +76,27 @@ pub struct hsa_amd_vmem_alloc_handle_t {
 }
 
 /// `hsa_amd_vmem_address_reserve`.
-pub type hsa_amd_vmem_address_reserve_fn_t =
-    Option<unsafe extern "C" fn(va: *mut *mut c_void, size: usize, address: u64, flags: u64) -> hsa_status_t>;
+pub type hsa_amd_vmem_address_reserve_fn_t = Option<
+    unsafe extern "C" fn(
+        va: *mut *mut c_void,
+        size: usize,
+        address: u64,
+        flags: u64,
+    ) -> hsa_status_t,
+>;
 /// `hsa_amd_vmem_address_reserve_align`.
 pub type hsa_amd_vmem_address_reserve_align_fn_t = Option<
-    unsafe extern "C" fn(va: *mut *mut c_void, size: usize, address: u64, alignment: u64, flags: u64) -> hsa_status_t,
+    unsafe extern "C" fn(
+        va: *mut *mut c_void,
+        size: usize,
+        address: u64,
+        alignment: u64,
+        flags: u64,
+    ) -> hsa_status_t,
 >;
 /// `hsa_amd_vmem_address_free`.
-pub type hsa_amd_vmem_address_free_fn_t = Option<unsafe extern "C" fn(va: *mut c_void, size: usize) -> hsa_status_t>;
+pub type hsa_amd_vmem_address_free_fn_t =
+    Option<unsafe extern "C" fn(va: *mut c_void, size: usize) -> hsa_status_t>;
 /// `hsa_amd_vmem_handle_create` (`type_` is `hsa_amd_memory_type_t`: 0 none, 1 pinned).
 pub type hsa_amd_vmem_handle_create_fn_t = Option<
     unsafe extern "C" fn(
@@ -106,7 +121,8 @@ pub type hsa_amd_vmem_map_fn_t = Option<
     ) -> hsa_status_t,
 >;
 /// `hsa_amd_vmem_unmap`.
-pub type hsa_amd_vmem_unmap_fn_t = Option<unsafe extern "C" fn(va: *mut c_void, size: usize) -> hsa_status_t>;
+pub type hsa_amd_vmem_unmap_fn_t =
+    Option<unsafe extern "C" fn(va: *mut c_void, size: usize) -> hsa_status_t>;
 
 /// One agent's access to a mapped virtual range (`hsa_amd_memory_access_desc_t`).
 #[repr(C)]
@@ -127,11 +143,20 @@ pub type hsa_amd_vmem_set_access_fn_t = Option<
     ) -> hsa_status_t,
 >;
 /// `hsa_amd_vmem_get_access` (`perms` points to a `hsa_access_permission_t`).
-pub type hsa_amd_vmem_get_access_fn_t =
-    Option<unsafe extern "C" fn(va: *mut c_void, perms: *mut u32, agent_handle: hsa_agent_t) -> hsa_status_t>;
+pub type hsa_amd_vmem_get_access_fn_t = Option<
+    unsafe extern "C" fn(
+        va: *mut c_void,
+        perms: *mut u32,
+        agent_handle: hsa_agent_t,
+    ) -> hsa_status_t,
+>;
 /// `hsa_amd_vmem_retain_alloc_handle`.
-pub type hsa_amd_vmem_retain_alloc_handle_fn_t =
-    Option<unsafe extern "C" fn(handle: *mut hsa_amd_vmem_alloc_handle_t, addr: *mut c_void) -> hsa_status_t>;
+pub type hsa_amd_vmem_retain_alloc_handle_fn_t = Option<
+    unsafe extern "C" fn(
+        handle: *mut hsa_amd_vmem_alloc_handle_t,
+        addr: *mut c_void,
+    ) -> hsa_status_t,
+>;
 /// `hsa_amd_vmem_get_alloc_properties_from_handle` (`type_` points to a `hsa_amd_memory_type_t`).
 pub type hsa_amd_vmem_get_alloc_properties_from_handle_fn_t = Option<
     unsafe extern "C" fn(

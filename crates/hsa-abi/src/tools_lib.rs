@@ -81,29 +81,35 @@ mod tests {
 
     #[test]
     fn splits_on_spaces() {
-        assert_eq!(parse("a.so  b.so\tc.so ").unwrap(), ["a.so", "b.so", "c.so"]);
+        assert_eq!(
+            parse("a.so  b.so\tc.so ").unwrap(),
+            ["a.so", "b.so", "c.so"]
+        );
         assert!(parse("   ").unwrap().is_empty());
     }
 
     #[test]
     fn quotes_group_spaces() {
-        assert_eq!(parse("\"my dir/t.so\" x.so").unwrap(), ["my dir/t.so", "x.so"]);
+        assert_eq!(
+            parse("\"my dir/t.so\" x.so").unwrap(),
+            ["my dir/t.so", "x.so"]
+        );
         assert_eq!(parse("pre\"fix mid\"post").unwrap(), ["prefix midpost"]);
     }
 
     #[test]
     fn backslash_escapes() {
-        assert_eq!(parse(r"my\ dir/t.so b.so").unwrap(), ["my dir/t.so", "b.so"]);
+        assert_eq!(
+            parse(r"my\ dir/t.so b.so").unwrap(),
+            ["my dir/t.so", "b.so"]
+        );
         assert_eq!(parse(r#"a\"b.so"#).unwrap(), [r#"a"b.so"#]);
         assert_eq!(parse(r"a\\b.so").unwrap(), [r"a\b.so"]);
     }
 
     #[test]
     fn tool_paths_with_spaces_are_quoted_and_round_trip() {
-        assert_eq!(
-            quote("/opt/k/libkreplay.so"),
-            "/opt/k/libkreplay.so"
-        );
+        assert_eq!(quote("/opt/k/libkreplay.so"), "/opt/k/libkreplay.so");
         assert_eq!(quote("/my dir/lib.so"), "\"/my dir/lib.so\"");
         assert_eq!(quote("/a\"b\\c"), "\"/a\\\"b\\\\c\"");
         for p in ["/my dir/lib.so", "/a\"b\\c d", "plain.so"] {
@@ -115,7 +121,11 @@ mod tests {
     fn quoting_round_trips() {
         for name in ["plain.so", "/my dir/t.so", r#"a"b\c.so"#, ""] {
             let value = format!("x.so {} y.so", quote(name));
-            let expected: Vec<&str> = if name.is_empty() { vec!["x.so", "y.so"] } else { vec!["x.so", name, "y.so"] };
+            let expected: Vec<&str> = if name.is_empty() {
+                vec!["x.so", "y.so"]
+            } else {
+                vec!["x.so", name, "y.so"]
+            };
             assert_eq!(parse(&value).unwrap(), expected, "{value}");
         }
     }

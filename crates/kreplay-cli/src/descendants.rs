@@ -102,7 +102,11 @@ pub fn record_writers(records: &Path) -> Vec<u32> {
         .filter_map(Result::ok)
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
-            let pid: u32 = name.strip_prefix("kreplay-")?.strip_suffix(".jsonl")?.parse().ok()?;
+            let pid: u32 = name
+                .strip_prefix("kreplay-")?
+                .strip_suffix(".jsonl")?
+                .parse()
+                .ok()?;
             let file = std::fs::canonicalize(e.path()).ok()?;
             let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
             fds.filter_map(Result::ok)
@@ -122,7 +126,13 @@ pub fn wait(bound: Duration, records: &Path, interrupted: impl Fn() -> Option<i3
     let deadline = Instant::now() + bound;
     let mut outcome = Outcome::default();
     let me = std::process::id();
-    let others = || record_writers(records).into_iter().filter(|&p| p != me).count() > 0;
+    let others = || {
+        record_writers(records)
+            .into_iter()
+            .filter(|&p| p != me)
+            .count()
+            > 0
+    };
     while reap_exited() | others() {
         outcome.waited = true;
         if let Some(sig) = interrupted() {

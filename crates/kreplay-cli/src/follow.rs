@@ -173,10 +173,19 @@ mod tests {
         assert!(follower.poll(&dir).is_empty());
         // A second process's file appearing later is read from its start; other files in the
         // directory are not records.
-        std::fs::write(dir.join("kreplay-11.jsonl"), replayed_lines(11, 1, "k", 1, 0)).unwrap();
+        std::fs::write(
+            dir.join("kreplay-11.jsonl"),
+            replayed_lines(11, 1, "k", 1, 0),
+        )
+        .unwrap();
         std::fs::write(dir.join("notes.txt"), "{}\n").unwrap();
-        f.write_all(replayed_lines(10, 3, "k", 1, 9000).as_bytes()).unwrap();
-        let got: Vec<(u64, u64)> = follower.poll(&dir).iter().map(|d| (d.pid, d.dispatch_id)).collect();
+        f.write_all(replayed_lines(10, 3, "k", 1, 9000).as_bytes())
+            .unwrap();
+        let got: Vec<(u64, u64)> = follower
+            .poll(&dir)
+            .iter()
+            .map(|d| (d.pid, d.dispatch_id))
+            .collect();
         assert_eq!(got, [(10, 3), (11, 1)]);
         std::fs::remove_dir_all(&dir).unwrap();
     }

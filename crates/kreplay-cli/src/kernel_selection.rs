@@ -191,7 +191,10 @@ mod tests {
             let err = check_passes(big).unwrap_err();
             assert_eq!(err.exit_code(), 67, "{big}");
             let text = err.to_string();
-            assert!(text.contains("10000") && text.contains("--passes"), "{big}: {text}");
+            assert!(
+                text.contains("10000") && text.contains("--passes"),
+                "{big}: {text}"
+            );
         }
         assert!(
             check_passes("many")

@@ -2,16 +2,16 @@
 //! application with the tool loaded, forward signals to it, then turn the records it left into
 //! the output files and the summary.
 
-use hsa_abi::tools_lib;
 use crate::descendants;
 use crate::exit_status::{CliError, signal_name};
-use crate::installation::{self, Runtime, RuntimeChoice};
 use crate::follow;
+use crate::installation::{self, Runtime, RuntimeChoice};
 use crate::kernel_selection;
 use crate::output_path::{self, TemplateValues};
 use crate::records;
 use crate::report::{self, Format, summary};
 use crate::virtual_topology;
+use hsa_abi::tools_lib;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
@@ -51,7 +51,14 @@ pub struct RunOptions {
 /// The new `HSA_TOOLS_LIB`: the existing value with `tool` appended, unless already listed.
 pub fn tools_lib_value(existing: Option<&str>, tool: &str) -> String {
     match existing.map(str::trim).filter(|v| !v.is_empty()) {
-        Some(v) if tools_lib::parse(v).unwrap_or_default().iter().any(|n| n == tool) => v.to_owned(),
+        Some(v)
+            if tools_lib::parse(v)
+                .unwrap_or_default()
+                .iter()
+                .any(|n| n == tool) =>
+        {
+            v.to_owned()
+        }
         Some(v) => format!("{v} {}", tools_lib::quote(tool)),
         None => tools_lib::quote(tool),
     }
@@ -144,11 +151,12 @@ fn plan(opts: &RunOptions) -> Result<Plan, CliError> {
     let runtime = installation::select(opts.runtime, true)?;
     let virtual_agents = match &opts.virtual_agents {
         Some(list) => {
-            let kreplay = std::env::current_exe()
-                .map_err(|e| CliError::BadVirtualAgents {
-                    list: list.clone(),
-                    reason: format!("cannot find the kreplay executable to ask the virtual runtime ({e})"),
-                })?;
+            let kreplay = std::env::current_exe().map_err(|e| CliError::BadVirtualAgents {
+                list: list.clone(),
+                reason: format!(
+                    "cannot find the kreplay executable to ask the virtual runtime ({e})"
+                ),
+            })?;
             Some(virtual_topology::check(list, &runtime, &kreplay)?.join(","))
         }
         None => None,
@@ -440,7 +448,11 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
             collected.malformed_lines
         );
     }
-    report_descendants(&children, collected.incomplete_passes, opts.wait_for_children);
+    report_descendants(
+        &children,
+        collected.incomplete_passes,
+        opts.wait_for_children,
+    );
     if collected.dispatches.is_empty() {
         eprintln!(
             "kreplay: warning: no dispatch records: the application dispatched no kernels, or the tool library did not load ({})",
@@ -474,13 +486,24 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
 
 /// Warns about processes of the application still running when `kreplay` stopped waiting, and
 /// about pass records whose dispatch record never came.
-fn report_descendants(children: &descendants::Outcome, incomplete_passes: usize, bound: std::time::Duration) {
+fn report_descendants(
+    children: &descendants::Outcome,
+    incomplete_passes: usize,
+    bound: std::time::Duration,
+) {
     let running = &children.still_running;
     if !running.is_empty() {
-        let pids = running.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+        let pids = running
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
         let why = match children.interrupted_by {
             Some(sig) => format!("when {} stopped the wait", signal_name(sig)),
-            None => format!("after waiting {} s (--wait-for-children)", bound.as_secs_f64()),
+            None => format!(
+                "after waiting {} s (--wait-for-children)",
+                bound.as_secs_f64()
+            ),
         };
         eprintln!(
             "kreplay: warning: {} process{} started by the application still run{} {why} (pid {pids}); the outputs hold only the records written so far, and records written later are missing from them; give --wait-for-children with more seconds to wait longer",

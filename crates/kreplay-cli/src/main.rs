@@ -122,7 +122,9 @@ struct RunArgs {
 fn parse_seconds(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(s) if s.is_finite() && (0.0..=86_400.0).contains(&s) => Ok(s),
-        _ => Err(format!("`{text}` is not a number of seconds from 0 to 86400")),
+        _ => Err(format!(
+            "`{text}` is not a number of seconds from 0 to 86400"
+        )),
     }
 }
 
@@ -236,15 +238,29 @@ mod tests {
         assert!(parse(&["run"]).is_err());
         assert!(parse(&["run", "--wait-for-children", "-1", "--", "app"]).is_err());
         assert!(parse(&["run", "--wait-for-children", "nan", "--", "app"]).is_err());
-        let Command::Run(a) = parse(&["run", "--wait-for-children", "0.5", "--virtual-agents", "gfx90a", "--", "app"])
-            .unwrap()
-            .command
+        let Command::Run(a) = parse(&[
+            "run",
+            "--wait-for-children",
+            "0.5",
+            "--virtual-agents",
+            "gfx90a",
+            "--",
+            "app",
+        ])
+        .unwrap()
+        .command
         else {
             panic!("not run")
         };
-        assert_eq!((a.wait_for_children, a.virtual_agents.as_deref()), (0.5, Some("gfx90a")));
+        assert_eq!(
+            (a.wait_for_children, a.virtual_agents.as_deref()),
+            (0.5, Some("gfx90a"))
+        );
         assert!(parse(&["demo", "--passes", "10000"]).is_ok());
-        let err = parse(&["demo", "--passes", "10001"]).err().unwrap().to_string();
+        let err = parse(&["demo", "--passes", "10001"])
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.contains("10001") && err.contains("10000"), "{err}");
         assert!(parse(&["run", "--passes", "2"]).is_err());
     }

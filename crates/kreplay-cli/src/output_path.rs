@@ -106,7 +106,9 @@ pub fn check_names(dir: &Path, base: &str, suffixes: &[&str]) -> Result<(), CliE
         reason,
     };
     if base.is_empty() {
-        return Err(bad("it is empty; give a base name such as -o kreplay".into()));
+        return Err(bad(
+            "it is empty; give a base name such as -o kreplay".into()
+        ));
     }
     if base.contains('/') {
         return Err(bad(
@@ -122,7 +124,10 @@ pub fn check_names(dir: &Path, base: &str, suffixes: &[&str]) -> Result<(), CliE
     if base.contains('\0') {
         return Err(bad("it contains a NUL byte".into()));
     }
-    if let Some(longest) = suffixes.iter().map(|s| format!("{base}{s}")).max_by_key(String::len)
+    if let Some(longest) = suffixes
+        .iter()
+        .map(|s| format!("{base}{s}"))
+        .max_by_key(String::len)
         && longest.len() > NAME_MAX
     {
         return Err(bad(format!(
@@ -259,13 +264,23 @@ mod tests {
         assert!(check_names(dir, &fits, &suffixes).is_ok());
         let long = format!("{fits}y");
         let text = check_names(dir, &long, &suffixes).unwrap_err().to_string();
-        assert!(text.contains("256 bytes") && text.contains("NAME_MAX") && text.contains("by at least 1 bytes"), "{text}");
+        assert!(
+            text.contains("256 bytes")
+                && text.contains("NAME_MAX")
+                && text.contains("by at least 1 bytes"),
+            "{text}"
+        );
         let deep: PathBuf = (0..20).map(|_| "d".repeat(250)).collect();
         let err = check_names(&deep, "kreplay", &suffixes).unwrap_err();
         assert_eq!(err.exit_code(), 71);
         assert!(err.to_string().contains("PATH_MAX"), "{err}");
         let wide = PathBuf::from("d".repeat(NAME_MAX + 1));
-        assert!(check_names(&wide, "kreplay", &suffixes).unwrap_err().to_string().contains("NAME_MAX"));
+        assert!(
+            check_names(&wide, "kreplay", &suffixes)
+                .unwrap_err()
+                .to_string()
+                .contains("NAME_MAX")
+        );
     }
 
     #[test]

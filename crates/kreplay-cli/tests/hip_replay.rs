@@ -34,32 +34,66 @@ fn replay(program: &str, agents: &str) -> Replayed {
     test_support::vhsa_lib_dir();
     let out_dir = scratch.join("out");
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kreplay"));
-    for var in ["HSA_TOOLS_LIB", "KREPLAY_TOOL_LIB", "KREPLAY_VHSA_DIR", "VHSA_FAULTS", "KREPLAY_PASSES", "AMD_LOG_LEVEL"] {
+    for var in [
+        "HSA_TOOLS_LIB",
+        "KREPLAY_TOOL_LIB",
+        "KREPLAY_VHSA_DIR",
+        "VHSA_FAULTS",
+        "KREPLAY_PASSES",
+        "AMD_LOG_LEVEL",
+    ] {
         cmd.env_remove(var);
     }
     let out = cmd
         .env("VHSA_AGENTS", agents)
-        .args(["run", "-f", "json", "--runtime", "virtual", "--passes", "3", "-d"])
+        .args([
+            "run",
+            "-f",
+            "json",
+            "--runtime",
+            "virtual",
+            "--passes",
+            "3",
+            "-d",
+        ])
         .arg(&out_dir)
         .arg("--")
         .arg(&app)
         .output()
         .expect("run kreplay");
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr),
+    );
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(stdout.lines().any(|l| l == "PASS"), "{program}'s own checks failed under replay:\n{stdout}\n{stderr}");
+    assert!(
+        stdout.lines().any(|l| l == "PASS"),
+        "{program}'s own checks failed under replay:\n{stdout}\n{stderr}"
+    );
 
-    let doc: Value = serde_json::from_slice(&std::fs::read(out_dir.join("kreplay_passes.json")).unwrap()).unwrap();
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("kreplay_passes.json")).unwrap())
+            .unwrap();
     let mut dispatches: BTreeMap<u64, (String, u64, usize)> = BTreeMap::new();
     for r in doc["rows"].as_array().unwrap() {
         assert_eq!(r["replayed"], true, "{r}");
         assert_eq!(r["passes"], 3, "{r}");
         assert_eq!(r["agent_name"], "gfx90a", "{r}");
-        let kernel = r["kernel"].as_str().unwrap().trim_end_matches(".kd").to_owned();
+        let kernel = r["kernel"]
+            .as_str()
+            .unwrap()
+            .trim_end_matches(".kd")
+            .to_owned();
         let agent = r["agent"].as_u64().unwrap();
-        dispatches.entry(r["dispatch_id"].as_u64().unwrap()).or_insert((kernel, agent, 0)).2 += 1;
+        dispatches
+            .entry(r["dispatch_id"].as_u64().unwrap())
+            .or_insert((kernel, agent, 0))
+            .2 += 1;
     }
-    assert!(dispatches.values().all(|(_, _, rows)| *rows == 3), "one row per pass: {dispatches:?}");
+    assert!(
+        dispatches.values().all(|(_, _, rows)| *rows == 3),
+        "one row per pass: {dispatches:?}"
+    );
     Replayed { stdout, dispatches }
 }
 
@@ -68,8 +102,13 @@ fn kernels_events_and_graphs_are_replayed_and_results_stay_correct() {
     let r = replay("streams", "gfx90a");
     // add_scalar once, once after the stream-ordered copy, twice in each of two graph launches;
     // busy_wait once; one device-to-device copy by ROCclr's blit kernel.
-    let want: BTreeMap<String, usize> =
-        [("__amd_rocclr_copyBuffer", 1), ("add_scalar", 6), ("busy_wait", 1)].map(|(k, n)| (k.to_owned(), n)).into();
+    let want: BTreeMap<String, usize> = [
+        ("__amd_rocclr_copyBuffer", 1),
+        ("add_scalar", 6),
+        ("busy_wait", 1),
+    ]
+    .map(|(k, n)| (k.to_owned(), n))
+    .into();
     assert_eq!(r.kernels(), want, "{}", r.stdout);
 }
 
@@ -111,6 +150,16 @@ fn a_program_without_dispatches_runs_unchanged() {
 #[test]
 fn dispatches_on_two_devices_are_replayed_on_their_agents() {
     let r = replay("two_devices", "gfx90a,gfx90a");
-    let agents: BTreeSet<u64> = r.dispatches.values().filter(|(k, _, _)| k == "add_scalar").map(|(_, a, _)| *a).collect();
-    assert_eq!(agents.len(), 2, "add_scalar ran once on each device: {:?}", r.dispatches);
+    let agents: BTreeSet<u64> = r
+        .dispatches
+        .values()
+        .filter(|(k, _, _)| k == "add_scalar")
+        .map(|(_, a, _)| *a)
+        .collect();
+    assert_eq!(
+        agents.len(),
+        2,
+        "add_scalar ran once on each device: {:?}",
+        r.dispatches
+    );
 }

@@ -36,11 +36,27 @@ fn built() -> &'static (PathBuf, PathBuf) {
 fn run(mode: &str, passes: u32, out_dir: &Path) -> Vec<Value> {
     let (app, co) = built();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kreplay"));
-    for var in ["HSA_TOOLS_LIB", "KREPLAY_TOOL_LIB", "KREPLAY_VHSA_DIR", "VHSA_FAULTS", "KREPLAY_PASSES", "VHSA_AGENTS"] {
+    for var in [
+        "HSA_TOOLS_LIB",
+        "KREPLAY_TOOL_LIB",
+        "KREPLAY_VHSA_DIR",
+        "VHSA_FAULTS",
+        "KREPLAY_PASSES",
+        "VHSA_AGENTS",
+    ] {
         cmd.env_remove(var);
     }
     let out = cmd
-        .args(["run", "--runtime", "virtual", "-f", "json", "--passes", &passes.to_string(), "-d"])
+        .args([
+            "run",
+            "--runtime",
+            "virtual",
+            "-f",
+            "json",
+            "--passes",
+            &passes.to_string(),
+            "-d",
+        ])
         .arg(out_dir)
         .arg("--")
         .arg(app)
@@ -48,19 +64,32 @@ fn run(mode: &str, passes: u32, out_dir: &Path) -> Vec<Value> {
         .arg(co)
         .output()
         .expect("run kreplay");
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("APP OK"), "{stdout}\n{stderr}");
-    let doc: Value = serde_json::from_slice(&std::fs::read(out_dir.join("kreplay_passes.json")).unwrap()).unwrap();
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("kreplay_passes.json")).unwrap())
+            .unwrap();
     doc["rows"].as_array().unwrap().clone()
 }
 
 #[test]
 fn x_plus_one_on_emulated_code_is_replayed_five_times() {
-    let rows = run("inc", 5, &test_support::scratch_dir("cli-emulated-inc").join("out"));
+    let rows = run(
+        "inc",
+        5,
+        &test_support::scratch_dir("cli-emulated-inc").join("out"),
+    );
     assert_eq!(rows.len(), 5, "{rows:#?}");
     for (i, r) in rows.iter().enumerate() {
-        assert_eq!(r["kernel"].as_str().map(|k| k.trim_end_matches(".kd")), Some("inc"), "{r}");
+        assert_eq!(
+            r["kernel"].as_str().map(|k| k.trim_end_matches(".kd")),
+            Some("inc"),
+            "{r}"
+        );
         assert_eq!(r["passes"], 5, "{r}");
         assert_eq!(r["pass"], i as u64, "{r}");
     }
@@ -68,7 +97,15 @@ fn x_plus_one_on_emulated_code_is_replayed_five_times() {
 
 #[test]
 fn a_device_counter_of_emulated_code_is_restored_between_three_passes() {
-    let rows = run("devvar", 3, &test_support::scratch_dir("cli-emulated-devvar").join("out"));
+    let rows = run(
+        "devvar",
+        3,
+        &test_support::scratch_dir("cli-emulated-devvar").join("out"),
+    );
     assert_eq!(rows.len(), 3, "{rows:#?}");
-    assert!(rows.iter().all(|r| r["kernel"].as_str().map(|k| k.trim_end_matches(".kd")) == Some("bump")), "{rows:#?}");
+    assert!(
+        rows.iter()
+            .all(|r| r["kernel"].as_str().map(|k| k.trim_end_matches(".kd")) == Some("bump")),
+        "{rows:#?}"
+    );
 }

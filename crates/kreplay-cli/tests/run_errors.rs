@@ -99,7 +99,10 @@ fn passes_zero_is_refused() {
         expect_error(
             run_in(&dir, &["--passes", big]),
             67,
-            &[&format!("--passes {big} is above the limit of 10000"), "1 <= N <= 10000"],
+            &[
+                &format!("--passes {big} is above the limit of 10000"),
+                "1 <= N <= 10000",
+            ],
         );
     }
 }
@@ -267,16 +270,22 @@ fn output_names_are_checked_before_the_application_starts() {
     }
     assert!(!dir.join("escape").exists(), "nothing written outside -d");
     assert!(
-        !dir.join("out").exists()
-            || std::fs::read_dir(dir.join("out")).unwrap().next().is_none(),
+        !dir.join("out").exists() || std::fs::read_dir(dir.join("out")).unwrap().next().is_none(),
         "no staging directory left behind"
     );
     // Longer than NAME_MAX once the widest pid of the machine replaces %pid%.
     let near = format!("{}%pid%", "p".repeat(240));
     expect_error(run_in(&dir, &["-o", &near]), 78, &["NAME_MAX"]);
     // A directory path beyond PATH_MAX, and a component beyond NAME_MAX.
-    let deep = (0..17).map(|_| "d".repeat(250)).collect::<Vec<_>>().join("/");
-    expect_error(run_with_output_dir(&dir, &dir.join(deep), &[]), 71, &["PATH_MAX"]);
+    let deep = (0..17)
+        .map(|_| "d".repeat(250))
+        .collect::<Vec<_>>()
+        .join("/");
+    expect_error(
+        run_with_output_dir(&dir, &dir.join(deep), &[]),
+        71,
+        &["PATH_MAX"],
+    );
     expect_error(
         run_with_output_dir(&dir, &dir.join("c".repeat(256)), &[]),
         71,
@@ -290,7 +299,11 @@ fn virtual_agents_are_checked_before_the_application_starts() {
     expect_error(
         run_in(&dir, &["--virtual-agents", "gfx942,gfx7777"]),
         79,
-        &["--virtual-agents `gfx942,gfx7777`", "does not know `gfx7777`", "gfx90a"],
+        &[
+            "--virtual-agents `gfx942,gfx7777`",
+            "does not know `gfx7777`",
+            "gfx90a",
+        ],
     );
     expect_error(
         run_in(&dir, &["--virtual-agents", "mi300x"]),
@@ -304,7 +317,14 @@ fn virtual_agents_are_checked_before_the_application_starts() {
     );
     let app = marker_app(&dir);
     let out = kreplay()
-        .args(["run", "--runtime", "system", "--virtual-agents", "gfx90a", "--"])
+        .args([
+            "run",
+            "--runtime",
+            "system",
+            "--virtual-agents",
+            "gfx90a",
+            "--",
+        ])
         .arg(&app)
         .output()
         .unwrap();

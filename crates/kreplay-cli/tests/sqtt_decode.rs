@@ -939,23 +939,37 @@ fn a_bundle_with_several_maps_needs_target_and_a_hip_executable_works_like_a_cod
     let plain90a = build_kernels(&dir, "gfx90a");
     let co90a = dir.join("other.co");
     // The gfx90a map names scope 2 differently: the chosen map is the one that names it.
-    with_funcmap(&plain90a, format!("{}\0", SECTION.replace("U:2:loop", "U:2:outer_loop")).as_bytes(), &co90a);
+    with_funcmap(
+        &plain90a,
+        format!("{}\0", SECTION.replace("U:2:loop", "U:2:outer_loop")).as_bytes(),
+        &co90a,
+    );
     let fatbin = dir.join("app.hipfb");
     bundle(
-        &[("hipv4-amdgcn-amd-amdhsa--gfx942", co942.as_path()), ("hipv4-amdgcn-amd-amdhsa--gfx90a", co90a.as_path())],
+        &[
+            ("hipv4-amdgcn-amd-amdhsa--gfx942", co942.as_path()),
+            ("hipv4-amdgcn-amd-amdhsa--gfx90a", co90a.as_path()),
+        ],
         &fatbin,
         true,
     );
     let app = dir.join("app");
     host_with_fatbin(&dir, &fatbin, &app);
     let records = dir.join("r.csv");
-    std::fs::write(&records, "time,value,cu,simd,wave_id\n5,10,0,0,0\n9,1,0,0,0\n").unwrap();
+    std::fs::write(
+        &records,
+        "time,value,cu,simd,wave_id\n5,10,0,0,0\n9,1,0,0,0\n",
+    )
+    .unwrap();
     let err = kreplay_sqtt_err(&["decode", s(&records), "--funcmap", s(&app)]);
     assert!(err.contains("choose one with --target"), "{err}");
     for (target, name) in [("gfx90a", "outer_loop"), ("gfx942", "loop")] {
         let doc = decode_json(&records, &app, &["--target", target]);
         assert!(doc["target"].as_str().unwrap().ends_with(target), "{doc}");
         let enter = &doc["waves"][0]["events"][0];
-        assert_eq!((enter["name"].as_str(), enter["duration"].as_i64()), (Some(name), Some(4)));
+        assert_eq!(
+            (enter["name"].as_str(), enter["duration"].as_i64()),
+            (Some(name), Some(4))
+        );
     }
 }

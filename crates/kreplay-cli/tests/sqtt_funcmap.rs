@@ -40,13 +40,26 @@ fn table_resolves_addresses_and_demangles() {
         "  wave_size: 64".to_string(),
         "  Type        ID     Extra               Vaddr  Name".to_string(),
         "  ----       ---     -----               -----  ----".to_string(),
-        format!("kernel         -         0  {}  saxpy(float*, float const*, float, int)@kernels.hip:12", hex(syms[SAXPY])),
-        format!("kernel         -         0  {}  reduce_sum@kernels.hip:17", hex(syms["reduce_sum"])),
-        format!("  func         1         0  {}  scale(float, float)@kernels.hip:5", hex(syms[SCALE])),
-        format!("  func         2         0  {}  clamp_add(float, float)@kernels.hip:7 -> kernels.hip:14", hex(syms[CLAMP])),
+        format!(
+            "kernel         -         0  {}  saxpy(float*, float const*, float, int)@kernels.hip:12",
+            hex(syms[SAXPY])
+        ),
+        format!(
+            "kernel         -         0  {}  reduce_sum@kernels.hip:17",
+            hex(syms["reduce_sum"])
+        ),
+        format!(
+            "  func         1         0  {}  scale(float, float)@kernels.hip:5",
+            hex(syms[SCALE])
+        ),
+        format!(
+            "  func         2         0  {}  clamp_add(float, float)@kernels.hip:7 -> kernels.hip:14",
+            hex(syms[CLAMP])
+        ),
         "  user         3         0                   -  load phase".to_string(),
         " point         4         0                   -  barrier".to_string(),
-        " point         5       130                   -  addr_trace_load@kernels.hip:14".to_string(),
+        " point         5       130                   -  addr_trace_load@kernels.hip:14"
+            .to_string(),
         " point         6         1                   -  value".to_string(),
         "  func         7         0                   -  missing()".to_string(),
     ];
@@ -54,8 +67,14 @@ fn table_resolves_addresses_and_demangles() {
 
     // Without --demangle the mangled names stay.
     let plain = kreplay_sqtt_ok(&["funcmap", s(&with)]);
-    assert!(plain.contains(&format!("{}  {SCALE}@kernels.hip:5", hex(syms[SCALE]))), "{plain}");
-    assert!(!plain.contains("code object"), "a plain code object has no target heading:\n{plain}");
+    assert!(
+        plain.contains(&format!("{}  {SCALE}@kernels.hip:5", hex(syms[SCALE]))),
+        "{plain}"
+    );
+    assert!(
+        !plain.contains("code object"),
+        "a plain code object has no target heading:\n{plain}"
+    );
 }
 
 #[test]
@@ -66,7 +85,13 @@ fn json_schema() {
     with_funcmap(&co, &section(), &with);
     let syms = nm_functions(&co);
 
-    let doc: Value = serde_json::from_str(&kreplay_sqtt_ok(&["funcmap", s(&with), "--json", "--demangle"])).unwrap();
+    let doc: Value = serde_json::from_str(&kreplay_sqtt_ok(&[
+        "funcmap",
+        s(&with),
+        "--json",
+        "--demangle",
+    ]))
+    .unwrap();
     assert_eq!(doc["file"], s(&with));
     let objects = doc["code_objects"].as_array().unwrap();
     assert_eq!(objects.len(), 1);
@@ -84,13 +109,20 @@ fn json_schema() {
     assert_eq!(saxpy["symbol"], SAXPY);
     assert_eq!(saxpy["source"], "kernels.hip:12");
     let clamp = &entries[3];
-    assert_eq!((clamp["type"].as_str(), clamp["id"].as_u64()), (Some("func"), Some(2)));
+    assert_eq!(
+        (clamp["type"].as_str(), clamp["id"].as_u64()),
+        (Some("func"), Some(2))
+    );
     assert_eq!(clamp["vaddr"], syms[CLAMP]);
     assert_eq!(clamp["source"], "kernels.hip:7 -> kernels.hip:14");
     let addr = &entries[6];
     assert_eq!(addr["extra_payload_count"], 130);
     assert_eq!(addr["vaddr"], Value::Null);
-    assert_eq!(entries[8]["vaddr"], Value::Null, "a function without a symbol has no address");
+    assert_eq!(
+        entries[8]["vaddr"],
+        Value::Null,
+        "a function without a symbol has no address"
+    );
 }
 
 #[test]
@@ -98,11 +130,22 @@ fn clock_layout_is_reported() {
     let dir = test_support::scratch_dir("sqtt-funcmap-clock");
     let co = build_kernels(&dir, "gfx942");
     let with = dir.join("kernels.co");
-    with_funcmap(&co, b"M:shader_clock_bits=12;shader_clock_shift=4\nK:reduce_sum\nU:1:phase\n\0", &with);
+    with_funcmap(
+        &co,
+        b"M:shader_clock_bits=12;shader_clock_shift=4\nK:reduce_sum\nU:1:phase\n\0",
+        &with,
+    );
     let table = kreplay_sqtt_ok(&["funcmap", s(&with)]);
-    assert!(table.starts_with("  shader_clock: bits=12 shift=4\n"), "{table}");
-    let doc: Value = serde_json::from_str(&kreplay_sqtt_ok(&["funcmap", s(&with), "--json"])).unwrap();
-    assert_eq!(doc["code_objects"][0]["shader_clock"], serde_json::json!({"bits": 12, "shift": 4}));
+    assert!(
+        table.starts_with("  shader_clock: bits=12 shift=4\n"),
+        "{table}"
+    );
+    let doc: Value =
+        serde_json::from_str(&kreplay_sqtt_ok(&["funcmap", s(&with), "--json"])).unwrap();
+    assert_eq!(
+        doc["code_objects"][0]["shader_clock"],
+        serde_json::json!({"bits": 12, "shift": 4})
+    );
     assert_eq!(doc["code_objects"][0]["wave_size"], Value::Null);
 }
 
@@ -116,7 +159,11 @@ fn offload_bundles_plain_compressed_and_in_a_host_elf() {
     let a_fm = dir.join("a.co");
     let b_fm = dir.join("b.co");
     with_funcmap(&a, format!("K:{SAXPY}\nF:1:{SCALE}\n\0").as_bytes(), &a_fm);
-    with_funcmap(&b, format!("W:64\nK:reduce_sum\nF:1:{CLAMP}\nU:2:only on gfx90a\n\0").as_bytes(), &b_fm);
+    with_funcmap(
+        &b,
+        format!("W:64\nK:reduce_sum\nF:1:{CLAMP}\nU:2:only on gfx90a\n\0").as_bytes(),
+        &b_fm,
+    );
     let (sa, sb) = (nm_functions(&a), nm_functions(&b));
     let t942 = "hipv4-amdgcn-amd-amdhsa--gfx942";
     let t90a = "hipv4-amdgcn-amd-amdhsa--gfx90a";
@@ -145,16 +192,37 @@ fn offload_bundles_plain_compressed_and_in_a_host_elf() {
         let bundle_file = dir.join(format!("k-{compress}.hipfb"));
         bundle(&[(t942, &a_fm), (t90a, &b_fm)], &bundle_file, compress);
         let magic = std::fs::read(&bundle_file).unwrap();
-        let want_magic: &[u8] = if compress { b"CCOB" } else { b"__CLANG_OFFLOAD_BUNDLE__" };
-        assert!(magic.starts_with(want_magic), "bundler did not produce the expected format");
-        assert_eq!(kreplay_sqtt_ok(&["funcmap", s(&bundle_file), "--demangle"]), expected, "bundle file, compress={compress}");
+        let want_magic: &[u8] = if compress {
+            b"CCOB"
+        } else {
+            b"__CLANG_OFFLOAD_BUNDLE__"
+        };
+        assert!(
+            magic.starts_with(want_magic),
+            "bundler did not produce the expected format"
+        );
+        assert_eq!(
+            kreplay_sqtt_ok(&["funcmap", s(&bundle_file), "--demangle"]),
+            expected,
+            "bundle file, compress={compress}"
+        );
 
         let host = dir.join(format!("app-{compress}"));
         host_with_fatbin(&dir, &bundle_file, &host);
-        assert_eq!(kreplay_sqtt_ok(&["funcmap", s(&host), "--demangle"]), expected, "host ELF, compress={compress}");
+        assert_eq!(
+            kreplay_sqtt_ok(&["funcmap", s(&host), "--demangle"]),
+            expected,
+            "host ELF, compress={compress}"
+        );
 
-        let doc: Value = serde_json::from_str(&kreplay_sqtt_ok(&["funcmap", s(&host), "--json"])).unwrap();
-        let targets: Vec<&str> = doc["code_objects"].as_array().unwrap().iter().map(|o| o["target"].as_str().unwrap()).collect();
+        let doc: Value =
+            serde_json::from_str(&kreplay_sqtt_ok(&["funcmap", s(&host), "--json"])).unwrap();
+        let targets: Vec<&str> = doc["code_objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["target"].as_str().unwrap())
+            .collect();
         assert_eq!(targets, [t942, t90a]);
     }
 }
@@ -175,7 +243,15 @@ fn clang_hip_host_object_without_maps() {
     let obj = dir.join("app.o");
     run_tool(
         std::process::Command::new(test_support::device_clang())
-            .args(["-x", "hip", "--offload-arch=gfx942", "--offload-arch=gfx1100", "-nogpulib", "-nogpuinc", "-c"])
+            .args([
+                "-x",
+                "hip",
+                "--offload-arch=gfx942",
+                "--offload-arch=gfx1100",
+                "-nogpulib",
+                "-nogpuinc",
+                "-c",
+            ])
             .arg("-I")
             .arg(test_support::device_include_dir())
             .arg(&src)
@@ -183,7 +259,10 @@ fn clang_hip_host_object_without_maps() {
             .arg(&obj),
     );
     let err = kreplay_sqtt_err(&["funcmap", s(&obj)]);
-    assert!(err.contains("no .sqtt_funcmap section in hipv4-amdgcn-amd-amdhsa--gfx"), "{err}");
+    assert!(
+        err.contains("no .sqtt_funcmap section in hipv4-amdgcn-amd-amdhsa--gfx"),
+        "{err}"
+    );
     assert!(err.contains("hipv4-amdgcn-amd-amdhsa--gfx942"), "{err}");
     assert!(err.contains("hipv4-amdgcn-amd-amdhsa--gfx1100"), "{err}");
     assert!(err.contains(s(&obj)), "{err}");
@@ -198,12 +277,25 @@ fn bundle_with_one_map_missing() {
     let a_fm = dir.join("a.co");
     with_funcmap(&a, b"K:reduce_sum\n\0", &a_fm);
     let bundle_file = dir.join("k.hipfb");
-    bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx942", &a_fm), ("hipv4-amdgcn-amd-amdhsa--gfx90a", &b)], &bundle_file, false);
+    bundle(
+        &[
+            ("hipv4-amdgcn-amd-amdhsa--gfx942", &a_fm),
+            ("hipv4-amdgcn-amd-amdhsa--gfx90a", &b),
+        ],
+        &bundle_file,
+        false,
+    );
     let out = kreplay_sqtt(&["funcmap", s(&bundle_file)]);
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stdout.starts_with("code object hipv4-amdgcn-amd-amdhsa--gfx942:\n"), "{stdout}");
+    assert!(
+        stdout.starts_with("code object hipv4-amdgcn-amd-amdhsa--gfx942:\n"),
+        "{stdout}"
+    );
     assert!(!stdout.contains("gfx90a"), "{stdout}");
-    assert!(stderr.contains("no .sqtt_funcmap section in hipv4-amdgcn-amd-amdhsa--gfx90a"), "{stderr}");
+    assert!(
+        stderr.contains("no .sqtt_funcmap section in hipv4-amdgcn-amd-amdhsa--gfx90a"),
+        "{stderr}"
+    );
 }

@@ -15,7 +15,10 @@ struct Rng(u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 17
     }
     fn below(&mut self, n: u64) -> u64 {
@@ -44,8 +47,18 @@ struct Op {
 
 /// Generates the address block words for one execution and records the expected active
 /// addresses.
-fn address_block(rng: &mut Rng, op: &Op, wave: u32, exec_words: usize, expected: &mut Expected) -> Vec<u32> {
-    let lane_mask = if wave == 64 { u64::MAX } else { (1u64 << wave) - 1 };
+fn address_block(
+    rng: &mut Rng,
+    op: &Op,
+    wave: u32,
+    exec_words: usize,
+    expected: &mut Expected,
+) -> Vec<u32> {
+    let lane_mask = if wave == 64 {
+        u64::MAX
+    } else {
+        (1u64 << wave) - 1
+    };
     let exec = match rng.below(4) {
         0 => lane_mask,
         1 => rng.next() & rng.next() & lane_mask,
@@ -88,7 +101,11 @@ fn address_block(rng: &mut Rng, op: &Op, wave: u32, exec_words: usize, expected:
         Kind::Lds => {
             for lane in 0..u64::from(wave) {
                 let a = lane_addr(rng, lane) & 0xffff_ffff;
-                let a = if exec >> lane & 1 == 1 { a } else { rng.next() & 0xffff_ffff };
+                let a = if exec >> lane & 1 == 1 {
+                    a
+                } else {
+                    rng.next() & 0xffff_ffff
+                };
                 words.push(a as u32);
                 if exec >> lane & 1 == 1 {
                     active.push(a);
@@ -123,10 +140,24 @@ struct Stream {
 
 /// Builds waves that mix function enter/exit, data markers (whose payload looks like an
 /// address header), address blocks, and interleaves them.
-fn generate(seed: u64, wave: u32, exec_words: usize, ops: &[Op], data_id: u32, func_id: u32) -> Stream {
+fn generate(
+    seed: u64,
+    wave: u32,
+    exec_words: usize,
+    ops: &[Op],
+    data_id: u32,
+    func_id: u32,
+) -> Stream {
     let mut rng = Rng(seed);
     let mut expected = Expected::default();
-    let keys = [(0, 0, 0, 0), (0, 0, 1, 0), (0, 1, 0, 0), (0, 0, 0, 5), (1, 0, 0, 0), (0, 3, 2, 7)];
+    let keys = [
+        (0, 0, 0, 0),
+        (0, 0, 1, 0),
+        (0, 1, 0, 0),
+        (0, 0, 0, 5),
+        (1, 0, 0, 0),
+        (0, 3, 2, 7),
+    ];
     let mut per_wave: Vec<Vec<(u32, u32)>> = Vec::new(); // (value, flags)
     for _ in keys {
         let mut words = vec![(func_id << 2 | 2, 0)];
@@ -200,20 +231,30 @@ fn want(execs: &[Vec<u64>], line: u64, access: u64) -> Want {
         fetched += touched.len() as u64 * line;
         lines.push(touched.len() as u64);
         for k in 1..addrs.len() {
-            *strides.entry(addrs[k] as i64 - addrs[k - 1] as i64).or_default() += 1;
+            *strides
+                .entry(addrs[k] as i64 - addrs[k - 1] as i64)
+                .or_default() += 1;
         }
     }
     let n = execs.len() as u64;
     let total: u64 = strides.values().sum();
     let best = strides.values().copied().max();
     let stride = best.map(|best| {
-        let mut cands: Vec<i64> = strides.iter().filter(|(_, c)| **c == best).map(|(s, _)| *s).collect();
+        let mut cands: Vec<i64> = strides
+            .iter()
+            .filter(|(_, c)| **c == best)
+            .map(|(s, _)| *s)
+            .collect();
         cands.sort_by_key(|s| (s.unsigned_abs(), *s));
         (cands[0], best as f64 / total as f64)
     });
     Want {
         executions: n,
-        lanes: (lanes.iter().sum::<u64>() as f64 / n as f64, *lanes.iter().min().unwrap(), *lanes.iter().max().unwrap()),
+        lanes: (
+            lanes.iter().sum::<u64>() as f64 / n as f64,
+            *lanes.iter().min().unwrap(),
+            *lanes.iter().max().unwrap(),
+        ),
         lines: (
             lines.iter().sum::<u64>() as f64 / n as f64,
             *lines.iter().min().unwrap(),
@@ -227,10 +268,17 @@ fn want(execs: &[Vec<u64>], line: u64, access: u64) -> Want {
 }
 
 fn close(a: &Value, b: f64) -> bool {
-    a.as_f64().is_some_and(|a| (a - b).abs() <= 1e-12 * b.abs().max(1.0))
+    a.as_f64()
+        .is_some_and(|a| (a - b).abs() <= 1e-12 * b.abs().max(1.0))
 }
 
-fn check_operations(doc: &Value, expected: &Expected, names: &HashMap<u32, &str>, line: u64, access: u64) {
+fn check_operations(
+    doc: &Value,
+    expected: &Expected,
+    names: &HashMap<u32, &str>,
+    line: u64,
+    access: u64,
+) {
     let ops = doc["operations"].as_array().unwrap();
     let ids: Vec<u64> = ops.iter().map(|o| o["id"].as_u64().unwrap()).collect();
     let want_ids: Vec<u64> = expected.executions.keys().map(|&k| u64::from(k)).collect();
@@ -258,7 +306,13 @@ fn check_operations(doc: &Value, expected: &Expected, names: &HashMap<u32, &str>
         assert_eq!(op["bytes_requested"], w.requested, "{ctx}");
         assert_eq!(op["bytes_fetched"], w.fetched, "{ctx}");
         if w.fetched > 0 {
-            assert!(close(&op["coalescing_efficiency"], w.requested as f64 / w.fetched as f64), "{ctx}");
+            assert!(
+                close(
+                    &op["coalescing_efficiency"],
+                    w.requested as f64 / w.fetched as f64
+                ),
+                "{ctx}"
+            );
         } else {
             assert_eq!(op["coalescing_efficiency"], Value::Null, "{ctx}");
         }
@@ -292,10 +346,22 @@ fn wave64_global_lds_and_buffer_with_interleaved_waves() {
                    P:5:value\nR:5:extra_payload_count=1\nP:6:addr_trace_store@kernels.hip:18\nR:6:extra_payload_count=130";
     let co = code_object_with(&dir, section);
     let ops = [
-        Op { id: 2, kind: Kind::Global },
-        Op { id: 3, kind: Kind::Lds },
-        Op { id: 4, kind: Kind::Buffer },
-        Op { id: 6, kind: Kind::Global },
+        Op {
+            id: 2,
+            kind: Kind::Global,
+        },
+        Op {
+            id: 3,
+            kind: Kind::Lds,
+        },
+        Op {
+            id: 4,
+            kind: Kind::Buffer,
+        },
+        Op {
+            id: 6,
+            kind: Kind::Global,
+        },
     ];
     let names = HashMap::from([
         (2, "addr_trace_load"),
@@ -308,7 +374,14 @@ fn wave64_global_lds_and_buffer_with_interleaved_waves() {
     let records = dir.join("records.jsonl");
     write_json_lines(&records, &stream.records);
 
-    let doc: Value = serde_json::from_str(&kreplay_sqtt_ok(&["memtrace", s(&records), "--funcmap", s(&co), "--json"])).unwrap();
+    let doc: Value = serde_json::from_str(&kreplay_sqtt_ok(&[
+        "memtrace",
+        s(&records),
+        "--funcmap",
+        s(&co),
+        "--json",
+    ]))
+    .unwrap();
     assert_eq!(doc["wave_size"], 64);
     assert_eq!(doc["line_size"], 128);
     assert_eq!(doc["access_size"], 4);
@@ -322,7 +395,12 @@ fn wave64_global_lds_and_buffer_with_interleaved_waves() {
     assert_eq!(summary["unknown_headers"], 0);
     assert_eq!(summary["privileged_skipped"], privileged);
     check_operations(&doc, &stream.expected, &names, 128, 4);
-    let load = doc["operations"].as_array().unwrap().iter().find(|o| o["id"] == 2).unwrap();
+    let load = doc["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == 2)
+        .unwrap();
     assert_eq!(load["source"], "kernels.hip:14");
     assert_eq!(load["layout"], "address64");
 
@@ -331,25 +409,41 @@ fn wave64_global_lds_and_buffer_with_interleaved_waves() {
     let mut csv = String::from("time,value,cu,simd,wave_id,se,flags\n");
     for (t, (se, cu, simd, wid, value, flags)) in stream.records.iter().enumerate() {
         array.push(serde_json::json!({"time": 1000 + t, "value": format!("{value:#x}"), "cu": cu, "simd": simd, "wave_id": wid, "se": se, "flags": flags}));
-        csv.push_str(&format!("{},{value:#x},{cu},{simd},{wid},{se},{flags}\n", 1000 + t));
+        csv.push_str(&format!(
+            "{},{value:#x},{cu},{simd},{wid},{se},{flags}\n",
+            1000 + t
+        ));
     }
     let json_path = dir.join("records.json");
     let csv_path = dir.join("records.csv");
     std::fs::write(&json_path, serde_json::to_string(&array).unwrap()).unwrap();
     std::fs::write(&csv_path, csv).unwrap();
     for other in [&json_path, &csv_path] {
-        let mut d: Value =
-            serde_json::from_str(&kreplay_sqtt_ok(&["memtrace", s(other), "--funcmap", s(&co), "--json"])).unwrap();
+        let mut d: Value = serde_json::from_str(&kreplay_sqtt_ok(&[
+            "memtrace",
+            s(other),
+            "--funcmap",
+            s(&co),
+            "--json",
+        ]))
+        .unwrap();
         d["records"] = doc["records"].clone();
         assert_eq!(d, doc, "{}", other.display());
     }
 
     // The table lists every operation with its name and source.
     let table = kreplay_sqtt_ok(&["memtrace", s(&records), "--funcmap", s(&co)]);
-    for line in ["addr_trace_load@kernels.hip:14", "addr_trace_lds_store@kernels.hip:15", "addr_trace_buffer_load@kernels.hip:16"] {
+    for line in [
+        "addr_trace_load@kernels.hip:14",
+        "addr_trace_lds_store@kernels.hip:15",
+        "addr_trace_buffer_load@kernels.hip:16",
+    ] {
         assert!(table.contains(line), "{table}");
     }
-    assert!(table.starts_with("wave_size: 64  line size: 128 B  access size: 4 B per lane\n"), "{table}");
+    assert!(
+        table.starts_with("wave_size: 64  line size: 128 B  access size: 4 B per lane\n"),
+        "{table}"
+    );
 }
 
 /// Wave32 with one EXEC word (as `crates/sqtt-pass` emits), other line and access sizes, plus
@@ -361,7 +455,16 @@ fn wave32_single_exec_word_options_and_damage() {
                    P:2:addr_trace_atomic@kernels.hip:21\nR:2:extra_payload_count=65\nU:3:phase\n\
                    P:4:addr_trace_load@bad\nR:4:extra_payload_count=7\nP:9:value\nR:9:extra_payload_count=1";
     let co = code_object_with(&dir, section);
-    let ops = [Op { id: 1, kind: Kind::Lds }, Op { id: 2, kind: Kind::Global }];
+    let ops = [
+        Op {
+            id: 1,
+            kind: Kind::Lds,
+        },
+        Op {
+            id: 2,
+            kind: Kind::Global,
+        },
+    ];
     let names = HashMap::from([(1, "addr_trace_lds_load"), (2, "addr_trace_atomic")]);
     let mut stream = generate(0x5eed_0002, 32, 1, &ops, 9, 3);
     // Damage, on waves of their own: an unknown id, a mismatched block, a block cut short.
@@ -401,12 +504,28 @@ fn wave32_two_exec_words() {
     let section = "W:32\nP:1:addr_trace_lds_load\nR:1:extra_payload_count=34\n\
                    P:2:addr_trace_load\nR:2:extra_payload_count=66\nP:3:value\nR:3:extra_payload_count=1\nF:8:_Z5scaleff";
     let co = code_object_with(&dir, section);
-    let ops = [Op { id: 1, kind: Kind::Lds }, Op { id: 2, kind: Kind::Global }];
+    let ops = [
+        Op {
+            id: 1,
+            kind: Kind::Lds,
+        },
+        Op {
+            id: 2,
+            kind: Kind::Global,
+        },
+    ];
     let names = HashMap::from([(1, "addr_trace_lds_load"), (2, "addr_trace_load")]);
     let stream = generate(0x5eed_0003, 32, 2, &ops, 3, 8);
     let records = dir.join("records.jsonl");
     write_json_lines(&records, &stream.records);
-    let doc: Value = serde_json::from_str(&kreplay_sqtt_ok(&["memtrace", s(&records), "--funcmap", s(&co), "--json"])).unwrap();
+    let doc: Value = serde_json::from_str(&kreplay_sqtt_ok(&[
+        "memtrace",
+        s(&records),
+        "--funcmap",
+        s(&co),
+        "--json",
+    ]))
+    .unwrap();
     assert_eq!(doc["summary"]["layout_mismatches"], 0);
     check_operations(&doc, &stream.expected, &names, 128, 4);
 }
@@ -415,7 +534,10 @@ fn wave32_two_exec_words() {
 #[test]
 fn hand_computed_block() {
     let dir = test_support::scratch_dir("sqtt-memtrace-hand");
-    let co = code_object_with(&dir, "W:64\nP:1:addr_trace_load@a.hip:1\nR:1:extra_payload_count=130");
+    let co = code_object_with(
+        &dir,
+        "W:64\nP:1:addr_trace_load@a.hip:1\nR:1:extra_payload_count=130",
+    );
     // Lanes 0..16 active, lane k reads base + 4k: 64 bytes in one 128-byte line.
     let mut csv = String::from("time,value,cu,simd,wave_id\n");
     let mut words = vec![1u32 << 2, 0xffff, 0];
@@ -429,12 +551,25 @@ fn hand_computed_block() {
     }
     let records = dir.join("records.csv");
     std::fs::write(&records, csv).unwrap();
-    let doc: Value = serde_json::from_str(&kreplay_sqtt_ok(&["memtrace", s(&records), "--funcmap", s(&co), "--json"])).unwrap();
+    let doc: Value = serde_json::from_str(&kreplay_sqtt_ok(&[
+        "memtrace",
+        s(&records),
+        "--funcmap",
+        s(&co),
+        "--json",
+    ]))
+    .unwrap();
     let op = &doc["operations"][0];
     assert_eq!(op["executions"], 1);
-    assert_eq!(op["lanes_active"], serde_json::json!({"mean": 16.0, "min": 16, "max": 16}));
+    assert_eq!(
+        op["lanes_active"],
+        serde_json::json!({"mean": 16.0, "min": 16, "max": 16})
+    );
     assert_eq!(op["cache_lines"]["total"], 1);
-    assert_eq!(op["dominant_stride"], serde_json::json!({"bytes": 4, "share": 1.0}));
+    assert_eq!(
+        op["dominant_stride"],
+        serde_json::json!({"bytes": 4, "share": 1.0})
+    );
     assert_eq!(op["bytes_requested"], 64);
     assert_eq!(op["bytes_fetched"], 128);
     assert_eq!(op["coalescing_efficiency"], 0.5);

@@ -46,7 +46,12 @@ fn ccob(version: u16, method: u16, uncompressed: u64, payload: &[u8]) -> Vec<u8>
     let mut b = b"CCOB".to_vec();
     b.extend(version.to_le_bytes());
     b.extend(method.to_le_bytes());
-    let header = 8 + match version { 1 => 4, 2 => 8, _ => 16 } + 8;
+    let header =
+        8 + match version {
+            1 => 4,
+            2 => 8,
+            _ => 16,
+        } + 8;
     let total = (header + payload.len()) as u64;
     match version {
         1 => b.extend((uncompressed as u32).to_le_bytes()),
@@ -71,7 +76,10 @@ fn funcmap_under_address_limit(file: &std::path::Path, bytes: u64) -> std::proce
     // SAFETY: the closure only calls setrlimit, which is async-signal-safe.
     unsafe {
         cmd.pre_exec(move || {
-            let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+            let limit = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
             if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
@@ -85,15 +93,36 @@ fn funcmap_under_address_limit(file: &std::path::Path, bytes: u64) -> std::proce
 fn a_compressed_bundle_claiming_4_gib_is_refused_under_an_address_space_limit() {
     let dir = test_support::scratch_dir("sqtt-robust-claim");
     let limit = 512 << 20;
-    for (version, method, claim) in [(3u16, 1u16, 4u64 << 30), (3, 0, 4 << 30), (2, 1, u64::from(u32::MAX)), (1, 0, 3 << 30)] {
+    for (version, method, claim) in [
+        (3u16, 1u16, 4u64 << 30),
+        (3, 0, 4 << 30),
+        (2, 1, u64::from(u32::MAX)),
+        (1, 0, 3 << 30),
+    ] {
         let file = dir.join(format!("claim-v{version}-m{method}.hipfb"));
-        std::fs::write(&file, ccob(version, method, claim, &[0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0, 0, 0, 0, 0, 0])).unwrap();
+        std::fs::write(
+            &file,
+            ccob(
+                version,
+                method,
+                claim,
+                &[0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0, 0, 0, 0, 0, 0],
+            ),
+        )
+        .unwrap();
         let out = funcmap_under_address_limit(&file, limit);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "v{version} m{method}: {}\n{stderr}", out.status);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "v{version} m{method}: {}\n{stderr}",
+            out.status
+        );
         assert!(stderr.contains(s(&file)), "{stderr}");
         assert!(
-            stderr.contains(&format!("the header claims {claim} uncompressed bytes from 12 compressed bytes")),
+            stderr.contains(&format!(
+                "the header claims {claim} uncompressed bytes from 12 compressed bytes"
+            )),
             "v{version} m{method}:\n{stderr}"
         );
     }
@@ -104,7 +133,11 @@ fn a_compressed_bundle_claiming_4_gib_is_refused_under_an_address_space_limit() 
     let b = dir.join("real.hipfb");
     bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx942", &with)], &b, true);
     let out = funcmap_under_address_limit(&b, limit);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("reduce_sum"));
 }
 
@@ -113,19 +146,45 @@ fn funcmap_errors_name_the_file_and_the_problem() {
     let dir = test_support::scratch_dir("sqtt-robust-funcmap");
     let co = build_kernels(&dir, "gfx942");
     let cases: [(&str, &[u8], &str); 6] = [
-        ("truncated", b"K:reduce_sum\nF:1:_Z5sca", "truncated: the section does not end with a NUL terminator"),
-        ("garbage", b"\x13\x37\xca\xfe\0", "line 1: byte 0x13 at offset 0 is not printable ASCII"),
-        ("unknown-row", b"K:reduce_sum\nQ:1:x\n\0", "line 2: unknown row tag"),
-        ("bad-id", b"F:x:f\n\0", "line 1: id `x` is not a decimal number"),
-        ("dangling-r", b"R:5:extra_payload_count=2\n\0", "R row for id 5, which no F/U/P row defines"),
+        (
+            "truncated",
+            b"K:reduce_sum\nF:1:_Z5sca",
+            "truncated: the section does not end with a NUL terminator",
+        ),
+        (
+            "garbage",
+            b"\x13\x37\xca\xfe\0",
+            "line 1: byte 0x13 at offset 0 is not printable ASCII",
+        ),
+        (
+            "unknown-row",
+            b"K:reduce_sum\nQ:1:x\n\0",
+            "line 2: unknown row tag",
+        ),
+        (
+            "bad-id",
+            b"F:x:f\n\0",
+            "line 1: id `x` is not a decimal number",
+        ),
+        (
+            "dangling-r",
+            b"R:5:extra_payload_count=2\n\0",
+            "R row for id 5, which no F/U/P row defines",
+        ),
         ("empty", b"", "the section is empty"),
     ];
     for (name, bytes, want) in cases {
         let file = dir.join(format!("{name}.co"));
         with_funcmap(&co, bytes, &file);
         let err = kreplay_sqtt_err(&["funcmap", s(&file)]);
-        assert!(err.contains(s(&file)), "{name}: the message names the file:\n{err}");
-        assert!(err.contains("invalid .sqtt_funcmap section"), "{name}:\n{err}");
+        assert!(
+            err.contains(s(&file)),
+            "{name}: the message names the file:\n{err}"
+        );
+        assert!(
+            err.contains("invalid .sqtt_funcmap section"),
+            "{name}:\n{err}"
+        );
         assert!(err.contains(want), "{name}: expected `{want}` in:\n{err}");
         // memtrace reads the same map and fails the same way.
         let records = dir.join("r.csv");
@@ -140,13 +199,22 @@ fn missing_section_non_elf_and_unreadable_files() {
     let dir = test_support::scratch_dir("sqtt-robust-files");
     let co = build_kernels(&dir, "gfx942");
     let err = kreplay_sqtt_err(&["funcmap", s(&co)]);
-    assert!(err.contains(&format!("{}: no .sqtt_funcmap section", s(&co))), "{err}");
+    assert!(
+        err.contains(&format!("{}: no .sqtt_funcmap section", s(&co))),
+        "{err}"
+    );
     assert!(err.contains("-fpass-plugin"), "says how to get one:\n{err}");
 
     let text = dir.join("notes.txt");
     std::fs::write(&text, "hello").unwrap();
     let err = kreplay_sqtt_err(&["funcmap", s(&text)]);
-    assert!(err.contains(&format!("{}: not an ELF file or clang offload bundle (starts with 68 65 6c 6c 6f)", s(&text))), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: not an ELF file or clang offload bundle (starts with 68 65 6c 6c 6f)",
+            s(&text)
+        )),
+        "{err}"
+    );
 
     let empty = dir.join("empty");
     std::fs::write(&empty, "").unwrap();
@@ -155,14 +223,25 @@ fn missing_section_non_elf_and_unreadable_files() {
 
     let missing = dir.join("does-not-exist");
     let err = kreplay_sqtt_err(&["funcmap", s(&missing)]);
-    assert!(err.contains(&format!("cannot read {}", s(&missing))), "{err}");
+    assert!(
+        err.contains(&format!("cannot read {}", s(&missing))),
+        "{err}"
+    );
     let err = kreplay_sqtt_err(&["funcmap", s(&dir)]);
-    assert!(err.contains(&format!("cannot read {}", s(&dir))), "a directory:\n{err}");
+    assert!(
+        err.contains(&format!("cannot read {}", s(&dir))),
+        "a directory:\n{err}"
+    );
 
     // A host ELF without device code.
     let host = dir.join("host");
     std::fs::write(dir.join("h.c"), "int main(void) { return 0; }\n").unwrap();
-    run_tool(std::process::Command::new("cc").arg(dir.join("h.c")).arg("-o").arg(&host));
+    run_tool(
+        std::process::Command::new("cc")
+            .arg(dir.join("h.c"))
+            .arg("-o")
+            .arg(&host),
+    );
     let err = kreplay_sqtt_err(&["funcmap", s(&host)]);
     assert!(err.contains("without a .hip_fatbin section"), "{err}");
 
@@ -187,7 +266,11 @@ fn damaged_bundles() {
         let cut = dir.join(format!("cut-{compress}.hipfb"));
         std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
         let err = kreplay_sqtt_err(&["funcmap", s(&cut)]);
-        let want = if compress { "compressed offload bundle (CCOB)" } else { "offload bundle at offset 0" };
+        let want = if compress {
+            "compressed offload bundle (CCOB)"
+        } else {
+            "offload bundle at offset 0"
+        };
         assert!(err.contains(want), "compress={compress}:\n{err}");
         assert!(err.contains(s(&cut)), "{err}");
     }
@@ -206,18 +289,41 @@ fn bad_record_files() {
     let dir = test_support::scratch_dir("sqtt-robust-records");
     let co = build_kernels(&dir, "gfx942");
     let with = dir.join("with.co");
-    with_funcmap(&co, b"W:64\nP:1:addr_trace_load\nR:1:extra_payload_count=130\n\0", &with);
+    with_funcmap(
+        &co,
+        b"W:64\nP:1:addr_trace_load\nR:1:extra_payload_count=130\n\0",
+        &with,
+    );
     let cases = [
-        ("a.csv", "time,value,cu,simd\n1,2,3,4\n", "has no `wave_id` column"),
-        ("b.csv", "time,value,cu,simd,wave_id\n1,2,3,4,5\n1,2,3\n", "line 3: 3 fields, the header has 5"),
-        ("c.jsonl", "{\"time\": 1, \"value\": 2, \"cu\": 0, \"simd\": 0, \"wave_id\": 0}\n{\"time\": 1}\n", "line 2:"),
-        ("d.json", "[{\"time\": 1, \"value\": \"zz\", \"cu\": 0, \"simd\": 0, \"wave_id\": 0}]", "`zz` is not an unsigned integer"),
+        (
+            "a.csv",
+            "time,value,cu,simd\n1,2,3,4\n",
+            "has no `wave_id` column",
+        ),
+        (
+            "b.csv",
+            "time,value,cu,simd,wave_id\n1,2,3,4,5\n1,2,3\n",
+            "line 3: 3 fields, the header has 5",
+        ),
+        (
+            "c.jsonl",
+            "{\"time\": 1, \"value\": 2, \"cu\": 0, \"simd\": 0, \"wave_id\": 0}\n{\"time\": 1}\n",
+            "line 2:",
+        ),
+        (
+            "d.json",
+            "[{\"time\": 1, \"value\": \"zz\", \"cu\": 0, \"simd\": 0, \"wave_id\": 0}]",
+            "`zz` is not an unsigned integer",
+        ),
     ];
     for (name, text, want) in cases {
         let f = dir.join(name);
         std::fs::write(&f, text).unwrap();
         let err = kreplay_sqtt_err(&["memtrace", s(&f), "--funcmap", s(&with)]);
-        assert!(err.contains(s(&f)) && err.contains(want), "{name}: expected `{want}`:\n{err}");
+        assert!(
+            err.contains(s(&f)) && err.contains(want),
+            "{name}: expected `{want}`:\n{err}"
+        );
     }
     let binary = dir.join("e.bin");
     std::fs::write(&binary, [0xffu8, 0xfe, 0x00]).unwrap();
@@ -238,10 +344,25 @@ fn target_selection() {
     let a = build_kernels(&dir, "gfx942");
     let b = build_kernels(&dir, "gfx90a");
     let (a2, b2) = (dir.join("a.co"), dir.join("b.co"));
-    with_funcmap(&a, b"W:64\nP:1:addr_trace_load\nR:1:extra_payload_count=130\n\0", &a2);
-    with_funcmap(&b, b"W:64\nP:1:addr_trace_lds_load\nR:1:extra_payload_count=66\n\0", &b2);
+    with_funcmap(
+        &a,
+        b"W:64\nP:1:addr_trace_load\nR:1:extra_payload_count=130\n\0",
+        &a2,
+    );
+    with_funcmap(
+        &b,
+        b"W:64\nP:1:addr_trace_lds_load\nR:1:extra_payload_count=66\n\0",
+        &b2,
+    );
     let fb = dir.join("ab.hipfb");
-    bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx942", &a2), ("hipv4-amdgcn-amd-amdhsa--gfx90a", &b2)], &fb, false);
+    bundle(
+        &[
+            ("hipv4-amdgcn-amd-amdhsa--gfx942", &a2),
+            ("hipv4-amdgcn-amd-amdhsa--gfx90a", &b2),
+        ],
+        &fb,
+        false,
+    );
     let records = dir.join("r.csv");
     let mut csv = String::from("time,value,cu,simd,wave_id\n4,4,0,0,0\n");
     csv.push_str("5,1,0,0,0\n6,0,0,0,0\n");
@@ -250,17 +371,48 @@ fn target_selection() {
     }
     std::fs::write(&records, csv).unwrap();
     let err = kreplay_sqtt_err(&["memtrace", s(&records), "--funcmap", s(&fb)]);
-    assert!(err.contains("choose one with --target") && err.contains("gfx90a") && err.contains("gfx942"), "{err}");
-    let err = kreplay_sqtt_err(&["memtrace", s(&records), "--funcmap", s(&fb), "--target", "gfx1100"]);
-    assert!(err.contains("no code object with a .sqtt_funcmap matches --target gfx1100"), "{err}");
+    assert!(
+        err.contains("choose one with --target")
+            && err.contains("gfx90a")
+            && err.contains("gfx942"),
+        "{err}"
+    );
+    let err = kreplay_sqtt_err(&[
+        "memtrace",
+        s(&records),
+        "--funcmap",
+        s(&fb),
+        "--target",
+        "gfx1100",
+    ]);
+    assert!(
+        err.contains("no code object with a .sqtt_funcmap matches --target gfx1100"),
+        "{err}"
+    );
     // gfx90a's map makes the block an LDS block: 64 payload words after EXEC would be a
     // mismatch for gfx942's 64-bit layout.
-    let out = kreplay_sqtt_ok(&["memtrace", s(&records), "--funcmap", s(&fb), "--target", "gfx90a", "--json"]);
+    let out = kreplay_sqtt_ok(&[
+        "memtrace",
+        s(&records),
+        "--funcmap",
+        s(&fb),
+        "--target",
+        "gfx90a",
+        "--json",
+    ]);
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["target"], "hipv4-amdgcn-amd-amdhsa--gfx90a");
     assert_eq!(doc["operations"][0]["name"], "addr_trace_lds_load");
     assert_eq!(doc["operations"][0]["lanes_active"]["max"], 1);
-    let out = kreplay_sqtt_ok(&["memtrace", s(&records), "--funcmap", s(&fb), "--target", "gfx942", "--json"]);
+    let out = kreplay_sqtt_ok(&[
+        "memtrace",
+        s(&records),
+        "--funcmap",
+        s(&fb),
+        "--target",
+        "gfx942",
+        "--json",
+    ]);
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["summary"]["incomplete_blocks"], 1);
 }
@@ -269,13 +421,21 @@ fn row() -> impl Strategy<Value = String> {
     let name = "[a-zA-Z_][a-zA-Z0-9_ .:]{0,12}";
     prop_oneof![
         (name).prop_map(|n| format!("K:{n}")),
-        (1u32..50, name, proptest::option::of("[a-z]{1,5}\\.hip:[0-9]{1,3}"))
-            .prop_map(|(i, n, src)| format!("F:{i}:{n}{}", src.map(|s| format!("@{s}")).unwrap_or_default())),
+        (
+            1u32..50,
+            name,
+            proptest::option::of("[a-z]{1,5}\\.hip:[0-9]{1,3}")
+        )
+            .prop_map(|(i, n, src)| format!(
+                "F:{i}:{n}{}",
+                src.map(|s| format!("@{s}")).unwrap_or_default()
+            )),
         (1u32..50, name).prop_map(|(i, n)| format!("U:{i}:{n}")),
         (1u32..50, name).prop_map(|(i, n)| format!("P:{i}:{n}")),
         prop_oneof![Just("W:32".to_string()), Just("W:64".to_string())],
         (1u32..50, 0u32..200).prop_map(|(i, n)| format!("R:{i}:extra_payload_count={n}")),
-        (0u32..40, 0u32..40).prop_map(|(b, s)| format!("M:shader_clock_bits={b};shader_clock_shift={s}")),
+        (0u32..40, 0u32..40)
+            .prop_map(|(b, s)| format!("M:shader_clock_bits={b};shader_clock_shift={s}")),
     ]
 }
 

@@ -119,7 +119,10 @@ fn instrumentable(f: LLVMValueRef) -> bool {
 
 /// The module's functions that markers may be planted in.
 fn instrumentable_functions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
-    ir::functions(m).into_iter().filter(|&f| instrumentable(f)).collect()
+    ir::functions(m)
+        .into_iter()
+        .filter(|&f| instrumentable(f))
+        .collect()
 }
 
 /// Runs `phase` on `m`. Host modules (any triple not starting with `amdgcn`) are untouched.

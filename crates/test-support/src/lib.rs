@@ -10,7 +10,10 @@ use std::process::Command;
 /// The profile directory (`target/debug`) holding the workspace's artifacts.
 pub fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
-    let mut dir = exe.parent().expect("test binary has a parent").to_path_buf();
+    let mut dir = exe
+        .parent()
+        .expect("test binary has a parent")
+        .to_path_buf();
     if dir.file_name().is_some_and(|n| n == "deps") {
         dir.pop();
     }
@@ -38,7 +41,10 @@ pub fn vhsa_lib_dir() -> PathBuf {
     // name is unique per call, as tests of one binary run on several threads.
     static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".libhsa-runtime64.so.1.{}.{call}", std::process::id()));
+    let tmp = dir.join(format!(
+        ".libhsa-runtime64.so.1.{}.{call}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_file(&tmp);
     std::os::unix::fs::symlink(&built, &tmp).expect("symlink vhsa");
     std::fs::rename(&tmp, &link).expect("rename vhsa symlink");
@@ -62,7 +68,9 @@ pub fn kreplay_bin() -> PathBuf {
 
 /// A fresh scratch directory under the profile directory, unique to this process and `tag`.
 pub fn scratch_dir(tag: &str) -> PathBuf {
-    let dir = profile_dir().join("test-scratch").join(format!("{tag}-{}", std::process::id()));
+    let dir = profile_dir()
+        .join("test-scratch")
+        .join(format!("{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create scratch dir");
     dir
@@ -133,7 +141,11 @@ pub fn build_code_object(src: &Path, arch: &str, out: &Path) {
 
 /// The HIP test programs of vhsa (`crates/vhsa/tests/hip`, with their header `hip_test.h`).
 pub fn hip_programs_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("vhsa").join("tests").join("hip")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("vhsa")
+        .join("tests")
+        .join("hip")
 }
 
 /// Builds the HIP test program `<name>.hip` of [`hip_programs_dir`] into `out` with Debian's
@@ -141,7 +153,9 @@ pub fn hip_programs_dir() -> PathBuf {
 /// `gfx90a:xnack-`). The program links the HSA runtime (vhsa at run time, through
 /// `LD_LIBRARY_PATH`). Panics with the compiler's message on failure.
 pub fn build_hip_program(name: &str, arch: &str, out: &Path) {
-    let hipcc = std::env::var_os("HIPCC").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("hipcc"));
+    let hipcc = std::env::var_os("HIPCC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("hipcc"));
     let src = hip_programs_dir().join(format!("{name}.hip"));
     let output = Command::new(&hipcc)
         .arg(format!("--offload-arch={arch}"))
@@ -190,23 +204,38 @@ pub fn vhsa_symbol<F: Copy>(name: &str) -> F {
             "unknown error".to_owned()
         } else {
             // SAFETY: non-NULL, NUL-terminated (see above).
-            unsafe { std::ffi::CStr::from_ptr(e) }.to_string_lossy().into_owned()
+            unsafe { std::ffi::CStr::from_ptr(e) }
+                .to_string_lossy()
+                .into_owned()
         }
     }
 
-    assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut c_void>(), "F must be a function pointer");
+    assert_eq!(
+        std::mem::size_of::<F>(),
+        std::mem::size_of::<*mut c_void>(),
+        "F must be a function pointer"
+    );
     let lib = *LIB.get_or_init(|| {
         let path = vhsa_lib_dir().join("libhsa-runtime64.so.1");
         let c = CString::new(path.as_os_str().as_encoded_bytes()).expect("path without NUL");
         // SAFETY: dlopen with a NUL-terminated path.
         let h = unsafe { dlopen(c.as_ptr(), RTLD_NOW | RTLD_GLOBAL) };
-        assert!(!h.is_null(), "dlopen {} failed: {}", path.display(), last_error());
+        assert!(
+            !h.is_null(),
+            "dlopen {} failed: {}",
+            path.display(),
+            last_error()
+        );
         h as usize
     });
     let c = CString::new(name).expect("symbol name without NUL");
     // SAFETY: `lib` is a live handle from dlopen; the name is NUL-terminated.
     let p = unsafe { dlsym(lib as *mut c_void, c.as_ptr()) };
-    assert!(!p.is_null(), "vhsa does not export {name}: {}", last_error());
+    assert!(
+        !p.is_null(),
+        "vhsa does not export {name}: {}",
+        last_error()
+    );
     // SAFETY: `F` is pointer-sized (checked above) and, by this function's contract, the type of
     // the exported function.
     unsafe { std::mem::transmute_copy(&p) }

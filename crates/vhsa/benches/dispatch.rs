@@ -38,7 +38,11 @@ impl Api {
     }
 }
 
-unsafe extern "C" fn empty_kernel(_packet: *const hsa_kernel_dispatch_packet_t, _user_data: *mut c_void) {}
+unsafe extern "C" fn empty_kernel(
+    _packet: *const hsa_kernel_dispatch_packet_t,
+    _user_data: *mut c_void,
+) {
+}
 
 unsafe extern "C" fn pick_gpu(agent: hsa_agent_t, data: *mut c_void) -> hsa_status_t {
     // SAFETY: `data` is the `(get_info, out)` pair passed by `bench`.
@@ -75,7 +79,8 @@ fn bench(c: &mut Criterion) {
     let signal_create: hsa_signal_create_fn_t = api.sym("hsa_signal_create");
     let signal_store: hsa_signal_store_relaxed_fn_t = api.sym("hsa_signal_store_screlease");
     let signal_wait: hsa_signal_wait_scacquire_fn_t = api.sym("hsa_signal_wait_scacquire");
-    let add_write_index: hsa_queue_add_write_index_relaxed_fn_t = api.sym("hsa_queue_add_write_index_relaxed");
+    let add_write_index: hsa_queue_add_write_index_relaxed_fn_t =
+        api.sym("hsa_queue_add_write_index_relaxed");
     type Create = unsafe extern "C" fn(
         *const std::ffi::c_char,
         Option<unsafe extern "C" fn(*const hsa_kernel_dispatch_packet_t, *mut c_void)>,
@@ -92,52 +97,83 @@ fn bench(c: &mut Criterion) {
         assert_ne!(gpu.handle, 0, "no GPU agent");
         let mut queue: *mut hsa_queue_t = std::ptr::null_mut();
         assert_eq!(
-            queue_create.unwrap()(gpu, 4096, HSA_QUEUE_TYPE_SINGLE, None, std::ptr::null_mut(), 0, 0, &mut queue),
+            queue_create.unwrap()(
+                gpu,
+                4096,
+                HSA_QUEUE_TYPE_SINGLE,
+                None,
+                std::ptr::null_mut(),
+                0,
+                0,
+                &mut queue
+            ),
             HSA_STATUS_SUCCESS
         );
         let mut done = hsa_signal_t { handle: 0 };
-        assert_eq!(signal_create.unwrap()(0, 0, std::ptr::null(), &mut done), HSA_STATUS_SUCCESS);
+        assert_eq!(
+            signal_create.unwrap()(0, 0, std::ptr::null(), &mut done),
+            HSA_STATUS_SUCCESS
+        );
         let kernel = native_create(c"empty".as_ptr(), Some(empty_kernel), std::ptr::null_mut());
         let q = &*queue;
 
         let mut group = c.benchmark_group("native_dispatch");
         for batch in [64u64, 1024] {
             group.throughput(Throughput::Elements(batch));
-            group.bench_with_input(BenchmarkId::new("one_queue_batch", batch), &batch, |b, &batch| {
-                b.iter(|| {
-                    signal_store.unwrap()(done, 1);
-                    let base = add_write_index.unwrap()(queue, batch);
-                    for i in 0..batch {
-                        let idx = base + i;
-                        let slot = q.base_address.cast::<u8>().add((idx % u64::from(q.size)) as usize * 64);
-                        let mut p = hsa_kernel_dispatch_packet_t {
-                            workgroup_size_x: 1,
-                            workgroup_size_y: 1,
-                            workgroup_size_z: 1,
-                            grid_size_x: 1,
-                            grid_size_y: 1,
-                            grid_size_z: 1,
-                            kernel_object: kernel,
-                            ..Default::default()
-                        };
-                        if i + 1 == batch {
-                            p.completion_signal = done;
+            group.bench_with_input(
+                BenchmarkId::new("one_queue_batch", batch),
+                &batch,
+                |b, &batch| {
+                    b.iter(|| {
+                        signal_store.unwrap()(done, 1);
+                        let base = add_write_index.unwrap()(queue, batch);
+                        for i in 0..batch {
+                            let idx = base + i;
+                            let slot = q
+                                .base_address
+                                .cast::<u8>()
+                                .add((idx % u64::from(q.size)) as usize * 64);
+                            let mut p = hsa_kernel_dispatch_packet_t {
+                                workgroup_size_x: 1,
+                                workgroup_size_y: 1,
+                                workgroup_size_z: 1,
+                                grid_size_x: 1,
+                                grid_size_y: 1,
+                                grid_size_z: 1,
+                                kernel_object: kernel,
+                                ..Default::default()
+                            };
+                            if i + 1 == batch {
+                                p.completion_signal = done;
+                            }
+                            std::ptr::copy_nonoverlapping(
+                                (&raw const p).cast::<u8>().add(4),
+                                slot.add(4),
+                                60,
+                            );
+                            let header = HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE;
+                            let setup = 1u32 << 16;
+                            AtomicU32::from_ptr(slot.cast::<u32>())
+                                .store(header | setup, Ordering::Release);
                         }
-                        std::ptr::copy_nonoverlapping((&raw const p).cast::<u8>().add(4), slot.add(4), 60);
-                        let header = HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE;
-                        let setup = 1u32 << 16;
-                        AtomicU32::from_ptr(slot.cast::<u32>()).store(header | setup, Ordering::Release);
-                    }
-                    signal_store.unwrap()(q.doorbell_signal, (base + batch - 1) as i64);
-                    let v = signal_wait.unwrap()(done, HSA_SIGNAL_CONDITION_EQ, 0, u64::MAX, HSA_WAIT_STATE_BLOCKED);
-                    assert_eq!(v, 0);
-                });
-            });
+                        signal_store.unwrap()(q.doorbell_signal, (base + batch - 1) as i64);
+                        let v = signal_wait.unwrap()(
+                            done,
+                            HSA_SIGNAL_CONDITION_EQ,
+                            0,
+                            u64::MAX,
+                            HSA_WAIT_STATE_BLOCKED,
+                        );
+                        assert_eq!(v, 0);
+                    });
+                },
+            );
         }
         group.finish();
 
         // Copy bandwidth: host<->device is throttled by the link model, device<->device is not.
-        let iterate_pools: hsa_amd_agent_iterate_memory_pools_fn_t = api.sym("hsa_amd_agent_iterate_memory_pools");
+        let iterate_pools: hsa_amd_agent_iterate_memory_pools_fn_t =
+            api.sym("hsa_amd_agent_iterate_memory_pools");
         let allocate: hsa_amd_memory_pool_allocate_fn_t = api.sym("hsa_amd_memory_pool_allocate");
         let copy: hsa_memory_copy_fn_t = api.sym("hsa_memory_copy");
         let mut pool = hsa_amd_memory_pool_t { handle: 0 };
@@ -145,17 +181,33 @@ fn bench(c: &mut Criterion) {
         const BYTES: usize = 16 << 20;
         let mut dev_a: *mut c_void = std::ptr::null_mut();
         let mut dev_b: *mut c_void = std::ptr::null_mut();
-        assert_eq!(allocate.unwrap()(pool, BYTES, 0, &mut dev_a), HSA_STATUS_SUCCESS);
-        assert_eq!(allocate.unwrap()(pool, BYTES, 0, &mut dev_b), HSA_STATUS_SUCCESS);
+        assert_eq!(
+            allocate.unwrap()(pool, BYTES, 0, &mut dev_a),
+            HSA_STATUS_SUCCESS
+        );
+        assert_eq!(
+            allocate.unwrap()(pool, BYTES, 0, &mut dev_b),
+            HSA_STATUS_SUCCESS
+        );
         let mut host = vec![1u8; BYTES];
         let mut group = c.benchmark_group(format!("copy_16MiB_link_{LINK_GBPS}GBps"));
         group.throughput(Throughput::Bytes(BYTES as u64));
         group.sample_size(20);
         group.bench_function("host_to_device", |b| {
-            b.iter(|| assert_eq!(copy.unwrap()(dev_a, host.as_ptr().cast(), BYTES), HSA_STATUS_SUCCESS))
+            b.iter(|| {
+                assert_eq!(
+                    copy.unwrap()(dev_a, host.as_ptr().cast(), BYTES),
+                    HSA_STATUS_SUCCESS
+                )
+            })
         });
         group.bench_function("device_to_host", |b| {
-            b.iter(|| assert_eq!(copy.unwrap()(host.as_mut_ptr().cast(), dev_a, BYTES), HSA_STATUS_SUCCESS))
+            b.iter(|| {
+                assert_eq!(
+                    copy.unwrap()(host.as_mut_ptr().cast(), dev_a, BYTES),
+                    HSA_STATUS_SUCCESS
+                )
+            })
         });
         group.bench_function("device_to_device", |b| {
             b.iter(|| assert_eq!(copy.unwrap()(dev_b, dev_a, BYTES), HSA_STATUS_SUCCESS))

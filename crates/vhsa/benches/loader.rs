@@ -51,12 +51,14 @@ fn loader(c: &mut Criterion) {
         sym("hsa_code_object_reader_create_from_memory");
     let reader_destroy: hsa_code_object_reader_destroy_fn_t = sym("hsa_code_object_reader_destroy");
     let create: hsa_executable_create_alt_fn_t = sym("hsa_executable_create_alt");
-    let load: hsa_executable_load_agent_code_object_fn_t = sym("hsa_executable_load_agent_code_object");
+    let load: hsa_executable_load_agent_code_object_fn_t =
+        sym("hsa_executable_load_agent_code_object");
     let freeze: hsa_executable_freeze_fn_t = sym("hsa_executable_freeze");
     let destroy: hsa_executable_destroy_fn_t = sym("hsa_executable_destroy");
     let by_name: hsa_executable_get_symbol_by_name_fn_t = sym("hsa_executable_get_symbol_by_name");
     let get_info: hsa_executable_symbol_get_info_fn_t = sym("hsa_executable_symbol_get_info");
-    let iterate: hsa_executable_iterate_agent_symbols_fn_t = sym("hsa_executable_iterate_agent_symbols");
+    let iterate: hsa_executable_iterate_agent_symbols_fn_t =
+        sym("hsa_executable_iterate_agent_symbols");
 
     let mut reader = hsa_code_object_reader_t { handle: 0 };
     // SAFETY: runtime call; `bytes` outlives it (the reader copies them).
@@ -97,7 +99,11 @@ fn loader(c: &mut Criterion) {
             // SAFETY: runtime calls with valid handles and out-pointers.
             unsafe {
                 by_name.unwrap()(exec, name.as_ptr(), &agent, &mut s);
-                get_info.unwrap()(s, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, (&raw mut object).cast());
+                get_info.unwrap()(
+                    s,
+                    HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
+                    (&raw mut object).cast(),
+                );
             }
             black_box(object)
         })

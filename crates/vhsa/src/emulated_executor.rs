@@ -53,7 +53,12 @@ static DISPATCH_SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// The records of the latest emulated dispatch whose completion signal is `signal`.
 pub(crate) fn records_of(signal: u64) -> Option<Arc<[ShaderDataRecord]>> {
-    RECORDS.lock().iter().rev().find(|(s, _)| *s == signal).map(|(_, r)| r.clone())
+    RECORDS
+        .lock()
+        .iter()
+        .rev()
+        .find(|(s, _)| *s == signal)
+        .map(|(_, r)| r.clone())
 }
 
 fn keep_records(signal: u64, records: Arc<[ShaderDataRecord]>) {
@@ -82,7 +87,11 @@ unsafe impl GlobalMemory for DispatchMemory {
                 .extra
                 .iter()
                 .any(|&(b, l)| addr >= b && addr.checked_add(len).is_some_and(|e| e <= b + l));
-        if inside { NonNull::new(addr as *mut u8) } else { None }
+        if inside {
+            NonNull::new(addr as *mut u8)
+        } else {
+            None
+        }
     }
 }
 
@@ -93,8 +102,12 @@ fn fault(status: hsa_status_t, message: String) -> DispatchFault {
 /// The queue error a fault kind ends the dispatch with.
 pub(crate) fn status_of(kind: &FaultKind) -> hsa_status_t {
     match kind {
-        FaultKind::Memory { .. } | FaultKind::Misaligned { .. } => HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
-        FaultKind::IllegalInstruction { .. } | FaultKind::BadJump { .. } => HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION,
+        FaultKind::Memory { .. } | FaultKind::Misaligned { .. } => {
+            HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION
+        }
+        FaultKind::IllegalInstruction { .. } | FaultKind::BadJump { .. } => {
+            HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION
+        }
         FaultKind::Trap { .. } => HSA_STATUS_ERROR_EXCEPTION,
         FaultKind::TimeLimit { .. } | FaultKind::Cancelled => HSA_STATUS_ERROR,
         FaultKind::BadDispatch { .. } => HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
@@ -107,7 +120,10 @@ impl EmulatedExecutor {
             .lock()
             .entry(agent)
             .or_insert_with(|| {
-                let cus = crate::topology::agent(agent).ok().and_then(|a| a.model).map_or(4, |m| m.compute_units);
+                let cus = crate::topology::agent(agent)
+                    .ok()
+                    .and_then(|a| a.model)
+                    .map_or(4, |m| m.compute_units);
                 Arc::new(Emulator::new(target, 0).with_compute_units(cus))
             })
             .clone()
@@ -125,8 +141,13 @@ impl EmulatedExecutor {
         let parsed = amdgpu_emu::code_object::CodeObject::parse(&lco.bytes)
             .map_err(|e| format!("code object {}: {e}", lco.uri))?;
         let delta = lco.delta();
-        let range = parsed.text.start.wrapping_add_signed(delta)..parsed.text.end.wrapping_add_signed(delta);
-        let gone: Vec<u64> = code.keys().copied().filter(|h| loader::loaded_code_object(*h).is_err()).collect();
+        let range = parsed.text.start.wrapping_add_signed(delta)
+            ..parsed.text.end.wrapping_add_signed(delta);
+        let gone: Vec<u64> = code
+            .keys()
+            .copied()
+            .filter(|h| loader::loaded_code_object(*h).is_err())
+            .collect();
         for h in gone {
             if let Some(r) = code.remove(&h) {
                 for e in self.emulators.lock().values() {
@@ -140,13 +161,19 @@ impl EmulatedExecutor {
 }
 
 impl Executor for EmulatedExecutor {
-    fn execute(&self, d: &DispatchRequest<'_>, _memory: &dyn DeviceMemory) -> Result<(), DispatchFault> {
+    fn execute(
+        &self,
+        d: &DispatchRequest<'_>,
+        _memory: &dyn DeviceMemory,
+    ) -> Result<(), DispatchFault> {
         let object = d.kernel_object;
         let Some(symbol) = loader::kernel_by_object(object) else {
             return Err(DispatchFault::NoImplementation);
         };
         let name = symbol.kernel_name().unwrap_or(&symbol.name).to_owned();
-        let Some(target) = Target::from_name(d.agent.isa_name).or_else(|| Target::from_name(d.agent.target)) else {
+        let Some(target) =
+            Target::from_name(d.agent.isa_name).or_else(|| Target::from_name(d.agent.target))
+        else {
             return Err(fault(
                 HSA_STATUS_ERROR_INVALID_ISA,
                 format!(
@@ -155,14 +182,20 @@ impl Executor for EmulatedExecutor {
                 ),
             ));
         };
-        let code_range = self.code_range(object).map_err(|m| fault(HSA_STATUS_ERROR_INVALID_CODE_OBJECT, format!("kernel `{name}`: {m}")))?;
+        let code_range = self.code_range(object).map_err(|m| {
+            fault(
+                HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
+                format!("kernel `{name}`: {m}"),
+            )
+        })?;
         let p = d.packet;
         let setup = DispatchSetup {
             kernel_object: object,
             kernel_name: Some(&name),
             code_range,
             grid: [p.grid_size_x, p.grid_size_y, p.grid_size_z].map(|v| v.max(1)),
-            workgroup: [p.workgroup_size_x, p.workgroup_size_y, p.workgroup_size_z].map(|v| u32::from(v).max(1)),
+            workgroup: [p.workgroup_size_x, p.workgroup_size_y, p.workgroup_size_z]
+                .map(|v| u32::from(v).max(1)),
             kernarg_address: d.kernarg_address,
             group_segment_size: p.group_segment_size,
             private_segment_size: p.private_segment_size,
@@ -173,12 +206,20 @@ impl Executor for EmulatedExecutor {
         };
         let memory = DispatchMemory {
             view: crate::memory::MemoryView::take(),
-            extra: [(d.queue_address, std::mem::size_of::<hsa_queue_t>() as u64), d.ring],
+            extra: [
+                (d.queue_address, std::mem::size_of::<hsa_queue_t>() as u64),
+                d.ring,
+            ],
         };
         let emu = self.emulator(d.agent.handle, target);
-        let outcome = emu.dispatch_cancellable(&setup, &memory, d.abandon).map_err(|f| {
-            fault(status_of(&f.kind), format!("kernel `{name}` on agent {}: {f}", d.agent.target))
-        })?;
+        let outcome = emu
+            .dispatch_cancellable(&setup, &memory, d.abandon)
+            .map_err(|f| {
+                fault(
+                    status_of(&f.kind),
+                    format!("kernel `{name}` on agent {}: {f}", d.agent.target),
+                )
+            })?;
         drop(memory);
         let signal = p.completion_signal.handle;
         let records: Arc<[ShaderDataRecord]> = outcome.trace.into();
@@ -193,13 +234,22 @@ impl Executor for EmulatedExecutor {
 /// Writes a dispatch's records under `VHSA_SQTT_DIR` as `<pid>-<n>-<kernel>.jsonl`, one JSON
 /// object per record in the form `kreplay sqtt` reads.
 fn write_record_file(seq: u64, kernel: &str, records: &[ShaderDataRecord]) {
-    let Some(dir) = std::env::var_os(SQTT_DIR_VARIABLE) else { return };
+    let Some(dir) = std::env::var_os(SQTT_DIR_VARIABLE) else {
+        return;
+    };
     let safe: String = kernel
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(80)
         .collect();
-    let path = std::path::Path::new(&dir).join(format!("{}-{seq}-{safe}.jsonl", std::process::id()));
+    let path =
+        std::path::Path::new(&dir).join(format!("{}-{seq}-{safe}.jsonl", std::process::id()));
     let mut text = String::with_capacity(records.len() * 80);
     for r in records {
         text.push_str(&format!(
@@ -210,7 +260,10 @@ fn write_record_file(seq: u64, kernel: &str, records: &[ShaderDataRecord]) {
     if let Err(e) = std::fs::write(&path, text) {
         static WARNED: std::sync::Once = std::sync::Once::new();
         WARNED.call_once(|| {
-            tracing::warn!("{SQTT_DIR_VARIABLE}: cannot write {}: {e} (set it to a writable directory)", path.display())
+            tracing::warn!(
+                "{SQTT_DIR_VARIABLE}: cannot write {}: {e} (set it to a writable directory)",
+                path.display()
+            )
         });
     }
 }

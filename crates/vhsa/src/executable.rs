@@ -35,7 +35,9 @@ impl From<LoaderError> for Error {
 /// The kernel name (without `.kd`) of the loaded code object kernel whose kernel object is
 /// `kernel_object`.
 pub(crate) fn kernel_name_of(kernel_object: u64) -> Option<String> {
-    loader::kernel_by_object(kernel_object)?.kernel_name().map(str::to_owned)
+    loader::kernel_by_object(kernel_object)?
+        .kernel_name()
+        .map(str::to_owned)
 }
 
 // ---------------------------------------------------------------- links to the rest of the runtime
@@ -78,7 +80,6 @@ fn free_agent_memory(base: u64, _size: u64) {
         tracing::warn!("cannot free the agent memory of a loaded code object at {base:#x}: {e}");
     }
 }
-
 
 // ---------------------------------------------------------------- readers
 
@@ -142,4 +143,3 @@ pub(crate) fn file_uri(fd: hsa_file_t, offset: u64, size: usize) -> String {
         .unwrap_or_else(|_| format!("fd{fd}"));
     format!("file://{path}#offset={offset}&size={size}")
 }
-

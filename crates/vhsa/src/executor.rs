@@ -86,7 +86,9 @@ impl std::fmt::Display for DispatchFault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DispatchFault::NoImplementation => write!(f, "no implementation for the kernel object"),
-            DispatchFault::Fault { status, message } => write!(f, "kernel fault (status {status:#x}): {message}"),
+            DispatchFault::Fault { status, message } => {
+                write!(f, "kernel fault (status {status:#x}): {message}")
+            }
         }
     }
 }
@@ -116,14 +118,22 @@ pub trait DeviceMemory {
 /// per queue (different queues call it concurrently).
 pub trait Executor: Send + Sync {
     /// Runs the whole grid of one dispatch.
-    fn execute(&self, dispatch: &DispatchRequest<'_>, memory: &dyn DeviceMemory) -> Result<(), DispatchFault>;
+    fn execute(
+        &self,
+        dispatch: &DispatchRequest<'_>,
+        memory: &dyn DeviceMemory,
+    ) -> Result<(), DispatchFault>;
 }
 
 /// Tries each executor in order; the first one that has an implementation runs the dispatch.
 pub struct ExecutorChain(pub Vec<std::sync::Arc<dyn Executor>>);
 
 impl Executor for ExecutorChain {
-    fn execute(&self, dispatch: &DispatchRequest<'_>, memory: &dyn DeviceMemory) -> Result<(), DispatchFault> {
+    fn execute(
+        &self,
+        dispatch: &DispatchRequest<'_>,
+        memory: &dyn DeviceMemory,
+    ) -> Result<(), DispatchFault> {
         for e in &self.0 {
             match e.execute(dispatch, memory) {
                 Err(DispatchFault::NoImplementation) => continue,

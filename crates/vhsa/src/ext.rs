@@ -6,14 +6,18 @@
 #![allow(non_camel_case_types)]
 
 use crate::boundary::value_call;
-use hsa_abi::ffi::{HSA_STATUS_ERROR, HSA_STATUS_ERROR_INVALID_ARGUMENT, HSA_STATUS_SUCCESS, hsa_kernel_dispatch_packet_t, hsa_status_t};
+use hsa_abi::ffi::{
+    HSA_STATUS_ERROR, HSA_STATUS_ERROR_INVALID_ARGUMENT, HSA_STATUS_SUCCESS,
+    hsa_kernel_dispatch_packet_t, hsa_status_t,
+};
 use std::ffi::{CStr, c_char, c_void};
 use std::sync::atomic::Ordering;
 
 /// A native kernel: called once per dispatch, on the queue's packet-processor thread, with the
 /// dispatch packet (valid for the call only); it loops over the grid itself.
-pub type vhsa_native_kernel_fn =
-    Option<unsafe extern "C" fn(packet: *const hsa_kernel_dispatch_packet_t, user_data: *mut c_void)>;
+pub type vhsa_native_kernel_fn = Option<
+    unsafe extern "C" fn(packet: *const hsa_kernel_dispatch_packet_t, user_data: *mut c_void),
+>;
 
 /// Registers a native kernel under `name` (copied) and returns a kernel object usable in
 /// dispatch packets, or 0 when `name` or `fn` is NULL. A kernel symbol of a loaded code object
@@ -22,7 +26,11 @@ pub type vhsa_native_kernel_fn =
 /// # Safety
 /// `name` is NULL or a NUL-terminated string.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn vhsa_native_kernel_create(name: *const c_char, r#fn: vhsa_native_kernel_fn, user_data: *mut c_void) -> u64 {
+pub unsafe extern "C" fn vhsa_native_kernel_create(
+    name: *const c_char,
+    r#fn: vhsa_native_kernel_fn,
+    user_data: *mut c_void,
+) -> u64 {
     value_call("vhsa_native_kernel_create", 0, || {
         let Some(f) = r#fn else { return 0 };
         if name.is_null() {
@@ -98,34 +106,44 @@ pub extern "C" fn vhsa_stats_reset() {
 /// (1 = the next); 0 clears.
 #[unsafe(no_mangle)]
 pub extern "C" fn vhsa_fault_fail_pool_allocation(nth: u64) {
-    value_call("vhsa_fault_fail_pool_allocation", (), || crate::fault::fail_pool_allocation(nth))
+    value_call("vhsa_fault_fail_pool_allocation", (), || {
+        crate::fault::fail_pool_allocation(nth)
+    })
 }
 
 /// After `after` more copies succeed, the next `count` copies (`hsa_memory_copy` and async
 /// copies) fail with `HSA_STATUS_ERROR`; `count` 0 clears.
 #[unsafe(no_mangle)]
 pub extern "C" fn vhsa_fault_fail_copies(after: u64, count: u64) {
-    value_call("vhsa_fault_fail_copies", (), || crate::fault::fail_copies(after, count))
+    value_call("vhsa_fault_fail_copies", (), || {
+        crate::fault::fail_copies(after, count)
+    })
 }
 
 /// `hsa_executable_iterate_*symbols` and the loader's executable iteration fail with
 /// `HSA_STATUS_ERROR` while `on`.
 #[unsafe(no_mangle)]
 pub extern "C" fn vhsa_fault_fail_symbol_iteration(on: bool) {
-    value_call("vhsa_fault_fail_symbol_iteration", (), || crate::fault::fail_symbol_iteration(on))
+    value_call("vhsa_fault_fail_symbol_iteration", (), || {
+        crate::fault::fail_symbol_iteration(on)
+    })
 }
 
 /// `hsa_executable_symbol_get_info` fails with `HSA_STATUS_ERROR` for the address and size of
 /// variable symbols while `on`.
 #[unsafe(no_mangle)]
 pub extern "C" fn vhsa_fault_fail_symbol_info(on: bool) {
-    value_call("vhsa_fault_fail_symbol_info", (), || crate::fault::fail_symbol_info(on))
+    value_call("vhsa_fault_fail_symbol_info", (), || {
+        crate::fault::fail_symbol_info(on)
+    })
 }
 
 /// Each `hsa_amd_signal_async_handler` callback is delayed by `ms`; 0 clears.
 #[unsafe(no_mangle)]
 pub extern "C" fn vhsa_fault_delay_async_handlers(ms: u64) {
-    value_call("vhsa_fault_delay_async_handlers", (), || crate::fault::delay_async_handlers(ms))
+    value_call("vhsa_fault_delay_async_handlers", (), || {
+        crate::fault::delay_async_handlers(ms)
+    })
 }
 
 /// Dispatches of the kernel `name` (copied) never complete until cleared; NULL clears.
@@ -136,7 +154,9 @@ pub unsafe extern "C" fn vhsa_fault_hang_kernel(name: *const c_char) {
     value_call("vhsa_fault_hang_kernel", (), || {
         let name = (!name.is_null()).then(|| {
             // SAFETY: non-NULL; the caller passes a NUL-terminated string.
-            unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()
+            unsafe { CStr::from_ptr(name) }
+                .to_string_lossy()
+                .into_owned()
         });
         crate::fault::set_hang_kernel(name);
     })

@@ -114,11 +114,15 @@ pub(crate) fn set_hang_kernel(name: Option<String>) {
 /// Why a `VHSA_FAULTS` item was rejected.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum FaultSpecError {
-    #[error("VHSA_FAULTS: `{0}` is not `key=value`; expected items like pool_alloc=3;copy_count=1 separated by `;`")]
+    #[error(
+        "VHSA_FAULTS: `{0}` is not `key=value`; expected items like pool_alloc=3;copy_count=1 separated by `;`"
+    )]
     NotKeyValue(String),
     #[error("VHSA_FAULTS: `{key}` needs an unsigned integer, got `{value}`")]
     NotANumber { key: String, value: String },
-    #[error("VHSA_FAULTS: unknown key `{0}`; known keys: pool_alloc, copy_after, copy_count, symbol_iter, symbol_info, handler_delay_ms, hang_kernel")]
+    #[error(
+        "VHSA_FAULTS: unknown key `{0}`; known keys: pool_alloc, copy_after, copy_count, symbol_iter, symbol_info, handler_delay_ms, hang_kernel"
+    )]
     UnknownKey(String),
 }
 
@@ -138,9 +142,16 @@ pub(crate) struct FaultSpec {
 pub(crate) fn parse_spec(value: &str) -> Result<FaultSpec, FaultSpecError> {
     let mut spec = FaultSpec::default();
     for item in value.split(';').map(str::trim).filter(|s| !s.is_empty()) {
-        let (k, v) = item.split_once('=').ok_or_else(|| FaultSpecError::NotKeyValue(item.into()))?;
+        let (k, v) = item
+            .split_once('=')
+            .ok_or_else(|| FaultSpecError::NotKeyValue(item.into()))?;
         let (k, v) = (k.trim(), v.trim());
-        let num = || v.parse::<u64>().map_err(|_| FaultSpecError::NotANumber { key: k.into(), value: v.into() });
+        let num = || {
+            v.parse::<u64>().map_err(|_| FaultSpecError::NotANumber {
+                key: k.into(),
+                value: v.into(),
+            })
+        };
         match k {
             "pool_alloc" => spec.pool_alloc = num()?,
             "copy_after" => spec.copy_after = num()?,
@@ -157,7 +168,9 @@ pub(crate) fn parse_spec(value: &str) -> Result<FaultSpec, FaultSpecError> {
 
 /// Applies `VHSA_FAULTS`, if set; an invalid value is reported once and ignored.
 pub(crate) fn load_from_env() {
-    let Ok(v) = std::env::var("VHSA_FAULTS") else { return };
+    let Ok(v) = std::env::var("VHSA_FAULTS") else {
+        return;
+    };
     match parse_spec(&v) {
         Ok(s) => {
             fail_pool_allocation(s.pool_alloc);
@@ -194,9 +207,18 @@ mod tests {
 
     #[test]
     fn rejects_bad_items() {
-        assert!(matches!(parse_spec("pool_alloc"), Err(FaultSpecError::NotKeyValue(_))));
-        assert!(matches!(parse_spec("pool_alloc=x"), Err(FaultSpecError::NotANumber { .. })));
-        assert!(matches!(parse_spec("bogus=1"), Err(FaultSpecError::UnknownKey(_))));
+        assert!(matches!(
+            parse_spec("pool_alloc"),
+            Err(FaultSpecError::NotKeyValue(_))
+        ));
+        assert!(matches!(
+            parse_spec("pool_alloc=x"),
+            Err(FaultSpecError::NotANumber { .. })
+        ));
+        assert!(matches!(
+            parse_spec("bogus=1"),
+            Err(FaultSpecError::UnknownKey(_))
+        ));
     }
 
     #[test]

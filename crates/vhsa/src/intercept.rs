@@ -24,7 +24,13 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// An intercept handler (`hsa_amd_queue_intercept_handler` without the Option).
-pub(crate) type Handler = unsafe extern "C" fn(*const c_void, u64, u64, *mut c_void, hsa_abi::modern::hsa_amd_queue_intercept_packet_writer);
+pub(crate) type Handler = unsafe extern "C" fn(
+    *const c_void,
+    u64,
+    u64,
+    *mut c_void,
+    hsa_abi::modern::hsa_amd_queue_intercept_packet_writer,
+);
 
 /// Intercept state of a proxy queue.
 pub(crate) struct Intercept {
@@ -48,7 +54,11 @@ pub(crate) fn of(proxy: *const hsa_queue_t) -> Option<Arc<Intercept>> {
 }
 
 /// Registers a handler on a proxy queue; the last registered runs first.
-pub(crate) fn register(proxy: *mut hsa_queue_t, handler: Handler, user_data: *mut c_void) -> Result<()> {
+pub(crate) fn register(
+    proxy: *mut hsa_queue_t,
+    handler: Handler,
+    user_data: *mut c_void,
+) -> Result<()> {
     let ic = of(proxy).ok_or(Error::InvalidQueue(proxy as usize))?;
     ic.handlers.write().push((handler, user_data as usize));
     Ok(())
@@ -56,7 +66,11 @@ pub(crate) fn register(proxy: *mut hsa_queue_t, handler: Handler, user_data: *mu
 
 /// Destroys a proxy queue and its hardware queue.
 pub(crate) fn destroy(proxy: *mut hsa_queue_t) -> Result<()> {
-    let ic = PROXIES.lock().as_mut().and_then(|m| m.remove(&(proxy as usize))).ok_or(Error::InvalidQueue(proxy as usize))?;
+    let ic = PROXIES
+        .lock()
+        .as_mut()
+        .and_then(|m| m.remove(&(proxy as usize)))
+        .ok_or(Error::InvalidQueue(proxy as usize))?;
     let r = crate::queue::destroy(proxy);
     let _ = crate::queue::destroy(ic.hardware);
     r
@@ -64,7 +78,11 @@ pub(crate) fn destroy(proxy: *mut hsa_queue_t) -> Result<()> {
 
 /// Destroys every proxy queue (last `hsa_shut_down`, before the other queues).
 pub(crate) fn destroy_all() {
-    let keys: Vec<usize> = PROXIES.lock().as_ref().map(|m| m.keys().copied().collect()).unwrap_or_default();
+    let keys: Vec<usize> = PROXIES
+        .lock()
+        .as_ref()
+        .map(|m| m.keys().copied().collect())
+        .unwrap_or_default();
     for k in keys {
         let _ = destroy(k as *mut hsa_queue_t);
     }
@@ -89,7 +107,9 @@ fn doorbell_rung(queue: *mut c_void) {
     if CHAIN.with(|c| c.borrow().iter().any(|f| f.proxy == proxy_ptr)) {
         return;
     }
-    let Some(ic) = of(proxy_ptr.cast()) else { return };
+    let Some(ic) = of(proxy_ptr.cast()) else {
+        return;
+    };
     // SAFETY: the hook is cleared before the proxy queue is freed.
     let proxy = unsafe { &*proxy_ptr };
     let _g = ic.submit.lock();
@@ -111,10 +131,23 @@ fn doorbell_rung(queue: *mut c_void) {
             None => write_hardware(ic.hardware, packet.as_ptr().cast(), 1),
             Some((top, data)) => {
                 CHAIN.with(|c| {
-                    c.borrow_mut().push(Frame { proxy: proxy_ptr, level: handlers.len() - 1, handlers: handlers.clone(), user_pkt_index: idx })
+                    c.borrow_mut().push(Frame {
+                        proxy: proxy_ptr,
+                        level: handlers.len() - 1,
+                        handlers: handlers.clone(),
+                        user_pkt_index: idx,
+                    })
                 });
                 // SAFETY: the registered handler with its own data; the packet outlives the call.
-                let _ = std::panic::catch_unwind(|| unsafe { top(packet.as_ptr().cast(), 1, idx, data as *mut c_void, Some(writer)) });
+                let _ = std::panic::catch_unwind(|| unsafe {
+                    top(
+                        packet.as_ptr().cast(),
+                        1,
+                        idx,
+                        data as *mut c_void,
+                        Some(writer),
+                    )
+                });
                 CHAIN.with(|c| c.borrow_mut().pop());
             }
         }
@@ -127,9 +160,13 @@ fn doorbell_rung(queue: *mut c_void) {
 unsafe extern "C" fn writer(pkts: *const c_void, count: u64) {
     let _ = std::panic::catch_unwind(|| {
         let Some((proxy, level, handlers, index)) = CHAIN.with(|c| {
-            c.borrow().last().map(|f| (f.proxy, f.level, f.handlers.clone(), f.user_pkt_index))
+            c.borrow()
+                .last()
+                .map(|f| (f.proxy, f.level, f.handlers.clone(), f.user_pkt_index))
         }) else {
-            tracing::warn!("intercept writer called outside of an intercept handler; packets dropped");
+            tracing::warn!(
+                "intercept writer called outside of an intercept handler; packets dropped"
+            );
             return;
         };
         if pkts.is_null() || count == 0 {
@@ -143,9 +180,18 @@ unsafe extern "C" fn writer(pkts: *const c_void, count: u64) {
             return;
         }
         let (next, data) = handlers[level - 1];
-        CHAIN.with(|c| c.borrow_mut().push(Frame { proxy, level: level - 1, handlers: handlers.clone(), user_pkt_index: index }));
+        CHAIN.with(|c| {
+            c.borrow_mut().push(Frame {
+                proxy,
+                level: level - 1,
+                handlers: handlers.clone(),
+                user_pkt_index: index,
+            })
+        });
         // SAFETY: the registered handler with its own data and the caller's packets.
-        let _ = std::panic::catch_unwind(|| unsafe { next(pkts, count, index, data as *mut c_void, Some(writer)) });
+        let _ = std::panic::catch_unwind(|| unsafe {
+            next(pkts, count, index, data as *mut c_void, Some(writer))
+        });
         CHAIN.with(|c| c.borrow_mut().pop());
     });
 }
@@ -159,7 +205,9 @@ type MarkerCallback = unsafe extern "C" fn(*const c_void, *mut hsa_queue_t, u64)
 /// Intercept markers (vendor packets of format 0xFE: callback pointer at byte 8) are not
 /// written: their callback runs just before the packet that follows them is written.
 fn write_hardware(hw: *mut hsa_queue_t, pkts: *const c_void, count: u64) {
-    let Ok(q) = crate::queue::lookup(hw) else { return };
+    let Ok(q) = crate::queue::lookup(hw) else {
+        return;
+    };
     let size = u64::from(q.hsa.size);
     // (packet, markers that precede it); markers after the last packet refer to the next index.
     let mut list: Vec<*const u8> = Vec::with_capacity(count as usize);
@@ -169,18 +217,27 @@ fn write_hardware(hw: *mut hsa_queue_t, pkts: *const c_void, count: u64) {
         let p = unsafe { pkts.cast::<u8>().add(i * PACKET_BYTES) };
         // SAFETY: reading the header and the AMD format byte of a packet.
         let (h, fmt) = unsafe { (p.cast::<u16>().read_unaligned(), p.add(2).read()) };
-        if packet_type(h) == HSA_PACKET_TYPE_VENDOR_SPECIFIC && fmt == HSA_AMD_PACKET_TYPE_INTERCEPT_MARKER {
+        if packet_type(h) == HSA_PACKET_TYPE_VENDOR_SPECIFIC
+            && fmt == HSA_AMD_PACKET_TYPE_INTERCEPT_MARKER
+        {
             markers.push((list.len(), p));
         } else {
             list.push(p);
         }
     }
     if list.len() as u64 > size {
-        tracing::warn!("intercept writer: {} packets do not fit a {size}-packet queue; none written", list.len());
+        tracing::warn!(
+            "intercept writer: {} packets do not fit a {size}-packet queue; none written",
+            list.len()
+        );
         return;
     }
     let n = list.len() as u64;
-    let base = if n > 0 { q.write_index().fetch_add(n, Ordering::SeqCst) } else { q.write_index().load(Ordering::SeqCst) };
+    let base = if n > 0 {
+        q.write_index().fetch_add(n, Ordering::SeqCst)
+    } else {
+        q.write_index().load(Ordering::SeqCst)
+    };
     let run_markers = |position: usize| {
         for (_, m) in markers.iter().filter(|(at, _)| *at == position) {
             // SAFETY: the callback pointer sits at byte 8 of the marker packet.
@@ -208,7 +265,8 @@ fn write_hardware(hw: *mut hsa_queue_t, pkts: *const c_void, count: u64) {
         // SAFETY: header+setup word of the packet.
         let word = unsafe { p.cast::<u32>().read_unaligned() };
         // SAFETY: the slot's first four bytes, 4-byte aligned.
-        unsafe { std::sync::atomic::AtomicU32::from_ptr(slot.cast::<u32>()) }.store(word, Ordering::Release);
+        unsafe { std::sync::atomic::AtomicU32::from_ptr(slot.cast::<u32>()) }
+            .store(word, Ordering::Release);
     }
     run_markers(list.len());
     if let Some(d) = crate::signal::lookup(q.hsa.doorbell_signal.handle) {
@@ -249,12 +307,18 @@ pub(crate) fn create(
             return Err(e);
         }
     };
-    let ic = Arc::new(Intercept { hardware, handlers: RwLock::new(Vec::new()), submit: Mutex::new(()) });
-    PROXIES.lock().get_or_insert_with(HashMap::new).insert(proxy as usize, ic);
+    let ic = Arc::new(Intercept {
+        hardware,
+        handlers: RwLock::new(Vec::new()),
+        submit: Mutex::new(()),
+    });
+    PROXIES
+        .lock()
+        .get_or_insert_with(HashMap::new)
+        .insert(proxy as usize, ic);
     let q = crate::queue::lookup(proxy)?;
     if let Some(d) = q.doorbell() {
         d.set_store_hook(Some((doorbell_rung, proxy.cast())));
     }
     Ok(proxy)
 }
-

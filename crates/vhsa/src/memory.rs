@@ -72,10 +72,25 @@ fn map(size: usize, executable: bool) -> Result<*mut u8> {
 }
 
 /// Records an allocation made elsewhere (locked host memory).
-pub(crate) fn record(base: *mut u8, size: usize, owner: u64, global_flags: u32, device: bool, origin: Origin) {
+pub(crate) fn record(
+    base: *mut u8,
+    size: usize,
+    owner: u64,
+    global_flags: u32,
+    device: bool,
+    origin: Origin,
+) {
     ALLOCATIONS.write().insert(
         base as usize,
-        Allocation { size, owner, global_flags, device, origin, user_data: 0, accessible: vec![owner] },
+        Allocation {
+            size,
+            owner,
+            global_flags,
+            device,
+            origin,
+            user_data: 0,
+            accessible: vec![owner],
+        },
     );
 }
 
@@ -89,22 +104,34 @@ fn release_device_bytes(owner: u64, size: usize) {
 }
 
 /// Pool allocation flags: STANDARD 0, PCIE 1 << 0, CONTIGUOUS 1 << 1, then the newer ones.
-const KNOWN_FLAGS: u32 = 1 | 2 | HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG | HSA_AMD_MEMORY_POOL_UNCACHED_FLAG;
+const KNOWN_FLAGS: u32 =
+    1 | 2 | HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG | HSA_AMD_MEMORY_POOL_UNCACHED_FLAG;
 
 /// Allocates `size` bytes owned by pool `pool` (flags: `hsa_amd_memory_pool_allocate` flags).
-pub(crate) fn allocate_in_pool(pool: &crate::topology::Pool, size: usize, flags: u32) -> Result<*mut u8> {
+pub(crate) fn allocate_in_pool(
+    pool: &crate::topology::Pool,
+    size: usize,
+    flags: u32,
+) -> Result<*mut u8> {
     if size == 0 {
         return Err(Error::InvalidArgument("size is 0"));
     }
     if pool.kind == PoolKind::Group {
-        return Err(Error::InvalidAllocation("the GROUP pool is not allocatable (RUNTIME_ALLOC_ALLOWED is false)"));
+        return Err(Error::InvalidAllocation(
+            "the GROUP pool is not allocatable (RUNTIME_ALLOC_ALLOWED is false)",
+        ));
     }
     if size as u64 > pool.size {
-        return Err(Error::InvalidAllocation("size exceeds the pool's maximum allocation size"));
+        return Err(Error::InvalidAllocation(
+            "size exceeds the pool's maximum allocation size",
+        ));
     }
     // Like the real runtime, flags this runtime does not know (newer ones) are ignored.
     if flags & !KNOWN_FLAGS != 0 {
-        tracing::debug!("hsa_amd_memory_pool_allocate: ignoring unknown flags {:#x}", flags & !KNOWN_FLAGS);
+        tracing::debug!(
+            "hsa_amd_memory_pool_allocate: ignoring unknown flags {:#x}",
+            flags & !KNOWN_FLAGS
+        );
     }
     let device = pool.kind == PoolKind::Device;
     if device {
@@ -127,7 +154,14 @@ pub(crate) fn allocate_in_pool(pool: &crate::topology::Pool, size: usize, flags:
             return Err(e);
         }
     };
-    record(p, size, pool.owner, pool.global_flags(), device, Origin::Mapped);
+    record(
+        p,
+        size,
+        pool.owner,
+        pool.global_flags(),
+        device,
+        Origin::Mapped,
+    );
     Ok(p)
 }
 
@@ -181,7 +215,10 @@ struct InFlight {
     deferred: Vec<(usize, usize)>,
 }
 
-static IN_FLIGHT: Mutex<InFlight> = Mutex::new(InFlight { views: 0, deferred: Vec::new() });
+static IN_FLIGHT: Mutex<InFlight> = Mutex::new(InFlight {
+    views: 0,
+    deferred: Vec::new(),
+});
 
 /// Unmaps a mapping that left the allocation map, once no view that may include it is alive.
 fn unmap_when_unused(base: usize, len: usize) {
@@ -209,14 +246,20 @@ impl MemoryView {
     pub(crate) fn take() -> MemoryView {
         // Counted before the snapshot: a free after it defers its unmap.
         IN_FLIGHT.lock().views += 1;
-        let ranges = ALLOCATIONS.read().iter().map(|(b, a)| (*b as u64, a.size as u64)).collect();
+        let ranges = ALLOCATIONS
+            .read()
+            .iter()
+            .map(|(b, a)| (*b as u64, a.size as u64))
+            .collect();
         MemoryView { ranges }
     }
 
     /// Whether `addr..addr + len` lies inside one allocation of the view.
     pub(crate) fn contains(&self, addr: u64, len: u64) -> bool {
         let i = self.ranges.partition_point(|r| r.0 <= addr);
-        let Some(&(base, size)) = i.checked_sub(1).map(|i| &self.ranges[i]) else { return false };
+        let Some(&(base, size)) = i.checked_sub(1).map(|i| &self.ranges[i]) else {
+            return false;
+        };
         addr.checked_add(len).is_some_and(|end| end <= base + size)
     }
 }
@@ -226,7 +269,11 @@ impl Drop for MemoryView {
         let deferred = {
             let mut f = IN_FLIGHT.lock();
             f.views -= 1;
-            if f.views > 0 { Vec::new() } else { std::mem::take(&mut f.deferred) }
+            if f.views > 0 {
+                Vec::new()
+            } else {
+                std::mem::take(&mut f.deferred)
+            }
         };
         for (base, len) in deferred {
             // SAFETY: mappings created by `map`, out of the allocation map, no view left.
@@ -245,7 +292,9 @@ pub(crate) fn find(p: usize) -> Option<(usize, Allocation)> {
 /// True when `p` lies in device memory.
 fn is_device(p: usize) -> bool {
     let m = ALLOCATIONS.read();
-    m.range(..=p).next_back().is_some_and(|(b, a)| p < b + a.size.max(1) && a.device)
+    m.range(..=p)
+        .next_back()
+        .is_some_and(|(b, a)| p < b + a.size.max(1) && a.device)
 }
 
 // ---- link model ------------------------------------------------------------------------------
@@ -294,7 +343,9 @@ pub(crate) type Segment = (usize, usize, usize);
 
 /// Copies `segments` as one copy: counted once, throttled (host<->device) on their total.
 pub(crate) fn copy_segments(segments: &[Segment]) {
-    let Some(&(dst0, src0, _)) = segments.first() else { return };
+    let Some(&(dst0, src0, _)) = segments.first() else {
+        return;
+    };
     let dir = Direction::of(is_device(src0), is_device(dst0));
     let began = Instant::now();
     let mut total = 0usize;
@@ -353,11 +404,16 @@ struct CopyEngine {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-static ENGINE: Mutex<CopyEngine> =
-    Mutex::new(CopyEngine { jobs: VecDeque::new(), running: false, stop: false, thread: None });
+static ENGINE: Mutex<CopyEngine> = Mutex::new(CopyEngine {
+    jobs: VecDeque::new(),
+    running: false,
+    stop: false,
+    thread: None,
+});
 static ENGINE_CV: Condvar = Condvar::new();
 /// `hsa_amd_profiling_async_copy_enable`: copies record start and end times in their signal.
-pub(crate) static COPY_PROFILING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+pub(crate) static COPY_PROFILING: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
 
 fn engine_loop() {
     loop {
@@ -424,10 +480,11 @@ pub(crate) fn submit_copy(job: CopyJob) -> Result<()> {
     Ok(())
 }
 
-
 /// Sets the user data of the allocation containing `ptr`.
 pub(crate) fn set_user_data(ptr: usize, user_data: usize) -> Result<()> {
-    let (base, _) = find(ptr).ok_or(Error::InvalidArgument("pointer is not in an allocation of this runtime"))?;
+    let (base, _) = find(ptr).ok_or(Error::InvalidArgument(
+        "pointer is not in an allocation of this runtime",
+    ))?;
     if let Some(a) = ALLOCATIONS.write().get_mut(&base) {
         a.user_data = user_data;
     }
@@ -463,7 +520,9 @@ pub(crate) fn wait_for_views_to_end(what: &str) {
         let waited = began.elapsed().as_secs();
         if waited > warned {
             warned = waited;
-            tracing::warn!("{what}: waiting for running emulated dispatches to end ({waited} s) before the memory goes");
+            tracing::warn!(
+                "{what}: waiting for running emulated dispatches to end ({waited} s) before the memory goes"
+            );
         }
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -477,7 +536,9 @@ pub(crate) fn unlock(host_ptr: usize) -> Result<()> {
             m.remove(&host_ptr);
             Ok(())
         }
-        _ => Err(Error::InvalidArgument("pointer was not locked with hsa_amd_memory_lock")),
+        _ => Err(Error::InvalidArgument(
+            "pointer was not locked with hsa_amd_memory_lock",
+        )),
     }
 }
 
@@ -497,14 +558,22 @@ impl RuntimeMemory {
 }
 
 impl crate::executor::DeviceMemory for RuntimeMemory {
-    fn read(&self, address: u64, out: &mut [u8]) -> std::result::Result<(), crate::executor::MemoryFault> {
+    fn read(
+        &self,
+        address: u64,
+        out: &mut [u8],
+    ) -> std::result::Result<(), crate::executor::MemoryFault> {
         Self::check(address, out.len())?;
         // SAFETY: the range lies inside a live allocation of this runtime (checked above).
         unsafe { std::ptr::copy(address as *const u8, out.as_mut_ptr(), out.len()) };
         Ok(())
     }
 
-    fn write(&self, address: u64, bytes: &[u8]) -> std::result::Result<(), crate::executor::MemoryFault> {
+    fn write(
+        &self,
+        address: u64,
+        bytes: &[u8],
+    ) -> std::result::Result<(), crate::executor::MemoryFault> {
         Self::check(address, bytes.len())?;
         // SAFETY: as in `read`.
         unsafe { std::ptr::copy(bytes.as_ptr(), address as *mut u8, bytes.len()) };
@@ -530,14 +599,23 @@ mod tests {
         let view = MemoryView::take();
         assert!(view.contains(a as u64, 4096));
         assert!(view.contains(a as u64 + 4092, 4));
-        assert!(!view.contains(a as u64 + 4093, 4), "a range crossing the end is outside");
+        assert!(
+            !view.contains(a as u64 + 4093, 4),
+            "a range crossing the end is outside"
+        );
         assert!(!view.contains(a as u64 - 1, 1));
         free(a).unwrap();
-        assert!(find(a as usize).is_none(), "freed memory leaves the allocation map at once");
+        assert!(
+            find(a as usize).is_none(),
+            "freed memory leaves the allocation map at once"
+        );
         assert!(mapped(a), "but stays mapped while a view may reach it");
         // SAFETY: still mapped (checked above); written only by this test.
         unsafe { a.write_volatile(7) };
-        assert!(!MemoryView::take().contains(a as u64, 1), "a later view does not include it");
+        assert!(
+            !MemoryView::take().contains(a as u64, 1),
+            "a later view does not include it"
+        );
         drop(view);
         assert!(!mapped(a), "unmapped once the last view ended");
     }

@@ -12,7 +12,8 @@ use std::collections::HashMap;
 use std::ffi::c_void;
 
 /// The C signature of a native kernel.
-pub type NativeKernelFn = unsafe extern "C" fn(packet: *const hsa_kernel_dispatch_packet_t, user_data: *mut c_void);
+pub type NativeKernelFn =
+    unsafe extern "C" fn(packet: *const hsa_kernel_dispatch_packet_t, user_data: *mut c_void);
 
 /// A registered native kernel.
 #[repr(C, align(64))]
@@ -41,7 +42,11 @@ pub(crate) fn register(name: &str, function: NativeKernelFn, user_data: *mut c_v
     }));
     let object = k as *const NativeKernel as u64;
     let mut r = REGISTRY.write();
-    let r = r.get_or_insert_with(|| Registry { by_object: HashMap::new(), by_name: HashMap::new(), order: Vec::new() });
+    let r = r.get_or_insert_with(|| Registry {
+        by_object: HashMap::new(),
+        by_name: HashMap::new(),
+        order: Vec::new(),
+    });
     r.by_object.insert(object, k);
     r.by_name.insert(name.to_owned(), k);
     r.order.retain(|o| o.name != name);
@@ -57,12 +62,21 @@ pub(crate) fn by_object(object: u64) -> Option<&'static NativeKernel> {
 
 /// The kernel object of the native kernel registered under `name`.
 pub(crate) fn lookup_by_name(name: &str) -> Option<u64> {
-    REGISTRY.read().as_ref()?.by_name.get(name).map(|k| *k as *const NativeKernel as u64)
+    REGISTRY
+        .read()
+        .as_ref()?
+        .by_name
+        .get(name)
+        .map(|k| *k as *const NativeKernel as u64)
 }
 
 /// Calls `f(name, kernel_object)` for every registered kernel, in registration order.
 pub(crate) fn for_each(mut f: impl FnMut(&str, u64)) {
-    let list: Vec<&'static NativeKernel> = REGISTRY.read().as_ref().map(|r| r.order.clone()).unwrap_or_default();
+    let list: Vec<&'static NativeKernel> = REGISTRY
+        .read()
+        .as_ref()
+        .map(|r| r.order.clone())
+        .unwrap_or_default();
     for k in list {
         f(&k.name, k as *const NativeKernel as u64);
     }

@@ -32,14 +32,23 @@ fn resolve(object: u64) -> Option<&'static NativeKernel> {
 }
 
 impl Executor for NativeExecutor {
-    fn execute(&self, dispatch: &DispatchRequest<'_>, _memory: &dyn DeviceMemory) -> Result<(), DispatchFault> {
+    fn execute(
+        &self,
+        dispatch: &DispatchRequest<'_>,
+        _memory: &dyn DeviceMemory,
+    ) -> Result<(), DispatchFault> {
         let k = resolve(dispatch.kernel_object).ok_or(DispatchFault::NoImplementation)?;
         crate::fault::hold_if_hung(&k.name, || dispatch.abandoned());
         let packet: *const _ = dispatch.packet;
         // SAFETY: the registered native function with its own user data and a packet that
         // outlives the call.
-        if std::panic::catch_unwind(|| unsafe { (k.function)(packet, k.user_data as *mut c_void) }).is_err() {
-            tracing::error!("native kernel `{}` panicked; the dispatch completes", k.name);
+        if std::panic::catch_unwind(|| unsafe { (k.function)(packet, k.user_data as *mut c_void) })
+            .is_err()
+        {
+            tracing::error!(
+                "native kernel `{}` panicked; the dispatch completes",
+                k.name
+            );
         }
         Ok(())
     }

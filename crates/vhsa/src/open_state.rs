@@ -12,7 +12,11 @@ static OPEN: AtomicBool = AtomicBool::new(false);
 /// Ok when the runtime is open, `NotInitialized` otherwise.
 #[inline]
 pub(crate) fn ensure_open() -> Result<()> {
-    if OPEN.load(Ordering::Acquire) { Ok(()) } else { Err(Error::NotInitialized) }
+    if OPEN.load(Ordering::Acquire) {
+        Ok(())
+    } else {
+        Err(Error::NotInitialized)
+    }
 }
 
 /// Marks the runtime open or closed.

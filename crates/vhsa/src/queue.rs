@@ -92,7 +92,10 @@ impl Queue {
             // SAFETY: the application's callback with its own data.
             unsafe { cb(status, self.as_hsa(), self.error_data as *mut c_void) };
         } else {
-            tracing::warn!("queue {}: packet error {status:#x} and no error callback", self.hsa.id);
+            tracing::warn!(
+                "queue {}: packet error {status:#x} and no error callback",
+                self.hsa.id
+            );
         }
     }
 }
@@ -119,7 +122,9 @@ fn allocate_ring(size: u32) -> Result<*mut c_void> {
     // SAFETY: non-zero size layout.
     let p = unsafe { std::alloc::alloc_zeroed(layout) };
     if p.is_null() {
-        return Err(Error::OutOfResources("cannot allocate the queue ring".into()));
+        return Err(Error::OutOfResources(
+            "cannot allocate the queue ring".into(),
+        ));
     }
     for i in 0..size as usize {
         // SAFETY: inside the ring just allocated.
@@ -129,7 +134,8 @@ fn allocate_ring(size: u32) -> Result<*mut c_void> {
 }
 
 fn free_ring(q: &Queue) {
-    let layout = std::alloc::Layout::from_size_align(q.hsa.size as usize * PACKET_BYTES, 4096).unwrap();
+    let layout =
+        std::alloc::Layout::from_size_align(q.hsa.size as usize * PACKET_BYTES, 4096).unwrap();
     // SAFETY: allocated by `allocate_ring` with this layout.
     unsafe { std::alloc::dealloc(q.hsa.base_address.cast(), layout) };
 }
@@ -148,7 +154,12 @@ pub(crate) struct QueueSpec {
 /// Checks queue-creation arguments in the real runtime's order and with its statuses: argument
 /// errors first, then the agent; the CPU has no packet processor (`HSA_STATUS_ERROR`); a size
 /// above QUEUE_MAX_SIZE is out of resources, below QUEUE_MIN_SIZE an invalid argument.
-pub(crate) fn validate(agent: u64, size: u32, queue_type: u32, private_segment_size: u32) -> Result<()> {
+pub(crate) fn validate(
+    agent: u64,
+    size: u32,
+    queue_type: u32,
+    private_segment_size: u32,
+) -> Result<()> {
     if size == 0 || !size.is_power_of_two() {
         return Err(Error::InvalidArgument("queue size must be a power of two"));
     }
@@ -162,10 +173,14 @@ pub(crate) fn validate(agent: u64, size: u32, queue_type: u32, private_segment_s
         )));
     }
     if size > MAX_SIZE {
-        return Err(Error::OutOfResources(format!("queue size {size} exceeds the agent's QUEUE_MAX_SIZE {MAX_SIZE}")));
+        return Err(Error::OutOfResources(format!(
+            "queue size {size} exceeds the agent's QUEUE_MAX_SIZE {MAX_SIZE}"
+        )));
     }
     if size < MIN_SIZE {
-        return Err(Error::InvalidArgument("queue size is below the agent's QUEUE_MIN_SIZE"));
+        return Err(Error::InvalidArgument(
+            "queue size is below the agent's QUEUE_MIN_SIZE",
+        ));
     }
     if private_segment_size != u32::MAX && private_segment_size > MAX_PRIVATE_SEGMENT {
         return Err(Error::OutOfResources(format!(
@@ -186,7 +201,9 @@ pub(crate) fn create(spec: QueueSpec) -> Result<*mut hsa_queue_t> {
     let doorbell = match crate::signal::create(-1) {
         Ok(d) => d,
         Err(e) => {
-            let layout = std::alloc::Layout::from_size_align(spec.size as usize * PACKET_BYTES, 4096).unwrap();
+            let layout =
+                std::alloc::Layout::from_size_align(spec.size as usize * PACKET_BYTES, 4096)
+                    .unwrap();
             // SAFETY: just allocated with this layout.
             unsafe { std::alloc::dealloc(ring.cast(), layout) };
             return Err(e);
@@ -227,7 +244,10 @@ pub(crate) fn create(spec: QueueSpec) -> Result<*mut hsa_queue_t> {
             .map_err(|e| Error::OutOfResources(format!("cannot start a packet processor: {e}")))?;
         *q.thread.lock() = Some(t);
     }
-    QUEUES.lock().get_or_insert_with(HashMap::new).insert(ptr as usize, q);
+    QUEUES
+        .lock()
+        .get_or_insert_with(HashMap::new)
+        .insert(ptr as usize, q);
     Ok(ptr.cast_mut().cast())
 }
 
@@ -268,7 +288,11 @@ pub(crate) fn destroy(q: *const hsa_queue_t) -> Result<()> {
 
 /// Destroys every queue (last `hsa_shut_down`, after the intercept proxies).
 pub(crate) fn destroy_all() {
-    let keys: Vec<usize> = QUEUES.lock().as_ref().map(|m| m.keys().copied().collect()).unwrap_or_default();
+    let keys: Vec<usize> = QUEUES
+        .lock()
+        .as_ref()
+        .map(|m| m.keys().copied().collect())
+        .unwrap_or_default();
     for k in keys {
         let _ = destroy(k as *const hsa_queue_t);
     }
@@ -278,7 +302,9 @@ pub(crate) fn destroy_all() {
 
 fn process(q: &Queue) {
     let doorbell = q.doorbell();
-    let Some(executor) = q.executor.clone() else { return };
+    let Some(executor) = q.executor.clone() else {
+        return;
+    };
     let agent = crate::topology::agent(q.agent).ok();
     let description = AgentDescription {
         handle: q.agent,
@@ -296,7 +322,8 @@ fn process(q: &Queue) {
         if packet_type(header) == HSA_PACKET_TYPE_INVALID || q.inactive.load(Ordering::Relaxed) {
             let ready = || {
                 q.stop.load(Ordering::Acquire)
-                    || (packet_type(Queue::header(slot).load(Ordering::Acquire)) != HSA_PACKET_TYPE_INVALID
+                    || (packet_type(Queue::header(slot).load(Ordering::Acquire))
+                        != HSA_PACKET_TYPE_INVALID
                         && !q.inactive.load(Ordering::Relaxed))
             };
             match doorbell {
@@ -333,23 +360,42 @@ fn complete(q: &Queue, slot: *mut u8, start: u64) {
             }
             s.subtract(1);
         }
-        None => tracing::warn!("queue {}: packet completion signal {h:#x} is not a live signal", q.hsa.id),
+        None => tracing::warn!(
+            "queue {}: packet completion signal {h:#x} is not a live signal",
+            q.hsa.id
+        ),
     }
 }
 
 /// Waits until the barrier's condition holds (or the queue stops).
 fn wait_barrier(q: &Queue, deps: &[u64], any: bool) {
-    let signals: Vec<&Signal> = deps.iter().filter(|h| **h != 0).filter_map(|h| crate::signal::lookup(*h)).collect();
+    let signals: Vec<&Signal> = deps
+        .iter()
+        .filter(|h| **h != 0)
+        .filter_map(|h| crate::signal::lookup(*h))
+        .collect();
     if signals.is_empty() {
         return;
     }
     loop {
-        let done = if any { signals.iter().any(|s| s.load() == 0) } else { signals.iter().all(|s| s.load() == 0) };
+        let done = if any {
+            signals.iter().any(|s| s.load() == 0)
+        } else {
+            signals.iter().all(|s| s.load() == 0)
+        };
         if done || q.stop.load(Ordering::Acquire) {
             return;
         }
-        let target = signals.iter().find(|s| s.load() != 0).copied().unwrap_or(signals[0]);
-        let step = if any && signals.len() > 1 { Duration::from_millis(2) } else { Duration::from_millis(100) };
+        let target = signals
+            .iter()
+            .find(|s| s.load() != 0)
+            .copied()
+            .unwrap_or(signals[0]);
+        let step = if any && signals.len() > 1 {
+            Duration::from_millis(2)
+        } else {
+            Duration::from_millis(100)
+        };
         target.wait(|v| v == 0, Some(Instant::now() + step));
     }
 }
@@ -362,7 +408,11 @@ fn execute(
     executor: &dyn Executor,
     agent: &AgentDescription<'_>,
 ) -> bool {
-    let start = if q.profiling.load(Ordering::Relaxed) { crate::topology::now_ns() } else { 0 };
+    let start = if q.profiling.load(Ordering::Relaxed) {
+        crate::topology::now_ns()
+    } else {
+        0
+    };
     match packet_type(header) {
         HSA_PACKET_TYPE_KERNEL_DISPATCH => {
             let pkt = slot.cast::<hsa_kernel_dispatch_packet_t>().cast_const();
@@ -388,10 +438,17 @@ fn execute(
                 queue_id: q.hsa.id,
                 packet_address: slot as u64,
                 queue_address: (&raw const q.hsa) as u64,
-                ring: (q.hsa.base_address as u64, u64::from(q.hsa.size) * PACKET_BYTES as u64),
+                ring: (
+                    q.hsa.base_address as u64,
+                    u64::from(q.hsa.size) * PACKET_BYTES as u64,
+                ),
                 abandon: &q.stop,
             };
-            let start = if q.profiling.load(Ordering::Relaxed) { crate::topology::now_ns() } else { 0 };
+            let start = if q.profiling.load(Ordering::Relaxed) {
+                crate::topology::now_ns()
+            } else {
+                0
+            };
             let outcome = executor.execute(&request, &crate::memory::RuntimeMemory);
             crate::stats::DISPATCHES.fetch_add(1, Ordering::Relaxed);
             match outcome {
@@ -409,11 +466,17 @@ fn execute(
                 }
                 Err(DispatchFault::Fault { message, .. }) if q.stop.load(Ordering::Acquire) => {
                     // The queue is being destroyed: the executor gave up; nobody waits for it.
-                    tracing::debug!("queue {}: kernel object {object:#x} abandoned: {message}", q.hsa.id);
+                    tracing::debug!(
+                        "queue {}: kernel object {object:#x} abandoned: {message}",
+                        q.hsa.id
+                    );
                     return false;
                 }
                 Err(DispatchFault::Fault { status, message }) => {
-                    tracing::error!("queue {}: kernel object {object:#x} faulted: {message}", q.hsa.id);
+                    tracing::error!(
+                        "queue {}: kernel object {object:#x} faulted: {message}",
+                        q.hsa.id
+                    );
                     q.report(status);
                     return false;
                 }
@@ -468,7 +531,6 @@ fn execute(
     true
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -486,11 +548,18 @@ mod tests {
     }
 
     impl Executor for Toy {
-        fn execute(&self, d: &DispatchRequest<'_>, m: &dyn DeviceMemory) -> std::result::Result<(), DispatchFault> {
+        fn execute(
+            &self,
+            d: &DispatchRequest<'_>,
+            m: &dyn DeviceMemory,
+        ) -> std::result::Result<(), DispatchFault> {
             *self.seen_isa.lock() = d.agent.isa_name.to_owned();
             let fault = |e: MemoryFault| DispatchFault::Fault {
                 status: HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
-                message: format!("{} bytes at {:#x} are not memory of the runtime", e.len, e.address),
+                message: format!(
+                    "{} bytes at {:#x} are not memory of the runtime",
+                    e.len, e.address
+                ),
             };
             match d.kernel_object {
                 1 => {
@@ -499,7 +568,8 @@ mod tests {
                     let (target, add) = (u64_at(&args, 0), u64_at(&args, 8) as u32);
                     let mut v = [0u8; 4];
                     m.read(target, &mut v).map_err(fault)?;
-                    m.write(target, &(u32::from_le_bytes(v) + add).to_le_bytes()).map_err(fault)
+                    m.write(target, &(u32::from_le_bytes(v) + add).to_le_bytes())
+                        .map_err(fault)
                 }
                 2 => {
                     let mut b = [0u8; 4];
@@ -541,10 +611,16 @@ mod tests {
     #[test]
     fn dispatches_go_to_the_queue_executor_and_faults_suspend_the_queue() {
         let sys = crate::topology::system();
-        let gpu = sys.agents.iter().find(|a| a.kind == AgentKind::Gpu).unwrap();
+        let gpu = sys
+            .agents
+            .iter()
+            .find(|a| a.kind == AgentKind::Gpu)
+            .unwrap();
         let pool = crate::topology::pool(gpu.pools[0]).unwrap();
         let buf = crate::memory::allocate_in_pool(pool, 4096, 0).unwrap();
-        let toy = Arc::new(Toy { seen_isa: Mutex::new(String::new()) });
+        let toy = Arc::new(Toy {
+            seen_isa: Mutex::new(String::new()),
+        });
         let hq = create(QueueSpec {
             agent: gpu.handle,
             size: 64,
@@ -574,7 +650,8 @@ mod tests {
 
         let wait_error = || {
             let t0 = Instant::now();
-            while ERROR_STATUS.load(Ordering::SeqCst) == 0 && t0.elapsed() < Duration::from_secs(60) {
+            while ERROR_STATUS.load(Ordering::SeqCst) == 0 && t0.elapsed() < Duration::from_secs(60)
+            {
                 std::thread::sleep(Duration::from_millis(1));
             }
             ERROR_STATUS.swap(0, Ordering::SeqCst)

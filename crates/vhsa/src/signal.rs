@@ -21,7 +21,9 @@ use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{
+    AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
 use std::time::{Duration, Instant};
 
 /// `AMD_SIGNAL_KIND_USER`: a signal whose value lives in memory.
@@ -115,7 +117,10 @@ impl Signal {
 
     /// Start and end time of the dispatch or copy that completed this signal.
     pub(crate) fn times(&self) -> (u64, u64) {
-        (self.start_ts.load(Ordering::Relaxed), self.end_ts.load(Ordering::Relaxed))
+        (
+            self.start_ts.load(Ordering::Relaxed),
+            self.end_ts.load(Ordering::Relaxed),
+        )
     }
 
     /// Records the start and end time of the dispatch or copy that completes this signal.
@@ -133,7 +138,8 @@ impl Signal {
             }
             None => {
                 self.hook.store(0, Ordering::Release);
-                self.hook_data.store(std::ptr::null_mut(), Ordering::Release);
+                self.hook_data
+                    .store(std::ptr::null_mut(), Ordering::Release);
             }
         }
     }
@@ -232,7 +238,10 @@ struct Slots {
     free: VecDeque<usize>,
 }
 
-static SLOTS: Mutex<Slots> = Mutex::new(Slots { initialized: 0, free: VecDeque::new() });
+static SLOTS: Mutex<Slots> = Mutex::new(Slots {
+    initialized: 0,
+    free: VecDeque::new(),
+});
 /// Slots constructed so far (read without the lock by `lookup`).
 static INITIALIZED: AtomicUsize = AtomicUsize::new(0);
 
@@ -267,7 +276,10 @@ pub(crate) fn lookup(handle: u64) -> Option<&'static Signal> {
     let base = region() as u64;
     let offset = handle.checked_sub(base)?;
     let size = size_of::<Signal>() as u64;
-    if base == 0 || !offset.is_multiple_of(size) || offset / size >= INITIALIZED.load(Ordering::Acquire) as u64 {
+    if base == 0
+        || !offset.is_multiple_of(size)
+        || offset / size >= INITIALIZED.load(Ordering::Acquire) as u64
+    {
         return None;
     }
     let s = slot((offset / size) as usize);
@@ -286,7 +298,9 @@ pub(crate) fn get(handle: u64) -> Result<&'static Signal> {
 /// Creates a signal with an initial value.
 pub(crate) fn create(initial: i64) -> Result<hsa_signal_t> {
     if region() == 0 {
-        return Err(Error::OutOfResources("cannot reserve memory for signals".into()));
+        return Err(Error::OutOfResources(
+            "cannot reserve memory for signals".into(),
+        ));
     }
     let mut a = SLOTS.lock();
     let index = match a.free.pop_front() {
@@ -294,7 +308,9 @@ pub(crate) fn create(initial: i64) -> Result<hsa_signal_t> {
         None => {
             let i = a.initialized;
             if i >= CAPACITY {
-                return Err(Error::OutOfResources(format!("more than {CAPACITY} live signals")));
+                return Err(Error::OutOfResources(format!(
+                    "more than {CAPACITY} live signals"
+                )));
             }
             // SAFETY: slot `i` is inside the region and not constructed yet; nobody else can see
             // it until INITIALIZED covers it.
@@ -382,18 +398,29 @@ pub(crate) fn known_condition(cond: hsa_signal_condition_t) -> bool {
 
 /// Waits on one signal with an HSA condition; `timeout` in nanoseconds (`u64::MAX` = forever).
 /// An unknown condition returns 0 at once, as in the real runtime.
-pub(crate) fn wait_condition(s: &Signal, cond: hsa_signal_condition_t, compare: i64, timeout: u64) -> i64 {
+pub(crate) fn wait_condition(
+    s: &Signal,
+    cond: hsa_signal_condition_t,
+    compare: i64,
+    timeout: u64,
+) -> i64 {
     if !known_condition(cond) {
         tracing::debug!("signal wait: unknown condition {cond}; returning 0");
         return 0;
     }
-    s.wait(|v| condition_holds(cond, v, compare), deadline_from_ticks(timeout))
+    s.wait(
+        |v| condition_holds(cond, v, compare),
+        deadline_from_ticks(timeout),
+    )
 }
 
 /// Waits until any of `signals` satisfies its condition; returns its index, or `u32::MAX` on
 /// timeout. As in the real runtime, the scan (in list order) also ends with `u32::MAX` at a
 /// signal with an unknown condition or one destroyed meanwhile.
-pub(crate) fn wait_any(signals: &[(&'static Signal, hsa_signal_condition_t, i64)], timeout: u64) -> (u32, i64) {
+pub(crate) fn wait_any(
+    signals: &[(&'static Signal, hsa_signal_condition_t, i64)],
+    timeout: u64,
+) -> (u32, i64) {
     let deadline = deadline_from_ticks(timeout);
     for (s, _, _) in signals {
         s.watchers.fetch_add(1, Ordering::SeqCst);
@@ -479,8 +506,13 @@ struct HandlerThread {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-static HANDLERS: Mutex<HandlerThread> =
-    Mutex::new(HandlerThread { watches: Vec::new(), functions: Vec::new(), running: false, stop: false, thread: None });
+static HANDLERS: Mutex<HandlerThread> = Mutex::new(HandlerThread {
+    watches: Vec::new(),
+    functions: Vec::new(),
+    running: false,
+    stop: false,
+    thread: None,
+});
 
 fn ensure_handler_thread(h: &mut HandlerThread) -> Result<()> {
     if h.running {
@@ -490,7 +522,9 @@ fn ensure_handler_thread(h: &mut HandlerThread) -> Result<()> {
     let t = std::thread::Builder::new()
         .name("vhsa-async".into())
         .spawn(handler_loop)
-        .map_err(|e| Error::OutOfResources(format!("cannot start the async-handler thread: {e}")))?;
+        .map_err(|e| {
+            Error::OutOfResources(format!("cannot start the async-handler thread: {e}"))
+        })?;
     h.thread = Some(t);
     h.running = true;
     Ok(())
@@ -522,7 +556,11 @@ fn handler_loop() {
                     }
                 }
             }
-            (ready, std::mem::take(&mut h.functions), !h.watches.is_empty())
+            (
+                ready,
+                std::mem::take(&mut h.functions),
+                !h.watches.is_empty(),
+            )
         };
         for (f, arg) in functions {
             // SAFETY: the application's function with its own argument.
@@ -535,7 +573,8 @@ fn handler_loop() {
             }
             let (handler, arg) = (w.handler, w.arg);
             // SAFETY: the application's handler with its own argument.
-            let keep = std::panic::catch_unwind(|| unsafe { handler(v, arg as *mut c_void) }).unwrap_or(false);
+            let keep = std::panic::catch_unwind(|| unsafe { handler(v, arg as *mut c_void) })
+                .unwrap_or(false);
             if keep && lookup(w.signal).is_some() {
                 HANDLERS.lock().watches.push(w);
             } else if let Some(s) = lookup(w.signal) {
@@ -543,7 +582,14 @@ fn handler_loop() {
             }
         }
         // Watched values may change in memory without a wake-up: poll while there are watches.
-        wait_epoch(seen, if watching { POLL_MAX } else { Duration::from_millis(50) });
+        wait_epoch(
+            seen,
+            if watching {
+                POLL_MAX
+            } else {
+                Duration::from_millis(50)
+            },
+        );
     }
 }
 
@@ -559,7 +605,13 @@ pub(crate) fn add_watch(
     let mut h = HANDLERS.lock();
     ensure_handler_thread(&mut h)?;
     signal.watchers.fetch_add(1, Ordering::SeqCst);
-    h.watches.push(Watch { signal: signal.handle(), cond, value: compare, handler, arg: arg as usize });
+    h.watches.push(Watch {
+        signal: signal.handle(),
+        cond,
+        value: compare,
+        handler,
+        arg: arg as usize,
+    });
     drop(h);
     bump_epoch();
     Ok(())

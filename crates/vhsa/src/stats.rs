@@ -45,7 +45,15 @@ pub(crate) fn count_copy(dir: Direction, bytes: u64) {
 
 /// Resets every counter to zero.
 pub(crate) fn reset() {
-    for c in [&BYTES_H2D, &BYTES_D2H, &BYTES_D2D, &BYTES_H2H, &COPIES, &DISPATCHES, &BARRIERS] {
+    for c in [
+        &BYTES_H2D,
+        &BYTES_D2H,
+        &BYTES_D2D,
+        &BYTES_H2H,
+        &COPIES,
+        &DISPATCHES,
+        &BARRIERS,
+    ] {
         c.store(0, Ordering::Relaxed);
     }
 }

@@ -60,7 +60,12 @@ macro_rules! entry_point {
 include!(concat!(env!("OUT_DIR"), "/exports.rs"));
 
 fn version(major: u32, size: usize, step: u32) -> ApiTableVersion {
-    ApiTableVersion { major_id: major, minor_id: size as u32, step_id: step, reserved: 0 }
+    ApiTableVersion {
+        major_id: major,
+        minor_id: size as u32,
+        step_id: step,
+        reserved: 0,
+    }
 }
 
 /// The tables as the entry layer built them.
@@ -101,7 +106,9 @@ pub(crate) fn make_live(tables: Tables) {
 ///
 /// No other thread is expected to call through the table at that moment.
 pub(crate) fn reset() {
-    let Some(t) = PRISTINE.get().copied() else { return };
+    let Some(t) = PRISTINE.get().copied() else {
+        return;
+    };
     let mut finalizer = zeroed_table!(FinalizerExtTable);
     finalizer.version = version(FINALIZER_MAJOR, size_of::<FinalizerExtTable>(), 0);
     let mut tools = zeroed_table!(ToolsApiTable);
@@ -135,4 +142,3 @@ pub(crate) fn reset() {
 pub(crate) fn root() -> *mut HsaApiTable {
     &raw mut ROOT
 }
-

@@ -45,7 +45,9 @@ fn symbol(handle: *mut c_void, name: &CStr) -> *mut c_void {
 
 /// The handle of a library that is already loaded, without loading it (NULL when it is not).
 fn loaded_handle(name: &str) -> *mut c_void {
-    let Ok(c) = CString::new(name) else { return std::ptr::null_mut() };
+    let Ok(c) = CString::new(name) else {
+        return std::ptr::null_mut();
+    };
     // SAFETY: RTLD_NOLOAD only looks up a library that is already loaded.
     let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
     if !h.is_null() {
@@ -57,13 +59,19 @@ fn loaded_handle(name: &str) -> *mut c_void {
 
 /// Libraries already in the process that export `HSA_AMD_TOOL_PRIORITY`: (priority, path).
 fn preloaded_tools() -> Vec<(u32, String)> {
-    unsafe extern "C" fn visit(info: *mut libc::dl_phdr_info, _size: usize, data: *mut c_void) -> libc::c_int {
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        data: *mut c_void,
+    ) -> libc::c_int {
         let found = std::panic::catch_unwind(|| {
             // SAFETY: the loader passes a valid info record; `data` is our Vec of names.
             let (info, names) = unsafe { (&*info, &mut *data.cast::<Vec<String>>()) };
             if !info.dlpi_name.is_null() {
                 // SAFETY: non-NULL NUL-terminated path from the loader.
-                let name = unsafe { CStr::from_ptr(info.dlpi_name) }.to_string_lossy().into_owned();
+                let name = unsafe { CStr::from_ptr(info.dlpi_name) }
+                    .to_string_lossy()
+                    .into_owned();
                 if !name.is_empty() {
                     names.push(name);
                 }
@@ -77,7 +85,9 @@ fn preloaded_tools() -> Vec<(u32, String)> {
     unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut names).cast()) };
     let mut out = Vec::new();
     for name in names {
-        let Ok(c) = CString::new(name.clone()) else { continue };
+        let Ok(c) = CString::new(name.clone()) else {
+            continue;
+        };
         // SAFETY: RTLD_NOLOAD only looks up a library that is already loaded.
         let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
         if h.is_null() {
@@ -109,10 +119,17 @@ pub(crate) fn load_all(root: *mut HsaApiTable) -> Vec<LoadedTool> {
         Err(_) => Vec::new(),
     };
     let n = listed.len() as u64;
-    let mut order: Vec<(u64, String)> =
-        listed.iter().enumerate().map(|(i, name)| (i as u64, name.clone())).collect();
+    let mut order: Vec<(u64, String)> = listed
+        .iter()
+        .enumerate()
+        .map(|(i, name)| (i as u64, name.clone()))
+        .collect();
     // A preloaded tool that HSA_TOOLS_LIB also names (perhaps by another path) loads once.
-    let listed_handles: Vec<*mut c_void> = listed.iter().map(|l| loaded_handle(l)).filter(|h| !h.is_null()).collect();
+    let listed_handles: Vec<*mut c_void> = listed
+        .iter()
+        .map(|l| loaded_handle(l))
+        .filter(|h| !h.is_null())
+        .collect();
     for (prio, path) in preloaded_tools() {
         let h = loaded_handle(&path);
         if !listed.contains(&path) && !listed_handles.contains(&h) {
@@ -152,9 +169,20 @@ pub(crate) fn load_all(root: *mut HsaApiTable) -> Vec<LoadedTool> {
         // SAFETY: `OnLoad` has the documented tool signature.
         let on_load: OnLoadFn = unsafe { std::mem::transmute::<*mut c_void, OnLoadFn>(on_load) };
         let failed_ptrs: Vec<*const c_char> = failed.iter().map(|c| c.as_ptr()).collect();
-        let list = if failed_ptrs.is_empty() { std::ptr::null() } else { failed_ptrs.as_ptr() };
+        let list = if failed_ptrs.is_empty() {
+            std::ptr::null()
+        } else {
+            failed_ptrs.as_ptr()
+        };
         // SAFETY: calling the tool's OnLoad with the live root table and a list that outlives it.
-        let ok = unsafe { on_load(root, u64::from(hsa_abi::ROOT_MAJOR), failed_ptrs.len() as u64, list) };
+        let ok = unsafe {
+            on_load(
+                root,
+                u64::from(hsa_abi::ROOT_MAJOR),
+                failed_ptrs.len() as u64,
+                list,
+            )
+        };
         if ok {
             tracing::debug!("tool library {name} loaded");
             loaded.push(LoadedTool { name, handle });

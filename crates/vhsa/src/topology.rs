@@ -43,10 +43,54 @@ pub(crate) struct GpuModel {
 }
 
 const GPU_MODELS: &[GpuModel] = &[
-    GpuModel { target: "gfx942", features: ":sramecc+:xnack-", product: "AMD Instinct MI300X (virtual)", chip_id: 0x74a1, compute_units: 304, simds_per_cu: 4, shader_engines: 32, max_clock_mhz: 2100, max_waves_per_cu: 32, memory_bytes: 192 << 30 },
-    GpuModel { target: "gfx90a", features: ":sramecc+:xnack-", product: "AMD Instinct MI250X (virtual)", chip_id: 0x740c, compute_units: 110, simds_per_cu: 4, shader_engines: 8, max_clock_mhz: 1700, max_waves_per_cu: 32, memory_bytes: 64 << 30 },
-    GpuModel { target: "gfx908", features: ":sramecc+:xnack-", product: "AMD Instinct MI100 (virtual)", chip_id: 0x738c, compute_units: 120, simds_per_cu: 4, shader_engines: 8, max_clock_mhz: 1502, max_waves_per_cu: 40, memory_bytes: 32 << 30 },
-    GpuModel { target: "gfx1100", features: "", product: "AMD Radeon RX 7900 XTX (virtual)", chip_id: 0x744c, compute_units: 96, simds_per_cu: 2, shader_engines: 6, max_clock_mhz: 2500, max_waves_per_cu: 32, memory_bytes: 24 << 30 },
+    GpuModel {
+        target: "gfx942",
+        features: ":sramecc+:xnack-",
+        product: "AMD Instinct MI300X (virtual)",
+        chip_id: 0x74a1,
+        compute_units: 304,
+        simds_per_cu: 4,
+        shader_engines: 32,
+        max_clock_mhz: 2100,
+        max_waves_per_cu: 32,
+        memory_bytes: 192 << 30,
+    },
+    GpuModel {
+        target: "gfx90a",
+        features: ":sramecc+:xnack-",
+        product: "AMD Instinct MI250X (virtual)",
+        chip_id: 0x740c,
+        compute_units: 110,
+        simds_per_cu: 4,
+        shader_engines: 8,
+        max_clock_mhz: 1700,
+        max_waves_per_cu: 32,
+        memory_bytes: 64 << 30,
+    },
+    GpuModel {
+        target: "gfx908",
+        features: ":sramecc+:xnack-",
+        product: "AMD Instinct MI100 (virtual)",
+        chip_id: 0x738c,
+        compute_units: 120,
+        simds_per_cu: 4,
+        shader_engines: 8,
+        max_clock_mhz: 1502,
+        max_waves_per_cu: 40,
+        memory_bytes: 32 << 30,
+    },
+    GpuModel {
+        target: "gfx1100",
+        features: "",
+        product: "AMD Radeon RX 7900 XTX (virtual)",
+        chip_id: 0x744c,
+        compute_units: 96,
+        simds_per_cu: 2,
+        shader_engines: 6,
+        max_clock_mhz: 2500,
+        max_waves_per_cu: 32,
+        memory_bytes: 24 << 30,
+    },
 ];
 
 /// An agent of the virtual system.
@@ -79,7 +123,9 @@ impl Agent {
     }
     /// The handle as the C API sees it.
     pub(crate) fn hsa(&self) -> hsa_agent_t {
-        hsa_agent_t { handle: self.handle }
+        hsa_agent_t {
+            handle: self.handle,
+        }
     }
 }
 
@@ -107,7 +153,8 @@ impl Pool {
             PoolKind::Device => HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED,
             PoolKind::SystemFine => HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED,
             PoolKind::Kernarg => {
-                HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT | HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED
+                HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT
+                    | HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED
             }
             PoolKind::Group => 0,
         }
@@ -117,7 +164,9 @@ impl Pool {
         match self.kind {
             PoolKind::Device => HSA_REGION_GLOBAL_FLAG_COARSE_GRAINED,
             PoolKind::SystemFine => HSA_REGION_GLOBAL_FLAG_FINE_GRAINED,
-            PoolKind::Kernarg => HSA_REGION_GLOBAL_FLAG_KERNARG | HSA_REGION_GLOBAL_FLAG_FINE_GRAINED,
+            PoolKind::Kernarg => {
+                HSA_REGION_GLOBAL_FLAG_KERNARG | HSA_REGION_GLOBAL_FLAG_FINE_GRAINED
+            }
             PoolKind::Group => 0,
         }
     }
@@ -148,14 +197,20 @@ static SYSTEM: OnceLock<System> = OnceLock::new();
 
 /// Parses `VHSA_AGENTS`; unknown targets are reported and skipped.
 fn gpu_targets() -> Vec<&'static GpuModel> {
-    let Ok(v) = std::env::var("VHSA_AGENTS") else { return vec![&GPU_MODELS[0]] };
+    let Ok(v) = std::env::var("VHSA_AGENTS") else {
+        return vec![&GPU_MODELS[0]];
+    };
     let mut out = Vec::new();
     for t in v.split(',').map(str::trim).filter(|t| !t.is_empty()) {
         match GPU_MODELS.iter().find(|m| m.target == t) {
             Some(m) => out.push(m),
             None => eprintln!(
                 "vhsa: VHSA_AGENTS names an unknown GPU target `{t}`; it is skipped. Known targets: {}",
-                GPU_MODELS.iter().map(|m| m.target).collect::<Vec<_>>().join(", ")
+                GPU_MODELS
+                    .iter()
+                    .map(|m| m.target)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }
     }
@@ -168,7 +223,9 @@ fn device_memory_override() -> Option<u64> {
     match v.trim().parse::<u64>() {
         Ok(mb) if mb > 0 => Some(mb << 20),
         _ => {
-            eprintln!("vhsa: VHSA_DEVICE_MEMORY_MB=`{v}` is not a positive integer; the model's memory size is used");
+            eprintln!(
+                "vhsa: VHSA_DEVICE_MEMORY_MB=`{v}` is not a positive integer; the model's memory size is used"
+            );
             None
         }
     }
@@ -181,8 +238,16 @@ fn build() -> System {
     let cpu = AGENT_BASE;
     let fine = POOL_BASE;
     let kernarg = POOL_BASE + 1;
-    pools.push(Pool { kind: PoolKind::SystemFine, owner: cpu, size: 64 << 30 });
-    pools.push(Pool { kind: PoolKind::Kernarg, owner: cpu, size: 64 << 30 });
+    pools.push(Pool {
+        kind: PoolKind::SystemFine,
+        owner: cpu,
+        size: 64 << 30,
+    });
+    pools.push(Pool {
+        kind: PoolKind::Kernarg,
+        owner: cpu,
+        size: 64 << 30,
+    });
     agents.push(Agent {
         handle: cpu,
         kind: AgentKind::Cpu,
@@ -195,9 +260,17 @@ fn build() -> System {
     for (i, model) in gpu_targets().into_iter().enumerate() {
         let handle = AGENT_BASE + 1 + i as u64;
         let pool = POOL_BASE + pools.len() as u64;
-        pools.push(Pool { kind: PoolKind::Device, owner: handle, size: device_memory_override().unwrap_or(model.memory_bytes) });
+        pools.push(Pool {
+            kind: PoolKind::Device,
+            owner: handle,
+            size: device_memory_override().unwrap_or(model.memory_bytes),
+        });
         let group = POOL_BASE + pools.len() as u64;
-        pools.push(Pool { kind: PoolKind::Group, owner: handle, size: GROUP_SEGMENT_BYTES });
+        pools.push(Pool {
+            kind: PoolKind::Group,
+            owner: handle,
+            size: GROUP_SEGMENT_BYTES,
+        });
         let isa = format!("amdgcn-amd-amdhsa--{}{}", model.target, model.features);
         if !isas.contains(&isa) {
             isas.push(isa.clone());
@@ -213,7 +286,12 @@ fn build() -> System {
         });
     }
     let cpu_cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    System { agents, pools, isas, cpu_cores }
+    System {
+        agents,
+        pools,
+        isas,
+        cpu_cores,
+    }
 }
 
 /// The system, built on first use.
@@ -231,12 +309,20 @@ pub(crate) fn agent(handle: u64) -> Result<&'static Agent> {
 
 /// Looks a pool up by handle.
 pub(crate) fn pool(handle: u64) -> Option<&'static Pool> {
-    handle.checked_sub(POOL_BASE).and_then(|i| system().pools.get(i as usize))
+    handle
+        .checked_sub(POOL_BASE)
+        .and_then(|i| system().pools.get(i as usize))
 }
 
 /// The ISA handle for a full ISA name.
 pub(crate) fn isa_by_name(name: &str) -> Option<hsa_isa_t> {
-    system().isas.iter().position(|n| n == name).map(|i| hsa_isa_t { handle: ISA_BASE + i as u64 })
+    system()
+        .isas
+        .iter()
+        .position(|n| n == name)
+        .map(|i| hsa_isa_t {
+            handle: ISA_BASE + i as u64,
+        })
 }
 
 /// The full ISA name of an ISA handle.
@@ -250,9 +336,11 @@ pub(crate) fn isa_name(isa: hsa_isa_t) -> Result<&'static str> {
 
 /// Current `CLOCK_MONOTONIC` time in nanoseconds (the device timestamp domain).
 pub(crate) fn now_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: valid out-pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
-

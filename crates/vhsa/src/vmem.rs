@@ -59,13 +59,23 @@ fn os_error(what: &str) -> Error {
 /// is a hint, as in the real runtime.
 pub(crate) fn reserve(size: usize, address: u64, alignment: u64) -> Result<usize> {
     if size == 0 || !size.is_multiple_of(GRANULE) {
-        return Err(Error::InvalidArgument("size must be a non-zero multiple of the 4 KiB page size"));
+        return Err(Error::InvalidArgument(
+            "size must be a non-zero multiple of the 4 KiB page size",
+        ));
     }
-    let align = if alignment == 0 { GRANULE } else { alignment as usize };
+    let align = if alignment == 0 {
+        GRANULE
+    } else {
+        alignment as usize
+    };
     if !align.is_power_of_two() || !align.is_multiple_of(GRANULE) {
-        return Err(Error::InvalidArgument("alignment must be 0 or a power of two multiple of the 4 KiB page size"));
+        return Err(Error::InvalidArgument(
+            "alignment must be 0 or a power of two multiple of the 4 KiB page size",
+        ));
     }
-    let len = size.checked_add(align - GRANULE).ok_or(Error::InvalidArgument("size plus alignment overflows"))?;
+    let len = size
+        .checked_add(align - GRANULE)
+        .ok_or(Error::InvalidArgument("size plus alignment overflows"))?;
     // SAFETY: an anonymous inaccessible mapping; the hint is not MAP_FIXED, so nothing existing is replaced.
     let p = unsafe {
         libc::mmap(
@@ -78,7 +88,9 @@ pub(crate) fn reserve(size: usize, address: u64, alignment: u64) -> Result<usize
         )
     };
     if p == libc::MAP_FAILED {
-        return Err(os_error(&format!("cannot reserve {size} bytes of address space")));
+        return Err(os_error(&format!(
+            "cannot reserve {size} bytes of address space"
+        )));
     }
     let start = p as usize;
     let base = start.next_multiple_of(align);
@@ -102,8 +114,16 @@ pub(crate) fn free(va: usize, size: usize) -> Result<()> {
     with_state(|s| {
         match s.reservations.get(&va) {
             Some(&n) if n == size => {}
-            Some(_) => return Err(Error::InvalidArgument("size is not the size of the reservation at va")),
-            None => return Err(Error::InvalidArgument("va is not the base of a range reserved with hsa_amd_vmem_address_reserve")),
+            Some(_) => {
+                return Err(Error::InvalidArgument(
+                    "size is not the size of the reservation at va",
+                ));
+            }
+            None => {
+                return Err(Error::InvalidArgument(
+                    "va is not the base of a range reserved with hsa_amd_vmem_address_reserve",
+                ));
+            }
         }
         if s.mappings.range(va..va + size).next().is_some() {
             return Err(Error::Status(hsa_abi::ffi::HSA_STATUS_ERROR_RESOURCE_FREE));
@@ -116,21 +136,35 @@ pub(crate) fn free(va: usize, size: usize) -> Result<()> {
 }
 
 /// Creates a handle of `size` bytes in `pool` (`memory_type` 0 or 1, `flags` 0).
-pub(crate) fn create_handle(pool: &crate::topology::Pool, pool_handle: u64, size: usize, memory_type: u32, flags: u64) -> Result<u64> {
+pub(crate) fn create_handle(
+    pool: &crate::topology::Pool,
+    pool_handle: u64,
+    size: usize,
+    memory_type: u32,
+    flags: u64,
+) -> Result<u64> {
     if size == 0 || !size.is_multiple_of(GRANULE) {
-        return Err(Error::InvalidArgument("size must be a non-zero multiple of the pool's 4 KiB granule"));
+        return Err(Error::InvalidArgument(
+            "size must be a non-zero multiple of the pool's 4 KiB granule",
+        ));
     }
     if memory_type > 1 {
-        return Err(Error::InvalidArgument("type must be MEMORY_TYPE_NONE (0) or MEMORY_TYPE_PINNED (1)"));
+        return Err(Error::InvalidArgument(
+            "type must be MEMORY_TYPE_NONE (0) or MEMORY_TYPE_PINNED (1)",
+        ));
     }
     if flags != 0 {
         return Err(Error::InvalidArgument("flags must be 0"));
     }
     if pool.kind == PoolKind::Group {
-        return Err(Error::InvalidAllocation("the GROUP pool is not allocatable (RUNTIME_ALLOC_ALLOWED is false)"));
+        return Err(Error::InvalidAllocation(
+            "the GROUP pool is not allocatable (RUNTIME_ALLOC_ALLOWED is false)",
+        ));
     }
     if size as u64 > pool.size {
-        return Err(Error::InvalidAllocation("size exceeds the pool's maximum allocation size"));
+        return Err(Error::InvalidAllocation(
+            "size exceeds the pool's maximum allocation size",
+        ));
     }
     // SAFETY: a NUL-terminated name; the call creates a new file descriptor.
     let raw = unsafe { libc::memfd_create(c"vhsa-vmem".as_ptr(), libc::MFD_CLOEXEC) };
@@ -141,7 +175,9 @@ pub(crate) fn create_handle(pool: &crate::topology::Pool, pool_handle: u64, size
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
     // SAFETY: sizing our own fresh memory file.
     if unsafe { libc::ftruncate(fd.as_raw_fd(), size as libc::off_t) } != 0 {
-        return Err(os_error(&format!("cannot size the handle's memory to {size} bytes")));
+        return Err(os_error(&format!(
+            "cannot size the handle's memory to {size} bytes"
+        )));
     }
     let h = Handle {
         fd,
@@ -165,9 +201,13 @@ pub(crate) fn create_handle(pool: &crate::topology::Pool, pool_handle: u64, size
 /// Drops the creator's (or a retain's) reference; the memory goes with the last mapping.
 pub(crate) fn release_handle(handle: u64) -> Result<()> {
     with_state(|s| {
-        let h = s.handles.get_mut(&handle).filter(|h| h.refs > 0).ok_or(Error::InvalidArgument(
-            "handle is not a live handle of hsa_amd_vmem_handle_create",
-        ))?;
+        let h = s
+            .handles
+            .get_mut(&handle)
+            .filter(|h| h.refs > 0)
+            .ok_or(Error::InvalidArgument(
+                "handle is not a live handle of hsa_amd_vmem_handle_create",
+            ))?;
         h.refs -= 1;
         if h.refs == 0 && h.maps == 0 {
             s.handles.remove(&handle);
@@ -182,23 +222,45 @@ pub(crate) fn map(va: usize, size: usize, offset: usize, handle: u64, flags: u64
         return Err(Error::InvalidArgument("flags must be 0"));
     }
     if size == 0 || !size.is_multiple_of(GRANULE) || !offset.is_multiple_of(GRANULE) {
-        return Err(Error::InvalidArgument("size and in_offset must be multiples of the 4 KiB page size, size non-zero"));
+        return Err(Error::InvalidArgument(
+            "size and in_offset must be multiples of the 4 KiB page size, size non-zero",
+        ));
     }
     with_state(|s| {
-        let end = va.checked_add(size).ok_or(Error::InvalidArgument("va + size overflows"))?;
-        let inside = s.reservations.range(..=va).next_back().is_some_and(|(b, n)| end <= b + n);
+        let end = va
+            .checked_add(size)
+            .ok_or(Error::InvalidArgument("va + size overflows"))?;
+        let inside = s
+            .reservations
+            .range(..=va)
+            .next_back()
+            .is_some_and(|(b, n)| end <= b + n);
         if !inside {
-            return Err(Error::InvalidArgument("va..va + size is not inside one reserved range"));
+            return Err(Error::InvalidArgument(
+                "va..va + size is not inside one reserved range",
+            ));
         }
-        let overlaps = s.mappings.range(..end).next_back().is_some_and(|(b, m)| b + m.size > va);
+        let overlaps = s
+            .mappings
+            .range(..end)
+            .next_back()
+            .is_some_and(|(b, m)| b + m.size > va);
         if overlaps {
-            return Err(Error::InvalidArgument("va..va + size overlaps a range already mapped"));
+            return Err(Error::InvalidArgument(
+                "va..va + size overlaps a range already mapped",
+            ));
         }
-        let h = s.handles.get_mut(&handle).filter(|h| h.refs > 0).ok_or(Error::InvalidArgument(
-            "handle is not a live handle of hsa_amd_vmem_handle_create",
-        ))?;
+        let h = s
+            .handles
+            .get_mut(&handle)
+            .filter(|h| h.refs > 0)
+            .ok_or(Error::InvalidArgument(
+                "handle is not a live handle of hsa_amd_vmem_handle_create",
+            ))?;
         if offset.checked_add(size).is_none_or(|e| e > h.size) {
-            return Err(Error::InvalidArgument("in_offset + size exceeds the handle's size"));
+            return Err(Error::InvalidArgument(
+                "in_offset + size exceeds the handle's size",
+            ));
         }
         // SAFETY: replaces pages of our own reservation (checked above) with the handle's file.
         let p = unsafe {
@@ -215,8 +277,22 @@ pub(crate) fn map(va: usize, size: usize, offset: usize, handle: u64, flags: u64
             return Err(os_error("cannot map the handle"));
         }
         h.maps += 1;
-        crate::memory::record(va as *mut u8, size, h.owner, h.global_flags, h.device, Origin::Virtual);
-        s.mappings.insert(va, Mapping { size, handle, access: BTreeMap::new() });
+        crate::memory::record(
+            va as *mut u8,
+            size,
+            h.owner,
+            h.global_flags,
+            h.device,
+            Origin::Virtual,
+        );
+        s.mappings.insert(
+            va,
+            Mapping {
+                size,
+                handle,
+                access: BTreeMap::new(),
+            },
+        );
         Ok(())
     })
 }
@@ -226,7 +302,11 @@ pub(crate) fn unmap(va: usize, size: usize) -> Result<()> {
     with_state(|s| {
         match s.mappings.get(&va) {
             Some(m) if m.size == size => {}
-            _ => return Err(Error::InvalidArgument("va..va + size is not a range mapped with hsa_amd_vmem_map")),
+            _ => {
+                return Err(Error::InvalidArgument(
+                    "va..va + size is not a range mapped with hsa_amd_vmem_map",
+                ));
+            }
         }
         let m = s.mappings.remove(&va).unwrap();
         crate::memory::forget_virtual(va);
@@ -257,13 +337,21 @@ pub(crate) fn unmap(va: usize, size: usize) -> Result<()> {
 /// Sets access of every agent of `agents` (handle, permission 0..=3) to the mappings covering `va..va + size`.
 pub(crate) fn set_access(va: usize, size: usize, agents: &[(u64, u32)]) -> Result<()> {
     with_state(|s| {
-        let end = va.checked_add(size).ok_or(Error::InvalidArgument("va + size overflows"))?;
+        let end = va
+            .checked_add(size)
+            .ok_or(Error::InvalidArgument("va + size overflows"))?;
         let covered: Vec<usize> = s.mappings.range(va..end).map(|(b, _)| *b).collect();
         let starts_mapped = s.mappings.contains_key(&va);
         if size == 0 || !starts_mapped || covered.iter().any(|b| b + s.mappings[b].size > end) {
-            return Err(Error::InvalidArgument("va..va + size is not made of ranges mapped with hsa_amd_vmem_map"));
+            return Err(Error::InvalidArgument(
+                "va..va + size is not made of ranges mapped with hsa_amd_vmem_map",
+            ));
         }
-        let allowed: Vec<u64> = agents.iter().filter(|(_, p)| *p != 0).map(|(a, _)| *a).collect();
+        let allowed: Vec<u64> = agents
+            .iter()
+            .filter(|(_, p)| *p != 0)
+            .map(|(a, _)| *a)
+            .collect();
         for b in covered {
             if let Some(m) = s.mappings.get_mut(&b) {
                 m.access.extend(agents.iter().copied());
@@ -282,7 +370,9 @@ pub(crate) fn access(va: usize, agent: u64) -> Result<u32> {
             .next_back()
             .filter(|(b, m)| va < *b + m.size)
             .map(|(_, m)| m.access.get(&agent).copied().unwrap_or(0))
-            .ok_or(Error::InvalidArgument("va is not in a range mapped with hsa_amd_vmem_map"))
+            .ok_or(Error::InvalidArgument(
+                "va is not in a range mapped with hsa_amd_vmem_map",
+            ))
     })
 }
 
@@ -295,7 +385,9 @@ pub(crate) fn retain(addr: usize) -> Result<u64> {
             .next_back()
             .filter(|(b, m)| addr < *b + m.size)
             .map(|(_, m)| m.handle)
-            .ok_or(Error::InvalidArgument("addr is not in a range mapped with hsa_amd_vmem_map"))?;
+            .ok_or(Error::InvalidArgument(
+                "addr is not in a range mapped with hsa_amd_vmem_map",
+            ))?;
         if let Some(h) = s.handles.get_mut(&handle) {
             h.refs += 1;
         }
@@ -310,6 +402,8 @@ pub(crate) fn properties(handle: u64) -> Result<(u64, u32)> {
             .get(&handle)
             .filter(|h| h.refs > 0 || h.maps > 0)
             .map(|h| (h.pool, h.memory_type))
-            .ok_or(Error::InvalidArgument("handle is not a live handle of hsa_amd_vmem_handle_create"))
+            .ok_or(Error::InvalidArgument(
+                "handle is not a live handle of hsa_amd_vmem_handle_create",
+            ))
     })
 }

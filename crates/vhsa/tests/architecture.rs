@@ -28,7 +28,11 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// items of `use crate::{a, b}` groups.
 fn referenced(text: &str, prefix: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    let ident = |s: &str| s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>();
+    let ident = |s: &str| {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect::<String>()
+    };
     for line in text.lines() {
         let code = line.split("//").next().unwrap_or("");
         let mut rest = code;
@@ -55,7 +59,13 @@ fn referenced(text: &str, prefix: &str) -> BTreeSet<String> {
 
 fn module_of(file: &Path, root: &Path) -> String {
     let rel = file.strip_prefix(root).unwrap();
-    let first = rel.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
+    let first = rel
+        .components()
+        .next()
+        .unwrap()
+        .as_os_str()
+        .to_string_lossy()
+        .into_owned();
     first.trim_end_matches(".rs").to_owned()
 }
 
@@ -106,7 +116,10 @@ fn top_level_graph() -> BTreeMap<String, BTreeSet<String>> {
     for f in &files {
         let m = module_of(f, &root);
         let text = fs::read_to_string(f).unwrap();
-        let deps: Vec<String> = referenced(&text, "crate::").into_iter().filter(|d| *d != m && modules.contains(d)).collect();
+        let deps: Vec<String> = referenced(&text, "crate::")
+            .into_iter()
+            .filter(|d| *d != m && modules.contains(d))
+            .collect();
         graph.entry(m).or_default().extend(deps);
     }
     graph
@@ -115,7 +128,10 @@ fn top_level_graph() -> BTreeMap<String, BTreeSet<String>> {
 #[test]
 fn no_import_loop_among_modules() {
     let graph = top_level_graph();
-    assert!(graph.contains_key("api") && graph.contains_key("queue"), "unexpected layout: {graph:?}");
+    assert!(
+        graph.contains_key("api") && graph.contains_key("queue"),
+        "unexpected layout: {graph:?}"
+    );
     if let Some(c) = cycle(&graph) {
         panic!("import loop among vhsa's modules: {}", c.join(" -> "));
     }
@@ -125,7 +141,10 @@ fn no_import_loop_among_modules() {
 fn only_the_entry_layer_imports_it() {
     let graph = top_level_graph();
     for (m, deps) in &graph {
-        assert!(!deps.contains("api"), "module `{m}` imports the entry layer `api`; entries sit above the domain");
+        assert!(
+            !deps.contains("api"),
+            "module `{m}` imports the entry layer `api`; entries sit above the domain"
+        );
     }
 }
 
@@ -140,7 +159,10 @@ fn no_import_loop_among_the_entry_modules() {
             continue;
         }
         let text = fs::read_to_string(&p).unwrap();
-        let deps: BTreeSet<String> = referenced(&text, "super::").into_iter().filter(|d| *d != name).collect();
+        let deps: BTreeSet<String> = referenced(&text, "super::")
+            .into_iter()
+            .filter(|d| *d != name)
+            .collect();
         graph.insert(name, deps);
     }
     let known: BTreeSet<String> = graph.keys().cloned().collect();
@@ -159,7 +181,18 @@ fn the_cycle_finder_finds_cycles() {
     g.entry("b".into()).or_default().insert("c".into());
     assert_eq!(cycle(&g), None);
     g.entry("c".into()).or_default().insert("a".into());
-    assert_eq!(cycle(&g), Some(vec!["a".into(), "b".into(), "c".into(), "a".into()]));
-    assert_eq!(referenced("use crate::{signal, queue::Queue};\nlet x = crate::memory::find(1); // crate::api", "crate::"),
-        ["memory", "queue", "signal"].iter().map(|s| s.to_string()).collect());
+    assert_eq!(
+        cycle(&g),
+        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+    );
+    assert_eq!(
+        referenced(
+            "use crate::{signal, queue::Queue};\nlet x = crate::memory::find(1); // crate::api",
+            "crate::"
+        ),
+        ["memory", "queue", "signal"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    );
 }

@@ -29,8 +29,15 @@ fn run_e2e(tag: &str, extra_cflags: &[&str], env: &[(&str, &str)]) {
         .expect("run the e2e program");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "e2e ({tag}) failed ({}):\n{stdout}\n{stderr}", out.status);
-    assert!(stdout.contains("e2e: all checks passed"), "{stdout}\n{stderr}");
+    assert!(
+        out.status.success(),
+        "e2e ({tag}) failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    assert!(
+        stdout.contains("e2e: all checks passed"),
+        "{stdout}\n{stderr}"
+    );
 }
 
 #[test]

@@ -129,8 +129,10 @@ macro_rules! paste_fn_t {
     };
 }
 
-type NativeKernelFn = Option<unsafe extern "C" fn(*const hsa_kernel_dispatch_packet_t, *mut c_void)>;
-type NativeKernelCreate = Option<unsafe extern "C" fn(*const std::ffi::c_char, NativeKernelFn, *mut c_void) -> u64>;
+type NativeKernelFn =
+    Option<unsafe extern "C" fn(*const hsa_kernel_dispatch_packet_t, *mut c_void)>;
+type NativeKernelCreate =
+    Option<unsafe extern "C" fn(*const std::ffi::c_char, NativeKernelFn, *mut c_void) -> u64>;
 type FaultFailSymbolIteration = Option<unsafe extern "C" fn(bool)>;
 
 unsafe extern "C" fn collect_agent(agent: hsa_agent_t, data: *mut c_void) -> hsa_status_t {
@@ -160,7 +162,11 @@ fn runtime() -> &'static Runtime {
         // SAFETY: the callback pushes into `agents`, which outlives the call.
         let st = unsafe { iterate.unwrap()(Some(collect_agent), (&raw mut agents).cast()) };
         assert_eq!(st, HSA_STATUS_SUCCESS);
-        assert_eq!(agents.len(), 3, "VHSA_AGENTS=gfx942,gfx90a gives a CPU and two GPUs");
+        assert_eq!(
+            agents.len(),
+            3,
+            "VHSA_AGENTS=gfx942,gfx90a gives a CPU and two GPUs"
+        );
         Runtime {
             cpu: agents[0],
             gfx942: agents[1],
@@ -182,7 +188,11 @@ fn serial() -> MutexGuard<'static, ()> {
 fn agent_name(agent: hsa_agent_t) -> String {
     let mut name = [0u8; 64];
     assert_eq!(
-        hsa!(hsa_agent_get_info(agent, HSA_AGENT_INFO_NAME, name.as_mut_ptr().cast())),
+        hsa!(hsa_agent_get_info(
+            agent,
+            HSA_AGENT_INFO_NAME,
+            name.as_mut_ptr().cast()
+        )),
         HSA_STATUS_SUCCESS
     );
     String::from_utf8_lossy(&name[..name.iter().position(|&b| b == 0).unwrap()]).into_owned()
@@ -205,7 +215,10 @@ fn reader_from_file(path: &Path) -> hsa_code_object_reader_t {
     let file = std::fs::File::open(path).unwrap();
     let mut r = hsa_code_object_reader_t { handle: 0 };
     assert_eq!(
-        hsa!(hsa_code_object_reader_create_from_file(file.as_raw_fd(), &mut r)),
+        hsa!(hsa_code_object_reader_create_from_file(
+            file.as_raw_fd(),
+            &mut r
+        )),
         HSA_STATUS_SUCCESS
     );
     r
@@ -242,29 +255,54 @@ fn load(
 }
 
 /// An executable with `co` loaded for `agent` and frozen.
-fn loaded(co: &Path, agent: hsa_agent_t) -> (hsa_executable_t, hsa_code_object_reader_t, hsa_loaded_code_object_t) {
+fn loaded(
+    co: &Path,
+    agent: hsa_agent_t,
+) -> (
+    hsa_executable_t,
+    hsa_code_object_reader_t,
+    hsa_loaded_code_object_t,
+) {
     let reader = reader_from_file(co);
     let exec = new_executable();
     let lco = load(exec, agent, reader).expect("load code object");
-    assert_eq!(hsa!(hsa_executable_freeze(exec, std::ptr::null())), HSA_STATUS_SUCCESS);
+    assert_eq!(
+        hsa!(hsa_executable_freeze(exec, std::ptr::null())),
+        HSA_STATUS_SUCCESS
+    );
     (exec, reader, lco)
 }
 
 fn destroy(exec: hsa_executable_t, reader: hsa_code_object_reader_t) {
     assert_eq!(hsa!(hsa_executable_destroy(exec)), HSA_STATUS_SUCCESS);
-    assert_eq!(hsa!(hsa_code_object_reader_destroy(reader)), HSA_STATUS_SUCCESS);
+    assert_eq!(
+        hsa!(hsa_code_object_reader_destroy(reader)),
+        HSA_STATUS_SUCCESS
+    );
 }
 
-fn symbol(exec: hsa_executable_t, name: &str, agent: hsa_agent_t) -> Result<hsa_executable_symbol_t, hsa_status_t> {
+fn symbol(
+    exec: hsa_executable_t,
+    name: &str,
+    agent: hsa_agent_t,
+) -> Result<hsa_executable_symbol_t, hsa_status_t> {
     let c = CString::new(name).unwrap();
     let mut s = hsa_executable_symbol_t { handle: 0 };
-    match hsa!(hsa_executable_get_symbol_by_name(exec, c.as_ptr(), &agent, &mut s)) {
+    match hsa!(hsa_executable_get_symbol_by_name(
+        exec,
+        c.as_ptr(),
+        &agent,
+        &mut s
+    )) {
         HSA_STATUS_SUCCESS => Ok(s),
         st => Err(st),
     }
 }
 
-fn info<T: Copy + Default>(s: hsa_executable_symbol_t, attr: hsa_executable_symbol_info_t) -> Result<T, hsa_status_t> {
+fn info<T: Copy + Default>(
+    s: hsa_executable_symbol_t,
+    attr: hsa_executable_symbol_info_t,
+) -> Result<T, hsa_status_t> {
     let mut v = T::default();
     match hsa!(hsa_executable_symbol_get_info(s, attr, (&raw mut v).cast())) {
         HSA_STATUS_SUCCESS => Ok(v),
@@ -319,7 +357,11 @@ fn agent_symbols(
             assert_eq!(a.handle, agent.handle);
             let sym_agent: u64 = info(s, HSA_EXECUTABLE_SYMBOL_INFO_AGENT).unwrap();
             assert_eq!(sym_agent, agent.handle);
-            (name_of(s), info(s, HSA_EXECUTABLE_SYMBOL_INFO_TYPE).unwrap(), sym_agent)
+            (
+                name_of(s),
+                info(s, HSA_EXECUTABLE_SYMBOL_INFO_TYPE).unwrap(),
+                sym_agent,
+            )
         })
         .collect())
 }
@@ -350,8 +392,13 @@ fn executables(t: &hsa_ven_amd_loader_1_03_pfn_t) -> Result<Vec<u64>, hsa_status
     }
     let mut v: Vec<u64> = Vec::new();
     // SAFETY: the loader table's entry, called per its C signature.
-    let st = unsafe { t.hsa_ven_amd_loader_iterate_executables.unwrap()(Some(cb), (&raw mut v).cast()) };
-    if st == HSA_STATUS_SUCCESS { Ok(v) } else { Err(st) }
+    let st =
+        unsafe { t.hsa_ven_amd_loader_iterate_executables.unwrap()(Some(cb), (&raw mut v).cast()) };
+    if st == HSA_STATUS_SUCCESS {
+        Ok(v)
+    } else {
+        Err(st)
+    }
 }
 
 // ---------------------------------------------------------------- tests
@@ -374,7 +421,10 @@ fn gfx942_code_object_reports_kernels_and_variables() {
     );
     assert_eq!(state, HSA_EXECUTABLE_STATE_FROZEN);
     let mut valid = 7u32;
-    assert_eq!(hsa!(hsa_executable_validate(exec, &mut valid)), HSA_STATUS_SUCCESS);
+    assert_eq!(
+        hsa!(hsa_executable_validate(exec, &mut valid)),
+        HSA_STATUS_SUCCESS
+    );
     assert_eq!(valid, 0);
 
     // Kernels: `increment(uint32_t*, uint32_t)` with a 64-word __shared__ tile, and
@@ -405,8 +455,14 @@ fn gfx942_code_object_reports_kernels_and_variables() {
         info::<u32>(inc, HSA_EXECUTABLE_SYMBOL_INFO_LINKAGE),
         Ok(HSA_SYMBOL_LINKAGE_PROGRAM)
     );
-    assert_eq!(info::<u32>(inc, HSA_EXECUTABLE_SYMBOL_INFO_MODULE_NAME_LENGTH), Ok(0));
-    assert_eq!(info::<bool>(inc, HSA_EXECUTABLE_SYMBOL_INFO_IS_DEFINITION), Ok(true));
+    assert_eq!(
+        info::<u32>(inc, HSA_EXECUTABLE_SYMBOL_INFO_MODULE_NAME_LENGTH),
+        Ok(0)
+    );
+    assert_eq!(
+        info::<bool>(inc, HSA_EXECUTABLE_SYMBOL_INFO_IS_DEFINITION),
+        Ok(true)
+    );
     let inc_object: u64 = info(inc, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT).unwrap();
     assert!(
         inc_object != 0 && inc_object.is_multiple_of(64),
@@ -418,11 +474,17 @@ fn gfx942_code_object_reports_kernels_and_variables() {
 
     let scatter = symbol(exec, "scatter.kd", rt.gfx942).unwrap();
     assert_eq!(
-        info::<u32>(scatter, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE),
+        info::<u32>(
+            scatter,
+            HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE
+        ),
         Ok(24)
     );
     assert_eq!(
-        info::<u32>(scatter, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE),
+        info::<u32>(
+            scatter,
+            HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE
+        ),
         Ok(0)
     );
     let scatter_object: u64 = info(scatter, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT).unwrap();
@@ -434,7 +496,10 @@ fn gfx942_code_object_reports_kernels_and_variables() {
         info::<u32>(counter, HSA_EXECUTABLE_SYMBOL_INFO_TYPE),
         Ok(HSA_SYMBOL_KIND_VARIABLE)
     );
-    assert_eq!(info::<u32>(counter, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE), Ok(4));
+    assert_eq!(
+        info::<u32>(counter, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE),
+        Ok(4)
+    );
     assert_eq!(
         info::<bool>(counter, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_IS_CONST),
         Ok(false)
@@ -460,10 +525,16 @@ fn gfx942_code_object_reports_kernels_and_variables() {
 
     // A pointer initialised with `&counter` holds counter's loaded address (relocated).
     let pointer = symbol(exec, "counter_address", rt.gfx942).unwrap();
-    assert_eq!(info::<u32>(pointer, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE), Ok(8));
+    assert_eq!(
+        info::<u32>(pointer, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE),
+        Ok(8)
+    );
     let pointer_addr: u64 = info(pointer, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS).unwrap();
     // SAFETY: an 8-byte variable in loaded agent memory.
-    assert_eq!(unsafe { (pointer_addr as *const u64).read_volatile() }, counter_addr);
+    assert_eq!(
+        unsafe { (pointer_addr as *const u64).read_volatile() },
+        counter_addr
+    );
 
     let histogram = symbol(exec, "histogram", rt.gfx942).unwrap();
     assert_eq!(
@@ -476,7 +547,10 @@ fn gfx942_code_object_reports_kernels_and_variables() {
     }
 
     let lookup = symbol(exec, "lookup", rt.gfx942).unwrap();
-    assert_eq!(info::<u32>(lookup, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE), Ok(16));
+    assert_eq!(
+        info::<u32>(lookup, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE),
+        Ok(16)
+    );
     assert_eq!(
         info::<bool>(lookup, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_IS_CONST),
         Ok(true)
@@ -542,7 +616,10 @@ fn symbols_are_scoped_to_the_agent_they_were_loaded_for() {
     let exec = new_executable();
     load(exec, rt.gfx942, r942).unwrap();
     load(exec, rt.gfx90a, r90a).unwrap();
-    assert_eq!(hsa!(hsa_executable_freeze(exec, std::ptr::null())), HSA_STATUS_SUCCESS);
+    assert_eq!(
+        hsa!(hsa_executable_freeze(exec, std::ptr::null())),
+        HSA_STATUS_SUCCESS
+    );
 
     let mut on_942 = agent_symbols(exec, rt.gfx942).unwrap();
     let mut on_90a = agent_symbols(exec, rt.gfx90a).unwrap();
@@ -584,14 +661,22 @@ fn symbols_are_scoped_to_the_agent_they_were_loaded_for() {
     );
 
     // iterate_symbols reports both agents' symbols; program symbols do not exist in v3+ objects.
-    unsafe extern "C" fn count(_e: hsa_executable_t, _s: hsa_executable_symbol_t, data: *mut c_void) -> hsa_status_t {
+    unsafe extern "C" fn count(
+        _e: hsa_executable_t,
+        _s: hsa_executable_symbol_t,
+        data: *mut c_void,
+    ) -> hsa_status_t {
         // SAFETY: `data` is the counter below.
         unsafe { *data.cast::<usize>() += 1 };
         HSA_STATUS_SUCCESS
     }
     let mut all = 0usize;
     assert_eq!(
-        hsa!(hsa_executable_iterate_symbols(exec, Some(count), (&raw mut all).cast())),
+        hsa!(hsa_executable_iterate_symbols(
+            exec,
+            Some(count),
+            (&raw mut all).cast()
+        )),
         HSA_STATUS_SUCCESS
     );
     assert_eq!(all, on_942.len() + on_90a.len());
@@ -607,21 +692,35 @@ fn symbols_are_scoped_to_the_agent_they_were_loaded_for() {
     assert_eq!(program, 0);
 
     // A callback's non-success status stops the iteration and is returned.
-    unsafe extern "C" fn stop(_e: hsa_executable_t, _s: hsa_executable_symbol_t, data: *mut c_void) -> hsa_status_t {
+    unsafe extern "C" fn stop(
+        _e: hsa_executable_t,
+        _s: hsa_executable_symbol_t,
+        data: *mut c_void,
+    ) -> hsa_status_t {
         // SAFETY: `data` is the counter below.
         unsafe { *data.cast::<usize>() += 1 };
         HSA_STATUS_INFO_BREAK
     }
     let mut seen = 0usize;
     assert_eq!(
-        hsa!(hsa_executable_iterate_symbols(exec, Some(stop), (&raw mut seen).cast())),
+        hsa!(hsa_executable_iterate_symbols(
+            exec,
+            Some(stop),
+            (&raw mut seen).cast()
+        )),
         HSA_STATUS_INFO_BREAK
     );
     assert_eq!(seen, 1);
 
     assert_eq!(hsa!(hsa_executable_destroy(exec)), HSA_STATUS_SUCCESS);
-    assert_eq!(hsa!(hsa_code_object_reader_destroy(r942)), HSA_STATUS_SUCCESS);
-    assert_eq!(hsa!(hsa_code_object_reader_destroy(r90a)), HSA_STATUS_SUCCESS);
+    assert_eq!(
+        hsa!(hsa_code_object_reader_destroy(r942)),
+        HSA_STATUS_SUCCESS
+    );
+    assert_eq!(
+        hsa!(hsa_code_object_reader_destroy(r90a)),
+        HSA_STATUS_SUCCESS
+    );
 }
 
 #[test]
@@ -651,8 +750,14 @@ fn code_object_for_another_isa_is_incompatible() {
     // The executable is still usable.
     load(exec, rt.gfx942, r942).unwrap();
     assert_eq!(hsa!(hsa_executable_destroy(exec)), HSA_STATUS_SUCCESS);
-    assert_eq!(hsa!(hsa_code_object_reader_destroy(r90a)), HSA_STATUS_SUCCESS);
-    assert_eq!(hsa!(hsa_code_object_reader_destroy(r942)), HSA_STATUS_SUCCESS);
+    assert_eq!(
+        hsa!(hsa_code_object_reader_destroy(r90a)),
+        HSA_STATUS_SUCCESS
+    );
+    assert_eq!(
+        hsa!(hsa_code_object_reader_destroy(r942)),
+        HSA_STATUS_SUCCESS
+    );
 }
 
 #[test]
@@ -677,9 +782,16 @@ fn target_features_follow_the_compatibility_rules_of_rocr() {
         let exec = new_executable();
         let result = load(exec, rt.gfx90a, reader);
         if loads {
-            assert!(result.is_ok(), "{target} must load on gfx90a:sramecc+:xnack-: {result:?}");
+            assert!(
+                result.is_ok(),
+                "{target} must load on gfx90a:sramecc+:xnack-: {result:?}"
+            );
         } else {
-            assert_eq!(result.err(), Some(HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS), "{target}");
+            assert_eq!(
+                result.err(),
+                Some(HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS),
+                "{target}"
+            );
         }
         destroy(exec, reader);
     }
@@ -706,7 +818,10 @@ fn invalid_code_objects_are_rejected() {
             "ELF cut at {cut} of {} bytes",
             bytes.len()
         );
-        assert_eq!(hsa!(hsa_code_object_reader_destroy(truncated)), HSA_STATUS_SUCCESS);
+        assert_eq!(
+            hsa!(hsa_code_object_reader_destroy(truncated)),
+            HSA_STATUS_SUCCESS
+        );
     }
 
     // A host ELF file (this test binary) is not an AMDGPU code object.
@@ -748,10 +863,17 @@ fn bad_arguments_are_reported() {
     let bogus_reader = hsa_code_object_reader_t { handle: 0x5678 };
 
     // Readers.
-    assert_eq!(reader_from_memory(&[]).err(), Some(HSA_STATUS_ERROR_INVALID_ARGUMENT));
+    assert_eq!(
+        reader_from_memory(&[]).err(),
+        Some(HSA_STATUS_ERROR_INVALID_ARGUMENT)
+    );
     let mut r = hsa_code_object_reader_t { handle: 0 };
     assert_eq!(
-        hsa!(hsa_code_object_reader_create_from_memory(std::ptr::null(), 16, &mut r)),
+        hsa!(hsa_code_object_reader_create_from_memory(
+            std::ptr::null(),
+            16,
+            &mut r
+        )),
         HSA_STATUS_ERROR_INVALID_ARGUMENT
     );
     assert_eq!(
@@ -828,7 +950,10 @@ fn bad_arguments_are_reported() {
         load(exec, rt.gfx942, reader).err(),
         Some(HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED)
     );
-    assert_eq!(hsa!(hsa_executable_freeze(exec, std::ptr::null())), HSA_STATUS_SUCCESS);
+    assert_eq!(
+        hsa!(hsa_executable_freeze(exec, std::ptr::null())),
+        HSA_STATUS_SUCCESS
+    );
     assert_eq!(
         hsa!(hsa_executable_freeze(exec, std::ptr::null())),
         HSA_STATUS_ERROR_FROZEN_EXECUTABLE
@@ -886,7 +1011,10 @@ fn bad_arguments_are_reported() {
         )),
         HSA_STATUS_ERROR_INVALID_ARGUMENT
     );
-    assert_eq!(info::<u32>(counter, 999), Err(HSA_STATUS_ERROR_INVALID_ARGUMENT));
+    assert_eq!(
+        info::<u32>(counter, 999),
+        Err(HSA_STATUS_ERROR_INVALID_ARGUMENT)
+    );
     assert_eq!(
         info::<u32>(
             hsa_executable_symbol_t { handle: 0x99 },
@@ -895,7 +1023,9 @@ fn bad_arguments_are_reported() {
         Err(HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL)
     );
     assert_eq!(
-        hsa!(hsa_executable_iterate_agent_symbols(exec, rt.gfx942, None, null)),
+        hsa!(hsa_executable_iterate_agent_symbols(
+            exec, rt.gfx942, None, null
+        )),
         HSA_STATUS_ERROR_INVALID_ARGUMENT
     );
     assert_eq!(
@@ -924,7 +1054,11 @@ fn loader_extension_reports_loaded_code_objects() {
     assert!(all[1..].contains(&exec.handle));
 
     // Loaded code objects of our executable.
-    unsafe extern "C" fn cb(_e: hsa_executable_t, l: hsa_loaded_code_object_t, data: *mut c_void) -> hsa_status_t {
+    unsafe extern "C" fn cb(
+        _e: hsa_executable_t,
+        l: hsa_loaded_code_object_t,
+        data: *mut c_void,
+    ) -> hsa_status_t {
         // SAFETY: `data` is the Vec below.
         unsafe { (*data.cast::<Vec<u64>>()).push(l.handle) };
         HSA_STATUS_SUCCESS
@@ -932,7 +1066,8 @@ fn loader_extension_reports_loaded_code_objects() {
     let mut lcos: Vec<u64> = Vec::new();
     // SAFETY: loader table entry, C signature.
     let st = unsafe {
-        t.hsa_ven_amd_loader_executable_iterate_loaded_code_objects.unwrap()(exec, Some(cb), (&raw mut lcos).cast())
+        t.hsa_ven_amd_loader_executable_iterate_loaded_code_objects
+            .unwrap()(exec, Some(cb), (&raw mut lcos).cast())
     };
     assert_eq!(st, HSA_STATUS_SUCCESS);
     assert_eq!(lcos, [lco.handle]);
@@ -952,12 +1087,18 @@ fn loader_extension_reports_loaded_code_objects() {
     );
     assert_eq!(u64v, exec.handle);
     assert_eq!(
-        get(HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_AGENT, (&raw mut u64v).cast()),
+        get(
+            HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_AGENT,
+            (&raw mut u64v).cast()
+        ),
         HSA_STATUS_SUCCESS
     );
     assert_eq!(u64v, rt.gfx942.handle);
     assert_eq!(
-        get(HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_KIND, (&raw mut u32v).cast()),
+        get(
+            HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_KIND,
+            (&raw mut u32v).cast()
+        ),
         HSA_STATUS_SUCCESS
     );
     assert_eq!(u32v, HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_KIND_AGENT);
@@ -1010,7 +1151,10 @@ fn loader_extension_reports_loaded_code_objects() {
         ),
         HSA_STATUS_SUCCESS
     );
-    assert_eq!(delta as u64, load_base, "clang's code objects are linked at address 0");
+    assert_eq!(
+        delta as u64, load_base,
+        "clang's code objects are linked at address 0"
+    );
     let counter = symbol(exec, "counter", rt.gfx942).unwrap();
     let counter_addr: u64 = info(counter, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS).unwrap();
     assert!(counter_addr >= load_base && counter_addr + 4 <= load_base + load_size);
@@ -1025,29 +1169,45 @@ fn loader_extension_reports_loaded_code_objects() {
     );
     let mut uri = vec![0u8; uri_len as usize];
     assert_eq!(
-        get(HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_URI, uri.as_mut_ptr().cast()),
+        get(
+            HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_URI,
+            uri.as_mut_ptr().cast()
+        ),
         HSA_STATUS_SUCCESS
     );
     let uri = String::from_utf8(uri).unwrap();
     let canonical = std::fs::canonicalize(&rt.co_gfx942).unwrap();
     assert_eq!(
         uri,
-        format!("file://{}#offset=0&size={}", canonical.display(), bytes.len())
+        format!(
+            "file://{}#offset=0&size={}",
+            canonical.display(),
+            bytes.len()
+        )
     );
-    assert_eq!(get(999, (&raw mut u64v).cast()), HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    assert_eq!(
+        get(999, (&raw mut u64v).cast()),
+        HSA_STATUS_ERROR_INVALID_ARGUMENT
+    );
 
     // Address queries.
     let mut owner = hsa_executable_t { handle: 0 };
     // SAFETY: loader table entries, C signatures.
     unsafe {
         assert_eq!(
-            t.hsa_ven_amd_loader_query_executable.unwrap()(counter_addr as *const c_void, &mut owner),
+            t.hsa_ven_amd_loader_query_executable.unwrap()(
+                counter_addr as *const c_void,
+                &mut owner
+            ),
             HSA_STATUS_SUCCESS
         );
         assert_eq!(owner.handle, exec.handle);
         let mut host: *const c_void = std::ptr::null();
         assert_eq!(
-            t.hsa_ven_amd_loader_query_host_address.unwrap()(counter_addr as *const c_void, &mut host),
+            t.hsa_ven_amd_loader_query_host_address.unwrap()(
+                counter_addr as *const c_void,
+                &mut host
+            ),
             HSA_STATUS_SUCCESS
         );
         assert_eq!(*(host as *const u32), 7);
@@ -1066,10 +1226,14 @@ fn loader_extension_reports_loaded_code_objects() {
     let query = t.hsa_ven_amd_loader_query_segment_descriptors.unwrap();
     let mut n = 0usize;
     // SAFETY: loader table entry, C signature.
-    assert_eq!(unsafe { query(std::ptr::null_mut(), &mut n) }, HSA_STATUS_SUCCESS);
+    assert_eq!(
+        unsafe { query(std::ptr::null_mut(), &mut n) },
+        HSA_STATUS_SUCCESS
+    );
     assert!(n >= 1);
     // SAFETY: all-zero descriptors are valid values.
-    let mut descs: Vec<hsa_ven_amd_loader_segment_descriptor_t> = vec![unsafe { std::mem::zeroed() }; n + 1];
+    let mut descs: Vec<hsa_ven_amd_loader_segment_descriptor_t> =
+        vec![unsafe { std::mem::zeroed() }; n + 1];
     let mut wrong = n + 1;
     // SAFETY: `descs` holds n + 1 descriptors.
     assert_eq!(
@@ -1077,7 +1241,10 @@ fn loader_extension_reports_loaded_code_objects() {
         HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS
     );
     // SAFETY: `descs` holds at least n descriptors.
-    assert_eq!(unsafe { query(descs.as_mut_ptr(), &mut n) }, HSA_STATUS_SUCCESS);
+    assert_eq!(
+        unsafe { query(descs.as_mut_ptr(), &mut n) },
+        HSA_STATUS_SUCCESS
+    );
     let ours = descs[..n]
         .iter()
         .find(|d| d.executable.handle == exec.handle)
@@ -1108,7 +1275,9 @@ fn loader_extension_reports_loaded_code_objects() {
     destroy(exec, reader);
     assert!(!executables(&t).unwrap().contains(&exec.handle));
     // SAFETY: loader table entry, C signature.
-    let st = unsafe { t.hsa_ven_amd_loader_query_executable.unwrap()(counter_addr as *const c_void, &mut owner) };
+    let st = unsafe {
+        t.hsa_ven_amd_loader_query_executable.unwrap()(counter_addr as *const c_void, &mut owner)
+    };
     assert_eq!(
         st, HSA_STATUS_ERROR_INVALID_ARGUMENT,
         "the destroyed executable's memory is no longer reported"
@@ -1150,9 +1319,17 @@ fn native_kernels_are_symbols_of_the_built_in_executable() {
             "{syms:?}"
         );
         let s = symbol(builtin, "loader_test_native.kd", gpu).unwrap();
-        assert_eq!(info::<u64>(s, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT), Ok(object));
+        assert_eq!(
+            info::<u64>(s, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT),
+            Ok(object)
+        );
         // Looked up again, the same handle.
-        assert_eq!(symbol(builtin, "loader_test_native.kd", gpu).unwrap().handle, s.handle);
+        assert_eq!(
+            symbol(builtin, "loader_test_native.kd", gpu)
+                .unwrap()
+                .handle,
+            s.handle
+        );
     }
     assert_eq!(agent_symbols(builtin, rt.cpu).unwrap(), vec![]);
 
@@ -1163,7 +1340,10 @@ fn native_kernels_are_symbols_of_the_built_in_executable() {
     );
     let reader = reader_from_file(&rt.co_gfx942);
     assert!(load(builtin, rt.gfx942, reader).is_err());
-    assert_eq!(hsa!(hsa_code_object_reader_destroy(reader)), HSA_STATUS_SUCCESS);
+    assert_eq!(
+        hsa!(hsa_code_object_reader_destroy(reader)),
+        HSA_STATUS_SUCCESS
+    );
 }
 
 #[test]
@@ -1201,11 +1381,24 @@ fn symbol_info_fault_fails_variable_address_and_size_only() {
     let kind = info::<hsa_symbol_kind_t>(var, HSA_EXECUTABLE_SYMBOL_INFO_TYPE);
     // SAFETY: as above.
     unsafe { fault.unwrap()(false) };
-    assert_eq!((address, size), (Err(HSA_STATUS_ERROR), Err(HSA_STATUS_ERROR)));
-    assert_eq!(kind, Ok(HSA_SYMBOL_KIND_VARIABLE), "other attributes still answer");
+    assert_eq!(
+        (address, size),
+        (Err(HSA_STATUS_ERROR), Err(HSA_STATUS_ERROR))
+    );
+    assert_eq!(
+        kind,
+        Ok(HSA_SYMBOL_KIND_VARIABLE),
+        "other attributes still answer"
+    );
 
-    assert_ne!(info::<u64>(var, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS).unwrap(), 0);
-    assert_eq!(info::<u32>(var, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE).unwrap(), 4);
+    assert_ne!(
+        info::<u64>(var, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS).unwrap(),
+        0
+    );
+    assert_eq!(
+        info::<u32>(var, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE).unwrap(),
+        4
+    );
     destroy(exec, reader);
 }
 
@@ -1297,7 +1490,11 @@ fn reader_from_a_file_range_and_legacy_executable_create() {
     let canonical = std::fs::canonicalize(&bundle).unwrap();
     assert_eq!(
         uri,
-        format!("file://{}#offset=100&size={}", canonical.display(), bytes.len())
+        format!(
+            "file://{}#offset=100&size={}",
+            canonical.display(),
+            bytes.len()
+        )
     );
     destroy(exec, reader);
 }
@@ -1327,7 +1524,8 @@ fn concurrent_loads_lookups_and_iterations() {
                     (&raw mut kind).cast()
                 ));
                 assert!(
-                    (st == HSA_STATUS_SUCCESS && (kind == HSA_SYMBOL_KIND_KERNEL || kind == HSA_SYMBOL_KIND_VARIABLE))
+                    (st == HSA_STATUS_SUCCESS
+                        && (kind == HSA_SYMBOL_KIND_KERNEL || kind == HSA_SYMBOL_KIND_VARIABLE))
                         || st == HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL,
                     "symbol info: status {st:#x}, kind {kind}"
                 );
@@ -1363,8 +1561,13 @@ fn concurrent_loads_lookups_and_iterations() {
                         let exec = new_executable();
                         load(exec, rt.gfx942, reader).unwrap();
                         let c = symbol(exec, "counter", rt.gfx942).unwrap();
-                        let addr: u64 = info(c, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS).unwrap();
-                        assert_eq!(read_u32(addr), 7, "every load gets fresh, initialised storage");
+                        let addr: u64 =
+                            info(c, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS).unwrap();
+                        assert_eq!(
+                            read_u32(addr),
+                            7,
+                            "every load gets fresh, initialised storage"
+                        );
                         // SAFETY: this load's own 4-byte variable.
                         unsafe { (addr as *mut u32).write_volatile(99) };
                         destroy(exec, reader);
@@ -1383,7 +1586,10 @@ fn concurrent_loads_lookups_and_iterations() {
 /// Counts the calls of the native `increment` registered by the dispatch test.
 static INCREMENT_CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-unsafe extern "C" fn increment_native(packet: *const hsa_kernel_dispatch_packet_t, _d: *mut c_void) {
+unsafe extern "C" fn increment_native(
+    packet: *const hsa_kernel_dispatch_packet_t,
+    _d: *mut c_void,
+) {
     // SAFETY: the packet is valid for the call; its kernel arguments are `increment`'s
     // (uint32_t* data, uint32_t n).
     unsafe {
@@ -1427,7 +1633,8 @@ fn dispatch(queue: *mut hsa_queue_t, kernel_object: u64, kernarg: *mut c_void, g
             | (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE)
             | (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
         let word = header | (1 << 16); // setup: one dimension
-        (*slot.cast::<std::sync::atomic::AtomicU32>()).store(word, std::sync::atomic::Ordering::Release);
+        (*slot.cast::<std::sync::atomic::AtomicU32>())
+            .store(word, std::sync::atomic::Ordering::Release);
         q.doorbell_signal
     };
     hsa!(hsa_signal_store_screlease(doorbell, index as i64));
@@ -1490,9 +1697,15 @@ fn loaded_kernels_run_emulated_until_a_native_kernel_is_registered_under_their_n
     let kernarg = (&raw mut args).cast::<c_void>();
     // The emulated kernels reach only memory the runtime knows: lock the test's buffers.
     let mut agent = rt.gfx942;
-    for (p, len) in [(data.as_mut_ptr().cast::<c_void>(), 32), (kernarg, std::mem::size_of::<Args>())] {
+    for (p, len) in [
+        (data.as_mut_ptr().cast::<c_void>(), 32),
+        (kernarg, std::mem::size_of::<Args>()),
+    ] {
         let mut mapped: *mut c_void = std::ptr::null_mut();
-        assert_eq!(hsa!(hsa_amd_memory_lock(p, len, &mut agent, 1, &mut mapped)), HSA_STATUS_SUCCESS);
+        assert_eq!(
+            hsa!(hsa_amd_memory_lock(p, len, &mut agent, 1, &mut mapped)),
+            HSA_STATUS_SUCCESS
+        );
     }
     let calls = || INCREMENT_CALLS.load(std::sync::atomic::Ordering::SeqCst);
     // SAFETY: the kernels write `data` only while `dispatch` waits; read it between dispatches.
@@ -1507,7 +1720,8 @@ fn loaded_kernels_run_emulated_until_a_native_kernel_is_registered_under_their_n
     let create: NativeKernelCreate = sym("vhsa_native_kernel_create");
     let name = CString::new("increment").unwrap();
     // SAFETY: vhsa.h entry point with a valid name and function.
-    let native = unsafe { create.unwrap()(name.as_ptr(), Some(increment_native), std::ptr::null_mut()) };
+    let native =
+        unsafe { create.unwrap()(name.as_ptr(), Some(increment_native), std::ptr::null_mut()) };
     assert_ne!(native, 0);
     assert_ne!(
         native, increment,

@@ -10,7 +10,8 @@ fn manifest() -> PathBuf {
 }
 
 fn generate() -> String {
-    let config = cbindgen::Config::from_file(manifest().join("cbindgen.toml")).expect("read cbindgen.toml");
+    let config =
+        cbindgen::Config::from_file(manifest().join("cbindgen.toml")).expect("read cbindgen.toml");
     let bindings = cbindgen::Builder::new()
         .with_config(config)
         .with_src(manifest().join("src").join("ext.rs"))
@@ -58,7 +59,10 @@ fn header_compiles_as_c_and_cpp() {
     )
     .unwrap();
     let include = manifest().join("include");
-    for (compiler, extra) in [("cc", vec!["-std=c11"]), ("c++", vec!["-x", "c++", "-std=c++17"])] {
+    for (compiler, extra) in [
+        ("cc", vec!["-std=c11"]),
+        ("c++", vec!["-x", "c++", "-std=c++17"]),
+    ] {
         let status = Command::new(compiler)
             .args(&extra)
             .args(["-Wall", "-Wextra", "-Wpedantic", "-Werror", "-fsyntax-only"])

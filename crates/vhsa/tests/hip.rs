@@ -21,7 +21,13 @@ fn hip_program_for(name: &str, arch: &str) -> PathBuf {
     type Builds = Mutex<HashMap<(String, String), Arc<OnceLock<PathBuf>>>>;
     static BUILT: OnceLock<Builds> = OnceLock::new();
     let key = (name.to_owned(), arch.to_owned());
-    let cell = BUILT.get_or_init(Default::default).lock().unwrap().entry(key).or_default().clone();
+    let cell = BUILT
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap()
+        .entry(key)
+        .or_default()
+        .clone();
     cell.get_or_init(|| {
         let tag = arch.replace(':', "_");
         let dir = test_support::scratch_dir(&format!("vhsa-hip-{name}-{tag}"));
@@ -34,8 +40,11 @@ fn hip_program_for(name: &str, arch: &str) -> PathBuf {
 
 fn hip_command(exe: &Path, agents: &str) -> Command {
     let mut c = command(exe);
-    c.env("VHSA_AGENTS", agents).env("LD_LIBRARY_PATH", test_support::vhsa_lib_dir());
-    c.env_remove("AMD_LOG_LEVEL").env_remove("HIP_VISIBLE_DEVICES").env_remove("ROCR_VISIBLE_DEVICES");
+    c.env("VHSA_AGENTS", agents)
+        .env("LD_LIBRARY_PATH", test_support::vhsa_lib_dir());
+    c.env_remove("AMD_LOG_LEVEL")
+        .env_remove("HIP_VISIBLE_DEVICES")
+        .env_remove("ROCR_VISIBLE_DEVICES");
     c
 }
 
@@ -53,7 +62,10 @@ fn passes(exe: &Path, agents: &str, extra_env: &[(&str, &str)]) -> String {
 fn device_count_and_properties_match_the_agent() {
     let exe = hip_program("device_props");
     let out = passes(&exe, "gfx90a", &[]);
-    assert!(out.contains("device 0: AMD Instinct MI250X (virtual) gfx90a:sramecc+:xnack-"), "{out}");
+    assert!(
+        out.contains("device 0: AMD Instinct MI250X (virtual) gfx90a:sramecc+:xnack-"),
+        "{out}"
+    );
     // Every symbol HIP imports is bound at load time.
     passes(&exe, "gfx90a", &[("LD_BIND_NOW", "1")]);
     // Two agents: two devices.
@@ -65,8 +77,16 @@ fn device_count_and_properties_match_the_agent() {
 fn hip_refuses_targets_it_does_not_support() {
     let exe = hip_program("device_props");
     let out = hip_command(&exe, "gfx942").output().expect("run");
-    assert!(!out.status.success(), "HIP 5.2 accepts only gfx90a and gfx908:\n{}", stdout(&out));
-    assert!(stderr(&out).contains("hipGetDeviceCount(&count) failed"), "{}", stderr(&out));
+    assert!(
+        !out.status.success(),
+        "HIP 5.2 accepts only gfx90a and gfx908:\n{}",
+        stdout(&out)
+    );
+    assert!(
+        stderr(&out).contains("hipGetDeviceCount(&count) failed"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -89,7 +109,13 @@ fn code_objects_for_compatible_target_ids_are_found() {
     // The agent's ISA is gfx90a:sramecc+:xnack-: HIP finds a code object built for xnack off...
     passes(&hip_program_for("streams", "gfx90a:xnack-"), "gfx90a", &[]);
     // ...and none in a binary built only for xnack on.
-    let out = hip_command(&hip_program_for("streams", "gfx90a:xnack+"), "gfx90a").output().expect("run");
+    let out = hip_command(&hip_program_for("streams", "gfx90a:xnack+"), "gfx90a")
+        .output()
+        .expect("run");
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("hipErrorNoBinaryForGpu"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("hipErrorNoBinaryForGpu"),
+        "{}",
+        stderr(&out)
+    );
 }

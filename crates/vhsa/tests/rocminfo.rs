@@ -11,8 +11,14 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 fn rocminfo() -> PathBuf {
-    let path = std::env::var_os("ROCMINFO").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/usr/bin/rocminfo"));
-    assert!(path.exists(), "{} is missing: install Debian's rocminfo (scripts/install-deps.sh) or set ROCMINFO", path.display());
+    let path = std::env::var_os("ROCMINFO")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/rocminfo"));
+    assert!(
+        path.exists(),
+        "{} is missing: install Debian's rocminfo (scripts/install-deps.sh) or set ROCMINFO",
+        path.display()
+    );
     path
 }
 
@@ -33,8 +39,14 @@ fn run(dir: &Path, agents: Option<&str>) -> String {
     std::fs::set_permissions(&lsmod, std::fs::Permissions::from_mode(0o755)).unwrap();
 
     let mut cmd = command(&rocminfo());
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
-    cmd.env("PATH", path).env("LD_LIBRARY_PATH", test_support::vhsa_lib_dir()).env("LD_PRELOAD", &shim);
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    cmd.env("PATH", path)
+        .env("LD_LIBRARY_PATH", test_support::vhsa_lib_dir())
+        .env("LD_PRELOAD", &shim);
     if let Some(a) = agents {
         cmd.env("VHSA_AGENTS", a);
     }
@@ -74,9 +86,20 @@ fn rocminfo_lists_every_configured_gpu() {
     let dir = test_support::scratch_dir("vhsa-rocminfo-two");
     let out = run(&dir, Some("gfx942,gfx90a"));
     assert_eq!(agent_names(&out), ["CPU", "gfx942", "gfx90a"], "{out}");
-    assert!(out.contains("amdgcn-amd-amdhsa--gfx942") && out.contains("amdgcn-amd-amdhsa--gfx90a"), "{out}");
-    assert_eq!(out.matches("FLAGS: COARSE GRAINED").count(), 2, "one device pool per GPU:\n{out}");
-    assert_eq!(out.matches("Pool 1").count(), 3, "every agent lists its pools:\n{out}");
+    assert!(
+        out.contains("amdgcn-amd-amdhsa--gfx942") && out.contains("amdgcn-amd-amdhsa--gfx90a"),
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("FLAGS: COARSE GRAINED").count(),
+        2,
+        "one device pool per GPU:\n{out}"
+    );
+    assert_eq!(
+        out.matches("Pool 1").count(),
+        3,
+        "every agent lists its pools:\n{out}"
+    );
 }
 
 #[test]
@@ -84,11 +107,28 @@ fn rocminfo_lists_the_group_pool_and_full_target_ids() {
     let dir = test_support::scratch_dir("vhsa-rocminfo-group");
     let out = run(&dir, Some("gfx90a"));
     assert_eq!(agent_names(&out), ["CPU", "gfx90a"], "{out}");
-    assert!(out.contains("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"), "{out}");
+    assert!(
+        out.contains("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"),
+        "{out}"
+    );
     // The GPU's pools: the device pool, then the GROUP pool (64 KiB, not allocatable).
-    let gpu = &out[out.find("Name:                    gfx90a").expect("the GPU agent block")..];
-    let group = &gpu[gpu.find("Segment:                 GROUP").unwrap_or_else(|| panic!("no GROUP pool:\n{gpu}"))..];
+    let gpu = &out[out
+        .find("Name:                    gfx90a")
+        .expect("the GPU agent block")..];
+    let group = &gpu[gpu
+        .find("Segment:                 GROUP")
+        .unwrap_or_else(|| panic!("no GROUP pool:\n{gpu}"))..];
     let block: Vec<&str> = group.lines().take(7).map(str::trim).collect();
-    assert!(block.iter().any(|l| l.starts_with("Size:") && l.contains("64(0x40) KB")), "{block:?}");
-    assert!(block.iter().any(|l| l.starts_with("Allocatable:") && l.ends_with("FALSE")), "{block:?}");
+    assert!(
+        block
+            .iter()
+            .any(|l| l.starts_with("Size:") && l.contains("64(0x40) KB")),
+        "{block:?}"
+    );
+    assert!(
+        block
+            .iter()
+            .any(|l| l.starts_with("Allocatable:") && l.ends_with("FALSE")),
+        "{block:?}"
+    );
 }

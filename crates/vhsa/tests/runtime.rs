@@ -15,9 +15,18 @@ fn runtime_basics() {
 #[test]
 fn exports_carry_the_rocr_version_and_soname() {
     let lib = test_support::vhsa_lib_dir().join("libhsa-runtime64.so.1");
-    let out = std::process::Command::new("readelf").arg("-W").arg("--dyn-syms").arg("-d").arg(&lib).output().expect("run readelf");
+    let out = std::process::Command::new("readelf")
+        .arg("-W")
+        .arg("--dyn-syms")
+        .arg("-d")
+        .arg(&lib)
+        .output()
+        .expect("run readelf");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("Library soname: [libhsa-runtime64.so.1]"), "soname missing:\n{text}");
+    assert!(
+        text.contains("Library soname: [libhsa-runtime64.so.1]"),
+        "soname missing:\n{text}"
+    );
     for f in [
         "hsa_init@@ROCR_1",
         "hsa_amd_pointer_info@@ROCR_1",
@@ -28,7 +37,10 @@ fn exports_carry_the_rocr_version_and_soname() {
     ] {
         assert!(text.contains(f), "{f} is not exported with version ROCR_1");
     }
-    let count = text.lines().filter(|l| l.contains("@@ROCR_1") && l.contains(" hsa_")).count();
+    let count = text
+        .lines()
+        .filter(|l| l.contains("@@ROCR_1") && l.contains(" hsa_"))
+        .count();
     assert_eq!(
         count,
         hsa_abi::CoreApiTable::SLOT_NAMES.len()

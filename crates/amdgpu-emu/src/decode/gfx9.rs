@@ -3,7 +3,7 @@
 use std::sync::OnceLock;
 
 use super::ops::Op::{self, *};
-use super::{Enc, Ext, Inst, LITERAL, OFF, VGPR, AGPR, flags};
+use super::{AGPR, Enc, Ext, Inst, LITERAL, OFF, VGPR, flags};
 use crate::Target;
 
 /// Which GFX9 targets an opcode-table row applies to.
@@ -17,297 +17,676 @@ enum On {
 type Row = (u16, Op, On);
 
 const SOP2: &[Row] = &[
-    (0, s_add_u32, On::All), (1, s_sub_u32, On::All), (2, s_add_i32, On::All),
-    (3, s_sub_i32, On::All), (4, s_addc_u32, On::All), (5, s_subb_u32, On::All),
-    (6, s_min_i32, On::All), (7, s_min_u32, On::All), (8, s_max_i32, On::All),
-    (9, s_max_u32, On::All), (10, s_cselect_b32, On::All), (11, s_cselect_b64, On::All),
-    (12, s_and_b32, On::All), (13, s_and_b64, On::All), (14, s_or_b32, On::All),
-    (15, s_or_b64, On::All), (16, s_xor_b32, On::All), (17, s_xor_b64, On::All),
-    (18, s_andn2_b32, On::All), (19, s_andn2_b64, On::All), (20, s_orn2_b32, On::All),
-    (21, s_orn2_b64, On::All), (22, s_nand_b32, On::All), (23, s_nand_b64, On::All),
-    (24, s_nor_b32, On::All), (25, s_nor_b64, On::All), (26, s_xnor_b32, On::All),
-    (27, s_xnor_b64, On::All), (28, s_lshl_b32, On::All), (29, s_lshl_b64, On::All),
-    (30, s_lshr_b32, On::All), (31, s_lshr_b64, On::All), (32, s_ashr_i32, On::All),
-    (33, s_ashr_i64, On::All), (34, s_bfm_b32, On::All), (35, s_bfm_b64, On::All),
-    (36, s_mul_i32, On::All), (37, s_bfe_u32, On::All), (38, s_bfe_i32, On::All),
-    (39, s_bfe_u64, On::All), (40, s_bfe_i64, On::All), (42, s_absdiff_i32, On::All),
-    (44, s_mul_hi_u32, On::All), (45, s_mul_hi_i32, On::All), (46, s_lshl1_add_u32, On::All),
-    (47, s_lshl2_add_u32, On::All), (48, s_lshl3_add_u32, On::All),
-    (49, s_lshl4_add_u32, On::All), (50, s_pack_ll_b32_b16, On::All),
-    (51, s_pack_lh_b32_b16, On::All), (52, s_pack_hh_b32_b16, On::All),
+    (0, s_add_u32, On::All),
+    (1, s_sub_u32, On::All),
+    (2, s_add_i32, On::All),
+    (3, s_sub_i32, On::All),
+    (4, s_addc_u32, On::All),
+    (5, s_subb_u32, On::All),
+    (6, s_min_i32, On::All),
+    (7, s_min_u32, On::All),
+    (8, s_max_i32, On::All),
+    (9, s_max_u32, On::All),
+    (10, s_cselect_b32, On::All),
+    (11, s_cselect_b64, On::All),
+    (12, s_and_b32, On::All),
+    (13, s_and_b64, On::All),
+    (14, s_or_b32, On::All),
+    (15, s_or_b64, On::All),
+    (16, s_xor_b32, On::All),
+    (17, s_xor_b64, On::All),
+    (18, s_andn2_b32, On::All),
+    (19, s_andn2_b64, On::All),
+    (20, s_orn2_b32, On::All),
+    (21, s_orn2_b64, On::All),
+    (22, s_nand_b32, On::All),
+    (23, s_nand_b64, On::All),
+    (24, s_nor_b32, On::All),
+    (25, s_nor_b64, On::All),
+    (26, s_xnor_b32, On::All),
+    (27, s_xnor_b64, On::All),
+    (28, s_lshl_b32, On::All),
+    (29, s_lshl_b64, On::All),
+    (30, s_lshr_b32, On::All),
+    (31, s_lshr_b64, On::All),
+    (32, s_ashr_i32, On::All),
+    (33, s_ashr_i64, On::All),
+    (34, s_bfm_b32, On::All),
+    (35, s_bfm_b64, On::All),
+    (36, s_mul_i32, On::All),
+    (37, s_bfe_u32, On::All),
+    (38, s_bfe_i32, On::All),
+    (39, s_bfe_u64, On::All),
+    (40, s_bfe_i64, On::All),
+    (42, s_absdiff_i32, On::All),
+    (44, s_mul_hi_u32, On::All),
+    (45, s_mul_hi_i32, On::All),
+    (46, s_lshl1_add_u32, On::All),
+    (47, s_lshl2_add_u32, On::All),
+    (48, s_lshl3_add_u32, On::All),
+    (49, s_lshl4_add_u32, On::All),
+    (50, s_pack_ll_b32_b16, On::All),
+    (51, s_pack_lh_b32_b16, On::All),
+    (52, s_pack_hh_b32_b16, On::All),
 ];
 
 const SOPK: &[Row] = &[
-    (0, s_movk_i32, On::All), (1, s_cmovk_i32, On::All), (2, s_cmpk_eq_i32, On::All),
-    (3, s_cmpk_lg_i32, On::All), (4, s_cmpk_gt_i32, On::All), (5, s_cmpk_ge_i32, On::All),
-    (6, s_cmpk_lt_i32, On::All), (7, s_cmpk_le_i32, On::All), (8, s_cmpk_eq_u32, On::All),
-    (9, s_cmpk_lg_u32, On::All), (10, s_cmpk_gt_u32, On::All), (11, s_cmpk_ge_u32, On::All),
-    (12, s_cmpk_lt_u32, On::All), (13, s_cmpk_le_u32, On::All), (14, s_addk_i32, On::All),
-    (15, s_mulk_i32, On::All), (17, s_getreg_b32, On::All), (18, s_setreg_b32, On::All),
-    (20, s_setreg_imm32_b32, On::All), (21, s_call_b64, On::All),
+    (0, s_movk_i32, On::All),
+    (1, s_cmovk_i32, On::All),
+    (2, s_cmpk_eq_i32, On::All),
+    (3, s_cmpk_lg_i32, On::All),
+    (4, s_cmpk_gt_i32, On::All),
+    (5, s_cmpk_ge_i32, On::All),
+    (6, s_cmpk_lt_i32, On::All),
+    (7, s_cmpk_le_i32, On::All),
+    (8, s_cmpk_eq_u32, On::All),
+    (9, s_cmpk_lg_u32, On::All),
+    (10, s_cmpk_gt_u32, On::All),
+    (11, s_cmpk_ge_u32, On::All),
+    (12, s_cmpk_lt_u32, On::All),
+    (13, s_cmpk_le_u32, On::All),
+    (14, s_addk_i32, On::All),
+    (15, s_mulk_i32, On::All),
+    (17, s_getreg_b32, On::All),
+    (18, s_setreg_b32, On::All),
+    (20, s_setreg_imm32_b32, On::All),
+    (21, s_call_b64, On::All),
 ];
 
 const SOP1: &[Row] = &[
-    (0, s_mov_b32, On::All), (1, s_mov_b64, On::All), (2, s_cmov_b32, On::All),
-    (3, s_cmov_b64, On::All), (4, s_not_b32, On::All), (5, s_not_b64, On::All),
-    (6, s_wqm_b32, On::All), (7, s_wqm_b64, On::All), (8, s_brev_b32, On::All),
-    (9, s_brev_b64, On::All), (10, s_bcnt0_i32_b32, On::All), (11, s_bcnt0_i32_b64, On::All),
-    (12, s_bcnt1_i32_b32, On::All), (13, s_bcnt1_i32_b64, On::All),
-    (14, s_ff0_i32_b32, On::All), (15, s_ff0_i32_b64, On::All), (16, s_ff1_i32_b32, On::All),
-    (17, s_ff1_i32_b64, On::All), (18, s_flbit_i32_b32, On::All),
-    (19, s_flbit_i32_b64, On::All), (20, s_flbit_i32, On::All), (21, s_flbit_i32_i64, On::All),
-    (22, s_sext_i32_i8, On::All), (23, s_sext_i32_i16, On::All), (24, s_bitset0_b32, On::All),
-    (25, s_bitset0_b64, On::All), (26, s_bitset1_b32, On::All), (27, s_bitset1_b64, On::All),
-    (28, s_getpc_b64, On::All), (29, s_setpc_b64, On::All), (30, s_swappc_b64, On::All),
-    (32, s_and_saveexec_b64, On::All), (33, s_or_saveexec_b64, On::All),
-    (34, s_xor_saveexec_b64, On::All), (35, s_andn2_saveexec_b64, On::All),
-    (36, s_orn2_saveexec_b64, On::All), (37, s_nand_saveexec_b64, On::All),
-    (38, s_nor_saveexec_b64, On::All), (39, s_xnor_saveexec_b64, On::All),
-    (40, s_quadmask_b32, On::All), (41, s_quadmask_b64, On::All), (48, s_abs_i32, On::All),
-    (51, s_andn1_saveexec_b64, On::All), (52, s_orn1_saveexec_b64, On::All),
-    (53, s_andn1_wrexec_b64, On::All), (54, s_andn2_wrexec_b64, On::All),
-    (55, s_bitreplicate_b64_b32, On::All), (50, s_set_gpr_idx_idx, On::All),
+    (0, s_mov_b32, On::All),
+    (1, s_mov_b64, On::All),
+    (2, s_cmov_b32, On::All),
+    (3, s_cmov_b64, On::All),
+    (4, s_not_b32, On::All),
+    (5, s_not_b64, On::All),
+    (6, s_wqm_b32, On::All),
+    (7, s_wqm_b64, On::All),
+    (8, s_brev_b32, On::All),
+    (9, s_brev_b64, On::All),
+    (10, s_bcnt0_i32_b32, On::All),
+    (11, s_bcnt0_i32_b64, On::All),
+    (12, s_bcnt1_i32_b32, On::All),
+    (13, s_bcnt1_i32_b64, On::All),
+    (14, s_ff0_i32_b32, On::All),
+    (15, s_ff0_i32_b64, On::All),
+    (16, s_ff1_i32_b32, On::All),
+    (17, s_ff1_i32_b64, On::All),
+    (18, s_flbit_i32_b32, On::All),
+    (19, s_flbit_i32_b64, On::All),
+    (20, s_flbit_i32, On::All),
+    (21, s_flbit_i32_i64, On::All),
+    (22, s_sext_i32_i8, On::All),
+    (23, s_sext_i32_i16, On::All),
+    (24, s_bitset0_b32, On::All),
+    (25, s_bitset0_b64, On::All),
+    (26, s_bitset1_b32, On::All),
+    (27, s_bitset1_b64, On::All),
+    (28, s_getpc_b64, On::All),
+    (29, s_setpc_b64, On::All),
+    (30, s_swappc_b64, On::All),
+    (32, s_and_saveexec_b64, On::All),
+    (33, s_or_saveexec_b64, On::All),
+    (34, s_xor_saveexec_b64, On::All),
+    (35, s_andn2_saveexec_b64, On::All),
+    (36, s_orn2_saveexec_b64, On::All),
+    (37, s_nand_saveexec_b64, On::All),
+    (38, s_nor_saveexec_b64, On::All),
+    (39, s_xnor_saveexec_b64, On::All),
+    (40, s_quadmask_b32, On::All),
+    (41, s_quadmask_b64, On::All),
+    (48, s_abs_i32, On::All),
+    (51, s_andn1_saveexec_b64, On::All),
+    (52, s_orn1_saveexec_b64, On::All),
+    (53, s_andn1_wrexec_b64, On::All),
+    (54, s_andn2_wrexec_b64, On::All),
+    (55, s_bitreplicate_b64_b32, On::All),
+    (50, s_set_gpr_idx_idx, On::All),
 ];
 
 const SOPC: &[Row] = &[
-    (0, s_cmp_eq_i32, On::All), (1, s_cmp_lg_i32, On::All), (2, s_cmp_gt_i32, On::All),
-    (3, s_cmp_ge_i32, On::All), (4, s_cmp_lt_i32, On::All), (5, s_cmp_le_i32, On::All),
-    (6, s_cmp_eq_u32, On::All), (7, s_cmp_lg_u32, On::All), (8, s_cmp_gt_u32, On::All),
-    (9, s_cmp_ge_u32, On::All), (10, s_cmp_lt_u32, On::All), (11, s_cmp_le_u32, On::All),
-    (12, s_bitcmp0_b32, On::All), (13, s_bitcmp1_b32, On::All), (14, s_bitcmp0_b64, On::All),
-    (15, s_bitcmp1_b64, On::All), (17, s_set_gpr_idx_on, On::All), (18, s_cmp_eq_u64, On::All),
+    (0, s_cmp_eq_i32, On::All),
+    (1, s_cmp_lg_i32, On::All),
+    (2, s_cmp_gt_i32, On::All),
+    (3, s_cmp_ge_i32, On::All),
+    (4, s_cmp_lt_i32, On::All),
+    (5, s_cmp_le_i32, On::All),
+    (6, s_cmp_eq_u32, On::All),
+    (7, s_cmp_lg_u32, On::All),
+    (8, s_cmp_gt_u32, On::All),
+    (9, s_cmp_ge_u32, On::All),
+    (10, s_cmp_lt_u32, On::All),
+    (11, s_cmp_le_u32, On::All),
+    (12, s_bitcmp0_b32, On::All),
+    (13, s_bitcmp1_b32, On::All),
+    (14, s_bitcmp0_b64, On::All),
+    (15, s_bitcmp1_b64, On::All),
+    (17, s_set_gpr_idx_on, On::All),
+    (18, s_cmp_eq_u64, On::All),
     (19, s_cmp_lg_u64, On::All),
 ];
 
 const SOPP: &[Row] = &[
-    (0, s_nop, On::All), (1, s_endpgm, On::All), (2, s_branch, On::All), (3, s_wakeup, On::All),
-    (4, s_cbranch_scc0, On::All), (5, s_cbranch_scc1, On::All), (6, s_cbranch_vccz, On::All),
-    (7, s_cbranch_vccnz, On::All), (8, s_cbranch_execz, On::All),
-    (9, s_cbranch_execnz, On::All), (10, s_barrier, On::All), (11, s_setkill, On::All),
-    (12, s_waitcnt, On::All), (13, s_sethalt, On::All), (14, s_sleep, On::All),
-    (15, s_setprio, On::All), (16, s_sendmsg, On::All), (17, s_sendmsghalt, On::All),
-    (18, s_trap, On::All), (19, s_icache_inv, On::All), (20, s_incperflevel, On::All),
-    (21, s_decperflevel, On::All), (22, s_ttracedata, On::All), (27, s_endpgm_saved, On::All),
-    (28, s_set_gpr_idx_off, On::All), (29, s_set_gpr_idx_mode, On::All),
+    (0, s_nop, On::All),
+    (1, s_endpgm, On::All),
+    (2, s_branch, On::All),
+    (3, s_wakeup, On::All),
+    (4, s_cbranch_scc0, On::All),
+    (5, s_cbranch_scc1, On::All),
+    (6, s_cbranch_vccz, On::All),
+    (7, s_cbranch_vccnz, On::All),
+    (8, s_cbranch_execz, On::All),
+    (9, s_cbranch_execnz, On::All),
+    (10, s_barrier, On::All),
+    (11, s_setkill, On::All),
+    (12, s_waitcnt, On::All),
+    (13, s_sethalt, On::All),
+    (14, s_sleep, On::All),
+    (15, s_setprio, On::All),
+    (16, s_sendmsg, On::All),
+    (17, s_sendmsghalt, On::All),
+    (18, s_trap, On::All),
+    (19, s_icache_inv, On::All),
+    (20, s_incperflevel, On::All),
+    (21, s_decperflevel, On::All),
+    (22, s_ttracedata, On::All),
+    (27, s_endpgm_saved, On::All),
+    (28, s_set_gpr_idx_off, On::All),
+    (29, s_set_gpr_idx_mode, On::All),
 ];
 
 const SMEM: &[Row] = &[
-    (0, s_load_dword, On::All), (1, s_load_dwordx2, On::All), (2, s_load_dwordx4, On::All),
-    (3, s_load_dwordx8, On::All), (4, s_load_dwordx16, On::All),
-    (8, s_buffer_load_dword, On::All), (9, s_buffer_load_dwordx2, On::All),
-    (10, s_buffer_load_dwordx4, On::All), (11, s_buffer_load_dwordx8, On::All),
-    (12, s_buffer_load_dwordx16, On::All), (16, s_store_dword, On::All),
-    (17, s_store_dwordx2, On::All), (18, s_store_dwordx4, On::All), (32, s_dcache_inv, On::All),
-    (33, s_dcache_wb, On::All), (34, s_dcache_inv_vol, On::All), (35, s_dcache_wb_vol, On::All),
-    (36, s_memtime, On::All), (37, s_memrealtime, On::All),
+    (0, s_load_dword, On::All),
+    (1, s_load_dwordx2, On::All),
+    (2, s_load_dwordx4, On::All),
+    (3, s_load_dwordx8, On::All),
+    (4, s_load_dwordx16, On::All),
+    (8, s_buffer_load_dword, On::All),
+    (9, s_buffer_load_dwordx2, On::All),
+    (10, s_buffer_load_dwordx4, On::All),
+    (11, s_buffer_load_dwordx8, On::All),
+    (12, s_buffer_load_dwordx16, On::All),
+    (16, s_store_dword, On::All),
+    (17, s_store_dwordx2, On::All),
+    (18, s_store_dwordx4, On::All),
+    (32, s_dcache_inv, On::All),
+    (33, s_dcache_wb, On::All),
+    (34, s_dcache_inv_vol, On::All),
+    (35, s_dcache_wb_vol, On::All),
+    (36, s_memtime, On::All),
+    (37, s_memrealtime, On::All),
 ];
 
 const VOP2: &[Row] = &[
-    (0, v_cndmask_b32, On::All), (1, v_add_f32, On::All), (2, v_sub_f32, On::All),
-    (3, v_subrev_f32, On::All), (4, v_fmac_f64, On::All), (5, v_mul_f32, On::All),
-    (6, v_mul_i32_i24, On::All), (7, v_mul_hi_i32_i24, On::All), (8, v_mul_u32_u24, On::All),
-    (9, v_mul_hi_u32_u24, On::All), (10, v_min_f32, On::All), (11, v_max_f32, On::All),
-    (12, v_min_i32, On::All), (13, v_max_i32, On::All), (14, v_min_u32, On::All),
-    (15, v_max_u32, On::All), (16, v_lshrrev_b32, On::All), (17, v_ashrrev_i32, On::All),
-    (18, v_lshlrev_b32, On::All), (19, v_and_b32, On::All), (20, v_or_b32, On::All),
-    (21, v_xor_b32, On::All), (22, v_mac_f32, On::Gfx90a), (23, v_madmk_f32, On::Gfx90a),
-    (24, v_madak_f32, On::Gfx90a), (23, v_fmamk_f32, On::Gfx942), (24, v_fmaak_f32, On::Gfx942),
-    (25, v_add_co_u32, On::All), (26, v_sub_co_u32, On::All), (27, v_subrev_co_u32, On::All),
-    (28, v_addc_co_u32, On::All), (29, v_subb_co_u32, On::All), (30, v_subbrev_co_u32, On::All),
-    (31, v_add_f16, On::All), (32, v_sub_f16, On::All), (33, v_subrev_f16, On::All),
-    (34, v_mul_f16, On::All), (35, v_mac_f16, On::All), (38, v_add_u16, On::All),
-    (39, v_sub_u16, On::All), (40, v_subrev_u16, On::All), (41, v_mul_lo_u16, On::All),
-    (42, v_lshlrev_b16, On::All), (43, v_lshrrev_b16, On::All), (44, v_ashrrev_i16, On::All),
-    (45, v_max_f16, On::All), (46, v_min_f16, On::All), (47, v_max_u16, On::All),
-    (48, v_max_i16, On::All), (49, v_min_u16, On::All), (50, v_min_i16, On::All),
-    (51, v_ldexp_f16, On::All), (52, v_add_u32, On::All), (53, v_sub_u32, On::All),
-    (54, v_subrev_u32, On::All), (59, v_fmac_f32, On::All), (61, v_xnor_b32, On::All),
+    (0, v_cndmask_b32, On::All),
+    (1, v_add_f32, On::All),
+    (2, v_sub_f32, On::All),
+    (3, v_subrev_f32, On::All),
+    (4, v_fmac_f64, On::All),
+    (5, v_mul_f32, On::All),
+    (6, v_mul_i32_i24, On::All),
+    (7, v_mul_hi_i32_i24, On::All),
+    (8, v_mul_u32_u24, On::All),
+    (9, v_mul_hi_u32_u24, On::All),
+    (10, v_min_f32, On::All),
+    (11, v_max_f32, On::All),
+    (12, v_min_i32, On::All),
+    (13, v_max_i32, On::All),
+    (14, v_min_u32, On::All),
+    (15, v_max_u32, On::All),
+    (16, v_lshrrev_b32, On::All),
+    (17, v_ashrrev_i32, On::All),
+    (18, v_lshlrev_b32, On::All),
+    (19, v_and_b32, On::All),
+    (20, v_or_b32, On::All),
+    (21, v_xor_b32, On::All),
+    (22, v_mac_f32, On::Gfx90a),
+    (23, v_madmk_f32, On::Gfx90a),
+    (24, v_madak_f32, On::Gfx90a),
+    (23, v_fmamk_f32, On::Gfx942),
+    (24, v_fmaak_f32, On::Gfx942),
+    (25, v_add_co_u32, On::All),
+    (26, v_sub_co_u32, On::All),
+    (27, v_subrev_co_u32, On::All),
+    (28, v_addc_co_u32, On::All),
+    (29, v_subb_co_u32, On::All),
+    (30, v_subbrev_co_u32, On::All),
+    (31, v_add_f16, On::All),
+    (32, v_sub_f16, On::All),
+    (33, v_subrev_f16, On::All),
+    (34, v_mul_f16, On::All),
+    (35, v_mac_f16, On::All),
+    (38, v_add_u16, On::All),
+    (39, v_sub_u16, On::All),
+    (40, v_subrev_u16, On::All),
+    (41, v_mul_lo_u16, On::All),
+    (42, v_lshlrev_b16, On::All),
+    (43, v_lshrrev_b16, On::All),
+    (44, v_ashrrev_i16, On::All),
+    (45, v_max_f16, On::All),
+    (46, v_min_f16, On::All),
+    (47, v_max_u16, On::All),
+    (48, v_max_i16, On::All),
+    (49, v_min_u16, On::All),
+    (50, v_min_i16, On::All),
+    (51, v_ldexp_f16, On::All),
+    (52, v_add_u32, On::All),
+    (53, v_sub_u32, On::All),
+    (54, v_subrev_u32, On::All),
+    (59, v_fmac_f32, On::All),
+    (61, v_xnor_b32, On::All),
 ];
 
 const VOP1: &[Row] = &[
-    (0, v_nop, On::All), (1, v_mov_b32, On::All), (2, v_readfirstlane_b32, On::All),
-    (3, v_cvt_i32_f64, On::All), (4, v_cvt_f64_i32, On::All), (5, v_cvt_f32_i32, On::All),
-    (6, v_cvt_f32_u32, On::All), (7, v_cvt_u32_f32, On::All), (8, v_cvt_i32_f32, On::All),
-    (10, v_cvt_f16_f32, On::All), (11, v_cvt_f32_f16, On::All),
-    (12, v_cvt_rpi_i32_f32, On::All), (13, v_cvt_flr_i32_f32, On::All),
-    (15, v_cvt_f32_f64, On::All), (16, v_cvt_f64_f32, On::All), (17, v_cvt_f32_ubyte0, On::All),
-    (18, v_cvt_f32_ubyte1, On::All), (19, v_cvt_f32_ubyte2, On::All),
-    (20, v_cvt_f32_ubyte3, On::All), (21, v_cvt_u32_f64, On::All), (22, v_cvt_f64_u32, On::All),
-    (23, v_trunc_f64, On::All), (24, v_ceil_f64, On::All), (25, v_rndne_f64, On::All),
-    (26, v_floor_f64, On::All), (27, v_fract_f32, On::All), (28, v_trunc_f32, On::All),
-    (29, v_ceil_f32, On::All), (30, v_rndne_f32, On::All), (31, v_floor_f32, On::All),
-    (32, v_exp_f32, On::All), (33, v_log_f32, On::All), (34, v_rcp_f32, On::All),
-    (35, v_rcp_iflag_f32, On::All), (36, v_rsq_f32, On::All), (37, v_rcp_f64, On::All),
-    (38, v_rsq_f64, On::All), (39, v_sqrt_f32, On::All), (40, v_sqrt_f64, On::All),
-    (41, v_sin_f32, On::All), (42, v_cos_f32, On::All), (43, v_not_b32, On::All),
-    (44, v_bfrev_b32, On::All), (45, v_ffbh_u32, On::All), (46, v_ffbl_b32, On::All),
-    (47, v_ffbh_i32, On::All), (48, v_frexp_exp_i32_f64, On::All),
-    (49, v_frexp_mant_f64, On::All), (50, v_fract_f64, On::All),
-    (51, v_frexp_exp_i32_f32, On::All), (52, v_frexp_mant_f32, On::All),
-    (56, v_mov_b64, On::Gfx942), (57, v_cvt_f16_u16, On::All), (58, v_cvt_f16_i16, On::All),
-    (59, v_cvt_u16_f16, On::All), (60, v_cvt_i16_f16, On::All), (61, v_rcp_f16, On::All),
-    (62, v_sqrt_f16, On::All), (63, v_rsq_f16, On::All), (68, v_floor_f16, On::All),
-    (69, v_ceil_f16, On::All), (70, v_trunc_f16, On::All), (71, v_rndne_f16, On::All),
-    (72, v_fract_f16, On::All), (81, v_swap_b32, On::All), (82, v_accvgpr_mov_b32, On::All),
+    (0, v_nop, On::All),
+    (1, v_mov_b32, On::All),
+    (2, v_readfirstlane_b32, On::All),
+    (3, v_cvt_i32_f64, On::All),
+    (4, v_cvt_f64_i32, On::All),
+    (5, v_cvt_f32_i32, On::All),
+    (6, v_cvt_f32_u32, On::All),
+    (7, v_cvt_u32_f32, On::All),
+    (8, v_cvt_i32_f32, On::All),
+    (10, v_cvt_f16_f32, On::All),
+    (11, v_cvt_f32_f16, On::All),
+    (12, v_cvt_rpi_i32_f32, On::All),
+    (13, v_cvt_flr_i32_f32, On::All),
+    (15, v_cvt_f32_f64, On::All),
+    (16, v_cvt_f64_f32, On::All),
+    (17, v_cvt_f32_ubyte0, On::All),
+    (18, v_cvt_f32_ubyte1, On::All),
+    (19, v_cvt_f32_ubyte2, On::All),
+    (20, v_cvt_f32_ubyte3, On::All),
+    (21, v_cvt_u32_f64, On::All),
+    (22, v_cvt_f64_u32, On::All),
+    (23, v_trunc_f64, On::All),
+    (24, v_ceil_f64, On::All),
+    (25, v_rndne_f64, On::All),
+    (26, v_floor_f64, On::All),
+    (27, v_fract_f32, On::All),
+    (28, v_trunc_f32, On::All),
+    (29, v_ceil_f32, On::All),
+    (30, v_rndne_f32, On::All),
+    (31, v_floor_f32, On::All),
+    (32, v_exp_f32, On::All),
+    (33, v_log_f32, On::All),
+    (34, v_rcp_f32, On::All),
+    (35, v_rcp_iflag_f32, On::All),
+    (36, v_rsq_f32, On::All),
+    (37, v_rcp_f64, On::All),
+    (38, v_rsq_f64, On::All),
+    (39, v_sqrt_f32, On::All),
+    (40, v_sqrt_f64, On::All),
+    (41, v_sin_f32, On::All),
+    (42, v_cos_f32, On::All),
+    (43, v_not_b32, On::All),
+    (44, v_bfrev_b32, On::All),
+    (45, v_ffbh_u32, On::All),
+    (46, v_ffbl_b32, On::All),
+    (47, v_ffbh_i32, On::All),
+    (48, v_frexp_exp_i32_f64, On::All),
+    (49, v_frexp_mant_f64, On::All),
+    (50, v_fract_f64, On::All),
+    (51, v_frexp_exp_i32_f32, On::All),
+    (52, v_frexp_mant_f32, On::All),
+    (56, v_mov_b64, On::Gfx942),
+    (57, v_cvt_f16_u16, On::All),
+    (58, v_cvt_f16_i16, On::All),
+    (59, v_cvt_u16_f16, On::All),
+    (60, v_cvt_i16_f16, On::All),
+    (61, v_rcp_f16, On::All),
+    (62, v_sqrt_f16, On::All),
+    (63, v_rsq_f16, On::All),
+    (68, v_floor_f16, On::All),
+    (69, v_ceil_f16, On::All),
+    (70, v_trunc_f16, On::All),
+    (71, v_rndne_f16, On::All),
+    (72, v_fract_f16, On::All),
+    (81, v_swap_b32, On::All),
+    (82, v_accvgpr_mov_b32, On::All),
 ];
 
 const VOPC: &[Row] = &[
-    (0x10, v_cmp_class_f32, On::All), (0x11, v_cmpx_class_f32, On::All),
-    (0x12, v_cmp_class_f64, On::All), (0x13, v_cmpx_class_f64, On::All),
-    (0x14, v_cmp_class_f16, On::All), (0x15, v_cmpx_class_f16, On::All),
-    (0x20, v_cmp_f_f16, On::All), (0x21, v_cmp_lt_f16, On::All), (0x22, v_cmp_eq_f16, On::All),
-    (0x23, v_cmp_le_f16, On::All), (0x24, v_cmp_gt_f16, On::All), (0x25, v_cmp_lg_f16, On::All),
-    (0x26, v_cmp_ge_f16, On::All), (0x27, v_cmp_o_f16, On::All), (0x28, v_cmp_u_f16, On::All),
-    (0x29, v_cmp_nge_f16, On::All), (0x2a, v_cmp_nlg_f16, On::All),
-    (0x2b, v_cmp_ngt_f16, On::All), (0x2c, v_cmp_nle_f16, On::All),
-    (0x2d, v_cmp_neq_f16, On::All), (0x2e, v_cmp_nlt_f16, On::All),
+    (0x10, v_cmp_class_f32, On::All),
+    (0x11, v_cmpx_class_f32, On::All),
+    (0x12, v_cmp_class_f64, On::All),
+    (0x13, v_cmpx_class_f64, On::All),
+    (0x14, v_cmp_class_f16, On::All),
+    (0x15, v_cmpx_class_f16, On::All),
+    (0x20, v_cmp_f_f16, On::All),
+    (0x21, v_cmp_lt_f16, On::All),
+    (0x22, v_cmp_eq_f16, On::All),
+    (0x23, v_cmp_le_f16, On::All),
+    (0x24, v_cmp_gt_f16, On::All),
+    (0x25, v_cmp_lg_f16, On::All),
+    (0x26, v_cmp_ge_f16, On::All),
+    (0x27, v_cmp_o_f16, On::All),
+    (0x28, v_cmp_u_f16, On::All),
+    (0x29, v_cmp_nge_f16, On::All),
+    (0x2a, v_cmp_nlg_f16, On::All),
+    (0x2b, v_cmp_ngt_f16, On::All),
+    (0x2c, v_cmp_nle_f16, On::All),
+    (0x2d, v_cmp_neq_f16, On::All),
+    (0x2e, v_cmp_nlt_f16, On::All),
     (0x2f, v_cmp_tru_f16, On::All),
-    (0x40, v_cmp_f_f32, On::All), (0x41, v_cmp_lt_f32, On::All), (0x42, v_cmp_eq_f32, On::All),
-    (0x43, v_cmp_le_f32, On::All), (0x44, v_cmp_gt_f32, On::All), (0x45, v_cmp_lg_f32, On::All),
-    (0x46, v_cmp_ge_f32, On::All), (0x47, v_cmp_o_f32, On::All), (0x48, v_cmp_u_f32, On::All),
-    (0x49, v_cmp_nge_f32, On::All), (0x4a, v_cmp_nlg_f32, On::All),
-    (0x4b, v_cmp_ngt_f32, On::All), (0x4c, v_cmp_nle_f32, On::All),
-    (0x4d, v_cmp_neq_f32, On::All), (0x4e, v_cmp_nlt_f32, On::All),
+    (0x40, v_cmp_f_f32, On::All),
+    (0x41, v_cmp_lt_f32, On::All),
+    (0x42, v_cmp_eq_f32, On::All),
+    (0x43, v_cmp_le_f32, On::All),
+    (0x44, v_cmp_gt_f32, On::All),
+    (0x45, v_cmp_lg_f32, On::All),
+    (0x46, v_cmp_ge_f32, On::All),
+    (0x47, v_cmp_o_f32, On::All),
+    (0x48, v_cmp_u_f32, On::All),
+    (0x49, v_cmp_nge_f32, On::All),
+    (0x4a, v_cmp_nlg_f32, On::All),
+    (0x4b, v_cmp_ngt_f32, On::All),
+    (0x4c, v_cmp_nle_f32, On::All),
+    (0x4d, v_cmp_neq_f32, On::All),
+    (0x4e, v_cmp_nlt_f32, On::All),
     (0x4f, v_cmp_tru_f32, On::All),
-    (0x51, v_cmpx_lt_f32, On::All), (0x52, v_cmpx_eq_f32, On::All),
-    (0x54, v_cmpx_gt_f32, On::All), (0x5d, v_cmpx_neq_f32, On::All),
-    (0x60, v_cmp_f_f64, On::All), (0x61, v_cmp_lt_f64, On::All), (0x62, v_cmp_eq_f64, On::All),
-    (0x63, v_cmp_le_f64, On::All), (0x64, v_cmp_gt_f64, On::All), (0x65, v_cmp_lg_f64, On::All),
-    (0x66, v_cmp_ge_f64, On::All), (0x67, v_cmp_o_f64, On::All), (0x68, v_cmp_u_f64, On::All),
-    (0x69, v_cmp_nge_f64, On::All), (0x6a, v_cmp_nlg_f64, On::All),
-    (0x6b, v_cmp_ngt_f64, On::All), (0x6c, v_cmp_nle_f64, On::All),
-    (0x6d, v_cmp_neq_f64, On::All), (0x6e, v_cmp_nlt_f64, On::All),
+    (0x51, v_cmpx_lt_f32, On::All),
+    (0x52, v_cmpx_eq_f32, On::All),
+    (0x54, v_cmpx_gt_f32, On::All),
+    (0x5d, v_cmpx_neq_f32, On::All),
+    (0x60, v_cmp_f_f64, On::All),
+    (0x61, v_cmp_lt_f64, On::All),
+    (0x62, v_cmp_eq_f64, On::All),
+    (0x63, v_cmp_le_f64, On::All),
+    (0x64, v_cmp_gt_f64, On::All),
+    (0x65, v_cmp_lg_f64, On::All),
+    (0x66, v_cmp_ge_f64, On::All),
+    (0x67, v_cmp_o_f64, On::All),
+    (0x68, v_cmp_u_f64, On::All),
+    (0x69, v_cmp_nge_f64, On::All),
+    (0x6a, v_cmp_nlg_f64, On::All),
+    (0x6b, v_cmp_ngt_f64, On::All),
+    (0x6c, v_cmp_nle_f64, On::All),
+    (0x6d, v_cmp_neq_f64, On::All),
+    (0x6e, v_cmp_nlt_f64, On::All),
     (0x6f, v_cmp_tru_f64, On::All),
-    (0xa1, v_cmp_lt_i16, On::All), (0xa2, v_cmp_eq_i16, On::All), (0xa4, v_cmp_gt_i16, On::All),
-    (0xa9, v_cmp_lt_u16, On::All), (0xaa, v_cmp_eq_u16, On::All), (0xac, v_cmp_gt_u16, On::All),
-    (0xc0, v_cmp_f_i32, On::All), (0xc1, v_cmp_lt_i32, On::All), (0xc2, v_cmp_eq_i32, On::All),
-    (0xc3, v_cmp_le_i32, On::All), (0xc4, v_cmp_gt_i32, On::All), (0xc5, v_cmp_ne_i32, On::All),
-    (0xc6, v_cmp_ge_i32, On::All), (0xc7, v_cmp_t_i32, On::All),
-    (0xc8, v_cmp_f_u32, On::All), (0xc9, v_cmp_lt_u32, On::All), (0xca, v_cmp_eq_u32, On::All),
-    (0xcb, v_cmp_le_u32, On::All), (0xcc, v_cmp_gt_u32, On::All), (0xcd, v_cmp_ne_u32, On::All),
-    (0xce, v_cmp_ge_u32, On::All), (0xcf, v_cmp_t_u32, On::All),
-    (0xd1, v_cmpx_lt_i32, On::All), (0xd2, v_cmpx_eq_i32, On::All),
-    (0xd4, v_cmpx_gt_i32, On::All), (0xd5, v_cmpx_ne_i32, On::All),
-    (0xd9, v_cmpx_lt_u32, On::All), (0xda, v_cmpx_eq_u32, On::All),
-    (0xdc, v_cmpx_gt_u32, On::All), (0xdd, v_cmpx_ne_u32, On::All),
-    (0xe0, v_cmp_f_i64, On::All), (0xe1, v_cmp_lt_i64, On::All), (0xe2, v_cmp_eq_i64, On::All),
-    (0xe3, v_cmp_le_i64, On::All), (0xe4, v_cmp_gt_i64, On::All), (0xe5, v_cmp_ne_i64, On::All),
-    (0xe6, v_cmp_ge_i64, On::All), (0xe7, v_cmp_t_i64, On::All),
-    (0xe8, v_cmp_f_u64, On::All), (0xe9, v_cmp_lt_u64, On::All), (0xea, v_cmp_eq_u64, On::All),
-    (0xeb, v_cmp_le_u64, On::All), (0xec, v_cmp_gt_u64, On::All), (0xed, v_cmp_ne_u64, On::All),
-    (0xee, v_cmp_ge_u64, On::All), (0xef, v_cmp_t_u64, On::All),
+    (0xa1, v_cmp_lt_i16, On::All),
+    (0xa2, v_cmp_eq_i16, On::All),
+    (0xa4, v_cmp_gt_i16, On::All),
+    (0xa9, v_cmp_lt_u16, On::All),
+    (0xaa, v_cmp_eq_u16, On::All),
+    (0xac, v_cmp_gt_u16, On::All),
+    (0xc0, v_cmp_f_i32, On::All),
+    (0xc1, v_cmp_lt_i32, On::All),
+    (0xc2, v_cmp_eq_i32, On::All),
+    (0xc3, v_cmp_le_i32, On::All),
+    (0xc4, v_cmp_gt_i32, On::All),
+    (0xc5, v_cmp_ne_i32, On::All),
+    (0xc6, v_cmp_ge_i32, On::All),
+    (0xc7, v_cmp_t_i32, On::All),
+    (0xc8, v_cmp_f_u32, On::All),
+    (0xc9, v_cmp_lt_u32, On::All),
+    (0xca, v_cmp_eq_u32, On::All),
+    (0xcb, v_cmp_le_u32, On::All),
+    (0xcc, v_cmp_gt_u32, On::All),
+    (0xcd, v_cmp_ne_u32, On::All),
+    (0xce, v_cmp_ge_u32, On::All),
+    (0xcf, v_cmp_t_u32, On::All),
+    (0xd1, v_cmpx_lt_i32, On::All),
+    (0xd2, v_cmpx_eq_i32, On::All),
+    (0xd4, v_cmpx_gt_i32, On::All),
+    (0xd5, v_cmpx_ne_i32, On::All),
+    (0xd9, v_cmpx_lt_u32, On::All),
+    (0xda, v_cmpx_eq_u32, On::All),
+    (0xdc, v_cmpx_gt_u32, On::All),
+    (0xdd, v_cmpx_ne_u32, On::All),
+    (0xe0, v_cmp_f_i64, On::All),
+    (0xe1, v_cmp_lt_i64, On::All),
+    (0xe2, v_cmp_eq_i64, On::All),
+    (0xe3, v_cmp_le_i64, On::All),
+    (0xe4, v_cmp_gt_i64, On::All),
+    (0xe5, v_cmp_ne_i64, On::All),
+    (0xe6, v_cmp_ge_i64, On::All),
+    (0xe7, v_cmp_t_i64, On::All),
+    (0xe8, v_cmp_f_u64, On::All),
+    (0xe9, v_cmp_lt_u64, On::All),
+    (0xea, v_cmp_eq_u64, On::All),
+    (0xeb, v_cmp_le_u64, On::All),
+    (0xec, v_cmp_gt_u64, On::All),
+    (0xed, v_cmp_ne_u64, On::All),
+    (0xee, v_cmp_ge_u64, On::All),
+    (0xef, v_cmp_t_u64, On::All),
 ];
 
 /// Native VOP3 opcodes (10-bit opcode field).
 const VOP3: &[Row] = &[
-    (0x1c0, v_mad_legacy_f32, On::Gfx90a), (0x1c1, v_mad_f32, On::Gfx90a),
-    (0x1c2, v_mad_i32_i24, On::All), (0x1c3, v_mad_u32_u24, On::All),
-    (0x1c8, v_bfe_u32, On::All), (0x1c9, v_bfe_i32, On::All), (0x1ca, v_bfi_b32, On::All),
-    (0x1cb, v_fma_f32, On::All), (0x1cc, v_fma_f64, On::All), (0x1ce, v_alignbit_b32, On::All),
-    (0x1cf, v_alignbyte_b32, On::All), (0x1d0, v_min3_f32, On::All),
-    (0x1d1, v_min3_i32, On::All), (0x1d2, v_min3_u32, On::All), (0x1d3, v_max3_f32, On::All),
-    (0x1d4, v_max3_i32, On::All), (0x1d5, v_max3_u32, On::All), (0x1d6, v_med3_f32, On::All),
-    (0x1d7, v_med3_i32, On::All), (0x1d8, v_med3_u32, On::All),
-    (0x1de, v_div_fixup_f32, On::All), (0x1df, v_div_fixup_f64, On::All),
-    (0x1e0, v_div_scale_f32, On::All), (0x1e1, v_div_scale_f64, On::All),
-    (0x1e2, v_div_fmas_f32, On::All), (0x1e3, v_div_fmas_f64, On::All),
-    (0x1e8, v_mad_u64_u32, On::All), (0x1e9, v_mad_i64_i32, On::All),
-    (0x1eb, v_mad_legacy_u16, On::All), (0x1ec, v_mad_legacy_i16, On::All),
-    (0x1ed, v_perm_b32, On::All), (0x1f1, v_mad_u32_u16, On::All),
-    (0x1f2, v_mad_i32_i16, On::All), (0x1f3, v_xad_u32, On::All),
-    (0x1fd, v_lshl_add_u32, On::All), (0x1fe, v_add_lshl_u32, On::All),
-    (0x1ff, v_add3_u32, On::All), (0x200, v_lshl_or_b32, On::All),
-    (0x201, v_and_or_b32, On::All), (0x202, v_or3_b32, On::All), (0x206, v_fma_f16, On::All),
+    (0x1c0, v_mad_legacy_f32, On::Gfx90a),
+    (0x1c1, v_mad_f32, On::Gfx90a),
+    (0x1c2, v_mad_i32_i24, On::All),
+    (0x1c3, v_mad_u32_u24, On::All),
+    (0x1c8, v_bfe_u32, On::All),
+    (0x1c9, v_bfe_i32, On::All),
+    (0x1ca, v_bfi_b32, On::All),
+    (0x1cb, v_fma_f32, On::All),
+    (0x1cc, v_fma_f64, On::All),
+    (0x1ce, v_alignbit_b32, On::All),
+    (0x1cf, v_alignbyte_b32, On::All),
+    (0x1d0, v_min3_f32, On::All),
+    (0x1d1, v_min3_i32, On::All),
+    (0x1d2, v_min3_u32, On::All),
+    (0x1d3, v_max3_f32, On::All),
+    (0x1d4, v_max3_i32, On::All),
+    (0x1d5, v_max3_u32, On::All),
+    (0x1d6, v_med3_f32, On::All),
+    (0x1d7, v_med3_i32, On::All),
+    (0x1d8, v_med3_u32, On::All),
+    (0x1de, v_div_fixup_f32, On::All),
+    (0x1df, v_div_fixup_f64, On::All),
+    (0x1e0, v_div_scale_f32, On::All),
+    (0x1e1, v_div_scale_f64, On::All),
+    (0x1e2, v_div_fmas_f32, On::All),
+    (0x1e3, v_div_fmas_f64, On::All),
+    (0x1e8, v_mad_u64_u32, On::All),
+    (0x1e9, v_mad_i64_i32, On::All),
+    (0x1eb, v_mad_legacy_u16, On::All),
+    (0x1ec, v_mad_legacy_i16, On::All),
+    (0x1ed, v_perm_b32, On::All),
+    (0x1f1, v_mad_u32_u16, On::All),
+    (0x1f2, v_mad_i32_i16, On::All),
+    (0x1f3, v_xad_u32, On::All),
+    (0x1fd, v_lshl_add_u32, On::All),
+    (0x1fe, v_add_lshl_u32, On::All),
+    (0x1ff, v_add3_u32, On::All),
+    (0x200, v_lshl_or_b32, On::All),
+    (0x201, v_and_or_b32, On::All),
+    (0x202, v_or3_b32, On::All),
+    (0x206, v_fma_f16, On::All),
     (0x208, v_lshl_add_u64, On::Gfx942),
-    (0x280, v_add_f64, On::All), (0x281, v_mul_f64, On::All), (0x282, v_min_f64, On::All),
-    (0x283, v_max_f64, On::All), (0x284, v_ldexp_f64, On::All), (0x285, v_mul_lo_u32, On::All),
-    (0x286, v_mul_hi_u32, On::All), (0x287, v_mul_hi_i32, On::All),
-    (0x288, v_ldexp_f32, On::All), (0x289, v_readlane_b32, On::All),
-    (0x28a, v_writelane_b32, On::All), (0x28b, v_bcnt_u32_b32, On::All),
-    (0x28c, v_mbcnt_lo_u32_b32, On::All), (0x28d, v_mbcnt_hi_u32_b32, On::All),
-    (0x28f, v_lshlrev_b64, On::All), (0x290, v_lshrrev_b64, On::All),
-    (0x291, v_ashrrev_i64, On::All), (0x293, v_bfm_b32, On::All),
-    (0x296, v_cvt_pkrtz_f16_f32, On::All), (0x297, v_cvt_pk_u16_u32, On::All),
-    (0x298, v_cvt_pk_i16_i32, On::All), (0x29c, v_add_i32, On::All),
-    (0x29d, v_sub_i32, On::All), (0x2a0, v_pack_b32_f16, On::All),
+    (0x280, v_add_f64, On::All),
+    (0x281, v_mul_f64, On::All),
+    (0x282, v_min_f64, On::All),
+    (0x283, v_max_f64, On::All),
+    (0x284, v_ldexp_f64, On::All),
+    (0x285, v_mul_lo_u32, On::All),
+    (0x286, v_mul_hi_u32, On::All),
+    (0x287, v_mul_hi_i32, On::All),
+    (0x288, v_ldexp_f32, On::All),
+    (0x289, v_readlane_b32, On::All),
+    (0x28a, v_writelane_b32, On::All),
+    (0x28b, v_bcnt_u32_b32, On::All),
+    (0x28c, v_mbcnt_lo_u32_b32, On::All),
+    (0x28d, v_mbcnt_hi_u32_b32, On::All),
+    (0x28f, v_lshlrev_b64, On::All),
+    (0x290, v_lshrrev_b64, On::All),
+    (0x291, v_ashrrev_i64, On::All),
+    (0x293, v_bfm_b32, On::All),
+    (0x296, v_cvt_pkrtz_f16_f32, On::All),
+    (0x297, v_cvt_pk_u16_u32, On::All),
+    (0x298, v_cvt_pk_i16_i32, On::All),
+    (0x29c, v_add_i32, On::All),
+    (0x29d, v_sub_i32, On::All),
+    (0x2a0, v_pack_b32_f16, On::All),
 ];
 
 const VOP3P: &[Row] = &[
-    (0, v_pk_mad_i16, On::All), (1, v_pk_mul_lo_u16, On::All), (2, v_pk_add_i16, On::All),
-    (3, v_pk_sub_i16, On::All), (4, v_pk_lshlrev_b16, On::All), (5, v_pk_lshrrev_b16, On::All),
-    (6, v_pk_ashrrev_i16, On::All), (7, v_pk_max_i16, On::All), (8, v_pk_min_i16, On::All),
-    (9, v_pk_mad_u16, On::All), (10, v_pk_add_u16, On::All), (11, v_pk_sub_u16, On::All),
-    (12, v_pk_max_u16, On::All), (13, v_pk_min_u16, On::All), (14, v_pk_fma_f16, On::All),
-    (15, v_pk_add_f16, On::All), (16, v_pk_mul_f16, On::All), (17, v_pk_min_f16, On::All),
-    (18, v_pk_max_f16, On::All), (0x30, v_pk_fma_f32, On::All), (0x31, v_pk_mul_f32, On::All),
-    (0x32, v_pk_add_f32, On::All), (0x33, v_pk_mov_b32, On::All),
-    (0x44, v_mfma_f32_32x32x2f32, On::All), (0x42, v_mfma_f32_4x4x1f32, On::All),
-    (0x45, v_mfma_f32_16x16x4f32, On::All), (0x58, v_accvgpr_read_b32, On::All),
+    (0, v_pk_mad_i16, On::All),
+    (1, v_pk_mul_lo_u16, On::All),
+    (2, v_pk_add_i16, On::All),
+    (3, v_pk_sub_i16, On::All),
+    (4, v_pk_lshlrev_b16, On::All),
+    (5, v_pk_lshrrev_b16, On::All),
+    (6, v_pk_ashrrev_i16, On::All),
+    (7, v_pk_max_i16, On::All),
+    (8, v_pk_min_i16, On::All),
+    (9, v_pk_mad_u16, On::All),
+    (10, v_pk_add_u16, On::All),
+    (11, v_pk_sub_u16, On::All),
+    (12, v_pk_max_u16, On::All),
+    (13, v_pk_min_u16, On::All),
+    (14, v_pk_fma_f16, On::All),
+    (15, v_pk_add_f16, On::All),
+    (16, v_pk_mul_f16, On::All),
+    (17, v_pk_min_f16, On::All),
+    (18, v_pk_max_f16, On::All),
+    (0x30, v_pk_fma_f32, On::All),
+    (0x31, v_pk_mul_f32, On::All),
+    (0x32, v_pk_add_f32, On::All),
+    (0x33, v_pk_mov_b32, On::All),
+    (0x44, v_mfma_f32_32x32x2f32, On::All),
+    (0x42, v_mfma_f32_4x4x1f32, On::All),
+    (0x45, v_mfma_f32_16x16x4f32, On::All),
+    (0x58, v_accvgpr_read_b32, On::All),
     (0x59, v_accvgpr_write_b32, On::All),
 ];
 
 const DS: &[Row] = &[
-    (0, ds_add_u32, On::All), (1, ds_sub_u32, On::All), (2, ds_rsub_u32, On::All),
-    (3, ds_inc_u32, On::All), (4, ds_dec_u32, On::All), (5, ds_min_i32, On::All),
-    (6, ds_max_i32, On::All), (7, ds_min_u32, On::All), (8, ds_max_u32, On::All),
-    (9, ds_and_b32, On::All), (10, ds_or_b32, On::All), (11, ds_xor_b32, On::All),
-    (13, ds_write_b32, On::All), (14, ds_write2_b32, On::All), (15, ds_write2st64_b32, On::All),
-    (18, ds_min_f32, On::All), (19, ds_max_f32, On::All), (21, ds_add_f32, On::All),
-    (30, ds_write_b8, On::All), (31, ds_write_b16, On::All), (32, ds_add_rtn_u32, On::All),
-    (33, ds_sub_rtn_u32, On::All), (37, ds_min_rtn_i32, On::All), (38, ds_max_rtn_i32, On::All),
-    (39, ds_min_rtn_u32, On::All), (40, ds_max_rtn_u32, On::All), (41, ds_and_rtn_b32, On::All),
-    (42, ds_or_rtn_b32, On::All), (43, ds_xor_rtn_b32, On::All),
-    (45, ds_wrxchg_rtn_b32, On::All), (48, ds_cmpst_rtn_b32, On::All),
-    (53, ds_add_rtn_f32, On::All), (54, ds_read_b32, On::All), (55, ds_read2_b32, On::All),
-    (56, ds_read2st64_b32, On::All), (57, ds_read_i8, On::All), (58, ds_read_u8, On::All),
-    (59, ds_read_i16, On::All), (60, ds_read_u16, On::All), (61, ds_swizzle_b32, On::All),
-    (62, ds_permute_b32, On::All), (63, ds_bpermute_b32, On::All), (64, ds_add_u64, On::All),
-    (77, ds_write_b64, On::All), (78, ds_write2_b64, On::All), (79, ds_write2st64_b64, On::All),
-    (96, ds_add_rtn_u64, On::All), (112, ds_cmpst_rtn_b64, On::All),
-    (118, ds_read_b64, On::All), (119, ds_read2_b64, On::All), (120, ds_read2st64_b64, On::All),
-    (0xde, ds_write_b96, On::All), (0xdf, ds_write_b128, On::All), (0xfe, ds_read_b96, On::All),
+    (0, ds_add_u32, On::All),
+    (1, ds_sub_u32, On::All),
+    (2, ds_rsub_u32, On::All),
+    (3, ds_inc_u32, On::All),
+    (4, ds_dec_u32, On::All),
+    (5, ds_min_i32, On::All),
+    (6, ds_max_i32, On::All),
+    (7, ds_min_u32, On::All),
+    (8, ds_max_u32, On::All),
+    (9, ds_and_b32, On::All),
+    (10, ds_or_b32, On::All),
+    (11, ds_xor_b32, On::All),
+    (13, ds_write_b32, On::All),
+    (14, ds_write2_b32, On::All),
+    (15, ds_write2st64_b32, On::All),
+    (18, ds_min_f32, On::All),
+    (19, ds_max_f32, On::All),
+    (21, ds_add_f32, On::All),
+    (30, ds_write_b8, On::All),
+    (31, ds_write_b16, On::All),
+    (32, ds_add_rtn_u32, On::All),
+    (33, ds_sub_rtn_u32, On::All),
+    (37, ds_min_rtn_i32, On::All),
+    (38, ds_max_rtn_i32, On::All),
+    (39, ds_min_rtn_u32, On::All),
+    (40, ds_max_rtn_u32, On::All),
+    (41, ds_and_rtn_b32, On::All),
+    (42, ds_or_rtn_b32, On::All),
+    (43, ds_xor_rtn_b32, On::All),
+    (45, ds_wrxchg_rtn_b32, On::All),
+    (48, ds_cmpst_rtn_b32, On::All),
+    (53, ds_add_rtn_f32, On::All),
+    (54, ds_read_b32, On::All),
+    (55, ds_read2_b32, On::All),
+    (56, ds_read2st64_b32, On::All),
+    (57, ds_read_i8, On::All),
+    (58, ds_read_u8, On::All),
+    (59, ds_read_i16, On::All),
+    (60, ds_read_u16, On::All),
+    (61, ds_swizzle_b32, On::All),
+    (62, ds_permute_b32, On::All),
+    (63, ds_bpermute_b32, On::All),
+    (64, ds_add_u64, On::All),
+    (77, ds_write_b64, On::All),
+    (78, ds_write2_b64, On::All),
+    (79, ds_write2st64_b64, On::All),
+    (96, ds_add_rtn_u64, On::All),
+    (112, ds_cmpst_rtn_b64, On::All),
+    (118, ds_read_b64, On::All),
+    (119, ds_read2_b64, On::All),
+    (120, ds_read2st64_b64, On::All),
+    (0xde, ds_write_b96, On::All),
+    (0xdf, ds_write_b128, On::All),
+    (0xfe, ds_read_b96, On::All),
     (0xff, ds_read_b128, On::All),
 ];
 
 const FLAT: &[Row] = &[
-    (16, flat_load_ubyte, On::All), (17, flat_load_sbyte, On::All),
-    (18, flat_load_ushort, On::All), (19, flat_load_sshort, On::All),
-    (20, flat_load_dword, On::All), (21, flat_load_dwordx2, On::All),
-    (22, flat_load_dwordx3, On::All), (23, flat_load_dwordx4, On::All),
-    (24, flat_store_byte, On::All), (25, flat_store_byte_d16_hi, On::All),
-    (26, flat_store_short, On::All), (27, flat_store_short_d16_hi, On::All),
-    (28, flat_store_dword, On::All), (29, flat_store_dwordx2, On::All),
-    (30, flat_store_dwordx3, On::All), (31, flat_store_dwordx4, On::All),
-    (32, flat_load_ubyte_d16, On::All), (33, flat_load_ubyte_d16_hi, On::All),
-    (34, flat_load_sbyte_d16, On::All), (35, flat_load_sbyte_d16_hi, On::All),
-    (36, flat_load_short_d16, On::All), (37, flat_load_short_d16_hi, On::All),
-    (64, flat_atomic_swap, On::All), (65, flat_atomic_cmpswap, On::All),
-    (66, flat_atomic_add, On::All), (67, flat_atomic_sub, On::All),
-    (68, flat_atomic_smin, On::All), (69, flat_atomic_umin, On::All),
-    (70, flat_atomic_smax, On::All), (71, flat_atomic_umax, On::All),
-    (72, flat_atomic_and, On::All), (73, flat_atomic_or, On::All), (74, flat_atomic_xor, On::All),
-    (75, flat_atomic_inc, On::All), (76, flat_atomic_dec, On::All),
-    (77, flat_atomic_add_f32, On::All), (78, flat_atomic_pk_add_f16, On::All),
-    (79, flat_atomic_add_f64, On::All), (80, flat_atomic_min_f64, On::All),
-    (81, flat_atomic_max_f64, On::All), (96, flat_atomic_swap_x2, On::All),
-    (97, flat_atomic_cmpswap_x2, On::All), (98, flat_atomic_add_x2, On::All),
-    (99, flat_atomic_sub_x2, On::All), (100, flat_atomic_smin_x2, On::All),
-    (101, flat_atomic_umin_x2, On::All), (102, flat_atomic_smax_x2, On::All),
-    (103, flat_atomic_umax_x2, On::All), (104, flat_atomic_and_x2, On::All),
-    (105, flat_atomic_or_x2, On::All), (106, flat_atomic_xor_x2, On::All),
-    (107, flat_atomic_inc_x2, On::All), (108, flat_atomic_dec_x2, On::All),
+    (16, flat_load_ubyte, On::All),
+    (17, flat_load_sbyte, On::All),
+    (18, flat_load_ushort, On::All),
+    (19, flat_load_sshort, On::All),
+    (20, flat_load_dword, On::All),
+    (21, flat_load_dwordx2, On::All),
+    (22, flat_load_dwordx3, On::All),
+    (23, flat_load_dwordx4, On::All),
+    (24, flat_store_byte, On::All),
+    (25, flat_store_byte_d16_hi, On::All),
+    (26, flat_store_short, On::All),
+    (27, flat_store_short_d16_hi, On::All),
+    (28, flat_store_dword, On::All),
+    (29, flat_store_dwordx2, On::All),
+    (30, flat_store_dwordx3, On::All),
+    (31, flat_store_dwordx4, On::All),
+    (32, flat_load_ubyte_d16, On::All),
+    (33, flat_load_ubyte_d16_hi, On::All),
+    (34, flat_load_sbyte_d16, On::All),
+    (35, flat_load_sbyte_d16_hi, On::All),
+    (36, flat_load_short_d16, On::All),
+    (37, flat_load_short_d16_hi, On::All),
+    (64, flat_atomic_swap, On::All),
+    (65, flat_atomic_cmpswap, On::All),
+    (66, flat_atomic_add, On::All),
+    (67, flat_atomic_sub, On::All),
+    (68, flat_atomic_smin, On::All),
+    (69, flat_atomic_umin, On::All),
+    (70, flat_atomic_smax, On::All),
+    (71, flat_atomic_umax, On::All),
+    (72, flat_atomic_and, On::All),
+    (73, flat_atomic_or, On::All),
+    (74, flat_atomic_xor, On::All),
+    (75, flat_atomic_inc, On::All),
+    (76, flat_atomic_dec, On::All),
+    (77, flat_atomic_add_f32, On::All),
+    (78, flat_atomic_pk_add_f16, On::All),
+    (79, flat_atomic_add_f64, On::All),
+    (80, flat_atomic_min_f64, On::All),
+    (81, flat_atomic_max_f64, On::All),
+    (96, flat_atomic_swap_x2, On::All),
+    (97, flat_atomic_cmpswap_x2, On::All),
+    (98, flat_atomic_add_x2, On::All),
+    (99, flat_atomic_sub_x2, On::All),
+    (100, flat_atomic_smin_x2, On::All),
+    (101, flat_atomic_umin_x2, On::All),
+    (102, flat_atomic_smax_x2, On::All),
+    (103, flat_atomic_umax_x2, On::All),
+    (104, flat_atomic_and_x2, On::All),
+    (105, flat_atomic_or_x2, On::All),
+    (106, flat_atomic_xor_x2, On::All),
+    (107, flat_atomic_inc_x2, On::All),
+    (108, flat_atomic_dec_x2, On::All),
 ];
 
 const MUBUF: &[Row] = &[
-    (16, buffer_load_ubyte, On::All), (17, buffer_load_sbyte, On::All),
-    (18, buffer_load_ushort, On::All), (19, buffer_load_sshort, On::All),
-    (20, buffer_load_dword, On::All), (21, buffer_load_dwordx2, On::All),
-    (22, buffer_load_dwordx3, On::All), (23, buffer_load_dwordx4, On::All),
-    (24, buffer_store_byte, On::All), (25, buffer_store_byte_d16_hi, On::All),
-    (26, buffer_store_short, On::All), (27, buffer_store_short_d16_hi, On::All),
-    (28, buffer_store_dword, On::All), (29, buffer_store_dwordx2, On::All),
-    (30, buffer_store_dwordx3, On::All), (31, buffer_store_dwordx4, On::All),
-    (0x28, buffer_wbl2, On::All), (0x29, buffer_inv, On::Gfx942),
+    (16, buffer_load_ubyte, On::All),
+    (17, buffer_load_sbyte, On::All),
+    (18, buffer_load_ushort, On::All),
+    (19, buffer_load_sshort, On::All),
+    (20, buffer_load_dword, On::All),
+    (21, buffer_load_dwordx2, On::All),
+    (22, buffer_load_dwordx3, On::All),
+    (23, buffer_load_dwordx4, On::All),
+    (24, buffer_store_byte, On::All),
+    (25, buffer_store_byte_d16_hi, On::All),
+    (26, buffer_store_short, On::All),
+    (27, buffer_store_short_d16_hi, On::All),
+    (28, buffer_store_dword, On::All),
+    (29, buffer_store_dwordx2, On::All),
+    (30, buffer_store_dwordx3, On::All),
+    (31, buffer_store_dwordx4, On::All),
+    (0x28, buffer_wbl2, On::All),
+    (0x29, buffer_inv, On::Gfx942),
 ];
 
 /// Dense opcode tables of one target.
@@ -418,7 +797,9 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
     let top9 = w0 >> 23;
     let top6 = w0 >> 26;
     if top9 == 0x17D {
-        let Some(op) = t.sop1[bits(w0, 8, 8) as usize] else { return unknown(w0) };
+        let Some(op) = t.sop1[bits(w0, 8, 8) as usize] else {
+            return unknown(w0);
+        };
         let mut i = Inst::new(op, Enc::Sop1, 4);
         i.dst = bits(w0, 16, 7) as u16;
         i.src[0] = bits(w0, 0, 8) as u16;
@@ -426,7 +807,9 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
         return i;
     }
     if top9 == 0x17E {
-        let Some(op) = t.sopc[bits(w0, 16, 7) as usize] else { return unknown(w0) };
+        let Some(op) = t.sopc[bits(w0, 16, 7) as usize] else {
+            return unknown(w0);
+        };
         let mut i = Inst::new(op, Enc::Sopc, 4);
         i.src[0] = bits(w0, 0, 8) as u16;
         if op == s_set_gpr_idx_on {
@@ -439,13 +822,17 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
         return i;
     }
     if top9 == 0x17F {
-        let Some(op) = t.sopp[bits(w0, 16, 7) as usize] else { return unknown(w0) };
+        let Some(op) = t.sopp[bits(w0, 16, 7) as usize] else {
+            return unknown(w0);
+        };
         let mut i = Inst::new(op, Enc::Sopp, 4);
         i.imm = (w0 & 0xFFFF) as u16 as i16 as i32;
         return i;
     }
     if w0 >> 28 == 0xB {
-        let Some(op) = t.sopk[bits(w0, 23, 5) as usize] else { return unknown(w0) };
+        let Some(op) = t.sopk[bits(w0, 23, 5) as usize] else {
+            return unknown(w0);
+        };
         let mut i = Inst::new(op, Enc::Sopk, 4);
         i.dst = bits(w0, 16, 7) as u16;
         i.imm = (w0 & 0xFFFF) as u16 as i16 as i32;
@@ -456,7 +843,9 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
         return i;
     }
     if w0 >> 30 == 0b10 {
-        let Some(op) = t.sop2[bits(w0, 23, 7) as usize] else { return unknown(w0) };
+        let Some(op) = t.sop2[bits(w0, 23, 7) as usize] else {
+            return unknown(w0);
+        };
         let mut i = Inst::new(op, Enc::Sop2, 4);
         i.dst = bits(w0, 16, 7) as u16;
         i.src[0] = bits(w0, 0, 8) as u16;
@@ -466,7 +855,9 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
     }
     match top6 {
         0x30 => {
-            let Some(op) = t.smem[bits(w0, 18, 8) as usize] else { return unknown(w0) };
+            let Some(op) = t.smem[bits(w0, 18, 8) as usize] else {
+                return unknown(w0);
+            };
             let mut i = Inst::new(op, Enc::Smem, 8);
             i.dst = bits(w0, 6, 7) as u16;
             i.src[0] = (bits(w0, 0, 6) * 2) as u16;
@@ -481,13 +872,19 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
                 i.imm = ((w1 & 0x1F_FFFF) << 11) as i32 >> 11;
                 i.sdst = if soe { bits(w1, 25, 7) as u16 } else { OFF };
             } else {
-                i.sdst = if soe { bits(w1, 25, 7) as u16 } else { (w1 & 0xFF) as u16 };
+                i.sdst = if soe {
+                    bits(w1, 25, 7) as u16
+                } else {
+                    (w1 & 0xFF) as u16
+                };
             }
             return i;
         }
         0x34 => return decode_vop3(t, w0, w1),
         0x36 => {
-            let Some(op) = t.ds[bits(w0, 17, 8) as usize] else { return unknown(w0) };
+            let Some(op) = t.ds[bits(w0, 17, 8) as usize] else {
+                return unknown(w0);
+            };
             let mut i = Inst::new(op, Enc::Ds, 8);
             i.imm = (w0 & 0xFFFF) as i32;
             if bits(w0, 16, 1) != 0 {
@@ -505,7 +902,9 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
             return i;
         }
         0x37 => {
-            let Some(op) = t.flat[bits(w0, 18, 7) as usize] else { return unknown(w0) };
+            let Some(op) = t.flat[bits(w0, 18, 7) as usize] else {
+                return unknown(w0);
+            };
             let mut i = Inst::new(op, Enc::Flat, 8);
             let segment = bits(w0, 14, 2);
             if segment == 3 {
@@ -514,7 +913,11 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
             i.ctrl |= segment << flags::SEG_SHIFT;
             let off = bits(w0, 0, 13);
             // Global and scratch offsets are 13-bit signed; flat offsets 12-bit unsigned.
-            i.imm = if segment == 0 { (off & 0xFFF) as i32 } else { ((off << 19) as i32) >> 19 };
+            i.imm = if segment == 0 {
+                (off & 0xFFF) as i32
+            } else {
+                ((off << 19) as i32) >> 19
+            };
             if bits(w0, 16, 1) != 0 {
                 i.ctrl |= flags::GLC;
             }
@@ -547,10 +950,18 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
             return i;
         }
         0x38 => {
-            let Some(op) = t.mubuf[bits(w0, 18, 7) as usize] else { return unknown(w0) };
+            let Some(op) = t.mubuf[bits(w0, 18, 7) as usize] else {
+                return unknown(w0);
+            };
             let mut i = Inst::new(op, Enc::Mubuf, 8);
             i.imm = bits(w0, 0, 12) as i32;
-            for (bit, f) in [(12, flags::OFFEN), (13, flags::IDXEN), (14, flags::GLC), (16, flags::LDS), (17, flags::SLC)] {
+            for (bit, f) in [
+                (12, flags::OFFEN),
+                (13, flags::IDXEN),
+                (14, flags::GLC),
+                (16, flags::LDS),
+                (17, flags::SLC),
+            ] {
                 if bits(w0, bit, 1) != 0 {
                     i.ctrl |= f;
                 }
@@ -592,10 +1003,21 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
             _ => {
                 i.dst = VGPR + bits(w0, 17, 8) as u16;
                 i.src[1] = VGPR + bits(w0, 9, 8) as u16;
-                if matches!(op, v_cndmask_b32 | v_addc_co_u32 | v_subb_co_u32 | v_subbrev_co_u32) {
+                if matches!(
+                    op,
+                    v_cndmask_b32 | v_addc_co_u32 | v_subb_co_u32 | v_subbrev_co_u32
+                ) {
                     i.src[2] = super::VCC;
                 }
-                if matches!(op, v_add_co_u32 | v_sub_co_u32 | v_subrev_co_u32 | v_addc_co_u32 | v_subb_co_u32 | v_subbrev_co_u32) {
+                if matches!(
+                    op,
+                    v_add_co_u32
+                        | v_sub_co_u32
+                        | v_subrev_co_u32
+                        | v_addc_co_u32
+                        | v_subb_co_u32
+                        | v_subbrev_co_u32
+                ) {
                     i.sdst = super::VCC;
                 }
             }
@@ -623,7 +1045,11 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
                 i.len = 8;
                 i.ctrl = w1;
                 let s0_sgpr = bits(w1, 23, 1) != 0;
-                i.src[0] = if s0_sgpr { bits(w1, 0, 8) as u16 } else { VGPR + bits(w1, 0, 8) as u16 };
+                i.src[0] = if s0_sgpr {
+                    bits(w1, 0, 8) as u16
+                } else {
+                    VGPR + bits(w1, 0, 8) as u16
+                };
                 if enc != Enc::Vop1 && bits(w1, 31, 1) != 0 {
                     i.src[1] -= VGPR;
                 }
@@ -655,10 +1081,16 @@ fn scalar_literal(i: &mut Inst, w1: u32) {
 
 fn decode_vop3(t: &Tables, w0: u32, w1: u32) -> Inst {
     if w0 >> 23 == 0x1A7 {
-        let Some(op) = t.vop3p[bits(w0, 16, 7) as usize] else { return unknown(w0) };
+        let Some(op) = t.vop3p[bits(w0, 16, 7) as usize] else {
+            return unknown(w0);
+        };
         let mut i = Inst::new(op, Enc::Vop3p, 8);
         let mfma = op.name().starts_with("v_mfma");
-        i.src = [bits(w1, 0, 9) as u16, bits(w1, 9, 9) as u16, bits(w1, 18, 9) as u16];
+        i.src = [
+            bits(w1, 0, 9) as u16,
+            bits(w1, 9, 9) as u16,
+            bits(w1, 18, 9) as u16,
+        ];
         i.dst = VGPR + bits(w0, 0, 8) as u16;
         if mfma {
             // cbsz [10:8], abid [14:11], acc_cd 15; acc (A/B in AGPRs) [28:27], blgp [31:29].
@@ -689,9 +1121,15 @@ fn decode_vop3(t: &Tables, w0: u32, w1: u32) -> Inst {
         return i;
     }
     let code = bits(w0, 16, 10) as usize;
-    let Some(op) = t.vop3[code] else { return unknown(w0) };
+    let Some(op) = t.vop3[code] else {
+        return unknown(w0);
+    };
     let mut i = Inst::new(op, Enc::Vop3, 8);
-    i.src = [bits(w1, 0, 9) as u16, bits(w1, 9, 9) as u16, bits(w1, 18, 9) as u16];
+    i.src = [
+        bits(w1, 0, 9) as u16,
+        bits(w1, 9, 9) as u16,
+        bits(w1, 18, 9) as u16,
+    ];
     i.omod = bits(w1, 27, 2) as u8;
     i.neg = bits(w1, 29, 3) as u8;
     i.clamp = bits(w0, 15, 1) != 0;

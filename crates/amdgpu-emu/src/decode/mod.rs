@@ -237,7 +237,12 @@ impl Program {
             offsets.push((i * 4) as u32);
             i += len;
         }
-        Program { base, insts, offsets, index }
+        Program {
+            base,
+            insts,
+            offsets,
+            index,
+        }
     }
 
     /// The index of the instruction starting at device address `addr`.

@@ -342,7 +342,11 @@ impl Op {
             4
         } else if n.ends_with("x3") || n.ends_with("b96") {
             3
-        } else if n.ends_with("x2") || n.ends_with("b64") || n.ends_with("u64") || n.ends_with("f64") {
+        } else if n.ends_with("x2")
+            || n.ends_with("b64")
+            || n.ends_with("u64")
+            || n.ends_with("f64")
+        {
             2
         } else {
             1

@@ -25,7 +25,12 @@ pub(crate) fn operand(code: u16, dwords: u32, lit: u32) -> String {
     let wide = dwords >= 2;
     match c {
         0..=101 => reg_range("s", c, dwords),
-        102 => (if wide { "flat_scratch" } else { "flat_scratch_lo" }).into(),
+        102 => (if wide {
+            "flat_scratch"
+        } else {
+            "flat_scratch_lo"
+        })
+        .into(),
         103 => "flat_scratch_hi".into(),
         104 => (if wide { "xnack_mask" } else { "xnack_mask_lo" }).into(),
         105 => "xnack_mask_hi".into(),
@@ -57,7 +62,17 @@ pub(crate) fn operand(code: u16, dwords: u32, lit: u32) -> String {
         254 => "src_lds_direct".into(),
         255 => {
             let i = lit as i32;
-            let inline_float = [0x3F00_0000, 0xBF00_0000, 0x3F80_0000, 0xBF80_0000, 0x4000_0000, 0xC000_0000, 0x4080_0000, 0xC080_0000, 0x3E22_F983];
+            let inline_float = [
+                0x3F00_0000,
+                0xBF00_0000,
+                0x3F80_0000,
+                0xBF80_0000,
+                0x4000_0000,
+                0xC000_0000,
+                0x4080_0000,
+                0xC080_0000,
+                0x3E22_F983,
+            ];
             if (-16..=64).contains(&i) || (!wide && inline_float.contains(&lit)) {
                 format!("lit(0x{lit:x})")
             } else {
@@ -94,7 +109,9 @@ fn hwreg(simm: u32) -> String {
     let id = simm & 0x3F;
     let off = (simm >> 6) & 0x1F;
     let size = ((simm >> 11) & 0x1F) + 1;
-    let name = hwreg_name(id).map(str::to_string).unwrap_or_else(|| id.to_string());
+    let name = hwreg_name(id)
+        .map(str::to_string)
+        .unwrap_or_else(|| id.to_string());
     if off == 0 && size == 32 {
         format!("hwreg({name})")
     } else {
@@ -103,7 +120,12 @@ fn hwreg(simm: u32) -> String {
 }
 
 fn gpr_idx_mode(m: u32) -> String {
-    let names: Vec<&str> = ["SRC0", "SRC1", "SRC2", "DST"].iter().enumerate().filter(|(k, _)| m >> k & 1 != 0).map(|(_, n)| *n).collect();
+    let names: Vec<&str> = ["SRC0", "SRC1", "SRC2", "DST"]
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| m >> k & 1 != 0)
+        .map(|(_, n)| *n)
+        .collect();
     format!("gpr_idx({})", names.join(","))
 }
 
@@ -154,12 +176,21 @@ pub(crate) fn mnemonic(inst: &Inst, target: Target) -> String {
 fn e32_suffix(op: Op) -> bool {
     !matches!(
         op,
-        Op::v_madmk_f32 | Op::v_madak_f32 | Op::v_fmamk_f32 | Op::v_fmaak_f32 | Op::v_readfirstlane_b32 | Op::v_nop | Op::v_accvgpr_mov_b32 | Op::v_swap_b32
+        Op::v_madmk_f32
+            | Op::v_madak_f32
+            | Op::v_fmamk_f32
+            | Op::v_fmaak_f32
+            | Op::v_readfirstlane_b32
+            | Op::v_nop
+            | Op::v_accvgpr_mov_b32
+            | Op::v_swap_b32
     )
 }
 
 fn sdwa_sel(s: u32) -> &'static str {
-    ["BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD", "DWORD"][(s & 7) as usize]
+    [
+        "BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD", "DWORD",
+    ][(s & 7) as usize]
 }
 
 fn dpp_ctrl(c: u32) -> String {
@@ -225,8 +256,15 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
                 format!("{mn} {}, {}", operand(inst.dst, ty(0).dwords(), 0), opnd(0))
             }
         }
-        Enc::Sop2 => format!("{mn} {}, {}, {}", operand(inst.dst, ty(0).dwords(), 0), opnd(0), opnd(1)),
-        Enc::Sopc if inst.op == Op::s_set_gpr_idx_on => format!("{mn} {}, {}", opnd(0), gpr_idx_mode(inst.imm as u32)),
+        Enc::Sop2 => format!(
+            "{mn} {}, {}, {}",
+            operand(inst.dst, ty(0).dwords(), 0),
+            opnd(0),
+            opnd(1)
+        ),
+        Enc::Sopc if inst.op == Op::s_set_gpr_idx_on => {
+            format!("{mn} {}, {}", opnd(0), gpr_idx_mode(inst.imm as u32))
+        }
         Enc::Sopc => format!("{mn} {}, {}", opnd(0), opnd(1)),
         Enc::Sopk => {
             let simm = inst.imm as u32 & 0xFFFF;
@@ -243,17 +281,42 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
             Op::s_set_gpr_idx_mode => format!("{mn} {}", gpr_idx_mode(inst.imm as u32)),
             Op::s_sendmsg | Op::s_sendmsghalt => {
                 let m = inst.imm as u32;
-                format!("{mn} sendmsg({}, {}, {})", m & 0xF, (m >> 4) & 7, (m >> 8) & 3)
+                format!(
+                    "{mn} sendmsg({}, {}, {})",
+                    m & 0xF,
+                    (m >> 4) & 7,
+                    (m >> 8) & 3
+                )
             }
-            Op::s_endpgm | Op::s_barrier | Op::s_ttracedata | Op::s_icache_inv | Op::s_wakeup | Op::s_set_gpr_idx_off | Op::s_endpgm_saved => mn,
-            Op::s_branch | Op::s_cbranch_scc0 | Op::s_cbranch_scc1 | Op::s_cbranch_vccz | Op::s_cbranch_vccnz | Op::s_cbranch_execz | Op::s_cbranch_execnz => {
+            Op::s_endpgm
+            | Op::s_barrier
+            | Op::s_ttracedata
+            | Op::s_icache_inv
+            | Op::s_wakeup
+            | Op::s_set_gpr_idx_off
+            | Op::s_endpgm_saved => mn,
+            Op::s_branch
+            | Op::s_cbranch_scc0
+            | Op::s_cbranch_scc1
+            | Op::s_cbranch_vccz
+            | Op::s_cbranch_vccnz
+            | Op::s_cbranch_execz
+            | Op::s_cbranch_execnz => {
                 format!("{mn} {}", inst.imm as u32 & 0xFFFF)
             }
             _ => format!("{mn} {}", inst.imm),
         },
         Enc::Smem => {
             let name = inst.op.name();
-            let glc = if inst.ctrl & flags::GLC != 0 { if target == Target::Gfx942 { " sc0" } else { " glc" } } else { "" };
+            let glc = if inst.ctrl & flags::GLC != 0 {
+                if target == Target::Gfx942 {
+                    " sc0"
+                } else {
+                    " glc"
+                }
+            } else {
+                ""
+            };
             if matches!(inst.op, Op::s_memtime | Op::s_memrealtime) {
                 return format!("{mn} {}", operand(inst.dst, 2, 0));
             }
@@ -269,24 +332,38 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
             } else {
                 operand(inst.sdst, 1, 0)
             };
-            format!("{mn} {}, {}, {off}{glc}", operand(inst.dst, ty(0).dwords(), 0), operand(inst.src[0], ty(1).dwords(), 0))
+            format!(
+                "{mn} {}, {}, {off}{glc}",
+                operand(inst.dst, ty(0).dwords(), 0),
+                operand(inst.src[0], ty(1).dwords(), 0)
+            )
         }
         Enc::Ds => disasm_ds(inst, &mn),
         Enc::Flat => disasm_flat(inst, &mn, target),
         Enc::Mubuf => {
             let name = inst.op.name();
-            let data_dw = if name.contains("load") { ty(0).dwords() } else { inst.op.store_dwords() };
-            let vaddr = if inst.ctrl & (flags::OFFEN | flags::IDXEN) == (flags::OFFEN | flags::IDXEN) {
-                operand(inst.src[0], 2, 0)
-            } else if inst.ctrl & (flags::OFFEN | flags::IDXEN) != 0 {
-                operand(inst.src[0], 1, 0)
+            let data_dw = if name.contains("load") {
+                ty(0).dwords()
             } else {
-                "off".into()
+                inst.op.store_dwords()
             };
+            let vaddr =
+                if inst.ctrl & (flags::OFFEN | flags::IDXEN) == (flags::OFFEN | flags::IDXEN) {
+                    operand(inst.src[0], 2, 0)
+                } else if inst.ctrl & (flags::OFFEN | flags::IDXEN) != 0 {
+                    operand(inst.src[0], 1, 0)
+                } else {
+                    "off".into()
+                };
             if name == "buffer_wbl2" || name == "buffer_inv" {
                 return format!("{mn}{}", mem_flags(inst, target));
             }
-            let mut s = format!("{mn} {}, {vaddr}, {}, {}", operand(inst.src[1], data_dw, 0), operand(inst.src[2], 4, 0), operand(inst.sdst, 1, inst.lit));
+            let mut s = format!(
+                "{mn} {}, {vaddr}, {}, {}",
+                operand(inst.src[1], data_dw, 0),
+                operand(inst.src[2], 4, 0),
+                operand(inst.sdst, 1, inst.lit)
+            );
             if inst.ctrl & flags::OFFEN != 0 {
                 s.push_str(" offen");
             }
@@ -319,7 +396,10 @@ fn disasm_ds(inst: &Inst, mn: &str) -> String {
         format!("{}, {addr}", operand(inst.dst, dst_dw, 0))
     } else if name.contains("permute") {
         format!("{}, {addr}, {d0}", operand(inst.dst, 1, 0))
-    } else if name.contains("write2") || name == "ds_mskor_b32" || (name.contains("cmpst") && !name.contains("rtn")) {
+    } else if name.contains("write2")
+        || name == "ds_mskor_b32"
+        || (name.contains("cmpst") && !name.contains("rtn"))
+    {
         format!("{addr}, {d0}, {d1}")
     } else if name.contains("cmpst_rtn") {
         format!("{}, {addr}, {d0}, {d1}", operand(inst.dst, dst_dw, 0))
@@ -360,13 +440,25 @@ fn disasm_flat(inst: &Inst, mn: &str, target: Target) -> String {
         seg::FLAT => operand(inst.src[0], 2, 0),
         seg::GLOBAL => operand(inst.src[0], if saddr == OFF { 2 } else { 1 }, 0),
         _ => {
-            if inst.ctrl & flags::SVE != 0 { operand(inst.src[0], 1, 0) } else { "off".into() }
+            if inst.ctrl & flags::SVE != 0 {
+                operand(inst.src[0], 1, 0)
+            } else {
+                "off".into()
+            }
         }
     };
     let saddr_txt = match segment {
         seg::FLAT => None,
-        seg::GLOBAL => Some(if saddr == OFF { "off".to_string() } else { operand(saddr, 2, 0) }),
-        _ => Some(if saddr == OFF { "off".to_string() } else { operand(saddr, 1, 0) }),
+        seg::GLOBAL => Some(if saddr == OFF {
+            "off".to_string()
+        } else {
+            operand(saddr, 2, 0)
+        }),
+        _ => Some(if saddr == OFF {
+            "off".to_string()
+        } else {
+            operand(saddr, 1, 0)
+        }),
     };
     let atomic = name.contains("atomic");
     let cmpswap = name.contains("cmpswap");
@@ -374,7 +466,11 @@ fn disasm_flat(inst: &Inst, mn: &str, target: Target) -> String {
     let mut ops = if name.contains("load") {
         format!("{}, {addr}", operand(inst.dst, types[0].dwords(), 0))
     } else if atomic && inst.ctrl & flags::GLC != 0 {
-        format!("{}, {addr}, {}", operand(inst.dst, types[0].dwords(), 0), operand(inst.src[1], data_dw, 0))
+        format!(
+            "{}, {addr}, {}",
+            operand(inst.dst, types[0].dwords(), 0),
+            operand(inst.src[1], data_dw, 0)
+        )
     } else {
         format!("{addr}, {}", operand(inst.src[1], data_dw, 0))
     };
@@ -406,25 +502,39 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
         (_, Ext::Dpp) => "_dpp",
         (_, Ext::Sdwa) => "_sdwa",
         _ => {
-            if e32_suffix(op) { "_e32" } else { "" }
+            if e32_suffix(op) {
+                "_e32"
+            } else {
+                ""
+            }
         }
     };
     let nsrc = types.len().saturating_sub(1);
     let (neg, abs) = match inst.ext {
         Ext::Dpp => {
             let c = inst.ctrl;
-            (((c >> 20) & 1 | ((c >> 22) & 1) << 1) as u8, (((c >> 21) & 1) | ((c >> 23) & 1) << 1) as u8)
+            (
+                ((c >> 20) & 1 | ((c >> 22) & 1) << 1) as u8,
+                (((c >> 21) & 1) | ((c >> 23) & 1) << 1) as u8,
+            )
         }
         Ext::Sdwa => {
             let c = inst.ctrl;
-            (((c >> 20) & 1 | ((c >> 28) & 1) << 1) as u8, (((c >> 21) & 1) | ((c >> 29) & 1) << 1) as u8)
+            (
+                ((c >> 20) & 1 | ((c >> 28) & 1) << 1) as u8,
+                (((c >> 21) & 1) | ((c >> 29) & 1) << 1) as u8,
+            )
         }
         Ext::None => (inst.neg, inst.abs),
     };
     let src_txt = |k: usize| {
         let mut s = operand(inst.src[k], ty(k + 1).dwords(), inst.lit);
         if inst.ext == Ext::Sdwa {
-            let sext = if k == 0 { (inst.ctrl >> 19) & 1 } else { (inst.ctrl >> 27) & 1 };
+            let sext = if k == 0 {
+                (inst.ctrl >> 19) & 1
+            } else {
+                (inst.ctrl >> 27) & 1
+            };
             if sext != 0 {
                 s = format!("sext({s})");
             }
@@ -433,9 +543,17 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
     };
     let carry_out = matches!(
         op,
-        Op::v_add_co_u32 | Op::v_sub_co_u32 | Op::v_subrev_co_u32 | Op::v_addc_co_u32 | Op::v_subb_co_u32 | Op::v_subbrev_co_u32
+        Op::v_add_co_u32
+            | Op::v_sub_co_u32
+            | Op::v_subrev_co_u32
+            | Op::v_addc_co_u32
+            | Op::v_subb_co_u32
+            | Op::v_subbrev_co_u32
     );
-    let carry_in = matches!(op, Op::v_addc_co_u32 | Op::v_subb_co_u32 | Op::v_subbrev_co_u32 | Op::v_cndmask_b32);
+    let carry_in = matches!(
+        op,
+        Op::v_addc_co_u32 | Op::v_subb_co_u32 | Op::v_subbrev_co_u32 | Op::v_cndmask_b32
+    );
     let mut parts: Vec<String> = Vec::new();
     let is_cmp = op.name().starts_with("v_cmp");
     if op == Op::v_nop {
@@ -446,10 +564,20 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
     } else {
         parts.push(operand(inst.dst, ty(0).dwords(), 0));
     }
-    if carry_out || (vop3 && matches!(op, Op::v_div_scale_f32 | Op::v_div_scale_f64 | Op::v_mad_u64_u32 | Op::v_mad_i64_i32)) {
+    if carry_out
+        || (vop3
+            && matches!(
+                op,
+                Op::v_div_scale_f32 | Op::v_div_scale_f64 | Op::v_mad_u64_u32 | Op::v_mad_i64_i32
+            ))
+    {
         parts.push(operand(if vop3 { inst.sdst } else { super::VCC }, 2, 0));
     }
-    let plain_srcs = if carry_in { 2 } else { nsrc.min(if vop3 { 3 } else { 2 }) };
+    let plain_srcs = if carry_in {
+        2
+    } else {
+        nsrc.min(if vop3 { 3 } else { 2 })
+    };
     match op {
         Op::v_madmk_f32 | Op::v_fmamk_f32 => {
             parts.push(src_txt(0));
@@ -474,7 +602,12 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
     match inst.ext {
         Ext::Dpp => {
             let c = inst.ctrl;
-            s.push_str(&format!(" {} row_mask:0x{:x} bank_mask:0x{:x}", dpp_ctrl((c >> 8) & 0x1FF), c >> 28, (c >> 24) & 0xF));
+            s.push_str(&format!(
+                " {} row_mask:0x{:x} bank_mask:0x{:x}",
+                dpp_ctrl((c >> 8) & 0x1FF),
+                c >> 28,
+                (c >> 24) & 0xF
+            ));
             if (c >> 19) & 1 != 0 {
                 s.push_str(" bound_ctrl:1");
             }
@@ -485,7 +618,12 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
                 if (c >> 13) & 1 != 0 {
                     s.push_str(" clamp");
                 }
-                s.push_str(&format!(" dst_sel:{} dst_unused:{}", sdwa_sel(c >> 8), ["UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE", "UNUSED_PAD"][((c >> 11) & 3) as usize]));
+                s.push_str(&format!(
+                    " dst_sel:{} dst_unused:{}",
+                    sdwa_sel(c >> 8),
+                    ["UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE", "UNUSED_PAD"]
+                        [((c >> 11) & 3) as usize]
+                ));
             }
             s.push_str(&format!(" src0_sel:{}", sdwa_sel(c >> 16)));
             if inst.enc != Enc::Vop1 {
@@ -504,7 +642,9 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
             }
             if vop3 && inst.op_sel != 0 {
                 let n = nsrc.min(3);
-                let mut v: Vec<String> = (0..n).map(|k| ((inst.op_sel >> k) & 1).to_string()).collect();
+                let mut v: Vec<String> = (0..n)
+                    .map(|k| ((inst.op_sel >> k) & 1).to_string())
+                    .collect();
                 v.push(((inst.op_sel >> 3) & 1).to_string());
                 s.push_str(&format!(" op_sel:[{}]", v.join(",")));
             }
@@ -588,7 +728,12 @@ fn disasm_vop3p(inst: &Inst, mn: &str) -> String {
     if matches!(op, Op::v_accvgpr_read_b32 | Op::v_accvgpr_write_b32) {
         return s;
     }
-    let list = |bits: u8| -> String { (0..nsrc).map(|k| ((bits >> k) & 1).to_string()).collect::<Vec<_>>().join(",") };
+    let list = |bits: u8| -> String {
+        (0..nsrc)
+            .map(|k| ((bits >> k) & 1).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
     if inst.op_sel != 0 {
         s.push_str(&format!(" op_sel:[{}]", list(inst.op_sel)));
     }

@@ -27,22 +27,54 @@ impl Env {
     }
 
     pub fn in32(&self, x: f32) -> f32 {
-        if !self.keep_in32 && x.is_subnormal() { f32::copysign(0.0, x) } else { x }
+        if !self.keep_in32 && x.is_subnormal() {
+            f32::copysign(0.0, x)
+        } else {
+            x
+        }
     }
     pub fn out32(&self, x: f32) -> f32 {
-        if !self.keep_out32 && x.is_subnormal() { f32::copysign(0.0, x) } else { x }
+        if !self.keep_out32 && x.is_subnormal() {
+            f32::copysign(0.0, x)
+        } else {
+            x
+        }
     }
     pub fn in64(&self, x: f64) -> f64 {
-        if !self.keep_in64 && x.is_subnormal() { f64::copysign(0.0, x) } else { x }
+        if !self.keep_in64 && x.is_subnormal() {
+            f64::copysign(0.0, x)
+        } else {
+            x
+        }
     }
     pub fn out64(&self, x: f64) -> f64 {
-        if !self.keep_out64 && x.is_subnormal() { f64::copysign(0.0, x) } else { x }
+        if !self.keep_out64 && x.is_subnormal() {
+            f64::copysign(0.0, x)
+        } else {
+            x
+        }
     }
     pub fn in16(&self, x: f16) -> f16 {
-        if !self.keep_in64 && sub16(x) { if x.is_sign_negative() { f16::NEG_ZERO } else { f16::ZERO } } else { x }
+        if !self.keep_in64 && sub16(x) {
+            if x.is_sign_negative() {
+                f16::NEG_ZERO
+            } else {
+                f16::ZERO
+            }
+        } else {
+            x
+        }
     }
     pub fn out16(&self, x: f16) -> f16 {
-        if !self.keep_out64 && sub16(x) { if x.is_sign_negative() { f16::NEG_ZERO } else { f16::ZERO } } else { x }
+        if !self.keep_out64 && sub16(x) {
+            if x.is_sign_negative() {
+                f16::NEG_ZERO
+            } else {
+                f16::ZERO
+            }
+        } else {
+            x
+        }
     }
 }
 
@@ -64,7 +96,13 @@ pub(crate) fn min32(a: f32, b: f32) -> f32 {
     if b.is_nan() {
         return a;
     }
-    if a == b { f32::from_bits(a.to_bits() | b.to_bits()) } else if a < b { a } else { b }
+    if a == b {
+        f32::from_bits(a.to_bits() | b.to_bits())
+    } else if a < b {
+        a
+    } else {
+        b
+    }
 }
 pub(crate) fn max32(a: f32, b: f32) -> f32 {
     if a.is_nan() {
@@ -73,7 +111,13 @@ pub(crate) fn max32(a: f32, b: f32) -> f32 {
     if b.is_nan() {
         return a;
     }
-    if a == b { f32::from_bits(a.to_bits() & b.to_bits()) } else if a > b { a } else { b }
+    if a == b {
+        f32::from_bits(a.to_bits() & b.to_bits())
+    } else if a > b {
+        a
+    } else {
+        b
+    }
 }
 pub(crate) fn min64(a: f64, b: f64) -> f64 {
     if a.is_nan() {
@@ -82,7 +126,13 @@ pub(crate) fn min64(a: f64, b: f64) -> f64 {
     if b.is_nan() {
         return a;
     }
-    if a == b { f64::from_bits(a.to_bits() | b.to_bits()) } else if a < b { a } else { b }
+    if a == b {
+        f64::from_bits(a.to_bits() | b.to_bits())
+    } else if a < b {
+        a
+    } else {
+        b
+    }
 }
 pub(crate) fn max64(a: f64, b: f64) -> f64 {
     if a.is_nan() {
@@ -91,7 +141,13 @@ pub(crate) fn max64(a: f64, b: f64) -> f64 {
     if b.is_nan() {
         return a;
     }
-    if a == b { f64::from_bits(a.to_bits() & b.to_bits()) } else if a > b { a } else { b }
+    if a == b {
+        f64::from_bits(a.to_bits() & b.to_bits())
+    } else if a > b {
+        a
+    } else {
+        b
+    }
 }
 
 pub(crate) fn med3_32(a: f32, b: f32, c: f32) -> f32 {
@@ -100,7 +156,14 @@ pub(crate) fn med3_32(a: f32, b: f32, c: f32) -> f32 {
 
 /// `v_cmp_class` mask bit of a value: 0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denorm, 5 -0,
 /// 6 +0, 7 +denorm, 8 +normal, 9 +inf.
-pub(crate) fn class_bit(is_nan: bool, quiet: bool, neg: bool, inf: bool, zero: bool, sub: bool) -> u32 {
+pub(crate) fn class_bit(
+    is_nan: bool,
+    quiet: bool,
+    neg: bool,
+    inf: bool,
+    zero: bool,
+    sub: bool,
+) -> u32 {
     if is_nan {
         return if quiet { 1 } else { 0 };
     }
@@ -114,24 +177,49 @@ pub(crate) fn class_bit(is_nan: bool, quiet: bool, neg: bool, inf: bool, zero: b
         1
     };
     // negative: inf 2, normal 3, denorm 4, zero 5; positive mirrored: zero 6, denorm 7, normal 8, inf 9
-    if neg { [2, 3, 4, 5][k] } else { [9, 8, 7, 6][k] }
+    if neg {
+        [2, 3, 4, 5][k]
+    } else {
+        [9, 8, 7, 6][k]
+    }
 }
 
 pub(crate) fn class32(x: f32, mask: u32) -> bool {
     let quiet = x.to_bits() & 0x0040_0000 != 0;
-    let bit = class_bit(x.is_nan(), quiet, x.is_sign_negative(), x.is_infinite(), x == 0.0, x.is_subnormal());
+    let bit = class_bit(
+        x.is_nan(),
+        quiet,
+        x.is_sign_negative(),
+        x.is_infinite(),
+        x == 0.0,
+        x.is_subnormal(),
+    );
     (mask >> bit) & 1 != 0
 }
 
 pub(crate) fn class64(x: f64, mask: u32) -> bool {
     let quiet = x.to_bits() & 0x0008_0000_0000_0000 != 0;
-    let bit = class_bit(x.is_nan(), quiet, x.is_sign_negative(), x.is_infinite(), x == 0.0, x.is_subnormal());
+    let bit = class_bit(
+        x.is_nan(),
+        quiet,
+        x.is_sign_negative(),
+        x.is_infinite(),
+        x == 0.0,
+        x.is_subnormal(),
+    );
     (mask >> bit) & 1 != 0
 }
 
 pub(crate) fn class16(x: f16, mask: u32) -> bool {
     let quiet = x.to_bits() & 0x0200 != 0;
-    let bit = class_bit(x.is_nan(), quiet, x.is_sign_negative(), x.is_infinite(), x.to_bits() & 0x7FFF == 0, sub16(x));
+    let bit = class_bit(
+        x.is_nan(),
+        quiet,
+        x.is_sign_negative(),
+        x.is_infinite(),
+        x.to_bits() & 0x7FFF == 0,
+        sub16(x),
+    );
     (mask >> bit) & 1 != 0
 }
 
@@ -337,7 +425,11 @@ pub(crate) fn frexp64(x: f64) -> (f64, i32) {
     if x.is_nan() || x.is_infinite() || x == 0.0 {
         return (x, 0);
     }
-    let (x, adj) = if x.is_subnormal() { (x * 2f64.powi(64), -64) } else { (x, 0) };
+    let (x, adj) = if x.is_subnormal() {
+        (x * 2f64.powi(64), -64)
+    } else {
+        (x, 0)
+    };
     let bits = x.to_bits();
     let e = ((bits >> 52) & 0x7FF) as i32 - 1022;
     let m = f64::from_bits((bits & !(0x7FF << 52)) | (1022u64 << 52));
@@ -375,8 +467,24 @@ fn round_f32(x: f64, err: f64, mode: u32) -> f32 {
         return r;
     }
     let diff = (x - r as f64) + err;
-    let up = |v: f32| if v == 0.0 { f32::from_bits(1) } else if v > 0.0 { f32::from_bits(v.to_bits() + 1) } else { f32::from_bits(v.to_bits() - 1) };
-    let down = |v: f32| if v == 0.0 { -f32::from_bits(1) } else if v > 0.0 { f32::from_bits(v.to_bits() - 1) } else { f32::from_bits(v.to_bits() + 1) };
+    let up = |v: f32| {
+        if v == 0.0 {
+            f32::from_bits(1)
+        } else if v > 0.0 {
+            f32::from_bits(v.to_bits() + 1)
+        } else {
+            f32::from_bits(v.to_bits() - 1)
+        }
+    };
+    let down = |v: f32| {
+        if v == 0.0 {
+            -f32::from_bits(1)
+        } else if v > 0.0 {
+            f32::from_bits(v.to_bits() - 1)
+        } else {
+            f32::from_bits(v.to_bits() + 1)
+        }
+    };
     match mode {
         1 if diff > 0.0 => up(r),
         2 if diff < 0.0 => down(r),
@@ -473,7 +581,10 @@ mod tests {
         for (n, d) in cases {
             let want = n / d;
             let got = divide32(n, d);
-            assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{n}/{d}: {got:e} vs {want:e}");
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "{n}/{d}: {got:e} vs {want:e}"
+            );
         }
     }
 

@@ -31,7 +31,11 @@ enum Place {
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
     /// Load `n` bytes; `sext` sign-extends sub-dword loads; `d16` = Some(hi) writes a half.
-    Load { n: u32, sext: bool, d16: Option<bool> },
+    Load {
+        n: u32,
+        sext: bool,
+        d16: Option<bool>,
+    },
     /// Store `n` bytes; `hi` stores the high half of the data register (d16_hi).
     Store { n: u32, hi: bool },
     /// Atomic read-modify-write of 4 or 8 bytes.
@@ -47,7 +51,11 @@ fn kind_of(op: Op) -> Option<Kind> {
     let name = op.name();
     let rest = name.split_once('_').map(|x| x.1).unwrap_or(name);
     if rest.starts_with("atomic") {
-        let n = if name.ends_with("x2") || name.ends_with("f64") { 8 } else { 4 };
+        let n = if name.ends_with("x2") || name.ends_with("f64") {
+            8
+        } else {
+            4
+        };
         return Some(Kind::Atomic { n });
     }
     let (load, suffix) = if let Some(s) = rest.strip_prefix("load_") {
@@ -76,9 +84,16 @@ fn kind_of(op: Op) -> Option<Kind> {
         None
     };
     Some(if load {
-        Kind::Load { n, sext: sext || suffix.starts_with("sbyte"), d16 }
+        Kind::Load {
+            n,
+            sext: sext || suffix.starts_with("sbyte"),
+            d16,
+        }
     } else {
-        Kind::Store { n, hi: d16 == Some(true) }
+        Kind::Store {
+            n,
+            hi: d16 == Some(true),
+        }
     })
 }
 
@@ -121,14 +136,26 @@ fn access<'c>(
             let base = (w.index as usize * LANES + lane) * size;
             let off = off as usize;
             if off + n as usize <= size && base + size <= ctx.scratch.len() {
-                Ok(Target::Bytes(&mut ctx.scratch[base + off..base + off + n as usize]))
+                Ok(Target::Bytes(
+                    &mut ctx.scratch[base + off..base + off + n as usize],
+                ))
             } else {
-                Err(FaultKind::Memory { address: private_addr(ctx, off as u32), size: n, lane: Some(lane as u32), write })
+                Err(FaultKind::Memory {
+                    address: private_addr(ctx, off as u32),
+                    size: n,
+                    lane: Some(lane as u32),
+                    write,
+                })
             }
         }
         Place::Global(a) => match ctx.mem.translate(a, n as u64) {
             Some(p) => Ok(Target::Host(p, a)),
-            None => Err(FaultKind::Memory { address: a, size: n, lane: Some(lane as u32), write }),
+            None => Err(FaultKind::Memory {
+                address: a,
+                size: n,
+                lane: Some(lane as u32),
+                write,
+            }),
         },
     }
 }
@@ -159,11 +186,14 @@ fn bytes_of(d: &[u32; 4], n: usize) -> [u8; 16] {
 
 fn write_loaded(w: &mut Wave, dst: u16, lane: usize, raw: &[u8], kind: Kind) {
     let slot = Wave::vslot(dst);
-    let Kind::Load { n, sext, d16 } = kind else { return };
+    let Kind::Load { n, sext, d16 } = kind else {
+        return;
+    };
     let n = n as usize;
     if n >= 4 {
         for k in 0..n / 4 {
-            w.v[(slot + k) & 511][lane] = u32::from_le_bytes(raw[4 * k..4 * k + 4].try_into().expect("4 bytes"));
+            w.v[(slot + k) & 511][lane] =
+                u32::from_le_bytes(raw[4 * k..4 * k + 4].try_into().expect("4 bytes"));
         }
         return;
     }
@@ -184,33 +214,100 @@ fn write_loaded(w: &mut Wave, dst: u16, lane: usize, raw: &[u8], kind: Kind) {
 /// Apply an atomic operation: (new value) from the old value, data and compare value.
 fn atomic_apply(op: Op, wide: bool, old: u64, data: u64, cmp: u64) -> Result<u64, FaultKind> {
     let name = op.name();
-    let base = name.split_once("atomic_").map(|x| x.1).unwrap_or(name).trim_end_matches("_x2");
+    let base = name
+        .split_once("atomic_")
+        .map(|x| x.1)
+        .unwrap_or(name)
+        .trim_end_matches("_x2");
     let base = base.trim_end_matches("_rtn");
     let (o32, d32) = (old as u32, data as u32);
     Ok(match base {
         "swap" => data,
         "cmpswap" => {
-            if old == cmp { data } else { old }
+            if old == cmp {
+                data
+            } else {
+                old
+            }
         }
-        "add" => if wide { old.wrapping_add(data) } else { o32.wrapping_add(d32) as u64 },
-        "sub" => if wide { old.wrapping_sub(data) } else { o32.wrapping_sub(d32) as u64 },
-        "smin" => if wide { (old as i64).min(data as i64) as u64 } else { (o32 as i32).min(d32 as i32) as u32 as u64 },
-        "umin" => if wide { old.min(data) } else { o32.min(d32) as u64 },
-        "smax" => if wide { (old as i64).max(data as i64) as u64 } else { (o32 as i32).max(d32 as i32) as u32 as u64 },
-        "umax" => if wide { old.max(data) } else { o32.max(d32) as u64 },
+        "add" => {
+            if wide {
+                old.wrapping_add(data)
+            } else {
+                o32.wrapping_add(d32) as u64
+            }
+        }
+        "sub" => {
+            if wide {
+                old.wrapping_sub(data)
+            } else {
+                o32.wrapping_sub(d32) as u64
+            }
+        }
+        "smin" => {
+            if wide {
+                (old as i64).min(data as i64) as u64
+            } else {
+                (o32 as i32).min(d32 as i32) as u32 as u64
+            }
+        }
+        "umin" => {
+            if wide {
+                old.min(data)
+            } else {
+                o32.min(d32) as u64
+            }
+        }
+        "smax" => {
+            if wide {
+                (old as i64).max(data as i64) as u64
+            } else {
+                (o32 as i32).max(d32 as i32) as u32 as u64
+            }
+        }
+        "umax" => {
+            if wide {
+                old.max(data)
+            } else {
+                o32.max(d32) as u64
+            }
+        }
         "and" => old & data,
         "or" => old | data,
         "xor" => old ^ data,
-        "inc" => if wide { if old >= data { 0 } else { old + 1 } } else if o32 >= d32 { 0 } else { (o32 + 1) as u64 },
-        "dec" => if wide { if old == 0 || old > data { data } else { old - 1 } } else if o32 == 0 || o32 > d32 { d32 as u64 } else { (o32 - 1) as u64 },
+        "inc" => {
+            if wide {
+                if old >= data { 0 } else { old + 1 }
+            } else if o32 >= d32 {
+                0
+            } else {
+                (o32 + 1) as u64
+            }
+        }
+        "dec" => {
+            if wide {
+                if old == 0 || old > data {
+                    data
+                } else {
+                    old - 1
+                }
+            } else if o32 == 0 || o32 > d32 {
+                d32 as u64
+            } else {
+                (o32 - 1) as u64
+            }
+        }
         "add_f32" => (f32::from_bits(o32) + f32::from_bits(d32)).to_bits() as u64,
         "add_f64" => (f64::from_bits(old) + f64::from_bits(data)).to_bits(),
         "min_f64" => float::min64(f64::from_bits(old), f64::from_bits(data)).to_bits(),
         "max_f64" => float::max64(f64::from_bits(old), f64::from_bits(data)).to_bits(),
         "pk_add_f16" => {
-            let lo = half::f16::from_bits(o32 as u16).to_f32() + half::f16::from_bits(d32 as u16).to_f32();
-            let hi = half::f16::from_bits((o32 >> 16) as u16).to_f32() + half::f16::from_bits((d32 >> 16) as u16).to_f32();
-            (half::f16::from_f32(lo).to_bits() as u32 | (half::f16::from_f32(hi).to_bits() as u32) << 16) as u64
+            let lo = half::f16::from_bits(o32 as u16).to_f32()
+                + half::f16::from_bits(d32 as u16).to_f32();
+            let hi = half::f16::from_bits((o32 >> 16) as u16).to_f32()
+                + half::f16::from_bits((d32 >> 16) as u16).to_f32();
+            (half::f16::from_f32(lo).to_bits() as u32
+                | (half::f16::from_f32(hi).to_bits() as u32) << 16) as u64
         }
         _ => return Err(illegal(format!("{name} is not implemented"))),
     })
@@ -256,25 +353,49 @@ fn lane_access(
             let cmpswap = inst.op.name().contains("cmpswap");
             let dw = if wide { 2 } else { 1 };
             let d = read_data(w, data_reg, if cmpswap { 2 * dw } else { dw }, lane);
-            let data = if wide { d[0] as u64 | (d[1] as u64) << 32 } else { d[0] as u64 };
-            let cmp = if cmpswap { if wide { d[2] as u64 | (d[3] as u64) << 32 } else { d[1] as u64 } } else { 0 };
+            let data = if wide {
+                d[0] as u64 | (d[1] as u64) << 32
+            } else {
+                d[0] as u64
+            };
+            let cmp = if cmpswap {
+                if wide {
+                    d[2] as u64 | (d[3] as u64) << 32
+                } else {
+                    d[1] as u64
+                }
+            } else {
+                0
+            };
             let op = inst.op;
             let old = match access(ctx, w, lane, place, n, true)? {
                 Target::Bytes(t) => {
-                    let old = if wide { u64::from_le_bytes(t[..8].try_into().expect("8")) } else { u32::from_le_bytes(t[..4].try_into().expect("4")) as u64 };
+                    let old = if wide {
+                        u64::from_le_bytes(t[..8].try_into().expect("8"))
+                    } else {
+                        u32::from_le_bytes(t[..4].try_into().expect("4")) as u64
+                    };
                     let new = atomic_apply(op, wide, old, data, cmp)?;
                     t.copy_from_slice(&new.to_le_bytes()[..n as usize]);
                     old
                 }
                 Target::Host(p, a) => {
                     if a % n as u64 != 0 {
-                        return Err(FaultKind::Misaligned { address: a, lane: lane as u32 });
+                        return Err(FaultKind::Misaligned {
+                            address: a,
+                            lane: lane as u32,
+                        });
                     }
                     atomic_apply(op, wide, 0, data, cmp)?;
                     if wide {
-                        rmw64(p, |old| atomic_apply(op, true, old, data, cmp).unwrap_or(old))
+                        rmw64(p, |old| {
+                            atomic_apply(op, true, old, data, cmp).unwrap_or(old)
+                        })
                     } else {
-                        rmw32(p, |old| atomic_apply(op, false, old as u64, data, cmp).unwrap_or(old as u64) as u32) as u64
+                        rmw32(p, |old| {
+                            atomic_apply(op, false, old as u64, data, cmp).unwrap_or(old as u64)
+                                as u32
+                        }) as u64
                     }
                 }
                 Target::Nothing => 0,
@@ -292,9 +413,13 @@ fn lane_access(
 }
 
 fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
-    let Some(kind) = kind(inst.op) else { return Err(illegal(format!("{} is not implemented", inst.op.name()))) };
+    let Some(kind) = kind(inst.op) else {
+        return Err(illegal(format!("{} is not implemented", inst.op.name())));
+    };
     if inst.ctrl & flags::LDS != 0 {
-        return Err(illegal("FLAT with the lds bit (load to LDS) is not emulated"));
+        return Err(illegal(
+            "FLAT with the lds bit (load to LDS) is not emulated",
+        ));
     }
     let exec = w.exec();
     let segment = inst.segment();
@@ -314,7 +439,11 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         let place = match segment {
             seg::FLAT => lane_place(ctx, v64.wrapping_add(inst.imm as i64 as u64)),
             seg::GLOBAL => {
-                let a = if saddr == OFF { v64 } else { w.sgpr64(saddr).wrapping_add(w.v[vaddr][l] as u64) };
+                let a = if saddr == OFF {
+                    v64
+                } else {
+                    w.sgpr64(saddr).wrapping_add(w.v[vaddr][l] as u64)
+                };
                 Place::Global(a.wrapping_add(inst.imm as i64 as u64))
             }
             _ => {
@@ -350,7 +479,9 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                     if exec >> l & 1 == 0 {
                         continue;
                     }
-                    let Place::Global(a) = places[l] else { continue };
+                    let Place::Global(a) = places[l] else {
+                        continue;
+                    };
                     // SAFETY: `a - lo + n <= hi - lo + n` bytes, inside the translated range.
                     let p = unsafe { base.add((a - lo) as usize) };
                     host_access(w, inst, l, p, kind);
@@ -373,7 +504,9 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
 /// (the general path then handles it, faults included).
 fn global_fast(w: &mut Wave, ctx: &Ctx<'_>, inst: &Inst, kind: Kind, exec: u64) -> bool {
     let store = match kind {
-        Kind::Load { n: 4, d16: None, .. } => false,
+        Kind::Load {
+            n: 4, d16: None, ..
+        } => false,
         Kind::Store { n: 4, hi: false } => true,
         _ => return false,
     };
@@ -404,7 +537,9 @@ fn global_fast(w: &mut Wave, ctx: &Ctx<'_>, inst: &Inst, kind: Kind, exec: u64) 
     if misaligned != 0 || hi - lo >= 1 << 24 {
         return false;
     }
-    let Some(base) = ctx.mem.translate(lo, hi - lo + 4) else { return false };
+    let Some(base) = ctx.mem.translate(lo, hi - lo + 4) else {
+        return false;
+    };
     if (base.as_ptr() as usize) % 4 != 0 {
         return false;
     }
@@ -415,7 +550,11 @@ fn global_fast(w: &mut Wave, ctx: &Ctx<'_>, inst: &Inst, kind: Kind, exec: u64) 
         }
         // SAFETY: `addrs[l] - lo + 4 <= hi - lo + 4` bytes into the translated range, 4-byte
         // aligned (base and offset are), accessed atomically as the trait requires.
-        let a = unsafe { std::sync::atomic::AtomicU32::from_ptr(base.as_ptr().add((addrs[l] - lo) as usize) as *mut u32) };
+        let a = unsafe {
+            std::sync::atomic::AtomicU32::from_ptr(
+                base.as_ptr().add((addrs[l] - lo) as usize) as *mut u32
+            )
+        };
         if store {
             a.store(w.v[reg][l], std::sync::atomic::Ordering::Relaxed);
         } else {
@@ -431,14 +570,16 @@ fn host_access(w: &mut Wave, inst: &Inst, lane: usize, p: std::ptr::NonNull<u8>,
     match kind {
         Kind::Load { n: 4, .. } if aligned => {
             // SAFETY: 4 aligned bytes inside the translated range, accessed atomically.
-            let v = unsafe { std::sync::atomic::AtomicU32::from_ptr(p.as_ptr() as *mut u32) }.load(std::sync::atomic::Ordering::Relaxed);
+            let v = unsafe { std::sync::atomic::AtomicU32::from_ptr(p.as_ptr() as *mut u32) }
+                .load(std::sync::atomic::Ordering::Relaxed);
             w.v[Wave::vslot(inst.dst)][lane] = v;
             return;
         }
         Kind::Store { n: 4, hi: false } if aligned => {
             let v = w.v[Wave::vslot(inst.src[1])][lane];
             // SAFETY: 4 aligned bytes inside the translated range, accessed atomically.
-            unsafe { std::sync::atomic::AtomicU32::from_ptr(p.as_ptr() as *mut u32) }.store(v, std::sync::atomic::Ordering::Relaxed);
+            unsafe { std::sync::atomic::AtomicU32::from_ptr(p.as_ptr() as *mut u32) }
+                .store(v, std::sync::atomic::Ordering::Relaxed);
             return;
         }
         _ => {}
@@ -466,7 +607,9 @@ fn mubuf(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     if matches!(inst.op, buffer_wbl2 | buffer_inv) {
         return Ok(Flow::Next);
     }
-    let Some(kind) = kind(inst.op) else { return Err(illegal(format!("{} is not implemented", inst.op.name()))) };
+    let Some(kind) = kind(inst.op) else {
+        return Err(illegal(format!("{} is not implemented", inst.op.name())));
+    };
     if inst.ctrl & flags::LDS != 0 {
         return Err(illegal("MUBUF with lds (load to LDS) is not emulated"));
     }
@@ -484,7 +627,11 @@ fn mubuf(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         }
         // vaddr holds the index (idxen), then the offset (offen).
         let vindex = if idxen { w.v[vaddr][l] as u64 } else { 0 };
-        let voff = if offen { w.v[(vaddr + idxen as usize) & 511][l] as u64 } else { 0 };
+        let voff = if offen {
+            w.v[(vaddr + idxen as usize) & 511][l] as u64
+        } else {
+            0
+        };
         let place = if base == PRIVATE_BUFFER_BASE {
             // The private buffer is swizzled per lane (64 lanes, 4-byte elements): SOFFSET is a
             // wave-level offset (the stack and frame pointers are per-lane offsets times 64),
@@ -539,7 +686,9 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     w.lane_insts += exec.count_ones() as u64;
     let active = |l: usize| exec >> l & 1 != 0;
     let dword = |w: &Wave, r: usize, l: usize| w.v[r & 511][l] as u64;
-    let qword = |w: &Wave, r: usize, l: usize| w.v[r & 511][l] as u64 | (w.v[(r + 1) & 511][l] as u64) << 32;
+    let qword = |w: &Wave, r: usize, l: usize| {
+        w.v[r & 511][l] as u64 | (w.v[(r + 1) & 511][l] as u64) << 32
+    };
     match op {
         ds_swizzle_b32 | ds_permute_b32 | ds_bpermute_b32 => {
             let src = w.v[d0];
@@ -638,7 +787,10 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                 let m = if op == ds_read2_b64 { 8 } else { 512 };
                 let x = lds_get(ctx, a + o0 * m, 8);
                 let y = lds_get(ctx, a + o1 * m, 8);
-                for (k, v) in [x as u32, (x >> 32) as u32, y as u32, (y >> 32) as u32].into_iter().enumerate() {
+                for (k, v) in [x as u32, (x >> 32) as u32, y as u32, (y >> 32) as u32]
+                    .into_iter()
+                    .enumerate()
+                {
                     w.v[(dst + k) & 511][l] = v;
                 }
             }
@@ -647,16 +799,36 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                 let wide = name.contains("64");
                 let n = if wide { 8 } else { 4 };
                 let old = lds_get(ctx, a + off, n);
-                let data = if wide { qword(w, d0, l) } else { dword(w, d0, l) };
-                let data1 = if wide { qword(w, d1, l) } else { dword(w, d1, l) };
+                let data = if wide {
+                    qword(w, d0, l)
+                } else {
+                    dword(w, d0, l)
+                };
+                let data1 = if wide {
+                    qword(w, d1, l)
+                } else {
+                    dword(w, d1, l)
+                };
                 let base = name.trim_start_matches("ds_").replace("_rtn", "");
                 let (o32, x32) = (old as u32, data as u32);
                 let new: u64 = match base.as_str() {
                     "add_u32" => o32.wrapping_add(x32) as u64,
                     "sub_u32" => o32.wrapping_sub(x32) as u64,
                     "rsub_u32" => x32.wrapping_sub(o32) as u64,
-                    "inc_u32" => if o32 >= x32 { 0 } else { o32 as u64 + 1 },
-                    "dec_u32" => if o32 == 0 || o32 > x32 { x32 as u64 } else { o32 as u64 - 1 },
+                    "inc_u32" => {
+                        if o32 >= x32 {
+                            0
+                        } else {
+                            o32 as u64 + 1
+                        }
+                    }
+                    "dec_u32" => {
+                        if o32 == 0 || o32 > x32 {
+                            x32 as u64
+                        } else {
+                            o32 as u64 - 1
+                        }
+                    }
                     "min_i32" => (o32 as i32).min(x32 as i32) as u32 as u64,
                     "max_i32" => (o32 as i32).max(x32 as i32) as u32 as u64,
                     "min_u32" => o32.min(x32) as u64,
@@ -665,12 +837,28 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                     "or_b32" => (o32 | x32) as u64,
                     "xor_b32" => (o32 ^ x32) as u64,
                     "wrxchg_b32" => x32 as u64,
-                    "cmpst_b32" => if o32 == x32 { data1 as u32 as u64 } else { old },
-                    "min_f32" => float::min32(f32::from_bits(o32), f32::from_bits(x32)).to_bits() as u64,
-                    "max_f32" => float::max32(f32::from_bits(o32), f32::from_bits(x32)).to_bits() as u64,
+                    "cmpst_b32" => {
+                        if o32 == x32 {
+                            data1 as u32 as u64
+                        } else {
+                            old
+                        }
+                    }
+                    "min_f32" => {
+                        float::min32(f32::from_bits(o32), f32::from_bits(x32)).to_bits() as u64
+                    }
+                    "max_f32" => {
+                        float::max32(f32::from_bits(o32), f32::from_bits(x32)).to_bits() as u64
+                    }
                     "add_f32" => (f32::from_bits(o32) + f32::from_bits(x32)).to_bits() as u64,
                     "add_u64" => old.wrapping_add(data),
-                    "cmpst_b64" => if old == data { data1 } else { old },
+                    "cmpst_b64" => {
+                        if old == data {
+                            data1
+                        } else {
+                            old
+                        }
+                    }
                     "add_f64" => (f64::from_bits(old) + f64::from_bits(data)).to_bits(),
                     _ => return Err(illegal(format!("{name} is not implemented"))),
                 };

@@ -9,13 +9,13 @@ pub(crate) use memory::PRIVATE_BUFFER_BASE;
 
 use std::time::Instant;
 
+use crate::Target;
 use crate::decode::{Enc, Inst, Program, Ty};
 use crate::dispatch::Apertures;
 use crate::fault::FaultKind;
 use crate::memory::GlobalMemory;
 use crate::trace::ShaderDataRecord;
 use crate::wave::{Wave, inline_const};
-use crate::Target;
 
 /// Result of executing one instruction.
 pub(crate) type Step = Result<Flow, FaultKind>;
@@ -48,18 +48,27 @@ pub(crate) struct Ctx<'a> {
 }
 
 pub(crate) fn illegal(what: impl Into<String>) -> FaultKind {
-    FaultKind::IllegalInstruction { reason: what.into() }
+    FaultKind::IllegalInstruction {
+        reason: what.into(),
+    }
 }
 
 /// Execute the instruction at the wave's pc.
 pub(crate) fn step(w: &mut Wave, ctx: &mut Ctx<'_>) -> Step {
     let mut inst = ctx.prog.insts[w.pc];
     w.cycles += 1;
-    if w.gpr_idx_on && matches!(inst.enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p) {
+    if w.gpr_idx_on
+        && matches!(
+            inst.enc,
+            Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p
+        )
+    {
         index_vgprs(w, &mut inst)?;
     }
     match inst.enc {
-        Enc::Sop1 | Enc::Sop2 | Enc::Sopk | Enc::Sopc | Enc::Sopp | Enc::Smem => scalar::exec(w, ctx, &inst),
+        Enc::Sop1 | Enc::Sop2 | Enc::Sopk | Enc::Sopc | Enc::Sopp | Enc::Smem => {
+            scalar::exec(w, ctx, &inst)
+        }
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => vector::exec(w, ctx, &inst),
         Enc::Ds | Enc::Flat | Enc::Mubuf => memory::exec(w, ctx, &inst),
         Enc::Unknown => Err(illegal("an encoding the decoder does not know")),
@@ -130,14 +139,18 @@ pub(crate) fn sread64(w: &Wave, ctx: &Ctx<'_>, code: u16, ty: Ty, lit: u32) -> u
 }
 
 pub(crate) fn is_known_source(code: u16) -> bool {
-    matches!(code, 0..=101 | 102..=107 | 108..=124 | 126..=208 | 235..=238 | 240..=248 | 251..=253 | 255) || code >= 256
+    matches!(code, 0..=101 | 102..=107 | 108..=124 | 126..=208 | 235..=238 | 240..=248 | 251..=253 | 255)
+        || code >= 256
 }
 
 /// Check that an instruction's scalar sources are all operand codes the emulator models.
 pub(crate) fn check_sources(inst: &Inst, n: usize) -> Result<(), FaultKind> {
     for k in 0..n {
         if !is_known_source(inst.src[k]) {
-            return Err(illegal(format!("source operand code {} is not emulated", inst.src[k])));
+            return Err(illegal(format!(
+                "source operand code {} is not emulated",
+                inst.src[k]
+            )));
         }
     }
     Ok(())

@@ -36,7 +36,11 @@ fn bfe32(v: u32, ctl: u32, signed: bool) -> u32 {
     }
     let mask = (1u32 << width) - 1;
     let x = x & mask;
-    if signed && (x >> (width - 1)) & 1 != 0 && off + width <= 32 { x | !mask } else { x }
+    if signed && (x >> (width - 1)) & 1 != 0 && off + width <= 32 {
+        x | !mask
+    } else {
+        x
+    }
 }
 
 fn bfe64(v: u64, ctl: u32, signed: bool) -> u64 {
@@ -51,7 +55,11 @@ fn bfe64(v: u64, ctl: u32, signed: bool) -> u64 {
     }
     let mask = (1u64 << width) - 1;
     let x = x & mask;
-    if signed && (x >> (width - 1)) & 1 != 0 { x | !mask } else { x }
+    if signed && (x >> (width - 1)) & 1 != 0 {
+        x | !mask
+    } else {
+        x
+    }
 }
 
 fn sop2(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
@@ -59,8 +67,16 @@ fn sop2(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let op = inst.op;
     let wide0 = src_ty(op, 0).dwords() == 2;
     let wide1 = src_ty(op, 1).dwords() == 2;
-    let a = if wide0 { sread64(w, ctx, inst.src[0], src_ty(op, 0), inst.lit) } else { sread(w, ctx, inst.src[0], src_ty(op, 0), inst.lit) as u64 };
-    let b = if wide1 { sread64(w, ctx, inst.src[1], src_ty(op, 1), inst.lit) } else { sread(w, ctx, inst.src[1], src_ty(op, 1), inst.lit) as u64 };
+    let a = if wide0 {
+        sread64(w, ctx, inst.src[0], src_ty(op, 0), inst.lit)
+    } else {
+        sread(w, ctx, inst.src[0], src_ty(op, 0), inst.lit) as u64
+    };
+    let b = if wide1 {
+        sread64(w, ctx, inst.src[1], src_ty(op, 1), inst.lit)
+    } else {
+        sread(w, ctx, inst.src[1], src_ty(op, 1), inst.lit) as u64
+    };
     let (a32, b32) = (a as u32, b as u32);
     let scc = w.scc;
     // (result, new scc or None to keep)
@@ -83,12 +99,23 @@ fn sop2(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             (r as u32 as u64, Some(r >> 32 != 0))
         }
         s_subb_u32 => {
-            let r = (a32 as u64).wrapping_sub(b32 as u64).wrapping_sub(scc as u64);
-            (r as u32 as u64, Some((b32 as u64 + scc as u64) > a32 as u64))
+            let r = (a32 as u64)
+                .wrapping_sub(b32 as u64)
+                .wrapping_sub(scc as u64);
+            (
+                r as u32 as u64,
+                Some((b32 as u64 + scc as u64) > a32 as u64),
+            )
         }
-        s_min_i32 => ((a32 as i32).min(b32 as i32) as u32 as u64, Some((a32 as i32) < (b32 as i32))),
+        s_min_i32 => (
+            (a32 as i32).min(b32 as i32) as u32 as u64,
+            Some((a32 as i32) < (b32 as i32)),
+        ),
         s_min_u32 => (a32.min(b32) as u64, Some(a32 < b32)),
-        s_max_i32 => ((a32 as i32).max(b32 as i32) as u32 as u64, Some((a32 as i32) > (b32 as i32))),
+        s_max_i32 => (
+            (a32 as i32).max(b32 as i32) as u32 as u64,
+            Some((a32 as i32) > (b32 as i32)),
+        ),
         s_max_u32 => (a32.max(b32) as u64, Some(a32 > b32)),
         s_cselect_b32 | s_cselect_b64 => (if scc { a } else { b }, None),
         s_and_b32 | s_and_b64 => nz(a & b),
@@ -105,16 +132,27 @@ fn sop2(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         s_lshr_b64 => nz(a >> (b32 & 63)),
         s_ashr_i32 => nz(((a32 as i32) >> (b32 & 31)) as u32 as u64),
         s_ashr_i64 => nz(((a as i64) >> (b32 & 63)) as u64),
-        s_bfm_b32 => ((((1u64 << (a32 & 31)) - 1) as u32).wrapping_shl(b32 & 31) as u64, None),
-        s_bfm_b64 => ((((1u128 << (a32 & 63)) - 1) as u64).wrapping_shl(b32 & 63), None),
+        s_bfm_b32 => (
+            (((1u64 << (a32 & 31)) - 1) as u32).wrapping_shl(b32 & 31) as u64,
+            None,
+        ),
+        s_bfm_b64 => (
+            (((1u128 << (a32 & 63)) - 1) as u64).wrapping_shl(b32 & 63),
+            None,
+        ),
         s_mul_i32 => (a32.wrapping_mul(b32) as u64, None),
         s_bfe_u32 => nz(bfe32(a32, b32, false) as u64),
         s_bfe_i32 => nz(bfe32(a32, b32, true) as u64),
         s_bfe_u64 => nz(bfe64(a, b32, false)),
         s_bfe_i64 => nz(bfe64(a, b32, true)),
-        s_absdiff_i32 => nz(((a32 as i32 as i64) - (b32 as i32 as i64)).unsigned_abs() as u32 as u64),
+        s_absdiff_i32 => {
+            nz(((a32 as i32 as i64) - (b32 as i32 as i64)).unsigned_abs() as u32 as u64)
+        }
         s_mul_hi_u32 => (((a32 as u64 * b32 as u64) >> 32) as u32 as u64, None),
-        s_mul_hi_i32 => ((((a32 as i32 as i64) * (b32 as i32 as i64)) >> 32) as u32 as u64, None),
+        s_mul_hi_i32 => (
+            (((a32 as i32 as i64) * (b32 as i32 as i64)) >> 32) as u32 as u64,
+            None,
+        ),
         s_lshl1_add_u32 | s_lshl2_add_u32 | s_lshl3_add_u32 | s_lshl4_add_u32 => {
             let n = match op {
                 s_lshl1_add_u32 => 1,
@@ -157,7 +195,11 @@ fn sop1(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     check_sources(inst, 1)?;
     let op = inst.op;
     let t0 = src_ty(op, 0);
-    let a = if t0.dwords() == 2 { sread64(w, ctx, inst.src[0], t0, inst.lit) } else { sread(w, ctx, inst.src[0], t0, inst.lit) as u64 };
+    let a = if t0.dwords() == 2 {
+        sread64(w, ctx, inst.src[0], t0, inst.lit)
+    } else {
+        sread(w, ctx, inst.src[0], t0, inst.lit) as u64
+    };
     let a32 = a as u32;
     let exec = w.exec();
     let (r, s): (u64, Option<bool>) = match op {
@@ -177,7 +219,11 @@ fn sop1(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                     r |= 0xF << (q * 4);
                 }
             }
-            if op == s_wqm_b32 { nz32(r as u32) } else { nz(r) }
+            if op == s_wqm_b32 {
+                nz32(r as u32)
+            } else {
+                nz(r)
+            }
         }
         s_brev_b32 => (a32.reverse_bits() as u64, None),
         s_brev_b64 => (a.reverse_bits(), None),
@@ -185,27 +231,84 @@ fn sop1(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         s_bcnt0_i32_b64 => nz32(a.count_zeros()),
         s_bcnt1_i32_b32 => nz32(a32.count_ones()),
         s_bcnt1_i32_b64 => nz32(a.count_ones()),
-        s_ff0_i32_b32 => (if a32 == u32::MAX { u32::MAX } else { a32.trailing_ones() } as u64, None),
-        s_ff0_i32_b64 => (if a == u64::MAX { u32::MAX } else { a.trailing_ones() } as u64, None),
-        s_ff1_i32_b32 => (if a32 == 0 { u32::MAX } else { a32.trailing_zeros() } as u64, None),
-        s_ff1_i32_b64 => (if a == 0 { u32::MAX } else { a.trailing_zeros() } as u64, None),
-        s_flbit_i32_b32 => (if a32 == 0 { u32::MAX } else { a32.leading_zeros() } as u64, None),
-        s_flbit_i32_b64 => (if a == 0 { u32::MAX } else { a.leading_zeros() } as u64, None),
+        s_ff0_i32_b32 => (
+            if a32 == u32::MAX {
+                u32::MAX
+            } else {
+                a32.trailing_ones()
+            } as u64,
+            None,
+        ),
+        s_ff0_i32_b64 => (
+            if a == u64::MAX {
+                u32::MAX
+            } else {
+                a.trailing_ones()
+            } as u64,
+            None,
+        ),
+        s_ff1_i32_b32 => (
+            if a32 == 0 {
+                u32::MAX
+            } else {
+                a32.trailing_zeros()
+            } as u64,
+            None,
+        ),
+        s_ff1_i32_b64 => (
+            if a == 0 { u32::MAX } else { a.trailing_zeros() } as u64,
+            None,
+        ),
+        s_flbit_i32_b32 => (
+            if a32 == 0 {
+                u32::MAX
+            } else {
+                a32.leading_zeros()
+            } as u64,
+            None,
+        ),
+        s_flbit_i32_b64 => (
+            if a == 0 { u32::MAX } else { a.leading_zeros() } as u64,
+            None,
+        ),
         s_flbit_i32 => {
             let v = a32 as i32;
-            (if v == 0 || v == -1 { u32::MAX } else if v < 0 { a32.leading_ones() } else { a32.leading_zeros() } as u64, None)
+            (
+                if v == 0 || v == -1 {
+                    u32::MAX
+                } else if v < 0 {
+                    a32.leading_ones()
+                } else {
+                    a32.leading_zeros()
+                } as u64,
+                None,
+            )
         }
         s_sext_i32_i8 => (a32 as i8 as i32 as u32 as u64, None),
         s_sext_i32_i16 => (a32 as i16 as i32 as u32 as u64, None),
         s_bitset0_b32 | s_bitset1_b32 => {
             let d = w.s[inst.dst as usize & 127];
             let bit = 1u32 << (a32 & 31);
-            (if op == s_bitset1_b32 { d | bit } else { d & !bit } as u64, None)
+            (
+                if op == s_bitset1_b32 {
+                    d | bit
+                } else {
+                    d & !bit
+                } as u64,
+                None,
+            )
         }
         s_bitset0_b64 | s_bitset1_b64 => {
             let d = w.sgpr64(inst.dst);
             let bit = 1u64 << (a32 & 63);
-            (if op == s_bitset1_b64 { d | bit } else { d & !bit }, None)
+            (
+                if op == s_bitset1_b64 {
+                    d | bit
+                } else {
+                    d & !bit
+                },
+                None,
+            )
         }
         s_getpc_b64 => (next_addr(ctx, w, inst), None),
         s_setpc_b64 => return jump_to(ctx, a),
@@ -215,9 +318,9 @@ fn sop1(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             w.set_sgpr64(inst.dst, ret);
             return Ok(flow);
         }
-        s_and_saveexec_b64 | s_or_saveexec_b64 | s_xor_saveexec_b64 | s_andn2_saveexec_b64 | s_orn2_saveexec_b64
-        | s_nand_saveexec_b64 | s_nor_saveexec_b64 | s_xnor_saveexec_b64 | s_andn1_saveexec_b64
-        | s_orn1_saveexec_b64 => {
+        s_and_saveexec_b64 | s_or_saveexec_b64 | s_xor_saveexec_b64 | s_andn2_saveexec_b64
+        | s_orn2_saveexec_b64 | s_nand_saveexec_b64 | s_nor_saveexec_b64 | s_xnor_saveexec_b64
+        | s_andn1_saveexec_b64 | s_orn1_saveexec_b64 => {
             let e = match op {
                 s_and_saveexec_b64 => a & exec,
                 s_or_saveexec_b64 => a | exec,
@@ -236,7 +339,11 @@ fn sop1(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             return Ok(Flow::Next);
         }
         s_andn1_wrexec_b64 | s_andn2_wrexec_b64 => {
-            let e = if op == s_andn1_wrexec_b64 { !a & exec } else { a & !exec };
+            let e = if op == s_andn1_wrexec_b64 {
+                !a & exec
+            } else {
+                a & !exec
+            };
             w.set_exec(e);
             w.set_sgpr64(inst.dst, e);
             w.scc = e != 0;
@@ -283,8 +390,16 @@ fn sopc(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     check_sources(inst, 2)?;
     let op = inst.op;
     let t0 = src_ty(op, 0);
-    let a = if t0.dwords() == 2 { sread64(w, ctx, inst.src[0], t0, inst.lit) } else { sread(w, ctx, inst.src[0], t0, inst.lit) as u64 };
-    let b = if src_ty(op, 1).dwords() == 2 { sread64(w, ctx, inst.src[1], Ty::B64, inst.lit) } else { sread(w, ctx, inst.src[1], Ty::B32, inst.lit) as u64 };
+    let a = if t0.dwords() == 2 {
+        sread64(w, ctx, inst.src[0], t0, inst.lit)
+    } else {
+        sread(w, ctx, inst.src[0], t0, inst.lit) as u64
+    };
+    let b = if src_ty(op, 1).dwords() == 2 {
+        sread64(w, ctx, inst.src[1], Ty::B64, inst.lit)
+    } else {
+        sread(w, ctx, inst.src[1], Ty::B32, inst.lit) as u64
+    };
     let (ai, bi) = (a as u32 as i32, b as u32 as i32);
     let (au, bu) = (a as u32, b as u32);
     w.scc = match op {
@@ -304,7 +419,8 @@ fn sopc(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         s_bitcmp1_b64 => (a >> (bu & 63)) & 1 == 1,
         s_set_gpr_idx_on => {
             let m0 = w.m0();
-            w.s[crate::decode::M0 as usize] = (m0 & 0xFFFF_0F00) | (a as u32 & 0xFF) | (inst.imm as u32 & 0xF) << 12;
+            w.s[crate::decode::M0 as usize] =
+                (m0 & 0xFFFF_0F00) | (a as u32 & 0xFF) | (inst.imm as u32 & 0xF) << 12;
             w.gpr_idx_on = true;
             return Ok(Flow::Next);
         }
@@ -323,11 +439,18 @@ fn hwreg_read(w: &Wave, ctx: &Ctx<'_>, id: u32) -> Result<u32, FaultKind> {
         3 => w.trapsts,
         4 => w.hw_id,
         5 | 6 | 7 => 0,
-        15 => ((ctx.apertures.private_base >> 48) as u32 & 0xFFFF) | ((ctx.apertures.shared_base >> 48) as u32) << 16,
+        15 => {
+            ((ctx.apertures.private_base >> 48) as u32 & 0xFFFF)
+                | ((ctx.apertures.shared_base >> 48) as u32) << 16
+        }
         20 => w.s[102],
         21 => w.s[103],
         22 => 0,
-        _ => return Err(illegal(format!("s_getreg of hardware register {id} is not emulated"))),
+        _ => {
+            return Err(illegal(format!(
+                "s_getreg of hardware register {id} is not emulated"
+            )));
+        }
     })
 }
 
@@ -366,19 +489,35 @@ fn sopk(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             let off = (uimm >> 6) & 0x1F;
             let size = ((uimm >> 11) & 0x1F) + 1;
             let v = hwreg_read(w, ctx, id)?;
-            let mask = if size >= 32 { u32::MAX } else { (1u32 << size) - 1 };
+            let mask = if size >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << size) - 1
+            };
             w.set_sgpr(inst.dst, (v >> off) & mask);
         }
         s_setreg_b32 | s_setreg_imm32_b32 => {
             let id = uimm & 0x3F;
             let off = (uimm >> 6) & 0x1F;
             let size = ((uimm >> 11) & 0x1F) + 1;
-            let v = if op == s_setreg_imm32_b32 { inst.lit } else { w.s[inst.dst as usize & 127] };
-            let mask = (if size >= 32 { u32::MAX } else { (1u32 << size) - 1 }) << off;
+            let v = if op == s_setreg_imm32_b32 {
+                inst.lit
+            } else {
+                w.s[inst.dst as usize & 127]
+            };
+            let mask = (if size >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << size) - 1
+            }) << off;
             match id {
                 1 => w.mode = (w.mode & !mask) | ((v << off) & mask),
                 3 => w.trapsts = (w.trapsts & !mask) | ((v << off) & mask),
-                _ => return Err(illegal(format!("s_setreg of hardware register {id} is not emulated"))),
+                _ => {
+                    return Err(illegal(format!(
+                        "s_setreg of hardware register {id} is not emulated"
+                    )));
+                }
             }
         }
         s_call_b64 => {
@@ -401,8 +540,8 @@ fn sopp(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         jump_to(ctx, target as u64)
     };
     match op {
-        s_nop | s_waitcnt | s_sleep | s_setprio | s_icache_inv | s_incperflevel | s_decperflevel | s_wakeup
-        | s_setkill | s_sendmsg => Ok(Flow::Next),
+        s_nop | s_waitcnt | s_sleep | s_setprio | s_icache_inv | s_incperflevel
+        | s_decperflevel | s_wakeup | s_setkill | s_sendmsg => Ok(Flow::Next),
         s_endpgm | s_endpgm_saved => Ok(Flow::End),
         s_set_gpr_idx_off => {
             w.gpr_idx_on = false;
@@ -423,11 +562,22 @@ fn sopp(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         s_barrier => Ok(Flow::Barrier),
         s_trap => {
             let code = (inst.imm as u32 & 0xFF) as u16;
-            if code == 3 { Ok(Flow::Next) } else { Err(FaultKind::Trap { code }) }
+            if code == 3 {
+                Ok(Flow::Next)
+            } else {
+                Err(FaultKind::Trap { code })
+            }
         }
         s_ttracedata => {
             let (cu, simd, wave_id) = placement(w.hw_id);
-            ctx.trace.push(ShaderDataRecord { time: w.cycles as i64 - 1, value: w.m0() as u64, cu, simd, wave_id, flags: 0 });
+            ctx.trace.push(ShaderDataRecord {
+                time: w.cycles as i64 - 1,
+                value: w.m0() as u64,
+                cu,
+                simd,
+                wave_id,
+                flags: 0,
+            });
             Ok(Flow::Next)
         }
         _ => Err(illegal(format!("{} is not implemented", op.name()))),
@@ -436,7 +586,11 @@ fn sopp(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
 
 /// (cu, simd, wave slot) of a HW_ID value.
 pub(crate) fn placement(hw_id: u32) -> (u8, u8, u8) {
-    (((hw_id >> 8) & 0xF) as u8, ((hw_id >> 4) & 3) as u8, (hw_id & 0xF) as u8)
+    (
+        ((hw_id >> 8) & 0xF) as u8,
+        ((hw_id >> 4) & 3) as u8,
+        (hw_id & 0xF) as u8,
+    )
 }
 
 fn smem(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
@@ -471,9 +625,18 @@ fn smem(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     }
     let addr = (base as i64).wrapping_add(off) as u64 & !3;
     let store = name.starts_with("s_store");
-    let n = if store { op.store_dwords() } else { op.types()[0].dwords() } as usize;
+    let n = if store {
+        op.store_dwords()
+    } else {
+        op.types()[0].dwords()
+    } as usize;
     let Some(p) = ctx.mem.translate(addr, 4 * n as u64) else {
-        return Err(FaultKind::Memory { address: addr, size: 4 * n as u32, lane: None, write: store });
+        return Err(FaultKind::Memory {
+            address: addr,
+            size: 4 * n as u32,
+            lane: None,
+            write: store,
+        });
     };
     if store {
         let mut bytes = Vec::with_capacity(4 * n);

@@ -11,7 +11,6 @@ use super::{Ctx, Flow, Step, check_sources, illegal, sread, sread64};
 
 type Lanes = [u64; LANES];
 
-
 /// Read source `k` for every lane (unmodified bits).
 fn fetch(w: &Wave, ctx: &Ctx<'_>, inst: &Inst, k: usize, ty: Ty) -> Lanes {
     let mut out = [0u64; LANES];
@@ -37,7 +36,11 @@ fn fetch_into(out: &mut Lanes, w: &Wave, ctx: &Ctx<'_>, inst: &Inst, k: usize, t
             }
         }
     } else {
-        let v = if ty.dwords() == 2 { sread64(w, ctx, code, ty, inst.lit) } else { sread(w, ctx, code, ty, inst.lit) as u64 };
+        let v = if ty.dwords() == 2 {
+            sread64(w, ctx, code, ty, inst.lit)
+        } else {
+            sread(w, ctx, code, ty, inst.lit) as u64
+        };
         *out = [v; LANES];
     }
 }
@@ -72,7 +75,11 @@ fn sdwa_select(v: u64, sel: u32, sext: bool) -> u64 {
         }
         4 | 5 => {
             let x = (v >> (16 * (sel & 1))) & 0xFFFF;
-            if sext { x as u16 as i16 as i32 as u32 } else { x }
+            if sext {
+                x as u16 as i16 as i32 as u32
+            } else {
+                x
+            }
         }
         _ => v,
     };
@@ -130,7 +137,9 @@ enum Out {
 }
 
 fn float_op(op: Op) -> bool {
-    op.types().iter().any(|t| matches!(t, Ty::F16 | Ty::F32 | Ty::F64 | Ty::PF32 | Ty::P16))
+    op.types()
+        .iter()
+        .any(|t| matches!(t, Ty::F16 | Ty::F32 | Ty::F64 | Ty::PF32 | Ty::P16))
 }
 
 /// Per-operation facts looked up once per instruction.
@@ -145,7 +154,11 @@ fn info(op: Op) -> &'static Info {
     &INFO.get_or_init(|| {
         Op::ALL
             .iter()
-            .map(|&o| Info { float: float_op(o), nsrc: o.types().len().saturating_sub(1).min(3), lane: lane_fn(o) })
+            .map(|&o| Info {
+                float: float_op(o),
+                nsrc: o.types().len().saturating_sub(1).min(3),
+                lane: lane_fn(o),
+            })
             .collect()
     })[op as usize]
 }
@@ -171,7 +184,11 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     match op {
         v_nop => return Ok(Flow::Next),
         v_readfirstlane_b32 => {
-            let lane = if exec == 0 { 0 } else { exec.trailing_zeros() as usize };
+            let lane = if exec == 0 {
+                0
+            } else {
+                exec.trailing_zeros() as usize
+            };
             let v = fetch(w, ctx, inst, 0, Ty::B32)[lane];
             w.set_sgpr(inst.dst, v as u32);
             return Ok(Flow::Next);
@@ -206,21 +223,47 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let Some((func, out)) = facts.lane else {
         return Err(illegal(format!("{} is not implemented", op.name())));
     };
-    if inst.clamp && !facts.float && !matches!(op, v_add_u32 | v_sub_u32 | v_add_co_u32 | v_sub_co_u32 | v_add_i32 | v_sub_i32) {
+    if inst.clamp
+        && !facts.float
+        && !matches!(
+            op,
+            v_add_u32 | v_sub_u32 | v_add_co_u32 | v_sub_co_u32 | v_add_i32 | v_sub_i32
+        )
+    {
         return Err(illegal(format!("{} with clamp is not emulated", op.name())));
     }
     let types = op.types();
     let nsrc = (types.len() - 1).min(3);
     let (neg, abs) = match inst.ext {
-        Ext::Dpp => (((inst.ctrl >> 20) & 1 | ((inst.ctrl >> 22) & 1) << 1) as u8, (((inst.ctrl >> 21) & 1) | ((inst.ctrl >> 23) & 1) << 1) as u8),
-        Ext::Sdwa => (((inst.ctrl >> 20) & 1 | ((inst.ctrl >> 28) & 1) << 1) as u8, (((inst.ctrl >> 21) & 1) | ((inst.ctrl >> 29) & 1) << 1) as u8),
+        Ext::Dpp => (
+            ((inst.ctrl >> 20) & 1 | ((inst.ctrl >> 22) & 1) << 1) as u8,
+            (((inst.ctrl >> 21) & 1) | ((inst.ctrl >> 23) & 1) << 1) as u8,
+        ),
+        Ext::Sdwa => (
+            ((inst.ctrl >> 20) & 1 | ((inst.ctrl >> 28) & 1) << 1) as u8,
+            (((inst.ctrl >> 21) & 1) | ((inst.ctrl >> 29) & 1) << 1) as u8,
+        ),
         Ext::None => (inst.neg, inst.abs),
     };
     // Operand arrays live in a per-thread scratch area (no 1.5 KiB zeroing per instruction);
     // operations read only the sources they have.
     SOURCES.with(|cell| {
         let mut srcs = cell.borrow_mut();
-        lanes(w, ctx, inst, LaneJob { func, out, types, nsrc, neg, abs, exec }, &mut srcs)
+        lanes(
+            w,
+            ctx,
+            inst,
+            LaneJob {
+                func,
+                out,
+                types,
+                nsrc,
+                neg,
+                abs,
+                exec,
+            },
+            &mut srcs,
+        )
     })
 }
 
@@ -240,14 +283,32 @@ struct LaneJob {
 }
 
 /// Fetch the sources and run the lane function over the active lanes.
-fn lanes(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst, job: LaneJob, srcs: &mut [Lanes; 3]) -> Step {
-    let LaneJob { func, out, types, nsrc, neg, abs, exec } = job;
+fn lanes(
+    w: &mut Wave,
+    ctx: &mut Ctx<'_>,
+    inst: &Inst,
+    job: LaneJob,
+    srcs: &mut [Lanes; 3],
+) -> Step {
+    let LaneJob {
+        func,
+        out,
+        types,
+        nsrc,
+        neg,
+        abs,
+        exec,
+    } = job;
     let op = inst.op;
     for k in 0..nsrc {
         let ty = types[k + 1];
         fetch_into(&mut srcs[k], w, ctx, inst, k, ty);
         if inst.ext == Ext::Sdwa && k < 2 {
-            let (sel, sext) = if k == 0 { (inst.ctrl >> 16, (inst.ctrl >> 19) & 1 != 0) } else { (inst.ctrl >> 24, (inst.ctrl >> 27) & 1 != 0) };
+            let (sel, sext) = if k == 0 {
+                (inst.ctrl >> 16, (inst.ctrl >> 19) & 1 != 0)
+            } else {
+                (inst.ctrl >> 24, (inst.ctrl >> 27) & 1 != 0)
+            };
             for x in srcs[k].iter_mut() {
                 *x = sdwa_select(*x, sel, sext);
             }
@@ -266,7 +327,11 @@ fn lanes(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst, job: LaneJob, srcs: &mut 
     // Carry-in / condition mask.
     let carry_in: u64 = match op {
         v_cndmask_b32 | v_addc_co_u32 | v_subb_co_u32 | v_subbrev_co_u32 => {
-            if inst.enc == Enc::Vop3 { sread64(w, ctx, inst.src[2], Ty::B64, inst.lit) } else { w.vcc() }
+            if inst.enc == Enc::Vop3 {
+                sread64(w, ctx, inst.src[2], Ty::B64, inst.lit)
+            } else {
+                w.vcc()
+            }
         }
         v_div_fmas_f32 | v_div_fmas_f64 => w.vcc(),
         _ => 0,
@@ -304,18 +369,31 @@ fn lanes(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst, job: LaneJob, srcs: &mut 
     let mac = matches!(op, v_mac_f32 | v_fmac_f32 | v_fmac_f64 | v_mac_f16);
     let simple = !is_mask && !dst_wide && inst.ext != Ext::Sdwa && inst.omod == 0 && !inst.clamp;
     let plain = simple && !mac;
-    let wide_simple = dst_wide && inst.ext == Ext::None && inst.omod == 0 && !inst.clamp && out == Out::V && dst_slot < 511;
+    let wide_simple = dst_wide
+        && inst.ext == Ext::None
+        && inst.omod == 0
+        && !inst.clamp
+        && out == Out::V
+        && dst_slot < 511;
     let carry_simple = out == Out::VMask && !dst_wide && inst.ext == Ext::None && !inst.clamp;
-    if simple && out == Out::V && fast_path(op, &mut w.v[dst_slot], write_mask, &srcs, &env, carry_in) {
+    if simple
+        && out == Out::V
+        && fast_path(op, &mut w.v[dst_slot], write_mask, &srcs, &env, carry_in)
+    {
         // Done by a specialised loop.
     } else if wide_simple && {
         let (lo, hi) = w.v.split_at_mut(dst_slot + 1);
         fast_path_wide(op, &mut lo[dst_slot], &mut hi[0], write_mask, &srcs)
     } {
         // Done by a specialised 64-bit loop.
-    } else if is_mask && inst.ext == Ext::None && let Some(m) = fast_compare(op, write_mask, &srcs) {
+    } else if is_mask
+        && inst.ext == Ext::None
+        && let Some(m) = fast_compare(op, write_mask, &srcs)
+    {
         mask_out = m;
-    } else if carry_simple && let Some(m) = fast_path_carry(op, &mut w.v[dst_slot], write_mask, &srcs, carry_in) {
+    } else if carry_simple
+        && let Some(m) = fast_path_carry(op, &mut w.v[dst_slot], write_mask, &srcs, carry_in)
+    {
         mask_out = m;
     } else if plain {
         // The common case: a 32-bit result written to active lanes.
@@ -323,7 +401,11 @@ fn lanes(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst, job: LaneJob, srcs: &mut 
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
-            let ln = Ln { env, lane: l as u32, carry: carry_in >> l & 1 != 0 };
+            let ln = Ln {
+                env,
+                lane: l as u32,
+                carry: carry_in >> l & 1 != 0,
+            };
             let (r, flag) = func(&ln, srcs[0][l], srcs[1][l], srcs[2][l]);
             mask_out |= (flag as u64) << l;
             w.v[dst_slot][l] = r as u32;
@@ -341,7 +423,11 @@ fn lanes(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst, job: LaneJob, srcs: &mut 
                 w.v[dst_slot][l] as u64
             };
             let c = if mac { old } else { srcs[2][l] };
-            let ln = Ln { env, lane: l as u32, carry: carry_in >> l & 1 != 0 };
+            let ln = Ln {
+                env,
+                lane: l as u32,
+                carry: carry_in >> l & 1 != 0,
+            };
             let (mut r, flag) = func(&ln, srcs[0][l], srcs[1][l], c);
             mask_out |= (flag as u64) << l;
             if is_mask {
@@ -366,14 +452,22 @@ fn lanes(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst, job: LaneJob, srcs: &mut 
         Out::V => {}
         Out::Mask { exec: cmpx } => {
             // Inactive lanes read as 0 in the result mask.
-            let dst = if inst.enc == Enc::Vop3 || inst.ext == Ext::Sdwa { inst.dst } else { VCC };
+            let dst = if inst.enc == Enc::Vop3 || inst.ext == Ext::Sdwa {
+                inst.dst
+            } else {
+                VCC
+            };
             w.set_sgpr64(dst, mask_out);
             if cmpx {
                 w.set_exec(mask_out);
             }
         }
         Out::VMask => {
-            let dst = if inst.enc == Enc::Vop3 { inst.sdst } else { VCC };
+            let dst = if inst.enc == Enc::Vop3 {
+                inst.sdst
+            } else {
+                VCC
+            };
             let keep = w.sgpr64(dst) & !write_mask;
             w.set_sgpr64(dst, keep | mask_out);
         }
@@ -399,7 +493,14 @@ fn fill(dst: &mut [u32; LANES], mask: u64, f: impl Fn(usize) -> u32) {
 
 /// Specialised loops for the most frequent operations (same results as their lane
 /// functions); false when `op` has none.
-fn fast_path(op: Op, dst: &mut [u32; LANES], mask: u64, s: &[Lanes; 3], env: &Env, carry: u64) -> bool {
+fn fast_path(
+    op: Op,
+    dst: &mut [u32; LANES],
+    mask: u64,
+    s: &[Lanes; 3],
+    env: &Env,
+    carry: u64,
+) -> bool {
     let (a, b, c) = (&s[0], &s[1], &s[2]);
     let e = *env;
     match op {
@@ -412,24 +513,56 @@ fn fast_path(op: Op, dst: &mut [u32; LANES], mask: u64, s: &[Lanes; 3], env: &En
         v_xor_b32 => fill(dst, mask, |l| (a[l] ^ b[l]) as u32),
         v_lshlrev_b32 => fill(dst, mask, |l| (b[l] as u32) << (a[l] as u32 & 31)),
         v_lshrrev_b32 => fill(dst, mask, |l| (b[l] as u32) >> (a[l] as u32 & 31)),
-        v_ashrrev_i32 => fill(dst, mask, |l| ((b[l] as u32 as i32) >> (a[l] as u32 & 31)) as u32),
+        v_ashrrev_i32 => fill(dst, mask, |l| {
+            ((b[l] as u32 as i32) >> (a[l] as u32 & 31)) as u32
+        }),
         v_mul_lo_u32 => fill(dst, mask, |l| (a[l] as u32).wrapping_mul(b[l] as u32)),
-        v_mul_u32_u24 => fill(dst, mask, |l| (a[l] as u32 & 0xFF_FFFF).wrapping_mul(b[l] as u32 & 0xFF_FFFF)),
-        v_add3_u32 => fill(dst, mask, |l| (a[l] as u32).wrapping_add(b[l] as u32).wrapping_add(c[l] as u32)),
-        v_lshl_add_u32 => fill(dst, mask, |l| ((a[l] as u32) << (b[l] as u32 & 31)).wrapping_add(c[l] as u32)),
-        v_lshl_or_b32 => fill(dst, mask, |l| ((a[l] as u32) << (b[l] as u32 & 31)) | c[l] as u32),
-        v_cndmask_b32 => fill(dst, mask, |l| if carry >> l & 1 != 0 { b[l] as u32 } else { a[l] as u32 }),
-        v_add_f32 => fill(dst, mask, |l| e.out32(e.in32(f(a[l])) + e.in32(f(b[l]))).to_bits()),
-        v_sub_f32 => fill(dst, mask, |l| e.out32(e.in32(f(a[l])) - e.in32(f(b[l]))).to_bits()),
-        v_mul_f32 => fill(dst, mask, |l| e.out32(e.in32(f(a[l])) * e.in32(f(b[l]))).to_bits()),
-        v_fmac_f32 | v_fma_f32 | v_fmaak_f32 | v_fmamk_f32 => fma_lanes(dst, mask, a, b, c, op == v_fmac_f32, &e),
+        v_mul_u32_u24 => fill(dst, mask, |l| {
+            (a[l] as u32 & 0xFF_FFFF).wrapping_mul(b[l] as u32 & 0xFF_FFFF)
+        }),
+        v_add3_u32 => fill(dst, mask, |l| {
+            (a[l] as u32)
+                .wrapping_add(b[l] as u32)
+                .wrapping_add(c[l] as u32)
+        }),
+        v_lshl_add_u32 => fill(dst, mask, |l| {
+            ((a[l] as u32) << (b[l] as u32 & 31)).wrapping_add(c[l] as u32)
+        }),
+        v_lshl_or_b32 => fill(dst, mask, |l| {
+            ((a[l] as u32) << (b[l] as u32 & 31)) | c[l] as u32
+        }),
+        v_cndmask_b32 => fill(dst, mask, |l| {
+            if carry >> l & 1 != 0 {
+                b[l] as u32
+            } else {
+                a[l] as u32
+            }
+        }),
+        v_add_f32 => fill(dst, mask, |l| {
+            e.out32(e.in32(f(a[l])) + e.in32(f(b[l]))).to_bits()
+        }),
+        v_sub_f32 => fill(dst, mask, |l| {
+            e.out32(e.in32(f(a[l])) - e.in32(f(b[l]))).to_bits()
+        }),
+        v_mul_f32 => fill(dst, mask, |l| {
+            e.out32(e.in32(f(a[l])) * e.in32(f(b[l]))).to_bits()
+        }),
+        v_fmac_f32 | v_fma_f32 | v_fmaak_f32 | v_fmamk_f32 => {
+            fma_lanes(dst, mask, a, b, c, op == v_fmac_f32, &e)
+        }
         _ => return false,
     }
     true
 }
 
 /// Specialised loops for frequent operations with a 64-bit result.
-fn fast_path_wide(op: Op, lo: &mut [u32; LANES], hi: &mut [u32; LANES], mask: u64, s: &[Lanes; 3]) -> bool {
+fn fast_path_wide(
+    op: Op,
+    lo: &mut [u32; LANES],
+    hi: &mut [u32; LANES],
+    mask: u64,
+    s: &[Lanes; 3],
+) -> bool {
     #[inline(always)]
     fn put(lo: &mut [u32; LANES], hi: &mut [u32; LANES], mask: u64, f: impl Fn(usize) -> u64) {
         for l in 0..LANES {
@@ -442,7 +575,9 @@ fn fast_path_wide(op: Op, lo: &mut [u32; LANES], hi: &mut [u32; LANES], mask: u6
     }
     let (a, b, c) = (&s[0], &s[1], &s[2]);
     match op {
-        v_lshl_add_u64 => put(lo, hi, mask, |l| (a[l] << (b[l] as u32 & 63)).wrapping_add(c[l])),
+        v_lshl_add_u64 => put(lo, hi, mask, |l| {
+            (a[l] << (b[l] as u32 & 63)).wrapping_add(c[l])
+        }),
         v_lshlrev_b64 => put(lo, hi, mask, |l| b[l] << (a[l] as u32 & 63)),
         v_lshrrev_b64 => put(lo, hi, mask, |l| b[l] >> (a[l] as u32 & 63)),
         v_mov_b64 => put(lo, hi, mask, |l| a[l]),
@@ -457,7 +592,17 @@ fn fast_path_wide(op: Op, lo: &mut [u32; LANES], hi: &mut [u32; LANES], mask: u6
 /// `None` when the instruction is not one of these plain forms (the caller then faults).
 fn directed_f32(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Option<Step> {
     let op = inst.op;
-    let supported = matches!(op, v_add_f32 | v_sub_f32 | v_subrev_f32 | v_mul_f32 | v_fma_f32 | v_fmac_f32 | v_fmamk_f32 | v_fmaak_f32);
+    let supported = matches!(
+        op,
+        v_add_f32
+            | v_sub_f32
+            | v_subrev_f32
+            | v_mul_f32
+            | v_fma_f32
+            | v_fmac_f32
+            | v_fmamk_f32
+            | v_fmaak_f32
+    );
     if !supported || w.mode & 0xC != 0 || inst.ext != Ext::None || inst.omod != 0 || inst.clamp {
         return None;
     }
@@ -468,7 +613,12 @@ fn directed_f32(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Option<Step> {
     let mut srcs = [[0u64; LANES]; 3];
     for k in 0..nsrc.min(3) {
         fetch_into(&mut srcs[k], w, ctx, inst, k, types[k + 1]);
-        modify(&mut srcs[k], types[k + 1], inst.neg >> k & 1 != 0, inst.abs >> k & 1 != 0);
+        modify(
+            &mut srcs[k],
+            types[k + 1],
+            inst.neg >> k & 1 != 0,
+            inst.abs >> k & 1 != 0,
+        );
     }
     match op {
         v_fmamk_f32 => {
@@ -528,7 +678,13 @@ fn fast_compare(op: Op, mask: u64, s: &[Lanes; 3]) -> Option<u64> {
 }
 
 /// Specialised loops for the 32-bit carry operations; the carry-out mask.
-fn fast_path_carry(op: Op, dst: &mut [u32; LANES], mask: u64, s: &[Lanes; 3], carry: u64) -> Option<u64> {
+fn fast_path_carry(
+    op: Op,
+    dst: &mut [u32; LANES],
+    mask: u64,
+    s: &[Lanes; 3],
+    carry: u64,
+) -> Option<u64> {
     let (a, b) = (&s[0], &s[1]);
     let mut out = 0u64;
     match op {
@@ -557,7 +713,15 @@ fn fast_path_carry(op: Op, dst: &mut [u32; LANES], mask: u64, s: &[Lanes; 3], ca
 
 /// Lanes of an f32 fused multiply-add (`acc_in_dst`: the addend is the destination, as in
 /// `v_fmac_f32`), with the host's FMA instruction when it has one.
-fn fma_lanes(dst: &mut [u32; LANES], mask: u64, a: &Lanes, b: &Lanes, c: &Lanes, acc_in_dst: bool, e: &Env) {
+fn fma_lanes(
+    dst: &mut [u32; LANES],
+    mask: u64,
+    a: &Lanes,
+    b: &Lanes,
+    c: &Lanes,
+    acc_in_dst: bool,
+    e: &Env,
+) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("fma") {
@@ -571,18 +735,40 @@ fn fma_lanes(dst: &mut [u32; LANES], mask: u64, a: &Lanes, b: &Lanes, c: &Lanes,
 }
 
 #[inline(always)]
-fn fma_lanes_generic(dst: &mut [u32; LANES], mask: u64, a: &Lanes, b: &Lanes, c: &Lanes, acc_in_dst: bool, e: &Env) {
+fn fma_lanes_generic(
+    dst: &mut [u32; LANES],
+    mask: u64,
+    a: &Lanes,
+    b: &Lanes,
+    c: &Lanes,
+    acc_in_dst: bool,
+    e: &Env,
+) {
     for l in 0..LANES {
         if mask >> l & 1 != 0 {
-            let acc = if acc_in_dst { f32::from_bits(dst[l]) } else { f(c[l]) };
-            dst[l] = e.out32(e.in32(f(a[l])).mul_add(e.in32(f(b[l])), e.in32(acc))).to_bits();
+            let acc = if acc_in_dst {
+                f32::from_bits(dst[l])
+            } else {
+                f(c[l])
+            };
+            dst[l] = e
+                .out32(e.in32(f(a[l])).mul_add(e.in32(f(b[l])), e.in32(acc)))
+                .to_bits();
         }
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "fma")]
-fn fma_lanes_x86(dst: &mut [u32; LANES], mask: u64, a: &Lanes, b: &Lanes, c: &Lanes, acc_in_dst: bool, e: &Env) {
+fn fma_lanes_x86(
+    dst: &mut [u32; LANES],
+    mask: u64,
+    a: &Lanes,
+    b: &Lanes,
+    c: &Lanes,
+    acc_in_dst: bool,
+    e: &Env,
+) {
     fma_lanes_generic(dst, mask, a, b, c, acc_in_dst, e)
 }
 
@@ -602,7 +788,11 @@ fn sdwa_write(r: u64, old: u64, ctrl: u32) -> u64 {
             let v = placed as u32;
             let top = shift + width;
             let sign = (v >> (top - 1)) & 1;
-            if sign != 0 && top < 32 { (v | !((1u32 << top) - 1)) as u64 } else { v as u64 }
+            if sign != 0 && top < 32 {
+                (v | !((1u32 << top) - 1)) as u64
+            } else {
+                v as u64
+            }
         }
         _ => placed,
     }
@@ -619,7 +809,11 @@ fn output_modifiers(r: u64, ty: Ty, omod: u8, clamp: bool, env: &Env, op: Op) ->
                 _ => x,
             };
             if clamp {
-                x = if x.is_nan() { if env.dx10_clamp { 0.0 } else { x } } else { x.clamp(0.0, 1.0) };
+                x = if x.is_nan() {
+                    if env.dx10_clamp { 0.0 } else { x }
+                } else {
+                    x.clamp(0.0, 1.0)
+                };
             }
             env.out32(x).to_bits() as u64
         }
@@ -632,7 +826,11 @@ fn output_modifiers(r: u64, ty: Ty, omod: u8, clamp: bool, env: &Env, op: Op) ->
                 _ => x,
             };
             if clamp {
-                x = if x.is_nan() { if env.dx10_clamp { 0.0 } else { x } } else { x.clamp(0.0, 1.0) };
+                x = if x.is_nan() {
+                    if env.dx10_clamp { 0.0 } else { x }
+                } else {
+                    x.clamp(0.0, 1.0)
+                };
             }
             x.to_bits()
         }
@@ -645,7 +843,11 @@ fn output_modifiers(r: u64, ty: Ty, omod: u8, clamp: bool, env: &Env, op: Op) ->
                 _ => x,
             };
             if clamp {
-                x = if x.is_nan() { if env.dx10_clamp { 0.0 } else { x } } else { x.clamp(0.0, 1.0) };
+                x = if x.is_nan() {
+                    if env.dx10_clamp { 0.0 } else { x }
+                } else {
+                    x.clamp(0.0, 1.0)
+                };
             }
             f16::from_f32(x).to_bits() as u64
         }
@@ -680,21 +882,148 @@ fn v64(x: u64) -> (u64, bool) {
     (x, false)
 }
 
-macro_rules! f1 { ($e:ident, $a:ident => $body:expr) => { |ln: &Ln, a: u64, _b: u64, _c: u64| { let $e = &ln.env; let $a = $e.in32(f(a)); f32r($e, $body) } }; }
-macro_rules! f2 { ($e:ident, $a:ident, $b:ident => $body:expr) => { |ln: &Ln, a: u64, b: u64, _c: u64| { let $e = &ln.env; let $a = $e.in32(f(a)); let $b = $e.in32(f(b)); f32r($e, $body) } }; }
-macro_rules! f3 { ($e:ident, $a:ident, $b:ident, $c:ident => $body:expr) => { |ln: &Ln, a: u64, b: u64, c: u64| { let $e = &ln.env; let $a = $e.in32(f(a)); let $b = $e.in32(f(b)); let $c = $e.in32(f(c)); f32r($e, $body) } }; }
-macro_rules! d1 { ($e:ident, $a:ident => $body:expr) => { |ln: &Ln, a: u64, _b: u64, _c: u64| { let $e = &ln.env; let $a = $e.in64(d(a)); f64r($e, $body) } }; }
-macro_rules! d2 { ($e:ident, $a:ident, $b:ident => $body:expr) => { |ln: &Ln, a: u64, b: u64, _c: u64| { let $e = &ln.env; let $a = $e.in64(d(a)); let $b = $e.in64(d(b)); f64r($e, $body) } }; }
-macro_rules! d3 { ($e:ident, $a:ident, $b:ident, $c:ident => $body:expr) => { |ln: &Ln, a: u64, b: u64, c: u64| { let $e = &ln.env; let $a = $e.in64(d(a)); let $b = $e.in64(d(b)); let $c = $e.in64(d(c)); f64r($e, $body) } }; }
-macro_rules! h1 { ($e:ident, $a:ident => $body:expr) => { |ln: &Ln, a: u64, _b: u64, _c: u64| { let $e = &ln.env; let $a = $e.in16(h(a)).to_f32(); f16r($e, f16::from_f32($body)) } }; }
-macro_rules! h2 { ($e:ident, $a:ident, $b:ident => $body:expr) => { |ln: &Ln, a: u64, b: u64, _c: u64| { let $e = &ln.env; let $a = $e.in16(h(a)).to_f32(); let $b = $e.in16(h(b)).to_f32(); f16r($e, f16::from_f32($body)) } }; }
-macro_rules! i2 { ($a:ident, $b:ident => $body:expr) => { |_: &Ln, a: u64, b: u64, _c: u64| { let $a = a as u32; let $b = b as u32; v($body) } }; }
-macro_rules! i3 { ($a:ident, $b:ident, $c:ident => $body:expr) => { |_: &Ln, a: u64, b: u64, c: u64| { let $a = a as u32; let $b = b as u32; let $c = c as u32; v($body) } }; }
-macro_rules! i1 { ($a:ident => $body:expr) => { |_: &Ln, a: u64, _b: u64, _c: u64| { let $a = a as u32; v($body) } }; }
-macro_rules! cmpf { ($a:ident, $b:ident => $body:expr) => { |ln: &Ln, a: u64, b: u64, _c: u64| { let $a = ln.env.in32(f(a)); let $b = ln.env.in32(f(b)); (0, $body) } }; }
-macro_rules! cmpd { ($a:ident, $b:ident => $body:expr) => { |ln: &Ln, a: u64, b: u64, _c: u64| { let $a = ln.env.in64(d(a)); let $b = ln.env.in64(d(b)); (0, $body) } }; }
-macro_rules! cmph { ($a:ident, $b:ident => $body:expr) => { |ln: &Ln, a: u64, b: u64, _c: u64| { let $a = ln.env.in16(h(a)); let $b = ln.env.in16(h(b)); (0, $body) } }; }
-macro_rules! cmpi { ($t:ty, $a:ident, $b:ident => $body:expr) => { |_: &Ln, a: u64, b: u64, _c: u64| { let $a = a as $t; let $b = b as $t; (0, $body) } }; }
+macro_rules! f1 {
+    ($e:ident, $a:ident => $body:expr) => {
+        |ln: &Ln, a: u64, _b: u64, _c: u64| {
+            let $e = &ln.env;
+            let $a = $e.in32(f(a));
+            f32r($e, $body)
+        }
+    };
+}
+macro_rules! f2 {
+    ($e:ident, $a:ident, $b:ident => $body:expr) => {
+        |ln: &Ln, a: u64, b: u64, _c: u64| {
+            let $e = &ln.env;
+            let $a = $e.in32(f(a));
+            let $b = $e.in32(f(b));
+            f32r($e, $body)
+        }
+    };
+}
+macro_rules! f3 {
+    ($e:ident, $a:ident, $b:ident, $c:ident => $body:expr) => {
+        |ln: &Ln, a: u64, b: u64, c: u64| {
+            let $e = &ln.env;
+            let $a = $e.in32(f(a));
+            let $b = $e.in32(f(b));
+            let $c = $e.in32(f(c));
+            f32r($e, $body)
+        }
+    };
+}
+macro_rules! d1 {
+    ($e:ident, $a:ident => $body:expr) => {
+        |ln: &Ln, a: u64, _b: u64, _c: u64| {
+            let $e = &ln.env;
+            let $a = $e.in64(d(a));
+            f64r($e, $body)
+        }
+    };
+}
+macro_rules! d2 {
+    ($e:ident, $a:ident, $b:ident => $body:expr) => {
+        |ln: &Ln, a: u64, b: u64, _c: u64| {
+            let $e = &ln.env;
+            let $a = $e.in64(d(a));
+            let $b = $e.in64(d(b));
+            f64r($e, $body)
+        }
+    };
+}
+macro_rules! d3 {
+    ($e:ident, $a:ident, $b:ident, $c:ident => $body:expr) => {
+        |ln: &Ln, a: u64, b: u64, c: u64| {
+            let $e = &ln.env;
+            let $a = $e.in64(d(a));
+            let $b = $e.in64(d(b));
+            let $c = $e.in64(d(c));
+            f64r($e, $body)
+        }
+    };
+}
+macro_rules! h1 {
+    ($e:ident, $a:ident => $body:expr) => {
+        |ln: &Ln, a: u64, _b: u64, _c: u64| {
+            let $e = &ln.env;
+            let $a = $e.in16(h(a)).to_f32();
+            f16r($e, f16::from_f32($body))
+        }
+    };
+}
+macro_rules! h2 {
+    ($e:ident, $a:ident, $b:ident => $body:expr) => {
+        |ln: &Ln, a: u64, b: u64, _c: u64| {
+            let $e = &ln.env;
+            let $a = $e.in16(h(a)).to_f32();
+            let $b = $e.in16(h(b)).to_f32();
+            f16r($e, f16::from_f32($body))
+        }
+    };
+}
+macro_rules! i2 {
+    ($a:ident, $b:ident => $body:expr) => {
+        |_: &Ln, a: u64, b: u64, _c: u64| {
+            let $a = a as u32;
+            let $b = b as u32;
+            v($body)
+        }
+    };
+}
+macro_rules! i3 {
+    ($a:ident, $b:ident, $c:ident => $body:expr) => {
+        |_: &Ln, a: u64, b: u64, c: u64| {
+            let $a = a as u32;
+            let $b = b as u32;
+            let $c = c as u32;
+            v($body)
+        }
+    };
+}
+macro_rules! i1 {
+    ($a:ident => $body:expr) => {
+        |_: &Ln, a: u64, _b: u64, _c: u64| {
+            let $a = a as u32;
+            v($body)
+        }
+    };
+}
+macro_rules! cmpf {
+    ($a:ident, $b:ident => $body:expr) => {
+        |ln: &Ln, a: u64, b: u64, _c: u64| {
+            let $a = ln.env.in32(f(a));
+            let $b = ln.env.in32(f(b));
+            (0, $body)
+        }
+    };
+}
+macro_rules! cmpd {
+    ($a:ident, $b:ident => $body:expr) => {
+        |ln: &Ln, a: u64, b: u64, _c: u64| {
+            let $a = ln.env.in64(d(a));
+            let $b = ln.env.in64(d(b));
+            (0, $body)
+        }
+    };
+}
+macro_rules! cmph {
+    ($a:ident, $b:ident => $body:expr) => {
+        |ln: &Ln, a: u64, b: u64, _c: u64| {
+            let $a = ln.env.in16(h(a));
+            let $b = ln.env.in16(h(b));
+            (0, $body)
+        }
+    };
+}
+macro_rules! cmpi {
+    ($t:ty, $a:ident, $b:ident => $body:expr) => {
+        |_: &Ln, a: u64, b: u64, _c: u64| {
+            let $a = a as $t;
+            let $b = b as $t;
+            (0, $body)
+        }
+    };
+}
 
 fn bfe(v: u32, off: u32, width: u32, signed: bool) -> u32 {
     let (off, width) = (off & 31, width & 31);
@@ -703,7 +1032,11 @@ fn bfe(v: u32, off: u32, width: u32, signed: bool) -> u32 {
     }
     let mask = (1u32 << width) - 1;
     let x = (v >> off) & mask;
-    if signed && (x >> (width - 1)) & 1 != 0 { x | !mask } else { x }
+    if signed && (x >> (width - 1)) & 1 != 0 {
+        x | !mask
+    } else {
+        x
+    }
 }
 
 fn sext24(x: u32) -> i64 {
@@ -719,7 +1052,11 @@ fn perm(s0: u32, s1: u32, sel: u32) -> u32 {
             0..=7 => ((bytes >> (8 * s)) & 0xFF) as u32,
             8..=11 => {
                 let src = [1, 3, 5, 7][(s - 8) as usize];
-                if (bytes >> (8 * src + 7)) & 1 != 0 { 0xFF } else { 0 }
+                if (bytes >> (8 * src + 7)) & 1 != 0 {
+                    0xFF
+                } else {
+                    0
+                }
             }
             12 => 0,
             _ => 0xFF,
@@ -847,7 +1184,9 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_mul_i32_i24 => i2!(a, b => (sext24(a) * sext24(b)) as u32),
         v_mul_hi_i32_i24 => i2!(a, b => ((sext24(a) * sext24(b)) >> 32) as u32),
         v_mul_u32_u24 => i2!(a, b => (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF)),
-        v_mul_hi_u32_u24 => i2!(a, b => (((a & 0xFF_FFFF) as u64 * (b & 0xFF_FFFF) as u64) >> 32) as u32),
+        v_mul_hi_u32_u24 => {
+            i2!(a, b => (((a & 0xFF_FFFF) as u64 * (b & 0xFF_FFFF) as u64) >> 32) as u32)
+        }
         v_min_f32 => f2!(e, a, b => float::min32(a, b)),
         v_max_f32 => f2!(e, a, b => float::max32(a, b)),
         v_min_i32 => i2!(a, b => (a as i32).min(b as i32) as u32),
@@ -862,7 +1201,9 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_xor_b32 => i2!(a, b => a ^ b),
         v_xnor_b32 => i2!(a, b => !(a ^ b)),
         v_mac_f32 | v_madmk_f32 | v_madak_f32 | v_mad_f32 => f3!(e, a, b, c => mad32(e, a, b, c)),
-        v_mad_legacy_f32 => f3!(e, a, b, c => if a == 0.0 || b == 0.0 { c } else { mad32(e, a, b, c) }),
+        v_mad_legacy_f32 => {
+            f3!(e, a, b, c => if a == 0.0 || b == 0.0 { c } else { mad32(e, a, b, c) })
+        }
         v_fmac_f32 | v_fmamk_f32 | v_fmaak_f32 | v_fma_f32 => f3!(e, a, b, c => a.mul_add(b, c)),
         v_fmac_f64 | v_fma_f64 => d3!(e, a, b, c => a.mul_add(b, c)),
         v_add_u32 => |ln, a, b, _| {
@@ -882,9 +1223,32 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
             let p = f16::from_f32(e.in16(h(a)).to_f32() * e.in16(h(b)).to_f32());
             f16r(e, f16::from_f32(p.to_f32() + e.in16(h(c)).to_f32()))
         },
-        v_max_f16 => |ln, a, b, _| f16r(&ln.env, f16::from_f32(float::max32(ln.env.in16(h(a)).to_f32(), ln.env.in16(h(b)).to_f32()))),
-        v_min_f16 => |ln, a, b, _| f16r(&ln.env, f16::from_f32(float::min32(ln.env.in16(h(a)).to_f32(), ln.env.in16(h(b)).to_f32()))),
-        v_ldexp_f16 => |ln, a, b, _| f16r(&ln.env, f16::from_f64(ln.env.in16(h(a)).to_f64() * 2f64.powi((b as u32 as i32).clamp(-100, 100)))),
+        v_max_f16 => |ln, a, b, _| {
+            f16r(
+                &ln.env,
+                f16::from_f32(float::max32(
+                    ln.env.in16(h(a)).to_f32(),
+                    ln.env.in16(h(b)).to_f32(),
+                )),
+            )
+        },
+        v_min_f16 => |ln, a, b, _| {
+            f16r(
+                &ln.env,
+                f16::from_f32(float::min32(
+                    ln.env.in16(h(a)).to_f32(),
+                    ln.env.in16(h(b)).to_f32(),
+                )),
+            )
+        },
+        v_ldexp_f16 => |ln, a, b, _| {
+            f16r(
+                &ln.env,
+                f16::from_f64(
+                    ln.env.in16(h(a)).to_f64() * 2f64.powi((b as u32 as i32).clamp(-100, 100)),
+                ),
+            )
+        },
         v_add_u16 => i2!(a, b => (a as u16).wrapping_add(b as u16) as u32),
         v_sub_u16 => i2!(a, b => (a as u16).wrapping_sub(b as u16) as u32),
         v_subrev_u16 => i2!(a, b => (b as u16).wrapping_sub(a as u16) as u32),
@@ -898,12 +1262,16 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_min_i16 => i2!(a, b => (a as u16 as i16).min(b as u16 as i16) as u16 as u32),
         // VOP3.
         v_mad_i32_i24 => i3!(a, b, c => (sext24(a) * sext24(b) + c as i32 as i64) as u32),
-        v_mad_u32_u24 => i3!(a, b, c => (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF).wrapping_add(c)),
+        v_mad_u32_u24 => {
+            i3!(a, b, c => (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF).wrapping_add(c))
+        }
         v_bfe_u32 => i3!(a, b, c => bfe(a, b, c, false)),
         v_bfe_i32 => i3!(a, b, c => bfe(a, b, c, true)),
         v_bfi_b32 => i3!(a, b, c => (a & b) | (!a & c)),
         v_alignbit_b32 => i3!(a, b, c => ((((a as u64) << 32) | b as u64) >> (c & 31)) as u32),
-        v_alignbyte_b32 => i3!(a, b, c => ((((a as u64) << 32) | b as u64) >> (8 * (c & 3))) as u32),
+        v_alignbyte_b32 => {
+            i3!(a, b, c => ((((a as u64) << 32) | b as u64) >> (8 * (c & 3))) as u32)
+        }
         v_min3_f32 => f3!(e, a, b, c => float::min32(float::min32(a, b), c)),
         v_max3_f32 => f3!(e, a, b, c => float::max32(float::max32(a, b), c)),
         v_med3_f32 => f3!(e, a, b, c => float::med3_32(a, b, c)),
@@ -911,17 +1279,37 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_max3_i32 => i3!(a, b, c => (a as i32).max(b as i32).max(c as i32) as u32),
         v_min3_u32 => i3!(a, b, c => a.min(b).min(c)),
         v_max3_u32 => i3!(a, b, c => a.max(b).max(c)),
-        v_med3_i32 => i3!(a, b, c => (a as i32).max(b as i32).min((a as i32).min(b as i32).max(c as i32)) as u32),
+        v_med3_i32 => {
+            i3!(a, b, c => (a as i32).max(b as i32).min((a as i32).min(b as i32).max(c as i32)) as u32)
+        }
         v_med3_u32 => i3!(a, b, c => a.max(b).min(a.min(b).max(c))),
         v_div_fixup_f32 => f3!(e, a, b, c => float::div_fixup32(a, b, c)),
         v_div_fixup_f64 => d3!(e, a, b, c => float::div_fixup64(a, b, c)),
-        v_div_fmas_f32 => |ln, a, b, c| { let e = &ln.env; f32r(e, float::div_fmas32(e.in32(f(a)), e.in32(f(b)), e.in32(f(c)), ln.carry)) },
-        v_div_fmas_f64 => |ln, a, b, c| { let e = &ln.env; f64r(e, float::div_fmas64(e.in64(d(a)), e.in64(d(b)), e.in64(d(c)), ln.carry)) },
-        v_mad_legacy_u16 => i3!(a, b, c => ((a as u16).wrapping_mul(b as u16).wrapping_add(c as u16)) as u32),
-        v_mad_legacy_i16 => i3!(a, b, c => ((a as i16).wrapping_mul(b as i16).wrapping_add(c as i16)) as u16 as u32),
+        v_div_fmas_f32 => |ln, a, b, c| {
+            let e = &ln.env;
+            f32r(
+                e,
+                float::div_fmas32(e.in32(f(a)), e.in32(f(b)), e.in32(f(c)), ln.carry),
+            )
+        },
+        v_div_fmas_f64 => |ln, a, b, c| {
+            let e = &ln.env;
+            f64r(
+                e,
+                float::div_fmas64(e.in64(d(a)), e.in64(d(b)), e.in64(d(c)), ln.carry),
+            )
+        },
+        v_mad_legacy_u16 => {
+            i3!(a, b, c => ((a as u16).wrapping_mul(b as u16).wrapping_add(c as u16)) as u32)
+        }
+        v_mad_legacy_i16 => {
+            i3!(a, b, c => ((a as i16).wrapping_mul(b as i16).wrapping_add(c as i16)) as u16 as u32)
+        }
         v_perm_b32 => i3!(a, b, c => perm(a, b, c)),
         v_mad_u32_u16 => i3!(a, b, c => ((a & 0xFFFF) * (b & 0xFFFF)).wrapping_add(c)),
-        v_mad_i32_i16 => i3!(a, b, c => ((a as i16 as i32) * (b as i16 as i32)).wrapping_add(c as i32) as u32),
+        v_mad_i32_i16 => {
+            i3!(a, b, c => ((a as i16 as i32) * (b as i16 as i32)).wrapping_add(c as i32) as u32)
+        }
         v_xad_u32 => i3!(a, b, c => (a ^ b).wrapping_add(c)),
         v_lshl_add_u32 => i3!(a, b, c => (a << (b & 31)).wrapping_add(c)),
         v_add_lshl_u32 => i3!(a, b, c => a.wrapping_add(b) << (c & 31)),
@@ -931,25 +1319,44 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_or3_b32 => i3!(a, b, c => a | b | c),
         v_fma_f16 => |ln, a, b, c| {
             let e = &ln.env;
-            f16r(e, f16::from_f64(e.in16(h(a)).to_f64().mul_add(e.in16(h(b)).to_f64(), e.in16(h(c)).to_f64())))
+            f16r(
+                e,
+                f16::from_f64(
+                    e.in16(h(a))
+                        .to_f64()
+                        .mul_add(e.in16(h(b)).to_f64(), e.in16(h(c)).to_f64()),
+                ),
+            )
         },
         v_lshl_add_u64 => |_, a, b, c| v64((a << (b as u32 & 63)).wrapping_add(c)),
         v_add_f64 => d2!(e, a, b => a + b),
         v_mul_f64 => d2!(e, a, b => a * b),
         v_min_f64 => d2!(e, a, b => float::min64(a, b)),
         v_max_f64 => d2!(e, a, b => float::max64(a, b)),
-        v_ldexp_f64 => |ln, a, b, _| f64r(&ln.env, float::ldexp64(ln.env.in64(d(a)), b as u32 as i32)),
-        v_ldexp_f32 => |ln, a, b, _| f32r(&ln.env, float::ldexp32(ln.env.in32(f(a)), b as u32 as i32)),
+        v_ldexp_f64 => {
+            |ln, a, b, _| f64r(&ln.env, float::ldexp64(ln.env.in64(d(a)), b as u32 as i32))
+        }
+        v_ldexp_f32 => {
+            |ln, a, b, _| f32r(&ln.env, float::ldexp32(ln.env.in32(f(a)), b as u32 as i32))
+        }
         v_mul_lo_u32 => i2!(a, b => a.wrapping_mul(b)),
         v_mul_hi_u32 => i2!(a, b => ((a as u64 * b as u64) >> 32) as u32),
         v_mul_hi_i32 => i2!(a, b => ((a as i32 as i64 * b as i32 as i64) >> 32) as u32),
         v_bcnt_u32_b32 => i2!(a, b => a.count_ones().wrapping_add(b)),
         v_mbcnt_lo_u32_b32 => |ln, a, b, _| {
-            let mask = if ln.lane >= 32 { u32::MAX } else { (1u32 << ln.lane) - 1 };
+            let mask = if ln.lane >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << ln.lane) - 1
+            };
             v((a as u32 & mask).count_ones().wrapping_add(b as u32))
         },
         v_mbcnt_hi_u32_b32 => |ln, a, b, _| {
-            let mask = if ln.lane < 32 { 0 } else { ((1u64 << (ln.lane - 32)) - 1) as u32 };
+            let mask = if ln.lane < 32 {
+                0
+            } else {
+                ((1u64 << (ln.lane - 32)) - 1) as u32
+            };
             v((a as u32 & mask).count_ones().wrapping_add(b as u32))
         },
         v_lshlrev_b64 => |_, a, b, _| v64(b << (a as u32 & 63)),
@@ -961,47 +1368,96 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
     Some((vop, Out::V))
 }
 
-
 /// Operations that write a lane mask (compares, carries, division scaling).
 fn lane_fn_flags(op: Op) -> Option<(LaneFn, Out)> {
     let vm = Out::VMask;
     Some(match op {
-        v_add_co_u32 => (|_, a, b, _| {
-            let r = a as u32 as u64 + b as u32 as u64;
-            (r as u32 as u64, r >> 32 != 0)
-        }, vm),
-        v_sub_co_u32 => (|_, a, b, _| ((a as u32).wrapping_sub(b as u32) as u64, (b as u32) > (a as u32)), vm),
-        v_subrev_co_u32 => (|_, a, b, _| ((b as u32).wrapping_sub(a as u32) as u64, (a as u32) > (b as u32)), vm),
-        v_addc_co_u32 => (|ln, a, b, _| {
-            let r = a as u32 as u64 + b as u32 as u64 + ln.carry as u64;
-            (r as u32 as u64, r >> 32 != 0)
-        }, vm),
-        v_subb_co_u32 => (|ln, a, b, _| {
-            let r = (a as u32 as u64).wrapping_sub(b as u32 as u64).wrapping_sub(ln.carry as u64);
-            (r as u32 as u64, b as u32 as u64 + ln.carry as u64 > a as u32 as u64)
-        }, vm),
-        v_subbrev_co_u32 => (|ln, a, b, _| {
-            let r = (b as u32 as u64).wrapping_sub(a as u32 as u64).wrapping_sub(ln.carry as u64);
-            (r as u32 as u64, a as u32 as u64 + ln.carry as u64 > b as u32 as u64)
-        }, vm),
-        v_div_scale_f32 => (|ln, a, b, c| {
-            let e = &ln.env;
-            let (r, vcc) = float::div_scale32(e.in32(f(a)), e.in32(f(b)), e.in32(f(c)));
-            (r.to_bits() as u64, vcc)
-        }, vm),
-        v_div_scale_f64 => (|ln, a, b, c| {
-            let e = &ln.env;
-            let (r, vcc) = float::div_scale64(e.in64(d(a)), e.in64(d(b)), e.in64(d(c)));
-            (r.to_bits(), vcc)
-        }, vm),
-        v_mad_u64_u32 => (|_, a, b, c| {
-            let r = (a as u32 as u128) * (b as u32 as u128) + c as u128;
-            (r as u64, r >> 64 != 0)
-        }, vm),
-        v_mad_i64_i32 => (|_, a, b, c| {
-            let r = (a as u32 as i32 as i128) * (b as u32 as i32 as i128) + c as i64 as i128;
-            (r as u64, r > i64::MAX as i128 || r < i64::MIN as i128)
-        }, vm),
+        v_add_co_u32 => (
+            |_, a, b, _| {
+                let r = a as u32 as u64 + b as u32 as u64;
+                (r as u32 as u64, r >> 32 != 0)
+            },
+            vm,
+        ),
+        v_sub_co_u32 => (
+            |_, a, b, _| {
+                (
+                    (a as u32).wrapping_sub(b as u32) as u64,
+                    (b as u32) > (a as u32),
+                )
+            },
+            vm,
+        ),
+        v_subrev_co_u32 => (
+            |_, a, b, _| {
+                (
+                    (b as u32).wrapping_sub(a as u32) as u64,
+                    (a as u32) > (b as u32),
+                )
+            },
+            vm,
+        ),
+        v_addc_co_u32 => (
+            |ln, a, b, _| {
+                let r = a as u32 as u64 + b as u32 as u64 + ln.carry as u64;
+                (r as u32 as u64, r >> 32 != 0)
+            },
+            vm,
+        ),
+        v_subb_co_u32 => (
+            |ln, a, b, _| {
+                let r = (a as u32 as u64)
+                    .wrapping_sub(b as u32 as u64)
+                    .wrapping_sub(ln.carry as u64);
+                (
+                    r as u32 as u64,
+                    b as u32 as u64 + ln.carry as u64 > a as u32 as u64,
+                )
+            },
+            vm,
+        ),
+        v_subbrev_co_u32 => (
+            |ln, a, b, _| {
+                let r = (b as u32 as u64)
+                    .wrapping_sub(a as u32 as u64)
+                    .wrapping_sub(ln.carry as u64);
+                (
+                    r as u32 as u64,
+                    a as u32 as u64 + ln.carry as u64 > b as u32 as u64,
+                )
+            },
+            vm,
+        ),
+        v_div_scale_f32 => (
+            |ln, a, b, c| {
+                let e = &ln.env;
+                let (r, vcc) = float::div_scale32(e.in32(f(a)), e.in32(f(b)), e.in32(f(c)));
+                (r.to_bits() as u64, vcc)
+            },
+            vm,
+        ),
+        v_div_scale_f64 => (
+            |ln, a, b, c| {
+                let e = &ln.env;
+                let (r, vcc) = float::div_scale64(e.in64(d(a)), e.in64(d(b)), e.in64(d(c)));
+                (r.to_bits(), vcc)
+            },
+            vm,
+        ),
+        v_mad_u64_u32 => (
+            |_, a, b, c| {
+                let r = (a as u32 as u128) * (b as u32 as u128) + c as u128;
+                (r as u64, r >> 64 != 0)
+            },
+            vm,
+        ),
+        v_mad_i64_i32 => (
+            |_, a, b, c| {
+                let r = (a as u32 as i32 as i128) * (b as u32 as i32 as i128) + c as i64 as i128;
+                (r as u64, r > i64::MAX as i128 || r < i64::MIN as i128)
+            },
+            vm,
+        ),
         _ => return lane_fn_cmp(op),
     })
 }
@@ -1013,11 +1469,19 @@ fn lane_fn_cmp(op: Op) -> Option<(LaneFn, Out)> {
     }
     let cmpx = name.starts_with("v_cmpx");
     let fnc: LaneFn = match op {
-        v_cmp_class_f32 | v_cmpx_class_f32 => |ln, a, b, _| (0, float::class32(ln.env.in32(f(a)), b as u32)),
-        v_cmp_class_f64 | v_cmpx_class_f64 => |ln, a, b, _| (0, float::class64(ln.env.in64(d(a)), b as u32)),
-        v_cmp_class_f16 | v_cmpx_class_f16 => |ln, a, b, _| (0, float::class16(ln.env.in16(h(a)), b as u32)),
-        v_cmp_f_f32 | v_cmp_f_f64 | v_cmp_f_f16 | v_cmp_f_i32 | v_cmp_f_u32 | v_cmp_f_i64 | v_cmp_f_u64 => |_, _, _, _| (0, false),
-        v_cmp_tru_f32 | v_cmp_tru_f64 | v_cmp_tru_f16 | v_cmp_t_i32 | v_cmp_t_u32 | v_cmp_t_i64 | v_cmp_t_u64 => |_, _, _, _| (0, true),
+        v_cmp_class_f32 | v_cmpx_class_f32 => {
+            |ln, a, b, _| (0, float::class32(ln.env.in32(f(a)), b as u32))
+        }
+        v_cmp_class_f64 | v_cmpx_class_f64 => {
+            |ln, a, b, _| (0, float::class64(ln.env.in64(d(a)), b as u32))
+        }
+        v_cmp_class_f16 | v_cmpx_class_f16 => {
+            |ln, a, b, _| (0, float::class16(ln.env.in16(h(a)), b as u32))
+        }
+        v_cmp_f_f32 | v_cmp_f_f64 | v_cmp_f_f16 | v_cmp_f_i32 | v_cmp_f_u32 | v_cmp_f_i64
+        | v_cmp_f_u64 => |_, _, _, _| (0, false),
+        v_cmp_tru_f32 | v_cmp_tru_f64 | v_cmp_tru_f16 | v_cmp_t_i32 | v_cmp_t_u32 | v_cmp_t_i64
+        | v_cmp_t_u64 => |_, _, _, _| (0, true),
         v_cmp_lt_f32 | v_cmpx_lt_f32 => cmpf!(a, b => a < b),
         v_cmp_eq_f32 | v_cmpx_eq_f32 => cmpf!(a, b => a == b),
         v_cmp_le_f32 => cmpf!(a, b => a <= b),
@@ -1120,16 +1584,28 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             // Inline constants and literals apply to both halves.
             for x in srcs[k].iter_mut() {
                 let lo = *x & 0xFFFF_FFFF;
-                *x = if types[k + 1] == Ty::PF32 { lo | lo << 32 } else { (lo & 0xFFFF) | (lo & 0xFFFF) << 16 };
+                *x = if types[k + 1] == Ty::PF32 {
+                    lo | lo << 32
+                } else {
+                    (lo & 0xFFFF) | (lo & 0xFFFF) << 16
+                };
             }
         }
     }
     let dst = Wave::vslot(inst.dst);
     let half_sel = |k: usize, hi: bool| -> bool {
-        if hi { (inst.op_sel_hi >> k) & 1 != 0 } else { (inst.op_sel >> k) & 1 != 0 }
+        if hi {
+            (inst.op_sel_hi >> k) & 1 != 0
+        } else {
+            (inst.op_sel >> k) & 1 != 0
+        }
     };
     let negbit = |k: usize, hi: bool| -> bool {
-        if hi { (inst.abs >> k) & 1 != 0 } else { (inst.neg >> k) & 1 != 0 }
+        if hi {
+            (inst.abs >> k) & 1 != 0
+        } else {
+            (inst.neg >> k) & 1 != 0
+        }
     };
     match op {
         v_pk_mov_b32 => {
@@ -1137,8 +1613,16 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                 if exec >> l & 1 == 0 {
                     continue;
                 }
-                let lo = if inst.op_sel & 1 != 0 { srcs[0][l] >> 32 } else { srcs[0][l] } as u32;
-                let hi = if inst.op_sel & 2 != 0 { srcs[1][l] >> 32 } else { srcs[1][l] } as u32;
+                let lo = if inst.op_sel & 1 != 0 {
+                    srcs[0][l] >> 32
+                } else {
+                    srcs[0][l]
+                } as u32;
+                let hi = if inst.op_sel & 2 != 0 {
+                    srcs[1][l] >> 32
+                } else {
+                    srcs[1][l]
+                } as u32;
                 w.v[dst][l] = lo;
                 w.v[(dst + 1) & 511][l] = hi;
             }
@@ -1152,7 +1636,11 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                 for (part, slot) in res.iter_mut().enumerate() {
                     let hi = part == 1;
                     let g = |k: usize| -> f32 {
-                        let bits = if half_sel(k, hi) { srcs[k][l] >> 32 } else { srcs[k][l] } as u32;
+                        let bits = if half_sel(k, hi) {
+                            srcs[k][l] >> 32
+                        } else {
+                            srcs[k][l]
+                        } as u32;
                         let x = env.in32(f32::from_bits(bits));
                         if negbit(k, hi) { -x } else { x }
                     };
@@ -1167,9 +1655,10 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                 w.v[(dst + 1) & 511][l] = res[1];
             }
         }
-        v_pk_add_f16 | v_pk_mul_f16 | v_pk_fma_f16 | v_pk_min_f16 | v_pk_max_f16 | v_pk_add_u16 | v_pk_sub_u16
-        | v_pk_add_i16 | v_pk_sub_i16 | v_pk_mul_lo_u16 | v_pk_lshlrev_b16 | v_pk_lshrrev_b16 | v_pk_ashrrev_i16
-        | v_pk_max_i16 | v_pk_min_i16 | v_pk_max_u16 | v_pk_min_u16 | v_pk_mad_u16 | v_pk_mad_i16 => {
+        v_pk_add_f16 | v_pk_mul_f16 | v_pk_fma_f16 | v_pk_min_f16 | v_pk_max_f16 | v_pk_add_u16
+        | v_pk_sub_u16 | v_pk_add_i16 | v_pk_sub_i16 | v_pk_mul_lo_u16 | v_pk_lshlrev_b16
+        | v_pk_lshrrev_b16 | v_pk_ashrrev_i16 | v_pk_max_i16 | v_pk_min_i16 | v_pk_max_u16
+        | v_pk_min_u16 | v_pk_mad_u16 | v_pk_mad_i16 => {
             for l in 0..LANES {
                 if exec >> l & 1 == 0 {
                     continue;
@@ -1178,7 +1667,11 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                 for part in 0..2 {
                     let hi = part == 1;
                     let g = |k: usize| -> u16 {
-                        let bits = if half_sel(k, hi) { srcs[k][l] >> 16 } else { srcs[k][l] } as u16;
+                        let bits = if half_sel(k, hi) {
+                            srcs[k][l] >> 16
+                        } else {
+                            srcs[k][l]
+                        } as u16;
                         bits
                     };
                     let gf = |k: usize| -> f32 {
@@ -1188,7 +1681,11 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                     let r: u16 = match op {
                         v_pk_add_f16 => env.out16(f16::from_f32(gf(0) + gf(1))).to_bits(),
                         v_pk_mul_f16 => env.out16(f16::from_f32(gf(0) * gf(1))).to_bits(),
-                        v_pk_fma_f16 => env.out16(f16::from_f64((gf(0) as f64).mul_add(gf(1) as f64, gf(2) as f64))).to_bits(),
+                        v_pk_fma_f16 => env
+                            .out16(f16::from_f64(
+                                (gf(0) as f64).mul_add(gf(1) as f64, gf(2) as f64),
+                            ))
+                            .to_bits(),
                         v_pk_min_f16 => f16::from_f32(float::min32(gf(0), gf(1))).to_bits(),
                         v_pk_max_f16 => f16::from_f32(float::max32(gf(0), gf(1))).to_bits(),
                         v_pk_add_u16 | v_pk_add_i16 => g(0).wrapping_add(g(1)),
@@ -1202,7 +1699,9 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                         v_pk_max_u16 => g(0).max(g(1)),
                         v_pk_min_u16 => g(0).min(g(1)),
                         v_pk_mad_u16 => g(0).wrapping_mul(g(1)).wrapping_add(g(2)),
-                        _ => (g(0) as i16).wrapping_mul(g(1) as i16).wrapping_add(g(2) as i16) as u16,
+                        _ => (g(0) as i16)
+                            .wrapping_mul(g(1) as i16)
+                            .wrapping_add(g(2) as i16) as u16,
                     };
                     res |= (r as u32) << (16 * part);
                 }
@@ -1224,7 +1723,9 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
 /// accumulation is unspecified).
 fn mfma_16x16x4(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     if inst.ctrl != 0 {
-        return Err(illegal("MFMA with cbsz/abid/blgp broadcast controls is not emulated"));
+        return Err(illegal(
+            "MFMA with cbsz/abid/blgp broadcast controls is not emulated",
+        ));
     }
     if w.exec() != u64::MAX {
         return Err(illegal("MFMA with a partial EXEC mask is not emulated"));

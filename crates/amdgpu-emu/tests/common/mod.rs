@@ -8,7 +8,9 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use amdgpu_emu::code_object::CodeObject;
-use amdgpu_emu::{Apertures, DispatchOutcome, DispatchSetup, Emulator, Fault, RegionMemory, Target};
+use amdgpu_emu::{
+    Apertures, DispatchOutcome, DispatchSetup, Emulator, Fault, RegionMemory, Target,
+};
 
 pub const TARGETS: [Target; 2] = [Target::Gfx942, Target::Gfx90a];
 
@@ -28,7 +30,9 @@ pub const SOURCES: &[(&str, &[&str])] = &[
 ];
 
 /// Sources also built at -O0 (as `<name>_o0`): the same tests run on both builds.
-pub const UNOPTIMIZED: &[&str] = &["stream", "reduce", "atomics", "control", "numeric", "xlane", "mfma"];
+pub const UNOPTIMIZED: &[&str] = &[
+    "stream", "reduce", "atomics", "control", "numeric", "xlane", "mfma",
+];
 
 thread_local! {
     /// The build variant `Bench::new` loads: "" (-O3) or "_o0".
@@ -76,7 +80,16 @@ pub fn corpus() -> &'static HashMap<(String, Target), PathBuf> {
                     continue;
                 }
                 let child = Command::new("clang-22")
-                    .args(["-x", "hip", &format!("--offload-arch={}", t.name()), "--cuda-device-only", "--no-gpu-bundle-output", "-nogpulib", "-nogpuinc", "-O3"])
+                    .args([
+                        "-x",
+                        "hip",
+                        &format!("--offload-arch={}", t.name()),
+                        "--cuda-device-only",
+                        "--no-gpu-bundle-output",
+                        "-nogpulib",
+                        "-nogpuinc",
+                        "-O3",
+                    ])
                     .args(*extra)
                     .arg(&src)
                     .arg("-o")
@@ -96,7 +109,16 @@ pub fn corpus() -> &'static HashMap<(String, Target), PathBuf> {
                     continue;
                 }
                 let child = Command::new("clang-22")
-                    .args(["-x", "hip", &format!("--offload-arch={}", t.name()), "--cuda-device-only", "--no-gpu-bundle-output", "-nogpulib", "-nogpuinc", "-O0"])
+                    .args([
+                        "-x",
+                        "hip",
+                        &format!("--offload-arch={}", t.name()),
+                        "--cuda-device-only",
+                        "--no-gpu-bundle-output",
+                        "-nogpulib",
+                        "-nogpuinc",
+                        "-O0",
+                    ])
                     .arg(&src)
                     .arg("-o")
                     .arg(&dst)
@@ -114,7 +136,13 @@ pub fn corpus() -> &'static HashMap<(String, Target), PathBuf> {
                 continue;
             }
             let child = Command::new("hipcc")
-                .args(["--offload-arch=gfx90a", "--cuda-device-only", "--no-gpu-bundle-output", "-O3", "-c"])
+                .args([
+                    "--offload-arch=gfx90a",
+                    "--cuda-device-only",
+                    "--no-gpu-bundle-output",
+                    "-O3",
+                    "-c",
+                ])
                 .arg(&src)
                 .arg("-o")
                 .arg(&dst)
@@ -169,7 +197,11 @@ impl Bench {
 
     pub fn with_threads(file: &str, target: Target, threads: usize) -> Bench {
         let variant = VARIANT.with(|v| v.get());
-        let key = if variant.is_empty() || !UNOPTIMIZED.contains(&file) { file.to_string() } else { format!("{file}{variant}") };
+        let key = if variant.is_empty() || !UNOPTIMIZED.contains(&file) {
+            file.to_string()
+        } else {
+            format!("{file}{variant}")
+        };
         Bench::from_code_object(code_object(&key, target), target, threads)
     }
 
@@ -180,7 +212,14 @@ impl Bench {
         mem.write(CODE_BASE, &co.image);
         mem.add(PACKET, 64);
         mem.add(KERNARG, 4096);
-        Bench { target, co, mem, bufs: Vec::new(), next: BUFFERS, emu: Emulator::new(target, threads) }
+        Bench {
+            target,
+            co,
+            mem,
+            bufs: Vec::new(),
+            next: BUFFERS,
+            emu: Emulator::new(target, threads),
+        }
     }
 
     /// Add a buffer holding `bytes`; returns its index.
@@ -196,7 +235,9 @@ impl Bench {
 
     pub fn buf_of<T: Copy>(&mut self, v: &[T]) -> usize {
         // SAFETY: plain-old-data test values viewed as bytes.
-        let b = unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) };
+        let b = unsafe {
+            std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v))
+        };
         self.buf(b)
     }
 
@@ -210,7 +251,13 @@ impl Bench {
         let n = len / std::mem::size_of::<T>();
         let mut out = vec![T::default(); n];
         // SAFETY: copying `n * size_of::<T>()` bytes into a vector of plain-old-data values.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.as_mut_ptr() as *mut u8, n * std::mem::size_of::<T>()) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                out.as_mut_ptr() as *mut u8,
+                n * std::mem::size_of::<T>(),
+            )
+        };
         out
     }
 
@@ -219,11 +266,25 @@ impl Bench {
     }
 
     pub fn symbol_address(&self, name: &str) -> u64 {
-        CODE_BASE + self.co.symbol(name).unwrap_or_else(|| panic!("no symbol {name}"))
+        CODE_BASE
+            + self
+                .co
+                .symbol(name)
+                .unwrap_or_else(|| panic!("no symbol {name}"))
     }
 
-    pub fn run(&self, kernel: &str, grid: [u32; 3], block: [u32; 3], args: &[Arg], lds: u32) -> Result<DispatchOutcome, Fault> {
-        let kd = self.co.kernel(kernel).unwrap_or_else(|| panic!("no kernel {kernel}"));
+    pub fn run(
+        &self,
+        kernel: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        args: &[Arg],
+        lds: u32,
+    ) -> Result<DispatchOutcome, Fault> {
+        let kd = self
+            .co
+            .kernel(kernel)
+            .unwrap_or_else(|| panic!("no kernel {kernel}"));
         let mut ka = Vec::<u8>::new();
         for a in args {
             let (bytes, align): (Vec<u8>, usize) = match *a {

@@ -116,10 +116,11 @@ impl OperationStats {
     /// then the negative one.
     pub fn dominant_stride(&self) -> Option<(i64, f64)> {
         let total: u64 = self.strides.values().sum();
-        let (&stride, &count) = self
-            .strides
-            .iter()
-            .max_by(|(a, ca), (b, cb)| ca.cmp(cb).then(b.unsigned_abs().cmp(&a.unsigned_abs())).then(b.cmp(a)))?;
+        let (&stride, &count) = self.strides.iter().max_by(|(a, ca), (b, cb)| {
+            ca.cmp(cb)
+                .then(b.unsigned_abs().cmp(&a.unsigned_abs()))
+                .then(b.cmp(a))
+        })?;
         Some((stride, count as f64 / total as f64))
     }
     /// Distinct bytes requested / bytes of lines fetched.
@@ -156,7 +157,10 @@ impl OperationStats {
             requested += ce - cs;
         }
         for pair in addresses.windows(2) {
-            *self.strides.entry(pair[1].wrapping_sub(pair[0]) as i64).or_default() += 1;
+            *self
+                .strides
+                .entry(pair[1].wrapping_sub(pair[0]) as i64)
+                .or_default() += 1;
         }
         let n_lines = lines.len() as u64;
         if self.executions == 0 {
@@ -202,17 +206,27 @@ pub struct TraceAnalysis {
 
 /// Demultiplexes `records` by wave and analyses every address block.
 pub fn analyse(records: &[Record], map: &Funcmap, geometry: Geometry) -> TraceAnalysis {
-    let mut out = TraceAnalysis { records: records.len() as u64, ..Default::default() };
+    let mut out = TraceAnalysis {
+        records: records.len() as u64,
+        ..Default::default()
+    };
     let mut waves: BTreeMap<(u32, u32, u32, u32), Vec<u32>> = BTreeMap::new();
     for r in records {
         if r.is_privileged() {
             out.privileged_skipped += 1;
             continue;
         }
-        waves.entry((r.se, r.cu, r.simd, r.wave_id)).or_default().push(r.value as u32);
+        waves
+            .entry((r.se, r.cu, r.simd, r.wave_id))
+            .or_default()
+            .push(r.value as u32);
     }
     out.waves = waves.len() as u64;
-    let lane_mask = if geometry.wave_size >= 64 { u64::MAX } else { (1u64 << geometry.wave_size) - 1 };
+    let lane_mask = if geometry.wave_size >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << geometry.wave_size) - 1
+    };
     let mut addresses = Vec::with_capacity(geometry.wave_size as usize);
     for words in waves.values() {
         let mut i = 0usize;
@@ -239,14 +253,20 @@ pub fn analyse(records: &[Record], map: &Funcmap, geometry: Geometry) -> TraceAn
                 continue;
             };
             out.address_blocks += 1;
-            let exec_hi = if exec_words == 2 { u64::from(payload[1]) } else { 0 };
+            let exec_hi = if exec_words == 2 {
+                u64::from(payload[1])
+            } else {
+                0
+            };
             let exec = (u64::from(payload[0]) | exec_hi << 32) & lane_mask;
             let lanes = &payload[exec_words..];
             addresses.clear();
             let active = (0..geometry.wave_size as usize).filter(|&l| exec >> l & 1 == 1);
             match layout {
                 AddressLayout::Address64 => {
-                    addresses.extend(active.map(|l| u64::from(lanes[2 * l]) | u64::from(lanes[2 * l + 1]) << 32));
+                    addresses.extend(
+                        active.map(|l| u64::from(lanes[2 * l]) | u64::from(lanes[2 * l + 1]) << 32),
+                    );
                 }
                 AddressLayout::Address32 => addresses.extend(active.map(|l| u64::from(lanes[l]))),
                 AddressLayout::Buffer => {
@@ -256,7 +276,10 @@ pub fn analyse(records: &[Record], map: &Funcmap, geometry: Geometry) -> TraceAn
                 }
                 AddressLayout::StructBuffer => continue,
             }
-            let stats = out.operations.entry(id).or_insert_with(|| OperationStats { id, ..Default::default() });
+            let stats = out.operations.entry(id).or_insert_with(|| OperationStats {
+                id,
+                ..Default::default()
+            });
             stats.add_execution(&addresses, geometry);
         }
     }
@@ -268,15 +291,35 @@ mod tests {
     use super::*;
 
     fn rec(value: u32, wave: u32) -> Record {
-        Record { time: 0, value: u64::from(value), se: 0, cu: 0, simd: 0, wave_id: wave, flags: 0 }
+        Record {
+            time: 0,
+            value: u64::from(value),
+            se: 0,
+            cu: 0,
+            simd: 0,
+            wave_id: wave,
+            flags: 0,
+        }
     }
 
     #[test]
     fn layouts_follow_names() {
-        assert_eq!(AddressLayout::of("addr_trace_load"), Some(AddressLayout::Address64));
-        assert_eq!(AddressLayout::of("addr_trace_lds_atomic"), Some(AddressLayout::Address32));
-        assert_eq!(AddressLayout::of("addr_trace_buffer_store"), Some(AddressLayout::Buffer));
-        assert_eq!(AddressLayout::of("addr_trace_struct_buffer_load"), Some(AddressLayout::StructBuffer));
+        assert_eq!(
+            AddressLayout::of("addr_trace_load"),
+            Some(AddressLayout::Address64)
+        );
+        assert_eq!(
+            AddressLayout::of("addr_trace_lds_atomic"),
+            Some(AddressLayout::Address32)
+        );
+        assert_eq!(
+            AddressLayout::of("addr_trace_buffer_store"),
+            Some(AddressLayout::Buffer)
+        );
+        assert_eq!(
+            AddressLayout::of("addr_trace_struct_buffer_load"),
+            Some(AddressLayout::StructBuffer)
+        );
         assert_eq!(AddressLayout::of("vmem_load"), None);
         assert_eq!(AddressLayout::Address64.exec_words(130, 64), Some(2));
         assert_eq!(AddressLayout::Address64.exec_words(65, 32), Some(1));
@@ -296,7 +339,11 @@ mod tests {
         let mut words = vec![1 << 2, 2 << 2, 2 << 2, 0b1011, 0xdead];
         words.extend((0..32).map(|l| 256 * l));
         let records: Vec<Record> = words.iter().map(|&w| rec(w, 7)).collect();
-        let geometry = Geometry { wave_size: 32, line_size: 128, access_size: 4 };
+        let geometry = Geometry {
+            wave_size: 32,
+            line_size: 128,
+            access_size: 4,
+        };
         let a = analyse(&records, &map, geometry);
         assert_eq!(a.address_blocks, 1);
         let op = &a.operations[&2];

@@ -79,17 +79,26 @@ pub fn code_objects(data: &[u8]) -> Result<Vec<CodeObject>, DeviceCodeError> {
     }
     if !data.starts_with(b"\x7fELF") {
         let shown: Vec<String> = data.iter().take(8).map(|b| format!("{b:02x}")).collect();
-        let shown = if shown.is_empty() { "nothing: the file is empty".to_string() } else { shown.join(" ") };
+        let shown = if shown.is_empty() {
+            "nothing: the file is empty".to_string()
+        } else {
+            shown.join(" ")
+        };
         return Err(DeviceCodeError::UnknownFormat(shown));
     }
     let elf = parse_elf(data)?;
     let machine = elf.elf_header().e_machine(elf.endian()).0;
     if machine == EM_AMDGPU {
-        return Ok(vec![CodeObject { target: None, image: data.to_vec() }]);
+        return Ok(vec![CodeObject {
+            target: None,
+            image: data.to_vec(),
+        }]);
     }
     match elf.section_by_name(".hip_fatbin") {
         Some(section) => {
-            let bytes = section.data().map_err(|e| DeviceCodeError::Elf(format!(".hip_fatbin: {e}")))?;
+            let bytes = section
+                .data()
+                .map_err(|e| DeviceCodeError::Elf(format!(".hip_fatbin: {e}")))?;
             bundles_in(bytes)
         }
         None => Err(DeviceCodeError::NoDeviceCode(machine)),
@@ -98,7 +107,9 @@ pub fn code_objects(data: &[u8]) -> Result<Vec<CodeObject>, DeviceCodeError> {
 
 fn parse_elf(data: &[u8]) -> Result<ElfFile64<'_, Endianness>, DeviceCodeError> {
     if data.get(4) == Some(&1) {
-        return Err(DeviceCodeError::Elf("32-bit ELF; AMDGPU code objects and HIP hosts are 64-bit".into()));
+        return Err(DeviceCodeError::Elf(
+            "32-bit ELF; AMDGPU code objects and HIP hosts are 64-bit".into(),
+        ));
     }
     ElfFile64::<Endianness>::parse(data).map_err(|e| DeviceCodeError::Elf(e.to_string()))
 }
@@ -157,12 +168,14 @@ impl Cursor<'_> {
         Ok(u16::from_le_bytes(bytes.try_into().unwrap_or_default()))
     }
     fn bytes(&mut self, n: usize, what: &str) -> Result<&[u8], DeviceCodeError> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.data.len()).ok_or_else(|| {
-            DeviceCodeError::Bundle {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.data.len())
+            .ok_or_else(|| DeviceCodeError::Bundle {
                 offset: self.origin,
                 detail: format!("truncated while reading {what} at byte {}", self.pos),
-            }
-        })?;
+            })?;
         let slice = &self.data[self.pos..end];
         self.pos = end;
         Ok(slice)
@@ -172,15 +185,25 @@ impl Cursor<'_> {
 /// Parses one uncompressed bundle at the start of `data`; returns its AMDGPU code objects
 /// and its length (end of the last entry).
 fn parse_bundle(data: &[u8], origin: usize) -> Result<(Vec<CodeObject>, usize), DeviceCodeError> {
-    let bad = |detail: String| DeviceCodeError::Bundle { offset: origin, detail };
+    let bad = |detail: String| DeviceCodeError::Bundle {
+        offset: origin,
+        detail,
+    };
     if !data.starts_with(BUNDLE_MAGIC) {
         return Err(bad("missing __CLANG_OFFLOAD_BUNDLE__ magic".into()));
     }
-    let mut cur = Cursor { data, pos: BUNDLE_MAGIC.len(), origin };
+    let mut cur = Cursor {
+        data,
+        pos: BUNDLE_MAGIC.len(),
+        origin,
+    };
     let count = cur.u64("the entry count")?;
     // Each entry header takes at least 24 bytes.
     if count > (data.len() as u64) / 24 {
-        return Err(bad(format!("entry count {count} does not fit in {} bytes", data.len())));
+        return Err(bad(format!(
+            "entry count {count} does not fit in {} bytes",
+            data.len()
+        )));
     }
     let mut end = cur.pos;
     let mut objects = Vec::new();
@@ -188,7 +211,8 @@ fn parse_bundle(data: &[u8], origin: usize) -> Result<(Vec<CodeObject>, usize), 
         let offset = cur.u64("an entry offset")?;
         let size = cur.u64("an entry size")?;
         let id_len = cur.u64("an entry id length")?;
-        let id_len = usize::try_from(id_len).map_err(|_| bad(format!("entry {index}: id length {id_len}")))?;
+        let id_len = usize::try_from(id_len)
+            .map_err(|_| bad(format!("entry {index}: id length {id_len}")))?;
         let id = String::from_utf8_lossy(cur.bytes(id_len, "an entry id")?).into_owned();
         let range = usize::try_from(offset)
             .ok()
@@ -196,7 +220,10 @@ fn parse_bundle(data: &[u8], origin: usize) -> Result<(Vec<CodeObject>, usize), 
             .and_then(|(o, s)| Some(o..o.checked_add(s)?))
             .filter(|r| r.end <= data.len())
             .ok_or_else(|| {
-                bad(format!("entry {index} ({id}): bytes {offset}..+{size} lie outside the {} byte bundle", data.len()))
+                bad(format!(
+                    "entry {index} ({id}): bytes {offset}..+{size} lie outside the {} byte bundle",
+                    data.len()
+                ))
             })?;
         end = end.max(cur.pos).max(range.end);
         let image = &data[range];
@@ -204,7 +231,10 @@ fn parse_bundle(data: &[u8], origin: usize) -> Result<(Vec<CodeObject>, usize), 
             && image.len() > 20
             && u16::from_le_bytes([image[18], image[19]]) == EM_AMDGPU;
         if is_amdgpu {
-            objects.push(CodeObject { target: Some(id), image: image.to_vec() });
+            objects.push(CodeObject {
+                target: Some(id),
+                image: image.to_vec(),
+            });
         } else {
             tracing::debug!(entry = %id, size, "skipping bundle entry that is not an AMDGPU ELF");
         }
@@ -215,15 +245,32 @@ fn parse_bundle(data: &[u8], origin: usize) -> Result<(Vec<CodeObject>, usize), 
 /// Decompresses a `CCOB` bundle at the start of `data`; returns the inner bundle and the
 /// length of the compressed bundle.
 fn decompress(data: &[u8], origin: usize) -> Result<(Vec<u8>, usize), DeviceCodeError> {
-    let bad = |detail: String| DeviceCodeError::Compressed { offset: origin, detail };
-    let mut cur = Cursor { data, pos: COMPRESSED_MAGIC.len(), origin };
+    let bad = |detail: String| DeviceCodeError::Compressed {
+        offset: origin,
+        detail,
+    };
+    let mut cur = Cursor {
+        data,
+        pos: COMPRESSED_MAGIC.len(),
+        origin,
+    };
     let version = cur.u16("the version")?;
     let method = cur.u16("the compression method")?;
     let (total, uncompressed) = match version {
         1 => (None, u64::from(cur.u32("the uncompressed size")?)),
-        2 => (Some(u64::from(cur.u32("the total size")?)), u64::from(cur.u32("the uncompressed size")?)),
-        3 => (Some(cur.u64("the total size")?), cur.u64("the uncompressed size")?),
-        v => return Err(bad(format!("unsupported format version {v} (known: 1, 2, 3)"))),
+        2 => (
+            Some(u64::from(cur.u32("the total size")?)),
+            u64::from(cur.u32("the uncompressed size")?),
+        ),
+        3 => (
+            Some(cur.u64("the total size")?),
+            cur.u64("the uncompressed size")?,
+        ),
+        v => {
+            return Err(bad(format!(
+                "unsupported format version {v} (known: 1, 2, 3)"
+            )));
+        }
     };
     let _hash = cur.u64("the hash")?;
     let header = cur.pos;
@@ -231,14 +278,21 @@ fn decompress(data: &[u8], origin: usize) -> Result<(Vec<u8>, usize), DeviceCode
         Some(t) => usize::try_from(t)
             .ok()
             .filter(|&t| t >= header && t <= data.len())
-            .ok_or_else(|| bad(format!("total size {t} does not fit the {} available bytes", data.len())))?,
+            .ok_or_else(|| {
+                bad(format!(
+                    "total size {t} does not fit the {} available bytes",
+                    data.len()
+                ))
+            })?,
         None => data.len(),
     };
     let payload = &data[header..end];
     // Every allocation below is bounded by the input's real size: the claim is checked against
     // the compressed bytes that are really there, and the output grows only as data really
     // decompresses (never reserved from the claim).
-    let limit = (payload.len() as u64).saturating_mul(MAX_COMPRESSION_RATIO).min(MAX_DECOMPRESSED);
+    let limit = (payload.len() as u64)
+        .saturating_mul(MAX_COMPRESSION_RATIO)
+        .min(MAX_DECOMPRESSED);
     if uncompressed > limit {
         return Err(bad(format!(
             "the header claims {uncompressed} uncompressed bytes from {} compressed bytes, more than \
@@ -250,8 +304,11 @@ fn decompress(data: &[u8], origin: usize) -> Result<(Vec<u8>, usize), DeviceCode
     let mut out = Vec::new();
     match method {
         0 => {
-            out = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(payload, uncompressed as usize)
-                .map_err(|e| bad(format!("zlib stream is corrupt: {e:?}")))?;
+            out = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(
+                payload,
+                uncompressed as usize,
+            )
+            .map_err(|e| bad(format!("zlib stream is corrupt: {e:?}")))?;
         }
         1 => {
             let window_limit = uncompressed.saturating_mul(2).max(MIN_WINDOW_LIMIT);
@@ -279,7 +336,10 @@ fn decompress(data: &[u8], origin: usize) -> Result<(Vec<u8>, usize), DeviceCode
         }
     }
     if out.len() as u64 != uncompressed {
-        return Err(bad(format!("decompressed to {} bytes, header says {uncompressed}", out.len())));
+        return Err(bad(format!(
+            "decompressed to {} bytes, header says {uncompressed}",
+            out.len()
+        )));
     }
     Ok((out, end))
 }
@@ -323,7 +383,11 @@ pub struct CodeObjectView {
 pub fn inspect(image: &[u8]) -> Result<CodeObjectView, DeviceCodeError> {
     let elf = parse_elf(image)?;
     let funcmap = match elf.section_by_name(".sqtt_funcmap") {
-        Some(s) => Some(s.data().map_err(|e| DeviceCodeError::Elf(format!(".sqtt_funcmap: {e}")))?.to_vec()),
+        Some(s) => Some(
+            s.data()
+                .map_err(|e| DeviceCodeError::Elf(format!(".sqtt_funcmap: {e}")))?
+                .to_vec(),
+        ),
         None => None,
     };
     let mut symbols = HashMap::new();
@@ -358,7 +422,9 @@ mod tests {
     #[test]
     fn a_claim_beyond_the_input_is_refused_before_allocating() {
         for method in [0u16, 1] {
-            let err = code_objects(&ccob_v3(method, 4 << 30, &[0u8; 64])).unwrap_err().to_string();
+            let err = code_objects(&ccob_v3(method, 4 << 30, &[0u8; 64]))
+                .unwrap_err()
+                .to_string();
             assert!(
                 err.contains("claims 4294967296 uncompressed bytes from 64 compressed bytes")
                     && err.contains("1024 times")
@@ -367,7 +433,9 @@ mod tests {
             );
         }
         // Within the ratio, the claim is accepted and the stream itself is found corrupt.
-        let err = code_objects(&ccob_v3(0, 64 * 1024, &[0u8; 64])).unwrap_err().to_string();
+        let err = code_objects(&ccob_v3(0, 64 * 1024, &[0u8; 64]))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("zlib stream is corrupt"), "{err}");
     }
 
@@ -378,8 +446,13 @@ mod tests {
         frame.extend([0x00, 0x78]);
         frame.resize(64, 0);
         assert_eq!(zstd_window_size(&frame), Some(32 << 20));
-        let err = code_objects(&ccob_v3(1, 4096, &frame)).unwrap_err().to_string();
-        assert!(err.contains("asks for a 33554432 byte window to produce 4096 bytes"), "{err}");
+        let err = code_objects(&ccob_v3(1, 4096, &frame))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("asks for a 33554432 byte window to produce 4096 bytes"),
+            "{err}"
+        );
         // Single segment with a 4-byte content size of 70000: the window is that size.
         let mut single = 0xFD2F_B528u32.to_le_bytes().to_vec();
         single.push(0xa0);

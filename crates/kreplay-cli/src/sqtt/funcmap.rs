@@ -143,8 +143,15 @@ impl Funcmap {
         for chunk in bytes[..bytes.len() - 1].split(|&b| b == 0) {
             for line in chunk.split(|&b| b == b'\n') {
                 line_no += 1;
-                if let Some(pos) = line.iter().position(|&b| !(0x20..0x7f).contains(&b) && b != b'\t') {
-                    return Err(FuncmapError::NotAscii { line: line_no, byte: line[pos], offset: offset + pos });
+                if let Some(pos) = line
+                    .iter()
+                    .position(|&b| !(0x20..0x7f).contains(&b) && b != b'\t')
+                {
+                    return Err(FuncmapError::NotAscii {
+                        line: line_no,
+                        byte: line[pos],
+                        offset: offset + pos,
+                    });
                 }
                 offset += line.len() + 1;
                 // Printable ASCII was checked above, so this cannot fail.
@@ -161,7 +168,10 @@ impl Funcmap {
             }
             match map.payloads.insert(id, count) {
                 Some(prev) if prev != count => {
-                    return Err(FuncmapError::Conflict { line, what: "extra_payload_count" });
+                    return Err(FuncmapError::Conflict {
+                        line,
+                        what: "extra_payload_count",
+                    });
                 }
                 _ => {}
             }
@@ -209,7 +219,12 @@ impl Funcmap {
                 if name.is_empty() {
                     return Err(bad("empty name"));
                 }
-                let entry = Entry { kind, id: Some(id), name: name.to_string(), source };
+                let entry = Entry {
+                    kind,
+                    id: Some(id),
+                    name: name.to_string(),
+                    source,
+                };
                 if let Some(&first) = self.by_id.get(&id) {
                     let prev = &self.entries[first];
                     if prev != &entry {
@@ -231,7 +246,10 @@ impl Funcmap {
                     _ => return Err(bad("wave size must be 32 or 64")),
                 };
                 if self.wave_size.is_some_and(|w| w != size) {
-                    return Err(FuncmapError::Conflict { line, what: "wave size" });
+                    return Err(FuncmapError::Conflict {
+                        line,
+                        what: "wave size",
+                    });
                 }
                 self.wave_size = Some(size);
             }
@@ -257,21 +275,30 @@ impl Funcmap {
                     match key {
                         "shader_clock_bits" => bits = Some(value),
                         "shader_clock_shift" => shift = Some(value),
-                        _ => return Err(bad("unknown M field (known: shader_clock_bits, shader_clock_shift)")),
+                        _ => {
+                            return Err(bad(
+                                "unknown M field (known: shader_clock_bits, shader_clock_shift)",
+                            ));
+                        }
                     }
                 }
                 let (Some(bits), Some(shift)) = (bits, shift) else {
                     return Err(bad("M row needs shader_clock_bits and shader_clock_shift"));
                 };
                 if bits == 0 || bits > 29 {
-                    return Err(bad("shader_clock_bits must be 1..=29 (the id needs at least one bit)"));
+                    return Err(bad(
+                        "shader_clock_bits must be 1..=29 (the id needs at least one bit)",
+                    ));
                 }
                 if shift > 31 {
                     return Err(bad("shader_clock_shift must be 0..=31"));
                 }
                 let layout = ClockLayout { bits, shift };
                 if self.clock.is_some_and(|c| c != layout) {
-                    return Err(FuncmapError::Conflict { line, what: "shader clock layout" });
+                    return Err(FuncmapError::Conflict {
+                        line,
+                        what: "shader clock layout",
+                    });
                 }
                 self.clock = Some(layout);
             }
@@ -327,7 +354,8 @@ fn parse_decimal(text: &str) -> Result<u32, String> {
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!("`{text}` is not a decimal number"));
     }
-    text.parse::<u32>().map_err(|_| format!("`{text}` is out of range"))
+    text.parse::<u32>()
+        .map_err(|_| format!("`{text}` is out of range"))
 }
 
 fn parse_id(text: &str) -> Result<u32, String> {
@@ -346,10 +374,17 @@ pub fn render_section(map: &Funcmap) -> Vec<u8> {
         out.push_str(&format!("W:{w}\n"));
     }
     if let Some(c) = map.clock {
-        out.push_str(&format!("M:shader_clock_bits={};shader_clock_shift={}\n", c.bits, c.shift));
+        out.push_str(&format!(
+            "M:shader_clock_bits={};shader_clock_shift={}\n",
+            c.bits, c.shift
+        ));
     }
     for e in &map.entries {
-        let src = e.source.as_deref().map(|s| format!("@{s}")).unwrap_or_default();
+        let src = e
+            .source
+            .as_deref()
+            .map(|s| format!("@{s}"))
+            .unwrap_or_default();
         match (e.kind, e.id) {
             (EntryKind::Kernel, _) => out.push_str(&format!("K:{}{src}\n", e.name)),
             (EntryKind::User, Some(id)) => out.push_str(&format!("U:{id}:{}\n", e.name)),
@@ -381,7 +416,10 @@ mod tests {
         assert_eq!(map.entries().len(), 4);
         assert_eq!(map.entries()[0].kind, EntryKind::Kernel);
         assert_eq!(map.entries()[0].source.as_deref(), Some("k.hip:3"));
-        assert_eq!(map.entry(1).unwrap().source.as_deref(), Some("k.hip:1 -> k.hip:5"));
+        assert_eq!(
+            map.entry(1).unwrap().source.as_deref(),
+            Some("k.hip:1 -> k.hip:5")
+        );
         assert_eq!(map.entry(2).unwrap().name, "load: phase");
         assert_eq!(map.extra_payload_count(3), 130);
         assert_eq!(map.extra_payload_count(1), 0);
@@ -391,7 +429,8 @@ mod tests {
 
     #[test]
     fn clock_layout_masks_the_id() {
-        let map = Funcmap::parse(b"M:shader_clock_bits=12;shader_clock_shift=4\nP:5:x\n\0").unwrap();
+        let map =
+            Funcmap::parse(b"M:shader_clock_bits=12;shader_clock_shift=4\nP:5:x\n\0").unwrap();
         assert_eq!(map.clock(), Some(ClockLayout { bits: 12, shift: 4 }));
         let value = (0xabcu32 << 20) | (5 << 2);
         assert_eq!(map.marker_id(value), 5);
@@ -399,17 +438,38 @@ mod tests {
 
     #[test]
     fn rejects_truncation_garbage_and_conflicts() {
-        assert_eq!(Funcmap::parse(b"K:k\nF:1:f"), Err(FuncmapError::NotTerminated { len: 9 }));
-        assert!(matches!(Funcmap::parse(b"K:k\nZ:1\n\0"), Err(FuncmapError::BadRow { line: 2, .. })));
-        assert!(matches!(Funcmap::parse(b"F:0:f\n\0"), Err(FuncmapError::BadRow { .. })));
-        assert!(matches!(Funcmap::parse(b"F:1:f\xff\n\0"), Err(FuncmapError::NotAscii { byte: 0xff, .. })));
-        assert!(matches!(Funcmap::parse(b"F:1:f\nP:1:g\n\0"), Err(FuncmapError::DuplicateId { id: 1, .. })));
+        assert_eq!(
+            Funcmap::parse(b"K:k\nF:1:f"),
+            Err(FuncmapError::NotTerminated { len: 9 })
+        );
+        assert!(matches!(
+            Funcmap::parse(b"K:k\nZ:1\n\0"),
+            Err(FuncmapError::BadRow { line: 2, .. })
+        ));
+        assert!(matches!(
+            Funcmap::parse(b"F:0:f\n\0"),
+            Err(FuncmapError::BadRow { .. })
+        ));
+        assert!(matches!(
+            Funcmap::parse(b"F:1:f\xff\n\0"),
+            Err(FuncmapError::NotAscii { byte: 0xff, .. })
+        ));
+        assert!(matches!(
+            Funcmap::parse(b"F:1:f\nP:1:g\n\0"),
+            Err(FuncmapError::DuplicateId { id: 1, .. })
+        ));
         assert!(matches!(
             Funcmap::parse(b"R:4:extra_payload_count=1\n\0"),
             Err(FuncmapError::PayloadForUnknownId { id: 4, .. })
         ));
-        assert!(matches!(Funcmap::parse(b"W:48\n\0"), Err(FuncmapError::BadRow { .. })));
-        assert!(matches!(Funcmap::parse(b"W:32\nW:64\n\0"), Err(FuncmapError::Conflict { .. })));
+        assert!(matches!(
+            Funcmap::parse(b"W:48\n\0"),
+            Err(FuncmapError::BadRow { .. })
+        ));
+        assert!(matches!(
+            Funcmap::parse(b"W:32\nW:64\n\0"),
+            Err(FuncmapError::Conflict { .. })
+        ));
     }
 
     #[test]

@@ -180,7 +180,9 @@ pub fn run(args: SqttArgs) -> ExitCode {
     }));
     match result {
         Ok(Ok(())) => ExitCode::SUCCESS,
-        Ok(Err(SqttError::Output(e))) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Ok(Err(SqttError::Output(e))) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
         Ok(Err(e)) => {
             eprintln!("kreplay sqtt: error: {e}");
             ExitCode::FAILURE
@@ -193,18 +195,27 @@ pub fn run(args: SqttArgs) -> ExitCode {
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, SqttError> {
-    std::fs::read(path).map_err(|source| SqttError::Read { path: path.to_path_buf(), source })
+    std::fs::read(path).map_err(|source| SqttError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn target_suffix(target: &Option<String>) -> String {
-    target.as_ref().map(|t| format!(" (code object {t})")).unwrap_or_default()
+    target
+        .as_ref()
+        .map(|t| format!(" (code object {t})"))
+        .unwrap_or_default()
 }
 
 /// Decodes the maps of every code object in `path`. Code objects without a map are skipped
 /// with a note on stderr unless none has one.
 fn load_maps(path: &Path) -> Result<Vec<ResolvedMap>, SqttError> {
     let data = read(path)?;
-    let device_err = |source| SqttError::DeviceCode { path: path.to_path_buf(), source };
+    let device_err = |source| SqttError::DeviceCode {
+        path: path.to_path_buf(),
+        source,
+    };
     let objects = device_code::code_objects(&data).map_err(device_err)?;
     let mut maps = Vec::new();
     let mut missing = Vec::new();
@@ -220,24 +231,45 @@ fn load_maps(path: &Path) -> Result<Vec<ResolvedMap>, SqttError> {
             source,
         })?;
         tracing::debug!(target = ?target, entries = map.entries().len(), "decoded .sqtt_funcmap");
-        maps.push(ResolvedMap { target, map, symbols: view.symbols });
+        maps.push(ResolvedMap {
+            target,
+            map,
+            symbols: view.symbols,
+        });
     }
     let names = |list: &[Option<String>]| {
-        list.iter().map(|t| t.clone().unwrap_or_else(|| "code object".into())).collect::<Vec<_>>().join(", ")
+        list.iter()
+            .map(|t| t.clone().unwrap_or_else(|| "code object".into()))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     if maps.is_empty() {
-        let what = if missing.iter().any(Option::is_some) { format!(" in {}", names(&missing)) } else { String::new() };
-        return Err(SqttError::MissingFuncmap { path: path.to_path_buf(), what });
+        let what = if missing.iter().any(Option::is_some) {
+            format!(" in {}", names(&missing))
+        } else {
+            String::new()
+        };
+        return Err(SqttError::MissingFuncmap {
+            path: path.to_path_buf(),
+            what,
+        });
     }
     if !missing.is_empty() {
-        eprintln!("kreplay sqtt: note: {}: no .sqtt_funcmap section in {}", path.display(), names(&missing));
+        eprintln!(
+            "kreplay sqtt: note: {}: no .sqtt_funcmap section in {}",
+            path.display(),
+            names(&missing)
+        );
     }
     Ok(maps)
 }
 
 fn write_out(text: &str) -> Result<(), SqttError> {
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()).map_err(SqttError::Output)
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush())
+        .map_err(SqttError::Output)
 }
 
 fn run_funcmap(args: &FuncmapArgs) -> Result<(), SqttError> {
@@ -256,18 +288,40 @@ fn choose_map<'a>(
     target: &Option<String>,
     path: &Path,
 ) -> Result<&'a ResolvedMap, SqttError> {
-    let target_err = |detail: String| SqttError::Target { path: path.to_path_buf(), detail };
+    let target_err = |detail: String| SqttError::Target {
+        path: path.to_path_buf(),
+        detail,
+    };
     let available = || {
-        maps.iter().map(|m| m.target.clone().unwrap_or_else(|| "(plain code object)".into())).collect::<Vec<_>>().join(", ")
+        maps.iter()
+            .map(|m| {
+                m.target
+                    .clone()
+                    .unwrap_or_else(|| "(plain code object)".into())
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     match target {
         Some(want) => {
-            let hits: Vec<&ResolvedMap> =
-                maps.iter().filter(|m| m.target.as_deref().is_some_and(|t| t.contains(want.as_str()))).collect();
+            let hits: Vec<&ResolvedMap> = maps
+                .iter()
+                .filter(|m| {
+                    m.target
+                        .as_deref()
+                        .is_some_and(|t| t.contains(want.as_str()))
+                })
+                .collect();
             match hits.as_slice() {
                 [one] => Ok(*one),
-                [] => Err(target_err(format!("no code object with a .sqtt_funcmap matches --target {want}; available: {}", available()))),
-                _ => Err(target_err(format!("--target {want} matches several code objects: {}", available()))),
+                [] => Err(target_err(format!(
+                    "no code object with a .sqtt_funcmap matches --target {want}; available: {}",
+                    available()
+                ))),
+                _ => Err(target_err(format!(
+                    "--target {want} matches several code objects: {}",
+                    available()
+                ))),
             }
         }
         None if maps.len() == 1 => Ok(&maps[0]),
@@ -283,17 +337,32 @@ fn read_records(path: &Path, format: RecordFormat) -> Result<Vec<records::Record
     let bytes = read(path)?;
     let text = String::from_utf8(bytes).map_err(|e| SqttError::Records {
         path: path.to_path_buf(),
-        source: RecordError { line: 0, detail: format!("not UTF-8 text ({e}); expected JSON or CSV records") },
+        source: RecordError {
+            line: 0,
+            detail: format!("not UTF-8 text ({e}); expected JSON or CSV records"),
+        },
     })?;
-    records::parse(&text, format).map_err(|source| SqttError::Records { path: path.to_path_buf(), source })
+    records::parse(&text, format).map_err(|source| SqttError::Records {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn run_memtrace(args: &MemtraceArgs) -> Result<(), SqttError> {
     let maps = load_maps(&args.funcmap)?;
     let chosen = choose_map(&maps, &args.target, &args.funcmap)?;
-    let wave_size = chosen.map.wave_size().ok_or_else(|| SqttError::NoWaveSize { path: args.funcmap.clone() })?;
+    let wave_size = chosen
+        .map
+        .wave_size()
+        .ok_or_else(|| SqttError::NoWaveSize {
+            path: args.funcmap.clone(),
+        })?;
     let records = read_records(&args.records, args.format)?;
-    let geometry = Geometry { wave_size, line_size: args.line_size, access_size: args.access_size };
+    let geometry = Geometry {
+        wave_size,
+        line_size: args.line_size,
+        access_size: args.access_size,
+    };
     let analysis = address_trace::analyse(&records, &chosen.map, geometry);
     let records_name = args.records.display().to_string();
     let funcmap_name = args.funcmap.display().to_string();
@@ -304,7 +373,10 @@ fn run_memtrace(args: &MemtraceArgs) -> Result<(), SqttError> {
         geometry,
     };
     if args.json {
-        write_out(&format!("{:#}\n", report::memtrace_json(&ctx, &chosen.map, &analysis)))
+        write_out(&format!(
+            "{:#}\n",
+            report::memtrace_json(&ctx, &chosen.map, &analysis)
+        ))
     } else {
         write_out(&report::memtrace_table(&ctx, &chosen.map, &analysis))
     }

@@ -75,7 +75,9 @@ impl JsonRecord {
     fn into_record(self, line: usize) -> Result<Record, RecordError> {
         let value = match self.value {
             JsonValue::Number(n) => n,
-            JsonValue::Text(t) => parse_unsigned(&t).map_err(|detail| RecordError { line, detail })?,
+            JsonValue::Text(t) => {
+                parse_unsigned(&t).map_err(|detail| RecordError { line, detail })?
+            }
         };
         Ok(Record {
             time: self.time,
@@ -121,7 +123,10 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 /// Parses a record file, keeping the line where each record starts (for messages that
 /// point at one record).
-pub fn parse_numbered(text: &str, format: RecordFormat) -> Result<Vec<NumberedRecord>, RecordError> {
+pub fn parse_numbered(
+    text: &str,
+    format: RecordFormat,
+) -> Result<Vec<NumberedRecord>, RecordError> {
     let format = match format {
         RecordFormat::Auto => match text.trim_start().chars().next() {
             Some('[') => RecordFormat::Json,
@@ -133,16 +138,26 @@ pub fn parse_numbered(text: &str, format: RecordFormat) -> Result<Vec<NumberedRe
     };
     match format {
         RecordFormat::Json => {
-            let raw: Vec<&serde_json::value::RawValue> = serde_json::from_str(text)
-                .map_err(|e| RecordError { line: e.line(), detail: format!("{e}; {EXPECTED}") })?;
+            let raw: Vec<&serde_json::value::RawValue> =
+                serde_json::from_str(text).map_err(|e| RecordError {
+                    line: e.line(),
+                    detail: format!("{e}; {EXPECTED}"),
+                })?;
             raw.into_iter()
                 .map(|element| {
                     // The element borrows from `text`: its offset there gives its line.
-                    let offset = (element.get().as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+                    let offset =
+                        (element.get().as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
                     let line = line_of(text, offset);
-                    let parsed: JsonRecord = serde_json::from_str(element.get())
-                        .map_err(|e| RecordError { line: line + e.line() - 1, detail: format!("{e}; {EXPECTED}") })?;
-                    Ok(NumberedRecord { line, record: parsed.into_record(line)? })
+                    let parsed: JsonRecord =
+                        serde_json::from_str(element.get()).map_err(|e| RecordError {
+                            line: line + e.line() - 1,
+                            detail: format!("{e}; {EXPECTED}"),
+                        })?;
+                    Ok(NumberedRecord {
+                        line,
+                        record: parsed.into_record(line)?,
+                    })
                 })
                 .collect()
         }
@@ -152,9 +167,14 @@ pub fn parse_numbered(text: &str, format: RecordFormat) -> Result<Vec<NumberedRe
                 if line.trim().is_empty() {
                     continue;
                 }
-                let raw: JsonRecord = serde_json::from_str(line)
-                    .map_err(|e| RecordError { line: i + 1, detail: format!("{e}; {EXPECTED}") })?;
-                out.push(NumberedRecord { line: i + 1, record: raw.into_record(i + 1)? });
+                let raw: JsonRecord = serde_json::from_str(line).map_err(|e| RecordError {
+                    line: i + 1,
+                    detail: format!("{e}; {EXPECTED}"),
+                })?;
+                out.push(NumberedRecord {
+                    line: i + 1,
+                    record: raw.into_record(i + 1)?,
+                });
             }
             Ok(out)
         }
@@ -163,7 +183,10 @@ pub fn parse_numbered(text: &str, format: RecordFormat) -> Result<Vec<NumberedRe
 }
 
 fn parse_csv(text: &str) -> Result<Vec<NumberedRecord>, RecordError> {
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
     let Some((header_line, header)) = lines.next() else {
         return Ok(Vec::new());
     };
@@ -190,11 +213,17 @@ fn parse_csv(text: &str) -> Result<Vec<NumberedRecord>, RecordError> {
             });
         }
         let num = |col: usize, name: &str| -> Result<u64, RecordError> {
-            parse_unsigned(fields[col]).map_err(|d| RecordError { line: line_no, detail: format!("{name}: {d}") })
+            parse_unsigned(fields[col]).map_err(|d| RecordError {
+                line: line_no,
+                detail: format!("{name}: {d}"),
+            })
         };
         let small = |col: usize, name: &str| -> Result<u32, RecordError> {
             let v = num(col, name)?;
-            u32::try_from(v).map_err(|_| RecordError { line: line_no, detail: format!("{name}: {v} is too large") })
+            u32::try_from(v).map_err(|_| RecordError {
+                line: line_no,
+                detail: format!("{name}: {v} is too large"),
+            })
         };
         let time = fields[index[0]].parse::<i64>().map_err(|_| RecordError {
             line: line_no,
@@ -209,7 +238,10 @@ fn parse_csv(text: &str) -> Result<Vec<NumberedRecord>, RecordError> {
             se: se.map(|c| small(c, "se")).transpose()?.unwrap_or(0),
             flags: flags.map(|c| small(c, "flags")).transpose()?.unwrap_or(0),
         };
-        out.push(NumberedRecord { line: line_no, record });
+        out.push(NumberedRecord {
+            line: line_no,
+            record,
+        });
     }
     Ok(out)
 }
@@ -234,7 +266,11 @@ mod tests {
 
     #[test]
     fn errors_name_the_line() {
-        let err = parse("time,value,cu,simd,wave_id\n1,2,3,4,5\n1,x,3,4,5\n", RecordFormat::Csv).unwrap_err();
+        let err = parse(
+            "time,value,cu,simd,wave_id\n1,2,3,4,5\n1,x,3,4,5\n",
+            RecordFormat::Csv,
+        )
+        .unwrap_err();
         assert_eq!(err.line, 3);
         assert!(err.detail.contains("value"), "{err}");
         let err = parse("time,value,cu\n", RecordFormat::Csv).unwrap_err();
@@ -250,10 +286,20 @@ mod tests {
     fn numbered_records_carry_their_line_in_every_form() {
         let one = "{\"time\": 1, \"value\": 2, \"cu\": 0, \"simd\": 0, \"wave_id\": 0}";
         let lines = |text: &str| -> Vec<usize> {
-            parse_numbered(text, RecordFormat::Auto).unwrap().iter().map(|n| n.line).collect()
+            parse_numbered(text, RecordFormat::Auto)
+                .unwrap()
+                .iter()
+                .map(|n| n.line)
+                .collect()
         };
-        assert_eq!(lines(&format!("[\n  {one},\n\n  {one}, {one}\n]")), [2, 4, 4]);
+        assert_eq!(
+            lines(&format!("[\n  {one},\n\n  {one}, {one}\n]")),
+            [2, 4, 4]
+        );
         assert_eq!(lines(&format!("{one}\n\n{one}\n")), [1, 3]);
-        assert_eq!(lines("time,value,cu,simd,wave_id\n\n1,2,0,0,0\n1,2,0,0,0\n"), [3, 4]);
+        assert_eq!(
+            lines("time,value,cu,simd,wave_id\n\n1,2,0,0,0\n1,2,0,0,0\n"),
+            [3, 4]
+        );
     }
 }

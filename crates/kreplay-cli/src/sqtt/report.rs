@@ -33,8 +33,16 @@ fn rows(resolved: &ResolvedMap, demangle: bool) -> Vec<Row> {
         .iter()
         .map(|e| {
             let code = matches!(e.kind, EntryKind::Kernel | EntryKind::Function);
-            let vaddr = if code { resolved.symbols.get(&e.name).copied() } else { None };
-            let name = if code && demangle { demangled(&e.name) } else { e.name.clone() };
+            let vaddr = if code {
+                resolved.symbols.get(&e.name).copied()
+            } else {
+                None
+            };
+            let name = if code && demangle {
+                demangled(&e.name)
+            } else {
+                e.name.clone()
+            };
             Row {
                 kind: e.kind,
                 id: e.id,
@@ -72,13 +80,29 @@ pub fn funcmap_table(maps: &[ResolvedMap], demangle: bool) -> String {
         if let Some(c) = resolved.map.clock() {
             let _ = writeln!(out, "  shader_clock: bits={} shift={}", c.bits, c.shift);
         }
-        let _ = writeln!(out, "{:>6}{:>10}{:>10}{:>20}  Name", "Type", "ID", "Extra", "Vaddr");
-        let _ = writeln!(out, "{:>6}{:>10}{:>10}{:>20}  ----", "----", "---", "-----", "-----");
+        let _ = writeln!(
+            out,
+            "{:>6}{:>10}{:>10}{:>20}  Name",
+            "Type", "ID", "Extra", "Vaddr"
+        );
+        let _ = writeln!(
+            out,
+            "{:>6}{:>10}{:>10}{:>20}  ----",
+            "----", "---", "-----", "-----"
+        );
         for r in rows(resolved, demangle) {
             let id = r.id.map_or_else(|| "-".to_string(), |id| id.to_string());
-            let vaddr = r.vaddr.map_or_else(|| "-".to_string(), |v| format!("0x{v:016x}"));
+            let vaddr = r
+                .vaddr
+                .map_or_else(|| "-".to_string(), |v| format!("0x{v:016x}"));
             let src = r.source.map(|s| format!("@{s}")).unwrap_or_default();
-            let _ = writeln!(out, "{:>6}{id:>10}{:>10}{vaddr:>20}  {}{src}", r.kind.label(), r.extra, r.name);
+            let _ = writeln!(
+                out,
+                "{:>6}{id:>10}{:>10}{vaddr:>20}  {}{src}",
+                r.kind.label(),
+                r.extra,
+                r.name
+            );
         }
     }
     out
@@ -191,16 +215,35 @@ pub fn memtrace_table(ctx: &MemtraceContext<'_>, map: &Funcmap, a: &TraceAnalysi
     let _ = writeln!(
         out,
         "{:>8}  {:>8}  {:>20}  {:>26}  {:>14}  {:>10}  Operation",
-        "ID", "Execs", "Lanes mean/min/max", "Lines mean/min/max/total", "Stride (share)", "Coalescing"
+        "ID",
+        "Execs",
+        "Lanes mean/min/max",
+        "Lines mean/min/max/total",
+        "Stride (share)",
+        "Coalescing"
     );
     for op in a.operations.values() {
         let entry = map.entry(op.id);
         let name = entry.map_or("?", |e| e.name.as_str());
-        let src = entry.and_then(|e| e.source.as_deref()).map(|s| format!("@{s}")).unwrap_or_default();
+        let src = entry
+            .and_then(|e| e.source.as_deref())
+            .map(|s| format!("@{s}"))
+            .unwrap_or_default();
         let lanes = format!("{:.2}/{}/{}", op.lanes_mean(), op.lanes_min, op.lanes_max);
-        let lines = format!("{:.2}/{}/{}/{}", op.lines_mean(), op.lines_min, op.lines_max, op.lines_sum);
-        let stride = op.dominant_stride().map_or_else(|| "-".to_string(), |(s, share)| format!("{s} ({:.0}%)", share * 100.0));
-        let eff = op.coalescing_efficiency().map_or_else(|| "-".to_string(), |e| format!("{:.1}%", e * 100.0));
+        let lines = format!(
+            "{:.2}/{}/{}/{}",
+            op.lines_mean(),
+            op.lines_min,
+            op.lines_max,
+            op.lines_sum
+        );
+        let stride = op.dominant_stride().map_or_else(
+            || "-".to_string(),
+            |(s, share)| format!("{s} ({:.0}%)", share * 100.0),
+        );
+        let eff = op
+            .coalescing_efficiency()
+            .map_or_else(|| "-".to_string(), |e| format!("{:.1}%", e * 100.0));
         let _ = writeln!(
             out,
             "{:>8}  {:>8}  {lanes:>20}  {lines:>26}  {stride:>14}  {eff:>10}  {name}{src}",

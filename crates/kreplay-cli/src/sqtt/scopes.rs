@@ -294,7 +294,10 @@ fn resolve(map: &Funcmap, id: u32) -> Option<(String, &'static str)> {
 
 /// Rebuilds the scopes of `records` with the names of `map`.
 pub fn build(records: &[Record], map: &Funcmap) -> MarkerScopes {
-    let numbered: Vec<NumberedRecord> = records.iter().map(|&record| NumberedRecord { line: 0, record }).collect();
+    let numbered: Vec<NumberedRecord> = records
+        .iter()
+        .map(|&record| NumberedRecord { line: 0, record })
+        .collect();
     build_numbered(&numbered, map)
 }
 
@@ -324,7 +327,12 @@ pub fn build_numbered(records: &[NumberedRecord], map: &Funcmap) -> MarkerScopes
 }
 
 /// The scopes, points and events of one wave's records; counts and issues go to `out`.
-fn rebuild_wave(slot: WaveSlot, recs: &[&NumberedRecord], map: &Funcmap, out: &mut MarkerScopes) -> WaveScopes {
+fn rebuild_wave(
+    slot: WaveSlot,
+    recs: &[&NumberedRecord],
+    map: &Funcmap,
+    out: &mut MarkerScopes,
+) -> WaveScopes {
     let mut wave = WaveScopes {
         slot,
         start: recs.first().map_or(0, |n| n.record.time),
@@ -334,7 +342,9 @@ fn rebuild_wave(slot: WaveSlot, recs: &[&NumberedRecord], map: &Funcmap, out: &m
         events: Vec::new(),
         records: recs.len(),
     };
-    let issue = |out: &mut MarkerScopes, line: usize, kind: IssueKind| out.issues.push(Issue { line, slot, kind });
+    let issue = |out: &mut MarkerScopes, line: usize, kind: IssueKind| {
+        out.issues.push(Issue { line, slot, kind })
+    };
     // Indices into wave.scopes of the open scopes, innermost last.
     let mut open: Vec<usize> = Vec::new();
     // The stack-tree node of each open scope.
@@ -353,7 +363,11 @@ fn rebuild_wave(slot: WaveSlot, recs: &[&NumberedRecord], map: &Funcmap, out: &m
             issue(
                 out,
                 line,
-                IssueKind::TimeBackwards { time: r.time, previous: prev.record.time, previous_line: prev.line },
+                IssueKind::TimeBackwards {
+                    time: r.time,
+                    previous: prev.record.time,
+                    previous_line: prev.line,
+                },
             );
         }
         let word = r.value as u32;
@@ -364,20 +378,41 @@ fn rebuild_wave(slot: WaveSlot, recs: &[&NumberedRecord], map: &Funcmap, out: &m
             payload_left -= 1;
         } else {
             let id = map.marker_id(word);
-            let h = Header { word, id, time: r.time, line };
+            let h = Header {
+                word,
+                id,
+                time: r.time,
+                line,
+            };
             let depth_before = open.len();
             let step = match word & 3 {
-                2 => Step::Enter { scope: enter(&mut wave, &mut open, map, h, out) },
-                1 => Step::Exit { closed: exit(&mut wave, &mut open, h, out) },
+                2 => Step::Enter {
+                    scope: enter(&mut wave, &mut open, map, h, out),
+                },
+                1 => Step::Exit {
+                    closed: exit(&mut wave, &mut open, h, out),
+                },
                 3 => {
                     let closed = exit(&mut wave, &mut open, h, out);
-                    Step::ExitEnter { closed, scope: enter(&mut wave, &mut open, map, h, out) }
+                    Step::ExitEnter {
+                        closed,
+                        scope: enter(&mut wave, &mut open, map, h, out),
+                    }
                 }
                 _ => {
                     let (name, kind) = match resolve(map, id) {
                         Some((name, kind)) => {
                             if kind != "point" {
-                                issue(out, line, IssueKind::WrongKind { word, id, used_as: "point", defined_as: kind });
+                                issue(
+                                    out,
+                                    line,
+                                    IssueKind::WrongKind {
+                                        word,
+                                        id,
+                                        used_as: "point",
+                                        defined_as: kind,
+                                    },
+                                );
                             }
                             (name, "point")
                         }
@@ -397,7 +432,9 @@ fn rebuild_wave(slot: WaveSlot, recs: &[&NumberedRecord], map: &Funcmap, out: &m
                         expected_payload: payload_left,
                         kind,
                     });
-                    Step::Point { point: wave.points.len() - 1 }
+                    Step::Point {
+                        point: wave.points.len() - 1,
+                    }
                 }
             };
             let depth = match step {
@@ -405,8 +442,18 @@ fn rebuild_wave(slot: WaveSlot, recs: &[&NumberedRecord], map: &Funcmap, out: &m
                 Step::Exit { .. } => open.len(),
                 Step::Point { .. } => depth_before,
             };
-            wave.events.push(Event { line, time: r.time, word, depth, step });
-            if let Step::Exit { closed: Some(_) } | Step::ExitEnter { closed: Some(_), .. } = step {
+            wave.events.push(Event {
+                line,
+                time: r.time,
+                word,
+                depth,
+                step,
+            });
+            if let Step::Exit { closed: Some(_) }
+            | Step::ExitEnter {
+                closed: Some(_), ..
+            } = step
+            {
                 open_nodes.pop();
             }
             while open_nodes.len() < open.len() {
@@ -417,16 +464,29 @@ fn rebuild_wave(slot: WaveSlot, recs: &[&NumberedRecord], map: &Funcmap, out: &m
         }
         if let Some(next) = recs.get(i + 1) {
             let delta = u64::try_from(next.record.time.saturating_sub(r.time)).unwrap_or(0);
-            out.stacks.charge(open_nodes.last().copied().unwrap_or(0), delta);
+            out.stacks
+                .charge(open_nodes.last().copied().unwrap_or(0), delta);
         }
     }
     if payload_left > 0 {
         out.incomplete_payloads += 1;
         let (line, id, expected) = payload_header;
-        issue(out, line, IssueKind::PayloadCutShort { id, expected, got: expected - payload_left });
+        issue(
+            out,
+            line,
+            IssueKind::PayloadCutShort {
+                id,
+                expected,
+                got: expected - payload_left,
+            },
+        );
     }
     for &scope in &open {
-        issue(out, wave.scopes[scope].enter_line, IssueKind::OpenAtEnd { scope });
+        issue(
+            out,
+            wave.scopes[scope].enter_line,
+            IssueKind::OpenAtEnd { scope },
+        );
     }
     wave
 }
@@ -441,7 +501,12 @@ struct Header {
 }
 
 /// Closes the innermost open scope of `wave` at the header's time.
-fn exit(wave: &mut WaveScopes, open: &mut Vec<usize>, h: Header, out: &mut MarkerScopes) -> Option<usize> {
+fn exit(
+    wave: &mut WaveScopes,
+    open: &mut Vec<usize>,
+    h: Header,
+    out: &mut MarkerScopes,
+) -> Option<usize> {
     match open.pop() {
         Some(s) => {
             let scope = &mut wave.scopes[s];
@@ -452,29 +517,53 @@ fn exit(wave: &mut WaveScopes, open: &mut Vec<usize>, h: Header, out: &mut Marke
         }
         None => {
             out.unmatched_exits += 1;
-            out.issues.push(Issue { line: h.line, slot: wave.slot, kind: IssueKind::UnmatchedExit });
+            out.issues.push(Issue {
+                line: h.line,
+                slot: wave.slot,
+                kind: IssueKind::UnmatchedExit,
+            });
             None
         }
     }
 }
 
 /// Opens scope `h.id` in `wave` at the header's time.
-fn enter(wave: &mut WaveScopes, open: &mut Vec<usize>, map: &Funcmap, h: Header, out: &mut MarkerScopes) -> usize {
-    let Header { word, id, time, line } = h;
+fn enter(
+    wave: &mut WaveScopes,
+    open: &mut Vec<usize>,
+    map: &Funcmap,
+    h: Header,
+    out: &mut MarkerScopes,
+) -> usize {
+    let Header {
+        word,
+        id,
+        time,
+        line,
+    } = h;
     let (name, kind) = match resolve(map, id) {
         Some((name, kind)) => {
             if matches!(kind, "point" | "kernel") {
                 out.issues.push(Issue {
                     line,
                     slot: wave.slot,
-                    kind: IssueKind::WrongKind { word, id, used_as: "enter", defined_as: kind },
+                    kind: IssueKind::WrongKind {
+                        word,
+                        id,
+                        used_as: "enter",
+                        defined_as: kind,
+                    },
                 });
             }
             (name, kind)
         }
         None => {
             out.unknown_ids += 1;
-            out.issues.push(Issue { line, slot: wave.slot, kind: IssueKind::UnknownId { word, id } });
+            out.issues.push(Issue {
+                line,
+                slot: wave.slot,
+                kind: IssueKind::UnknownId { word, id },
+            });
             (format!("marker {id}"), "marker")
         }
     };

@@ -17,8 +17,14 @@ pub fn llvm_tool(name: &str) -> PathBuf {
 
 /// Runs a tool and panics with its stderr when it fails.
 pub fn run_tool(cmd: &mut Command) -> Output {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e} (install the LLVM 22 tools)"));
-    assert!(out.status.success(), "{cmd:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e} (install the LLVM 22 tools)"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out
 }
 
@@ -48,7 +54,11 @@ pub fn with_funcmap(object: &Path, section: &[u8], out: &Path) {
 
 /// Function symbols of a code object as `llvm-nm` reports them (name -> value).
 pub fn nm_functions(object: &Path) -> HashMap<String, u64> {
-    let out = run_tool(Command::new(llvm_tool("llvm-nm")).arg("--defined-only").arg(object));
+    let out = run_tool(
+        Command::new(llvm_tool("llvm-nm"))
+            .arg("--defined-only")
+            .arg(object),
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| {
@@ -68,12 +78,14 @@ pub fn bundle(entries: &[(&str, &Path)], out: &Path, compress: bool) {
     let host = out.with_extension("host-entry");
     std::fs::write(&host, b"").expect("write empty host entry");
     let mut cmd = Command::new(llvm_tool("clang-offload-bundler"));
-    cmd.arg("--type=o").arg(format!("--input={}", host.display()));
+    cmd.arg("--type=o")
+        .arg(format!("--input={}", host.display()));
     for (target, path) in entries {
         targets.push((*target).to_string());
         cmd.arg(format!("--input={}", path.display()));
     }
-    cmd.arg(format!("--targets={}", targets.join(","))).arg(format!("--output={}", out.display()));
+    cmd.arg(format!("--targets={}", targets.join(",")))
+        .arg(format!("--output={}", out.display()));
     if compress {
         cmd.arg("--compress");
     }
@@ -97,7 +109,11 @@ pub fn host_with_fatbin(dir: &Path, bundle: &Path, out: &Path) {
 
 /// Runs `kreplay sqtt <args>`.
 pub fn kreplay_sqtt(args: &[&str]) -> Output {
-    Command::new(test_support::kreplay_bin()).arg("sqtt").args(args).output().expect("run kreplay")
+    Command::new(test_support::kreplay_bin())
+        .arg("sqtt")
+        .args(args)
+        .output()
+        .expect("run kreplay")
 }
 
 /// Runs `kreplay sqtt <args>`, expects success, returns stdout.
@@ -116,9 +132,19 @@ pub fn kreplay_sqtt_ok(args: &[&str]) -> String {
 pub fn kreplay_sqtt_err(args: &[&str]) -> String {
     let out = kreplay_sqtt(args);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(1), "kreplay sqtt {args:?}: expected exit code 1, stderr:\n{stderr}");
-    assert!(!stderr.contains("panicked"), "kreplay sqtt {args:?} panicked:\n{stderr}");
-    assert!(stderr.starts_with("kreplay sqtt: error: "), "unexpected stderr:\n{stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "kreplay sqtt {args:?}: expected exit code 1, stderr:\n{stderr}"
+    );
+    assert!(
+        !stderr.contains("panicked"),
+        "kreplay sqtt {args:?} panicked:\n{stderr}"
+    );
+    assert!(
+        stderr.starts_with("kreplay sqtt: error: "),
+        "unexpected stderr:\n{stderr}"
+    );
     stderr
 }
 

@@ -1,17 +1,20 @@
 //! Entries of code objects and executables (the core table's `hsa_code_object_reader_*` and
 //! `hsa_executable_*`), each inside a panic boundary.
 
-use crate::open_state::ensure_open;
 use crate::boundary::{InfoValue, c_slice, c_str, status_call, write_info, write_out};
 use crate::error::{Error, Result};
 use crate::executable::loader::{self, SymbolDetail};
 use crate::executable::{file_uri, read_fd};
+use crate::open_state::ensure_open;
 use hsa_abi::CoreApiTable;
 use hsa_abi::ffi::*;
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
-unsafe extern "C" fn reader_create_from_file(fd: hsa_file_t, reader: *mut hsa_code_object_reader_t) -> hsa_status_t {
+unsafe extern "C" fn reader_create_from_file(
+    fd: hsa_file_t,
+    reader: *mut hsa_code_object_reader_t,
+) -> hsa_status_t {
     status_call("hsa_code_object_reader_create_from_file", || {
         ensure_open()?;
         if reader.is_null() {
@@ -37,7 +40,9 @@ pub(crate) fn reader_from_file_range(
 ) -> Result<()> {
     ensure_open()?;
     if reader.is_null() || size == 0 {
-        return Err(Error::InvalidArgument("code_object_reader is NULL or size is 0"));
+        return Err(Error::InvalidArgument(
+            "code_object_reader is NULL or size is 0",
+        ));
     }
     let bytes = read_fd(fd, offset as u64, Some(size as u64))?;
     let uri = file_uri(fd, offset as u64, size);
@@ -113,7 +118,11 @@ unsafe extern "C" fn executable_create_alt(
             return Err(Error::InvalidArgument("executable is NULL"));
         }
         let handle = loader::create_executable(profile, rounding);
-        write_out(executable, hsa_executable_t { handle }, "executable is NULL")
+        write_out(
+            executable,
+            hsa_executable_t { handle },
+            "executable is NULL",
+        )
     })
 }
 
@@ -135,7 +144,11 @@ unsafe extern "C" fn executable_create(
             return Err(Error::InvalidArgument("executable is NULL"));
         }
         let handle = loader::create_executable(profile, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT);
-        write_out(executable, hsa_executable_t { handle }, "executable is NULL")
+        write_out(
+            executable,
+            hsa_executable_t { handle },
+            "executable is NULL",
+        )
     })
 }
 
@@ -158,7 +171,11 @@ unsafe extern "C" fn executable_load_agent_code_object(
         let a = crate::topology::agent(agent.handle)?;
         let handle = loader::load(executable.handle, agent, a.isa_name(), reader.handle)?;
         if !loaded.is_null() {
-            write_out(loaded, hsa_loaded_code_object_t { handle }, "loaded_code_object")?;
+            write_out(
+                loaded,
+                hsa_loaded_code_object_t { handle },
+                "loaded_code_object",
+            )?;
         }
         Ok(())
     })
@@ -183,7 +200,10 @@ unsafe extern "C" fn executable_load_program_code_object(
     })
 }
 
-unsafe extern "C" fn executable_freeze(executable: hsa_executable_t, _options: *const c_char) -> hsa_status_t {
+unsafe extern "C" fn executable_freeze(
+    executable: hsa_executable_t,
+    _options: *const c_char,
+) -> hsa_status_t {
     status_call("hsa_executable_freeze", || {
         ensure_open()?;
         Ok(loader::freeze(executable.handle)?)
@@ -219,7 +239,10 @@ fn validate(executable: hsa_executable_t, result: *mut u32) -> Result<()> {
     write_out(result, 0, "result is NULL")
 }
 
-unsafe extern "C" fn executable_validate(executable: hsa_executable_t, result: *mut u32) -> hsa_status_t {
+unsafe extern "C" fn executable_validate(
+    executable: hsa_executable_t,
+    result: *mut u32,
+) -> hsa_status_t {
     status_call("hsa_executable_validate", || validate(executable, result))
 }
 
@@ -228,7 +251,9 @@ unsafe extern "C" fn executable_validate_alt(
     _options: *const c_char,
     result: *mut u32,
 ) -> hsa_status_t {
-    status_call("hsa_executable_validate_alt", || validate(executable, result))
+    status_call("hsa_executable_validate_alt", || {
+        validate(executable, result)
+    })
 }
 
 // ---------------------------------------------------------------- symbols
@@ -254,7 +279,11 @@ unsafe extern "C" fn executable_get_symbol_by_name(
             Some(a.handle)
         };
         let s = loader::symbol_by_name(executable.handle, &name, agent)?;
-        write_out(symbol, hsa_executable_symbol_t { handle: s.handle }, "symbol is NULL")
+        write_out(
+            symbol,
+            hsa_executable_symbol_t { handle: s.handle },
+            "symbol is NULL",
+        )
     })
 }
 
@@ -276,22 +305,42 @@ unsafe extern "C" fn executable_get_symbol(
             name
         } else {
             let m = c_str(module_name, "module_name")?.to_string_lossy();
-            if m.is_empty() { name } else { format!("{m}::{name}") }
+            if m.is_empty() {
+                name
+            } else {
+                format!("{m}::{name}")
+            }
         };
         if symbol.is_null() {
             return Err(Error::InvalidArgument("symbol is NULL"));
         }
         crate::topology::agent(agent.handle)?;
         let s = loader::symbol_by_name(executable.handle, &full, Some(agent.handle))?;
-        write_out(symbol, hsa_executable_symbol_t { handle: s.handle }, "symbol is NULL")
+        write_out(
+            symbol,
+            hsa_executable_symbol_t { handle: s.handle },
+            "symbol is NULL",
+        )
     })
 }
 
-fn symbol_info(symbol: &loader::Symbol, attribute: hsa_executable_symbol_info_t, value: *mut c_void) -> Result<()> {
-    let invalid = || Err(Error::InvalidArgument("attribute does not apply to this symbol's kind"));
+fn symbol_info(
+    symbol: &loader::Symbol,
+    attribute: hsa_executable_symbol_info_t,
+    value: *mut c_void,
+) -> Result<()> {
+    let invalid = || {
+        Err(Error::InvalidArgument(
+            "attribute does not apply to this symbol's kind",
+        ))
+    };
     let v = match (attribute, &symbol.detail) {
-        (HSA_EXECUTABLE_SYMBOL_INFO_TYPE, SymbolDetail::Kernel { .. }) => InfoValue::U32(HSA_SYMBOL_KIND_KERNEL),
-        (HSA_EXECUTABLE_SYMBOL_INFO_TYPE, SymbolDetail::Variable { .. }) => InfoValue::U32(HSA_SYMBOL_KIND_VARIABLE),
+        (HSA_EXECUTABLE_SYMBOL_INFO_TYPE, SymbolDetail::Kernel { .. }) => {
+            InfoValue::U32(HSA_SYMBOL_KIND_KERNEL)
+        }
+        (HSA_EXECUTABLE_SYMBOL_INFO_TYPE, SymbolDetail::Variable { .. }) => {
+            InfoValue::U32(HSA_SYMBOL_KIND_VARIABLE)
+        }
         (HSA_EXECUTABLE_SYMBOL_INFO_NAME_LENGTH, _) => InfoValue::U32(symbol.name.len() as u32),
         // Exactly NAME_LENGTH bytes, no terminating NUL, as ROCR writes it.
         (HSA_EXECUTABLE_SYMBOL_INFO_NAME, _) => InfoValue::Bytes(symbol.name.as_bytes().to_vec()),
@@ -317,36 +366,51 @@ fn symbol_info(symbol: &loader::Symbol, attribute: hsa_executable_symbol_info_t,
                 HSA_VARIABLE_SEGMENT_GLOBAL
             })
         }
-        (HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ALIGNMENT, SymbolDetail::Variable { alignment, .. }) => {
-            InfoValue::U32(*alignment as u32)
+        (
+            HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ALIGNMENT,
+            SymbolDetail::Variable { alignment, .. },
+        ) => InfoValue::U32(*alignment as u32),
+        (HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE, SymbolDetail::Variable { size, .. }) => {
+            InfoValue::U32(*size as u32)
         }
-        (HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE, SymbolDetail::Variable { size, .. }) => InfoValue::U32(*size as u32),
         (HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_IS_CONST, SymbolDetail::Variable { is_const, .. }) => {
             InfoValue::Bool(*is_const)
         }
         (HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, SymbolDetail::Kernel { kernel_object, .. }) => {
             InfoValue::U64(*kernel_object)
         }
-        (HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE, SymbolDetail::Kernel { descriptor, .. }) => {
-            InfoValue::U32(descriptor.kernarg_size)
+        (
+            HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE,
+            SymbolDetail::Kernel { descriptor, .. },
+        ) => InfoValue::U32(descriptor.kernarg_size),
+        (
+            HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT,
+            SymbolDetail::Kernel { .. },
+        ) => InfoValue::U32(KERNARG_SEGMENT_ALIGNMENT),
+        (
+            HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE,
+            SymbolDetail::Kernel { descriptor, .. },
+        ) => InfoValue::U32(descriptor.group_segment_fixed_size),
+        (
+            HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+            SymbolDetail::Kernel { descriptor, .. },
+        ) => InfoValue::U32(descriptor.private_segment_fixed_size),
+        (
+            HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK,
+            SymbolDetail::Kernel { descriptor, .. },
+        ) => InfoValue::Bool(descriptor.uses_dynamic_stack()),
+        (HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_CALL_CONVENTION, SymbolDetail::Kernel { .. }) => {
+            InfoValue::U32(0)
         }
-        (HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT, SymbolDetail::Kernel { .. }) => {
-            InfoValue::U32(KERNARG_SEGMENT_ALIGNMENT)
+        (
+            HSA_EXT_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT_SIZE,
+            SymbolDetail::Kernel {
+                descriptor_size, ..
+            },
+        ) => InfoValue::U32(*descriptor_size as u32),
+        (HSA_EXT_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT_ALIGN, SymbolDetail::Kernel { .. }) => {
+            InfoValue::U32(64)
         }
-        (HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE, SymbolDetail::Kernel { descriptor, .. }) => {
-            InfoValue::U32(descriptor.group_segment_fixed_size)
-        }
-        (HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE, SymbolDetail::Kernel { descriptor, .. }) => {
-            InfoValue::U32(descriptor.private_segment_fixed_size)
-        }
-        (HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK, SymbolDetail::Kernel { descriptor, .. }) => {
-            InfoValue::Bool(descriptor.uses_dynamic_stack())
-        }
-        (HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_CALL_CONVENTION, SymbolDetail::Kernel { .. }) => InfoValue::U32(0),
-        (HSA_EXT_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT_SIZE, SymbolDetail::Kernel { descriptor_size, .. }) => {
-            InfoValue::U32(*descriptor_size as u32)
-        }
-        (HSA_EXT_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT_ALIGN, SymbolDetail::Kernel { .. }) => InfoValue::U32(64),
         // No code object defines indirect functions (or their symbols), as in ROCR.
         _ => return invalid(),
     };
@@ -372,7 +436,11 @@ unsafe extern "C" fn executable_symbol_get_info(
             return Err(Error::InvalidArgument("value is NULL"));
         }
         if crate::fault::symbol_info_fails()
-            && matches!(attribute, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS | HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE)
+            && matches!(
+                attribute,
+                HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS
+                    | HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE
+            )
             && matches!(s.detail, SymbolDetail::Variable { .. })
         {
             tracing::warn!("variable query fails: fault injected (vhsa_fault_fail_symbol_info)");
@@ -383,7 +451,10 @@ unsafe extern "C" fn executable_symbol_get_info(
 }
 
 /// Calls `f` for each symbol; stops early on a non-success status, which is returned.
-fn iterate(symbols: Vec<Arc<loader::Symbol>>, mut f: impl FnMut(&loader::Symbol) -> hsa_status_t) -> Result<()> {
+fn iterate(
+    symbols: Vec<Arc<loader::Symbol>>,
+    mut f: impl FnMut(&loader::Symbol) -> hsa_status_t,
+) -> Result<()> {
     if crate::fault::symbol_iteration_fails() {
         tracing::warn!("symbol iteration fails: fault injected (vhsa_fault_fail_symbol_iteration)");
         return Err(Error::Status(HSA_STATUS_ERROR));
@@ -397,10 +468,17 @@ fn iterate(symbols: Vec<Arc<loader::Symbol>>, mut f: impl FnMut(&loader::Symbol)
     Ok(())
 }
 
-type SymbolCallback =
-    Option<unsafe extern "C" fn(hsa_executable_t, hsa_executable_symbol_t, *mut c_void) -> hsa_status_t>;
-type AgentSymbolCallback =
-    Option<unsafe extern "C" fn(hsa_executable_t, hsa_agent_t, hsa_executable_symbol_t, *mut c_void) -> hsa_status_t>;
+type SymbolCallback = Option<
+    unsafe extern "C" fn(hsa_executable_t, hsa_executable_symbol_t, *mut c_void) -> hsa_status_t,
+>;
+type AgentSymbolCallback = Option<
+    unsafe extern "C" fn(
+        hsa_executable_t,
+        hsa_agent_t,
+        hsa_executable_symbol_t,
+        *mut c_void,
+    ) -> hsa_status_t,
+>;
 
 unsafe extern "C" fn executable_iterate_symbols(
     executable: hsa_executable_t,
@@ -413,7 +491,11 @@ unsafe extern "C" fn executable_iterate_symbols(
         let symbols = loader::symbols(executable.handle, None)?;
         // SAFETY: the application's callback, called with the arguments the API documents.
         iterate(symbols, |s| unsafe {
-            cb(executable, hsa_executable_symbol_t { handle: s.handle }, data)
+            cb(
+                executable,
+                hsa_executable_symbol_t { handle: s.handle },
+                data,
+            )
         })
     })
 }
@@ -431,7 +513,12 @@ unsafe extern "C" fn executable_iterate_agent_symbols(
         let symbols = loader::symbols(executable.handle, Some(agent.handle))?;
         // SAFETY: the application's callback, called with the arguments the API documents.
         iterate(symbols, |s| unsafe {
-            cb(executable, agent, hsa_executable_symbol_t { handle: s.handle }, data)
+            cb(
+                executable,
+                agent,
+                hsa_executable_symbol_t { handle: s.handle },
+                data,
+            )
         })
     })
 }

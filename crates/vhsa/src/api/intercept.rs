@@ -1,8 +1,8 @@
 //! Entries of intercept queues (`hsa_amd_queue_intercept_create`/`register`).
 
-use crate::open_state::ensure_open;
 use crate::boundary::{status_call, write_out};
 use crate::error::Error;
+use crate::open_state::ensure_open;
 use hsa_abi::ffi::*;
 use hsa_abi::modern::{hsa_amd_queue_intercept_handler, hsa_queue_error_callback as QueueCallback};
 use hsa_abi::{AmdExtTable, CoreApiTable};
@@ -25,7 +25,8 @@ unsafe extern "C" fn hsa_amd_queue_intercept_create_impl(
         }
         // The real runtime creates the wrapped queue through hsa_queue_create's checks.
         crate::queue::validate(agent.handle, size, type_, private_segment_size)?;
-        let q = crate::intercept::create(agent.handle, size, type_, callback, data, super::executor())?;
+        let q =
+            crate::intercept::create(agent.handle, size, type_, callback, data, super::executor())?;
         write_out(queue, q, "queue is NULL")
     })
 }

@@ -17,7 +17,10 @@ struct Lifetime {
     tools: Vec<crate::tools::LoadedTool>,
 }
 
-static BOOTSTRAP: Mutex<Lifetime> = Mutex::new(Lifetime { refcount: 0, tools: Vec::new() });
+static BOOTSTRAP: Mutex<Lifetime> = Mutex::new(Lifetime {
+    refcount: 0,
+    tools: Vec::new(),
+});
 
 thread_local! {
     /// Set while this thread runs tools' `OnLoad`/`OnUnload`.
@@ -41,7 +44,9 @@ fn init() -> Result<()> {
              initialized by this very call chain; the real runtime would deadlock here. Remove the \
              hsa_init/hsa_shut_down call from the tool's OnLoad (every other HSA call is allowed)."
         );
-        return Err(Error::Failed("hsa_init called from inside a tool's OnLoad".into()));
+        return Err(Error::Failed(
+            "hsa_init called from inside a tool's OnLoad".into(),
+        ));
     }
     let mut life = BOOTSTRAP.lock();
     if life.refcount == u32::MAX {
@@ -67,7 +72,9 @@ fn shut_down() -> Result<()> {
             "vhsa: hsa_shut_down was called from inside a tool's OnLoad/OnUnload; ignored. The \
              runtime calls OnUnload itself on the last hsa_shut_down."
         );
-        return Err(Error::Failed("hsa_shut_down called from inside a tool callback".into()));
+        return Err(Error::Failed(
+            "hsa_shut_down called from inside a tool callback".into(),
+        ));
     }
     let mut life = BOOTSTRAP.lock();
     if life.refcount == 0 {

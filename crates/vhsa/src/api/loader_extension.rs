@@ -4,16 +4,18 @@
 //! address. Each loaded code object is one segment (all its `PT_LOAD` segments in one block),
 //! stored in memory (the loader keeps a copy of the ELF file).
 
-use crate::open_state::ensure_open;
-use crate::executable::loader;
 use crate::boundary::{InfoValue, status_call, write_info, write_out};
 use crate::error::{Error, Result};
+use crate::executable::loader;
+use crate::open_state::ensure_open;
 use hsa_abi::ffi::*;
 use std::ffi::c_void;
 
-type ExecutableCallback = Option<unsafe extern "C" fn(hsa_executable_t, *mut c_void) -> hsa_status_t>;
-type LoadedCodeObjectCallback =
-    Option<unsafe extern "C" fn(hsa_executable_t, hsa_loaded_code_object_t, *mut c_void) -> hsa_status_t>;
+type ExecutableCallback =
+    Option<unsafe extern "C" fn(hsa_executable_t, *mut c_void) -> hsa_status_t>;
+type LoadedCodeObjectCallback = Option<
+    unsafe extern "C" fn(hsa_executable_t, hsa_loaded_code_object_t, *mut c_void) -> hsa_status_t,
+>;
 
 unsafe extern "C" fn query_host_address(
     device_address: *const c_void,
@@ -22,7 +24,9 @@ unsafe extern "C" fn query_host_address(
     status_call("hsa_ven_amd_loader_query_host_address", || {
         ensure_open()?;
         if device_address.is_null() || host_address.is_null() {
-            return Err(Error::InvalidArgument("device_address or host_address is NULL"));
+            return Err(Error::InvalidArgument(
+                "device_address or host_address is NULL",
+            ));
         }
         loader::loaded_code_object_at(device_address as u64).ok_or(Error::InvalidArgument(
             "device_address is not inside a loaded code object",
@@ -34,7 +38,9 @@ unsafe extern "C" fn query_host_address(
 fn descriptor(lco: &loader::LoadedCodeObject) -> hsa_ven_amd_loader_segment_descriptor_t {
     hsa_ven_amd_loader_segment_descriptor_t {
         agent: lco.agent,
-        executable: hsa_executable_t { handle: lco.executable },
+        executable: hsa_executable_t {
+            handle: lco.executable,
+        },
         code_object_storage_type: HSA_VEN_AMD_LOADER_CODE_OBJECT_STORAGE_TYPE_MEMORY,
         code_object_storage_base: lco.bytes.as_ptr().cast(),
         code_object_storage_size: lco.bytes.len(),
@@ -83,14 +89,18 @@ unsafe extern "C" fn query_executable(
     status_call("hsa_ven_amd_loader_query_executable", || {
         ensure_open()?;
         if device_address.is_null() || executable.is_null() {
-            return Err(Error::InvalidArgument("device_address or executable is NULL"));
+            return Err(Error::InvalidArgument(
+                "device_address or executable is NULL",
+            ));
         }
-        let lco = loader::loaded_code_object_at(device_address as u64).ok_or(Error::InvalidArgument(
-            "device_address is not inside a loaded code object",
-        ))?;
+        let lco = loader::loaded_code_object_at(device_address as u64).ok_or(
+            Error::InvalidArgument("device_address is not inside a loaded code object"),
+        )?;
         write_out(
             executable,
-            hsa_executable_t { handle: lco.executable },
+            hsa_executable_t {
+                handle: lco.executable,
+            },
             "executable is NULL",
         )
     })
@@ -101,18 +111,27 @@ unsafe extern "C" fn executable_iterate_loaded_code_objects(
     callback: LoadedCodeObjectCallback,
     data: *mut c_void,
 ) -> hsa_status_t {
-    status_call("hsa_ven_amd_loader_executable_iterate_loaded_code_objects", || {
-        ensure_open()?;
-        let cb = callback.ok_or(Error::InvalidArgument("callback is NULL"))?;
-        for lco in loader::loaded_code_objects(executable.handle)? {
-            // SAFETY: the application's callback, called with the arguments the API documents.
-            let status = unsafe { cb(executable, hsa_loaded_code_object_t { handle: lco.handle }, data) };
-            if status != HSA_STATUS_SUCCESS {
-                return Err(Error::Status(status));
+    status_call(
+        "hsa_ven_amd_loader_executable_iterate_loaded_code_objects",
+        || {
+            ensure_open()?;
+            let cb = callback.ok_or(Error::InvalidArgument("callback is NULL"))?;
+            for lco in loader::loaded_code_objects(executable.handle)? {
+                // SAFETY: the application's callback, called with the arguments the API documents.
+                let status = unsafe {
+                    cb(
+                        executable,
+                        hsa_loaded_code_object_t { handle: lco.handle },
+                        data,
+                    )
+                };
+                if status != HSA_STATUS_SUCCESS {
+                    return Err(Error::Status(status));
+                }
             }
-        }
-        Ok(())
-    })
+            Ok(())
+        },
+    )
 }
 
 unsafe extern "C" fn loaded_code_object_get_info(
@@ -144,13 +163,21 @@ unsafe extern "C" fn loaded_code_object_get_info(
                     "the code object is stored in memory, not in a file",
                 ));
             }
-            HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_DELTA => InfoValue::U64(lco.delta() as u64),
+            HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_DELTA => {
+                InfoValue::U64(lco.delta() as u64)
+            }
             HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_BASE => InfoValue::U64(lco.image.base),
             HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_SIZE => InfoValue::U64(lco.image.size),
-            HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_URI_LENGTH => InfoValue::U32(lco.uri.len() as u32),
-            HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_URI => InfoValue::Bytes(lco.uri.as_bytes().to_vec()),
+            HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_URI_LENGTH => {
+                InfoValue::U32(lco.uri.len() as u32)
+            }
+            HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_URI => {
+                InfoValue::Bytes(lco.uri.as_bytes().to_vec())
+            }
             _ => {
-                return Err(Error::InvalidArgument("unknown loaded code object attribute"));
+                return Err(Error::InvalidArgument(
+                    "unknown loaded code object attribute",
+                ));
             }
         };
         write_info(value, v)
@@ -169,12 +196,17 @@ unsafe extern "C" fn reader_create_from_file_with_offset_size(
     )
 }
 
-unsafe extern "C" fn iterate_executables(callback: ExecutableCallback, data: *mut c_void) -> hsa_status_t {
+unsafe extern "C" fn iterate_executables(
+    callback: ExecutableCallback,
+    data: *mut c_void,
+) -> hsa_status_t {
     status_call("hsa_ven_amd_loader_iterate_executables", || {
         ensure_open()?;
         let cb = callback.ok_or(Error::InvalidArgument("callback is NULL"))?;
         if crate::fault::symbol_iteration_fails() {
-            tracing::warn!("executable iteration fails: fault injected (vhsa_fault_fail_symbol_iteration)");
+            tracing::warn!(
+                "executable iteration fails: fault injected (vhsa_fault_fail_symbol_iteration)"
+            );
             return Err(Error::Status(HSA_STATUS_ERROR));
         }
         for handle in loader::executables() {
@@ -190,10 +222,15 @@ unsafe extern "C" fn iterate_executables(callback: ExecutableCallback, data: *mu
 
 /// Writes the loader table: as many entries of `hsa_ven_amd_loader_1_03_pfn_t` as fit in
 /// `table_length` bytes (1.00 has three, 1.01 five, 1.02 six, 1.03 seven).
-pub(crate) fn loader_extension_table(version_major: u16, table_length: usize, table: *mut c_void) -> hsa_status_t {
-    status_call("hsa_system_get_major_extension_table(HSA_EXTENSION_AMD_LOADER)", || {
-        fill(version_major, table_length, table)
-    })
+pub(crate) fn loader_extension_table(
+    version_major: u16,
+    table_length: usize,
+    table: *mut c_void,
+) -> hsa_status_t {
+    status_call(
+        "hsa_system_get_major_extension_table(HSA_EXTENSION_AMD_LOADER)",
+        || fill(version_major, table_length, table),
+    )
 }
 
 fn fill(version_major: u16, table_length: usize, table: *mut c_void) -> Result<()> {
@@ -209,7 +246,9 @@ fn fill(version_major: u16, table_length: usize, table: *mut c_void) -> Result<(
         hsa_ven_amd_loader_query_host_address: Some(query_host_address),
         hsa_ven_amd_loader_query_segment_descriptors: Some(query_segment_descriptors),
         hsa_ven_amd_loader_query_executable: Some(query_executable),
-        hsa_ven_amd_loader_executable_iterate_loaded_code_objects: Some(executable_iterate_loaded_code_objects),
+        hsa_ven_amd_loader_executable_iterate_loaded_code_objects: Some(
+            executable_iterate_loaded_code_objects,
+        ),
         hsa_ven_amd_loader_loaded_code_object_get_info: Some(loaded_code_object_get_info),
         hsa_ven_amd_loader_code_object_reader_create_from_file_with_offset_size: Some(
             reader_create_from_file_with_offset_size,
@@ -219,6 +258,8 @@ fn fill(version_major: u16, table_length: usize, table: *mut c_void) -> Result<(
     let len = table_length.min(std::mem::size_of_val(&full));
     // SAFETY: the caller provides `table_length` writable bytes; `len` does not exceed either
     // that or the source struct.
-    unsafe { std::ptr::copy_nonoverlapping((&raw const full).cast::<u8>(), table.cast::<u8>(), len) };
+    unsafe {
+        std::ptr::copy_nonoverlapping((&raw const full).cast::<u8>(), table.cast::<u8>(), len)
+    };
     Ok(())
 }

@@ -1,9 +1,11 @@
 //! Entries of memory: pool and region allocation, copies, pointer information, locking.
 
-use crate::open_state::ensure_open;
 use crate::boundary::{c_slice, status_call, write_out};
 use crate::error::Error;
-use crate::memory::{COPY_PROFILING, CopyJob, Origin, allocate_in_pool, copy_bytes, find, free, record, submit_copy};
+use crate::memory::{
+    COPY_PROFILING, CopyJob, Origin, allocate_in_pool, copy_bytes, find, free, record, submit_copy,
+};
+use crate::open_state::ensure_open;
 use hsa_abi::ffi::*;
 use hsa_abi::modern::{hsa_amd_memory_access_desc_t, hsa_amd_vmem_alloc_handle_t};
 use hsa_abi::{AmdExtTable, CoreApiTable};
@@ -22,7 +24,9 @@ unsafe extern "C" fn hsa_amd_memory_pool_allocate_impl(
         }
         let p = crate::topology::pool(pool.handle).ok_or(Error::InvalidPool(pool.handle))?;
         if crate::fault::pool_allocation_fails() {
-            return Err(Error::OutOfResources("injected pool allocation failure (VHSA_FAULTS pool_alloc)".into()));
+            return Err(Error::OutOfResources(
+                "injected pool allocation failure (VHSA_FAULTS pool_alloc)".into(),
+            ));
         }
         let m = allocate_in_pool(p, size, flags)?;
         write_out(ptr, m.cast(), "ptr is NULL")
@@ -36,7 +40,11 @@ unsafe extern "C" fn hsa_amd_memory_pool_free_impl(ptr: *mut c_void) -> hsa_stat
     })
 }
 
-unsafe extern "C" fn hsa_memory_allocate_impl(region: hsa_region_t, size: usize, ptr: *mut *mut c_void) -> hsa_status_t {
+unsafe extern "C" fn hsa_memory_allocate_impl(
+    region: hsa_region_t,
+    size: usize,
+    ptr: *mut *mut c_void,
+) -> hsa_status_t {
     status_call("hsa_memory_allocate", || {
         ensure_open()?;
         if ptr.is_null() || size == 0 {
@@ -55,14 +63,20 @@ unsafe extern "C" fn hsa_memory_free_impl(ptr: *mut c_void) -> hsa_status_t {
     })
 }
 
-unsafe extern "C" fn hsa_memory_copy_impl(dst: *mut c_void, src: *const c_void, size: usize) -> hsa_status_t {
+unsafe extern "C" fn hsa_memory_copy_impl(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+) -> hsa_status_t {
     status_call("hsa_memory_copy", || {
         ensure_open()?;
         if dst.is_null() || src.is_null() {
             return Err(Error::InvalidArgument("dst or src is NULL"));
         }
         if crate::fault::copy_fails() {
-            return Err(Error::Failed("injected copy failure (VHSA_FAULTS copy_count)".into()));
+            return Err(Error::Failed(
+                "injected copy failure (VHSA_FAULTS copy_count)".into(),
+            ));
         }
         if size > 0 {
             copy_bytes(dst.cast(), src.cast(), size);
@@ -87,7 +101,9 @@ unsafe extern "C" fn hsa_amd_memory_async_copy_impl(
             return Err(Error::InvalidArgument("dst or src is NULL"));
         }
         if (num_dep_signals == 0) != dep_signals.is_null() {
-            return Err(Error::InvalidArgument("dep_signals must be NULL exactly when num_dep_signals is 0"));
+            return Err(Error::InvalidArgument(
+                "dep_signals must be NULL exactly when num_dep_signals is 0",
+            ));
         }
         crate::topology::agent(dst_agent.handle)?;
         crate::topology::agent(src_agent.handle)?;
@@ -101,7 +117,9 @@ unsafe extern "C" fn hsa_amd_memory_async_copy_impl(
             return Ok(());
         }
         if crate::fault::copy_fails() {
-            return Err(Error::Failed("injected copy failure (VHSA_FAULTS copy_count)".into()));
+            return Err(Error::Failed(
+                "injected copy failure (VHSA_FAULTS copy_count)".into(),
+            ));
         }
         submit_copy(CopyJob {
             segments: vec![(dst as usize, src as usize, size)],
@@ -140,14 +158,25 @@ unsafe extern "C" fn hsa_amd_memory_async_copy_rect_impl(
     status_call("hsa_amd_memory_async_copy_rect", || {
         ensure_open()?;
         // The real runtime's order: pointers, dependency list, direction, then the agent.
-        if dst.is_null() || src.is_null() || dst_offset.is_null() || src_offset.is_null() || range.is_null() {
-            return Err(Error::InvalidArgument("dst, src, dst_offset, src_offset or range is NULL"));
+        if dst.is_null()
+            || src.is_null()
+            || dst_offset.is_null()
+            || src_offset.is_null()
+            || range.is_null()
+        {
+            return Err(Error::InvalidArgument(
+                "dst, src, dst_offset, src_offset or range is NULL",
+            ));
         }
         if (num_dep_signals == 0) != dep_signals.is_null() {
-            return Err(Error::InvalidArgument("dep_signals must be NULL exactly when num_dep_signals is 0"));
+            return Err(Error::InvalidArgument(
+                "dep_signals must be NULL exactly when num_dep_signals is 0",
+            ));
         }
         if dir == hsaHostToHost || dir > hsaDeviceToDevice {
-            return Err(Error::InvalidArgument("dir must be hsaHostToDevice, hsaDeviceToHost or hsaDeviceToDevice"));
+            return Err(Error::InvalidArgument(
+                "dir must be hsaHostToDevice, hsaDeviceToHost or hsaDeviceToDevice",
+            ));
         }
         let agent = crate::topology::agent(copy_agent.handle)?;
         if agent.kind() != crate::topology::AgentKind::Gpu {
@@ -158,8 +187,13 @@ unsafe extern "C" fn hsa_amd_memory_async_copy_rect_impl(
             crate::signal::get(d.handle)?;
         }
         crate::signal::get(completion_signal.handle)?;
-        let (dst, src, dst_offset, src_offset, range) =
-            (pitched(dst), pitched(src), dim3(dst_offset), dim3(src_offset), dim3(range));
+        let (dst, src, dst_offset, src_offset, range) = (
+            pitched(dst),
+            pitched(src),
+            dim3(dst_offset),
+            dim3(src_offset),
+            dim3(range),
+        );
         if dst.0 == 0 || src.0 == 0 {
             return Err(Error::InvalidArgument("dst->base or src->base is NULL"));
         }
@@ -177,7 +211,9 @@ unsafe extern "C" fn hsa_amd_memory_async_copy_rect_impl(
             return Ok(());
         }
         if crate::fault::copy_fails() {
-            return Err(Error::Failed("injected copy failure (VHSA_FAULTS copy_count)".into()));
+            return Err(Error::Failed(
+                "injected copy failure (VHSA_FAULTS copy_count)".into(),
+            ));
         }
         submit_copy(CopyJob {
             segments: crate::memory::rect_segments(dst, dst_offset, src, src_offset, range),
@@ -201,7 +237,16 @@ unsafe extern "C" fn hsa_amd_memory_async_copy_on_engine_impl(
 ) -> hsa_status_t {
     // SAFETY: same contract as hsa_amd_memory_async_copy.
     unsafe {
-        hsa_amd_memory_async_copy_impl(dst, dst_agent, src, src_agent, size, num_dep_signals, dep_signals, completion_signal)
+        hsa_amd_memory_async_copy_impl(
+            dst,
+            dst_agent,
+            src,
+            src_agent,
+            size,
+            num_dep_signals,
+            dep_signals,
+            completion_signal,
+        )
     }
 }
 
@@ -230,15 +275,19 @@ unsafe extern "C" fn hsa_amd_profiling_get_async_copy_time_impl(
 /// host address for device-pool memory, as on a discrete GPU without large-BAR host access, so
 /// tools take their device-side paths. The memory itself stays host memory.
 fn device_memory_host_accessible() -> bool {
-    static ACCESSIBLE: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| match std::env::var("VHSA_DEVICE_MEMORY_HOST_ACCESSIBLE") {
-        Err(_) => true,
-        Ok(v) if v == "1" => true,
-        Ok(v) if v == "0" => false,
-        Ok(v) => {
-            eprintln!("vhsa: VHSA_DEVICE_MEMORY_HOST_ACCESSIBLE=`{v}` is neither 0 nor 1; device memory is reported host-accessible");
-            true
-        }
-    });
+    static ACCESSIBLE: std::sync::LazyLock<bool> = std::sync::LazyLock::new(
+        || match std::env::var("VHSA_DEVICE_MEMORY_HOST_ACCESSIBLE") {
+            Err(_) => true,
+            Ok(v) if v == "1" => true,
+            Ok(v) if v == "0" => false,
+            Ok(v) => {
+                eprintln!(
+                    "vhsa: VHSA_DEVICE_MEMORY_HOST_ACCESSIBLE=`{v}` is neither 0 nor 1; device memory is reported host-accessible"
+                );
+                true
+            }
+        },
+    );
     *ACCESSIBLE
 }
 
@@ -257,14 +306,23 @@ unsafe extern "C" fn hsa_amd_pointer_info_impl(
         // SAFETY: non-NULL; the caller sets `size` before the call.
         let caller_size = unsafe { (*info).size } as usize;
         if caller_size == 0 {
-            return Err(Error::InvalidArgument("info->size is 0: set it to sizeof(hsa_amd_pointer_info_t)"));
+            return Err(Error::InvalidArgument(
+                "info->size is 0: set it to sizeof(hsa_amd_pointer_info_t)",
+            ));
         }
         let ours = std::mem::size_of::<hsa_amd_pointer_info_t>();
-        let mut out = hsa_amd_pointer_info_t { size: caller_size.min(ours) as u32, ..Default::default() };
+        let mut out = hsa_amd_pointer_info_t {
+            size: caller_size.min(ours) as u32,
+            ..Default::default()
+        };
         let found = find(ptr as usize);
         let agents: Vec<u64> = match &found {
             Some((base, a)) => {
-                out.type_ = if a.origin == Origin::Locked { HSA_EXT_POINTER_TYPE_LOCKED } else { HSA_EXT_POINTER_TYPE_HSA };
+                out.type_ = if a.origin == Origin::Locked {
+                    HSA_EXT_POINTER_TYPE_LOCKED
+                } else {
+                    HSA_EXT_POINTER_TYPE_HSA
+                };
                 out.agentBaseAddress = *base as *mut c_void;
                 // Device memory may be reported as not host-accessible (`VHSA_DEVICE_MEMORY_HOST_ACCESSIBLE=0`).
                 if !a.device || device_memory_host_accessible() {
@@ -274,7 +332,15 @@ unsafe extern "C" fn hsa_amd_pointer_info_impl(
                 out.userData = a.user_data as *mut c_void;
                 out.agentOwner = hsa_agent_t { handle: a.owner };
                 out.global_flags = a.global_flags;
-                if a.device { a.accessible.clone() } else { crate::topology::system().agents.iter().map(|x| x.handle).collect() }
+                if a.device {
+                    a.accessible.clone()
+                } else {
+                    crate::topology::system()
+                        .agents
+                        .iter()
+                        .map(|x| x.handle)
+                        .collect()
+                }
             }
             None => {
                 out.type_ = HSA_EXT_POINTER_TYPE_UNKNOWN;
@@ -298,22 +364,32 @@ unsafe extern "C" fn hsa_amd_pointer_info_impl(
             && !accessible.is_null()
         {
             // SAFETY: the caller's allocator.
-            let list = unsafe { alloc(agents.len().max(1) * std::mem::size_of::<hsa_agent_t>()) }.cast::<hsa_agent_t>();
+            let list = unsafe { alloc(agents.len().max(1) * std::mem::size_of::<hsa_agent_t>()) }
+                .cast::<hsa_agent_t>();
             if list.is_null() {
-                return Err(Error::OutOfResources("the caller's alloc callback returned NULL".into()));
+                return Err(Error::OutOfResources(
+                    "the caller's alloc callback returned NULL".into(),
+                ));
             }
             for (i, h) in agents.iter().enumerate() {
                 // SAFETY: `list` was allocated for `agents.len()` entries.
                 unsafe { list.add(i).write(hsa_agent_t { handle: *h }) };
             }
-            write_out(num_agents_accessible, agents.len() as u32, "num_agents_accessible")?;
+            write_out(
+                num_agents_accessible,
+                agents.len() as u32,
+                "num_agents_accessible",
+            )?;
             write_out(accessible, list, "accessible")?;
         }
         Ok(())
     })
 }
 
-unsafe extern "C" fn hsa_amd_pointer_info_set_userdata_impl(ptr: *const c_void, userdata: *mut c_void) -> hsa_status_t {
+unsafe extern "C" fn hsa_amd_pointer_info_set_userdata_impl(
+    ptr: *const c_void,
+    userdata: *mut c_void,
+) -> hsa_status_t {
     status_call("hsa_amd_pointer_info_set_userdata", || {
         ensure_open()?;
         crate::memory::set_user_data(ptr as usize, userdata as usize)
@@ -329,7 +405,9 @@ unsafe extern "C" fn hsa_amd_agents_allow_access_impl(
     status_call("hsa_amd_agents_allow_access", || {
         ensure_open()?;
         if num_agents == 0 || agents.is_null() || !flags.is_null() || ptr.is_null() {
-            return Err(Error::InvalidArgument("num_agents is 0, agents or ptr is NULL, or flags is not NULL (reserved)"));
+            return Err(Error::InvalidArgument(
+                "num_agents is 0, agents or ptr is NULL, or flags is not NULL (reserved)",
+            ));
         }
         let list = c_slice(agents, num_agents as usize, "agents is NULL")?;
         for a in list {
@@ -354,13 +432,26 @@ unsafe extern "C" fn hsa_amd_memory_lock_impl(
     status_call("hsa_amd_memory_lock", || {
         ensure_open()?;
         if host_ptr.is_null() || size == 0 || agent_ptr.is_null() {
-            return Err(Error::InvalidArgument("host_ptr or agent_ptr is NULL, or size is 0"));
+            return Err(Error::InvalidArgument(
+                "host_ptr or agent_ptr is NULL, or size is 0",
+            ));
         }
-        for a in c_slice(agents.cast_const(), num_agent.max(0) as usize, "agents is NULL")? {
+        for a in c_slice(
+            agents.cast_const(),
+            num_agent.max(0) as usize,
+            "agents is NULL",
+        )? {
             crate::topology::agent(a.handle)?;
         }
         let cpu = crate::topology::system().agents[0].handle;
-        record(host_ptr.cast(), size, cpu, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED, false, Origin::Locked);
+        record(
+            host_ptr.cast(),
+            size,
+            cpu,
+            HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED,
+            false,
+            Origin::Locked,
+        );
         write_out(agent_ptr, host_ptr, "agent_ptr")
     })
 }
@@ -385,7 +476,11 @@ unsafe extern "C" fn hsa_amd_memory_unlock_impl(host_ptr: *mut c_void) -> hsa_st
     })
 }
 
-unsafe extern "C" fn hsa_amd_memory_fill_impl(ptr: *mut c_void, value: u32, count: usize) -> hsa_status_t {
+unsafe extern "C" fn hsa_amd_memory_fill_impl(
+    ptr: *mut c_void,
+    value: u32,
+    count: usize,
+) -> hsa_status_t {
     status_call("hsa_amd_memory_fill", || {
         ensure_open()?;
         if ptr.is_null() || !(ptr as usize).is_multiple_of(4) {
@@ -442,7 +537,12 @@ unsafe extern "C" fn hsa_amd_memory_pool_can_migrate_impl(
 
 // ---- virtual memory (hsa_amd_vmem_*) ----------------------------------------------------------
 
-unsafe extern "C" fn hsa_amd_vmem_address_reserve_impl(va: *mut *mut c_void, size: usize, address: u64, flags: u64) -> hsa_status_t {
+unsafe extern "C" fn hsa_amd_vmem_address_reserve_impl(
+    va: *mut *mut c_void,
+    size: usize,
+    address: u64,
+    flags: u64,
+) -> hsa_status_t {
     // SAFETY: same contract, alignment 0.
     unsafe { hsa_amd_vmem_address_reserve_align_impl(va, size, address, 0, flags) }
 }
@@ -491,11 +591,17 @@ unsafe extern "C" fn hsa_amd_vmem_handle_create_impl(
         }
         let p = crate::topology::pool(pool.handle).ok_or(Error::InvalidPool(pool.handle))?;
         let h = crate::vmem::create_handle(p, pool.handle, size, type_, flags)?;
-        write_out(handle, hsa_amd_vmem_alloc_handle_t { handle: h }, "handle is NULL")
+        write_out(
+            handle,
+            hsa_amd_vmem_alloc_handle_t { handle: h },
+            "handle is NULL",
+        )
     })
 }
 
-unsafe extern "C" fn hsa_amd_vmem_handle_release_impl(handle: hsa_amd_vmem_alloc_handle_t) -> hsa_status_t {
+unsafe extern "C" fn hsa_amd_vmem_handle_release_impl(
+    handle: hsa_amd_vmem_alloc_handle_t,
+) -> hsa_status_t {
     status_call("hsa_amd_vmem_handle_release", || {
         ensure_open()?;
         crate::vmem::release_handle(handle.handle)
@@ -537,12 +643,16 @@ unsafe extern "C" fn hsa_amd_vmem_set_access_impl(
     status_call("hsa_amd_vmem_set_access", || {
         ensure_open()?;
         if va.is_null() || size == 0 || desc.is_null() || desc_cnt == 0 {
-            return Err(Error::InvalidArgument("va or desc is NULL, or size or desc_cnt is 0"));
+            return Err(Error::InvalidArgument(
+                "va or desc is NULL, or size or desc_cnt is 0",
+            ));
         }
         let mut agents = Vec::with_capacity(desc_cnt);
         for d in c_slice(desc, desc_cnt, "desc is NULL")? {
             if d.permissions > HSA_ACCESS_PERMISSION_RW {
-                return Err(Error::InvalidArgument("permissions must be an hsa_access_permission_t (0 to 3)"));
+                return Err(Error::InvalidArgument(
+                    "permissions must be an hsa_access_permission_t (0 to 3)",
+                ));
             }
             crate::topology::agent(d.agent_handle.handle)?;
             agents.push((d.agent_handle.handle, d.permissions));
@@ -551,7 +661,11 @@ unsafe extern "C" fn hsa_amd_vmem_set_access_impl(
     })
 }
 
-unsafe extern "C" fn hsa_amd_vmem_get_access_impl(va: *mut c_void, perms: *mut u32, agent: hsa_agent_t) -> hsa_status_t {
+unsafe extern "C" fn hsa_amd_vmem_get_access_impl(
+    va: *mut c_void,
+    perms: *mut u32,
+    agent: hsa_agent_t,
+) -> hsa_status_t {
     status_call("hsa_amd_vmem_get_access", || {
         ensure_open()?;
         if va.is_null() || perms.is_null() {
@@ -563,14 +677,21 @@ unsafe extern "C" fn hsa_amd_vmem_get_access_impl(va: *mut c_void, perms: *mut u
     })
 }
 
-unsafe extern "C" fn hsa_amd_vmem_retain_alloc_handle_impl(handle: *mut hsa_amd_vmem_alloc_handle_t, addr: *mut c_void) -> hsa_status_t {
+unsafe extern "C" fn hsa_amd_vmem_retain_alloc_handle_impl(
+    handle: *mut hsa_amd_vmem_alloc_handle_t,
+    addr: *mut c_void,
+) -> hsa_status_t {
     status_call("hsa_amd_vmem_retain_alloc_handle", || {
         ensure_open()?;
         if handle.is_null() || addr.is_null() {
             return Err(Error::InvalidArgument("handle or addr is NULL"));
         }
         let h = crate::vmem::retain(addr as usize)?;
-        write_out(handle, hsa_amd_vmem_alloc_handle_t { handle: h }, "handle is NULL")
+        write_out(
+            handle,
+            hsa_amd_vmem_alloc_handle_t { handle: h },
+            "handle is NULL",
+        )
     })
 }
 
@@ -623,5 +744,6 @@ pub(crate) fn install(core: &mut CoreApiTable, amd: &mut AmdExtTable) {
     amd.hsa_amd_vmem_set_access_fn = Some(hsa_amd_vmem_set_access_impl);
     amd.hsa_amd_vmem_get_access_fn = Some(hsa_amd_vmem_get_access_impl);
     amd.hsa_amd_vmem_retain_alloc_handle_fn = Some(hsa_amd_vmem_retain_alloc_handle_impl);
-    amd.hsa_amd_vmem_get_alloc_properties_from_handle_fn = Some(hsa_amd_vmem_get_alloc_properties_from_handle_impl);
+    amd.hsa_amd_vmem_get_alloc_properties_from_handle_fn =
+        Some(hsa_amd_vmem_get_alloc_properties_from_handle_impl);
 }

@@ -1,8 +1,8 @@
 //! Entries of queues: creation and destruction, the index functions, profiling, CU masks.
 
-use crate::open_state::ensure_open;
 use crate::boundary::{c_slice, status_call, value_call, write_out};
 use crate::error::Error;
+use crate::open_state::ensure_open;
 use crate::queue::{Queue, QueueSpec, create, lookup, validate};
 use hsa_abi::ffi::*;
 use hsa_abi::modern::hsa_queue_error_callback as QueueCallback;
@@ -73,7 +73,9 @@ unsafe extern "C" fn hsa_soft_queue_create_impl(
 ) -> hsa_status_t {
     status_call("hsa_soft_queue_create", || {
         ensure_open()?;
-        Err(Error::InvalidQueueCreation("soft queues (agent dispatch) are not supported by vhsa"))
+        Err(Error::InvalidQueueCreation(
+            "soft queues (agent dispatch) are not supported by vhsa",
+        ))
     })
 }
 
@@ -87,7 +89,9 @@ fn q<'a>(queue: *const hsa_queue_t) -> Option<&'a Queue> {
 macro_rules! load_index {
     ($name:ident, $field:ident) => {
         unsafe extern "C" fn $name(queue: *const hsa_queue_t) -> u64 {
-            value_call(stringify!($name), 0, || q(queue).map_or(0, |q| q.$field().load(Ordering::SeqCst)))
+            value_call(stringify!($name), 0, || {
+                q(queue).map_or(0, |q| q.$field().load(Ordering::SeqCst))
+            })
         }
     };
 }
@@ -116,8 +120,15 @@ macro_rules! cas_index {
     ($name:ident) => {
         unsafe extern "C" fn $name(queue: *const hsa_queue_t, expected: u64, value: u64) -> u64 {
             value_call(stringify!($name), 0, || {
-                q(queue).map_or(0, |q| match q.write_index().compare_exchange(expected, value, Ordering::SeqCst, Ordering::SeqCst) {
-                    Ok(v) | Err(v) => v,
+                q(queue).map_or(0, |q| {
+                    match q.write_index().compare_exchange(
+                        expected,
+                        value,
+                        Ordering::SeqCst,
+                        Ordering::SeqCst,
+                    ) {
+                        Ok(v) | Err(v) => v,
+                    }
                 })
             })
         }
@@ -131,7 +142,9 @@ cas_index!(hsa_queue_cas_write_index_screlease_impl);
 macro_rules! add_index {
     ($name:ident) => {
         unsafe extern "C" fn $name(queue: *const hsa_queue_t, value: u64) -> u64 {
-            value_call(stringify!($name), 0, || q(queue).map_or(0, |q| q.write_index().fetch_add(value, Ordering::SeqCst)))
+            value_call(stringify!($name), 0, || {
+                q(queue).map_or(0, |q| q.write_index().fetch_add(value, Ordering::SeqCst))
+            })
         }
     };
 }
@@ -140,7 +153,10 @@ add_index!(hsa_queue_add_write_index_scacquire_impl);
 add_index!(hsa_queue_add_write_index_relaxed_impl);
 add_index!(hsa_queue_add_write_index_screlease_impl);
 
-unsafe extern "C" fn hsa_amd_profiling_set_profiler_enabled_impl(queue: *mut hsa_queue_t, enable: i32) -> hsa_status_t {
+unsafe extern "C" fn hsa_amd_profiling_set_profiler_enabled_impl(
+    queue: *mut hsa_queue_t,
+    enable: i32,
+) -> hsa_status_t {
     status_call("hsa_amd_profiling_set_profiler_enabled", || {
         ensure_open()?;
         if queue.is_null() {
@@ -149,7 +165,9 @@ unsafe extern "C" fn hsa_amd_profiling_set_profiler_enabled_impl(queue: *mut hsa
         let qq = lookup(queue)?;
         qq.profiling.store(enable != 0, Ordering::SeqCst);
         if let Some(i) = crate::intercept::of(queue) {
-            lookup(i.hardware)?.profiling.store(enable != 0, Ordering::SeqCst);
+            lookup(i.hardware)?
+                .profiling
+                .store(enable != 0, Ordering::SeqCst);
         }
         Ok(())
     })
@@ -182,19 +200,29 @@ unsafe extern "C" fn hsa_amd_profiling_convert_tick_to_system_domain_impl(
     })
 }
 
-unsafe extern "C" fn hsa_amd_queue_cu_set_mask_impl(queue: *const hsa_queue_t, num_cu_mask_count: u32, cu_mask: *const u32) -> hsa_status_t {
+unsafe extern "C" fn hsa_amd_queue_cu_set_mask_impl(
+    queue: *const hsa_queue_t,
+    num_cu_mask_count: u32,
+    cu_mask: *const u32,
+) -> hsa_status_t {
     status_call("hsa_amd_queue_cu_set_mask", || {
         ensure_open()?;
         lookup(queue)?;
         c_slice(cu_mask, num_cu_mask_count as usize, "cu_mask is NULL")?;
         if !num_cu_mask_count.is_multiple_of(32) {
-            return Err(Error::InvalidArgument("num_cu_mask_count counts bits and must be a multiple of 32"));
+            return Err(Error::InvalidArgument(
+                "num_cu_mask_count counts bits and must be a multiple of 32",
+            ));
         }
         Ok(())
     })
 }
 
-unsafe extern "C" fn hsa_amd_queue_cu_get_mask_impl(queue: *const hsa_queue_t, num_cu_mask_count: u32, cu_mask: *mut u32) -> hsa_status_t {
+unsafe extern "C" fn hsa_amd_queue_cu_get_mask_impl(
+    queue: *const hsa_queue_t,
+    num_cu_mask_count: u32,
+    cu_mask: *mut u32,
+) -> hsa_status_t {
     status_call("hsa_amd_queue_cu_get_mask", || {
         ensure_open()?;
         lookup(queue)?;
@@ -209,7 +237,10 @@ unsafe extern "C" fn hsa_amd_queue_cu_get_mask_impl(queue: *const hsa_queue_t, n
     })
 }
 
-unsafe extern "C" fn hsa_amd_queue_set_priority_impl(queue: *mut hsa_queue_t, _priority: hsa_amd_queue_priority_t) -> hsa_status_t {
+unsafe extern "C" fn hsa_amd_queue_set_priority_impl(
+    queue: *mut hsa_queue_t,
+    _priority: hsa_amd_queue_priority_t,
+) -> hsa_status_t {
     status_call("hsa_amd_queue_set_priority", || {
         ensure_open()?;
         lookup(queue)?;
@@ -228,20 +259,25 @@ pub(crate) fn install(core: &mut CoreApiTable, amd: &mut AmdExtTable) {
     core.hsa_queue_load_write_index_scacquire_fn = Some(hsa_queue_load_write_index_scacquire_impl);
     core.hsa_queue_load_write_index_relaxed_fn = Some(hsa_queue_load_write_index_relaxed_impl);
     core.hsa_queue_store_write_index_relaxed_fn = Some(hsa_queue_store_write_index_relaxed_impl);
-    core.hsa_queue_store_write_index_screlease_fn = Some(hsa_queue_store_write_index_screlease_impl);
-    core.hsa_queue_cas_write_index_scacq_screl_fn = Some(hsa_queue_cas_write_index_scacq_screl_impl);
+    core.hsa_queue_store_write_index_screlease_fn =
+        Some(hsa_queue_store_write_index_screlease_impl);
+    core.hsa_queue_cas_write_index_scacq_screl_fn =
+        Some(hsa_queue_cas_write_index_scacq_screl_impl);
     core.hsa_queue_cas_write_index_scacquire_fn = Some(hsa_queue_cas_write_index_scacquire_impl);
     core.hsa_queue_cas_write_index_relaxed_fn = Some(hsa_queue_cas_write_index_relaxed_impl);
     core.hsa_queue_cas_write_index_screlease_fn = Some(hsa_queue_cas_write_index_screlease_impl);
-    core.hsa_queue_add_write_index_scacq_screl_fn = Some(hsa_queue_add_write_index_scacq_screl_impl);
+    core.hsa_queue_add_write_index_scacq_screl_fn =
+        Some(hsa_queue_add_write_index_scacq_screl_impl);
     core.hsa_queue_add_write_index_scacquire_fn = Some(hsa_queue_add_write_index_scacquire_impl);
     core.hsa_queue_add_write_index_relaxed_fn = Some(hsa_queue_add_write_index_relaxed_impl);
     core.hsa_queue_add_write_index_screlease_fn = Some(hsa_queue_add_write_index_screlease_impl);
     core.hsa_queue_store_read_index_relaxed_fn = Some(hsa_queue_store_read_index_relaxed_impl);
     core.hsa_queue_store_read_index_screlease_fn = Some(hsa_queue_store_read_index_screlease_impl);
-    amd.hsa_amd_profiling_set_profiler_enabled_fn = Some(hsa_amd_profiling_set_profiler_enabled_impl);
+    amd.hsa_amd_profiling_set_profiler_enabled_fn =
+        Some(hsa_amd_profiling_set_profiler_enabled_impl);
     amd.hsa_amd_profiling_get_dispatch_time_fn = Some(hsa_amd_profiling_get_dispatch_time_impl);
-    amd.hsa_amd_profiling_convert_tick_to_system_domain_fn = Some(hsa_amd_profiling_convert_tick_to_system_domain_impl);
+    amd.hsa_amd_profiling_convert_tick_to_system_domain_fn =
+        Some(hsa_amd_profiling_convert_tick_to_system_domain_impl);
     amd.hsa_amd_queue_cu_set_mask_fn = Some(hsa_amd_queue_cu_set_mask_impl);
     amd.hsa_amd_queue_cu_get_mask_fn = Some(hsa_amd_queue_cu_get_mask_impl);
     amd.hsa_amd_queue_set_priority_fn = Some(hsa_amd_queue_set_priority_impl);

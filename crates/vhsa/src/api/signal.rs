@@ -1,10 +1,12 @@
 //! Entries of signals: creation, loads, stores, read-modify-write operations, waits, groups,
 //! asynchronous handlers.
 
-use crate::open_state::ensure_open;
 use crate::boundary::{c_slice, status_call, value_call, write_out};
 use crate::error::Error;
-use crate::signal::{AsyncFunction, AsyncHandler, create, destroy, get, lookup, wait_any, wait_condition};
+use crate::open_state::ensure_open;
+use crate::signal::{
+    AsyncFunction, AsyncHandler, create, destroy, get, lookup, wait_any, wait_condition,
+};
 use hsa_abi::ffi::*;
 use hsa_abi::{AmdExtTable, CoreApiTable};
 use std::ffi::c_void;
@@ -53,7 +55,9 @@ unsafe extern "C" fn hsa_signal_destroy_impl(signal: hsa_signal_t) -> hsa_status
 macro_rules! load_fn {
     ($name:ident) => {
         unsafe extern "C" fn $name(signal: hsa_signal_t) -> hsa_signal_value_t {
-            value_call(stringify!($name), 0, || lookup(signal.handle).map_or(0, |s| s.load()))
+            value_call(stringify!($name), 0, || {
+                lookup(signal.handle).map_or(0, |s| s.load())
+            })
         }
     };
 }
@@ -142,10 +146,21 @@ rmw_fn!(hsa_signal_exchange_scacq_screl_impl, swap, i64);
 
 macro_rules! cas_fn {
     ($name:ident) => {
-        unsafe extern "C" fn $name(signal: hsa_signal_t, expected: hsa_signal_value_t, value: hsa_signal_value_t) -> hsa_signal_value_t {
+        unsafe extern "C" fn $name(
+            signal: hsa_signal_t,
+            expected: hsa_signal_value_t,
+            value: hsa_signal_value_t,
+        ) -> hsa_signal_value_t {
             value_call(stringify!($name), 0, || {
-                let Some(s) = lookup(signal.handle) else { return 0 };
-                let old = match s.value().compare_exchange(expected, value, Ordering::SeqCst, Ordering::SeqCst) {
+                let Some(s) = lookup(signal.handle) else {
+                    return 0;
+                };
+                let old = match s.value().compare_exchange(
+                    expected,
+                    value,
+                    Ordering::SeqCst,
+                    Ordering::SeqCst,
+                ) {
                     Ok(v) | Err(v) => v,
                 };
                 if old == expected {
@@ -229,7 +244,9 @@ unsafe extern "C" fn hsa_signal_group_create_impl(
             return Err(Error::InvalidArgument("signal_group is NULL"));
         }
         if num_signals == 0 {
-            return Err(Error::InvalidArgument("num_signals is 0: a signal group needs at least one signal"));
+            return Err(Error::InvalidArgument(
+                "num_signals is 0: a signal group needs at least one signal",
+            ));
         }
         let list = c_slice(signals, num_signals as usize, "signals is NULL")?;
         for s in list {
@@ -267,9 +284,17 @@ unsafe extern "C" fn hsa_signal_group_wait_any_impl(
         }
         let (i, val) = wait_any(&list, u64::MAX);
         if i == u32::MAX {
-            return Err(Error::InvalidArgument("a condition is unknown or a signal of the group was destroyed"));
+            return Err(Error::InvalidArgument(
+                "a condition is unknown or a signal of the group was destroyed",
+            ));
         }
-        write_out(signal, hsa_signal_t { handle: handles[i as usize] }, "signal is NULL")?;
+        write_out(
+            signal,
+            hsa_signal_t {
+                handle: handles[i as usize],
+            },
+            "signal is NULL",
+        )?;
         write_out(value, val, "value is NULL")
     })
 }
@@ -292,7 +317,10 @@ unsafe extern "C" fn hsa_amd_signal_async_handler_impl(
     })
 }
 
-unsafe extern "C" fn hsa_amd_async_function_impl(function: Option<AsyncFunction>, arg: *mut c_void) -> hsa_status_t {
+unsafe extern "C" fn hsa_amd_async_function_impl(
+    function: Option<AsyncFunction>,
+    arg: *mut c_void,
+) -> hsa_status_t {
     status_call("hsa_amd_async_function", || {
         ensure_open()?;
         let f = function.ok_or(Error::InvalidArgument("callback is NULL"))?;

@@ -1,15 +1,19 @@
 //! System-level entries: status strings and extensions (queries and tables).
 
-use crate::open_state::ensure_open;
 use crate::boundary::{status_call, write_out};
 use crate::error::{Error, Result};
-use hsa_abi::ffi::*;
+use crate::open_state::ensure_open;
 use hsa_abi::CoreApiTable;
+use hsa_abi::ffi::*;
 use std::ffi::{c_char, c_void};
 
-unsafe extern "C" fn hsa_status_string_impl(status: hsa_status_t, out: *mut *const c_char) -> hsa_status_t {
+unsafe extern "C" fn hsa_status_string_impl(
+    status: hsa_status_t,
+    out: *mut *const c_char,
+) -> hsa_status_t {
     status_call("hsa_status_string", || {
-        let s = crate::status::describe(status).ok_or(Error::InvalidArgument("unknown status code"))?;
+        let s =
+            crate::status::describe(status).ok_or(Error::InvalidArgument("unknown status code"))?;
         write_out(out, s.as_ptr(), "status_string is NULL")
     })
 }
@@ -40,7 +44,8 @@ unsafe extern "C" fn hsa_system_extension_supported_impl(
 ) -> hsa_status_t {
     status_call("hsa_system_extension_supported", || {
         ensure_open()?;
-        let ok = extension_version(extension).is_some_and(|(ma, mi)| ma == version_major && version_minor <= mi);
+        let ok = extension_version(extension)
+            .is_some_and(|(ma, mi)| ma == version_major && version_minor <= mi);
         write_out(result, ok, "result is NULL")
     })
 }
@@ -66,7 +71,12 @@ unsafe extern "C" fn hsa_system_major_extension_supported_impl(
     })
 }
 
-fn extension_table(extension: u16, version_major: u16, length: usize, table: *mut c_void) -> Result<()> {
+fn extension_table(
+    extension: u16,
+    version_major: u16,
+    length: usize,
+    table: *mut c_void,
+) -> Result<()> {
     ensure_open()?;
     if table.is_null() {
         return Err(Error::InvalidArgument("table is NULL"));
@@ -78,7 +88,9 @@ fn extension_table(extension: u16, version_major: u16, length: usize, table: *mu
                 s => Err(Error::Status(s)),
             }
         }
-        _ => Err(Error::InvalidArgument("extension not supported by this runtime")),
+        _ => Err(Error::InvalidArgument(
+            "extension not supported by this runtime",
+        )),
     }
 }
 
@@ -105,7 +117,10 @@ unsafe extern "C" fn hsa_system_get_major_extension_table_impl(
     })
 }
 
-unsafe extern "C" fn hsa_extension_get_name_impl(extension: u16, name: *mut *const c_char) -> hsa_status_t {
+unsafe extern "C" fn hsa_extension_get_name_impl(
+    extension: u16,
+    name: *mut *const c_char,
+) -> hsa_status_t {
     status_call("hsa_extension_get_name", || {
         ensure_open()?;
         let s: &'static std::ffi::CStr = match u32::from(extension) {
@@ -132,7 +147,8 @@ unsafe extern "C" fn hsa_agent_extension_supported_impl(
     status_call("hsa_agent_extension_supported", || {
         ensure_open()?;
         crate::topology::agent(agent.handle)?;
-        let ok = extension_version(extension).is_some_and(|(ma, mi)| ma == version_major && version_minor <= mi);
+        let ok = extension_version(extension)
+            .is_some_and(|(ma, mi)| ma == version_major && version_minor <= mi);
         write_out(result, ok, "result is NULL")
     })
 }

@@ -1,13 +1,13 @@
 //! Entries of the system, agents, regions, memory pools and ISAs (`hsa_system_get_info`,
 //! `hsa_agent_get_info`, the iterations, `hsa_amd_memory_pool_get_info`, ...).
 
-use crate::open_state::ensure_open;
 use super::system::extension_mask;
 use crate::boundary::{InfoValue, c_str, status_call, write_info, write_out};
 use crate::error::{Error, Result};
+use crate::open_state::ensure_open;
 use crate::topology::{
-    Agent, AgentKind, GRANULE, PoolKind, QUEUE_MAX_SIZE, QUEUE_MIN_SIZE, agent, isa_by_name, isa_name, now_ns, pool,
-    system,
+    Agent, AgentKind, GRANULE, PoolKind, QUEUE_MAX_SIZE, QUEUE_MIN_SIZE, agent, isa_by_name,
+    isa_name, now_ns, pool, system,
 };
 use hsa_abi::ffi::*;
 use hsa_abi::{AmdExtTable, CoreApiTable};
@@ -42,10 +42,20 @@ fn agent_info(handle: u64, attribute: hsa_agent_info_t, value: *mut c_void) -> R
     let v = match attribute {
         HSA_AGENT_INFO_NAME => InfoValue::Text(&a.name, 64),
         HSA_AGENT_INFO_VENDOR_NAME => InfoValue::Text(if gpu { "AMD" } else { "CPU" }, 64),
-        HSA_AGENT_INFO_FEATURE => InfoValue::U32(if gpu { HSA_AGENT_FEATURE_KERNEL_DISPATCH } else { 0 }),
+        HSA_AGENT_INFO_FEATURE => InfoValue::U32(if gpu {
+            HSA_AGENT_FEATURE_KERNEL_DISPATCH
+        } else {
+            0
+        }),
         HSA_AGENT_INFO_MACHINE_MODEL => InfoValue::U32(HSA_MACHINE_MODEL_LARGE),
-        HSA_AGENT_INFO_PROFILE => InfoValue::U32(if gpu { HSA_PROFILE_BASE } else { HSA_PROFILE_FULL }),
-        HSA_AGENT_INFO_DEFAULT_FLOAT_ROUNDING_MODE => InfoValue::U32(HSA_DEFAULT_FLOAT_ROUNDING_MODE_NEAR),
+        HSA_AGENT_INFO_PROFILE => InfoValue::U32(if gpu {
+            HSA_PROFILE_BASE
+        } else {
+            HSA_PROFILE_FULL
+        }),
+        HSA_AGENT_INFO_DEFAULT_FLOAT_ROUNDING_MODE => {
+            InfoValue::U32(HSA_DEFAULT_FLOAT_ROUNDING_MODE_NEAR)
+        }
         HSA_AGENT_INFO_BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES => {
             InfoValue::U32(HSA_DEFAULT_FLOAT_ROUNDING_MODE_NEAR)
         }
@@ -67,27 +77,44 @@ fn agent_info(handle: u64, attribute: hsa_agent_info_t, value: *mut c_void) -> R
         HSA_AGENT_INFO_QUEUE_MAX_SIZE => InfoValue::U32(if gpu { QUEUE_MAX_SIZE } else { 0 }),
         HSA_AGENT_INFO_QUEUE_TYPE => InfoValue::U32(HSA_QUEUE_TYPE_MULTI),
         HSA_AGENT_INFO_NODE => InfoValue::U32(a.node),
-        HSA_AGENT_INFO_DEVICE => InfoValue::U32(if gpu { HSA_DEVICE_TYPE_GPU } else { HSA_DEVICE_TYPE_CPU }),
+        HSA_AGENT_INFO_DEVICE => InfoValue::U32(if gpu {
+            HSA_DEVICE_TYPE_GPU
+        } else {
+            HSA_DEVICE_TYPE_CPU
+        }),
         HSA_AGENT_INFO_CACHE_SIZE => {
-            let c: [u32; 4] = if gpu { [16 << 10, 4 << 20, 256 << 20, 0] } else { [32 << 10, 1 << 20, 32 << 20, 0] };
+            let c: [u32; 4] = if gpu {
+                [16 << 10, 4 << 20, 256 << 20, 0]
+            } else {
+                [32 << 10, 1 << 20, 32 << 20, 0]
+            };
             InfoValue::Bytes(c.iter().flat_map(|x| x.to_ne_bytes()).collect())
         }
-        HSA_AGENT_INFO_ISA => {
-            InfoValue::U64(a.isa_name.as_deref().and_then(isa_by_name).map_or(0, |i| i.handle))
-        }
+        HSA_AGENT_INFO_ISA => InfoValue::U64(
+            a.isa_name
+                .as_deref()
+                .and_then(isa_by_name)
+                .map_or(0, |i| i.handle),
+        ),
         HSA_AGENT_INFO_EXTENSIONS => InfoValue::Bytes(extension_mask()),
         HSA_AGENT_INFO_VERSION_MAJOR => InfoValue::U16(1),
         HSA_AGENT_INFO_VERSION_MINOR => InfoValue::U16(1),
         HSA_AMD_AGENT_INFO_CHIP_ID => InfoValue::U32(m.map_or(0, |m| m.chip_id)),
         HSA_AMD_AGENT_INFO_CACHELINE_SIZE => InfoValue::U32(if gpu { 128 } else { 64 }),
-        HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT => InfoValue::U32(m.map_or(cpus, |m| m.compute_units)),
-        HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY => InfoValue::U32(m.map_or(3000, |m| m.max_clock_mhz)),
+        HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT => {
+            InfoValue::U32(m.map_or(cpus, |m| m.compute_units))
+        }
+        HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY => {
+            InfoValue::U32(m.map_or(3000, |m| m.max_clock_mhz))
+        }
         HSA_AMD_AGENT_INFO_DRIVER_NODE_ID => InfoValue::U32(a.node),
         HSA_AMD_AGENT_INFO_MAX_ADDRESS_WATCH_POINTS => InfoValue::U32(if gpu { 4 } else { 0 }),
         HSA_AMD_AGENT_INFO_BDFID => InfoValue::U32(if gpu { a.node << 8 } else { 0 }),
         HSA_AMD_AGENT_INFO_MEMORY_WIDTH => InfoValue::U32(if gpu { 8192 } else { 0 }),
         HSA_AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY => InfoValue::U32(if gpu { 1300 } else { 0 }),
-        HSA_AMD_AGENT_INFO_PRODUCT_NAME => InfoValue::Text(m.map_or("Virtual CPU", |m| m.product), 64),
+        HSA_AMD_AGENT_INFO_PRODUCT_NAME => {
+            InfoValue::Text(m.map_or("Virtual CPU", |m| m.product), 64)
+        }
         HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU => InfoValue::U32(m.map_or(0, |m| m.max_waves_per_cu)),
         HSA_AMD_AGENT_INFO_NUM_SIMDS_PER_CU => InfoValue::U32(m.map_or(0, |m| m.simds_per_cu)),
         HSA_AMD_AGENT_INFO_NUM_SHADER_ENGINES => InfoValue::U32(m.map_or(0, |m| m.shader_engines)),
@@ -96,12 +123,18 @@ fn agent_info(handle: u64, attribute: hsa_agent_info_t, value: *mut c_void) -> R
         HSA_AMD_AGENT_INFO_DOMAIN => InfoValue::U32(0),
         HSA_AMD_AGENT_INFO_COOPERATIVE_QUEUES => InfoValue::Bool(false),
         HSA_AMD_AGENT_INFO_UUID => {
-            let uuid = if gpu { format!("GPU-{:016x}", 0x7668_7361_0000_0000u64 | u64::from(a.node)) } else { "CPU-XX".into() };
+            let uuid = if gpu {
+                format!("GPU-{:016x}", 0x7668_7361_0000_0000u64 | u64::from(a.node))
+            } else {
+                "CPU-XX".into()
+            };
             return write_info(value, InfoValue::Text(&uuid, 24));
         }
         HSA_AMD_AGENT_INFO_ASIC_REVISION => InfoValue::U32(0),
         HSA_AMD_AGENT_INFO_SVM_DIRECT_HOST_ACCESS => InfoValue::Bool(true),
-        HSA_AMD_AGENT_INFO_COOPERATIVE_COMPUTE_UNIT_COUNT => InfoValue::U32(m.map_or(0, |m| m.compute_units)),
+        HSA_AMD_AGENT_INFO_COOPERATIVE_COMPUTE_UNIT_COUNT => {
+            InfoValue::U32(m.map_or(0, |m| m.compute_units))
+        }
         // Newer attributes: MEMORY_AVAIL, TIMESTAMP_FREQUENCY, ASIC_FAMILY_ID, UCODE_VERSION,
         // SDMA_UCODE_VERSION, NUM_SDMA_ENG, NUM_SDMA_XGMI_ENG.
         0xA015 => InfoValue::U64(m.map_or(0, |m| m.memory_bytes)),
@@ -116,7 +149,10 @@ fn agent_info(handle: u64, attribute: hsa_agent_info_t, value: *mut c_void) -> R
     write_info(value, v)
 }
 
-unsafe extern "C" fn hsa_system_get_info_impl(attribute: hsa_system_info_t, value: *mut c_void) -> hsa_status_t {
+unsafe extern "C" fn hsa_system_get_info_impl(
+    attribute: hsa_system_info_t,
+    value: *mut c_void,
+) -> hsa_status_t {
     status_call("hsa_system_get_info", || system_info(attribute, value))
 }
 
@@ -125,11 +161,16 @@ unsafe extern "C" fn hsa_agent_get_info_impl(
     attribute: hsa_agent_info_t,
     value: *mut c_void,
 ) -> hsa_status_t {
-    status_call("hsa_agent_get_info", || agent_info(agent.handle, attribute, value))
+    status_call("hsa_agent_get_info", || {
+        agent_info(agent.handle, attribute, value)
+    })
 }
 
 /// Calls a C iteration callback for each item; stops on a non-success status (returned as is).
-fn iterate<T: Copy>(items: impl IntoIterator<Item = T>, mut f: impl FnMut(T) -> hsa_status_t) -> Result<()> {
+fn iterate<T: Copy>(
+    items: impl IntoIterator<Item = T>,
+    mut f: impl FnMut(T) -> hsa_status_t,
+) -> Result<()> {
     for item in items {
         match f(item) {
             HSA_STATUS_SUCCESS => {}
@@ -141,12 +182,17 @@ fn iterate<T: Copy>(items: impl IntoIterator<Item = T>, mut f: impl FnMut(T) -> 
 
 type AgentCallback = Option<unsafe extern "C" fn(hsa_agent_t, *mut c_void) -> hsa_status_t>;
 
-unsafe extern "C" fn hsa_iterate_agents_impl(callback: AgentCallback, data: *mut c_void) -> hsa_status_t {
+unsafe extern "C" fn hsa_iterate_agents_impl(
+    callback: AgentCallback,
+    data: *mut c_void,
+) -> hsa_status_t {
     status_call("hsa_iterate_agents", || {
         ensure_open()?;
         let cb = callback.ok_or(Error::InvalidArgument("callback is NULL"))?;
         // SAFETY: calling the application's callback with a valid agent and its own data.
-        iterate(system().agents.iter().map(Agent::hsa), |a| unsafe { cb(a, data) })
+        iterate(system().agents.iter().map(Agent::hsa), |a| unsafe {
+            cb(a, data)
+        })
     })
 }
 
@@ -165,7 +211,8 @@ fn agent_regions(a: &Agent) -> Vec<u64> {
 }
 
 type RegionCallback = Option<unsafe extern "C" fn(hsa_region_t, *mut c_void) -> hsa_status_t>;
-type PoolCallback = Option<unsafe extern "C" fn(hsa_amd_memory_pool_t, *mut c_void) -> hsa_status_t>;
+type PoolCallback =
+    Option<unsafe extern "C" fn(hsa_amd_memory_pool_t, *mut c_void) -> hsa_status_t>;
 
 unsafe extern "C" fn hsa_agent_iterate_regions_impl(
     agent_h: hsa_agent_t,
@@ -177,7 +224,9 @@ unsafe extern "C" fn hsa_agent_iterate_regions_impl(
         let a = agent(agent_h.handle)?;
         let cb = callback.ok_or(Error::InvalidArgument("callback is NULL"))?;
         // SAFETY: calling the application's callback with a valid region and its own data.
-        iterate(agent_regions(a), |r| unsafe { cb(hsa_region_t { handle: r }, data) })
+        iterate(agent_regions(a), |r| unsafe {
+            cb(hsa_region_t { handle: r }, data)
+        })
     })
 }
 
@@ -191,7 +240,9 @@ unsafe extern "C" fn hsa_amd_agent_iterate_memory_pools_impl(
         let a = agent(agent_h.handle)?;
         let cb = callback.ok_or(Error::InvalidArgument("callback is NULL"))?;
         // SAFETY: calling the application's callback with a valid pool and its own data.
-        iterate(agent_pools(a), |p| unsafe { cb(hsa_amd_memory_pool_t { handle: p }, data) })
+        iterate(agent_pools(a), |p| unsafe {
+            cb(hsa_amd_memory_pool_t { handle: p }, data)
+        })
     })
 }
 
@@ -213,10 +264,16 @@ fn region_info(handle: u64, attribute: hsa_region_info_t, value: *mut c_void) ->
         HSA_REGION_INFO_RUNTIME_ALLOC_GRANULE | HSA_REGION_INFO_RUNTIME_ALLOC_ALIGNMENT => {
             InfoValue::U64(if group { 0 } else { GRANULE as u64 })
         }
-        HSA_AMD_REGION_INFO_HOST_ACCESSIBLE => InfoValue::Bool(!matches!(p.kind, PoolKind::Device | PoolKind::Group)),
+        HSA_AMD_REGION_INFO_HOST_ACCESSIBLE => {
+            InfoValue::Bool(!matches!(p.kind, PoolKind::Device | PoolKind::Group))
+        }
         HSA_AMD_REGION_INFO_BASE => InfoValue::U64(0),
-        HSA_AMD_REGION_INFO_BUS_WIDTH => InfoValue::U32(if p.kind == PoolKind::Device { 8192 } else { 0 }),
-        HSA_AMD_REGION_INFO_MAX_CLOCK_FREQUENCY => InfoValue::U32(if p.kind == PoolKind::Device { 1300 } else { 0 }),
+        HSA_AMD_REGION_INFO_BUS_WIDTH => {
+            InfoValue::U32(if p.kind == PoolKind::Device { 8192 } else { 0 })
+        }
+        HSA_AMD_REGION_INFO_MAX_CLOCK_FREQUENCY => {
+            InfoValue::U32(if p.kind == PoolKind::Device { 1300 } else { 0 })
+        }
         _ => return Err(Error::InvalidArgument("unknown region attribute")),
     };
     write_info(value, v)
@@ -227,7 +284,9 @@ unsafe extern "C" fn hsa_region_get_info_impl(
     attribute: hsa_region_info_t,
     value: *mut c_void,
 ) -> hsa_status_t {
-    status_call("hsa_region_get_info", || region_info(region.handle, attribute, value))
+    status_call("hsa_region_get_info", || {
+        region_info(region.handle, attribute, value)
+    })
 }
 
 fn pool_info(handle: u64, attribute: hsa_amd_memory_pool_info_t, value: *mut c_void) -> Result<()> {
@@ -236,21 +295,25 @@ fn pool_info(handle: u64, attribute: hsa_amd_memory_pool_info_t, value: *mut c_v
     let group = p.kind == PoolKind::Group;
     let granule = if group { 0 } else { GRANULE as u64 };
     let v = match attribute {
-        HSA_AMD_MEMORY_POOL_INFO_SEGMENT => {
-            InfoValue::U32(if group { HSA_AMD_SEGMENT_GROUP } else { HSA_AMD_SEGMENT_GLOBAL })
-        }
+        HSA_AMD_MEMORY_POOL_INFO_SEGMENT => InfoValue::U32(if group {
+            HSA_AMD_SEGMENT_GROUP
+        } else {
+            HSA_AMD_SEGMENT_GLOBAL
+        }),
         HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS => InfoValue::U32(p.global_flags()),
         HSA_AMD_MEMORY_POOL_INFO_SIZE => InfoValue::U64(p.size),
         HSA_AMD_MEMORY_POOL_INFO_ALLOC_MAX_SIZE => InfoValue::U64(if group { 0 } else { p.size }),
         HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED => InfoValue::Bool(!group),
-        HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_GRANULE | HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALIGNMENT => {
-            InfoValue::U64(granule)
-        }
+        HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_GRANULE
+        | HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALIGNMENT => InfoValue::U64(granule),
         HSA_AMD_MEMORY_POOL_INFO_ACCESSIBLE_BY_ALL => {
             InfoValue::Bool(!matches!(p.kind, PoolKind::Device | PoolKind::Group))
         }
         // LOCATION (0 CPU, 1 GPU) and RUNTIME_ALLOC_REC_GRANULE.
-        17 => InfoValue::U32(u32::from(matches!(p.kind, PoolKind::Device | PoolKind::Group))),
+        17 => InfoValue::U32(u32::from(matches!(
+            p.kind,
+            PoolKind::Device | PoolKind::Group
+        ))),
         18 => InfoValue::U64(granule),
         _ => return Err(Error::InvalidArgument("unknown memory pool attribute")),
     };
@@ -262,7 +325,9 @@ unsafe extern "C" fn hsa_amd_memory_pool_get_info_impl(
     attribute: hsa_amd_memory_pool_info_t,
     value: *mut c_void,
 ) -> hsa_status_t {
-    status_call("hsa_amd_memory_pool_get_info", || pool_info(pool_h.handle, attribute, value))
+    status_call("hsa_amd_memory_pool_get_info", || {
+        pool_info(pool_h.handle, attribute, value)
+    })
 }
 
 unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info_impl(
@@ -291,7 +356,9 @@ unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info_impl(
                 };
                 write_info(value, InfoValue::U32(access))
             }
-            HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS => write_info(value, InfoValue::U32(u32::from(!own))),
+            HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS => {
+                write_info(value, InfoValue::U32(u32::from(!own)))
+            }
             HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO => {
                 if own {
                     // No link to itself: the structure is zero-filled.
@@ -312,21 +379,36 @@ unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info_impl(
                     link_type: HSA_AMD_LINK_INFO_TYPE_PCIE,
                     numa_distance: 20,
                 };
-                write_out(value.cast::<hsa_amd_memory_pool_link_info_t>(), link, "value is NULL")
+                write_out(
+                    value.cast::<hsa_amd_memory_pool_link_info_t>(),
+                    link,
+                    "value is NULL",
+                )
             }
-            _ => Err(Error::InvalidArgument("unknown agent memory pool attribute")),
+            _ => Err(Error::InvalidArgument(
+                "unknown agent memory pool attribute",
+            )),
         }
     })
 }
 
 type IsaCallback = Option<unsafe extern "C" fn(hsa_isa_t, *mut c_void) -> hsa_status_t>;
 
-unsafe extern "C" fn hsa_agent_iterate_isas_impl(agent_h: hsa_agent_t, callback: IsaCallback, data: *mut c_void) -> hsa_status_t {
+unsafe extern "C" fn hsa_agent_iterate_isas_impl(
+    agent_h: hsa_agent_t,
+    callback: IsaCallback,
+    data: *mut c_void,
+) -> hsa_status_t {
     status_call("hsa_agent_iterate_isas", || {
         ensure_open()?;
         let a = agent(agent_h.handle)?;
         let cb = callback.ok_or(Error::InvalidArgument("callback is NULL"))?;
-        let isas: Vec<hsa_isa_t> = a.isa_name.as_deref().and_then(isa_by_name).into_iter().collect();
+        let isas: Vec<hsa_isa_t> = a
+            .isa_name
+            .as_deref()
+            .and_then(isa_by_name)
+            .into_iter()
+            .collect();
         // SAFETY: calling the application's callback with a valid ISA and its own data.
         iterate(isas, |i| unsafe { cb(i, data) })
     })
@@ -343,13 +425,16 @@ fn isa_info(isa: hsa_isa_t, attribute: hsa_isa_info_t, value: *mut c_void) -> Re
         HSA_ISA_INFO_CALL_CONVENTION_INFO_WAVEFRONTS_PER_COMPUTE_UNIT => InfoValue::U32(40),
         HSA_ISA_INFO_MACHINE_MODELS => InfoValue::Bytes(vec![0, 1]),
         HSA_ISA_INFO_PROFILES => InfoValue::Bytes(vec![1, 0]),
-        HSA_ISA_INFO_DEFAULT_FLOAT_ROUNDING_MODES | HSA_ISA_INFO_BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES => {
-            InfoValue::Bytes(vec![0, 0, 1])
-        }
+        HSA_ISA_INFO_DEFAULT_FLOAT_ROUNDING_MODES
+        | HSA_ISA_INFO_BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES => InfoValue::Bytes(vec![0, 0, 1]),
         HSA_ISA_INFO_FAST_F16_OPERATION => InfoValue::Bool(true),
-        HSA_ISA_INFO_WORKGROUP_MAX_DIM => InfoValue::Bytes([1024u16; 3].iter().flat_map(|x| x.to_ne_bytes()).collect()),
+        HSA_ISA_INFO_WORKGROUP_MAX_DIM => {
+            InfoValue::Bytes([1024u16; 3].iter().flat_map(|x| x.to_ne_bytes()).collect())
+        }
         HSA_ISA_INFO_WORKGROUP_MAX_SIZE => InfoValue::U32(1024),
-        HSA_ISA_INFO_GRID_MAX_DIM => InfoValue::Bytes([u32::MAX; 3].iter().flat_map(|x| x.to_ne_bytes()).collect()),
+        HSA_ISA_INFO_GRID_MAX_DIM => {
+            InfoValue::Bytes([u32::MAX; 3].iter().flat_map(|x| x.to_ne_bytes()).collect())
+        }
         HSA_ISA_INFO_GRID_MAX_SIZE => InfoValue::U64(u64::from(u32::MAX)),
         HSA_ISA_INFO_FBARRIER_MAX_SIZE => InfoValue::U32(32),
         _ => return Err(Error::InvalidArgument("unknown ISA attribute")),
@@ -357,7 +442,11 @@ fn isa_info(isa: hsa_isa_t, attribute: hsa_isa_info_t, value: *mut c_void) -> Re
     write_info(value, v)
 }
 
-unsafe extern "C" fn hsa_isa_get_info_alt_impl(isa: hsa_isa_t, attribute: hsa_isa_info_t, value: *mut c_void) -> hsa_status_t {
+unsafe extern "C" fn hsa_isa_get_info_alt_impl(
+    isa: hsa_isa_t,
+    attribute: hsa_isa_info_t,
+    value: *mut c_void,
+) -> hsa_status_t {
     status_call("hsa_isa_get_info_alt", || isa_info(isa, attribute, value))
 }
 
@@ -375,7 +464,10 @@ unsafe extern "C" fn hsa_isa_get_info_impl(
     })
 }
 
-unsafe extern "C" fn hsa_isa_from_name_impl(name: *const std::ffi::c_char, isa: *mut hsa_isa_t) -> hsa_status_t {
+unsafe extern "C" fn hsa_isa_from_name_impl(
+    name: *const std::ffi::c_char,
+    isa: *mut hsa_isa_t,
+) -> hsa_status_t {
     status_call("hsa_isa_from_name", || {
         ensure_open()?;
         let n = c_str(name, "name is NULL")?.to_string_lossy();
@@ -386,7 +478,11 @@ unsafe extern "C" fn hsa_isa_from_name_impl(name: *const std::ffi::c_char, isa: 
 
 type CacheCallback = Option<unsafe extern "C" fn(hsa_cache_t, *mut c_void) -> hsa_status_t>;
 
-unsafe extern "C" fn hsa_agent_iterate_caches_impl(agent_h: hsa_agent_t, callback: CacheCallback, _data: *mut c_void) -> hsa_status_t {
+unsafe extern "C" fn hsa_agent_iterate_caches_impl(
+    agent_h: hsa_agent_t,
+    callback: CacheCallback,
+    _data: *mut c_void,
+) -> hsa_status_t {
     status_call("hsa_agent_iterate_caches", || {
         ensure_open()?;
         agent(agent_h.handle)?;
@@ -395,7 +491,11 @@ unsafe extern "C" fn hsa_agent_iterate_caches_impl(agent_h: hsa_agent_t, callbac
     })
 }
 
-unsafe extern "C" fn hsa_agent_get_exception_policies_impl(agent_h: hsa_agent_t, _profile: hsa_profile_t, mask: *mut u16) -> hsa_status_t {
+unsafe extern "C" fn hsa_agent_get_exception_policies_impl(
+    agent_h: hsa_agent_t,
+    _profile: hsa_profile_t,
+    mask: *mut u16,
+) -> hsa_status_t {
     status_call("hsa_agent_get_exception_policies", || {
         ensure_open()?;
         agent(agent_h.handle)?;

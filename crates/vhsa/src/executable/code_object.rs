@@ -124,7 +124,9 @@ pub(crate) enum CodeObjectError {
     #[error("malformed or truncated code object: {0}")]
     Malformed(String),
     /// A code-object version this loader does not understand.
-    #[error("unsupported code object ABI version {0} (v3 to v6 are supported: ABI versions 1 to 4)")]
+    #[error(
+        "unsupported code object ABI version {0} (v3 to v6 are supported: ABI versions 1 to 4)"
+    )]
     UnsupportedVersion(u8),
     /// An `EF_AMDGPU_MACH` value that is not a known AMDGCN processor.
     #[error("unknown AMDGPU processor in e_flags (EF_AMDGPU_MACH = {0:#x})")]
@@ -245,7 +247,9 @@ impl KernelDescriptor {
             group_segment_fixed_size: u32_at(0),
             private_segment_fixed_size: u32_at(4),
             kernarg_size: u32_at(8),
-            kernel_code_entry_byte_offset: i64::from_le_bytes(bytes[16..24].try_into().expect("8 bytes")),
+            kernel_code_entry_byte_offset: i64::from_le_bytes(
+                bytes[16..24].try_into().expect("8 bytes"),
+            ),
             kernel_code_properties: u16::from_le_bytes([bytes[56], bytes[57]]),
         }
     }
@@ -347,7 +351,9 @@ impl CodeObject {
         }
         // e_ident[EI_CLASS] == ELFCLASS64, e_ident[EI_DATA] == ELFDATA2LSB.
         if data[4] != 2 || data[5] != 1 {
-            return Err(CodeObjectError::NotAmdgpu("not a 64-bit little-endian ELF file".into()));
+            return Err(CodeObjectError::NotAmdgpu(
+                "not a 64-bit little-endian ELF file".into(),
+            ));
         }
         let header = Header::parse(data)?;
         let endian = header.endian()?;
@@ -428,7 +434,9 @@ impl CodeObject {
                             "kernel descriptor `{name}` at {vaddr:#x} lies outside its section's file data"
                         ))
                     })?;
-                SymbolKind::Kernel(KernelDescriptor::decode(bytes.try_into().expect("descriptor size")))
+                SymbolKind::Kernel(KernelDescriptor::decode(
+                    bytes.try_into().expect("descriptor size"),
+                ))
             } else {
                 SymbolKind::Variable {
                     alignment: section.sh_addralign(endian).max(1),
@@ -461,7 +469,12 @@ impl CodeObject {
 
     /// Bytes from the lowest to the highest loaded address.
     pub fn load_size(&self) -> u64 {
-        let end = self.segments.iter().map(|s| s.vaddr + s.mem_size).max().unwrap_or(0);
+        let end = self
+            .segments
+            .iter()
+            .map(|s| s.vaddr + s.mem_size)
+            .max()
+            .unwrap_or(0);
         end - self.load_vaddr()
     }
 
@@ -493,9 +506,10 @@ impl CodeObject {
         for r in &self.relocations {
             let value = match r.kind {
                 RelocationKind::Relative { addend } => delta.wrapping_add_signed(addend),
-                RelocationKind::Absolute { symbol_vaddr, addend } => {
-                    delta.wrapping_add(symbol_vaddr).wrapping_add_signed(addend)
-                }
+                RelocationKind::Absolute {
+                    symbol_vaddr,
+                    addend,
+                } => delta.wrapping_add(symbol_vaddr).wrapping_add_signed(addend),
             };
             let at = (r.vaddr - origin) as usize;
             image[at..at + 8].copy_from_slice(&value.to_le_bytes());
@@ -518,7 +532,10 @@ fn decode_target(flags: u32, abi: u8) -> Result<Target, CodeObjectError> {
                 FeatureMode::Any
             }
         };
-        (v3(EF_AMDGPU_FEATURE_XNACK_V3), v3(EF_AMDGPU_FEATURE_SRAMECC_V3))
+        (
+            v3(EF_AMDGPU_FEATURE_XNACK_V3),
+            v3(EF_AMDGPU_FEATURE_SRAMECC_V3),
+        )
     } else {
         let v4 = |bits: u32, shift: u32| match (flags & bits) >> shift {
             0 => FeatureMode::Unsupported,
@@ -526,7 +543,10 @@ fn decode_target(flags: u32, abi: u8) -> Result<Target, CodeObjectError> {
             2 => FeatureMode::Off,
             _ => FeatureMode::On,
         };
-        (v4(EF_AMDGPU_FEATURE_XNACK_V4, 8), v4(EF_AMDGPU_FEATURE_SRAMECC_V4, 10))
+        (
+            v4(EF_AMDGPU_FEATURE_XNACK_V4, 8),
+            v4(EF_AMDGPU_FEATURE_SRAMECC_V4, 10),
+        )
     };
     Ok(Target {
         processor,
@@ -562,7 +582,9 @@ fn parse_relocations(
     let mut out = Vec::new();
     for section in sections.iter() {
         // Dynamic relocations live in allocated RELA sections; link-time ones are ignored.
-        if section.sh_type(endian) != elf::SHT_RELA || !section.sh_flags(endian).contains(elf::SHF_ALLOC) {
+        if section.sh_type(endian) != elf::SHT_RELA
+            || !section.sh_flags(endian).contains(elf::SHF_ALLOC)
+        {
             continue;
         }
         let (relas, link) = section
@@ -580,7 +602,8 @@ fn parse_relocations(
                     let index = rela.r_sym(endian, false);
                     let sym = symbols.symbol(object::SymbolIndex(index as usize))?;
                     if sym.st_shndx(endian) == elf::SHN_UNDEF {
-                        let name = String::from_utf8_lossy(symbols.symbol_name(endian, sym)?).into_owned();
+                        let name =
+                            String::from_utf8_lossy(symbols.symbol_name(endian, sym)?).into_owned();
                         return Err(CodeObjectError::UndefinedSymbol(name));
                     }
                     RelocationKind::Absolute {
@@ -605,7 +628,12 @@ fn parse_relocations(
 mod tests {
     use super::*;
 
-    fn descriptor(group: u32, private: u32, kernarg: u32, props: u16) -> [u8; KERNEL_DESCRIPTOR_SIZE] {
+    fn descriptor(
+        group: u32,
+        private: u32,
+        kernarg: u32,
+        props: u16,
+    ) -> [u8; KERNEL_DESCRIPTOR_SIZE] {
         let mut b = [0u8; KERNEL_DESCRIPTOR_SIZE];
         b[0..4].copy_from_slice(&group.to_le_bytes());
         b[4..8].copy_from_slice(&private.to_le_bytes());
@@ -617,7 +645,12 @@ mod tests {
 
     #[test]
     fn kernel_descriptor_fields_come_from_their_offsets() {
-        let kd = KernelDescriptor::decode(&descriptor(256, 16, 24, KERNEL_CODE_PROPERTY_USES_DYNAMIC_STACK));
+        let kd = KernelDescriptor::decode(&descriptor(
+            256,
+            16,
+            24,
+            KERNEL_CODE_PROPERTY_USES_DYNAMIC_STACK,
+        ));
         assert_eq!(kd.group_segment_fixed_size, 256);
         assert_eq!(kd.private_segment_fixed_size, 16);
         assert_eq!(kd.kernarg_size, 24);
@@ -637,12 +670,18 @@ mod tests {
         assert!(!t.runs_on("amdgcn-amd-amdhsa--gfx90a"));
 
         let pinned = decode_target(0x03f | 0x300 | 0x800, 3).unwrap();
-        assert_eq!(pinned.to_string(), "amdgcn-amd-amdhsa--gfx90a:sramecc-:xnack+");
+        assert_eq!(
+            pinned.to_string(),
+            "amdgcn-amd-amdhsa--gfx90a:sramecc-:xnack+"
+        );
         assert!(pinned.runs_on("amdgcn-amd-amdhsa--gfx90a:xnack+"));
         assert!(!pinned.runs_on("amdgcn-amd-amdhsa--gfx90a:xnack-"));
         assert!(!pinned.runs_on("amdgcn-amd-amdhsa--gfx90a:sramecc+"));
 
-        assert_eq!(decode_target(0x7e, 2), Err(CodeObjectError::UnknownProcessor(0x7e)));
+        assert_eq!(
+            decode_target(0x7e, 2),
+            Err(CodeObjectError::UnknownProcessor(0x7e))
+        );
     }
 
     #[test]
@@ -668,7 +707,13 @@ mod tests {
         assert_eq!((kd.group_segment_fixed_size, kd.kernarg_size), (256, 12));
         let counter = find("counter");
         assert_eq!(counter.size, 4);
-        assert!(matches!(counter.kind, SymbolKind::Variable { is_const: false, .. }));
+        assert!(matches!(
+            counter.kind,
+            SymbolKind::Variable {
+                is_const: false,
+                ..
+            }
+        ));
         assert!(matches!(
             find("lookup").kind,
             SymbolKind::Variable { is_const: true, .. }
@@ -693,7 +738,10 @@ mod tests {
         let at = |v: u64, n: usize| &image[(v - co.load_vaddr()) as usize..][..n];
         assert_eq!(at(counter.vaddr, 4), 7u32.to_le_bytes());
         assert_eq!(at(pointer.vaddr, 8), (base + counter.vaddr).to_le_bytes());
-        assert!(at(find("histogram").vaddr, 128).iter().all(|&b| b == 0), ".bss is zero");
+        assert!(
+            at(find("histogram").vaddr, 128).iter().all(|&b| b == 0),
+            ".bss is zero"
+        );
     }
 
     #[test]

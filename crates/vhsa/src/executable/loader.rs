@@ -11,7 +11,9 @@
 //! symbol's kernel object is the address of its loaded descriptor, as on real hardware; the
 //! packet processor finds the kernel again through [`kernel_by_object`].
 
-use super::code_object::{CodeObject, CodeObjectError, KERNEL_DESCRIPTOR_SUFFIX, KernelDescriptor, SymbolKind};
+use super::code_object::{
+    CodeObject, CodeObjectError, KERNEL_DESCRIPTOR_SUFFIX, KernelDescriptor, SymbolKind,
+};
 use hsa_abi::ffi::*;
 use parking_lot::RwLock;
 use std::collections::{BTreeMap, HashMap};
@@ -32,16 +34,27 @@ pub(crate) enum LoaderError {
     #[error("executable {0:#x} is frozen: load code objects before hsa_executable_freeze")]
     Frozen(u64),
     #[error("code object {uri}: {source}")]
-    InvalidCodeObject { uri: String, source: CodeObjectError },
-    #[error("code object {uri} is built for {target}, which does not run on agent {agent:#x} ({agent_isa})")]
+    InvalidCodeObject {
+        uri: String,
+        source: CodeObjectError,
+    },
+    #[error(
+        "code object {uri} is built for {target}, which does not run on agent {agent:#x} ({agent_isa})"
+    )]
     IncompatibleIsa {
         uri: String,
         target: String,
         agent: u64,
         agent_isa: String,
     },
-    #[error("symbol `{name}` is already defined for agent {agent:#x} in executable {executable:#x}")]
-    AlreadyDefined { name: String, agent: u64, executable: u64 },
+    #[error(
+        "symbol `{name}` is already defined for agent {agent:#x} in executable {executable:#x}"
+    )]
+    AlreadyDefined {
+        name: String,
+        agent: u64,
+        executable: u64,
+    },
     #[error("no symbol named `{0}`")]
     NoSuchSymbol(String),
     #[error("the built-in executable of native kernels cannot be {0}")]
@@ -152,7 +165,11 @@ impl Symbol {
     /// The kernel name without `.kd`, for kernels.
     pub fn kernel_name(&self) -> Option<&str> {
         match self.detail {
-            SymbolDetail::Kernel { .. } => Some(self.name.strip_suffix(KERNEL_DESCRIPTOR_SUFFIX).unwrap_or(&self.name)),
+            SymbolDetail::Kernel { .. } => Some(
+                self.name
+                    .strip_suffix(KERNEL_DESCRIPTOR_SUFFIX)
+                    .unwrap_or(&self.name),
+            ),
             SymbolDetail::Variable { .. } => None,
         }
     }
@@ -221,7 +238,10 @@ pub(crate) fn destroy_reader(handle: u64) -> LoaderResult<()> {
 // ---------------------------------------------------------------- executables
 
 /// Creates an empty, unfrozen executable.
-pub(crate) fn create_executable(profile: hsa_profile_t, rounding: hsa_default_float_rounding_mode_t) -> u64 {
+pub(crate) fn create_executable(
+    profile: hsa_profile_t,
+    rounding: hsa_default_float_rounding_mode_t,
+) -> u64 {
     let handle = next_handle();
     write(|l| {
         l.executables.insert(
@@ -284,9 +304,15 @@ pub(crate) fn freeze(handle: u64) -> LoaderResult<()> {
 }
 
 /// Profile, frozen state and rounding mode of an executable.
-pub(crate) fn executable_state(handle: u64) -> LoaderResult<(hsa_profile_t, bool, hsa_default_float_rounding_mode_t)> {
+pub(crate) fn executable_state(
+    handle: u64,
+) -> LoaderResult<(hsa_profile_t, bool, hsa_default_float_rounding_mode_t)> {
     if handle == BUILTIN_EXECUTABLE {
-        return Ok((HSA_PROFILE_FULL, true, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT));
+        return Ok((
+            HSA_PROFILE_FULL,
+            true,
+            HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT,
+        ));
     }
     read(|l| {
         l.executables
@@ -305,7 +331,12 @@ pub(crate) fn executables() -> Vec<u64> {
 
 /// Loads the code object held by `reader` into `executable` for `agent`, whose ISA name is
 /// `agent_isa` (`None` for an agent without an ISA, such as a CPU).
-pub(crate) fn load(executable: u64, agent: hsa_agent_t, agent_isa: Option<&str>, reader: u64) -> LoaderResult<u64> {
+pub(crate) fn load(
+    executable: u64,
+    agent: hsa_agent_t,
+    agent_isa: Option<&str>,
+    reader: u64,
+) -> LoaderResult<u64> {
     if executable == BUILTIN_EXECUTABLE {
         return Err(LoaderError::BuiltIn("loaded into"));
     }
@@ -323,10 +354,11 @@ pub(crate) fn load(executable: u64, agent: hsa_agent_t, agent_isa: Option<&str>,
             .ok_or(LoaderError::InvalidReader(reader))
     })?;
     let uri = reader.uri.clone();
-    let code = CodeObject::parse(&reader.bytes).map_err(|source| LoaderError::InvalidCodeObject {
-        uri: uri.clone(),
-        source,
-    })?;
+    let code =
+        CodeObject::parse(&reader.bytes).map_err(|source| LoaderError::InvalidCodeObject {
+            uri: uri.clone(),
+            source,
+        })?;
     let agent_isa_name = agent_isa.unwrap_or("no ISA: not a kernel agent");
     if !agent_isa.is_some_and(|isa| code.target.runs_on(isa)) {
         return Err(LoaderError::IncompatibleIsa {
@@ -338,7 +370,10 @@ pub(crate) fn load(executable: u64, agent: hsa_agent_t, agent_isa: Option<&str>,
     }
 
     let size = code.load_size();
-    let image = acquire_image(agent, size).ok_or_else(|| LoaderError::OutOfMemory { uri: uri.clone(), size })?;
+    let image = acquire_image(agent, size).ok_or_else(|| LoaderError::OutOfMemory {
+        uri: uri.clone(),
+        size,
+    })?;
     {
         // SAFETY: `acquire_image` returned `size` writable bytes at `base`, owned by this
         // loader until `release_image`; nothing else refers to them yet.
@@ -373,7 +408,10 @@ pub(crate) fn load(executable: u64, agent: hsa_agent_t, agent_isa: Option<&str>,
                 kernel_object: address,
                 descriptor_size: s.size,
             },
-            SymbolKind::Variable { alignment, is_const } => SymbolDetail::Variable {
+            SymbolKind::Variable {
+                alignment,
+                is_const,
+            } => SymbolDetail::Variable {
                 address,
                 size: s.size,
                 alignment: *alignment,
@@ -446,7 +484,11 @@ pub(crate) fn symbols(executable: u64, agent: Option<u64>) -> LoaderResult<Vec<A
 
 /// The symbol named `name` for `agent` (`None`: a program symbol, which code objects v3+
 /// never define).
-pub(crate) fn symbol_by_name(executable: u64, name: &str, agent: Option<u64>) -> LoaderResult<Arc<Symbol>> {
+pub(crate) fn symbol_by_name(
+    executable: u64,
+    name: &str,
+    agent: Option<u64>,
+) -> LoaderResult<Arc<Symbol>> {
     let Some(agent) = agent else {
         // Validate the executable first so a bad handle is reported as such.
         executable_state(executable)?;
@@ -454,7 +496,9 @@ pub(crate) fn symbol_by_name(executable: u64, name: &str, agent: Option<u64>) ->
     };
     let all = symbols(executable, Some(agent))?;
     all.into_iter()
-        .find(|s| s.name == name || (executable == BUILTIN_EXECUTABLE && s.kernel_name() == Some(name)))
+        .find(|s| {
+            s.name == name || (executable == BUILTIN_EXECUTABLE && s.kernel_name() == Some(name))
+        })
         .ok_or_else(|| LoaderError::NoSuchSymbol(name.to_owned()))
 }
 
@@ -532,7 +576,12 @@ pub(crate) fn loaded_code_object(handle: u64) -> LoaderResult<Arc<LoadedCodeObje
 
 /// Every loaded code object, ordered by executable then load order.
 pub(crate) fn all_loaded_code_objects() -> Vec<Arc<LoadedCodeObject>> {
-    read(|l| l.executables.values().flat_map(|e| e.loaded.iter().cloned()).collect())
+    read(|l| {
+        l.executables
+            .values()
+            .flat_map(|e| e.loaded.iter().cloned())
+            .collect()
+    })
 }
 
 /// The loaded code object whose segments contain `address`.

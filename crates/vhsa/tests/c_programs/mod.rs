@@ -7,12 +7,17 @@ use std::process::{Command, Output};
 
 /// The directory holding the C sources.
 pub fn c_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("c")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("c")
 }
 
 fn include_args() -> Vec<String> {
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
-    vec![format!("-I{}", include.display()), format!("-I{}", c_dir().display())]
+    vec![
+        format!("-I{}", include.display()),
+        format!("-I{}", c_dir().display()),
+    ]
 }
 
 /// Compiles `tests/c/<name>.c` into an executable in `dir`, linked with the runtime.
@@ -37,7 +42,14 @@ pub fn library(dir: &Path, name: &str) -> PathBuf {
 /// A command for a program, with a clean runtime environment.
 pub fn command(exe: &Path) -> Command {
     let mut c = Command::new(exe);
-    for v in ["HSA_TOOLS_LIB", "HSA_TOOLS_REPORT_LOAD_FAILURE", "VHSA_AGENTS", "VHSA_FAULTS", "VHSA_LINK_GBPS", "LD_PRELOAD"] {
+    for v in [
+        "HSA_TOOLS_LIB",
+        "HSA_TOOLS_REPORT_LOAD_FAILURE",
+        "VHSA_AGENTS",
+        "VHSA_FAULTS",
+        "VHSA_LINK_GBPS",
+        "LD_PRELOAD",
+    ] {
         c.env_remove(v);
     }
     c
