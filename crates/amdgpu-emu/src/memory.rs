@@ -42,7 +42,7 @@ impl RegionMemory {
     /// Panics if it overlaps an existing region or `base` is unaligned.
     pub fn add(&mut self, base: u64, len: u64) {
         assert!(
-            base % 8 == 0,
+            base.is_multiple_of(8),
             "region base 0x{base:x} must be 8-byte aligned"
         );
         for (b, _, l) in &self.regions {
@@ -103,7 +103,7 @@ pub(crate) fn load_bytes(p: NonNull<u8>, out: &mut [u8]) {
     while i < out.len() {
         // SAFETY: `base..base+out.len()` was vouched for by `GlobalMemory::translate`.
         let q = unsafe { base.add(i) };
-        if out.len() - i >= 4 && (q as usize) % 4 == 0 {
+        if out.len() - i >= 4 && (q as usize).is_multiple_of(4) {
             // SAFETY: aligned, in range, accessed only atomically (trait contract).
             let v = unsafe { AtomicU32::from_ptr(q as *mut u32) }.load(Ordering::Relaxed);
             out[i..i + 4].copy_from_slice(&v.to_le_bytes());
@@ -123,7 +123,7 @@ pub(crate) fn store_bytes(p: NonNull<u8>, data: &[u8]) {
     while i < data.len() {
         // SAFETY: `base..base+data.len()` was vouched for by `GlobalMemory::translate`.
         let q = unsafe { base.add(i) };
-        if data.len() - i >= 4 && (q as usize) % 4 == 0 {
+        if data.len() - i >= 4 && (q as usize).is_multiple_of(4) {
             let v = u32::from_le_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]);
             // SAFETY: aligned, in range, accessed only atomically (trait contract).
             unsafe { AtomicU32::from_ptr(q as *mut u32) }.store(v, Ordering::Relaxed);

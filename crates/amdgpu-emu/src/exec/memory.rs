@@ -473,21 +473,21 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             Kind::Load { n, .. } | Kind::Store { n, .. } => n as u64,
             Kind::Atomic { n } => n as u64,
         };
-        if hi - lo < 1 << 24 {
-            if let Some(base) = ctx.mem.translate(lo, hi - lo + n) {
-                for l in 0..LANES {
-                    if exec >> l & 1 == 0 {
-                        continue;
-                    }
-                    let Place::Global(a) = places[l] else {
-                        continue;
-                    };
-                    // SAFETY: `a - lo + n <= hi - lo + n` bytes, inside the translated range.
-                    let p = unsafe { base.add((a - lo) as usize) };
-                    host_access(w, inst, l, p, kind);
+        if hi - lo < 1 << 24
+            && let Some(base) = ctx.mem.translate(lo, hi - lo + n)
+        {
+            for l in 0..LANES {
+                if exec >> l & 1 == 0 {
+                    continue;
                 }
-                return Ok(Flow::Next);
+                let Place::Global(a) = places[l] else {
+                    continue;
+                };
+                // SAFETY: `a - lo + n <= hi - lo + n` bytes, inside the translated range.
+                let p = unsafe { base.add((a - lo) as usize) };
+                host_access(w, inst, l, p, kind);
             }
+            return Ok(Flow::Next);
         }
     }
     for l in 0..LANES {
@@ -540,7 +540,7 @@ fn global_fast(w: &mut Wave, ctx: &Ctx<'_>, inst: &Inst, kind: Kind, exec: u64) 
     let Some(base) = ctx.mem.translate(lo, hi - lo + 4) else {
         return false;
     };
-    if (base.as_ptr() as usize) % 4 != 0 {
+    if !(base.as_ptr() as usize).is_multiple_of(4) {
         return false;
     }
     let reg = Wave::vslot(if store { inst.src[1] } else { inst.dst });
@@ -566,7 +566,7 @@ fn global_fast(w: &mut Wave, ctx: &Ctx<'_>, inst: &Inst, kind: Kind, exec: u64) 
 
 /// A plain load or store of one lane through a translated host pointer.
 fn host_access(w: &mut Wave, inst: &Inst, lane: usize, p: std::ptr::NonNull<u8>, kind: Kind) {
-    let aligned = (p.as_ptr() as usize) % 4 == 0;
+    let aligned = (p.as_ptr() as usize).is_multiple_of(4);
     match kind {
         Kind::Load { n: 4, .. } if aligned => {
             // SAFETY: 4 aligned bytes inside the translated range, accessed atomically.

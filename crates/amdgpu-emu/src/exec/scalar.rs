@@ -438,7 +438,7 @@ fn hwreg_read(w: &Wave, ctx: &Ctx<'_>, id: u32) -> Result<u32, FaultKind> {
         2 => w.status,
         3 => w.trapsts,
         4 => w.hw_id,
-        5 | 6 | 7 => 0,
+        5..=7 => 0,
         15 => {
             ((ctx.apertures.private_base >> 48) as u32 & 0xFFFF)
                 | ((ctx.apertures.shared_base >> 48) as u32) << 16

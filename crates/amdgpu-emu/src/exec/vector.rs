@@ -378,21 +378,21 @@ fn lanes(
     let carry_simple = out == Out::VMask && !dst_wide && inst.ext == Ext::None && !inst.clamp;
     if simple
         && out == Out::V
-        && fast_path(op, &mut w.v[dst_slot], write_mask, &srcs, &env, carry_in)
+        && fast_path(op, &mut w.v[dst_slot], write_mask, srcs, &env, carry_in)
     {
         // Done by a specialised loop.
     } else if wide_simple && {
         let (lo, hi) = w.v.split_at_mut(dst_slot + 1);
-        fast_path_wide(op, &mut lo[dst_slot], &mut hi[0], write_mask, &srcs)
+        fast_path_wide(op, &mut lo[dst_slot], &mut hi[0], write_mask, srcs)
     } {
         // Done by a specialised 64-bit loop.
     } else if is_mask
         && inst.ext == Ext::None
-        && let Some(m) = fast_compare(op, write_mask, &srcs)
+        && let Some(m) = fast_compare(op, write_mask, srcs)
     {
         mask_out = m;
     } else if carry_simple
-        && let Some(m) = fast_path_carry(op, &mut w.v[dst_slot], write_mask, &srcs, carry_in)
+        && let Some(m) = fast_path_carry(op, &mut w.v[dst_slot], write_mask, srcs, carry_in)
     {
         mask_out = m;
     } else if plain {
@@ -1462,6 +1462,13 @@ fn lane_fn_flags(op: Op) -> Option<(LaneFn, Out)> {
     })
 }
 
+// The ordered comparisons are spelled out on purpose: with a NaN operand `a < b || a > b` is
+// false where `a != b` is true, and `!(a >= b)` is true where `a < b` is false.
+#[allow(
+    clippy::double_comparisons,
+    clippy::nonminimal_bool,
+    clippy::neg_cmp_op_on_partial_ord
+)]
 fn lane_fn_cmp(op: Op) -> Option<(LaneFn, Out)> {
     let name = op.name();
     if !name.starts_with("v_cmp") {
@@ -1667,12 +1674,11 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                 for part in 0..2 {
                     let hi = part == 1;
                     let g = |k: usize| -> u16 {
-                        let bits = if half_sel(k, hi) {
+                        (if half_sel(k, hi) {
                             srcs[k][l] >> 16
                         } else {
                             srcs[k][l]
-                        } as u16;
-                        bits
+                        } as u16)
                     };
                     let gf = |k: usize| -> f32 {
                         let x = env.in16(f16::from_bits(g(k))).to_f32();
