@@ -4,6 +4,8 @@
 //! The test command builds the whole workspace first (`cargo build --workspace --all-targets`);
 //! a missing artifact is reported with that instruction rather than rebuilt from inside a test.
 
+pub mod module_graph;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
