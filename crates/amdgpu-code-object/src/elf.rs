@@ -7,7 +7,7 @@
 use object::read::elf::{ElfFile64, FileHeader, ProgramHeader};
 use object::{LittleEndian as LE, Object, ObjectSection, ObjectSegment, ObjectSymbol, elf};
 
-use crate::code_object::CodeObjectError;
+use crate::error::CodeObjectError;
 use crate::target::processor_name;
 
 /// The largest image [`AmdgpuElf::load_image`] lays out (a larger one is a corrupt header).

@@ -16,15 +16,17 @@
 pub mod code_object;
 pub mod descriptor;
 pub mod elf;
+mod error;
 pub mod loaded_image;
 pub mod metadata;
 pub mod target;
 
 pub use code_object::{
-    CodeObject, CodeObjectError, CodeSymbol, LoadSegment, Relocation, RelocationKind, SymbolKind,
+    CodeObject, CodeSymbol, LoadSegment, Relocation, RelocationKind, SymbolKind,
 };
 pub use descriptor::{KERNEL_DESCRIPTOR_SIZE, KERNEL_DESCRIPTOR_SUFFIX, KernelDescriptor};
 pub use elf::{AmdgpuElf, ElfNote, ElfSection, ElfSymbol, ElfSymbolKind};
+pub use error::CodeObjectError;
 pub use loaded_image::{HEADER_PROBE_BYTES, writable_ranges};
 pub use metadata::{KernelArgument, KernelMetadata, Metadata};
 pub use target::{FeatureMode, Target, processor_name};

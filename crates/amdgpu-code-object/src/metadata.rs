@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::code_object::CodeObjectError;
 use crate::elf::AmdgpuElf;
+use crate::error::CodeObjectError;
 
 /// Note type of the MessagePack metadata.
 const NT_AMDGPU_METADATA: u32 = 32;

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::code_object::CodeObjectError;
+use crate::error::CodeObjectError;
 
 /// `e_ident[EI_ABIVERSION]` of code-object v3; v4, v5 and v6 follow (2, 3, 4).
 pub(crate) const ELFABIVERSION_AMDGPU_HSA_V3: u8 = 1;
