@@ -8,8 +8,8 @@ pub const KERNEL_DESCRIPTOR_SUFFIX: &str = ".kd";
 /// `kernel_code_properties` bit: the kernel uses a dynamically sized stack.
 const KERNEL_CODE_PROPERTY_USES_DYNAMIC_STACK: u16 = 1 << 11;
 
-/// A decoded kernel descriptor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A decoded kernel descriptor (all zero by default, as for a kernel with no code object).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KernelDescriptor {
     /// Fixed LDS bytes.
     pub group_segment_fixed_size: u32,

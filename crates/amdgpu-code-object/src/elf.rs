@@ -13,6 +13,14 @@ use crate::target::processor_name;
 /// The largest image [`AmdgpuElf::load_image`] lays out (a larger one is a corrupt header).
 const MAX_IMAGE: u64 = 1 << 30;
 
+/// Whether `bytes` start like an AMDGPU ELF file: the ELF magic and `e_machine` `EM_AMDGPU`
+/// (a quick test for containers that mix targets; [`AmdgpuElf::parse`] checks the rest).
+pub fn is_amdgpu_elf(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\x7fELF")
+        && bytes.len() > 20
+        && u16::from_le_bytes([bytes[18], bytes[19]]) == elf::EM_AMDGPU.0
+}
+
 /// What a symbol names, by its ELF type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ElfSymbolKind {
@@ -209,6 +217,13 @@ mod tests {
 
     #[test]
     fn foreign_files_are_named() {
+        let mut amdgpu = b"\x7fELF\x02\x01\x01".to_vec();
+        amdgpu.resize(64, 0);
+        amdgpu[18] = 224;
+        assert!(is_amdgpu_elf(&amdgpu));
+        amdgpu[18] = 62;
+        assert!(!is_amdgpu_elf(&amdgpu));
+        assert!(!is_amdgpu_elf(b"\x7fELF"));
         assert!(matches!(
             AmdgpuElf::parse(b"MZ\x90\x00").err(),
             Some(CodeObjectError::NotElf { len: 4 })

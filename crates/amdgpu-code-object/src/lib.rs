@@ -25,7 +25,7 @@ pub use code_object::{
     CodeObject, CodeSymbol, LoadSegment, Relocation, RelocationKind, SymbolKind,
 };
 pub use descriptor::{KERNEL_DESCRIPTOR_SIZE, KERNEL_DESCRIPTOR_SUFFIX, KernelDescriptor};
-pub use elf::{AmdgpuElf, ElfNote, ElfSection, ElfSymbol, ElfSymbolKind};
+pub use elf::{AmdgpuElf, ElfNote, ElfSection, ElfSymbol, ElfSymbolKind, is_amdgpu_elf};
 pub use error::CodeObjectError;
 pub use loaded_image::{HEADER_PROBE_BYTES, writable_ranges};
 pub use metadata::{KernelArgument, KernelMetadata, Metadata};
