@@ -194,3 +194,38 @@ fn collect_rs(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+#[test]
+fn a_loop_added_to_a_crate_is_reported() {
+    let dir = std::env::temp_dir().join(format!("import-loops-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(dir.join("src/store")).unwrap();
+    let write = |path: &str, text: &str| fs::write(dir.join(path), text).unwrap();
+    write("src/lib.rs", "mod gate;\nmod store;\n");
+    write(
+        "src/gate.rs",
+        "use crate::store::chunks::Chunk;\npub struct Gate;\n",
+    );
+    write("src/store/mod.rs", "pub mod chunks;\n");
+    write("src/store/chunks.rs", "pub struct Chunk;\n");
+    let before = loops_of(&dir, "src/lib.rs");
+    // The chunk store now names the gate: gate -> store::chunks -> gate.
+    write(
+        "src/store/chunks.rs",
+        "pub struct Chunk;\nfn f(_: &super::super::gate::Gate) {}\n",
+    );
+    let after = loops_of(&dir, "src/lib.rs");
+    fs::remove_dir_all(&dir).unwrap();
+    assert!(before.is_empty(), "{before:?}");
+    assert_eq!(
+        after.into_iter().collect::<Vec<_>>(),
+        [(
+            "gate, store::chunks".to_string(),
+            vec![
+                "gate".to_string(),
+                "store::chunks".to_string(),
+                "gate".to_string()
+            ]
+        )]
+    );
+}
