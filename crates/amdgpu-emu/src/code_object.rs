@@ -54,11 +54,7 @@ impl CodeObject {
                 symbols.push((sym.name, sym.vaddr));
             }
         }
-        let target = elf.processor().and_then(|p| match p {
-            "gfx90a" => Some(Target::Gfx90a),
-            "gfx942" => Some(Target::Gfx942),
-            _ => None,
-        });
+        let target = elf.processor().and_then(Target::from_name);
         Ok(CodeObject {
             image,
             kernels,
