@@ -11,7 +11,7 @@ cargo build -q -p vhsa -p kreplay
 out=target/debug/bench-apps
 mkdir -p "$out/lib"
 ln -sf "$PWD/target/debug/libhsa_runtime64.so" "$out/lib/libhsa-runtime64.so.1"
-cc -std=c11 -O2 -pthread -D_DEFAULT_SOURCE -Itests/apps -Icrates/vhsa/include -Iinclude \
+cc -std=c11 -O2 -pthread -D_DEFAULT_SOURCE -Itests/apps -Icrates/test-support/host -Icrates/vhsa/include -Iinclude \
   tests/apps/concurrent.c -o "$out/concurrent" -L"$out/lib" -l:libhsa-runtime64.so.1 -Wl,-rpath,"$PWD/$out/lib"
 run() { # label, tool(0/1), args...
   local label=$1 tool=$2

@@ -11,13 +11,13 @@ use crate::inventory::{ExecutableInventory, ExecutablesHeld};
 use crate::runtime::{HsaError, Runtime};
 use crate::snapshot::{ExecutableRef, Region, RegionKind};
 use crate::sync::{Arc, AtomicU64, LazyLock, Mutex, Ordering};
+use amdgpu_code_object::{HEADER_PROBE_BYTES, KERNEL_DESCRIPTOR_SUFFIX, writable_ranges};
 use hsa_abi::ffi::{
     self, hsa_agent_t, hsa_executable_symbol_t, hsa_executable_t, hsa_loaded_code_object_t,
     hsa_status_t,
 };
 use std::collections::{HashMap, HashSet};
 use std::ffi::{CString, c_void};
-use std::ops::Range;
 
 /// Largest module-scope variable captured (a sanity cap).
 pub const MAX_VARIABLE_BYTES: u64 = 1 << 30;
@@ -144,114 +144,6 @@ fn code_object_info(
     } else {
         Err(HsaError { call, status: st })
     }
-}
-
-/// ELF program header fields used here.
-const EM_AMDGPU: u16 = 224;
-const PT_LOAD: u32 = 1;
-const PT_GNU_RELRO: u32 = 0x6474_e552;
-const PF_W: u32 = 2;
-const ELF_HEADER_BYTES: usize = 64;
-const PROGRAM_HEADER_BYTES: usize = 56;
-/// Bytes read from the start of a loaded code object to find its program headers.
-const HEADER_PROBE_BYTES: usize = 4096;
-
-fn le_u16(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
-}
-fn le_u32(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
-fn le_u64(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
-}
-
-/// The writable ranges (ELF virtual addresses) of a code object whose loaded image starts
-/// with `image` (its first bytes): every `PT_LOAD` with the write flag, less `PT_GNU_RELRO`
-/// (read-only once relocated). `None` when the image does not start with the object's own ELF
-/// and program headers (the lowest `PT_LOAD` must map file offset 0 and hold the headers), so
-/// the caller falls back to the whole load range.
-pub fn writable_ranges(image: &[u8]) -> Option<Vec<Range<u64>>> {
-    if image.get(..4)? != b"\x7fELF"
-        || *image.get(4)? != 2
-        || *image.get(5)? != 1
-        || le_u16(image, 18)? != EM_AMDGPU
-    {
-        return None;
-    }
-    let phoff = usize::try_from(le_u64(image, 0x20)?).ok()?;
-    let phentsize = usize::from(le_u16(image, 0x36)?);
-    let phnum = usize::from(le_u16(image, 0x38)?);
-    if phentsize != PROGRAM_HEADER_BYTES || phoff < ELF_HEADER_BYTES {
-        return None;
-    }
-    let table_end = phoff.checked_add(phnum.checked_mul(phentsize)?)?;
-    if table_end > image.len() {
-        return None;
-    }
-    struct Ph {
-        kind: u32,
-        flags: u32,
-        offset: u64,
-        vaddr: u64,
-        filesz: u64,
-        memsz: u64,
-    }
-    let mut phs = Vec::with_capacity(phnum);
-    for i in 0..phnum {
-        let at = phoff + i * phentsize;
-        phs.push(Ph {
-            kind: le_u32(image, at)?,
-            flags: le_u32(image, at + 4)?,
-            offset: le_u64(image, at + 8)?,
-            vaddr: le_u64(image, at + 16)?,
-            filesz: le_u64(image, at + 32)?,
-            memsz: le_u64(image, at + 40)?,
-        });
-    }
-    let first = phs
-        .iter()
-        .filter(|p| p.kind == PT_LOAD)
-        .min_by_key(|p| p.vaddr)?;
-    if first.offset != 0 || first.filesz < table_end as u64 {
-        return None;
-    }
-    let origin = first.vaddr;
-    let relro: Vec<Range<u64>> = phs
-        .iter()
-        .filter(|p| p.kind == PT_GNU_RELRO)
-        .map(|p| p.vaddr..p.vaddr.saturating_add(p.memsz))
-        .collect();
-    let mut out = Vec::new();
-    for p in phs
-        .iter()
-        .filter(|p| p.kind == PT_LOAD && p.flags & PF_W != 0 && p.memsz > 0)
-    {
-        let start = p.vaddr.checked_sub(origin)?;
-        let mut pieces: Vec<Range<u64>> =
-            std::iter::once(start..start.checked_add(p.memsz)?).collect();
-        for r in &relro {
-            let r = r.start.saturating_sub(origin)..r.end.saturating_sub(origin);
-            pieces = pieces.into_iter().flat_map(|x| subtract(x, &r)).collect();
-        }
-        out.extend(pieces);
-    }
-    Some(out)
-}
-
-/// `a` less `b`: zero, one or two ranges.
-fn subtract(a: Range<u64>, b: &Range<u64>) -> Vec<Range<u64>> {
-    if b.end <= a.start || b.start >= a.end {
-        return vec![a];
-    }
-    let mut v = Vec::new();
-    if b.start > a.start {
-        v.push(a.start..b.start);
-    }
-    if b.end < a.end {
-        v.push(b.end..a.end);
-    }
-    v
 }
 
 /// The writable segments of the code objects loaded for `agent`, as snapshot regions tagged
@@ -618,91 +510,12 @@ impl KernelNames {
                     continue;
                 };
                 // Code-object kernel symbols name the kernel descriptor (`<kernel>.kd`).
-                let name = name.strip_suffix(".kd").unwrap_or(&name);
+                let name = name.strip_suffix(KERNEL_DESCRIPTOR_SUFFIX).unwrap_or(&name);
                 if let Ok(c) = CString::new(name) {
                     out.insert(obj, (exe.handle, Arc::new(c)));
                 }
             }
         }
         out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// An AMDGPU ELF image: header, program headers at 64, and `phs` as
-    /// `(type, flags, offset, vaddr, filesz, memsz)`.
-    fn image(phs: &[(u32, u32, u64, u64, u64, u64)]) -> Vec<u8> {
-        let mut b = vec![0u8; 1024];
-        b[..4].copy_from_slice(b"\x7fELF");
-        b[4] = 2;
-        b[5] = 1;
-        b[18..20].copy_from_slice(&(EM_AMDGPU).to_le_bytes());
-        b[0x20..0x28].copy_from_slice(&64u64.to_le_bytes());
-        b[0x36..0x38].copy_from_slice(&56u16.to_le_bytes());
-        b[0x38..0x3a].copy_from_slice(&(phs.len() as u16).to_le_bytes());
-        for (i, &(t, f, off, va, fs, ms)) in phs.iter().enumerate() {
-            let at = 64 + i * 56;
-            b[at..at + 4].copy_from_slice(&t.to_le_bytes());
-            b[at + 4..at + 8].copy_from_slice(&f.to_le_bytes());
-            b[at + 8..at + 16].copy_from_slice(&off.to_le_bytes());
-            b[at + 16..at + 24].copy_from_slice(&va.to_le_bytes());
-            b[at + 32..at + 40].copy_from_slice(&fs.to_le_bytes());
-            b[at + 40..at + 48].copy_from_slice(&ms.to_le_bytes());
-        }
-        b
-    }
-
-    #[test]
-    #[allow(clippy::single_range_in_vec_init)]
-    fn writable_segments_less_relro_as_clang_lays_them_out() {
-        // The layout of a clang-22 code object: R headers+rodata, R E text, RW .dynamic under
-        // RELRO, RW .data/.bss.
-        let img = image(&[
-            (6, 4, 0x40, 0x40, 0x1f8, 0x1f8),
-            (PT_LOAD, 4, 0, 0, 0x5c0, 0x5c0),
-            (PT_LOAD, 5, 0x600, 0x1600, 0x480, 0x480),
-            (PT_LOAD, 6, 0xa80, 0x2a80, 0xb0, 0x580),
-            (PT_LOAD, 6, 0xb30, 0x3b30, 0x10, 0x19),
-            (PT_GNU_RELRO, 4, 0xa80, 0x2a80, 0xb0, 0x580),
-        ]);
-        assert_eq!(writable_ranges(&img), Some(vec![0x3b30..0x3b49]));
-    }
-
-    #[test]
-    #[allow(clippy::single_range_in_vec_init)]
-    fn images_without_their_headers_are_not_parsed() {
-        let no_headers = image(&[
-            (PT_LOAD, 4, 0x1000, 0, 0x100, 0x100),
-            (PT_LOAD, 6, 0x2000, 0x1000, 8, 8),
-        ]);
-        assert_eq!(
-            writable_ranges(&no_headers),
-            None,
-            "the lowest segment does not map the headers"
-        );
-        let mut not_elf = image(&[(PT_LOAD, 6, 0, 0, 0x400, 0x400)]);
-        assert_eq!(writable_ranges(&not_elf), Some(vec![0..0x400]));
-        not_elf[0] = 0;
-        assert_eq!(writable_ranges(&not_elf), None);
-        let mut truncated = image(&[(PT_LOAD, 6, 0, 0, 0x400, 0x400)]);
-        truncated[0x38..0x3a].copy_from_slice(&200u16.to_le_bytes());
-        assert_eq!(
-            writable_ranges(&truncated),
-            None,
-            "program headers past the bytes read"
-        );
-        assert_eq!(writable_ranges(&[]), None);
-    }
-
-    #[test]
-    #[allow(clippy::single_range_in_vec_init)]
-    fn subtracting_ranges() {
-        assert_eq!(subtract(0..10, &(3..5)), vec![0..3, 5..10]);
-        assert_eq!(subtract(0..10, &(0..10)), Vec::<Range<u64>>::new());
-        assert_eq!(subtract(0..10, &(10..20)), vec![0..10]);
-        assert_eq!(subtract(5..10, &(0..7)), vec![7..10]);
     }
 }

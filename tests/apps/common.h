@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aql_submit.h"
 #include "vhsa.h"
 
 #define CHECK(call)                                                                 \
@@ -95,26 +96,10 @@ static hsa_queue_t* queue_create(hsa_agent_t agent) {
   return q;
 }
 
-/* Writes a kernel dispatch packet (1 work-item per element, grid `n`) and rings the doorbell. */
+/* Submits a kernel dispatch packet (1 work-item per element, grid `n`; `aql_submit.h`). */
 static void dispatch(hsa_queue_t* q, uint64_t kernel_object, void* kernarg, uint32_t n, hsa_signal_t done) {
-  uint64_t idx = hsa_queue_add_write_index_screlease(q, 1);
-  hsa_kernel_dispatch_packet_t* slot = (hsa_kernel_dispatch_packet_t*)q->base_address + (idx % q->size);
-  memset((char*)slot + 4, 0, sizeof *slot - 4);
-  slot->workgroup_size_x = 1;
-  slot->workgroup_size_y = 1;
-  slot->workgroup_size_z = 1;
-  slot->grid_size_x = n;
-  slot->grid_size_y = 1;
-  slot->grid_size_z = 1;
-  slot->kernel_object = kernel_object;
-  slot->kernarg_address = kernarg;
-  slot->completion_signal = done;
-  uint16_t header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
-  uint16_t setup = 1 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
-  __atomic_store_n((uint32_t*)slot, (uint32_t)header | ((uint32_t)setup << 16), __ATOMIC_RELEASE);
-  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)idx);
+  hsa_kernel_dispatch_packet_t p = aql_dispatch_packet(kernel_object, kernarg, n, 1, done);
+  aql_submit(q, &p);
 }
 
 /* Waits until `s` reaches 0, then checks it is exactly 0 (fired exactly once). */

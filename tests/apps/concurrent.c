@@ -274,15 +274,9 @@ static void inc_kernel(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
 
 /* A barrier-AND packet of the application, with no dependency and its own completion signal. */
 static void barrier(hsa_queue_t* q, hsa_signal_t done) {
-  uint64_t idx = hsa_queue_add_write_index_screlease(q, 1);
-  hsa_barrier_and_packet_t* slot = (hsa_barrier_and_packet_t*)q->base_address + (idx % q->size);
-  memset((char*)slot + 4, 0, sizeof *slot - 4);
-  slot->completion_signal = done;
-  uint16_t header = (HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE) | (1 << HSA_PACKET_HEADER_BARRIER) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
-  __atomic_store_n((uint16_t*)slot, header, __ATOMIC_RELEASE);
-  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)idx);
+  hsa_signal_t none = {0};
+  hsa_barrier_and_packet_t p = aql_barrier_and_packet(none, done);
+  aql_submit(q, &p);
 }
 
 /* Submissions of three packets (dbl, an application barrier, inc), twice, from x = 1. Each
@@ -455,15 +449,9 @@ static void run_submitter(system_t* s, int passes) {
 
 /* ---- crossqueue / hostgate ---- */
 static void barrier_on(hsa_queue_t* q, hsa_signal_t dep) {
-  uint64_t idx = hsa_queue_add_write_index_screlease(q, 1);
-  hsa_barrier_and_packet_t* slot = (hsa_barrier_and_packet_t*)q->base_address + (idx % q->size);
-  memset((char*)slot + 4, 0, sizeof *slot - 4);
-  slot->dep_signal[0] = dep;
-  uint16_t header = (HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE) | (1 << HSA_PACKET_HEADER_BARRIER) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
-  __atomic_store_n((uint32_t*)slot, (uint32_t)header, __ATOMIC_RELEASE);
-  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)idx);
+  hsa_signal_t none = {0};
+  hsa_barrier_and_packet_t p = aql_barrier_and_packet(dep, none);
+  aql_submit(q, &p);
 }
 
 static void run_dependent(system_t* s, int same_queue) {

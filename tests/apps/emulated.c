@@ -137,24 +137,8 @@ static void run_abandon(system_t* s, hsa_executable_t exe) {
 
 /* Like `dispatch`, with work-groups of `wg` work-items. */
 static void dispatch_groups(hsa_queue_t* q, uint64_t kobj, void* kernarg, uint32_t n, uint16_t wg, hsa_signal_t done) {
-  uint64_t idx = hsa_queue_add_write_index_screlease(q, 1);
-  hsa_kernel_dispatch_packet_t* slot = (hsa_kernel_dispatch_packet_t*)q->base_address + (idx % q->size);
-  memset((char*)slot + 4, 0, sizeof *slot - 4);
-  slot->workgroup_size_x = wg;
-  slot->workgroup_size_y = 1;
-  slot->workgroup_size_z = 1;
-  slot->grid_size_x = n;
-  slot->grid_size_y = 1;
-  slot->grid_size_z = 1;
-  slot->kernel_object = kobj;
-  slot->kernarg_address = kernarg;
-  slot->completion_signal = done;
-  uint16_t header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
-  uint16_t setup = 1 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
-  __atomic_store_n((uint32_t*)slot, (uint32_t)header | ((uint32_t)setup << 16), __ATOMIC_RELEASE);
-  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)idx);
+  hsa_kernel_dispatch_packet_t p = aql_dispatch_packet(kobj, kernarg, n, wg, done);
+  aql_submit(q, &p);
 }
 
 static void run_sqtt(system_t* s, hsa_executable_t exe) {

@@ -36,6 +36,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "aql_submit.h"
 #include "kreplay.h"
 #include "vhsa.h"
 
@@ -119,24 +120,11 @@ static void dispatch_on_sibling(const kreplay_dispatch_info_t* d) {
   hsa_status_t st = hsa_queue_create(agent, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX, UINT32_MAX, &q);
   TOOL_CHECK(st == HSA_STATUS_SUCCESS, "hsa_queue_create: %#x", st);
   if (st != HSA_STATUS_SUCCESS) return;
-  uint64_t idx = hsa_queue_add_write_index_screlease(q, 1);
-  hsa_kernel_dispatch_packet_t* slot = (hsa_kernel_dispatch_packet_t*)q->base_address + (idx % q->size);
-  memset((char*)slot + 4, 0, sizeof *slot - 4);
-  slot->workgroup_size_x = d->workgroup_size[0];
-  slot->workgroup_size_y = 1;
-  slot->workgroup_size_z = 1;
-  slot->grid_size_x = d->grid_size[0];
-  slot->grid_size_y = 1;
-  slot->grid_size_z = 1;
-  slot->kernel_object = d->kernel_object;
-  slot->kernarg_address = (void*)d->kernarg_address;
-  uint16_t header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
-  uint16_t setup = 1 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
-  __atomic_store_n((uint32_t*)slot, (uint32_t)header | ((uint32_t)setup << 16), __ATOMIC_RELEASE);
+  hsa_signal_t none = {0};
+  hsa_kernel_dispatch_packet_t p = aql_dispatch_packet(d->kernel_object, (void*)d->kernarg_address,
+                                                       d->grid_size[0], d->workgroup_size[0], none);
   fprintf(stderr, "TOOL submitting from PASS ENTER\n");
-  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)idx);
+  aql_submit(q, &p);
   fprintf(stderr, "TOOL submitted from PASS ENTER\n");
 }
 
@@ -169,19 +157,11 @@ static void replay_on_other_agent(uint64_t replaying_agent) {
   hsa_status_t st = hsa_queue_create(agent, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX, UINT32_MAX, &q);
   TOOL_CHECK(st == HSA_STATUS_SUCCESS, "hsa_queue_create on the other agent: %#x", st);
   if (st != HSA_STATUS_SUCCESS) return;
-  uint64_t idx = hsa_queue_add_write_index_screlease(q, 1);
-  hsa_kernel_dispatch_packet_t* slot = (hsa_kernel_dispatch_packet_t*)q->base_address + (idx % q->size);
-  memset((char*)slot + 4, 0, sizeof *slot - 4);
-  slot->workgroup_size_x = slot->workgroup_size_y = slot->workgroup_size_z = 1;
-  slot->grid_size_x = slot->grid_size_y = slot->grid_size_z = 1;
-  slot->kernel_object = vhsa_native_kernel_create("nop", nop_kernel, NULL);
-  uint16_t header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
-  uint16_t setup = 1 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
+  hsa_signal_t none = {0};
+  hsa_kernel_dispatch_packet_t p = aql_dispatch_packet(vhsa_native_kernel_create("nop", nop_kernel, NULL), NULL, 1, 1, none);
+  /* The doorbell store runs the nested replay. */
   nested_active = 1;
-  __atomic_store_n((uint32_t*)slot, (uint32_t)header | ((uint32_t)setup << 16), __ATOMIC_RELEASE);
-  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)idx);
+  aql_submit(q, &p);
   nested_active = 0;
 }
 

@@ -1,9 +1,10 @@
-//! Reading kernels out of an AMDGPU code object (an ELF shared object): the loaded image,
-//! the kernel descriptors (`<name>.kd` symbols) and the code range.
+//! The kernels of an AMDGPU code object as the emulator runs them: the loaded image, the kernel
+//! descriptors (`<name>.kd` symbols) and the code range. The file is read by the workspace's
+//! code-object reader (`amdgpu-code-object`); this module only picks what a dispatch needs.
 
 use std::ops::Range;
 
-use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol};
+use amdgpu_code_object::{AmdgpuElf, KERNEL_DESCRIPTOR_SUFFIX};
 
 use crate::Target;
 
@@ -34,48 +35,26 @@ pub struct CodeObject {
 impl CodeObject {
     /// Parse an AMDGPU ELF. Errors name what is missing.
     pub fn parse(bytes: &[u8]) -> Result<CodeObject, String> {
-        let file =
-            object::File::parse(bytes).map_err(|e| format!("not an ELF code object: {e}"))?;
-        let mut size = 0u64;
-        for seg in file.segments() {
-            size = size.max(seg.address() + seg.size());
-        }
-        if size == 0 || size > 1 << 30 {
-            return Err("the code object has no loadable segments".into());
-        }
-        let mut image = vec![0u8; size as usize];
-        for seg in file.segments() {
-            let data = seg.data().map_err(|e| format!("unreadable segment: {e}"))?;
-            let a = seg.address() as usize;
-            image[a..a + data.len()].copy_from_slice(data);
-        }
-        let text = file
-            .section_by_name(".text")
-            .map(|s| s.address()..s.address() + s.size())
+        let elf = AmdgpuElf::parse(bytes).map_err(|e| format!("not an ELF code object: {e}"))?;
+        let image = elf.load_image().map_err(|e| e.to_string())?;
+        let text = elf
+            .section(".text")
+            .map_err(|e| e.to_string())?
+            .map(|s| s.vaddr..s.vaddr + s.size)
             .ok_or("the code object has no .text section")?;
         let mut kernels = Vec::new();
         let mut symbols = Vec::new();
-        for sym in file.symbols() {
-            let Ok(name) = sym.name() else { continue };
-            if let Some(k) = name.strip_suffix(".kd") {
+        for sym in elf.symbols() {
+            if let Some(k) = sym.name.strip_suffix(KERNEL_DESCRIPTOR_SUFFIX) {
                 kernels.push(KernelSymbol {
                     name: k.to_string(),
-                    descriptor: sym.address(),
+                    descriptor: sym.vaddr,
                 });
-            } else if sym.is_global() && sym.is_definition() {
-                symbols.push((name.to_string(), sym.address()));
+            } else if sym.global && sym.defined {
+                symbols.push((sym.name, sym.vaddr));
             }
         }
-        // ELF64 header: e_flags at byte 48.
-        let flags = bytes
-            .get(48..52)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .unwrap_or(0);
-        let target = match flags & 0xFF {
-            0x3F => Some(Target::Gfx90a),
-            0x4C => Some(Target::Gfx942),
-            _ => None,
-        };
+        let target = elf.processor().and_then(Target::from_name);
         Ok(CodeObject {
             image,
             kernels,

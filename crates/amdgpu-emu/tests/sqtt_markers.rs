@@ -8,7 +8,6 @@ mod common;
 use amdgpu_emu::code_object::CodeObject;
 use amdgpu_emu::{ShaderDataRecord, Target};
 use common::{Arg, Bench, TARGETS};
-use object::{Object, ObjectSection};
 
 fn build(file: &str, t: Target, env: (&str, &str)) -> std::path::PathBuf {
     let out =
@@ -42,11 +41,12 @@ fn build(file: &str, t: Target, env: (&str, &str)) -> std::path::PathBuf {
 }
 
 fn funcmap(bytes: &[u8]) -> Vec<String> {
-    let f = object::File::parse(bytes).unwrap();
+    let f = amdgpu_code_object::AmdgpuElf::parse(bytes).unwrap();
     let s = f
-        .section_by_name(".sqtt_funcmap")
+        .section(".sqtt_funcmap")
+        .unwrap()
         .expect(".sqtt_funcmap section");
-    String::from_utf8_lossy(s.data().unwrap())
+    String::from_utf8_lossy(s.bytes)
         .trim_end_matches('\0')
         .lines()
         .map(str::to_string)

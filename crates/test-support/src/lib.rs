@@ -4,6 +4,8 @@
 //! The test command builds the whole workspace first (`cargo build --workspace --all-targets`);
 //! a missing artifact is reported with that instruction rather than rebuilt from inside a test.
 
+pub mod module_graph;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -76,12 +78,20 @@ pub fn scratch_dir(tag: &str) -> PathBuf {
     dir
 }
 
+/// The headers shared by the C test programs of every crate (`aql_submit.h`: writing an AQL
+/// packet to a queue); [`compile_c`] puts it on the include path.
+pub fn host_include_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("host")
+}
+
 /// Compiles a C program with the system compiler against the installed HSA headers and links
-/// it with vhsa (`-lhsa-runtime64` resolved through [`vhsa_lib_dir`]).
+/// it with vhsa (`-lhsa-runtime64` resolved through [`vhsa_lib_dir`]). [`host_include_dir`] is
+/// on the include path, so programs can `#include "aql_submit.h"`.
 pub fn compile_c(src: &Path, out: &Path, extra: &[&str]) {
     let lib = vhsa_lib_dir();
     let status = Command::new("cc")
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-pthread"])
+        .arg(format!("-I{}", host_include_dir().display()))
         .arg(src)
         .arg("-o")
         .arg(out)

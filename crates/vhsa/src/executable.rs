@@ -1,6 +1,6 @@
 //! Code objects and executables: the domain side of the loader.
 //!
-//! - [`code_object`]: parsing AMDGPU ELF code objects (pure logic);
+//! - code objects are parsed by the shared `amdgpu-code-object` crate;
 //! - [`loader`]: readers, executables, loaded code objects and symbols (the loader's state);
 //! - this file: the loader's links to the rest of the runtime (agent memory, native kernels,
 //!   the fault plan) and code-object readers from files.
@@ -10,7 +10,6 @@
 //! native kernel registered under that name). Registered native kernels also appear as the
 //! kernel symbols of one built-in executable, listed first by the loader extension.
 
-mod code_object;
 pub(crate) mod loader;
 
 use crate::error::{Error, Result};

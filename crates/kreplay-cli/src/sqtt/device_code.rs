@@ -1,14 +1,13 @@
 //! Finding AMDGPU code objects in a file: a plain code object, a clang offload bundle
 //! (uncompressed or `CCOB`-compressed), or a host ELF whose `.hip_fatbin` section holds
-//! bundles.
+//! bundles. The code objects themselves are read by the workspace's code-object reader
+//! (`amdgpu-code-object`); this module reads the containers around them.
 
+use amdgpu_code_object::{AmdgpuElf, ElfSymbolKind, is_amdgpu_elf};
 use object::read::elf::{ElfFile64, FileHeader};
-use object::{Endianness, Object, ObjectSection, ObjectSymbol, SymbolKind};
+use object::{Endianness, Object, ObjectSection};
 use std::collections::HashMap;
 use std::io::Read;
-
-/// `e_machine` of AMDGPU code objects.
-const EM_AMDGPU: u16 = 224;
 /// Magic of an uncompressed clang offload bundle.
 pub const BUNDLE_MAGIC: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
 /// Magic of a compressed clang offload bundle.
@@ -88,7 +87,7 @@ pub fn code_objects(data: &[u8]) -> Result<Vec<CodeObject>, DeviceCodeError> {
     }
     let elf = parse_elf(data)?;
     let machine = elf.elf_header().e_machine(elf.endian()).0;
-    if machine == EM_AMDGPU {
+    if is_amdgpu_elf(data) {
         return Ok(vec![CodeObject {
             target: None,
             image: data.to_vec(),
@@ -227,10 +226,7 @@ fn parse_bundle(data: &[u8], origin: usize) -> Result<(Vec<CodeObject>, usize), 
             })?;
         end = end.max(cur.pos).max(range.end);
         let image = &data[range];
-        let is_amdgpu = image.starts_with(b"\x7fELF")
-            && image.len() > 20
-            && u16::from_le_bytes([image[18], image[19]]) == EM_AMDGPU;
-        if is_amdgpu {
+        if is_amdgpu_elf(image) {
             objects.push(CodeObject {
                 target: Some(id),
                 image: image.to_vec(),
@@ -381,23 +377,17 @@ pub struct CodeObjectView {
 
 /// Reads the `.sqtt_funcmap` section and the symbol table of an AMDGPU code object.
 pub fn inspect(image: &[u8]) -> Result<CodeObjectView, DeviceCodeError> {
-    let elf = parse_elf(image)?;
-    let funcmap = match elf.section_by_name(".sqtt_funcmap") {
-        Some(s) => Some(
-            s.data()
-                .map_err(|e| DeviceCodeError::Elf(format!(".sqtt_funcmap: {e}")))?
-                .to_vec(),
-        ),
-        None => None,
-    };
+    let elf = AmdgpuElf::parse(image).map_err(|e| DeviceCodeError::Elf(e.to_string()))?;
+    let funcmap = elf
+        .section(".sqtt_funcmap")
+        .map_err(|e| DeviceCodeError::Elf(e.to_string()))?
+        .map(|s| s.bytes.to_vec());
     let mut symbols = HashMap::new();
-    for sym in elf.symbols().chain(elf.dynamic_symbols()) {
-        if sym.kind() != SymbolKind::Text || sym.is_undefined() {
+    for sym in elf.symbols().into_iter().chain(elf.dynamic_symbols()) {
+        if sym.kind != ElfSymbolKind::Function || !sym.defined {
             continue;
         }
-        if let Ok(name) = sym.name() {
-            symbols.entry(name.to_string()).or_insert(sym.address());
-        }
+        symbols.entry(sym.name).or_insert(sym.vaddr);
     }
     Ok(CodeObjectView { funcmap, symbols })
 }

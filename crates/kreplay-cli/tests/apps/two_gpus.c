@@ -4,11 +4,11 @@
  * wrong, 2 when the runtime is unusable. */
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "aql_submit.h"
 #include "vhsa.h"
 
 #define N 1024
@@ -75,24 +75,9 @@ static hsa_status_t find_kernarg_pool(hsa_agent_t agent, void *data) {
 
 static void dispatch(hsa_queue_t *queue, uint64_t kernel, void *kernarg, hsa_signal_t done) {
   hsa_signal_store_relaxed(done, 1);
-  uint64_t index = hsa_queue_add_write_index_screlease(queue, 1);
-  hsa_kernel_dispatch_packet_t *slot = (hsa_kernel_dispatch_packet_t *)queue->base_address + (index % queue->size);
-  memset((char *)slot + 4, 0, sizeof(*slot) - 4);
-  slot->workgroup_size_x = 64;
-  slot->workgroup_size_y = 1;
-  slot->workgroup_size_z = 1;
-  slot->grid_size_x = N;
-  slot->grid_size_y = 1;
-  slot->grid_size_z = 1;
-  slot->kernel_object = kernel;
-  slot->kernarg_address = kernarg;
-  slot->completion_signal = done;
-  uint32_t header = HSA_PACKET_TYPE_KERNEL_DISPATCH | (1u << HSA_PACKET_HEADER_BARRIER) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_ACQUIRE_FENCE_SCOPE) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_RELEASE_FENCE_SCOPE);
-  uint32_t setup = 1u << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
-  atomic_store_explicit((_Atomic uint32_t *)slot, header | (setup << 16), memory_order_release);
-  hsa_signal_store_screlease(queue->doorbell_signal, (hsa_signal_value_t)index);
+  hsa_kernel_dispatch_packet_t p = aql_dispatch_packet(kernel, kernarg, N, 64, done);
+  p.header = aql_header(HSA_PACKET_TYPE_KERNEL_DISPATCH, 1);
+  aql_submit(queue, &p);
   while (hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_EQ, 0, 1000000000u, HSA_WAIT_STATE_BLOCKED) != 0) {
   }
 }

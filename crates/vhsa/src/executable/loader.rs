@@ -11,8 +11,9 @@
 //! symbol's kernel object is the address of its loaded descriptor, as on real hardware; the
 //! packet processor finds the kernel again through [`kernel_by_object`].
 
-use super::code_object::{
-    CodeObject, CodeObjectError, KERNEL_DESCRIPTOR_SUFFIX, KernelDescriptor, SymbolKind,
+use amdgpu_code_object::{
+    CodeObject, CodeObjectError, KERNEL_DESCRIPTOR_SIZE, KERNEL_DESCRIPTOR_SUFFIX,
+    KernelDescriptor, SymbolKind,
 };
 use hsa_abi::ffi::*;
 use parking_lot::RwLock;
@@ -533,15 +534,9 @@ fn native_symbols(agent: Option<u64>) -> Vec<Arc<Symbol>> {
                             name: format!("{}{KERNEL_DESCRIPTOR_SUFFIX}", k.name),
                             program_linkage: true,
                             detail: SymbolDetail::Kernel {
-                                descriptor: KernelDescriptor {
-                                    group_segment_fixed_size: 0,
-                                    private_segment_fixed_size: 0,
-                                    kernarg_size: 0,
-                                    kernel_code_entry_byte_offset: 0,
-                                    kernel_code_properties: 0,
-                                },
+                                descriptor: KernelDescriptor::default(),
                                 kernel_object: k.object,
-                                descriptor_size: super::code_object::KERNEL_DESCRIPTOR_SIZE as u64,
+                                descriptor_size: KERNEL_DESCRIPTOR_SIZE as u64,
                             },
                         })
                     })

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "aql_submit.h"
 #include "vhsa.h"
 
 #define N 256
@@ -149,16 +150,6 @@ static hsa_status_t find_executable(hsa_executable_t exec, void* data) {
     return HSA_STATUS_INFO_BREAK;
   }
   return HSA_STATUS_SUCCESS;
-}
-
-static uint64_t packet_header(hsa_packet_type_t type) {
-  return (type << HSA_PACKET_HEADER_TYPE) | (1u << HSA_PACKET_HEADER_BARRIER) |
-         (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
-         (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
-}
-
-static void publish(void* slot, uint16_t header, uint16_t rest) {
-  __atomic_store_n((uint32_t*)slot, (uint32_t)header | ((uint32_t)rest << 16), __ATOMIC_RELEASE);
 }
 
 static void wait_zero(hsa_signal_t s, const char* what) {
@@ -333,34 +324,16 @@ int main(int argc, char** argv) {
 
   hsa_signal_t done;
   CHECK_OK(hsa_signal_create(1, 0, NULL, &done));
-  uint64_t index = hsa_queue_add_write_index_relaxed(queue, 1);
-  hsa_kernel_dispatch_packet_t* pkt =
-      (hsa_kernel_dispatch_packet_t*)queue->base_address + (index & (queue->size - 1));
-  memset((char*)pkt + 4, 0, sizeof *pkt - 4);
-  pkt->workgroup_size_x = 64;
-  pkt->workgroup_size_y = 1;
-  pkt->workgroup_size_z = 1;
-  pkt->grid_size_x = N;
-  pkt->grid_size_y = 1;
-  pkt->grid_size_z = 1;
-  pkt->group_segment_size = group_size;
-  pkt->kernel_object = kernel_object;
-  pkt->kernarg_address = kernarg;
-  pkt->completion_signal = done;
-  publish(pkt, (uint16_t)packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH),
-          1 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS);
-  hsa_signal_store_screlease(queue->doorbell_signal, (hsa_signal_value_t)index);
+  hsa_kernel_dispatch_packet_t pkt = aql_dispatch_packet(kernel_object, kernarg, N, 64, done);
+  pkt.header = aql_header(HSA_PACKET_TYPE_KERNEL_DISPATCH, 1);
+  pkt.group_segment_size = group_size;
+  aql_submit(queue, &pkt);
   wait_zero(done, "kernel dispatch completion");
 
   hsa_signal_t barrier_done;
   CHECK_OK(hsa_signal_create(1, 0, NULL, &barrier_done));
-  index = hsa_queue_add_write_index_relaxed(queue, 1);
-  hsa_barrier_and_packet_t* bar = (hsa_barrier_and_packet_t*)queue->base_address + (index & (queue->size - 1));
-  memset((char*)bar + 4, 0, sizeof *bar - 4);
-  bar->dep_signal[0] = done; /* already 0: satisfied */
-  bar->completion_signal = barrier_done;
-  publish(bar, (uint16_t)packet_header(HSA_PACKET_TYPE_BARRIER_AND), 0);
-  hsa_signal_store_screlease(queue->doorbell_signal, (hsa_signal_value_t)index);
+  hsa_barrier_and_packet_t bar = aql_barrier_and_packet(done /* already 0: satisfied */, barrier_done);
+  aql_submit(queue, &bar);
   wait_zero(barrier_done, "barrier completion");
 
   /* Results: data incremented where i < n, counter 7 -> 8. */

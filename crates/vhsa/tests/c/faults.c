@@ -166,9 +166,9 @@ int main(int argc, char** argv) {
   CHECK_OK(hsa_signal_create(1, 0, NULL, &hung));
   CHECK_OK(hsa_signal_create(1, 0, NULL, &other));
   hsa_kernel_dispatch_packet_t pkt = test_dispatch(stuck, NULL, hung);
-  test_submit(q, &pkt);
+  aql_submit(q, &pkt);
   pkt = test_dispatch(nop, NULL, other);
-  test_submit(q2, &pkt);
+  aql_submit(q2, &pkt);
   test_wait_eq(other, 0, "a kernel that is not hung");
   CHECK(hsa_signal_wait_scacquire(hung, HSA_SIGNAL_CONDITION_EQ, 0, 50000000, HSA_WAIT_STATE_BLOCKED) == 1);
   vhsa_fault_hang_kernel(NULL);

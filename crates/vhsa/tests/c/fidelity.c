@@ -66,14 +66,14 @@ static void check_packet_error(hsa_agent_t gpu, const void* bad, hsa_status_t ex
   CHECK_OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, queue_error, NULL, 0, 0, &q));
   hsa_signal_t done;
   CHECK_OK(hsa_signal_create(1, 0, NULL, &done));
-  test_submit(q, bad);
+  aql_submit(q, bad);
   wait_errors(1);
   if (last_error != expected) {
     fprintf(stderr, "packet error status 0x%x, expected 0x%x\n", (unsigned)last_error, (unsigned)expected);
     exit(1);
   }
   hsa_kernel_dispatch_packet_t good = test_dispatch(good_kernel, NULL, done);
-  test_submit(q, &good);
+  aql_submit(q, &good);
   /* One second is plenty for a live queue; a suspended one never runs it. */
   CHECK(hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_EQ, 0, 1000000000ull, HSA_WAIT_STATE_BLOCKED) == 1);
   CHECK(errors == 1);
@@ -181,7 +181,7 @@ int main(void) {
   bad.header = 9;
   check_packet_error(gpu, &bad, HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, noop);
   bad = test_dispatch(noop, NULL, none);
-  bad.header = test_header(HSA_PACKET_TYPE_AGENT_DISPATCH, 0);
+  bad.header = aql_header(HSA_PACKET_TYPE_AGENT_DISPATCH, 0);
   check_packet_error(gpu, &bad, HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, noop);
 
   /* Memory: argument checks come before the pool; unknown allocation flags are ignored; freeing

@@ -74,7 +74,7 @@ static void handler_b(const void* pkts, uint64_t count, uint64_t index, void* da
       memcpy(batch, pkts, 64);
       hsa_barrier_and_packet_t bar;
       memset(&bar, 0, sizeof bar);
-      bar.header = test_header(HSA_PACKET_TYPE_BARRIER_AND, 1);
+      bar.header = aql_header(HSA_PACKET_TYPE_BARRIER_AND, 1);
       bar.completion_signal = extra_done;
       memcpy(batch + 64, &bar, 64);
       writer(batch, 2);
@@ -125,7 +125,7 @@ int main(void) {
   hsa_kernel_dispatch_packet_t pkt = test_dispatch(kernel, NULL, done);
 
   /* Packet 0: forwarded once through B then A. Handlers run on this thread, inside the doorbell. */
-  uint64_t i0 = test_submit(proxy, &pkt);
+  uint64_t i0 = aql_submit(proxy, &pkt);
   CHECK(i0 == 0);
   CHECK(log_len == 2);
   CHECK(log_entries[0].who == 'B' && log_entries[0].index == 0 && log_entries[0].count == 1);
@@ -141,7 +141,7 @@ int main(void) {
 
   /* Packet 1: B calls the writer twice, so A runs twice and the kernel twice. */
   hsa_signal_store_relaxed(done, 2);
-  test_submit(proxy, &pkt);
+  aql_submit(proxy, &pkt);
   CHECK(log_len == 5);
   CHECK(log_entries[2].who == 'B' && log_entries[2].index == 1);
   CHECK(log_entries[3].who == 'A' && log_entries[3].index == 1);
@@ -153,14 +153,14 @@ int main(void) {
   hsa_signal_t dropped;
   CHECK_OK(hsa_signal_create(1, 0, NULL, &dropped));
   hsa_kernel_dispatch_packet_t dpkt = test_dispatch(kernel, NULL, dropped);
-  test_submit(proxy, &dpkt);
+  aql_submit(proxy, &dpkt);
   CHECK(log_len == 6);
   CHECK(log_entries[5].who == 'B' && log_entries[5].index == 2);
   CHECK(((uint16_t*)proxy->base_address)[2 * 32] == HSA_PACKET_TYPE_INVALID);
 
   /* Packet 3: B writes a batch of two; A gets pkt_count 2; both reach the hardware in order. */
   hsa_signal_store_relaxed(done, 1);
-  test_submit(proxy, &pkt);
+  aql_submit(proxy, &pkt);
   CHECK(log_len == 8);
   CHECK(log_entries[6].who == 'B' && log_entries[6].index == 3 && log_entries[6].count == 1);
   CHECK(log_entries[7].who == 'A' && log_entries[7].index == 3 && log_entries[7].count == 2);
@@ -195,7 +195,7 @@ int main(void) {
    * queue; its callback gets the hardware queue and the hardware index of the dispatch
    * (1 + 2 + 0 + 2 + 3 packets were written there before). */
   hsa_signal_store_relaxed(done, 1);
-  test_submit(proxy, &pkt);
+  aql_submit(proxy, &pkt);
   CHECK(log_len == 16);
   CHECK(log_entries[15].who == 'A' && log_entries[15].count == 2);
   CHECK(marker_calls == 1);

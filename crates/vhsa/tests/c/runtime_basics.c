@@ -321,7 +321,7 @@ int main(void) {
   uint64_t before = 0;
   CHECK_OK(hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP, &before));
   hsa_kernel_dispatch_packet_t pkt = test_dispatch(early, args, done);
-  uint64_t idx = test_submit(q, &pkt);
+  uint64_t idx = aql_submit(q, &pkt);
   test_wait_eq(done, 0, "fill kernel completion");
   for (int i = 0; i < 256; i++) CHECK(out[i] == 0xABCD);
   CHECK(hsa_queue_load_read_index_scacquire(q) == idx + 1);
@@ -343,12 +343,12 @@ int main(void) {
   CHECK_OK(hsa_signal_create(1, 0, NULL, &done2));
   hsa_barrier_and_packet_t bar;
   memset(&bar, 0, sizeof bar);
-  bar.header = test_header(HSA_PACKET_TYPE_BARRIER_AND, 1);
+  bar.header = aql_header(HSA_PACKET_TYPE_BARRIER_AND, 1);
   bar.dep_signal[2] = gate;
-  test_submit(q, &bar);
+  aql_submit(q, &bar);
   hsa_signal_store_relaxed(done, 1);
   pkt = test_dispatch(counter, NULL, done);
-  test_submit(q, &pkt);
+  aql_submit(q, &pkt);
   CHECK(hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_EQ, 0, 30000000, HSA_WAIT_STATE_BLOCKED) == 1);
   CHECK(__atomic_load_n(&count, __ATOMIC_SEQ_CST) == 0);
   hsa_signal_store_screlease(gate, 0);
@@ -360,20 +360,20 @@ int main(void) {
   CHECK_OK(hsa_signal_create(0, 0, NULL, &fired));
   hsa_barrier_or_packet_t bor;
   memset(&bor, 0, sizeof bor);
-  bor.header = test_header(HSA_PACKET_TYPE_BARRIER_OR, 1);
+  bor.header = aql_header(HSA_PACKET_TYPE_BARRIER_OR, 1);
   bor.dep_signal[0] = never;
   bor.dep_signal[1] = fired;
   bor.completion_signal = done2;
-  test_submit(q, &bor);
+  aql_submit(q, &bor);
   test_wait_eq(done2, 0, "BARRIER_OR with one satisfied dependency");
 
   hsa_signal_store_relaxed(done, 3);
   pkt = test_dispatch(sleeper, NULL, done);
-  test_submit(q, &pkt);
-  test_submit(q, &pkt);
+  aql_submit(q, &pkt);
+  aql_submit(q, &pkt);
   pkt = test_dispatch(counter, NULL, done);
-  pkt.header = test_header(HSA_PACKET_TYPE_KERNEL_DISPATCH, 1);
-  test_submit(q, &pkt);
+  pkt.header = aql_header(HSA_PACKET_TYPE_KERNEL_DISPATCH, 1);
+  aql_submit(q, &pkt);
   test_wait_eq(done, 0, "three dispatches");
   CHECK(count == 2);
 
@@ -382,7 +382,7 @@ int main(void) {
   hsa_queue_t* bq = NULL;
   CHECK_OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, queue_error, &error_callback_calls, 0, 0, &bq));
   hsa_kernel_dispatch_packet_t badp = test_dispatch(0, NULL, done);
-  test_submit(bq, &badp);
+  aql_submit(bq, &badp);
   for (int i = 0; i < 100000 && __atomic_load_n(&error_callback_calls, __ATOMIC_SEQ_CST) < 1; i++) usleep(1000);
   CHECK(error_callback_calls == 1);
   CHECK(error_callback_status == HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
@@ -390,14 +390,14 @@ int main(void) {
   CHECK_OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, queue_error, &error_callback_calls, 0, 0, &bq));
   hsa_kernel_dispatch_packet_t badtype = test_dispatch(counter, NULL, done);
   badtype.header = 9;
-  test_submit(bq, &badtype);
+  aql_submit(bq, &badtype);
   for (int i = 0; i < 100000 && __atomic_load_n(&error_callback_calls, __ATOMIC_SEQ_CST) < 2; i++) usleep(1000);
   CHECK(error_callback_calls == 2);
   CHECK(error_callback_status == HSA_STATUS_ERROR_INVALID_PACKET_FORMAT);
   CHECK_OK(hsa_queue_destroy(bq));
   hsa_signal_store_relaxed(done, 1);
   pkt = test_dispatch(counter, NULL, done);
-  test_submit(q, &pkt);
+  aql_submit(q, &pkt);
   test_wait_eq(done, 0, "dispatch after bad packets on other queues");
   CHECK(error_callback_calls == 2);
 
@@ -419,7 +419,7 @@ int main(void) {
   CHECK_OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &q));
   CHECK_OK(hsa_signal_create(1, 0, NULL, &done));
   pkt = test_dispatch(counter, NULL, done);
-  test_submit(q, &pkt);
+  aql_submit(q, &pkt);
   test_wait_eq(done, 0, "dispatch after re-initialization");
   CHECK_OK(hsa_shut_down());
   printf("PASS\n");

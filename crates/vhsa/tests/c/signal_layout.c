@@ -73,7 +73,7 @@ int main(void) {
   CHECK_OK(hsa_amd_signal_async_handler(handled, HSA_SIGNAL_CONDITION_EQ, 0, on_zero, NULL));
   int64_t* args[2] = {value_word(flag), NULL};
   hsa_kernel_dispatch_packet_t p = test_dispatch(k, args, done);
-  test_submit(q, &p);
+  aql_submit(q, &p);
   seen = hsa_signal_wait_scacquire(flag, HSA_SIGNAL_CONDITION_EQ, 0, WAIT_BOUND_NS, HSA_WAIT_STATE_BLOCKED);
   CHECK(seen == 0);
   test_wait_eq(done, 0, "the dispatch");

@@ -38,7 +38,7 @@ static void* worker(void* arg) {
     for (int g = 0; g < agents.gpu_count; g++) {
       for (int q = 0; q < QUEUES; q++) {
         hsa_kernel_dispatch_packet_t pkt = test_dispatch(kernel, &w->counters[g][q], done[g][q]);
-        for (int k = n; k < n + 16 && k < DISPATCHES; k++) test_submit(queues[g][q], &pkt);
+        for (int k = n; k < n + 16 && k < DISPATCHES; k++) aql_submit(queues[g][q], &pkt);
       }
     }
   }

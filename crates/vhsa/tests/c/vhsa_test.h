@@ -3,13 +3,13 @@
 #define VHSA_TEST_H
 
 #include <hsa/hsa.h>
-#include <sched.h>
 #include <hsa/hsa_ext_amd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "aql_submit.h"
 #include "vhsa.h"
 
 #define CHECK(cond)                                                              \
@@ -94,42 +94,9 @@ static inline void test_wait_eq(hsa_signal_t signal, hsa_signal_value_t value, c
   }
 }
 
-/* Writes one AQL packet (64 bytes, header last) at the next write index and rings the doorbell. */
-static inline uint64_t test_submit(hsa_queue_t* q, const void* packet) {
-  uint64_t idx = hsa_queue_add_write_index_screlease(q, 1);
-  while (idx - hsa_queue_load_read_index_scacquire(q) >= q->size) {
-    sched_yield();
-  }
-  uint8_t* slot = (uint8_t*)q->base_address + (idx % q->size) * 64;
-  memcpy(slot + 4, (const uint8_t*)packet + 4, 60);
-  uint32_t word;
-  memcpy(&word, packet, 4);
-  __atomic_store_n((uint32_t*)slot, word, __ATOMIC_RELEASE);
-  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)idx);
-  return idx;
-}
-
-static inline uint16_t test_header(hsa_packet_type_t type, int barrier) {
-  return (uint16_t)((type << HSA_PACKET_HEADER_TYPE) | ((barrier ? 1 : 0) << HSA_PACKET_HEADER_BARRIER) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE));
-}
-
+/* The tests' usual dispatch: 256 work-items in work-groups of 64 (`aql_submit.h`). */
 static inline hsa_kernel_dispatch_packet_t test_dispatch(uint64_t kernel_object, void* kernarg, hsa_signal_t done) {
-  hsa_kernel_dispatch_packet_t p;
-  memset(&p, 0, sizeof p);
-  p.header = test_header(HSA_PACKET_TYPE_KERNEL_DISPATCH, 0);
-  p.setup = 1 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
-  p.workgroup_size_x = 64;
-  p.workgroup_size_y = 1;
-  p.workgroup_size_z = 1;
-  p.grid_size_x = 256;
-  p.grid_size_y = 1;
-  p.grid_size_z = 1;
-  p.kernel_object = kernel_object;
-  p.kernarg_address = kernarg;
-  p.completion_signal = done;
-  return p;
+  return aql_dispatch_packet(kernel_object, kernarg, 256, 64, done);
 }
 
 #endif
