@@ -13,6 +13,7 @@ pub mod api;
 pub mod client;
 pub mod diagnostics;
 pub mod ffi;
+pub mod host_memory;
 pub mod intercept;
 pub mod inventory;
 pub mod loader;

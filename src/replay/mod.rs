@@ -8,6 +8,7 @@
 pub mod coverage;
 pub mod drain;
 pub mod gate;
+mod host_window;
 pub mod inflight;
 pub mod phase;
 mod window;
@@ -264,6 +265,8 @@ pub fn settle_handlers(queues: &[Arc<QueueState>]) {
 /// queues, signals, executables), before `OnLoad` makes the tool active for a new one.
 pub fn forget_runtime_instance() {
     INVENTORY.clear();
+    crate::host_memory::HOST_ALLOCATIONS.clear();
+    crate::host_memory::capture::forget_shared_writers();
     VMEM_HANDLES.clear();
     QUEUES.forget_all();
     SIGNALS.forget_all();

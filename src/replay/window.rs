@@ -1,6 +1,7 @@
 //! The write interceptor's slow path: the normal (tracked) submit and the replay window.
 
 use super::gate::{ReplayGate, SubmitGuard, WindowGuard};
+use super::host_window;
 use super::inflight::RuntimeSignals;
 use super::phase::{ArmGuard, LoopScope};
 use super::{
@@ -985,10 +986,15 @@ fn run_window(
     let whole = kernel
         .as_deref()
         .is_some_and(crate::snapshot::density::restores_whole);
+    let verify = crate::client::config::snapshot_settings()
+        .as_ref()
+        .is_ok_and(|s| s.verify)
+        || crate::snapshot::settings::api_verify();
     let captured = coverage::check(q)
         .map_err(DeclineReason::Coverage)
-        .and_then(|()| capture(rt, q, &copier, whole));
-    let mut snap = match captured {
+        .and_then(|()| host_window::open(rt, q.agent, &d.pkt, &kernel_name(d), verify))
+        .and_then(|host| capture(rt, q, &copier, whole).map(|s| (s, host)));
+    let (mut snap, mut host) = match captured {
         Ok(s) => s,
         Err(reason) => {
             if let DeclineReason::Coverage(gap) = &reason {
@@ -1001,7 +1007,10 @@ fn run_window(
                 } else {
                     tracing::debug!("dispatch {} not replayed: {gap}", d.info.dispatch_id);
                 }
-            } else if matches!(reason, DeclineReason::HostMemory { .. }) {
+            } else if matches!(
+                reason,
+                DeclineReason::HostMemory { .. } | DeclineReason::HostReachable(_)
+            ) {
                 report_decline_once_per_kernel(q, d, &reason);
             } else if DECLINE_WARNING.first() {
                 tracing::warn!(
@@ -1097,6 +1106,21 @@ fn run_window(
             times,
             Some(&stats.c),
         );
+        if let Some(why) = host.after_pass(pass) {
+            if total == 0 || pass + 1 < total {
+                stats.set_reason(&why);
+                d.event_timed(
+                    client,
+                    kreplay_event_kind_t::KREPLAY_EVENT_LOOP_STOPPED,
+                    pass,
+                    total,
+                    times,
+                    Some(&stats.c),
+                );
+                summary.stopped = Some(why);
+            }
+            break;
+        }
         if total != 0 && pass + 1 >= total {
             break;
         }
@@ -1176,6 +1200,7 @@ fn run_window(
             summary.stopped = Some(why);
             break;
         }
+        host.restore();
         pass += 1;
     }
     drop(scope);
@@ -1194,6 +1219,7 @@ fn run_window(
     summary.window = (window_start, window_end);
     summary.snapshot = Some(cap);
     summary.restore = Some(totals);
+    summary.host_memory = Some(host.finish(summary.passes.len()));
     if catch_unwind(AssertUnwindSafe(|| client.dispatch_done(&summary))).is_err() {
         tracing::error!("the client's dispatch summary callback panicked");
     }

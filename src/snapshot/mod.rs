@@ -248,6 +248,10 @@ pub enum DeclineReason {
         /// Head room kept.
         margin: u64,
     },
+    /// Host or fine-grained memory the dispatch can reach cannot be restored safely, or the
+    /// host-memory policy declines it (`KREPLAY_HOST_MEMORY`).
+    #[error("{0}")]
+    HostReachable(String),
 }
 
 impl DeclineReason {
@@ -264,6 +268,7 @@ impl DeclineReason {
             DeclineReason::Drain { .. } => "drain",
             DeclineReason::Configuration(_) => "configuration",
             DeclineReason::HostMemory { .. } => "host memory",
+            DeclineReason::HostReachable(_) => "reachable host memory",
         }
     }
 }

@@ -148,6 +148,7 @@ pub fn command(exe: &Path, extra_tools: &[&Path]) -> Command {
         "KREPLAY_DEVICE_RESERVE_MB",
         "KREPLAY_CHUNK_KB",
         "KREPLAY_VERIFY",
+        "KREPLAY_HOST_MEMORY",
         "KREPLAY_DRAIN_DECLINE_MS",
         "KREPLAY_TEST_RLIMIT_AS",
         "VHSA_AGENTS",
