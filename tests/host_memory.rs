@@ -9,7 +9,9 @@ use serde_json::Value;
 /// Runs `host_memory <mode> <passes>` with `KREPLAY_PASSES=<passes>` and `env`; returns the
 /// output, the one dispatch record and how many times the kernel ran.
 fn run(mode: &str, passes: u32, env: &[(&str, &str)], check: bool) -> (String, Value, u32) {
-    let out_dir = test_support::scratch_dir(&format!("host-memory-{mode}"));
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out_dir = test_support::scratch_dir(&format!("host-memory-{mode}-{n}"));
     let mut c = command(&app("host_memory", &[]), &[]);
     c.args([mode, &passes.to_string()])
         .env("KREPLAY_PASSES", passes.to_string())
@@ -162,5 +164,65 @@ fn verify_mode_reports_host_memory_written_through_a_pointer_the_tool_cannot_see
     assert!(
         out.contains("verify mode: kernel through_table left fine-grained system memory"),
         "{out}"
+    );
+}
+
+/// `kreplay run --runtime virtual --passes 3 [extra] -- host_memory <mode> 3`: stdout and stderr.
+fn kreplay_run(mode: &str, extra: &[&str]) -> String {
+    let app = app("host_memory", &[]);
+    let tag = extra.join("").replace('-', "");
+    let out_dir = test_support::scratch_dir(&format!("host-memory-cli-{mode}{tag}"));
+    let mut c = std::process::Command::new(test_support::kreplay_bin());
+    for v in [
+        "HSA_TOOLS_LIB",
+        "KREPLAY_PASSES",
+        "KREPLAY_HOST_MEMORY",
+        "KREPLAY_VERIFY",
+        "VHSA_AGENTS",
+    ] {
+        c.env_remove(v);
+    }
+    c.args(["run", "--runtime", "virtual", "--passes", "3", "-d"])
+        .arg(&out_dir)
+        .args(extra)
+        .arg("--")
+        .arg(&app)
+        .args([mode, "3"]);
+    let out = c.output().expect("run kreplay");
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    text
+}
+
+#[test]
+fn the_summary_gives_host_memory_saved_and_restored() {
+    let text = kreplay_run("fine", &[]);
+    assert!(text.contains("APP OK"), "{text}");
+    assert!(text.contains("host saved  host restored"), "{text}");
+    assert!(
+        text.contains("host memory: saved 4.00 KiB, restored 8.00 KiB"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_host_memory_option_sets_the_policy_and_the_summary_warns_about_unrestored_writes() {
+    let text = kreplay_run("unchecked", &["--host-memory", "ignore"]);
+    assert!(text.contains("APPLIED 3"), "{text}");
+    assert!(
+        text.contains(
+            "warning: 1 dispatch(es) of in_place wrote memory kreplay could not restore (e.g. fine-grained system memory at 0x"
+        ),
+        "{text}"
+    );
+    let declined = kreplay_run("fine", &["--host-memory", "decline"]);
+    assert!(declined.contains("RAN 1"), "{declined}");
+    assert!(
+        declined.contains("KREPLAY_HOST_MEMORY=decline"),
+        "{declined}"
     );
 }
