@@ -226,3 +226,88 @@ fn the_host_memory_option_sets_the_policy_and_the_summary_warns_about_unrestored
         "{declined}"
     );
 }
+
+/// `kreplay run --runtime virtual --passes 3 -- host_memory_hip <mode>` on a gfx90a agent: the
+/// program's own check passes and its kernel was replayed three times with host memory restored.
+fn hip_replayed(mode: &str) {
+    let exe = hip_app("host_memory_hip");
+    let out_dir = test_support::scratch_dir(&format!("host-memory-hip-{mode}"));
+    let mut c = std::process::Command::new(test_support::kreplay_bin());
+    for v in [
+        "HSA_TOOLS_LIB",
+        "KREPLAY_PASSES",
+        "KREPLAY_HOST_MEMORY",
+        "KREPLAY_VERIFY",
+    ] {
+        c.env_remove(v);
+    }
+    let out = c
+        .env("VHSA_AGENTS", "gfx90a")
+        .args([
+            "run",
+            "--runtime",
+            "virtual",
+            "--passes",
+            "3",
+            "-f",
+            "json",
+            "-d",
+        ])
+        .arg(&out_dir)
+        .arg("--")
+        .arg(&exe)
+        .arg(mode)
+        .output()
+        .expect("run kreplay");
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.lines().any(|l| l == "PASS"),
+        "own check failed under replay: {text}"
+    );
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("kreplay_passes.json")).unwrap())
+            .unwrap();
+    let kernel = doc["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| {
+            let n = k["kernel"].as_str().unwrap_or_default();
+            n.contains("in_place") || n.contains("through_struct")
+        })
+        .unwrap_or_else(|| panic!("no record of the program's kernel: {doc:#}"));
+    assert_eq!(kernel["replayed"], 1, "{kernel:#}");
+    assert_eq!(kernel["passes_max"], 3, "{kernel:#}");
+    assert_eq!(kernel["host_bytes_saved"], 4096, "{kernel:#}");
+    assert_eq!(kernel["host_bytes_restored"], 8192, "{kernel:#}");
+}
+
+#[test]
+fn hip_host_malloc_default_memory_is_restored_between_passes() {
+    hip_replayed("hostmalloc");
+}
+
+#[test]
+fn hip_host_malloc_mapped_coherent_memory_is_restored_between_passes() {
+    hip_replayed("coherent");
+}
+
+#[test]
+fn hip_host_malloc_mapped_non_coherent_memory_is_restored_between_passes() {
+    hip_replayed("noncoherent");
+}
+
+#[test]
+fn hip_host_registered_memory_is_restored_between_passes() {
+    hip_replayed("register");
+}
+
+#[test]
+fn hip_output_pointer_inside_a_struct_passed_by_value_is_restored_between_passes() {
+    hip_replayed("struct");
+}
