@@ -705,14 +705,18 @@ unsafe extern "C" fn queue_create(
     boundary(
         "hsa_queue_create",
         || {
-            // SAFETY: forwarded arguments; the intercept queue has the same contract.
+            // The runtime gets the tool's error callback, which records the error for the
+            // replay window and calls the application's: the fault lives as long as the queue.
+            let fault = Arc::new(crate::queue_fault::QueueFault::new(callback, data));
+            // SAFETY: forwarded arguments; the intercept queue has the same contract. The
+            // callback data outlives the queue (held by its `QueueState`).
             let st = unsafe {
                 (o.intercept_create)(
                     agent,
                     size,
                     type_,
-                    callback,
-                    data,
+                    Some(crate::queue_fault::on_queue_error),
+                    Arc::as_ptr(&fault).cast_mut().cast(),
                     private_segment_size,
                     group_segment_size,
                     queue,
@@ -738,11 +742,17 @@ unsafe extern "C" fn queue_create(
                     "enabling profiling on queue {q:p} failed ({st:#x}); pass times will be unavailable"
                 );
             }
+            fault.created(q);
             let Some(rt) = Runtime::get() else {
+                // The runtime keeps the error callback's data until the queue is destroyed.
+                let _ = Arc::into_raw(fault);
                 return ffi::HSA_STATUS_SUCCESS;
             };
-            // SAFETY: the runtime just created `q`.
-            let state = Arc::new(unsafe { QueueState::new(rt, agent, q) });
+            let state = Arc::new(QueueState {
+                fault: fault.clone(),
+                // SAFETY: the runtime just created `q`.
+                ..unsafe { QueueState::new(rt, agent, q) }
+            });
             let raw = Arc::into_raw(state.clone());
             // SAFETY: `raw` stays alive until the queue is destroyed (`queue_destroy`).
             let st = unsafe {
@@ -758,6 +768,8 @@ unsafe extern "C" fn queue_create(
                     rt.signal_destroy(c);
                 }
                 coverage::foreign_queue_created(q as usize, agent.handle);
+                // The runtime keeps the error callback's data until the queue is destroyed.
+                let _ = Arc::into_raw(fault);
                 return ffi::HSA_STATUS_SUCCESS;
             }
             if let Some(c) = state.counter {

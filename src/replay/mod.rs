@@ -180,6 +180,8 @@ pub struct QueueState {
     pub counter: Option<hsa_signal_t>,
     /// The kernel name resolved last on this queue (see [`KernelNames::resolve_through`]).
     pub last_name: Mutex<crate::loader::LastName>,
+    /// Errors the runtime reported on the queue (the application's callback is wrapped).
+    pub fault: Arc<crate::queue_fault::QueueFault>,
 }
 
 // SAFETY: `queue` is an address owned by the runtime, only passed back to it.
@@ -209,6 +211,7 @@ impl QueueState {
                 .map_err(|e| tracing::warn!("creating the counting signal of queue {queue_id} failed ({e}); its submissions are counted one signal each"))
                 .ok(),
             last_name: Mutex::new(None),
+            fault: Arc::new(crate::queue_fault::QueueFault::new(None, std::ptr::null_mut())),
         }
     }
 }

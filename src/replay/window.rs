@@ -17,7 +17,7 @@ use crate::runtime::{Runtime, monotonic_ns};
 use crate::snapshot::{AgentCopy, DeclineReason, HostStore, Snapshot};
 use crate::state::{self, ReplayService};
 use crate::sync::{Arc, Mutex, OnceFlag, Ordering, fence};
-use hsa_abi::ffi::{self, hsa_kernel_dispatch_packet_t, hsa_signal_t};
+use hsa_abi::ffi::{self, hsa_kernel_dispatch_packet_t, hsa_signal_t, hsa_status_t};
 use std::collections::HashSet;
 use std::ffi::{CString, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -797,6 +797,13 @@ fn drain_queue(
             SIGNALS.give_back(sig);
             return Ok(());
         }
+        if let Some(st) = q.fault.status() {
+            // The queue stopped: its barrier never completes (the signal is not reused).
+            return Err(format!(
+                "queue {} reported error {st:#x} before the dispatch",
+                q.queue_id
+            ));
+        }
         if left.is_zero() {
             IN_FLIGHT.add_tool_signal(&RuntimeSignals(rt), q.agent.handle, sig, q.queue_id, true);
             return Err(format!(
@@ -844,14 +851,25 @@ fn report_decline_once_per_kernel(q: &QueueState, d: &Dispatch, reason: &Decline
 }
 
 /// Waits directly (from this thread, through the runtime's original entry) until `sig` < 1.
-/// A pass that never completes ends in the fatal message.
-fn wait_pass(rt: Runtime, q: &QueueState, d: &Dispatch, sig: hsa_signal_t, pass: u32) {
+/// A queue error on the queue ends the wait with its status (the pass will never complete; the
+/// runtime called the application's error callback). A pass that never completes otherwise ends
+/// in the fatal message.
+fn wait_pass(
+    rt: Runtime,
+    q: &QueueState,
+    d: &Dispatch,
+    sig: hsa_signal_t,
+    pass: u32,
+) -> Result<(), hsa_status_t> {
     let bound = *DRAIN_TIMEOUT;
     let deadline = Instant::now() + bound;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        if rt.signal_wait_lt_one(sig, left.min(Duration::from_millis(50)).as_nanos() as u64) < 1 {
-            return;
+        if rt.signal_wait_lt_one(sig, left.min(Duration::from_millis(20)).as_nanos() as u64) < 1 {
+            return Ok(());
+        }
+        if let Some(st) = q.fault.status() {
+            return Err(st);
         }
         if left.is_zero() {
             fatal(&format!(
@@ -882,7 +900,7 @@ fn run_pass(
     (before, after): (&[Packet], &[Packet]),
     pass: u32,
     app: Option<hsa_signal_t>,
-) -> (u64, u64) {
+) -> Result<(u64, u64), hsa_status_t> {
     let own = || {
         SIGNALS.take(rt).unwrap_or_else(|| {
             fatal(&format!(
@@ -904,7 +922,8 @@ fn run_pass(
     batch.extend_from_slice(after);
     batch.extend(tail.map(barrier_packet));
     write(writer, &batch);
-    wait_pass(rt, q, d, tail.unwrap_or(on_dispatch), pass);
+    // On a queue error the tool's signals stay out of the pool: the dead queue holds them.
+    wait_pass(rt, q, d, tail.unwrap_or(on_dispatch), pass)?;
     let times = rt.dispatch_times(q.agent, on_dispatch).unwrap_or_else(|e| {
         tracing::warn!("dispatch times unavailable: {e}");
         let now = monotonic_ns();
@@ -916,7 +935,15 @@ fn run_pass(
     if app.is_none() {
         SIGNALS.give_back(on_dispatch);
     }
-    times
+    Ok(times)
+}
+
+/// Why a window ended on a queue error.
+fn queue_error_text(st: hsa_status_t, pass: u32) -> String {
+    format!(
+        "queue error {st:#x} during pass {pass}: the dispatch failed on its queue, the window ended without restoring \
+         memory and the application's queue error callback was called"
+    )
 }
 
 /// Declines the replay before the window: CONFIG EXIT with the reason, then the dispatch runs
@@ -1033,7 +1060,11 @@ fn run_window(
                 Some(&stats.c),
             );
             // Exactly once, carrying the application's completion signal.
-            let times = run_pass(rt, q, d, writer, (&[], &[]), 0, app);
+            let ran = run_pass(rt, q, d, writer, (&[], &[]), 0, app);
+            if let Err(st) = ran {
+                summary.stopped = Some(queue_error_text(st, 0));
+            }
+            let times = ran.unwrap_or((0, 0));
             drop(open);
             drop(guard);
             summary.declined = Some(format!("declined: {reason}"));
@@ -1083,7 +1114,7 @@ fn run_window(
         if let Some(a) = app {
             rt.signal_add(a, 1);
         }
-        let times = run_pass(
+        let times = match run_pass(
             rt,
             q,
             d,
@@ -1091,7 +1122,27 @@ fn run_window(
             (&attached.before, &attached.after),
             pass,
             app,
-        );
+        ) {
+            Ok(t) => t,
+            Err(st) => {
+                let why = queue_error_text(st, pass);
+                tracing::warn!(
+                    "dispatch {} (kernel {}): {why}",
+                    d.info.dispatch_id,
+                    kernel_name(d)
+                );
+                stats.set_reason(&why);
+                d.event(
+                    client,
+                    kreplay_event_kind_t::KREPLAY_EVENT_LOOP_STOPPED,
+                    pass,
+                    total,
+                    Some(&stats.c),
+                );
+                summary.stopped = Some(why);
+                break;
+            }
+        };
         STATS.passes.fetch_add(1, Ordering::Relaxed);
         summary.passes.push(PassTimes {
             start_ns: times.0,
@@ -1268,6 +1319,10 @@ mod tests {
             unfenced: crate::sync::AtomicBool::new(false),
             counter: None,
             last_name: Mutex::new(None),
+            fault: Arc::new(crate::queue_fault::QueueFault::new(
+                None,
+                std::ptr::null_mut(),
+            )),
         });
         let ctx = Box::new(HandlerCtx {
             queue: q.clone(),

@@ -321,12 +321,24 @@ pub struct PassCheck {
     pub full: bool,
 }
 
+/// Runs the closure while region `index` is still the memory captured (its allocation not
+/// freed, its executable not destroyed), holding off a free meanwhile; false, without running
+/// it, when it is gone.
+pub type RegionHold<'a> = &'a dyn Fn(usize, &mut dyn FnMut()) -> bool;
+
+/// A [`RegionHold`] for memory that cannot go away (tests, client ranges).
+pub fn always_held(_: usize, f: &mut dyn FnMut()) -> bool {
+    f();
+    true
+}
+
 /// How much of each region is written back between passes.
 pub trait RestoreScope: Send {
     /// Region `index` is being captured (its bytes are those the snapshot keeps).
     fn on_capture(&mut self, _index: usize, _region: &Region) {}
-    /// Called after each pass, before the restore that follows it.
-    fn after_pass(&mut self, regions: &[Region]) -> PassCheck;
+    /// Called after each pass, before the restore that follows it. Reads a region only inside
+    /// `hold` (a region freed since the capture is not read: the restore skips it).
+    fn after_pass(&mut self, regions: &[Region], hold: RegionHold<'_>) -> PassCheck;
     /// The byte ranges of region `index` to write back.
     fn ranges(&self, index: usize, region: &Region) -> Vec<Range<usize>>;
     /// The restore ended; `complete` is false when a region failed, so the
@@ -339,7 +351,7 @@ pub trait RestoreScope: Send {
 pub struct RestoreAll;
 
 impl RestoreScope for RestoreAll {
-    fn after_pass(&mut self, _: &[Region]) -> PassCheck {
+    fn after_pass(&mut self, _: &[Region], _: RegionHold<'_>) -> PassCheck {
         PassCheck {
             unexpected_chunks: 0,
             full: true,
@@ -596,13 +608,51 @@ impl Snapshot {
             start_ns: monotonic_ns(),
             ..Default::default()
         };
-        let check = self.scope.after_pass(&self.regions);
+        let (regions, serials, executables) = (&self.regions, &self.serials, self.executables);
+        let hold = |i: usize, f: &mut dyn FnMut()| -> bool {
+            let r = &regions[i];
+            match &r.kind {
+                RegionKind::Allocation { base } => {
+                    let serial = serials.get(i).copied().flatten();
+                    inventory
+                        .with_same(*base, r.device - base + r.size, serial, f)
+                        .is_ok()
+                }
+                kind => match (kind.executable(), executables) {
+                    (Some(exe), Some(executables)) => {
+                        executables.with_same(exe.handle, exe.serial, f).is_some()
+                    }
+                    _ => always_held(i, f),
+                },
+            }
+        };
+        let check = self.scope.after_pass(&self.regions, &hold);
         rep.unexpected_chunks = check.unexpected_chunks;
         rep.full = check.full;
         for (i, r) in self.regions.iter().enumerate() {
             let ranges = self.scope.ranges(i, r);
             if ranges.is_empty() {
-                rep.regions += 1;
+                // Nothing to write back, unless the allocation is gone (then it is skipped).
+                let gone = match &r.kind {
+                    RegionKind::Allocation { base } => {
+                        let serial = self.serials.get(i).copied().flatten();
+                        inventory
+                            .with_same(*base, r.device - base + r.size, serial, || ())
+                            .err()
+                    }
+                    _ => None,
+                };
+                match gone {
+                    Some(stale) => {
+                        tracing::warn!(
+                            "restore skipped the allocation at {:#x} ({} bytes): {stale}",
+                            r.device,
+                            r.size
+                        );
+                        rep.skipped += 1;
+                    }
+                    None => rep.regions += 1,
+                }
                 continue;
             }
             let written_before = rep.bytes;
