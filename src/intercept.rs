@@ -145,8 +145,9 @@ fn forget(ptr: *mut c_void) {
         boundary(
             "free",
             || {
-                let _ = INVENTORY.forget(ptr as usize);
-                let _ = HOST_ALLOCATIONS.forget(ptr as usize);
+                if INVENTORY.forget(ptr as usize).is_none() {
+                    let _ = HOST_ALLOCATIONS.forget(ptr as usize);
+                }
             },
             || (),
         );
