@@ -102,7 +102,13 @@ pub(super) fn open(
     if HOST_ALLOCATIONS.is_empty() {
         return Ok(w);
     }
-    let reached = reachable(rt, agent, pkt);
+    // Memory a client excluded (its own buffers) is never captured: an allocation with an
+    // excluded part is left out whole.
+    let mut reached = reachable(rt, agent, pkt);
+    {
+        let ranges = crate::snapshot::ranges::CLIENT_RANGES.lock();
+        reached.retain(|a| !ranges.excludes_part_of(a.base, a.size));
+    }
     w.report.reachable = reached.len() as u32;
     match policy {
         HostMemoryPolicy::Decline if !reached.is_empty() => {

@@ -632,26 +632,34 @@ impl Snapshot {
         for (i, r) in self.regions.iter().enumerate() {
             let ranges = self.scope.ranges(i, r);
             if ranges.is_empty() {
-                // Nothing to write back, unless the allocation is gone (then it is skipped).
-                let gone = match &r.kind {
+                // Nothing to write back, unless the region is gone (then it is skipped).
+                match &r.kind {
                     RegionKind::Allocation { base } => {
                         let serial = self.serials.get(i).copied().flatten();
-                        inventory
-                            .with_same(*base, r.device - base + r.size, serial, || ())
-                            .err()
+                        let len = r.device - base + r.size;
+                        match inventory.with_same(*base, len, serial, || ()) {
+                            Ok(_) => rep.regions += 1,
+                            Err(stale) => {
+                                tracing::warn!(
+                                    "restore skipped the allocation at {:#x} ({} bytes): {stale}",
+                                    r.device,
+                                    r.size
+                                );
+                                rep.skipped += 1;
+                            }
+                        }
                     }
-                    _ => None,
-                };
-                match gone {
-                    Some(stale) => {
-                        tracing::warn!(
-                            "restore skipped the allocation at {:#x} ({} bytes): {stale}",
-                            r.device,
-                            r.size
-                        );
-                        rep.skipped += 1;
-                    }
-                    None => rep.regions += 1,
+                    kind => match (kind.executable(), self.executables) {
+                        (Some(exe), Some(executables))
+                            if executables
+                                .with_same(exe.handle, exe.serial, || ())
+                                .is_none() =>
+                        {
+                            warn_destroyed(r, exe.handle);
+                            rep.skipped += 1;
+                        }
+                        _ => rep.regions += 1,
+                    },
                 }
                 continue;
             }
@@ -699,22 +707,7 @@ impl Snapshot {
                         match executables.with_same(exe.handle, exe.serial, write) {
                             Some(o) => o,
                             None => {
-                                if DESTROYED_WARNING.first() {
-                                    tracing::warn!(
-                                        "restore skipped {:#x} ({} bytes): its executable {:#x} was destroyed since the snapshot \
-                                     (later such skips are logged at debug level)",
-                                        r.device,
-                                        r.size,
-                                        exe.handle
-                                    );
-                                } else {
-                                    tracing::debug!(
-                                        "restore skipped {:#x} ({} bytes): its executable {:#x} was destroyed since the snapshot",
-                                        r.device,
-                                        r.size,
-                                        exe.handle
-                                    );
-                                }
+                                warn_destroyed(r, exe.handle);
                                 rep.skipped += 1;
                                 continue;
                             }
@@ -756,3 +749,21 @@ impl Snapshot {
 
 #[cfg(test)]
 mod tests;
+
+/// Warns (once, then at debug level) that a region of a destroyed executable is skipped.
+fn warn_destroyed(r: &Region, executable: u64) {
+    if DESTROYED_WARNING.first() {
+        tracing::warn!(
+            "restore skipped {:#x} ({} bytes): its executable {executable:#x} was destroyed since the snapshot \
+             (later such skips are logged at debug level)",
+            r.device,
+            r.size
+        );
+    } else {
+        tracing::debug!(
+            "restore skipped {:#x} ({} bytes): its executable {executable:#x} was destroyed since the snapshot",
+            r.device,
+            r.size
+        );
+    }
+}
