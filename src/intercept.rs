@@ -804,6 +804,7 @@ unsafe extern "C" fn queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
         // The queue's last completion handlers report to the client; let them finish.
         replay::settle_handlers(std::slice::from_ref(q));
     }
+    let gate = entry.as_ref().and_then(|(q, _)| q.gate.lock().take());
     let counter = entry.as_ref().and_then(|(q, _)| q.counter);
     if let Some(c) = counter {
         boundary(
@@ -817,6 +818,10 @@ unsafe extern "C" fn queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
     if let (Some(c), Some(rt)) = (counter, Runtime::get()) {
         // Nothing reads it any more: the drains forgot it and its barrier packets went with the queue.
         rt.signal_destroy(c);
+    }
+    if let (Some(g), Some(rt)) = (gate, Runtime::get()) {
+        // The packet that would have lowered it went with the queue.
+        rt.signal_destroy(g.passed);
     }
     if let Some((_, raw)) = entry {
         // SAFETY: the interceptor user data leaked at creation; the queue is gone, so no

@@ -182,6 +182,20 @@ pub struct QueueState {
     pub last_name: Mutex<crate::loader::LastName>,
     /// Errors the runtime reported on the queue (the application's callback is wrapped).
     pub fault: Arc<crate::queue_fault::QueueFault>,
+    /// The last barrier-AND packet of the application on this queue (see
+    /// `window::forward_run`): while it has not passed and one of its dependencies is the
+    /// completion signal of a dispatch being replayed, the queue's later work waits for that
+    /// window, and the window does not wait for it.
+    pub gate: Mutex<Option<Gate>>,
+}
+
+/// An application barrier-AND packet the tool fenced.
+#[derive(Clone, Copy, Debug)]
+pub struct Gate {
+    /// Its dependency signals (0: none).
+    pub deps: [u64; 5],
+    /// A tool signal on a barrier packet right after it: below 1 once the gate passed.
+    pub passed: hsa_signal_t,
 }
 
 // SAFETY: `queue` is an address owned by the runtime, only passed back to it.
@@ -212,6 +226,7 @@ impl QueueState {
                 .ok(),
             last_name: Mutex::new(None),
             fault: Arc::new(crate::queue_fault::QueueFault::new(None, std::ptr::null_mut())),
+            gate: Mutex::new(None),
         }
     }
 }

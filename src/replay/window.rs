@@ -5,7 +5,7 @@ use super::host_window;
 use super::inflight::RuntimeSignals;
 use super::phase::{ArmGuard, LoopScope};
 use super::{
-    DRAIN_DECLINE, DRAIN_TIMEOUT, IN_FLIGHT, INVENTORY, NAMES, QueueState, SIGNALS, STATS,
+    DRAIN_DECLINE, DRAIN_TIMEOUT, IN_FLIGHT, INVENTORY, NAMES, QUEUES, QueueState, SIGNALS, STATS,
     TIMED_SIGNALS, coverage,
 };
 use crate::api::{
@@ -389,14 +389,77 @@ fn forward_run(
     }
     let _submit = enter_submit(q);
     *forwarded = end;
-    if run
-        .iter()
-        .any(|p| packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH)
-    {
-        write_counted(rt, q, writer, run);
-    } else {
-        write(writer, run);
+    let is_dispatch = |p: &Packet| packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH;
+    let forward = |part: &[Packet]| {
+        if part.iter().any(is_dispatch) {
+            write_counted(rt, q, writer, part);
+        } else if !part.is_empty() {
+            write(writer, part);
+        }
+    };
+    // The last barrier-AND with dependencies becomes the queue's gate: a tool barrier counted in
+    // flight fences what comes before it, and a tool barrier right after it says when it passed.
+    let last = run.iter().rposition(|p| {
+        packet_type(p) == ffi::HSA_PACKET_TYPE_BARRIER_AND && barrier_deps(p) != [0; 5]
+    });
+    let signals = last.and_then(|_| Some((SIGNALS.take(rt)?, SIGNALS.take(rt))));
+    let (Some(j), Some((before_gate, Some(passed)))) = (last, signals) else {
+        if let Some((a, b)) = signals {
+            SIGNALS.give_back(a);
+            b.into_iter().for_each(|s| SIGNALS.give_back(s));
+        }
+        forward(run);
+        return;
+    };
+    forward(&run[..j]);
+    IN_FLIGHT.add_tool_signal(
+        &RuntimeSignals(rt),
+        q.agent.handle,
+        before_gate,
+        q.queue_id,
+        true,
+    );
+    write(
+        writer,
+        &[barrier_packet(before_gate), run[j], barrier_packet(passed)],
+    );
+    let gate = super::Gate {
+        deps: barrier_deps(&run[j]),
+        passed,
+    };
+    if let Some(old) = q.gate.lock().replace(gate) {
+        // Recycled once passed (the drains wait for it meanwhile, as for any fenced work).
+        IN_FLIGHT.add_tool_signal(
+            &RuntimeSignals(rt),
+            q.agent.handle,
+            old.passed,
+            q.queue_id,
+            true,
+        );
     }
+    forward(&run[j + 1..]);
+}
+
+/// The dependency signals of a barrier-AND or barrier-OR packet (offsets 8 to 47).
+fn barrier_deps(p: &Packet) -> [u64; 5] {
+    std::array::from_fn(|i| {
+        u64::from_le_bytes(p[8 + 8 * i..16 + 8 * i].try_into().unwrap_or([0; 8]))
+    })
+}
+
+/// True when queue `queue_id`'s counted work waits behind a barrier on `signal`, the completion
+/// signal of the dispatch being replayed (which fires only after its window).
+fn waits_on(queue_id: u64, signal: hsa_signal_t) -> bool {
+    let Some(rt) = Runtime::get() else {
+        return false;
+    };
+    signal.handle != 0
+        && QUEUES.all().iter().any(|q| {
+            q.queue_id == queue_id
+                && q.gate.lock().is_some_and(|g| {
+                    g.deps.contains(&signal.handle) && rt.signal_load(g.passed) >= 1
+                })
+        })
 }
 
 /// The interceptor's slow path (the replay service is on or undecided).
@@ -814,10 +877,18 @@ fn drain_queue(
     }
 }
 
-/// Waits for every counted packet and asynchronous copy of the agent, until `deadline`.
-fn drain_agent(rt: Runtime, q: &QueueState, deadline: Instant) -> Result<(), String> {
+/// Waits for every counted packet and asynchronous copy of the agent, until `deadline`, except
+/// the counted work of queues waiting behind a barrier on the dispatch's own completion signal
+/// `own` (it cannot start before the window ends; the work before that barrier is waited for).
+fn drain_agent(
+    rt: Runtime,
+    q: &QueueState,
+    own: hsa_signal_t,
+    deadline: Instant,
+) -> Result<(), String> {
+    let blocked = |queue_id: u64| queue_id != q.queue_id && waits_on(queue_id, own);
     IN_FLIGHT
-        .drain(&RuntimeSignals(rt), q.agent.handle, deadline)
+        .drain_except(&RuntimeSignals(rt), q.agent.handle, deadline, &blocked)
         .map_err(|left| format!("work of the agent's queues or copies into its memory did not finish ({left} still in flight)"))
 }
 
@@ -992,8 +1063,8 @@ fn run_window(
     let open = OpenWindow::enter(q, d);
     let window_start = monotonic_ns();
     let deadline = Instant::now() + decline_bound;
-    if let Err(why) =
-        drain_queue(rt, q, writer, deadline).and_then(|()| drain_agent(rt, q, deadline))
+    if let Err(why) = drain_queue(rt, q, writer, deadline)
+        .and_then(|()| drain_agent(rt, q, d.pkt.completion_signal, deadline))
     {
         // Give the window up: what the drains wait for may itself wait for this dispatch.
         drop(open);
@@ -1319,6 +1390,7 @@ mod tests {
             unfenced: crate::sync::AtomicBool::new(false),
             counter: None,
             last_name: Mutex::new(None),
+            gate: Mutex::new(None),
             fault: Arc::new(crate::queue_fault::QueueFault::new(
                 None,
                 std::ptr::null_mut(),
