@@ -7,14 +7,18 @@
 //! one process running `benches/apps/host_memory_window.c`, which prints the fastest and the
 //! median wall time of its dispatches. A documented harness (not criterion).
 //!
+//! A second table times `tests/apps/cross_queue.c` (a sibling queue's barrier waiting on the
+//! replayed dispatch, as `hipStreamWaitEvent` submits it): milliseconds per round without the
+//! tool and with the dispatch replayed 3 times.
+//!
 //! Command: `cargo build --release -p vhsa -p kreplay && cargo bench -p kreplay --bench host_memory`
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn compile_app() -> PathBuf {
+fn compile_app(dir: &str, name: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = test_support::scratch_dir("host-memory-bench").join("host_memory_window");
+    let out = test_support::scratch_dir(&format!("host-memory-bench-{name}")).join(name);
     let flags = [
         "-O2".to_owned(),
         "-D_DEFAULT_SOURCE".to_owned(),
@@ -22,12 +26,32 @@ fn compile_app() -> PathBuf {
         format!("-I{}", root.join("crates/vhsa/include").display()),
     ];
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    test_support::compile_c(
-        &root.join("benches/apps/host_memory_window.c"),
-        &out,
-        &flags,
-    );
+    test_support::compile_c(&root.join(dir).join(format!("{name}.c")), &out, &flags);
     out
+}
+
+/// Milliseconds per round of `cross_queue`, with the tool replaying `produce` 3 times or without
+/// the tool.
+fn cross_queue(app: &Path, tool: bool) -> f64 {
+    let mut c = Command::new(app);
+    c.arg("20")
+        .env("LD_LIBRARY_PATH", test_support::vhsa_lib_dir())
+        .env_remove("HSA_TOOLS_LIB")
+        .env_remove("KREPLAY_HOST_MEMORY");
+    if tool {
+        c.env("HSA_TOOLS_LIB", test_support::tool_lib())
+            .env("KREPLAY_PASSES", "3")
+            .env("KREPLAY_KERNEL_INCLUDE", "^produce$");
+    } else {
+        c.env_remove("KREPLAY_PASSES");
+    }
+    let out = c.output().expect("run cross_queue");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix("ms_per_round="))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no ms_per_round in {text}"))
 }
 
 /// (fastest, median) ns per dispatch of one configuration.
@@ -65,7 +89,7 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let app = compile_app();
+    let app = compile_app("benches/apps", "host_memory_window");
     println!(
         "| buffer | device memory, replayed (µs, fastest / median) | host memory, snapshot | host memory, ignore | host memory, decline (one execution) | snapshot / device (fastest) | snapshot / ignore (fastest) |"
     );
@@ -90,4 +114,13 @@ fn main() {
             snapshot.0 / ignore.0
         );
     }
+    let cq = compile_app("tests/apps", "cross_queue");
+    let (without, with) = (cross_queue(&cq, false), cross_queue(&cq, true));
+    println!();
+    println!("| cross_queue round | no tool (ms) | produce replayed 3 times (ms) | ratio |");
+    println!("|---|---|---|---|");
+    println!(
+        "| 20 rounds | {without:.3} | {with:.3} | {:.2} |",
+        with / without
+    );
 }
