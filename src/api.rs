@@ -261,6 +261,8 @@ pub struct DispatchSummary {
     pub snapshot: Option<crate::snapshot::CaptureStats>,
     /// Restore totals over the window, for replayed dispatches.
     pub restore: Option<RestoreTotals>,
+    /// What the window did with host and fine-grained memory, for replayed dispatches.
+    pub host_memory: Option<crate::host_memory::HostMemoryReport>,
     /// The dispatch ran once without being timed (see
     /// [`ReplayClient::times_ordinary_dispatches`]): `passes` is empty and both ends of `window`
     /// are the time of its submission.

@@ -4,6 +4,7 @@
 //! entry, so the application keeps running. Unless the tool is active, each one chains
 //! straight to the original (calls after `OnUnload`, from late destructors, are harmless).
 
+use crate::host_memory::{HOST_ALLOCATIONS, MemoryKind};
 use crate::inventory::{self, Classification, PointerFacts};
 use crate::replay::{self, INVENTORY, QUEUES, QueueState, VMEM_HANDLES, coverage};
 use crate::runtime::{self, Originals, Runtime, TableError};
@@ -33,11 +34,6 @@ fn boundary<R>(what: &str, body: impl FnOnce() -> R, fallback: impl FnOnce() -> 
     }
 }
 
-unsafe extern "C" fn malloc_for_runtime(size: usize) -> *mut c_void {
-    // SAFETY: plain allocation; freed with `libc::free` below.
-    unsafe { libc::malloc(size) }
-}
-
 fn record_allocation(ptr: *mut c_void) {
     let Some(rt) = Runtime::get() else { return };
     if inventory::in_client_callback() {
@@ -46,50 +42,35 @@ fn record_allocation(ptr: *mut c_void) {
         );
         return;
     }
-    let mut info = ffi::hsa_amd_pointer_info_t {
-        size: std::mem::size_of::<ffi::hsa_amd_pointer_info_t>() as u32,
-        ..Default::default()
-    };
-    let mut count: u32 = 0;
-    let mut list: *mut hsa_agent_t = std::ptr::null_mut();
-    // SAFETY: `info.size` is set; the runtime allocates the accessible-agent list with
-    // `malloc_for_runtime` and writes `count` entries.
-    let st = unsafe {
-        (rt.originals().pointer_info)(
-            ptr,
-            &mut info,
-            Some(malloc_for_runtime),
-            &mut count,
-            &mut list,
-        )
-    };
-    let access: Vec<u64> = if st == ffi::HSA_STATUS_SUCCESS && !list.is_null() {
-        // SAFETY: the runtime wrote `count` agents into the list it allocated.
-        let v = unsafe { std::slice::from_raw_parts(list, count as usize) }
-            .iter()
-            .map(|a| a.handle)
-            .collect();
-        // SAFETY: allocated by `malloc_for_runtime`.
-        unsafe { libc::free(list.cast()) };
-        v
-    } else {
-        Vec::new()
-    };
-    let facts = (st == ffi::HSA_STATUS_SUCCESS).then(|| PointerFacts {
-        pointer_type: info.type_,
-        size: info.sizeInBytes,
-        agent: info.agentOwner.handle,
-        agent_is_gpu: rt.agent_is_gpu(info.agentOwner),
-        global_flags: info.global_flags,
+    let info = rt.pointer_info(ptr as usize);
+    let gpu = info.as_ref().is_some_and(|i| rt.agent_is_gpu(i.owner));
+    let facts = info.as_ref().map(|i| PointerFacts {
+        pointer_type: i.pointer_type,
+        size: i.size,
+        agent: i.owner.handle,
+        agent_is_gpu: gpu,
+        global_flags: i.global_flags,
     });
-    let base = if info.agentBaseAddress.is_null() {
-        ptr as usize
-    } else {
-        info.agentBaseAddress as usize
+    let base = match &info {
+        Some(i) if i.agent_base != 0 => i.agent_base,
+        _ => ptr as usize,
     };
     match inventory::classify(base, facts) {
-        Classification::Tracked(a) => INVENTORY.record_with_access(a, &access),
-        other => tracing::trace!("allocation {ptr:p} not tracked: {other:?}"),
+        Classification::Tracked(a) => {
+            let access = info.map(|i| i.access).unwrap_or_default();
+            INVENTORY.record_with_access(a, &access)
+        }
+        other => {
+            let kind = info
+                .as_ref()
+                .and_then(|i| MemoryKind::of(i.pointer_type, i.global_flags, gpu));
+            match (kind, &info) {
+                (Some(kind), Some(i)) if i.size > 0 => {
+                    HOST_ALLOCATIONS.record(base, i.host_base, i.size, kind, i.owner.handle);
+                }
+                _ => tracing::trace!("allocation {ptr:p} not tracked: {other:?}"),
+            }
+        }
     }
 }
 
@@ -164,7 +145,9 @@ fn forget(ptr: *mut c_void) {
         boundary(
             "free",
             || {
-                let _ = INVENTORY.forget(ptr as usize);
+                if INVENTORY.forget(ptr as usize).is_none() {
+                    let _ = HOST_ALLOCATIONS.forget(ptr as usize);
+                }
             },
             || (),
         );
@@ -181,6 +164,77 @@ unsafe extern "C" fn pool_free(ptr: *mut c_void) -> hsa_status_t {
     forget(ptr);
     // SAFETY: forwarded argument.
     unsafe { (originals().pool_free)(ptr) }
+}
+
+/// Records memory the application locked (`host` for `size` bytes, `agent_ptr` the address
+/// agents use) in the host inventory.
+fn record_locked(host: *mut c_void, size: usize, st: hsa_status_t, agent_ptr: *mut *mut c_void) {
+    if st != ffi::HSA_STATUS_SUCCESS
+        || !state::records_allocations()
+        || agent_ptr.is_null()
+        || host.is_null()
+        || size == 0
+        || inventory::in_client_callback()
+    {
+        return;
+    }
+    // SAFETY: success wrote the agent address.
+    let agent_addr = unsafe { *agent_ptr } as usize;
+    boundary(
+        "hsa_amd_memory_lock",
+        || {
+            let base = if agent_addr == 0 {
+                host as usize
+            } else {
+                agent_addr
+            };
+            HOST_ALLOCATIONS.record(base, host as usize, size, MemoryKind::Locked, 0);
+        },
+        || (),
+    );
+}
+
+unsafe extern "C" fn memory_lock(
+    host: *mut c_void,
+    size: usize,
+    agents: *mut hsa_agent_t,
+    num_agent: i32,
+    agent_ptr: *mut *mut c_void,
+) -> hsa_status_t {
+    let Some(lock) = originals().memory_lock else {
+        return ffi::HSA_STATUS_ERROR;
+    };
+    // SAFETY: forwarded arguments of the application's call.
+    let st = unsafe { lock(host, size, agents, num_agent, agent_ptr) };
+    record_locked(host, size, st, agent_ptr);
+    st
+}
+
+unsafe extern "C" fn memory_lock_to_pool(
+    host: *mut c_void,
+    size: usize,
+    agents: *mut hsa_agent_t,
+    num_agent: i32,
+    pool: ffi::hsa_amd_memory_pool_t,
+    flags: u32,
+    agent_ptr: *mut *mut c_void,
+) -> hsa_status_t {
+    let Some(lock) = originals().memory_lock_to_pool else {
+        return ffi::HSA_STATUS_ERROR;
+    };
+    // SAFETY: forwarded arguments of the application's call.
+    let st = unsafe { lock(host, size, agents, num_agent, pool, flags, agent_ptr) };
+    record_locked(host, size, st, agent_ptr);
+    st
+}
+
+unsafe extern "C" fn memory_unlock(host: *mut c_void) -> hsa_status_t {
+    let Some(unlock) = originals().memory_unlock else {
+        return ffi::HSA_STATUS_ERROR;
+    };
+    forget(host);
+    // SAFETY: forwarded argument.
+    unsafe { unlock(host) }
 }
 
 /// The GPU agent whose coarse-grained device pool is `pool`, if any.
@@ -652,14 +706,18 @@ unsafe extern "C" fn queue_create(
     boundary(
         "hsa_queue_create",
         || {
-            // SAFETY: forwarded arguments; the intercept queue has the same contract.
+            // The runtime gets the tool's error callback, which records the error for the
+            // replay window and calls the application's: the fault lives as long as the queue.
+            let fault = Arc::new(crate::queue_fault::QueueFault::new(callback, data));
+            // SAFETY: forwarded arguments; the intercept queue has the same contract. The
+            // callback data outlives the queue (held by its `QueueState`).
             let st = unsafe {
                 (o.intercept_create)(
                     agent,
                     size,
                     type_,
-                    callback,
-                    data,
+                    Some(crate::queue_fault::on_queue_error),
+                    Arc::as_ptr(&fault).cast_mut().cast(),
                     private_segment_size,
                     group_segment_size,
                     queue,
@@ -685,11 +743,17 @@ unsafe extern "C" fn queue_create(
                     "enabling profiling on queue {q:p} failed ({st:#x}); pass times will be unavailable"
                 );
             }
+            fault.created(q);
             let Some(rt) = Runtime::get() else {
+                // The runtime keeps the error callback's data until the queue is destroyed.
+                let _ = Arc::into_raw(fault);
                 return ffi::HSA_STATUS_SUCCESS;
             };
-            // SAFETY: the runtime just created `q`.
-            let state = Arc::new(unsafe { QueueState::new(rt, agent, q) });
+            let state = Arc::new(QueueState {
+                fault: fault.clone(),
+                // SAFETY: the runtime just created `q`.
+                ..unsafe { QueueState::new(rt, agent, q) }
+            });
             let raw = Arc::into_raw(state.clone());
             // SAFETY: `raw` stays alive until the queue is destroyed (`queue_destroy`).
             let st = unsafe {
@@ -705,6 +769,8 @@ unsafe extern "C" fn queue_create(
                     rt.signal_destroy(c);
                 }
                 coverage::foreign_queue_created(q as usize, agent.handle);
+                // The runtime keeps the error callback's data until the queue is destroyed.
+                let _ = Arc::into_raw(fault);
                 return ffi::HSA_STATUS_SUCCESS;
             }
             if let Some(c) = state.counter {
@@ -738,6 +804,7 @@ unsafe extern "C" fn queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
         // The queue's last completion handlers report to the client; let them finish.
         replay::settle_handlers(std::slice::from_ref(q));
     }
+    let gate = entry.as_ref().and_then(|(q, _)| q.gate.lock().take());
     let counter = entry.as_ref().and_then(|(q, _)| q.counter);
     if let Some(c) = counter {
         boundary(
@@ -751,6 +818,10 @@ unsafe extern "C" fn queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
     if let (Some(c), Some(rt)) = (counter, Runtime::get()) {
         // Nothing reads it any more: the drains forgot it and its barrier packets went with the queue.
         rt.signal_destroy(c);
+    }
+    if let (Some(g), Some(rt)) = (gate, Runtime::get()) {
+        // The packet that would have lowered it went with the queue.
+        rt.signal_destroy(g.passed);
     }
     if let Some((_, raw)) = entry {
         // SAFETY: the interceptor user data leaked at creation; the queue is gone, so no
@@ -1144,6 +1215,25 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
             f
         })
         .map_err(TableError::from)?;
+    }
+    if o.memory_lock.is_some() && o.memory_unlock.is_some() {
+        write_slot!(amd, AmdExtTable, hsa_amd_memory_lock_fn, {
+            let f: ffi::hsa_amd_memory_lock_fn_t = Some(memory_lock);
+            f
+        })
+        .map_err(TableError::from)?;
+        write_slot!(amd, AmdExtTable, hsa_amd_memory_unlock_fn, {
+            let f: ffi::hsa_amd_memory_unlock_fn_t = Some(memory_unlock);
+            f
+        })
+        .map_err(TableError::from)?;
+        if o.memory_lock_to_pool.is_some() {
+            write_slot!(amd, AmdExtTable, hsa_amd_memory_lock_to_pool_fn, {
+                let f: ffi::hsa_amd_memory_lock_to_pool_fn_t = Some(memory_lock_to_pool);
+                f
+            })
+            .map_err(TableError::from)?;
+        }
     }
     let v = o.vmem;
     if v.handle_create.is_some()

@@ -391,8 +391,9 @@ pub type LastName = Option<(u64, u64, Option<Arc<CString>>)>;
 /// Most misses remembered; beyond, the set starts over (each miss costs one more scan).
 const MAX_MISSES: usize = 4096;
 
-/// Kernel object -> (executable handle, name).
-type NamesOfAgent = HashMap<u64, (u64, Arc<CString>)>;
+/// Kernel object -> (executable handle, name, kernarg segment size in bytes; 0 when the loader
+/// does not say).
+type NamesOfAgent = HashMap<u64, (u64, Arc<CString>, u32)>;
 
 impl KernelNames {
     /// An empty cache.
@@ -413,7 +414,7 @@ impl KernelNames {
         agent: hsa_agent_t,
         kernel_object: u64,
     ) -> Option<Arc<CString>> {
-        if let Some((_, n)) = self
+        if let Some((_, n, _)) = self
             .by_agent
             .lock()
             .get(&agent.handle)
@@ -431,7 +432,7 @@ impl KernelNames {
         let mut map = self.by_agent.lock();
         let entry = map.entry(agent.handle).or_default();
         entry.extend(fresh);
-        let found = entry.get(&kernel_object).map(|(_, n)| n.clone());
+        let found = entry.get(&kernel_object).map(|(_, n, _)| n.clone());
         drop(map);
         if found.is_none() {
             let mut misses = self.misses.lock();
@@ -472,6 +473,17 @@ impl KernelNames {
         name
     }
 
+    /// The kernarg segment size the loader gave for `kernel_object` on `agent`, when its name was
+    /// resolved and the size is known (not 0).
+    pub fn kernarg_size(&self, agent: hsa_agent_t, kernel_object: u64) -> Option<u32> {
+        self.by_agent
+            .lock()
+            .get(&agent.handle)
+            .and_then(|m| m.get(&kernel_object))
+            .map(|(_, _, k)| *k)
+            .filter(|&k| k > 0)
+    }
+
     /// An executable was frozen or destroyed: kernel objects not found so far may resolve now.
     pub fn executables_changed(&self) {
         let mut misses = self.misses.lock();
@@ -482,7 +494,7 @@ impl KernelNames {
     /// Drops the names of the kernels of a destroyed executable.
     pub fn forget_executable(&self, executable: u64) {
         for names in self.by_agent.lock().values_mut() {
-            names.retain(|_, (exe, _)| *exe != executable);
+            names.retain(|_, (exe, _, _)| *exe != executable);
         }
         self.executables_changed();
     }
@@ -511,8 +523,14 @@ impl KernelNames {
                 };
                 // Code-object kernel symbols name the kernel descriptor (`<kernel>.kd`).
                 let name = name.strip_suffix(KERNEL_DESCRIPTOR_SUFFIX).unwrap_or(&name);
+                let kernarg: u32 = info(
+                    rt,
+                    s,
+                    ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE,
+                )
+                .unwrap_or(0);
                 if let Ok(c) = CString::new(name) {
-                    out.insert(obj, (exe.handle, Arc::new(c)));
+                    out.insert(obj, (exe.handle, Arc::new(c), kernarg));
                 }
             }
         }

@@ -165,6 +165,7 @@ pub struct Originals {
     // needs one is not used; device copies use `host_writes.async_copy`).
     pub memory_lock: ffi::hsa_amd_memory_lock_fn_t,
     pub memory_unlock: ffi::hsa_amd_memory_unlock_fn_t,
+    pub memory_lock_to_pool: ffi::hsa_amd_memory_lock_to_pool_fn_t,
     pub agent_iterate_memory_pools: ffi::hsa_amd_agent_iterate_memory_pools_fn_t,
     pub memory_pool_get_info: ffi::hsa_amd_memory_pool_get_info_fn_t,
     /// Host writes into device memory, wrapped when the table has them.
@@ -284,6 +285,9 @@ impl Originals {
                 .ok()
                 .flatten(),
             memory_unlock: read_slot!(amd, AmdExtTable, hsa_amd_memory_unlock_fn)
+                .ok()
+                .flatten(),
+            memory_lock_to_pool: read_slot!(amd, AmdExtTable, hsa_amd_memory_lock_to_pool_fn)
                 .ok()
                 .flatten(),
             agent_iterate_memory_pools: read_slot!(
@@ -415,6 +419,25 @@ pub fn originals() -> Option<&'static Originals> {
 #[derive(Clone, Copy)]
 pub struct Runtime(&'static Originals);
 
+/// What the runtime knows about a pointer (`hsa_amd_pointer_info`).
+#[derive(Clone, Debug)]
+pub struct PointerInfo {
+    /// `HSA_EXT_POINTER_TYPE_*`.
+    pub pointer_type: u32,
+    /// First byte of the allocation as agents address it (0 when unknown).
+    pub agent_base: usize,
+    /// First byte of the allocation as the host addresses it (0 when not host-accessible).
+    pub host_base: usize,
+    /// Size of the allocation.
+    pub size: usize,
+    /// Owning agent.
+    pub owner: hsa_agent_t,
+    /// Global flags of its pool.
+    pub global_flags: u32,
+    /// Agents that may access it.
+    pub access: Vec<u64>,
+}
+
 impl Runtime {
     /// The runtime, once `OnLoad` succeeded.
     pub fn get() -> Option<Self> {
@@ -502,6 +525,59 @@ impl Runtime {
         }
         let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
         String::from_utf8_lossy(&buf[..end]).into_owned()
+    }
+
+    /// What `hsa_amd_pointer_info` says about the address `addr` (through the original entry),
+    /// with the agents that may access it; `None` when the call fails. The runtime only looks the
+    /// address up; it never dereferences it.
+    pub fn pointer_info(self, addr: usize) -> Option<PointerInfo> {
+        let ptr = addr as *const c_void;
+        unsafe extern "C" fn malloc_for_runtime(size: usize) -> *mut c_void {
+            // SAFETY: plain allocation; freed with `libc::free` below.
+            unsafe { libc::malloc(size) }
+        }
+        let mut info = ffi::hsa_amd_pointer_info_t {
+            size: std::mem::size_of::<ffi::hsa_amd_pointer_info_t>() as u32,
+            ..Default::default()
+        };
+        let mut count: u32 = 0;
+        let mut list: *mut hsa_agent_t = std::ptr::null_mut();
+        // SAFETY: `info.size` is set; the runtime allocates the accessible-agent list with
+        // `malloc_for_runtime` and writes `count` entries.
+        let st = unsafe {
+            (self.0.pointer_info)(
+                ptr,
+                &mut info,
+                Some(malloc_for_runtime),
+                &mut count,
+                &mut list,
+            )
+        };
+        let access: Vec<u64> = if !list.is_null() {
+            let v = if st == ffi::HSA_STATUS_SUCCESS {
+                // SAFETY: the runtime wrote `count` agents into the list it allocated.
+                unsafe { std::slice::from_raw_parts(list, count as usize) }
+                    .iter()
+                    .map(|a| a.handle)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            // SAFETY: allocated by `malloc_for_runtime`.
+            unsafe { libc::free(list.cast()) };
+            v
+        } else {
+            Vec::new()
+        };
+        (st == ffi::HSA_STATUS_SUCCESS).then_some(PointerInfo {
+            pointer_type: info.type_,
+            agent_base: info.agentBaseAddress as usize,
+            host_base: info.hostBaseAddress as usize,
+            size: info.sizeInBytes,
+            owner: info.agentOwner,
+            global_flags: info.global_flags,
+            access,
+        })
     }
 
     /// True when the agent is a GPU. Asked of the runtime once per agent (agents and their

@@ -5,7 +5,7 @@
 
 pub use parking_lot::{Condvar, Mutex, RwLock, RwLockReadGuard};
 pub use std::sync::atomic::{
-    AtomicBool, AtomicPtr, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence,
+    AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
 };
 pub use std::sync::{Arc, LazyLock, OnceLock};
 

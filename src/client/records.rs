@@ -96,6 +96,14 @@ pub fn dispatch_lines(
             json!({"count": r.count, "regions": r.regions, "bytes": r.bytes, "skipped_regions": r.skipped_regions, "ns": r.ns})
         }),
     );
+    m.insert(
+        "host_memory".into(),
+        s.host_memory.as_ref().map_or(Value::Null, |h| {
+            json!({"policy": h.policy, "reachable": h.reachable, "saved_bytes": h.saved_bytes,
+                   "restored_bytes": h.restored_bytes, "unrestored": h.unrestored,
+                   "other_writers": h.other_writers, "verify_mismatches": h.verify_mismatches})
+        }),
+    );
     if let Some(l) = launch {
         m.insert("tid".into(), json!(l.tid));
         m.insert("kernel_object".into(), json!(l.kernel_object));
@@ -152,6 +160,14 @@ mod tests {
                 skipped_regions: 0,
                 ns: 4,
             }),
+            host_memory: Some(crate::host_memory::HostMemoryReport {
+                policy: "snapshot".into(),
+                reachable: 1,
+                saved_bytes: 4096,
+                restored_bytes: 8192,
+                unrestored: vec!["locked host memory at 0x1000 (16 bytes)".into()],
+                ..Default::default()
+            }),
             untimed: false,
         };
         let launch = Launch {
@@ -181,6 +197,14 @@ mod tests {
         assert_eq!(d["snapshot"]["bytes"], 64);
         assert_eq!(d["restore"]["count"], 1);
         assert_eq!(d["snapshot"]["store"], "device");
+        assert_eq!(d["host_memory"]["saved_bytes"], 4096);
+        assert_eq!(d["host_memory"]["restored_bytes"], 8192);
+        assert_eq!(d["host_memory"]["policy"], "snapshot");
+        assert_eq!(
+            d["host_memory"]["unrestored"],
+            json!(["locked host memory at 0x1000 (16 bytes)"])
+        );
+        assert_eq!(d["host_memory"]["other_writers"], json!([]));
         assert_eq!(d["tid"], 5);
         assert_eq!(d["grid_size"], json!([256, 2, 1]));
         assert_eq!(d["workgroup_size"], json!([64, 1, 1]));

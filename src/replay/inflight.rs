@@ -203,6 +203,18 @@ impl InFlightWork {
 
     /// Entries of `agent` not done yet (dropping the done ones).
     pub fn outstanding(&self, sig: &dyn SignalValues, agent: u64) -> Vec<Origin> {
+        self.outstanding_except(sig, agent, &|_| false)
+    }
+
+    /// [`InFlightWork::outstanding`], leaving out the counted submissions of the queues for
+    /// which `waits_on_window(queue id)` is true (their work cannot start before the window
+    /// ends).
+    pub fn outstanding_except(
+        &self,
+        sig: &dyn SignalValues,
+        agent: u64,
+        waits_on_window: &dyn Fn(u64) -> bool,
+    ) -> Vec<Origin> {
         let mut left: Vec<Origin> = {
             let mut list = self.entries.lock();
             prune(&mut list, sig, Some(agent));
@@ -213,7 +225,7 @@ impl InFlightWork {
                 .collect()
         };
         for (a, queue, s) in self.counters.lock().iter() {
-            if *a != agent {
+            if *a != agent || waits_on_window(*queue) {
                 continue;
             }
             let n = sig.value(*s);
@@ -232,8 +244,20 @@ impl InFlightWork {
         agent: u64,
         deadline: Instant,
     ) -> Result<(), String> {
+        self.drain_except(sig, agent, deadline, &|_| false)
+    }
+
+    /// [`InFlightWork::drain`] without the queues that wait on the window (see
+    /// [`InFlightWork::outstanding_except`]).
+    pub fn drain_except(
+        &self,
+        sig: &dyn SignalValues,
+        agent: u64,
+        deadline: Instant,
+        waits_on_window: &dyn Fn(u64) -> bool,
+    ) -> Result<(), String> {
         loop {
-            let left = self.outstanding(sig, agent);
+            let left = self.outstanding_except(sig, agent, waits_on_window);
             if left.is_empty() {
                 return Ok(());
             }

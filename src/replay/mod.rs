@@ -8,6 +8,7 @@
 pub mod coverage;
 pub mod drain;
 pub mod gate;
+mod host_window;
 pub mod inflight;
 pub mod phase;
 mod window;
@@ -179,6 +180,22 @@ pub struct QueueState {
     pub counter: Option<hsa_signal_t>,
     /// The kernel name resolved last on this queue (see [`KernelNames::resolve_through`]).
     pub last_name: Mutex<crate::loader::LastName>,
+    /// Errors the runtime reported on the queue (the application's callback is wrapped).
+    pub fault: Arc<crate::queue_fault::QueueFault>,
+    /// The last barrier-AND packet of the application on this queue (see
+    /// `window::forward_run`): while it has not passed and one of its dependencies is the
+    /// completion signal of a dispatch being replayed, the queue's later work waits for that
+    /// window, and the window does not wait for it.
+    pub gate: Mutex<Option<Gate>>,
+}
+
+/// An application barrier-AND packet the tool fenced.
+#[derive(Clone, Copy, Debug)]
+pub struct Gate {
+    /// Its dependency signals (0: none).
+    pub deps: [u64; 5],
+    /// A tool signal on a barrier packet right after it: below 1 once the gate passed.
+    pub passed: hsa_signal_t,
 }
 
 // SAFETY: `queue` is an address owned by the runtime, only passed back to it.
@@ -208,6 +225,8 @@ impl QueueState {
                 .map_err(|e| tracing::warn!("creating the counting signal of queue {queue_id} failed ({e}); its submissions are counted one signal each"))
                 .ok(),
             last_name: Mutex::new(None),
+            fault: Arc::new(crate::queue_fault::QueueFault::new(None, std::ptr::null_mut())),
+            gate: Mutex::new(None),
         }
     }
 }
@@ -264,6 +283,8 @@ pub fn settle_handlers(queues: &[Arc<QueueState>]) {
 /// queues, signals, executables), before `OnLoad` makes the tool active for a new one.
 pub fn forget_runtime_instance() {
     INVENTORY.clear();
+    crate::host_memory::HOST_ALLOCATIONS.clear();
+    crate::host_memory::capture::forget_shared_writers();
     VMEM_HANDLES.clear();
     QUEUES.forget_all();
     SIGNALS.forget_all();

@@ -1,10 +1,11 @@
 //! The write interceptor's slow path: the normal (tracked) submit and the replay window.
 
 use super::gate::{ReplayGate, SubmitGuard, WindowGuard};
+use super::host_window;
 use super::inflight::RuntimeSignals;
 use super::phase::{ArmGuard, LoopScope};
 use super::{
-    DRAIN_DECLINE, DRAIN_TIMEOUT, IN_FLIGHT, INVENTORY, NAMES, QueueState, SIGNALS, STATS,
+    DRAIN_DECLINE, DRAIN_TIMEOUT, IN_FLIGHT, INVENTORY, NAMES, QUEUES, QueueState, SIGNALS, STATS,
     TIMED_SIGNALS, coverage,
 };
 use crate::api::{
@@ -16,7 +17,7 @@ use crate::runtime::{Runtime, monotonic_ns};
 use crate::snapshot::{AgentCopy, DeclineReason, HostStore, Snapshot};
 use crate::state::{self, ReplayService};
 use crate::sync::{Arc, Mutex, OnceFlag, Ordering, fence};
-use hsa_abi::ffi::{self, hsa_kernel_dispatch_packet_t, hsa_signal_t};
+use hsa_abi::ffi::{self, hsa_kernel_dispatch_packet_t, hsa_signal_t, hsa_status_t};
 use std::collections::HashSet;
 use std::ffi::{CString, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -388,14 +389,77 @@ fn forward_run(
     }
     let _submit = enter_submit(q);
     *forwarded = end;
-    if run
-        .iter()
-        .any(|p| packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH)
-    {
-        write_counted(rt, q, writer, run);
-    } else {
-        write(writer, run);
+    let is_dispatch = |p: &Packet| packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH;
+    let forward = |part: &[Packet]| {
+        if part.iter().any(is_dispatch) {
+            write_counted(rt, q, writer, part);
+        } else if !part.is_empty() {
+            write(writer, part);
+        }
+    };
+    // The last barrier-AND with dependencies becomes the queue's gate: a tool barrier counted in
+    // flight fences what comes before it, and a tool barrier right after it says when it passed.
+    let last = run.iter().rposition(|p| {
+        packet_type(p) == ffi::HSA_PACKET_TYPE_BARRIER_AND && barrier_deps(p) != [0; 5]
+    });
+    let signals = last.and_then(|_| Some((SIGNALS.take(rt)?, SIGNALS.take(rt))));
+    let (Some(j), Some((before_gate, Some(passed)))) = (last, signals) else {
+        if let Some((a, b)) = signals {
+            SIGNALS.give_back(a);
+            b.into_iter().for_each(|s| SIGNALS.give_back(s));
+        }
+        forward(run);
+        return;
+    };
+    forward(&run[..j]);
+    IN_FLIGHT.add_tool_signal(
+        &RuntimeSignals(rt),
+        q.agent.handle,
+        before_gate,
+        q.queue_id,
+        true,
+    );
+    write(
+        writer,
+        &[barrier_packet(before_gate), run[j], barrier_packet(passed)],
+    );
+    let gate = super::Gate {
+        deps: barrier_deps(&run[j]),
+        passed,
+    };
+    if let Some(old) = q.gate.lock().replace(gate) {
+        // Recycled once passed (the drains wait for it meanwhile, as for any fenced work).
+        IN_FLIGHT.add_tool_signal(
+            &RuntimeSignals(rt),
+            q.agent.handle,
+            old.passed,
+            q.queue_id,
+            true,
+        );
     }
+    forward(&run[j + 1..]);
+}
+
+/// The dependency signals of a barrier-AND or barrier-OR packet (offsets 8 to 47).
+fn barrier_deps(p: &Packet) -> [u64; 5] {
+    std::array::from_fn(|i| {
+        u64::from_le_bytes(p[8 + 8 * i..16 + 8 * i].try_into().unwrap_or([0; 8]))
+    })
+}
+
+/// True when queue `queue_id`'s counted work waits behind a barrier on `signal`, the completion
+/// signal of the dispatch being replayed (which fires only after its window).
+fn waits_on(queue_id: u64, signal: hsa_signal_t) -> bool {
+    let Some(rt) = Runtime::get() else {
+        return false;
+    };
+    signal.handle != 0
+        && QUEUES.all().iter().any(|q| {
+            q.queue_id == queue_id
+                && q.gate.lock().is_some_and(|g| {
+                    g.deps.contains(&signal.handle) && rt.signal_load(g.passed) >= 1
+                })
+        })
 }
 
 /// The interceptor's slow path (the replay service is on or undecided).
@@ -796,6 +860,13 @@ fn drain_queue(
             SIGNALS.give_back(sig);
             return Ok(());
         }
+        if let Some(st) = q.fault.status() {
+            // The queue stopped: its barrier never completes (the signal is not reused).
+            return Err(format!(
+                "queue {} reported error {st:#x} before the dispatch",
+                q.queue_id
+            ));
+        }
         if left.is_zero() {
             IN_FLIGHT.add_tool_signal(&RuntimeSignals(rt), q.agent.handle, sig, q.queue_id, true);
             return Err(format!(
@@ -806,10 +877,18 @@ fn drain_queue(
     }
 }
 
-/// Waits for every counted packet and asynchronous copy of the agent, until `deadline`.
-fn drain_agent(rt: Runtime, q: &QueueState, deadline: Instant) -> Result<(), String> {
+/// Waits for every counted packet and asynchronous copy of the agent, until `deadline`, except
+/// the counted work of queues waiting behind a barrier on the dispatch's own completion signal
+/// `own` (it cannot start before the window ends; the work before that barrier is waited for).
+fn drain_agent(
+    rt: Runtime,
+    q: &QueueState,
+    own: hsa_signal_t,
+    deadline: Instant,
+) -> Result<(), String> {
+    let blocked = |queue_id: u64| queue_id != q.queue_id && waits_on(queue_id, own);
     IN_FLIGHT
-        .drain(&RuntimeSignals(rt), q.agent.handle, deadline)
+        .drain_except(&RuntimeSignals(rt), q.agent.handle, deadline, &blocked)
         .map_err(|left| format!("work of the agent's queues or copies into its memory did not finish ({left} still in flight)"))
 }
 
@@ -843,14 +922,25 @@ fn report_decline_once_per_kernel(q: &QueueState, d: &Dispatch, reason: &Decline
 }
 
 /// Waits directly (from this thread, through the runtime's original entry) until `sig` < 1.
-/// A pass that never completes ends in the fatal message.
-fn wait_pass(rt: Runtime, q: &QueueState, d: &Dispatch, sig: hsa_signal_t, pass: u32) {
+/// A queue error on the queue ends the wait with its status (the pass will never complete; the
+/// runtime called the application's error callback). A pass that never completes otherwise ends
+/// in the fatal message.
+fn wait_pass(
+    rt: Runtime,
+    q: &QueueState,
+    d: &Dispatch,
+    sig: hsa_signal_t,
+    pass: u32,
+) -> Result<(), hsa_status_t> {
     let bound = *DRAIN_TIMEOUT;
     let deadline = Instant::now() + bound;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        if rt.signal_wait_lt_one(sig, left.min(Duration::from_millis(50)).as_nanos() as u64) < 1 {
-            return;
+        if rt.signal_wait_lt_one(sig, left.min(Duration::from_millis(20)).as_nanos() as u64) < 1 {
+            return Ok(());
+        }
+        if let Some(st) = q.fault.status() {
+            return Err(st);
         }
         if left.is_zero() {
             fatal(&format!(
@@ -881,7 +971,7 @@ fn run_pass(
     (before, after): (&[Packet], &[Packet]),
     pass: u32,
     app: Option<hsa_signal_t>,
-) -> (u64, u64) {
+) -> Result<(u64, u64), hsa_status_t> {
     let own = || {
         SIGNALS.take(rt).unwrap_or_else(|| {
             fatal(&format!(
@@ -903,7 +993,8 @@ fn run_pass(
     batch.extend_from_slice(after);
     batch.extend(tail.map(barrier_packet));
     write(writer, &batch);
-    wait_pass(rt, q, d, tail.unwrap_or(on_dispatch), pass);
+    // On a queue error the tool's signals stay out of the pool: the dead queue holds them.
+    wait_pass(rt, q, d, tail.unwrap_or(on_dispatch), pass)?;
     let times = rt.dispatch_times(q.agent, on_dispatch).unwrap_or_else(|e| {
         tracing::warn!("dispatch times unavailable: {e}");
         let now = monotonic_ns();
@@ -915,7 +1006,15 @@ fn run_pass(
     if app.is_none() {
         SIGNALS.give_back(on_dispatch);
     }
-    times
+    Ok(times)
+}
+
+/// Why a window ended on a queue error.
+fn queue_error_text(st: hsa_status_t, pass: u32) -> String {
+    format!(
+        "queue error {st:#x} during pass {pass}: the dispatch failed on its queue, the window ended without restoring \
+         memory and the application's queue error callback was called"
+    )
 }
 
 /// Declines the replay before the window: CONFIG EXIT with the reason, then the dispatch runs
@@ -964,8 +1063,8 @@ fn run_window(
     let open = OpenWindow::enter(q, d);
     let window_start = monotonic_ns();
     let deadline = Instant::now() + decline_bound;
-    if let Err(why) =
-        drain_queue(rt, q, writer, deadline).and_then(|()| drain_agent(rt, q, deadline))
+    if let Err(why) = drain_queue(rt, q, writer, deadline)
+        .and_then(|()| drain_agent(rt, q, d.pkt.completion_signal, deadline))
     {
         // Give the window up: what the drains wait for may itself wait for this dispatch.
         drop(open);
@@ -985,10 +1084,15 @@ fn run_window(
     let whole = kernel
         .as_deref()
         .is_some_and(crate::snapshot::density::restores_whole);
+    let verify = crate::client::config::snapshot_settings()
+        .as_ref()
+        .is_ok_and(|s| s.verify)
+        || crate::snapshot::settings::api_verify();
     let captured = coverage::check(q)
         .map_err(DeclineReason::Coverage)
-        .and_then(|()| capture(rt, q, &copier, whole));
-    let mut snap = match captured {
+        .and_then(|()| host_window::open(rt, q.agent, &d.pkt, &kernel_name(d), verify))
+        .and_then(|host| capture(rt, q, &copier, whole).map(|s| (s, host)));
+    let (mut snap, mut host) = match captured {
         Ok(s) => s,
         Err(reason) => {
             if let DeclineReason::Coverage(gap) = &reason {
@@ -1001,7 +1105,10 @@ fn run_window(
                 } else {
                     tracing::debug!("dispatch {} not replayed: {gap}", d.info.dispatch_id);
                 }
-            } else if matches!(reason, DeclineReason::HostMemory { .. }) {
+            } else if matches!(
+                reason,
+                DeclineReason::HostMemory { .. } | DeclineReason::HostReachable(_)
+            ) {
                 report_decline_once_per_kernel(q, d, &reason);
             } else if DECLINE_WARNING.first() {
                 tracing::warn!(
@@ -1024,7 +1131,11 @@ fn run_window(
                 Some(&stats.c),
             );
             // Exactly once, carrying the application's completion signal.
-            let times = run_pass(rt, q, d, writer, (&[], &[]), 0, app);
+            let ran = run_pass(rt, q, d, writer, (&[], &[]), 0, app);
+            if let Err(st) = ran {
+                summary.stopped = Some(queue_error_text(st, 0));
+            }
+            let times = ran.unwrap_or((0, 0));
             drop(open);
             drop(guard);
             summary.declined = Some(format!("declined: {reason}"));
@@ -1074,7 +1185,7 @@ fn run_window(
         if let Some(a) = app {
             rt.signal_add(a, 1);
         }
-        let times = run_pass(
+        let times = match run_pass(
             rt,
             q,
             d,
@@ -1082,7 +1193,27 @@ fn run_window(
             (&attached.before, &attached.after),
             pass,
             app,
-        );
+        ) {
+            Ok(t) => t,
+            Err(st) => {
+                let why = queue_error_text(st, pass);
+                tracing::warn!(
+                    "dispatch {} (kernel {}): {why}",
+                    d.info.dispatch_id,
+                    kernel_name(d)
+                );
+                stats.set_reason(&why);
+                d.event(
+                    client,
+                    kreplay_event_kind_t::KREPLAY_EVENT_LOOP_STOPPED,
+                    pass,
+                    total,
+                    Some(&stats.c),
+                );
+                summary.stopped = Some(why);
+                break;
+            }
+        };
         STATS.passes.fetch_add(1, Ordering::Relaxed);
         summary.passes.push(PassTimes {
             start_ns: times.0,
@@ -1097,6 +1228,21 @@ fn run_window(
             times,
             Some(&stats.c),
         );
+        if let Some(why) = host.after_pass(pass) {
+            if total == 0 || pass + 1 < total {
+                stats.set_reason(&why);
+                d.event_timed(
+                    client,
+                    kreplay_event_kind_t::KREPLAY_EVENT_LOOP_STOPPED,
+                    pass,
+                    total,
+                    times,
+                    Some(&stats.c),
+                );
+                summary.stopped = Some(why);
+            }
+            break;
+        }
         if total != 0 && pass + 1 >= total {
             break;
         }
@@ -1176,6 +1322,7 @@ fn run_window(
             summary.stopped = Some(why);
             break;
         }
+        host.restore();
         pass += 1;
     }
     drop(scope);
@@ -1194,6 +1341,7 @@ fn run_window(
     summary.window = (window_start, window_end);
     summary.snapshot = Some(cap);
     summary.restore = Some(totals);
+    summary.host_memory = Some(host.finish(summary.passes.len()));
     if catch_unwind(AssertUnwindSafe(|| client.dispatch_done(&summary))).is_err() {
         tracing::error!("the client's dispatch summary callback panicked");
     }
@@ -1242,6 +1390,11 @@ mod tests {
             unfenced: crate::sync::AtomicBool::new(false),
             counter: None,
             last_name: Mutex::new(None),
+            gate: Mutex::new(None),
+            fault: Arc::new(crate::queue_fault::QueueFault::new(
+                None,
+                std::ptr::null_mut(),
+            )),
         });
         let ctx = Box::new(HandlerCtx {
             queue: q.clone(),

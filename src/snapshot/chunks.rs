@@ -11,7 +11,7 @@
 //! [`super::DeviceHasher`] (the tool's own kernel on the agent) implements the same trait for
 //! regions without a host address.
 
-use super::{PassCheck, Region, RestoreScope};
+use super::{PassCheck, Region, RegionHold, RestoreScope};
 use std::ops::Range;
 
 /// Hashes the chunks of a region.
@@ -143,22 +143,32 @@ impl RestoreScope for ChangedChunks {
         self.captured[index] = self.hasher.hash(region, self.chunk);
     }
 
-    fn after_pass(&mut self, regions: &[Region]) -> PassCheck {
+    fn after_pass(&mut self, regions: &[Region], hold: RegionHold<'_>) -> PassCheck {
         let mut check = PassCheck {
             unexpected_chunks: 0,
             full: self.full,
+        };
+        // The chunks of region `i` changed since the capture, read while it is held: `None`
+        // when it cannot be hashed, `Some(None)` when it was freed (the restore skips it).
+        let changed = |this: &Self, i: usize, r: &Region| -> Option<Option<Vec<u32>>> {
+            let mut out = None;
+            hold(i, &mut || out = this.changed(i, r)).then_some(out)
         };
         match self.learned.take() {
             None => {
                 let mut learned = Vec::with_capacity(regions.len());
                 for (i, r) in regions.iter().enumerate() {
-                    // A region that cannot be hashed again is restored whole (see `ranges`).
-                    let chunks = self.changed(i, r).unwrap_or_else(|| {
-                        if let Some(c) = self.captured.get_mut(i) {
-                            *c = None;
+                    let chunks = match changed(self, i, r) {
+                        None => Vec::new(),
+                        Some(Some(c)) => c,
+                        // A region that cannot be hashed again is restored whole (see `ranges`).
+                        Some(None) => {
+                            if let Some(c) = self.captured.get_mut(i) {
+                                *c = None;
+                            }
+                            Vec::new()
                         }
-                        Vec::new()
-                    });
+                    };
                     learned.push(Learned { chunks });
                 }
                 self.learned = Some(learned);
@@ -166,7 +176,7 @@ impl RestoreScope for ChangedChunks {
             Some(mut learned) => {
                 if self.verify {
                     for (i, r) in regions.iter().enumerate() {
-                        let Some(now) = self.changed(i, r) else {
+                        let Some(Some(now)) = changed(self, i, r) else {
                             continue;
                         };
                         let set = &mut learned[i].chunks;
@@ -226,7 +236,7 @@ fn coalesce(chunks: &[u32], chunk: usize, size: usize) -> Vec<Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::RegionKind;
+    use crate::snapshot::{RegionKind, always_held};
 
     fn region(buf: &[u8]) -> Region {
         Region {
@@ -260,7 +270,7 @@ mod tests {
         scope.on_capture(0, &r);
         buf[150] = 1;
         buf[999] = 1;
-        let check = scope.after_pass(&regions);
+        let check = scope.after_pass(&regions, &always_held);
         assert_eq!(
             check,
             PassCheck {
@@ -275,7 +285,7 @@ mod tests {
         // The second pass writes a chunk outside the learned set.
         buf[150] = 2;
         buf[420] = 2;
-        let check = scope.after_pass(&regions);
+        let check = scope.after_pass(&regions, &always_held);
         assert_eq!(
             check,
             PassCheck {
@@ -289,7 +299,7 @@ mod tests {
         buf[420] = 0;
         // Learned now: 1, 4, 9.
         buf[420] = 3;
-        let check = scope.after_pass(&regions);
+        let check = scope.after_pass(&regions, &always_held);
         assert_eq!(
             check,
             PassCheck {
@@ -306,7 +316,7 @@ mod tests {
         let r = region(&buf);
         let mut scope = ChangedChunks::new(Box::new(HostHasher::new(|_: &Region| None)), 16, false);
         scope.on_capture(0, &r);
-        scope.after_pass(std::slice::from_ref(&r));
+        scope.after_pass(std::slice::from_ref(&r), &always_held);
         assert_eq!(scope.ranges(0, &r), vec![0..64]);
     }
 
@@ -321,10 +331,14 @@ mod tests {
         );
         scope.on_capture(0, &r);
         buf[0] = 1;
-        scope.after_pass(std::slice::from_ref(&r));
+        scope.after_pass(std::slice::from_ref(&r), &always_held);
         assert_eq!(scope.ranges(0, &r), vec![0..16]);
         scope.restored(false);
-        assert!(scope.after_pass(std::slice::from_ref(&r)).full);
+        assert!(
+            scope
+                .after_pass(std::slice::from_ref(&r), &always_held)
+                .full
+        );
         assert_eq!(scope.ranges(0, &r), vec![0..64]);
         scope.restored(true);
         assert_eq!(scope.ranges(0, &r), vec![0..16]);

@@ -88,6 +88,8 @@ struct Loaded {
     /// Output buffer and its capacity in hashes.
     out: *mut u64,
     out_len: usize,
+    /// Errors the runtime reports on `queue` (its error callback's data: lives as long).
+    fault: std::sync::Arc<crate::queue_fault::QueueFault>,
 }
 
 // SAFETY: the pointers name runtime objects (queue, pool buffers) usable from any thread; the
@@ -241,6 +243,11 @@ impl DeviceHasher {
             };
             if v < 1 {
                 break;
+            }
+            if let Some(st) = loaded.fault.status() {
+                return Err(format!(
+                    "the hashing dispatch failed on its queue (HSA status {st:#x}) and did not complete"
+                ));
             }
             if Instant::now() >= deadline {
                 return Err(format!(
@@ -507,14 +514,19 @@ fn load(rt: Runtime, agent: hsa_agent_t) -> Result<Loaded, String> {
         let kernarg_size = (kernarg_size as usize).max(32);
         let signal = rt.signal_create(0).map_err(|e| e.to_string())?;
         let mut queue: *mut hsa_queue_t = std::ptr::null_mut();
-        // SAFETY: the original (never intercepted) entry; out-pointer to a local; no callback.
+        let fault = std::sync::Arc::new(crate::queue_fault::QueueFault::new(
+            None,
+            std::ptr::null_mut(),
+        ));
+        // SAFETY: the original (never intercepted) entry; out-pointer to a local; the error
+        // callback's data is kept with the queue in `Loaded` (or leaked when the queue stays).
         let st = unsafe {
             (o.queue_create)(
                 agent,
                 64,
                 ffi::HSA_QUEUE_TYPE_SINGLE,
-                None,
-                std::ptr::null_mut(),
+                Some(crate::queue_fault::on_queue_error),
+                std::sync::Arc::as_ptr(&fault).cast_mut().cast(),
                 u32::MAX,
                 u32::MAX,
                 &mut queue,
@@ -545,6 +557,7 @@ fn load(rt: Runtime, agent: hsa_agent_t) -> Result<Loaded, String> {
             kernarg,
             out: std::ptr::null_mut(),
             out_len: 0,
+            fault,
         })
     })();
     // SAFETY: the reader is no longer needed once the code object is loaded (or failed).

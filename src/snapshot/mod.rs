@@ -248,6 +248,10 @@ pub enum DeclineReason {
         /// Head room kept.
         margin: u64,
     },
+    /// Host or fine-grained memory the dispatch can reach cannot be restored safely, or the
+    /// host-memory policy declines it (`KREPLAY_HOST_MEMORY`).
+    #[error("{0}")]
+    HostReachable(String),
 }
 
 impl DeclineReason {
@@ -264,6 +268,7 @@ impl DeclineReason {
             DeclineReason::Drain { .. } => "drain",
             DeclineReason::Configuration(_) => "configuration",
             DeclineReason::HostMemory { .. } => "host memory",
+            DeclineReason::HostReachable(_) => "reachable host memory",
         }
     }
 }
@@ -316,12 +321,24 @@ pub struct PassCheck {
     pub full: bool,
 }
 
+/// Runs the closure while region `index` is still the memory captured (its allocation not
+/// freed, its executable not destroyed), holding off a free meanwhile; false, without running
+/// it, when it is gone.
+pub type RegionHold<'a> = &'a dyn Fn(usize, &mut dyn FnMut()) -> bool;
+
+/// A [`RegionHold`] for memory that cannot go away (tests, client ranges).
+pub fn always_held(_: usize, f: &mut dyn FnMut()) -> bool {
+    f();
+    true
+}
+
 /// How much of each region is written back between passes.
 pub trait RestoreScope: Send {
     /// Region `index` is being captured (its bytes are those the snapshot keeps).
     fn on_capture(&mut self, _index: usize, _region: &Region) {}
-    /// Called after each pass, before the restore that follows it.
-    fn after_pass(&mut self, regions: &[Region]) -> PassCheck;
+    /// Called after each pass, before the restore that follows it. Reads a region only inside
+    /// `hold` (a region freed since the capture is not read: the restore skips it).
+    fn after_pass(&mut self, regions: &[Region], hold: RegionHold<'_>) -> PassCheck;
     /// The byte ranges of region `index` to write back.
     fn ranges(&self, index: usize, region: &Region) -> Vec<Range<usize>>;
     /// The restore ended; `complete` is false when a region failed, so the
@@ -334,7 +351,7 @@ pub trait RestoreScope: Send {
 pub struct RestoreAll;
 
 impl RestoreScope for RestoreAll {
-    fn after_pass(&mut self, _: &[Region]) -> PassCheck {
+    fn after_pass(&mut self, _: &[Region], _: RegionHold<'_>) -> PassCheck {
         PassCheck {
             unexpected_chunks: 0,
             full: true,
@@ -591,13 +608,59 @@ impl Snapshot {
             start_ns: monotonic_ns(),
             ..Default::default()
         };
-        let check = self.scope.after_pass(&self.regions);
+        let (regions, serials, executables) = (&self.regions, &self.serials, self.executables);
+        let hold = |i: usize, f: &mut dyn FnMut()| -> bool {
+            let r = &regions[i];
+            match &r.kind {
+                RegionKind::Allocation { base } => {
+                    let serial = serials.get(i).copied().flatten();
+                    inventory
+                        .with_same(*base, r.device - base + r.size, serial, f)
+                        .is_ok()
+                }
+                kind => match (kind.executable(), executables) {
+                    (Some(exe), Some(executables)) => {
+                        executables.with_same(exe.handle, exe.serial, f).is_some()
+                    }
+                    _ => always_held(i, f),
+                },
+            }
+        };
+        let check = self.scope.after_pass(&self.regions, &hold);
         rep.unexpected_chunks = check.unexpected_chunks;
         rep.full = check.full;
         for (i, r) in self.regions.iter().enumerate() {
             let ranges = self.scope.ranges(i, r);
             if ranges.is_empty() {
-                rep.regions += 1;
+                // Nothing to write back, unless the region is gone (then it is skipped).
+                match &r.kind {
+                    RegionKind::Allocation { base } => {
+                        let serial = self.serials.get(i).copied().flatten();
+                        let len = r.device - base + r.size;
+                        match inventory.with_same(*base, len, serial, || ()) {
+                            Ok(_) => rep.regions += 1,
+                            Err(stale) => {
+                                tracing::warn!(
+                                    "restore skipped the allocation at {:#x} ({} bytes): {stale}",
+                                    r.device,
+                                    r.size
+                                );
+                                rep.skipped += 1;
+                            }
+                        }
+                    }
+                    kind => match (kind.executable(), self.executables) {
+                        (Some(exe), Some(executables))
+                            if executables
+                                .with_same(exe.handle, exe.serial, || ())
+                                .is_none() =>
+                        {
+                            warn_destroyed(r, exe.handle);
+                            rep.skipped += 1;
+                        }
+                        _ => rep.regions += 1,
+                    },
+                }
                 continue;
             }
             let written_before = rep.bytes;
@@ -644,22 +707,7 @@ impl Snapshot {
                         match executables.with_same(exe.handle, exe.serial, write) {
                             Some(o) => o,
                             None => {
-                                if DESTROYED_WARNING.first() {
-                                    tracing::warn!(
-                                        "restore skipped {:#x} ({} bytes): its executable {:#x} was destroyed since the snapshot \
-                                     (later such skips are logged at debug level)",
-                                        r.device,
-                                        r.size,
-                                        exe.handle
-                                    );
-                                } else {
-                                    tracing::debug!(
-                                        "restore skipped {:#x} ({} bytes): its executable {:#x} was destroyed since the snapshot",
-                                        r.device,
-                                        r.size,
-                                        exe.handle
-                                    );
-                                }
+                                warn_destroyed(r, exe.handle);
                                 rep.skipped += 1;
                                 continue;
                             }
@@ -701,3 +749,21 @@ impl Snapshot {
 
 #[cfg(test)]
 mod tests;
+
+/// Warns (once, then at debug level) that a region of a destroyed executable is skipped.
+fn warn_destroyed(r: &Region, executable: u64) {
+    if DESTROYED_WARNING.first() {
+        tracing::warn!(
+            "restore skipped {:#x} ({} bytes): its executable {executable:#x} was destroyed since the snapshot \
+             (later such skips are logged at debug level)",
+            r.device,
+            r.size
+        );
+    } else {
+        tracing::debug!(
+            "restore skipped {:#x} ({} bytes): its executable {executable:#x} was destroyed since the snapshot",
+            r.device,
+            r.size
+        );
+    }
+}

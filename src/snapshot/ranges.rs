@@ -90,6 +90,12 @@ impl ClientRanges {
         Ok(())
     }
 
+    /// True when some excluded range overlaps `[base, base + size)`.
+    pub fn excludes_part_of(&self, base: usize, size: usize) -> bool {
+        let end = base.saturating_add(size);
+        self.excluded.iter().any(|x| x.start < end && base < x.end)
+    }
+
     /// Removes one exclusion made with exactly these arguments.
     pub fn remove_excluded(&mut self, base: usize, size: usize) -> Result<(), RangeError> {
         let r = range(base, size)?;

@@ -255,7 +255,7 @@ fn a_persistent_restore_failure_stops_the_restore_and_says_whether_memory_is_mix
 /// ranges a scope returns (the shape a written-subset scope needs).
 struct FirstHalf;
 impl RestoreScope for FirstHalf {
-    fn after_pass(&mut self, _: &[Region]) -> PassCheck {
+    fn after_pass(&mut self, _: &[Region], _: super::RegionHold<'_>) -> PassCheck {
         PassCheck::default()
     }
     #[allow(clippy::single_range_in_vec_init)]

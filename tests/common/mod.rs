@@ -126,6 +126,28 @@ pub fn code_object(name: &str) -> PathBuf {
     out
 }
 
+/// Builds the HIP program `tests/apps/<name>.hip` for gfx90a with hipcc (once per test binary).
+pub fn hip_app(name: &str) -> PathBuf {
+    let out = build_dir().join(format!("{name}_hip"));
+    let _g = SETUP.lock().unwrap_or_else(|e| e.into_inner());
+    if !out.exists() {
+        let hipcc = std::env::var_os("HIPCC").unwrap_or_else(|| "hipcc".into());
+        let o = Command::new(&hipcc)
+            .arg("--offload-arch=gfx90a")
+            .arg(apps_dir().join(format!("{name}.hip")))
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .expect("run hipcc (scripts/install-deps.sh installs it)");
+        assert!(
+            o.status.success(),
+            "hipcc failed on {name}.hip:\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    out
+}
+
 /// A command running `exe` on vhsa with kreplay (and `extra_tools`) loaded through
 /// `HSA_TOOLS_LIB`. The replay variables of the caller's environment are cleared.
 pub fn command(exe: &Path, extra_tools: &[&Path]) -> Command {
@@ -148,6 +170,7 @@ pub fn command(exe: &Path, extra_tools: &[&Path]) -> Command {
         "KREPLAY_DEVICE_RESERVE_MB",
         "KREPLAY_CHUNK_KB",
         "KREPLAY_VERIFY",
+        "KREPLAY_HOST_MEMORY",
         "KREPLAY_DRAIN_DECLINE_MS",
         "KREPLAY_TEST_RLIMIT_AS",
         "VHSA_AGENTS",

@@ -35,6 +35,7 @@ pub fn run(output_dir: Option<PathBuf>, passes: u32) -> ExitCode {
         output_file: "kreplay".to_owned(),
         formats: vec!["rocpd".into(), "pftrace".into(), "csv".into()],
         log_level: None,
+        host_memory: None,
         runtime: RuntimeChoice::Virtual,
         virtual_agents: None,
         wait_for_children: std::time::Duration::from_secs(30),

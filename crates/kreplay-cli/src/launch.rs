@@ -38,6 +38,8 @@ pub struct RunOptions {
     pub formats: Vec<String>,
     /// Log filter for the tool library (`KREPLAY_LOG`).
     pub log_level: Option<String>,
+    /// `KREPLAY_HOST_MEMORY` for the application (`None`: the caller's environment decides).
+    pub host_memory: Option<String>,
     /// Which runtime the application uses.
     pub runtime: RuntimeChoice,
     /// The virtual runtime's GPU agents (`VHSA_AGENTS` syntax), checked here.
@@ -323,6 +325,9 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
             Some(v) => cmd.env(var, v),
             None => cmd.env_remove(var),
         };
+    }
+    if let Some(policy) = &opts.host_memory {
+        cmd.env("KREPLAY_HOST_MEMORY", policy);
     }
     if let Some(list) = &plan.virtual_agents {
         cmd.env(virtual_topology::VARIABLE, list);

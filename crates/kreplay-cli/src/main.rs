@@ -102,6 +102,12 @@ struct RunArgs {
     /// Log level of the tool library (error, warn, info, debug, trace; or a KREPLAY_LOG filter).
     #[arg(long, value_name = "LEVEL")]
     log_level: Option<String>,
+    /// Host and fine-grained memory a replayed kernel can reach: snapshot (restore it between
+    /// passes when safe, else decline the replay), decline (never replay such a dispatch) or
+    /// ignore (replay without restoring it; warned about in the outputs). Sets
+    /// KREPLAY_HOST_MEMORY; default snapshot.
+    #[arg(long, value_name = "POLICY", value_parser = ["snapshot", "decline", "ignore"])]
+    host_memory: Option<String>,
     /// Which HSA runtime the application uses: auto picks the system runtime when /dev/kfd and
     /// libhsa-runtime64.so.1 exist, else the virtual runtime (vhsa).
     #[arg(long, value_enum, default_value = "auto")]
@@ -151,6 +157,7 @@ fn main() -> ExitCode {
             output_file: a.output_file,
             formats: a.output_format,
             log_level: a.log_level,
+            host_memory: a.host_memory,
             runtime: a.runtime,
             virtual_agents: a.virtual_agents,
             wait_for_children: std::time::Duration::from_secs_f64(a.wait_for_children),

@@ -38,6 +38,29 @@ pub struct Launch {
     pub group_segment_size: u64,
 }
 
+/// What a replay window did with host and fine-grained memory (`host_memory` of the record).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+pub struct HostMemory {
+    /// `KREPLAY_HOST_MEMORY` policy in force.
+    #[serde(default)]
+    pub policy: String,
+    /// Bytes of host memory captured.
+    #[serde(default)]
+    pub saved_bytes: u64,
+    /// Bytes of host memory written back between passes.
+    #[serde(default)]
+    pub restored_bytes: u64,
+    /// Allocations the kernel wrote that were not restored between passes.
+    #[serde(default)]
+    pub unrestored: Vec<String>,
+    /// Allocations written during the window by another writer (loop stopped, writes kept).
+    #[serde(default)]
+    pub other_writers: Vec<String>,
+    /// Verify mode: allocations different after the last pass from after the first.
+    #[serde(default)]
+    pub verify_mismatches: Vec<String>,
+}
+
 /// Totals of the restores between passes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RestoreStats {
@@ -102,6 +125,8 @@ pub struct Dispatch {
     pub restore: Option<RestoreStats>,
     /// Launch geometry and submitting thread, when recorded.
     pub launch: Option<Launch>,
+    /// Host memory of the replay window, when recorded.
+    pub host_memory: Option<HostMemory>,
     /// The passes, sorted by pass number.
     pub passes: Vec<Pass>,
 }
@@ -177,6 +202,8 @@ struct Line {
     snapshot: Option<RawSnapshot>,
     #[serde(default)]
     restore: Option<RawRestore>,
+    #[serde(default)]
+    host_memory: Option<HostMemory>,
     pass: Option<u64>,
     start_ns: Option<u64>,
     end_ns: Option<u64>,
@@ -273,6 +300,7 @@ fn parse_dispatch(v: Line) -> Option<Dispatch> {
             ns: r.ns,
         }),
         launch,
+        host_memory: v.host_memory,
         passes: Vec::new(),
     })
 }

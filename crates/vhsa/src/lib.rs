@@ -30,6 +30,7 @@ mod executable;
 pub mod executor;
 pub mod ext;
 mod fault;
+mod host_backing;
 mod intercept;
 mod memory;
 mod native;

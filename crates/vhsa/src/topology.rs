@@ -7,8 +7,11 @@
 //! Regions (the legacy memory API) are the same objects as pools; a GPU lists its own region
 //! followed by the system regions.
 //!
-//! `VHSA_DEVICE_MEMORY_MB` (read once) sets the size of every device pool in MiB instead of the
-//! model's memory size; allocations beyond a pool's size fail with `OUT_OF_RESOURCES`.
+//! Every pool is host memory, so no pool reports more than the host can back for the process
+//! (`MemTotal` and the memory cgroup's limits, [`crate::host_backing`]): a device pool's size is
+//! the model's memory size or that, whichever is smaller, and so is the system pools' 64 GiB.
+//! `VHSA_DEVICE_MEMORY_MB` (read once) sets the size of every device pool in MiB instead;
+//! allocations beyond a pool's size fail with `OUT_OF_RESOURCES`.
 //!
 //! For the loader: [`agent`] looks an agent up by handle ([`Agent::kind`], [`Agent::isa_name`]).
 
@@ -231,6 +234,14 @@ fn device_memory_override() -> Option<u64> {
     }
 }
 
+/// `bytes`, or less when the host cannot back that much.
+fn backed(bytes: u64) -> u64 {
+    static BACKABLE: OnceLock<Option<u64>> = OnceLock::new();
+    BACKABLE
+        .get_or_init(crate::host_backing::backable_bytes)
+        .map_or(bytes, |b| bytes.min(b))
+}
+
 fn build() -> System {
     let mut agents = Vec::new();
     let mut pools = Vec::new();
@@ -241,12 +252,12 @@ fn build() -> System {
     pools.push(Pool {
         kind: PoolKind::SystemFine,
         owner: cpu,
-        size: 64 << 30,
+        size: backed(64 << 30),
     });
     pools.push(Pool {
         kind: PoolKind::Kernarg,
         owner: cpu,
-        size: 64 << 30,
+        size: backed(64 << 30),
     });
     agents.push(Agent {
         handle: cpu,
@@ -263,7 +274,7 @@ fn build() -> System {
         pools.push(Pool {
             kind: PoolKind::Device,
             owner: handle,
-            size: device_memory_override().unwrap_or(model.memory_bytes),
+            size: device_memory_override().unwrap_or_else(|| backed(model.memory_bytes)),
         });
         let group = POOL_BASE + pools.len() as u64;
         pools.push(Pool {

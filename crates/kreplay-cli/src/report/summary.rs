@@ -28,6 +28,73 @@ pub struct KernelSummary {
     pub declined: u64,
     /// Each decline reason with the number of dispatches it declined, most frequent first.
     pub declined_reasons: Vec<(String, u64)>,
+    /// Host and fine-grained memory: bytes saved and restored, and the warnings.
+    pub host: HostMemorySummary,
+}
+
+/// Host and fine-grained memory of one kernel's replays (the records' `host_memory`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HostMemorySummary {
+    /// Bytes of host memory saved.
+    pub bytes_saved: u64,
+    /// Bytes of host memory restored between passes.
+    pub bytes_restored: u64,
+    /// Dispatches that wrote host memory kreplay did not restore.
+    pub unrestored: u64,
+    /// Dispatches whose host memory another writer changed during the window.
+    pub other_writers: u64,
+    /// Dispatches verify mode found different after the last pass.
+    pub verify_mismatches: u64,
+    /// One allocation named by those warnings (the first seen).
+    pub example: Option<String>,
+}
+
+impl HostMemorySummary {
+    fn of(dispatches: &[&Dispatch]) -> Self {
+        let mut h = HostMemorySummary::default();
+        for m in dispatches.iter().filter_map(|d| d.host_memory.as_ref()) {
+            h.bytes_saved += m.saved_bytes;
+            h.bytes_restored += m.restored_bytes;
+            h.unrestored += u64::from(!m.unrestored.is_empty());
+            h.other_writers += u64::from(!m.other_writers.is_empty());
+            h.verify_mismatches += u64::from(!m.verify_mismatches.is_empty());
+            if h.example.is_none() {
+                h.example = m
+                    .unrestored
+                    .iter()
+                    .chain(&m.verify_mismatches)
+                    .chain(&m.other_writers)
+                    .next()
+                    .cloned();
+            }
+        }
+        h
+    }
+
+    /// The warning lines for `kernel` (none when nothing escaped).
+    fn warnings(&self, kernel: &str) -> String {
+        let mut out = String::new();
+        let example = self.example.as_deref().unwrap_or("host memory");
+        if self.unrestored > 0 {
+            out += &format!(
+                "warning: {} dispatch(es) of {kernel} wrote memory kreplay could not restore (e.g. {example}): every pass wrote it again\n",
+                self.unrestored
+            );
+        }
+        if self.verify_mismatches > 0 {
+            out += &format!(
+                "warning: verify mode: {} dispatch(es) of {kernel} left memory different after the last pass from after the first (e.g. {example})\n",
+                self.verify_mismatches
+            );
+        }
+        if self.other_writers > 0 {
+            out += &format!(
+                "warning: {} dispatch(es) of {kernel} stopped replaying: another writer changed reached host memory during the window (e.g. {example}); its writes were kept\n",
+                self.other_writers
+            );
+        }
+        out
+    }
 }
 
 impl KernelSummary {
@@ -48,6 +115,11 @@ impl KernelSummary {
             "bytes_restored": self.bytes_restored,
             "declined": self.declined,
             "declined_reasons": self.declined_reasons.iter().map(|(r, n)| json!({"reason": r, "dispatches": n})).collect::<Vec<_>>(),
+            "host_bytes_saved": self.host.bytes_saved,
+            "host_bytes_restored": self.host.bytes_restored,
+            "host_unrestored_dispatches": self.host.unrestored,
+            "host_verify_mismatches": self.host.verify_mismatches,
+            "host_other_writers": self.host.other_writers,
         })
     }
 }
@@ -140,6 +212,7 @@ pub fn per_kernel(dispatches: &[Dispatch]) -> Vec<KernelSummary> {
                     .sum(),
                 declined: reasons.iter().map(|(_, n)| n).sum(),
                 declined_reasons: reasons,
+                host: HostMemorySummary::of(&mine),
             }
         })
         .collect()
@@ -171,7 +244,8 @@ fn percent(p: Option<f64>) -> String {
 
 /// The terminal table: one line per kernel and a total line.
 pub fn table(summaries: &[KernelSummary]) -> String {
-    let header = [
+    let host = summaries.iter().any(|s| s.host.bytes_saved > 0);
+    let mut header = vec![
         "kernel",
         "dispatches",
         "replayed",
@@ -185,6 +259,9 @@ pub fn table(summaries: &[KernelSummary]) -> String {
         "restored",
         "declined",
     ];
+    if host {
+        header.extend(["host saved", "host restored"]);
+    }
     let mut lines: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
     for s in summaries {
         let (lo, hi) = s.passes;
@@ -211,6 +288,13 @@ pub fn table(summaries: &[KernelSummary]) -> String {
             human_bytes(s.bytes_restored),
             s.declined.to_string(),
         ]);
+        if host {
+            let last = lines.len() - 1;
+            lines[last].extend([
+                human_bytes(s.host.bytes_saved),
+                human_bytes(s.host.bytes_restored),
+            ]);
+        }
     }
     let total_dispatches: u64 = summaries.iter().map(|s| s.dispatches).sum();
     let total_replayed: u64 = summaries.iter().map(|s| s.replayed).sum();
@@ -250,6 +334,16 @@ pub fn table(summaries: &[KernelSummary]) -> String {
         human_bytes(summaries.iter().map(|s| s.bytes_saved).sum()),
         human_bytes(summaries.iter().map(|s| s.bytes_restored).sum()),
     );
+    if host {
+        out += &format!(
+            "host memory: saved {}, restored {}\n",
+            human_bytes(summaries.iter().map(|s| s.host.bytes_saved).sum()),
+            human_bytes(summaries.iter().map(|s| s.host.bytes_restored).sum()),
+        );
+    }
+    for s in summaries {
+        out += &s.host.warnings(&s.kernel);
+    }
     let declined: Vec<&KernelSummary> = summaries.iter().filter(|s| s.declined > 0).collect();
     if !declined.is_empty() {
         out += "declined (each ran once, normally):\n";
@@ -288,6 +382,45 @@ mod tests {
             "{{\"record\":\"pass\",\"pid\":1,\"dispatch_id\":{id},\"kernel\":\"{kernel}\",\"agent\":7,\"agent_name\":\"gfx942\",\"queue_id\":1,\"pass\":0,\"start_ns\":{id}000,\"end_ns\":{id}100,\"restore_start_ns\":null,\"restore_end_ns\":null}}\n\
              {{\"record\":\"dispatch\",\"pid\":1,\"dispatch_id\":{id},\"kernel\":\"{kernel}\",\"agent\":7,\"agent_name\":\"gfx942\",\"queue_id\":1,\"replayed\":false,\"passes\":1,\"skipped\":\"declined: {reason}\",\"window_start_ns\":{id}000,\"window_end_ns\":{id}100,\"snapshot\":null,\"restore\":null}}\n"
         )
+    }
+
+    #[test]
+    fn host_memory_columns_totals_and_warnings() {
+        let host = |saved: u64, unrestored: &str| {
+            replayed_lines(1, saved, "walsh", 3, saved * 1000).replace(
+                "\"future_field\":1",
+                &format!(
+                    "\"host_memory\":{{\"policy\":\"snapshot\",\"reachable\":1,\"saved_bytes\":{saved},\"restored_bytes\":{},\"unrestored\":[{unrestored}],\"other_writers\":[],\"verify_mismatches\":[]}}",
+                    2 * saved
+                ),
+            )
+        };
+        let plain = table(&per_kernel(
+            &parse([replayed_lines(1, 1, "add", 3, 0).as_str()]).dispatches,
+        ));
+        assert!(!plain.contains("host saved"), "{plain}");
+        let text = host(4096, "") + &host(1024, "\"locked host memory at 0x10 (64 bytes)\"");
+        let s = per_kernel(&parse([text.as_str()]).dispatches);
+        assert_eq!(s[0].host.bytes_saved, 5120);
+        assert_eq!(s[0].host.bytes_restored, 10240);
+        assert_eq!(s[0].host.unrestored, 1);
+        let t = table(&s);
+        assert!(
+            t.lines()
+                .next()
+                .unwrap()
+                .ends_with("host saved  host restored"),
+            "{t}"
+        );
+        assert!(
+            t.contains("host memory: saved 5.00 KiB, restored 10.00 KiB"),
+            "{t}"
+        );
+        assert!(
+            t.contains("warning: 1 dispatch(es) of walsh wrote memory kreplay could not restore (e.g. locked host memory at 0x10 (64 bytes))"),
+            "{t}"
+        );
+        assert_eq!(s[0].to_json()["host_bytes_saved"], 5120);
     }
 
     #[test]

@@ -1,0 +1,382 @@
+//! The host-memory snapshot of one replay window.
+//!
+//! Before the first pass every reachable allocation is copied (host to host: the memory is
+//! host-accessible). After the first pass its result is copied too. Before each later pass the
+//! chunks that differ from the original are written back. After each later pass the result is
+//! compared with the first pass's: a deterministic kernel on restored input writes the same
+//! bytes, so a difference means someone other than the kernel wrote the allocation during the
+//! window (a host thread, another agent) or the kernel is not deterministic. Then the bytes the
+//! restore had reverted are put back (three-way: a byte that the first pass changed and that is
+//! back to the original now takes the first pass's value), nothing is restored any more, and the
+//! caller stops the loop: no write is lost, and the allocation is remembered as shared with
+//! another writer so later windows that reach it decline.
+
+use super::inventory::{HostAllocation, HostInventory};
+use crate::sync::Mutex;
+
+/// Chunk size of the restore: only chunks that changed are written back.
+const CHUNK: usize = 64 << 10;
+
+/// Why reachable memory cannot be captured.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CaptureRefused {
+    /// The host cannot read it (fine-grained device memory without a host mapping).
+    #[error(
+        "the dispatch can reach {kind} memory at {base:#x} ({size} bytes) that the host cannot read, so it cannot be restored"
+    )]
+    NotHostAccessible {
+        /// Kind name.
+        kind: &'static str,
+        /// Kernel address.
+        base: usize,
+        /// Size.
+        size: usize,
+    },
+    /// Seen written by someone other than the kernel during an earlier window.
+    #[error(
+        "the dispatch can reach {kind} memory at {base:#x} ({size} bytes) that a host thread or another agent wrote during an earlier replay window, \
+         so restoring it could revert their writes"
+    )]
+    SharedWriter {
+        /// Kind name.
+        kind: &'static str,
+        /// Kernel address.
+        base: usize,
+        /// Size.
+        size: usize,
+    },
+    /// The copy buffers could not be allocated.
+    #[error("allocating {bytes} bytes to keep reachable host memory failed")]
+    Allocation {
+        /// Bytes asked for.
+        bytes: u64,
+    },
+}
+
+/// Allocations (kernel address, serial) seen written by another writer during a window.
+static SHARED_WRITERS: Mutex<Vec<(usize, u64)>> = Mutex::new(Vec::new());
+
+/// Forgets the allocations marked shared (the runtime instance shut down).
+pub fn forget_shared_writers() {
+    SHARED_WRITERS.lock().clear();
+}
+
+/// True when `a` was seen written by another writer during a window.
+pub fn has_shared_writer(a: &HostAllocation) -> bool {
+    SHARED_WRITERS.lock().contains(&(a.base, a.serial))
+}
+
+/// Host bytes a capture of `allocations` keeps: the original, the first pass's result and one
+/// scratch buffer of the largest.
+pub fn bytes_needed(allocations: &[HostAllocation]) -> u64 {
+    let sum: u64 = allocations.iter().map(|a| a.size as u64).sum();
+    let largest = allocations.iter().map(|a| a.size as u64).max().unwrap_or(0);
+    2 * sum + largest
+}
+
+/// An allocation whose bytes after a later pass differed from the first pass's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Divergence {
+    /// The allocation.
+    pub allocation: HostAllocation,
+    /// Bytes that differed.
+    pub differing: u64,
+    /// Bytes the restore had reverted and that were put back.
+    pub recovered: u64,
+}
+
+struct Entry {
+    allocation: HostAllocation,
+    original: Vec<u8>,
+    first: Vec<u8>,
+}
+
+/// The captured host memory of one window.
+pub struct HostSnapshot {
+    entries: Vec<Entry>,
+    scratch: Vec<u8>,
+}
+
+fn buffer(size: usize) -> Result<Vec<u8>, CaptureRefused> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(size)
+        .map_err(|_| CaptureRefused::Allocation { bytes: size as u64 })?;
+    v.resize(size, 0);
+    Ok(v)
+}
+
+/// Copies the live bytes of `a` into `out` (same size); false when `a` was freed.
+fn read_live(inventory: &HostInventory, a: &HostAllocation, out: &mut [u8]) -> bool {
+    inventory
+        .with_same(a, || {
+            // SAFETY: `a` is live and host-accessible at `a.host` for `a.size` bytes (the read
+            // side of the inventory holds off its free); `out` has `a.size` bytes and is ours.
+            unsafe { std::ptr::copy_nonoverlapping(a.host as *const u8, out.as_mut_ptr(), a.size) }
+        })
+        .is_some()
+}
+
+/// Writes `bytes` at `offset` of `a`; false when `a` was freed.
+fn write_live(inventory: &HostInventory, a: &HostAllocation, offset: usize, bytes: &[u8]) -> bool {
+    debug_assert!(offset + bytes.len() <= a.size);
+    inventory
+        .with_same(a, || {
+            // SAFETY: as in `read_live`; `offset + bytes.len() <= a.size`.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    (a.host as *mut u8).add(offset),
+                    bytes.len(),
+                )
+            }
+        })
+        .is_some()
+}
+
+/// A hash of the live bytes of `a` (read in 1 MiB pieces); `None` when it cannot be read or was
+/// freed.
+pub fn fingerprint(inventory: &HostInventory, a: &HostAllocation) -> Option<u64> {
+    if a.host == 0 {
+        return None;
+    }
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut piece = vec![0u8; a.size.min(1 << 20)];
+    inventory.with_same(a, || {
+        let mut at = 0;
+        while at < a.size {
+            let n = piece.len().min(a.size - at);
+            // SAFETY: `a` is live and host-accessible (the read side of the inventory holds off
+            // its free); `at + n <= a.size`; `piece` has at least `n` bytes.
+            unsafe {
+                std::ptr::copy_nonoverlapping((a.host as *const u8).add(at), piece.as_mut_ptr(), n)
+            };
+            h.update(&piece[..n]);
+            at += n;
+        }
+        h.digest()
+    })
+}
+
+impl HostSnapshot {
+    /// Captures `allocations` (all host-accessible, none shared with another writer).
+    pub fn capture(
+        inventory: &HostInventory,
+        allocations: &[HostAllocation],
+    ) -> Result<Self, CaptureRefused> {
+        for a in allocations {
+            let refuse = |shared: bool| {
+                let (kind, base, size) = (a.kind.name(), a.base, a.size);
+                if shared {
+                    CaptureRefused::SharedWriter { kind, base, size }
+                } else {
+                    CaptureRefused::NotHostAccessible { kind, base, size }
+                }
+            };
+            if a.host == 0 {
+                return Err(refuse(false));
+            }
+            if has_shared_writer(a) {
+                return Err(refuse(true));
+            }
+        }
+        let largest = allocations.iter().map(|a| a.size).max().unwrap_or(0);
+        let mut entries = Vec::with_capacity(allocations.len());
+        for a in allocations {
+            let mut original = buffer(a.size)?;
+            if !read_live(inventory, a, &mut original) {
+                continue; // freed meanwhile: nothing left to restore
+            }
+            entries.push(Entry {
+                allocation: *a,
+                original,
+                first: Vec::new(),
+            });
+        }
+        Ok(Self {
+            entries,
+            scratch: buffer(largest)?,
+        })
+    }
+
+    /// Bytes captured (the originals).
+    pub fn saved_bytes(&self) -> u64 {
+        self.entries.iter().map(|e| e.original.len() as u64).sum()
+    }
+
+    /// Number of allocations captured.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when nothing was captured.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// After pass `pass` completed. Pass 0 keeps its result; a later pass is compared with it,
+    /// and every allocation that differs is merged (see the module documentation) and returned.
+    pub fn after_pass(&mut self, inventory: &HostInventory, pass: u32) -> Vec<Divergence> {
+        let mut out = Vec::new();
+        for e in &mut self.entries {
+            let a = e.allocation;
+            if pass == 0 {
+                let kept = buffer(a.size)
+                    .ok()
+                    .and_then(|mut first| read_live(inventory, &a, &mut first).then_some(first));
+                match kept {
+                    Some(first) => e.first = first,
+                    // Without the first result a divergence could not be repaired: treat the
+                    // allocation as diverged now, so nothing is restored over it.
+                    None => out.push(Divergence {
+                        allocation: a,
+                        differing: 0,
+                        recovered: 0,
+                    }),
+                }
+                continue;
+            }
+            let live = &mut self.scratch[..a.size];
+            if !read_live(inventory, &a, live) || live[..] == e.first[..] {
+                continue;
+            }
+            out.push(merge(inventory, e, live));
+        }
+        if !out.is_empty() {
+            let mut shared = SHARED_WRITERS.lock();
+            shared.extend(out.iter().map(|d| (d.allocation.base, d.allocation.serial)));
+        }
+        out
+    }
+
+    /// Writes back every chunk that differs from the original; returns the bytes written.
+    pub fn restore(&mut self, inventory: &HostInventory) -> u64 {
+        let mut written = 0u64;
+        for e in &self.entries {
+            let a = e.allocation;
+            let live = &mut self.scratch[..a.size];
+            if !read_live(inventory, &a, live) {
+                continue;
+            }
+            for (i, (now, was)) in live.chunks(CHUNK).zip(e.original.chunks(CHUNK)).enumerate() {
+                if now != was && write_live(inventory, &a, i * CHUNK, was) {
+                    written += was.len() as u64;
+                }
+            }
+        }
+        written
+    }
+}
+
+/// Puts back the bytes of `e` that the first pass changed and that are original again in `live`.
+fn merge(inventory: &HostInventory, e: &Entry, live: &[u8]) -> Divergence {
+    let mut differing = 0u64;
+    let mut recovered = 0u64;
+    let mut i = 0;
+    while i < live.len() {
+        if live[i] == e.first[i] {
+            i += 1;
+            continue;
+        }
+        differing += 1;
+        if live[i] == e.original[i] && e.first[i] != e.original[i] {
+            let start = i;
+            while i < live.len()
+                && live[i] != e.first[i]
+                && live[i] == e.original[i]
+                && e.first[i] != e.original[i]
+            {
+                i += 1;
+            }
+            if write_live(inventory, &e.allocation, start, &e.first[start..i]) {
+                recovered += (i - start) as u64;
+            }
+            differing += (i - start - 1) as u64;
+        } else {
+            i += 1;
+        }
+    }
+    Divergence {
+        allocation: e.allocation,
+        differing,
+        recovered,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host_memory::MemoryKind;
+
+    fn alloc(inv: &HostInventory, buf: &mut [u8]) -> HostAllocation {
+        let p = buf.as_mut_ptr() as usize;
+        inv.record(p, p, buf.len(), MemoryKind::FineGrainedSystem, 1)
+    }
+
+    #[test]
+    fn a_deterministic_kernel_sees_the_original_at_every_pass() {
+        let inv = HostInventory::new();
+        let mut buf = vec![1u8; 3 * CHUNK];
+        let a = alloc(&inv, &mut buf);
+        let mut snap = HostSnapshot::capture(&inv, &[a]).unwrap();
+        assert_eq!(snap.saved_bytes(), buf.len() as u64);
+        for pass in 0..3 {
+            // The "kernel": doubles the byte at 0 and at CHUNK + 5.
+            let p = a.host as *mut u8;
+            // SAFETY: test buffer.
+            unsafe {
+                assert_eq!(*p, 1, "pass {pass} saw the original");
+                *p *= 2;
+                *p.add(CHUNK + 5) *= 2;
+            }
+            assert!(snap.after_pass(&inv, pass).is_empty());
+            if pass < 2 {
+                assert_eq!(snap.restore(&inv), 2 * CHUNK as u64, "two chunks changed");
+            }
+        }
+        assert_eq!((buf[0], buf[CHUNK + 5], buf[1]), (2, 2, 1));
+    }
+
+    #[test]
+    fn a_write_by_another_writer_during_the_first_pass_is_put_back_and_detected() {
+        let inv = HostInventory::new();
+        let mut buf = vec![0u8; 64];
+        let a = alloc(&inv, &mut buf);
+        let mut snap = HostSnapshot::capture(&inv, &[a]).unwrap();
+        let p = a.host as *mut u8;
+        // SAFETY: test buffer.
+        unsafe {
+            *p = 7; // the kernel
+            *p.add(40) = 9; // a host thread, during the first pass
+        }
+        assert!(snap.after_pass(&inv, 0).is_empty());
+        snap.restore(&inv);
+        // SAFETY: test buffer.
+        unsafe { *p = 7 };
+        let d = snap.after_pass(&inv, 1);
+        assert_eq!(d.len(), 1);
+        assert_eq!((d[0].differing, d[0].recovered), (1, 1));
+        assert_eq!(
+            (buf[0], buf[40]),
+            (7, 9),
+            "kernel result and host write both kept"
+        );
+        assert!(has_shared_writer(&a));
+        assert!(matches!(
+            HostSnapshot::capture(&inv, &[a]),
+            Err(CaptureRefused::SharedWriter { .. })
+        ));
+    }
+
+    #[test]
+    fn memory_the_host_cannot_read_is_refused() {
+        let inv = HostInventory::new();
+        let a = inv.record(0x1000, 0, 64, MemoryKind::FineGrainedDevice, 2);
+        let e = HostSnapshot::capture(&inv, &[a]).err().unwrap();
+        assert!(
+            e.to_string()
+                .contains("fine-grained device memory at 0x1000"),
+            "{e}"
+        );
+        assert_eq!(bytes_needed(&[a, a]), 2 * 128 + 64);
+    }
+}

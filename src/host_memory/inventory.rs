@@ -1,0 +1,230 @@
+//! The application's host and fine-grained allocations, by the address kernels use.
+
+use crate::sync::{AtomicU64, Ordering, RwLock};
+use hsa_abi::ffi;
+use std::collections::BTreeMap;
+
+/// What kind of memory an allocation is (see `docs/limitations.md` for each kind's handling).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryKind {
+    /// Fine-grained memory owned by a GPU agent.
+    FineGrainedDevice,
+    /// Fine-grained system memory (HIP's `hipHostMalloc` default and coherent/mapped memory).
+    FineGrainedSystem,
+    /// Coarse-grained system memory (HIP's non-coherent `hipHostMalloc`).
+    CoarseSystem,
+    /// Application memory locked with `hsa_amd_memory_lock` or `_to_pool` (HIP's
+    /// `hipHostRegister`).
+    Locked,
+}
+
+impl MemoryKind {
+    /// The name records and messages use.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemoryKind::FineGrainedDevice => "fine-grained device",
+            MemoryKind::FineGrainedSystem => "fine-grained system",
+            MemoryKind::CoarseSystem => "coarse-grained system",
+            MemoryKind::Locked => "locked host",
+        }
+    }
+
+    /// The kind of an allocation from what `hsa_amd_pointer_info` said; `None` for memory the
+    /// device snapshot covers (coarse-grained GPU memory) or never needs (kernel arguments).
+    pub fn of(pointer_type: u32, global_flags: u32, owner_is_gpu: bool) -> Option<MemoryKind> {
+        if pointer_type == ffi::HSA_EXT_POINTER_TYPE_LOCKED {
+            return Some(MemoryKind::Locked);
+        }
+        if pointer_type != ffi::HSA_EXT_POINTER_TYPE_HSA
+            || global_flags & ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT != 0
+        {
+            return None;
+        }
+        let fine = ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED
+            | hsa_abi::modern::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED;
+        match (global_flags & fine != 0, owner_is_gpu) {
+            (true, true) => Some(MemoryKind::FineGrainedDevice),
+            (true, false) => Some(MemoryKind::FineGrainedSystem),
+            (false, false) => Some(MemoryKind::CoarseSystem),
+            (false, true) => None,
+        }
+    }
+}
+
+/// One host or fine-grained allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostAllocation {
+    /// The address kernels use for the first byte.
+    pub base: usize,
+    /// The address the host uses for the first byte; 0 when the host cannot access it.
+    pub host: usize,
+    /// Size in bytes.
+    pub size: usize,
+    /// Its kind.
+    pub kind: MemoryKind,
+    /// Handle of the owning agent.
+    pub owner: u64,
+    /// Serial number: a later allocation at the same address has another.
+    pub serial: u64,
+}
+
+impl HostAllocation {
+    /// True when `addr` (a kernel's address) lies inside.
+    pub fn contains(&self, addr: usize) -> bool {
+        addr >= self.base && addr - self.base < self.size
+    }
+}
+
+/// The live host and fine-grained allocations, keyed by the address kernels use.
+/// Synchronized: every method may be called from any thread.
+#[derive(Debug, Default)]
+pub struct HostInventory {
+    live: RwLock<BTreeMap<usize, HostAllocation>>,
+    next_serial: AtomicU64,
+}
+
+impl HostInventory {
+    /// An empty inventory.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records an allocation (replacing a stale entry at the same address); returns it.
+    pub fn record(
+        &self,
+        base: usize,
+        host: usize,
+        size: usize,
+        kind: MemoryKind,
+        owner: u64,
+    ) -> HostAllocation {
+        let a = HostAllocation {
+            base,
+            host,
+            size,
+            kind,
+            owner,
+            serial: self.next_serial.fetch_add(1, Ordering::Relaxed),
+        };
+        self.live.write().insert(base, a);
+        a
+    }
+
+    /// Forgets the allocation at `ptr` (its kernel or its host address).
+    pub fn forget(&self, ptr: usize) -> Option<HostAllocation> {
+        let mut live = self.live.write();
+        if let Some(a) = live.remove(&ptr) {
+            return Some(a);
+        }
+        let key = live.values().find(|a| a.host == ptr).map(|a| a.base)?;
+        live.remove(&key)
+    }
+
+    /// Forgets everything (the runtime instance shut down).
+    pub fn clear(&self) {
+        self.live.write().clear();
+    }
+
+    /// The allocation holding the kernel address `addr`.
+    pub fn containing(&self, addr: usize) -> Option<HostAllocation> {
+        self.live
+            .read()
+            .range(..=addr)
+            .next_back()
+            .map(|(_, a)| *a)
+            .filter(|a| a.contains(addr))
+    }
+
+    /// Every live allocation, by address.
+    pub fn all(&self) -> Vec<HostAllocation> {
+        self.live.read().values().copied().collect()
+    }
+
+    /// Number of live allocations.
+    pub fn len(&self) -> usize {
+        self.live.read().len()
+    }
+
+    /// True when none is live.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Runs `f` while `a` is still live (same serial), holding off its free; `None` when it was
+    /// freed (or replaced) since.
+    pub fn with_same<R>(&self, a: &HostAllocation, f: impl FnOnce() -> R) -> Option<R> {
+        let live = self.live.read();
+        let same = live
+            .get(&a.base)
+            .is_some_and(|l| l.serial == a.serial && l.size == a.size);
+        same.then(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_follow_the_pointer_facts() {
+        let fine = ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED;
+        let coarse = ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED;
+        let hsa = ffi::HSA_EXT_POINTER_TYPE_HSA;
+        assert_eq!(
+            MemoryKind::of(hsa, fine, false),
+            Some(MemoryKind::FineGrainedSystem)
+        );
+        assert_eq!(
+            MemoryKind::of(hsa, fine, true),
+            Some(MemoryKind::FineGrainedDevice)
+        );
+        assert_eq!(
+            MemoryKind::of(hsa, coarse, false),
+            Some(MemoryKind::CoarseSystem)
+        );
+        assert_eq!(MemoryKind::of(hsa, coarse, true), None, "device snapshot");
+        assert_eq!(
+            MemoryKind::of(
+                hsa,
+                fine | ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT,
+                false
+            ),
+            None,
+            "kernel arguments"
+        );
+        assert_eq!(
+            MemoryKind::of(ffi::HSA_EXT_POINTER_TYPE_LOCKED, 0, false),
+            Some(MemoryKind::Locked)
+        );
+        assert_eq!(
+            MemoryKind::of(ffi::HSA_EXT_POINTER_TYPE_UNKNOWN, 0, false),
+            None
+        );
+    }
+
+    #[test]
+    fn lookups_find_the_allocation_holding_an_address_until_it_is_freed() {
+        let inv = HostInventory::new();
+        let a = inv.record(0x1000, 0x1000, 0x100, MemoryKind::FineGrainedSystem, 1);
+        let b = inv.record(0x8000, 0x9000, 0x10, MemoryKind::Locked, 1);
+        assert_eq!(inv.containing(0x10ff), Some(a));
+        assert_eq!(inv.containing(0x1100), None, "one past the end");
+        assert_eq!(inv.containing(0x8008), Some(b));
+        assert_eq!(inv.with_same(&a, || 7), Some(7));
+        assert_eq!(
+            inv.forget(0x9000),
+            Some(b),
+            "locked memory forgotten by its host address"
+        );
+        assert_eq!(inv.forget(0x1000), Some(a));
+        assert_eq!(inv.with_same(&a, || 7), None);
+        let again = inv.record(0x1000, 0x1000, 0x100, MemoryKind::FineGrainedSystem, 1);
+        assert_ne!(again.serial, a.serial);
+        assert_eq!(
+            inv.with_same(&a, || 7),
+            None,
+            "a new allocation at the same address"
+        );
+        assert!(!inv.is_empty());
+    }
+}

@@ -1,0 +1,96 @@
+/* A sibling queue waits on the replayed dispatch, as hipStreamWaitEvent does: queue B gets a
+ * barrier-AND packet on the completion signal of the dispatch that queue A runs next, followed by
+ * a dispatch of its own; then queue A's dispatch is submitted. The dispatch on A must be
+ * replayed (every pass sees the original input) and B's dispatch must run once, after it.
+ *
+ *   cross_queue <rounds>
+ *
+ * Prints "APP OK" and "APP ms_per_round=<wall time per round>" on success. */
+#include "common.h"
+
+#include <time.h>
+
+#define N 64
+
+static int producer_runs;
+static int producer_original = 1;
+
+/* kernarg: [0] x */
+static void produce(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
+  (void)user_data;
+  uint32_t* x = (uint32_t*)(uintptr_t)((uint64_t*)p->kernarg_address)[0];
+  for (uint32_t i = 0; i < N; i++) {
+    if (x[i] != i) producer_original = 0;
+    x[i] += 1;
+  }
+  __atomic_add_fetch(&producer_runs, 1, __ATOMIC_SEQ_CST);
+}
+
+/* kernarg: [0] x, [1] y: y = x * 2 */
+static void consume(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
+  (void)user_data;
+  uint64_t* k = (uint64_t*)p->kernarg_address;
+  uint32_t* x = (uint32_t*)(uintptr_t)k[0];
+  uint32_t* y = (uint32_t*)(uintptr_t)k[1];
+  for (uint32_t i = 0; i < N; i++) y[i] = 2 * x[i];
+}
+
+static void barrier_and(hsa_queue_t* q, hsa_signal_t dep) {
+  uint64_t idx = hsa_queue_add_write_index_screlease(q, 1);
+  hsa_barrier_and_packet_t* slot = (hsa_barrier_and_packet_t*)q->base_address + (idx % q->size);
+  memset((char*)slot + 4, 0, sizeof *slot - 4);
+  slot->dep_signal[0] = dep;
+  uint16_t header = (HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE) | (1 << HSA_PACKET_HEADER_BARRIER) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
+  __atomic_store_n((uint32_t*)slot, (uint32_t)header, __ATOMIC_RELEASE);
+  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)idx);
+}
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+int main(int argc, char** argv) {
+  int rounds = argc > 1 ? atoi(argv[1]) : 1;
+  system_t s;
+  system_init(&s);
+  uint64_t kp = vhsa_native_kernel_create("produce", produce, NULL);
+  uint64_t kc = vhsa_native_kernel_create("consume", consume, NULL);
+  uint32_t* x = pool_alloc(s.device_pool[0], N * 4);
+  uint32_t* y = pool_alloc(s.device_pool[0], N * 4);
+  void* pa[1] = {x};
+  void* ca[2] = {x, y};
+  void* ka = kernargs(&s, pa, 1);
+  void* kb = kernargs(&s, ca, 2);
+  hsa_queue_t* a = queue_create(s.gpu[0]);
+  hsa_queue_t* b = queue_create(s.gpu[0]);
+  hsa_signal_t produced, consumed;
+  CHECK(hsa_signal_create(1, 0, NULL, &produced));
+  CHECK(hsa_signal_create(1, 0, NULL, &consumed));
+  uint64_t t0 = now_ns();
+  for (int r = 0; r < rounds; r++) {
+    for (uint32_t i = 0; i < N; i++) x[i] = i, y[i] = 0;
+    hsa_signal_store_relaxed(produced, 1);
+    hsa_signal_store_relaxed(consumed, 1);
+    barrier_and(b, produced);
+    dispatch(b, kc, kb, 1, consumed);
+    dispatch(a, kp, ka, 1, produced);
+    wait_done(produced);
+    wait_done(consumed);
+    for (uint32_t i = 0; i < N; i++) {
+      EXPECT(x[i] == i + 1, "round %d: x[%u] = %u, expected %u", r, i, x[i], i + 1);
+      EXPECT(y[i] == 2 * (i + 1), "round %d: y[%u] = %u, expected %u", r, i, y[i], 2 * (i + 1));
+    }
+  }
+  uint64_t t1 = now_ns();
+  EXPECT(producer_original, "a pass of produce did not see the original input");
+  printf("APP produce_runs=%d ms_per_round=%.3f\n", producer_runs, (double)(t1 - t0) / 1e6 / rounds);
+  CHECK(hsa_queue_destroy(a));
+  CHECK(hsa_queue_destroy(b));
+  CHECK(hsa_shut_down());
+  printf("APP OK\n");
+  return 0;
+}

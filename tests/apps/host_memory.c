@@ -1,0 +1,188 @@
+/* An in-place kernel on host and fine-grained memory, checked by the application itself.
+ *
+ *   host_memory fine    <passes>   x[i] = 3*x[i] + 1 on fine-grained system-pool memory
+ *   host_memory region  <passes>   the same on memory from hsa_memory_allocate on the CPU agent's
+ *                                  fine-grained (non-kernarg) region
+ *   host_memory locked  <passes>   the same on malloc'd memory locked with hsa_amd_memory_lock
+ *   host_memory struct  <passes>   the output pointer inside a struct passed by value
+ *   host_memory chain   <passes>   the kernel argument points to a fine-grained table holding the
+ *                                  data pointer
+ *   host_memory writer  <passes>   a host thread writes the last element of the same buffer while
+ *                                  the first pass runs (the kernel leaves that element alone)
+ *   host_memory hidden  <passes>   the data pointer is stored in device memory (the tool cannot
+ *                                  see it); prints "APPLIED <n>" instead of checking
+ *   host_memory unchecked <passes> like fine, but prints "APPLIED <n>" (how many times the
+ *                                  transform was applied to x[5]) instead of checking
+ *
+ * <passes> is what the tool is told; the application's check does not depend on it: memory must
+ * end as after one execution. Prints "APP OK" on success, "APP FAIL" otherwise. */
+#include "common.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#define N 1024
+#define MAGIC 0xC0FFEEu
+
+typedef struct {
+  uint32_t n;
+  uint32_t pad;
+  uint32_t* out;
+  uint64_t tag;
+} by_value_t;
+
+static int invocations;
+static int saw_original = 1;
+static volatile int writer_go, writer_done;
+
+static void transform(uint32_t* x, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    if (x[i] != i) saw_original = 0;
+    x[i] = 3 * x[i] + 1;
+  }
+}
+
+/* kernarg: [0] data pointer */
+static void in_place(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
+  (void)user_data;
+  uint64_t* k = (uint64_t*)p->kernarg_address;
+  transform((uint32_t*)(uintptr_t)k[0], p->grid_size_x);
+  invocations++;
+}
+
+/* kernarg: by_value_t */
+static void through_struct(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
+  (void)user_data;
+  const by_value_t* a = (const by_value_t*)p->kernarg_address;
+  transform(a->out, a->n);
+  invocations++;
+}
+
+/* kernarg: [0] pointer to a table whose element 1 is the data pointer */
+static void through_table(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
+  (void)user_data;
+  uint64_t* k = (uint64_t*)p->kernarg_address;
+  uint64_t* table = (uint64_t*)(uintptr_t)k[0];
+  transform((uint32_t*)(uintptr_t)table[1], p->grid_size_x);
+  invocations++;
+}
+
+/* kernarg: [0] data pointer; elements 0..n-2 transformed; during the first execution a host
+ * thread writes element n-1, and the kernel waits until it did. */
+static void with_writer(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
+  (void)user_data;
+  uint64_t* k = (uint64_t*)p->kernarg_address;
+  transform((uint32_t*)(uintptr_t)k[0], p->grid_size_x - 1);
+  if (invocations == 0) {
+    __atomic_store_n(&writer_go, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&writer_done, __ATOMIC_ACQUIRE)) usleep(100);
+  }
+  invocations++;
+}
+
+static void* host_writer(void* arg) {
+  uint32_t* x = arg;
+  while (!__atomic_load_n(&writer_go, __ATOMIC_ACQUIRE)) usleep(100);
+  x[N - 1] = MAGIC;
+  __atomic_store_n(&writer_done, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+static hsa_status_t find_fine_region(hsa_region_t r, void* data) {
+  hsa_region_segment_t seg;
+  uint32_t flags = 0;
+  CHECK(hsa_region_get_info(r, HSA_REGION_INFO_SEGMENT, &seg));
+  CHECK(hsa_region_get_info(r, HSA_REGION_INFO_GLOBAL_FLAGS, &flags));
+  if (seg == HSA_REGION_SEGMENT_GLOBAL && (flags & HSA_REGION_GLOBAL_FLAG_FINE_GRAINED) &&
+      !(flags & HSA_REGION_GLOBAL_FLAG_KERNARG)) {
+    *(hsa_region_t*)data = r;
+    return HSA_STATUS_INFO_BREAK;
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+int main(int argc, char** argv) {
+  EXPECT(argc >= 3, "usage: host_memory <mode> <passes>");
+  const char* mode = argv[1];
+  system_t s;
+  system_init(&s);
+  uint32_t* x = NULL;
+  void* locked_host = NULL;
+  uint64_t kobj = 0;
+  void* ka = kernargs(&s, NULL, 0);
+  memset(ka, 0, 64);
+  if (strcmp(mode, "locked") == 0) {
+    locked_host = aligned_alloc(4096, N * 4);
+    CHECK(hsa_amd_memory_lock(locked_host, N * 4, &s.gpu[0], 1, (void**)&x));
+    for (uint32_t i = 0; i < N; i++) ((uint32_t*)locked_host)[i] = i;
+  } else if (strcmp(mode, "region") == 0) {
+    hsa_region_t r = {0};
+    hsa_agent_iterate_regions(s.cpu, find_fine_region, &r);
+    EXPECT(r.handle != 0, "no fine-grained region");
+    CHECK(hsa_memory_allocate(r, N * 4, (void**)&x));
+  } else {
+    x = pool_alloc(s.fine_pool, N * 4);
+  }
+  if (!locked_host)
+    for (uint32_t i = 0; i < N; i++) x[i] = i;
+  uint32_t n = N;
+  pthread_t writer;
+  if (strcmp(mode, "struct") == 0) {
+    kobj = vhsa_native_kernel_create("through_struct", through_struct, NULL);
+    by_value_t a = {N, 0, x, 42};
+    memcpy(ka, &a, sizeof a);
+  } else if (strcmp(mode, "chain") == 0) {
+    kobj = vhsa_native_kernel_create("through_table", through_table, NULL);
+    uint64_t* table = pool_alloc(s.fine_pool, 64);
+    memset(table, 0, 64);
+    table[1] = (uint64_t)(uintptr_t)x;
+    ((uint64_t*)ka)[0] = (uint64_t)(uintptr_t)table;
+  } else if (strcmp(mode, "hidden") == 0) {
+    kobj = vhsa_native_kernel_create("through_table", through_table, NULL);
+    uint64_t* table = pool_alloc(s.device_pool[0], 64);
+    memset(table, 0, 64);
+    table[1] = (uint64_t)(uintptr_t)x;
+    ((uint64_t*)ka)[0] = (uint64_t)(uintptr_t)table;
+  } else if (strcmp(mode, "writer") == 0) {
+    kobj = vhsa_native_kernel_create("with_writer", with_writer, NULL);
+    ((uint64_t*)ka)[0] = (uint64_t)(uintptr_t)x;
+    EXPECT(pthread_create(&writer, NULL, host_writer, x) == 0, "pthread_create");
+  } else {
+    kobj = vhsa_native_kernel_create("in_place", in_place, NULL);
+    ((uint64_t*)ka)[0] = (uint64_t)(uintptr_t)x;
+  }
+  EXPECT(kobj != 0, "vhsa_native_kernel_create failed");
+  hsa_queue_t* q = queue_create(s.gpu[0]);
+  hsa_signal_t done;
+  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  dispatch(q, kobj, ka, n, done);
+  wait_done(done);
+  uint32_t* seen = locked_host ? (uint32_t*)locked_host : x;
+  if (strcmp(mode, "unchecked") == 0 || strcmp(mode, "hidden") == 0) {
+    uint32_t v = 5;
+    int applied = 0;
+    while (v < seen[5] && applied < 64) {
+      v = 3 * v + 1;
+      applied++;
+    }
+    printf("APPLIED %d\n", applied);
+  } else {
+    uint32_t last = strcmp(mode, "writer") == 0 ? N - 1 : N;
+    for (uint32_t i = 0; i < last; i++)
+      EXPECT(seen[i] == 3 * i + 1, "x[%u] = %u, expected %u (ran %d times)", i, seen[i], 3 * i + 1, invocations);
+    if (strcmp(mode, "writer") == 0) {
+      pthread_join(writer, NULL);
+      EXPECT(seen[N - 1] == MAGIC, "the host thread's write was lost (%#x)", seen[N - 1]);
+    }
+    EXPECT(saw_original, "a pass did not see the original input");
+  }
+  printf("RAN %d\n", invocations);
+  if (locked_host) {
+    CHECK(hsa_amd_memory_unlock(locked_host));
+    free(locked_host);
+  }
+  CHECK(hsa_queue_destroy(q));
+  CHECK(hsa_shut_down());
+  printf("APP OK\n");
+  return 0;
+}

@@ -1,0 +1,30 @@
+//! Cross-queue dependencies on a replayed dispatch: a sibling queue's barrier waiting on the
+//! dispatch's completion signal (as `hipStreamWaitEvent` submits it) does not make the window
+//! wait for that queue, so the dispatch is replayed instead of declined after the drain bound.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn a_sibling_queue_waiting_on_the_replayed_dispatch_does_not_decline_it() {
+    let out_dir = test_support::scratch_dir("cross-queue");
+    let mut c = command(&app("cross_queue", &[]), &[]);
+    c.arg("2")
+        .env("KREPLAY_PASSES", "3")
+        .env("KREPLAY_KERNEL_INCLUDE", "^produce$")
+        .env("KREPLAY_OUTPUT_DIR", &out_dir);
+    let out = run_ok(c);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("APP produce_runs=6 "), "{text}");
+    let recs = records(&out_dir);
+    let produce: Vec<_> = recs
+        .iter()
+        .filter(|r| r["record"] == "dispatch" && r["kernel"] == "produce")
+        .collect();
+    assert_eq!(produce.len(), 2, "{recs:#?}");
+    for d in produce {
+        assert_eq!(d["replayed"], true, "{d:#}");
+        assert!(d["skipped"].is_null(), "{d:#}");
+    }
+}
