@@ -47,12 +47,25 @@ fn check_database(db: &Value, passes: u64) -> Vec<Value> {
         "rocpd_info_agent",
         "rocpd_info_kernel_symbol",
         "rocpd_kernel_dispatch",
-        "kreplay_pass",
-        "kreplay_snapshot",
+        "rocpd_event",
+        "rocpd_kreplay_pass",
+        "rocpd_kreplay_dispatch",
     ] {
         assert!(tables.contains(&t), "table {t} missing: {tables:?}");
     }
+    assert_eq!(
+        db["suffixed_tables"], 22,
+        "20 rocpd tables and kreplay's 2, suffixed"
+    );
     let dispatches = db["dispatches"].as_array().unwrap().clone();
+    // CLOCK_BOOTTIME: every dispatch ended before the reader's boottime now, and recently.
+    let now = u(&db["boottime_now"]);
+    for d in &dispatches {
+        assert!(
+            u(&d["end"]) <= now && now - u(&d["end"]) < 600_000_000_000,
+            "{d} vs {now}"
+        );
+    }
     let passes_of: BTreeMap<u64, Vec<&Value>> =
         db["passes"]
             .as_array()
@@ -148,6 +161,8 @@ fn rocpd_and_pftrace_of_a_replayed_demo_read_back_with_independent_readers() {
             .ends_with("kreplay-demo-app")
     );
     assert_eq!(db["kernels_view_rows"], 10);
+    assert_eq!(db["kreplay_kernels_view_rows"], 10);
+    assert_eq!(db["cpu_agents"], 1);
 
     // The JSON rows (our own writer, from the same records) agree with the database.
     let doc: Value =

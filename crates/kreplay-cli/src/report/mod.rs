@@ -7,6 +7,7 @@ pub mod chrome;
 pub mod perfetto_proto;
 pub mod pftrace;
 pub mod rocpd;
+pub mod rocpd_schema;
 pub mod summary;
 
 use crate::exit_status::CliError;
