@@ -53,7 +53,7 @@ fn outputs(c: &mut Criterion) {
     });
     group.bench_function("csv", |b| b.iter(|| report::csv(black_box(&dispatches))));
     group.bench_function("json", |b| {
-        b.iter(|| report::json_document(black_box(&dispatches)))
+        b.iter(|| report::json_document(black_box(&dispatches), None))
     });
     group.bench_function("chrome", |b| {
         b.iter(|| chrome::trace(black_box(&dispatches), "app"))

@@ -34,6 +34,7 @@ pub fn run(output_dir: Option<PathBuf>, passes: u32) -> ExitCode {
         output_directory: dir.to_string_lossy().into_owned(),
         output_file: "kreplay".to_owned(),
         formats: vec!["rocpd".into(), "pftrace".into(), "csv".into()],
+        stats: false,
         log_level: None,
         runtime: RuntimeChoice::Virtual,
         virtual_agents: None,

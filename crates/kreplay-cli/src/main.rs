@@ -99,6 +99,9 @@ struct RunArgs {
     /// Output formats, several at once: rocpd csv json pftrace chrome (`perfetto` = pftrace).
     #[arg(short = 'f', long, num_args = 1.., default_values = Format::DEFAULT, value_name = "FORMAT")]
     output_format: Vec<String>,
+    /// With the csv format, also write rocprofv3's `<name>_kernel_stats.csv`.
+    #[arg(long)]
+    stats: bool,
     /// Log level of the tool library (error, warn, info, debug, trace; or a KREPLAY_LOG filter).
     #[arg(long, value_name = "LEVEL")]
     log_level: Option<String>,
@@ -150,6 +153,7 @@ fn main() -> ExitCode {
             output_directory: a.output_directory,
             output_file: a.output_file,
             formats: a.output_format,
+            stats: a.stats,
             log_level: a.log_level,
             runtime: a.runtime,
             virtual_agents: a.virtual_agents,

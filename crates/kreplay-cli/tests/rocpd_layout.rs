@@ -151,6 +151,7 @@ fn write_db(path: &Path, pid: u64, count: u64) -> Vec<Dispatch> {
             launcher_pid: 1,
             app: Some((pid as u32, format!("app-{pid} --flag"))),
             passes: 3,
+            stats: false,
         },
     )
     .unwrap();

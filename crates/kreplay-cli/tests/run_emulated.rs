@@ -71,9 +71,9 @@ fn run(mode: &str, passes: u32, out_dir: &Path) -> Vec<Value> {
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("APP OK"), "{stdout}\n{stderr}");
     let doc: Value =
-        serde_json::from_slice(&std::fs::read(out_dir.join("kreplay_passes.json")).unwrap())
+        serde_json::from_slice(&std::fs::read(out_dir.join("kreplay_results.json")).unwrap())
             .unwrap();
-    doc["rows"].as_array().unwrap().clone()
+    doc["kreplay"]["rows"].as_array().unwrap().clone()
 }
 
 #[test]

@@ -32,6 +32,8 @@ pub struct RunInfo {
     pub app: Option<(u32, String)>,
     /// Passes per replayed dispatch, as requested.
     pub passes: u32,
+    /// `--stats`: write rocprofv3's statistics files too.
+    pub stats: bool,
 }
 
 /// The run's identity: a UUIDv7 in its hyphenated (`guid`) and table-suffix (`uuid`) forms.
@@ -792,6 +794,7 @@ mod tests {
                 launcher_pid: 9,
                 app: Some((10, "app -x".into())),
                 passes: 3,
+                stats: false,
             },
         )
         .unwrap();
