@@ -69,7 +69,7 @@ pub fn run(output_dir: Option<PathBuf>, passes: u32) -> ExitCode {
                 named(".pftrace")
             );
             println!(
-                "Query {} with sqlite3 (tables rocpd_kernel_dispatch, kreplay_pass, kreplay_snapshot; view kernels).",
+                "Query {} with sqlite3 or rocpd (rocpd's views kernels, top_kernels, busy; kreplay's kreplay_kernels, kreplay_passes).",
                 named("_results.db")
             );
             ExitCode::from(outcome.code)

@@ -25,8 +25,9 @@ Examples:
   kreplay run --runtime virtual --log-level debug -- ./my_app
   kreplay run --runtime virtual --virtual-agents gfx90a -- ./my_hip52_app
 
-Outputs (in -d, base name from -o): <name>_results.db (rocpd, the default),
-<name>_passes.csv (csv), <name>_passes.json (json), <name>_results.pftrace (pftrace, Perfetto
+Outputs (in -d, base name from -o): <name>_results.db (rocpd, the default, as rocprofv3 writes
+it), <name>_kernel_trace.csv and <name>_passes.csv (csv; <name>_kernel_stats.csv with --stats),
+<name>_results.json (json, rocprofv3's tool JSON), <name>_results.pftrace (pftrace, Perfetto
 protobuf), <name>_trace.json (chrome, Chrome trace-event JSON), always <name>_summary.txt, and
 the raw records in <name>_records/.
 %pid% is the application's process id, %hostname% the host name, %rank% the first of
