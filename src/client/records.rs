@@ -18,6 +18,8 @@ pub struct Launch {
     pub private_segment_size: u32,
     /// Group segment bytes per work-group.
     pub group_segment_size: u32,
+    /// What the kernel's descriptor says, when the loader has a host copy of it.
+    pub symbol: Option<kreplay_records::KernelSymbol>,
 }
 
 impl Launch {
@@ -32,6 +34,7 @@ impl Launch {
             workgroup_size: d.workgroup_size,
             private_segment_size: d.private_segment_size,
             group_segment_size: d.group_segment_size,
+            symbol: None,
         }
     }
 }
@@ -95,7 +98,7 @@ pub fn dispatch_lines(
             private_segment_size: u64::from(l.private_segment_size),
             group_segment_size: u64::from(l.group_segment_size),
         }),
-        symbol: None,
+        symbol: launch.and_then(|l| l.symbol),
     };
     record.lines()
 }
@@ -153,6 +156,11 @@ mod tests {
             workgroup_size: [64, 1, 1],
             private_segment_size: 16,
             group_segment_size: 512,
+            symbol: Some(kreplay_records::KernelSymbol {
+                kernarg_segment_size: 24,
+                sgpr_count: 32,
+                ..Default::default()
+            }),
         };
         let text = dispatch_lines(77, &s, false, Some(&launch));
         let lines: Vec<Value> = text
@@ -179,6 +187,8 @@ mod tests {
         assert_eq!(d["restore"]["count"], 1);
         assert_eq!(d["snapshot"]["store"], "device");
         assert_eq!(d["tid"], 5);
+        assert_eq!(d["symbol"]["kernarg_segment_size"], 24);
+        assert_eq!(d["symbol"]["sgpr_count"], 32);
         assert_eq!(d["grid_size"], json!([256, 2, 1]));
         assert_eq!(d["workgroup_size"], json!([64, 1, 1]));
         assert_eq!(

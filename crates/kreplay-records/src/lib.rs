@@ -73,12 +73,13 @@ pub struct Launch {
 
 /// What the kernel's code object says about it (its kernel descriptor and symbol), when the
 /// tool could read it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelSymbol {
     /// Kernel-argument segment bytes.
     pub kernarg_segment_size: u64,
-    /// Kernel-argument segment alignment.
-    pub kernarg_segment_alignment: u64,
+    /// Kernel-argument segment alignment, when known (the kernel descriptor does not hold it).
+    #[serde(default)]
+    pub kernarg_segment_alignment: Option<u64>,
     /// Static group segment (LDS) bytes.
     pub group_segment_size: u64,
     /// Static private segment (scratch) bytes per work-item.

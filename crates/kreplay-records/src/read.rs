@@ -365,7 +365,7 @@ mod tests {
             }),
             symbol: Some(KernelSymbol {
                 kernarg_segment_size: 24,
-                kernarg_segment_alignment: 8,
+                kernarg_segment_alignment: Some(8),
                 group_segment_size: 512,
                 private_segment_size: 16,
                 sgpr_count: 16,

@@ -618,7 +618,7 @@ impl Database {
                 display,
                 known.then(|| to_i64(launch.kernel_object)),
                 symbol.map(|s| to_i64(s.kernarg_segment_size)),
-                symbol.map(|s| to_i64(s.kernarg_segment_alignment)),
+                symbol.and_then(|s| s.kernarg_segment_alignment).map(to_i64),
                 symbol.map_or(known.then(|| to_i64(launch.group_segment_size)), |s| Some(to_i64(s.group_segment_size))),
                 symbol.map_or(known.then(|| to_i64(launch.private_segment_size)), |s| Some(to_i64(s.private_segment_size))),
                 symbol.map(|s| to_i64(s.sgpr_count)),

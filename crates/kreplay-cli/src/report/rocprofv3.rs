@@ -231,7 +231,7 @@ fn process_json(
     let mut seen = std::collections::HashSet::new();
     for d in dispatches.iter().filter(|d| seen.insert(ids.kernel(d))) {
         let launch = d.launch.clone().unwrap_or_default();
-        let symbol = d.symbol.clone().unwrap_or_default();
+        let symbol = d.symbol.unwrap_or_default();
         let display = display_name(d.kernel_name());
         kernel_symbols.push(json!({
             "size": 0,
