@@ -5,7 +5,7 @@
 
 use super::rocpd::{agent_json, display_name, truncated_name};
 use crate::records::Dispatch;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -209,10 +209,6 @@ pub fn kernel_stats(dispatches: &[Dispatch]) -> String {
     out
 }
 
-fn dim(v: [u64; 3]) -> Value {
-    json!({"x": v[0], "y": v[1], "z": v[2]})
-}
-
 /// One process's part of the tool JSON.
 fn process_json(
     pid: u64,
@@ -220,7 +216,7 @@ fn process_json(
     ids: &Identities,
     command: &str,
     host: &str,
-) -> Value {
+) -> String {
     let mut agents = vec![agent_json(false, 0, 0, "CPU", "CPU", 0)];
     let mut kernel_symbols = Vec::new();
     if let Some((_, gpus)) = ids.processes.iter().find(|p| p.0 == pid) {
@@ -251,39 +247,11 @@ fn process_json(
             "truncated_kernel_name": truncated_name(&display),
         }));
     }
-    let records: Vec<Value> = dispatches
-        .iter()
-        .map(|d| {
-            let launch = d.launch.clone().unwrap_or_default();
-            let (start, end) = d.kernel_time();
-            json!({
-                "size": 0,
-                "kind": "KERNEL_DISPATCH",
-                "operation": "KERNEL_DISPATCH_COMPLETE",
-                "thread_id": launch.tid,
-                "correlation_id": {"internal": d.dispatch_id, "external": 0},
-                "start_timestamp": start,
-                "end_timestamp": end,
-                "stream_id": {"handle": 0},
-                "dispatch_info": {
-                    "size": 0,
-                    "agent_id": {"handle": ids.agent(d)},
-                    "queue_id": {"handle": d.queue_id},
-                    "kernel_id": ids.kernel(d),
-                    "dispatch_id": d.dispatch_id,
-                    "private_segment_size": launch.private_segment_size,
-                    "group_segment_size": launch.group_segment_size,
-                    "workgroup_size": dim(launch.workgroup_size),
-                    "grid_size": dim(launch.grid_size),
-                },
-            })
-        })
-        .collect();
     let (init, fini) = dispatches.iter().fold((u64::MAX, 0), |(a, b), d| {
         let (s, e) = d.span();
         (a.min(s), b.max(e))
     });
-    json!({
+    let head = json!({
         "metadata": {
             "pid": pid,
             "init_time": if init == u64::MAX { 0 } else { init },
@@ -299,16 +267,46 @@ fn process_json(
         "kernel_symbols": kernel_symbols,
         "host_functions": [],
         "callback_records": {"counter_collection": []},
-        "buffer_records": {"kernel_dispatch": records, "hip_api": [], "hsa_api": [], "marker_api": [], "memory_copy": []},
     })
+    .to_string();
+    // The records, written as text (one object per dispatch: building values costs more than
+    // the rest of the document).
+    let mut out = head[..head.len() - 1].to_owned();
+    out.push_str(",\n\"buffer_records\":{\"kernel_dispatch\":[");
+    for (i, d) in dispatches.iter().enumerate() {
+        let launch = d.launch.clone().unwrap_or_default();
+        let (start, end) = d.kernel_time();
+        let [wx, wy, wz] = launch.workgroup_size;
+        let [gx, gy, gz] = launch.grid_size;
+        let _ = write!(
+            out,
+            "{}\n{{\"size\":0,\"kind\":\"KERNEL_DISPATCH\",\"operation\":\"KERNEL_DISPATCH_COMPLETE\",\"thread_id\":{},\
+             \"correlation_id\":{{\"internal\":{},\"external\":0}},\"start_timestamp\":{start},\"end_timestamp\":{end},\
+             \"stream_id\":{{\"handle\":0}},\"dispatch_info\":{{\"size\":0,\"agent_id\":{{\"handle\":{}}},\
+             \"queue_id\":{{\"handle\":{}}},\"kernel_id\":{},\"dispatch_id\":{},\"private_segment_size\":{},\
+             \"group_segment_size\":{},\"workgroup_size\":{{\"x\":{wx},\"y\":{wy},\"z\":{wz}}},\
+             \"grid_size\":{{\"x\":{gx},\"y\":{gy},\"z\":{gz}}}}}}}",
+            if i == 0 { "" } else { "," },
+            launch.tid,
+            d.dispatch_id,
+            ids.agent(d),
+            d.queue_id,
+            ids.kernel(d),
+            d.dispatch_id,
+            launch.private_segment_size,
+            launch.group_segment_size,
+        );
+    }
+    out.push_str("],\"hip_api\":[],\"hsa_api\":[],\"marker_api\":[],\"memory_copy\":[]}}");
+    out
 }
 
 /// The `rocprofiler-sdk-tool` array of the tool JSON: one entry per process. `app` is the
 /// application's pid and command line, when known.
-pub fn tool_processes(dispatches: &[Dispatch], app: Option<&(u32, String)>) -> Value {
+pub fn tool_processes(dispatches: &[Dispatch], app: Option<&(u32, String)>) -> String {
     let ids = Identities::of(dispatches);
     let host = crate::output_path::hostname();
-    let processes: Vec<Value> = dispatches
+    let processes: Vec<String> = dispatches
         .chunk_by(|a, b| a.pid == b.pid)
         .map(|own| {
             let pid = own[0].pid;
@@ -319,5 +317,5 @@ pub fn tool_processes(dispatches: &[Dispatch], app: Option<&(u32, String)>) -> V
             process_json(pid, &own, &ids, command, &host)
         })
         .collect();
-    Value::Array(processes)
+    format!("[{}]", processes.join(",\n"))
 }
