@@ -57,6 +57,17 @@ fn loader_table(rt: Runtime) -> Option<ffi::hsa_ven_amd_loader_1_03_pfn_t> {
     })
 }
 
+/// The host address of the loaded copy of `device` (an address inside a loaded code object's
+/// segment, such as a kernel descriptor), from the loader extension; `None` when the loader
+/// does not know it.
+pub fn host_address(rt: Runtime, device: u64) -> Option<u64> {
+    let query = loader_table(rt)?.hsa_ven_amd_loader_query_host_address?;
+    let mut host: *const c_void = std::ptr::null();
+    // SAFETY: `host` is a valid out-pointer for the call; the address is only a value.
+    let st = unsafe { query(device as *const c_void, &mut host) };
+    (st == ffi::HSA_STATUS_SUCCESS && !host.is_null()).then_some(host as u64)
+}
+
 fn executables(rt: Runtime) -> Result<Vec<hsa_executable_t>, HsaError> {
     let missing = HsaError {
         call: "hsa_ven_amd_loader_iterate_executables",

@@ -2,6 +2,7 @@
 //! the first dispatch; appends JSON-lines records (see `docs/formats.md`).
 
 pub mod config;
+pub mod kernel_descriptor;
 pub mod records;
 
 use crate::api::{self, DispatchSummary, ReplayClient, kreplay_dispatch_info_t};
@@ -111,6 +112,8 @@ pub struct BuiltinClient {
     occurrences: Mutex<HashMap<String, u64>>,
     filtered: Mutex<HashSet<u64>>,
     launches: Mutex<HashMap<u64, records::Launch>>,
+    /// Kernel descriptor facts per (agent, kernel object), read once each.
+    symbols: Mutex<HashMap<(u64, u64), Option<kreplay_records::KernelSymbol>>>,
     out: Mutex<Option<File>>,
     out_failed: crate::sync::OnceFlag,
     /// `KREPLAY_TIME_ALL=1`: dispatches not replayed are timed.
@@ -125,10 +128,22 @@ impl BuiltinClient {
             occurrences: Mutex::default(),
             filtered: Mutex::default(),
             launches: Mutex::default(),
+            symbols: Mutex::default(),
             out: Mutex::new(None),
             out_failed: crate::sync::OnceFlag::new(),
             time_all: false,
         }
+    }
+
+    /// The descriptor facts of `kernel_object` on `agent`, read from the loader once.
+    fn symbol(&self, agent: u64, kernel_object: u64) -> Option<kreplay_records::KernelSymbol> {
+        if let Some(known) = self.symbols.lock().get(&(agent, kernel_object)) {
+            return *known;
+        }
+        let read = crate::runtime::Runtime::get()
+            .and_then(|rt| kernel_descriptor::read(rt, agent, kernel_object));
+        self.symbols.lock().insert((agent, kernel_object), read);
+        read
     }
 
     /// Whether the kernel's occurrence is replayed (advances the per-name counter).
@@ -190,9 +205,11 @@ impl BuiltinClient {
 impl ReplayClient for BuiltinClient {
     fn pass_count(&self, d: &kreplay_dispatch_info_t) -> u32 {
         if self.cfg.output_dir.is_some() {
-            self.launches
-                .lock()
-                .insert(d.dispatch_id, records::Launch::of(d));
+            let launch = records::Launch {
+                symbol: self.symbol(d.agent_handle, d.kernel_object),
+                ..records::Launch::of(d)
+            };
+            self.launches.lock().insert(d.dispatch_id, launch);
         }
         // SAFETY: the tool's own dispatch info; the name is NUL-terminated or NULL.
         let name = unsafe { crate::ffi::opt_cstr(d.kernel_name) }.map(|c| c.to_string_lossy());

@@ -1,7 +1,6 @@
 //! JSON-lines records of the built-in client (`KREPLAY_OUTPUT_DIR/kreplay-<pid>.jsonl`).
 
 use crate::api::{DispatchSummary, kreplay_dispatch_info_t};
-use serde_json::{Value, json};
 
 /// The launch geometry of a dispatch and the thread that submitted it, taken from the dispatch
 /// packet when the client is asked for the pass count.
@@ -19,6 +18,8 @@ pub struct Launch {
     pub private_segment_size: u32,
     /// Group segment bytes per work-group.
     pub group_segment_size: u32,
+    /// What the kernel's descriptor says, when the loader has a host copy of it.
+    pub symbol: Option<kreplay_records::KernelSymbol>,
 }
 
 impl Launch {
@@ -33,88 +34,82 @@ impl Launch {
             workgroup_size: d.workgroup_size,
             private_segment_size: d.private_segment_size,
             group_segment_size: d.group_segment_size,
+            symbol: None,
         }
     }
 }
 
-/// The lines of one dispatch: its `pass` lines, then its `dispatch` line (with the launch
-/// fields when `launch` is known).
+/// The lines of one dispatch (`kreplay_records`' format): its `pass` lines, then its
+/// `dispatch` line, with the launch fields when `launch` is known. The summary's times are
+/// CLOCK_MONOTONIC; the records are CLOCK_BOOTTIME, the clock rocprofiler-sdk writes, so the
+/// times move by the offset between the two clocks now.
 pub fn dispatch_lines(
     pid: u32,
     s: &DispatchSummary,
     filtered: bool,
     launch: Option<&Launch>,
 ) -> String {
-    let mut out = String::new();
-    let common = |v: &mut serde_json::Map<String, Value>| {
-        v.insert("pid".into(), json!(pid));
-        v.insert("dispatch_id".into(), json!(s.dispatch_id));
-        v.insert("kernel".into(), json!(s.kernel));
-        v.insert("agent".into(), json!(s.agent));
-        v.insert("agent_name".into(), json!(s.agent_name));
-        v.insert("queue_id".into(), json!(s.queue_id));
-    };
-    for (i, p) in s.passes.iter().enumerate() {
-        let mut m = serde_json::Map::new();
-        m.insert("record".into(), json!("pass"));
-        common(&mut m);
-        m.insert("pass".into(), json!(i));
-        m.insert("start_ns".into(), json!(p.start_ns));
-        m.insert("end_ns".into(), json!(p.end_ns));
-        m.insert("restore_start_ns".into(), json!(p.restore.map(|r| r.0)));
-        m.insert("restore_end_ns".into(), json!(p.restore.map(|r| r.1)));
-        out.push_str(&Value::Object(m).to_string());
-        out.push('\n');
-    }
+    let offset = kreplay_records::boottime_minus_monotonic_ns();
+    let at = |t: u64| t.saturating_add(offset);
     let skipped = if filtered {
         Some("filtered".to_owned())
     } else {
         s.declined.clone()
     };
-    let mut m = serde_json::Map::new();
-    m.insert("record".into(), json!("dispatch"));
-    common(&mut m);
-    m.insert("replayed".into(), json!(s.passes.len() > 1));
-    m.insert(
-        "passes".into(),
-        json!(if s.untimed { 1 } else { s.passes.len() }),
-    );
-    m.insert("timed".into(), json!(!s.untimed));
-    m.insert("skipped".into(), json!(skipped));
-    m.insert("stopped".into(), json!(s.stopped));
-    m.insert("window_start_ns".into(), json!(s.window.0));
-    m.insert("window_end_ns".into(), json!(s.window.1));
-    m.insert(
-        "snapshot".into(),
-        s.snapshot.map_or(Value::Null, |c| {
-            json!({"regions": c.regions, "bytes": c.bytes, "start_ns": c.start_ns, "end_ns": c.end_ns, "store": c.store_kind()})
+    let record = kreplay_records::DispatchRecord {
+        pid: u64::from(pid),
+        dispatch_id: s.dispatch_id,
+        kernel: s.kernel.clone(),
+        agent: s.agent,
+        agent_name: s.agent_name.clone(),
+        queue_id: s.queue_id,
+        skipped,
+        stopped: s.stopped.clone(),
+        untimed: s.untimed,
+        window: (at(s.window.0), at(s.window.1)),
+        passes: s
+            .passes
+            .iter()
+            .map(|p| kreplay_records::PassRecord {
+                start_ns: at(p.start_ns),
+                end_ns: at(p.end_ns),
+                restore: p.restore.map(|(a, b)| (at(a), at(b))),
+            })
+            .collect(),
+        snapshot: s.snapshot.map(|c| kreplay_records::SnapshotStats {
+            regions: c.regions,
+            bytes: c.bytes,
+            start_ns: at(c.start_ns),
+            end_ns: at(c.end_ns),
+            store: c.store_kind().to_owned(),
         }),
-    );
-    m.insert(
-        "restore".into(),
-        s.restore.map_or(Value::Null, |r| {
-            json!({"count": r.count, "regions": r.regions, "bytes": r.bytes, "skipped_regions": r.skipped_regions, "ns": r.ns})
+        restore: s.restore.map(|r| kreplay_records::RestoreStats {
+            count: r.count,
+            regions: r.regions,
+            bytes: r.bytes,
+            skipped_regions: r.skipped_regions,
+            ns: r.ns,
         }),
-    );
-    m.insert(
-        "host_memory".into(),
-        s.host_memory.as_ref().map_or(Value::Null, |h| {
-            json!({"policy": h.policy, "reachable": h.reachable, "saved_bytes": h.saved_bytes,
-                   "restored_bytes": h.restored_bytes, "unrestored": h.unrestored,
-                   "other_writers": h.other_writers, "verify_mismatches": h.verify_mismatches})
+        launch: launch.map(|l| kreplay_records::Launch {
+            tid: l.tid,
+            kernel_object: l.kernel_object,
+            grid_size: l.grid_size.map(u64::from),
+            workgroup_size: l.workgroup_size.map(u64::from),
+            private_segment_size: u64::from(l.private_segment_size),
+            group_segment_size: u64::from(l.group_segment_size),
         }),
-    );
-    if let Some(l) = launch {
-        m.insert("tid".into(), json!(l.tid));
-        m.insert("kernel_object".into(), json!(l.kernel_object));
-        m.insert("grid_size".into(), json!(l.grid_size));
-        m.insert("workgroup_size".into(), json!(l.workgroup_size));
-        m.insert("private_segment_size".into(), json!(l.private_segment_size));
-        m.insert("group_segment_size".into(), json!(l.group_segment_size));
-    }
-    out.push_str(&Value::Object(m).to_string());
-    out.push('\n');
-    out
+        symbol: launch.and_then(|l| l.symbol),
+        host_memory: s.host_memory.as_ref().map(|h| kreplay_records::HostMemory {
+            policy: h.policy.clone(),
+            reachable: u64::from(h.reachable),
+            saved_bytes: h.saved_bytes,
+            restored_bytes: h.restored_bytes,
+            unrestored: h.unrestored.clone(),
+            other_writers: h.other_writers.clone(),
+            verify_mismatches: h.verify_mismatches.clone(),
+        }),
+    };
+    record.lines()
 }
 
 #[cfg(test)]
@@ -122,6 +117,7 @@ mod tests {
     use super::*;
     use crate::api::{PassTimes, RestoreTotals};
     use crate::snapshot::CaptureStats;
+    use serde_json::{Value, json};
 
     #[test]
     fn pass_lines_then_dispatch_line() {
@@ -177,6 +173,11 @@ mod tests {
             workgroup_size: [64, 1, 1],
             private_segment_size: 16,
             group_segment_size: 512,
+            symbol: Some(kreplay_records::KernelSymbol {
+                kernarg_segment_size: 24,
+                sgpr_count: 32,
+                ..Default::default()
+            }),
         };
         let text = dispatch_lines(77, &s, false, Some(&launch));
         let lines: Vec<Value> = text
@@ -185,7 +186,12 @@ mod tests {
             .collect();
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[0]["record"], "pass");
-        assert_eq!(lines[0]["restore_start_ns"], 31);
+        let t = |v: &Value| v.as_u64().unwrap();
+        assert_eq!(lines[0]["clock"], "boottime");
+        // Moved to CLOCK_BOOTTIME by one offset, at least the monotonic time itself.
+        let offset = t(&lines[0]["start_ns"]) - 20;
+        assert_eq!(t(&lines[0]["restore_start_ns"]), 31 + offset);
+        assert_eq!(t(&lines[2]["window_end_ns"]), 90 + offset);
         assert_eq!(lines[1]["pass"], 1);
         assert!(lines[1]["restore_end_ns"].is_null());
         let d = &lines[2];
@@ -206,6 +212,8 @@ mod tests {
         );
         assert_eq!(d["host_memory"]["other_writers"], json!([]));
         assert_eq!(d["tid"], 5);
+        assert_eq!(d["symbol"]["kernarg_segment_size"], 24);
+        assert_eq!(d["symbol"]["sgpr_count"], 32);
         assert_eq!(d["grid_size"], json!([256, 2, 1]));
         assert_eq!(d["workgroup_size"], json!([64, 1, 1]));
         assert_eq!(
@@ -250,11 +258,8 @@ mod tests {
         assert_eq!(lines[0]["passes"], 1);
         assert_eq!(lines[0]["timed"], false);
         assert_eq!(
-            (
-                lines[0]["window_start_ns"].as_u64(),
-                lines[0]["window_end_ns"].as_u64()
-            ),
-            (Some(60), Some(60))
+            lines[0]["window_start_ns"].as_u64(),
+            lines[0]["window_end_ns"].as_u64()
         );
     }
 }

@@ -3,7 +3,7 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use kreplay_cli::records;
-use kreplay_cli::report::{self, chrome, pftrace, rocpd, summary};
+use kreplay_cli::report::{self, chrome, pftrace, rocpd, rocprofv3, summary};
 use std::hint::black_box;
 
 const DISPATCHES: u64 = 10_000;
@@ -52,8 +52,14 @@ fn outputs(c: &mut Criterion) {
         b.iter(|| records::parse([black_box(text.as_str())]))
     });
     group.bench_function("csv", |b| b.iter(|| report::csv(black_box(&dispatches))));
+    group.bench_function("kernel_trace_csv", |b| {
+        b.iter(|| rocprofv3::kernel_trace(black_box(&dispatches)))
+    });
+    group.bench_function("kernel_stats_csv", |b| {
+        b.iter(|| rocprofv3::kernel_stats(black_box(&dispatches)))
+    });
     group.bench_function("json", |b| {
-        b.iter(|| report::json_document(black_box(&dispatches)))
+        b.iter(|| report::json_document(black_box(&dispatches), None))
     });
     group.bench_function("chrome", |b| {
         b.iter(|| chrome::trace(black_box(&dispatches), "app"))

@@ -34,6 +34,7 @@ pub fn run(output_dir: Option<PathBuf>, passes: u32) -> ExitCode {
         output_directory: dir.to_string_lossy().into_owned(),
         output_file: "kreplay".to_owned(),
         formats: vec!["rocpd".into(), "pftrace".into(), "csv".into()],
+        stats: false,
         log_level: None,
         host_memory: None,
         runtime: RuntimeChoice::Virtual,
@@ -69,7 +70,7 @@ pub fn run(output_dir: Option<PathBuf>, passes: u32) -> ExitCode {
                 named(".pftrace")
             );
             println!(
-                "Query {} with sqlite3 (tables rocpd_kernel_dispatch, kreplay_pass, kreplay_snapshot; view kernels).",
+                "Query {} with sqlite3 or rocpd (rocpd's views kernels, top_kernels, busy; kreplay's kreplay_kernels, kreplay_passes).",
                 named("_results.db")
             );
             ExitCode::from(outcome.code)

@@ -36,6 +36,8 @@ pub struct RunOptions {
     pub output_file: String,
     /// Output formats (names, checked here).
     pub formats: Vec<String>,
+    /// Write rocprofv3's statistics files (`--stats`) with the CSV output.
+    pub stats: bool,
     /// Log filter for the tool library (`KREPLAY_LOG`).
     pub log_level: Option<String>,
     /// `KREPLAY_HOST_MEMORY` for the application (`None`: the caller's environment decides).
@@ -252,7 +254,7 @@ pub struct RunOutcome {
 
 /// The suffixes of every file and directory written for `formats` after the `-o` base name.
 fn output_suffixes(formats: &[Format]) -> Vec<String> {
-    let mut suffixes: Vec<String> = formats.iter().map(|f| f.file_name("")).collect();
+    let mut suffixes: Vec<String> = formats.iter().flat_map(|f| f.file_names("")).collect();
     suffixes.push(SUMMARY_SUFFIX.to_owned());
     suffixes.push(RECORDS_SUFFIX.to_owned());
     suffixes
@@ -374,6 +376,7 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
         launcher_pid: std::process::id(),
         app: Some((child_pid, command_line(&opts.command))),
         passes: plan.passes,
+        stats: opts.stats,
     };
     // The database fills while the application runs, so it holds what completed even if this
     // process is killed.

@@ -25,8 +25,9 @@ Examples:
   kreplay run --runtime virtual --log-level debug -- ./my_app
   kreplay run --runtime virtual --virtual-agents gfx90a -- ./my_hip52_app
 
-Outputs (in -d, base name from -o): <name>_results.db (rocpd, the default),
-<name>_passes.csv (csv), <name>_passes.json (json), <name>_results.pftrace (pftrace, Perfetto
+Outputs (in -d, base name from -o): <name>_results.db (rocpd, the default, as rocprofv3 writes
+it), <name>_kernel_trace.csv and <name>_passes.csv (csv; <name>_kernel_stats.csv with --stats),
+<name>_results.json (json, rocprofv3's tool JSON), <name>_results.pftrace (pftrace, Perfetto
 protobuf), <name>_trace.json (chrome, Chrome trace-event JSON), always <name>_summary.txt, and
 the raw records in <name>_records/.
 %pid% is the application's process id, %hostname% the host name, %rank% the first of
@@ -99,6 +100,9 @@ struct RunArgs {
     /// Output formats, several at once: rocpd csv json pftrace chrome (`perfetto` = pftrace).
     #[arg(short = 'f', long, num_args = 1.., default_values = Format::DEFAULT, value_name = "FORMAT")]
     output_format: Vec<String>,
+    /// With the csv format, also write rocprofv3's `<name>_kernel_stats.csv`.
+    #[arg(long)]
+    stats: bool,
     /// Log level of the tool library (error, warn, info, debug, trace; or a KREPLAY_LOG filter).
     #[arg(long, value_name = "LEVEL")]
     log_level: Option<String>,
@@ -156,6 +160,7 @@ fn main() -> ExitCode {
             output_directory: a.output_directory,
             output_file: a.output_file,
             formats: a.output_format,
+            stats: a.stats,
             log_level: a.log_level,
             host_memory: a.host_memory,
             runtime: a.runtime,

@@ -72,10 +72,10 @@ fn replay(program: &str, agents: &str) -> Replayed {
     );
 
     let doc: Value =
-        serde_json::from_slice(&std::fs::read(out_dir.join("kreplay_passes.json")).unwrap())
+        serde_json::from_slice(&std::fs::read(out_dir.join("kreplay_results.json")).unwrap())
             .unwrap();
     let mut dispatches: BTreeMap<u64, (String, u64, usize)> = BTreeMap::new();
-    for r in doc["rows"].as_array().unwrap() {
+    for r in doc["kreplay"]["rows"].as_array().unwrap() {
         assert_eq!(r["replayed"], true, "{r}");
         assert_eq!(r["passes"], 3, "{r}");
         assert_eq!(r["agent_name"], "gfx90a", "{r}");

@@ -75,9 +75,9 @@ fn run(mode: &str, passes: u32, out_dir: &Path) -> Vec<Value> {
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("APP OK"), "{stdout}\n{stderr}");
     let doc: Value =
-        serde_json::from_slice(&std::fs::read(out_dir.join("kreplay_passes.json")).unwrap())
+        serde_json::from_slice(&std::fs::read(out_dir.join("kreplay_results.json")).unwrap())
             .unwrap();
-    doc["rows"].as_array().unwrap().clone()
+    doc["kreplay"]["rows"].as_array().unwrap().clone()
 }
 
 #[test]
@@ -111,5 +111,75 @@ fn a_device_counter_of_emulated_code_is_restored_between_three_passes() {
         rows.iter()
             .all(|r| r["kernel"].as_str().map(|k| k.trim_end_matches(".kd")) == Some("bump")),
         "{rows:#?}"
+    );
+}
+
+/// The value of `key` (`.kernarg_segment_size`) in the AMDGPU metadata of kernel `kernel`, as
+/// `llvm-readelf --notes` prints the code object's metadata.
+fn metadata_value(co: &Path, kernel: &str, key: &str) -> u64 {
+    let out = Command::new("llvm-readelf-22")
+        .arg("--notes")
+        .arg(co)
+        .output()
+        .expect("run llvm-readelf-22 (package llvm-22)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Each kernel's map lists its keys; find the map that names the kernel.
+    let maps: Vec<&str> = text.split("  - .").collect();
+    let map = maps
+        .iter()
+        .find(|m| {
+            m.lines()
+                .any(|l| l.trim() == format!(".name:           {kernel}"))
+        })
+        .unwrap_or_else(|| panic!("no metadata of {kernel} in {text}"));
+    map.lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix(key)?
+                .trim()
+                .strip_prefix(':')?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no {key} for {kernel}: {map}"))
+}
+
+#[test]
+fn kernel_symbols_carry_the_descriptor_of_the_code_object() {
+    let out_dir = test_support::scratch_dir("cli-emulated-symbols").join("out");
+    run("inc", 2, &out_dir);
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("kreplay_results.json")).unwrap())
+            .unwrap();
+    let symbols = doc["rocprofiler-sdk-tool"][0]["kernel_symbols"]
+        .as_array()
+        .unwrap();
+    let inc = symbols
+        .iter()
+        .find(|k| k["kernel_name"].as_str().map(|n| n.trim_end_matches(".kd")) == Some("inc"))
+        .unwrap_or_else(|| panic!("{symbols:?}"));
+    let co = &built().1;
+    let n = |v: &Value| v.as_u64().unwrap();
+    assert_eq!(
+        n(&inc["kernarg_segment_size"]),
+        metadata_value(co, "inc", ".kernarg_segment_size")
+    );
+    // The descriptor's counts are the allocation: the used counts rounded up to the granule.
+    let (vgprs, sgprs) = (
+        metadata_value(co, "inc", ".vgpr_count"),
+        metadata_value(co, "inc", ".sgpr_count"),
+    );
+    let arch = n(&inc["arch_vgpr_count"]);
+    assert!(
+        arch >= vgprs && arch % 4 == 0 && arch < vgprs + 8,
+        "{inc} vs {vgprs}"
+    );
+    let sgpr = n(&inc["sgpr_count"]);
+    assert!(sgpr >= sgprs && sgpr % 16 == 0, "{inc} vs {sgprs}");
+    assert_eq!(
+        n(&inc["accum_vgpr_count"]),
+        0,
+        "inc uses no accumulation registers"
     );
 }

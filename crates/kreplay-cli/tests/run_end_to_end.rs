@@ -36,8 +36,8 @@ fn base_kernel(name: &str) -> &str {
 
 fn json_rows(dir: &Path) -> Vec<Value> {
     let doc: Value =
-        serde_json::from_slice(&std::fs::read(dir.join("kreplay_passes.json")).unwrap()).unwrap();
-    doc["rows"].as_array().unwrap().clone()
+        serde_json::from_slice(&std::fs::read(dir.join("kreplay_results.json")).unwrap()).unwrap();
+    doc["kreplay"]["rows"].as_array().unwrap().clone()
 }
 
 /// (kernel, occurrence) of each dispatch in the rows, with its pass count.
@@ -324,7 +324,7 @@ fn exclude_regex_and_output_name_templates() {
         let replayed = r[6] == "true";
         assert_eq!(replayed, !r[2].starts_with("demo_fill"), "{r:?}");
     }
-    assert!(!dir.join(format!("run_{pid}_r3_passes.json")).exists());
+    assert!(!dir.join(format!("run_{pid}_r3_results.json")).exists());
 }
 
 #[test]

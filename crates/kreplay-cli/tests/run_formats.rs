@@ -47,12 +47,25 @@ fn check_database(db: &Value, passes: u64) -> Vec<Value> {
         "rocpd_info_agent",
         "rocpd_info_kernel_symbol",
         "rocpd_kernel_dispatch",
-        "kreplay_pass",
-        "kreplay_snapshot",
+        "rocpd_event",
+        "rocpd_kreplay_pass",
+        "rocpd_kreplay_dispatch",
     ] {
         assert!(tables.contains(&t), "table {t} missing: {tables:?}");
     }
+    assert_eq!(
+        db["suffixed_tables"], 22,
+        "20 rocpd tables and kreplay's 2, suffixed"
+    );
     let dispatches = db["dispatches"].as_array().unwrap().clone();
+    // CLOCK_BOOTTIME: every dispatch ended before the reader's boottime now, and recently.
+    let now = u(&db["boottime_now"]);
+    for d in &dispatches {
+        assert!(
+            u(&d["end"]) <= now && now - u(&d["end"]) < 600_000_000_000,
+            "{d} vs {now}"
+        );
+    }
     let passes_of: BTreeMap<u64, Vec<&Value>> =
         db["passes"]
             .as_array()
@@ -148,12 +161,14 @@ fn rocpd_and_pftrace_of_a_replayed_demo_read_back_with_independent_readers() {
             .ends_with("kreplay-demo-app")
     );
     assert_eq!(db["kernels_view_rows"], 10);
+    assert_eq!(db["kreplay_kernels_view_rows"], 10);
+    assert_eq!(db["cpu_agents"], 1);
 
     // The JSON rows (our own writer, from the same records) agree with the database.
     let doc: Value =
-        serde_json::from_slice(&std::fs::read(scratch.join("kreplay_passes.json")).unwrap())
+        serde_json::from_slice(&std::fs::read(scratch.join("kreplay_results.json")).unwrap())
             .unwrap();
-    let rows = doc["rows"].as_array().unwrap();
+    let rows = doc["kreplay"]["rows"].as_array().unwrap();
     let pass_times: BTreeSet<(u64, u64, u64)> = db["passes"]
         .as_array()
         .unwrap()
@@ -174,48 +189,67 @@ fn rocpd_and_pftrace_of_a_replayed_demo_read_back_with_independent_readers() {
     let process: Vec<&Value> = tracks.iter().filter(|t| !t["pid"].is_null()).collect();
     assert_eq!(process.len(), 1);
     assert_eq!(u(&process[0]["pid"]), pid);
-    assert_eq!(process[0]["name"], format!("kreplay-demo-app (pid {pid})"));
+    assert_eq!(process[0]["name"], "kreplay-demo-app");
+    assert_eq!(trace["primary_trace_clock"], "BUILTIN_CLOCK_BOOTTIME");
     let children = |parent: &Value| -> Vec<&Value> {
         tracks.iter().filter(|t| &t["parent"] == parent).collect()
     };
     let under_process = children(&process[0]["uuid"]);
     assert_eq!(under_process.len(), 1, "one agent track");
     let agent = under_process[0];
-    assert!(
-        agent["name"]
-            .as_str()
-            .unwrap()
-            .starts_with("gfx942 (agent "),
-        "{agent}"
-    );
+    assert_eq!(agent["name"], "Agent 1 (GPU 0, gfx942)");
     let under_agent = children(&agent["uuid"]);
-    let queues: Vec<&&Value> = under_agent
-        .iter()
-        .filter(|t| t["counter"] == false)
-        .collect();
-    let counters: Vec<&&Value> = under_agent
-        .iter()
-        .filter(|t| t["counter"] == true)
-        .collect();
-    assert_eq!(queues.len(), 1);
-    assert!(queues[0]["name"].as_str().unwrap().starts_with("queue "));
-    assert_eq!(counters.len(), 1);
-    assert_eq!(counters[0]["name"], "bytes restored");
+    let named = |name: &str| -> &Value {
+        under_agent
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no track {name}: {under_agent:?}"))
+    };
+    let kernels = named("QUEUE [0]");
+    let replay = named("QUEUE [0] replay");
+    assert_eq!(named("bytes restored")["counter"], true);
+    assert_eq!(under_agent.len(), 3);
 
     let slices = trace["slices"].as_array().unwrap();
-    assert!(slices.iter().all(|s| s["track"] == queues[0]["uuid"]));
-    let tops: Vec<&Value> = slices.iter().filter(|s| s["depth"] == 0).collect();
-    assert_eq!(tops.len(), 10);
-    let top_names: Vec<&str> = tops
+    // The kernel slices: one per dispatch, each exactly its kept pass (the database's times).
+    let kernel_slices: Vec<&Value> = slices
         .iter()
-        .map(|s| base_kernel(s["name"].as_str().unwrap()))
+        .filter(|s| s["track"] == kernels["uuid"])
         .collect();
-    assert_eq!(
-        KERNELS.map(|k| top_names.iter().filter(|n| **n == k).count()),
-        [1, 3, 3, 3]
-    );
+    assert_eq!(kernel_slices.len(), 10);
+    let kernel_spans: BTreeSet<(String, u64, u64)> = kernel_slices
+        .iter()
+        .map(|s| {
+            assert_eq!(s["category"], Value::from(vec!["KERNEL_DISPATCH"]));
+            assert_eq!(s["depth"], 0);
+            assert_eq!(u(&s["args"]["delta_ns"]), u(&s["end"]) - u(&s["start"]));
+            assert_eq!(s["args"]["grid_size"], format!("({DEMO_GRID},1,1)"));
+            (
+                base_kernel(s["name"].as_str().unwrap()).to_owned(),
+                u(&s["start"]),
+                u(&s["end"]),
+            )
+        })
+        .collect();
+    let db_spans: BTreeSet<(String, u64, u64)> = dispatches
+        .iter()
+        .map(|d| {
+            (
+                base_kernel(d["kernel_name"].as_str().unwrap()).to_owned(),
+                u(&d["start"]),
+                u(&d["end"]),
+            )
+        })
+        .collect();
+    assert_eq!(kernel_spans, db_spans);
+    // The replay windows, beside them, with the snapshot, passes and restores inside.
+    let tops: Vec<&Value> = slices
+        .iter()
+        .filter(|s| s["track"] == replay["uuid"] && s["depth"] == 0)
+        .collect();
+    assert_eq!(tops.len(), 10);
     for top in &tops {
-        assert_eq!(top["category"], Value::from(vec!["dispatch"]));
+        assert_eq!(top["name"], "replay");
         let kids: Vec<&Value> = slices
             .iter()
             .filter(|s| s["parent"] == top["index"])

@@ -21,8 +21,8 @@ fn run_script(dir: &Path, options: &[&str], script: &str) -> Output {
 
 fn json_rows(dir: &Path) -> Vec<Value> {
     let doc: Value =
-        serde_json::from_slice(&std::fs::read(dir.join("kreplay_passes.json")).unwrap()).unwrap();
-    doc["rows"].as_array().unwrap().clone()
+        serde_json::from_slice(&std::fs::read(dir.join("kreplay_results.json")).unwrap()).unwrap();
+    doc["kreplay"]["rows"].as_array().unwrap().clone()
 }
 
 fn pid_alive(pid: u32) -> bool {

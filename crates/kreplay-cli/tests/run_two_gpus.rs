@@ -37,9 +37,9 @@ fn dispatches_on_two_agents_land_on_their_own_queues() {
 
     // 3 in-place dispatches per agent, 4 passes each; the application still saw +3.
     let doc: Value =
-        serde_json::from_slice(&std::fs::read(out_dir.join("kreplay_passes.json")).unwrap())
+        serde_json::from_slice(&std::fs::read(out_dir.join("kreplay_results.json")).unwrap())
             .unwrap();
-    let rows = doc["rows"].as_array().unwrap();
+    let rows = doc["kreplay"]["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2 * 3 * 4);
     let mut per_agent: BTreeMap<
         String,
@@ -117,8 +117,8 @@ fn dispatches_on_two_agents_land_on_their_own_queues() {
     }
     assert_eq!(db["passes"].as_array().unwrap().len(), 6 * 4);
 
-    // pftrace (decoded by the perfetto package): one agent track per agent, one queue track
-    // under each, 3 dispatch slices on each queue track.
+    // pftrace (decoded by the perfetto package): one agent track per agent, named by its node
+    // and GPU index; under each a kernel track and a replay track, 3 slices on each.
     let pf = readers::pftrace(&out_dir.join("kreplay_results.pftrace"));
     assert_eq!(pf["errors"], Value::Array(vec![]));
     let tracks = pf["tracks"].as_array().unwrap();
@@ -128,19 +128,30 @@ fn dispatches_on_two_agents_land_on_their_own_queues() {
         .filter(|t| t["parent"] == process["uuid"])
         .collect();
     assert_eq!(agent_tracks.len(), 2);
+    let mut names: Vec<&str> = agent_tracks
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert!(
+        names[0].starts_with("Agent 1 (GPU 0, ") && names[1].starts_with("Agent 2 (GPU 1, "),
+        "{names:?}"
+    );
     for a in agent_tracks {
         let queue: Vec<&Value> = tracks
             .iter()
             .filter(|t| t["parent"] == a["uuid"] && t["counter"] == false)
             .collect();
-        assert_eq!(queue.len(), 1, "{a}");
-        let tops = pf["slices"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|s| s["track"] == queue[0]["uuid"] && s["depth"] == 0)
-            .count();
-        assert_eq!(tops, 3, "{a}");
+        assert_eq!(queue.len(), 2, "{a}");
+        for q in queue {
+            let tops = pf["slices"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|s| s["track"] == q["uuid"] && s["depth"] == 0)
+                .count();
+            assert_eq!(tops, 3, "{q}");
+        }
     }
 
     let summary = std::fs::read_to_string(out_dir.join("kreplay_summary.txt")).unwrap();

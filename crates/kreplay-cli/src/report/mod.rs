@@ -7,6 +7,8 @@ pub mod chrome;
 pub mod perfetto_proto;
 pub mod pftrace;
 pub mod rocpd;
+pub mod rocpd_schema;
+pub mod rocprofv3;
 pub mod summary;
 
 use crate::exit_status::CliError;
@@ -20,9 +22,10 @@ use std::path::{Path, PathBuf};
 pub enum Format {
     /// The rocpd SQLite database (rocprofv3's default format).
     Rocpd,
-    /// One row per dispatch per pass, comma-separated.
+    /// rocprofv3's `kernel_trace.csv` (one row per dispatch) and kreplay's `passes.csv` (one
+    /// row per dispatch per pass); with `--stats`, rocprofv3's `kernel_stats.csv`.
     Csv,
-    /// The same rows plus the summary, as one JSON document.
+    /// rocprofv3's tool JSON, with kreplay's per-pass rows and summary under `kreplay`.
     Json,
     /// Perfetto protobuf trace.
     Pftrace,
@@ -65,12 +68,24 @@ impl Format {
         Ok(formats)
     }
 
-    /// The file written for this format, from the `-o` base name.
+    /// Every file this format may write, from the `-o` base name: the main one first.
+    pub fn file_names(self, base: &str) -> Vec<String> {
+        match self {
+            Format::Csv => vec![
+                self.file_name(base),
+                format!("{base}_kernel_trace.csv"),
+                format!("{base}_kernel_stats.csv"),
+            ],
+            _ => vec![self.file_name(base)],
+        }
+    }
+
+    /// The main file written for this format, from the `-o` base name.
     pub fn file_name(self, base: &str) -> String {
         match self {
             Format::Rocpd => format!("{base}_results.db"),
             Format::Csv => format!("{base}_passes.csv"),
-            Format::Json => format!("{base}_passes.json"),
+            Format::Json => format!("{base}_results.json"),
             Format::Pftrace => format!("{base}_results.pftrace"),
             Format::Chrome => format!("{base}_trace.json"),
         }
@@ -166,9 +181,19 @@ pub fn csv(dispatches: &[Dispatch]) -> String {
     out
 }
 
-/// The JSON document: `{"columns": [...], "rows": [{...}], "kernels": [summary rows]}`, with
+/// The JSON document: `{"rocprofiler-sdk-tool": [...], "kreplay": {...}}`, rocprofv3's tool
+/// JSON with kreplay's own document ([`kreplay_json`]) beside it.
+pub fn json_document(dispatches: &[Dispatch], app: Option<&(u32, String)>) -> String {
+    format!(
+        "{{\"rocprofiler-sdk-tool\":{},\n\"kreplay\":{}}}\n",
+        rocprofv3::tool_processes(dispatches, app),
+        kreplay_json(dispatches).trim_end()
+    )
+}
+
+/// kreplay's JSON: `{"columns": [...], "rows": [{...}], "kernels": [summary rows]}`, with
 /// each row's keys in column order, one row per line.
-pub fn json_document(dispatches: &[Dispatch]) -> String {
+pub fn kreplay_json(dispatches: &[Dispatch]) -> String {
     let mut out = format!("{{\"columns\":{},\n\"rows\":[", json!(COLUMNS));
     for (i, row) in rows(dispatches).into_iter().enumerate() {
         out.push_str(if i == 0 { "\n{" } else { ",\n{" });
@@ -229,8 +254,18 @@ pub fn write_outputs(
                 written.push(path);
                 continue;
             }
-            Format::Csv => csv(dispatches).into_bytes(),
-            Format::Json => json_document(dispatches).into_bytes(),
+            Format::Csv => {
+                let trace = dir.join(&format.file_names(base)[1]);
+                write_atomically(&trace, rocprofv3::kernel_trace(dispatches).as_bytes())?;
+                written.push(trace);
+                if run.stats {
+                    let stats = dir.join(&format.file_names(base)[2]);
+                    write_atomically(&stats, rocprofv3::kernel_stats(dispatches).as_bytes())?;
+                    written.push(stats);
+                }
+                csv(dispatches).into_bytes()
+            }
+            Format::Json => json_document(dispatches, run.app.as_ref()).into_bytes(),
             Format::Pftrace => pftrace::trace(dispatches, app),
             Format::Chrome => chrome::trace(dispatches, app).into_bytes(),
         };
@@ -299,7 +334,15 @@ mod tests {
 
     #[test]
     fn json_rows_are_objects_with_every_column() {
-        let doc: Value = serde_json::from_str(&json_document(&sample())).unwrap();
+        let doc: Value = serde_json::from_str(&json_document(&sample(), None)).unwrap();
+        assert_eq!(
+            doc["rocprofiler-sdk-tool"][0]["buffer_records"]["kernel_dispatch"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+        let doc = &doc["kreplay"];
         let rows = doc["rows"].as_array().unwrap();
         assert_eq!(rows.len(), 5);
         assert_eq!(rows[2]["pass"], 2);

@@ -15,9 +15,12 @@ pub struct Trace {
     pub packet: Vec<TracePacket>,
 }
 
-/// One packet: a track description or a track event.
+/// One packet: a clock snapshot, a track description or a track event.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct TracePacket {
+    /// The clocks' readings at one instant, naming the clock the trace's times are in.
+    #[prost(message, optional, tag = "6")]
+    pub clock_snapshot: Option<ClockSnapshot>,
     /// Event time, ns.
     #[prost(uint64, optional, tag = "8")]
     pub timestamp: Option<u64>,
@@ -33,6 +36,33 @@ pub struct TracePacket {
     /// A track.
     #[prost(message, optional, tag = "60")]
     pub track_descriptor: Option<TrackDescriptor>,
+}
+
+/// Built-in clock ids of Perfetto (`BuiltinClock`).
+pub const CLOCK_MONOTONIC: u32 = 3;
+/// CLOCK_BOOTTIME, Perfetto's default trace clock.
+pub const CLOCK_BOOTTIME: u32 = 6;
+
+/// The readings of several clocks at one instant.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ClockSnapshot {
+    /// The readings.
+    #[prost(message, repeated, tag = "1")]
+    pub clocks: Vec<ClockReading>,
+    /// The clock of the trace's timestamps.
+    #[prost(int32, optional, tag = "2")]
+    pub primary_trace_clock: Option<i32>,
+}
+
+/// One clock's reading.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ClockReading {
+    /// Built-in clock id.
+    #[prost(uint32, optional, tag = "1")]
+    pub clock_id: Option<u32>,
+    /// Its time, ns.
+    #[prost(uint64, optional, tag = "2")]
+    pub timestamp: Option<u64>,
 }
 
 /// A track: a process, a plain named track, or a counter.
@@ -172,6 +202,7 @@ struct Slice {
 /// Collects tracks, slices and counter values, and writes the trace.
 #[derive(Default)]
 pub struct TraceBuilder {
+    clock: Option<TracePacket>,
     tracks: Vec<TracePacket>,
     slices: BTreeMap<u64, Vec<Slice>>,
     instants: Vec<(u64, Slice)>,
@@ -206,6 +237,25 @@ impl TraceBuilder {
         });
         self.tracks.push(p);
         uuid
+    }
+
+    /// Says the trace's times are CLOCK_BOOTTIME, with both clocks read now.
+    pub fn boottime_clock(&mut self, boottime_ns: u64, monotonic_ns: u64) {
+        let mut p = packet(Some(boottime_ns));
+        p.clock_snapshot = Some(ClockSnapshot {
+            clocks: vec![
+                ClockReading {
+                    clock_id: Some(CLOCK_BOOTTIME),
+                    timestamp: Some(boottime_ns),
+                },
+                ClockReading {
+                    clock_id: Some(CLOCK_MONOTONIC),
+                    timestamp: Some(monotonic_ns),
+                },
+            ],
+            primary_trace_clock: Some(CLOCK_BOOTTIME as i32),
+        });
+        self.clock = Some(p);
     }
 
     /// A process track; returns its uuid.
@@ -355,7 +405,7 @@ impl TraceBuilder {
         order.sort_unstable();
         let mut slots: Vec<Option<TracePacket>> =
             events.into_iter().map(|(_, p)| Some(p)).collect();
-        let mut packets = self.tracks;
+        let mut packets: Vec<TracePacket> = self.clock.into_iter().chain(self.tracks).collect();
         if let Some(first) = packets.first_mut() {
             first.sequence_flags = Some(1);
         }

@@ -1,198 +1,27 @@
-//! The rocpd database (`-f rocpd`): SQLite, with the table and column names of rocprofv3's
-//! rocpd schema for what the records hold (node, process, thread, agent, queue, kernel symbol,
-//! kernel dispatch), plus kreplay's own `kreplay_pass` and `kreplay_snapshot` tables.
+//! The rocpd database (`-f rocpd`), laid out as rocprofv3 writes it ([`super::rocpd_schema`]):
+//! uuid-suffixed tables, the unsuffixed views inside the file, the `schema_version`, `uuid` and
+//! `guid` metadata rows, one `KERNEL_DISPATCH` event per dispatch, a "Default Stream" per
+//! process, a CPU agent and the GPU agents per process, and kreplay's per-pass and per-dispatch
+//! rows in `rocpd_kreplay_pass` and `rocpd_kreplay_dispatch`.
 //!
 //! Dispatches are added in transactions, each dispatch whole inside one, so the file opens and
 //! holds every dispatch committed so far whenever the writer stops, even by SIGKILL. During
 //! `kreplay run` the database is filled while the application runs ([`crate::follow`]).
 //!
-//! Layout (documented in `docs/formats.md`): `rocpd_info_node.id` is 1, `rocpd_info_process.id`
-//! is the OS process id and `rocpd_info_thread.id` the OS thread id, so the `pid`/`tid` columns
-//! of the other tables read as ids and as OS ids alike. A kernel dispatch's `start`/`end` are
-//! the times of the pass the application keeps (the last one).
+//! Ids (documented in `docs/formats.md`): `rocpd_info_process.id` is the OS process id and
+//! `rocpd_info_thread.id` the OS thread id; a kernel dispatch's `start`/`end` are the times of
+//! the pass the application keeps (the last one), in CLOCK_BOOTTIME nanoseconds.
 
+use super::rocpd_schema::{self, KREPLAY_SCHEMA_VERSION, ROCPD_SCHEMA_VERSION};
 use crate::exit_status::CliError;
 use crate::records::Dispatch;
 use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-/// Version of kreplay's own tables, in `rocpd_metadata` as `kreplay_schema_version`.
-pub const KREPLAY_SCHEMA_VERSION: u32 = 1;
-
-const SCHEMA: &str = r#"
-CREATE TABLE rocpd_metadata (
-    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
-    "tag" TEXT NOT NULL,
-    "value" TEXT NOT NULL
-);
-CREATE TABLE rocpd_string (
-    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT NOT NULL,
-    "string" TEXT NOT NULL UNIQUE
-);
-CREATE TABLE rocpd_info_node (
-    "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT NOT NULL,
-    "hash" BIGINT NOT NULL,
-    "machine_id" TEXT NOT NULL,
-    "name" TEXT,
-    "system_name" TEXT,
-    "hostname" TEXT,
-    "release" TEXT,
-    "version" TEXT,
-    "hardware_name" TEXT,
-    "domain_name" TEXT
-);
-CREATE TABLE rocpd_info_process (
-    "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT NOT NULL,
-    "nid" INTEGER NOT NULL REFERENCES rocpd_info_node ("id"),
-    "ppid" INTEGER,
-    "pid" INTEGER NOT NULL,
-    "name" TEXT,
-    "init" BIGINT,
-    "fini" BIGINT,
-    "start" BIGINT,
-    "end" BIGINT,
-    "command" TEXT,
-    "environment" JSONB DEFAULT '{}' NOT NULL,
-    "extdata" JSONB DEFAULT '{}' NOT NULL
-);
-CREATE TABLE rocpd_info_thread (
-    "id" INTEGER NOT NULL PRIMARY KEY,
-    "guid" TEXT NOT NULL,
-    "nid" INTEGER NOT NULL REFERENCES rocpd_info_node ("id"),
-    "ppid" INTEGER,
-    "pid" INTEGER NOT NULL REFERENCES rocpd_info_process ("id"),
-    "tid" INTEGER NOT NULL,
-    "name" TEXT,
-    "start" BIGINT,
-    "end" BIGINT,
-    "extdata" JSONB DEFAULT '{}' NOT NULL
-);
-CREATE TABLE rocpd_info_agent (
-    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT NOT NULL,
-    "nid" INTEGER NOT NULL REFERENCES rocpd_info_node ("id"),
-    "pid" INTEGER NOT NULL REFERENCES rocpd_info_process ("id"),
-    "type" TEXT CHECK ("type" IN ('CPU', 'GPU')),
-    "absolute_index" INTEGER,
-    "logical_index" INTEGER,
-    "type_index" INTEGER,
-    "uuid" INTEGER,
-    "name" TEXT,
-    "generic_name" TEXT,
-    "model_name" TEXT,
-    "vendor_name" TEXT,
-    "product_name" TEXT,
-    "extdata" JSONB DEFAULT '{}' NOT NULL
-);
-CREATE TABLE rocpd_info_queue (
-    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT NOT NULL,
-    "nid" INTEGER NOT NULL REFERENCES rocpd_info_node ("id"),
-    "pid" INTEGER NOT NULL REFERENCES rocpd_info_process ("id"),
-    "name" TEXT,
-    "extdata" JSONB DEFAULT '{}' NOT NULL
-);
-CREATE TABLE rocpd_info_stream (
-    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT NOT NULL,
-    "nid" INTEGER NOT NULL REFERENCES rocpd_info_node ("id"),
-    "pid" INTEGER NOT NULL REFERENCES rocpd_info_process ("id"),
-    "name" TEXT,
-    "extdata" JSONB DEFAULT '{}' NOT NULL
-);
-CREATE TABLE rocpd_info_kernel_symbol (
-    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT NOT NULL,
-    "nid" INTEGER NOT NULL REFERENCES rocpd_info_node ("id"),
-    "pid" INTEGER NOT NULL REFERENCES rocpd_info_process ("id"),
-    "code_object_id" INTEGER,
-    "kernel_name" TEXT,
-    "display_name" TEXT,
-    "kernel_object" INTEGER,
-    "kernarg_segment_size" INTEGER,
-    "kernarg_segment_alignment" INTEGER,
-    "group_segment_size" INTEGER,
-    "private_segment_size" INTEGER,
-    "sgpr_count" INTEGER,
-    "arch_vgpr_count" INTEGER,
-    "accum_vgpr_count" INTEGER,
-    "extdata" JSONB DEFAULT '{}' NOT NULL
-);
-CREATE TABLE rocpd_kernel_dispatch (
-    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT NOT NULL,
-    "nid" INTEGER NOT NULL REFERENCES rocpd_info_node ("id"),
-    "pid" INTEGER NOT NULL REFERENCES rocpd_info_process ("id"),
-    "tid" INTEGER REFERENCES rocpd_info_thread ("id"),
-    "agent_id" INTEGER NOT NULL REFERENCES rocpd_info_agent ("id"),
-    "kernel_id" INTEGER NOT NULL REFERENCES rocpd_info_kernel_symbol ("id"),
-    "dispatch_id" INTEGER NOT NULL,
-    "queue_id" INTEGER REFERENCES rocpd_info_queue ("id"),
-    "stream_id" INTEGER REFERENCES rocpd_info_stream ("id"),
-    "start" BIGINT NOT NULL,
-    "end" BIGINT NOT NULL,
-    "private_segment_size" INTEGER,
-    "group_segment_size" INTEGER,
-    "workgroup_size_x" INTEGER,
-    "workgroup_size_y" INTEGER,
-    "workgroup_size_z" INTEGER,
-    "grid_size_x" INTEGER,
-    "grid_size_y" INTEGER,
-    "grid_size_z" INTEGER,
-    "region_name_id" INTEGER REFERENCES rocpd_string ("id"),
-    "event_id" INTEGER,
-    "extdata" JSONB DEFAULT '{}' NOT NULL
-);
-CREATE TABLE kreplay_pass (
-    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT NOT NULL,
-    "kernel_dispatch_id" INTEGER NOT NULL REFERENCES rocpd_kernel_dispatch ("id"),
-    "replay_pass" INTEGER NOT NULL,
-    "start" BIGINT NOT NULL,
-    "end" BIGINT NOT NULL,
-    "restore_start" BIGINT,
-    "restore_end" BIGINT,
-    "restore_ns" BIGINT,
-    "restore_bytes" BIGINT
-);
-CREATE TABLE kreplay_snapshot (
-    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
-    "guid" TEXT NOT NULL,
-    "kernel_dispatch_id" INTEGER NOT NULL UNIQUE REFERENCES rocpd_kernel_dispatch ("id"),
-    "replayed" INTEGER NOT NULL,
-    "passes" INTEGER NOT NULL,
-    "skipped" TEXT,
-    "declined_reason" TEXT,
-    "store" TEXT,
-    "regions" INTEGER,
-    "bytes" BIGINT,
-    "start" BIGINT,
-    "end" BIGINT,
-    "snapshot_ns" BIGINT,
-    "restore_count" INTEGER,
-    "restore_regions" INTEGER,
-    "restore_bytes" BIGINT,
-    "restore_skipped_regions" INTEGER,
-    "restore_ns" BIGINT,
-    "window_start" BIGINT NOT NULL,
-    "window_end" BIGINT NOT NULL
-);
-CREATE INDEX kreplay_pass_dispatch_idx ON kreplay_pass ("kernel_dispatch_id");
-CREATE INDEX rocpd_kernel_dispatch_start_idx ON rocpd_kernel_dispatch ("start");
-CREATE VIEW kernels AS
-    SELECT D."id", D."guid", D."pid", D."tid", D."dispatch_id", S."kernel_name",
-           A."name" AS "agent_name", D."queue_id", D."start", D."end",
-           D."end" - D."start" AS "duration", K."replayed", K."passes", K."skipped"
-    FROM rocpd_kernel_dispatch D
-    JOIN rocpd_info_kernel_symbol S ON S."id" = D."kernel_id"
-    JOIN rocpd_info_agent A ON A."id" = D."agent_id"
-    LEFT JOIN kreplay_snapshot K ON K."kernel_dispatch_id" = D."id";
-"#;
+/// The event category of kernel dispatches (a `rocpd_string` row).
+pub const KERNEL_DISPATCH: &str = "KERNEL_DISPATCH";
 
 /// What the database says about the run beyond the records.
 #[derive(Clone, Debug, Default)]
@@ -203,20 +32,119 @@ pub struct RunInfo {
     pub app: Option<(u32, String)>,
     /// Passes per replayed dispatch, as requested.
     pub passes: u32,
+    /// `--stats`: write rocprofv3's statistics files too.
+    pub stats: bool,
+}
+
+/// The run's identity: a UUIDv7 in its hyphenated (`guid`) and table-suffix (`uuid`) forms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunId {
+    /// `xxxxxxxx-xxxx-7xxx-yxxx-xxxxxxxxxxxx`.
+    pub guid: String,
+    /// `_` followed by the guid with `_` for `-`.
+    pub uuid: String,
+}
+
+impl RunId {
+    /// A fresh UUIDv7: 48 bits of Unix milliseconds, the version, then random bits.
+    pub fn new() -> RunId {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let mut random = [0u8; 10];
+        let filled = std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut random))
+            .is_ok();
+        if !filled {
+            let seed = now.as_nanos() ^ (u128::from(std::process::id()) << 64);
+            random.copy_from_slice(&seed.to_le_bytes()[..10]);
+        }
+        let ms = u64::try_from(now.as_millis()).unwrap_or(u64::MAX) & 0xffff_ffff_ffff;
+        let rand_a = (u16::from(random[0]) << 8 | u16::from(random[1])) & 0x0fff;
+        let rand_b = (u16::from(random[2]) << 8 | u16::from(random[3])) & 0x3fff;
+        let tail: String = random[4..].iter().map(|b| format!("{b:02x}")).collect();
+        let guid = format!(
+            "{:08x}-{:04x}-{:04x}-{:04x}-{tail}",
+            ms >> 16,
+            ms & 0xffff,
+            0x7000 | rand_a,
+            0x8000 | rand_b
+        );
+        RunId {
+            uuid: format!("_{}", guid.replace('-', "_")),
+            guid,
+        }
+    }
+}
+
+impl Default for RunId {
+    fn default() -> Self {
+        RunId::new()
+    }
+}
+
+/// The host facts the node and CPU agent rows hold.
+struct Host {
+    hostname: String,
+    machine_id: String,
+    uname: [String; 4],
+    cpu_model: String,
+    cpu_vendor: String,
+    cpu_cores: u64,
+}
+
+impl Host {
+    fn current() -> Host {
+        let hostname = crate::output_path::hostname();
+        let machine_id = std::fs::read_to_string("/etc/machine-id")
+            .map(|s| s.trim().to_owned())
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| hostname.clone());
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let field = |key: &str| {
+            cpuinfo
+                .lines()
+                .find(|l| l.split(':').next().map(str::trim) == Some(key))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_owned())
+                .unwrap_or_default()
+        };
+        Host {
+            cpu_model: field("model name"),
+            cpu_vendor: field("vendor_id"),
+            cpu_cores: std::thread::available_parallelism().map_or(1, |n| n.get() as u64),
+            uname: uname(),
+            hostname,
+            machine_id,
+        }
+    }
 }
 
 /// An open rocpd database being filled.
 pub struct Database {
     conn: Connection,
     path: PathBuf,
-    guid: String,
+    id: RunId,
     run: RunInfo,
-    processes: HashMap<u64, ()>,
+    node: i64,
+    host: Host,
+    strings: HashMap<String, i64>,
+    processes: HashMap<u64, ProcessIds>,
     threads: HashMap<u64, ()>,
     agents: HashMap<(u64, u64), i64>,
     queues: HashMap<(u64, u64), i64>,
     kernels: HashMap<(u64, String), i64>,
     dispatches: u64,
+}
+
+/// Rows made once per process.
+#[derive(Clone, Debug)]
+struct ProcessIds {
+    stream: i64,
+    gpus: i64,
+    queues: i64,
+    code_objects: HashMap<u64, i64>,
 }
 
 fn sql_error(path: &Path) -> impl Fn(rusqlite::Error) -> CliError + '_ {
@@ -257,24 +185,6 @@ fn hash63(text: &str) -> i64 {
     (h >> 1) as i64
 }
 
-/// A run identifier in UUID form, from the host, the launcher pid and the clock.
-fn run_guid(hostname: &str, launcher_pid: u32) -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let a = hash63(&format!("{hostname}/{launcher_pid}/{now}")) as u64;
-    let b = hash63(&format!("{now}/{launcher_pid}/{hostname}/kreplay")) as u64;
-    format!(
-        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        a >> 32,
-        (a >> 16) & 0xffff,
-        a & 0xffff,
-        b >> 48,
-        b & 0xffff_ffff_ffff
-    )
-}
-
 /// The name a person reads: demangled when it is a C++ symbol, without the `.kd` suffix.
 pub fn display_name(kernel: &str) -> String {
     let base = kernel.strip_suffix(".kd").unwrap_or(kernel);
@@ -284,14 +194,152 @@ pub fn display_name(kernel: &str) -> String {
         .unwrap_or_else(|| base.to_owned())
 }
 
+/// The demangled name without its parameter list (rocprofv3's truncated kernel name).
+pub fn truncated_name(display: &str) -> String {
+    display
+        .split_once('(')
+        .map_or(display, |(head, _)| head)
+        .to_owned()
+}
+
 fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
+/// The `rocprofiler_agent_v0_t` of an agent as JSON, every member present (zero where the
+/// records do not know it): rocpd's converters load agents from it.
+pub fn agent_json(
+    gpu: bool,
+    node_id: i64,
+    type_index: i64,
+    name: &str,
+    vendor: &str,
+    cpu_cores: u64,
+) -> Value {
+    let dim = json!({"x": 0, "y": 0, "z": 0});
+    let mut m = serde_json::Map::new();
+    m.insert("size".into(), json!(0));
+    m.insert("id".into(), json!({"handle": node_id}));
+    m.insert("type".into(), json!(if gpu { 2 } else { 1 }));
+    for key in [
+        "cpu_cores_count",
+        "simd_count",
+        "mem_banks_count",
+        "caches_count",
+        "io_links_count",
+        "cpu_core_id_base",
+        "simd_id_base",
+        "max_waves_per_simd",
+        "lds_size_in_kb",
+        "gds_size_in_kb",
+        "num_gws",
+        "wave_front_size",
+        "num_xcc",
+        "cu_count",
+        "array_count",
+        "num_shader_banks",
+        "simd_arrays_per_engine",
+        "cu_per_simd_array",
+        "simd_per_cu",
+        "max_slots_scratch_cu",
+        "gfx_target_version",
+        "vendor_id",
+        "device_id",
+        "location_id",
+        "domain",
+        "drm_render_minor",
+        "num_sdma_engines",
+        "num_sdma_xgmi_engines",
+        "num_sdma_queues_per_engine",
+        "num_cp_queues",
+        "max_engine_clk_ccompute",
+        "max_engine_clk_fcompute",
+    ] {
+        m.insert(key.into(), json!(0));
+    }
+    m.insert(
+        "sdma_fw_version".into(),
+        json!({"uCodeSDMA": 0, "uCodeRes": 0}),
+    );
+    m.insert(
+        "fw_version".into(),
+        json!({"uCode": 0, "Major": 0, "Minor": 0, "Stepping": 0}),
+    );
+    let capability: serde_json::Map<String, Value> = [
+        "HotPluggable",
+        "HSAMMUPresent",
+        "SharedWithGraphics",
+        "QueueSizePowerOfTwo",
+        "QueueSize32bit",
+        "QueueIdleEvent",
+        "VALimit",
+        "WatchPointsSupported",
+        "WatchPointsTotalBits",
+        "DoorbellType",
+        "AQLQueueDoubleMap",
+        "DebugTrapSupported",
+        "WaveLaunchTrapOverrideSupported",
+        "WaveLaunchModeSupported",
+        "PreciseMemoryOperationsSupported",
+        "DEPRECATED_SRAM_EDCSupport",
+        "Mem_EDCSupport",
+        "RASEventNotify",
+        "ASICRevision",
+        "SRAM_EDCSupport",
+        "SVMAPISupported",
+        "CoherentHostAccess",
+        "DebugSupportedFirmware",
+    ]
+    .into_iter()
+    .map(|k| (k.to_owned(), json!(0)))
+    .collect();
+    m.insert("capability".into(), Value::Object(capability));
+    for key in [
+        "cu_per_engine",
+        "max_waves_per_cu",
+        "family_id",
+        "workgroup_max_size",
+        "grid_max_size",
+        "local_mem_size",
+        "hive_id",
+        "gpu_id",
+    ] {
+        m.insert(key.into(), json!(0));
+    }
+    m.insert("workgroup_max_dim".into(), dim.clone());
+    m.insert("grid_max_dim".into(), dim);
+    m.insert("name".into(), json!(name));
+    m.insert("vendor_name".into(), json!(vendor));
+    m.insert("product_name".into(), json!(name));
+    m.insert("model_name".into(), json!(name));
+    m.insert("node_id".into(), json!(node_id));
+    m.insert("logical_node_id".into(), json!(node_id));
+    m.insert("logical_node_type_id".into(), json!(type_index));
+    m.insert(
+        "runtime_visibility".into(),
+        json!({"hsa": 1, "hip": u8::from(gpu), "rccl": 0, "rocdecode": 0}),
+    );
+    m.insert("uuid".into(), json!({"bytes": vec![0u8; 16]}));
+    m.insert("mem_banks".into(), json!([]));
+    m.insert("caches".into(), json!([]));
+    m.insert("io_links".into(), json!([]));
+    if !gpu {
+        m.insert("cpu_cores_count".into(), json!(cpu_cores));
+    } else {
+        m.insert("wave_front_size".into(), json!(64));
+    }
+    Value::Object(m)
+}
+
 impl Database {
-    /// Creates the database at `path` (replacing a file of that name) with the schema and the
-    /// node row.
+    /// Creates the database at `path` (replacing a file of that name) with the schema, the
+    /// metadata and string rows and the node row.
     pub fn create(path: &Path, run: RunInfo) -> Result<Database, CliError> {
+        Database::create_with_id(path, run, RunId::new())
+    }
+
+    /// [`Database::create`] with a given run id.
+    pub fn create_with_id(path: &Path, run: RunInfo, id: RunId) -> Result<Database, CliError> {
         let err = sql_error(path);
         for suffix in ["", "-journal", "-wal", "-shm"] {
             let mut p = path.as_os_str().to_owned();
@@ -304,41 +352,53 @@ impl Database {
             "PRAGMA journal_mode = DELETE; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
         )
         .map_err(&err)?;
-        let hostname = crate::output_path::hostname();
-        let guid = run_guid(&hostname, run.launcher_pid);
-        let machine_id = std::fs::read_to_string("/etc/machine-id")
-            .map(|s| s.trim().to_owned())
-            .ok()
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| hostname.clone());
-        let [system, release, version, machine] = uname();
+        let host = Host::current();
+        let hash = hash63(&host.machine_id);
+        let node = hash % i64::from(u32::MAX);
+        let u = &id.uuid;
         let tx = conn.unchecked_transaction().map_err(&err)?;
-        tx.execute_batch(SCHEMA).map_err(&err)?;
+        tx.execute_batch(&rocpd_schema::script(u, &id.guid))
+            .map_err(&err)?;
+        let [system, release, version, machine] = &host.uname;
         tx.execute(
-            r#"INSERT INTO rocpd_info_node ("id", "guid", "hash", "machine_id", "system_name", "hostname", "release", "version", "hardware_name", "domain_name")
-               VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL)"#,
-            params![guid, hash63(&machine_id), machine_id, system, hostname, release, version, machine],
+            &format!(r#"INSERT INTO `rocpd_info_node{u}` ("id", "hash", "machine_id", "system_name", "hostname", "release", "version", "hardware_name", "domain_name")
+               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL)"#),
+            params![node, hash, host.machine_id, system, host.hostname, release, version, machine],
         )
         .map_err(&err)?;
         for (tag, value) in [
-            ("guid", guid.clone()),
+            ("schema_version", ROCPD_SCHEMA_VERSION.to_string()),
+            ("uuid", u.clone()),
+            ("guid", id.guid.clone()),
             ("kreplay_version", env!("CARGO_PKG_VERSION").to_owned()),
             ("kreplay_schema_version", KREPLAY_SCHEMA_VERSION.to_string()),
             ("passes", run.passes.to_string()),
-            ("time_domain", "CLOCK_MONOTONIC ns".to_owned()),
+            ("clock", "CLOCK_BOOTTIME".to_owned()),
         ] {
             tx.execute(
-                r#"INSERT INTO rocpd_metadata ("tag", "value") VALUES (?1, ?2)"#,
+                &format!(r#"INSERT INTO `rocpd_metadata{u}` ("tag", "value") VALUES (?1, ?2)"#),
                 params![tag, value],
             )
             .map_err(&err)?;
+        }
+        let mut strings = HashMap::new();
+        for s in ["", KERNEL_DISPATCH] {
+            tx.execute(
+                &format!(r#"INSERT INTO `rocpd_string{u}` ("string") VALUES (?1)"#),
+                params![s],
+            )
+            .map_err(&err)?;
+            strings.insert(s.to_owned(), tx.last_insert_rowid());
         }
         tx.commit().map_err(&err)?;
         Ok(Database {
             conn,
             path: path.to_owned(),
-            guid,
+            id,
             run,
+            node,
+            host,
+            strings,
             processes: HashMap::new(),
             threads: HashMap::new(),
             agents: HashMap::new(),
@@ -351,6 +411,11 @@ impl Database {
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The run's guid and uuid.
+    pub fn id(&self) -> &RunId {
+        &self.id
     }
 
     /// Dispatches added so far.
@@ -394,11 +459,10 @@ impl Database {
         }
     }
 
-    fn insert(&mut self, d: &Dispatch) -> rusqlite::Result<()> {
-        let c = &self.conn;
-        let guid = &self.guid;
-        let pid = d.pid;
-        let (span_start, span_end) = d.span();
+    /// The process rows of `pid` (process, CPU agent, default stream), made on first use;
+    /// its start and end widened to `span`.
+    fn process(&mut self, pid: u64, span: (u64, u64)) -> rusqlite::Result<()> {
+        let u = &self.id.uuid;
         if !self.processes.contains_key(&pid) {
             let (ppid, command) = match &self.run.app {
                 Some((app_pid, command)) if u64::from(*app_pid) == pid => {
@@ -406,106 +470,237 @@ impl Database {
                 }
                 _ => (None, None),
             };
-            c.prepare_cached(r#"INSERT OR IGNORE INTO rocpd_info_process ("id", "guid", "nid", "ppid", "pid", "init", "start", "end", "command")
-                   VALUES (?1, ?2, 1, ?3, ?1, ?4, ?4, ?5, ?6)"#)?.execute(params![to_i64(pid), guid, ppid, to_i64(span_start), to_i64(span_end), command],
-            )?;
-            self.processes.insert(pid, ());
+            let c = &self.conn;
+            c.prepare_cached(&format!(r#"INSERT INTO `rocpd_info_process{u}` ("id", "nid", "ppid", "pid", "init", "fini", "start", "end", "command")
+                   VALUES (?1, ?2, ?3, ?1, ?4, ?5, ?4, ?5, ?6)"#))?
+                .execute(params![to_i64(pid), self.node, ppid, to_i64(span.0), to_i64(span.1), command])?;
+            let cpu = agent_json(
+                false,
+                0,
+                0,
+                &self.host.cpu_model,
+                &self.host.cpu_vendor,
+                self.host.cpu_cores,
+            );
+            c.prepare_cached(&format!(r#"INSERT INTO `rocpd_info_agent{u}` ("nid", "pid", "type", "absolute_index", "logical_index", "type_index", "uuid", "name", "model_name", "vendor_name", "product_name", "user_name", "extdata")
+                   VALUES (?1, ?2, 'CPU', 0, 0, 0, 0, ?3, ?3, ?4, ?3, ?3, ?5)"#))?
+                .execute(params![self.node, to_i64(pid), self.host.cpu_model, self.host.cpu_vendor, cpu.to_string()])?;
+            // The first process's default stream is id 0, as rocprofv3 numbers it.
+            let stream = self.processes.len() as i64;
+            c.prepare_cached(&format!(
+                r#"INSERT INTO `rocpd_info_stream{u}` ("id", "nid", "pid", "name") VALUES (?1, ?2, ?3, 'Default Stream')"#
+            ))?
+            .execute(params![stream, self.node, to_i64(pid)])?;
+            self.processes.insert(
+                pid,
+                ProcessIds {
+                    stream,
+                    gpus: 0,
+                    queues: 0,
+                    code_objects: HashMap::new(),
+                },
+            );
+        } else {
+            self.conn
+                .prepare_cached(&format!(r#"UPDATE `rocpd_info_process{u}` SET "start" = MIN("start", ?2), "init" = MIN("init", ?2), "end" = MAX("end", ?3), "fini" = MAX("fini", ?3) WHERE "id" = ?1"#))?
+                .execute(params![to_i64(pid), to_i64(span.0), to_i64(span.1)])?;
         }
-        c.prepare_cached(r#"UPDATE rocpd_info_process SET "start" = MIN("start", ?2), "end" = MAX("end", ?3), "fini" = MAX("end", ?3) WHERE "id" = ?1"#)?.execute(params![to_i64(pid), to_i64(span_start), to_i64(span_end)],
-        )?;
-        let tid = d.launch.as_ref().map(|l| l.tid).filter(|&t| t > 0);
-        if let Some(tid) = tid
-            && !self.threads.contains_key(&tid)
-        {
-            c.prepare_cached(r#"INSERT OR IGNORE INTO rocpd_info_thread ("id", "guid", "nid", "ppid", "pid", "tid", "start")
-                   VALUES (?1, ?2, 1, ?3, ?4, ?1, ?5)"#)?.execute(params![to_i64(tid), guid, self.run.launcher_pid, to_i64(pid), to_i64(span_start)],
-            )?;
+        Ok(())
+    }
+
+    /// The thread row of `tid` in `pid`, made on first use, its end widened to `end`.
+    fn thread(&mut self, pid: u64, tid: u64, start: u64, end: u64) -> rusqlite::Result<()> {
+        let u = &self.id.uuid;
+        if !self.threads.contains_key(&tid) {
+            self.conn
+                .prepare_cached(&format!(r#"INSERT OR IGNORE INTO `rocpd_info_thread{u}` ("id", "nid", "ppid", "pid", "tid", "name", "start", "end")
+                   VALUES (?1, ?2, ?3, ?4, ?1, ?5, ?6, ?7)"#))?
+                .execute(params![to_i64(tid), self.node, self.run.launcher_pid, to_i64(pid), (tid == pid).then_some("main"), to_i64(start), to_i64(end)])?;
             self.threads.insert(tid, ());
+        } else {
+            self.conn
+                .prepare_cached(&format!(r#"UPDATE `rocpd_info_thread{u}` SET "end" = MAX(COALESCE("end", 0), ?2) WHERE "id" = ?1"#))?
+                .execute(params![to_i64(tid), to_i64(end)])?;
         }
-        if let Some(tid) = tid {
-            c.prepare_cached(r#"UPDATE rocpd_info_thread SET "end" = MAX(COALESCE("end", 0), ?2) WHERE "id" = ?1"#)?.execute(params![to_i64(tid), to_i64(span_end)],
-            )?;
+        Ok(())
+    }
+
+    /// The GPU agent row of `d`'s agent in its process: absolute index 1 + its order among the
+    /// GPUs the process dispatched to (the CPU agent is 0).
+    fn agent(&mut self, d: &Dispatch) -> rusqlite::Result<i64> {
+        if let Some(&id) = self.agents.get(&(d.pid, d.agent)) {
+            return Ok(id);
         }
-        let agent_id = match self.agents.get(&(pid, d.agent)) {
-            Some(&id) => id,
-            None => {
-                let index = self.agents.keys().filter(|(p, _)| *p == pid).count() as i64;
-                c.prepare_cached(r#"INSERT INTO rocpd_info_agent ("guid", "nid", "pid", "type", "logical_index", "type_index", "name", "model_name", "vendor_name", "extdata")
-                       VALUES (?1, 1, ?2, 'GPU', ?3, ?3, ?4, ?4, 'AMD', ?5)"#)?.execute(params![guid, to_i64(pid), index, d.agent_name, json!({"handle": d.agent}).to_string()],
-                )?;
-                let id = c.last_insert_rowid();
-                self.agents.insert((pid, d.agent), id);
-                id
-            }
-        };
-        let queue_id = match self.queues.get(&(pid, d.queue_id)) {
-            Some(&id) => id,
-            None => {
-                c.prepare_cached(r#"INSERT INTO rocpd_info_queue ("guid", "nid", "pid", "name", "extdata") VALUES (?1, 1, ?2, ?3, ?4)"#)?.execute(params![
-                        guid,
-                        to_i64(pid),
-                        format!("queue {} ({})", d.queue_id, d.agent_name),
-                        json!({"hsa_queue_id": d.queue_id, "agent_id": agent_id}).to_string()
-                    ],
-                )?;
-                let id = c.last_insert_rowid();
-                self.queues.insert((pid, d.queue_id), id);
-                id
-            }
-        };
+        let u = &self.id.uuid;
+        let p = self
+            .processes
+            .get_mut(&d.pid)
+            .expect("process row made first");
+        let type_index = p.gpus;
+        p.gpus += 1;
+        let node_id = type_index + 1;
+        let extdata = agent_json(true, node_id, type_index, &d.agent_name, "AMD", 0);
+        self.conn
+            .prepare_cached(&format!(r#"INSERT INTO `rocpd_info_agent{u}` ("nid", "pid", "type", "absolute_index", "logical_index", "type_index", "uuid", "name", "model_name", "vendor_name", "product_name", "user_name", "extdata")
+                   VALUES (?1, ?2, 'GPU', ?3, ?3, ?4, 0, ?5, ?5, 'AMD', ?5, ?5, ?6)"#))?
+            .execute(params![self.node, to_i64(d.pid), node_id, type_index, d.agent_name, extdata.to_string()])?;
+        let id = self.conn.last_insert_rowid();
+        self.agents.insert((d.pid, d.agent), id);
+        Ok(id)
+    }
+
+    fn queue(&mut self, d: &Dispatch, agent_id: i64) -> rusqlite::Result<i64> {
+        if let Some(&id) = self.queues.get(&(d.pid, d.queue_id)) {
+            return Ok(id);
+        }
+        let u = &self.id.uuid;
+        let p = self
+            .processes
+            .get_mut(&d.pid)
+            .expect("process row made first");
+        let n = p.queues;
+        p.queues += 1;
+        self.conn
+            .prepare_cached(&format!(
+                r#"INSERT INTO `rocpd_info_queue{u}` ("nid", "pid", "name", "extdata") VALUES (?1, ?2, ?3, ?4)"#
+            ))?
+            .execute(params![
+                self.node,
+                to_i64(d.pid),
+                format!("Queue {n}"),
+                json!({"hsa_queue_id": d.queue_id, "agent_id": agent_id}).to_string()
+            ])?;
+        let id = self.conn.last_insert_rowid();
+        self.queues.insert((d.pid, d.queue_id), id);
+        Ok(id)
+    }
+
+    /// The code object row of the kernels of `agent_id` in `pid`: the records do not name the
+    /// code object, so each process and agent has one (`uri` NULL, storage `MEMORY`).
+    fn code_object(&mut self, pid: u64, agent_id: i64) -> rusqlite::Result<i64> {
+        let u = &self.id.uuid;
+        let p = self
+            .processes
+            .get_mut(&pid)
+            .expect("process row made first");
+        if let Some(&id) = p.code_objects.get(&(agent_id as u64)) {
+            return Ok(id);
+        }
+        self.conn
+            .prepare_cached(&format!(r#"INSERT INTO `rocpd_info_code_object{u}` ("nid", "pid", "agent_id", "uri", "load_base", "load_size", "load_delta", "storage_type", "extdata")
+                   VALUES (?1, ?2, ?3, NULL, 0, 0, 0, 'MEMORY', ?4)"#))?
+            .execute(params![self.node, to_i64(pid), agent_id, json!({"size": 0, "storage_type": 2, "memory_base": 0, "memory_size": 0}).to_string()])?;
+        let id = self.conn.last_insert_rowid();
+        p.code_objects.insert(agent_id as u64, id);
+        Ok(id)
+    }
+
+    fn kernel_symbol(&mut self, d: &Dispatch, agent_id: i64) -> rusqlite::Result<i64> {
         let name = d.kernel_name().to_owned();
+        if let Some(&id) = self.kernels.get(&(d.pid, name.clone())) {
+            return Ok(id);
+        }
+        let code_object = self.code_object(d.pid, agent_id)?;
+        let u = &self.id.uuid;
         let launch = d.launch.clone().unwrap_or_default();
-        let has_launch = d.launch.is_some();
-        let kernel_id = match self.kernels.get(&(pid, name.clone())) {
-            Some(&id) => id,
-            None => {
-                c.prepare_cached(r#"INSERT INTO rocpd_info_kernel_symbol ("guid", "nid", "pid", "kernel_name", "display_name", "kernel_object", "group_segment_size", "private_segment_size")
-                       VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7)"#)?.execute(params![
-                        guid,
-                        to_i64(pid),
-                        name,
-                        display_name(&name),
-                        has_launch.then(|| to_i64(launch.kernel_object)),
-                        has_launch.then(|| to_i64(launch.group_segment_size)),
-                        has_launch.then(|| to_i64(launch.private_segment_size)),
-                    ],
-                )?;
-                let id = c.last_insert_rowid();
-                self.kernels.insert((pid, name), id);
-                id
-            }
-        };
-        let (start, end) = d
-            .visible_pass()
-            .map_or((d.window_start_ns, d.window_end_ns), |p| {
-                (p.start_ns, p.end_ns)
-            });
-        let geometry = |v: u64| has_launch.then(|| to_i64(v));
-        c.prepare_cached(r#"INSERT INTO rocpd_kernel_dispatch ("guid", "nid", "pid", "tid", "agent_id", "kernel_id", "dispatch_id", "queue_id", "stream_id", "start", "end",
+        let known = d.launch.is_some();
+        let display = display_name(&name);
+        let symbol = d.symbol.as_ref();
+        let c = &self.conn;
+        c.prepare_cached(&format!(r#"INSERT INTO `rocpd_info_kernel_symbol{u}` ("nid", "pid", "code_object_id", "kernel_name", "display_name", "kernel_object", "kernarg_segment_size", "kernarg_segment_alignment",
+                   "group_segment_size", "private_segment_size", "sgpr_count", "arch_vgpr_count", "accum_vgpr_count")
+               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"#))?
+            .execute(params![
+                self.node,
+                to_i64(d.pid),
+                code_object,
+                name,
+                display,
+                known.then(|| to_i64(launch.kernel_object)),
+                symbol.map(|s| to_i64(s.kernarg_segment_size)),
+                symbol.and_then(|s| s.kernarg_segment_alignment).map(to_i64),
+                symbol.map_or(known.then(|| to_i64(launch.group_segment_size)), |s| Some(to_i64(s.group_segment_size))),
+                symbol.map_or(known.then(|| to_i64(launch.private_segment_size)), |s| Some(to_i64(s.private_segment_size))),
+                symbol.map(|s| to_i64(s.sgpr_count)),
+                symbol.map(|s| to_i64(s.arch_vgpr_count)),
+                symbol.map(|s| to_i64(s.accum_vgpr_count)),
+            ])?;
+        let id = c.last_insert_rowid();
+        let extdata = json!({
+            "size": 0,
+            "kernel_id": id,
+            "kernel_code_entry_byte_offset": 0,
+            "formatted_kernel_name": display,
+            "demangled_kernel_name": display,
+            "truncated_kernel_name": truncated_name(&display),
+            "kernel_address": {"handle": launch.kernel_object},
+        });
+        c.prepare_cached(&format!(
+            r#"UPDATE `rocpd_info_kernel_symbol{u}` SET "extdata" = ?2 WHERE "id" = ?1"#
+        ))?
+        .execute(params![id, extdata.to_string()])?;
+        self.kernels.insert((d.pid, name), id);
+        Ok(id)
+    }
+
+    fn insert(&mut self, d: &Dispatch) -> rusqlite::Result<()> {
+        let pid = d.pid;
+        let span = d.span();
+        self.process(pid, span)?;
+        // A dispatch whose thread is not recorded is the process's main thread's.
+        let tid = d
+            .launch
+            .as_ref()
+            .map(|l| l.tid)
+            .filter(|&t| t > 0)
+            .unwrap_or(pid);
+        self.thread(pid, tid, span.0, span.1)?;
+        let agent_id = self.agent(d)?;
+        let queue_id = self.queue(d, agent_id)?;
+        let kernel_id = self.kernel_symbol(d, agent_id)?;
+        let stream = self.processes[&pid].stream;
+        let u = &self.id.uuid;
+        let c = &self.conn;
+        c.prepare_cached(&format!(r#"INSERT INTO `rocpd_event{u}` ("category_id", "stack_id", "parent_stack_id", "correlation_id") VALUES (?1, ?2, ?2, 0)"#))?
+            .execute(params![self.strings[KERNEL_DISPATCH], to_i64(d.dispatch_id)])?;
+        let event = c.last_insert_rowid();
+        let (start, end) = d.kernel_time();
+        let launch = d.launch.clone().unwrap_or_default();
+        c.prepare_cached(&format!(r#"INSERT INTO `rocpd_kernel_dispatch{u}` ("nid", "pid", "tid", "agent_id", "kernel_id", "dispatch_id", "queue_id", "stream_id", "start", "end",
                    "private_segment_size", "group_segment_size", "workgroup_size_x", "workgroup_size_y", "workgroup_size_z",
                    "grid_size_x", "grid_size_y", "grid_size_z", "region_name_id", "event_id", "extdata")
-               VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, NULL, NULL, ?18)"#)?.execute(params![
-                guid,
+               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)"#))?
+            .execute(params![
+                self.node,
                 to_i64(pid),
-                tid.map(to_i64),
+                to_i64(tid),
                 agent_id,
                 kernel_id,
                 to_i64(d.dispatch_id),
                 queue_id,
+                stream,
                 to_i64(start),
                 to_i64(end),
-                geometry(launch.private_segment_size),
-                geometry(launch.group_segment_size),
-                geometry(launch.workgroup_size[0]),
-                geometry(launch.workgroup_size[1]),
-                geometry(launch.workgroup_size[2]),
-                geometry(launch.grid_size[0]),
-                geometry(launch.grid_size[1]),
-                geometry(launch.grid_size[2]),
+                to_i64(launch.private_segment_size),
+                to_i64(launch.group_segment_size),
+                to_i64(launch.workgroup_size[0]),
+                to_i64(launch.workgroup_size[1]),
+                to_i64(launch.workgroup_size[2]),
+                to_i64(launch.grid_size[0]),
+                to_i64(launch.grid_size[1]),
+                to_i64(launch.grid_size[2]),
+                self.strings[""],
+                event,
                 json!({"hsa_queue_id": d.queue_id, "agent_handle": d.agent, "passes": d.passes.len(), "replayed": d.replayed}).to_string(),
-            ],
-        )?;
+            ])?;
         let row = c.last_insert_rowid();
+        self.replay_rows(d, row)
+    }
+
+    /// kreplay's rows of dispatch row `row`: one per pass, and its replay totals.
+    fn replay_rows(&self, d: &Dispatch, row: i64) -> rusqlite::Result<()> {
+        let u = &self.id.uuid;
+        let c = &self.conn;
         // The records carry restore byte totals per dispatch; each restore between passes gets
         // its share.
         let per_restore = d
@@ -513,27 +708,28 @@ impl Database {
             .as_ref()
             .filter(|r| r.count > 0)
             .map(|r| r.bytes / r.count);
+        let kept = d.visible_pass().map(|p| p.pass);
+        let mut pass_stmt = c.prepare_cached(&format!(r#"INSERT INTO `rocpd_kreplay_pass{u}` ("kernel_dispatch_id", "replay_pass", "kept", "start", "end", "restore_start", "restore_end", "restore_ns", "restore_bytes")
+                   VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"#))?;
         for p in &d.passes {
-            c.prepare_cached(r#"INSERT INTO kreplay_pass ("guid", "kernel_dispatch_id", "replay_pass", "start", "end", "restore_start", "restore_end", "restore_ns", "restore_bytes")
-                   VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"#)?.execute(params![
-                    guid,
-                    row,
-                    to_i64(p.pass),
-                    to_i64(p.start_ns),
-                    to_i64(p.end_ns),
-                    p.restore.map(|r| to_i64(r.0)),
-                    p.restore.map(|r| to_i64(r.1)),
-                    p.restore.map(|r| to_i64(r.1.saturating_sub(r.0))),
-                    p.restore.and(per_restore).map(to_i64),
-                ],
-            )?;
+            pass_stmt.execute(params![
+                row,
+                to_i64(p.pass),
+                Some(p.pass) == kept,
+                to_i64(p.start_ns),
+                to_i64(p.end_ns),
+                p.restore.map(|r| to_i64(r.0)),
+                p.restore.map(|r| to_i64(r.1)),
+                p.restore.map(|r| to_i64(r.1.saturating_sub(r.0))),
+                p.restore.and(per_restore).map(to_i64),
+            ])?;
         }
         let snap = d.snapshot.as_ref();
         let rest = d.restore.as_ref();
-        c.prepare_cached(r#"INSERT INTO kreplay_snapshot ("guid", "kernel_dispatch_id", "replayed", "passes", "skipped", "declined_reason", "store", "regions", "bytes", "start", "end",
+        c.prepare_cached(&format!(r#"INSERT INTO `rocpd_kreplay_dispatch{u}` ("kernel_dispatch_id", "replayed", "passes", "skipped", "declined_reason", "store", "regions", "bytes", "start", "end",
                    "snapshot_ns", "restore_count", "restore_regions", "restore_bytes", "restore_skipped_regions", "restore_ns", "window_start", "window_end")
-               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"#)?.execute(params![
-                guid,
+               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"#))?
+            .execute(params![
                 row,
                 d.replayed,
                 d.passes.len() as i64,
@@ -552,16 +748,17 @@ impl Database {
                 rest.map(|r| to_i64(r.ns)),
                 to_i64(d.window_start_ns),
                 to_i64(d.window_end_ns),
-            ],
-        )?;
+            ])?;
         Ok(())
     }
 
-    /// Dispatch ids already in the database for `pid` (to skip them when records are read again).
+    /// Whether dispatch `dispatch_id` of `pid` is already in the database (to skip it when
+    /// records are read again).
     pub fn has_dispatch(&self, pid: u64, dispatch_id: u64) -> bool {
+        let u = &self.id.uuid;
         self.conn
             .query_row(
-                r#"SELECT 1 FROM rocpd_kernel_dispatch WHERE "pid" = ?1 AND "dispatch_id" = ?2"#,
+                &format!(r#"SELECT 1 FROM `rocpd_kernel_dispatch{u}` WHERE "pid" = ?1 AND "dispatch_id" = ?2"#),
                 params![to_i64(pid), to_i64(dispatch_id)],
                 |_| Ok(()),
             )
@@ -585,23 +782,23 @@ mod tests {
     use crate::records::{parse, tests::replayed_lines};
 
     #[test]
-    fn rows_match_the_dispatches_and_a_failed_batch_leaves_nothing() {
+    fn a_failed_batch_leaves_nothing_and_known_dispatches_are_found() {
         let dir = std::env::temp_dir().join(format!("kreplay-rocpd-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("r.db");
         let text =
             replayed_lines(10, 1, "_Z3addPii", 3, 1000) + &replayed_lines(10, 2, "scale", 1, 9000);
-        let dispatches = parse([text.as_str()]).dispatches;
         let mut db = Database::create(
             &path,
             RunInfo {
                 launcher_pid: 9,
                 app: Some((10, "app -x".into())),
                 passes: 3,
+                stats: false,
             },
         )
         .unwrap();
-        db.add(&dispatches).unwrap();
+        db.add(&parse([text.as_str()]).dispatches).unwrap();
         assert!(db.has_dispatch(10, 2) && !db.has_dispatch(10, 3));
         let count = |db: &Database, table: &str| -> i64 {
             db.conn
@@ -609,14 +806,13 @@ mod tests {
                 .unwrap()
         };
         assert_eq!(count(&db, "rocpd_kernel_dispatch"), 2);
-        assert_eq!(count(&db, "kreplay_pass"), 4);
+        assert_eq!(count(&db, "rocpd_kreplay_pass"), 4);
+        assert_eq!(count(&db, "rocpd_event"), 2);
         let enforced: i64 = db
             .conn
             .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
             .unwrap();
         assert_eq!(enforced, 1, "references are checked on insert");
-        assert_eq!(count(&db, "rocpd_info_kernel_symbol"), 2);
-        assert_eq!(count(&db, "rocpd_info_agent"), 1);
         let (name, display): (String, String) = db
             .conn
             .query_row(r#"SELECT "kernel_name", "display_name" FROM rocpd_info_kernel_symbol ORDER BY "id" LIMIT 1"#, [], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -625,13 +821,6 @@ mod tests {
             (name.as_str(), display.as_str()),
             ("_Z3addPii", "add(int*, int)")
         );
-        let (start, end, grid, tid): (i64, i64, i64, i64) = db
-            .conn
-            .query_row(r#"SELECT "start", "end", "grid_size_x", "tid" FROM rocpd_kernel_dispatch WHERE "dispatch_id" = 1"#, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-            .unwrap();
-        let last = dispatches[0].passes.last().unwrap();
-        assert_eq!((start, end), (last.start_ns as i64, last.end_ns as i64));
-        assert_eq!((grid, tid), (4096, 11));
         let ppid: i64 = db
             .conn
             .query_row(
@@ -642,7 +831,8 @@ mod tests {
             .unwrap();
         assert_eq!(ppid, 9);
         // A batch whose second dispatch fails leaves neither of its dispatches.
-        db.conn.execute_batch("CREATE TRIGGER fail_second BEFORE INSERT ON kreplay_pass WHEN NEW.replay_pass = 1 BEGIN SELECT RAISE(ABORT, 'refused'); END;").unwrap();
+        let u = db.id().uuid.clone();
+        db.conn.execute_batch(&format!("CREATE TRIGGER fail_second BEFORE INSERT ON `rocpd_kreplay_pass{u}` WHEN NEW.replay_pass = 1 BEGIN SELECT RAISE(ABORT, 'refused'); END;")).unwrap();
         let more = parse([
             replayed_lines(10, 3, "scale", 1, 20_000).as_str(),
             replayed_lines(10, 4, "other", 2, 30_000).as_str(),
@@ -655,8 +845,26 @@ mod tests {
             2,
             "the failed batch left nothing"
         );
+        assert_eq!(count(&db, "rocpd_event"), 2);
         assert_eq!(count(&db, "rocpd_info_kernel_symbol"), 2);
         assert_eq!(db.dispatch_count(), 2);
+        // The ids forgotten with the rollback are made again by the next batch.
+        db.conn.execute_batch("DROP TRIGGER fail_second").unwrap();
+        db.add(&more).unwrap();
+        assert_eq!(count(&db, "rocpd_info_kernel_symbol"), 3);
+        assert_eq!(count(&db, "kernels"), 4);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn run_ids_are_uuid_v7() {
+        let a = RunId::new();
+        let b = RunId::new();
+        assert_ne!(a, b);
+        assert_eq!(a.guid.len(), 36);
+        assert_eq!(a.guid.as_bytes()[14], b'7');
+        assert!(matches!(a.guid.as_bytes()[19], b'8' | b'9' | b'a' | b'b'));
+        assert_eq!(a.uuid, format!("_{}", a.guid.replace('-', "_")));
+        assert_eq!(truncated_name("f(int, float)"), "f");
     }
 }

@@ -21,7 +21,11 @@ def main(path):
     tracks, slices, instants, counters, errors = [], [], [], [], []
     open_slices = {}
     last_ts = 0
+    primary_clock = None
     for p in trace.packet:
+        if p.HasField("clock_snapshot"):
+            primary_clock = pb.BuiltinClock.Name(p.clock_snapshot.primary_trace_clock)
+            continue
         if p.HasField("track_descriptor"):
             t = p.track_descriptor
             tracks.append({
@@ -73,7 +77,7 @@ def main(path):
     for track, stack in open_slices.items():
         if stack:
             errors.append(f"{len(stack)} slices left open on track {track}")
-    json.dump({"tracks": tracks, "slices": slices, "instants": instants, "counters": counters, "errors": errors}, sys.stdout)
+    json.dump({"primary_trace_clock": primary_clock, "tracks": tracks, "slices": slices, "instants": instants, "counters": counters, "errors": errors}, sys.stdout)
 
 
 if __name__ == "__main__":
