@@ -106,6 +106,8 @@ fn main() {
         "hsa_ext_image.h",
         "hsa_ext_finalize.h",
         "hsa_ven_amd_loader.h",
+        "amd_hsa_queue.h",
+        "amd_hsa_signal.h",
     ] {
         writeln!(wrapper, "#include \"{}\"", hdr.join(h).display()).unwrap();
     }
