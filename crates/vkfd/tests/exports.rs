@@ -24,7 +24,10 @@ fn exports(lib: &std::path::Path) -> Vec<(String, String)> {
 
 /// Debian's thunk, as the dynamic loader's cache finds it.
 fn debian_thunk() -> PathBuf {
-    let out = Command::new("ldconfig").arg("-p").output().expect("run ldconfig -p");
+    let out = Command::new("ldconfig")
+        .arg("-p")
+        .output()
+        .expect("run ldconfig -p");
     let text = String::from_utf8_lossy(&out.stdout);
     let path = text
         .lines()
@@ -32,7 +35,9 @@ fn debian_thunk() -> PathBuf {
         .and_then(|l| l.split("=>").nth(1))
         .map(|p| PathBuf::from(p.trim()));
     path.unwrap_or_else(|| {
-        panic!("Debian's libhsakmt.so.1 is not installed: install libhsakmt1 (scripts/install-deps.sh)")
+        panic!(
+            "Debian's libhsakmt.so.1 is not installed: install libhsakmt1 (scripts/install-deps.sh)"
+        )
     })
 }
 
@@ -42,7 +47,11 @@ fn every_export_of_debians_thunk_under_the_same_version() {
     let theirs = debian_thunk();
     let mut ours = exports(&ours);
     let theirs = exports(&theirs);
-    assert_eq!(theirs.len(), 67, "Debian 12's thunk exports 67 functions: {theirs:?}");
+    assert_eq!(
+        theirs.len(),
+        67,
+        "Debian 12's thunk exports 67 functions: {theirs:?}"
+    );
     // vkfd's own extension is the one addition.
     assert!(ours.contains(&("vkfd_stats".to_owned(), "VKFD_1".to_owned())));
     ours.retain(|(n, _)| n != "vkfd_stats");
@@ -52,7 +61,11 @@ fn every_export_of_debians_thunk_under_the_same_version() {
 #[test]
 fn the_library_carries_the_thunks_soname() {
     let lib = test_support::vkfd_lib_dir().join("libhsakmt.so.1");
-    let out = Command::new("readelf").arg("-d").arg(&lib).output().expect("run readelf");
+    let out = Command::new("readelf")
+        .arg("-d")
+        .arg(&lib)
+        .output()
+        .expect("run readelf");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Library soname: [libhsakmt.so.1]"), "{text}");
 }

@@ -50,9 +50,15 @@ fn the_real_rocminfo_lists_the_gfx90a_agent_and_its_pools() {
     let a = agents(&out);
     assert_eq!(a.len(), 2, "{out}");
     assert_eq!(a[1].0, "gfx90a", "{out}");
-    assert_eq!(field(&a[1].1, "Marketing Name"), "AMD Instinct MI250X (virtual)");
+    assert_eq!(
+        field(&a[1].1, "Marketing Name"),
+        "AMD Instinct MI250X (virtual)"
+    );
     assert_eq!(field(&a[1].1, "Compute Unit"), "110");
-    assert!(out.contains("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"), "{out}");
+    assert!(
+        out.contains("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"),
+        "{out}"
+    );
     // The real runtime gives the CPU three pools on a discrete-GPU system.
     assert_eq!(
         pools(&a[0].1),
@@ -64,7 +70,12 @@ fn the_real_rocminfo_lists_the_gfx90a_agent_and_its_pools() {
         "{}",
         a[0].1
     );
-    assert_eq!(pools(&a[1].1), ["GLOBAL; FLAGS: COARSE GRAINED", "GROUP"], "{}", a[1].1);
+    assert_eq!(
+        pools(&a[1].1),
+        ["GLOBAL; FLAGS: COARSE GRAINED", "GROUP"],
+        "{}",
+        a[1].1
+    );
 }
 
 #[test]
@@ -98,7 +109,15 @@ fn a_gpu_reads_the_same_on_rocr_with_vkfd_and_on_vhsa() {
         "Queue Min Size",
         "Queue Max Size",
     ] {
-        assert_eq!(field(r, key), field(o, key), "`{key}` differs:\nROCR:\n{r}\nvhsa:\n{o}");
+        assert_eq!(
+            field(r, key),
+            field(o, key),
+            "`{key}` differs:\nROCR:\n{r}\nvhsa:\n{o}"
+        );
     }
-    assert_eq!(pools(r), pools(o), "GPU pools differ:\nROCR:\n{r}\nvhsa:\n{o}");
+    assert_eq!(
+        pools(r),
+        pools(o),
+        "GPU pools differ:\nROCR:\n{r}\nvhsa:\n{o}"
+    );
 }

@@ -55,7 +55,9 @@ pub fn stderr(o: &Output) -> String {
 
 /// The C sources of these tests.
 pub fn c_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("c")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("c")
 }
 
 /// Debian's `rocminfo` (or `ROCMINFO`).
@@ -92,7 +94,11 @@ pub fn run_rocminfo(dir: &Path, runtime: Runtime, gpus: &str) -> String {
     std::fs::write(&lsmod, "#!/bin/sh\necho 'amdgpu 1 0'\n").unwrap();
     std::fs::set_permissions(&lsmod, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut cmd = command(&rocminfo(), runtime, gpus);
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     cmd.env("PATH", path).env("LD_PRELOAD", &shim);
     stdout(&run_ok(cmd))
 }
