@@ -832,10 +832,13 @@ pub unsafe extern "C" fn write_interceptor(
         return;
     };
     let mut forwarded: usize = 0;
+    // ROCm 5.x's writer works once per handler call: later writes go to a side queue.
+    let writer = single_use_writer::enter(writer, q.agent);
     // SAFETY: the runtime passes `count` packets.
     let r = catch_unwind(AssertUnwindSafe(|| unsafe {
         replay::on_submit(&q, pkts, count, writer, &mut forwarded)
     }));
+    single_use_writer::leave();
     if r.is_err() {
         tracing::error!("a panic in the write interceptor was caught");
         let done = (forwarded as u64).min(count);
@@ -851,13 +854,139 @@ pub unsafe extern "C" fn write_interceptor(
     }
 }
 
+/// ROCm 5.x's intercept-queue packet writer may be called only once per handler call: it steps
+/// down the handler chain with a thread-local index it never restores (ROCm 6.0 restores it), so
+/// a second call runs past the bottom of the chain. On those runtimes (root table major 1) a
+/// replay's first write goes through the writer and every later write of the same handler call
+/// to a side queue of the same agent, created once with the runtime's original
+/// `hsa_queue_create` and with profiling on. The replay waits for each write before the next
+/// one and before the handler returns, so the side queue keeps the queue's order.
+mod single_use_writer {
+    use crate::runtime;
+    use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t};
+    use std::cell::Cell;
+    use std::collections::HashMap;
+    use std::ffi::c_void;
+    use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
+    use std::sync::{Mutex, OnceLock};
+
+    /// A packet writer (the runtime's, or this module's).
+    type Writer = unsafe extern "C" fn(*const c_void, u64);
+
+    /// Set by `OnLoad` on a ROCm 5.x runtime.
+    pub(super) static NEEDED: AtomicBool = AtomicBool::new(false);
+
+    thread_local! {
+        /// The handler call in progress on this thread: (runtime writer, agent, writes so far).
+        static FRAME: Cell<Option<(Writer, u64, u32)>> = const { Cell::new(None) };
+    }
+
+    /// The writer to hand to the replay for this handler call.
+    pub(super) fn enter(real: Writer, agent: hsa_agent_t) -> Writer {
+        if !NEEDED.load(Ordering::Relaxed) {
+            return real;
+        }
+        FRAME.with(|f| f.set(Some((real, agent.handle, 0))));
+        write
+    }
+
+    /// The handler call is over.
+    pub(super) fn leave() {
+        FRAME.with(|f| f.set(None));
+    }
+
+    unsafe extern "C" fn write(pkts: *const c_void, count: u64) {
+        let Some((real, agent, calls)) = FRAME.with(|f| f.get()) else {
+            return;
+        };
+        FRAME.with(|f| f.set(Some((real, agent, calls + 1))));
+        if calls == 0 {
+            // SAFETY: the runtime's writer, called once in this handler call.
+            unsafe { real(pkts, count) };
+        } else {
+            // SAFETY: `count` packets at `pkts`, as the writer contract gives them.
+            unsafe { side_queue_submit(agent, pkts.cast(), count) };
+        }
+    }
+
+    struct SideQueue(*mut hsa_queue_t);
+    // SAFETY: a runtime queue, used under the map's lock.
+    unsafe impl Send for SideQueue {}
+
+    fn side_queue(agent: u64) -> Option<*mut hsa_queue_t> {
+        static QUEUES: OnceLock<Mutex<HashMap<u64, SideQueue>>> = OnceLock::new();
+        let o = runtime::originals()?;
+        let mut map = QUEUES.get_or_init(Default::default).lock().ok()?;
+        if let Some(q) = map.get(&agent) {
+            return Some(q.0);
+        }
+        let mut q: *mut hsa_queue_t = std::ptr::null_mut();
+        // SAFETY: the runtime's original entry with a valid out-pointer.
+        let st = unsafe {
+            (o.queue_create)(
+                hsa_agent_t { handle: agent },
+                1024,
+                ffi::HSA_QUEUE_TYPE_MULTI,
+                None,
+                std::ptr::null_mut(),
+                u32::MAX,
+                u32::MAX,
+                &mut q,
+            )
+        };
+        if st != ffi::HSA_STATUS_SUCCESS || q.is_null() {
+            tracing::error!("cannot create the side queue for replay writes (status {st:#x})");
+            return None;
+        }
+        // SAFETY: a queue just created.
+        unsafe { (o.profiler_enable)(q, 1) };
+        map.insert(agent, SideQueue(q));
+        Some(q)
+    }
+
+    /// Copies the packets into the side queue (headers last, with release) and rings it.
+    ///
+    /// # Safety
+    /// `pkts` holds `count` 64-byte packets.
+    unsafe fn side_queue_submit(agent: u64, pkts: *const [u8; 64], count: u64) {
+        let Some(o) = runtime::originals() else {
+            return;
+        };
+        let (Some(add), Some(read)) = (o.kernel.add_write_index, o.kernel.load_read_index) else {
+            tracing::error!("the runtime lacks the queue-index entries; a replay write is dropped");
+            return;
+        };
+        let Some(q) = side_queue(agent) else { return };
+        // SAFETY: a live queue of the runtime.
+        let (base, size) = unsafe { ((*q).base_address.cast::<[u8; 64]>(), u64::from((*q).size)) };
+        for i in 0..count {
+            // SAFETY: the runtime's entries on its own queue.
+            let idx = unsafe { add(q, 1) };
+            // SAFETY: as above.
+            while idx - unsafe { read(q) } >= size {
+                std::thread::yield_now();
+            }
+            // SAFETY: slot `idx % size` of the ring is free (the read index passed it); packet
+            // `i` is readable; the header is published last with release ordering.
+            unsafe {
+                let slot = base.add((idx % size) as usize);
+                let p = *pkts.add(i as usize);
+                let header = u16::from_le_bytes([p[0], p[1]]);
+                std::ptr::copy_nonoverlapping(p.as_ptr().add(2), slot.cast::<u8>().add(2), 62);
+                AtomicU16::from_ptr(slot.cast::<u16>()).store(header, Ordering::Release);
+                (o.signal_store_screlease)((*q).doorbell_signal, idx as i64);
+            }
+        }
+    }
+}
+
 /// Why `OnLoad` declined.
 #[derive(Debug, thiserror::Error)]
 enum LoadError {
     #[error("the HSA API table pointer is NULL")]
     NullTable,
     #[error(
-        "the runtime's root API table has major version {0}; kreplay needs ROCm 6.0 or later (major 2 or 3)"
+        "the runtime's root API table has major version {0}; kreplay needs ROCm 5.0 or later (major 1 to 3)"
     )]
     RootMajor(u32),
     #[error(transparent)]
@@ -989,9 +1118,14 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     }
     // SAFETY: the runtime hands a live root table; its header is readable.
     let root = unsafe { *table };
-    if !(2..=hsa_abi::ROOT_MAJOR).contains(&root.version.major_id) {
+    // Major 1 is ROCm 5.x: its AMD extension table is remapped by hsa-abi (`layout`).
+    if !(hsa_abi::ROOT_MAJOR_LEGACY..=hsa_abi::ROOT_MAJOR).contains(&root.version.major_id) {
         return Err(LoadError::RootMajor(root.version.major_id));
     }
+    single_use_writer::NEEDED.store(
+        root.version.major_id == hsa_abi::ROOT_MAJOR_LEGACY,
+        std::sync::atomic::Ordering::Relaxed,
+    );
     let covers = |offset: usize| offset + 8 <= root.version.minor_id as usize;
     if !covers(std::mem::offset_of!(HsaApiTable, amd_ext_)) {
         return Err(TableError::Missing("amd_ext").into());
