@@ -173,6 +173,12 @@ pub fn device_clang() -> PathBuf {
 /// include path, so sources can `#include "kernels.h"`. Kernels declared with `KERNEL` get
 /// unmangled names. Panics with the compiler's message when compilation fails.
 pub fn build_code_object(src: &Path, arch: &str, out: &Path) {
+    build_code_object_with(src, arch, out, &[]);
+}
+
+/// [`build_code_object`] with extra compiler flags, e.g. `-mcode-object-version=4` for ROCm
+/// 5.x's loader (which loads code objects up to version 4).
+pub fn build_code_object_with(src: &Path, arch: &str, out: &Path, extra: &[&str]) {
     let clang = device_clang();
     let output = Command::new(&clang)
         .args(["-x", "hip"])
@@ -180,6 +186,7 @@ pub fn build_code_object(src: &Path, arch: &str, out: &Path) {
         .args(["--cuda-device-only", "--no-gpu-bundle-output", "-nogpulib", "-nogpuinc", "-O2"])
         .arg("-I")
         .arg(device_include_dir())
+        .args(extra)
         .arg(src)
         .arg("-o")
         .arg(out)
