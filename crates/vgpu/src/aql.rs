@@ -274,11 +274,40 @@ fn wait_until<Q: QueueBackend>(q: &Q, signals: &[u64], done: impl Fn(&[Option<i6
     }
 }
 
-/// An idle poll's sleep: a few quick re-checks, then sleeps doubling from 20 µs to `max`.
+/// Quick re-checks (no sleep) after the last packet before an idle processor starts sleeping.
+pub const QUICK_POLLS: u32 = 256;
+
+/// An idle poll's sleep: [`QUICK_POLLS`] re-checks without sleeping (zero), then sleeps
+/// doubling from 20 µs to `max`.
 pub fn idle_sleep(idle: u32, max: Duration) -> Duration {
-    if idle < 16 {
+    if idle < QUICK_POLLS {
         return Duration::ZERO;
     }
-    let step = Duration::from_micros(20) * 2u32.saturating_pow((idle - 16).min(16));
+    let step = Duration::from_micros(20) * 2u32.saturating_pow((idle - QUICK_POLLS).min(16));
     step.min(max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_polls_recheck_quickly_then_back_off_to_the_limit() {
+        let max = Duration::from_millis(5);
+        assert_eq!(idle_sleep(0, max), Duration::ZERO);
+        assert_eq!(idle_sleep(QUICK_POLLS - 1, max), Duration::ZERO);
+        assert_eq!(idle_sleep(QUICK_POLLS, max), Duration::from_micros(20));
+        assert_eq!(idle_sleep(QUICK_POLLS + 3, max), Duration::from_micros(160));
+        assert_eq!(idle_sleep(QUICK_POLLS + 100, max), max);
+        assert_eq!(idle_sleep(u32::MAX, max), max);
+    }
+
+    #[test]
+    fn conditions_compare_as_hsa_defines_them() {
+        assert!(condition_holds(HSA_SIGNAL_CONDITION_EQ, 3, 3));
+        assert!(condition_holds(HSA_SIGNAL_CONDITION_NE, 2, 3));
+        assert!(condition_holds(HSA_SIGNAL_CONDITION_LT, 2, 3));
+        assert!(condition_holds(HSA_SIGNAL_CONDITION_GTE, 3, 3));
+        assert!(!condition_holds(99, 3, 3));
+    }
 }

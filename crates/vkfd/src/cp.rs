@@ -1,8 +1,8 @@
 //! The command processor: one thread per AQL queue, standing in for the GPU's micro-engine.
 //!
 //! Doorbell stores cannot be trapped in user space, so each processor polls its queue's write
-//! index: a few quick re-checks after the last packet, then sleeps that double from 20 µs to
-//! [`MAX_IDLE_SLEEP`]. The thunk's own entry points (event waits, `SetEvent`, queue creation
+//! index: 256 re-checks (yielding the CPU) after the last packet, then sleeps that double from
+//! 20 µs to [`MAX_IDLE_SLEEP`]. The thunk's own entry points (event waits, `SetEvent`, queue creation
 //! and updates) wake every processor at once ([`wake_all`]), so a runtime that waits for a
 //! completion is served without the polling delay.
 //!
@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use vgpu::aql::{DispatchError, QueueBackend};
 
 /// The longest sleep of an idle processor between two polls.
-pub(crate) const MAX_IDLE_SLEEP: Duration = Duration::from_millis(2);
+pub(crate) const MAX_IDLE_SLEEP: Duration = Duration::from_millis(5);
 
 /// Offsets in `amd_queue_t`.
 const READ_DISPATCH_ID: u64 = std::mem::offset_of!(amd_queue_t, read_dispatch_id) as u64;
@@ -72,7 +72,7 @@ pub(crate) fn wake_all() {
 
 fn sleep_until_woken(limit: Duration) {
     if limit.is_zero() {
-        std::hint::spin_loop();
+        std::thread::yield_now();
         return;
     }
     let mut g = WAKE.lock();

@@ -185,6 +185,9 @@ int main(int argc, char** argv) {
   fflush(stdout);
   for (int i = 0; i < 3; i++) CHECK(hsa_queue_destroy(more[i]));
   CHECK(hsa_queue_destroy(q));
+  CHECK(hsa_signal_destroy(done));
+  CHECK(hsa_amd_memory_pool_free(dev));
+  CHECK(hsa_amd_memory_pool_free(host));
   CHECK(hsa_shut_down());
   return 0;
 }
