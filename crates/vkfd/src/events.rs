@@ -234,3 +234,88 @@ pub(crate) fn post(mailbox_address: u64, id: u32) {
     }
     interrupt(id);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(manual: bool) -> *mut HsaEvent {
+        create(HSA_EVENTTYPE_SIGNAL, manual, false).unwrap()
+    }
+
+    #[test]
+    fn auto_reset_events_are_consumed_by_the_wait_that_sees_them() {
+        let e = event(false);
+        assert!(matches!(wait(&[e], true, 0), Err(Error::Timeout)));
+        set(e).unwrap();
+        assert!(query(e).unwrap());
+        wait(&[e], true, 1000).unwrap();
+        assert!(!query(e).unwrap(), "consumed");
+        assert!(matches!(wait(&[e], true, 1), Err(Error::Timeout)));
+        destroy(e).unwrap();
+        assert!(matches!(query(e), Err(Error::InvalidHandle(_))));
+    }
+
+    #[test]
+    fn manual_reset_events_stay_set_until_reset() {
+        let e = event(true);
+        set(e).unwrap();
+        wait(&[e], true, 0).unwrap();
+        wait(&[e], true, 0).unwrap();
+        reset(e).unwrap();
+        assert!(matches!(wait(&[e], true, 0), Err(Error::Timeout)));
+        destroy(e).unwrap();
+    }
+
+    #[test]
+    fn waits_on_several_events_for_any_or_all() {
+        let (a, b) = (event(false), event(false));
+        set(b).unwrap();
+        wait(&[a, b], false, 1000).unwrap();
+        assert!(!query(b).unwrap(), "the set one was consumed");
+        set(a).unwrap();
+        assert!(matches!(wait(&[a, b], true, 5), Err(Error::Timeout)));
+        set(b).unwrap();
+        wait(&[a, b], true, 1000).unwrap();
+        destroy(a).unwrap();
+        destroy(b).unwrap();
+    }
+
+    #[test]
+    fn an_interrupt_through_the_mailbox_wakes_a_waiter() {
+        let e = event(false);
+        // SAFETY: an event of the table.
+        let (id, mailbox) = unsafe { ((*e).EventId, (*e).EventData.HWData2) };
+        assert!(is_mailbox(mailbox));
+        let address = e as usize;
+        let waiter = std::thread::spawn(move || {
+            let e = address as *const HsaEvent;
+            let t0 = Instant::now();
+            loop {
+                if wait(&[e], true, u32::MAX).is_ok() {
+                    return true;
+                }
+                if t0.elapsed() > Duration::from_secs(30) {
+                    return false;
+                }
+            }
+        });
+        std::thread::sleep(Duration::from_millis(5));
+        post(mailbox, id);
+        assert!(waiter.join().unwrap(), "the waiter saw the interrupt");
+        // SAFETY: the mailbox slot is host memory of the table.
+        assert_eq!(unsafe { *(mailbox as *const u64) }, u64::from(id));
+        destroy(e).unwrap();
+    }
+
+    #[test]
+    fn a_page_fault_fills_the_memory_events() {
+        let m = create(HSA_EVENTTYPE_MEMORY, true, false).unwrap();
+        assert!(memory_fault(1, 0x100));
+        wait(&[m], true, 0).unwrap();
+        // SAFETY: the event's public data, read after the fault was recorded.
+        let f = unsafe { (*m).EventData.EventData.MemoryAccessFault };
+        assert_eq!((f.NodeId, f.VirtualAddress), (1, 0x100));
+        destroy(m).unwrap();
+    }
+}

@@ -187,6 +187,10 @@ pub(crate) fn release(address: u64, expect: Kind) -> Result<(u64, u64, bool)> {
                 )));
             }
         }
+        if let Some(e) = m.entries.get_mut(&address).filter(|e| e.count > 1) {
+            e.count -= 1;
+            return Ok((address, e.size, false));
+        }
         let e = m.entries.remove(&address).expect("checked above");
         m.snapshot = None;
         if e.kind == Kind::Allocated {
@@ -366,4 +370,73 @@ pub(crate) fn read_u64(address: u64) -> Option<u64> {
 /// Whether `address..+len` lies inside one entry of the map.
 pub(crate) fn contains(address: u64, len: u64) -> bool {
     with_map(|m| containing(m, address).is_some_and(|(s, e)| address + len <= s + e.size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocations_are_mapped_described_and_freed() {
+        let a = allocate(0, 5000, flag::EXECUTE).unwrap();
+        assert!(a.is_multiple_of(4096));
+        assert!(contains(a, 8192) && !contains(a, 8193));
+        assert_eq!(map(a + 16, &[1]).unwrap(), a + 16);
+        set_user_data(a + 100, 0x1234).unwrap();
+        let mut info = HsaPointerInfo::default();
+        pointer_info(a + 10, &mut info).unwrap();
+        assert_eq!(info.Type, HSA_POINTER_ALLOCATED);
+        assert_eq!((info.GPUAddress, info.SizeInBytes), (a, 8192));
+        assert_eq!(info.UserData as usize, 0x1234);
+        assert_eq!(info.NMappedNodes, 1);
+        // SAFETY: the node array stays valid until the entry changes.
+        assert_eq!(unsafe { *info.MappedNodes }, 1);
+        // SAFETY: both union members are 32 bits of plain data.
+        assert_eq!(
+            unsafe { info.MemFlags.__bindgen_anon_1.Value },
+            flag::EXECUTE
+        );
+        assert_eq!(release(a, Kind::Allocated).unwrap(), (a, 8192, true));
+        assert!(pointer_info(a, &mut info).is_err());
+        assert_eq!(info.Type, HSA_POINTER_UNKNOWN);
+    }
+
+    #[test]
+    fn large_blocks_are_2_mib_aligned_and_scratch_is_lazy() {
+        let a = allocate(1, 4 << 20, 0).unwrap();
+        assert!(a.is_multiple_of(2 << 20));
+        release(a, Kind::Allocated).unwrap();
+        // 64 GiB of scratch is a reservation, not memory.
+        let s = allocate(1, 64 << 30, flag::SCRATCH).unwrap();
+        release(s, Kind::Allocated).unwrap();
+    }
+
+    #[test]
+    fn registrations_count_and_grow() {
+        let buf = vec![0u8; 3 * 4096];
+        let p = buf.as_ptr() as u64;
+        register(p, 4096, &[1]).unwrap();
+        register(p, 8192, &[1]).unwrap();
+        assert_eq!(range_of(p + 5000), Some((p, 8192)));
+        release(p, Kind::Registered).unwrap();
+        assert!(contains(p, 8), "one registration remains");
+        release(p, Kind::Registered).unwrap();
+        assert!(!contains(p, 8));
+        assert!(matches!(
+            release(p, Kind::Registered),
+            Err(Error::NotRegistered(_))
+        ));
+    }
+
+    #[test]
+    fn memory_freed_during_a_dispatch_stays_mapped_until_it_ends() {
+        let a = allocate(1, 4096, 0).unwrap();
+        let guard = DispatchGuard::begin();
+        assert!(guard.snapshot.contains(a, 4096));
+        release(a, Kind::Allocated).unwrap();
+        // SAFETY: still mapped (deferred): the write must not fault.
+        unsafe { (a as *mut u8).write_volatile(1) };
+        drop(guard);
+        assert!(!contains(a, 1));
+    }
 }
