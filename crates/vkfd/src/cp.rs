@@ -163,6 +163,7 @@ pub(crate) fn get(id: u64) -> Result<Arc<CommandProcessor>> {
 
 /// Suspends (`percentage` 0) or resumes a queue.
 pub(crate) fn update(id: u64, percentage: u32) -> Result<()> {
+    tracing::debug!("queue {id}: update to {percentage} %");
     get(id)?.suspended.store(percentage == 0, Ordering::Release);
     wake_all();
     Ok(())
@@ -228,7 +229,11 @@ fn deliver(signal: u64, new_value: Option<i64>, times: Option<(u64, u64)>) {
     match new_value {
         Some(v) => value.store(v, Ordering::Release),
         None => {
-            value.fetch_sub(1, Ordering::AcqRel);
+            let before = value.fetch_sub(1, Ordering::AcqRel);
+            if before <= 0 {
+                // A signal at or below zero before completion is stale or reused: worth a look.
+                tracing::warn!("completion signal {signal:#x} decremented from {before}");
+            }
         }
     }
     let mailbox = crate::vm::read_u64(signal + SIGNAL_MAILBOX).filter(|&m| m != 0);
