@@ -833,7 +833,7 @@ pub unsafe extern "C" fn write_interceptor(
     };
     let mut forwarded: usize = 0;
     // ROCm 5.x's writer works once per handler call: later writes go to a side queue.
-    let writer = single_use_writer::enter(writer, q.agent);
+    let writer = single_use_writer::enter(writer, q.agent, data as usize);
     // SAFETY: the runtime passes `count` packets.
     let r = catch_unwind(AssertUnwindSafe(|| unsafe {
         replay::on_submit(&q, pkts, count, writer, &mut forwarded)
@@ -856,14 +856,15 @@ pub unsafe extern "C" fn write_interceptor(
 
 /// ROCm 5.x's intercept-queue packet writer may be called only once per handler call: it steps
 /// down the handler chain with a thread-local index it never restores (ROCm 6.0 restores it), so
-/// a second call runs past the bottom of the chain. On those runtimes (root table major 1) a
-/// replay's first write goes through the writer and every later write of the same handler call
-/// to a side queue of the same agent, created once with the runtime's original
-/// `hsa_queue_create` and with profiling on. The replay waits for each write before the next
-/// one and before the handler returns, so the side queue keeps the queue's order.
+/// a second call runs past the bottom of the chain. On those runtimes (root table major 1) the
+/// first write of a handler call goes through the writer, followed by a barrier packet that
+/// completes a fence signal of the queue; every later write of the same call goes to a side queue
+/// of its own (one per intercepted queue, created with the runtime's original `hsa_queue_create`,
+/// profiling on), behind a barrier packet that waits for that fence. So later writes run after
+/// everything written before them, as on one queue, and never after a fault suspended the queue.
 mod single_use_writer {
     use crate::runtime;
-    use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t};
+    use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t, hsa_signal_t};
     use std::cell::Cell;
     use std::collections::HashMap;
     use std::ffi::c_void;
@@ -872,21 +873,52 @@ mod single_use_writer {
 
     /// A packet writer (the runtime's, or this module's).
     type Writer = unsafe extern "C" fn(*const c_void, u64);
+    type Packet = [u8; 64];
 
     /// Set by `OnLoad` on a ROCm 5.x runtime.
     pub(super) static NEEDED: AtomicBool = AtomicBool::new(false);
 
-    thread_local! {
-        /// The handler call in progress on this thread: (runtime writer, agent, writes so far).
-        static FRAME: Cell<Option<(Writer, u64, u32)>> = const { Cell::new(None) };
+    /// The handler call in progress on this thread.
+    #[derive(Clone, Copy)]
+    struct Frame {
+        real: Writer,
+        agent: u64,
+        /// The intercepted queue (its registered data pointer).
+        queue: usize,
+        writes: u32,
     }
 
-    /// The writer to hand to the replay for this handler call.
-    pub(super) fn enter(real: Writer, agent: hsa_agent_t) -> Writer {
+    thread_local! {
+        static FRAME: Cell<Option<Frame>> = const { Cell::new(None) };
+    }
+
+    /// Per intercepted queue: the fence its first writes complete, and its side queue (NULL until
+    /// a later write needs it).
+    struct Side {
+        fence: hsa_signal_t,
+        queue: *mut hsa_queue_t,
+    }
+    // SAFETY: runtime handles, used under the map's lock or read-only.
+    unsafe impl Send for Side {}
+
+    fn sides() -> &'static Mutex<HashMap<usize, Side>> {
+        static SIDES: OnceLock<Mutex<HashMap<usize, Side>>> = OnceLock::new();
+        SIDES.get_or_init(Default::default)
+    }
+
+    /// The writer to hand to the replay for this handler call of `queue` (its data pointer).
+    pub(super) fn enter(real: Writer, agent: hsa_agent_t, queue: usize) -> Writer {
         if !NEEDED.load(Ordering::Relaxed) {
             return real;
         }
-        FRAME.with(|f| f.set(Some((real, agent.handle, 0))));
+        FRAME.with(|f| {
+            f.set(Some(Frame {
+                real,
+                agent: agent.handle,
+                queue,
+                writes: 0,
+            }))
+        });
         write
     }
 
@@ -895,60 +927,108 @@ mod single_use_writer {
         FRAME.with(|f| f.set(None));
     }
 
+    fn barrier(dep: u64, completion: u64) -> Packet {
+        let header: u16 = ffi::HSA_PACKET_TYPE_BARRIER_AND as u16
+            | (1 << ffi::HSA_PACKET_HEADER_BARRIER)
+            | ((ffi::HSA_FENCE_SCOPE_SYSTEM as u16)
+                << ffi::HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE)
+            | ((ffi::HSA_FENCE_SCOPE_SYSTEM as u16)
+                << ffi::HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
+        let mut p = [0u8; 64];
+        p[..2].copy_from_slice(&header.to_le_bytes());
+        p[8..16].copy_from_slice(&dep.to_le_bytes());
+        p[56..64].copy_from_slice(&completion.to_le_bytes());
+        p
+    }
+
     unsafe extern "C" fn write(pkts: *const c_void, count: u64) {
-        let Some((real, agent, calls)) = FRAME.with(|f| f.get()) else {
+        let Some(mut frame) = FRAME.with(|f| f.get()) else {
             return;
         };
-        FRAME.with(|f| f.set(Some((real, agent, calls + 1))));
-        if calls == 0 {
+        frame.writes += 1;
+        FRAME.with(|f| f.set(Some(frame)));
+        let Some(side) = side(&frame, frame.writes > 1) else {
+            if frame.writes == 1 {
+                // SAFETY: the runtime's writer, called once in this handler call.
+                unsafe { (frame.real)(pkts, count) };
+            }
+            return;
+        };
+        // SAFETY: `count` packets at `pkts`, as the writer contract gives them.
+        let given = unsafe { std::slice::from_raw_parts(pkts.cast::<Packet>(), count as usize) };
+        if frame.writes == 1 {
+            let Some(o) = runtime::originals() else {
+                return;
+            };
+            let mut all = Vec::with_capacity(given.len() + 1);
+            all.extend_from_slice(given);
+            all.push(barrier(0, side.fence.handle));
+            // SAFETY: the runtime's entry on the queue's own fence signal.
+            unsafe { (o.signal_add_screlease)(side.fence, 1) };
             // SAFETY: the runtime's writer, called once in this handler call.
-            unsafe { real(pkts, count) };
+            unsafe { (frame.real)(all.as_ptr().cast(), all.len() as u64) };
         } else {
-            // SAFETY: `count` packets at `pkts`, as the writer contract gives them.
-            unsafe { side_queue_submit(agent, pkts.cast(), count) };
+            let mut all = Vec::with_capacity(given.len() + 1);
+            all.push(barrier(side.fence.handle, 0));
+            all.extend_from_slice(given);
+            submit(side.queue, &all);
         }
     }
 
-    struct SideQueue(*mut hsa_queue_t);
-    // SAFETY: a runtime queue, used under the map's lock.
-    unsafe impl Send for SideQueue {}
-
-    fn side_queue(agent: u64) -> Option<*mut hsa_queue_t> {
-        static QUEUES: OnceLock<Mutex<HashMap<u64, SideQueue>>> = OnceLock::new();
+    /// The side state of the frame's queue: its fence, created on first use, and its side queue
+    /// when `with_queue` (created on the first later write).
+    fn side(frame: &Frame, with_queue: bool) -> Option<Side> {
         let o = runtime::originals()?;
-        let mut map = QUEUES.get_or_init(Default::default).lock().ok()?;
-        if let Some(q) = map.get(&agent) {
-            return Some(q.0);
+        let mut map = sides().lock().ok()?;
+        if let std::collections::hash_map::Entry::Vacant(slot) = map.entry(frame.queue) {
+            let mut fence = hsa_signal_t { handle: 0 };
+            // SAFETY: the runtime's original entry with a valid out-pointer.
+            let st = unsafe { (o.amd_signal_create)(0, 0, std::ptr::null(), 0, &mut fence) };
+            if st != ffi::HSA_STATUS_SUCCESS {
+                tracing::error!(
+                    "cannot create the fence signal for replay writes (status {st:#x})"
+                );
+                return None;
+            }
+            slot.insert(Side {
+                fence,
+                queue: std::ptr::null_mut(),
+            });
         }
-        let mut q: *mut hsa_queue_t = std::ptr::null_mut();
-        // SAFETY: the runtime's original entry with a valid out-pointer.
-        let st = unsafe {
-            (o.queue_create)(
-                hsa_agent_t { handle: agent },
-                1024,
-                ffi::HSA_QUEUE_TYPE_MULTI,
-                None,
-                std::ptr::null_mut(),
-                u32::MAX,
-                u32::MAX,
-                &mut q,
-            )
-        };
-        if st != ffi::HSA_STATUS_SUCCESS || q.is_null() {
-            tracing::error!("cannot create the side queue for replay writes (status {st:#x})");
-            return None;
+        let s = map.get_mut(&frame.queue)?;
+        if with_queue && s.queue.is_null() {
+            let mut q: *mut hsa_queue_t = std::ptr::null_mut();
+            // SAFETY: the runtime's original entry with a valid out-pointer.
+            let st = unsafe {
+                (o.queue_create)(
+                    hsa_agent_t {
+                        handle: frame.agent,
+                    },
+                    1024,
+                    ffi::HSA_QUEUE_TYPE_MULTI,
+                    None,
+                    std::ptr::null_mut(),
+                    u32::MAX,
+                    u32::MAX,
+                    &mut q,
+                )
+            };
+            if st != ffi::HSA_STATUS_SUCCESS || q.is_null() {
+                tracing::error!("cannot create the side queue for replay writes (status {st:#x})");
+                return None;
+            }
+            // SAFETY: a queue just created.
+            unsafe { (o.profiler_enable)(q, 1) };
+            s.queue = q;
         }
-        // SAFETY: a queue just created.
-        unsafe { (o.profiler_enable)(q, 1) };
-        map.insert(agent, SideQueue(q));
-        Some(q)
+        Some(Side {
+            fence: s.fence,
+            queue: s.queue,
+        })
     }
 
     /// Copies the packets into the side queue (headers last, with release) and rings it.
-    ///
-    /// # Safety
-    /// `pkts` holds `count` 64-byte packets.
-    unsafe fn side_queue_submit(agent: u64, pkts: *const [u8; 64], count: u64) {
+    fn submit(q: *mut hsa_queue_t, pkts: &[Packet]) {
         let Some(o) = runtime::originals() else {
             return;
         };
@@ -956,21 +1036,19 @@ mod single_use_writer {
             tracing::error!("the runtime lacks the queue-index entries; a replay write is dropped");
             return;
         };
-        let Some(q) = side_queue(agent) else { return };
         // SAFETY: a live queue of the runtime.
-        let (base, size) = unsafe { ((*q).base_address.cast::<[u8; 64]>(), u64::from((*q).size)) };
-        for i in 0..count {
+        let (base, size) = unsafe { ((*q).base_address.cast::<Packet>(), u64::from((*q).size)) };
+        for p in pkts {
             // SAFETY: the runtime's entries on its own queue.
             let idx = unsafe { add(q, 1) };
             // SAFETY: as above.
             while idx - unsafe { read(q) } >= size {
                 std::thread::yield_now();
             }
-            // SAFETY: slot `idx % size` of the ring is free (the read index passed it); packet
-            // `i` is readable; the header is published last with release ordering.
+            // SAFETY: slot `idx % size` of the ring is free (the read index passed it); the
+            // header is published last with release ordering.
             unsafe {
                 let slot = base.add((idx % size) as usize);
-                let p = *pkts.add(i as usize);
                 let header = u16::from_le_bytes([p[0], p[1]]);
                 std::ptr::copy_nonoverlapping(p.as_ptr().add(2), slot.cast::<u8>().add(2), 62);
                 AtomicU16::from_ptr(slot.cast::<u16>()).store(header, Ordering::Release);
