@@ -833,7 +833,7 @@ pub unsafe extern "C" fn write_interceptor(
     };
     let mut forwarded: usize = 0;
     // ROCm 5.x's writer works once per handler call: later writes go to a side queue.
-    let writer = single_use_writer::enter(writer, q.agent, data as usize);
+    let writer = single_use_writer::enter(writer, q.agent, q.queue_id);
     // SAFETY: the runtime passes `count` packets.
     let r = catch_unwind(AssertUnwindSafe(|| unsafe {
         replay::on_submit(&q, pkts, count, writer, &mut forwarded)
@@ -883,8 +883,8 @@ mod single_use_writer {
     struct Frame {
         real: Writer,
         agent: u64,
-        /// The intercepted queue (its registered data pointer).
-        queue: usize,
+        /// The intercepted queue's id (never reused in a process).
+        queue: u64,
         writes: u32,
     }
 
@@ -901,13 +901,13 @@ mod single_use_writer {
     // SAFETY: runtime handles, used under the map's lock or read-only.
     unsafe impl Send for Side {}
 
-    fn sides() -> &'static Mutex<HashMap<usize, Side>> {
-        static SIDES: OnceLock<Mutex<HashMap<usize, Side>>> = OnceLock::new();
+    fn sides() -> &'static Mutex<HashMap<u64, Side>> {
+        static SIDES: OnceLock<Mutex<HashMap<u64, Side>>> = OnceLock::new();
         SIDES.get_or_init(Default::default)
     }
 
-    /// The writer to hand to the replay for this handler call of `queue` (its data pointer).
-    pub(super) fn enter(real: Writer, agent: hsa_agent_t, queue: usize) -> Writer {
+    /// The writer to hand to the replay for this handler call of queue `queue` (its id).
+    pub(super) fn enter(real: Writer, agent: hsa_agent_t, queue: u64) -> Writer {
         if !NEEDED.load(Ordering::Relaxed) {
             return real;
         }
