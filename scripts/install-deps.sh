@@ -12,6 +12,7 @@ packages=(
   libhsa-runtime-dev rocminfo
   python3 python3-venv
   libamdhip64-dev hipcc libamd-comgr2 rocm-device-libs
+  libhsakmt-dev libhsakmt1 libhsa-runtime64-1
 )
 
 missing=()

@@ -903,10 +903,13 @@ pub unsafe extern "C" fn write_interceptor(
         return;
     };
     let mut forwarded: usize = 0;
+    // ROCm 5.x's writer works once per handler call: later writes go to a side queue.
+    let writer = single_use_writer::enter(writer, q.agent, q.queue_id);
     // SAFETY: the runtime passes `count` packets.
     let r = catch_unwind(AssertUnwindSafe(|| unsafe {
         replay::on_submit(&q, pkts, count, writer, &mut forwarded)
     }));
+    single_use_writer::leave();
     if r.is_err() {
         tracing::error!("a panic in the write interceptor was caught");
         let done = (forwarded as u64).min(count);
@@ -922,13 +925,217 @@ pub unsafe extern "C" fn write_interceptor(
     }
 }
 
+/// ROCm 5.x's intercept-queue packet writer may be called only once per handler call: it steps
+/// down the handler chain with a thread-local index it never restores (ROCm 6.0 restores it), so
+/// a second call runs past the bottom of the chain. On those runtimes (root table major 1) the
+/// first write of a handler call goes through the writer, followed by a barrier packet that
+/// completes a fence signal of the queue; every later write of the same call goes to a side queue
+/// of its own (one per intercepted queue, created with the runtime's original `hsa_queue_create`,
+/// profiling on), behind a barrier packet that waits for that fence. So later writes run after
+/// everything written before them, as on one queue, and never after a fault suspended the queue.
+mod single_use_writer {
+    use crate::runtime;
+    use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t, hsa_signal_t};
+    use std::cell::Cell;
+    use std::collections::HashMap;
+    use std::ffi::c_void;
+    use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
+    use std::sync::{Mutex, OnceLock};
+
+    /// A packet writer (the runtime's, or this module's).
+    type Writer = unsafe extern "C" fn(*const c_void, u64);
+    type Packet = [u8; 64];
+
+    /// Set by `OnLoad` on a ROCm 5.x runtime.
+    pub(super) static NEEDED: AtomicBool = AtomicBool::new(false);
+
+    /// The handler call in progress on this thread.
+    #[derive(Clone, Copy)]
+    struct Frame {
+        real: Writer,
+        agent: u64,
+        /// The intercepted queue's id (never reused in a process).
+        queue: u64,
+        writes: u32,
+    }
+
+    thread_local! {
+        static FRAME: Cell<Option<Frame>> = const { Cell::new(None) };
+    }
+
+    /// Per intercepted queue: the fence its first writes complete, and its side queue (NULL until
+    /// a later write needs it).
+    struct Side {
+        fence: hsa_signal_t,
+        queue: *mut hsa_queue_t,
+    }
+    // SAFETY: runtime handles, used under the map's lock or read-only.
+    unsafe impl Send for Side {}
+
+    fn sides() -> &'static Mutex<HashMap<u64, Side>> {
+        static SIDES: OnceLock<Mutex<HashMap<u64, Side>>> = OnceLock::new();
+        SIDES.get_or_init(Default::default)
+    }
+
+    /// The writer to hand to the replay for this handler call of queue `queue` (its id).
+    pub(super) fn enter(real: Writer, agent: hsa_agent_t, queue: u64) -> Writer {
+        if !NEEDED.load(Ordering::Relaxed) {
+            return real;
+        }
+        FRAME.with(|f| {
+            f.set(Some(Frame {
+                real,
+                agent: agent.handle,
+                queue,
+                writes: 0,
+            }))
+        });
+        write
+    }
+
+    /// The handler call is over.
+    pub(super) fn leave() {
+        FRAME.with(|f| f.set(None));
+    }
+
+    fn barrier(dep: u64, completion: u64) -> Packet {
+        let header: u16 = ffi::HSA_PACKET_TYPE_BARRIER_AND as u16
+            | (1 << ffi::HSA_PACKET_HEADER_BARRIER)
+            | ((ffi::HSA_FENCE_SCOPE_SYSTEM as u16)
+                << ffi::HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE)
+            | ((ffi::HSA_FENCE_SCOPE_SYSTEM as u16)
+                << ffi::HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
+        let mut p = [0u8; 64];
+        p[..2].copy_from_slice(&header.to_le_bytes());
+        p[8..16].copy_from_slice(&dep.to_le_bytes());
+        p[56..64].copy_from_slice(&completion.to_le_bytes());
+        p
+    }
+
+    unsafe extern "C" fn write(pkts: *const c_void, count: u64) {
+        let Some(mut frame) = FRAME.with(|f| f.get()) else {
+            return;
+        };
+        frame.writes += 1;
+        FRAME.with(|f| f.set(Some(frame)));
+        let Some(side) = side(&frame, frame.writes > 1) else {
+            if frame.writes == 1 {
+                // SAFETY: the runtime's writer, called once in this handler call.
+                unsafe { (frame.real)(pkts, count) };
+            }
+            return;
+        };
+        // SAFETY: `count` packets at `pkts`, as the writer contract gives them.
+        let given = unsafe { std::slice::from_raw_parts(pkts.cast::<Packet>(), count as usize) };
+        if frame.writes == 1 {
+            let Some(o) = runtime::originals() else {
+                return;
+            };
+            let mut all = Vec::with_capacity(given.len() + 1);
+            all.extend_from_slice(given);
+            all.push(barrier(0, side.fence.handle));
+            // SAFETY: the runtime's entry on the queue's own fence signal.
+            unsafe { (o.signal_add_screlease)(side.fence, 1) };
+            // SAFETY: the runtime's writer, called once in this handler call.
+            unsafe { (frame.real)(all.as_ptr().cast(), all.len() as u64) };
+        } else {
+            let mut all = Vec::with_capacity(given.len() + 1);
+            all.push(barrier(side.fence.handle, 0));
+            all.extend_from_slice(given);
+            submit(side.queue, &all);
+        }
+    }
+
+    /// The side state of the frame's queue: its fence, created on first use, and its side queue
+    /// when `with_queue` (created on the first later write).
+    fn side(frame: &Frame, with_queue: bool) -> Option<Side> {
+        let o = runtime::originals()?;
+        let mut map = sides().lock().ok()?;
+        if let std::collections::hash_map::Entry::Vacant(slot) = map.entry(frame.queue) {
+            let mut fence = hsa_signal_t { handle: 0 };
+            // SAFETY: the runtime's original entry with a valid out-pointer.
+            let st = unsafe { (o.amd_signal_create)(0, 0, std::ptr::null(), 0, &mut fence) };
+            if st != ffi::HSA_STATUS_SUCCESS {
+                tracing::error!(
+                    "cannot create the fence signal for replay writes (status {st:#x})"
+                );
+                return None;
+            }
+            slot.insert(Side {
+                fence,
+                queue: std::ptr::null_mut(),
+            });
+        }
+        let s = map.get_mut(&frame.queue)?;
+        if with_queue && s.queue.is_null() {
+            let mut q: *mut hsa_queue_t = std::ptr::null_mut();
+            // SAFETY: the runtime's original entry with a valid out-pointer.
+            let st = unsafe {
+                (o.queue_create)(
+                    hsa_agent_t {
+                        handle: frame.agent,
+                    },
+                    1024,
+                    ffi::HSA_QUEUE_TYPE_MULTI,
+                    None,
+                    std::ptr::null_mut(),
+                    u32::MAX,
+                    u32::MAX,
+                    &mut q,
+                )
+            };
+            if st != ffi::HSA_STATUS_SUCCESS || q.is_null() {
+                tracing::error!("cannot create the side queue for replay writes (status {st:#x})");
+                return None;
+            }
+            // SAFETY: a queue just created.
+            unsafe { (o.profiler_enable)(q, 1) };
+            s.queue = q;
+        }
+        Some(Side {
+            fence: s.fence,
+            queue: s.queue,
+        })
+    }
+
+    /// Copies the packets into the side queue (headers last, with release) and rings it.
+    fn submit(q: *mut hsa_queue_t, pkts: &[Packet]) {
+        let Some(o) = runtime::originals() else {
+            return;
+        };
+        let (Some(add), Some(read)) = (o.kernel.add_write_index, o.kernel.load_read_index) else {
+            tracing::error!("the runtime lacks the queue-index entries; a replay write is dropped");
+            return;
+        };
+        // SAFETY: a live queue of the runtime.
+        let (base, size) = unsafe { ((*q).base_address.cast::<Packet>(), u64::from((*q).size)) };
+        for p in pkts {
+            // SAFETY: the runtime's entries on its own queue.
+            let idx = unsafe { add(q, 1) };
+            // SAFETY: as above.
+            while idx - unsafe { read(q) } >= size {
+                std::thread::yield_now();
+            }
+            // SAFETY: slot `idx % size` of the ring is free (the read index passed it); the
+            // header is published last with release ordering.
+            unsafe {
+                let slot = base.add((idx % size) as usize);
+                let header = u16::from_le_bytes([p[0], p[1]]);
+                std::ptr::copy_nonoverlapping(p.as_ptr().add(2), slot.cast::<u8>().add(2), 62);
+                AtomicU16::from_ptr(slot.cast::<u16>()).store(header, Ordering::Release);
+                (o.signal_store_screlease)((*q).doorbell_signal, idx as i64);
+            }
+        }
+    }
+}
+
 /// Why `OnLoad` declined.
 #[derive(Debug, thiserror::Error)]
 enum LoadError {
     #[error("the HSA API table pointer is NULL")]
     NullTable,
     #[error(
-        "the runtime's root API table has major version {0}; kreplay needs ROCm 6.0 or later (major 2 or 3)"
+        "the runtime's root API table has major version {0}; kreplay needs ROCm 5.0 or later (major 1 to 3)"
     )]
     RootMajor(u32),
     #[error(transparent)]
@@ -1060,9 +1267,14 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     }
     // SAFETY: the runtime hands a live root table; its header is readable.
     let root = unsafe { *table };
-    if !(2..=hsa_abi::ROOT_MAJOR).contains(&root.version.major_id) {
+    // Major 1 is ROCm 5.x: its AMD extension table is remapped by hsa-abi (`layout`).
+    if !(hsa_abi::ROOT_MAJOR_LEGACY..=hsa_abi::ROOT_MAJOR).contains(&root.version.major_id) {
         return Err(LoadError::RootMajor(root.version.major_id));
     }
+    single_use_writer::NEEDED.store(
+        root.version.major_id == hsa_abi::ROOT_MAJOR_LEGACY,
+        std::sync::atomic::Ordering::Relaxed,
+    );
     let covers = |offset: usize| offset + 8 <= root.version.minor_id as usize;
     if !covers(std::mem::offset_of!(HsaApiTable, amd_ext_)) {
         return Err(TableError::Missing("amd_ext").into());

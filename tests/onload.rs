@@ -183,10 +183,10 @@ fn load_validate_track_unload() {
     let (mut core, mut amd) = tables();
     let fake_free = core.hsa_memory_free_fn.map(|f| f as usize);
 
-    // ROCm before 6.0: declined, nothing installed.
-    let mut old = root(1, &mut core, &mut amd);
+    // A root major older than ROCm 5.0 (1): declined, nothing installed.
+    let mut old = root(0, &mut core, &mut amd);
     // SAFETY: a complete fake table.
-    assert!(!unsafe { kreplay::intercept::OnLoad(&mut old, 1, 0, std::ptr::null()) });
+    assert!(!unsafe { kreplay::intercept::OnLoad(&mut old, 0, 0, std::ptr::null()) });
     assert_eq!(
         core.hsa_memory_free_fn.map(|f| f as usize),
         fake_free,

@@ -106,6 +106,8 @@ fn main() {
         "hsa_ext_image.h",
         "hsa_ext_finalize.h",
         "hsa_ven_amd_loader.h",
+        "amd_hsa_queue.h",
+        "amd_hsa_signal.h",
     ] {
         writeln!(wrapper, "#include \"{}\"", hdr.join(h).display()).unwrap();
     }
@@ -182,7 +184,16 @@ fn main() {
             "// SAFETY: every field after the version is a nullable function pointer."
         )
         .unwrap();
-        writeln!(rs, "unsafe impl ApiTable for {name} {{\n    const NAME: &'static str = \"{file}\";\n    fn version(&self) -> &ApiTableVersion {{ &self.version }}\n}}\n").unwrap();
+        // ROCm 5.x (major 1) laid out the core table as today and the AMD extension table
+        // differently; `layout` maps modern offsets onto those layouts.
+        let legacy = match *file {
+            "core" => "\n    const LEGACY_MAJOR: Option<u32> = Some(1);",
+            "amd_ext" => {
+                "\n    const LEGACY_MAJOR: Option<u32> = Some(1);\n    fn layout_offset(version: &ApiTableVersion, offset: usize) -> Result<Option<usize>, SlotError> {\n        crate::layout::amd_ext_offset(version, offset)\n    }"
+            }
+            _ => "",
+        };
+        writeln!(rs, "unsafe impl ApiTable for {name} {{\n    const NAME: &'static str = \"{file}\";\n    fn version(&self) -> &ApiTableVersion {{ &self.version }}{legacy}\n}}\n").unwrap();
     }
     fs::write(out.join("tables.rs"), rs).unwrap();
     println!("cargo:rerun-if-changed=build.rs");

@@ -7,7 +7,10 @@
 //! - the modern API-table ABI (root major 3; core and amd_ext major 2, amd_ext up to step 0x0D)
 //!   as the project's own `#[repr(C)]` structs ([`HsaApiTable`], [`CoreApiTable`],
 //!   [`AmdExtTable`], ...), plus [`TablePtr`], a checked accessor that reads or writes a slot
-//!   only when the table's `minor_id` (its size as the runtime built it) covers that slot.
+//!   only when the table's `minor_id` (its size as the runtime built it) covers that slot;
+//! - the ROCm 5.x tables (root, core and amd_ext major 1): [`layout`] maps a modern slot onto
+//!   the AMD extension table of each 5.x release, so the same named slots work on both, and a
+//!   slot a release does not have reads as absent.
 //!
 //! All items are plain data; thread safety is the caller's concern (a live table is shared by
 //! every thread of the process).
@@ -31,6 +34,7 @@ pub mod ffi {
     include!(concat!(env!("OUT_DIR"), "/ffi.rs"));
 }
 
+pub mod layout;
 pub mod modern;
 pub mod tools_lib;
 
@@ -53,6 +57,8 @@ pub type Slot = Option<unsafe extern "C" fn()>;
 
 /// Root table major of ROCm 6.1 and later.
 pub const ROOT_MAJOR: u32 = 3;
+/// Root table major of ROCm 5.x, the oldest this crate maps.
+pub const ROOT_MAJOR_LEGACY: u32 = 1;
 /// Core table major of ROCm 6.0 and later.
 pub const CORE_MAJOR: u32 = 2;
 /// AMD extension table major of ROCm 6.0 and later.
@@ -80,6 +86,14 @@ pub unsafe trait ApiTable: Sized {
     const NAME: &'static str;
     /// The table's version header.
     fn version(&self) -> &ApiTableVersion;
+    /// The major of the ROCm 5.x layout this crate also maps, if any.
+    const LEGACY_MAJOR: Option<u32> = None;
+    /// Where the slot at modern byte `offset` lies in a table with header `version`:
+    /// `Ok(None)` when that release has no such slot, an error when its layout is unknown.
+    fn layout_offset(version: &ApiTableVersion, offset: usize) -> Result<Option<usize>, SlotError> {
+        let _ = version;
+        Ok(Some(offset))
+    }
 }
 
 include!(concat!(env!("OUT_DIR"), "/tables.rs"));
@@ -116,6 +130,20 @@ pub enum SlotError {
         /// The table's `minor_id` (its size).
         minor_id: u32,
     },
+    /// The runtime's release has no such entry (a ROCm 5.x table).
+    Absent {
+        /// Table name.
+        table: &'static str,
+        /// Byte offset of the slot in the modern layout.
+        offset: usize,
+    },
+    /// A major-1 table of a size no ROCm 5.x release used: its layout cannot be mapped.
+    UnknownLayout {
+        /// Table name.
+        table: &'static str,
+        /// The table's `minor_id` (its size).
+        minor_id: u32,
+    },
     /// The table's major is not the one this crate describes.
     WrongMajor {
         /// Table name.
@@ -139,6 +167,17 @@ impl fmt::Display for SlotError {
                 "the runtime's {table} table is {minor_id} bytes long and has no slot at byte {offset}; \
                  the runtime is older than this entry"
             ),
+            SlotError::Absent { table, offset } => write!(
+                f,
+                "the runtime's {table} table (a ROCm 5.x layout) has no entry for the modern slot at byte \
+                 {offset}; the runtime is older than this entry"
+            ),
+            SlotError::UnknownLayout { table, minor_id } => write!(
+                f,
+                "the runtime's {table} table has major version 1 and {minor_id} bytes, a layout of no \
+                 ROCm 5.x release this build knows (5.0-5.4: 400 bytes, 5.5: 424, 5.6-5.7: 456); its \
+                 entries cannot be mapped"
+            ),
             SlotError::WrongMajor {
                 table,
                 found,
@@ -146,7 +185,7 @@ impl fmt::Display for SlotError {
             } => write!(
                 f,
                 "the runtime's {table} table has major version {found}, this build supports {expected} \
-                 (ROCm 6.0 or later)"
+                 (ROCm 6.0 or later) and the ROCm 5.x layouts (major 1)"
             ),
         }
     }
@@ -195,11 +234,15 @@ impl<T: ApiTable> TablePtr<T> {
         unsafe { self.0.as_ptr().cast::<ApiTableVersion>().read() }
     }
 
-    /// Ok when the table's major is `expected`.
+    /// Ok when the table's major is `expected`, or the ROCm 5.x major of a table whose layout
+    /// this crate maps (see [`layout`]).
     pub fn check_major(self, expected: u32) -> Result<(), SlotError> {
-        let found = self.version().major_id;
+        let version = self.version();
+        let found = version.major_id;
         if found == expected {
             Ok(())
+        } else if T::LEGACY_MAJOR == Some(found) {
+            T::layout_offset(&version, member_offset(1)).map(|_| ())
         } else {
             Err(SlotError::WrongMajor {
                 table: T::NAME,
@@ -207,6 +250,22 @@ impl<T: ApiTable> TablePtr<T> {
                 expected,
             })
         }
+    }
+
+    /// The byte offset in the live table of the slot at modern byte `offset`, checked to lie
+    /// inside the table.
+    fn locate(self, offset: usize, size: usize) -> Result<usize, SlotError> {
+        let version = self.version();
+        let at = if T::LEGACY_MAJOR == Some(version.major_id) {
+            T::layout_offset(&version, offset)?.ok_or(SlotError::Absent {
+                table: T::NAME,
+                offset,
+            })?
+        } else {
+            offset
+        };
+        self.check_covers(at, size)?;
+        Ok(at)
     }
 
     /// Ok when a slot of `size` bytes at byte `offset` lies inside the table.
@@ -223,7 +282,8 @@ impl<T: ApiTable> TablePtr<T> {
         }
     }
 
-    /// Reads the slot at `offset`. `_field` only names the slot's type (see [`read_slot!`]).
+    /// Reads the slot at modern byte `offset` (remapped on a ROCm 5.x table). `_field` only names
+    /// the slot's type (see [`read_slot!`]).
     ///
     /// # Safety
     /// `offset` must be the offset of a field of type `F` in `T`.
@@ -232,7 +292,7 @@ impl<T: ApiTable> TablePtr<T> {
         offset: usize,
         _field: fn(&T) -> &F,
     ) -> Result<F, SlotError> {
-        self.check_covers(offset, std::mem::size_of::<F>())?;
+        let offset = self.locate(offset, std::mem::size_of::<F>())?;
         // SAFETY: covered by the live table (checked above); caller guarantees the type.
         Ok(unsafe {
             self.0
@@ -244,7 +304,8 @@ impl<T: ApiTable> TablePtr<T> {
         })
     }
 
-    /// Writes the slot at `offset`. `_field` only names the slot's type (see [`write_slot!`]).
+    /// Writes the slot at modern byte `offset` (remapped on a ROCm 5.x table). `_field` only
+    /// names the slot's type (see [`write_slot!`]).
     ///
     /// # Safety
     /// `offset` must be the offset of a field of type `F` in `T`, and the table must be writable.
@@ -254,7 +315,7 @@ impl<T: ApiTable> TablePtr<T> {
         _field: fn(&T) -> &F,
         value: F,
     ) -> Result<(), SlotError> {
-        self.check_covers(offset, std::mem::size_of::<F>())?;
+        let offset = self.locate(offset, std::mem::size_of::<F>())?;
         // SAFETY: covered by the live table (checked above); caller guarantees type and access.
         unsafe {
             self.0

@@ -24,7 +24,7 @@ Exit codes:
   70     application not executable
   71     output directory not writable
   72     tool library libkreplay.so not found
-  73     virtual runtime (vhsa) not found
+  73     virtual runtime (vhsa) or virtual GPU thunk (vkfd) not found
   74     system HSA runtime not found (--runtime system)
   75     reading records or writing outputs failed
   76     the application could not be started
@@ -112,6 +112,14 @@ pub enum CliError {
         /// The places searched.
         looked: String,
     },
+    /// vkfd is not where it should be (`--runtime system-on-vkfd`).
+    #[error(
+        "vkfd, the virtual GPU's thunk, not found (looked for {looked}); build it with `cargo build -p vkfd` or set KREPLAY_VKFD_DIR to a directory holding libhsakmt.so.1"
+    )]
+    VkfdNotFound {
+        /// The places searched.
+        looked: String,
+    },
     /// `--runtime system` but no system runtime.
     #[error("--runtime system: {0}; use --runtime virtual to run on vhsa")]
     SystemRuntimeNotFound(String),
@@ -150,7 +158,7 @@ impl CliError {
             CliError::AppNotExecutable { .. } => 70,
             CliError::OutputNotWritable { .. } => 71,
             CliError::ToolNotFound { .. } => 72,
-            CliError::VhsaNotFound { .. } => 73,
+            CliError::VhsaNotFound { .. } | CliError::VkfdNotFound { .. } => 73,
             CliError::SystemRuntimeNotFound(_) => 74,
             CliError::Io { .. } => 75,
             CliError::Launch { .. } => 76,

@@ -7,7 +7,7 @@ use crate::report::summary::human_bytes;
 use hsa_abi::ffi;
 use std::ffi::{CStr, c_void};
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 type Status = ffi::hsa_status_t;
 type AgentCallback = unsafe extern "C" fn(ffi::hsa_agent_t, *mut c_void) -> Status;
@@ -76,6 +76,44 @@ fn required<T: Copy>(lib: &libloading::Library, path: &Path, name: &str) -> Resu
             path.display()
         ))
     })
+}
+
+/// The thunk library (`libhsakmt.so.1`) the loaded runtime uses, as the dynamic loader found
+/// it; `None` when no thunk is loaded (vhsa has none).
+fn loaded_thunk() -> Option<PathBuf> {
+    // SAFETY: a symbol lookup in the global scope and an address lookup, both read-only.
+    unsafe {
+        let sym = libc::dlsym(libc::RTLD_DEFAULT, c"hsaKmtOpenKFD".as_ptr());
+        if sym.is_null() {
+            return None;
+        }
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        if libc::dladdr(sym, &mut info) == 0 || info.dli_fname.is_null() {
+            return None;
+        }
+        let path = PathBuf::from(
+            CStr::from_ptr(info.dli_fname)
+                .to_string_lossy()
+                .into_owned(),
+        );
+        Some(std::fs::canonicalize(&path).unwrap_or(path))
+    }
+}
+
+/// Loads the thunk at `path` (vkfd) into the global scope before the runtime, so the runtime's
+/// `libhsakmt.so.1` dependency binds to it.
+fn preload_thunk(path: &Path) -> Result<(), CliError> {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+        .map_err(|_| CliError::RuntimeQuery(format!("bad thunk path {}", path.display())))?;
+    // SAFETY: loading a library by path; it stays loaded for the process.
+    let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+    if h.is_null() {
+        return Err(CliError::RuntimeQuery(format!(
+            "cannot load the thunk {}",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Walks the agents, ISAs and pools of the runtime library at `path`.
@@ -291,13 +329,29 @@ fn flag_names(segment: u32, flags: u32) -> String {
 }
 
 /// The report printed by `kreplay info`.
-pub fn render(runtime: &Runtime, agents: &[AgentInfo]) -> String {
+///
+/// `thunk` is the kernel-driver interface library the runtime loaded (`None` for vhsa).
+pub fn render(runtime: &Runtime, thunk: Option<&Path>, agents: &[AgentInfo]) -> String {
     let mut out = String::new();
     let kind = match runtime {
         Runtime::System(_) => "system",
         Runtime::Virtual(_) => "virtual (vhsa)",
+        Runtime::SystemOnVkfd { .. } => "system on vkfd (virtual GPU)",
     };
     let _ = writeln!(out, "runtime: {kind} {}", runtime.library().display());
+    match thunk {
+        Some(t) => {
+            let which = if t.file_name().is_some_and(|n| n == "libvkfd.so") {
+                "vkfd (virtual GPU)"
+            } else {
+                "system"
+            };
+            let _ = writeln!(out, "thunk: {which} {}", t.display());
+        }
+        None => {
+            let _ = writeln!(out, "thunk: none (the runtime does not use libhsakmt)");
+        }
+    }
     let _ = writeln!(out, "agents: {}", agents.len());
     for (i, a) in agents.iter().enumerate() {
         let _ = writeln!(
@@ -339,8 +393,11 @@ pub fn run(choice: RuntimeChoice) -> Result<(), CliError> {
     // Tools listed for applications must not load into this query.
     // SAFETY: no other thread exists yet in this process that reads the environment.
     unsafe { std::env::remove_var("HSA_TOOLS_LIB") };
+    if let Runtime::SystemOnVkfd { thunk_dir, .. } = &runtime {
+        preload_thunk(&thunk_dir.join(installation::THUNK_SONAME))?;
+    }
     let agents = query(&runtime.library())?;
-    print!("{}", render(&runtime, &agents));
+    print!("{}", render(&runtime, loaded_thunk().as_deref(), &agents));
     Ok(())
 }
 
@@ -362,7 +419,7 @@ mod tests {
                 allocatable: true,
             }],
         }];
-        let text = render(&Runtime::Virtual("d".into()), &agents);
+        let text = render(&Runtime::Virtual("d".into()), None, &agents);
         assert!(text.contains("agent 0: gfx942 (GPU, vendor AMD)"), "{text}");
         assert!(text.contains("  isa: amdgcn-amd-amdhsa--gfx942"));
         assert!(

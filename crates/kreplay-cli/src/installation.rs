@@ -3,8 +3,9 @@
 //!
 //! Pieces are looked up relative to the `kreplay` executable: next to it in a cargo build tree
 //! (`target/<profile>/`), or in `<prefix>/lib/kreplay/` when installed as `<prefix>/bin/kreplay`.
-//! `KREPLAY_TOOL_LIB` (a file) and `KREPLAY_VHSA_DIR` (a directory holding
-//! `libhsa-runtime64.so.1`) override the lookup.
+//! `KREPLAY_TOOL_LIB` (a file), `KREPLAY_VHSA_DIR` (a directory holding
+//! `libhsa-runtime64.so.1`) and `KREPLAY_VKFD_DIR` (a directory holding vkfd as
+//! `libhsakmt.so.1`) override the lookup.
 
 use crate::exit_status::CliError;
 use std::path::{Path, PathBuf};
@@ -13,6 +14,10 @@ use std::path::{Path, PathBuf};
 pub const RUNTIME_SONAME: &str = "libhsa-runtime64.so.1";
 /// The file cargo builds vhsa as.
 const VHSA_BUILT_NAME: &str = "libhsa_runtime64.so";
+/// The thunk's file name as the runtime loads it.
+pub const THUNK_SONAME: &str = "libhsakmt.so.1";
+/// The file cargo builds vkfd as.
+const VKFD_BUILT_NAME: &str = "libvkfd.so";
 /// The tool library's file name.
 pub const TOOL_LIB_NAME: &str = "libkreplay.so";
 /// The bundled demo application's file name.
@@ -110,13 +115,53 @@ pub fn vhsa_dir() -> Result<PathBuf, CliError> {
     })
 }
 
+/// A directory holding vkfd, the virtual GPU's user-space thunk, as `libhsakmt.so.1`, for
+/// `LD_LIBRARY_PATH`: `KREPLAY_VKFD_DIR`, else a `vkfd-thunk/` directory beside the built
+/// `libvkfd.so` (a symbolic link under the thunk's name), else `vkfd/` of the installed layout.
+pub fn vkfd_dir() -> Result<PathBuf, CliError> {
+    if let Some(dir) = std::env::var_os("KREPLAY_VKFD_DIR").filter(|v| !v.is_empty()) {
+        let dir = absolute(Path::new(&dir));
+        let lib = dir.join(THUNK_SONAME);
+        return if lib.is_file() {
+            Ok(dir)
+        } else {
+            Err(CliError::VkfdNotFound {
+                looked: format!("{} (from KREPLAY_VKFD_DIR)", lib.display()),
+            })
+        };
+    }
+    let mut looked = Vec::new();
+    for dir in search_dirs() {
+        let built = dir.join(VKFD_BUILT_NAME);
+        if built.is_file() {
+            let ready = dir.join("vkfd-thunk");
+            link_name(&ready, THUNK_SONAME, &built)
+                .map_err(|e| CliError::io("preparing the vkfd directory", &ready, e))?;
+            return Ok(ready);
+        }
+        looked.push(built);
+        let installed = dir.join("vkfd").join(THUNK_SONAME);
+        if installed.is_file() {
+            return Ok(dir.join("vkfd"));
+        }
+        looked.push(installed);
+    }
+    Err(CliError::VkfdNotFound {
+        looked: looked_list(&looked),
+    })
+}
+
 fn link_runtime_name(dir: &Path, target: &Path) -> std::io::Result<()> {
+    link_name(dir, RUNTIME_SONAME, target)
+}
+
+fn link_name(dir: &Path, name: &str, target: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let link = dir.join(RUNTIME_SONAME);
+    let link = dir.join(name);
     if std::fs::read_link(&link).is_ok_and(|t| t == target) {
         return Ok(());
     }
-    let tmp = dir.join(format!(".{RUNTIME_SONAME}.{}", std::process::id()));
+    let tmp = dir.join(format!(".{name}.{}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
     std::os::unix::fs::symlink(target, &tmp)?;
     std::fs::rename(&tmp, &link)
@@ -155,6 +200,14 @@ pub enum Runtime {
     System(PathBuf),
     /// vhsa, from this directory.
     Virtual(PathBuf),
+    /// The installed ROCm runtime at `library` on vkfd, the virtual GPU's thunk, from
+    /// `thunk_dir`.
+    SystemOnVkfd {
+        /// The system runtime.
+        library: PathBuf,
+        /// The directory holding vkfd as `libhsakmt.so.1`.
+        thunk_dir: PathBuf,
+    },
 }
 
 impl Runtime {
@@ -163,6 +216,16 @@ impl Runtime {
         match self {
             Runtime::System(p) => p.clone(),
             Runtime::Virtual(d) => d.join(RUNTIME_SONAME),
+            Runtime::SystemOnVkfd { library, .. } => library.clone(),
+        }
+    }
+
+    /// The directory to put first on the application's `LD_LIBRARY_PATH`, if any.
+    pub fn library_dir(&self) -> Option<&Path> {
+        match self {
+            Runtime::System(_) => None,
+            Runtime::Virtual(d) => Some(d),
+            Runtime::SystemOnVkfd { thunk_dir, .. } => Some(thunk_dir),
         }
     }
 }
@@ -176,6 +239,9 @@ pub enum RuntimeChoice {
     System,
     /// vhsa, the virtual runtime.
     Virtual,
+    /// The installed ROCm runtime (Debian 12's ROCR 5.2) on vkfd, the virtual GPU's user-space
+    /// thunk: the real runtime, no GPU or driver needed (GPUs from VKFD_AGENTS).
+    SystemOnVkfd,
 }
 
 /// What [`decide`] chose and why.
@@ -185,6 +251,8 @@ pub enum Decision {
     System,
     /// Use vhsa.
     Virtual,
+    /// Use the system runtime on vkfd.
+    SystemOnVkfd,
 }
 
 /// The selection rule, apart from the file system: `kfd` is whether `/dev/kfd` exists,
@@ -199,6 +267,12 @@ pub fn decide(
         RuntimeChoice::Virtual => Ok((Decision::Virtual, "--runtime virtual")),
         RuntimeChoice::System if system_found => Ok((Decision::System, "--runtime system")),
         RuntimeChoice::System => Err(format!("no system {RUNTIME_SONAME} found")),
+        RuntimeChoice::SystemOnVkfd if system_found => {
+            Ok((Decision::SystemOnVkfd, "--runtime system-on-vkfd"))
+        }
+        RuntimeChoice::SystemOnVkfd => Err(format!(
+            "no system {RUNTIME_SONAME} found to run on vkfd (Debian: install libhsa-runtime64-1)"
+        )),
         RuntimeChoice::Auto => match (kfd, system_found) {
             (true, true) => Ok((
                 Decision::System,
@@ -223,12 +297,21 @@ pub fn select(choice: RuntimeChoice, announce: bool) -> Result<Runtime, CliError
         decide(choice, kfd, system.is_some()).map_err(CliError::SystemRuntimeNotFound)?;
     let runtime = match (decision, system) {
         (Decision::System, Some(path)) => Runtime::System(path),
+        (Decision::SystemOnVkfd, Some(library)) => Runtime::SystemOnVkfd {
+            library,
+            thunk_dir: vkfd_dir()?,
+        },
         _ => Runtime::Virtual(vhsa_dir()?),
     };
     if announce {
         let what = match &runtime {
             Runtime::System(p) => format!("system ({})", p.display()),
             Runtime::Virtual(d) => format!("virtual (vhsa, {})", d.join(RUNTIME_SONAME).display()),
+            Runtime::SystemOnVkfd { library, thunk_dir } => format!(
+                "system ({}) on vkfd ({})",
+                library.display(),
+                thunk_dir.join(THUNK_SONAME).display()
+            ),
         };
         eprintln!("kreplay: runtime: {what} [{reason}]");
     }
@@ -238,6 +321,18 @@ pub fn select(choice: RuntimeChoice, announce: bool) -> Result<Runtime, CliError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_system_runtime_on_vkfd_needs_no_driver_but_a_system_runtime() {
+        for kfd in [false, true] {
+            assert_eq!(
+                decide(RuntimeChoice::SystemOnVkfd, kfd, true).unwrap().0,
+                Decision::SystemOnVkfd
+            );
+            let e = decide(RuntimeChoice::SystemOnVkfd, kfd, false).unwrap_err();
+            assert!(e.contains("libhsa-runtime64-1"), "{e}");
+        }
+    }
 
     #[test]
     fn auto_prefers_the_system_runtime_only_with_a_driver() {

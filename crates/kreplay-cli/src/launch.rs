@@ -332,10 +332,14 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
         cmd.env("KREPLAY_HOST_MEMORY", policy);
     }
     if let Some(list) = &plan.virtual_agents {
-        cmd.env(virtual_topology::VARIABLE, list);
+        let variable = match plan.runtime {
+            Runtime::SystemOnVkfd { .. } => virtual_topology::VKFD_VARIABLE,
+            _ => virtual_topology::VARIABLE,
+        };
+        cmd.env(variable, list);
     }
-    if let Runtime::Virtual(dir) = &plan.runtime {
-        let mut paths = vec![dir.clone()];
+    if let Some(dir) = plan.runtime.library_dir() {
+        let mut paths = vec![dir.to_path_buf()];
         if let Some(existing) = std::env::var_os("LD_LIBRARY_PATH") {
             paths.extend(std::env::split_paths(&existing));
         }

@@ -13,6 +13,8 @@ use std::process::Command;
 
 /// The environment variable vhsa reads its topology from.
 pub const VARIABLE: &str = "VHSA_AGENTS";
+/// The variable that carries the list to vkfd (`--runtime system-on-vkfd`).
+pub const VKFD_VARIABLE: &str = "VKFD_AGENTS";
 
 /// The targets of `list`, in order, when it is spelled like `gfx942,gfx90a`.
 pub fn parse(list: &str) -> Result<Vec<String>, CliError> {
@@ -70,6 +72,8 @@ pub fn check(list: &str, runtime: &Runtime, kreplay: &Path) -> Result<Vec<String
     };
     let dir = match runtime {
         Runtime::Virtual(dir) => dir,
+        // vkfd describes the same GPU models; the real runtime decides which it supports.
+        Runtime::SystemOnVkfd { .. } => return parse(list),
         Runtime::System(path) => {
             return Err(bad(format!(
                 "a virtual topology applies to the virtual runtime only, and this run uses the system runtime ({}); add --runtime virtual, or drop --virtual-agents",

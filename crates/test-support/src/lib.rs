@@ -53,6 +53,67 @@ pub fn vhsa_lib_dir() -> PathBuf {
     dir
 }
 
+/// A directory holding vkfd under the thunk's real file name `libhsakmt.so.1`: first on
+/// `LD_LIBRARY_PATH`, it puts the system's real ROCR (Debian's `libhsa-runtime64-1`) on the
+/// virtual GPU. Panics when vkfd is not built.
+pub fn vkfd_lib_dir() -> PathBuf {
+    link_dir("vkfd-thunk", "libvkfd.so", "libhsakmt.so.1")
+}
+
+/// Links `profile_dir()/built` into `profile_dir()/dir/name`, replaced atomically (concurrent
+/// tests never see a missing file; the temporary name is unique per call).
+fn link_dir(dir: &str, built: &str, name: &str) -> PathBuf {
+    let built = artifact(built);
+    let dir = profile_dir().join(dir);
+    std::fs::create_dir_all(&dir).expect("create the library directory");
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.{}.{call}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(&built, &tmp).expect("symlink the library");
+    std::fs::rename(&tmp, dir.join(name)).expect("rename the library symlink");
+    dir
+}
+
+/// The HSA runtime a test program runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runtime {
+    /// vhsa, our virtual runtime (`VHSA_AGENTS`).
+    Vhsa,
+    /// The system's real ROCR on vkfd, our user-space thunk (`VKFD_AGENTS`).
+    RocrOnVkfd,
+}
+
+impl Runtime {
+    /// Both runtimes.
+    pub const ALL: [Runtime; 2] = [Runtime::Vhsa, Runtime::RocrOnVkfd];
+
+    /// Points `cmd` at this runtime with the GPU agents `gpus` (`gfx90a,gfx90a`): sets
+    /// `LD_LIBRARY_PATH` and the agent list, and clears the other runtime's variables.
+    pub fn apply(self, cmd: &mut Command, gpus: &str) {
+        match self {
+            Runtime::Vhsa => {
+                cmd.env("LD_LIBRARY_PATH", vhsa_lib_dir())
+                    .env("VHSA_AGENTS", gpus)
+                    .env_remove("VKFD_AGENTS");
+            }
+            Runtime::RocrOnVkfd => {
+                cmd.env("LD_LIBRARY_PATH", vkfd_lib_dir())
+                    .env("VKFD_AGENTS", gpus)
+                    .env_remove("VHSA_AGENTS");
+            }
+        }
+    }
+
+    /// A short name for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::Vhsa => "vhsa",
+            Runtime::RocrOnVkfd => "ROCR on vkfd",
+        }
+    }
+}
+
 /// The kreplay tool library (`libkreplay.so`).
 pub fn tool_lib() -> PathBuf {
     artifact("libkreplay.so")
@@ -122,6 +183,12 @@ pub fn device_clang() -> PathBuf {
 /// include path, so sources can `#include "kernels.h"`. Kernels declared with `KERNEL` get
 /// unmangled names. Panics with the compiler's message when compilation fails.
 pub fn build_code_object(src: &Path, arch: &str, out: &Path) {
+    build_code_object_with(src, arch, out, &[]);
+}
+
+/// [`build_code_object`] with extra compiler flags, e.g. `-mcode-object-version=4` for ROCm
+/// 5.x's loader (which loads code objects up to version 4).
+pub fn build_code_object_with(src: &Path, arch: &str, out: &Path, extra: &[&str]) {
     let clang = device_clang();
     let output = Command::new(&clang)
         .args(["-x", "hip"])
@@ -129,6 +196,7 @@ pub fn build_code_object(src: &Path, arch: &str, out: &Path) {
         .args(["--cuda-device-only", "--no-gpu-bundle-output", "-nogpulib", "-nogpuinc", "-O2"])
         .arg("-I")
         .arg(device_include_dir())
+        .args(extra)
         .arg(src)
         .arg("-o")
         .arg(out)

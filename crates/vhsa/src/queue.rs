@@ -1,12 +1,13 @@
 //! User-mode queues: AQL rings in host memory, doorbell signals, and one packet-processor thread
 //! per hardware queue. Kernel dispatches go to the queue's [`Executor`](crate::executor).
 //!
-//! The processor consumes packets in order: it waits while the slot at the read index is
-//! INVALID (woken by the doorbell, re-checking at least every 100 ms), executes the packet,
-//! decrements its completion signal, sets the slot INVALID and advances the read index. Packets
-//! are executed one at a time, so the barrier bit and fences are honoured by construction.
-//! A bad packet suspends the queue, as on hardware, and is reported through the queue's error
-//! callback with the status the real runtime maps the packet processor's error to.
+//! The processor is vgpu's shared AQL processor ([`vgpu::aql`], the same code vkfd's command
+//! processors run beneath the real ROCR): it consumes packets in order, waiting while the slot at
+//! the read index is INVALID (woken by the doorbell), executes the packet, decrements its
+//! completion signal, sets the slot INVALID and advances the read index. This module supplies
+//! vhsa's side ([`vgpu::aql::QueueBackend`]): vhsa's signal objects, the doorbell wait, the
+//! executor. A bad packet suspends the queue, as on hardware, and is reported through the
+//! queue's error callback with the status the real runtime maps the packet processor's error to.
 
 use crate::error::{Error, Result};
 use crate::executor::{AgentDescription, DispatchFault, DispatchRequest, Executor};
@@ -20,8 +21,8 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-/// Bytes per AQL packet.
-pub(crate) const PACKET_BYTES: usize = 64;
+use vgpu::aql::{DispatchError, QueueBackend};
+pub(crate) use vgpu::aql::{INVALID_HEADER, PACKET_BYTES, packet_type};
 
 /// An index on its own cache line.
 #[repr(C, align(64))]
@@ -99,15 +100,6 @@ impl Queue {
         }
     }
 }
-
-/// Packet type of a header.
-#[inline]
-pub(crate) fn packet_type(header: u16) -> u32 {
-    u32::from(header & 0xFF)
-}
-
-/// The INVALID header value.
-pub(crate) const INVALID_HEADER: u16 = HSA_PACKET_TYPE_INVALID as u16;
 
 struct QueuePtr(*const Queue);
 // SAFETY: the queue outlives its processor thread (destroy joins it before freeing).
@@ -300,235 +292,166 @@ pub(crate) fn destroy_all() {
 
 // ---- packet processor ------------------------------------------------------------------------
 
+/// A queue while its processor runs: the queue and the agent its executor sees.
+struct Processor<'a> {
+    q: &'a Queue,
+    executor: Arc<dyn Executor>,
+    agent: AgentDescription<'a>,
+}
+
 fn process(q: &Queue) {
-    let doorbell = q.doorbell();
     let Some(executor) = q.executor.clone() else {
         return;
     };
     let agent = crate::topology::agent(q.agent).ok();
-    let description = AgentDescription {
-        handle: q.agent,
-        target: agent.map_or("", |a| a.name.as_str()),
-        isa_name: agent.and_then(|a| a.isa_name()).unwrap_or(""),
-        wavefront_size: agent.map_or(64, |a| a.wavefront_size()),
+    let p = Processor {
+        q,
+        executor,
+        agent: AgentDescription {
+            handle: q.agent,
+            target: agent.map_or("", |a| a.name.as_str()),
+            isa_name: agent.and_then(|a| a.isa_name()).unwrap_or(""),
+            wavefront_size: agent.map_or(64, |a| a.wavefront_size()),
+        },
     };
-    loop {
-        if q.stop.load(Ordering::Acquire) {
-            return;
-        }
-        let idx = q.read_index().load(Ordering::Relaxed);
-        let slot = q.slot(idx);
-        let header = Queue::header(slot).load(Ordering::Acquire);
-        if packet_type(header) == HSA_PACKET_TYPE_INVALID || q.inactive.load(Ordering::Relaxed) {
-            let ready = || {
-                q.stop.load(Ordering::Acquire)
-                    || (packet_type(Queue::header(slot).load(Ordering::Acquire))
-                        != HSA_PACKET_TYPE_INVALID
-                        && !q.inactive.load(Ordering::Relaxed))
-            };
-            match doorbell {
-                Some(d) => {
-                    d.wait(|_| ready(), None);
-                }
-                None => std::thread::sleep(Duration::from_millis(1)),
-            }
-            continue;
-        }
-        if !execute(q, slot, header, &*executor, &description) {
-            // A packet error suspended the queue: the packet stays where it is.
-            continue;
-        }
-        Queue::header(slot).store(INVALID_HEADER, Ordering::Release);
-        q.read_index().store(idx + 1, Ordering::Release);
-    }
+    vgpu::aql::run(&p);
 }
 
-fn completion_signal(slot: *mut u8) -> u64 {
-    // SAFETY: every AQL packet has its completion signal at byte 56.
-    unsafe { slot.add(56).cast::<u64>().read_volatile() }
-}
+impl QueueBackend for Processor<'_> {
+    fn ring(&self) -> (*mut u8, u32) {
+        (self.q.hsa.base_address.cast(), self.q.hsa.size)
+    }
 
-fn complete(q: &Queue, slot: *mut u8, start: u64) {
-    let h = completion_signal(slot);
-    if h == 0 {
-        return;
+    fn read_index(&self) -> &AtomicU64 {
+        self.q.read_index()
     }
-    match crate::signal::lookup(h) {
-        Some(s) => {
-            if q.profiling.load(Ordering::Relaxed) {
-                s.set_times(start, crate::topology::now_ns());
-            }
-            s.subtract(1);
-        }
-        None => tracing::warn!(
-            "queue {}: packet completion signal {h:#x} is not a live signal",
-            q.hsa.id
-        ),
-    }
-}
 
-/// Waits until the barrier's condition holds (or the queue stops).
-fn wait_barrier(q: &Queue, deps: &[u64], any: bool) {
-    let signals: Vec<&Signal> = deps
-        .iter()
-        .filter(|h| **h != 0)
-        .filter_map(|h| crate::signal::lookup(*h))
-        .collect();
-    if signals.is_empty() {
-        return;
+    fn stopping(&self) -> bool {
+        self.q.stop.load(Ordering::Acquire)
     }
-    loop {
-        let done = if any {
-            signals.iter().any(|s| s.load() == 0)
-        } else {
-            signals.iter().all(|s| s.load() == 0)
+
+    fn suspended(&self) -> bool {
+        self.q.inactive.load(Ordering::Relaxed)
+    }
+
+    fn wait_for_packet(&self, slot: *mut u8, _idle: u32) {
+        let q = self.q;
+        let ready = || {
+            q.stop.load(Ordering::Acquire)
+                || (packet_type(Queue::header(slot).load(Ordering::Acquire))
+                    != HSA_PACKET_TYPE_INVALID
+                    && !q.inactive.load(Ordering::Relaxed))
         };
-        if done || q.stop.load(Ordering::Acquire) {
-            return;
+        match q.doorbell() {
+            Some(d) => {
+                d.wait(|_| ready(), None);
+            }
+            None => std::thread::sleep(Duration::from_millis(1)),
         }
-        let target = signals
-            .iter()
-            .find(|s| s.load() != 0)
-            .copied()
-            .unwrap_or(signals[0]);
-        let step = if any && signals.len() > 1 {
-            Duration::from_millis(2)
-        } else {
-            Duration::from_millis(100)
-        };
-        target.wait(|v| v == 0, Some(Instant::now() + step));
     }
-}
 
-/// Executes one packet; false when it was bad (reported, queue suspended, not completed).
-fn execute(
-    q: &Queue,
-    slot: *mut u8,
-    header: u16,
-    executor: &dyn Executor,
-    agent: &AgentDescription<'_>,
-) -> bool {
-    let start = if q.profiling.load(Ordering::Relaxed) {
+    fn profiling(&self) -> bool {
+        self.q.profiling.load(Ordering::Relaxed)
+    }
+
+    fn now(&self) -> u64 {
         crate::topology::now_ns()
-    } else {
-        0
-    };
-    match packet_type(header) {
-        HSA_PACKET_TYPE_KERNEL_DISPATCH => {
-            let pkt = slot.cast::<hsa_kernel_dispatch_packet_t>().cast_const();
-            // SAFETY: the slot holds a dispatch packet written by the application.
-            let (setup, object) = unsafe { ((*pkt).setup, (*pkt).kernel_object) };
-            // The statuses the real runtime maps the packet processor's errors to.
-            if setup & 3 == 0 {
-                q.report(HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS);
-                return false;
-            }
-            if object == 0 {
-                q.report(HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
-                return false;
-            }
-            // SAFETY: the slot holds a 64-byte dispatch packet, published by the header read
-            // with acquire ordering; it is copied out whole.
-            let packet = unsafe { pkt.read() };
-            let request = DispatchRequest {
-                packet: &packet,
-                kernel_object: object,
-                kernarg_address: packet.kernarg_address as u64,
-                agent: *agent,
-                queue_id: q.hsa.id,
-                packet_address: slot as u64,
-                queue_address: (&raw const q.hsa) as u64,
-                ring: (
-                    q.hsa.base_address as u64,
-                    u64::from(q.hsa.size) * PACKET_BYTES as u64,
-                ),
-                abandon: &q.stop,
-            };
-            let start = if q.profiling.load(Ordering::Relaxed) {
-                crate::topology::now_ns()
-            } else {
-                0
-            };
-            let outcome = executor.execute(&request, &crate::memory::RuntimeMemory);
-            crate::stats::DISPATCHES.fetch_add(1, Ordering::Relaxed);
-            match outcome {
-                Ok(()) => {
-                    complete(q, slot, start);
-                    return true;
-                }
-                Err(DispatchFault::NoImplementation) => {
-                    tracing::error!(
-                        "queue {}: kernel object {object:#x} is neither a registered native kernel nor a kernel of a loaded code object; the dispatch ends with a queue error (load the code object into an executable, or register a native kernel)",
-                        q.hsa.id
-                    );
-                    q.report(HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
-                    return false;
-                }
-                Err(DispatchFault::Fault { message, .. }) if q.stop.load(Ordering::Acquire) => {
-                    // The queue is being destroyed: the executor gave up; nobody waits for it.
-                    tracing::debug!(
-                        "queue {}: kernel object {object:#x} abandoned: {message}",
-                        q.hsa.id
-                    );
-                    return false;
-                }
-                Err(DispatchFault::Fault { status, message }) => {
-                    tracing::error!(
-                        "queue {}: kernel object {object:#x} faulted: {message}",
-                        q.hsa.id
-                    );
-                    q.report(status);
-                    return false;
-                }
-            }
+    }
+
+    fn signal_value(&self, handle: u64) -> Option<i64> {
+        crate::signal::lookup(handle).map(Signal::load)
+    }
+
+    fn wait_signal(&self, handle: u64, deadline: Instant) {
+        if let Some(s) = crate::signal::lookup(handle) {
+            let seen = s.load();
+            s.wait(|v| v != seen, Some(deadline));
         }
-        HSA_PACKET_TYPE_BARRIER_AND | HSA_PACKET_TYPE_BARRIER_OR => {
-            let mut deps = [0u64; 5];
-            for (i, d) in deps.iter_mut().enumerate() {
-                // SAFETY: barrier packets hold five dependent signals from byte 8.
-                *d = unsafe { slot.add(8 + 8 * i).cast::<u64>().read_volatile() };
+    }
+
+    fn complete(&self, handle: u64, times: Option<(u64, u64)>) {
+        match crate::signal::lookup(handle) {
+            Some(s) => {
+                if let Some((start, end)) = times {
+                    s.set_times(start, end);
+                }
+                s.subtract(1);
             }
-            wait_barrier(q, &deps, packet_type(header) == HSA_PACKET_TYPE_BARRIER_OR);
+            None => tracing::warn!(
+                "queue {}: packet completion signal {handle:#x} is not a live signal",
+                self.q.hsa.id
+            ),
+        }
+    }
+
+    fn dispatch(
+        &self,
+        slot: *mut u8,
+        packet: &hsa_kernel_dispatch_packet_t,
+    ) -> std::result::Result<(), DispatchError> {
+        let q = self.q;
+        let object = packet.kernel_object;
+        let request = DispatchRequest {
+            packet,
+            kernel_object: object,
+            kernarg_address: packet.kernarg_address as u64,
+            agent: self.agent,
+            queue_id: q.hsa.id,
+            packet_address: slot as u64,
+            queue_address: (&raw const q.hsa) as u64,
+            ring: (
+                q.hsa.base_address as u64,
+                u64::from(q.hsa.size) * PACKET_BYTES as u64,
+            ),
+            abandon: &q.stop,
+        };
+        let outcome = self
+            .executor
+            .execute(&request, &crate::memory::RuntimeMemory);
+        crate::stats::DISPATCHES.fetch_add(1, Ordering::Relaxed);
+        match outcome {
+            Ok(()) => Ok(()),
+            Err(DispatchFault::NoImplementation) => Err(DispatchError::Failed(
+                HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
+                format!(
+                    "kernel object {object:#x} is neither a registered native kernel nor a kernel of a loaded code object; the dispatch ends with a queue error (load the code object into an executable, or register a native kernel)"
+                ),
+            )),
+            Err(DispatchFault::Fault { message, .. }) if q.stop.load(Ordering::Acquire) => {
+                // The queue is being destroyed: the executor gave up; nobody waits for it.
+                tracing::debug!(
+                    "queue {}: kernel object {object:#x} abandoned: {message}",
+                    q.hsa.id
+                );
+                Err(DispatchError::Abandoned)
+            }
+            Err(DispatchFault::Fault { status, message }) => Err(DispatchError::Failed(
+                status,
+                format!("kernel object {object:#x} faulted: {message}"),
+            )),
+        }
+    }
+
+    fn vendor_packet(&self, _slot: *mut u8, format: u8) -> std::result::Result<(), DispatchError> {
+        Err(DispatchError::Failed(
+            HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+            format!("AMD vendor packet format {format} is not processed"),
+        ))
+    }
+
+    fn report(&self, status: hsa_status_t, message: &str) {
+        tracing::error!("queue {}: {message}", self.q.hsa.id);
+        self.q.report(status);
+    }
+
+    fn processed(&self, packet_type: u32) {
+        if matches!(
+            packet_type,
+            HSA_PACKET_TYPE_BARRIER_AND | HSA_PACKET_TYPE_BARRIER_OR
+        ) {
             crate::stats::BARRIERS.fetch_add(1, Ordering::Relaxed);
         }
-        HSA_PACKET_TYPE_VENDOR_SPECIFIC => {
-            // SAFETY: vendor packets carry their AMD format in byte 2.
-            let format = unsafe { slot.add(2).read_volatile() };
-            if u32::from(format) == HSA_AMD_PACKET_TYPE_BARRIER_VALUE {
-                // SAFETY: layout of hsa_amd_barrier_value_packet_t.
-                let (sig, value, mask, cond) = unsafe {
-                    (
-                        slot.add(8).cast::<u64>().read_volatile(),
-                        slot.add(16).cast::<i64>().read_volatile(),
-                        slot.add(24).cast::<i64>().read_volatile(),
-                        slot.add(32).cast::<u32>().read_volatile(),
-                    )
-                };
-                if let Some(s) = crate::signal::lookup(sig) {
-                    while !q.stop.load(Ordering::Acquire) {
-                        let v = s.wait(
-                            |v| crate::signal::condition_holds(cond, v & mask, value),
-                            Some(Instant::now() + Duration::from_millis(100)),
-                        );
-                        if crate::signal::condition_holds(cond, v & mask, value) {
-                            break;
-                        }
-                    }
-                }
-            } else {
-                // Unsupported vendor packet format.
-                q.report(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT);
-                return false;
-            }
-        }
-        // Agent dispatch is not a feature of kernel-dispatch queues; other types are invalid.
-        _ => {
-            q.report(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT);
-            return false;
-        }
     }
-    complete(q, slot, start);
-    true
 }
 
 #[cfg(test)]

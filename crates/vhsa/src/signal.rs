@@ -374,13 +374,7 @@ fn epoch() -> u64 {
 
 /// Evaluates an HSA signal condition.
 pub(crate) fn condition_holds(cond: hsa_signal_condition_t, value: i64, compare: i64) -> bool {
-    match cond {
-        HSA_SIGNAL_CONDITION_EQ => value == compare,
-        HSA_SIGNAL_CONDITION_NE => value != compare,
-        HSA_SIGNAL_CONDITION_LT => value < compare,
-        HSA_SIGNAL_CONDITION_GTE => value >= compare,
-        _ => false,
-    }
+    vgpu::aql::condition_holds(cond, value, compare)
 }
 
 fn deadline_from_ticks(timeout: u64) -> Option<Instant> {

@@ -30,71 +30,7 @@ pub(crate) enum AgentKind {
     Gpu,
 }
 
-/// Per-target facts of a GPU model.
-pub(crate) struct GpuModel {
-    pub(crate) target: &'static str,
-    /// Target features as ROCR appends them to the ISA name (`:sramecc+:xnack-`).
-    pub(crate) features: &'static str,
-    pub(crate) product: &'static str,
-    pub(crate) chip_id: u32,
-    pub(crate) compute_units: u32,
-    pub(crate) simds_per_cu: u32,
-    pub(crate) shader_engines: u32,
-    pub(crate) max_clock_mhz: u32,
-    pub(crate) max_waves_per_cu: u32,
-    pub(crate) memory_bytes: u64,
-}
-
-const GPU_MODELS: &[GpuModel] = &[
-    GpuModel {
-        target: "gfx942",
-        features: ":sramecc+:xnack-",
-        product: "AMD Instinct MI300X (virtual)",
-        chip_id: 0x74a1,
-        compute_units: 304,
-        simds_per_cu: 4,
-        shader_engines: 32,
-        max_clock_mhz: 2100,
-        max_waves_per_cu: 32,
-        memory_bytes: 192 << 30,
-    },
-    GpuModel {
-        target: "gfx90a",
-        features: ":sramecc+:xnack-",
-        product: "AMD Instinct MI250X (virtual)",
-        chip_id: 0x740c,
-        compute_units: 110,
-        simds_per_cu: 4,
-        shader_engines: 8,
-        max_clock_mhz: 1700,
-        max_waves_per_cu: 32,
-        memory_bytes: 64 << 30,
-    },
-    GpuModel {
-        target: "gfx908",
-        features: ":sramecc+:xnack-",
-        product: "AMD Instinct MI100 (virtual)",
-        chip_id: 0x738c,
-        compute_units: 120,
-        simds_per_cu: 4,
-        shader_engines: 8,
-        max_clock_mhz: 1502,
-        max_waves_per_cu: 40,
-        memory_bytes: 32 << 30,
-    },
-    GpuModel {
-        target: "gfx1100",
-        features: "",
-        product: "AMD Radeon RX 7900 XTX (virtual)",
-        chip_id: 0x744c,
-        compute_units: 96,
-        simds_per_cu: 2,
-        shader_engines: 6,
-        max_clock_mhz: 2500,
-        max_waves_per_cu: 32,
-        memory_bytes: 24 << 30,
-    },
-];
+pub(crate) use vgpu::model::GpuModel;
 
 /// An agent of the virtual system.
 pub(crate) struct Agent {
@@ -200,24 +136,12 @@ static SYSTEM: OnceLock<System> = OnceLock::new();
 
 /// Parses `VHSA_AGENTS`; unknown targets are reported and skipped.
 fn gpu_targets() -> Vec<&'static GpuModel> {
-    let Ok(v) = std::env::var("VHSA_AGENTS") else {
-        return vec![&GPU_MODELS[0]];
-    };
-    let mut out = Vec::new();
-    for t in v.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        match GPU_MODELS.iter().find(|m| m.target == t) {
-            Some(m) => out.push(m),
-            None => eprintln!(
-                "vhsa: VHSA_AGENTS names an unknown GPU target `{t}`; it is skipped. Known targets: {}",
-                GPU_MODELS
-                    .iter()
-                    .map(|m| m.target)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        }
-    }
-    out
+    let list = std::env::var("VHSA_AGENTS").ok();
+    vgpu::model::parse_target_list(
+        list.as_deref(),
+        &vgpu::model::GPU_MODELS[0],
+        "vhsa: VHSA_AGENTS",
+    )
 }
 
 /// `VHSA_DEVICE_MEMORY_MB`, when set to a positive integer.

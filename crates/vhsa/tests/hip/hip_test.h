@@ -38,16 +38,18 @@ typedef struct {
 } vhsa_stats_view_t;
 typedef hsa_status_t (*vhsa_stats_fn)(vhsa_stats_view_t*);
 
-/* Kernel dispatch packets vhsa executed so far. */
-static inline uint64_t vhsa_dispatches(void) {
+/* Kernel dispatch packets the virtual GPU executed so far: vhsa's `vhsa_stats`, or vkfd's
+   `vkfd_stats` (same view) when the real ROCR runs on vkfd. */
+static inline uint64_t gpu_dispatches(void) {
   vhsa_stats_fn stats = (vhsa_stats_fn)dlsym(RTLD_DEFAULT, "vhsa_stats");
+  if (!stats) stats = (vhsa_stats_fn)dlsym(RTLD_DEFAULT, "vkfd_stats");
   if (!stats) {
-    fprintf(stderr, "vhsa_stats not found: run on vhsa (LD_LIBRARY_PATH)\n");
+    fprintf(stderr, "neither vhsa_stats nor vkfd_stats found: run on vhsa or vkfd (LD_LIBRARY_PATH)\n");
     exit(2);
   }
   vhsa_stats_view_t s;
   memset(&s, 0, sizeof s);
   s.size = sizeof s;
-  CHECK(stats(&s) == HSA_STATUS_SUCCESS, "vhsa_stats");
+  CHECK(stats(&s) == HSA_STATUS_SUCCESS, "dispatch statistics");
   return s.dispatches;
 }

@@ -47,7 +47,7 @@ static void round_trip(unsigned char* h_src, unsigned char* h_dst, size_t n, uns
 }
 
 int main() {
-  const uint64_t dispatches_before = vhsa_dispatches();
+  const uint64_t dispatches_before = gpu_dispatches();
   const size_t max = 32u << 20;
   const size_t sizes[] = {1, 2, 3, 63, 64, 65, 4096, 8191, 8192, 8193, 65537, (1u << 20) + 5, max};
 
@@ -163,7 +163,7 @@ int main() {
   CHECK_HIP(hipHostFree(hb));
   free(pa);
   free(pb);
-  const uint64_t blits = vhsa_dispatches() - dispatches_before;
+  const uint64_t blits = gpu_dispatches() - dispatches_before;
   CHECK(blits > 0, "no blit kernel ran");
   printf("blit dispatches: %llu\n", (unsigned long long)blits);
   printf("PASS\n");

@@ -98,14 +98,14 @@ int main() {
   CHECK_HIP(hipGraphGetNodes(graph, NULL, &nodes));
   CHECK(nodes == 3, "captured graph has %zu nodes", nodes);
   CHECK_HIP(hipGraphInstantiate(&exec, graph, NULL, NULL, 0));
-  uint64_t before = vhsa_dispatches();
+  uint64_t before = gpu_dispatches();
   CHECK_HIP(hipGraphLaunch(exec, cs));
   CHECK_HIP(hipStreamSynchronize(cs));
   check_values(h, n, 8, "graph launch 1");
   CHECK_HIP(hipGraphLaunch(exec, cs));
   CHECK_HIP(hipStreamSynchronize(cs));
   check_values(h, n, 11, "graph launch 2");
-  CHECK(vhsa_dispatches() - before >= 4, "graph kernels ran %llu times", (unsigned long long)(vhsa_dispatches() - before));
+  CHECK(gpu_dispatches() - before >= 4, "graph kernels ran %llu times", (unsigned long long)(gpu_dispatches() - before));
   CHECK_HIP(hipGraphExecDestroy(exec));
   CHECK_HIP(hipGraphDestroy(graph));
 
@@ -116,7 +116,7 @@ int main() {
   CHECK_HIP(hipFree(spun));
   CHECK_HIP(hipFree(d));
   free(h);
-  printf("dispatches: %llu\n", (unsigned long long)vhsa_dispatches());
+  printf("dispatches: %llu\n", (unsigned long long)gpu_dispatches());
   printf("PASS\n");
   return 0;
 }

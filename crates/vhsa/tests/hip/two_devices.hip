@@ -8,7 +8,7 @@ extern "C" __global__ void add_scalar(int* p, int v, size_t n) {
 }
 
 int main() {
-  const uint64_t dispatches_before = vhsa_dispatches();
+  const uint64_t dispatches_before = gpu_dispatches();
   int count = 0;
   CHECK_HIP(hipGetDeviceCount(&count));
   CHECK(count == 2, "%d devices; run with VHSA_AGENTS=gfx90a,gfx90a", count);
@@ -66,7 +66,7 @@ int main() {
   CHECK_HIP(hipFree(dev[0]));
   CHECK_HIP(hipFree(dev[1]));
   free(h);
-  CHECK(vhsa_dispatches() - dispatches_before >= 2, "the kernels on both devices were dispatched");
+  CHECK(gpu_dispatches() - dispatches_before >= 2, "the kernels on both devices were dispatched");
   printf("PASS\n");
   return 0;
 }

@@ -1,0 +1,12 @@
+//! The virtual GPU that both back ends present: vhsa (a virtual HSA runtime) and vkfd (a
+//! user-space thunk beneath the real ROCm runtime).
+//!
+//! - [`model`]: the GPU models (`gfx942`, `gfx90a`, ...) and how a target list such as
+//!   `VHSA_AGENTS` selects them, so both back ends describe the same devices;
+//! - [`aql`]: the in-order AQL packet processor, generic over how a back end reaches its ring,
+//!   signals and kernels ([`aql::QueueBackend`]).
+
+#![deny(missing_docs)]
+
+pub mod aql;
+pub mod model;

@@ -1,0 +1,277 @@
+//! Kernel dispatches on the emulator (`amdgpu-emu`), one emulator per GPU node.
+//!
+//! Under ROCR the thunk only sees the packet's kernel object, so the code range is found from
+//! memory:
+//! - a kernel of a code object: ROCR's loader copies the code object's segments into one
+//!   block, the first of which starts with the ELF header and program headers. The thunk looks
+//!   for that header on the page boundaries below the kernel object (inside the allocation
+//!   holding it) and takes the executable `PT_LOAD` segment of the first image that contains
+//!   the kernel object;
+//! - ROCR's own blit kernels have no ELF image: their `amd_kernel_code_t` header is followed by
+//!   the code at the header's entry offset; the range runs from there to the end of the
+//!   allocation (at most 64 KiB).
+//!
+//! Memory is the thunk's map ([`crate::vm`]) when the dispatch starts. Emulator faults become
+//! queue errors with the statuses vhsa uses; the address of a memory fault is kept for the
+//! page-fault report.
+
+use crate::cp::CommandProcessor;
+use amdgpu_emu::{DispatchSetup, Emulator, FaultKind, GlobalMemory, Target};
+use hsa_abi::ffi::*;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::ptr::NonNull;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use vgpu::aql::DispatchError;
+
+const PAGE: u64 = 4096;
+/// How far below a kernel object its ELF header is looked for.
+const ELF_SEARCH_BYTES: u64 = 64 << 20;
+/// Longest code range of a kernel without an ELF image.
+const BLIT_CODE_BYTES: u64 = 64 << 10;
+
+static EMULATORS: Mutex<Option<HashMap<u32, Arc<Emulator>>>> = Mutex::new(None);
+/// Code ranges found, by kernel object (forgotten when the instruction cache is invalidated).
+static RANGES: Mutex<Option<HashMap<u64, Range<u64>>>> = Mutex::new(None);
+/// The address of each queue's last memory fault.
+static FAULTS: Mutex<Option<HashMap<u64, u64>>> = Mutex::new(None);
+static DISPATCH_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// The address of the last memory fault on queue `queue`.
+pub(crate) fn last_fault_address(queue: u64) -> Option<u64> {
+    FAULTS.lock().as_ref().and_then(|m| m.get(&queue).copied())
+}
+
+/// The instruction cache of `node` is invalidated: decoded code is dropped.
+pub(crate) fn invalidate_code(node: u32) {
+    RANGES.lock().take();
+    if let Some(e) = EMULATORS
+        .lock()
+        .as_ref()
+        .and_then(|m| m.get(&node).cloned())
+    {
+        e.forget_code(0..u64::MAX);
+    }
+}
+
+/// Drops every emulator (the device is closed).
+pub(crate) fn clear() {
+    EMULATORS.lock().take();
+    RANGES.lock().take();
+    FAULTS.lock().take();
+}
+
+fn emulator(node: u32, target: Target, compute_units: u32) -> Arc<Emulator> {
+    EMULATORS
+        .lock()
+        .get_or_insert_with(HashMap::new)
+        .entry(node)
+        .or_insert_with(|| Arc::new(Emulator::new(target, 0).with_compute_units(compute_units)))
+        .clone()
+}
+
+struct DispatchMemory(crate::vm::DispatchGuard);
+
+// SAFETY: every pointer returned lies in an entry of the thunk's map when the dispatch started;
+// the guard keeps freed entries mapped until the dispatch ends. Device addresses are host
+// addresses. Other accesses during the dispatch are the runtime's (no stronger guarantee than a
+// GPU gives).
+unsafe impl GlobalMemory for DispatchMemory {
+    fn translate(&self, addr: u64, len: u64) -> Option<NonNull<u8>> {
+        if self.0.snapshot.contains(addr, len) {
+            NonNull::new(addr as *mut u8)
+        } else {
+            None
+        }
+    }
+}
+
+fn read<const N: usize>(mem: &DispatchMemory, address: u64) -> Option<[u8; N]> {
+    let p = mem.translate(address, N as u64)?;
+    let mut b = [0u8; N];
+    // SAFETY: `N` readable bytes of translated memory.
+    unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), b.as_mut_ptr(), N) };
+    Some(b)
+}
+
+fn u16_at(b: &[u8], at: usize) -> u64 {
+    u64::from(u16::from_le_bytes([b[at], b[at + 1]]))
+}
+fn u32_at(b: &[u8], at: usize) -> u64 {
+    u64::from(u32::from_le_bytes(b[at..at + 4].try_into().unwrap()))
+}
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+/// The executable segment of the loaded ELF image at `base` if the image holds `object`.
+fn elf_code_range(mem: &DispatchMemory, base: u64, object: u64) -> Option<Range<u64>> {
+    let eh: [u8; 64] = read(mem, base)?;
+    // An AMDGPU ELF64 little-endian object (EM_AMDGPU = 224).
+    if eh[..4] != *b"\x7fELF" || eh[4] != 2 || eh[5] != 1 || u16_at(&eh, 18) != 224 {
+        return None;
+    }
+    let (phoff, phentsize, phnum) = (u64_at(&eh, 32), u16_at(&eh, 54), u16_at(&eh, 56));
+    if phentsize < 56 || phnum == 0 || phnum > 64 {
+        return None;
+    }
+    let mut loads = Vec::new();
+    for i in 0..phnum {
+        let ph: [u8; 56] = read(mem, base + phoff + i * phentsize)?;
+        if u32_at(&ph, 0) == 1 {
+            // (flags, vaddr, memsz)
+            loads.push((u32_at(&ph, 4), u64_at(&ph, 16), u64_at(&ph, 40)));
+        }
+    }
+    let first = loads.iter().map(|l| l.1).min()?;
+    let end = loads.iter().map(|l| l.1 + l.2).max()?;
+    let bias = base.wrapping_sub(first);
+    if object < base || object >= bias.wrapping_add(end) {
+        return None;
+    }
+    loads
+        .iter()
+        .find(|l| l.0 & 1 != 0)
+        .map(|l| bias.wrapping_add(l.1)..bias.wrapping_add(l.1 + l.2))
+}
+
+/// The code range of the kernel at `object`.
+fn code_range(mem: &DispatchMemory, object: u64) -> Result<Range<u64>, String> {
+    if let Some(r) = RANGES.lock().as_ref().and_then(|m| m.get(&object).cloned()) {
+        return Ok(r);
+    }
+    let (start, size) = crate::vm::range_of(object)
+        .ok_or_else(|| format!("kernel object {object:#x} is not memory of the thunk"))?;
+    let lowest = start.max(object.saturating_sub(ELF_SEARCH_BYTES));
+    let mut page = object & !(PAGE - 1);
+    let mut found = None;
+    while page >= lowest {
+        if let Some(r) = elf_code_range(mem, page, object) {
+            found = Some(r);
+            break;
+        }
+        if page < PAGE {
+            break;
+        }
+        page -= PAGE;
+    }
+    let range = match found {
+        Some(r) => r,
+        None => {
+            let kd: [u8; 64] = read(mem, object)
+                .ok_or_else(|| format!("kernel object {object:#x} is not readable"))?;
+            let entry = object.wrapping_add_signed(u64_at(&kd, 16) as i64);
+            let end = (start + size).min(entry.saturating_add(BLIT_CODE_BYTES));
+            if entry < start || entry >= end {
+                return Err(format!(
+                    "kernel object {object:#x}: entry {entry:#x} lies outside its allocation"
+                ));
+            }
+            entry..end
+        }
+    };
+    RANGES
+        .lock()
+        .get_or_insert_with(HashMap::new)
+        .insert(object, range.clone());
+    Ok(range)
+}
+
+/// The queue error of an emulator fault (the statuses vhsa reports for the same faults).
+fn status_of(kind: &FaultKind) -> hsa_status_t {
+    match kind {
+        FaultKind::Memory { .. } | FaultKind::Misaligned { .. } => {
+            HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION
+        }
+        FaultKind::IllegalInstruction { .. } | FaultKind::BadJump { .. } => {
+            HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION
+        }
+        FaultKind::Trap { .. } => HSA_STATUS_ERROR_EXCEPTION,
+        FaultKind::TimeLimit { .. } | FaultKind::Cancelled => HSA_STATUS_ERROR,
+        FaultKind::BadDispatch { .. } => HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
+    }
+}
+
+fn fault_address(kind: &FaultKind) -> Option<u64> {
+    match kind {
+        FaultKind::Memory { address, .. } | FaultKind::Misaligned { address, .. } => Some(*address),
+        _ => None,
+    }
+}
+
+/// Runs one dispatch of `cp`'s queue.
+pub(crate) fn run(
+    cp: &CommandProcessor,
+    abandon: &AtomicBool,
+    packet_address: u64,
+    p: &hsa_kernel_dispatch_packet_t,
+) -> Result<(), DispatchError> {
+    let failed = |status, message| Err(DispatchError::Failed(status, message));
+    let Some(model) = crate::topology::gpu_model(cp.node) else {
+        return failed(
+            HSA_STATUS_ERROR_INVALID_AGENT,
+            format!("node {} is no GPU", cp.node),
+        );
+    };
+    let Some(target) = Target::from_name(model.target) else {
+        return failed(
+            HSA_STATUS_ERROR_INVALID_ISA,
+            format!("the emulator does not run {} code", model.target),
+        );
+    };
+    let memory = DispatchMemory(crate::vm::DispatchGuard::begin());
+    let object = p.kernel_object;
+    let code_range = match code_range(&memory, object) {
+        Ok(r) => r,
+        Err(m) => return failed(HSA_STATUS_ERROR_INVALID_CODE_OBJECT, m),
+    };
+    let setup = DispatchSetup {
+        kernel_object: object,
+        kernel_name: None,
+        code_range,
+        grid: [p.grid_size_x, p.grid_size_y, p.grid_size_z].map(|v| v.max(1)),
+        workgroup: [p.workgroup_size_x, p.workgroup_size_y, p.workgroup_size_z]
+            .map(|v| u32::from(v).max(1)),
+        kernarg_address: p.kernarg_address as u64,
+        group_segment_size: p.group_segment_size,
+        private_segment_size: p.private_segment_size,
+        dispatch_packet_address: packet_address,
+        queue_address: cp.queue_address(),
+        dispatch_id: DISPATCH_SEQ.fetch_add(1, Ordering::Relaxed),
+        apertures: amdgpu_emu::Apertures {
+            shared_base: crate::topology::LDS_APERTURE,
+            private_base: crate::topology::SCRATCH_APERTURE,
+        },
+    };
+    let emu = emulator(cp.node, target, model.compute_units);
+    match emu.dispatch_cancellable(&setup, &memory, abandon) {
+        Ok(_) => Ok(()),
+        Err(_) if abandon.load(Ordering::Acquire) => Err(DispatchError::Abandoned),
+        Err(f) => {
+            if let Some(a) = fault_address(&f.kind) {
+                FAULTS
+                    .lock()
+                    .get_or_insert_with(HashMap::new)
+                    .insert(cp.id, a);
+            }
+            failed(
+                status_of(&f.kind),
+                format!("kernel object {object:#x} on {}: {f}", model.target),
+            )
+        }
+    }
+}
+
+/// Code in `range` was freed: decoded code and found ranges in it are dropped.
+pub(crate) fn forget(range: Range<u64>) {
+    if let Some(m) = RANGES.lock().as_mut() {
+        m.retain(|k, r| !range.contains(k) && (r.end <= range.start || r.start >= range.end));
+    }
+    if let Some(m) = EMULATORS.lock().as_ref() {
+        for e in m.values() {
+            e.forget_code(range.clone());
+        }
+    }
+}

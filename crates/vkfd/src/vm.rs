@@ -1,0 +1,442 @@
+//! The GPU virtual-memory map: every allocation and registration the runtime made, which is
+//! also the GPU page table. GPU addresses equal CPU addresses (device memory is host memory).
+//!
+//! - `allocate`: anonymous mappings; a scratch allocation is a lazy reservation
+//!   (`MAP_NORESERVE`); blocks of 2 MiB and more are 2 MiB aligned, as the driver places them;
+//! - `register`: host memory the runtime pins (`hsa_amd_memory_lock`, HIP's pinned memory);
+//! - `map`/`unmap`: which nodes an allocation is mapped to (pointer info reports them);
+//! - pointer info and user data, as `hsaKmtQueryPointerInfo` returns them;
+//! - [`Snapshot`]: the map as the emulator sees it during a dispatch. Memory freed while a
+//!   dispatch runs stays mapped until no dispatch runs ([`DispatchGuard`]), so a kernel never
+//!   touches unmapped host memory (it may read freed bytes, as a GPU may).
+
+use crate::error::{Error, Result};
+use crate::ffi::*;
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Bits of `HsaMemFlags` the thunk looks at.
+pub(crate) mod flag {
+    /// `Scratch`.
+    pub(crate) const SCRATCH: u32 = 1 << 9;
+    /// `ExecuteAccess`.
+    pub(crate) const EXECUTE: u32 = 1 << 12;
+}
+
+/// What an entry of the map is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Kind {
+    /// Allocated by the thunk (`hsaKmtAllocMemory`).
+    Allocated,
+    /// Host memory registered by the runtime.
+    Registered,
+}
+
+struct Entry {
+    size: u64,
+    /// Registrations of this range not yet dropped (1 for allocations).
+    count: u32,
+    kind: Kind,
+    node: u32,
+    flags: u32,
+    mapped: Box<[u32]>,
+    registered: Box<[u32]>,
+    user_data: usize,
+}
+
+#[derive(Default)]
+struct Map {
+    entries: BTreeMap<u64, Entry>,
+    snapshot: Option<Arc<Snapshot>>,
+    /// Mappings freed while dispatches ran: (address, bytes).
+    deferred: Vec<(u64, u64)>,
+}
+
+static MAP: Mutex<Option<Map>> = Mutex::new(None);
+/// Dispatches running now.
+static RUNNING: AtomicU64 = AtomicU64::new(0);
+
+const BLOCK: u64 = 2 << 20;
+
+fn page_round(size: u64) -> u64 {
+    size.div_ceil(4096) * 4096
+}
+
+fn with_map<R>(f: impl FnOnce(&mut Map) -> R) -> R {
+    f(MAP.lock().get_or_insert_with(Map::default))
+}
+
+fn mmap(size: u64, align: u64, lazy: bool) -> Result<u64> {
+    let span = size + if align > 4096 { align } else { 0 };
+    let mut flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+    if lazy {
+        flags |= libc::MAP_NORESERVE;
+    }
+    // SAFETY: a fresh anonymous mapping; no existing memory is touched.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            span as usize,
+            libc::PROT_READ | libc::PROT_WRITE,
+            flags,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(Error::NoMemory(format!("cannot map {size} bytes")));
+    }
+    let start = p as u64;
+    let aligned = start.next_multiple_of(align.max(4096));
+    // SAFETY: trimming the unused head and tail of the mapping just made.
+    unsafe {
+        if aligned > start {
+            libc::munmap(start as *mut _, (aligned - start) as usize);
+        }
+        let end = start + span;
+        if aligned + size < end {
+            libc::munmap((aligned + size) as *mut _, (end - aligned - size) as usize);
+        }
+    }
+    Ok(aligned)
+}
+
+fn munmap(address: u64, size: u64) {
+    // SAFETY: `address..+size` is a mapping this module made and no longer lists.
+    unsafe { libc::munmap(address as *mut _, size as usize) };
+}
+
+/// Allocates `size` bytes for `node` with `HsaMemFlags` bits `flags`.
+pub(crate) fn allocate(node: u32, size: u64, flags: u32) -> Result<u64> {
+    if size == 0 {
+        return Err(Error::InvalidParameter("allocation size 0"));
+    }
+    let size = page_round(size);
+    let align = if size >= BLOCK { BLOCK } else { 4096 };
+    let address = mmap(size, align, flags & flag::SCRATCH != 0)?;
+    with_map(|m| {
+        m.entries.insert(
+            address,
+            Entry {
+                size,
+                count: 1,
+                kind: Kind::Allocated,
+                node,
+                flags,
+                mapped: Box::new([]),
+                registered: Box::new([]),
+                user_data: 0,
+            },
+        );
+        m.snapshot = None;
+    });
+    Ok(address)
+}
+
+/// Registers host memory (`address..+size`) for `nodes`. Registering a start address again
+/// counts (each registration is dropped once); memory the thunk allocated cannot be registered.
+pub(crate) fn register(address: u64, size: u64, nodes: &[u32]) -> Result<()> {
+    if address == 0 || size == 0 {
+        return Err(Error::InvalidParameter("registration of NULL or 0 bytes"));
+    }
+    with_map(|m| {
+        if let Some(e) = m.entries.get_mut(&address) {
+            // Registered again (HIP pins the same buffer per copy): counted, and the range
+            // grows to the larger size.
+            if e.kind != Kind::Registered {
+                return Err(Error::AlreadyRegistered(address));
+            }
+            e.count += 1;
+            e.size = e.size.max(size);
+            m.snapshot = None;
+            return Ok(());
+        }
+        m.entries.insert(
+            address,
+            Entry {
+                size,
+                count: 1,
+                kind: Kind::Registered,
+                node: 0,
+                flags: 0,
+                mapped: Box::new([]),
+                registered: nodes.into(),
+                user_data: 0,
+            },
+        );
+        m.snapshot = None;
+        Ok(())
+    })
+}
+
+/// Frees an allocation or drops a registration (`address` is its start). Returns the range
+/// and whether it held executable memory.
+pub(crate) fn release(address: u64, expect: Kind) -> Result<(u64, u64, bool)> {
+    with_map(|m| {
+        let running = RUNNING.load(Ordering::Acquire) > 0;
+        match m.entries.get(&address) {
+            Some(e) if e.kind == expect => {}
+            Some(_) | None if expect == Kind::Registered => {
+                return Err(Error::NotRegistered(address));
+            }
+            _ => {
+                return Err(Error::InvalidHandle(format!(
+                    "no allocation at {address:#x}"
+                )));
+            }
+        }
+        if let Some(e) = m.entries.get_mut(&address).filter(|e| e.count > 1) {
+            e.count -= 1;
+            return Ok((address, e.size, false));
+        }
+        let e = m.entries.remove(&address).expect("checked above");
+        m.snapshot = None;
+        if e.kind == Kind::Allocated {
+            if running {
+                m.deferred.push((address, e.size));
+            } else {
+                munmap(address, e.size);
+            }
+        }
+        Ok((address, e.size, e.flags & flag::EXECUTE != 0))
+    })
+}
+
+fn containing(m: &mut Map, address: u64) -> Option<(u64, &mut Entry)> {
+    m.entries
+        .range_mut(..=address)
+        .next_back()
+        .filter(|(s, e)| address < **s + e.size)
+        .map(|(s, e)| (*s, e))
+}
+
+/// The allocation or registration holding `address`: (start, bytes).
+pub(crate) fn range_of(address: u64) -> Option<(u64, u64)> {
+    with_map(|m| containing(m, address).map(|(s, e)| (s, e.size)))
+}
+
+/// Records that the entry at `address` is mapped to `nodes` (all GPUs when empty); returns
+/// the GPU address.
+pub(crate) fn map(address: u64, nodes: &[u32]) -> Result<u64> {
+    with_map(|m| {
+        let (start, e) = containing(m, address)
+            .ok_or_else(|| Error::InvalidHandle(format!("no memory at {address:#x} to map")))?;
+        let all: Vec<u32>;
+        let nodes = if nodes.is_empty() {
+            all = (1..crate::topology::current().nodes.len() as u32).collect();
+            &all[..]
+        } else {
+            nodes
+        };
+        e.mapped = nodes.into();
+        Ok(start.max(address))
+    })
+}
+
+/// Records that the entry at `address` is mapped to no node.
+pub(crate) fn unmap(address: u64) -> Result<()> {
+    with_map(|m| {
+        let (_, e) = containing(m, address)
+            .ok_or_else(|| Error::InvalidHandle(format!("no memory at {address:#x} to unmap")))?;
+        e.mapped = Box::new([]);
+        Ok(())
+    })
+}
+
+/// Attaches the runtime's user data to the entry holding `address`.
+pub(crate) fn set_user_data(address: u64, data: usize) -> Result<()> {
+    with_map(|m| {
+        let (_, e) = containing(m, address).ok_or(Error::InvalidParameter(
+            "user data for memory the thunk does not know",
+        ))?;
+        e.user_data = data;
+        Ok(())
+    })
+}
+
+/// Pointer info of `address`. The node arrays stay valid until the entry is mapped, unmapped
+/// or freed again (as with the real thunk).
+pub(crate) fn pointer_info(address: u64, info: &mut HsaPointerInfo) -> Result<()> {
+    with_map(|m| {
+        let Some((start, e)) = containing(m, address) else {
+            *info = HsaPointerInfo::default();
+            info.Type = HSA_POINTER_UNKNOWN;
+            return Err(Error::InvalidHandle(format!("no memory at {address:#x}")));
+        };
+        let mut p = HsaPointerInfo {
+            Type: match e.kind {
+                Kind::Allocated => HSA_POINTER_ALLOCATED,
+                Kind::Registered => HSA_POINTER_REGISTERED_USER,
+            },
+            Node: e.node,
+            CPUAddress: start as *mut _,
+            GPUAddress: start,
+            SizeInBytes: e.size,
+            NRegisteredNodes: e.registered.len() as u32,
+            NMappedNodes: e.mapped.len() as u32,
+            RegisteredNodes: e.registered.as_ptr(),
+            MappedNodes: e.mapped.as_ptr(),
+            UserData: e.user_data as *mut _,
+            ..Default::default()
+        };
+        p.MemFlags.__bindgen_anon_1.Value = e.flags;
+        *info = p;
+        Ok(())
+    })
+}
+
+/// Frees every allocation (the device is closed).
+pub(crate) fn clear() {
+    let old = MAP.lock().take();
+    if let Some(m) = old {
+        for (a, e) in m.entries {
+            if e.kind == Kind::Allocated {
+                munmap(a, e.size);
+            }
+        }
+        for (a, s) in m.deferred {
+            munmap(a, s);
+        }
+    }
+}
+
+/// The map as a dispatch sees it: sorted, disjoint `(start, end)` ranges.
+pub(crate) struct Snapshot {
+    ranges: Vec<(u64, u64)>,
+}
+
+impl Snapshot {
+    /// Whether `address..+len` lies inside one entry.
+    pub(crate) fn contains(&self, address: u64, len: u64) -> bool {
+        let i = self.ranges.partition_point(|r| r.0 <= address);
+        i > 0 && {
+            let (_, end) = self.ranges[i - 1];
+            address.checked_add(len).is_some_and(|e| e <= end)
+        }
+    }
+}
+
+/// Keeps freed memory mapped while a dispatch runs.
+pub(crate) struct DispatchGuard {
+    pub(crate) snapshot: Arc<Snapshot>,
+}
+
+impl DispatchGuard {
+    /// Starts a dispatch: takes the current map.
+    pub(crate) fn begin() -> DispatchGuard {
+        let snapshot = with_map(|m| {
+            RUNNING.fetch_add(1, Ordering::AcqRel);
+            m.snapshot
+                .get_or_insert_with(|| {
+                    Arc::new(Snapshot {
+                        ranges: m.entries.iter().map(|(s, e)| (*s, s + e.size)).collect(),
+                    })
+                })
+                .clone()
+        });
+        DispatchGuard { snapshot }
+    }
+}
+
+impl Drop for DispatchGuard {
+    fn drop(&mut self) {
+        let deferred = with_map(|m| {
+            if RUNNING.fetch_sub(1, Ordering::AcqRel) == 1 {
+                std::mem::take(&mut m.deferred)
+            } else {
+                Vec::new()
+            }
+        });
+        for (a, s) in deferred {
+            munmap(a, s);
+        }
+    }
+}
+
+/// Reads a `u64` of thunk memory; `None` when `address` is not inside the map.
+pub(crate) fn read_u64(address: u64) -> Option<u64> {
+    if !address.is_multiple_of(8) || !contains(address, 8) {
+        return None;
+    }
+    // SAFETY: an aligned word inside a live entry of the map (host memory).
+    Some(
+        unsafe { std::sync::atomic::AtomicU64::from_ptr(address as *mut u64) }
+            .load(Ordering::Acquire),
+    )
+}
+
+/// Whether `address..+len` lies inside one entry of the map.
+pub(crate) fn contains(address: u64, len: u64) -> bool {
+    with_map(|m| containing(m, address).is_some_and(|(s, e)| address + len <= s + e.size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocations_are_mapped_described_and_freed() {
+        let a = allocate(0, 5000, flag::EXECUTE).unwrap();
+        assert!(a.is_multiple_of(4096));
+        assert!(contains(a, 8192) && !contains(a, 8193));
+        assert_eq!(map(a + 16, &[1]).unwrap(), a + 16);
+        set_user_data(a + 100, 0x1234).unwrap();
+        let mut info = HsaPointerInfo::default();
+        pointer_info(a + 10, &mut info).unwrap();
+        assert_eq!(info.Type, HSA_POINTER_ALLOCATED);
+        assert_eq!((info.GPUAddress, info.SizeInBytes), (a, 8192));
+        assert_eq!(info.UserData as usize, 0x1234);
+        assert_eq!(info.NMappedNodes, 1);
+        // SAFETY: the node array stays valid until the entry changes.
+        assert_eq!(unsafe { *info.MappedNodes }, 1);
+        // SAFETY: both union members are 32 bits of plain data.
+        assert_eq!(
+            unsafe { info.MemFlags.__bindgen_anon_1.Value },
+            flag::EXECUTE
+        );
+        assert_eq!(release(a, Kind::Allocated).unwrap(), (a, 8192, true));
+        assert!(pointer_info(a, &mut info).is_err());
+        assert_eq!(info.Type, HSA_POINTER_UNKNOWN);
+    }
+
+    #[test]
+    fn large_blocks_are_2_mib_aligned_and_scratch_is_lazy() {
+        let a = allocate(1, 4 << 20, 0).unwrap();
+        assert!(a.is_multiple_of(2 << 20));
+        release(a, Kind::Allocated).unwrap();
+        // 64 GiB of scratch is a reservation, not memory.
+        let s = allocate(1, 64 << 30, flag::SCRATCH).unwrap();
+        release(s, Kind::Allocated).unwrap();
+    }
+
+    #[test]
+    fn registrations_count_and_grow() {
+        let buf = vec![0u8; 3 * 4096];
+        let p = buf.as_ptr() as u64;
+        register(p, 4096, &[1]).unwrap();
+        register(p, 8192, &[1]).unwrap();
+        assert_eq!(range_of(p + 5000), Some((p, 8192)));
+        release(p, Kind::Registered).unwrap();
+        assert!(contains(p, 8), "one registration remains");
+        release(p, Kind::Registered).unwrap();
+        assert!(!contains(p, 8));
+        assert!(matches!(
+            release(p, Kind::Registered),
+            Err(Error::NotRegistered(_))
+        ));
+    }
+
+    #[test]
+    fn memory_freed_during_a_dispatch_stays_mapped_until_it_ends() {
+        let a = allocate(1, 4096, 0).unwrap();
+        let guard = DispatchGuard::begin();
+        assert!(guard.snapshot.contains(a, 4096));
+        release(a, Kind::Allocated).unwrap();
+        // SAFETY: still mapped (deferred): the write must not fault.
+        unsafe { (a as *mut u8).write_volatile(1) };
+        drop(guard);
+        assert!(!contains(a, 1));
+    }
+}
