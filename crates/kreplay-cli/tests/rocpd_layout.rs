@@ -375,7 +375,7 @@ fn agents_are_complete_cpu_and_gpu() {
 /// Opens `files` the way the rocpd importer does: each ATTACHed, the tables named `rocpd_%`
 /// holding a file's uuid unioned into a temporary view of the unsuffixed name, then the data
 /// views created over those.
-fn importer_session(files: &[&Path]) -> Connection {
+fn importer_connection(files: &[&Path]) -> Connection {
     let conn = Connection::open_in_memory().unwrap();
     let mut uuids = Vec::new();
     for (i, f) in files.iter().enumerate() {
@@ -430,7 +430,7 @@ fn two_files_merged_as_the_importer_does_keep_both_runs() {
     let b = dir.join("b.db");
     write_db(&a, 40, 4);
     write_db(&b, 50, 3);
-    let conn = importer_session(&[&a, &b]);
+    let conn = importer_connection(&[&a, &b]);
     let per_pid: Vec<(i64, i64)> = conn
         .prepare("SELECT pid, COUNT(*) FROM kernels GROUP BY pid ORDER BY pid")
         .unwrap()
