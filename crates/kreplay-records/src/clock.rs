@@ -21,19 +21,22 @@ pub fn now_boottime_ns() -> u64 {
 }
 
 /// How far CLOCK_BOOTTIME is ahead of CLOCK_MONOTONIC now (the time spent suspended since
-/// boot): add it to a monotonic time to get the boottime of the same instant.
+/// boot), to the microsecond: add it to a monotonic time to get the boottime of the same
+/// instant. The offset changes only when the machine suspends; reading the two clocks one after
+/// the other only brackets it, so it is rounded to the microsecond, which keeps it exactly 0 on
+/// a machine that never suspended (the usual case, where the two clocks agree to the ns).
 pub fn boottime_minus_monotonic_ns() -> u64 {
-    // The smallest difference over a few tries, read in both orders around each other, is the
-    // one least disturbed by a preemption between the two reads.
-    (0..3)
-        .map(|_| {
-            let m0 = now_ns(libc::CLOCK_MONOTONIC);
-            let b = now_ns(libc::CLOCK_BOOTTIME);
-            let m1 = now_ns(libc::CLOCK_MONOTONIC);
-            b.saturating_sub(m0 / 2 + m1 / 2)
-        })
-        .min()
-        .unwrap_or(0)
+    // The tightest of a few brackets: boottime read between two monotonic reads.
+    let (mut low, mut high) = (0u64, u64::MAX);
+    for _ in 0..5 {
+        let m0 = now_ns(libc::CLOCK_MONOTONIC);
+        let b = now_ns(libc::CLOCK_BOOTTIME);
+        let m1 = now_ns(libc::CLOCK_MONOTONIC);
+        low = low.max(b.saturating_sub(m1));
+        high = high.min(b.saturating_sub(m0));
+    }
+    let middle = low / 2 + high.max(low) / 2;
+    (middle + 500) / 1000 * 1000
 }
 
 #[cfg(test)]
@@ -46,7 +49,9 @@ mod tests {
         let m = now_ns(libc::CLOCK_MONOTONIC);
         let b = now_boottime_ns();
         assert!(b >= m, "boottime {b} is never behind monotonic {m}");
-        // Read after `m`, `b` is at least `m + offset`; the offset changes only by a suspend.
-        assert!(b + 1 >= m + offset, "b={b} m={m} offset={offset}");
+        // Read after `m`, `b` is at least `m + offset`, within the microsecond of rounding; the
+        // offset changes only by a suspend.
+        assert!(b + 1000 >= m + offset, "b={b} m={m} offset={offset}");
+        assert_eq!(offset % 1000, 0);
     }
 }
