@@ -12,6 +12,8 @@ packages=(
   libhsa-runtime-dev rocminfo
   python3 python3-venv
   libamdhip64-dev hipcc libamd-comgr2 rocm-device-libs
+  # AMD's precompiled library kernels, walked by the emulator's decoder-coverage test.
+  librocrand1 librocsparse0
 )
 
 missing=()

@@ -104,7 +104,7 @@ fn encode(enc: Enc, code: u16, op: Op) -> Vec<u32> {
             ]
         }
         Enc::Mubuf => {
-            if name == "buffer_wbl2" || name == "buffer_inv" {
+            if op.is_cache_control() {
                 vec![0xE000_0000 | c << 18, 0]
             } else {
                 vec![

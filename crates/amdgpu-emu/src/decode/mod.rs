@@ -170,6 +170,11 @@ impl Inst {
         self.src.contains(&LITERAL)
     }
 
+    /// For an [`Enc::Unknown`] instruction, the encoding family and opcode it carries.
+    pub fn unknown_encoding(&self, target: Target) -> Option<UnknownEncoding> {
+        (self.enc == Enc::Unknown).then(|| identify(target, self.lit))
+    }
+
     /// LLVM-style assembly text of the instruction (the syntax `llvm-objdump` prints).
     pub fn disassemble(&self, target: Target) -> String {
         print::disassemble(self, target)
@@ -193,6 +198,33 @@ pub fn decode(target: Target, words: &[u32]) -> Inst {
     match target.family() {
         crate::Family::Gfx9 => gfx9::decode(target, w0, w1, w2),
     }
+}
+
+/// An encoding the decoder does not know, named by its encoding family and opcode field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UnknownEncoding {
+    /// The encoding family the word's fixed bits select (`VOPC`, `DS`, `MUBUF`, ...).
+    pub family: &'static str,
+    /// The opcode field of that family.
+    pub opcode: u32,
+}
+
+impl std::fmt::Display for UnknownEncoding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} opcode {} (0x{:x})",
+            self.family, self.opcode, self.opcode
+        )
+    }
+}
+
+/// The encoding family and opcode of an instruction's first dword, read from its fields.
+pub fn identify(target: Target, word: u32) -> UnknownEncoding {
+    let (family, opcode) = match target.family() {
+        crate::Family::Gfx9 => gfx9::identify(word),
+    };
+    UnknownEncoding { family, opcode }
 }
 
 /// Every opcode-table row of `target`: (encoding, opcode, operation).

@@ -1,6 +1,8 @@
 //! Instruction semantics: one step of a wave.
 
+mod atomic;
 mod float;
+mod matrix;
 mod memory;
 mod scalar;
 mod vector;
@@ -34,7 +36,6 @@ pub(crate) enum Flow {
 
 /// Everything an instruction can reach besides its wave's registers.
 pub(crate) struct Ctx<'a> {
-    #[allow(dead_code)]
     pub target: Target,
     pub prog: &'a Program,
     pub mem: &'a dyn GlobalMemory,
@@ -71,7 +72,10 @@ pub(crate) fn step(w: &mut Wave, ctx: &mut Ctx<'_>) -> Step {
         }
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => vector::exec(w, ctx, &inst),
         Enc::Ds | Enc::Flat | Enc::Mubuf => memory::exec(w, ctx, &inst),
-        Enc::Unknown => Err(illegal("an encoding the decoder does not know")),
+        Enc::Unknown => Err(illegal(format!(
+            "an encoding the decoder does not know: {}",
+            crate::decode::identify(ctx.target, inst.lit)
+        ))),
     }
 }
 

@@ -3,10 +3,10 @@
 use half::f16;
 
 use crate::decode::{Enc, Ext, Inst, Op, Op::*, Ty, VCC, VGPR};
-use crate::fault::FaultKind;
 use crate::wave::{LANES, Wave};
 
 use super::float::{self, Env, d, f, h};
+use super::matrix;
 use super::{Ctx, Flow, Step, check_sources, illegal, sread, sread64};
 
 type Lanes = [u64; LANES];
@@ -1474,7 +1474,16 @@ fn lane_fn_cmp(op: Op) -> Option<(LaneFn, Out)> {
     if !name.starts_with("v_cmp") {
         return None;
     }
-    let cmpx = name.starts_with("v_cmpx");
+    if let Some(rest) = name.strip_prefix("v_cmpx_") {
+        // A cmpx compares as its cmp form does, then also writes EXEC (resolved once, when the
+        // operation table is built).
+        let cmp = Op::ALL
+            .iter()
+            .copied()
+            .find(|o| o.name().strip_prefix("v_cmp_") == Some(rest))?;
+        let (fnc, _) = lane_fn_cmp(cmp)?;
+        return Some((fnc, Out::Mask { exec: true }));
+    }
     let fnc: LaneFn = match op {
         v_cmp_class_f32 | v_cmpx_class_f32 => {
             |ln, a, b, _| (0, float::class32(ln.env.in32(f(a)), b as u32))
@@ -1486,9 +1495,9 @@ fn lane_fn_cmp(op: Op) -> Option<(LaneFn, Out)> {
             |ln, a, b, _| (0, float::class16(ln.env.in16(h(a)), b as u32))
         }
         v_cmp_f_f32 | v_cmp_f_f64 | v_cmp_f_f16 | v_cmp_f_i32 | v_cmp_f_u32 | v_cmp_f_i64
-        | v_cmp_f_u64 => |_, _, _, _| (0, false),
+        | v_cmp_f_u64 | v_cmp_f_i16 | v_cmp_f_u16 => |_, _, _, _| (0, false),
         v_cmp_tru_f32 | v_cmp_tru_f64 | v_cmp_tru_f16 | v_cmp_t_i32 | v_cmp_t_u32 | v_cmp_t_i64
-        | v_cmp_t_u64 => |_, _, _, _| (0, true),
+        | v_cmp_t_u64 | v_cmp_t_i16 | v_cmp_t_u16 => |_, _, _, _| (0, true),
         v_cmp_lt_f32 | v_cmpx_lt_f32 => cmpf!(a, b => a < b),
         v_cmp_eq_f32 | v_cmpx_eq_f32 => cmpf!(a, b => a == b),
         v_cmp_le_f32 => cmpf!(a, b => a <= b),
@@ -1554,12 +1563,17 @@ fn lane_fn_cmp(op: Op) -> Option<(LaneFn, Out)> {
         v_cmp_lt_i16 => cmpi!(u16, a, b => (a as i16) < (b as i16)),
         v_cmp_eq_i16 | v_cmp_eq_u16 => cmpi!(u16, a, b => a == b),
         v_cmp_gt_i16 => cmpi!(u16, a, b => (a as i16) > (b as i16)),
+        v_cmp_le_i16 => cmpi!(u16, a, b => (a as i16) <= (b as i16)),
+        v_cmp_ge_i16 => cmpi!(u16, a, b => (a as i16) >= (b as i16)),
+        v_cmp_ne_i16 | v_cmp_ne_u16 => cmpi!(u16, a, b => a != b),
         v_cmp_lt_u16 => cmpi!(u16, a, b => a < b),
+        v_cmp_le_u16 => cmpi!(u16, a, b => a <= b),
         v_cmp_gt_u16 => cmpi!(u16, a, b => a > b),
+        v_cmp_ge_u16 => cmpi!(u16, a, b => a >= b),
         _ => return None,
     };
     let _ = b;
-    Some((fnc, Out::Mask { exec: cmpx }))
+    Some((fnc, Out::Mask { exec: false }))
 }
 
 /// VOP3P: packed math, packed moves, accumulator moves and MFMA.
@@ -1580,7 +1594,10 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             w.lane_insts += exec.count_ones() as u64;
             return Ok(Flow::Next);
         }
-        v_mfma_f32_16x16x4f32 => return mfma_16x16x4(w, ctx, inst),
+        v_fma_mix_f32 | v_fma_mixlo_f16 | v_fma_mixhi_f16 => {
+            return matrix::fma_mix(w, ctx, inst);
+        }
+        _ if matrix::is_mfma(op) => return matrix::mfma(w, ctx, inst),
         _ => {}
     }
     let env = Env::from_mode(w.mode);
@@ -1720,57 +1737,6 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         return Err(illegal(format!("{} with clamp is not emulated", op.name())));
     }
     w.lane_insts += exec.count_ones() as u64;
-    Ok(Flow::Next)
-}
-
-/// `v_mfma_f32_16x16x4f32`: D(16x16) = A(16x4) * B(4x16) + C, one block. Lane l holds
-/// A[l%16][l/16] and B[l/16][l%16]; register r of lane l holds D[4*(l/16)+r][l%16].
-/// Products are summed exactly in f64 and rounded once to f32 (the hardware's order of
-/// accumulation is unspecified).
-fn mfma_16x16x4(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
-    if inst.ctrl != 0 {
-        return Err(illegal(
-            "MFMA with cbsz/abid/blgp broadcast controls is not emulated",
-        ));
-    }
-    if w.exec() != u64::MAX {
-        return Err(illegal("MFMA with a partial EXEC mask is not emulated"));
-    }
-    let a = fetch(w, ctx, inst, 0, Ty::F32);
-    let bm = fetch(w, ctx, inst, 1, Ty::F32);
-    let mut c = [[0u64; LANES]; 4];
-    if inst.src[2] >= VGPR {
-        let base = Wave::vslot(inst.src[2]);
-        for (r, cr) in c.iter_mut().enumerate() {
-            for l in 0..LANES {
-                cr[l] = w.v[(base + r) & 511][l] as u64;
-            }
-        }
-    } else {
-        let v = sread(w, ctx, inst.src[2], Ty::F32, inst.lit) as u64;
-        c = [[v; LANES]; 4];
-    }
-    let env = Env::from_mode(w.mode);
-    let mut out = [[0u32; LANES]; 4];
-    for l in 0..LANES {
-        let j = l % 16;
-        for (r, o) in out.iter_mut().enumerate() {
-            let i = 4 * (l / 16) + r;
-            let mut acc = env.in32(f(c[r][l])) as f64;
-            for k in 0..4 {
-                let av = env.in32(f(a[k * 16 + i]));
-                let bv = env.in32(f(bm[k * 16 + j]));
-                acc += av as f64 * bv as f64;
-            }
-            o[l] = env.out32(acc as f32).to_bits();
-        }
-    }
-    let dst = Wave::vslot(inst.dst);
-    for (r, o) in out.iter().enumerate() {
-        w.v[(dst + r) & 511] = *o;
-    }
-    w.lane_insts += 64 * 16;
-    let _ = FaultKind::Trap { code: 0 };
     Ok(Flow::Next)
 }
 
