@@ -15,6 +15,7 @@ use crate::decode::Program;
 use crate::descriptor::KernelDescriptor;
 use crate::exec::{self, Ctx, Flow};
 use crate::fault::{Fault, FaultKind};
+use crate::host_fp::IeeeHostFp;
 use crate::memory::{GlobalMemory, load_bytes};
 use crate::trace::ShaderDataRecord;
 use crate::wave::{LANES, Wave};
@@ -302,6 +303,9 @@ impl Emulator {
         let fault: Mutex<Option<(u64, Fault)>> = Mutex::new(None);
         let results: Mutex<Vec<DispatchOutcome>> = Mutex::new(Vec::new());
         let worker = || {
+            // Kernel arithmetic runs on the host FPU: pin it to IEEE form whatever the caller's
+            // (or the creating thread's) control register says, and restore it after.
+            let _fp = IeeeHostFp::pin();
             let mut st = ThreadState::default();
             let mut out = DispatchOutcome::default();
             while !abort.load(Ordering::Relaxed) {

@@ -23,6 +23,7 @@ pub mod descriptor;
 pub mod dispatch;
 mod exec;
 pub mod fault;
+mod host_fp;
 pub mod memory;
 pub mod trace;
 mod wave;
