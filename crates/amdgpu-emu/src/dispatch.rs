@@ -10,35 +10,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::Target;
 use crate::decode::Program;
 use crate::descriptor::KernelDescriptor;
 use crate::exec::{self, Ctx, Flow};
 use crate::fault::{Fault, FaultKind};
 use crate::host_fp::IeeeHostFp;
-use crate::memory::{GlobalMemory, load_bytes};
+use crate::memory::{Apertures, GlobalMemory, load_bytes};
+use crate::target::Target;
 use crate::trace::ShaderDataRecord;
 use crate::wave::{LANES, Wave};
-
-/// The generic-address apertures of LDS and private memory (the values kernels read through
-/// `src_shared_base` / `src_private_base`). Each covers 4 GiB from its base.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Apertures {
-    /// Base of the shared (LDS) aperture.
-    pub shared_base: u64,
-    /// Base of the private (scratch) aperture.
-    pub private_base: u64,
-}
-
-impl Default for Apertures {
-    /// The GFX9 Linux values: shared 1 << 48, private 2 << 48.
-    fn default() -> Apertures {
-        Apertures {
-            shared_base: 1 << 48,
-            private_base: 2 << 48,
-        }
-    }
-}
 
 /// One dispatch, as a runtime's dispatch packet and loader describe it.
 #[derive(Clone, Debug)]

@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 
 use super::ops::Op::{self, *};
 use super::{AGPR, Enc, Ext, Inst, LITERAL, OFF, VGPR, flags};
-use crate::Target;
+use crate::target::Target;
 
 /// Which GFX9 targets an opcode-table row applies to.
 #[derive(Clone, Copy, PartialEq, Eq)]

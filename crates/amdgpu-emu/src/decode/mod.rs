@@ -11,7 +11,7 @@ mod print;
 
 pub use ops::{Op, Ty};
 
-use crate::Target;
+use crate::target::Target;
 
 /// The encoding family an instruction was decoded from.
 #[allow(missing_docs)]
@@ -196,7 +196,7 @@ pub fn decode(target: Target, words: &[u32]) -> Inst {
     let w1 = words.get(1).copied().unwrap_or(0);
     let w2 = words.get(2).copied().unwrap_or(0);
     match target.family() {
-        crate::Family::Gfx9 => gfx9::decode(target, w0, w1, w2),
+        crate::target::Family::Gfx9 => gfx9::decode(target, w0, w1, w2),
     }
 }
 
@@ -222,7 +222,7 @@ impl std::fmt::Display for UnknownEncoding {
 /// The encoding family and opcode of an instruction's first dword, read from its fields.
 pub fn identify(target: Target, word: u32) -> UnknownEncoding {
     let (family, opcode) = match target.family() {
-        crate::Family::Gfx9 => gfx9::identify(word),
+        crate::target::Family::Gfx9 => gfx9::identify(word),
     };
     UnknownEncoding { family, opcode }
 }
@@ -230,7 +230,7 @@ pub fn identify(target: Target, word: u32) -> UnknownEncoding {
 /// Every opcode-table row of `target`: (encoding, opcode, operation).
 pub fn table_rows(target: Target) -> Vec<(Enc, u16, Op)> {
     match target.family() {
-        crate::Family::Gfx9 => gfx9::rows(target),
+        crate::target::Family::Gfx9 => gfx9::rows(target),
     }
 }
 

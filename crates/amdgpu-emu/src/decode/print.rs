@@ -3,7 +3,7 @@
 
 use super::ops::{Op, Ty};
 use super::{AGPR, Enc, Ext, Inst, OFF, VGPR, flags, seg};
-use crate::Target;
+use crate::target::Target;
 
 fn reg_range(prefix: &str, n: u32, dwords: u32) -> String {
     if dwords <= 1 {

@@ -11,11 +11,11 @@ pub(crate) use memory::PRIVATE_BUFFER_BASE;
 
 use std::time::Instant;
 
-use crate::Target;
 use crate::decode::{Enc, Inst, Program, Ty};
-use crate::dispatch::Apertures;
 use crate::fault::FaultKind;
+use crate::memory::Apertures;
 use crate::memory::GlobalMemory;
+use crate::target::Target;
 use crate::trace::ShaderDataRecord;
 use crate::wave::{Wave, inline_const};
 
