@@ -71,6 +71,10 @@ pub struct DispatchOutcome {
 /// Instructions a wave runs before the scheduler switches to the next wave of its group.
 const SLICE: u32 = 512;
 
+/// The most work-groups a kernel with a grid-wide barrier runs co-resident (more than any
+/// device lets a cooperative launch have); a larger grid runs as usual.
+const COOPERATIVE_GROUPS: u64 = 1 << 14;
+
 /// An emulated agent: a target, a host thread pool size and a decoded-kernel cache.
 /// Thread-safe: dispatches may run from several threads at once.
 pub struct Emulator {
@@ -278,6 +282,9 @@ impl Emulator {
             abort: AtomicBool::new(false),
             cancel,
         };
+        if prog.grid_sync && total > 1 && total <= COOPERATIVE_GROUPS {
+            return job.run_cooperative_dispatch(total);
+        }
         let next = AtomicU64::new(0);
         let abort = &job.abort;
         let fault: Mutex<Option<(u64, Fault)>> = Mutex::new(None);
@@ -308,17 +315,8 @@ impl Emulator {
                 let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     job.run_workgroup(g, &mut st, &mut out)
                 }));
-                let run = run.unwrap_or_else(|p| {
-                    let msg = p
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| p.downcast_ref::<String>().cloned())
-                        .unwrap_or_default();
-                    Err(Fault::dispatch(
-                        format!("internal emulator error in work-group {g}: {msg}"),
-                        name,
-                    ))
-                });
+                let run = run
+                    .unwrap_or_else(|p| Err(internal_error(p, &format!("work-group {g}"), setup)));
                 match run {
                     Ok(()) => {}
                     Err(f) => {
@@ -359,6 +357,23 @@ impl Emulator {
     }
 }
 
+/// The fault a panic inside the emulator (a bug) ends the dispatch with.
+fn internal_error(
+    panic: Box<dyn std::any::Any + Send>,
+    place: &str,
+    setup: &DispatchSetup<'_>,
+) -> Fault {
+    let msg = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    Fault::dispatch(
+        format!("internal emulator error in {place}: {msg}"),
+        setup.kernel_name,
+    )
+}
+
 struct Job<'a> {
     setup: &'a DispatchSetup<'a>,
     kd: KernelDescriptor,
@@ -381,8 +396,79 @@ struct Job<'a> {
 #[derive(Default)]
 struct ThreadState {
     waves: Vec<Wave>,
+    /// Waves of the work-group set up last.
+    nwaves: usize,
     lds: Vec<u8>,
     scratch: Vec<u8>,
+}
+
+/// A work-group being run.
+struct Group {
+    /// Linear work-group id.
+    g: u64,
+    id: [u32; 3],
+    /// Private bytes per lane.
+    psize: u32,
+}
+
+/// Release the global wave-sync barrier when as many waves wait at it as the barrier names.
+fn release_grid_barrier(states: &mut [ThreadState]) {
+    let waiting = || {
+        states
+            .iter()
+            .flat_map(|st| st.waves[..st.nwaves].iter())
+            .filter(|w| w.grid_wait > 0)
+    };
+    let count = waiting().count() as u32;
+    let Some(members) = waiting().map(|w| w.grid_wait).max() else {
+        return;
+    };
+    if count >= members {
+        for st in states.iter_mut() {
+            for w in st.waves[..st.nwaves].iter_mut() {
+                w.grid_wait = 0;
+            }
+        }
+    }
+}
+
+/// Packed work-item ids of wave `k` into v0 (`x | y << 10 | z << 20`, y and z as the
+/// descriptor enables them); returns the EXEC mask of its work-items.
+fn workitem_ids(w: &mut Wave, k: usize, dims: [u32; 3], id_dims: u32) -> u64 {
+    let items = dims[0] * dims[1] * dims[2];
+    let mut exec = 0u64;
+    // Work-item ids of the wave's first lane, then counted up lane by lane.
+    let first = (k * LANES) as u32;
+    let (mut x, mut y, mut z) = (
+        first % dims[0],
+        (first / dims[0]) % dims[1],
+        first / (dims[0] * dims[1]),
+    );
+    for l in 0..LANES {
+        if first + (l as u32) >= items {
+            w.v[0][l] = 0;
+            continue;
+        }
+        exec |= 1 << l;
+        let mut v = x;
+        if id_dims >= 1 {
+            v |= y << 10;
+        }
+        if id_dims >= 2 {
+            v |= z << 20;
+        }
+        w.v[0][l] = v;
+        x += 1;
+        if x == dims[0] {
+            x = 0;
+            y += 1;
+            if y == dims[1] {
+                y = 0;
+                z += 1;
+            }
+        }
+    }
+    exec
 }
 
 /// HW_ID of a wave: the documented deterministic placement.
@@ -396,12 +482,68 @@ pub(crate) fn hw_id(cu_count: u32, group: u64, wave: u32) -> u32 {
 }
 
 impl Job<'_> {
+    /// Run work-group `g` to its end on this thread.
     fn run_workgroup(
         &self,
         g: u64,
         st: &mut ThreadState,
         out: &mut DispatchOutcome,
     ) -> Result<(), Fault> {
+        let group = self.start_group(g, st)?;
+        loop {
+            if self.round(&group, st, out)? {
+                break;
+            }
+            if self.abort.load(Ordering::Relaxed) {
+                // Another work-group faulted; its fault is the dispatch's.
+                return Ok(());
+            }
+            self.check_stop(&group, st)?;
+            release_grid_barrier(std::slice::from_mut(st));
+        }
+        self.finish_group(&group, st, out);
+        Ok(())
+    }
+
+    /// [`Job::run_cooperative`] as a whole dispatch: on this thread, host FP pinned, a panic
+    /// turned into a fault, the trace sorted.
+    fn run_cooperative_dispatch(&self, total: u64) -> Result<DispatchOutcome, Fault> {
+        let _fp = IeeeHostFp::pin();
+        let mut out = DispatchOutcome::default();
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.run_cooperative(total, &mut out)
+        }));
+        run.unwrap_or_else(|p| Err(internal_error(p, "the cooperative grid", self.setup)))?;
+        out.trace.sort_by_key(|r| (r.time, r.cu, r.simd, r.wave_id));
+        Ok(out)
+    }
+
+    /// Run every work-group of the dispatch co-resident on this thread, round-robin, so that
+    /// a grid-wide barrier (`ds_gws_barrier`, cooperative launches) is reached by all of them.
+    fn run_cooperative(&self, total: u64, out: &mut DispatchOutcome) -> Result<(), Fault> {
+        let mut states: Vec<ThreadState> = (0..total).map(|_| ThreadState::default()).collect();
+        let mut groups = Vec::with_capacity(total as usize);
+        for (g, st) in states.iter_mut().enumerate() {
+            groups.push(self.start_group(g as u64, st)?);
+        }
+        let mut done = vec![false; groups.len()];
+        while done.contains(&false) {
+            for (k, group) in groups.iter().enumerate() {
+                if !done[k] && self.round(group, &mut states[k], out)? {
+                    self.finish_group(group, &mut states[k], out);
+                    done[k] = true;
+                }
+            }
+            if let Some(k) = done.iter().position(|d| !d) {
+                self.check_stop(&groups[k], &states[k])?;
+            }
+            release_grid_barrier(&mut states);
+        }
+        Ok(())
+    }
+
+    /// Set work-group `g`'s waves up in `st`: registers, LDS and private memory.
+    fn start_group(&self, g: u64, st: &mut ThreadState) -> Result<Group, Fault> {
         let s = self.setup;
         let kd = &self.kd;
         let (cx, cy) = (self.counts[0] as u64, self.counts[1] as u64);
@@ -424,6 +566,7 @@ impl Job<'_> {
         while st.waves.len() < nwaves {
             st.waves.push(Wave::new());
         }
+        st.nwaves = nwaves;
         let id_dims = kd.workitem_id_dims();
         for (k, w) in st.waves.iter_mut().enumerate().take(nwaves) {
             w.reset();
@@ -431,157 +574,147 @@ impl Job<'_> {
             w.pc = self.entry_index;
             w.mode = kd.initial_mode();
             w.hw_id = hw_id(self.compute_units, g, k as u32);
-            let mut exec = 0u64;
-            // Work-item ids of the wave's first lane, then counted up lane by lane.
-            let first = (k * LANES) as u32;
-            let (mut x, mut y, mut z) = (
-                first % dims[0],
-                (first / dims[0]) % dims[1],
-                first / (dims[0] * dims[1]),
-            );
-            for l in 0..LANES {
-                let t = first + l as u32;
-                if t < items {
-                    exec |= 1 << l;
-                    let mut v = x;
-                    if id_dims >= 1 {
-                        v |= y << 10;
-                    }
-                    if id_dims >= 2 {
-                        v |= z << 20;
-                    }
-                    w.v[0][l] = v;
-                    x += 1;
-                    if x == dims[0] {
-                        x = 0;
-                        y += 1;
-                        if y == dims[1] {
-                            y = 0;
-                            z += 1;
-                        }
-                    }
-                } else {
-                    w.v[0][l] = 0;
-                }
-            }
+            let exec = workitem_ids(w, k, dims, id_dims);
             w.set_exec(exec);
             self.initial_sgprs(w, id, nwaves as u32, k == 0)?;
         }
+        Ok(Group { g, id, psize })
+    }
+
+    /// Give each running wave of a work-group one time slice; `true` when every wave ended.
+    /// Releases the work-group barrier when every wave that has not ended waits at it.
+    fn round(
+        &self,
+        group: &Group,
+        st: &mut ThreadState,
+        out: &mut DispatchOutcome,
+    ) -> Result<bool, Fault> {
         let mut ctx = Ctx {
             target: self.target,
             prog: self.prog,
             mem: self.mem,
             lds: &mut st.lds,
             scratch: &mut st.scratch,
-            private_size: psize,
-            apertures: s.apertures,
+            private_size: group.psize,
+            apertures: self.setup.apertures,
             trace: &mut out.trace,
             clock_base: self.clock_base,
         };
-        let round = g / self.compute_units as u64;
         let trace_start = ctx.trace.len();
-        let waves = &mut st.waves[..nwaves];
-        loop {
-            let mut all_done = true;
-            let mut all_blocked = true;
+        let waves = &mut st.waves[..st.nwaves];
+        let (mut all_done, mut all_at_barrier) = (true, true);
+        for w in waves.iter_mut() {
+            if w.done {
+                continue;
+            }
+            all_done = false;
+            if w.at_barrier || w.grid_wait > 0 {
+                all_at_barrier &= w.at_barrier;
+                continue;
+            }
+            all_at_barrier = false;
+            self.slice(w, &mut ctx, group.id)?;
+        }
+        // Records of this round, placed in the work-group's placement round.
+        let round = group.g / self.compute_units as u64;
+        for r in &mut ctx.trace[trace_start..] {
+            r.time += (round as i64) << 32;
+        }
+        if all_at_barrier && !all_done {
             for w in waves.iter_mut() {
-                if w.done {
-                    continue;
+                w.at_barrier = false;
+            }
+        }
+        Ok(all_done)
+    }
+
+    /// Run one wave for up to [`SLICE`] instructions, until it waits or ends.
+    fn slice(&self, w: &mut Wave, ctx: &mut Ctx<'_>, id: [u32; 3]) -> Result<(), Fault> {
+        let s = self.setup;
+        for _ in 0..SLICE {
+            match exec::step(w, ctx) {
+                Ok(Flow::Next) => w.pc += 1,
+                Ok(Flow::Jump(i)) => w.pc = i,
+                Ok(Flow::Barrier) => {
+                    w.pc += 1;
+                    w.at_barrier = true;
+                    return Ok(());
                 }
-                all_done = false;
-                if w.at_barrier {
-                    continue;
+                Ok(Flow::GridBarrier(members)) => {
+                    w.pc += 1;
+                    w.grid_wait = members;
+                    return Ok(());
                 }
-                all_blocked = false;
-                for _ in 0..SLICE {
-                    match exec::step(w, &mut ctx) {
-                        Ok(Flow::Next) => w.pc += 1,
-                        Ok(Flow::Jump(i)) => w.pc = i,
-                        Ok(Flow::Barrier) => {
-                            w.pc += 1;
-                            w.at_barrier = true;
-                            break;
-                        }
-                        Ok(Flow::End) => {
-                            w.done = true;
-                            break;
-                        }
-                        Err(kind) => {
-                            let pc = self.prog.address_of(w.pc);
-                            return Err(Fault {
-                                kind,
-                                kernel: s.kernel_name.map(str::to_string),
-                                pc,
-                                code_offset: pc as i64 - self.entry as i64,
-                                instruction: self.prog.insts[w.pc].disassemble(self.target),
-                                workgroup: id,
-                                wave: w.index,
-                            });
-                        }
-                    }
-                    if w.pc >= self.prog.insts.len() {
-                        let pc =
-                            self.prog.base + self.prog.offsets.last().copied().unwrap_or(0) as u64;
-                        return Err(Fault {
-                            kind: FaultKind::BadJump { target: pc + 4 },
-                            kernel: s.kernel_name.map(str::to_string),
-                            pc,
-                            code_offset: pc as i64 - self.entry as i64,
-                            instruction: String::new(),
-                            workgroup: id,
-                            wave: w.index,
-                        });
-                    }
+                Ok(Flow::End) => {
+                    w.done = true;
+                    return Ok(());
+                }
+                Err(kind) => {
+                    let pc = self.prog.address_of(w.pc);
+                    return Err(Fault {
+                        kind,
+                        kernel: s.kernel_name.map(str::to_string),
+                        pc,
+                        code_offset: pc as i64 - self.entry as i64,
+                        instruction: self.prog.insts[w.pc].disassemble(self.target),
+                        workgroup: id,
+                        wave: w.index,
+                    });
                 }
             }
-            if all_done {
-                break;
-            }
-            if self.abort.load(Ordering::Relaxed) {
-                // Another work-group faulted; its fault is the dispatch's.
-                return Ok(());
-            }
-            let cancelled = self.cancel.load(Ordering::Relaxed);
-            if cancelled || Instant::now() > self.deadline {
-                let w = waves
-                    .iter()
-                    .find(|w| !w.done)
-                    .expect("a wave is still running");
-                let pc = self.prog.address_of(w.pc.min(self.prog.insts.len() - 1));
+            if w.pc >= self.prog.insts.len() {
+                let pc = self.prog.base + self.prog.offsets.last().copied().unwrap_or(0) as u64;
                 return Err(Fault {
-                    kind: if cancelled {
-                        FaultKind::Cancelled
-                    } else {
-                        FaultKind::TimeLimit {
-                            seconds: self.time_limit.as_secs_f64(),
-                        }
-                    },
+                    kind: FaultKind::BadJump { target: pc + 4 },
                     kernel: s.kernel_name.map(str::to_string),
                     pc,
                     code_offset: pc as i64 - self.entry as i64,
-                    instruction: self.prog.insts[w.pc.min(self.prog.insts.len() - 1)]
-                        .disassemble(self.target),
+                    instruction: String::new(),
                     workgroup: id,
                     wave: w.index,
                 });
             }
-            if all_blocked {
-                for w in waves.iter_mut() {
-                    w.at_barrier = false;
+        }
+        Ok(())
+    }
+
+    /// A fault when the caller cancelled or the time limit passed, naming where a wave of
+    /// `group` stands.
+    fn check_stop(&self, group: &Group, st: &ThreadState) -> Result<(), Fault> {
+        let cancelled = self.cancel.load(Ordering::Relaxed);
+        if !cancelled && Instant::now() <= self.deadline {
+            return Ok(());
+        }
+        let waves = &st.waves[..st.nwaves];
+        let w = waves.iter().find(|w| !w.done).unwrap_or(&waves[0]);
+        let at = w.pc.min(self.prog.insts.len() - 1);
+        let pc = self.prog.address_of(at);
+        Err(Fault {
+            kind: if cancelled {
+                FaultKind::Cancelled
+            } else {
+                FaultKind::TimeLimit {
+                    seconds: self.time_limit.as_secs_f64(),
                 }
-            }
-        }
-        for r in &mut ctx.trace[trace_start..] {
-            r.time += (round as i64) << 32;
-        }
+            },
+            kernel: self.setup.kernel_name.map(str::to_string),
+            pc,
+            code_offset: pc as i64 - self.entry as i64,
+            instruction: self.prog.insts[at].disassemble(self.target),
+            workgroup: group.id,
+            wave: w.index,
+        })
+    }
+
+    /// Count a finished work-group's waves into the outcome.
+    fn finish_group(&self, _group: &Group, st: &mut ThreadState, out: &mut DispatchOutcome) {
         out.workgroups += 1;
-        for w in waves.iter() {
+        for w in st.waves[..st.nwaves].iter() {
             out.waves += 1;
             out.wave_instructions += w.cycles;
             out.lane_instructions += w.lane_insts;
             out.max_wave_cycles = out.max_wave_cycles.max(w.cycles);
         }
-        Ok(())
     }
 
     fn initial_sgprs(

@@ -336,3 +336,42 @@ fn mixed_precision_fma() {
         }
     }
 }
+
+#[test]
+fn grid_wide_barrier_runs_work_groups_co_resident() {
+    let groups = 24u32;
+    let block = 128u32;
+    let n = (groups * block) as usize;
+    let x: Vec<u32> = (0..n as u32).map(|i| i % 13 + 1).collect();
+    for t in TARGETS {
+        for threads in [1, 2] {
+            let mut b = Bench::with_threads("grid_sync", t, threads);
+            assert_uses(&b, &["ds_gws_barrier", "ds_gws_init"]);
+            b.run1("gws_init", 64, 64, &[Arg::U32(groups - 1)]);
+            let (xi, partial, out) = (
+                b.buf_of(&x),
+                b.zeros::<u32>(2 * groups as usize),
+                b.zeros::<u32>(2 * n),
+            );
+            let o = b.run1(
+                "grid_scale",
+                n as u32,
+                block,
+                &[Arg::Buf(xi), Arg::Buf(partial), Arg::Buf(out)],
+            );
+            assert_eq!(o.workgroups, groups as u64);
+            let got = b.read::<u32>(out);
+            for pass in 0..2u32 {
+                let total: u32 = x.iter().map(|v| v + pass).sum();
+                for i in 0..n {
+                    assert_eq!(
+                        got[pass as usize * n + i],
+                        x[i] * total,
+                        "{} pass {pass} item {i}",
+                        t.name()
+                    );
+                }
+            }
+        }
+    }
+}

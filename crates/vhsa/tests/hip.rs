@@ -109,6 +109,11 @@ fn device_printf_through_the_hostcall_buffer() {
 }
 
 #[test]
+fn cooperative_launch_with_a_grid_wide_barrier() {
+    passes(&hip_program("cooperative"), "gfx90a", &[]);
+}
+
+#[test]
 fn two_devices_and_peer_copies() {
     passes(&hip_program("two_devices"), "gfx90a,gfx90a", &[]);
 }

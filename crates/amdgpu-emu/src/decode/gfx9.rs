@@ -746,6 +746,8 @@ const DS: &[Row] = &[
     (114, ds_min_rtn_f64, On::All),
     (115, ds_max_rtn_f64, On::All),
     (124, ds_add_rtn_f64, On::All),
+    (0x99, ds_gws_init, On::All),
+    (0x9d, ds_gws_barrier, On::All),
     (0xde, ds_write_b96, On::All),
     (0xdf, ds_write_b128, On::All),
     (0xfe, ds_read_b96, On::All),

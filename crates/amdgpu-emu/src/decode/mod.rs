@@ -245,6 +245,9 @@ pub struct Program {
     pub offsets: Vec<u32>,
     /// For each dword of the range, the index of the instruction starting there, or u32::MAX.
     index: Vec<u32>,
+    /// Whether the code holds a grid-wide barrier (`ds_gws_barrier`): its kernels run their
+    /// work-groups co-resident.
+    pub grid_sync: bool,
 }
 
 impl Program {
@@ -269,11 +272,13 @@ impl Program {
             offsets.push((i * 4) as u32);
             i += len;
         }
+        let grid_sync = insts.iter().any(|i| i.op == Op::ds_gws_barrier);
         Program {
             base,
             insts,
             offsets,
             index,
+            grid_sync,
         }
     }
 

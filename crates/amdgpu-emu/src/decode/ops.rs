@@ -358,6 +358,7 @@ ops! {
     ds_min_rtn_i64 = [X2]; ds_max_rtn_i64 = [X2]; ds_min_rtn_u64 = [X2]; ds_max_rtn_u64 = [X2];
     ds_and_rtn_b64 = [X2]; ds_or_rtn_b64 = [X2]; ds_xor_rtn_b64 = [X2]; ds_wrxchg_rtn_b64 = [X2];
     ds_min_rtn_f64 = [X2]; ds_max_rtn_f64 = [X2];
+    ds_gws_init = [N]; ds_gws_barrier = [N];
     // FLAT, GLOBAL, SCRATCH (the segment is a field of the instruction)
     flat_load_ubyte = [B32]; flat_load_sbyte = [B32]; flat_load_ushort = [B32];
     flat_load_sshort = [B32]; flat_load_dword = [B32]; flat_load_dwordx2 = [X2];

@@ -399,7 +399,9 @@ fn disasm_ds(inst: &Inst, mn: &str) -> String {
     let addr = operand(inst.src[0], 1, 0);
     let d0 = operand(inst.src[1], data_dw, 0);
     let d1 = operand(inst.src[2], data_dw, 0);
-    let ops = if name.starts_with("ds_read") || name == "ds_swizzle_b32" {
+    let ops = if name.starts_with("ds_gws") {
+        addr.clone()
+    } else if name.starts_with("ds_read") || name == "ds_swizzle_b32" {
         format!("{}, {addr}", operand(inst.dst, dst_dw, 0))
     } else if name.contains("permute") {
         format!("{}, {addr}, {d0}", operand(inst.dst, 1, 0))

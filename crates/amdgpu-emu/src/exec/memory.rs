@@ -553,7 +553,23 @@ fn lds_put(ctx: &mut Ctx<'_>, a: u64, n: usize, v: u64) {
     ctx.lds[a..a + n].copy_from_slice(&v.to_le_bytes()[..n]);
 }
 
+/// Global wave sync: `ds_gws_init` needs no state here (the barrier instruction carries its
+/// member count); `ds_gws_barrier` waits for `value + 1` waves, value from the first active
+/// lane of its VGPR (the count minus one, as `ds_gws_init` takes it).
+fn gws(w: &mut Wave, inst: &Inst) -> Step {
+    let exec = w.exec();
+    if inst.op == ds_gws_init || exec == 0 {
+        return Ok(Flow::Next);
+    }
+    let lane = exec.trailing_zeros() as usize;
+    let value = w.v[Wave::vslot(inst.src[0])][lane];
+    Ok(Flow::GridBarrier(value.saturating_add(1)))
+}
+
 fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
+    if matches!(inst.op, ds_gws_init | ds_gws_barrier) {
+        return gws(w, inst);
+    }
     if inst.ctrl & flags::GDS != 0 {
         return Err(illegal("GDS is not emulated"));
     }

@@ -30,6 +30,9 @@ pub(crate) enum Flow {
     Jump(usize),
     /// Wait at the work-group barrier, then continue with the next instruction.
     Barrier,
+    /// Wait at the global wave-sync barrier until this many waves of the dispatch wait there
+    /// (`ds_gws_barrier`), then continue with the next instruction.
+    GridBarrier(u32),
     /// The wave ended.
     End,
 }
