@@ -83,6 +83,8 @@ pub struct Emulator {
     compute_units: u32,
     time_limit: Duration,
     cache: Mutex<HashMap<(u64, u64, u64), Arc<Program>>>,
+    /// Per-thread wave state (register files, LDS, private memory) kept between dispatches.
+    states: Mutex<Vec<ThreadState>>,
 }
 
 /// The environment variable that sets the default thread count.
@@ -112,6 +114,7 @@ impl Emulator {
             compute_units: 4,
             time_limit: Duration::from_secs(600),
             cache: Mutex::new(HashMap::new()),
+            states: Mutex::new(Vec::new()),
         }
     }
 
@@ -149,6 +152,20 @@ impl Emulator {
     pub fn forget_code(&self, range: Range<u64>) {
         let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         c.retain(|k, _| k.2 <= range.start || k.1 >= range.end);
+    }
+
+    /// A thread's wave state, reused from an earlier dispatch when one is free.
+    fn take_state(&self) -> ThreadState {
+        let mut states = self.states.lock().unwrap_or_else(|e| e.into_inner());
+        states.pop().unwrap_or_default()
+    }
+
+    /// Keep a thread's wave state for the next dispatch (at most one per host thread).
+    fn give_back_state(&self, st: ThreadState) {
+        let mut states = self.states.lock().unwrap_or_else(|e| e.into_inner());
+        if states.len() < self.threads {
+            states.push(st);
+        }
     }
 
     fn program(
@@ -285,52 +302,24 @@ impl Emulator {
         if prog.grid_sync && total > 1 && total <= COOPERATIVE_GROUPS {
             return job.run_cooperative_dispatch(total);
         }
-        let next = AtomicU64::new(0);
-        let abort = &job.abort;
-        let fault: Mutex<Option<(u64, Fault)>> = Mutex::new(None);
-        let results: Mutex<Vec<DispatchOutcome>> = Mutex::new(Vec::new());
+        let threads = (self.threads as u64).min(total).max(1) as usize;
+        let work = Work {
+            next: AtomicU64::new(0),
+            total,
+            // Work-groups claimed at a time: a few claims per thread and round, so that the
+            // counter is not contended while the last groups still spread over the threads.
+            chunk: (total / (threads as u64 * 8)).clamp(1, 64),
+            fault: Mutex::new(None),
+            results: Mutex::new(Vec::new()),
+        };
         let worker = || {
             // Kernel arithmetic runs on the host FPU: pin it to IEEE form whatever the caller's
             // (or the creating thread's) control register says, and restore it after.
             let _fp = IeeeHostFp::pin();
-            let mut st = ThreadState::default();
-            let mut out = DispatchOutcome::default();
-            while !abort.load(Ordering::Relaxed) {
-                let g = next.fetch_add(1, Ordering::Relaxed);
-                if g >= total {
-                    break;
-                }
-                if cancel.load(Ordering::Relaxed) {
-                    let mut slot = fault.lock().unwrap_or_else(|e| e.into_inner());
-                    if slot.is_none() {
-                        let mut f = Fault::dispatch("", name);
-                        f.kind = FaultKind::Cancelled;
-                        *slot = Some((g, f));
-                    }
-                    abort.store(true, Ordering::Relaxed);
-                    break;
-                }
-                // A panic would be a bug of the emulator: it ends the dispatch as a fault, never
-                // the caller's process.
-                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    job.run_workgroup(g, &mut st, &mut out)
-                }));
-                let run = run
-                    .unwrap_or_else(|p| Err(internal_error(p, &format!("work-group {g}"), setup)));
-                match run {
-                    Ok(()) => {}
-                    Err(f) => {
-                        let mut slot = fault.lock().unwrap_or_else(|e| e.into_inner());
-                        if slot.as_ref().is_none_or(|(g0, _)| g < *g0) {
-                            *slot = Some((g, f));
-                        }
-                        abort.store(true, Ordering::Relaxed);
-                    }
-                }
-            }
-            results.lock().unwrap_or_else(|e| e.into_inner()).push(out);
+            let mut st = self.take_state();
+            job.work(&work, &mut st);
+            self.give_back_state(st);
         };
-        let threads = (self.threads as u64).min(total).max(1) as usize;
         if threads == 1 {
             worker();
         } else {
@@ -340,6 +329,7 @@ impl Emulator {
                 }
             });
         }
+        let Work { fault, results, .. } = work;
         if let Some((_, f)) = fault.into_inner().unwrap_or_else(|e| e.into_inner()) {
             return Err(f);
         }
@@ -354,6 +344,26 @@ impl Emulator {
         }
         all.trace.sort_by_key(|r| (r.time, r.cu, r.simd, r.wave_id));
         Ok(all)
+    }
+}
+
+/// The work-groups of a dispatch being handed out, and what the workers report.
+struct Work {
+    next: AtomicU64,
+    total: u64,
+    chunk: u64,
+    /// The fault of the lowest work-group that faulted.
+    fault: Mutex<Option<(u64, Fault)>>,
+    results: Mutex<Vec<DispatchOutcome>>,
+}
+
+impl Work {
+    /// Record the fault of work-group `g` (the lowest one wins).
+    fn fail(&self, g: u64, f: Fault) {
+        let mut slot = self.fault.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.as_ref().is_none_or(|(g0, _)| g < *g0) {
+            *slot = Some((g, f));
+        }
     }
 }
 
@@ -482,6 +492,43 @@ pub(crate) fn hw_id(cu_count: u32, group: u64, wave: u32) -> u32 {
 }
 
 impl Job<'_> {
+    /// Claim chunks of work-groups and run them until none is left, a work-group faults or the
+    /// caller cancels; the counts go to `work.results`.
+    fn work(&self, work: &Work, st: &mut ThreadState) {
+        let mut out = DispatchOutcome::default();
+        'claims: while !self.abort.load(Ordering::Relaxed) {
+            let first = work.next.fetch_add(work.chunk, Ordering::Relaxed);
+            if first >= work.total {
+                break;
+            }
+            for g in first..(first + work.chunk).min(work.total) {
+                if self.cancel.load(Ordering::Relaxed) {
+                    let mut f = Fault::dispatch("", self.setup.kernel_name);
+                    f.kind = FaultKind::Cancelled;
+                    work.fail(g, f);
+                    self.abort.store(true, Ordering::Relaxed);
+                    break 'claims;
+                }
+                // A panic would be a bug of the emulator: it ends the dispatch as a fault,
+                // never the caller's process.
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    self.run_workgroup(g, st, &mut out)
+                }));
+                let place = || format!("work-group {g}");
+                if let Err(f) = run.unwrap_or_else(|p| Err(internal_error(p, &place(), self.setup)))
+                {
+                    work.fail(g, f);
+                    self.abort.store(true, Ordering::Relaxed);
+                    break 'claims;
+                }
+            }
+        }
+        work.results
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(out);
+    }
+
     /// Run work-group `g` to its end on this thread.
     fn run_workgroup(
         &self,
