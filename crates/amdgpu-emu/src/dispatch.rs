@@ -320,15 +320,7 @@ impl Emulator {
             job.work(&work, &mut st);
             self.give_back_state(st);
         };
-        if threads == 1 {
-            worker();
-        } else {
-            std::thread::scope(|s| {
-                for _ in 0..threads {
-                    s.spawn(worker);
-                }
-            });
-        }
+        crate::pool::run(threads, &worker);
         let Work { fault, results, .. } = work;
         if let Some((_, f)) = fault.into_inner().unwrap_or_else(|e| e.into_inner()) {
             return Err(f);

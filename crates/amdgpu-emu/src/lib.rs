@@ -29,6 +29,7 @@ mod exec;
 pub mod fault;
 mod host_fp;
 pub mod memory;
+mod pool;
 pub mod target;
 pub mod trace;
 mod wave;
