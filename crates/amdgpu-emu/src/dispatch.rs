@@ -325,18 +325,25 @@ impl Emulator {
         if let Some((_, f)) = fault.into_inner().unwrap_or_else(|e| e.into_inner()) {
             return Err(f);
         }
-        let mut all = DispatchOutcome::default();
-        for r in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            all.trace.extend(r.trace);
-            all.workgroups += r.workgroups;
-            all.waves += r.waves;
-            all.wave_instructions += r.wave_instructions;
-            all.lane_instructions += r.lane_instructions;
-            all.max_wave_cycles = all.max_wave_cycles.max(r.max_wave_cycles);
-        }
-        all.trace.sort_by_key(|r| (r.time, r.cu, r.simd, r.wave_id));
-        Ok(all)
+        Ok(merge(
+            results.into_inner().unwrap_or_else(|e| e.into_inner()),
+        ))
     }
+}
+
+/// The workers' counts summed, their traces in one list ordered by (time, cu, simd, slot).
+fn merge(results: Vec<DispatchOutcome>) -> DispatchOutcome {
+    let mut all = DispatchOutcome::default();
+    for r in results {
+        all.trace.extend(r.trace);
+        all.workgroups += r.workgroups;
+        all.waves += r.waves;
+        all.wave_instructions += r.wave_instructions;
+        all.lane_instructions += r.lane_instructions;
+        all.max_wave_cycles = all.max_wave_cycles.max(r.max_wave_cycles);
+    }
+    all.trace.sort_by_key(|r| (r.time, r.cu, r.simd, r.wave_id));
+    all
 }
 
 /// The work-groups of a dispatch being handed out, and what the workers report.
