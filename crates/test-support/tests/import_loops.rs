@@ -41,7 +41,6 @@ const KNOWN_LOOPS: &[(&str, &[&str])] = &[
         "src/lib.rs",
         &["snapshot::device", "snapshot::host", "snapshot::reaper"],
     ),
-    ("crates/amdgpu-emu/src/lib.rs", &["dispatch", "exec"]),
 ];
 
 fn workspace() -> PathBuf {
