@@ -1,5 +1,6 @@
 //! The write interceptor's slow path: the normal (tracked) submit and the replay window.
 
+use super::decline::DeclineReason;
 use super::gate::{ReplayGate, SubmitGuard, WindowGuard};
 use super::host_window;
 use super::inflight::RuntimeSignals;
@@ -14,7 +15,7 @@ use crate::api::{
 };
 use crate::diagnostics::fatal;
 use crate::runtime::{Runtime, monotonic_ns};
-use crate::snapshot::{AgentCopy, DeclineReason, HostStore, Snapshot};
+use crate::snapshot::{AgentCopy, CaptureError, HostStore, Snapshot};
 use crate::state::{self, ReplayService};
 use crate::sync::{Arc, Mutex, OnceFlag, Ordering, fence};
 use hsa_abi::ffi::{self, hsa_kernel_dispatch_packet_t, hsa_signal_t, hsa_status_t};
@@ -808,6 +809,7 @@ fn capture(
     coverage::capture(rt, q.agent, copier, store, scope, |regions, store| {
         let needed = store.host_bound(regions);
         crate::snapshot::budget::check(needed.saturating_sub(HostStore::reusable_bytes()))
+            .map_err(DeclineReason::from)
     })
 }
 
@@ -1107,7 +1109,8 @@ fn run_window(
                 }
             } else if matches!(
                 reason,
-                DeclineReason::HostMemory { .. } | DeclineReason::HostReachable(_)
+                DeclineReason::Capture(CaptureError::HostMemory { .. })
+                    | DeclineReason::HostReachable(_)
             ) {
                 report_decline_once_per_kernel(q, d, &reason);
             } else if DECLINE_WARNING.first() {

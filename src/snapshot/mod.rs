@@ -42,6 +42,19 @@ pub fn release_idle_buffers() -> u64 {
         + release_idle_host_buffers(std::time::Duration::ZERO)
 }
 
+/// The reaper's sweep: frees the host and device buffers idle for [`IDLE_RETURN`], returns the
+/// idle bytes that remain in both pools.
+fn sweep_idle_buffers() -> u64 {
+    release_idle_host_buffers(IDLE_RETURN);
+    release_idle_device_buffers(IDLE_RETURN);
+    host::idle_host_bytes() + device::idle_device_bytes()
+}
+
+/// Starts returning idle buffers in the background (a pool has just been given one back).
+fn start_reaper() {
+    reaper::ensure_running(sweep_idle_buffers);
+}
+
 /// Frees every idle buffer and stops returning them in the background, and forgets the
 /// agents' buffer pools (the runtime instance is shutting down: nothing may call it afterwards).
 pub fn close_buffers() {
@@ -176,9 +189,10 @@ pub struct Region {
     pub size: usize,
 }
 
-/// Why a snapshot is incomplete, which declines replay of the dispatch.
+/// Why a snapshot could not be captured (the replay window declines the dispatch for it; the
+/// window's own reasons are in `replay::decline`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DeclineReason {
+pub enum CaptureError {
     /// The host buffer of a region could not be allocated.
     #[error("host allocation of {size} bytes failed for the region at {device:#x}")]
     HostAllocation {
@@ -214,25 +228,6 @@ pub enum DeclineReason {
     /// Module-scope variables could not be enumerated.
     #[error("enumerating module-scope variables failed: {0}")]
     SymbolEnumeration(String),
-    /// The client asked for an unbounded loop without a continue callback.
-    #[error("an unbounded pass count needs a continue callback")]
-    UnboundedWithoutContinue,
-    /// Memory or work on the agent escapes the inventory or the drains.
-    #[error("{0}")]
-    Coverage(crate::replay::coverage::CoverageGap),
-    /// The queue drain or the agent-wide drain did not finish within the decline bound.
-    #[error(
-        "{detail} within {bound_ms} ms (KREPLAY_DRAIN_DECLINE_MS); that work may wait for this dispatch"
-    )]
-    Drain {
-        /// What did not finish.
-        detail: String,
-        /// The bound.
-        bound_ms: u64,
-    },
-    /// A replay setting of the environment is invalid.
-    #[error("{0}")]
-    Configuration(String),
     /// The snapshot would not fit in the memory the process can still use.
     #[error(
         "the snapshot needs {needed} bytes of host memory but only {available} bytes are available ({limit}), \
@@ -248,27 +243,18 @@ pub enum DeclineReason {
         /// Head room kept.
         margin: u64,
     },
-    /// Host or fine-grained memory the dispatch can reach cannot be restored safely, or the
-    /// host-memory policy declines it (`KREPLAY_HOST_MEMORY`).
-    #[error("{0}")]
-    HostReachable(String),
 }
 
-impl DeclineReason {
+impl CaptureError {
     /// A short tag for records (`copy`, `symbols`, ...).
     pub fn tag(&self) -> &'static str {
         match self {
-            DeclineReason::HostAllocation { .. } => "host allocation",
-            DeclineReason::DeviceRoom { .. } => "device memory",
-            DeclineReason::Copy { .. } => "copy",
-            DeclineReason::Metadata { .. } => "metadata",
-            DeclineReason::SymbolEnumeration(_) => "symbols",
-            DeclineReason::UnboundedWithoutContinue => "unbounded without continue",
-            DeclineReason::Coverage(_) => "coverage",
-            DeclineReason::Drain { .. } => "drain",
-            DeclineReason::Configuration(_) => "configuration",
-            DeclineReason::HostMemory { .. } => "host memory",
-            DeclineReason::HostReachable(_) => "reachable host memory",
+            CaptureError::HostAllocation { .. } => "host allocation",
+            CaptureError::DeviceRoom { .. } => "device memory",
+            CaptureError::Copy { .. } => "copy",
+            CaptureError::Metadata { .. } => "metadata",
+            CaptureError::SymbolEnumeration(_) => "symbols",
+            CaptureError::HostMemory { .. } => "host memory",
         }
     }
 }
@@ -276,7 +262,7 @@ impl DeclineReason {
 /// Where captured bytes are kept.
 pub trait SnapshotStore: Send {
     /// Makes room for `regions` regions; an error is a metadata failure.
-    fn reserve(&mut self, regions: &[Region]) -> Result<(), DeclineReason>;
+    fn reserve(&mut self, regions: &[Region]) -> Result<(), CaptureError>;
     /// Captures region `index` (device -> store); `during` runs while the copy is in flight
     /// (or after it), while the region's bytes are still those captured.
     fn keep(
@@ -285,7 +271,7 @@ pub trait SnapshotStore: Send {
         region: &Region,
         copier: &dyn DeviceCopy,
         during: &mut dyn FnMut(),
-    ) -> Result<(), DeclineReason>;
+    ) -> Result<(), CaptureError>;
     /// Writes `ranges` (relative to the region start) of region `index` back to the device.
     fn put_back(
         &self,
@@ -464,7 +450,7 @@ impl Snapshot {
         mut store: Box<dyn SnapshotStore>,
         scope: Box<dyn RestoreScope>,
         copier: &dyn DeviceCopy,
-    ) -> Result<Self, DeclineReason> {
+    ) -> Result<Self, CaptureError> {
         let start_ns = monotonic_ns();
         let mut scope = scope;
         store.reserve(&regions)?;
@@ -503,19 +489,19 @@ impl Snapshot {
         copier: &dyn DeviceCopy,
         inventory: &AllocationInventory,
         executables: &ExecutablesHeld<'static>,
-    ) -> Result<Self, DeclineReason> {
+    ) -> Result<Self, CaptureError> {
         let mut scope = scope;
         let start_ns = monotonic_ns();
         store.reserve(&regions)?;
         let mut kept: Vec<Region> = Vec::new();
         let mut serials: Vec<Option<u64>> = Vec::new();
         kept.try_reserve_exact(regions.len())
-            .map_err(|_| DeclineReason::Metadata {
+            .map_err(|_| CaptureError::Metadata {
                 regions: regions.len(),
             })?;
         serials
             .try_reserve_exact(regions.len())
-            .map_err(|_| DeclineReason::Metadata {
+            .map_err(|_| CaptureError::Metadata {
                 regions: regions.len(),
             })?;
         for r in regions {
