@@ -1299,7 +1299,7 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
         // the originals saved by the earlier `OnLoad`, which stay.
         replay::forget_runtime_instance();
         // The built-in client, once it took the service, keeps it; a tool registers again.
-        let kept = crate::api::client().is_some();
+        let kept = crate::replay::contract::client().is_some();
         state::set_service(if kept {
             ReplayService::On
         } else {
@@ -1495,6 +1495,8 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
         );
     }
     crate::client::check_env();
+    crate::settings::load();
+    crate::replay::contract::set_fallback_client(crate::client::install_from_env);
     // An invalid KREPLAY_DRAIN_DECLINE_MS is reported now, not at the first replay.
     let _ = &*replay::DRAIN_DECLINE;
     Ok(())
@@ -1548,7 +1550,7 @@ pub extern "C" fn OnUnload() {
             replay::settle_handlers(&QUEUES.all());
             {
                 let _decision = state::SERVICE_DECISION.lock();
-                crate::api::release_client();
+                crate::replay::contract::release_client();
                 state::set_service(ReplayService::Off);
             }
             crate::snapshot::close_buffers();

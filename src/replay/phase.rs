@@ -3,7 +3,8 @@
 //! The arm window and the attached packets are thread-local and live for one replay loop, so
 //! only the replaying thread's passes see them and global state never changes.
 
-use crate::api::{ApiError, kreplay_packet_position_t};
+use super::contract::ApiError;
+use crate::abi::kreplay_packet_position_t;
 use std::cell::{Cell, RefCell};
 
 /// Where a pass is in its life.

@@ -1,5 +1,8 @@
 //! The write interceptor's slow path: the normal (tracked) submit and the replay window.
 
+use super::contract::{
+    self, Callback, DispatchSummary, PassTimes, ReplayClient, RestoreTotals, call_client,
+};
 use super::decline::DeclineReason;
 use super::gate::{ReplayGate, SubmitGuard, WindowGuard};
 use super::host_window;
@@ -9,9 +12,8 @@ use super::{
     DRAIN_DECLINE, DRAIN_TIMEOUT, IN_FLIGHT, INVENTORY, NAMES, QUEUES, QueueState, SIGNALS, STATS,
     TIMED_SIGNALS, coverage,
 };
-use crate::api::{
-    self, DispatchSummary, PassTimes, ReplayClient, RestoreTotals, kreplay_dispatch_info_t,
-    kreplay_event_kind_t, kreplay_event_t, kreplay_replay_stats_t,
+use crate::abi::{
+    kreplay_dispatch_info_t, kreplay_event_kind_t, kreplay_event_t, kreplay_replay_stats_t,
 };
 use crate::diagnostics::fatal;
 use crate::runtime::{Runtime, monotonic_ns};
@@ -215,11 +217,11 @@ fn write(writer: Writer, pkts: &[Packet]) {
 fn settle_service() {
     // The built-in client registers under the same lock; taking it here would deadlock, so the
     // decision runs in two steps: install (which locks), then settle off (under the lock).
-    if api::client().is_none() {
-        crate::client::install_from_env();
+    if contract::client().is_none() {
+        contract::install_fallback_client();
     }
     let _decision = state::SERVICE_DECISION.lock();
-    if api::client().is_none() {
+    if contract::client().is_none() {
         state::settle_service_off();
     }
 }
@@ -271,10 +273,8 @@ unsafe extern "C" fn on_signal(_value: ffi::hsa_signal_value_t, arg: *mut c_void
         }];
         // A panicking client must not skip the bookkeeping below: a handler left counted in
         // flight would make teardown wait for it until the bound.
-        if let Some(c) = api::client()
-            && catch_unwind(AssertUnwindSafe(|| c.dispatch_done(&summary))).is_err()
-        {
-            tracing::error!("the client's dispatch summary callback panicked");
+        if let Some(c) = contract::client() {
+            call_client(Callback::DispatchDone, || c.dispatch_done(&summary));
         }
     }));
     if r.is_err() {
@@ -489,7 +489,7 @@ pub unsafe fn on_submit(
     // SAFETY: caller contract.
     let packets: &[Packet] =
         unsafe { std::slice::from_raw_parts(pkts.cast::<Packet>(), count as usize) };
-    let (Some(client), Some(rt)) = (api::client(), Runtime::get()) else {
+    let (Some(client), Some(rt)) = (contract::client(), Runtime::get()) else {
         *forwarded = packets.len();
         write(writer, packets);
         return;
@@ -516,13 +516,8 @@ pub unsafe fn on_submit(
             0,
             None,
         );
-        let passes = catch_unwind(AssertUnwindSafe(|| client.pass_count(&dispatch.info)))
-            .unwrap_or_else(|_| {
-                tracing::error!(
-                    "the client's pass-count callback panicked; the dispatch runs once"
-                );
-                1
-            });
+        let passes =
+            call_client(Callback::PassCount, || client.pass_count(&dispatch.info)).unwrap_or(1);
         let plan = match passes {
             1 => None,
             0 if !client.has_continue() => Some(Err(DeclineReason::UnboundedWithoutContinue)),
@@ -547,9 +542,7 @@ pub unsafe fn on_submit(
                     summary.untimed = true;
                     let now = monotonic_ns();
                     summary.window = (now, now);
-                    if catch_unwind(AssertUnwindSafe(|| client.dispatch_done(&summary))).is_err() {
-                        tracing::error!("the client's dispatch summary callback panicked");
-                    }
+                    call_client(Callback::DispatchDone, || client.dispatch_done(&summary));
                 }
                 // Otherwise the dispatch stays in the run forwarded with the next barrier.
             }
@@ -690,8 +683,8 @@ impl Dispatch {
             pass_end_ns: times.1,
             stats: stats.map_or(std::ptr::null(), |s| s as *const _),
         };
-        if catch_unwind(AssertUnwindSafe(|| client.on_event(&e))).is_err() {
-            tracing::error!("the client's event callback panicked ({kind:?}); continuing");
+        if call_client(Callback::Event, || client.on_event(&e)).is_none() {
+            tracing::debug!("the event that panicked: {kind:?}");
         }
     }
 
@@ -796,7 +789,7 @@ fn capture(
     copier: &AgentCopy,
     whole: bool,
 ) -> Result<Snapshot, DeclineReason> {
-    let settings = crate::client::config::snapshot_settings()
+    let settings = crate::settings::snapshot_settings()
         .as_ref()
         .map_err(|e| DeclineReason::Configuration(e.to_string()))?;
     let tracked_bytes = INVENTORY
@@ -1086,7 +1079,7 @@ fn run_window(
     let whole = kernel
         .as_deref()
         .is_some_and(crate::snapshot::density::restores_whole);
-    let verify = crate::client::config::snapshot_settings()
+    let verify = crate::settings::snapshot_settings()
         .as_ref()
         .is_ok_and(|s| s.verify)
         || crate::snapshot::settings::api_verify();
@@ -1148,9 +1141,7 @@ fn run_window(
                 end_ns: times.1,
                 restore: None,
             }];
-            if catch_unwind(AssertUnwindSafe(|| client.dispatch_done(&summary))).is_err() {
-                tracing::error!("the client's dispatch summary callback panicked");
-            }
+            call_client(Callback::DispatchDone, || client.dispatch_done(&summary));
             return;
         }
     };
@@ -1250,13 +1241,10 @@ fn run_window(
             break;
         }
         if client.has_continue() {
-            let go = catch_unwind(AssertUnwindSafe(|| {
+            let go = call_client(Callback::Continue, || {
                 client.should_continue(&d.info, pass, total)
-            }))
-            .unwrap_or_else(|_| {
-                tracing::error!("the client's continue callback panicked; stopping the loop");
-                false
-            });
+            })
+            .unwrap_or(false);
             if !go {
                 break;
             }
@@ -1345,9 +1333,7 @@ fn run_window(
     summary.snapshot = Some(cap);
     summary.restore = Some(totals);
     summary.host_memory = Some(host.finish(summary.passes.len()));
-    if catch_unwind(AssertUnwindSafe(|| client.dispatch_done(&summary))).is_err() {
-        tracing::error!("the client's dispatch summary callback panicked");
-    }
+    call_client(Callback::DispatchDone, || client.dispatch_done(&summary));
 }
 
 #[cfg(test)]
@@ -1381,7 +1367,7 @@ mod tests {
     #[test]
     fn a_panicking_summary_callback_does_not_leave_the_handler_counted_in_flight() {
         // The only test of this binary that registers a client (the registration is per process).
-        api::register_without_runtime(Arc::new(PanickingSummary));
+        contract::register_without_runtime(Arc::new(PanickingSummary));
         let q = Arc::new(QueueState {
             agent: ffi::hsa_agent_t { handle: 0xa9e47 },
             agent_name: "test".into(),
