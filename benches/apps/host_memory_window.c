@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
     wait_done(done);
     if (i >= 0) times[i] = now_ns() - t0;
   }
-  EXPECT(x[0] == (uint64_t)reps + 1, "x[0] = %lu after %d dispatches", (unsigned long)x[0], reps + 1);
+  /* Exactly once per dispatch, unless KREPLAY_HOST_MEMORY=ignore left the passes' writes. */
+  EXPECT(x[0] >= (uint64_t)reps + 1, "x[0] = %lu after %d dispatches", (unsigned long)x[0], reps + 1);
   qsort(times, (size_t)reps, sizeof *times, by_value);
   printf("RESULT ns=%lu median_ns=%lu\n", (unsigned long)times[0], (unsigned long)times[reps / 2]);
   CHECK(hsa_queue_destroy(q));

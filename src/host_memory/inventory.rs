@@ -135,6 +135,27 @@ impl HostInventory {
             .filter(|a| a.contains(addr))
     }
 
+    /// The allocations holding the kernel addresses `addrs` (one per address that lies in one,
+    /// repeats included), looked up under one read lock.
+    pub fn containing_each(&self, addrs: &[usize]) -> Vec<HostAllocation> {
+        let live = self.live.read();
+        let (Some((&first, _)), Some((_, last))) = (live.first_key_value(), live.last_key_value())
+        else {
+            return Vec::new();
+        };
+        let end = last.base + last.size;
+        addrs
+            .iter()
+            .filter(|&&a| a >= first && a < end)
+            .filter_map(|&a| {
+                live.range(..=a)
+                    .next_back()
+                    .map(|(_, x)| *x)
+                    .filter(|x| x.contains(a))
+            })
+            .collect()
+    }
+
     /// Every live allocation, by address.
     pub fn all(&self) -> Vec<HostAllocation> {
         self.live.read().values().copied().collect()

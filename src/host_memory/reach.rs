@@ -84,8 +84,12 @@ pub fn reachable(inventory: &HostInventory, kernarg: &[u8]) -> Vec<HostAllocatio
         let stored = inventory
             .with_same(&a, || stored_words(&a))
             .unwrap_or_default();
-        for w in stored {
-            note(w, &mut found, &mut to_scan);
+        // One inventory lock for the whole allocation's words.
+        for b in inventory.containing_each(&stored) {
+            if !found.iter().any(|f| f.base == b.base) {
+                found.push(b);
+                to_scan.push(b);
+            }
         }
     }
     found
