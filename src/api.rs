@@ -25,7 +25,7 @@ pub use crate::replay::contract::{
 };
 
 use crate::ffi as checked;
-use crate::replay::phase;
+use crate::replay::localized;
 use crate::sync::Arc;
 use std::ffi::{c_char, c_void};
 
@@ -35,7 +35,7 @@ pub fn attach_packets(
     packets: &[[u8; 64]],
     position: kreplay_packet_position_t,
 ) -> Result<(), ApiError> {
-    phase::attach(packets, position)
+    localized::attach(packets, position)
 }
 
 /// A client made of C callbacks.
@@ -166,10 +166,10 @@ pub unsafe extern "C" fn kreplay_pass_attach_packets(
             if len > 0 && packets.is_null() {
                 return Err(invalid);
             }
-            if !phase::is_armed() {
+            if !localized::is_armed() {
                 return Err(kreplay_status_t::KREPLAY_STATUS_NOT_ARMED);
             }
-            phase::check_room(len).map_err(kreplay_status_t::from)?;
+            localized::check_room(len).map_err(kreplay_status_t::from)?;
             // SAFETY: caller contract; the byte size was checked above.
             let pkts = unsafe { checked::try_slice(packets.cast::<[u8; 64]>(), len, "packets") }
                 .map_err(pointer_status)?;

@@ -2,8 +2,8 @@
 //! the first dispatch; appends JSON-lines records (see `docs/formats.md`).
 
 pub mod config;
+pub mod jsonl;
 pub mod kernel_descriptor;
-pub mod records;
 
 use crate::abi::kreplay_dispatch_info_t;
 use crate::replay::contract::{self, ClientOwner, DispatchSummary, ReplayClient};
@@ -78,7 +78,7 @@ pub struct BuiltinClient {
     cfg: BuiltinConfig,
     occurrences: Mutex<HashMap<String, u64>>,
     filtered: Mutex<HashSet<u64>>,
-    launches: Mutex<HashMap<u64, records::Launch>>,
+    launches: Mutex<HashMap<u64, jsonl::Launch>>,
     /// Kernel descriptor facts per (agent, kernel object), read once each.
     symbols: Mutex<HashMap<(u64, u64), Option<kreplay_records::KernelSymbol>>>,
     out: Mutex<Option<File>>,
@@ -172,9 +172,9 @@ impl BuiltinClient {
 impl ReplayClient for BuiltinClient {
     fn pass_count(&self, d: &kreplay_dispatch_info_t) -> u32 {
         if self.cfg.output_dir.is_some() {
-            let launch = records::Launch {
+            let launch = jsonl::Launch {
                 symbol: self.symbol(d.agent_handle, d.kernel_object),
-                ..records::Launch::of(d)
+                ..jsonl::Launch::of(d)
             };
             self.launches.lock().insert(d.dispatch_id, launch);
         }
@@ -206,7 +206,7 @@ impl ReplayClient for BuiltinClient {
         let filtered = self.filtered.lock().remove(&s.dispatch_id);
         let launch = self.launches.lock().remove(&s.dispatch_id);
         if self.cfg.output_dir.is_some() {
-            self.append(&records::dispatch_lines(
+            self.append(&jsonl::dispatch_lines(
                 std::process::id(),
                 s,
                 filtered,

@@ -12,7 +12,7 @@ pub mod drain;
 pub mod gate;
 mod host_window;
 pub mod inflight;
-pub mod phase;
+pub mod localized;
 mod window;
 
 pub use window::{HostWriteFence, fence_host_write, on_submit};

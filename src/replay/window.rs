@@ -7,7 +7,7 @@ use super::decline::DeclineReason;
 use super::gate::{ReplayGate, SubmitGuard, WindowGuard};
 use super::host_window;
 use super::inflight::RuntimeSignals;
-use super::phase::{ArmGuard, LoopScope};
+use super::localized::{ArmGuard, LoopScope};
 use super::{
     DRAIN_DECLINE, DRAIN_TIMEOUT, IN_FLIGHT, INVENTORY, NAMES, QUEUES, QueueState, SIGNALS, STATS,
     TIMED_SIGNALS, coverage,
@@ -494,7 +494,7 @@ pub unsafe fn on_submit(
         return;
     };
     refuse_reentrant_submit(q);
-    let _disarmed = super::phase::Disarmed::begin();
+    let _disarmed = super::localized::Disarmed::begin();
     if q.unfenced.load(Ordering::Acquire) {
         fence_earlier_work(rt, q, writer);
     }

@@ -14,23 +14,23 @@
 //! through [`ChunkHasher`], so the engine runs against fakes in unit tests; [`DeviceHasher`] hashes
 //! regions the host cannot read with the tool's own kernel on the agent.
 
-mod agent;
 pub mod budget;
 mod chunks;
 pub mod density;
-mod device;
 pub mod device_hash;
 pub(crate) mod host;
 pub mod ranges;
 mod reaper;
+mod runtime_copy;
 pub mod settings;
+mod tiered;
 
-pub use agent::{AgentCopy, LockPinning, buffers_of, device_pool, host_address, plan};
 pub use chunks::{ChangedChunks, ChunkHasher, HostHasher};
-pub use device::{AgentBuffers, DeviceMemory, TieredStore};
-pub use device::{agent_buffers, release_idle_device_buffers};
 pub use device_hash::DeviceHasher;
 pub use host::{HostPinning, HostStore, release_idle_host_buffers};
+pub use runtime_copy::{AgentCopy, LockPinning, buffers_of, device_pool, host_address, plan};
+pub use tiered::{AgentBuffers, DeviceMemory, TieredStore};
+pub use tiered::{agent_buffers, release_idle_device_buffers};
 
 /// Idle snapshot buffers (host and device) are returned to the system after this long.
 pub const IDLE_RETURN: std::time::Duration = std::time::Duration::from_secs(2);
@@ -47,7 +47,7 @@ pub fn release_idle_buffers() -> u64 {
 fn sweep_idle_buffers() -> u64 {
     release_idle_host_buffers(IDLE_RETURN);
     release_idle_device_buffers(IDLE_RETURN);
-    host::idle_host_bytes() + device::idle_device_bytes()
+    host::idle_host_bytes() + tiered::idle_device_bytes()
 }
 
 /// Starts returning idle buffers in the background (a pool has just been given one back).
@@ -60,14 +60,14 @@ fn start_reaper() {
 pub fn close_buffers() {
     reaper::close();
     release_idle_buffers();
-    device::forget_agents();
+    tiered::forget_agents();
 }
 
 /// Forgets every buffer of an ended runtime instance without calling it (its device memory and
 /// locks ended with it; host mappings are unmapped), and lets idle buffers be returned in the
 /// background again. Called when a new runtime instance starts.
 pub fn forget_runtime_instance() {
-    device::forget_agents();
+    tiered::forget_agents();
     host::forget_idle();
     reaper::reopen();
 }
