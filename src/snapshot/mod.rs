@@ -576,6 +576,40 @@ impl Snapshot {
         self.store.device_bytes()
     }
 
+    /// Whether region `i` still exists as captured (its allocation or executable lives);
+    /// a region that is gone is warned about.
+    fn still_present(&self, i: usize, inventory: &AllocationInventory) -> bool {
+        let r = &self.regions[i];
+        match &r.kind {
+            RegionKind::Allocation { base } => {
+                let serial = self.serials.get(i).copied().flatten();
+                let len = r.device - base + r.size;
+                match inventory.with_same(*base, len, serial, || ()) {
+                    Ok(_) => true,
+                    Err(stale) => {
+                        tracing::warn!(
+                            "restore skipped the allocation at {:#x} ({} bytes): {stale}",
+                            r.device,
+                            r.size
+                        );
+                        false
+                    }
+                }
+            }
+            kind => match (kind.executable(), self.executables) {
+                (Some(exe), Some(executables))
+                    if executables
+                        .with_same(exe.handle, exe.serial, || ())
+                        .is_none() =>
+                {
+                    warn_destroyed(r, exe.handle);
+                    false
+                }
+                _ => true,
+            },
+        }
+    }
+
     /// Writes the captured bytes back. Allocations are re-validated under the inventory read
     /// lock and skipped with a warning when freed, shrunk or (for a snapshot taken with
     /// [`Snapshot::capture_tracked`]) replaced by a new allocation at the same address; regions
@@ -619,33 +653,10 @@ impl Snapshot {
             let ranges = self.scope.ranges(i, r);
             if ranges.is_empty() {
                 // Nothing to write back, unless the region is gone (then it is skipped).
-                match &r.kind {
-                    RegionKind::Allocation { base } => {
-                        let serial = self.serials.get(i).copied().flatten();
-                        let len = r.device - base + r.size;
-                        match inventory.with_same(*base, len, serial, || ()) {
-                            Ok(_) => rep.regions += 1,
-                            Err(stale) => {
-                                tracing::warn!(
-                                    "restore skipped the allocation at {:#x} ({} bytes): {stale}",
-                                    r.device,
-                                    r.size
-                                );
-                                rep.skipped += 1;
-                            }
-                        }
-                    }
-                    kind => match (kind.executable(), self.executables) {
-                        (Some(exe), Some(executables))
-                            if executables
-                                .with_same(exe.handle, exe.serial, || ())
-                                .is_none() =>
-                        {
-                            warn_destroyed(r, exe.handle);
-                            rep.skipped += 1;
-                        }
-                        _ => rep.regions += 1,
-                    },
+                if self.still_present(i, inventory) {
+                    rep.regions += 1;
+                } else {
+                    rep.skipped += 1;
                 }
                 continue;
             }
@@ -653,25 +664,8 @@ impl Snapshot {
             // A failed copy writes nothing, so only one that was a single copy leaves the
             // region as the last pass left it (a batch may have written some of its copies).
             let single_copy = ranges.len() == 1 && self.store.one_copy(i, &ranges[0]);
-            // The whole batch is written again on a retry (the bytes are the captured ones).
-            let write = || -> Result<u64, CopyFailed> {
-                let mut attempt = 1;
-                loop {
-                    match self.store.put_back(i, r, &ranges, copier) {
-                        Ok(()) => break,
-                        Err(e) if attempt >= RESTORE_ATTEMPTS => return Err(e),
-                        Err(e) => {
-                            tracing::debug!(
-                                "restore copy of {} ranges of {:#x} failed ({e}); retrying",
-                                ranges.len(),
-                                r.device
-                            );
-                            attempt += 1;
-                        }
-                    }
-                }
-                Ok(ranges.iter().map(|x| x.len() as u64).sum())
-            };
+            let store = &self.store;
+            let write = || put_back_retrying(store.as_ref(), i, r, &ranges, copier);
             let outcome = match &r.kind {
                 RegionKind::Allocation { base } => {
                     let serial = self.serials.get(i).copied().flatten();
@@ -708,16 +702,8 @@ impl Snapshot {
                     rep.bytes += n;
                 }
                 Err(source) => {
-                    let what = match &r.kind {
-                        RegionKind::Allocation { .. } => "the allocation".to_owned(),
-                        RegionKind::ModuleVariable { name, .. } => format!("the variable {name}"),
-                        RegionKind::CodeObjectSegment { .. } => {
-                            "the code-object segment".to_owned()
-                        }
-                        RegionKind::ClientRange => "the client-included range".to_owned(),
-                    };
                     rep.failure = Some(RestoreFailure {
-                        what,
+                        what: r.kind.described(),
                         device: r.device,
                         size: r.size,
                         source,
@@ -735,6 +721,45 @@ impl Snapshot {
 
 #[cfg(test)]
 mod tests;
+
+/// Writes the captured bytes of `ranges` of region `i` back, retrying the whole batch up to
+/// [`RESTORE_ATTEMPTS`] times (the bytes are the captured ones); the bytes written.
+fn put_back_retrying(
+    store: &dyn SnapshotStore,
+    i: usize,
+    r: &Region,
+    ranges: &[Range<usize>],
+    copier: &dyn DeviceCopy,
+) -> Result<u64, CopyFailed> {
+    let mut attempt = 1;
+    loop {
+        match store.put_back(i, r, ranges, copier) {
+            Ok(()) => break,
+            Err(e) if attempt >= RESTORE_ATTEMPTS => return Err(e),
+            Err(e) => {
+                tracing::debug!(
+                    "restore copy of {} ranges of {:#x} failed ({e}); retrying",
+                    ranges.len(),
+                    r.device
+                );
+                attempt += 1;
+            }
+        }
+    }
+    Ok(ranges.iter().map(|x| x.len() as u64).sum())
+}
+
+impl RegionKind {
+    /// The region as a restore failure names it (`the variable x`, `the allocation`).
+    fn described(&self) -> String {
+        match self {
+            RegionKind::Allocation { .. } => "the allocation".to_owned(),
+            RegionKind::ModuleVariable { name, .. } => format!("the variable {name}"),
+            RegionKind::CodeObjectSegment { .. } => "the code-object segment".to_owned(),
+            RegionKind::ClientRange => "the client-included range".to_owned(),
+        }
+    }
+}
 
 /// Warns (once, then at debug level) that a region of a destroyed executable is skipped.
 fn warn_destroyed(r: &Region, executable: u64) {
