@@ -19,7 +19,7 @@ use crate::diagnostics::fatal;
 use crate::runtime::{Runtime, monotonic_ns};
 use crate::snapshot::{AgentCopy, HostStore, Snapshot};
 use crate::state::{self, ReplayService};
-use crate::sync::{Arc, Mutex, OnceFlag, Ordering, fence};
+use crate::sync::{Arc, Mutex, Ordering, fence};
 use hsa_abi::ffi::{self, hsa_kernel_dispatch_packet_t, hsa_signal_t, hsa_status_t};
 use std::collections::HashSet;
 use std::ffi::{CString, c_void};
@@ -178,8 +178,6 @@ impl HostWriteFence {
         }
     }
 }
-
-static UNBOUNDED_WARNING: OnceFlag = OnceFlag::new();
 
 fn packet_type(p: &Packet) -> u32 {
     u32::from(u16::from_le_bytes([p[0], p[1]]) & 0xff)
@@ -537,40 +535,22 @@ pub unsafe fn on_submit(
                     *forwarded = i + 1;
                     submit_ordinary(rt, q, &dispatch, writer, None);
                 } else if client.reads_summaries() {
-                    let mut summary = dispatch.summary();
-                    summary.untimed = true;
-                    let now = monotonic_ns();
-                    summary.window = (now, now);
-                    call_client(Callback::DispatchDone, || client.dispatch_done(&summary));
+                    hand_over_untimed(&dispatch, client);
                 }
                 // Otherwise the dispatch stays in the run forwarded with the next barrier.
             }
             Some(Err(reason)) => {
-                if UNBOUNDED_WARNING.first() {
-                    tracing::warn!(
-                        "dispatch {} not replayed: {reason} (warned once per process)",
-                        dispatch.info.dispatch_id
-                    );
-                }
-                STATS.declined.fetch_add(1, Ordering::Relaxed);
-                let stats = ReplayStats::declined(&reason);
-                dispatch.event(
-                    client,
-                    kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
-                    0,
-                    passes,
-                    Some(&stats.c),
-                );
                 forward_run(rt, q, writer, packets, i, forwarded);
-                let _submit = enter_submit(q);
                 *forwarded = i + 1;
-                submit_ordinary(
+                let w = Window {
                     rt,
                     q,
-                    &dispatch,
+                    d: &dispatch,
+                    client,
+                    total: passes,
                     writer,
-                    Some(format!("declined: {reason}")),
-                );
+                };
+                w.decline(reason, None);
             }
             Some(Ok(total)) => {
                 forward_run(rt, q, writer, packets, i, forwarded);
@@ -580,6 +560,16 @@ pub unsafe fn on_submit(
         }
     }
     forward_run(rt, q, writer, packets, packets.len(), forwarded);
+}
+
+/// Hands the client the summary of a dispatch that runs once untimed, on the submitting thread
+/// (both ends of its window are the time of submission).
+fn hand_over_untimed(dispatch: &Dispatch, client: &dyn ReplayClient) {
+    let mut summary = dispatch.summary();
+    summary.untimed = true;
+    let now = monotonic_ns();
+    summary.window = (now, now);
+    call_client(Callback::DispatchDone, || client.dispatch_done(&summary));
 }
 
 /// Puts a counted barrier packet first on a queue that may still run work submitted untracked
