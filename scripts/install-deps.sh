@@ -13,6 +13,8 @@ packages=(
   python3 python3-venv
   libamdhip64-dev hipcc libamd-comgr2 rocm-device-libs
   libhsakmt-dev libhsakmt1 libhsa-runtime64-1
+  # AMD's precompiled library kernels, walked by the emulator's decoder-coverage test.
+  librocrand1 librocsparse0
 )
 
 missing=()

@@ -269,9 +269,11 @@ fn hip_replayed(mode: &str) {
         text.lines().any(|l| l == "PASS"),
         "own check failed under replay: {text}"
     );
-    let doc: Value =
-        serde_json::from_slice(&std::fs::read(out_dir.join("kreplay_passes.json")).unwrap())
-            .unwrap();
+    let doc: Value = serde_json::from_slice::<Value>(
+        &std::fs::read(out_dir.join("kreplay_results.json")).unwrap(),
+    )
+    .unwrap()["kreplay"]
+        .take();
     let kernel = doc["kernels"]
         .as_array()
         .unwrap()

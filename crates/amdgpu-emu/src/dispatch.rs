@@ -10,34 +10,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::Target;
 use crate::decode::Program;
 use crate::descriptor::KernelDescriptor;
 use crate::exec::{self, Ctx, Flow};
 use crate::fault::{Fault, FaultKind};
-use crate::memory::{GlobalMemory, load_bytes};
+use crate::host_fp::IeeeHostFp;
+use crate::memory::{Apertures, GlobalMemory, load_bytes};
+use crate::target::Target;
 use crate::trace::ShaderDataRecord;
 use crate::wave::{LANES, Wave};
-
-/// The generic-address apertures of LDS and private memory (the values kernels read through
-/// `src_shared_base` / `src_private_base`). Each covers 4 GiB from its base.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Apertures {
-    /// Base of the shared (LDS) aperture.
-    pub shared_base: u64,
-    /// Base of the private (scratch) aperture.
-    pub private_base: u64,
-}
-
-impl Default for Apertures {
-    /// The GFX9 Linux values: shared 1 << 48, private 2 << 48.
-    fn default() -> Apertures {
-        Apertures {
-            shared_base: 1 << 48,
-            private_base: 2 << 48,
-        }
-    }
-}
 
 /// One dispatch, as a runtime's dispatch packet and loader describe it.
 #[derive(Clone, Debug)]
@@ -90,6 +71,10 @@ pub struct DispatchOutcome {
 /// Instructions a wave runs before the scheduler switches to the next wave of its group.
 const SLICE: u32 = 512;
 
+/// The most work-groups a kernel with a grid-wide barrier runs co-resident (more than any
+/// device lets a cooperative launch have); a larger grid runs as usual.
+const COOPERATIVE_GROUPS: u64 = 1 << 14;
+
 /// An emulated agent: a target, a host thread pool size and a decoded-kernel cache.
 /// Thread-safe: dispatches may run from several threads at once.
 pub struct Emulator {
@@ -98,6 +83,8 @@ pub struct Emulator {
     compute_units: u32,
     time_limit: Duration,
     cache: Mutex<HashMap<(u64, u64, u64), Arc<Program>>>,
+    /// Per-thread wave state (register files, LDS, private memory) kept between dispatches.
+    states: Mutex<Vec<ThreadState>>,
 }
 
 /// The environment variable that sets the default thread count.
@@ -127,6 +114,7 @@ impl Emulator {
             compute_units: 4,
             time_limit: Duration::from_secs(600),
             cache: Mutex::new(HashMap::new()),
+            states: Mutex::new(Vec::new()),
         }
     }
 
@@ -164,6 +152,20 @@ impl Emulator {
     pub fn forget_code(&self, range: Range<u64>) {
         let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         c.retain(|k, _| k.2 <= range.start || k.1 >= range.end);
+    }
+
+    /// A thread's wave state, reused from an earlier dispatch when one is free.
+    fn take_state(&self) -> ThreadState {
+        let mut states = self.states.lock().unwrap_or_else(|e| e.into_inner());
+        states.pop().unwrap_or_default()
+    }
+
+    /// Keep a thread's wave state for the next dispatch (at most one per host thread).
+    fn give_back_state(&self, st: ThreadState) {
+        let mut states = self.states.lock().unwrap_or_else(|e| e.into_inner());
+        if states.len() < self.threads {
+            states.push(st);
+        }
     }
 
     fn program(
@@ -297,82 +299,88 @@ impl Emulator {
             abort: AtomicBool::new(false),
             cancel,
         };
-        let next = AtomicU64::new(0);
-        let abort = &job.abort;
-        let fault: Mutex<Option<(u64, Fault)>> = Mutex::new(None);
-        let results: Mutex<Vec<DispatchOutcome>> = Mutex::new(Vec::new());
-        let worker = || {
-            let mut st = ThreadState::default();
-            let mut out = DispatchOutcome::default();
-            while !abort.load(Ordering::Relaxed) {
-                let g = next.fetch_add(1, Ordering::Relaxed);
-                if g >= total {
-                    break;
-                }
-                if cancel.load(Ordering::Relaxed) {
-                    let mut slot = fault.lock().unwrap_or_else(|e| e.into_inner());
-                    if slot.is_none() {
-                        let mut f = Fault::dispatch("", name);
-                        f.kind = FaultKind::Cancelled;
-                        *slot = Some((g, f));
-                    }
-                    abort.store(true, Ordering::Relaxed);
-                    break;
-                }
-                // A panic would be a bug of the emulator: it ends the dispatch as a fault, never
-                // the caller's process.
-                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    job.run_workgroup(g, &mut st, &mut out)
-                }));
-                let run = run.unwrap_or_else(|p| {
-                    let msg = p
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| p.downcast_ref::<String>().cloned())
-                        .unwrap_or_default();
-                    Err(Fault::dispatch(
-                        format!("internal emulator error in work-group {g}: {msg}"),
-                        name,
-                    ))
-                });
-                match run {
-                    Ok(()) => {}
-                    Err(f) => {
-                        let mut slot = fault.lock().unwrap_or_else(|e| e.into_inner());
-                        if slot.as_ref().is_none_or(|(g0, _)| g < *g0) {
-                            *slot = Some((g, f));
-                        }
-                        abort.store(true, Ordering::Relaxed);
-                    }
-                }
-            }
-            results.lock().unwrap_or_else(|e| e.into_inner()).push(out);
-        };
-        let threads = (self.threads as u64).min(total).max(1) as usize;
-        if threads == 1 {
-            worker();
-        } else {
-            std::thread::scope(|s| {
-                for _ in 0..threads {
-                    s.spawn(worker);
-                }
-            });
+        if prog.grid_sync && total > 1 && total <= COOPERATIVE_GROUPS {
+            return job.run_cooperative_dispatch(total);
         }
+        let threads = (self.threads as u64).min(total).max(1) as usize;
+        let work = Work {
+            next: AtomicU64::new(0),
+            total,
+            // Work-groups claimed at a time: a few claims per thread and round, so that the
+            // counter is not contended while the last groups still spread over the threads.
+            chunk: (total / (threads as u64 * 8)).clamp(1, 64),
+            fault: Mutex::new(None),
+            results: Mutex::new(Vec::new()),
+        };
+        let worker = || {
+            // Kernel arithmetic runs on the host FPU: pin it to IEEE form whatever the caller's
+            // (or the creating thread's) control register says, and restore it after.
+            let _fp = IeeeHostFp::pin();
+            let mut st = self.take_state();
+            job.work(&work, &mut st);
+            self.give_back_state(st);
+        };
+        crate::pool::run(threads, &worker);
+        let Work { fault, results, .. } = work;
         if let Some((_, f)) = fault.into_inner().unwrap_or_else(|e| e.into_inner()) {
             return Err(f);
         }
-        let mut all = DispatchOutcome::default();
-        for r in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            all.trace.extend(r.trace);
-            all.workgroups += r.workgroups;
-            all.waves += r.waves;
-            all.wave_instructions += r.wave_instructions;
-            all.lane_instructions += r.lane_instructions;
-            all.max_wave_cycles = all.max_wave_cycles.max(r.max_wave_cycles);
-        }
-        all.trace.sort_by_key(|r| (r.time, r.cu, r.simd, r.wave_id));
-        Ok(all)
+        Ok(merge(
+            results.into_inner().unwrap_or_else(|e| e.into_inner()),
+        ))
     }
+}
+
+/// The workers' counts summed, their traces in one list ordered by (time, cu, simd, slot).
+fn merge(results: Vec<DispatchOutcome>) -> DispatchOutcome {
+    let mut all = DispatchOutcome::default();
+    for r in results {
+        all.trace.extend(r.trace);
+        all.workgroups += r.workgroups;
+        all.waves += r.waves;
+        all.wave_instructions += r.wave_instructions;
+        all.lane_instructions += r.lane_instructions;
+        all.max_wave_cycles = all.max_wave_cycles.max(r.max_wave_cycles);
+    }
+    all.trace.sort_by_key(|r| (r.time, r.cu, r.simd, r.wave_id));
+    all
+}
+
+/// The work-groups of a dispatch being handed out, and what the workers report.
+struct Work {
+    next: AtomicU64,
+    total: u64,
+    chunk: u64,
+    /// The fault of the lowest work-group that faulted.
+    fault: Mutex<Option<(u64, Fault)>>,
+    results: Mutex<Vec<DispatchOutcome>>,
+}
+
+impl Work {
+    /// Record the fault of work-group `g` (the lowest one wins).
+    fn fail(&self, g: u64, f: Fault) {
+        let mut slot = self.fault.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.as_ref().is_none_or(|(g0, _)| g < *g0) {
+            *slot = Some((g, f));
+        }
+    }
+}
+
+/// The fault a panic inside the emulator (a bug) ends the dispatch with.
+fn internal_error(
+    panic: Box<dyn std::any::Any + Send>,
+    place: &str,
+    setup: &DispatchSetup<'_>,
+) -> Fault {
+    let msg = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    Fault::dispatch(
+        format!("internal emulator error in {place}: {msg}"),
+        setup.kernel_name,
+    )
 }
 
 struct Job<'a> {
@@ -397,8 +405,79 @@ struct Job<'a> {
 #[derive(Default)]
 struct ThreadState {
     waves: Vec<Wave>,
+    /// Waves of the work-group set up last.
+    nwaves: usize,
     lds: Vec<u8>,
     scratch: Vec<u8>,
+}
+
+/// A work-group being run.
+struct Group {
+    /// Linear work-group id.
+    g: u64,
+    id: [u32; 3],
+    /// Private bytes per lane.
+    psize: u32,
+}
+
+/// Release the global wave-sync barrier when as many waves wait at it as the barrier names.
+fn release_grid_barrier(states: &mut [ThreadState]) {
+    let waiting = || {
+        states
+            .iter()
+            .flat_map(|st| st.waves[..st.nwaves].iter())
+            .filter(|w| w.grid_wait > 0)
+    };
+    let count = waiting().count() as u32;
+    let Some(members) = waiting().map(|w| w.grid_wait).max() else {
+        return;
+    };
+    if count >= members {
+        for st in states.iter_mut() {
+            for w in st.waves[..st.nwaves].iter_mut() {
+                w.grid_wait = 0;
+            }
+        }
+    }
+}
+
+/// Packed work-item ids of wave `k` into v0 (`x | y << 10 | z << 20`, y and z as the
+/// descriptor enables them); returns the EXEC mask of its work-items.
+fn workitem_ids(w: &mut Wave, k: usize, dims: [u32; 3], id_dims: u32) -> u64 {
+    let items = dims[0] * dims[1] * dims[2];
+    let mut exec = 0u64;
+    // Work-item ids of the wave's first lane, then counted up lane by lane.
+    let first = (k * LANES) as u32;
+    let (mut x, mut y, mut z) = (
+        first % dims[0],
+        (first / dims[0]) % dims[1],
+        first / (dims[0] * dims[1]),
+    );
+    for l in 0..LANES {
+        if first + (l as u32) >= items {
+            w.v[0][l] = 0;
+            continue;
+        }
+        exec |= 1 << l;
+        let mut v = x;
+        if id_dims >= 1 {
+            v |= y << 10;
+        }
+        if id_dims >= 2 {
+            v |= z << 20;
+        }
+        w.v[0][l] = v;
+        x += 1;
+        if x == dims[0] {
+            x = 0;
+            y += 1;
+            if y == dims[1] {
+                y = 0;
+                z += 1;
+            }
+        }
+    }
+    exec
 }
 
 /// HW_ID of a wave: the documented deterministic placement.
@@ -412,12 +491,105 @@ pub(crate) fn hw_id(cu_count: u32, group: u64, wave: u32) -> u32 {
 }
 
 impl Job<'_> {
+    /// Claim chunks of work-groups and run them until none is left, a work-group faults or the
+    /// caller cancels; the counts go to `work.results`.
+    fn work(&self, work: &Work, st: &mut ThreadState) {
+        let mut out = DispatchOutcome::default();
+        'claims: while !self.abort.load(Ordering::Relaxed) {
+            let first = work.next.fetch_add(work.chunk, Ordering::Relaxed);
+            if first >= work.total {
+                break;
+            }
+            for g in first..(first + work.chunk).min(work.total) {
+                if self.cancel.load(Ordering::Relaxed) {
+                    let mut f = Fault::dispatch("", self.setup.kernel_name);
+                    f.kind = FaultKind::Cancelled;
+                    work.fail(g, f);
+                    self.abort.store(true, Ordering::Relaxed);
+                    break 'claims;
+                }
+                // A panic would be a bug of the emulator: it ends the dispatch as a fault,
+                // never the caller's process.
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    self.run_workgroup(g, st, &mut out)
+                }));
+                let place = || format!("work-group {g}");
+                if let Err(f) = run.unwrap_or_else(|p| Err(internal_error(p, &place(), self.setup)))
+                {
+                    work.fail(g, f);
+                    self.abort.store(true, Ordering::Relaxed);
+                    break 'claims;
+                }
+            }
+        }
+        work.results
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(out);
+    }
+
+    /// Run work-group `g` to its end on this thread.
     fn run_workgroup(
         &self,
         g: u64,
         st: &mut ThreadState,
         out: &mut DispatchOutcome,
     ) -> Result<(), Fault> {
+        let group = self.start_group(g, st)?;
+        loop {
+            if self.round(&group, st, out)? {
+                break;
+            }
+            if self.abort.load(Ordering::Relaxed) {
+                // Another work-group faulted; its fault is the dispatch's.
+                return Ok(());
+            }
+            self.check_stop(&group, st)?;
+            release_grid_barrier(std::slice::from_mut(st));
+        }
+        self.finish_group(&group, st, out);
+        Ok(())
+    }
+
+    /// [`Job::run_cooperative`] as a whole dispatch: on this thread, host FP pinned, a panic
+    /// turned into a fault, the trace sorted.
+    fn run_cooperative_dispatch(&self, total: u64) -> Result<DispatchOutcome, Fault> {
+        let _fp = IeeeHostFp::pin();
+        let mut out = DispatchOutcome::default();
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.run_cooperative(total, &mut out)
+        }));
+        run.unwrap_or_else(|p| Err(internal_error(p, "the cooperative grid", self.setup)))?;
+        out.trace.sort_by_key(|r| (r.time, r.cu, r.simd, r.wave_id));
+        Ok(out)
+    }
+
+    /// Run every work-group of the dispatch co-resident on this thread, round-robin, so that
+    /// a grid-wide barrier (`ds_gws_barrier`, cooperative launches) is reached by all of them.
+    fn run_cooperative(&self, total: u64, out: &mut DispatchOutcome) -> Result<(), Fault> {
+        let mut states: Vec<ThreadState> = (0..total).map(|_| ThreadState::default()).collect();
+        let mut groups = Vec::with_capacity(total as usize);
+        for (g, st) in states.iter_mut().enumerate() {
+            groups.push(self.start_group(g as u64, st)?);
+        }
+        let mut done = vec![false; groups.len()];
+        while done.contains(&false) {
+            for (k, group) in groups.iter().enumerate() {
+                if !done[k] && self.round(group, &mut states[k], out)? {
+                    self.finish_group(group, &mut states[k], out);
+                    done[k] = true;
+                }
+            }
+            if let Some(k) = done.iter().position(|d| !d) {
+                self.check_stop(&groups[k], &states[k])?;
+            }
+            release_grid_barrier(&mut states);
+        }
+        Ok(())
+    }
+
+    /// Set work-group `g`'s waves up in `st`: registers, LDS and private memory.
+    fn start_group(&self, g: u64, st: &mut ThreadState) -> Result<Group, Fault> {
         let s = self.setup;
         let kd = &self.kd;
         let (cx, cy) = (self.counts[0] as u64, self.counts[1] as u64);
@@ -440,6 +612,7 @@ impl Job<'_> {
         while st.waves.len() < nwaves {
             st.waves.push(Wave::new());
         }
+        st.nwaves = nwaves;
         let id_dims = kd.workitem_id_dims();
         for (k, w) in st.waves.iter_mut().enumerate().take(nwaves) {
             w.reset();
@@ -447,157 +620,147 @@ impl Job<'_> {
             w.pc = self.entry_index;
             w.mode = kd.initial_mode();
             w.hw_id = hw_id(self.compute_units, g, k as u32);
-            let mut exec = 0u64;
-            // Work-item ids of the wave's first lane, then counted up lane by lane.
-            let first = (k * LANES) as u32;
-            let (mut x, mut y, mut z) = (
-                first % dims[0],
-                (first / dims[0]) % dims[1],
-                first / (dims[0] * dims[1]),
-            );
-            for l in 0..LANES {
-                let t = first + l as u32;
-                if t < items {
-                    exec |= 1 << l;
-                    let mut v = x;
-                    if id_dims >= 1 {
-                        v |= y << 10;
-                    }
-                    if id_dims >= 2 {
-                        v |= z << 20;
-                    }
-                    w.v[0][l] = v;
-                    x += 1;
-                    if x == dims[0] {
-                        x = 0;
-                        y += 1;
-                        if y == dims[1] {
-                            y = 0;
-                            z += 1;
-                        }
-                    }
-                } else {
-                    w.v[0][l] = 0;
-                }
-            }
+            let exec = workitem_ids(w, k, dims, id_dims);
             w.set_exec(exec);
             self.initial_sgprs(w, id, nwaves as u32, k == 0)?;
         }
+        Ok(Group { g, id, psize })
+    }
+
+    /// Give each running wave of a work-group one time slice; `true` when every wave ended.
+    /// Releases the work-group barrier when every wave that has not ended waits at it.
+    fn round(
+        &self,
+        group: &Group,
+        st: &mut ThreadState,
+        out: &mut DispatchOutcome,
+    ) -> Result<bool, Fault> {
         let mut ctx = Ctx {
             target: self.target,
             prog: self.prog,
             mem: self.mem,
             lds: &mut st.lds,
             scratch: &mut st.scratch,
-            private_size: psize,
-            apertures: s.apertures,
+            private_size: group.psize,
+            apertures: self.setup.apertures,
             trace: &mut out.trace,
             clock_base: self.clock_base,
         };
-        let round = g / self.compute_units as u64;
         let trace_start = ctx.trace.len();
-        let waves = &mut st.waves[..nwaves];
-        loop {
-            let mut all_done = true;
-            let mut all_blocked = true;
+        let waves = &mut st.waves[..st.nwaves];
+        let (mut all_done, mut all_at_barrier) = (true, true);
+        for w in waves.iter_mut() {
+            if w.done {
+                continue;
+            }
+            all_done = false;
+            if w.at_barrier || w.grid_wait > 0 {
+                all_at_barrier &= w.at_barrier;
+                continue;
+            }
+            all_at_barrier = false;
+            self.slice(w, &mut ctx, group.id)?;
+        }
+        // Records of this round, placed in the work-group's placement round.
+        let round = group.g / self.compute_units as u64;
+        for r in &mut ctx.trace[trace_start..] {
+            r.time += (round as i64) << 32;
+        }
+        if all_at_barrier && !all_done {
             for w in waves.iter_mut() {
-                if w.done {
-                    continue;
+                w.at_barrier = false;
+            }
+        }
+        Ok(all_done)
+    }
+
+    /// Run one wave for up to [`SLICE`] instructions, until it waits or ends.
+    fn slice(&self, w: &mut Wave, ctx: &mut Ctx<'_>, id: [u32; 3]) -> Result<(), Fault> {
+        let s = self.setup;
+        for _ in 0..SLICE {
+            match exec::step(w, ctx) {
+                Ok(Flow::Next) => w.pc += 1,
+                Ok(Flow::Jump(i)) => w.pc = i,
+                Ok(Flow::Barrier) => {
+                    w.pc += 1;
+                    w.at_barrier = true;
+                    return Ok(());
                 }
-                all_done = false;
-                if w.at_barrier {
-                    continue;
+                Ok(Flow::GridBarrier(members)) => {
+                    w.pc += 1;
+                    w.grid_wait = members;
+                    return Ok(());
                 }
-                all_blocked = false;
-                for _ in 0..SLICE {
-                    match exec::step(w, &mut ctx) {
-                        Ok(Flow::Next) => w.pc += 1,
-                        Ok(Flow::Jump(i)) => w.pc = i,
-                        Ok(Flow::Barrier) => {
-                            w.pc += 1;
-                            w.at_barrier = true;
-                            break;
-                        }
-                        Ok(Flow::End) => {
-                            w.done = true;
-                            break;
-                        }
-                        Err(kind) => {
-                            let pc = self.prog.address_of(w.pc);
-                            return Err(Fault {
-                                kind,
-                                kernel: s.kernel_name.map(str::to_string),
-                                pc,
-                                code_offset: pc as i64 - self.entry as i64,
-                                instruction: self.prog.insts[w.pc].disassemble(self.target),
-                                workgroup: id,
-                                wave: w.index,
-                            });
-                        }
-                    }
-                    if w.pc >= self.prog.insts.len() {
-                        let pc =
-                            self.prog.base + self.prog.offsets.last().copied().unwrap_or(0) as u64;
-                        return Err(Fault {
-                            kind: FaultKind::BadJump { target: pc + 4 },
-                            kernel: s.kernel_name.map(str::to_string),
-                            pc,
-                            code_offset: pc as i64 - self.entry as i64,
-                            instruction: String::new(),
-                            workgroup: id,
-                            wave: w.index,
-                        });
-                    }
+                Ok(Flow::End) => {
+                    w.done = true;
+                    return Ok(());
+                }
+                Err(kind) => {
+                    let pc = self.prog.address_of(w.pc);
+                    return Err(Fault {
+                        kind,
+                        kernel: s.kernel_name.map(str::to_string),
+                        pc,
+                        code_offset: pc as i64 - self.entry as i64,
+                        instruction: self.prog.insts[w.pc].disassemble(self.target),
+                        workgroup: id,
+                        wave: w.index,
+                    });
                 }
             }
-            if all_done {
-                break;
-            }
-            if self.abort.load(Ordering::Relaxed) {
-                // Another work-group faulted; its fault is the dispatch's.
-                return Ok(());
-            }
-            let cancelled = self.cancel.load(Ordering::Relaxed);
-            if cancelled || Instant::now() > self.deadline {
-                let w = waves
-                    .iter()
-                    .find(|w| !w.done)
-                    .expect("a wave is still running");
-                let pc = self.prog.address_of(w.pc.min(self.prog.insts.len() - 1));
+            if w.pc >= self.prog.insts.len() {
+                let pc = self.prog.base + self.prog.offsets.last().copied().unwrap_or(0) as u64;
                 return Err(Fault {
-                    kind: if cancelled {
-                        FaultKind::Cancelled
-                    } else {
-                        FaultKind::TimeLimit {
-                            seconds: self.time_limit.as_secs_f64(),
-                        }
-                    },
+                    kind: FaultKind::BadJump { target: pc + 4 },
                     kernel: s.kernel_name.map(str::to_string),
                     pc,
                     code_offset: pc as i64 - self.entry as i64,
-                    instruction: self.prog.insts[w.pc.min(self.prog.insts.len() - 1)]
-                        .disassemble(self.target),
+                    instruction: String::new(),
                     workgroup: id,
                     wave: w.index,
                 });
             }
-            if all_blocked {
-                for w in waves.iter_mut() {
-                    w.at_barrier = false;
+        }
+        Ok(())
+    }
+
+    /// A fault when the caller cancelled or the time limit passed, naming where a wave of
+    /// `group` stands.
+    fn check_stop(&self, group: &Group, st: &ThreadState) -> Result<(), Fault> {
+        let cancelled = self.cancel.load(Ordering::Relaxed);
+        if !cancelled && Instant::now() <= self.deadline {
+            return Ok(());
+        }
+        let waves = &st.waves[..st.nwaves];
+        let w = waves.iter().find(|w| !w.done).unwrap_or(&waves[0]);
+        let at = w.pc.min(self.prog.insts.len() - 1);
+        let pc = self.prog.address_of(at);
+        Err(Fault {
+            kind: if cancelled {
+                FaultKind::Cancelled
+            } else {
+                FaultKind::TimeLimit {
+                    seconds: self.time_limit.as_secs_f64(),
                 }
-            }
-        }
-        for r in &mut ctx.trace[trace_start..] {
-            r.time += (round as i64) << 32;
-        }
+            },
+            kernel: self.setup.kernel_name.map(str::to_string),
+            pc,
+            code_offset: pc as i64 - self.entry as i64,
+            instruction: self.prog.insts[at].disassemble(self.target),
+            workgroup: group.id,
+            wave: w.index,
+        })
+    }
+
+    /// Count a finished work-group's waves into the outcome.
+    fn finish_group(&self, _group: &Group, st: &mut ThreadState, out: &mut DispatchOutcome) {
         out.workgroups += 1;
-        for w in waves.iter() {
+        for w in st.waves[..st.nwaves].iter() {
             out.waves += 1;
             out.wave_instructions += w.cycles;
             out.lane_instructions += w.lane_insts;
             out.max_wave_cycles = out.max_wave_cycles.max(w.cycles);
         }
-        Ok(())
     }
 
     fn initial_sgprs(

@@ -46,7 +46,7 @@ pub enum FaultKind {
         /// The limit.
         seconds: f64,
     },
-    /// The caller cancelled the dispatch ([`crate::Emulator::dispatch_cancellable`]).
+    /// The caller cancelled the dispatch (`Emulator::dispatch_cancellable`).
     Cancelled,
     /// The kernel descriptor or the dispatch setup cannot be run.
     BadDispatch {

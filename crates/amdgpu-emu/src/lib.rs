@@ -5,9 +5,13 @@
 //! through a [`GlobalMemory`] implementation that checks every access. It knows nothing of HSA:
 //! a runtime adapts its queues and memory to [`Emulator::dispatch`].
 //!
-//! Parts: [`decode`] (table-driven decoder), `wave` (register state), `exec` (semantics),
-//! [`memory`] (the memory interface), [`trace`] (shader-data records), [`dispatch`] (the
-//! entry point and the workgroup scheduler), [`code_object`] (reading kernels from ELF files).
+//! Parts, from the entry down (a module imports only modules below it, never the crate root):
+//! [`dispatch`] (the entry point and the work-group scheduler); `exec` (semantics) and
+//! `host_fp` (the host floating-point environment); `wave` (register state); [`decode`]
+//! (table-driven decoder); [`memory`] (the memory interface and the generic-address
+//! apertures), [`trace`] (shader-data records), [`fault`], [`target`] (targets and encoding
+//! families) at the bottom. [`code_object`] and [`descriptor`] read ELF code objects and
+//! kernel descriptors.
 #![deny(missing_docs)]
 // Lane loops index several 64-lane arrays by the same lane number; NaN-aware compares are
 // written as the hardware defines them (`!(a < b)` is true for unordered operands).
@@ -23,83 +27,15 @@ pub mod descriptor;
 pub mod dispatch;
 mod exec;
 pub mod fault;
+mod host_fp;
 pub mod memory;
+mod pool;
+pub mod target;
 pub mod trace;
 mod wave;
 
-pub use dispatch::{Apertures, DispatchOutcome, DispatchSetup, Emulator};
+pub use dispatch::{DispatchOutcome, DispatchSetup, Emulator};
 pub use fault::{Fault, FaultKind};
-pub use memory::{GlobalMemory, RegionMemory};
+pub use memory::{Apertures, GlobalMemory, RegionMemory};
+pub use target::{Family, Target};
 pub use trace::ShaderDataRecord;
-
-/// A target the emulator runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Target {
-    /// CDNA2 (MI200): absolute flat scratch, scratch through buffer instructions.
-    Gfx90a,
-    /// CDNA3 (MI300): architected flat scratch.
-    Gfx942,
-}
-
-/// An encoding family: targets of one family share decoder layouts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Family {
-    /// GFX9 (wave64).
-    Gfx9,
-}
-
-impl Target {
-    /// Parse a processor name (`gfx90a`, `gfx942`, with or without `amdgcn-amd-amdhsa--` and
-    /// feature suffixes such as `:sramecc+:xnack-`).
-    pub fn from_name(name: &str) -> Option<Target> {
-        let base = name.rfind("gfx").map(|i| &name[i..]).unwrap_or(name);
-        let base = base.split(':').next().unwrap_or(base);
-        match base {
-            "gfx90a" => Some(Target::Gfx90a),
-            "gfx942" | "gfx940" | "gfx941" => Some(Target::Gfx942),
-            _ => None,
-        }
-    }
-
-    /// The processor name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Target::Gfx90a => "gfx90a",
-            Target::Gfx942 => "gfx942",
-        }
-    }
-
-    /// The encoding family.
-    pub fn family(self) -> Family {
-        Family::Gfx9
-    }
-
-    /// Lanes per wave.
-    pub fn wave_size(self) -> u32 {
-        64
-    }
-
-    /// Whether the target uses architected flat scratch (`scratch_*` relative to the wave).
-    pub fn architected_flat_scratch(self) -> bool {
-        self == Target::Gfx942
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Target;
-
-    #[test]
-    fn target_names_with_triples_and_features() {
-        assert_eq!(Target::from_name("gfx90a"), Some(Target::Gfx90a));
-        assert_eq!(
-            Target::from_name("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"),
-            Some(Target::Gfx90a)
-        );
-        assert_eq!(
-            Target::from_name("amdgcn-amd-amdhsa--gfx942"),
-            Some(Target::Gfx942)
-        );
-        assert_eq!(Target::from_name("gfx1100"), None);
-    }
-}

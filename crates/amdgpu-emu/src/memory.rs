@@ -10,6 +10,26 @@
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 
+/// The generic-address apertures of LDS and private memory (the values kernels read through
+/// `src_shared_base` / `src_private_base`). Each covers 4 GiB from its base.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Apertures {
+    /// Base of the shared (LDS) aperture.
+    pub shared_base: u64,
+    /// Base of the private (scratch) aperture.
+    pub private_base: u64,
+}
+
+impl Default for Apertures {
+    /// The GFX9 Linux values: shared 1 << 48, private 2 << 48.
+    fn default() -> Apertures {
+        Apertures {
+            shared_base: 1 << 48,
+            private_base: 2 << 48,
+        }
+    }
+}
+
 /// Device memory the emulator may access, as host pointers.
 ///
 /// # Safety

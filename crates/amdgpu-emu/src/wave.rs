@@ -30,6 +30,8 @@ pub(crate) struct Wave {
     pub lane_insts: u64,
     pub done: bool,
     pub at_barrier: bool,
+    /// Waiting at the global wave-sync barrier for this many waves (0: not waiting).
+    pub grid_wait: u32,
     /// VGPR indexing (`s_set_gpr_idx_on`): index and mode live in M0.
     pub gpr_idx_on: bool,
     /// HW_ID register value (placement).
@@ -52,6 +54,7 @@ impl Wave {
             lane_insts: 0,
             done: false,
             at_barrier: false,
+            grid_wait: 0,
             gpr_idx_on: false,
             hw_id: 0,
             index: 0,
@@ -69,6 +72,7 @@ impl Wave {
         self.lane_insts = 0;
         self.done = false;
         self.at_barrier = false;
+        self.grid_wait = 0;
         self.gpr_idx_on = false;
     }
 

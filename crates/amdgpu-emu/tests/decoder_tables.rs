@@ -82,7 +82,9 @@ fn encode(enc: Enc, code: u16, op: Op) -> Vec<u32> {
             }
         }
         Enc::Ds => {
-            let (d0, d1, dst) = if name.starts_with("ds_read") || name == "ds_swizzle_b32" {
+            let (d0, d1, dst) = if name.starts_with("ds_gws") {
+                (0, 0, 0)
+            } else if name.starts_with("ds_read") || name == "ds_swizzle_b32" {
                 (0, 0, 8)
             } else if name.contains("cmpst_rtn") {
                 (4, 6, 8)
@@ -93,7 +95,12 @@ fn encode(enc: Enc, code: u16, op: Op) -> Vec<u32> {
             } else {
                 (4, 0, 0)
             };
-            vec![0xD800_0000 | c << 17, 2 | d0 << 8 | d1 << 16 | dst << 24]
+            // Global wave sync always addresses GDS.
+            let gds = (name.starts_with("ds_gws") as u32) << 16;
+            vec![
+                0xD800_0000 | c << 17 | gds,
+                2 | d0 << 8 | d1 << 16 | dst << 24,
+            ]
         }
         Enc::Flat => {
             let load = name.contains("load");
@@ -104,7 +111,7 @@ fn encode(enc: Enc, code: u16, op: Op) -> Vec<u32> {
             ]
         }
         Enc::Mubuf => {
-            if name == "buffer_wbl2" || name == "buffer_inv" {
+            if op.is_cache_control() {
                 vec![0xE000_0000 | c << 18, 0]
             } else {
                 vec![

@@ -97,7 +97,9 @@ fn an_unknown_instruction_is_an_illegal_instruction_fault() {
             .unwrap_err();
         match &f.kind {
             FaultKind::IllegalInstruction { reason } => {
-                assert!(reason.contains("decoder does not know"), "{reason}")
+                assert!(reason.contains("decoder does not know"), "{reason}");
+                // Named by its encoding family and opcode field, not only the raw word.
+                assert!(reason.contains("MTBUF opcode 0 (0x0)"), "{reason}");
             }
             other => panic!("expected an illegal instruction, got {other:?}"),
         }

@@ -76,13 +76,15 @@ struct DispatchMemory {
 }
 
 // SAFETY: every pointer returned lies in a live allocation of the view (whose mappings stay
-// mapped while the view lives, see `MemoryView`) or in the queue's descriptor or ring, which
-// outlive the packet processor running the dispatch. Device memory is host memory, so device
+// mapped while the view lives, see `MemoryView`), in the queue's descriptor or ring, which
+// outlive the packet processor running the dispatch, or in the `amd_signal_t` of a live signal
+// (the signal region is never unmapped; its value is only accessed atomically). Device memory is host memory, so device
 // addresses are host addresses. Other host accesses during the dispatch are the application's
 // (a GPU gives no stronger guarantee).
 unsafe impl GlobalMemory for DispatchMemory {
     fn translate(&self, addr: u64, len: u64) -> Option<NonNull<u8>> {
         let inside = self.view.contains(addr, len)
+            || crate::signal::is_device_range(addr, len)
             || self
                 .extra
                 .iter()

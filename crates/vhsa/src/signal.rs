@@ -286,6 +286,22 @@ pub(crate) fn lookup(handle: u64) -> Option<&'static Signal> {
     s.is_live().then_some(s)
 }
 
+/// Whether `addr..addr + len` lies inside the `amd_signal_t` of one live signal: the part of a
+/// signal device code may read and write (a hostcall doorbell's value, for example).
+pub(crate) fn is_device_range(addr: u64, len: u64) -> bool {
+    let base = region() as u64;
+    let size = size_of::<Signal>() as u64;
+    let Some(offset) = addr.checked_sub(base) else {
+        return false;
+    };
+    let within = offset % size;
+    base != 0
+        && within
+            .checked_add(len)
+            .is_some_and(|end| end <= std::mem::offset_of!(Signal, live) as u64)
+        && lookup(base + offset - within).is_some()
+}
+
 /// Like [`lookup`], as an error: as in the real runtime, handle 0 is an invalid argument and
 /// any other unknown handle an invalid signal.
 pub(crate) fn get(handle: u64) -> Result<&'static Signal> {

@@ -100,6 +100,20 @@ fn kernels_events_stream_ordered_allocation_and_graphs() {
 }
 
 #[test]
+fn device_printf_through_the_hostcall_buffer() {
+    let out = passes(&hip_program("printf"), "gfx90a", &[]);
+    for i in 0..6 {
+        let line = format!("item {i} of grid: {} {:.2}", 100 + i, 0.5 * i as f32);
+        assert!(out.lines().any(|l| l == line), "no `{line}` in:\n{out}");
+    }
+}
+
+#[test]
+fn cooperative_launch_with_a_grid_wide_barrier() {
+    passes(&hip_program("cooperative"), "gfx90a", &[]);
+}
+
+#[test]
 fn two_devices_and_peer_copies() {
     passes(&hip_program("two_devices"), "gfx90a,gfx90a", &[]);
 }

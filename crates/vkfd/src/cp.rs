@@ -246,11 +246,6 @@ fn deliver(signal: u64, new_value: Option<i64>, times: Option<(u64, u64)>) {
 }
 
 impl CommandProcessor {
-    /// Address of the queue's `amd_queue_t` (what a kernel's queue pointer points at).
-    pub(crate) fn queue_address(&self) -> u64 {
-        self.amd_queue
-    }
-
     fn properties(&self) -> u32 {
         // SAFETY: `amd_queue` is ROCR's `amd_queue_t` in thunk memory, alive while the queue is.
         unsafe { ((self.amd_queue + QUEUE_PROPERTIES) as *const u32).read_volatile() }
@@ -341,7 +336,16 @@ impl QueueBackend for CommandProcessor {
         slot: *mut u8,
         packet: &hsa_kernel_dispatch_packet_t,
     ) -> std::result::Result<(), DispatchError> {
-        crate::dispatch::run(self, &self.stop, slot as u64, packet)
+        crate::dispatch::run(
+            &crate::dispatch::DispatchQueue {
+                id: self.id,
+                node: self.node,
+                amd_queue: self.amd_queue,
+            },
+            &self.stop,
+            slot as u64,
+            packet,
+        )
     }
 
     fn vendor_packet(&self, slot: *mut u8, format: u8) -> std::result::Result<(), DispatchError> {

@@ -15,7 +15,6 @@
 //! queue errors with the statuses vhsa uses; the address of a memory fault is kept for the
 //! page-fault report.
 
-use crate::cp::CommandProcessor;
 use amdgpu_emu::{DispatchSetup, Emulator, FaultKind, GlobalMemory, Target};
 use hsa_abi::ffi::*;
 use parking_lot::Mutex;
@@ -201,9 +200,19 @@ fn fault_address(kind: &FaultKind) -> Option<u64> {
     }
 }
 
+/// The queue a dispatch comes from, as the dispatch needs it.
+pub(crate) struct DispatchQueue {
+    /// Queue id.
+    pub(crate) id: u64,
+    /// Node of the queue's GPU.
+    pub(crate) node: u32,
+    /// Address of the queue's `amd_queue_t` (what a kernel's queue pointer points at).
+    pub(crate) amd_queue: u64,
+}
+
 /// Runs one dispatch of `cp`'s queue.
 pub(crate) fn run(
-    cp: &CommandProcessor,
+    cp: &DispatchQueue,
     abandon: &AtomicBool,
     packet_address: u64,
     p: &hsa_kernel_dispatch_packet_t,
@@ -238,7 +247,7 @@ pub(crate) fn run(
         group_segment_size: p.group_segment_size,
         private_segment_size: p.private_segment_size,
         dispatch_packet_address: packet_address,
-        queue_address: cp.queue_address(),
+        queue_address: cp.amd_queue,
         dispatch_id: DISPATCH_SEQ.fetch_add(1, Ordering::Relaxed),
         apertures: amdgpu_emu::Apertures {
             shared_base: crate::topology::LDS_APERTURE,

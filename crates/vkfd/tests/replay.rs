@@ -83,9 +83,11 @@ fn kreplay_run(
         "{}: the program's own checks failed under replay:\n{stdout}\n{stderr}",
         runtime.name()
     );
-    let doc: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out_dir.join("kreplay_passes.json")).unwrap())
-            .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice::<serde_json::Value>(
+        &std::fs::read(out_dir.join("kreplay_results.json")).unwrap(),
+    )
+    .unwrap()["kreplay"]
+        .take();
     let mut dispatches: BTreeMap<u64, (String, u64, usize)> = BTreeMap::new();
     for r in doc["rows"].as_array().unwrap() {
         assert_eq!(r["replayed"], true, "{}: {r}", runtime.name());
@@ -189,6 +191,7 @@ fn emulated_app(dir: &Path) -> PathBuf {
             "-D_DEFAULT_SOURCE",
         ])
         .arg(format!("-I{}", root().join("tests/apps").display()))
+        .arg(format!("-I{}", test_support::host_include_dir().display()))
         .arg(format!(
             "-I{}",
             root().join("crates/vhsa/include").display()
@@ -215,6 +218,9 @@ fn emulated(runtime: Runtime, args: &[&str], passes: &str, code_object: &Path) -
         .env("HSA_TOOLS_LIB", test_support::tool_lib())
         .env("HSA_TOOLS_REPORT_LOAD_FAILURE", "1")
         .env("KREPLAY_PASSES", passes)
+        // The application counts passes in fine-grained memory: kept unrestored, so the count
+        // shows every pass ran.
+        .env("KREPLAY_HOST_MEMORY", "ignore")
         .env("VKFD_VM_FAULT", "queue-error");
     run_ok(c)
 }

@@ -26,6 +26,7 @@ fn emulated(dir: &Path) -> (PathBuf, PathBuf) {
             "-D_DEFAULT_SOURCE",
         ])
         .arg(format!("-I{}", root().join("tests/apps").display()))
+        .arg(format!("-I{}", test_support::host_include_dir().display()))
         .arg(format!(
             "-I{}",
             root().join("crates/vhsa/include").display()

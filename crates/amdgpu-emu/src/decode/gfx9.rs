@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 
 use super::ops::Op::{self, *};
 use super::{AGPR, Enc, Ext, Inst, LITERAL, OFF, VGPR, flags};
-use crate::Target;
+use crate::target::Target;
 
 /// Which GFX9 targets an opcode-table row applies to.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -451,6 +451,100 @@ const VOPC: &[Row] = &[
     (0xed, v_cmp_ne_u64, On::All),
     (0xee, v_cmp_ge_u64, On::All),
     (0xef, v_cmp_t_u64, On::All),
+    (0x30, v_cmpx_f_f16, On::All),
+    (0x31, v_cmpx_lt_f16, On::All),
+    (0x32, v_cmpx_eq_f16, On::All),
+    (0x33, v_cmpx_le_f16, On::All),
+    (0x34, v_cmpx_gt_f16, On::All),
+    (0x35, v_cmpx_lg_f16, On::All),
+    (0x36, v_cmpx_ge_f16, On::All),
+    (0x37, v_cmpx_o_f16, On::All),
+    (0x38, v_cmpx_u_f16, On::All),
+    (0x39, v_cmpx_nge_f16, On::All),
+    (0x3a, v_cmpx_nlg_f16, On::All),
+    (0x3b, v_cmpx_ngt_f16, On::All),
+    (0x3c, v_cmpx_nle_f16, On::All),
+    (0x3d, v_cmpx_neq_f16, On::All),
+    (0x3e, v_cmpx_nlt_f16, On::All),
+    (0x3f, v_cmpx_tru_f16, On::All),
+    (0x50, v_cmpx_f_f32, On::All),
+    (0x53, v_cmpx_le_f32, On::All),
+    (0x55, v_cmpx_lg_f32, On::All),
+    (0x56, v_cmpx_ge_f32, On::All),
+    (0x57, v_cmpx_o_f32, On::All),
+    (0x58, v_cmpx_u_f32, On::All),
+    (0x59, v_cmpx_nge_f32, On::All),
+    (0x5a, v_cmpx_nlg_f32, On::All),
+    (0x5b, v_cmpx_ngt_f32, On::All),
+    (0x5c, v_cmpx_nle_f32, On::All),
+    (0x5e, v_cmpx_nlt_f32, On::All),
+    (0x5f, v_cmpx_tru_f32, On::All),
+    (0x70, v_cmpx_f_f64, On::All),
+    (0x71, v_cmpx_lt_f64, On::All),
+    (0x72, v_cmpx_eq_f64, On::All),
+    (0x73, v_cmpx_le_f64, On::All),
+    (0x74, v_cmpx_gt_f64, On::All),
+    (0x75, v_cmpx_lg_f64, On::All),
+    (0x76, v_cmpx_ge_f64, On::All),
+    (0x77, v_cmpx_o_f64, On::All),
+    (0x78, v_cmpx_u_f64, On::All),
+    (0x79, v_cmpx_nge_f64, On::All),
+    (0x7a, v_cmpx_nlg_f64, On::All),
+    (0x7b, v_cmpx_ngt_f64, On::All),
+    (0x7c, v_cmpx_nle_f64, On::All),
+    (0x7d, v_cmpx_neq_f64, On::All),
+    (0x7e, v_cmpx_nlt_f64, On::All),
+    (0x7f, v_cmpx_tru_f64, On::All),
+    (0xa0, v_cmp_f_i16, On::All),
+    (0xb0, v_cmpx_f_i16, On::All),
+    (0xb1, v_cmpx_lt_i16, On::All),
+    (0xb2, v_cmpx_eq_i16, On::All),
+    (0xa3, v_cmp_le_i16, On::All),
+    (0xb3, v_cmpx_le_i16, On::All),
+    (0xb4, v_cmpx_gt_i16, On::All),
+    (0xa5, v_cmp_ne_i16, On::All),
+    (0xb5, v_cmpx_ne_i16, On::All),
+    (0xa6, v_cmp_ge_i16, On::All),
+    (0xb6, v_cmpx_ge_i16, On::All),
+    (0xa7, v_cmp_t_i16, On::All),
+    (0xb7, v_cmpx_t_i16, On::All),
+    (0xa8, v_cmp_f_u16, On::All),
+    (0xb8, v_cmpx_f_u16, On::All),
+    (0xb9, v_cmpx_lt_u16, On::All),
+    (0xba, v_cmpx_eq_u16, On::All),
+    (0xab, v_cmp_le_u16, On::All),
+    (0xbb, v_cmpx_le_u16, On::All),
+    (0xbc, v_cmpx_gt_u16, On::All),
+    (0xad, v_cmp_ne_u16, On::All),
+    (0xbd, v_cmpx_ne_u16, On::All),
+    (0xae, v_cmp_ge_u16, On::All),
+    (0xbe, v_cmpx_ge_u16, On::All),
+    (0xaf, v_cmp_t_u16, On::All),
+    (0xbf, v_cmpx_t_u16, On::All),
+    (0xd0, v_cmpx_f_i32, On::All),
+    (0xd3, v_cmpx_le_i32, On::All),
+    (0xd6, v_cmpx_ge_i32, On::All),
+    (0xd7, v_cmpx_t_i32, On::All),
+    (0xd8, v_cmpx_f_u32, On::All),
+    (0xdb, v_cmpx_le_u32, On::All),
+    (0xde, v_cmpx_ge_u32, On::All),
+    (0xdf, v_cmpx_t_u32, On::All),
+    (0xf0, v_cmpx_f_i64, On::All),
+    (0xf1, v_cmpx_lt_i64, On::All),
+    (0xf2, v_cmpx_eq_i64, On::All),
+    (0xf3, v_cmpx_le_i64, On::All),
+    (0xf4, v_cmpx_gt_i64, On::All),
+    (0xf5, v_cmpx_ne_i64, On::All),
+    (0xf6, v_cmpx_ge_i64, On::All),
+    (0xf7, v_cmpx_t_i64, On::All),
+    (0xf8, v_cmpx_f_u64, On::All),
+    (0xf9, v_cmpx_lt_u64, On::All),
+    (0xfa, v_cmpx_eq_u64, On::All),
+    (0xfb, v_cmpx_le_u64, On::All),
+    (0xfc, v_cmpx_gt_u64, On::All),
+    (0xfd, v_cmpx_ne_u64, On::All),
+    (0xfe, v_cmpx_ge_u64, On::All),
+    (0xff, v_cmpx_t_u64, On::All),
 ];
 
 /// Native VOP3 opcodes (10-bit opcode field).
@@ -550,6 +644,16 @@ const VOP3P: &[Row] = &[
     (0x44, v_mfma_f32_32x32x2f32, On::All),
     (0x42, v_mfma_f32_4x4x1f32, On::All),
     (0x45, v_mfma_f32_16x16x4f32, On::All),
+    (0x20, v_fma_mix_f32, On::All),
+    (0x21, v_fma_mixlo_f16, On::All),
+    (0x22, v_fma_mixhi_f16, On::All),
+    (0x4c, v_mfma_f32_32x32x8f16, On::All),
+    (0x4d, v_mfma_f32_16x16x16f16, On::All),
+    (0x66, v_mfma_f32_32x32x8bf16_1k, On::Gfx90a),
+    (0x67, v_mfma_f32_16x16x16bf16_1k, On::Gfx90a),
+    (0x60, v_mfma_f32_32x32x8bf16_1k, On::Gfx942),
+    (0x61, v_mfma_f32_16x16x16bf16_1k, On::Gfx942),
+    (0x6e, v_mfma_f64_16x16x4f64, On::All),
     (0x58, v_accvgpr_read_b32, On::All),
     (0x59, v_accvgpr_write_b32, On::All),
 ];
@@ -606,6 +710,44 @@ const DS: &[Row] = &[
     (118, ds_read_b64, On::All),
     (119, ds_read2_b64, On::All),
     (120, ds_read2st64_b64, On::All),
+    (16, ds_cmpst_b32, On::All),
+    (34, ds_rsub_rtn_u32, On::All),
+    (35, ds_inc_rtn_u32, On::All),
+    (36, ds_dec_rtn_u32, On::All),
+    (50, ds_min_rtn_f32, On::All),
+    (51, ds_max_rtn_f32, On::All),
+    (65, ds_sub_u64, On::All),
+    (66, ds_rsub_u64, On::All),
+    (67, ds_inc_u64, On::All),
+    (68, ds_dec_u64, On::All),
+    (69, ds_min_i64, On::All),
+    (70, ds_max_i64, On::All),
+    (71, ds_min_u64, On::All),
+    (72, ds_max_u64, On::All),
+    (73, ds_and_b64, On::All),
+    (74, ds_or_b64, On::All),
+    (75, ds_xor_b64, On::All),
+    (80, ds_cmpst_b64, On::All),
+    (82, ds_min_f64, On::All),
+    (83, ds_max_f64, On::All),
+    (92, ds_add_f64, On::All),
+    (97, ds_sub_rtn_u64, On::All),
+    (98, ds_rsub_rtn_u64, On::All),
+    (99, ds_inc_rtn_u64, On::All),
+    (100, ds_dec_rtn_u64, On::All),
+    (101, ds_min_rtn_i64, On::All),
+    (102, ds_max_rtn_i64, On::All),
+    (103, ds_min_rtn_u64, On::All),
+    (104, ds_max_rtn_u64, On::All),
+    (105, ds_and_rtn_b64, On::All),
+    (106, ds_or_rtn_b64, On::All),
+    (107, ds_xor_rtn_b64, On::All),
+    (109, ds_wrxchg_rtn_b64, On::All),
+    (114, ds_min_rtn_f64, On::All),
+    (115, ds_max_rtn_f64, On::All),
+    (124, ds_add_rtn_f64, On::All),
+    (0x99, ds_gws_init, On::All),
+    (0x9d, ds_gws_barrier, On::All),
     (0xde, ds_write_b96, On::All),
     (0xdf, ds_write_b128, On::All),
     (0xfe, ds_read_b96, On::All),
@@ -687,6 +829,9 @@ const MUBUF: &[Row] = &[
     (31, buffer_store_dwordx4, On::All),
     (0x28, buffer_wbl2, On::All),
     (0x29, buffer_inv, On::Gfx942),
+    (0x29, buffer_invl2, On::Gfx90a),
+    (0x3e, buffer_wbinvl1, On::Gfx90a),
+    (0x3f, buffer_wbinvl1_vol, On::Gfx90a),
 ];
 
 /// Dense opcode tables of one target.
@@ -1149,6 +1294,48 @@ fn decode_vop3(t: &Tables, w0: u32, w1: u32) -> Inst {
         }
     }
     i
+}
+
+/// The encoding family and opcode field of a GFX9 instruction word, read from the fields
+/// alone (no table): what an unknown encoding is reported as.
+pub(super) fn identify(w0: u32) -> (&'static str, u32) {
+    let top9 = w0 >> 23;
+    match top9 {
+        0x17D => return ("SOP1", bits(w0, 8, 8)),
+        0x17E => return ("SOPC", bits(w0, 16, 7)),
+        0x17F => return ("SOPP", bits(w0, 16, 7)),
+        _ => {}
+    }
+    if w0 >> 28 == 0xB {
+        return ("SOPK", bits(w0, 23, 5));
+    }
+    if w0 >> 30 == 0b10 {
+        return ("SOP2", bits(w0, 23, 7));
+    }
+    match w0 >> 26 {
+        0x30 => return ("SMEM", bits(w0, 18, 8)),
+        0x31 => return ("EXP", 0),
+        0x34 if top9 == 0x1A7 => return ("VOP3P", bits(w0, 16, 7)),
+        0x34 => return ("VOP3", bits(w0, 16, 10)),
+        0x35 => return ("VINTRP", bits(w0, 16, 2)),
+        0x36 => return ("DS", bits(w0, 17, 8)),
+        0x37 => {
+            let family = ["FLAT", "SCRATCH", "GLOBAL", "FLAT(segment 3)"][bits(w0, 14, 2) as usize];
+            return (family, bits(w0, 18, 7));
+        }
+        0x38 => return ("MUBUF", bits(w0, 18, 7)),
+        0x3A => return ("MTBUF", bits(w0, 15, 4)),
+        0x3C => return ("MIMG", bits(w0, 18, 7)),
+        _ => {}
+    }
+    if w0 >> 31 == 0 {
+        return match w0 >> 25 {
+            0x3F => ("VOP1", bits(w0, 9, 8)),
+            0x3E => ("VOPC", bits(w0, 17, 8)),
+            _ => ("VOP2", bits(w0, 25, 6)),
+        };
+    }
+    ("unassigned", w0 >> 26)
 }
 
 /// Every opcode-table row of a target: (encoding, opcode, operation). For tools and tests.

@@ -11,7 +11,7 @@ mod print;
 
 pub use ops::{Op, Ty};
 
-use crate::Target;
+use crate::target::Target;
 
 /// The encoding family an instruction was decoded from.
 #[allow(missing_docs)]
@@ -170,6 +170,11 @@ impl Inst {
         self.src.contains(&LITERAL)
     }
 
+    /// For an [`Enc::Unknown`] instruction, the encoding family and opcode it carries.
+    pub fn unknown_encoding(&self, target: Target) -> Option<UnknownEncoding> {
+        (self.enc == Enc::Unknown).then(|| identify(target, self.lit))
+    }
+
     /// LLVM-style assembly text of the instruction (the syntax `llvm-objdump` prints).
     pub fn disassemble(&self, target: Target) -> String {
         print::disassemble(self, target)
@@ -191,14 +196,41 @@ pub fn decode(target: Target, words: &[u32]) -> Inst {
     let w1 = words.get(1).copied().unwrap_or(0);
     let w2 = words.get(2).copied().unwrap_or(0);
     match target.family() {
-        crate::Family::Gfx9 => gfx9::decode(target, w0, w1, w2),
+        crate::target::Family::Gfx9 => gfx9::decode(target, w0, w1, w2),
     }
+}
+
+/// An encoding the decoder does not know, named by its encoding family and opcode field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UnknownEncoding {
+    /// The encoding family the word's fixed bits select (`VOPC`, `DS`, `MUBUF`, ...).
+    pub family: &'static str,
+    /// The opcode field of that family.
+    pub opcode: u32,
+}
+
+impl std::fmt::Display for UnknownEncoding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} opcode {} (0x{:x})",
+            self.family, self.opcode, self.opcode
+        )
+    }
+}
+
+/// The encoding family and opcode of an instruction's first dword, read from its fields.
+pub fn identify(target: Target, word: u32) -> UnknownEncoding {
+    let (family, opcode) = match target.family() {
+        crate::target::Family::Gfx9 => gfx9::identify(word),
+    };
+    UnknownEncoding { family, opcode }
 }
 
 /// Every opcode-table row of `target`: (encoding, opcode, operation).
 pub fn table_rows(target: Target) -> Vec<(Enc, u16, Op)> {
     match target.family() {
-        crate::Family::Gfx9 => gfx9::rows(target),
+        crate::target::Family::Gfx9 => gfx9::rows(target),
     }
 }
 
@@ -213,6 +245,9 @@ pub struct Program {
     pub offsets: Vec<u32>,
     /// For each dword of the range, the index of the instruction starting there, or u32::MAX.
     index: Vec<u32>,
+    /// Whether the code holds a grid-wide barrier (`ds_gws_barrier`): its kernels run their
+    /// work-groups co-resident.
+    pub grid_sync: bool,
 }
 
 impl Program {
@@ -237,11 +272,13 @@ impl Program {
             offsets.push((i * 4) as u32);
             i += len;
         }
+        let grid_sync = insts.iter().any(|i| i.op == Op::ds_gws_barrier);
         Program {
             base,
             insts,
             offsets,
             index,
+            grid_sync,
         }
     }
 

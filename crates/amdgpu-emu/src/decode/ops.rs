@@ -238,6 +238,49 @@ ops! {
     v_cmp_ge_u64 = [B64, B64, B64]; v_cmp_t_u64 = [B64, B64, B64];
     v_cmp_lt_i16 = [B64, B32, B32]; v_cmp_eq_i16 = [B64, B32, B32]; v_cmp_gt_i16 = [B64, B32, B32];
     v_cmp_lt_u16 = [B64, B32, B32]; v_cmp_eq_u16 = [B64, B32, B32]; v_cmp_gt_u16 = [B64, B32, B32];
+    // VOPC: the remaining compares and every cmpx form
+    v_cmpx_f_f16 = [B64, F16, F16]; v_cmpx_lt_f16 = [B64, F16, F16];
+    v_cmpx_eq_f16 = [B64, F16, F16]; v_cmpx_le_f16 = [B64, F16, F16];
+    v_cmpx_gt_f16 = [B64, F16, F16]; v_cmpx_lg_f16 = [B64, F16, F16];
+    v_cmpx_ge_f16 = [B64, F16, F16]; v_cmpx_o_f16 = [B64, F16, F16]; v_cmpx_u_f16 = [B64, F16, F16];
+    v_cmpx_nge_f16 = [B64, F16, F16]; v_cmpx_nlg_f16 = [B64, F16, F16];
+    v_cmpx_ngt_f16 = [B64, F16, F16]; v_cmpx_nle_f16 = [B64, F16, F16];
+    v_cmpx_neq_f16 = [B64, F16, F16]; v_cmpx_nlt_f16 = [B64, F16, F16];
+    v_cmpx_tru_f16 = [B64, F16, F16]; v_cmpx_f_f32 = [B64, F32, F32];
+    v_cmpx_le_f32 = [B64, F32, F32]; v_cmpx_lg_f32 = [B64, F32, F32];
+    v_cmpx_ge_f32 = [B64, F32, F32]; v_cmpx_o_f32 = [B64, F32, F32]; v_cmpx_u_f32 = [B64, F32, F32];
+    v_cmpx_nge_f32 = [B64, F32, F32]; v_cmpx_nlg_f32 = [B64, F32, F32];
+    v_cmpx_ngt_f32 = [B64, F32, F32]; v_cmpx_nle_f32 = [B64, F32, F32];
+    v_cmpx_nlt_f32 = [B64, F32, F32]; v_cmpx_tru_f32 = [B64, F32, F32];
+    v_cmpx_f_f64 = [B64, F64, F64]; v_cmpx_lt_f64 = [B64, F64, F64];
+    v_cmpx_eq_f64 = [B64, F64, F64]; v_cmpx_le_f64 = [B64, F64, F64];
+    v_cmpx_gt_f64 = [B64, F64, F64]; v_cmpx_lg_f64 = [B64, F64, F64];
+    v_cmpx_ge_f64 = [B64, F64, F64]; v_cmpx_o_f64 = [B64, F64, F64]; v_cmpx_u_f64 = [B64, F64, F64];
+    v_cmpx_nge_f64 = [B64, F64, F64]; v_cmpx_nlg_f64 = [B64, F64, F64];
+    v_cmpx_ngt_f64 = [B64, F64, F64]; v_cmpx_nle_f64 = [B64, F64, F64];
+    v_cmpx_neq_f64 = [B64, F64, F64]; v_cmpx_nlt_f64 = [B64, F64, F64];
+    v_cmpx_tru_f64 = [B64, F64, F64]; v_cmp_f_i16 = [B64, B32, B32]; v_cmpx_f_i16 = [B64, B32, B32];
+    v_cmpx_lt_i16 = [B64, B32, B32]; v_cmpx_eq_i16 = [B64, B32, B32];
+    v_cmp_le_i16 = [B64, B32, B32]; v_cmpx_le_i16 = [B64, B32, B32];
+    v_cmpx_gt_i16 = [B64, B32, B32]; v_cmp_ne_i16 = [B64, B32, B32];
+    v_cmpx_ne_i16 = [B64, B32, B32]; v_cmp_ge_i16 = [B64, B32, B32];
+    v_cmpx_ge_i16 = [B64, B32, B32]; v_cmp_t_i16 = [B64, B32, B32]; v_cmpx_t_i16 = [B64, B32, B32];
+    v_cmp_f_u16 = [B64, B32, B32]; v_cmpx_f_u16 = [B64, B32, B32]; v_cmpx_lt_u16 = [B64, B32, B32];
+    v_cmpx_eq_u16 = [B64, B32, B32]; v_cmp_le_u16 = [B64, B32, B32];
+    v_cmpx_le_u16 = [B64, B32, B32]; v_cmpx_gt_u16 = [B64, B32, B32];
+    v_cmp_ne_u16 = [B64, B32, B32]; v_cmpx_ne_u16 = [B64, B32, B32]; v_cmp_ge_u16 = [B64, B32, B32];
+    v_cmpx_ge_u16 = [B64, B32, B32]; v_cmp_t_u16 = [B64, B32, B32]; v_cmpx_t_u16 = [B64, B32, B32];
+    v_cmpx_f_i32 = [B64, B32, B32]; v_cmpx_le_i32 = [B64, B32, B32];
+    v_cmpx_ge_i32 = [B64, B32, B32]; v_cmpx_t_i32 = [B64, B32, B32]; v_cmpx_f_u32 = [B64, B32, B32];
+    v_cmpx_le_u32 = [B64, B32, B32]; v_cmpx_ge_u32 = [B64, B32, B32];
+    v_cmpx_t_u32 = [B64, B32, B32]; v_cmpx_f_i64 = [B64, I64, I64]; v_cmpx_lt_i64 = [B64, I64, I64];
+    v_cmpx_eq_i64 = [B64, I64, I64]; v_cmpx_le_i64 = [B64, I64, I64];
+    v_cmpx_gt_i64 = [B64, I64, I64]; v_cmpx_ne_i64 = [B64, I64, I64];
+    v_cmpx_ge_i64 = [B64, I64, I64]; v_cmpx_t_i64 = [B64, I64, I64]; v_cmpx_f_u64 = [B64, B64, B64];
+    v_cmpx_lt_u64 = [B64, B64, B64]; v_cmpx_eq_u64 = [B64, B64, B64];
+    v_cmpx_le_u64 = [B64, B64, B64]; v_cmpx_gt_u64 = [B64, B64, B64];
+    v_cmpx_ne_u64 = [B64, B64, B64]; v_cmpx_ge_u64 = [B64, B64, B64];
+    v_cmpx_t_u64 = [B64, B64, B64];
     // VOP3 only
     v_mad_legacy_f32 = [F32, F32, F32, F32]; v_mad_f32 = [F32, F32, F32, F32];
     v_mad_i32_i24 = [B32, B32, B32, B32]; v_mad_u32_u24 = [B32, B32, B32, B32];
@@ -284,6 +327,11 @@ ops! {
     v_pk_add_f32 = [PF32, PF32, PF32]; v_pk_mov_b32 = [PF32, PF32, PF32];
     v_mfma_f32_16x16x4f32 = [X4, F32, F32, X4]; v_mfma_f32_4x4x1f32 = [X4, F32, F32, X4];
     v_mfma_f32_32x32x2f32 = [X16, F32, F32, X16];
+    v_mfma_f32_32x32x8f16 = [X16, X2, X2, X16]; v_mfma_f32_16x16x16f16 = [X4, X2, X2, X4];
+    v_mfma_f32_32x32x8bf16_1k = [X16, X2, X2, X16];
+    v_mfma_f32_16x16x16bf16_1k = [X4, X2, X2, X4]; v_mfma_f64_16x16x4f64 = [X8, F64, F64, X8];
+    v_fma_mix_f32 = [F32, F32, F32, F32]; v_fma_mixlo_f16 = [F16, F32, F32, F32];
+    v_fma_mixhi_f16 = [F16, F32, F32, F32];
     v_accvgpr_read_b32 = [B32, B32]; v_accvgpr_write_b32 = [B32, B32];
     // DS
     ds_add_u32 = [N]; ds_sub_u32 = [N]; ds_rsub_u32 = [N]; ds_inc_u32 = [N]; ds_dec_u32 = [N];
@@ -301,6 +349,16 @@ ops! {
     ds_add_rtn_u64 = [X2]; ds_cmpst_rtn_b64 = [X2]; ds_read_b64 = [X2]; ds_read2_b64 = [X4];
     ds_read2st64_b64 = [X4]; ds_add_f64 = [N]; ds_add_rtn_f64 = [X2];
     ds_write_b96 = [N]; ds_write_b128 = [N]; ds_read_b96 = [X3]; ds_read_b128 = [X4];
+    ds_cmpst_b32 = [N]; ds_cmpst_b64 = [N]; ds_rsub_rtn_u32 = [B32]; ds_inc_rtn_u32 = [B32];
+    ds_dec_rtn_u32 = [B32]; ds_min_rtn_f32 = [B32]; ds_max_rtn_f32 = [B32];
+    ds_sub_u64 = [N]; ds_rsub_u64 = [N]; ds_inc_u64 = [N]; ds_dec_u64 = [N]; ds_min_i64 = [N];
+    ds_max_i64 = [N]; ds_min_u64 = [N]; ds_max_u64 = [N]; ds_and_b64 = [N]; ds_or_b64 = [N];
+    ds_xor_b64 = [N]; ds_min_f64 = [N]; ds_max_f64 = [N];
+    ds_sub_rtn_u64 = [X2]; ds_rsub_rtn_u64 = [X2]; ds_inc_rtn_u64 = [X2]; ds_dec_rtn_u64 = [X2];
+    ds_min_rtn_i64 = [X2]; ds_max_rtn_i64 = [X2]; ds_min_rtn_u64 = [X2]; ds_max_rtn_u64 = [X2];
+    ds_and_rtn_b64 = [X2]; ds_or_rtn_b64 = [X2]; ds_xor_rtn_b64 = [X2]; ds_wrxchg_rtn_b64 = [X2];
+    ds_min_rtn_f64 = [X2]; ds_max_rtn_f64 = [X2];
+    ds_gws_init = [N]; ds_gws_barrier = [N];
     // FLAT, GLOBAL, SCRATCH (the segment is a field of the instruction)
     flat_load_ubyte = [B32]; flat_load_sbyte = [B32]; flat_load_ushort = [B32];
     flat_load_sshort = [B32]; flat_load_dword = [B32]; flat_load_dwordx2 = [X2];
@@ -328,9 +386,22 @@ ops! {
     buffer_store_byte_d16_hi = [N]; buffer_store_short = [N]; buffer_store_short_d16_hi = [N];
     buffer_store_dword = [N]; buffer_store_dwordx2 = [N]; buffer_store_dwordx3 = [N];
     buffer_store_dwordx4 = [N]; buffer_wbl2 = [N]; buffer_inv = [N];
+    buffer_invl2 = [N]; buffer_wbinvl1 = [N]; buffer_wbinvl1_vol = [N];
 }
 
 impl Op {
+    /// A cache write-back or invalidate: a no-op for one coherent memory.
+    pub fn is_cache_control(self) -> bool {
+        matches!(
+            self,
+            Op::buffer_wbl2
+                | Op::buffer_inv
+                | Op::buffer_invl2
+                | Op::buffer_wbinvl1
+                | Op::buffer_wbinvl1_vol
+        )
+    }
+
     /// The number of dwords of the data operand of a memory store or atomic (0 if none).
     pub fn store_dwords(self) -> u32 {
         let n = self.name();
@@ -345,6 +416,7 @@ impl Op {
         } else if n.ends_with("x2")
             || n.ends_with("b64")
             || n.ends_with("u64")
+            || n.ends_with("i64")
             || n.ends_with("f64")
         {
             2

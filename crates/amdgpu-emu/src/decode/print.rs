@@ -3,7 +3,7 @@
 
 use super::ops::{Op, Ty};
 use super::{AGPR, Enc, Ext, Inst, OFF, VGPR, flags, seg};
-use crate::Target;
+use crate::target::Target;
 
 fn reg_range(prefix: &str, n: u32, dwords: u32) -> String {
     if dwords <= 1 {
@@ -162,12 +162,19 @@ pub(crate) fn mnemonic(inst: &Inst, target: Target) -> String {
         };
         return format!("{prefix}{rest}");
     }
-    if target == Target::Gfx942 && name.starts_with("v_mfma_f32_") && name.ends_with("f32") {
-        // gfx942 spells the source type with an underscore (16x16x4_f32) and marks the
-        // 4x4 block shapes as 16 blocks.
-        let shape = &name[..name.len() - 3];
-        let blocks = if shape.ends_with("4x4x1") { "_16b" } else { "" };
-        return format!("{shape}{blocks}_f32");
+    if target == Target::Gfx942
+        && let Some(rest) = name.strip_prefix("v_mfma_")
+    {
+        // gfx942 spells the source type with an underscore (16x16x4_f32, 32x32x8_bf16 for
+        // gfx90a's bf16_1k) and marks the 4x4 block shapes as 16 blocks.
+        let (out_ty, shape_ty) = rest.split_once('_').unwrap_or((rest, ""));
+        let split = shape_ty
+            .find(|c: char| !(c.is_ascii_digit() || c == 'x'))
+            .unwrap_or(shape_ty.len());
+        let (shape, ty) = shape_ty.split_at(split);
+        let blocks = if shape == "4x4x1" { "_16b" } else { "" };
+        let ty = ty.trim_end_matches("_1k");
+        return format!("v_mfma_{out_ty}_{shape}{blocks}_{ty}");
     }
     name.to_string()
 }
@@ -355,7 +362,7 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
                 } else {
                     "off".into()
                 };
-            if name == "buffer_wbl2" || name == "buffer_inv" {
+            if inst.op.is_cache_control() {
                 return format!("{mn}{}", mem_flags(inst, target));
             }
             let mut s = format!(
@@ -392,7 +399,9 @@ fn disasm_ds(inst: &Inst, mn: &str) -> String {
     let addr = operand(inst.src[0], 1, 0);
     let d0 = operand(inst.src[1], data_dw, 0);
     let d1 = operand(inst.src[2], data_dw, 0);
-    let ops = if name.starts_with("ds_read") || name == "ds_swizzle_b32" {
+    let ops = if name.starts_with("ds_gws") {
+        addr.clone()
+    } else if name.starts_with("ds_read") || name == "ds_swizzle_b32" {
         format!("{}, {addr}", operand(inst.dst, dst_dw, 0))
     } else if name.contains("permute") {
         format!("{}, {addr}, {d0}", operand(inst.dst, 1, 0))
@@ -702,8 +711,8 @@ fn disasm_vop3p(inst: &Inst, mn: &str) -> String {
         let mut s = format!(
             "{mn} {}, {}, {}, {}",
             operand(inst.dst, types[0].dwords(), 0),
-            operand(inst.src[0], 1, inst.lit),
-            operand(inst.src[1], 1, inst.lit),
+            operand(inst.src[0], types[1].dwords(), inst.lit),
+            operand(inst.src[1], types[2].dwords(), inst.lit),
             operand(inst.src[2], types[3].dwords(), inst.lit)
         );
         let cbsz = inst.ctrl & 7;
@@ -719,6 +728,9 @@ fn disasm_vop3p(inst: &Inst, mn: &str) -> String {
             s.push_str(&format!(" blgp:{blgp}"));
         }
         return s;
+    }
+    if name.starts_with("v_fma_mix") {
+        return disasm_fma_mix(inst, mn);
     }
     let mut parts = vec![operand(inst.dst, types[0].dwords(), 0)];
     for k in 0..nsrc {
@@ -746,6 +758,34 @@ fn disasm_vop3p(inst: &Inst, mn: &str) -> String {
     }
     if inst.abs != 0 {
         s.push_str(&format!(" neg_hi:[{}]", list(inst.abs)));
+    }
+    if inst.clamp {
+        s.push_str(" clamp");
+    }
+    s
+}
+
+/// `v_fma_mix*`: neg_lo and neg_hi print as `-` and `|...|` on each source; op_sel_hi
+/// (the f16 selects) defaults to all clear.
+fn disasm_fma_mix(inst: &Inst, mn: &str) -> String {
+    let mut parts = vec![operand(inst.dst, 1, 0)];
+    for k in 0..3 {
+        let mut o = operand(inst.src[k], 1, inst.lit);
+        if (inst.abs >> k) & 1 != 0 {
+            o = format!("|{o}|");
+        }
+        if (inst.neg >> k) & 1 != 0 {
+            o = format!("-{o}");
+        }
+        parts.push(o);
+    }
+    let mut s = format!("{mn} {}", parts.join(", "));
+    let list = |bits: u8| format!("[{},{},{}]", bits & 1, (bits >> 1) & 1, (bits >> 2) & 1);
+    if inst.op_sel & 7 != 0 {
+        s.push_str(&format!(" op_sel:{}", list(inst.op_sel)));
+    }
+    if inst.op_sel_hi & 7 != 0 {
+        s.push_str(&format!(" op_sel_hi:{}", list(inst.op_sel_hi)));
     }
     if inst.clamp {
         s.push_str(" clamp");

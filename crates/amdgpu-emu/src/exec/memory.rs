@@ -5,7 +5,7 @@ use crate::fault::FaultKind;
 use crate::memory::{load_bytes, rmw32, rmw64, store_bytes};
 use crate::wave::{LANES, Wave};
 
-use super::float;
+use super::atomic::{Atomic, Rmw, atomic};
 use super::{Ctx, Flow, Step, illegal, sread};
 
 /// V# base marking the private segment buffer the emulator hands to gfx90a kernels.
@@ -39,7 +39,7 @@ enum Kind {
     /// Store `n` bytes; `hi` stores the high half of the data register (d16_hi).
     Store { n: u32, hi: bool },
     /// Atomic read-modify-write of 4 or 8 bytes.
-    Atomic { n: u32 },
+    Atomic(Atomic),
 }
 
 fn kind(op: Op) -> Option<Kind> {
@@ -51,12 +51,7 @@ fn kind_of(op: Op) -> Option<Kind> {
     let name = op.name();
     let rest = name.split_once('_').map(|x| x.1).unwrap_or(name);
     if rest.starts_with("atomic") {
-        let n = if name.ends_with("x2") || name.ends_with("f64") {
-            8
-        } else {
-            4
-        };
-        return Some(Kind::Atomic { n });
+        return atomic(op).map(Kind::Atomic);
     }
     let (load, suffix) = if let Some(s) = rest.strip_prefix("load_") {
         (true, s)
@@ -211,108 +206,6 @@ fn write_loaded(w: &mut Wave, dst: u16, lane: usize, raw: &[u8], kind: Kind) {
     };
 }
 
-/// Apply an atomic operation: (new value) from the old value, data and compare value.
-fn atomic_apply(op: Op, wide: bool, old: u64, data: u64, cmp: u64) -> Result<u64, FaultKind> {
-    let name = op.name();
-    let base = name
-        .split_once("atomic_")
-        .map(|x| x.1)
-        .unwrap_or(name)
-        .trim_end_matches("_x2");
-    let base = base.trim_end_matches("_rtn");
-    let (o32, d32) = (old as u32, data as u32);
-    Ok(match base {
-        "swap" => data,
-        "cmpswap" => {
-            if old == cmp {
-                data
-            } else {
-                old
-            }
-        }
-        "add" => {
-            if wide {
-                old.wrapping_add(data)
-            } else {
-                o32.wrapping_add(d32) as u64
-            }
-        }
-        "sub" => {
-            if wide {
-                old.wrapping_sub(data)
-            } else {
-                o32.wrapping_sub(d32) as u64
-            }
-        }
-        "smin" => {
-            if wide {
-                (old as i64).min(data as i64) as u64
-            } else {
-                (o32 as i32).min(d32 as i32) as u32 as u64
-            }
-        }
-        "umin" => {
-            if wide {
-                old.min(data)
-            } else {
-                o32.min(d32) as u64
-            }
-        }
-        "smax" => {
-            if wide {
-                (old as i64).max(data as i64) as u64
-            } else {
-                (o32 as i32).max(d32 as i32) as u32 as u64
-            }
-        }
-        "umax" => {
-            if wide {
-                old.max(data)
-            } else {
-                o32.max(d32) as u64
-            }
-        }
-        "and" => old & data,
-        "or" => old | data,
-        "xor" => old ^ data,
-        "inc" => {
-            if wide {
-                if old >= data { 0 } else { old + 1 }
-            } else if o32 >= d32 {
-                0
-            } else {
-                (o32 + 1) as u64
-            }
-        }
-        "dec" => {
-            if wide {
-                if old == 0 || old > data {
-                    data
-                } else {
-                    old - 1
-                }
-            } else if o32 == 0 || o32 > d32 {
-                d32 as u64
-            } else {
-                (o32 - 1) as u64
-            }
-        }
-        "add_f32" => (f32::from_bits(o32) + f32::from_bits(d32)).to_bits() as u64,
-        "add_f64" => (f64::from_bits(old) + f64::from_bits(data)).to_bits(),
-        "min_f64" => float::min64(f64::from_bits(old), f64::from_bits(data)).to_bits(),
-        "max_f64" => float::max64(f64::from_bits(old), f64::from_bits(data)).to_bits(),
-        "pk_add_f16" => {
-            let lo = half::f16::from_bits(o32 as u16).to_f32()
-                + half::f16::from_bits(d32 as u16).to_f32();
-            let hi = half::f16::from_bits((o32 >> 16) as u16).to_f32()
-                + half::f16::from_bits((d32 >> 16) as u16).to_f32();
-            (half::f16::from_f32(lo).to_bits() as u32
-                | (half::f16::from_f32(hi).to_bits() as u32) << 16) as u64
-        }
-        _ => return Err(illegal(format!("{name} is not implemented"))),
-    })
-}
-
 /// Perform one lane's access at `place`.
 #[allow(clippy::too_many_arguments)]
 fn lane_access(
@@ -348,9 +241,9 @@ fn lane_access(
                 Target::Nothing => {}
             }
         }
-        Kind::Atomic { n } => {
-            let wide = n == 8;
-            let cmpswap = inst.op.name().contains("cmpswap");
+        Kind::Atomic(at) => {
+            let (wide, n) = (at.wide, if at.wide { 8 } else { 4 });
+            let cmpswap = at.rmw == Rmw::CmpSwap;
             let dw = if wide { 2 } else { 1 };
             let d = read_data(w, data_reg, if cmpswap { 2 * dw } else { dw }, lane);
             let data = if wide {
@@ -358,16 +251,12 @@ fn lane_access(
             } else {
                 d[0] as u64
             };
-            let cmp = if cmpswap {
-                if wide {
-                    d[2] as u64 | (d[3] as u64) << 32
-                } else {
-                    d[1] as u64
-                }
-            } else {
-                0
+            let cmp = match (cmpswap, wide) {
+                (false, _) => 0,
+                (true, true) => d[2] as u64 | (d[3] as u64) << 32,
+                (true, false) => d[1] as u64,
             };
-            let op = inst.op;
+            let rmw = at.rmw;
             let old = match access(ctx, w, lane, place, n, true)? {
                 Target::Bytes(t) => {
                     let old = if wide {
@@ -375,7 +264,7 @@ fn lane_access(
                     } else {
                         u32::from_le_bytes(t[..4].try_into().expect("4")) as u64
                     };
-                    let new = atomic_apply(op, wide, old, data, cmp)?;
+                    let new = rmw.apply(wide, old, data, cmp);
                     t.copy_from_slice(&new.to_le_bytes()[..n as usize]);
                     old
                 }
@@ -386,16 +275,10 @@ fn lane_access(
                             lane: lane as u32,
                         });
                     }
-                    atomic_apply(op, wide, 0, data, cmp)?;
                     if wide {
-                        rmw64(p, |old| {
-                            atomic_apply(op, true, old, data, cmp).unwrap_or(old)
-                        })
+                        rmw64(p, |old| rmw.apply(true, old, data, cmp))
                     } else {
-                        rmw32(p, |old| {
-                            atomic_apply(op, false, old as u64, data, cmp).unwrap_or(old as u64)
-                                as u32
-                        }) as u64
+                        rmw32(p, |old| rmw.apply(false, old as u64, data, cmp) as u32) as u64
                     }
                 }
                 Target::Nothing => 0,
@@ -468,10 +351,10 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     }
     w.lane_insts += exec.count_ones() as u64;
     // Fast path: every lane's plain load or store lies in one range the memory vouches for.
-    if all_global && exec != 0 && !matches!(kind, Kind::Atomic { .. }) {
+    if all_global && exec != 0 && !matches!(kind, Kind::Atomic(_)) {
         let n = match kind {
             Kind::Load { n, .. } | Kind::Store { n, .. } => n as u64,
-            Kind::Atomic { n } => n as u64,
+            Kind::Atomic(a) => 4 << a.wide as u64,
         };
         if hi - lo < 1 << 24
             && let Some(base) = ctx.mem.translate(lo, hi - lo + n)
@@ -599,12 +482,12 @@ fn host_access(w: &mut Wave, inst: &Inst, lane: usize, p: std::ptr::NonNull<u8>,
             }
             store_bytes(p, &b[..n as usize]);
         }
-        Kind::Atomic { .. } => {}
+        Kind::Atomic(_) => {}
     }
 }
 
 fn mubuf(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
-    if matches!(inst.op, buffer_wbl2 | buffer_inv) {
+    if inst.op.is_cache_control() {
         return Ok(Flow::Next);
     }
     let Some(kind) = kind(inst.op) else {
@@ -670,12 +553,27 @@ fn lds_put(ctx: &mut Ctx<'_>, a: u64, n: usize, v: u64) {
     ctx.lds[a..a + n].copy_from_slice(&v.to_le_bytes()[..n]);
 }
 
+/// Global wave sync: `ds_gws_init` needs no state here (the barrier instruction carries its
+/// member count); `ds_gws_barrier` waits for `value + 1` waves, value from the first active
+/// lane of its VGPR (the count minus one, as `ds_gws_init` takes it).
+fn gws(w: &mut Wave, inst: &Inst) -> Step {
+    let exec = w.exec();
+    if inst.op == ds_gws_init || exec == 0 {
+        return Ok(Flow::Next);
+    }
+    let lane = exec.trailing_zeros() as usize;
+    let value = w.v[Wave::vslot(inst.src[0])][lane];
+    Ok(Flow::GridBarrier(value.saturating_add(1)))
+}
+
 fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
+    if matches!(inst.op, ds_gws_init | ds_gws_barrier) {
+        return gws(w, inst);
+    }
     if inst.ctrl & flags::GDS != 0 {
         return Err(illegal("GDS is not emulated"));
     }
     let op = inst.op;
-    let name = op.name();
     let exec = w.exec();
     let addr = Wave::vslot(inst.src[0]);
     let d0 = Wave::vslot(inst.src[1]);
@@ -795,77 +693,28 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                 }
             }
             _ => {
-                // Atomics.
-                let wide = name.contains("64");
-                let n = if wide { 8 } else { 4 };
+                let Some(at) = atomic(op) else {
+                    return Err(illegal(format!("{} is not implemented", op.name())));
+                };
+                let n = if at.wide { 8 } else { 4 };
                 let old = lds_get(ctx, a + off, n);
-                let data = if wide {
-                    qword(w, d0, l)
+                let lane_data = |r: usize| {
+                    if at.wide {
+                        qword(w, r, l)
+                    } else {
+                        dword(w, r, l)
+                    }
+                };
+                // DS compare-and-store compares with data0 and stores data1.
+                let (data, cmp) = if at.rmw == Rmw::CmpSwap {
+                    (lane_data(d1), lane_data(d0))
                 } else {
-                    dword(w, d0, l)
+                    (lane_data(d0), 0)
                 };
-                let data1 = if wide {
-                    qword(w, d1, l)
-                } else {
-                    dword(w, d1, l)
-                };
-                let base = name.trim_start_matches("ds_").replace("_rtn", "");
-                let (o32, x32) = (old as u32, data as u32);
-                let new: u64 = match base.as_str() {
-                    "add_u32" => o32.wrapping_add(x32) as u64,
-                    "sub_u32" => o32.wrapping_sub(x32) as u64,
-                    "rsub_u32" => x32.wrapping_sub(o32) as u64,
-                    "inc_u32" => {
-                        if o32 >= x32 {
-                            0
-                        } else {
-                            o32 as u64 + 1
-                        }
-                    }
-                    "dec_u32" => {
-                        if o32 == 0 || o32 > x32 {
-                            x32 as u64
-                        } else {
-                            o32 as u64 - 1
-                        }
-                    }
-                    "min_i32" => (o32 as i32).min(x32 as i32) as u32 as u64,
-                    "max_i32" => (o32 as i32).max(x32 as i32) as u32 as u64,
-                    "min_u32" => o32.min(x32) as u64,
-                    "max_u32" => o32.max(x32) as u64,
-                    "and_b32" => (o32 & x32) as u64,
-                    "or_b32" => (o32 | x32) as u64,
-                    "xor_b32" => (o32 ^ x32) as u64,
-                    "wrxchg_b32" => x32 as u64,
-                    "cmpst_b32" => {
-                        if o32 == x32 {
-                            data1 as u32 as u64
-                        } else {
-                            old
-                        }
-                    }
-                    "min_f32" => {
-                        float::min32(f32::from_bits(o32), f32::from_bits(x32)).to_bits() as u64
-                    }
-                    "max_f32" => {
-                        float::max32(f32::from_bits(o32), f32::from_bits(x32)).to_bits() as u64
-                    }
-                    "add_f32" => (f32::from_bits(o32) + f32::from_bits(x32)).to_bits() as u64,
-                    "add_u64" => old.wrapping_add(data),
-                    "cmpst_b64" => {
-                        if old == data {
-                            data1
-                        } else {
-                            old
-                        }
-                    }
-                    "add_f64" => (f64::from_bits(old) + f64::from_bits(data)).to_bits(),
-                    _ => return Err(illegal(format!("{name} is not implemented"))),
-                };
-                lds_put(ctx, a + off, n, new);
-                if name.contains("_rtn") {
+                lds_put(ctx, a + off, n, at.rmw.apply(at.wide, old, data, cmp));
+                if at.returns {
                     w.v[dst][l] = old as u32;
-                    if wide {
+                    if at.wide {
                         w.v[(dst + 1) & 511][l] = (old >> 32) as u32;
                     }
                 }

@@ -1,6 +1,8 @@
 //! Instruction semantics: one step of a wave.
 
+mod atomic;
 mod float;
+mod matrix;
 mod memory;
 mod scalar;
 mod vector;
@@ -9,11 +11,11 @@ pub(crate) use memory::PRIVATE_BUFFER_BASE;
 
 use std::time::Instant;
 
-use crate::Target;
 use crate::decode::{Enc, Inst, Program, Ty};
-use crate::dispatch::Apertures;
 use crate::fault::FaultKind;
+use crate::memory::Apertures;
 use crate::memory::GlobalMemory;
+use crate::target::Target;
 use crate::trace::ShaderDataRecord;
 use crate::wave::{Wave, inline_const};
 
@@ -28,13 +30,15 @@ pub(crate) enum Flow {
     Jump(usize),
     /// Wait at the work-group barrier, then continue with the next instruction.
     Barrier,
+    /// Wait at the global wave-sync barrier until this many waves of the dispatch wait there
+    /// (`ds_gws_barrier`), then continue with the next instruction.
+    GridBarrier(u32),
     /// The wave ended.
     End,
 }
 
 /// Everything an instruction can reach besides its wave's registers.
 pub(crate) struct Ctx<'a> {
-    #[allow(dead_code)]
     pub target: Target,
     pub prog: &'a Program,
     pub mem: &'a dyn GlobalMemory,
@@ -71,7 +75,10 @@ pub(crate) fn step(w: &mut Wave, ctx: &mut Ctx<'_>) -> Step {
         }
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => vector::exec(w, ctx, &inst),
         Enc::Ds | Enc::Flat | Enc::Mubuf => memory::exec(w, ctx, &inst),
-        Enc::Unknown => Err(illegal("an encoding the decoder does not know")),
+        Enc::Unknown => Err(illegal(format!(
+            "an encoding the decoder does not know: {}",
+            crate::decode::identify(ctx.target, inst.lit)
+        ))),
     }
 }
 

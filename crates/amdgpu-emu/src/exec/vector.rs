@@ -3,10 +3,10 @@
 use half::f16;
 
 use crate::decode::{Enc, Ext, Inst, Op, Op::*, Ty, VCC, VGPR};
-use crate::fault::FaultKind;
 use crate::wave::{LANES, Wave};
 
 use super::float::{self, Env, d, f, h};
+use super::matrix;
 use super::{Ctx, Flow, Step, check_sources, illegal, sread, sread64};
 
 type Lanes = [u64; LANES];
@@ -483,10 +483,11 @@ fn fill(dst: &mut [u32; LANES], mask: u64, f: impl Fn(usize) -> u32) {
             *d = f(l);
         }
     } else {
+        // EXEC as a blend rather than a branch per lane, so the loop vectorises (every
+        // operation here is pure and cannot fail on an inactive lane's values).
         for (l, d) in dst.iter_mut().enumerate() {
-            if mask >> l & 1 != 0 {
-                *d = f(l);
-            }
+            let v = f(l);
+            *d = if mask >> l & 1 != 0 { v } else { *d };
         }
     }
 }
@@ -724,9 +725,10 @@ fn fma_lanes(
 ) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU supports FMA (checked just above), the only requirement of the
-            // target-feature function.
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU supports AVX2 and FMA (checked just above), the only requirement
+            // of the target-feature function.
             unsafe { fma_lanes_x86(dst, mask, a, b, c, acc_in_dst, e) };
             return;
         }
@@ -734,6 +736,19 @@ fn fma_lanes(
     fma_lanes_generic(dst, mask, a, b, c, acc_in_dst, e);
 }
 
+/// The f32 denormal flush of [`Env`] written on the bits (a signed zero for a zero exponent),
+/// so that lane loops using it vectorise.
+#[inline(always)]
+fn flush32_bits(x: u32) -> u32 {
+    if x & 0x7F80_0000 == 0 {
+        x & 0x8000_0000
+    } else {
+        x
+    }
+}
+
+/// Fused multiply-add of every lane, written branch-free (EXEC applied as a blend, flushing on
+/// the bits) so that it vectorises; bit-identical to the per-lane form.
 #[inline(always)]
 fn fma_lanes_generic(
     dst: &mut [u32; LANES],
@@ -744,22 +759,25 @@ fn fma_lanes_generic(
     acc_in_dst: bool,
     e: &Env,
 ) {
+    let (keep_in, keep_out) = (e.keep_in32, e.keep_out32);
     for l in 0..LANES {
-        if mask >> l & 1 != 0 {
-            let acc = if acc_in_dst {
-                f32::from_bits(dst[l])
-            } else {
-                f(c[l])
-            };
-            dst[l] = e
-                .out32(e.in32(f(a[l])).mul_add(e.in32(f(b[l])), e.in32(acc)))
-                .to_bits();
+        let acc = if acc_in_dst { dst[l] } else { c[l] as u32 };
+        let (mut x, mut y, mut z) = (a[l] as u32, b[l] as u32, acc);
+        if !keep_in {
+            (x, y, z) = (flush32_bits(x), flush32_bits(y), flush32_bits(z));
         }
+        let mut r = f32::from_bits(x)
+            .mul_add(f32::from_bits(y), f32::from_bits(z))
+            .to_bits();
+        if !keep_out {
+            r = flush32_bits(r);
+        }
+        dst[l] = if mask >> l & 1 != 0 { r } else { dst[l] };
     }
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "fma")]
+#[target_feature(enable = "avx2,fma")]
 fn fma_lanes_x86(
     dst: &mut [u32; LANES],
     mask: u64,
@@ -1474,7 +1492,16 @@ fn lane_fn_cmp(op: Op) -> Option<(LaneFn, Out)> {
     if !name.starts_with("v_cmp") {
         return None;
     }
-    let cmpx = name.starts_with("v_cmpx");
+    if let Some(rest) = name.strip_prefix("v_cmpx_") {
+        // A cmpx compares as its cmp form does, then also writes EXEC (resolved once, when the
+        // operation table is built).
+        let cmp = Op::ALL
+            .iter()
+            .copied()
+            .find(|o| o.name().strip_prefix("v_cmp_") == Some(rest))?;
+        let (fnc, _) = lane_fn_cmp(cmp)?;
+        return Some((fnc, Out::Mask { exec: true }));
+    }
     let fnc: LaneFn = match op {
         v_cmp_class_f32 | v_cmpx_class_f32 => {
             |ln, a, b, _| (0, float::class32(ln.env.in32(f(a)), b as u32))
@@ -1486,9 +1513,9 @@ fn lane_fn_cmp(op: Op) -> Option<(LaneFn, Out)> {
             |ln, a, b, _| (0, float::class16(ln.env.in16(h(a)), b as u32))
         }
         v_cmp_f_f32 | v_cmp_f_f64 | v_cmp_f_f16 | v_cmp_f_i32 | v_cmp_f_u32 | v_cmp_f_i64
-        | v_cmp_f_u64 => |_, _, _, _| (0, false),
+        | v_cmp_f_u64 | v_cmp_f_i16 | v_cmp_f_u16 => |_, _, _, _| (0, false),
         v_cmp_tru_f32 | v_cmp_tru_f64 | v_cmp_tru_f16 | v_cmp_t_i32 | v_cmp_t_u32 | v_cmp_t_i64
-        | v_cmp_t_u64 => |_, _, _, _| (0, true),
+        | v_cmp_t_u64 | v_cmp_t_i16 | v_cmp_t_u16 => |_, _, _, _| (0, true),
         v_cmp_lt_f32 | v_cmpx_lt_f32 => cmpf!(a, b => a < b),
         v_cmp_eq_f32 | v_cmpx_eq_f32 => cmpf!(a, b => a == b),
         v_cmp_le_f32 => cmpf!(a, b => a <= b),
@@ -1554,12 +1581,17 @@ fn lane_fn_cmp(op: Op) -> Option<(LaneFn, Out)> {
         v_cmp_lt_i16 => cmpi!(u16, a, b => (a as i16) < (b as i16)),
         v_cmp_eq_i16 | v_cmp_eq_u16 => cmpi!(u16, a, b => a == b),
         v_cmp_gt_i16 => cmpi!(u16, a, b => (a as i16) > (b as i16)),
+        v_cmp_le_i16 => cmpi!(u16, a, b => (a as i16) <= (b as i16)),
+        v_cmp_ge_i16 => cmpi!(u16, a, b => (a as i16) >= (b as i16)),
+        v_cmp_ne_i16 | v_cmp_ne_u16 => cmpi!(u16, a, b => a != b),
         v_cmp_lt_u16 => cmpi!(u16, a, b => a < b),
+        v_cmp_le_u16 => cmpi!(u16, a, b => a <= b),
         v_cmp_gt_u16 => cmpi!(u16, a, b => a > b),
+        v_cmp_ge_u16 => cmpi!(u16, a, b => a >= b),
         _ => return None,
     };
     let _ = b;
-    Some((fnc, Out::Mask { exec: cmpx }))
+    Some((fnc, Out::Mask { exec: false }))
 }
 
 /// VOP3P: packed math, packed moves, accumulator moves and MFMA.
@@ -1580,7 +1612,10 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             w.lane_insts += exec.count_ones() as u64;
             return Ok(Flow::Next);
         }
-        v_mfma_f32_16x16x4f32 => return mfma_16x16x4(w, ctx, inst),
+        v_fma_mix_f32 | v_fma_mixlo_f16 | v_fma_mixhi_f16 => {
+            return matrix::fma_mix(w, ctx, inst);
+        }
+        _ if matrix::is_mfma(op) => return matrix::mfma(w, ctx, inst),
         _ => {}
     }
     let env = Env::from_mode(w.mode);
@@ -1723,60 +1758,148 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     Ok(Flow::Next)
 }
 
-/// `v_mfma_f32_16x16x4f32`: D(16x16) = A(16x4) * B(4x16) + C, one block. Lane l holds
-/// A[l%16][l/16] and B[l/16][l%16]; register r of lane l holds D[4*(l/16)+r][l%16].
-/// Products are summed exactly in f64 and rounded once to f32 (the hardware's order of
-/// accumulation is unspecified).
-fn mfma_16x16x4(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
-    if inst.ctrl != 0 {
-        return Err(illegal(
-            "MFMA with cbsz/abid/blgp broadcast controls is not emulated",
-        ));
-    }
-    if w.exec() != u64::MAX {
-        return Err(illegal("MFMA with a partial EXEC mask is not emulated"));
-    }
-    let a = fetch(w, ctx, inst, 0, Ty::F32);
-    let bm = fetch(w, ctx, inst, 1, Ty::F32);
-    let mut c = [[0u64; LANES]; 4];
-    if inst.src[2] >= VGPR {
-        let base = Wave::vslot(inst.src[2]);
-        for (r, cr) in c.iter_mut().enumerate() {
-            for l in 0..LANES {
-                cr[l] = w.v[(base + r) & 511][l] as u64;
-            }
-        }
-    } else {
-        let v = sread(w, ctx, inst.src[2], Ty::F32, inst.lit) as u64;
-        c = [[v; LANES]; 4];
-    }
-    let env = Env::from_mode(w.mode);
-    let mut out = [[0u32; LANES]; 4];
-    for l in 0..LANES {
-        let j = l % 16;
-        for (r, o) in out.iter_mut().enumerate() {
-            let i = 4 * (l / 16) + r;
-            let mut acc = env.in32(f(c[r][l])) as f64;
-            for k in 0..4 {
-                let av = env.in32(f(a[k * 16 + i]));
-                let bv = env.in32(f(bm[k * 16 + j]));
-                acc += av as f64 * bv as f64;
-            }
-            o[l] = env.out32(acc as f32).to_bits();
-        }
-    }
-    let dst = Wave::vslot(inst.dst);
-    for (r, o) in out.iter().enumerate() {
-        w.v[(dst + r) & 511] = *o;
-    }
-    w.lane_insts += 64 * 16;
-    let _ = FaultKind::Trap { code: 0 };
-    Ok(Flow::Next)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Values that decide bits: signed zeros, denormals, infinities, NaNs with payloads,
+    /// ones and ordinary numbers.
+    fn special_f32(r: &mut u64) -> u32 {
+        *r ^= *r << 13;
+        *r ^= *r >> 7;
+        *r ^= *r << 17;
+        const SPECIAL: [u32; 10] = [
+            0,
+            0x8000_0000,
+            1,
+            0x807F_FFFF,
+            0x7F80_0000,
+            0xFF80_0000,
+            0x7FC0_1234,
+            0x7F80_0001,
+            0x3F80_0000,
+            0x0080_0000,
+        ];
+        match *r % 4 {
+            0 => SPECIAL[(*r >> 8) as usize % SPECIAL.len()],
+            _ => (*r >> 16) as u32,
+        }
+    }
+
+    /// The fast FMA (target-feature and baseline forms) against the per-lane reference, on
+    /// random and special inputs, every denormal mode and the EXEC classes full, empty,
+    /// alternating, single lane and random.
+    #[test]
+    fn fast_fma_matches_the_per_lane_reference() {
+        let mut r = 0x9E37_79B9_7F4A_7C15u64;
+        let masks = [
+            u64::MAX,
+            0,
+            0xAAAA_AAAA_AAAA_AAAA,
+            1 << 37,
+            0x0123_4567_89AB_CDEF,
+        ];
+        for round in 0..200 {
+            let mut src = [[0u64; LANES]; 3];
+            for s in src.iter_mut() {
+                for x in s.iter_mut() {
+                    *x = special_f32(&mut r) as u64;
+                }
+            }
+            let mut old = [0u32; LANES];
+            for x in old.iter_mut() {
+                *x = special_f32(&mut r);
+            }
+            let mode = ((round % 4) as u32) << 4;
+            let e = Env::from_mode(mode);
+            for &mask in &masks {
+                for acc_in_dst in [false, true] {
+                    let mut want = old;
+                    for l in 0..LANES {
+                        if mask >> l & 1 == 0 {
+                            continue;
+                        }
+                        let acc = if acc_in_dst {
+                            f32::from_bits(old[l])
+                        } else {
+                            f(src[2][l])
+                        };
+                        let v = e
+                            .in32(f(src[0][l]))
+                            .mul_add(e.in32(f(src[1][l])), e.in32(acc));
+                        want[l] = e.out32(v).to_bits();
+                    }
+                    let mut fast = old;
+                    fma_lanes(&mut fast, mask, &src[0], &src[1], &src[2], acc_in_dst, &e);
+                    let mut base = old;
+                    fma_lanes_generic(&mut base, mask, &src[0], &src[1], &src[2], acc_in_dst, &e);
+                    assert_eq!(fast, want, "mode {mode:x} mask {mask:x}");
+                    assert_eq!(base, want, "mode {mode:x} mask {mask:x}");
+                }
+            }
+        }
+    }
+
+    /// Every operation with a specialised loop against its per-lane function, on random and
+    /// special inputs, every denormal mode and every EXEC class.
+    #[test]
+    fn fast_paths_match_their_lane_functions() {
+        let ops = [
+            v_mov_b32,
+            v_add_u32,
+            v_sub_u32,
+            v_subrev_u32,
+            v_and_b32,
+            v_or_b32,
+            v_xor_b32,
+            v_lshlrev_b32,
+            v_lshrrev_b32,
+            v_ashrrev_i32,
+            v_mul_lo_u32,
+            v_mul_u32_u24,
+            v_add3_u32,
+            v_lshl_add_u32,
+            v_lshl_or_b32,
+            v_cndmask_b32,
+            v_add_f32,
+            v_sub_f32,
+            v_mul_f32,
+            v_fma_f32,
+        ];
+        let mut r = 0x2545_F491_4F6C_DD1Du64;
+        let masks = [u64::MAX, 0, 0x5555_5555_5555_5555, 1, 0xF0F0_0F0F_1234_8765];
+        for op in ops {
+            let (lane, _) = info(op).lane.expect("a lane function");
+            for round in 0..40 {
+                let mut src = [[0u64; LANES]; 3];
+                for x in src.iter_mut().flatten() {
+                    *x = special_f32(&mut r) as u64;
+                }
+                let carry = r.rotate_left(round);
+                let env = Env::from_mode((round % 4) << 4);
+                for &mask in &masks {
+                    let mut old = [0u32; LANES];
+                    for x in old.iter_mut() {
+                        *x = special_f32(&mut r);
+                    }
+                    let mut want = old;
+                    for l in 0..LANES {
+                        if mask >> l & 1 != 0 {
+                            let ln = Ln {
+                                env,
+                                lane: l as u32,
+                                carry: carry >> l & 1 != 0,
+                            };
+                            want[l] = lane(&ln, src[0][l], src[1][l], src[2][l]).0 as u32;
+                        }
+                    }
+                    let mut got = old;
+                    assert!(fast_path(op, &mut got, mask, &src, &env, carry));
+                    assert_eq!(got, want, "{} mask {mask:x}", op.name());
+                }
+            }
+        }
+    }
 
     #[test]
     fn dpp_lane_sources() {

@@ -27,6 +27,8 @@ pub const SOURCES: &[(&str, &[&str])] = &[
     ("mfma", &[]),
     ("special", &[]),
     ("preload", &["-mllvm", "-amdgpu-kernarg-preload-count=3"]),
+    ("library_ops", &[]),
+    ("grid_sync", &[]),
 ];
 
 /// Sources also built at -O0 (as `<name>_o0`): the same tests run on both builds.
@@ -336,6 +338,20 @@ impl Bench {
             Ok(o) => o,
             Err(f) => panic!("{} on {}: {f}", kernel, self.target.name()),
         }
+    }
+}
+
+/// Assert that a corpus code object holds each of `ops` (so a test of them cannot pass by the
+/// compiler choosing other instructions).
+pub fn assert_uses(b: &Bench, ops: &[&str]) {
+    let text = &b.co.image[b.co.text.start as usize..b.co.text.end as usize];
+    let prog = amdgpu_emu::decode::Program::decode(b.target, b.co.text.start, text);
+    for op in ops {
+        assert!(
+            prog.insts.iter().any(|i| i.op.name() == *op),
+            "{}: the corpus code has no {op}",
+            b.target.name()
+        );
     }
 }
 

@@ -121,7 +121,7 @@ fn agent_info(handle: u64, attribute: hsa_agent_info_t, value: *mut c_void) -> R
         HSA_AMD_AGENT_INFO_NUM_SHADER_ARRAYS_PER_SE => InfoValue::U32(if gpu { 1 } else { 0 }),
         HSA_AMD_AGENT_INFO_HDP_FLUSH => InfoValue::Bytes(vec![0; 16]),
         HSA_AMD_AGENT_INFO_DOMAIN => InfoValue::U32(0),
-        HSA_AMD_AGENT_INFO_COOPERATIVE_QUEUES => InfoValue::Bool(false),
+        HSA_AMD_AGENT_INFO_COOPERATIVE_QUEUES => InfoValue::Bool(gpu),
         HSA_AMD_AGENT_INFO_UUID => {
             let uuid = if gpu {
                 format!("GPU-{:016x}", 0x7668_7361_0000_0000u64 | u64::from(a.node))

@@ -1,0 +1,377 @@
+//! The instructions AMD's library kernels and clang-22's matrix and mixed-precision code use,
+//! each run from a corpus kernel (`tests/corpus/library_ops.hip`) on both targets and compared
+//! with a CPU reference: 16-bit compares (with cmpx and SDWA forms), 64-bit and f64 LDS
+//! atomics, acquire-load cache invalidations, MFMA shapes and `v_fma_mix*`.
+#![allow(clippy::needless_range_loop)]
+
+mod common;
+
+use common::{Arg, Bench, Rng, TARGETS, assert_uses};
+use half::{bf16, f16};
+
+#[test]
+fn sixteen_bit_compares_with_cmpx_and_sdwa() {
+    let mut r = Rng(5);
+    let n = 256usize;
+    // Equal, sign-crossing and random halves, with junk in the high halves.
+    let a: Vec<u32> = (0..n)
+        .map(|i| match i % 4 {
+            0 => 0x1234_8000,
+            1 => 0xABCD_0005,
+            _ => r.next() as u32,
+        })
+        .collect();
+    let bv: Vec<u32> = (0..n)
+        .map(|i| match i % 4 {
+            0 => 0x5678_8000,
+            1 => 0x0000_FFFB,
+            _ => r.next() as u32,
+        })
+        .collect();
+    for t in TARGETS {
+        let mut b = Bench::new("library_ops", t);
+        assert_uses(
+            &b,
+            &[
+                "v_cmp_ne_u16",
+                "v_cmp_le_i16",
+                "v_cmp_ge_u16",
+                "v_cmpx_ne_u16",
+                "v_cmpx_ge_i16",
+            ],
+        );
+        let (ai, bi, out) = (b.buf_of(&a), b.buf_of(&bv), b.zeros::<u32>(n));
+        b.run1(
+            "cmp16",
+            n as u32,
+            64,
+            &[Arg::Buf(ai), Arg::Buf(bi), Arg::Buf(out)],
+        );
+        let got = b.read::<u32>(out);
+        for i in 0..n {
+            let (x, y) = (a[i] as u16, bv[i] as u16);
+            let (sx, sy) = (x as i16, y as i16);
+            let signed = [
+                false,
+                sx < sy,
+                sx == sy,
+                sx <= sy,
+                sx > sy,
+                sx != sy,
+                sx >= sy,
+                true,
+            ];
+            let unsigned = [false, x < y, x == y, x <= y, x > y, x != y, x >= y, true];
+            let mut want = 0u32;
+            for k in 0..8 {
+                want |= (signed[k] as u32) << k | (unsigned[k] as u32) << (8 + k);
+            }
+            want |= (((a[i] >> 16) as u16 != y) as u32) << 16;
+            want |= ((x != y) as u32) << 17 | ((sx >= sy) as u32) << 18;
+            assert_eq!(
+                got[i],
+                want,
+                "{} lane {i}: {:08x} vs {:08x}",
+                t.name(),
+                a[i],
+                bv[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn compiled_sixteen_bit_key_compares() {
+    let mut r = Rng(9);
+    let n = 300usize;
+    let k: Vec<u16> = (0..n)
+        .map(|i| if i % 3 == 0 { 7 } else { r.next() as u16 })
+        .collect();
+    for t in TARGETS {
+        let mut b = Bench::new("library_ops", t);
+        let (ki, out) = (b.buf_of(&k), b.zeros::<u32>(n));
+        b.run1(
+            "count_ne16",
+            n as u32,
+            64,
+            &[Arg::Buf(ki), Arg::Buf(out), Arg::U32(n as u32)],
+        );
+        let got = b.read::<u32>(out);
+        for i in 0..n {
+            let want = (k[i] != k[(i + 1) % n]) as u32 + 2 * (k[i] <= 0x7FFF) as u32;
+            assert_eq!(got[i], want, "{} key {i}", t.name());
+        }
+    }
+}
+
+#[test]
+fn lds_64_bit_and_f64_atomics() {
+    let mut r = Rng(11);
+    let v: Vec<u64> = (0..64).map(|_| r.next()).collect();
+    // Integer-valued doubles: the sum is exact in any order.
+    let x: Vec<f64> = (0..64).map(|i| ((i * 37) % 101) as f64 - 50.0).collect();
+    for t in TARGETS {
+        let mut b = Bench::new("library_ops", t);
+        assert_uses(
+            &b,
+            &[
+                "ds_min_u64",
+                "ds_max_i64",
+                "ds_and_b64",
+                "ds_xor_b64",
+                "ds_add_f64",
+                "ds_min_f64",
+            ],
+        );
+        let (vi, xi, out, fout) = (
+            b.buf_of(&v),
+            b.buf_of(&x),
+            b.zeros::<u64>(8),
+            b.zeros::<f64>(3),
+        );
+        b.run1(
+            "lds64",
+            64,
+            64,
+            &[Arg::Buf(vi), Arg::Buf(xi), Arg::Buf(out), Arg::Buf(fout)],
+        );
+        let got = b.read::<u64>(out);
+        let want = [
+            *v.iter().min().unwrap(),
+            v.iter().map(|&y| y as i64).max().unwrap().max(0) as u64,
+            v.iter().fold(!0u64, |acc, &y| acc & (y | 0xF0F0)),
+            v.iter().fold(0, |acc, &y| acc | y),
+            v.iter().fold(0, |acc, &y| acc ^ y),
+            v.iter().fold(0u64, |acc, &y| acc.wrapping_sub(y)),
+            *v.iter().max().unwrap(),
+        ];
+        assert_eq!(&got[..7], &want, "{}", t.name());
+        // Every lane's max returned an old value no larger than its own or not: at least the
+        // lane holding the maximum saw an old value below it.
+        assert!(got[7] >= 1 && got[7] <= 64, "{}: {}", t.name(), got[7]);
+        let f = b.read::<f64>(fout);
+        let sum: f64 = x.iter().sum();
+        let min = x.iter().copied().fold(1e300, f64::min);
+        let max = x.iter().copied().fold(-1e300, f64::max);
+        assert_eq!(f, vec![sum, min, max], "{}", t.name());
+    }
+}
+
+#[test]
+fn system_acquire_loads_invalidate_caches() {
+    for t in TARGETS {
+        let mut b = Bench::new("library_ops", t);
+        let ops: &[&str] = match t {
+            amdgpu_emu::Target::Gfx90a => &["buffer_invl2", "buffer_wbinvl1_vol"],
+            amdgpu_emu::Target::Gfx942 => &["buffer_inv"],
+        };
+        assert_uses(&b, ops);
+        let (flag, out) = (b.buf_of(&[41u32]), b.zeros::<u32>(64));
+        b.run1("acquire_flag", 64, 64, &[Arg::Buf(flag), Arg::Buf(out)]);
+        assert_eq!(b.read::<u32>(out), vec![42u32; 64], "{}", t.name());
+    }
+}
+
+/// Row-major M x N product of row-major A (M x K) and B (K x N), plus `c`.
+fn matmul(a: &[f64], b: &[f64], m: usize, k: usize, c: f64) -> Vec<f64> {
+    let mut d = vec![c; m * m];
+    for i in 0..m {
+        for j in 0..m {
+            for kk in 0..k {
+                d[i * m + j] += a[i * k + kk] * b[kk * m + j];
+            }
+        }
+    }
+    d
+}
+
+#[test]
+fn mfma_f16_shapes() {
+    let small =
+        |n: usize, s: usize| -> Vec<f64> { (0..n).map(|i| ((i * s) % 9) as f64 - 4.0).collect() };
+    for t in TARGETS {
+        let mut b = Bench::new("library_ops", t);
+        assert_uses(&b, &["v_mfma_f32_32x32x8f16", "v_mfma_f32_16x16x16f16"]);
+        for (kernel, m, k, c) in [
+            ("mfma_32x32x8_f16", 32, 8, 0.0),
+            ("mfma_16x16x16_f16", 16, 16, 1.0),
+        ] {
+            let (a, bm) = (small(m * k, 7), small(k * m, 5));
+            let h = |v: &[f64]| v.iter().map(|&x| f16::from_f64(x)).collect::<Vec<_>>();
+            let (ai, bi, d) = (b.buf_of(&h(&a)), b.buf_of(&h(&bm)), b.zeros::<f32>(m * m));
+            b.run1(kernel, 64, 64, &[Arg::Buf(ai), Arg::Buf(bi), Arg::Buf(d)]);
+            let want: Vec<f32> = matmul(&a, &bm, m, k, c).iter().map(|&x| x as f32).collect();
+            assert_eq!(b.read::<f32>(d), want, "{} {kernel}", t.name());
+        }
+    }
+}
+
+#[test]
+fn mfma_bf16_shapes() {
+    let vals = |n: usize, s: usize| -> Vec<f32> {
+        (0..n).map(|i| ((i * s) % 11) as f32 * 0.5 - 2.5).collect()
+    };
+    for t in TARGETS {
+        let mut b = Bench::new("library_ops", t);
+        assert_uses(
+            &b,
+            &["v_mfma_f32_32x32x8bf16_1k", "v_mfma_f32_16x16x16bf16_1k"],
+        );
+        let (a32, b32, a16, b16) = (vals(256, 3), vals(256, 7), vals(256, 5), vals(256, 2));
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let ids = [
+            b.buf_of(&bits(&a32)),
+            b.buf_of(&bits(&b32)),
+            b.buf_of(&bits(&a16)),
+            b.buf_of(&bits(&b16)),
+        ];
+        let (d32, d16) = (b.zeros::<f32>(1024), b.zeros::<f32>(256));
+        let args: Vec<Arg> = ids
+            .iter()
+            .map(|&i| Arg::Buf(i))
+            .chain([Arg::Buf(d32), Arg::Buf(d16)])
+            .collect();
+        b.run1("mfma_bf16", 64, 64, &args);
+        let wide = |v: &[f32]| {
+            v.iter()
+                .map(|&x| bf16::from_f32(x).to_f64())
+                .collect::<Vec<_>>()
+        };
+        let want32: Vec<f32> = matmul(&wide(&a32), &wide(&b32), 32, 8, 0.0)
+            .iter()
+            .map(|&x| x as f32)
+            .collect();
+        let want16: Vec<f32> = matmul(&wide(&a16), &wide(&b16), 16, 16, 0.0)
+            .iter()
+            .map(|&x| x as f32)
+            .collect();
+        assert_eq!(b.read::<f32>(d32), want32, "{} 32x32x8", t.name());
+        assert_eq!(b.read::<f32>(d16), want16, "{} 16x16x16", t.name());
+    }
+}
+
+#[test]
+fn mfma_f64_16x16x4() {
+    for t in TARGETS {
+        let mut b = Bench::new("library_ops", t);
+        assert_uses(&b, &["v_mfma_f64_16x16x4f64"]);
+        let a: Vec<f64> = (0..64).map(|i| (i % 7) as f64 * 0.25 - 0.75).collect();
+        let bm: Vec<f64> = (0..64).map(|i| (i % 5) as f64 - 2.0).collect();
+        let c: Vec<f64> = (0..256).map(|i| i as f64 * 0.125).collect();
+        let (ai, bi, ci, d) = (
+            b.buf_of(&a),
+            b.buf_of(&bm),
+            b.buf_of(&c),
+            b.zeros::<f64>(256),
+        );
+        b.run1(
+            "mfma_16x16x4_f64",
+            64,
+            64,
+            &[Arg::Buf(ai), Arg::Buf(bi), Arg::Buf(ci), Arg::Buf(d)],
+        );
+        let mut want = matmul(&a, &bm, 16, 4, 0.0);
+        for (w, cv) in want.iter_mut().zip(&c) {
+            *w += cv;
+        }
+        assert_eq!(b.read::<f64>(d), want, "{}", t.name());
+    }
+}
+
+#[test]
+fn mixed_precision_fma() {
+    let mut r = Rng(21);
+    let n = 500usize;
+    let a: Vec<f16> = (0..n).map(|_| f16::from_f32(r.f32())).collect();
+    let bv: Vec<f16> = (0..n).map(|_| f16::from_f32(r.f32() * 0.3)).collect();
+    let c: Vec<f32> = (0..n).map(|_| r.f32() * 1e-3).collect();
+    for t in TARGETS {
+        let mut b = Bench::new("library_ops", t);
+        assert_uses(&b, &["v_fma_mix_f32", "v_fma_mixlo_f16", "v_fma_mixhi_f16"]);
+        let (ai, bi, ci) = (b.buf_of(&a), b.buf_of(&bv), b.buf_of(&c));
+        let (out, out16) = (b.zeros::<f32>(n), b.zeros::<u16>(n));
+        let args = [
+            Arg::Buf(ai),
+            Arg::Buf(bi),
+            Arg::Buf(ci),
+            Arg::Buf(out),
+            Arg::Buf(out16),
+            Arg::U32(n as u32),
+        ];
+        b.run1("fma_mix", n as u32, 64, &args);
+        let (got, got16) = (b.read::<f32>(out), b.read::<u16>(out16));
+        for i in 0..n {
+            let want = a[i].to_f32().mul_add(bv[i].to_f32(), c[i]);
+            assert_eq!(got[i].to_bits(), want.to_bits(), "{} mix_f32 {i}", t.name());
+            let w16 = f16::from_f32(
+                a[i].to_f32()
+                    .mul_add(bv[i].to_f32(), bv[(i + 1) % n].to_f32()),
+            );
+            assert_eq!(got16[i], w16.to_bits(), "{} mixlo {i}", t.name());
+        }
+        // Modifiers: -hi(x) * |lo(x)| + y in f32; and lo(x) * hi(x) - y rounded into the high half.
+        let ab: Vec<u32> = (0..64)
+            .map(|i| {
+                let lo = f16::from_f32(i as f32 * 0.75 - 20.0).to_bits() as u32;
+                let hi = f16::from_f32(3.5 - i as f32 * 0.125).to_bits() as u32;
+                lo | hi << 16
+            })
+            .collect();
+        let y: Vec<f32> = (0..64).map(|i| i as f32 * 0.1).collect();
+        let (abi, yi, o) = (b.buf_of(&ab), b.buf_of(&y), b.zeros::<u32>(128));
+        b.run1(
+            "fma_mix_modifiers",
+            64,
+            64,
+            &[Arg::Buf(abi), Arg::Buf(yi), Arg::Buf(o)],
+        );
+        let got = b.read::<u32>(o);
+        for i in 0..64 {
+            let lo = f16::from_bits(ab[i] as u16).to_f32();
+            let hi = f16::from_bits((ab[i] >> 16) as u16).to_f32();
+            let r0 = (-hi).mul_add(lo.abs(), y[i]);
+            assert_eq!(got[2 * i], r0.to_bits(), "{} modifiers {i}", t.name());
+            let r1 = f16::from_f32(lo.mul_add(hi, -y[i])).to_bits() as u32;
+            assert_eq!(got[2 * i + 1], 0x5678 | r1 << 16, "{} mixhi {i}", t.name());
+        }
+    }
+}
+
+#[test]
+fn grid_wide_barrier_runs_work_groups_co_resident() {
+    let groups = 24u32;
+    let block = 128u32;
+    let n = (groups * block) as usize;
+    let x: Vec<u32> = (0..n as u32).map(|i| i % 13 + 1).collect();
+    for t in TARGETS {
+        for threads in [1, 2] {
+            let mut b = Bench::with_threads("grid_sync", t, threads);
+            assert_uses(&b, &["ds_gws_barrier", "ds_gws_init"]);
+            b.run1("gws_init", 64, 64, &[Arg::U32(groups - 1)]);
+            let (xi, partial, out) = (
+                b.buf_of(&x),
+                b.zeros::<u32>(2 * groups as usize),
+                b.zeros::<u32>(2 * n),
+            );
+            let o = b.run1(
+                "grid_scale",
+                n as u32,
+                block,
+                &[Arg::Buf(xi), Arg::Buf(partial), Arg::Buf(out)],
+            );
+            assert_eq!(o.workgroups, groups as u64);
+            let got = b.read::<u32>(out);
+            for pass in 0..2u32 {
+                let total: u32 = x.iter().map(|v| v + pass).sum();
+                for i in 0..n {
+                    assert_eq!(
+                        got[pass as usize * n + i],
+                        x[i] * total,
+                        "{} pass {pass} item {i}",
+                        t.name()
+                    );
+                }
+            }
+        }
+    }
+}
