@@ -24,6 +24,7 @@ pub use crate::replay::contract::{
     ApiError, DispatchSummary, PassTimes, ReplayClient, RestoreTotals, client, register, stats,
 };
 
+use crate::diagnostics::panic_boundary;
 use crate::ffi as checked;
 use crate::replay::localized;
 use crate::sync::Arc;
@@ -77,9 +78,11 @@ impl ReplayClient for CClient {
     }
 }
 
+/// An export's body under the panic boundary: a panic returns `KREPLAY_STATUS_INTERNAL_ERROR`.
 fn boundary(f: impl FnOnce() -> kreplay_status_t) -> kreplay_status_t {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-        .unwrap_or(kreplay_status_t::KREPLAY_STATUS_INTERNAL_ERROR)
+    panic_boundary("a kreplay C API call", f, || {
+        kreplay_status_t::KREPLAY_STATUS_INTERNAL_ERROR
+    })
 }
 
 fn status_of<T>(r: Result<T, kreplay_status_t>) -> kreplay_status_t {

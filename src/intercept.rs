@@ -4,6 +4,7 @@
 //! entry, so the application keeps running. Unless the tool is active, each one chains
 //! straight to the original (calls after `OnUnload`, from late destructors, are harmless).
 
+use crate::diagnostics::panic_boundary;
 use crate::host_memory::{HOST_ALLOCATIONS, MemoryKind};
 use crate::inventory::{self, Classification, PointerFacts};
 use crate::replay::{self, INVENTORY, QUEUES, QueueState, VMEM_HANDLES, coverage};
@@ -14,24 +15,16 @@ use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t, hsa_status_t};
 use hsa_abi::modern::hsa_amd_queue_intercept_packet_writer;
 use hsa_abi::{AmdExtTable, CoreApiTable, HsaApiTable, TablePtr, write_slot};
 use std::ffi::{c_char, c_void};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 fn originals() -> &'static Originals {
     // Interceptors are only installed after the originals were saved.
     runtime::originals().expect("interceptor installed without saved originals")
 }
 
-/// Runs `body`; on a panic logs it and runs `fallback` (the original entry).
+/// An interceptor's body under the panic boundary: on a panic, `fallback` (the runtime's
+/// original entry) runs instead.
 fn boundary<R>(what: &str, body: impl FnOnce() -> R, fallback: impl FnOnce() -> R) -> R {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(r) => r,
-        Err(_) => {
-            tracing::error!(
-                "a panic in the {what} interceptor was caught; calling the runtime's original entry"
-            );
-            fallback()
-        }
-    }
+    panic_boundary(what, body, fallback)
 }
 
 fn record_allocation(ptr: *mut c_void) {
@@ -242,11 +235,16 @@ fn pool_agent(rt: Runtime, pool: ffi::hsa_amd_memory_pool_t) -> Option<hsa_agent
     let iterate = rt.originals().kernel.iterate_agents?;
     let mut agents: Vec<hsa_agent_t> = Vec::new();
     unsafe extern "C" fn collect(agent: hsa_agent_t, data: *mut c_void) -> hsa_status_t {
-        // SAFETY: `data` is the Vec passed by `pool_agent`, alive during the iteration.
-        let r = catch_unwind(AssertUnwindSafe(|| {
-            unsafe { &mut *data.cast::<Vec<hsa_agent_t>>() }.push(agent)
-        }));
-        if r.is_ok() {
+        let pushed = panic_boundary(
+            "the agent collection",
+            || {
+                // SAFETY: `data` is the Vec passed by `pool_agent`, alive during the iteration.
+                unsafe { &mut *data.cast::<Vec<hsa_agent_t>>() }.push(agent);
+                true
+            },
+            || false,
+        );
+        if pushed {
             ffi::HSA_STATUS_SUCCESS
         } else {
             ffi::HSA_STATUS_INFO_BREAK
@@ -923,13 +921,17 @@ pub unsafe extern "C" fn write_interceptor(
     let mut forwarded: usize = 0;
     // ROCm 5.x's writer works once per handler call: later writes go to a side queue.
     let writer = single_use_writer::enter(writer, q.agent, q.queue_id);
-    // SAFETY: the runtime passes `count` packets.
-    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
-        replay::on_submit(&q, pkts, count, writer, &mut forwarded)
-    }));
+    let submitted = panic_boundary(
+        "the write interceptor",
+        || {
+            // SAFETY: the runtime passes `count` packets.
+            unsafe { replay::on_submit(&q, pkts, count, writer, &mut forwarded) };
+            true
+        },
+        || false,
+    );
     single_use_writer::leave();
-    if r.is_err() {
-        tracing::error!("a panic in the write interceptor was caught");
+    if !submitted {
         let done = (forwarded as u64).min(count);
         if done < count {
             // SAFETY: as in the fast path: the packets not forwarded yet, unchanged.
@@ -1442,18 +1444,21 @@ pub unsafe extern "C" fn OnLoad(
     _failed_tool_count: u64,
     _failed_tool_names: *const *const c_char,
 ) -> bool {
-    catch_unwind(|| {
-        crate::diagnostics::init_logging();
-        match load(table) {
-            Ok(()) => true,
-            Err(e) => {
-                tracing::warn!("kreplay declines to load: {e}");
-                eprintln!("kreplay: declining to load: {e}");
-                false
+    panic_boundary(
+        "OnLoad",
+        || {
+            crate::diagnostics::init_logging();
+            match load(table) {
+                Ok(()) => true,
+                Err(e) => {
+                    tracing::warn!("kreplay declines to load: {e}");
+                    eprintln!("kreplay: declining to load: {e}");
+                    false
+                }
             }
-        }
-    })
-    .unwrap_or(false)
+        },
+        || false,
+    )
 }
 
 /// Called by the runtime on the last `hsa_shut_down`. Waits (bounded by
@@ -1463,24 +1468,28 @@ pub unsafe extern "C" fn OnLoad(
 /// entry; a later `hsa_init` calls `OnLoad` again.
 #[unsafe(no_mangle)]
 pub extern "C" fn OnUnload() {
-    let _ = catch_unwind(|| {
-        if state::advance(ToolState::Active, ToolState::ShuttingDown) {
-            if !state::wait_for_submissions(*replay::DRAIN_TIMEOUT) {
-                tracing::warn!(
-                    "hsa_shut_down: a submission of another thread was still inside a replay window after {} ms; the runtime \
+    panic_boundary(
+        "OnUnload",
+        || {
+            if state::advance(ToolState::Active, ToolState::ShuttingDown) {
+                if !state::wait_for_submissions(*replay::DRAIN_TIMEOUT) {
+                    tracing::warn!(
+                        "hsa_shut_down: a submission of another thread was still inside a replay window after {} ms; the runtime \
                      shuts down under it",
-                    replay::DRAIN_TIMEOUT.as_millis()
-                );
+                        replay::DRAIN_TIMEOUT.as_millis()
+                    );
+                }
+                replay::settle_handlers(&QUEUES.all());
+                {
+                    let _decision = state::SERVICE_DECISION.lock();
+                    crate::replay::contract::release_client();
+                    state::set_service(ReplayService::Off);
+                }
+                crate::snapshot::close_buffers();
+                crate::client::flush();
+                state::advance(ToolState::ShuttingDown, ToolState::Finished);
             }
-            replay::settle_handlers(&QUEUES.all());
-            {
-                let _decision = state::SERVICE_DECISION.lock();
-                crate::replay::contract::release_client();
-                state::set_service(ReplayService::Off);
-            }
-            crate::snapshot::close_buffers();
-            crate::client::flush();
-            state::advance(ToolState::ShuttingDown, ToolState::Finished);
-        }
-    });
+        },
+        || (),
+    );
 }

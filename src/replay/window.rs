@@ -16,6 +16,7 @@ use crate::abi::{
     kreplay_dispatch_info_t, kreplay_event_kind_t, kreplay_event_t, kreplay_replay_stats_t,
 };
 use crate::diagnostics::fatal;
+use crate::diagnostics::panic_boundary;
 use crate::runtime::{Runtime, monotonic_ns};
 use crate::snapshot::{AgentCopy, HostStore, Snapshot};
 use crate::state::{self, ReplayService};
@@ -23,7 +24,6 @@ use crate::sync::{Arc, Mutex, Ordering, fence};
 use hsa_abi::ffi::{self, hsa_kernel_dispatch_packet_t, hsa_signal_t, hsa_status_t};
 use std::collections::HashSet;
 use std::ffi::{CString, c_void};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
 /// The next interceptor down.
@@ -246,37 +246,38 @@ unsafe extern "C" fn on_signal(_value: ffi::hsa_signal_value_t, arg: *mut c_void
         entry,
         mut summary,
     } = *ctx;
-    let r = catch_unwind(AssertUnwindSafe(|| {
-        IN_FLIGHT.finish(entry);
-        let times = match Runtime::get() {
-            None => (0, 0),
-            Some(rt) => {
-                let from_app = times_from
-                    .and_then(|a| TIMED_SIGNALS.take(a, |agent| rt.dispatch_times(agent, a)));
-                from_app
-                    .unwrap_or_else(|| rt.dispatch_times(queue.agent, signal))
-                    .unwrap_or_else(|e| {
-                        tracing::warn!("dispatch times unavailable: {e}");
-                        let now = monotonic_ns();
-                        (now, now)
-                    })
+    panic_boundary(
+        "the completion handler",
+        || {
+            IN_FLIGHT.finish(entry);
+            let times = match Runtime::get() {
+                None => (0, 0),
+                Some(rt) => {
+                    let from_app = times_from
+                        .and_then(|a| TIMED_SIGNALS.take(a, |agent| rt.dispatch_times(agent, a)));
+                    from_app
+                        .unwrap_or_else(|| rt.dispatch_times(queue.agent, signal))
+                        .unwrap_or_else(|e| {
+                            tracing::warn!("dispatch times unavailable: {e}");
+                            let now = monotonic_ns();
+                            (now, now)
+                        })
+                }
+            };
+            summary.window = times;
+            summary.passes = vec![PassTimes {
+                start_ns: times.0,
+                end_ns: times.1,
+                restore: None,
+            }];
+            // A panicking client must not skip the bookkeeping below: a handler left counted in
+            // flight would make teardown wait for it until the bound.
+            if let Some(c) = contract::client() {
+                call_client(Callback::DispatchDone, || c.dispatch_done(&summary));
             }
-        };
-        summary.window = times;
-        summary.passes = vec![PassTimes {
-            start_ns: times.0,
-            end_ns: times.1,
-            restore: None,
-        }];
-        // A panicking client must not skip the bookkeeping below: a handler left counted in
-        // flight would make teardown wait for it until the bound.
-        if let Some(c) = contract::client() {
-            call_client(Callback::DispatchDone, || c.dispatch_done(&summary));
-        }
-    }));
-    if r.is_err() {
-        tracing::error!("a panic in the completion handler was caught");
-    }
+        },
+        || (),
+    );
     SIGNALS.give_back(signal);
     queue.in_flight.fetch_sub(1, Ordering::AcqRel);
     false
