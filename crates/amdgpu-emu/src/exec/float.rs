@@ -3,6 +3,24 @@
 
 use half::f16;
 
+/// Fused multiply-add with one NaN rule on every host path: a NaN result is the first NaN
+/// operand (a, b, c) made quiet, or the canonical quiet NaN when no operand was a NaN (an
+/// invalid operation). The host's own choice differs between a library `fma` and the FMA
+/// instruction forms a compiler picks, so it is never left to them.
+#[inline(always)]
+pub(crate) fn fma32(a: f32, b: f32, c: f32) -> f32 {
+    let r = a.mul_add(b, c);
+    if !r.is_nan() {
+        return r;
+    }
+    [a, b, c]
+        .into_iter()
+        .find(|x| x.is_nan())
+        .map_or(f32::from_bits(0x7FC0_0000), |x| {
+            f32::from_bits(x.to_bits() | 0x0040_0000)
+        })
+}
+
 /// The MODE bits that affect results (rounding is checked to be nearest-even before use).
 #[derive(Clone, Copy)]
 pub(crate) struct Env {

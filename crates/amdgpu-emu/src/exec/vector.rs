@@ -766,9 +766,7 @@ fn fma_lanes_generic(
         if !keep_in {
             (x, y, z) = (flush32_bits(x), flush32_bits(y), flush32_bits(z));
         }
-        let mut r = f32::from_bits(x)
-            .mul_add(f32::from_bits(y), f32::from_bits(z))
-            .to_bits();
+        let mut r = float::fma32(f32::from_bits(x), f32::from_bits(y), f32::from_bits(z)).to_bits();
         if !keep_out {
             r = flush32_bits(r);
         }
@@ -1222,7 +1220,9 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_mad_legacy_f32 => {
             f3!(e, a, b, c => if a == 0.0 || b == 0.0 { c } else { mad32(e, a, b, c) })
         }
-        v_fmac_f32 | v_fmamk_f32 | v_fmaak_f32 | v_fma_f32 => f3!(e, a, b, c => a.mul_add(b, c)),
+        v_fmac_f32 | v_fmamk_f32 | v_fmaak_f32 | v_fma_f32 => {
+            f3!(e, a, b, c => float::fma32(a, b, c))
+        }
         v_fmac_f64 | v_fma_f64 => d3!(e, a, b, c => a.mul_add(b, c)),
         v_add_u32 => |ln, a, b, _| {
             let _ = ln;
@@ -1824,9 +1824,8 @@ mod tests {
                         } else {
                             f(src[2][l])
                         };
-                        let v = e
-                            .in32(f(src[0][l]))
-                            .mul_add(e.in32(f(src[1][l])), e.in32(acc));
+                        let v =
+                            float::fma32(e.in32(f(src[0][l])), e.in32(f(src[1][l])), e.in32(acc));
                         want[l] = e.out32(v).to_bits();
                     }
                     let mut fast = old;
