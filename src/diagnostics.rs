@@ -68,6 +68,21 @@ pub fn fatal(message: &str) -> ! {
     std::process::abort()
 }
 
+/// The tool's one panic boundary: runs `body`; a panic is caught, logged once as "a panic in
+/// `what` was caught", and `on_panic` gives the result instead. Every entry from C (the
+/// exports, the interceptors, the runtime's callbacks) runs under it, so no panic crosses an
+/// `extern "C"` boundary; client callbacks run under `replay::contract::call_client`, which
+/// adds what follows from each callback's panic.
+pub fn panic_boundary<R>(what: &str, body: impl FnOnce() -> R, on_panic: impl FnOnce() -> R) -> R {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(r) => r,
+        Err(_) => {
+            tracing::error!("a panic in {what} was caught");
+            on_panic()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

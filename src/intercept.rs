@@ -4,6 +4,7 @@
 //! entry, so the application keeps running. Unless the tool is active, each one chains
 //! straight to the original (calls after `OnUnload`, from late destructors, are harmless).
 
+use crate::diagnostics::panic_boundary;
 use crate::host_memory::{HOST_ALLOCATIONS, MemoryKind};
 use crate::inventory::{self, Classification, PointerFacts};
 use crate::replay::{self, INVENTORY, QUEUES, QueueState, VMEM_HANDLES, coverage};
@@ -14,24 +15,16 @@ use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t, hsa_status_t};
 use hsa_abi::modern::hsa_amd_queue_intercept_packet_writer;
 use hsa_abi::{AmdExtTable, CoreApiTable, HsaApiTable, TablePtr, write_slot};
 use std::ffi::{c_char, c_void};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 fn originals() -> &'static Originals {
     // Interceptors are only installed after the originals were saved.
     runtime::originals().expect("interceptor installed without saved originals")
 }
 
-/// Runs `body`; on a panic logs it and runs `fallback` (the original entry).
+/// An interceptor's body under the panic boundary: on a panic, `fallback` (the runtime's
+/// original entry) runs instead.
 fn boundary<R>(what: &str, body: impl FnOnce() -> R, fallback: impl FnOnce() -> R) -> R {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(r) => r,
-        Err(_) => {
-            tracing::error!(
-                "a panic in the {what} interceptor was caught; calling the runtime's original entry"
-            );
-            fallback()
-        }
-    }
+    panic_boundary(what, body, fallback)
 }
 
 fn record_allocation(ptr: *mut c_void) {
@@ -242,11 +235,16 @@ fn pool_agent(rt: Runtime, pool: ffi::hsa_amd_memory_pool_t) -> Option<hsa_agent
     let iterate = rt.originals().kernel.iterate_agents?;
     let mut agents: Vec<hsa_agent_t> = Vec::new();
     unsafe extern "C" fn collect(agent: hsa_agent_t, data: *mut c_void) -> hsa_status_t {
-        // SAFETY: `data` is the Vec passed by `pool_agent`, alive during the iteration.
-        let r = catch_unwind(AssertUnwindSafe(|| {
-            unsafe { &mut *data.cast::<Vec<hsa_agent_t>>() }.push(agent)
-        }));
-        if r.is_ok() {
+        let pushed = panic_boundary(
+            "the agent collection",
+            || {
+                // SAFETY: `data` is the Vec passed by `pool_agent`, alive during the iteration.
+                unsafe { &mut *data.cast::<Vec<hsa_agent_t>>() }.push(agent);
+                true
+            },
+            || false,
+        );
+        if pushed {
             ffi::HSA_STATUS_SUCCESS
         } else {
             ffi::HSA_STATUS_INFO_BREAK
@@ -621,40 +619,58 @@ fn signal_stored(what: &str, signal: ffi::hsa_signal_t) {
     }
 }
 
-unsafe extern "C" fn signal_store_relaxed(
-    signal: ffi::hsa_signal_t,
-    value: ffi::hsa_signal_value_t,
-) {
-    signal_stored("hsa_signal_store_relaxed", signal);
-    // SAFETY: forwarded arguments.
-    unsafe { (originals().signal_store_relaxed)(signal, value) }
+/// The four ways an application stores into a signal; one interceptor serves them all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum SignalStore {
+    Relaxed,
+    Screlease,
+    SilentRelaxed,
+    SilentScrelease,
 }
 
-unsafe extern "C" fn signal_store_screlease(
-    signal: ffi::hsa_signal_t,
-    value: ffi::hsa_signal_value_t,
-) {
-    signal_stored("hsa_signal_store_screlease", signal);
-    // SAFETY: forwarded arguments.
-    unsafe { (originals().signal_store_screlease)(signal, value) }
+impl SignalStore {
+    const ALL: [SignalStore; 4] = [
+        SignalStore::Relaxed,
+        SignalStore::Screlease,
+        SignalStore::SilentRelaxed,
+        SignalStore::SilentScrelease,
+    ];
+
+    /// The runtime's entry this store wraps.
+    fn entry(self) -> &'static str {
+        match self {
+            SignalStore::Relaxed => "hsa_signal_store_relaxed",
+            SignalStore::Screlease => "hsa_signal_store_screlease",
+            SignalStore::SilentRelaxed => "hsa_signal_silent_store_relaxed",
+            SignalStore::SilentScrelease => "hsa_signal_silent_store_screlease",
+        }
+    }
+
+    /// The original the interceptor chains to.
+    fn original(
+        self,
+        o: &Originals,
+    ) -> unsafe extern "C" fn(ffi::hsa_signal_t, ffi::hsa_signal_value_t) {
+        match self {
+            SignalStore::Relaxed => o.signal_store_relaxed,
+            SignalStore::Screlease => o.signal_store_screlease,
+            SignalStore::SilentRelaxed => o.signal_silent_store_relaxed,
+            SignalStore::SilentScrelease => o.signal_silent_store_screlease,
+        }
+    }
 }
 
-unsafe extern "C" fn signal_silent_store_relaxed(
+/// The interceptor of every signal store (`STORE` is a [`SignalStore`] as `u8`): notes the
+/// reuse, then forwards to the runtime's own store.
+unsafe extern "C" fn signal_store<const STORE: u8>(
     signal: ffi::hsa_signal_t,
     value: ffi::hsa_signal_value_t,
 ) {
-    signal_stored("hsa_signal_silent_store_relaxed", signal);
+    let store = SignalStore::ALL[usize::from(STORE)];
+    signal_stored(store.entry(), signal);
     // SAFETY: forwarded arguments.
-    unsafe { (originals().signal_silent_store_relaxed)(signal, value) }
-}
-
-unsafe extern "C" fn signal_silent_store_screlease(
-    signal: ffi::hsa_signal_t,
-    value: ffi::hsa_signal_value_t,
-) {
-    signal_stored("hsa_signal_silent_store_screlease", signal);
-    // SAFETY: forwarded arguments.
-    unsafe { (originals().signal_silent_store_screlease)(signal, value) }
+    unsafe { store.original(originals())(signal, value) }
 }
 
 unsafe extern "C" fn signal_destroy(signal: ffi::hsa_signal_t) -> hsa_status_t {
@@ -905,13 +921,17 @@ pub unsafe extern "C" fn write_interceptor(
     let mut forwarded: usize = 0;
     // ROCm 5.x's writer works once per handler call: later writes go to a side queue.
     let writer = single_use_writer::enter(writer, q.agent, q.queue_id);
-    // SAFETY: the runtime passes `count` packets.
-    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
-        replay::on_submit(&q, pkts, count, writer, &mut forwarded)
-    }));
+    let submitted = panic_boundary(
+        "the write interceptor",
+        || {
+            // SAFETY: the runtime passes `count` packets.
+            unsafe { replay::on_submit(&q, pkts, count, writer, &mut forwarded) };
+            true
+        },
+        || false,
+    );
     single_use_writer::leave();
-    if r.is_err() {
-        tracing::error!("a panic in the write interceptor was caught");
+    if !submitted {
         let done = (forwarded as u64).min(count);
         if done < count {
             // SAFETY: as in the fast path: the packets not forwarded yet, unchanged.
@@ -1257,6 +1277,75 @@ fn unsafe_zeroed() -> libc::Dl_info {
     unsafe { std::mem::zeroed() }
 }
 
+/// Writes one table slot per line of `slots!`: `when` the runtime provides what the
+/// interceptor chains to, `table.field` gets `function` as the slot's type.
+macro_rules! slots {
+    ($($when:expr => $table:ident: $ty:ident . $field:ident = $f:expr, as $fty:ty;)*) => {
+        $(
+            if $when {
+                write_slot!($table, $ty, $field, {
+                    let f: $fty = Some($f);
+                    f
+                })
+                .map_err(TableError::from)?;
+            }
+        )*
+    };
+}
+
+/// Puts every interceptor into the runtime's tables, one line per slot. An interceptor whose
+/// originals the runtime lacks is not installed (the application then calls the runtime
+/// directly, and the tool never needs that entry).
+fn install_interceptors(
+    core: TablePtr<CoreApiTable>,
+    amd: TablePtr<AmdExtTable>,
+    o: &Originals,
+) -> Result<(), LoadError> {
+    use hsa_abi::modern as m;
+    const RELAXED: u8 = SignalStore::Relaxed as u8;
+    const SCRELEASE: u8 = SignalStore::Screlease as u8;
+    const SILENT_RELAXED: u8 = SignalStore::SilentRelaxed as u8;
+    const SILENT_SCRELEASE: u8 = SignalStore::SilentScrelease as u8;
+    let w = o.host_writes;
+    let v = o.vmem;
+    let locks = o.memory_lock.is_some() && o.memory_unlock.is_some();
+    let vmem = v.handle_create.is_some()
+        && v.handle_release.is_some()
+        && v.map.is_some()
+        && v.unmap.is_some();
+    slots! {
+        true => core: CoreApiTable.hsa_queue_create_fn = queue_create, as ffi::hsa_queue_create_fn_t;
+        true => core: CoreApiTable.hsa_queue_destroy_fn = queue_destroy, as ffi::hsa_queue_destroy_fn_t;
+        true => core: CoreApiTable.hsa_memory_allocate_fn = memory_allocate, as ffi::hsa_memory_allocate_fn_t;
+        true => core: CoreApiTable.hsa_memory_free_fn = memory_free, as ffi::hsa_memory_free_fn_t;
+        true => amd: AmdExtTable.hsa_amd_memory_pool_allocate_fn = pool_allocate, as ffi::hsa_amd_memory_pool_allocate_fn_t;
+        true => amd: AmdExtTable.hsa_amd_memory_pool_free_fn = pool_free, as ffi::hsa_amd_memory_pool_free_fn_t;
+        true => core: CoreApiTable.hsa_executable_destroy_fn = executable_destroy, as ffi::hsa_executable_destroy_fn_t;
+        true => core: CoreApiTable.hsa_executable_freeze_fn = executable_freeze, as ffi::hsa_executable_freeze_fn_t;
+        true => amd: AmdExtTable.hsa_amd_agents_allow_access_fn = agents_allow_access, as ffi::hsa_amd_agents_allow_access_fn_t;
+        true => core: CoreApiTable.hsa_memory_copy_fn = memory_copy, as ffi::hsa_memory_copy_fn_t;
+        true => core: CoreApiTable.hsa_signal_destroy_fn = signal_destroy, as ffi::hsa_signal_destroy_fn_t;
+        true => core: CoreApiTable.hsa_signal_store_relaxed_fn = signal_store::<RELAXED>, as ffi::hsa_signal_store_relaxed_fn_t;
+        true => core: CoreApiTable.hsa_signal_store_screlease_fn = signal_store::<SCRELEASE>, as ffi::hsa_signal_store_screlease_fn_t;
+        true => core: CoreApiTable.hsa_signal_silent_store_relaxed_fn = signal_store::<SILENT_RELAXED>, as ffi::hsa_signal_silent_store_relaxed_fn_t;
+        true => core: CoreApiTable.hsa_signal_silent_store_screlease_fn = signal_store::<SILENT_SCRELEASE>, as ffi::hsa_signal_silent_store_screlease_fn_t;
+        w.memory_fill.is_some() => amd: AmdExtTable.hsa_amd_memory_fill_fn = memory_fill, as ffi::hsa_amd_memory_fill_fn_t;
+        w.async_copy.is_some() => amd: AmdExtTable.hsa_amd_memory_async_copy_fn = async_copy, as ffi::hsa_amd_memory_async_copy_fn_t;
+        w.async_copy_on_engine.is_some() => amd: AmdExtTable.hsa_amd_memory_async_copy_on_engine_fn = async_copy_on_engine, as m::hsa_amd_memory_async_copy_on_engine_fn_t;
+        w.async_copy_rect.is_some() => amd: AmdExtTable.hsa_amd_memory_async_copy_rect_fn = async_copy_rect, as ffi::hsa_amd_memory_async_copy_rect_fn_t;
+        locks => amd: AmdExtTable.hsa_amd_memory_lock_fn = memory_lock, as ffi::hsa_amd_memory_lock_fn_t;
+        locks => amd: AmdExtTable.hsa_amd_memory_unlock_fn = memory_unlock, as ffi::hsa_amd_memory_unlock_fn_t;
+        locks && o.memory_lock_to_pool.is_some() => amd: AmdExtTable.hsa_amd_memory_lock_to_pool_fn = memory_lock_to_pool, as ffi::hsa_amd_memory_lock_to_pool_fn_t;
+        vmem => amd: AmdExtTable.hsa_amd_vmem_handle_create_fn = vmem_handle_create, as m::hsa_amd_vmem_handle_create_fn_t;
+        vmem => amd: AmdExtTable.hsa_amd_vmem_handle_release_fn = vmem_handle_release, as m::hsa_amd_vmem_handle_release_fn_t;
+        vmem => amd: AmdExtTable.hsa_amd_vmem_map_fn = vmem_map, as m::hsa_amd_vmem_map_fn_t;
+        vmem => amd: AmdExtTable.hsa_amd_vmem_unmap_fn = vmem_unmap, as m::hsa_amd_vmem_unmap_fn_t;
+        v.set_access.is_some() => amd: AmdExtTable.hsa_amd_vmem_set_access_fn = vmem_set_access, as m::hsa_amd_vmem_set_access_fn_t;
+        true => amd: AmdExtTable.hsa_amd_queue_intercept_create_fn = intercept_create, as m::hsa_amd_queue_intercept_create_fn_t;
+    }
+    Ok(())
+}
+
 fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     if table.is_null() {
         return Err(LoadError::NullTable);
@@ -1299,14 +1388,13 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
         // the originals saved by the earlier `OnLoad`, which stay.
         replay::forget_runtime_instance();
         // The built-in client, once it took the service, keeps it; a tool registers again.
-        let kept = crate::api::client().is_some();
+        let kept = crate::replay::contract::client().is_some();
         state::set_service(if kept {
             ReplayService::On
         } else {
             ReplayService::Undecided
         });
     }
-    let w = o.host_writes;
     let mine: ffi::hsa_queue_create_fn_t = Some(queue_create);
     if mine.map(|f| f as usize) == Some(o.queue_create as usize) {
         if runtime::originals().is_none() {
@@ -1324,168 +1412,7 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     if !state::advance(from, ToolState::Active) {
         return Err(LoadError::AlreadyLoaded);
     }
-    write_slot!(core, CoreApiTable, hsa_queue_create_fn, {
-        let f: ffi::hsa_queue_create_fn_t = Some(queue_create);
-        f
-    })
-    .map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_queue_destroy_fn, {
-        let f: ffi::hsa_queue_destroy_fn_t = Some(queue_destroy);
-        f
-    })
-    .map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_memory_allocate_fn, {
-        let f: ffi::hsa_memory_allocate_fn_t = Some(memory_allocate);
-        f
-    })
-    .map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_memory_free_fn, {
-        let f: ffi::hsa_memory_free_fn_t = Some(memory_free);
-        f
-    })
-    .map_err(TableError::from)?;
-    write_slot!(amd, AmdExtTable, hsa_amd_memory_pool_allocate_fn, {
-        let f: ffi::hsa_amd_memory_pool_allocate_fn_t = Some(pool_allocate);
-        f
-    })
-    .map_err(TableError::from)?;
-    write_slot!(amd, AmdExtTable, hsa_amd_memory_pool_free_fn, {
-        let f: ffi::hsa_amd_memory_pool_free_fn_t = Some(pool_free);
-        f
-    })
-    .map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_executable_destroy_fn, {
-        let f: ffi::hsa_executable_destroy_fn_t = Some(executable_destroy);
-        f
-    })
-    .map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_executable_freeze_fn, {
-        let f: ffi::hsa_executable_freeze_fn_t = Some(executable_freeze);
-        f
-    })
-    .map_err(TableError::from)?;
-    write_slot!(amd, AmdExtTable, hsa_amd_agents_allow_access_fn, {
-        let f: ffi::hsa_amd_agents_allow_access_fn_t = Some(agents_allow_access);
-        f
-    })
-    .map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_memory_copy_fn, {
-        let f: ffi::hsa_memory_copy_fn_t = Some(memory_copy);
-        f
-    })
-    .map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_signal_destroy_fn, {
-        let f: ffi::hsa_signal_destroy_fn_t = Some(signal_destroy);
-        f
-    })
-    .map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_signal_store_relaxed_fn, {
-        let f: ffi::hsa_signal_store_relaxed_fn_t = Some(signal_store_relaxed);
-        f
-    })
-    .map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_signal_store_screlease_fn, {
-        let f: ffi::hsa_signal_store_screlease_fn_t = Some(signal_store_screlease);
-        f
-    })
-    .map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_signal_silent_store_relaxed_fn, {
-        let f: ffi::hsa_signal_silent_store_relaxed_fn_t = Some(signal_silent_store_relaxed);
-        f
-    })
-    .map_err(TableError::from)?;
-    write_slot!(core, CoreApiTable, hsa_signal_silent_store_screlease_fn, {
-        let f: ffi::hsa_signal_silent_store_screlease_fn_t = Some(signal_silent_store_screlease);
-        f
-    })
-    .map_err(TableError::from)?;
-    if w.memory_fill.is_some() {
-        write_slot!(amd, AmdExtTable, hsa_amd_memory_fill_fn, {
-            let f: ffi::hsa_amd_memory_fill_fn_t = Some(memory_fill);
-            f
-        })
-        .map_err(TableError::from)?;
-    }
-    if w.async_copy.is_some() {
-        write_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_fn, {
-            let f: ffi::hsa_amd_memory_async_copy_fn_t = Some(async_copy);
-            f
-        })
-        .map_err(TableError::from)?;
-    }
-    if w.async_copy_on_engine.is_some() {
-        write_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_on_engine_fn, {
-            let f: hsa_abi::modern::hsa_amd_memory_async_copy_on_engine_fn_t =
-                Some(async_copy_on_engine);
-            f
-        })
-        .map_err(TableError::from)?;
-    }
-    if w.async_copy_rect.is_some() {
-        write_slot!(amd, AmdExtTable, hsa_amd_memory_async_copy_rect_fn, {
-            let f: ffi::hsa_amd_memory_async_copy_rect_fn_t = Some(async_copy_rect);
-            f
-        })
-        .map_err(TableError::from)?;
-    }
-    if o.memory_lock.is_some() && o.memory_unlock.is_some() {
-        write_slot!(amd, AmdExtTable, hsa_amd_memory_lock_fn, {
-            let f: ffi::hsa_amd_memory_lock_fn_t = Some(memory_lock);
-            f
-        })
-        .map_err(TableError::from)?;
-        write_slot!(amd, AmdExtTable, hsa_amd_memory_unlock_fn, {
-            let f: ffi::hsa_amd_memory_unlock_fn_t = Some(memory_unlock);
-            f
-        })
-        .map_err(TableError::from)?;
-        if o.memory_lock_to_pool.is_some() {
-            write_slot!(amd, AmdExtTable, hsa_amd_memory_lock_to_pool_fn, {
-                let f: ffi::hsa_amd_memory_lock_to_pool_fn_t = Some(memory_lock_to_pool);
-                f
-            })
-            .map_err(TableError::from)?;
-        }
-    }
-    let v = o.vmem;
-    if v.handle_create.is_some()
-        && v.handle_release.is_some()
-        && v.map.is_some()
-        && v.unmap.is_some()
-    {
-        write_slot!(amd, AmdExtTable, hsa_amd_vmem_handle_create_fn, {
-            let f: hsa_abi::modern::hsa_amd_vmem_handle_create_fn_t = Some(vmem_handle_create);
-            f
-        })
-        .map_err(TableError::from)?;
-        write_slot!(amd, AmdExtTable, hsa_amd_vmem_handle_release_fn, {
-            let f: hsa_abi::modern::hsa_amd_vmem_handle_release_fn_t = Some(vmem_handle_release);
-            f
-        })
-        .map_err(TableError::from)?;
-        write_slot!(amd, AmdExtTable, hsa_amd_vmem_map_fn, {
-            let f: hsa_abi::modern::hsa_amd_vmem_map_fn_t = Some(vmem_map);
-            f
-        })
-        .map_err(TableError::from)?;
-        write_slot!(amd, AmdExtTable, hsa_amd_vmem_unmap_fn, {
-            let f: hsa_abi::modern::hsa_amd_vmem_unmap_fn_t = Some(vmem_unmap);
-            f
-        })
-        .map_err(TableError::from)?;
-    }
-    if v.set_access.is_some() {
-        write_slot!(amd, AmdExtTable, hsa_amd_vmem_set_access_fn, {
-            let f: hsa_abi::modern::hsa_amd_vmem_set_access_fn_t = Some(vmem_set_access);
-            f
-        })
-        .map_err(TableError::from)?;
-    }
-    write_slot!(amd, AmdExtTable, hsa_amd_queue_intercept_create_fn, {
-        let f: hsa_abi::modern::hsa_amd_queue_intercept_create_fn_t = Some(intercept_create);
-        f
-    })
-    .map_err(TableError::from)?;
+    install_interceptors(core, amd, &o)?;
     let earlier = tools_loaded_before_me();
     if !earlier.is_empty() {
         tracing::warn!(
@@ -1495,6 +1422,8 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
         );
     }
     crate::client::check_env();
+    crate::settings::load();
+    crate::replay::contract::set_fallback_client(crate::client::install_from_env);
     // An invalid KREPLAY_DRAIN_DECLINE_MS is reported now, not at the first replay.
     let _ = &*replay::DRAIN_DECLINE;
     Ok(())
@@ -1515,18 +1444,21 @@ pub unsafe extern "C" fn OnLoad(
     _failed_tool_count: u64,
     _failed_tool_names: *const *const c_char,
 ) -> bool {
-    catch_unwind(|| {
-        crate::diagnostics::init_logging();
-        match load(table) {
-            Ok(()) => true,
-            Err(e) => {
-                tracing::warn!("kreplay declines to load: {e}");
-                eprintln!("kreplay: declining to load: {e}");
-                false
+    panic_boundary(
+        "OnLoad",
+        || {
+            crate::diagnostics::init_logging();
+            match load(table) {
+                Ok(()) => true,
+                Err(e) => {
+                    tracing::warn!("kreplay declines to load: {e}");
+                    eprintln!("kreplay: declining to load: {e}");
+                    false
+                }
             }
-        }
-    })
-    .unwrap_or(false)
+        },
+        || false,
+    )
 }
 
 /// Called by the runtime on the last `hsa_shut_down`. Waits (bounded by
@@ -1536,24 +1468,28 @@ pub unsafe extern "C" fn OnLoad(
 /// entry; a later `hsa_init` calls `OnLoad` again.
 #[unsafe(no_mangle)]
 pub extern "C" fn OnUnload() {
-    let _ = catch_unwind(|| {
-        if state::advance(ToolState::Active, ToolState::ShuttingDown) {
-            if !state::wait_for_submissions(*replay::DRAIN_TIMEOUT) {
-                tracing::warn!(
-                    "hsa_shut_down: a submission of another thread was still inside a replay window after {} ms; the runtime \
+    panic_boundary(
+        "OnUnload",
+        || {
+            if state::advance(ToolState::Active, ToolState::ShuttingDown) {
+                if !state::wait_for_submissions(*replay::DRAIN_TIMEOUT) {
+                    tracing::warn!(
+                        "hsa_shut_down: a submission of another thread was still inside a replay window after {} ms; the runtime \
                      shuts down under it",
-                    replay::DRAIN_TIMEOUT.as_millis()
-                );
+                        replay::DRAIN_TIMEOUT.as_millis()
+                    );
+                }
+                replay::settle_handlers(&QUEUES.all());
+                {
+                    let _decision = state::SERVICE_DECISION.lock();
+                    crate::replay::contract::release_client();
+                    state::set_service(ReplayService::Off);
+                }
+                crate::snapshot::close_buffers();
+                crate::client::flush();
+                state::advance(ToolState::ShuttingDown, ToolState::Finished);
             }
-            replay::settle_handlers(&QUEUES.all());
-            {
-                let _decision = state::SERVICE_DECISION.lock();
-                crate::api::release_client();
-                state::set_service(ReplayService::Off);
-            }
-            crate::snapshot::close_buffers();
-            crate::client::flush();
-            state::advance(ToolState::ShuttingDown, ToolState::Finished);
-        }
-    });
+        },
+        || (),
+    );
 }

@@ -9,6 +9,7 @@
 
 #![deny(missing_docs)]
 
+pub mod abi;
 pub mod api;
 pub mod client;
 pub mod diagnostics;
@@ -20,6 +21,7 @@ pub mod loader;
 pub mod queue_fault;
 pub mod replay;
 pub mod runtime;
+pub mod settings;
 pub mod snapshot;
 pub mod state;
 pub mod sync;

@@ -4,11 +4,11 @@
 //! The tool's own queues (the device-side chunk hasher) get the same callback, without an
 //! application callback behind it.
 
+use crate::diagnostics::panic_boundary;
 use crate::sync::{AtomicPtr, AtomicU32, Ordering};
 use hsa_abi::ffi::{hsa_queue_t, hsa_status_t};
 use hsa_abi::modern::hsa_queue_error_callback as ErrorCallback;
 use std::ffi::c_void;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// The error state of one queue and the application's callback.
 #[derive(Debug)]
@@ -69,13 +69,14 @@ pub unsafe extern "C" fn on_queue_error(
     }
     // SAFETY: caller contract.
     let fault = unsafe { &*data.cast::<QueueFault>() };
-    let recorded = catch_unwind(AssertUnwindSafe(|| {
-        fault.report(status);
-        tracing::debug!("queue error {status:#x} reported on queue {queue:p}");
-    }));
-    if recorded.is_err() {
-        tracing::error!("a panic while recording a queue error was caught");
-    }
+    panic_boundary(
+        "the recording of a queue error",
+        || {
+            fault.report(status);
+            tracing::debug!("queue error {status:#x} reported on queue {queue:p}");
+        },
+        || (),
+    );
     let Some(callback) = fault.callback else {
         return;
     };

@@ -1,4 +1,4 @@
-//! The committed C header `include/kreplay.h` matches what cbindgen generates from `src/api.rs`.
+//! The committed C header `include/kreplay.h` matches what cbindgen generates from `src/abi.rs` (types) and `src/api.rs` (functions).
 
 use std::path::Path;
 
@@ -11,7 +11,7 @@ fn committed_header_is_current() {
         .with_crate(root)
         .with_config(config)
         .generate()
-        .expect("cbindgen failed to generate the header from src/api.rs");
+        .expect("cbindgen failed to generate the header from src/abi.rs and src/api.rs");
     let mut fresh = Vec::new();
     bindings.write(&mut fresh);
     let path = root.join("include/kreplay.h");

@@ -2,40 +2,27 @@
 //! the first dispatch; appends JSON-lines records (see `docs/formats.md`).
 
 pub mod config;
+pub mod jsonl;
 pub mod kernel_descriptor;
-pub mod records;
 
-use crate::api::{self, DispatchSummary, ReplayClient, kreplay_dispatch_info_t};
+use crate::abi::kreplay_dispatch_info_t;
+use crate::replay::contract::{self, ClientOwner, DispatchSummary, ReplayClient};
 use crate::sync::{Arc, Mutex, OnceLock};
 use config::BuiltinConfig;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Write as _;
 
-/// The environment, read and validated once per process.
-struct Environment {
-    builtin: Result<Option<BuiltinConfig>, String>,
-    drain_timeout: Result<std::time::Duration, String>,
-}
-
-static ENVIRONMENT: OnceLock<Environment> = OnceLock::new();
-
-fn environment() -> &'static Environment {
-    ENVIRONMENT.get_or_init(|| {
-        let report = |e: config::ConfigError| {
-            eprintln!("kreplay: {e}");
-            e.to_string()
-        };
-        let get = |k: &str| std::env::var(k).ok();
-        Environment {
-            builtin: config::from_lookup(get).map_err(report),
-            drain_timeout: config::drain_timeout(get).map_err(report),
-        }
-    })
-}
+/// The built-in client's selection from the environment, read and validated once per process.
+static SELECTION: OnceLock<Result<Option<BuiltinConfig>, String>> = OnceLock::new();
 
 fn env_config() -> &'static Result<Option<BuiltinConfig>, String> {
-    &environment().builtin
+    SELECTION.get_or_init(|| {
+        config::from_lookup(|k| std::env::var(k).ok()).map_err(|e| {
+            eprintln!("kreplay: {e}");
+            e.to_string()
+        })
+    })
 }
 
 static TIME_ALL: OnceLock<Result<bool, String>> = OnceLock::new();
@@ -53,30 +40,10 @@ fn time_all() -> &'static Result<bool, String> {
 /// Reads and validates the environment once (at `OnLoad`), so an invalid value is reported
 /// early, exactly once.
 pub fn check_env() {
-    let _ = environment();
-    let _ = config::snapshot_settings();
+    let _ = env_config();
     if matches!(env_config(), Ok(Some(_))) {
         let _ = time_all();
     }
-}
-
-/// The bound of every drain (`KREPLAY_DRAIN_TIMEOUT_MS`); the default when the value is invalid
-/// (then nothing is replayed, see [`replay_refused`]).
-pub fn drain_timeout() -> std::time::Duration {
-    environment()
-        .drain_timeout
-        .clone()
-        .unwrap_or(config::DEFAULT_DRAIN_TIMEOUT)
-}
-
-/// Why no dispatch may be replayed in this process, whoever the client: a variable that
-/// concerns every replay (`KREPLAY_DRAIN_TIMEOUT_MS`) has an invalid value.
-pub fn replay_refused() -> Option<&'static str> {
-    environment()
-        .drain_timeout
-        .as_ref()
-        .err()
-        .map(String::as_str)
 }
 
 /// Registers the built-in client when `KREPLAY_PASSES` is set and valid and no client exists.
@@ -91,7 +58,7 @@ pub fn install_from_env() {
                 Arc::new(client)
             })
             .clone();
-        let _ = api::register_as(client, api::ClientOwner::Builtin);
+        let _ = contract::register_as(client, ClientOwner::Builtin);
     }
 }
 
@@ -111,7 +78,7 @@ pub struct BuiltinClient {
     cfg: BuiltinConfig,
     occurrences: Mutex<HashMap<String, u64>>,
     filtered: Mutex<HashSet<u64>>,
-    launches: Mutex<HashMap<u64, records::Launch>>,
+    launches: Mutex<HashMap<u64, jsonl::Launch>>,
     /// Kernel descriptor facts per (agent, kernel object), read once each.
     symbols: Mutex<HashMap<(u64, u64), Option<kreplay_records::KernelSymbol>>>,
     out: Mutex<Option<File>>,
@@ -205,9 +172,9 @@ impl BuiltinClient {
 impl ReplayClient for BuiltinClient {
     fn pass_count(&self, d: &kreplay_dispatch_info_t) -> u32 {
         if self.cfg.output_dir.is_some() {
-            let launch = records::Launch {
+            let launch = jsonl::Launch {
                 symbol: self.symbol(d.agent_handle, d.kernel_object),
-                ..records::Launch::of(d)
+                ..jsonl::Launch::of(d)
             };
             self.launches.lock().insert(d.dispatch_id, launch);
         }
@@ -239,7 +206,7 @@ impl ReplayClient for BuiltinClient {
         let filtered = self.filtered.lock().remove(&s.dispatch_id);
         let launch = self.launches.lock().remove(&s.dispatch_id);
         if self.cfg.output_dir.is_some() {
-            self.append(&records::dispatch_lines(
+            self.append(&jsonl::dispatch_lines(
                 std::process::id(),
                 s,
                 filtered,

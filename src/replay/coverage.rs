@@ -32,40 +32,18 @@
 //! goes through the wrapped entries. What such a library allocated in its own `OnLoad` is its
 //! own memory; `OnLoad` warns once that it is not tracked.
 
+pub use super::decline::CoverageGap;
+use super::decline::DeclineReason;
 use super::{INVENTORY, QUEUES, QueueState};
 use crate::loader::{self, EXECUTABLES};
 use crate::runtime::Runtime;
 use crate::snapshot::ranges::CLIENT_RANGES;
 use crate::snapshot::{
-    DeclineReason, DeviceCopy, Region, RegionKind, RestoreScope, Snapshot, SnapshotStore,
+    CaptureError, DeviceCopy, Region, RegionKind, RestoreScope, Snapshot, SnapshotStore,
 };
 use crate::sync::{Mutex, OnceFlag, Ordering};
 use hsa_abi::ffi::hsa_agent_t;
 use std::collections::HashMap;
-
-/// Why a replay on an agent cannot rely on the inventory and the drains.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CoverageGap {
-    /// Queues may still run work submitted before the client registered.
-    #[error(
-        "queue(s) {queues} of this agent ran dispatches before the replay client registered and have not submitted since, \
-         so the tool cannot prove that work finished; replay resumes once every such queue submitted again or was destroyed \
-         (register the client from OnLoad to avoid this)"
-    )]
-    Unfenced {
-        /// Ids of the unfenced queues.
-        queues: String,
-    },
-    /// Queues on the agent that the tool did not create.
-    #[error(
-        "{count} queue(s) on this agent were not created through hsa_queue_create while kreplay was active \
-         (hsa_amd_queue_intercept_create called directly, or a fallback queue); their work is neither replayed nor drained"
-    )]
-    ForeignQueues {
-        /// Live foreign queues on the agent.
-        count: usize,
-    },
-}
 
 /// Live queues the tool did not wrap: queue address -> agent handle.
 static FOREIGN: Mutex<Option<HashMap<usize, u64>>> = Mutex::new(None);
@@ -144,8 +122,8 @@ fn regions(
     rt: Runtime,
     agent: hsa_agent_t,
     held: &crate::inventory::ExecutablesHeld<'_>,
-) -> Result<Vec<Region>, DeclineReason> {
-    let enumeration = |e: crate::runtime::HsaError| DeclineReason::SymbolEnumeration(e.to_string());
+) -> Result<Vec<Region>, CaptureError> {
+    let enumeration = |e: crate::runtime::HsaError| CaptureError::SymbolEnumeration(e.to_string());
     let tracked = INVENTORY.writable_by(agent.handle);
     let segments = loader::code_object_segments(rt, agent, held).map_err(enumeration)?;
     let variables = loader::module_variables(rt, agent, held).map_err(enumeration)?;
@@ -159,7 +137,7 @@ fn regions(
     let mut regions: Vec<Region> = Vec::new();
     regions
         .try_reserve_exact(count)
-        .map_err(|_| DeclineReason::Metadata { regions: count })?;
+        .map_err(|_| CaptureError::Metadata { regions: count })?;
     regions.extend(tracked.iter().map(|a| Region {
         kind: RegionKind::Allocation { base: a.base },
         device: a.base,
@@ -186,7 +164,9 @@ pub fn capture(
     let held = EXECUTABLES.hold();
     let regions = regions(rt, agent, &held)?;
     admit(&regions, store.as_ref())?;
-    Snapshot::capture_tracked(regions, store, scope, copier, &INVENTORY, &held)
+    Ok(Snapshot::capture_tracked(
+        regions, store, scope, copier, &INVENTORY, &held,
+    )?)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! The queue drain and the agent-wide drain share a short bound (`KREPLAY_DRAIN_DECLINE_MS`,
 //! default 1000): on expiry the window declines the replay and the dispatch runs once, normally.
 //! Only a pass that never completes hits the fatal bound (`KREPLAY_DRAIN_TIMEOUT_MS`, default
-//! 60000, read by [`crate::client::config`]): a message naming the dispatch, the agent and the
+//! 60000, read by [`crate::settings`]): a message naming the dispatch, the agent and the
 //! queue, then an abort. Teardown waits for the tool's completion handlers with the fatal bound
 //! and warns on expiry.
 

@@ -17,11 +17,11 @@
 //! kernel and the allocation.
 
 use super::NAMES;
+use super::decline::DeclineReason;
 use crate::host_memory::capture::{self, HostSnapshot};
 use crate::host_memory::policy::{HostMemoryPolicy, POLICY};
 use crate::host_memory::{HOST_ALLOCATIONS, HostAllocation, HostMemoryReport, reach};
 use crate::runtime::Runtime;
-use crate::snapshot::DeclineReason;
 use crate::sync::Mutex;
 use hsa_abi::ffi::{hsa_agent_t, hsa_kernel_dispatch_packet_t};
 use std::collections::HashSet;

@@ -5,22 +5,24 @@
 //! `docs/architecture.md`): writer lock, queue drain, agent-wide drain, snapshot, passes with
 //! restores between them, the application's completion signal, writer lock released.
 
+pub mod contract;
 pub mod coverage;
+pub mod decline;
 pub mod drain;
 pub mod gate;
 mod host_window;
 pub mod inflight;
-pub mod phase;
+pub mod localized;
 mod window;
 
 pub use window::{HostWriteFence, fence_host_write, on_submit};
 
-use crate::api::StatCounters;
 use crate::inventory::AllocationInventory;
 use crate::loader::KernelNames;
 use crate::runtime::Runtime;
 use crate::sync::protocol::AtomicU64;
 use crate::sync::{Arc, AtomicBool, LazyLock, Mutex, Ordering, RwLock};
+use contract::StatCounters;
 use gate::{AgentLock, ReplayGate};
 use hsa_abi::ffi::{hsa_agent_t, hsa_queue_t, hsa_signal_t};
 use std::collections::HashMap;
@@ -42,17 +44,17 @@ pub static STATS: StatCounters = StatCounters::new();
 /// Reusable completion signals of the tool.
 pub static SIGNALS: LazyLock<SignalPool> = LazyLock::new(SignalPool::default);
 /// Bound of every drain (`KREPLAY_DRAIN_TIMEOUT_MS`).
-pub static DRAIN_TIMEOUT: LazyLock<Duration> = LazyLock::new(crate::client::drain_timeout);
+pub static DRAIN_TIMEOUT: LazyLock<Duration> = LazyLock::new(crate::settings::drain_timeout_bound);
 
 /// The bound of the queue drain and the agent-wide drain together before a window declines
 /// (`KREPLAY_DRAIN_DECLINE_MS`, never above `KREPLAY_DRAIN_TIMEOUT_MS`). An invalid value of
 /// either is reported once and every replay is declined.
 pub static DRAIN_DECLINE: LazyLock<Result<Duration, String>> = LazyLock::new(|| {
-    if let Some(e) = crate::client::replay_refused() {
+    if let Some(e) = crate::settings::replay_refused() {
         // Reported when the environment was read.
         return Err(e.to_owned());
     }
-    match crate::client::config::drain_decline_from_lookup(|k| std::env::var(k).ok()) {
+    match crate::settings::drain_decline_from_lookup(|k| std::env::var(k).ok()) {
         Ok(d) => Ok(d.min(*DRAIN_TIMEOUT)),
         Err(e) => {
             eprintln!("kreplay: {e}");

@@ -1,26 +1,29 @@
 //! The write interceptor's slow path: the normal (tracked) submit and the replay window.
 
+use super::contract::{
+    self, Callback, DispatchSummary, PassTimes, ReplayClient, RestoreTotals, call_client,
+};
+use super::decline::DeclineReason;
 use super::gate::{ReplayGate, SubmitGuard, WindowGuard};
 use super::host_window;
 use super::inflight::RuntimeSignals;
-use super::phase::{ArmGuard, LoopScope};
+use super::localized::{ArmGuard, LoopScope};
 use super::{
     DRAIN_DECLINE, DRAIN_TIMEOUT, IN_FLIGHT, INVENTORY, NAMES, QUEUES, QueueState, SIGNALS, STATS,
     TIMED_SIGNALS, coverage,
 };
-use crate::api::{
-    self, DispatchSummary, PassTimes, ReplayClient, RestoreTotals, kreplay_dispatch_info_t,
-    kreplay_event_kind_t, kreplay_event_t, kreplay_replay_stats_t,
+use crate::abi::{
+    kreplay_dispatch_info_t, kreplay_event_kind_t, kreplay_event_t, kreplay_replay_stats_t,
 };
 use crate::diagnostics::fatal;
+use crate::diagnostics::panic_boundary;
 use crate::runtime::{Runtime, monotonic_ns};
-use crate::snapshot::{AgentCopy, DeclineReason, HostStore, Snapshot};
+use crate::snapshot::{AgentCopy, HostStore, Snapshot};
 use crate::state::{self, ReplayService};
-use crate::sync::{Arc, Mutex, OnceFlag, Ordering, fence};
+use crate::sync::{Arc, Mutex, Ordering, fence};
 use hsa_abi::ffi::{self, hsa_kernel_dispatch_packet_t, hsa_signal_t, hsa_status_t};
 use std::collections::HashSet;
 use std::ffi::{CString, c_void};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
 /// The next interceptor down.
@@ -176,9 +179,6 @@ impl HostWriteFence {
     }
 }
 
-static DECLINE_WARNING: OnceFlag = OnceFlag::new();
-static UNBOUNDED_WARNING: OnceFlag = OnceFlag::new();
-
 fn packet_type(p: &Packet) -> u32 {
     u32::from(u16::from_le_bytes([p[0], p[1]]) & 0xff)
 }
@@ -214,11 +214,11 @@ fn write(writer: Writer, pkts: &[Packet]) {
 fn settle_service() {
     // The built-in client registers under the same lock; taking it here would deadlock, so the
     // decision runs in two steps: install (which locks), then settle off (under the lock).
-    if api::client().is_none() {
-        crate::client::install_from_env();
+    if contract::client().is_none() {
+        contract::install_fallback_client();
     }
     let _decision = state::SERVICE_DECISION.lock();
-    if api::client().is_none() {
+    if contract::client().is_none() {
         state::settle_service_off();
     }
 }
@@ -246,39 +246,38 @@ unsafe extern "C" fn on_signal(_value: ffi::hsa_signal_value_t, arg: *mut c_void
         entry,
         mut summary,
     } = *ctx;
-    let r = catch_unwind(AssertUnwindSafe(|| {
-        IN_FLIGHT.finish(entry);
-        let times = match Runtime::get() {
-            None => (0, 0),
-            Some(rt) => {
-                let from_app = times_from
-                    .and_then(|a| TIMED_SIGNALS.take(a, |agent| rt.dispatch_times(agent, a)));
-                from_app
-                    .unwrap_or_else(|| rt.dispatch_times(queue.agent, signal))
-                    .unwrap_or_else(|e| {
-                        tracing::warn!("dispatch times unavailable: {e}");
-                        let now = monotonic_ns();
-                        (now, now)
-                    })
+    panic_boundary(
+        "the completion handler",
+        || {
+            IN_FLIGHT.finish(entry);
+            let times = match Runtime::get() {
+                None => (0, 0),
+                Some(rt) => {
+                    let from_app = times_from
+                        .and_then(|a| TIMED_SIGNALS.take(a, |agent| rt.dispatch_times(agent, a)));
+                    from_app
+                        .unwrap_or_else(|| rt.dispatch_times(queue.agent, signal))
+                        .unwrap_or_else(|e| {
+                            tracing::warn!("dispatch times unavailable: {e}");
+                            let now = monotonic_ns();
+                            (now, now)
+                        })
+                }
+            };
+            summary.window = times;
+            summary.passes = vec![PassTimes {
+                start_ns: times.0,
+                end_ns: times.1,
+                restore: None,
+            }];
+            // A panicking client must not skip the bookkeeping below: a handler left counted in
+            // flight would make teardown wait for it until the bound.
+            if let Some(c) = contract::client() {
+                call_client(Callback::DispatchDone, || c.dispatch_done(&summary));
             }
-        };
-        summary.window = times;
-        summary.passes = vec![PassTimes {
-            start_ns: times.0,
-            end_ns: times.1,
-            restore: None,
-        }];
-        // A panicking client must not skip the bookkeeping below: a handler left counted in
-        // flight would make teardown wait for it until the bound.
-        if let Some(c) = api::client()
-            && catch_unwind(AssertUnwindSafe(|| c.dispatch_done(&summary))).is_err()
-        {
-            tracing::error!("the client's dispatch summary callback panicked");
-        }
-    }));
-    if r.is_err() {
-        tracing::error!("a panic in the completion handler was caught");
-    }
+        },
+        || (),
+    );
     SIGNALS.give_back(signal);
     queue.in_flight.fetch_sub(1, Ordering::AcqRel);
     false
@@ -488,13 +487,13 @@ pub unsafe fn on_submit(
     // SAFETY: caller contract.
     let packets: &[Packet] =
         unsafe { std::slice::from_raw_parts(pkts.cast::<Packet>(), count as usize) };
-    let (Some(client), Some(rt)) = (api::client(), Runtime::get()) else {
+    let (Some(client), Some(rt)) = (contract::client(), Runtime::get()) else {
         *forwarded = packets.len();
         write(writer, packets);
         return;
     };
     refuse_reentrant_submit(q);
-    let _disarmed = super::phase::Disarmed::begin();
+    let _disarmed = super::localized::Disarmed::begin();
     if q.unfenced.load(Ordering::Acquire) {
         fence_earlier_work(rt, q, writer);
     }
@@ -515,13 +514,8 @@ pub unsafe fn on_submit(
             0,
             None,
         );
-        let passes = catch_unwind(AssertUnwindSafe(|| client.pass_count(&dispatch.info)))
-            .unwrap_or_else(|_| {
-                tracing::error!(
-                    "the client's pass-count callback panicked; the dispatch runs once"
-                );
-                1
-            });
+        let passes =
+            call_client(Callback::PassCount, || client.pass_count(&dispatch.info)).unwrap_or(1);
         let plan = match passes {
             1 => None,
             0 if !client.has_continue() => Some(Err(DeclineReason::UnboundedWithoutContinue)),
@@ -542,42 +536,22 @@ pub unsafe fn on_submit(
                     *forwarded = i + 1;
                     submit_ordinary(rt, q, &dispatch, writer, None);
                 } else if client.reads_summaries() {
-                    let mut summary = dispatch.summary();
-                    summary.untimed = true;
-                    let now = monotonic_ns();
-                    summary.window = (now, now);
-                    if catch_unwind(AssertUnwindSafe(|| client.dispatch_done(&summary))).is_err() {
-                        tracing::error!("the client's dispatch summary callback panicked");
-                    }
+                    hand_over_untimed(&dispatch, client);
                 }
                 // Otherwise the dispatch stays in the run forwarded with the next barrier.
             }
             Some(Err(reason)) => {
-                if UNBOUNDED_WARNING.first() {
-                    tracing::warn!(
-                        "dispatch {} not replayed: {reason} (warned once per process)",
-                        dispatch.info.dispatch_id
-                    );
-                }
-                STATS.declined.fetch_add(1, Ordering::Relaxed);
-                let stats = ReplayStats::declined(&reason);
-                dispatch.event(
-                    client,
-                    kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
-                    0,
-                    passes,
-                    Some(&stats.c),
-                );
                 forward_run(rt, q, writer, packets, i, forwarded);
-                let _submit = enter_submit(q);
                 *forwarded = i + 1;
-                submit_ordinary(
+                let w = Window {
                     rt,
                     q,
-                    &dispatch,
+                    d: &dispatch,
+                    client,
+                    total: passes,
                     writer,
-                    Some(format!("declined: {reason}")),
-                );
+                };
+                w.decline(reason, None);
             }
             Some(Ok(total)) => {
                 forward_run(rt, q, writer, packets, i, forwarded);
@@ -587,6 +561,16 @@ pub unsafe fn on_submit(
         }
     }
     forward_run(rt, q, writer, packets, packets.len(), forwarded);
+}
+
+/// Hands the client the summary of a dispatch that runs once untimed, on the submitting thread
+/// (both ends of its window are the time of submission).
+fn hand_over_untimed(dispatch: &Dispatch, client: &dyn ReplayClient) {
+    let mut summary = dispatch.summary();
+    summary.untimed = true;
+    let now = monotonic_ns();
+    summary.window = (now, now);
+    call_client(Callback::DispatchDone, || client.dispatch_done(&summary));
 }
 
 /// Puts a counted barrier packet first on a queue that may still run work submitted untracked
@@ -689,8 +673,8 @@ impl Dispatch {
             pass_end_ns: times.1,
             stats: stats.map_or(std::ptr::null(), |s| s as *const _),
         };
-        if catch_unwind(AssertUnwindSafe(|| client.on_event(&e))).is_err() {
-            tracing::error!("the client's event callback panicked ({kind:?}); continuing");
+        if call_client(Callback::Event, || client.on_event(&e)).is_none() {
+            tracing::debug!("the event that panicked: {kind:?}");
         }
     }
 
@@ -795,7 +779,7 @@ fn capture(
     copier: &AgentCopy,
     whole: bool,
 ) -> Result<Snapshot, DeclineReason> {
-    let settings = crate::client::config::snapshot_settings()
+    let settings = crate::settings::snapshot_settings()
         .as_ref()
         .map_err(|e| DeclineReason::Configuration(e.to_string()))?;
     let tracked_bytes = INVENTORY
@@ -808,6 +792,7 @@ fn capture(
     coverage::capture(rt, q.agent, copier, store, scope, |regions, store| {
         let needed = store.host_bound(regions);
         crate::snapshot::budget::check(needed.saturating_sub(HostStore::reusable_bytes()))
+            .map_err(DeclineReason::from)
     })
 }
 
@@ -1017,32 +1002,43 @@ fn queue_error_text(st: hsa_status_t, pass: u32) -> String {
     )
 }
 
-/// Declines the replay before the window: CONFIG EXIT with the reason, then the dispatch runs
-/// once, normally, under the reader side of the gate.
-fn decline_outside_window(
+/// A replay window's fixed context: the dispatch, its queue, the client and the passes due.
+struct Window<'a> {
     rt: Runtime,
-    q: &Arc<QueueState>,
-    d: &Dispatch,
-    client: &dyn ReplayClient,
+    q: &'a Arc<QueueState>,
+    d: &'a Dispatch,
+    client: &'a dyn ReplayClient,
     total: u32,
     writer: Writer,
-    reason: DeclineReason,
-) {
-    STATS.declined.fetch_add(1, Ordering::Relaxed);
-    let stats = ReplayStats::declined(&reason);
-    d.event(
-        client,
-        kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
-        0,
-        total,
-        Some(&stats.c),
-    );
-    let _submit = enter_submit(q);
-    submit_ordinary(rt, q, d, writer, Some(format!("declined: {reason}")));
 }
 
-/// The replay window. Holds the agent's writer lock from the drains to the application's
-/// completion signal.
+/// The window held open: this thread's window mark, then the agent's writer lock (released in
+/// that order when dropped), and when the window opened.
+struct Held {
+    _open: OpenWindow,
+    _guard: WindowGuard,
+    start_ns: u64,
+}
+
+/// What the capture step hands to the passes.
+struct Captured {
+    snap: Snapshot,
+    host: host_window::HostWindow,
+    copier: AgentCopy,
+    /// The kernel's name, when known.
+    kernel: Option<String>,
+    /// Every byte is restored without hashing (`snapshot::density`).
+    whole: bool,
+}
+
+/// What the passes leave for the close step.
+struct Ran {
+    summary: DispatchSummary,
+    totals: RestoreTotals,
+}
+
+/// The replay window, as four steps: open (the gate's writer lock and the drains), capture,
+/// passes, close. A reason to decline found by the first two takes the one decline path.
 fn run_window(
     rt: Runtime,
     q: &Arc<QueueState>,
@@ -1051,126 +1047,194 @@ fn run_window(
     total: u32,
     writer: Writer,
 ) {
-    let decline_bound = match &*DRAIN_DECLINE {
-        Ok(b) => *b,
-        Err(e) => {
-            let reason = DeclineReason::Configuration(e.clone());
-            decline_outside_window(rt, q, d, client, total, writer, reason);
-            return;
-        }
-    };
-    let guard = enter_window(q);
-    let open = OpenWindow::enter(q, d);
-    let window_start = monotonic_ns();
-    let deadline = Instant::now() + decline_bound;
-    if let Err(why) = drain_queue(rt, q, writer, deadline)
-        .and_then(|()| drain_agent(rt, q, d.pkt.completion_signal, deadline))
-    {
-        // Give the window up: what the drains wait for may itself wait for this dispatch.
-        drop(open);
-        drop(guard);
-        let reason = DeclineReason::Drain {
-            detail: why,
-            bound_ms: decline_bound.as_millis() as u64,
-        };
-        report_decline_once_per_kernel(q, d, &reason);
-        decline_outside_window(rt, q, d, client, total, writer, reason);
-        return;
-    }
-    let app = (d.pkt.completion_signal.handle != 0).then_some(d.pkt.completion_signal);
-    let mut summary = d.summary();
-    let copier = AgentCopy::new(rt, q.agent, *DRAIN_TIMEOUT);
-    let kernel = d.name.as_ref().map(|n| n.to_string_lossy().into_owned());
-    let whole = kernel
-        .as_deref()
-        .is_some_and(crate::snapshot::density::restores_whole);
-    let verify = crate::client::config::snapshot_settings()
-        .as_ref()
-        .is_ok_and(|s| s.verify)
-        || crate::snapshot::settings::api_verify();
-    let captured = coverage::check(q)
-        .map_err(DeclineReason::Coverage)
-        .and_then(|()| host_window::open(rt, q.agent, &d.pkt, &kernel_name(d), verify))
-        .and_then(|host| capture(rt, q, &copier, whole).map(|s| (s, host)));
-    let (mut snap, mut host) = match captured {
-        Ok(s) => s,
-        Err(reason) => {
-            if let DeclineReason::Coverage(gap) = &reason {
-                if coverage::first_report(gap) {
-                    tracing::warn!(
-                        "dispatch {} on agent {} not replayed: {gap}; it runs once (warned once per kind of gap)",
-                        d.info.dispatch_id,
-                        q.agent_name
-                    );
-                } else {
-                    tracing::debug!("dispatch {} not replayed: {gap}", d.info.dispatch_id);
-                }
-            } else if matches!(
-                reason,
-                DeclineReason::HostMemory { .. } | DeclineReason::HostReachable(_)
-            ) {
-                report_decline_once_per_kernel(q, d, &reason);
-            } else if DECLINE_WARNING.first() {
-                tracing::warn!(
-                    "dispatch {} not replayed: the snapshot is incomplete ({reason}); it runs once (later declines are logged at debug level)",
-                    d.info.dispatch_id
-                );
-            } else {
-                tracing::debug!(
-                    "dispatch {} not replayed: the snapshot is incomplete ({reason})",
-                    d.info.dispatch_id
-                );
-            }
-            STATS.declined.fetch_add(1, Ordering::Relaxed);
-            let stats = ReplayStats::declined(&reason);
-            d.event(
-                client,
-                kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
-                0,
-                total,
-                Some(&stats.c),
-            );
-            // Exactly once, carrying the application's completion signal.
-            let ran = run_pass(rt, q, d, writer, (&[], &[]), 0, app);
-            if let Err(st) = ran {
-                summary.stopped = Some(queue_error_text(st, 0));
-            }
-            let times = ran.unwrap_or((0, 0));
-            drop(open);
-            drop(guard);
-            summary.declined = Some(format!("declined: {reason}"));
-            summary.window = times;
-            summary.passes = vec![PassTimes {
-                start_ns: times.0,
-                end_ns: times.1,
-                restore: None,
-            }];
-            if catch_unwind(AssertUnwindSafe(|| client.dispatch_done(&summary))).is_err() {
-                tracing::error!("the client's dispatch summary callback panicked");
-            }
-            return;
-        }
-    };
-    let cap = snap.stats();
-    STATS.snapshot_bytes.fetch_add(cap.bytes, Ordering::Relaxed);
-    let mut stats = ReplayStats::new();
-    stats.c.snapshot_regions = cap.regions;
-    stats.c.snapshot_bytes = cap.bytes;
-    stats.c.snapshot_ns = cap.end_ns - cap.start_ns;
-    d.event(
+    let w = Window {
+        rt,
+        q,
+        d,
         client,
-        kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
-        0,
         total,
-        Some(&stats.c),
-    );
+        writer,
+    };
+    let held = match w.open() {
+        Ok(h) => h,
+        Err(reason) => return w.decline(reason, None),
+    };
+    let mut captured = match w.capture() {
+        Ok(c) => c,
+        Err(reason) => return w.decline(reason, Some(held)),
+    };
+    let ran = w.passes(&mut captured);
+    w.close(held, captured, ran);
+}
 
-    let scope = LoopScope::begin(q.size as usize);
-    let mut totals = RestoreTotals::default();
-    let mut pass: u32 = 0;
-    loop {
+impl Window<'_> {
+    /// Opens the window: takes the agent's writer lock, then drains the queue and the agent
+    /// within the decline bound. On a failure nothing is held any more (what the drains wait
+    /// for may itself wait for this dispatch).
+    fn open(&self) -> Result<Held, DeclineReason> {
+        let (q, d) = (self.q, self.d);
+        let decline_bound = DRAIN_DECLINE
+            .as_ref()
+            .map_err(|e| DeclineReason::Configuration(e.clone()))?;
+        let guard = enter_window(q);
+        let open = OpenWindow::enter(q, d);
+        let start_ns = monotonic_ns();
+        let deadline = Instant::now() + *decline_bound;
+        drain_queue(self.rt, q, self.writer, deadline)
+            .and_then(|()| drain_agent(self.rt, q, d.pkt.completion_signal, deadline))
+            .map_err(|why| DeclineReason::Drain {
+                detail: why,
+                bound_ms: decline_bound.as_millis() as u64,
+            })?;
+        Ok(Held {
+            _open: open,
+            _guard: guard,
+            start_ns,
+        })
+    }
+
+    /// Captures what the passes must restore: the coverage check, the host memory the
+    /// dispatch can reach, then the snapshot of the agent's memory.
+    fn capture(&self) -> Result<Captured, DeclineReason> {
+        let (rt, q, d) = (self.rt, self.q, self.d);
+        let copier = AgentCopy::new(rt, q.agent, *DRAIN_TIMEOUT);
+        let kernel = d.name.as_ref().map(|n| n.to_string_lossy().into_owned());
+        let whole = kernel
+            .as_deref()
+            .is_some_and(crate::snapshot::density::restores_whole);
+        let verify = crate::settings::snapshot_settings()
+            .as_ref()
+            .is_ok_and(|s| s.verify)
+            || crate::snapshot::settings::api_verify();
+        coverage::check(q).map_err(DeclineReason::Coverage)?;
+        let host = host_window::open(rt, q.agent, &d.pkt, &kernel_name(d), verify)?;
+        let snap = capture(rt, q, &copier, whole)?;
+        Ok(Captured {
+            snap,
+            host,
+            copier,
+            kernel,
+            whole,
+        })
+    }
+
+    /// The one decline path: reports the reason (once per kernel and kind), tells the client
+    /// (CONFIG EXIT with the reason) and runs the dispatch once, normally. Before the window
+    /// (`held` is `None`) it runs under the reader side of the gate; inside it, it runs as the
+    /// window's only pass, carrying the application's completion signal, and the window closes.
+    fn decline(&self, reason: DeclineReason, held: Option<Held>) {
+        let (q, d, client) = (self.q, self.d, self.client);
+        report_decline(q, d, &reason);
+        STATS.declined.fetch_add(1, Ordering::Relaxed);
+        let stats = ReplayStats::declined(&reason);
+        d.event(
+            client,
+            kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
+            0,
+            self.total,
+            Some(&stats.c),
+        );
+        let Some(held) = held else {
+            let _submit = enter_submit(q);
+            submit_ordinary(
+                self.rt,
+                q,
+                d,
+                self.writer,
+                Some(format!("declined: {reason}")),
+            );
+            return;
+        };
+        let mut summary = d.summary();
+        let app = (d.pkt.completion_signal.handle != 0).then_some(d.pkt.completion_signal);
+        // Exactly once, carrying the application's completion signal.
+        let ran = run_pass(self.rt, q, d, self.writer, (&[], &[]), 0, app);
+        if let Err(st) = ran {
+            summary.stopped = Some(queue_error_text(st, 0));
+        }
+        let times = ran.unwrap_or((0, 0));
+        drop(held);
+        summary.declined = Some(format!("declined: {reason}"));
+        summary.window = times;
+        summary.passes = vec![PassTimes {
+            start_ns: times.0,
+            end_ns: times.1,
+            restore: None,
+        }];
+        call_client(Callback::DispatchDone, || client.dispatch_done(&summary));
+    }
+
+    /// Runs the passes: PASS ENTER (localized control armed), the pass, PASS EXIT, the host
+    /// memory's check, the client's continue, the restore before the next pass.
+    fn passes(&self, c: &mut Captured) -> Ran {
+        let (d, client, total) = (self.d, self.client, self.total);
+        let cap = c.snap.stats();
+        STATS.snapshot_bytes.fetch_add(cap.bytes, Ordering::Relaxed);
+        let mut stats = ReplayStats::new();
+        stats.c.snapshot_regions = cap.regions;
+        stats.c.snapshot_bytes = cap.bytes;
+        stats.c.snapshot_ns = cap.end_ns - cap.start_ns;
+        d.event(
+            client,
+            kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
+            0,
+            total,
+            Some(&stats.c),
+        );
+        let app = (d.pkt.completion_signal.handle != 0).then_some(d.pkt.completion_signal);
+        let scope = LoopScope::begin(self.q.size as usize);
+        let mut ran = Ran {
+            summary: d.summary(),
+            totals: RestoreTotals::default(),
+        };
+        let mut pass: u32 = 0;
+        while let Some(times) = self.one_pass(&scope, pass, app, &mut stats, &mut ran) {
+            if let Some(why) = c.host.after_pass(pass) {
+                if total == 0 || pass + 1 < total {
+                    self.stop_loop(pass, Some(times), why, &mut stats, &mut ran);
+                }
+                break;
+            }
+            if total != 0 && pass + 1 >= total {
+                break;
+            }
+            if client.has_continue()
+                && !call_client(Callback::Continue, || {
+                    client.should_continue(&d.info, pass, total)
+                })
+                .unwrap_or(false)
+            {
+                break;
+            }
+            if !self.restore(c, pass, times, &mut stats, &mut ran) {
+                break;
+            }
+            c.host.restore();
+            pass += 1;
+        }
+        drop(scope);
+        if let Some(k) = c.kernel.as_deref().filter(|_| !c.whole) {
+            crate::snapshot::density::learned(k, cap.bytes, ran.totals.count, ran.totals.bytes);
+        }
+        if let Some(a) = app {
+            self.rt.signal_subtract(a, 1);
+        }
+        ran
+    }
+
+    /// One pass: PASS ENTER with localized control armed, the dispatch with the attached
+    /// packets, PASS EXIT. `None` when the queue failed (the loop stopped).
+    fn one_pass(
+        &self,
+        scope: &LoopScope,
+        pass: u32,
+        app: Option<hsa_signal_t>,
+        stats: &mut ReplayStats,
+        ran: &mut Ran,
+    ) -> Option<(u64, u64)> {
+        let (rt, d, client, total) = (self.rt, self.d, self.client, self.total);
         {
-            let _armed = ArmGuard::arm(&scope);
+            let _armed = ArmGuard::arm(scope);
             d.event(
                 client,
                 kreplay_event_kind_t::KREPLAY_EVENT_PASS_ENTER,
@@ -1185,15 +1249,8 @@ fn run_window(
         if let Some(a) = app {
             rt.signal_add(a, 1);
         }
-        let times = match run_pass(
-            rt,
-            q,
-            d,
-            writer,
-            (&attached.before, &attached.after),
-            pass,
-            app,
-        ) {
+        let attached = (&attached.before[..], &attached.after[..]);
+        let times = match run_pass(rt, self.q, d, self.writer, attached, pass, app) {
             Ok(t) => t,
             Err(st) => {
                 let why = queue_error_text(st, pass);
@@ -1202,20 +1259,12 @@ fn run_window(
                     d.info.dispatch_id,
                     kernel_name(d)
                 );
-                stats.set_reason(&why);
-                d.event(
-                    client,
-                    kreplay_event_kind_t::KREPLAY_EVENT_LOOP_STOPPED,
-                    pass,
-                    total,
-                    Some(&stats.c),
-                );
-                summary.stopped = Some(why);
-                break;
+                self.stop_loop(pass, None, why, stats, ran);
+                return None;
             }
         };
         STATS.passes.fetch_add(1, Ordering::Relaxed);
-        summary.passes.push(PassTimes {
+        ran.summary.passes.push(PassTimes {
             start_ns: times.0,
             end_ns: times.1,
             restore: None,
@@ -1228,40 +1277,47 @@ fn run_window(
             times,
             Some(&stats.c),
         );
-        if let Some(why) = host.after_pass(pass) {
-            if total == 0 || pass + 1 < total {
-                stats.set_reason(&why);
-                d.event_timed(
-                    client,
-                    kreplay_event_kind_t::KREPLAY_EVENT_LOOP_STOPPED,
-                    pass,
-                    total,
-                    times,
-                    Some(&stats.c),
-                );
-                summary.stopped = Some(why);
-            }
-            break;
+        Some(times)
+    }
+
+    /// LOOP STOPPED after `pass` with `why` (timed when the pass ran).
+    fn stop_loop(
+        &self,
+        pass: u32,
+        times: Option<(u64, u64)>,
+        why: String,
+        stats: &mut ReplayStats,
+        ran: &mut Ran,
+    ) {
+        stats.set_reason(&why);
+        let kind = kreplay_event_kind_t::KREPLAY_EVENT_LOOP_STOPPED;
+        match times {
+            Some(t) => self
+                .d
+                .event_timed(self.client, kind, pass, self.total, t, Some(&stats.c)),
+            None => self
+                .d
+                .event(self.client, kind, pass, self.total, Some(&stats.c)),
         }
-        if total != 0 && pass + 1 >= total {
-            break;
-        }
-        if client.has_continue() {
-            let go = catch_unwind(AssertUnwindSafe(|| {
-                client.should_continue(&d.info, pass, total)
-            }))
-            .unwrap_or_else(|_| {
-                tracing::error!("the client's continue callback panicked; stopping the loop");
-                false
-            });
-            if !go {
-                break;
-            }
-        }
-        let rep = snap.restore(&INVENTORY, &copier);
+        ran.summary.stopped = Some(why);
+    }
+
+    /// The restore before the pass after `pass`, counted. False when it failed without
+    /// writing anything (the loop stops there); a restore that failed half-way is fatal.
+    fn restore(
+        &self,
+        c: &mut Captured,
+        pass: u32,
+        times: (u64, u64),
+        stats: &mut ReplayStats,
+        ran: &mut Ran,
+    ) -> bool {
+        let (q, d) = (self.q, self.d);
+        let rep = c.snap.restore(&INVENTORY, &c.copier);
         if rep.unexpected_chunks > 0 {
             warn_unexpected_writes(d, pass, rep.unexpected_chunks);
         }
+        let totals = &mut ran.totals;
         totals.count += 1;
         totals.regions += rep.regions;
         totals.bytes += rep.bytes;
@@ -1276,74 +1332,88 @@ fn run_window(
         stats.c.restored_bytes = totals.bytes;
         stats.c.skipped_regions = totals.skipped_regions;
         stats.c.restore_ns = totals.ns;
-        if let Some(last) = summary.passes.last_mut() {
+        if let Some(last) = ran.summary.passes.last_mut() {
             last.restore = Some((rep.start_ns, rep.end_ns));
         }
-        if let Some(failure) = &rep.failure {
-            if !failure.nothing_written {
-                fatal(&format!(
-                    "the restore before pass {} of dispatch {} (kernel {}) on agent {} ({:#x}) queue {} failed: {failure}. \
-                     Earlier regions were already restored, so memory now mixes the dispatch's input and its output; \
-                     stopping here rather than let the application continue on it.",
-                    pass + 1,
-                    d.info.dispatch_id,
-                    kernel_name(d),
-                    q.agent_name,
-                    q.agent.handle,
-                    q.queue_id
-                ));
-            }
-            let why = format!(
-                "the restore before pass {} failed ({failure}); nothing was written, so memory is as after pass {pass} and the loop stopped there",
-                pass + 1
+        let Some(failure) = &rep.failure else {
+            return true;
+        };
+        if !failure.nothing_written {
+            fatal(&format!(
+                "the restore before pass {} of dispatch {} (kernel {}) on agent {} ({:#x}) queue {} failed: {failure}. \
+                 Earlier regions were already restored, so memory now mixes the dispatch's input and its output; \
+                 stopping here rather than let the application continue on it.",
+                pass + 1,
+                d.info.dispatch_id,
+                kernel_name(d),
+                q.agent_name,
+                q.agent.handle,
+                q.queue_id
+            ));
+        }
+        let why = format!(
+            "the restore before pass {} failed ({failure}); nothing was written, so memory is as after pass {pass} and the loop stopped there",
+            pass + 1
+        );
+        if first_report_for_kernel("restore", d) {
+            tracing::warn!(
+                "dispatch {} (kernel {}): {why} (reported once per kernel)",
+                d.info.dispatch_id,
+                kernel_name(d)
             );
-            if first_report_for_kernel("restore", d) {
+        } else {
+            tracing::debug!(
+                "dispatch {} (kernel {}): {why}",
+                d.info.dispatch_id,
+                kernel_name(d)
+            );
+        }
+        self.stop_loop(pass, Some(times), why, stats, ran);
+        false
+    }
+
+    /// Closes the window: releases the writer lock and hands the client its summary.
+    fn close(&self, held: Held, c: Captured, ran: Ran) {
+        let window_end = monotonic_ns();
+        let start_ns = held.start_ns;
+        drop(held);
+        let Ran {
+            mut summary,
+            totals,
+        } = ran;
+        if summary.passes.len() > 1 {
+            STATS.replayed.fetch_add(1, Ordering::Relaxed);
+        }
+        summary.window = (start_ns, window_end);
+        summary.snapshot = Some(c.snap.stats());
+        summary.restore = Some(totals);
+        summary.host_memory = Some(c.host.finish(summary.passes.len()));
+        call_client(Callback::DispatchDone, || {
+            self.client.dispatch_done(&summary)
+        });
+    }
+}
+
+/// How a decline is logged, by kind: a drain, memory that cannot be restored safely and a
+/// snapshot that could not be taken are reported once per kernel and kind (later ones at debug
+/// level); a coverage gap once per kind of gap; an invalid setting was reported when it was read.
+fn report_decline(q: &QueueState, d: &Dispatch, reason: &DeclineReason) {
+    match reason {
+        DeclineReason::Coverage(gap) => {
+            if coverage::first_report(gap) {
                 tracing::warn!(
-                    "dispatch {} (kernel {}): {why} (reported once per kernel)",
+                    "dispatch {} on agent {} not replayed: {gap}; it runs once (warned once per kind of gap)",
                     d.info.dispatch_id,
-                    kernel_name(d)
+                    q.agent_name
                 );
             } else {
-                tracing::debug!(
-                    "dispatch {} (kernel {}): {why}",
-                    d.info.dispatch_id,
-                    kernel_name(d)
-                );
+                tracing::debug!("dispatch {} not replayed: {gap}", d.info.dispatch_id);
             }
-            stats.set_reason(&why);
-            d.event_timed(
-                client,
-                kreplay_event_kind_t::KREPLAY_EVENT_LOOP_STOPPED,
-                pass,
-                total,
-                times,
-                Some(&stats.c),
-            );
-            summary.stopped = Some(why);
-            break;
         }
-        host.restore();
-        pass += 1;
-    }
-    drop(scope);
-    if let Some(k) = kernel.as_deref().filter(|_| !whole) {
-        crate::snapshot::density::learned(k, cap.bytes, totals.count, totals.bytes);
-    }
-    if let Some(a) = app {
-        rt.signal_subtract(a, 1);
-    }
-    let window_end = monotonic_ns();
-    drop(open);
-    drop(guard);
-    if summary.passes.len() > 1 {
-        STATS.replayed.fetch_add(1, Ordering::Relaxed);
-    }
-    summary.window = (window_start, window_end);
-    summary.snapshot = Some(cap);
-    summary.restore = Some(totals);
-    summary.host_memory = Some(host.finish(summary.passes.len()));
-    if catch_unwind(AssertUnwindSafe(|| client.dispatch_done(&summary))).is_err() {
-        tracing::error!("the client's dispatch summary callback panicked");
+        DeclineReason::Configuration(_) => {
+            tracing::debug!("dispatch {} not replayed: {reason}", d.info.dispatch_id);
+        }
+        _ => report_decline_once_per_kernel(q, d, reason),
     }
 }
 
@@ -1378,7 +1448,7 @@ mod tests {
     #[test]
     fn a_panicking_summary_callback_does_not_leave_the_handler_counted_in_flight() {
         // The only test of this binary that registers a client (the registration is per process).
-        api::register_without_runtime(Arc::new(PanickingSummary));
+        contract::register_without_runtime(Arc::new(PanickingSummary));
         let q = Arc::new(QueueState {
             agent: ffi::hsa_agent_t { handle: 0xa9e47 },
             agent_name: "test".into(),

@@ -7,7 +7,7 @@
 //! (`RLIMIT_AS`) minus the process's current size. A snapshot that does not fit with a margin
 //! is declined: capturing it would get the application killed by the kernel's OOM killer.
 
-use super::DeclineReason;
+use super::CaptureError;
 use std::path::{Path, PathBuf};
 
 /// Head room kept on top of the snapshot: a quarter of it, at least 64 MiB.
@@ -25,7 +25,7 @@ pub struct Headroom {
 }
 
 /// Declines when `needed` bytes (plus [`margin`]) do not fit under the tightest limit.
-pub fn check(needed: u64) -> Result<(), DeclineReason> {
+pub fn check(needed: u64) -> Result<(), CaptureError> {
     if needed == 0 {
         return Ok(());
     }
@@ -34,7 +34,7 @@ pub fn check(needed: u64) -> Result<(), DeclineReason> {
     };
     let margin = margin(needed);
     if needed.saturating_add(margin) > tightest.bytes {
-        return Err(DeclineReason::HostMemory {
+        return Err(CaptureError::HostMemory {
             needed,
             available: tightest.bytes,
             limit: tightest.source,

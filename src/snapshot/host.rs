@@ -5,9 +5,9 @@
 //! buffers of finished snapshots are therefore kept, keyed by size (a `BTreeMap`: the lookup is
 //! logarithmic in the number of idle buffers), and reused by the next capture. Buffers of 2 MiB
 //! and more ask for transparent huge pages. Idle buffers are returned to the system after
-//! [`super::IDLE_RETURN`] (see [`super::reaper`]), not kept for the life of the process.
+//! [`super::IDLE_RETURN`] (see `snapshot::reaper`), not kept for the life of the process.
 
-use super::{CopyFailed, DeclineReason, DeviceCopy, Region, SnapshotStore};
+use super::{CaptureError, CopyFailed, DeviceCopy, Region, SnapshotStore};
 use crate::sync::{Arc, Mutex};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -134,7 +134,7 @@ pub(crate) fn give_back(buffers: impl IntoIterator<Item = HostBuffer>) {
         }
     }
     if any {
-        super::reaper::ensure_running();
+        super::start_reaper();
     }
 }
 
@@ -243,11 +243,11 @@ pub(crate) fn capture_into(
     region: &Region,
     copier: &dyn DeviceCopy,
     during: &mut dyn FnMut(),
-) -> Result<(), DeclineReason> {
+) -> Result<(), CaptureError> {
     // SAFETY: the buffer holds at least `size` bytes; the region is valid device memory for
     // its size (the caller holds it under the inventory lock or it is a module variable).
     unsafe { copier.copy(buf.ptr(), region.device as *const u8, region.size) }.map_err(
-        |source| DeclineReason::Copy {
+        |source| CaptureError::Copy {
             device: region.device,
             source,
         },
@@ -279,10 +279,10 @@ pub(crate) fn put_back_from(
 }
 
 impl SnapshotStore for HostStore {
-    fn reserve(&mut self, regions: &[Region]) -> Result<(), DeclineReason> {
+    fn reserve(&mut self, regions: &[Region]) -> Result<(), CaptureError> {
         self.buffers
             .try_reserve_exact(regions.len())
-            .map_err(|_| DeclineReason::Metadata {
+            .map_err(|_| CaptureError::Metadata {
                 regions: regions.len(),
             })
     }
@@ -293,10 +293,10 @@ impl SnapshotStore for HostStore {
         region: &Region,
         copier: &dyn DeviceCopy,
         during: &mut dyn FnMut(),
-    ) -> Result<(), DeclineReason> {
+    ) -> Result<(), CaptureError> {
         debug_assert_eq!(index, self.buffers.len());
         let buf = host_buffer(region.size, self.pinning.as_ref()).ok_or(
-            DeclineReason::HostAllocation {
+            CaptureError::HostAllocation {
                 device: region.device,
                 size: region.size,
             },

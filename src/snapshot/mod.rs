@@ -14,23 +14,23 @@
 //! through [`ChunkHasher`], so the engine runs against fakes in unit tests; [`DeviceHasher`] hashes
 //! regions the host cannot read with the tool's own kernel on the agent.
 
-mod agent;
 pub mod budget;
 mod chunks;
 pub mod density;
-mod device;
 pub mod device_hash;
 pub(crate) mod host;
 pub mod ranges;
 mod reaper;
+mod runtime_copy;
 pub mod settings;
+mod tiered;
 
-pub use agent::{AgentCopy, LockPinning, buffers_of, device_pool, host_address, plan};
 pub use chunks::{ChangedChunks, ChunkHasher, HostHasher};
-pub use device::{AgentBuffers, DeviceMemory, TieredStore};
-pub use device::{agent_buffers, release_idle_device_buffers};
 pub use device_hash::DeviceHasher;
 pub use host::{HostPinning, HostStore, release_idle_host_buffers};
+pub use runtime_copy::{AgentCopy, LockPinning, buffers_of, device_pool, host_address, plan};
+pub use tiered::{AgentBuffers, DeviceMemory, TieredStore};
+pub use tiered::{agent_buffers, release_idle_device_buffers};
 
 /// Idle snapshot buffers (host and device) are returned to the system after this long.
 pub const IDLE_RETURN: std::time::Duration = std::time::Duration::from_secs(2);
@@ -42,19 +42,32 @@ pub fn release_idle_buffers() -> u64 {
         + release_idle_host_buffers(std::time::Duration::ZERO)
 }
 
+/// The reaper's sweep: frees the host and device buffers idle for [`IDLE_RETURN`], returns the
+/// idle bytes that remain in both pools.
+fn sweep_idle_buffers() -> u64 {
+    release_idle_host_buffers(IDLE_RETURN);
+    release_idle_device_buffers(IDLE_RETURN);
+    host::idle_host_bytes() + tiered::idle_device_bytes()
+}
+
+/// Starts returning idle buffers in the background (a pool has just been given one back).
+fn start_reaper() {
+    reaper::ensure_running(sweep_idle_buffers);
+}
+
 /// Frees every idle buffer and stops returning them in the background, and forgets the
 /// agents' buffer pools (the runtime instance is shutting down: nothing may call it afterwards).
 pub fn close_buffers() {
     reaper::close();
     release_idle_buffers();
-    device::forget_agents();
+    tiered::forget_agents();
 }
 
 /// Forgets every buffer of an ended runtime instance without calling it (its device memory and
 /// locks ended with it; host mappings are unmapped), and lets idle buffers be returned in the
 /// background again. Called when a new runtime instance starts.
 pub fn forget_runtime_instance() {
-    device::forget_agents();
+    tiered::forget_agents();
     host::forget_idle();
     reaper::reopen();
 }
@@ -176,9 +189,10 @@ pub struct Region {
     pub size: usize,
 }
 
-/// Why a snapshot is incomplete, which declines replay of the dispatch.
+/// Why a snapshot could not be captured (the replay window declines the dispatch for it; the
+/// window's own reasons are in `replay::decline`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DeclineReason {
+pub enum CaptureError {
     /// The host buffer of a region could not be allocated.
     #[error("host allocation of {size} bytes failed for the region at {device:#x}")]
     HostAllocation {
@@ -214,25 +228,6 @@ pub enum DeclineReason {
     /// Module-scope variables could not be enumerated.
     #[error("enumerating module-scope variables failed: {0}")]
     SymbolEnumeration(String),
-    /// The client asked for an unbounded loop without a continue callback.
-    #[error("an unbounded pass count needs a continue callback")]
-    UnboundedWithoutContinue,
-    /// Memory or work on the agent escapes the inventory or the drains.
-    #[error("{0}")]
-    Coverage(crate::replay::coverage::CoverageGap),
-    /// The queue drain or the agent-wide drain did not finish within the decline bound.
-    #[error(
-        "{detail} within {bound_ms} ms (KREPLAY_DRAIN_DECLINE_MS); that work may wait for this dispatch"
-    )]
-    Drain {
-        /// What did not finish.
-        detail: String,
-        /// The bound.
-        bound_ms: u64,
-    },
-    /// A replay setting of the environment is invalid.
-    #[error("{0}")]
-    Configuration(String),
     /// The snapshot would not fit in the memory the process can still use.
     #[error(
         "the snapshot needs {needed} bytes of host memory but only {available} bytes are available ({limit}), \
@@ -248,27 +243,18 @@ pub enum DeclineReason {
         /// Head room kept.
         margin: u64,
     },
-    /// Host or fine-grained memory the dispatch can reach cannot be restored safely, or the
-    /// host-memory policy declines it (`KREPLAY_HOST_MEMORY`).
-    #[error("{0}")]
-    HostReachable(String),
 }
 
-impl DeclineReason {
+impl CaptureError {
     /// A short tag for records (`copy`, `symbols`, ...).
     pub fn tag(&self) -> &'static str {
         match self {
-            DeclineReason::HostAllocation { .. } => "host allocation",
-            DeclineReason::DeviceRoom { .. } => "device memory",
-            DeclineReason::Copy { .. } => "copy",
-            DeclineReason::Metadata { .. } => "metadata",
-            DeclineReason::SymbolEnumeration(_) => "symbols",
-            DeclineReason::UnboundedWithoutContinue => "unbounded without continue",
-            DeclineReason::Coverage(_) => "coverage",
-            DeclineReason::Drain { .. } => "drain",
-            DeclineReason::Configuration(_) => "configuration",
-            DeclineReason::HostMemory { .. } => "host memory",
-            DeclineReason::HostReachable(_) => "reachable host memory",
+            CaptureError::HostAllocation { .. } => "host allocation",
+            CaptureError::DeviceRoom { .. } => "device memory",
+            CaptureError::Copy { .. } => "copy",
+            CaptureError::Metadata { .. } => "metadata",
+            CaptureError::SymbolEnumeration(_) => "symbols",
+            CaptureError::HostMemory { .. } => "host memory",
         }
     }
 }
@@ -276,7 +262,7 @@ impl DeclineReason {
 /// Where captured bytes are kept.
 pub trait SnapshotStore: Send {
     /// Makes room for `regions` regions; an error is a metadata failure.
-    fn reserve(&mut self, regions: &[Region]) -> Result<(), DeclineReason>;
+    fn reserve(&mut self, regions: &[Region]) -> Result<(), CaptureError>;
     /// Captures region `index` (device -> store); `during` runs while the copy is in flight
     /// (or after it), while the region's bytes are still those captured.
     fn keep(
@@ -285,7 +271,7 @@ pub trait SnapshotStore: Send {
         region: &Region,
         copier: &dyn DeviceCopy,
         during: &mut dyn FnMut(),
-    ) -> Result<(), DeclineReason>;
+    ) -> Result<(), CaptureError>;
     /// Writes `ranges` (relative to the region start) of region `index` back to the device.
     fn put_back(
         &self,
@@ -464,7 +450,7 @@ impl Snapshot {
         mut store: Box<dyn SnapshotStore>,
         scope: Box<dyn RestoreScope>,
         copier: &dyn DeviceCopy,
-    ) -> Result<Self, DeclineReason> {
+    ) -> Result<Self, CaptureError> {
         let start_ns = monotonic_ns();
         let mut scope = scope;
         store.reserve(&regions)?;
@@ -503,19 +489,19 @@ impl Snapshot {
         copier: &dyn DeviceCopy,
         inventory: &AllocationInventory,
         executables: &ExecutablesHeld<'static>,
-    ) -> Result<Self, DeclineReason> {
+    ) -> Result<Self, CaptureError> {
         let mut scope = scope;
         let start_ns = monotonic_ns();
         store.reserve(&regions)?;
         let mut kept: Vec<Region> = Vec::new();
         let mut serials: Vec<Option<u64>> = Vec::new();
         kept.try_reserve_exact(regions.len())
-            .map_err(|_| DeclineReason::Metadata {
+            .map_err(|_| CaptureError::Metadata {
                 regions: regions.len(),
             })?;
         serials
             .try_reserve_exact(regions.len())
-            .map_err(|_| DeclineReason::Metadata {
+            .map_err(|_| CaptureError::Metadata {
                 regions: regions.len(),
             })?;
         for r in regions {
@@ -590,6 +576,40 @@ impl Snapshot {
         self.store.device_bytes()
     }
 
+    /// Whether region `i` still exists as captured (its allocation or executable lives);
+    /// a region that is gone is warned about.
+    fn still_present(&self, i: usize, inventory: &AllocationInventory) -> bool {
+        let r = &self.regions[i];
+        match &r.kind {
+            RegionKind::Allocation { base } => {
+                let serial = self.serials.get(i).copied().flatten();
+                let len = r.device - base + r.size;
+                match inventory.with_same(*base, len, serial, || ()) {
+                    Ok(_) => true,
+                    Err(stale) => {
+                        tracing::warn!(
+                            "restore skipped the allocation at {:#x} ({} bytes): {stale}",
+                            r.device,
+                            r.size
+                        );
+                        false
+                    }
+                }
+            }
+            kind => match (kind.executable(), self.executables) {
+                (Some(exe), Some(executables))
+                    if executables
+                        .with_same(exe.handle, exe.serial, || ())
+                        .is_none() =>
+                {
+                    warn_destroyed(r, exe.handle);
+                    false
+                }
+                _ => true,
+            },
+        }
+    }
+
     /// Writes the captured bytes back. Allocations are re-validated under the inventory read
     /// lock and skipped with a warning when freed, shrunk or (for a snapshot taken with
     /// [`Snapshot::capture_tracked`]) replaced by a new allocation at the same address; regions
@@ -633,33 +653,10 @@ impl Snapshot {
             let ranges = self.scope.ranges(i, r);
             if ranges.is_empty() {
                 // Nothing to write back, unless the region is gone (then it is skipped).
-                match &r.kind {
-                    RegionKind::Allocation { base } => {
-                        let serial = self.serials.get(i).copied().flatten();
-                        let len = r.device - base + r.size;
-                        match inventory.with_same(*base, len, serial, || ()) {
-                            Ok(_) => rep.regions += 1,
-                            Err(stale) => {
-                                tracing::warn!(
-                                    "restore skipped the allocation at {:#x} ({} bytes): {stale}",
-                                    r.device,
-                                    r.size
-                                );
-                                rep.skipped += 1;
-                            }
-                        }
-                    }
-                    kind => match (kind.executable(), self.executables) {
-                        (Some(exe), Some(executables))
-                            if executables
-                                .with_same(exe.handle, exe.serial, || ())
-                                .is_none() =>
-                        {
-                            warn_destroyed(r, exe.handle);
-                            rep.skipped += 1;
-                        }
-                        _ => rep.regions += 1,
-                    },
+                if self.still_present(i, inventory) {
+                    rep.regions += 1;
+                } else {
+                    rep.skipped += 1;
                 }
                 continue;
             }
@@ -667,25 +664,8 @@ impl Snapshot {
             // A failed copy writes nothing, so only one that was a single copy leaves the
             // region as the last pass left it (a batch may have written some of its copies).
             let single_copy = ranges.len() == 1 && self.store.one_copy(i, &ranges[0]);
-            // The whole batch is written again on a retry (the bytes are the captured ones).
-            let write = || -> Result<u64, CopyFailed> {
-                let mut attempt = 1;
-                loop {
-                    match self.store.put_back(i, r, &ranges, copier) {
-                        Ok(()) => break,
-                        Err(e) if attempt >= RESTORE_ATTEMPTS => return Err(e),
-                        Err(e) => {
-                            tracing::debug!(
-                                "restore copy of {} ranges of {:#x} failed ({e}); retrying",
-                                ranges.len(),
-                                r.device
-                            );
-                            attempt += 1;
-                        }
-                    }
-                }
-                Ok(ranges.iter().map(|x| x.len() as u64).sum())
-            };
+            let store = &self.store;
+            let write = || put_back_retrying(store.as_ref(), i, r, &ranges, copier);
             let outcome = match &r.kind {
                 RegionKind::Allocation { base } => {
                     let serial = self.serials.get(i).copied().flatten();
@@ -722,16 +702,8 @@ impl Snapshot {
                     rep.bytes += n;
                 }
                 Err(source) => {
-                    let what = match &r.kind {
-                        RegionKind::Allocation { .. } => "the allocation".to_owned(),
-                        RegionKind::ModuleVariable { name, .. } => format!("the variable {name}"),
-                        RegionKind::CodeObjectSegment { .. } => {
-                            "the code-object segment".to_owned()
-                        }
-                        RegionKind::ClientRange => "the client-included range".to_owned(),
-                    };
                     rep.failure = Some(RestoreFailure {
-                        what,
+                        what: r.kind.described(),
                         device: r.device,
                         size: r.size,
                         source,
@@ -749,6 +721,45 @@ impl Snapshot {
 
 #[cfg(test)]
 mod tests;
+
+/// Writes the captured bytes of `ranges` of region `i` back, retrying the whole batch up to
+/// [`RESTORE_ATTEMPTS`] times (the bytes are the captured ones); the bytes written.
+fn put_back_retrying(
+    store: &dyn SnapshotStore,
+    i: usize,
+    r: &Region,
+    ranges: &[Range<usize>],
+    copier: &dyn DeviceCopy,
+) -> Result<u64, CopyFailed> {
+    let mut attempt = 1;
+    loop {
+        match store.put_back(i, r, ranges, copier) {
+            Ok(()) => break,
+            Err(e) if attempt >= RESTORE_ATTEMPTS => return Err(e),
+            Err(e) => {
+                tracing::debug!(
+                    "restore copy of {} ranges of {:#x} failed ({e}); retrying",
+                    ranges.len(),
+                    r.device
+                );
+                attempt += 1;
+            }
+        }
+    }
+    Ok(ranges.iter().map(|x| x.len() as u64).sum())
+}
+
+impl RegionKind {
+    /// The region as a restore failure names it (`the variable x`, `the allocation`).
+    fn described(&self) -> String {
+        match self {
+            RegionKind::Allocation { .. } => "the allocation".to_owned(),
+            RegionKind::ModuleVariable { name, .. } => format!("the variable {name}"),
+            RegionKind::CodeObjectSegment { .. } => "the code-object segment".to_owned(),
+            RegionKind::ClientRange => "the client-included range".to_owned(),
+        }
+    }
+}
 
 /// Warns (once, then at debug level) that a region of a destroyed executable is skipped.
 fn warn_destroyed(r: &Region, executable: u64) {

@@ -1,5 +1,5 @@
 //! What the snapshot engine is told: the store (`KREPLAY_SNAPSHOT`), the device reserve, the
-//! chunk size and verify mode (parsed in `client::config`; contract: `docs/formats.md`).
+//! chunk size and verify mode (parsed in `crate::settings`; contract: `docs/formats.md`).
 
 use crate::sync::{AtomicBool, Ordering};
 

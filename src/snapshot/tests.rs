@@ -103,7 +103,7 @@ fn a_failed_copy_makes_the_capture_incomplete() {
         &copier,
     )
     .unwrap_err();
-    assert!(matches!(err, DeclineReason::Copy { device, .. } if device == b.as_ptr() as usize));
+    assert!(matches!(err, CaptureError::Copy { device, .. } if device == b.as_ptr() as usize));
     assert_eq!(err.tag(), "copy");
 }
 
@@ -123,7 +123,7 @@ fn a_huge_region_fails_as_host_allocation() {
     )
     .unwrap_err();
     assert!(
-        matches!(err, DeclineReason::HostAllocation { device: 0x1000, .. }),
+        matches!(err, CaptureError::HostAllocation { device: 0x1000, .. }),
         "{err}"
     );
 }
@@ -500,7 +500,7 @@ fn a_tiered_store_keeps_what_fits_on_the_device_and_the_rest_on_the_host() {
     )
     .unwrap_err();
     assert!(
-        matches!(err, DeclineReason::DeviceRoom { size: 8192, .. }),
+        matches!(err, CaptureError::DeviceRoom { size: 8192, .. }),
         "{err}"
     );
     assert_eq!(err.tag(), "device memory");

@@ -6,9 +6,9 @@
 //! set of modules that reach each other; it is reported with one cycle through it. Arrows from a
 //! module up to a module that contains it are not part of any loop (see the reader's notes).
 //!
-//! The tool crate's centre still holds loops that its layered redesign removes. They are listed
-//! once, below, as an expectation that must match exactly: a loop that appears fails the test,
-//! and so does a listed loop that has gone (shrink the list in the same change).
+//! Loops not yet removed are listed once, below, as an expectation that must match exactly: a
+//! loop that appears fails the test, and so does a listed loop that has gone (shrink the list in
+//! the same change).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -16,32 +16,10 @@ use std::path::{Path, PathBuf};
 use test_support::module_graph::{ModuleGraph, label};
 
 /// Loops known today, per crate root (relative to the workspace), each as the modules in it.
-/// Nothing may be added here: each entry goes when the change that breaks its loop lands.
-///
-/// - The tool crate's centre: the C exports, the client contract and the replay engine import
-///   each other; decline reasons live in the snapshot but are made by the window's coverage
-///   check; the reaper and the two buffer pools import each other. The centre's layered
-///   redesign (entries above the engine above the bottom) removes all three.
-/// - The emulator: `dispatch` and `exec` share `Apertures` both ways; moving it beside the
-///   memory model removes the loop.
-const KNOWN_LOOPS: &[(&str, &[&str])] = &[
-    (
-        "src/lib.rs",
-        &[
-            "api",
-            "client",
-            "client::records",
-            "replay",
-            "replay::phase",
-            "replay::window",
-        ],
-    ),
-    ("src/lib.rs", &["loader", "replay::coverage", "snapshot"]),
-    (
-        "src/lib.rs",
-        &["snapshot::device", "snapshot::host", "snapshot::reaper"],
-    ),
-];
+/// Nothing may be added here: each entry goes when the change that breaks its loop lands. Every
+/// loop found so far is gone (the tool crate's centre, the emulator's `dispatch`/`exec`), so
+/// the list is empty and any loop fails the test.
+const KNOWN_LOOPS: &[(&str, &[&str])] = &[];
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

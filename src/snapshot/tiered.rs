@@ -9,7 +9,7 @@
 //! copies ([`DeviceCopy::copy_on_device`]), several in flight.
 
 use super::host::{HostBuffer, HostPinning, capture_into, give_back, host_buffer, put_back_from};
-use super::{CopyFailed, CopyOp, DeclineReason, DeviceCopy, Region, SnapshotStore};
+use super::{CaptureError, CopyFailed, CopyOp, DeviceCopy, Region, SnapshotStore};
 use crate::sync::{Arc, Mutex};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -130,7 +130,7 @@ impl AgentBuffers {
             h.idle.entry(b.cap).or_default().push((b.ptr, now));
         }
         drop(h);
-        super::reaper::ensure_running();
+        super::start_reaper();
     }
 
     /// Drops the idle buffers without freeing them (the runtime that owned them ended).
@@ -272,10 +272,10 @@ impl Drop for TieredStore {
 }
 
 impl SnapshotStore for TieredStore {
-    fn reserve(&mut self, regions: &[Region]) -> Result<(), DeclineReason> {
+    fn reserve(&mut self, regions: &[Region]) -> Result<(), CaptureError> {
         self.slots
             .try_reserve_exact(regions.len())
-            .map_err(|_| DeclineReason::Metadata {
+            .map_err(|_| CaptureError::Metadata {
                 regions: regions.len(),
             })
     }
@@ -286,7 +286,7 @@ impl SnapshotStore for TieredStore {
         region: &Region,
         copier: &dyn DeviceCopy,
         during: &mut dyn FnMut(),
-    ) -> Result<(), DeclineReason> {
+    ) -> Result<(), CaptureError> {
         debug_assert_eq!(index, self.slots.len());
         let on_device = self
             .device
@@ -303,7 +303,7 @@ impl SnapshotStore for TieredStore {
                     if let Some((b, _)) = &self.device {
                         b.give_back([buf]);
                     }
-                    return Err(DeclineReason::Copy {
+                    return Err(CaptureError::Copy {
                         device: region.device,
                         source,
                     });
@@ -312,14 +312,14 @@ impl SnapshotStore for TieredStore {
                 self.slots.push(Slot::Device(buf));
             }
             None if self.device_only => {
-                return Err(DeclineReason::DeviceRoom {
+                return Err(CaptureError::DeviceRoom {
                     device: region.device,
                     size: region.size,
                 });
             }
             None => {
                 let buf = host_buffer(region.size, self.pinning.as_ref()).ok_or(
-                    DeclineReason::HostAllocation {
+                    CaptureError::HostAllocation {
                         device: region.device,
                         size: region.size,
                     },

@@ -1,6 +1,7 @@
 //! JSON-lines records of the built-in client (`KREPLAY_OUTPUT_DIR/kreplay-<pid>.jsonl`).
 
-use crate::api::{DispatchSummary, kreplay_dispatch_info_t};
+use crate::abi::kreplay_dispatch_info_t;
+use crate::replay::contract::DispatchSummary;
 
 /// The launch geometry of a dispatch and the thread that submitted it, taken from the dispatch
 /// packet when the client is asked for the pass count.
@@ -115,7 +116,7 @@ pub fn dispatch_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{PassTimes, RestoreTotals};
+    use crate::replay::contract::{PassTimes, RestoreTotals};
     use crate::snapshot::CaptureStats;
     use serde_json::{Value, json};
 

@@ -1,19 +1,12 @@
-//! `PassPhase` and localized control: packets a client attaches during PASS ENTER.
+//! Localized control: packets a client attaches during PASS ENTER (the phase of a pass in
+//! which it is armed) for the passes that follow.
 //!
 //! The arm window and the attached packets are thread-local and live for one replay loop, so
 //! only the replaying thread's passes see them and global state never changes.
 
-use crate::api::{ApiError, kreplay_packet_position_t};
+use super::contract::ApiError;
+use crate::abi::kreplay_packet_position_t;
 use std::cell::{Cell, RefCell};
-
-/// Where a pass is in its life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PassPhase {
-    /// Before the dispatch is submitted; localized control is armed.
-    Enter,
-    /// After the dispatch and its completion handler finished.
-    Exit,
-}
 
 /// Packets attached for the current loop.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

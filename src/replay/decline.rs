@@ -1,0 +1,74 @@
+//! Why a replay window declines a dispatch: the snapshot's capture errors and the window's own
+//! reasons (coverage, drains, configuration, unbounded loops, reachable host memory). The
+//! window creates every reason; the snapshot below it knows only [`CaptureError`].
+
+use crate::snapshot::CaptureError;
+
+/// Why a dispatch is not replayed (it runs once, normally).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeclineReason {
+    /// The snapshot could not be captured.
+    #[error(transparent)]
+    Capture(#[from] CaptureError),
+    /// The client asked for an unbounded loop without a continue callback.
+    #[error("an unbounded pass count needs a continue callback")]
+    UnboundedWithoutContinue,
+    /// Memory or work on the agent escapes the inventory or the drains.
+    #[error("{0}")]
+    Coverage(CoverageGap),
+    /// The queue drain or the agent-wide drain did not finish within the decline bound.
+    #[error(
+        "{detail} within {bound_ms} ms (KREPLAY_DRAIN_DECLINE_MS); that work may wait for this dispatch"
+    )]
+    Drain {
+        /// What did not finish.
+        detail: String,
+        /// The bound.
+        bound_ms: u64,
+    },
+    /// A replay setting of the environment is invalid.
+    #[error("{0}")]
+    Configuration(String),
+    /// Host or fine-grained memory the dispatch can reach cannot be restored safely, or the
+    /// host-memory policy declines it (`KREPLAY_HOST_MEMORY`).
+    #[error("{0}")]
+    HostReachable(String),
+}
+
+impl DeclineReason {
+    /// A short tag for records (`copy`, `symbols`, ...).
+    pub fn tag(&self) -> &'static str {
+        match self {
+            DeclineReason::Capture(e) => e.tag(),
+            DeclineReason::UnboundedWithoutContinue => "unbounded without continue",
+            DeclineReason::Coverage(_) => "coverage",
+            DeclineReason::Drain { .. } => "drain",
+            DeclineReason::Configuration(_) => "configuration",
+            DeclineReason::HostReachable(_) => "reachable host memory",
+        }
+    }
+}
+
+/// Why a replay on an agent cannot rely on the inventory and the drains.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CoverageGap {
+    /// Queues may still run work submitted before the client registered.
+    #[error(
+        "queue(s) {queues} of this agent ran dispatches before the replay client registered and have not submitted since, \
+         so the tool cannot prove that work finished; replay resumes once every such queue submitted again or was destroyed \
+         (register the client from OnLoad to avoid this)"
+    )]
+    Unfenced {
+        /// Ids of the unfenced queues.
+        queues: String,
+    },
+    /// Queues on the agent that the tool did not create.
+    #[error(
+        "{count} queue(s) on this agent were not created through hsa_queue_create while kreplay was active \
+         (hsa_amd_queue_intercept_create called directly, or a fallback queue); their work is neither replayed nor drained"
+    )]
+    ForeignQueues {
+        /// Live foreign queues on the agent.
+        count: usize,
+    },
+}
