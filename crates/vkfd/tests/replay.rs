@@ -11,12 +11,8 @@
 mod common;
 use common::*;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// `kreplay run --passes 3 -f json` of `app` on `runtime` with `gpus`; asserts exit 0 and the
 /// program's PASS; returns its stdout and the dispatches (id -> (kernel, agent, rows)).
@@ -176,40 +172,6 @@ fn dispatches_on_two_devices_are_replayed_on_their_agents_on_both_runtimes() {
     }
 }
 
-/// `tests/apps/emulated.c` of the tool crate, linked with the HSA runtime found at run time.
-fn emulated_app(dir: &Path) -> PathBuf {
-    let out = dir.join("emulated");
-    let vhsa = test_support::vhsa_lib_dir();
-    let status = Command::new("cc")
-        .args([
-            "-std=c11",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-g",
-            "-pthread",
-            "-D_DEFAULT_SOURCE",
-        ])
-        .arg(format!("-I{}", root().join("tests/apps").display()))
-        .arg(format!("-I{}", test_support::host_include_dir().display()))
-        .arg(format!(
-            "-I{}",
-            root().join("crates/vhsa/include").display()
-        ))
-        .arg(format!("-I{}", root().join("include").display()))
-        .arg(root().join("tests/apps/emulated.c"))
-        .arg("-o")
-        .arg(&out)
-        // Linked against vhsa's exports (a superset), without a run path: LD_LIBRARY_PATH picks
-        // the runtime. Only the `sqtt` mode calls a vhsa extension.
-        .arg(format!("-L{}", vhsa.display()))
-        .args(["-l:libhsa-runtime64.so.1", "-ldl"])
-        .status()
-        .expect("run cc");
-    assert!(status.success(), "cc failed on emulated.c");
-    out
-}
-
 fn emulated(runtime: Runtime, args: &[&str], passes: &str, code_object: &Path) -> Output {
     let dir = code_object.parent().unwrap();
     let mut c = command(&dir.join("emulated"), runtime, "gfx90a");
@@ -233,7 +195,7 @@ fn the_tools_replay_tests_pass_on_both_runtimes() {
     let co = dir.join("emulated.co");
     // Code object version 4: ROCm 5.2's loader reads no later version.
     test_support::build_code_object_with(
-        &root().join("tests/apps/emulated.hip"),
+        &workspace_root().join("tests/apps/emulated.hip"),
         "gfx90a",
         &co,
         &["-mcode-object-version=4"],

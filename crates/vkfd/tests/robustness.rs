@@ -6,42 +6,14 @@
 mod common;
 use common::*;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// The tool crate's `tests/apps/emulated.c` and its kernels (code object version 4 for ROCm
 /// 5.2's loader), in `dir`.
 fn emulated(dir: &Path) -> (PathBuf, PathBuf) {
-    let exe = dir.join("emulated");
-    let status = Command::new("cc")
-        .args([
-            "-std=c11",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-g",
-            "-D_DEFAULT_SOURCE",
-        ])
-        .arg(format!("-I{}", root().join("tests/apps").display()))
-        .arg(format!("-I{}", test_support::host_include_dir().display()))
-        .arg(format!(
-            "-I{}",
-            root().join("crates/vhsa/include").display()
-        ))
-        .arg(root().join("tests/apps/emulated.c"))
-        .arg("-o")
-        .arg(&exe)
-        .arg(format!("-L{}", test_support::vhsa_lib_dir().display()))
-        .args(["-l:libhsa-runtime64.so.1", "-ldl"])
-        .status()
-        .expect("run cc");
-    assert!(status.success());
+    let exe = emulated_app(dir);
     let co = dir.join("emulated.co");
     test_support::build_code_object_with(
-        &root().join("tests/apps/emulated.hip"),
+        &workspace_root().join("tests/apps/emulated.hip"),
         "gfx90a",
         &co,
         &["-mcode-object-version=4"],

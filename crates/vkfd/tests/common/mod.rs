@@ -125,3 +125,45 @@ pub fn c_program(dir: &Path, name: &str) -> PathBuf {
     assert!(status.success(), "cc failed on {name}.c");
     out
 }
+
+/// The workspace root.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `tests/apps/emulated.c` of the tool crate, linked with the HSA runtime found at run time.
+pub fn emulated_app(dir: &Path) -> PathBuf {
+    let out = dir.join("emulated");
+    let vhsa = test_support::vhsa_lib_dir();
+    let status = Command::new("cc")
+        .args([
+            "-std=c11",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-g",
+            "-pthread",
+            "-D_DEFAULT_SOURCE",
+        ])
+        .arg(format!(
+            "-I{}",
+            workspace_root().join("tests/apps").display()
+        ))
+        .arg(format!("-I{}", test_support::host_include_dir().display()))
+        .arg(format!(
+            "-I{}",
+            workspace_root().join("crates/vhsa/include").display()
+        ))
+        .arg(format!("-I{}", workspace_root().join("include").display()))
+        .arg(workspace_root().join("tests/apps/emulated.c"))
+        .arg("-o")
+        .arg(&out)
+        // Linked against vhsa's exports (a superset), without a run path: LD_LIBRARY_PATH picks
+        // the runtime. Only the `sqtt` mode calls a vhsa extension.
+        .arg(format!("-L{}", vhsa.display()))
+        .args(["-l:libhsa-runtime64.so.1", "-ldl"])
+        .status()
+        .expect("run cc");
+    assert!(status.success(), "cc failed on emulated.c");
+    out
+}
