@@ -3,10 +3,12 @@
 //!
 //! - [`model`]: the GPU models (`gfx942`, `gfx90a`, ...) and how a target list such as
 //!   `VHSA_AGENTS` selects them, so both back ends describe the same devices;
+//! - [`fault`]: the queue error each emulator fault becomes, on both back ends;
 //! - [`aql`]: the in-order AQL packet processor, generic over how a back end reaches its ring,
 //!   signals and kernels ([`aql::QueueBackend`]).
 
 #![deny(missing_docs)]
 
 pub mod aql;
+pub mod fault;
 pub mod model;

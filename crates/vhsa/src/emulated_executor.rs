@@ -22,7 +22,7 @@
 
 use crate::executable::loader;
 use crate::executor::{DeviceMemory, DispatchFault, DispatchRequest, Executor};
-use amdgpu_emu::{DispatchSetup, Emulator, FaultKind, GlobalMemory, ShaderDataRecord, Target};
+use amdgpu_emu::{DispatchSetup, Emulator, GlobalMemory, ShaderDataRecord, Target};
 use hsa_abi::ffi::*;
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
@@ -99,21 +99,6 @@ unsafe impl GlobalMemory for DispatchMemory {
 
 fn fault(status: hsa_status_t, message: String) -> DispatchFault {
     DispatchFault::Fault { status, message }
-}
-
-/// The queue error a fault kind ends the dispatch with.
-pub(crate) fn status_of(kind: &FaultKind) -> hsa_status_t {
-    match kind {
-        FaultKind::Memory { .. } | FaultKind::Misaligned { .. } => {
-            HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION
-        }
-        FaultKind::IllegalInstruction { .. } | FaultKind::BadJump { .. } => {
-            HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION
-        }
-        FaultKind::Trap { .. } => HSA_STATUS_ERROR_EXCEPTION,
-        FaultKind::TimeLimit { .. } | FaultKind::Cancelled => HSA_STATUS_ERROR,
-        FaultKind::BadDispatch { .. } => HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
-    }
 }
 
 impl EmulatedExecutor {
@@ -218,7 +203,7 @@ impl Executor for EmulatedExecutor {
             .dispatch_cancellable(&setup, &memory, d.abandon)
             .map_err(|f| {
                 fault(
-                    status_of(&f.kind),
+                    vgpu::fault::queue_status(&f.kind),
                     format!("kernel `{name}` on agent {}: {f}", d.agent.target),
                 )
             })?;

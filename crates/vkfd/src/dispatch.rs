@@ -15,7 +15,7 @@
 //! queue errors with the statuses vhsa uses; the address of a memory fault is kept for the
 //! page-fault report.
 
-use amdgpu_emu::{DispatchSetup, Emulator, FaultKind, GlobalMemory, Target};
+use amdgpu_emu::{DispatchSetup, Emulator, GlobalMemory, Target};
 use hsa_abi::ffi::*;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -178,28 +178,6 @@ fn code_range(mem: &DispatchMemory, object: u64) -> Result<Range<u64>, String> {
     Ok(range)
 }
 
-/// The queue error of an emulator fault (the statuses vhsa reports for the same faults).
-fn status_of(kind: &FaultKind) -> hsa_status_t {
-    match kind {
-        FaultKind::Memory { .. } | FaultKind::Misaligned { .. } => {
-            HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION
-        }
-        FaultKind::IllegalInstruction { .. } | FaultKind::BadJump { .. } => {
-            HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION
-        }
-        FaultKind::Trap { .. } => HSA_STATUS_ERROR_EXCEPTION,
-        FaultKind::TimeLimit { .. } | FaultKind::Cancelled => HSA_STATUS_ERROR,
-        FaultKind::BadDispatch { .. } => HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
-    }
-}
-
-fn fault_address(kind: &FaultKind) -> Option<u64> {
-    match kind {
-        FaultKind::Memory { address, .. } | FaultKind::Misaligned { address, .. } => Some(*address),
-        _ => None,
-    }
-}
-
 /// The queue a dispatch comes from, as the dispatch needs it.
 pub(crate) struct DispatchQueue {
     /// Queue id.
@@ -259,14 +237,14 @@ pub(crate) fn run(
         Ok(_) => Ok(()),
         Err(_) if abandon.load(Ordering::Acquire) => Err(DispatchError::Abandoned),
         Err(f) => {
-            if let Some(a) = fault_address(&f.kind) {
+            if let Some(a) = vgpu::fault::fault_address(&f.kind) {
                 FAULTS
                     .lock()
                     .get_or_insert_with(HashMap::new)
                     .insert(cp.id, a);
             }
             failed(
-                status_of(&f.kind),
+                vgpu::fault::queue_status(&f.kind),
                 format!("kernel object {object:#x} on {}: {f}", model.target),
             )
         }
