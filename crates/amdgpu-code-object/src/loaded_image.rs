@@ -13,6 +13,7 @@ const EM_AMDGPU: u16 = 224;
 const PT_LOAD: u32 = 1;
 const PT_GNU_RELRO: u32 = 0x6474_e552;
 const PF_W: u32 = 2;
+const PF_X: u32 = 1;
 const ELF_HEADER_BYTES: usize = 64;
 const PROGRAM_HEADER_BYTES: usize = 56;
 
@@ -26,12 +27,22 @@ fn le_u64(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
-/// The writable ranges (ELF virtual addresses) of a code object whose loaded image starts
-/// with `image` (its first bytes): every `PT_LOAD` with the write flag, less `PT_GNU_RELRO`
-/// (read-only once relocated). `None` when the image does not start with the object's own ELF
-/// and program headers (the lowest `PT_LOAD` must map file offset 0 and hold the headers), so
-/// the caller falls back to the whole load range.
-pub fn writable_ranges(image: &[u8]) -> Option<Vec<Range<u64>>> {
+/// One program header of a loaded image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ProgramHeader {
+    kind: u32,
+    flags: u32,
+    offset: u64,
+    vaddr: u64,
+    filesz: u64,
+    memsz: u64,
+}
+
+/// The program headers of a loaded image that starts with `image` (its first bytes), and the
+/// virtual address of its lowest `PT_LOAD` (the image's start). `None` unless the image is a
+/// 64-bit little-endian AMDGPU ELF whose lowest `PT_LOAD` maps file offset 0 and holds the
+/// ELF and program headers, all within `image`.
+fn program_headers(image: &[u8]) -> Option<(Vec<ProgramHeader>, u64)> {
     if image.get(..4)? != b"\x7fELF"
         || *image.get(4)? != 2
         || *image.get(5)? != 1
@@ -49,18 +60,10 @@ pub fn writable_ranges(image: &[u8]) -> Option<Vec<Range<u64>>> {
     if table_end > image.len() {
         return None;
     }
-    struct Ph {
-        kind: u32,
-        flags: u32,
-        offset: u64,
-        vaddr: u64,
-        filesz: u64,
-        memsz: u64,
-    }
     let mut phs = Vec::with_capacity(phnum);
     for i in 0..phnum {
         let at = phoff + i * phentsize;
-        phs.push(Ph {
+        phs.push(ProgramHeader {
             kind: le_u32(image, at)?,
             flags: le_u32(image, at + 4)?,
             offset: le_u64(image, at + 8)?,
@@ -77,6 +80,45 @@ pub fn writable_ranges(image: &[u8]) -> Option<Vec<Range<u64>>> {
         return None;
     }
     let origin = first.vaddr;
+    Some((phs, origin))
+}
+
+/// Where a loaded code object's parts lie, as offsets from the start of its loaded image.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadedLayout {
+    /// Every `PT_LOAD` segment, from the image's start to the end of the highest one.
+    pub extent: Range<u64>,
+    /// The executable `PT_LOAD` segment (the code), when there is one.
+    pub code: Option<Range<u64>>,
+}
+
+/// The extent and code segment of a code object whose loaded image starts with `image` (its
+/// first bytes, [`HEADER_PROBE_BYTES`] or what is mapped); `None` as for [`writable_ranges`].
+/// What a command processor needs to find a kernel's code from its kernel object.
+pub fn loaded_layout(image: &[u8]) -> Option<LoadedLayout> {
+    let (phs, origin) = program_headers(image)?;
+    let loads = || phs.iter().filter(|p| p.kind == PT_LOAD);
+    let end = loads()
+        .map(|p| p.vaddr.saturating_add(p.memsz))
+        .max()?
+        .checked_sub(origin)?;
+    let code = loads().find(|p| p.flags & PF_X != 0).and_then(|p| {
+        let start = p.vaddr.checked_sub(origin)?;
+        Some(start..start.checked_add(p.memsz)?)
+    });
+    Some(LoadedLayout {
+        extent: 0..end,
+        code,
+    })
+}
+
+/// The writable ranges (ELF virtual addresses) of a code object whose loaded image starts
+/// with `image` (its first bytes): every `PT_LOAD` with the write flag, less `PT_GNU_RELRO`
+/// (read-only once relocated). `None` when the image does not start with the object's own ELF
+/// and program headers (the lowest `PT_LOAD` must map file offset 0 and hold the headers), so
+/// the caller falls back to the whole load range.
+pub fn writable_ranges(image: &[u8]) -> Option<Vec<Range<u64>>> {
+    let (phs, origin) = program_headers(image)?;
     let relro: Vec<Range<u64>> = phs
         .iter()
         .filter(|p| p.kind == PT_GNU_RELRO)
@@ -181,6 +223,25 @@ mod tests {
             "program headers past the bytes read"
         );
         assert_eq!(writable_ranges(&[]), None);
+    }
+
+    #[test]
+    fn the_layout_names_the_extent_and_the_code_segment() {
+        let img = image(&[
+            (PT_LOAD, 4, 0, 0x1000, 0x5c0, 0x5c0),
+            (PT_LOAD, 5, 0x600, 0x2600, 0x480, 0x480),
+            (PT_LOAD, 6, 0xa80, 0x3a80, 0xb0, 0x580),
+        ]);
+        assert_eq!(
+            loaded_layout(&img),
+            Some(LoadedLayout {
+                extent: 0..0x3000,
+                code: Some(0x1600..0x1a80),
+            })
+        );
+        let data_only = image(&[(PT_LOAD, 6, 0, 0, 0x400, 0x400)]);
+        assert_eq!(loaded_layout(&data_only).map(|l| l.code), Some(None));
+        assert_eq!(loaded_layout(&img[..100]), None, "program headers cut off");
     }
 
     #[test]

@@ -11,12 +11,9 @@ use std::process::Command;
 use amdgpu_code_object::{AmdgpuElf, ElfSymbolKind};
 use amdgpu_emu::Target;
 use amdgpu_emu::decode::{Enc, Program, UnknownEncoding};
-use object::{Object, ObjectSection};
 
 /// The libraries whose device code is checked (sonames as `ldconfig -p` lists them).
 const LIBRARIES: &[&str] = &["librocrand.so.1", "librocsparse.so.0"];
-
-const BUNDLE_MAGIC: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
 
 /// The installed path of a shared library, from the dynamic linker's cache.
 fn library_path(soname: &str) -> PathBuf {
@@ -36,38 +33,12 @@ fn library_path(soname: &str) -> PathBuf {
 
 /// The code objects of one processor in a host library's offload bundles.
 fn code_objects(host: &[u8], processor: &str) -> Vec<Vec<u8>> {
-    let file = object::File::parse(host).expect("a host ELF");
-    let fatbin = file
-        .section_by_name(".hip_fatbin")
-        .expect("the library has a .hip_fatbin section")
-        .data()
-        .expect("readable .hip_fatbin");
-    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8"));
-    let mut out = Vec::new();
-    let mut at = 0;
-    while let Some(found) = fatbin[at..]
-        .windows(BUNDLE_MAGIC.len())
-        .position(|w| w == BUNDLE_MAGIC)
-    {
-        let bundle = &fatbin[at + found..];
-        let entries = u64_at(bundle, 24) as usize;
-        let mut p = 32;
-        for _ in 0..entries {
-            let (offset, size, len) = (
-                u64_at(bundle, p) as usize,
-                u64_at(bundle, p + 8) as usize,
-                u64_at(bundle, p + 16) as usize,
-            );
-            let triple = std::str::from_utf8(&bundle[p + 24..p + 24 + len]).expect("utf-8");
-            p += 24 + len;
-            let name = triple.rsplit("--").next().unwrap_or("");
-            if name.split(':').next() == Some(processor) && size > 0 {
-                out.push(bundle[offset..offset + size].to_vec());
-            }
-        }
-        at += found + BUNDLE_MAGIC.len();
-    }
-    out
+    amdgpu_code_object::bundle::code_objects(host)
+        .expect("the library's .hip_fatbin holds offload bundles")
+        .into_iter()
+        .filter(|o| o.processor() == Some(processor) && !o.image.is_empty())
+        .map(|o| o.image)
+        .collect()
 }
 
 /// Unknown encodings of one code object, each with the function it occurs in.

@@ -15,6 +15,7 @@
 //! queue errors with the statuses vhsa uses; the address of a memory fault is kept for the
 //! page-fault report.
 
+use amdgpu_code_object::{HEADER_PROBE_BYTES, KernelDescriptor, loaded_layout};
 use amdgpu_emu::{DispatchSetup, Emulator, GlobalMemory, Target};
 use hsa_abi::ffi::*;
 use parking_lot::Mutex;
@@ -95,45 +96,25 @@ fn read<const N: usize>(mem: &DispatchMemory, address: u64) -> Option<[u8; N]> {
     Some(b)
 }
 
-fn u16_at(b: &[u8], at: usize) -> u64 {
-    u64::from(u16::from_le_bytes([b[at], b[at + 1]]))
-}
-fn u32_at(b: &[u8], at: usize) -> u64 {
-    u64::from(u32::from_le_bytes(b[at..at + 4].try_into().unwrap()))
-}
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
-}
-
-/// The executable segment of the loaded ELF image at `base` if the image holds `object`.
-fn elf_code_range(mem: &DispatchMemory, base: u64, object: u64) -> Option<Range<u64>> {
-    let eh: [u8; 64] = read(mem, base)?;
-    // An AMDGPU ELF64 little-endian object (EM_AMDGPU = 224).
-    if eh[..4] != *b"\x7fELF" || eh[4] != 2 || eh[5] != 1 || u16_at(&eh, 18) != 224 {
+/// The executable segment of the loaded ELF image at `base` if the image holds `object`
+/// (`end` bounds the memory readable from `base`).
+fn elf_code_range(mem: &DispatchMemory, base: u64, end: u64, object: u64) -> Option<Range<u64>> {
+    // Most pages are not an image's start: look at the magic before reading the headers.
+    let magic: [u8; 4] = read(mem, base)?;
+    if magic != *b"\x7fELF" {
         return None;
     }
-    let (phoff, phentsize, phnum) = (u64_at(&eh, 32), u16_at(&eh, 54), u16_at(&eh, 56));
-    if phentsize < 56 || phnum == 0 || phnum > 64 {
+    let len = (HEADER_PROBE_BYTES as u64).min(end.checked_sub(base)?);
+    let p = mem.translate(base, len)?;
+    // SAFETY: `len` readable bytes of translated memory, copied before use.
+    let probe = unsafe { std::slice::from_raw_parts(p.as_ptr(), len as usize) }.to_vec();
+    let layout = loaded_layout(&probe)?;
+    if object < base || object >= base.wrapping_add(layout.extent.end) {
         return None;
     }
-    let mut loads = Vec::new();
-    for i in 0..phnum {
-        let ph: [u8; 56] = read(mem, base + phoff + i * phentsize)?;
-        if u32_at(&ph, 0) == 1 {
-            // (flags, vaddr, memsz)
-            loads.push((u32_at(&ph, 4), u64_at(&ph, 16), u64_at(&ph, 40)));
-        }
-    }
-    let first = loads.iter().map(|l| l.1).min()?;
-    let end = loads.iter().map(|l| l.1 + l.2).max()?;
-    let bias = base.wrapping_sub(first);
-    if object < base || object >= bias.wrapping_add(end) {
-        return None;
-    }
-    loads
-        .iter()
-        .find(|l| l.0 & 1 != 0)
-        .map(|l| bias.wrapping_add(l.1)..bias.wrapping_add(l.1 + l.2))
+    layout
+        .code
+        .map(|c| base.wrapping_add(c.start)..base.wrapping_add(c.end))
 }
 
 /// The code range of the kernel at `object`.
@@ -147,7 +128,7 @@ fn code_range(mem: &DispatchMemory, object: u64) -> Result<Range<u64>, String> {
     let mut page = object & !(PAGE - 1);
     let mut found = None;
     while page >= lowest {
-        if let Some(r) = elf_code_range(mem, page, object) {
+        if let Some(r) = elf_code_range(mem, page, start + size, object) {
             found = Some(r);
             break;
         }
@@ -161,7 +142,7 @@ fn code_range(mem: &DispatchMemory, object: u64) -> Result<Range<u64>, String> {
         None => {
             let kd: [u8; 64] = read(mem, object)
                 .ok_or_else(|| format!("kernel object {object:#x} is not readable"))?;
-            let entry = object.wrapping_add_signed(u64_at(&kd, 16) as i64);
+            let entry = object.wrapping_add_signed(KernelDescriptor::parse(&kd).entry_offset);
             let end = (start + size).min(entry.saturating_add(BLIT_CODE_BYTES));
             if entry < start || entry >= end {
                 return Err(format!(

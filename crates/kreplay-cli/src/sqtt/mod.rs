@@ -18,7 +18,7 @@ mod views;
 
 use address_trace::Geometry;
 use clap::{Args, Subcommand};
-use device_code::{CodeObject, DeviceCodeError};
+use device_code::{BundleError, BundledCodeObject};
 use funcmap::{Funcmap, FuncmapError};
 use records::{RecordError, RecordFormat};
 use report::{MemtraceContext, ResolvedMap};
@@ -102,7 +102,7 @@ pub enum SqttError {
         /// The file.
         path: PathBuf,
         /// What is wrong.
-        source: DeviceCodeError,
+        source: BundleError,
     },
     /// Code objects without a `.sqtt_funcmap` section.
     #[error(
@@ -219,7 +219,7 @@ fn load_maps(path: &Path) -> Result<Vec<ResolvedMap>, SqttError> {
     let objects = device_code::code_objects(&data).map_err(device_err)?;
     let mut maps = Vec::new();
     let mut missing = Vec::new();
-    for CodeObject { target, image } in objects {
+    for BundledCodeObject { target, image } in objects {
         let view = device_code::inspect(&image).map_err(device_err)?;
         let Some(section) = view.funcmap else {
             missing.push(target);
