@@ -743,60 +743,86 @@ unsafe extern "C" fn queue_create(
                 tracing::warn!(
                     "hsa_amd_queue_intercept_create failed ({st:#x}); the queue is created without replay support"
                 );
-                let st = original();
-                if st == ffi::HSA_STATUS_SUCCESS {
-                    // SAFETY: success wrote the queue.
-                    coverage::foreign_queue_created(unsafe { *queue } as usize, agent.handle);
-                }
-                return st;
+                return create_untracked(agent, queue, original);
             }
             // SAFETY: success wrote the queue.
             let q = unsafe { *queue };
-            // SAFETY: a queue the runtime just created.
-            let st = unsafe { (o.profiler_enable)(q, 1) };
-            if st != ffi::HSA_STATUS_SUCCESS {
-                tracing::warn!(
-                    "enabling profiling on queue {q:p} failed ({st:#x}); pass times will be unavailable"
-                );
-            }
+            enable_pass_timing(q);
             fault.created(q);
-            let Some(rt) = Runtime::get() else {
-                // The runtime keeps the error callback's data until the queue is destroyed.
-                let _ = Arc::into_raw(fault);
-                return ffi::HSA_STATUS_SUCCESS;
-            };
-            let state = Arc::new(QueueState {
-                fault: fault.clone(),
-                // SAFETY: the runtime just created `q`.
-                ..unsafe { QueueState::new(rt, agent, q) }
-            });
-            let raw = Arc::into_raw(state.clone());
-            // SAFETY: `raw` stays alive until the queue is destroyed (`queue_destroy`).
-            let st = unsafe {
-                (o.intercept_register)(q, Some(write_interceptor), raw.cast_mut().cast())
-            };
-            if st != ffi::HSA_STATUS_SUCCESS {
-                tracing::warn!(
-                    "registering the write interceptor on queue {q:p} failed ({st:#x}); the queue is not replayed"
-                );
-                // SAFETY: the runtime refused the pointer; reclaim it.
-                drop(unsafe { Arc::from_raw(raw) });
-                if let Some(c) = state.counter {
-                    rt.signal_destroy(c);
-                }
-                coverage::foreign_queue_created(q as usize, agent.handle);
-                // The runtime keeps the error callback's data until the queue is destroyed.
-                let _ = Arc::into_raw(fault);
-                return ffi::HSA_STATUS_SUCCESS;
-            }
-            if let Some(c) = state.counter {
-                replay::IN_FLIGHT.add_counter(agent.handle, state.queue_id, c);
-            }
-            QUEUES.insert(state, raw as usize);
-            ffi::HSA_STATUS_SUCCESS
+            track_queue(agent, q, fault)
         },
         original,
     )
+}
+
+/// Creates the application's queue the plain way (the intercept queue was refused): it runs,
+/// and replay knows it as a queue it cannot see into.
+fn create_untracked(
+    agent: hsa_agent_t,
+    queue: *mut *mut hsa_queue_t,
+    original: impl FnOnce() -> hsa_status_t,
+) -> hsa_status_t {
+    let st = original();
+    if st == ffi::HSA_STATUS_SUCCESS {
+        // SAFETY: success wrote the queue.
+        coverage::foreign_queue_created(unsafe { *queue } as usize, agent.handle);
+    }
+    st
+}
+
+/// Turns on the runtime's dispatch timestamps on `q`, which pass times come from.
+fn enable_pass_timing(q: *mut hsa_queue_t) {
+    // SAFETY: a queue the runtime just created.
+    let st = unsafe { (originals().profiler_enable)(q, 1) };
+    if st != ffi::HSA_STATUS_SUCCESS {
+        tracing::warn!(
+            "enabling profiling on queue {q:p} failed ({st:#x}); pass times will be unavailable"
+        );
+    }
+}
+
+/// Registers the write interceptor of the new intercept queue `q` and records its state;
+/// a queue whose interceptor the runtime refuses runs unreplayed. Always a success: the
+/// application's queue exists either way.
+fn track_queue(
+    agent: hsa_agent_t,
+    q: *mut hsa_queue_t,
+    fault: Arc<crate::queue_fault::QueueFault>,
+) -> hsa_status_t {
+    let Some(rt) = Runtime::get() else {
+        // The runtime keeps the error callback's data until the queue is destroyed.
+        let _ = Arc::into_raw(fault);
+        return ffi::HSA_STATUS_SUCCESS;
+    };
+    let state = Arc::new(QueueState {
+        fault: fault.clone(),
+        // SAFETY: the runtime just created `q`.
+        ..unsafe { QueueState::new(rt, agent, q) }
+    });
+    let raw = Arc::into_raw(state.clone());
+    // SAFETY: `raw` stays alive until the queue is destroyed (`queue_destroy`).
+    let st = unsafe {
+        (originals().intercept_register)(q, Some(write_interceptor), raw.cast_mut().cast())
+    };
+    if st != ffi::HSA_STATUS_SUCCESS {
+        tracing::warn!(
+            "registering the write interceptor on queue {q:p} failed ({st:#x}); the queue is not replayed"
+        );
+        // SAFETY: the runtime refused the pointer; reclaim it.
+        drop(unsafe { Arc::from_raw(raw) });
+        if let Some(c) = state.counter {
+            rt.signal_destroy(c);
+        }
+        coverage::foreign_queue_created(q as usize, agent.handle);
+        // The runtime keeps the error callback's data until the queue is destroyed.
+        let _ = Arc::into_raw(fault);
+        return ffi::HSA_STATUS_SUCCESS;
+    }
+    if let Some(c) = state.counter {
+        replay::IN_FLIGHT.add_counter(agent.handle, state.queue_id, c);
+    }
+    QUEUES.insert(state, raw as usize);
+    ffi::HSA_STATUS_SUCCESS
 }
 
 unsafe extern "C" fn queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {

@@ -159,16 +159,7 @@ impl DeviceHasher {
             .checked_mul(LANES as u64)
             .filter(|g| *g <= u32::MAX as u64)
             .ok_or("region has too many chunks")?;
-        if loaded.out_len < n {
-            if !loaded.out.is_null() {
-                // SAFETY: `out` was allocated by `alloc_shared` and no dispatch uses it.
-                let _ = unsafe { (self.rt.originals().pool_free)(loaded.out.cast()) };
-                loaded.out = std::ptr::null_mut();
-                loaded.out_len = 0;
-            }
-            loaded.out = alloc_shared(self.rt, loaded.pool, self.agent, n * 8)?.cast();
-            loaded.out_len = n;
-        }
+        self.reserve_output(loaded, n)?;
         let args: [u64; 4] = [
             region.device as u64,
             region.size as u64,
@@ -180,6 +171,30 @@ impl DeviceHasher {
             std::ptr::write_bytes(loaded.kernarg, 0, loaded.kernarg_size);
             std::ptr::copy_nonoverlapping(args.as_ptr().cast::<u8>(), loaded.kernarg, 32);
         }
+        self.submit(loaded, grid as u32)?;
+        self.wait_for_completion(loaded)?;
+        // SAFETY: the dispatch completed (acquire): `out` holds `n` hashes written by it.
+        Ok(unsafe { std::slice::from_raw_parts(loaded.out, n) }.to_vec())
+    }
+
+    /// Makes the output buffer hold at least `n` hashes.
+    fn reserve_output(&self, loaded: &mut Loaded, n: usize) -> Result<(), String> {
+        if loaded.out_len >= n {
+            return Ok(());
+        }
+        if !loaded.out.is_null() {
+            // SAFETY: `out` was allocated by `alloc_shared` and no dispatch uses it.
+            let _ = unsafe { (self.rt.originals().pool_free)(loaded.out.cast()) };
+            loaded.out = std::ptr::null_mut();
+            loaded.out_len = 0;
+        }
+        loaded.out = alloc_shared(self.rt, loaded.pool, self.agent, n * 8)?.cast();
+        loaded.out_len = n;
+        Ok(())
+    }
+
+    /// Writes one dispatch of `grid` lanes on the tool's queue and rings its doorbell.
+    fn submit(&self, loaded: &Loaded, grid: u32) -> Result<(), String> {
         let k = self.rt.originals().kernel;
         let (Some(add_write_index), Some(load_read_index)) = (k.add_write_index, k.load_read_index)
         else {
@@ -203,7 +218,7 @@ impl DeviceHasher {
             workgroup_size_y: 1,
             workgroup_size_z: 1,
             reserved0: 0,
-            grid_size_x: grid as u32,
+            grid_size_x: grid,
             grid_size_y: 1,
             grid_size_z: 1,
             private_segment_size: loaded.private_segment,
@@ -229,6 +244,12 @@ impl DeviceHasher {
             );
             (self.rt.originals().signal_store_screlease)(q.doorbell_signal, index as i64);
         }
+        Ok(())
+    }
+
+    /// Waits, within the hasher's bound, for the dispatch's completion signal; a queue error
+    /// ends the wait at once.
+    fn wait_for_completion(&self, loaded: &Loaded) -> Result<(), String> {
         let deadline = Instant::now() + self.bound;
         loop {
             // SAFETY: the tool's own live signal.
@@ -242,7 +263,7 @@ impl DeviceHasher {
                 )
             };
             if v < 1 {
-                break;
+                return Ok(());
             }
             if let Some(st) = loaded.fault.status() {
                 return Err(format!(
@@ -256,8 +277,6 @@ impl DeviceHasher {
                 ));
             }
         }
-        // SAFETY: the dispatch completed (acquire): `out` holds `n` hashes written by it.
-        Ok(unsafe { std::slice::from_raw_parts(loaded.out, n) }.to_vec())
     }
 }
 
@@ -417,20 +436,9 @@ fn kernarg_pool(rt: Runtime) -> Option<ffi::hsa_amd_memory_pool_t> {
 
 /// Loads the kernel on `agent` and creates its queue, signal and kernarg buffer.
 fn load(rt: Runtime, agent: hsa_agent_t) -> Result<Loaded, String> {
-    let o = rt.originals();
-    let k = o.kernel;
-    let missing = || "the runtime's API table lacks an executable or queue entry".to_owned();
-    let (Some(reader_create), Some(reader_destroy), Some(create), Some(load_co), Some(get_symbol)) = (
-        k.reader_create_from_memory,
-        k.reader_destroy,
-        k.executable_create_alt,
-        k.load_agent_code_object,
-        k.get_symbol_by_name,
-    ) else {
-        return Err(missing());
-    };
+    let k = rt.originals().kernel;
     if k.add_write_index.is_none() || k.load_read_index.is_none() {
-        return Err(missing());
+        return Err(MISSING_ENTRY.into());
     }
     let arch = target(rt, agent);
     let code = CODE_OBJECTS
@@ -439,6 +447,59 @@ fn load(rt: Runtime, agent: hsa_agent_t) -> Result<Loaded, String> {
         .map(|(_, c)| *c)
         .ok_or_else(|| format!("no code object for {arch}"))?;
     let pool = kernarg_pool(rt).ok_or("no kernarg memory pool")?;
+    let exe = load_executable(rt, agent, code)?;
+    let result = (|| -> Result<Loaded, String> {
+        let symbol = kernel_symbol(rt, exe, agent)?;
+        let (queue, signal, fault) = create_queue(rt, agent)?;
+        let kernarg = match alloc_shared(rt, pool, agent, symbol.kernarg_size) {
+            Ok(p) => p,
+            Err(e) => {
+                rt.signal_destroy(signal);
+                // SAFETY: the queue created above, idle.
+                let _ = unsafe { (rt.originals().queue_destroy)(queue) };
+                return Err(e);
+            }
+        };
+        Ok(Loaded {
+            executable: exe,
+            kernel_object: symbol.kernel_object,
+            group_segment: symbol.group_segment,
+            private_segment: symbol.private_segment,
+            kernarg_size: symbol.kernarg_size,
+            queue,
+            signal,
+            pool,
+            kernarg,
+            out: std::ptr::null_mut(),
+            out_len: 0,
+            fault,
+        })
+    })();
+    if result.is_err() {
+        // SAFETY: the tool's own executable, with nothing dispatched.
+        let _ = unsafe { (rt.originals().executable_destroy)(exe) };
+    }
+    result
+}
+
+const MISSING_ENTRY: &str = "the runtime's API table lacks an executable or queue entry";
+
+/// Loads `code` on `agent` in a frozen executable of the tool's own (never tracked).
+fn load_executable(
+    rt: Runtime,
+    agent: hsa_agent_t,
+    code: &'static [u8],
+) -> Result<ffi::hsa_executable_t, String> {
+    let o = rt.originals();
+    let k = o.kernel;
+    let (Some(reader_create), Some(reader_destroy), Some(create), Some(load_co)) = (
+        k.reader_create_from_memory,
+        k.reader_destroy,
+        k.executable_create_alt,
+        k.load_agent_code_object,
+    ) else {
+        return Err(MISSING_ENTRY.into());
+    };
     let mut reader = ffi::hsa_code_object_reader_t { handle: 0 };
     // SAFETY: `code` is a static code object; out-pointer to a local.
     let st = unsafe { reader_create(code.as_ptr().cast(), code.len(), &mut reader) };
@@ -448,7 +509,7 @@ fn load(rt: Runtime, agent: hsa_agent_t) -> Result<Loaded, String> {
         ));
     }
     let mut exe = ffi::hsa_executable_t { handle: 0 };
-    let result = (|| -> Result<Loaded, String> {
+    let result = (|| -> Result<(), String> {
         // SAFETY: out-pointer to a local; no options.
         let st = unsafe {
             create(
@@ -475,98 +536,116 @@ fn load(rt: Runtime, agent: hsa_agent_t) -> Result<Loaded, String> {
         if st != ffi::HSA_STATUS_SUCCESS {
             return Err(format!("hsa_executable_freeze returned HSA status {st:#x}"));
         }
-        let mut sym = ffi::hsa_executable_symbol_t { handle: 0 };
-        // SAFETY: NUL-terminated name; out-pointer to a local.
-        let st = unsafe { get_symbol(exe, KERNEL.as_ptr(), &agent, &mut sym) };
-        if st != ffi::HSA_STATUS_SUCCESS {
-            return Err(format!(
-                "hsa_executable_get_symbol_by_name returned HSA status {st:#x}"
-            ));
-        }
-        let (mut kernel_object, mut group, mut private, mut kernarg_size) =
-            (0u64, 0u32, 0u32, 0u32);
-        // SAFETY: each attribute writes the type named in the HSA specification.
-        let ok = unsafe {
-            (o.executable_symbol_get_info)(
-                sym,
-                ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
-                (&raw mut kernel_object).cast(),
-            ) == ffi::HSA_STATUS_SUCCESS
-                && (o.executable_symbol_get_info)(
-                    sym,
-                    ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE,
-                    (&raw mut group).cast(),
-                ) == ffi::HSA_STATUS_SUCCESS
-                && (o.executable_symbol_get_info)(
-                    sym,
-                    ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
-                    (&raw mut private).cast(),
-                ) == ffi::HSA_STATUS_SUCCESS
-                && (o.executable_symbol_get_info)(
-                    sym,
-                    ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE,
-                    (&raw mut kernarg_size).cast(),
-                ) == ffi::HSA_STATUS_SUCCESS
-        };
-        if !ok || kernel_object == 0 {
-            return Err("the kernel's symbol information is unavailable".into());
-        }
-        let kernarg_size = (kernarg_size as usize).max(32);
-        let signal = rt.signal_create(0).map_err(|e| e.to_string())?;
-        let mut queue: *mut hsa_queue_t = std::ptr::null_mut();
-        let fault = std::sync::Arc::new(crate::queue_fault::QueueFault::new(
-            None,
-            std::ptr::null_mut(),
-        ));
-        // SAFETY: the original (never intercepted) entry; out-pointer to a local; the error
-        // callback's data is kept with the queue in `Loaded` (or leaked when the queue stays).
-        let st = unsafe {
-            (o.queue_create)(
-                agent,
-                64,
-                ffi::HSA_QUEUE_TYPE_SINGLE,
-                Some(crate::queue_fault::on_queue_error),
-                std::sync::Arc::as_ptr(&fault).cast_mut().cast(),
-                u32::MAX,
-                u32::MAX,
-                &mut queue,
-            )
-        };
-        if st != ffi::HSA_STATUS_SUCCESS || queue.is_null() {
-            rt.signal_destroy(signal);
-            return Err(format!("hsa_queue_create returned HSA status {st:#x}"));
-        }
-        let kernarg = match alloc_shared(rt, pool, agent, kernarg_size) {
-            Ok(p) => p,
-            Err(e) => {
-                rt.signal_destroy(signal);
-                // SAFETY: the queue created above, idle.
-                let _ = unsafe { (o.queue_destroy)(queue) };
-                return Err(e);
-            }
-        };
-        Ok(Loaded {
-            executable: exe,
-            kernel_object,
-            group_segment: group,
-            private_segment: private,
-            kernarg_size,
-            queue,
-            signal,
-            pool,
-            kernarg,
-            out: std::ptr::null_mut(),
-            out_len: 0,
-            fault,
-        })
+        Ok(())
     })();
     // SAFETY: the reader is no longer needed once the code object is loaded (or failed).
     let _ = unsafe { reader_destroy(reader) };
-    if result.is_err() && exe.handle != 0 {
-        // SAFETY: the tool's own executable, with nothing dispatched.
-        let _ = unsafe { (o.executable_destroy)(exe) };
+    match result {
+        Ok(()) => Ok(exe),
+        Err(e) => {
+            if exe.handle != 0 {
+                // SAFETY: the tool's own executable, with nothing dispatched.
+                let _ = unsafe { (o.executable_destroy)(exe) };
+            }
+            Err(e)
+        }
     }
-    result
+}
+
+/// What a dispatch of the hashing kernel needs from its symbol.
+struct KernelSymbol {
+    kernel_object: u64,
+    group_segment: u32,
+    private_segment: u32,
+    /// At least the 32 bytes of the kernel's arguments.
+    kernarg_size: usize,
+}
+
+/// The hashing kernel's symbol in `exe`, loaded for `agent`.
+fn kernel_symbol(
+    rt: Runtime,
+    exe: ffi::hsa_executable_t,
+    agent: hsa_agent_t,
+) -> Result<KernelSymbol, String> {
+    let o = rt.originals();
+    let get_symbol = o.kernel.get_symbol_by_name.ok_or(MISSING_ENTRY)?;
+    let mut sym = ffi::hsa_executable_symbol_t { handle: 0 };
+    // SAFETY: NUL-terminated name; out-pointer to a local.
+    let st = unsafe { get_symbol(exe, KERNEL.as_ptr(), &agent, &mut sym) };
+    if st != ffi::HSA_STATUS_SUCCESS {
+        return Err(format!(
+            "hsa_executable_get_symbol_by_name returned HSA status {st:#x}"
+        ));
+    }
+    let (mut kernel_object, mut group, mut private, mut kernarg_size) = (0u64, 0u32, 0u32, 0u32);
+    // SAFETY: each attribute writes the type named in the HSA specification.
+    let ok = unsafe {
+        (o.executable_symbol_get_info)(
+            sym,
+            ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
+            (&raw mut kernel_object).cast(),
+        ) == ffi::HSA_STATUS_SUCCESS
+            && (o.executable_symbol_get_info)(
+                sym,
+                ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE,
+                (&raw mut group).cast(),
+            ) == ffi::HSA_STATUS_SUCCESS
+            && (o.executable_symbol_get_info)(
+                sym,
+                ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+                (&raw mut private).cast(),
+            ) == ffi::HSA_STATUS_SUCCESS
+            && (o.executable_symbol_get_info)(
+                sym,
+                ffi::HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE,
+                (&raw mut kernarg_size).cast(),
+            ) == ffi::HSA_STATUS_SUCCESS
+    };
+    if !ok || kernel_object == 0 {
+        return Err("the kernel's symbol information is unavailable".into());
+    }
+    Ok(KernelSymbol {
+        kernel_object,
+        group_segment: group,
+        private_segment: private,
+        kernarg_size: (kernarg_size as usize).max(32),
+    })
+}
+
+type PrivateQueue = (
+    *mut hsa_queue_t,
+    hsa_signal_t,
+    std::sync::Arc<crate::queue_fault::QueueFault>,
+);
+
+/// The tool's own queue on `agent` (the original, never intercepted `hsa_queue_create`), its
+/// completion signal, and the record of errors the runtime reports on it.
+fn create_queue(rt: Runtime, agent: hsa_agent_t) -> Result<PrivateQueue, String> {
+    let signal = rt.signal_create(0).map_err(|e| e.to_string())?;
+    let mut queue: *mut hsa_queue_t = std::ptr::null_mut();
+    let fault = std::sync::Arc::new(crate::queue_fault::QueueFault::new(
+        None,
+        std::ptr::null_mut(),
+    ));
+    // SAFETY: the original (never intercepted) entry; out-pointer to a local; the error
+    // callback's data is kept with the queue in `Loaded` (or leaked when the queue stays).
+    let st = unsafe {
+        (rt.originals().queue_create)(
+            agent,
+            64,
+            ffi::HSA_QUEUE_TYPE_SINGLE,
+            Some(crate::queue_fault::on_queue_error),
+            std::sync::Arc::as_ptr(&fault).cast_mut().cast(),
+            u32::MAX,
+            u32::MAX,
+            &mut queue,
+        )
+    };
+    if st != ffi::HSA_STATUS_SUCCESS || queue.is_null() {
+        rt.signal_destroy(signal);
+        return Err(format!("hsa_queue_create returned HSA status {st:#x}"));
+    }
+    Ok((queue, signal, fault))
 }
 
 /// Releases everything a [`Loaded`] holds (no dispatch in flight).
