@@ -2,8 +2,8 @@
 //! parsing the JSON lines, then each writer, for 10 000 dispatches of 5 passes.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use kreplay_cli::records;
 use kreplay_cli::report::{self, chrome, pftrace, rocpd, rocprofv3, summary};
+use kreplay_cli::run_records;
 use std::hint::black_box;
 
 const DISPATCHES: u64 = 10_000;
@@ -43,13 +43,13 @@ fn record_text() -> String {
 
 fn outputs(c: &mut Criterion) {
     let text = record_text();
-    let dispatches = records::parse([text.as_str()]).dispatches;
+    let dispatches = run_records::parse([text.as_str()]).dispatches;
     assert_eq!(dispatches.len() as u64, DISPATCHES);
     let mut group = c.benchmark_group("report_10k_dispatches_5_passes");
     group.sample_size(10);
     group.throughput(Throughput::Elements(DISPATCHES * PASSES));
     group.bench_function("parse_records", |b| {
-        b.iter(|| records::parse([black_box(text.as_str())]))
+        b.iter(|| run_records::parse([black_box(text.as_str())]))
     });
     group.bench_function("csv", |b| b.iter(|| report::csv(black_box(&dispatches))));
     group.bench_function("kernel_trace_csv", |b| {

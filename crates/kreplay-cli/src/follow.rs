@@ -4,8 +4,8 @@
 //! itself is killed.
 
 use crate::exit_status::CliError;
-use crate::records::{self, Dispatch, Joiner};
 use crate::report::rocpd::Database;
+use crate::run_records::{self, Dispatch, Joiner};
 use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -35,7 +35,7 @@ impl Follower {
     /// Files that cannot be read now are tried again next time.
     pub fn poll(&mut self, dir: &Path) -> Vec<Dispatch> {
         let mut done = Vec::new();
-        let Ok(files) = records::record_files(dir) else {
+        let Ok(files) = run_records::record_files(dir) else {
             return done;
         };
         for file in files {
@@ -147,7 +147,7 @@ pub fn finish_live(live: Live) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::tests::replayed_lines;
+    use crate::run_records::tests::replayed_lines;
     use std::io::Write;
 
     #[test]

@@ -8,8 +8,8 @@ use crate::follow;
 use crate::installation::{self, Runtime, RuntimeChoice};
 use crate::kernel_selection;
 use crate::output_path::{self, TemplateValues};
-use crate::records;
 use crate::report::{self, Format, summary};
+use crate::run_records;
 use crate::virtual_topology;
 use hsa_abi::tools_lib;
 use std::ffi::{OsStr, OsString};
@@ -411,8 +411,8 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
     // Processes that outlived the application have written their records now: close the
     // database, then write the other outputs from all the records.
     let live_db = live.and_then(follow::finish_live);
-    let written = (|| -> Result<(records::Collected, Vec<PathBuf>), CliError> {
-        let collected = records::collect(&staging)?;
+    let written = (|| -> Result<(run_records::Collected, Vec<PathBuf>), CliError> {
+        let collected = run_records::collect(&staging)?;
         dir_ready?;
         let app_label = plan
             .app

@@ -2,7 +2,7 @@
 //! fuzz targets.
 //!
 //! - [`launch`]: `kreplay run` (environment, child process, signals, outputs);
-//! - [`records`]: reading the tool's JSON-lines records;
+//! - [`run_records`]: finding and reading the record files a run leaves;
 //! - [`follow`]: reading them while the application runs, into the rocpd database;
 //! - [`report`]: the rocpd database, CSV / JSON rows, the Perfetto and Chrome traces, the
 //!   summary table;
@@ -27,7 +27,7 @@ pub mod installation;
 pub mod kernel_selection;
 pub mod launch;
 pub mod output_path;
-pub mod records;
 pub mod report;
+pub mod run_records;
 pub mod sqtt;
 pub mod virtual_topology;

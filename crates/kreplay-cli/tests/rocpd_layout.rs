@@ -1,8 +1,8 @@
 //! The rocpd database against rocprofv3's layout (docs/formats.md): table names and columns,
 //! metadata rows, views, agents, and two files merged the way the rocpd importer merges them.
 
-use kreplay_cli::records::{self, Dispatch};
 use kreplay_cli::report::rocpd::{self, Database, RunInfo};
+use kreplay_cli::run_records::{self, Dispatch};
 use kreplay_records::{DispatchRecord, Launch, PassRecord, SnapshotStats};
 use rusqlite::Connection;
 use std::path::Path;
@@ -140,7 +140,7 @@ fn dispatches(pid: u64, count: u64, t0: u64) -> Vec<Dispatch> {
         }
         .lines();
     }
-    records::parse([text.as_str()]).dispatches
+    run_records::parse([text.as_str()]).dispatches
 }
 
 fn write_db(path: &Path, pid: u64, count: u64) -> Vec<Dispatch> {
@@ -485,7 +485,7 @@ fn times_are_boottime() {
     }
     .lines()
     .replace(",\"clock\":\"boottime\"", "");
-    let d = records::parse([text.as_str()]).dispatches;
+    let d = run_records::parse([text.as_str()]).dispatches;
     rocpd::write(&path, &d, RunInfo::default()).unwrap();
     let conn = Connection::open(&path).unwrap();
     assert_eq!(metadata(&conn, "clock"), "CLOCK_BOOTTIME");

@@ -507,7 +507,7 @@ proptest! {
         }
         let map = Funcmap::parse(b"W:64\nP:1:addr_trace_load\nR:1:extra_payload_count=130\n\0").unwrap();
         LARGEST.with(|l| l.set(0));
-        if let Ok(records) = kreplay_cli::sqtt::records::parse(&text, kreplay_cli::sqtt::records::RecordFormat::Auto) {
+        if let Ok(records) = kreplay_cli::sqtt::shaderdata::parse(&text, kreplay_cli::sqtt::shaderdata::RecordFormat::Auto) {
             let geometry = kreplay_cli::sqtt::address_trace::Geometry { wave_size: 64, line_size, access_size };
             let _ = kreplay_cli::sqtt::address_trace::analyse(&records, &map, geometry);
         }

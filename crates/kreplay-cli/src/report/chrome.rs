@@ -12,7 +12,7 @@
 //!
 //! `ts` and `dur` are microseconds (with nanosecond decimals) of the host monotonic clock.
 
-use crate::records::Dispatch;
+use crate::run_records::Dispatch;
 use serde_json::json;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -142,7 +142,7 @@ pub fn trace(dispatches: &[Dispatch], app: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::{parse, tests::replayed_lines};
+    use crate::run_records::{parse, tests::replayed_lines};
 
     #[test]
     fn each_dispatch_contains_its_passes_snapshot_and_restores() {

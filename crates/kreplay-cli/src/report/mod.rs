@@ -12,7 +12,7 @@ pub mod rocprofv3;
 pub mod summary;
 
 use crate::exit_status::CliError;
-use crate::records::Dispatch;
+use crate::run_records::Dispatch;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -284,7 +284,7 @@ pub fn write_outputs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::{parse, tests::replayed_lines};
+    use crate::run_records::{parse, tests::replayed_lines};
 
     fn sample() -> Vec<Dispatch> {
         let text = replayed_lines(3, 1, "vec_add", 3, 1000)

@@ -14,7 +14,7 @@
 use super::perfetto_proto::{DebugAnnotation as Arg, TraceBuilder, UNIT_SIZE_BYTES};
 use super::rocpd::display_name;
 use super::rocprofv3::Identities;
-use crate::records::Dispatch;
+use crate::run_records::Dispatch;
 use std::collections::BTreeMap;
 
 /// The kernel slice's arguments, named as rocprofv3 names them, then kreplay's.
@@ -165,8 +165,8 @@ pub fn trace(dispatches: &[Dispatch], app: &str) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::{parse, tests::replayed_lines};
     use crate::report::perfetto_proto::{CLOCK_BOOTTIME, TYPE_COUNTER, TYPE_SLICE_BEGIN, Trace};
+    use crate::run_records::{parse, tests::replayed_lines};
     use prost::Message;
 
     #[test]

@@ -14,7 +14,7 @@
 
 use super::rocpd_schema::{self, KREPLAY_SCHEMA_VERSION, ROCPD_SCHEMA_VERSION};
 use crate::exit_status::CliError;
-use crate::records::Dispatch;
+use crate::run_records::Dispatch;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -779,7 +779,7 @@ pub fn write(path: &Path, dispatches: &[Dispatch], run: RunInfo) -> Result<(), C
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::{parse, tests::replayed_lines};
+    use crate::run_records::{parse, tests::replayed_lines};
 
     #[test]
     fn a_failed_batch_leaves_nothing_and_known_dispatches_are_found() {

@@ -4,7 +4,7 @@
 //! key. Columns, names and order are rocprofv3's (`docs/formats.md`).
 
 use super::rocpd::{agent_json, display_name, truncated_name};
-use crate::records::Dispatch;
+use crate::run_records::Dispatch;
 use serde_json::json;
 use std::collections::HashMap;
 use std::fmt::Write as _;

@@ -1,6 +1,6 @@
 //! The per-kernel summary printed at the end of a run.
 
-use crate::records::Dispatch;
+use crate::run_records::Dispatch;
 use serde_json::{Value, json};
 
 /// Statistics of one kernel over the run.
@@ -374,7 +374,7 @@ const MAX_REASONS: usize = 3;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::{parse, tests::replayed_lines};
+    use crate::run_records::{parse, tests::replayed_lines};
 
     /// A dispatch line of `kernel` run once, declined for `reason`.
     fn declined_line(id: u64, kernel: &str, reason: &str) -> String {

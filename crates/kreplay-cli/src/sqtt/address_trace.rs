@@ -2,7 +2,7 @@
 //! per-operation statistics (lanes, cache lines, stride, coalescing).
 
 use super::funcmap::Funcmap;
-use super::records::Record;
+use super::shaderdata::Record;
 use std::collections::{BTreeMap, HashMap};
 
 /// How an address-trace operation carries its lanes' addresses (see `docs/sqtt.md`).

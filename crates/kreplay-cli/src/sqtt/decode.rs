@@ -7,8 +7,8 @@
 //! fails with the record's line, unless `--lenient`; exits without an open scope and scopes
 //! still open at a wave's end are reported in the output, never an error.
 
-use super::records::{self, RecordError, RecordFormat};
 use super::scopes::{self, Event, Issue, IssueKind, MarkerScopes, Step, WaveScopes, WaveSlot};
+use super::shaderdata::{self, RecordError, RecordFormat};
 use super::{SqttError, choose_map, load_maps, read, write_out};
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
@@ -140,7 +140,7 @@ pub fn run_decode(args: &DecodeArgs) -> Result<(), SqttError> {
             detail: format!("not UTF-8 text ({e}); expected JSON or CSV records"),
         })
     })?;
-    let numbered = records::parse_numbered(&text, args.records_format).map_err(records_err)?;
+    let numbered = shaderdata::parse_numbered(&text, args.records_format).map_err(records_err)?;
     let s = scopes::build_numbered(&numbered, &chosen.map);
     let bad = malformed(&s);
     if let (false, Some(first)) = (args.lenient, bad.first()) {
@@ -447,7 +447,7 @@ pub fn json_document(ctx: &Context, s: &MarkerScopes) -> Value {
 mod tests {
     use super::*;
     use crate::sqtt::funcmap::Funcmap;
-    use crate::sqtt::records::{NumberedRecord, Record};
+    use crate::sqtt::shaderdata::{NumberedRecord, Record};
 
     fn rec(line: usize, time: i64, value: u64) -> NumberedRecord {
         NumberedRecord {

@@ -49,8 +49,8 @@ pub fn svg(folded: &str, kernel: &str) -> std::io::Result<Vec<u8>> {
 mod tests {
     use super::*;
     use crate::sqtt::funcmap::Funcmap;
-    use crate::sqtt::records::Record;
     use crate::sqtt::scopes;
+    use crate::sqtt::shaderdata::Record;
 
     #[test]
     fn folded_lines_and_an_svg_naming_each_frame() {

@@ -10,9 +10,9 @@ pub mod decode;
 pub mod device_code;
 pub mod flame;
 pub mod funcmap;
-pub mod records;
 pub mod report;
 pub mod scopes;
+pub mod shaderdata;
 pub mod timeline;
 mod views;
 
@@ -20,8 +20,8 @@ use address_trace::Geometry;
 use clap::{Args, Subcommand};
 use device_code::{BundleError, BundledCodeObject};
 use funcmap::{Funcmap, FuncmapError};
-use records::{RecordError, RecordFormat};
 use report::{MemtraceContext, ResolvedMap};
+use shaderdata::{RecordError, RecordFormat};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -333,7 +333,7 @@ fn choose_map<'a>(
 }
 
 /// Reads and parses a shaderdata record file.
-fn read_records(path: &Path, format: RecordFormat) -> Result<Vec<records::Record>, SqttError> {
+fn read_records(path: &Path, format: RecordFormat) -> Result<Vec<shaderdata::Record>, SqttError> {
     let bytes = read(path)?;
     let text = String::from_utf8(bytes).map_err(|e| SqttError::Records {
         path: path.to_path_buf(),
@@ -342,7 +342,7 @@ fn read_records(path: &Path, format: RecordFormat) -> Result<Vec<records::Record
             detail: format!("not UTF-8 text ({e}); expected JSON or CSV records"),
         },
     })?;
-    records::parse(&text, format).map_err(|source| SqttError::Records {
+    shaderdata::parse(&text, format).map_err(|source| SqttError::Records {
         path: path.to_path_buf(),
         source,
     })

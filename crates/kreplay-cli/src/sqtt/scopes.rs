@@ -13,8 +13,8 @@
 //! going backwards, exits without an open scope and scopes still open at the wave's end.
 
 use super::funcmap::{EntryKind, Funcmap};
-use super::records::{NumberedRecord, Record};
 use super::report::demangled;
+use super::shaderdata::{NumberedRecord, Record};
 use std::collections::{BTreeMap, HashMap};
 
 /// Where a wave ran.

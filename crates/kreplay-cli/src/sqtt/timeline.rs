@@ -81,8 +81,8 @@ mod tests {
     use super::*;
     use crate::report::perfetto_proto::{TYPE_INSTANT, TYPE_SLICE_BEGIN, Trace};
     use crate::sqtt::funcmap::Funcmap;
-    use crate::sqtt::records::Record;
     use crate::sqtt::scopes;
+    use crate::sqtt::shaderdata::Record;
     use prost::Message;
 
     #[test]

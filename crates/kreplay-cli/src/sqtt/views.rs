@@ -1,7 +1,7 @@
 //! The `timeline` and `flame` commands: shaderdata records and a function map in, marker scopes
 //! out as a Perfetto trace, folded stacks or an SVG flame graph.
 
-use super::records::RecordFormat;
+use super::shaderdata::RecordFormat;
 use super::{SqttError, choose_map, flame, load_maps, read_records, scopes, timeline, write_out};
 use clap::Args;
 use std::path::{Path, PathBuf};
