@@ -52,6 +52,24 @@ fn a_sibling_queue_with_untracked_work_declines_replay_until_it_submits_again() 
 }
 
 #[test]
+fn a_coverage_gap_is_reported_once_for_each_kernel_it_declines() {
+    let o = run_ok(late("idle-sibling-two-kernels", "3"));
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(out.matches("APP declined: ").count(), 4, "{out}");
+    let gap = "ran dispatches before the replay client registered";
+    assert_eq!(err.matches(gap).count(), 2, "once per kernel: {err}");
+    for kernel in ["(kernel inc)", "(kernel other)"] {
+        assert_eq!(
+            err.lines()
+                .filter(|l| l.contains(gap) && l.contains(kernel))
+                .count(),
+            1,
+            "{kernel} named once: {err}"
+        );
+    }
+}
+
+#[test]
 fn a_queue_the_tool_did_not_create_is_never_replayed_and_declines_replays_on_its_agent() {
     let o = run_ok(late("foreign", "3"));
     let (out, err) = (stdout(&o), stderr(&o));

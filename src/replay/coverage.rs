@@ -16,7 +16,7 @@
 //!
 //! A snapshot restores only what the inventory knows, and the drains only wait for work the tool
 //! counted. Two things can escape them; each makes replays on the agent decline (the reason is
-//! logged once per kind) instead of restoring part of the memory a kernel writes:
+//! logged once per kernel and kind of gap) instead of restoring part of the memory a kernel writes:
 //!
 //! - **Unfenced queues.** A client that registers after dispatches ran with the service off
 //!   finds queues whose earlier work went through the fast path, uncounted. Every queue that
@@ -41,13 +41,14 @@ use crate::snapshot::ranges::CLIENT_RANGES;
 use crate::snapshot::{
     CaptureError, DeviceCopy, Region, RegionKind, RestoreScope, Snapshot, SnapshotStore,
 };
-use crate::sync::{Mutex, OnceFlag, Ordering};
+use crate::sync::{Mutex, Ordering};
 use hsa_abi::ffi::hsa_agent_t;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Live queues the tool did not wrap: queue address -> agent handle.
 static FOREIGN: Mutex<Option<HashMap<usize, u64>>> = Mutex::new(None);
-static GAP_WARNING: [OnceFlag; 2] = [OnceFlag::new(), OnceFlag::new()];
+/// `(kind of gap, kernel)` already warned about.
+static GAPS_REPORTED: Mutex<Option<HashSet<(u8, String)>>> = Mutex::new(None);
 
 /// Marks every queue created so far as unfenced. Called when a client registers after the
 /// service was off, i.e. after dispatches may have run untracked.
@@ -107,13 +108,17 @@ pub fn check(queue: &QueueState) -> Result<(), CoverageGap> {
     Ok(())
 }
 
-/// True the first time a gap of this kind is reported (the warning is logged once per kind).
-pub fn first_report(gap: &CoverageGap) -> bool {
-    let i = match gap {
+/// True the first time a gap of this kind is reported for `kernel` (the warning is logged once
+/// per kernel and kind of gap: a user sees every kernel that is not replayed, and why).
+pub fn first_report(gap: &CoverageGap, kernel: &str) -> bool {
+    let kind = match gap {
         CoverageGap::Unfenced { .. } => 0,
         CoverageGap::ForeignQueues { .. } => 1,
     };
-    GAP_WARNING[i].first()
+    GAPS_REPORTED
+        .lock()
+        .get_or_insert_with(HashSet::new)
+        .insert((kind, kernel.to_owned()))
 }
 
 /// The regions of a snapshot on `agent` (see the module documentation), in capture order.
@@ -195,10 +200,25 @@ mod tests {
             queues: "3, 4".into(),
         };
         assert!(g.to_string().contains("queue(s) 3, 4"));
-        assert!(first_report(&g));
+    }
+
+    #[test]
+    fn gaps_are_reported_once_per_kernel_and_kind() {
+        let unfenced = |q: &str| CoverageGap::Unfenced { queues: q.into() };
+        let foreign = CoverageGap::ForeignQueues { count: 1 };
+        assert!(first_report(&unfenced("3"), "k_once_a"));
         assert!(
-            !first_report(&CoverageGap::Unfenced { queues: "5".into() }),
-            "logged once per kind"
+            !first_report(&unfenced("5"), "k_once_a"),
+            "the same kind for the same kernel is reported once"
         );
+        assert!(
+            first_report(&unfenced("3"), "k_once_b"),
+            "another kernel is reported too"
+        );
+        assert!(
+            first_report(&foreign, "k_once_a"),
+            "another kind for the same kernel is reported too"
+        );
+        assert!(!first_report(&foreign, "k_once_a"));
     }
 }

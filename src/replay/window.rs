@@ -1396,13 +1396,16 @@ impl Window<'_> {
 
 /// How a decline is logged, by kind: a drain, memory that cannot be restored safely and a
 /// snapshot that could not be taken are reported once per kernel and kind (later ones at debug
-/// level); a coverage gap once per kind of gap; an invalid setting was reported when it was read.
+/// level); a coverage gap once per kernel and kind of gap; an invalid setting was reported when
+/// it was read.
 fn report_decline(q: &QueueState, d: &Dispatch, reason: &DeclineReason) {
     match reason {
         DeclineReason::Coverage(gap) => {
-            if coverage::first_report(gap) {
+            let kernel = kernel_name(d);
+            if coverage::first_report(gap, &kernel) {
                 tracing::warn!(
-                    "dispatch {} on agent {} not replayed: {gap}; it runs once (warned once per kind of gap)",
+                    "dispatch {} (kernel {kernel}) on agent {} not replayed: {gap}; it runs once \
+                     (reported once per kernel and kind of gap)",
                     d.info.dispatch_id,
                     q.agent_name
                 );

@@ -55,7 +55,8 @@ static void noop_kernel(const hsa_kernel_dispatch_packet_t* p, void* user_data) 
 
 static uint32_t pass_count(const kreplay_dispatch_info_t* d, void* user_data) {
   (void)user_data;
-  return d->kernel_name && strcmp(d->kernel_name, "inc") == 0 ? passes_wanted : 1;
+  if (!d->kernel_name) return 1;
+  return strcmp(d->kernel_name, "inc") == 0 || strcmp(d->kernel_name, "other") == 0 ? passes_wanted : 1;
 }
 
 static void on_event(const kreplay_event_t* e, void* user_data) {
@@ -82,7 +83,7 @@ static kreplay_status_t register_client(uint32_t passes) {
 
 typedef struct {
   system_t s;
-  uint64_t inc, noop;
+  uint64_t inc, noop, other;
   uint32_t* x;
   void* ka;
   hsa_signal_t done;
@@ -127,6 +128,7 @@ int main(int argc, char** argv) {
   system_init(&a.s);
   a.inc = vhsa_native_kernel_create("inc", inc_kernel, NULL);
   a.noop = vhsa_native_kernel_create("noop", noop_kernel, NULL);
+  a.other = vhsa_native_kernel_create("other", noop_kernel, NULL);
   CHECK(hsa_signal_create(1, 0, NULL, &a.done));
   hsa_queue_t* q = queue_create(a.s.gpu[0]);
 
@@ -157,6 +159,17 @@ int main(int argc, char** argv) {
     run(&a, sibling, a.noop, 0); /* fences the sibling */
     run(&a, q, a.inc, passes);
     EXPECT(declines == 2 && pass_exits == passes, "%d declines, %d PASS EXIT events", declines, pass_exits);
+    CHECK(hsa_queue_destroy(sibling));
+  } else if (strcmp(mode, "idle-sibling-two-kernels") == 0) {
+    hsa_queue_t* sibling = queue_create(a.s.gpu[0]);
+    alloc_x(&a);
+    run(&a, sibling, a.inc, 1);
+    EXPECT(register_client((uint32_t)passes) == KREPLAY_STATUS_SUCCESS, "kreplay_register");
+    run(&a, q, a.inc, 1);   /* declined, reported for inc */
+    run(&a, q, a.inc, 1);   /* declined, not reported again for inc */
+    run(&a, q, a.other, 0); /* declined, reported for other */
+    run(&a, q, a.other, 0); /* declined, not reported again for other */
+    EXPECT(declines == 4 && pass_exits == 0, "%d declines, %d PASS EXIT events", declines, pass_exits);
     CHECK(hsa_queue_destroy(sibling));
   } else if (strcmp(mode, "foreign") == 0) {
     alloc_x(&a);
