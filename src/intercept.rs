@@ -845,6 +845,11 @@ unsafe extern "C" fn queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
     if let Some((q, _)) = &entry {
         // The queue's last completion handlers report to the client; let them finish.
         replay::settle_handlers(std::slice::from_ref(q));
+        boundary(
+            "hsa_queue_destroy",
+            || single_use_writer::queue_destroyed(q.queue_id),
+            || (),
+        );
     }
     let gate = entry.as_ref().and_then(|(q, _)| q.gate.lock().take());
     let counter = entry.as_ref().and_then(|(q, _)| q.counter);
@@ -979,6 +984,8 @@ pub unsafe extern "C" fn write_interceptor(
 /// of its own (one per intercepted queue, created with the runtime's original `hsa_queue_create`,
 /// profiling on), behind a barrier packet that waits for that fence. So later writes run after
 /// everything written before them, as on one queue, and never after a fault suspended the queue.
+/// The fence and the side queue are released when their intercepted queue is destroyed, and
+/// at `OnUnload` (the side queue first runs what it holds, bounded by the drain timeout).
 mod single_use_writer {
     use crate::runtime;
     use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t, hsa_signal_t};
@@ -1092,6 +1099,80 @@ mod single_use_writer {
         }
     }
 
+    /// Releases the fence and the side queue of the intercepted queue `queue` (its id), which
+    /// is being destroyed (called before the runtime destroys it, so a barrier of the side queue
+    /// waiting on the fence can still be satisfied).
+    pub(super) fn queue_destroyed(queue: u64) {
+        let side = sides().lock().ok().and_then(|mut m| m.remove(&queue));
+        if let Some(side) = side {
+            release(queue, side);
+        }
+    }
+
+    /// Releases every fence and side queue (the tool unloads; no submission is in flight).
+    pub(super) fn release_all() {
+        let all: Vec<(u64, Side)> = sides()
+            .lock()
+            .map(|mut m| m.drain().collect())
+            .unwrap_or_default();
+        for (queue, side) in all {
+            release(queue, side);
+        }
+    }
+
+    /// Destroys a side queue once it ran what it holds (bounded by the drain timeout), then
+    /// its fence.
+    fn release(queue: u64, side: Side) {
+        let Some(o) = runtime::originals() else {
+            return;
+        };
+        if !side.queue.is_null() {
+            if !side_queue_idle(side.queue, *crate::replay::DRAIN_TIMEOUT) {
+                tracing::warn!(
+                    "the side queue of queue {queue} still held replay writes after {} ms; it is destroyed with them",
+                    crate::replay::DRAIN_TIMEOUT.as_millis()
+                );
+            }
+            // SAFETY: the tool's own side queue, created with the original entry; nothing
+            // writes to it any more (its intercepted queue is being destroyed, or the tool unloads).
+            unsafe { (o.queue_destroy)(side.queue) };
+        }
+        // SAFETY: the tool's own fence signal; only the side queue's barriers (gone) and the
+        // intercepted queue's writes (over) used it.
+        unsafe { (o.signal_destroy)(side.fence) };
+        tracing::debug!(
+            "kreplay: released the replay-write fence{} of queue {queue}",
+            if side.queue.is_null() {
+                ""
+            } else {
+                " and side queue"
+            }
+        );
+    }
+
+    /// Waits until the side queue's packet processor consumed every packet written to it.
+    fn side_queue_idle(q: *mut hsa_queue_t, bound: std::time::Duration) -> bool {
+        let Some(o) = runtime::originals() else {
+            return true;
+        };
+        let (Some(add), Some(read)) = (o.kernel.add_write_index, o.kernel.load_read_index) else {
+            return true;
+        };
+        let deadline = std::time::Instant::now() + bound;
+        loop {
+            // SAFETY: the runtime's entries on the tool's own live queue; adding 0 reads the
+            // write index.
+            let (written, done) = unsafe { (add(q, 0), read(q)) };
+            if done >= written {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    }
+
     /// The side state of the frame's queue: its fence, created on first use, and its side queue
     /// when `with_queue` (created on the first later write).
     fn side(frame: &Frame, with_queue: bool) -> Option<Side> {
@@ -1136,6 +1217,10 @@ mod single_use_writer {
             }
             // SAFETY: a queue just created.
             unsafe { (o.profiler_enable)(q, 1) };
+            tracing::debug!(
+                "kreplay: created a side queue for the replay writes of queue {}",
+                frame.queue
+            );
             s.queue = q;
         }
         Some(Side {
@@ -1506,6 +1591,7 @@ pub extern "C" fn OnUnload() {
                     );
                 }
                 replay::settle_handlers(&QUEUES.all());
+                single_use_writer::release_all();
                 {
                     let _decision = state::SERVICE_DECISION.lock();
                     crate::replay::contract::release_client();

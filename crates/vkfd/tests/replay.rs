@@ -173,6 +173,10 @@ fn dispatches_on_two_devices_are_replayed_on_their_agents_on_both_runtimes() {
 }
 
 fn emulated(runtime: Runtime, args: &[&str], passes: &str, code_object: &Path) -> Output {
+    run_ok(emulated_command(runtime, args, passes, code_object))
+}
+
+fn emulated_command(runtime: Runtime, args: &[&str], passes: &str, code_object: &Path) -> Command {
     let dir = code_object.parent().unwrap();
     let mut c = command(&dir.join("emulated"), runtime, "gfx90a");
     c.args(args)
@@ -184,13 +188,12 @@ fn emulated(runtime: Runtime, args: &[&str], passes: &str, code_object: &Path) -
         // shows every pass ran.
         .env("KREPLAY_HOST_MEMORY", "ignore")
         .env("VKFD_VM_FAULT", "queue-error");
-    run_ok(c)
+    c
 }
-use std::process::Output;
 
-#[test]
-fn the_tools_replay_tests_pass_on_both_runtimes() {
-    let dir = test_support::scratch_dir("vkfd-replay-emulated");
+/// The emulated test program's code object, built once per test into `dir`.
+fn emulated_code_object(dir_name: &str) -> std::path::PathBuf {
+    let dir = test_support::scratch_dir(dir_name);
     emulated_app(&dir);
     let co = dir.join("emulated.co");
     // Code object version 4: ROCm 5.2's loader reads no later version.
@@ -200,6 +203,35 @@ fn the_tools_replay_tests_pass_on_both_runtimes() {
         &co,
         &["-mcode-object-version=4"],
     );
+    co
+}
+
+#[test]
+fn rocm5_side_queues_of_the_tool_are_released() {
+    // Under ROCm 5.x every replay write after the first of a handler call goes to a side queue
+    // of the tool; it and its fence are released when the application's queue is destroyed or
+    // the tool unloads.
+    let co = emulated_code_object("vkfd-replay-side-queues");
+    let mut c = emulated_command(Runtime::RocrOnVkfd, &["inc", "4"], "4", &co);
+    c.env("KREPLAY_LOG", "kreplay=debug");
+    let o = run_ok(c);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(out.contains("APP OK"), "{out}");
+    let created = err
+        .matches("created a side queue for the replay writes of queue")
+        .count();
+    let released = err
+        .matches("released the replay-write fence and side queue of queue")
+        .count();
+    assert!(created >= 1, "the replay used no side queue: {err}");
+    assert_eq!(created, released, "every side queue released: {err}");
+    assert!(!err.contains("still held replay writes"), "{err}");
+}
+use std::process::Output;
+
+#[test]
+fn the_tools_replay_tests_pass_on_both_runtimes() {
+    let co = emulated_code_object("vkfd-replay-emulated");
     for rt in Runtime::ALL {
         // x[i] += 1 over 5 passes: every pass sees the original input.
         let o = emulated(rt, &["inc", "5"], "5", &co);
