@@ -140,7 +140,7 @@ pub(crate) fn create(spec: QueueSpec) -> Result<(u64, u64)> {
     let runner = cp.clone();
     let thread = std::thread::Builder::new()
         .name(format!("vkfd-cp-{}", cp.id))
-        .spawn(move || vgpu::aql::run(&*runner))
+        .spawn(move || run_guarded(&runner))
         .map_err(|e| Error::NoMemory(format!("cannot start a command processor: {e}")))?;
     *cp.thread.lock() = Some(thread);
     let doorbell = (&*cp.doorbell) as *const AtomicU64 as u64;
@@ -150,6 +150,46 @@ pub(crate) fn create(spec: QueueSpec) -> Result<(u64, u64)> {
         .get_or_insert_with(HashMap::new)
         .insert(id, cp);
     Ok((id, doorbell))
+}
+
+/// The processor's thread. A panic in it (a defect of the thunk or of the emulator) must not
+/// end the thread silently, leaving the queue's waits to hang: it is caught here, logged with
+/// its message, and the queue is put in error as the hardware reports a failed queue (its
+/// inactive signal, so ROCR calls the application's queue error callback). The queue then runs
+/// nothing more; destroying it is still possible.
+fn run_guarded(cp: &CommandProcessor) {
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| vgpu::aql::run(cp)));
+    if let Err(payload) = ran {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_owned());
+        tracing::error!(
+            "queue {} on node {}: the command processor failed ({message}); the queue is put in \
+             error and runs nothing more",
+            cp.id,
+            cp.node
+        );
+        // A panic while raising the error must not escape the thread either.
+        let _ =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cp.raise(HSA_STATUS_ERROR)));
+    }
+}
+
+/// `VKFD_TEST_CP_PANIC=N` (for tests): the command processor panics instead of running the
+/// N-th kernel dispatch of the process (counting from 1), so the report of a failed processor
+/// can be tested. Unset or invalid: never.
+fn injected_panic() -> bool {
+    static AT: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    static DISPATCHES: AtomicU64 = AtomicU64::new(0);
+    let at = *AT.get_or_init(|| {
+        std::env::var("VKFD_TEST_CP_PANIC")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|&n| n > 0)
+    });
+    at.is_some_and(|n| DISPATCHES.fetch_add(1, Ordering::Relaxed) + 1 == n)
 }
 
 /// A queue by id.
@@ -336,6 +376,9 @@ impl QueueBackend for CommandProcessor {
         slot: *mut u8,
         packet: &hsa_kernel_dispatch_packet_t,
     ) -> std::result::Result<(), DispatchError> {
+        if injected_panic() {
+            panic!("injected by VKFD_TEST_CP_PANIC");
+        }
         crate::dispatch::run(
             &crate::dispatch::DispatchQueue {
                 id: self.id,

@@ -62,6 +62,35 @@ fn a_page_fault_is_a_queue_error_on_request_and_the_process_lives_on() {
 }
 
 #[test]
+fn a_panic_of_a_command_processor_puts_its_queue_in_error_and_the_process_lives_on() {
+    let dir = test_support::scratch_dir("vkfd-cp-panic");
+    let (exe, co) = emulated(&dir);
+    let mut c = command(&exe, Runtime::RocrOnVkfd, "gfx90a");
+    // The second kernel dispatch (the `trap` kernel of `faults`) panics in its processor.
+    c.arg("faults")
+        .arg(&co)
+        .env("VKFD_VM_FAULT", "queue-error")
+        .env("VKFD_TEST_CP_PANIC", "2");
+    let o = run_ok(c);
+    let (out, err) = (stdout(&o), stderr(&o));
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("APP fault kernel=trap status="))
+        .unwrap_or_else(|| panic!("no queue error for the panicked dispatch:\n{out}\n{err}"));
+    assert_ne!(line, "APP fault kernel=trap status=0", "{out}");
+    assert!(
+        err.contains("the command processor failed (injected by VKFD_TEST_CP_PANIC)"),
+        "{err}"
+    );
+    // The other queues and a later kernel still run.
+    assert!(
+        out.contains("APP fault kernel=unknown_op status=0x2a"),
+        "{out}"
+    );
+    assert!(out.contains("APP OK"), "{out}");
+}
+
+#[test]
 fn a_queue_destroyed_with_a_kernel_in_flight_abandons_it() {
     let dir = test_support::scratch_dir("vkfd-abandon");
     let (exe, co) = emulated(&dir);
