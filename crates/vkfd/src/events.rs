@@ -55,6 +55,15 @@ pub(crate) fn is_mailbox(address: u64) -> bool {
     address >= base && address < base + (SLOTS as u64) * 8 && (address - base).is_multiple_of(8)
 }
 
+/// Whether `address..+len` lies inside the mailbox slots: memory a kernel may write, as the
+/// GPU writes an event's mailbox when device code signals an interrupt signal (the hostcall
+/// doorbell of device `printf`). The slots live as long as the process.
+pub(crate) fn mailbox_contains(address: u64, len: u64) -> bool {
+    let base = mailbox().as_ptr() as u64;
+    let end = base + (SLOTS as u64) * 8;
+    address >= base && address.checked_add(len).is_some_and(|e| e <= end)
+}
+
 /// Creates an event and returns the `HsaEvent` the runtime keeps.
 pub(crate) fn create(kind: u32, manual_reset: bool, signalled: bool) -> Result<*mut HsaEvent> {
     let mut guard = TABLE.lock();

@@ -2,7 +2,8 @@
 //! (`crates/vhsa/tests/hip`) check their own results and print PASS. Every kernel runs on the
 //! emulator beneath the real runtime: the programs' kernels, ROCclr's blit kernels and ROCR's
 //! own copy and fill shaders (host-device copies too: there is no SDMA engine, so ROCR copies
-//! with its blit kernels).
+//! with its blit kernels). Device `printf` goes through HIP's hostcall buffer and its doorbell,
+//! an interrupt signal whose event mailbox the kernel writes.
 
 mod common;
 use common::*;
@@ -50,4 +51,14 @@ fn kernels_events_stream_ordered_allocation_and_graphs() {
 fn two_devices_and_peer_copies() {
     let dir = test_support::scratch_dir("vkfd-hip-two");
     passes(&hip_program(&dir, "two_devices"), "gfx90a,gfx90a");
+}
+
+#[test]
+fn device_printf_reaches_stdout() {
+    let dir = test_support::scratch_dir("vkfd-hip-printf");
+    let out = passes(&hip_program(&dir, "printf"), "gfx90a");
+    for i in 0..6 {
+        let line = format!("item {i} of grid: {} {:.2}", 100 + i, 0.5 * i as f32);
+        assert!(out.lines().any(|l| l == line), "missing `{line}`:\n{out}");
+    }
 }
