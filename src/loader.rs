@@ -77,6 +77,11 @@ fn executables(rt: Runtime) -> Result<Vec<hsa_executable_t>, HsaError> {
         .and_then(|t| t.hsa_ven_amd_loader_iterate_executables)
         .ok_or(missing)?;
     unsafe extern "C" fn collect(exe: hsa_executable_t, data: *mut c_void) -> hsa_status_t {
+        // ROCm 5.x's loader lists a destroyed executable as a NULL handle (its slot in the
+        // loader's list is cleared, not removed); it has nothing to capture.
+        if exe.handle == 0 {
+            return ffi::HSA_STATUS_SUCCESS;
+        }
         // SAFETY: `data` is the Vec passed below, alive for the call.
         let v = unsafe { &mut *data.cast::<Vec<hsa_executable_t>>() };
         v.push(exe);

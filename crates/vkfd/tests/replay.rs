@@ -6,7 +6,9 @@
 //!   programs' own result checks pass;
 //! - the tool crate's `tests/apps/emulated.c` with the tool loaded directly: identical inputs in
 //!   every pass, a `__device__` variable restored between passes, faults ending their dispatch
-//!   with the same queue errors, a queue destroyed under a kernel that never ends.
+//!   with the same queue errors, a queue destroyed under a kernel that never ends;
+//! - a client of the C API (`tests/c/client.c`): its events over a replay, a decline with its
+//!   reason, and replay across an executable destroyed and loaded again.
 
 mod common;
 use common::*;
@@ -274,5 +276,52 @@ fn the_tools_replay_tests_pass_on_both_runtimes() {
                 stderr(&o)
             );
         }
+    }
+}
+
+fn client(runtime: Runtime, exe: &Path, mode: &str, host_memory: &str, co: &Path) -> Output {
+    let mut c = command(exe, runtime, "gfx90a");
+    c.args([mode, "3"])
+        .arg(co)
+        .env("HSA_TOOLS_LIB", test_support::tool_lib())
+        .env("HSA_TOOLS_REPORT_LOAD_FAILURE", "1")
+        .env("KREPLAY_HOST_MEMORY", host_memory);
+    run_ok(c)
+}
+
+#[test]
+fn the_c_api_client_declines_and_executable_reload_on_both_runtimes() {
+    let co = emulated_code_object("vkfd-replay-client");
+    let exe = client_app(co.parent().unwrap());
+    for rt in Runtime::ALL {
+        // Events of a replay through the C API: 3 timed passes, identical inputs.
+        let o = client(rt, &exe, "replay", "ignore", &co);
+        assert!(
+            stdout(&o).contains("APP OK"),
+            "{}: {}",
+            rt.name(),
+            stderr(&o)
+        );
+        // A decline reaches the client with its reason; the dispatch runs once.
+        let o = client(rt, &exe, "decline", "decline", &co);
+        let out = stdout(&o);
+        assert!(out.contains("APP OK"), "{}: {}", rt.name(), stderr(&o));
+        let reason = out
+            .lines()
+            .find_map(|l| l.strip_prefix("APP declined: "))
+            .unwrap_or_default();
+        assert!(
+            reason.contains("KREPLAY_HOST_MEMORY"),
+            "{}: the reason names the policy: {out}",
+            rt.name()
+        );
+        // An executable destroyed and loaded again: its variable is restored both times.
+        let o = client(rt, &exe, "reload", "ignore", &co);
+        assert!(
+            stdout(&o).contains("APP OK"),
+            "{}: {}",
+            rt.name(),
+            stderr(&o)
+        );
     }
 }

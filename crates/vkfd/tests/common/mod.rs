@@ -133,7 +133,37 @@ pub fn workspace_root() -> PathBuf {
 
 /// `tests/apps/emulated.c` of the tool crate, linked with the HSA runtime found at run time.
 pub fn emulated_app(dir: &Path) -> PathBuf {
-    let out = dir.join("emulated");
+    // Only the `sqtt` mode calls a vhsa extension.
+    hsa_test_app(
+        &workspace_root().join("tests/apps/emulated.c"),
+        &dir.join("emulated"),
+        &[],
+    )
+}
+
+/// `tests/c/client.c`: a client of kreplay's C API, linked with the tool library that
+/// `HSA_TOOLS_LIB` loads (`test_support::tool_lib()`).
+pub fn client_app(dir: &Path) -> PathBuf {
+    let tool_dir = test_support::tool_lib()
+        .parent()
+        .expect("the tool library's directory")
+        .display()
+        .to_string();
+    hsa_test_app(
+        &c_dir().join("client.c"),
+        &dir.join("client"),
+        &[
+            format!("-L{tool_dir}"),
+            "-lkreplay".into(),
+            format!("-Wl,-rpath,{tool_dir}"),
+        ],
+    )
+}
+
+/// Compiles a C test program with the tool crate's test helpers (`tests/apps/common.h`) and
+/// headers, linked against vhsa's exports (a superset of the runtime's) without a run path:
+/// `LD_LIBRARY_PATH` picks the runtime. `link` adds libraries.
+fn hsa_test_app(source: &Path, out: &Path, link: &[String]) -> PathBuf {
     let vhsa = test_support::vhsa_lib_dir();
     let status = Command::new("cc")
         .args([
@@ -155,15 +185,14 @@ pub fn emulated_app(dir: &Path) -> PathBuf {
             workspace_root().join("crates/vhsa/include").display()
         ))
         .arg(format!("-I{}", workspace_root().join("include").display()))
-        .arg(workspace_root().join("tests/apps/emulated.c"))
+        .arg(source)
         .arg("-o")
-        .arg(&out)
-        // Linked against vhsa's exports (a superset), without a run path: LD_LIBRARY_PATH picks
-        // the runtime. Only the `sqtt` mode calls a vhsa extension.
+        .arg(out)
         .arg(format!("-L{}", vhsa.display()))
         .args(["-l:libhsa-runtime64.so.1", "-ldl"])
+        .args(link)
         .status()
         .expect("run cc");
-    assert!(status.success(), "cc failed on emulated.c");
-    out
+    assert!(status.success(), "cc failed on {}", source.display());
+    out.to_path_buf()
 }
