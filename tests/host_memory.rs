@@ -76,6 +76,26 @@ fn an_in_place_kernel_on_locked_host_memory_ends_as_one_execution() {
 }
 
 #[test]
+fn an_in_place_kernel_on_a_fine_grained_device_pool_ends_as_one_execution() {
+    assert_restored("device-fine");
+}
+
+#[test]
+fn the_decline_policy_on_fine_grained_device_memory_runs_the_dispatch_once_and_says_why() {
+    let (_, d, ran) = run(
+        "device-fine",
+        3,
+        &[("KREPLAY_HOST_MEMORY", "decline")],
+        true,
+    );
+    assert_eq!(ran, 1);
+    assert_eq!(d["replayed"], false);
+    let why = d["skipped"].as_str().unwrap();
+    assert!(why.contains("KREPLAY_HOST_MEMORY=decline"), "{why}");
+    assert!(why.contains("fine-grained device"), "{why}");
+}
+
+#[test]
 fn an_output_pointer_inside_a_struct_passed_by_value_is_reached() {
     assert_restored("struct");
 }

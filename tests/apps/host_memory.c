@@ -4,6 +4,7 @@
  *   host_memory region  <passes>   the same on memory from hsa_memory_allocate on the CPU agent's
  *                                  fine-grained (non-kernarg) region
  *   host_memory locked  <passes>   the same on malloc'd memory locked with hsa_amd_memory_lock
+ *   host_memory device-fine <passes> the same on the GPU's fine-grained device pool
  *   host_memory struct  <passes>   the output pointer inside a struct passed by value
  *   host_memory chain   <passes>   the kernel argument points to a fine-grained table holding the
  *                                  data pointer
@@ -101,6 +102,19 @@ static hsa_status_t find_fine_region(hsa_region_t r, void* data) {
   return HSA_STATUS_SUCCESS;
 }
 
+static hsa_status_t find_fine_device_pool(hsa_amd_memory_pool_t p, void* data) {
+  hsa_amd_segment_t seg;
+  uint32_t flags = 0;
+  CHECK(hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg));
+  if (seg != HSA_AMD_SEGMENT_GLOBAL) return HSA_STATUS_SUCCESS;
+  CHECK(hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &flags));
+  if (flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED) {
+    *(hsa_amd_memory_pool_t*)data = p;
+    return HSA_STATUS_INFO_BREAK;
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
 int main(int argc, char** argv) {
   EXPECT(argc >= 3, "usage: host_memory <mode> <passes>");
   const char* mode = argv[1];
@@ -120,6 +134,11 @@ int main(int argc, char** argv) {
     hsa_agent_iterate_regions(s.cpu, find_fine_region, &r);
     EXPECT(r.handle != 0, "no fine-grained region");
     CHECK(hsa_memory_allocate(r, N * 4, (void**)&x));
+  } else if (strcmp(mode, "device-fine") == 0) {
+    hsa_amd_memory_pool_t p = {0};
+    hsa_amd_agent_iterate_memory_pools(s.gpu[0], find_fine_device_pool, &p);
+    EXPECT(p.handle != 0, "the GPU has no fine-grained pool");
+    x = pool_alloc(p, N * 4);
   } else {
     x = pool_alloc(s.fine_pool, N * 4);
   }

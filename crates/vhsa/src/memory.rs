@@ -133,7 +133,7 @@ pub(crate) fn allocate_in_pool(
             flags & !KNOWN_FLAGS
         );
     }
-    let device = pool.kind == PoolKind::Device;
+    let device = pool.is_device_memory();
     if device {
         let mut used = DEVICE_USED.lock();
         let now = used.get(&pool.owner).copied().unwrap_or(0);

@@ -1,9 +1,11 @@
 //! The system's agents, regions, memory pools and ISAs, built once from `VHSA_AGENTS`.
 //!
 //! `VHSA_AGENTS` is a comma-separated list of GPU targets (`gfx942,gfx90a`); the default is one
-//! `gfx942`. The system always has one CPU agent first. Each GPU has one coarse-grained device
-//! pool and a GROUP pool (64 KiB, not allocatable, as ROCR reports the LDS); the CPU has a
-//! fine-grained system pool and a kernarg (`KERNARG_INIT`) system pool.
+//! `gfx942`. The system always has one CPU agent first. Each GPU has a coarse-grained device
+//! pool, a fine-grained device pool (the same memory, as ROCR exposes VRAM fine-grained in an
+//! XGMI hive or with `HSA_FORCE_FINE_GRAIN_PCIE=1`) and a GROUP pool (64 KiB, not allocatable, as
+//! ROCR reports the LDS); the CPU has a fine-grained system pool and a kernarg (`KERNARG_INIT`)
+//! system pool.
 //! Regions (the legacy memory API) are the same objects as pools; a GPU lists its own region
 //! followed by the system regions.
 //!
@@ -71,7 +73,10 @@ impl Agent {
 /// What a pool is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PoolKind {
+    /// A GPU's coarse-grained memory.
     Device,
+    /// A GPU's memory, fine-grained (coherent with the host and other agents during a kernel).
+    DeviceFine,
     SystemFine,
     Kernarg,
     /// The agent's group (LDS) memory: reported, not allocatable.
@@ -90,7 +95,9 @@ impl Pool {
     pub(crate) fn global_flags(&self) -> u32 {
         match self.kind {
             PoolKind::Device => HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED,
-            PoolKind::SystemFine => HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED,
+            PoolKind::DeviceFine | PoolKind::SystemFine => {
+                HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED
+            }
             PoolKind::Kernarg => {
                 HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT
                     | HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED
@@ -98,11 +105,16 @@ impl Pool {
             PoolKind::Group => 0,
         }
     }
+    /// Whether the pool is a GPU's memory (coarse- or fine-grained): it counts against the
+    /// GPU's memory size and is reached by the agents given access.
+    pub(crate) fn is_device_memory(&self) -> bool {
+        matches!(self.kind, PoolKind::Device | PoolKind::DeviceFine)
+    }
     /// `hsa_region_global_flag_t` bits.
     pub(crate) fn region_flags(&self) -> u32 {
         match self.kind {
             PoolKind::Device => HSA_REGION_GLOBAL_FLAG_COARSE_GRAINED,
-            PoolKind::SystemFine => HSA_REGION_GLOBAL_FLAG_FINE_GRAINED,
+            PoolKind::DeviceFine | PoolKind::SystemFine => HSA_REGION_GLOBAL_FLAG_FINE_GRAINED,
             PoolKind::Kernarg => {
                 HSA_REGION_GLOBAL_FLAG_KERNARG | HSA_REGION_GLOBAL_FLAG_FINE_GRAINED
             }
@@ -194,11 +206,18 @@ fn build() -> System {
     });
     for (i, model) in gpu_targets().into_iter().enumerate() {
         let handle = AGENT_BASE + 1 + i as u64;
+        let memory = device_memory_override().unwrap_or_else(|| backed(model.memory_bytes));
         let pool = POOL_BASE + pools.len() as u64;
         pools.push(Pool {
             kind: PoolKind::Device,
             owner: handle,
-            size: device_memory_override().unwrap_or_else(|| backed(model.memory_bytes)),
+            size: memory,
+        });
+        let fine = POOL_BASE + pools.len() as u64;
+        pools.push(Pool {
+            kind: PoolKind::DeviceFine,
+            owner: handle,
+            size: memory,
         });
         let group = POOL_BASE + pools.len() as u64;
         pools.push(Pool {
@@ -217,7 +236,7 @@ fn build() -> System {
             isa_name: Some(isa),
             node: 1 + i as u32,
             model: Some(model),
-            pools: vec![pool, group],
+            pools: vec![pool, fine, group],
         });
     }
     let cpu_cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);

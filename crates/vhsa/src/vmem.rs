@@ -184,7 +184,7 @@ pub(crate) fn create_handle(
         size,
         pool: pool_handle,
         owner: pool.owner,
-        device: pool.kind == PoolKind::Device,
+        device: pool.is_device_memory(),
         global_flags: pool.global_flags(),
         memory_type,
         maps: 0,

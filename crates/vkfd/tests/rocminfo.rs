@@ -89,7 +89,14 @@ fn two_gpus_are_two_agents() {
 #[test]
 fn a_gpu_reads_the_same_on_rocr_with_vkfd_and_on_vhsa() {
     let dir = test_support::scratch_dir("vkfd-rocminfo-parity");
-    let real = run_rocminfo(&dir, Runtime::RocrOnVkfd, "gfx90a");
+    // ROCR exposes a GPU's memory fine-grained too in an XGMI hive or on request
+    // (`HSA_FORCE_FINE_GRAIN_PCIE=1`); vhsa always does.
+    let real = run_rocminfo_with(
+        &dir,
+        Runtime::RocrOnVkfd,
+        "gfx90a",
+        &[("HSA_FORCE_FINE_GRAIN_PCIE", "1")],
+    );
     let ours = run_rocminfo(&dir, Runtime::Vhsa, "gfx90a");
     let (real, ours) = (agents(&real), agents(&ours));
     let (r, o) = (&real[1].1, &ours[1].1);

@@ -254,7 +254,9 @@ fn region_info(handle: u64, attribute: hsa_region_info_t, value: *mut c_void) ->
         HSA_REGION_INFO_SEGMENT => InfoValue::U32(match p.kind {
             PoolKind::Kernarg => HSA_REGION_SEGMENT_KERNARG,
             PoolKind::Group => HSA_REGION_SEGMENT_GROUP,
-            PoolKind::Device | PoolKind::SystemFine => HSA_REGION_SEGMENT_GLOBAL,
+            PoolKind::Device | PoolKind::DeviceFine | PoolKind::SystemFine => {
+                HSA_REGION_SEGMENT_GLOBAL
+            }
         }),
         HSA_REGION_INFO_GLOBAL_FLAGS => InfoValue::U32(p.region_flags()),
         HSA_REGION_INFO_SIZE => InfoValue::U64(p.size),
@@ -265,14 +267,14 @@ fn region_info(handle: u64, attribute: hsa_region_info_t, value: *mut c_void) ->
             InfoValue::U64(if group { 0 } else { GRANULE as u64 })
         }
         HSA_AMD_REGION_INFO_HOST_ACCESSIBLE => {
-            InfoValue::Bool(!matches!(p.kind, PoolKind::Device | PoolKind::Group))
+            InfoValue::Bool(!p.is_device_memory() && p.kind != PoolKind::Group)
         }
         HSA_AMD_REGION_INFO_BASE => InfoValue::U64(0),
         HSA_AMD_REGION_INFO_BUS_WIDTH => {
-            InfoValue::U32(if p.kind == PoolKind::Device { 8192 } else { 0 })
+            InfoValue::U32(if p.is_device_memory() { 8192 } else { 0 })
         }
         HSA_AMD_REGION_INFO_MAX_CLOCK_FREQUENCY => {
-            InfoValue::U32(if p.kind == PoolKind::Device { 1300 } else { 0 })
+            InfoValue::U32(if p.is_device_memory() { 1300 } else { 0 })
         }
         _ => return Err(Error::InvalidArgument("unknown region attribute")),
     };
@@ -307,13 +309,10 @@ fn pool_info(handle: u64, attribute: hsa_amd_memory_pool_info_t, value: *mut c_v
         HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_GRANULE
         | HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALIGNMENT => InfoValue::U64(granule),
         HSA_AMD_MEMORY_POOL_INFO_ACCESSIBLE_BY_ALL => {
-            InfoValue::Bool(!matches!(p.kind, PoolKind::Device | PoolKind::Group))
+            InfoValue::Bool(!p.is_device_memory() && p.kind != PoolKind::Group)
         }
         // LOCATION (0 CPU, 1 GPU) and RUNTIME_ALLOC_REC_GRANULE.
-        17 => InfoValue::U32(u32::from(matches!(
-            p.kind,
-            PoolKind::Device | PoolKind::Group
-        ))),
+        17 => InfoValue::U32(u32::from(p.is_device_memory() || p.kind == PoolKind::Group)),
         18 => InfoValue::U64(granule),
         _ => return Err(Error::InvalidArgument("unknown memory pool attribute")),
     };
@@ -349,7 +348,7 @@ unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info_impl(
                 // Group memory is the agent's own: never accessible from another agent.
                 let access = if p.kind == PoolKind::Group && !own {
                     HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED
-                } else if own || (p.kind != PoolKind::Device && a.kind == AgentKind::Cpu) {
+                } else if own || (!p.is_device_memory() && a.kind == AgentKind::Cpu) {
                     HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT
                 } else {
                     HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT

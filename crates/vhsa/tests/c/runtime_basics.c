@@ -126,7 +126,7 @@ int main(void) {
   CHECK(freq == 1000000000ull);
   int regions[2] = {0, 0};
   CHECK_OK(hsa_agent_iterate_regions(gpu, count_region, regions));
-  CHECK(regions[0] == 4 && regions[1] == 1); /* own global and group, then the system regions */
+  CHECK(regions[0] == 5 && regions[1] == 1); /* own coarse and fine global and group, then the system regions */
 
   /* Pools and their flags. */
   hsa_amd_memory_pool_t dev_pool = test_pool(gpu, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED);
@@ -155,6 +155,23 @@ int main(void) {
   CHECK_STATUS(hsa_amd_memory_pool_allocate(bad_pool, 64, 0, &p), HSA_STATUS_ERROR_INVALID_MEMORY_POOL);
   CHECK_STATUS(hsa_amd_memory_pool_allocate(dev_pool, 64, 0, NULL), HSA_STATUS_ERROR_INVALID_ARGUMENT);
   CHECK_STATUS(hsa_amd_memory_pool_allocate(dev_pool, 0, 0, &p), HSA_STATUS_ERROR_INVALID_ARGUMENT);
+
+  /* The fine-grained device pool: the GPU's memory, fine-grained, as ROCR reports it in an XGMI
+   * hive; not accessible by all agents, reported as the GPU's memory. */
+  hsa_amd_memory_pool_t dev_fine = test_pool(gpu, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED);
+  CHECK(dev_fine.handle != dev_pool.handle);
+  bool fine_by_all = true;
+  CHECK_OK(hsa_amd_memory_pool_get_info(dev_fine, HSA_AMD_MEMORY_POOL_INFO_ACCESSIBLE_BY_ALL, &fine_by_all));
+  CHECK(!fine_by_all);
+  uint8_t* fine_dev = NULL;
+  CHECK_OK(hsa_amd_memory_pool_allocate(dev_fine, 4096, 0, (void**)&fine_dev));
+  hsa_amd_pointer_info_t fine_info;
+  memset(&fine_info, 0, sizeof fine_info);
+  fine_info.size = sizeof fine_info;
+  CHECK_OK(hsa_amd_pointer_info(fine_dev, &fine_info, NULL, NULL, NULL));
+  CHECK(fine_info.type == HSA_EXT_POINTER_TYPE_HSA && fine_info.agentOwner.handle == gpu.handle);
+  CHECK(fine_info.global_flags == HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED);
+  CHECK_OK(hsa_amd_memory_pool_free(fine_dev));
 
   /* Allocations and pointer info: base, interior, foreign. */
   uint8_t* dev = NULL;

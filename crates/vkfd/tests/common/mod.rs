@@ -78,6 +78,11 @@ pub fn rocminfo() -> PathBuf {
 /// module and vhsa's `LD_PRELOAD` shim that opens `/dev/null` for `/dev/kfd` satisfy it; the
 /// runtime itself never opens the device.
 pub fn run_rocminfo(dir: &Path, runtime: Runtime, gpus: &str) -> String {
+    run_rocminfo_with(dir, runtime, gpus, &[])
+}
+
+/// [`run_rocminfo`] with extra environment variables.
+pub fn run_rocminfo_with(dir: &Path, runtime: Runtime, gpus: &str, env: &[(&str, &str)]) -> String {
     let shim = dir.join("libkfd_present.so");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vhsa/tests/c/kfd_present.c");
     let status = Command::new("cc")
@@ -99,7 +104,9 @@ pub fn run_rocminfo(dir: &Path, runtime: Runtime, gpus: &str) -> String {
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    cmd.env("PATH", path).env("LD_PRELOAD", &shim);
+    cmd.env("PATH", path)
+        .env("LD_PRELOAD", &shim)
+        .envs(env.iter().copied());
     stdout(&run_ok(cmd))
 }
 
