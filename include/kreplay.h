@@ -126,6 +126,39 @@ typedef uint32_t kreplay_packet_position_t;
 #endif // __cplusplus
 
 /*
+ What a replay does with host and fine-grained memory its dispatch can reach (a `uint32_t`
+ in C: a value other than these is refused with `KREPLAY_STATUS_INVALID_ARGUMENT`). The
+ values match `KREPLAY_HOST_MEMORY`'s words.
+ */
+enum kreplay_host_memory_policy_t
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /*
+   `snapshot`: captured and restored between passes when that is safe, else declined (the
+   default).
+   */
+  KREPLAY_HOST_MEMORY_SNAPSHOT = 0,
+  /*
+   `decline`: every dispatch that can reach such memory runs once, normally.
+   */
+  KREPLAY_HOST_MEMORY_DECLINE = 1,
+  /*
+   `ignore`: replayed without restoring it (every pass writes it again); warned about in
+   the outputs.
+   */
+  KREPLAY_HOST_MEMORY_IGNORE = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum kreplay_host_memory_policy_t kreplay_host_memory_policy_t;
+#else
+typedef uint32_t kreplay_host_memory_policy_t;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/*
  A dispatch as seen by callbacks. Owned by the tool; valid during the callback only.
  */
 typedef struct kreplay_dispatch_info_t {
@@ -438,6 +471,18 @@ kreplay_status_t kreplay_stats_get(struct kreplay_stats_t *out);
  called at any time, from any thread.
  */
 kreplay_status_t kreplay_set_verify(uint32_t enabled);
+
+/*
+ Chooses what replays that start afterwards do with host and fine-grained memory their
+ dispatch can reach (`policy`, a `kreplay_host_memory_policy_t`): restore it between passes
+ when safe (`KREPLAY_HOST_MEMORY_SNAPSHOT`, the default), decline the replay
+ (`KREPLAY_HOST_MEMORY_DECLINE`), or replay without restoring it
+ (`KREPLAY_HOST_MEMORY_IGNORE`, warned about in the outputs). Overrides `KREPLAY_HOST_MEMORY`
+ (and `kreplay run --host-memory`), an invalid value of it included. Any other value is
+ refused with `KREPLAY_STATUS_INVALID_ARGUMENT` and changes nothing. May be called at any
+ time, from any thread.
+ */
+kreplay_status_t kreplay_set_host_memory_policy(uint32_t policy);
 
 /*
  Excludes the `size` bytes at `ptr` from every snapshot taken from now on (the client's own

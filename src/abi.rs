@@ -229,3 +229,31 @@ pub struct kreplay_stats_t {
     /// Regions skipped by restores.
     pub skipped_regions: u64,
 }
+
+/// What a replay does with host and fine-grained memory its dispatch can reach (a `uint32_t`
+/// in C: a value other than these is refused with `KREPLAY_STATUS_INVALID_ARGUMENT`). The
+/// values match `KREPLAY_HOST_MEMORY`'s words.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum kreplay_host_memory_policy_t {
+    /// `snapshot`: captured and restored between passes when that is safe, else declined (the
+    /// default).
+    KREPLAY_HOST_MEMORY_SNAPSHOT = 0,
+    /// `decline`: every dispatch that can reach such memory runs once, normally.
+    KREPLAY_HOST_MEMORY_DECLINE = 1,
+    /// `ignore`: replayed without restoring it (every pass writes it again); warned about in
+    /// the outputs.
+    KREPLAY_HOST_MEMORY_IGNORE = 2,
+}
+
+impl kreplay_host_memory_policy_t {
+    /// The policy with value `v`, if there is one.
+    pub fn from_u32(v: u32) -> Option<Self> {
+        match v {
+            0 => Some(Self::KREPLAY_HOST_MEMORY_SNAPSHOT),
+            1 => Some(Self::KREPLAY_HOST_MEMORY_DECLINE),
+            2 => Some(Self::KREPLAY_HOST_MEMORY_IGNORE),
+            _ => None,
+        }
+    }
+}

@@ -275,6 +275,30 @@ pub extern "C" fn kreplay_set_verify(enabled: u32) -> kreplay_status_t {
     })
 }
 
+/// Chooses what replays that start afterwards do with host and fine-grained memory their
+/// dispatch can reach (`policy`, a `kreplay_host_memory_policy_t`): restore it between passes
+/// when safe (`KREPLAY_HOST_MEMORY_SNAPSHOT`, the default), decline the replay
+/// (`KREPLAY_HOST_MEMORY_DECLINE`), or replay without restoring it
+/// (`KREPLAY_HOST_MEMORY_IGNORE`, warned about in the outputs). Overrides `KREPLAY_HOST_MEMORY`
+/// (and `kreplay run --host-memory`), an invalid value of it included. Any other value is
+/// refused with `KREPLAY_STATUS_INVALID_ARGUMENT` and changes nothing. May be called at any
+/// time, from any thread.
+#[unsafe(no_mangle)]
+pub extern "C" fn kreplay_set_host_memory_policy(policy: u32) -> kreplay_status_t {
+    use crate::abi::kreplay_host_memory_policy_t as C;
+    use crate::host_memory::policy::HostMemoryPolicy;
+    boundary(|| {
+        let chosen = match C::from_u32(policy) {
+            Some(C::KREPLAY_HOST_MEMORY_SNAPSHOT) => HostMemoryPolicy::Snapshot,
+            Some(C::KREPLAY_HOST_MEMORY_DECLINE) => HostMemoryPolicy::Decline,
+            Some(C::KREPLAY_HOST_MEMORY_IGNORE) => HostMemoryPolicy::Ignore,
+            None => return kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT,
+        };
+        crate::host_memory::policy::set_api(chosen);
+        kreplay_status_t::KREPLAY_STATUS_SUCCESS
+    })
+}
+
 // ------------------------------------------------------------------------------------------
 // Snapshot coverage: the client's own memory, and ranges excluded from or added to snapshots.
 // ------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 //! `KREPLAY_HOST_MEMORY`: what a replay does with host memory its dispatch can reach.
 
-use crate::sync::LazyLock;
+use crate::sync::{AtomicU8, LazyLock, Ordering};
 
 /// What a replay does with reachable host and fine-grained memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -62,6 +62,31 @@ pub static POLICY: LazyLock<Result<HostMemoryPolicy, String>> = LazyLock::new(||
     }
     p
 });
+
+/// The policy chosen through the C API (`kreplay_set_host_memory_policy`): 0 none, else the
+/// policy's index in [`HostMemoryPolicy::NAMES`] plus one.
+static API_POLICY: AtomicU8 = AtomicU8::new(0);
+
+/// Chooses the policy for replays that start afterwards, over `KREPLAY_HOST_MEMORY` (an
+/// invalid value of the variable included).
+pub fn set_api(policy: HostMemoryPolicy) {
+    let index = HostMemoryPolicy::NAMES
+        .iter()
+        .position(|n| *n == policy.name())
+        .unwrap_or(0);
+    API_POLICY.store(index as u8 + 1, Ordering::Relaxed);
+}
+
+/// The policy a replay starting now applies: the C API's choice, else the environment's.
+pub fn current() -> Result<HostMemoryPolicy, String> {
+    match API_POLICY.load(Ordering::Relaxed) {
+        0 => POLICY.clone(),
+        n => Ok(HostMemoryPolicy::NAMES
+            .get(usize::from(n) - 1)
+            .and_then(|name| HostMemoryPolicy::parse(name))
+            .unwrap_or_default()),
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -19,7 +19,7 @@
 use super::NAMES;
 use super::decline::DeclineReason;
 use crate::host_memory::capture::{self, HostSnapshot};
-use crate::host_memory::policy::{HostMemoryPolicy, POLICY};
+use crate::host_memory::policy::{self, HostMemoryPolicy};
 use crate::host_memory::{HOST_ALLOCATIONS, HostAllocation, HostMemoryReport, reach};
 use crate::runtime::Runtime;
 use crate::sync::Mutex;
@@ -88,7 +88,7 @@ pub(super) fn open(
     kernel: &str,
     verify: bool,
 ) -> Result<HostWindow, DeclineReason> {
-    let policy = POLICY.clone().map_err(DeclineReason::Configuration)?;
+    let policy = policy::current().map_err(DeclineReason::Configuration)?;
     let mut w = HostWindow {
         snapshot: None,
         watched: Vec::new(),

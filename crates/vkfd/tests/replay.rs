@@ -315,6 +315,15 @@ fn the_c_api_client_declines_and_executable_reload_on_both_runtimes() {
             "{}: the reason names the policy: {out}",
             rt.name()
         );
+        // The same decline chosen through the C API, over the environment's `ignore`.
+        let o = client(rt, &exe, "decline-api", "ignore", &co);
+        let out = stdout(&o);
+        assert!(out.contains("APP OK"), "{}: {}", rt.name(), stderr(&o));
+        assert!(
+            out.contains("APP declined: ") && out.contains("KREPLAY_HOST_MEMORY=decline"),
+            "{}: {out}",
+            rt.name()
+        );
         // An executable destroyed and loaded again: its variable is restored both times.
         let o = client(rt, &exe, "reload", "ignore", &co);
         assert!(

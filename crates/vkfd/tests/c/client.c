@@ -9,6 +9,9 @@
  *                  KREPLAY_HOST_MEMORY=decline: its kernel arguments reach fine-grained host
  *                  memory): CONFIG EXIT carries the reason (printed "APP declined: <reason>"),
  *                  no PASS event, the kernel runs once
+ *   client decline-api <passes> <code object>  the same decline, chosen through
+ *                  kreplay_set_host_memory_policy (over KREPLAY_HOST_MEMORY=ignore); an unknown
+ *                  policy value is refused first
  *   client reload  <passes> <code object>  `bump` replayed, its executable destroyed, the code
  *                  object loaded again and `bump` replayed from the new executable: its
  *                  __device__ counter is restored between passes both times
@@ -120,7 +123,7 @@ static void run_bump(system_t* s, hsa_executable_t exe, int passes) {
 }
 
 int main(int argc, char** argv) {
-  EXPECT(argc >= 4, "usage: client replay|decline|reload <passes> <code object>");
+  EXPECT(argc >= 4, "usage: client replay|decline|decline-api|reload <passes> <code object>");
   const char* mode = argv[1];
   int passes = atoi(argv[2]);
   EXPECT(passes >= 2, "passes must be at least 2");
@@ -135,7 +138,12 @@ int main(int argc, char** argv) {
            g_reason);
     EXPECT(g_pass_exits == passes, "%d PASS EXIT events, expected %d", g_pass_exits, passes);
     EXPECT(g_timed_passes == passes, "%d of %d passes have device times", g_timed_passes, passes);
-  } else if (strcmp(mode, "decline") == 0) {
+  } else if (strcmp(mode, "decline") == 0 || strcmp(mode, "decline-api") == 0) {
+    if (strcmp(mode, "decline-api") == 0) {
+      EXPECT(kreplay_set_host_memory_policy(3) == KREPLAY_STATUS_INVALID_ARGUMENT, "policy 3 was accepted");
+      kreplay_status_t st = kreplay_set_host_memory_policy(KREPLAY_HOST_MEMORY_DECLINE);
+      EXPECT(st == KREPLAY_STATUS_SUCCESS, "kreplay_set_host_memory_policy: %s", kreplay_status_string(st));
+    }
     int runs = run_inc(&s, exe);
     EXPECT(runs == 1, "a declined dispatch ran %d times", runs);
     EXPECT(g_config_exits == 1 && g_declines == 1, "%d CONFIG EXITs, %d declines", g_config_exits, g_declines);
