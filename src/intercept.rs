@@ -930,12 +930,29 @@ pub unsafe extern "C" fn write_interceptor(
     writer: hsa_amd_queue_intercept_packet_writer,
 ) {
     let Some(writer) = writer else { return };
-    // Fast path: one relaxed load, no lock, no allocation.
+    // Fast path: one relaxed load, no lock, no allocation, and no stack frame: everything else
+    // is in `submit_with_service`, so this compiles to a few compares and a tail call.
     if state::service() == ReplayService::Off || data.is_null() {
         // SAFETY: forwarding the runtime's own packets unchanged.
         unsafe { writer(pkts, count) };
         return;
     }
+    // SAFETY: the runtime's arguments, forwarded.
+    unsafe { submit_with_service(pkts, count, data, writer) }
+}
+
+/// The write interceptor's path while a replay service is on: the submission is offered to the
+/// replay engine. Kept out of line so that the fast path above needs no stack frame.
+///
+/// # Safety
+/// As [`write_interceptor`], with `data` non-NULL.
+#[inline(never)]
+unsafe fn submit_with_service(
+    pkts: *const c_void,
+    count: u64,
+    data: *mut c_void,
+    writer: unsafe extern "C" fn(*const c_void, u64),
+) {
     // SAFETY: `data` is the `Arc<QueueState>` pointer registered with this queue, alive until
     // the queue is destroyed.
     let q = unsafe { &*data.cast::<QueueState>() };
