@@ -136,22 +136,34 @@ impl<'a> Emitter<'a> {
     pub fn emit_before(&self, at: LLVMValueRef, word: Word, packing: Packing, payload: Payload) {
         self.sites.set(self.sites.get() + 1);
         self.b.before(at);
-        let mut inputs: Vec<(LLVMValueRef, &'static str)> = Vec::new();
+        let pack = match (self.clock, packing) {
+            (Some(c), Packing::Packed) => Some(c),
+            _ => None,
+        };
+        let ops = self.operands(word, pack, payload);
+        let mut site = SiteAsm::default();
+        let any_check = self.scope_check(&mut site);
+        self.header(&mut site, word, pack, &ops);
+        self.payload_records(&mut site, payload, &ops.payload);
+        if any_check {
+            site.asm.push_str(".Lsqtt_skip_${:uid}:\n\t");
+        }
+        self.boundary();
+        self.inline_asm(site, &ops.inputs);
+        self.boundary();
+    }
 
-        // Operands computed in IR before the asm statement.
-        let header_operand = match word {
+    /// The values the asm statement reads, computed in IR before it, and where each is.
+    fn operands(&self, word: Word, pack: Option<ClockPacking>, payload: Payload) -> Operands {
+        let mut inputs: Vec<(LLVMValueRef, &'static str)> = Vec::new();
+        let header = match word {
             Word::Dynamic(v) => {
                 inputs.push((self.readfirstlane(v), "s"));
                 Some(inputs.len())
             }
             Word::Const(_) => None,
         };
-        let clock_active = self.clock.is_some();
-        let pack = match (self.clock, packing) {
-            (Some(c), Packing::Packed) => Some(c),
-            _ => None,
-        };
-        let clock_operand = match (pack, self.target.clock_source()) {
+        let clock = match (pack, self.target.clock_source()) {
             (Some(c), Some(ClockSource::ShaderCycles64)) => {
                 let (f, fty) = self.b.intrinsic("llvm.readcyclecounter", &[]);
                 let cycles = self.b.call(fty, f, &[]);
@@ -161,7 +173,22 @@ impl<'a> Emitter<'a> {
             }
             _ => None,
         };
-        let payload_operands = match payload {
+        let payload = self.payload_operands(payload, &mut inputs);
+        Operands {
+            inputs,
+            header,
+            clock,
+            payload,
+        }
+    }
+
+    /// Pushes the payload's values onto `inputs`; returns their operand numbers.
+    fn payload_operands(
+        &self,
+        payload: Payload,
+        inputs: &mut Vec<(LLVMValueRef, &'static str)>,
+    ) -> Vec<usize> {
+        match payload {
             Payload::None => Vec::new(),
             Payload::Value(v) => {
                 inputs.push((self.readfirstlane(v), "s"));
@@ -194,12 +221,12 @@ impl<'a> Emitter<'a> {
                     inputs.len(),
                 ]
             }
-        };
+        }
+    }
 
-        let mut asm = String::new();
-        let mut uses_scratch = false;
-
-        // Scope check.
+    /// The scope check: for every hardware-id field the scope filters, skip the marker when
+    /// this wave's slot is not in the mask. Returns whether any check was written.
+    fn scope_check(&self, site: &mut SiteAsm) -> bool {
         let fields = self.target.scope_fields();
         let checks = [
             (fields.wave, self.scope.wave),
@@ -213,19 +240,23 @@ impl<'a> Emitter<'a> {
                 continue;
             }
             any_check = true;
-            uses_scratch = true;
+            site.uses_scratch = true;
             let _ = write!(
-                asm,
+                site.asm,
                 "s_getreg_b32 @S, hwreg({}, {}, {})\n\ts_bitcmp1_b32 {:#x}, @S\n\ts_cbranch_scc0 .Lsqtt_skip_${{:uid}}\n\t",
                 field.reg, field.offset, field.size, mask
             );
         }
+        any_check
+    }
 
-        // Header.
+    /// The header record: the marker word, with the shader clock in its top bits when packed.
+    fn header(&self, site: &mut SiteAsm, word: Word, pack: Option<ClockPacking>, ops: &Operands) {
+        let asm = &mut site.asm;
         match (word, pack) {
             (Word::Const(w), Some(c)) => {
-                uses_scratch = true;
-                match clock_operand {
+                site.uses_scratch = true;
+                match ops.clock {
                     Some(op) => {
                         let _ = write!(asm, "s_lshl_b32 @S, @I{op}, {}\n\t", 32 - c.bits);
                     }
@@ -240,58 +271,61 @@ impl<'a> Emitter<'a> {
                     }
                 }
                 let _ = write!(asm, "s_or_b32 @S, @S, {w:#x}\n\t");
-                m0_record(&mut asm, "@S");
+                m0_record(asm, "@S");
             }
             (Word::Const(w), None) => {
-                if w <= 0xff && self.target.has_ttracedata_imm() && !clock_active {
+                if w <= 0xff && self.target.has_ttracedata_imm() && self.clock.is_none() {
                     let _ = write!(asm, "s_ttracedata_imm {w:#x}\n\t");
                 } else {
-                    m0_record(&mut asm, &format!("{w:#x}"));
+                    m0_record(asm, &format!("{w:#x}"));
                 }
             }
             (Word::Dynamic(_), _) => {
-                let op = header_operand.expect("dynamic header has an operand");
-                m0_record(&mut asm, &format!("@I{op}"));
+                let op = ops.header.expect("dynamic header has an operand");
+                m0_record(asm, &format!("@I{op}"));
             }
         }
+    }
 
-        // Payload records.
+    /// The payload records after the header.
+    fn payload_records(&self, site: &mut SiteAsm, payload: Payload, operands: &[usize]) {
+        let asm = &mut site.asm;
         match payload {
             Payload::None => {}
-            Payload::Value(_) => m0_record(&mut asm, &format!("@I{}", payload_operands[0])),
+            Payload::Value(_) => m0_record(asm, &format!("@I{}", operands[0])),
             Payload::Addresses(source) => {
-                uses_scratch = true;
-                m0_record(&mut asm, "exec_lo");
+                site.uses_scratch = true;
+                m0_record(asm, "exec_lo");
                 if self.target.wave_size == 64 {
-                    m0_record(&mut asm, "exec_hi");
+                    m0_record(asm, "exec_hi");
                 }
                 let per_lane: &[usize] = match source {
                     AddressSource::RawBuffer { .. } => {
-                        for op in &payload_operands[..3] {
-                            m0_record(&mut asm, &format!("@I{op}"));
+                        for op in &operands[..3] {
+                            m0_record(asm, &format!("@I{op}"));
                         }
-                        &payload_operands[3..]
+                        &operands[3..]
                     }
-                    _ => &payload_operands,
+                    _ => operands,
                 };
                 for lane in 0..self.target.wave_size {
                     for op in per_lane {
                         let _ = write!(asm, "v_readlane_b32 @S, @I{op}, {lane}\n\t");
-                        m0_record(&mut asm, "@S");
+                        m0_record(asm, "@S");
                     }
                 }
             }
         }
-        if any_check {
-            asm.push_str(".Lsqtt_skip_${:uid}:\n\t");
-        }
+    }
 
+    /// Writes the site's asm statement with its operands.
+    fn inline_asm(&self, site: SiteAsm, inputs: &[(LLVMValueRef, &'static str)]) {
         // Outputs first (the scratch SGPR, then M0 so the compiler knows it is overwritten),
         // then the inputs.
-        let uses_m0 = asm.contains("m0");
+        let uses_m0 = site.asm.contains("m0");
         let mut constraints: Vec<String> = Vec::new();
         let mut out_tys = Vec::new();
-        if uses_scratch {
+        if site.uses_scratch {
             constraints.push("=&s".into());
             out_tys.push(self.b.i32);
         }
@@ -299,12 +333,10 @@ impl<'a> Emitter<'a> {
             constraints.push("={m0}".into());
             out_tys.push(self.b.i32);
         }
-        let asm = resolve_operands(&asm, out_tys.len(), inputs.len());
+        let asm = resolve_operands(&site.asm, out_tys.len(), inputs.len());
         constraints.extend(inputs.iter().map(|(_, c)| c.to_string()));
         constraints.push("~{scc}".into());
         let args: Vec<LLVMValueRef> = inputs.iter().map(|(v, _)| *v).collect();
-
-        self.boundary();
         let ret = match out_tys.len() {
             0 => self.b.void,
             1 => self.b.i32,
@@ -312,8 +344,23 @@ impl<'a> Emitter<'a> {
         };
         self.b
             .inline_asm(ret, asm.trim_end(), &constraints.join(","), &args);
-        self.boundary();
     }
+}
+
+/// The asm text of one site as it is built, and whether it needs the scratch SGPR.
+#[derive(Default)]
+struct SiteAsm {
+    asm: String,
+    uses_scratch: bool,
+}
+
+/// The IR values one site's asm reads (`inputs`, with their constraints) and the operand
+/// numbers (from 1) of the dynamic header word, the clock value and the payload values.
+struct Operands {
+    inputs: Vec<(LLVMValueRef, &'static str)>,
+    header: Option<usize>,
+    clock: Option<usize>,
+    payload: Vec<usize>,
 }
 
 /// Replaces the placeholders `@S` (scratch, operand 0) and `@I1..@In` (inputs, numbered after
