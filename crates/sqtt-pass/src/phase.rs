@@ -412,157 +412,26 @@ fn late(
     options: &Options,
     map: &mut FunctionMap,
 ) -> Result<(), PassError> {
-    let funcs = instrumentable_functions(m);
-
     // Collect everything first.
-    struct FunctionPlan {
-        f: LLVMValueRef,
-        named: Vec<NamedSite>,
-        barriers: Vec<sites::BarrierSite>,
-        memory_groups: Vec<(LLVMValueRef, Access)>,
-        traced: Vec<(LLVMValueRef, Access, AddressSource)>,
-    }
-    let mut plans = Vec::new();
-    for &f in &funcs {
-        let named = sites::named_sites(f);
-        for s in &named {
-            check_named(s, f, options, true)?;
-        }
-        let barriers = if options.barriers {
-            sites::barrier_sites(f)
-        } else {
-            Vec::new()
-        };
-        let mut memory_groups = Vec::new();
-        let mut traced = Vec::new();
-        if options.memory.is_some() || options.addresses.any() {
-            for bb in ir::blocks(f) {
-                let ops: Vec<sites::MemoryOp> = ir::instructions(bb)
-                    .into_iter()
-                    .enumerate()
-                    .filter_map(|(k, i)| sites::memory_op(i, k))
-                    .collect();
-                if let Some(g) = options.memory {
-                    let vmem: Vec<&sites::MemoryOp> =
-                        ops.iter().filter(|o| sites::is_vector_memory(o)).collect();
-                    let keys: Vec<(Access, usize)> =
-                        vmem.iter().map(|o| (o.access, o.index)).collect();
-                    for k in sites::group_starts(&keys, g.ops_per_marker, g.max_gap) {
-                        memory_groups.push((vmem[k].inst, vmem[k].access));
-                    }
-                }
-                for o in &ops {
-                    let wanted = match o.address {
-                        Some(AddressSource::Flat(_) | AddressSource::RawBuffer { .. }) => {
-                            options.addresses.memory
-                        }
-                        Some(AddressSource::Lds(_)) => options.addresses.lds,
-                        None => false,
-                    };
-                    if let (true, Some(source)) = (wanted, o.address) {
-                        traced.push((o.inst, o.access, source));
-                    }
-                }
-            }
-        }
-        plans.push(FunctionPlan {
-            f,
-            named,
-            barriers,
-            memory_groups,
-            traced,
-        });
-    }
-
-    // System IDs first, in a fixed order, only for constructs present.
-    let mut system_ids: HashMap<&'static str, u32> = HashMap::new();
-    let present = |name: &str| -> bool {
-        plans.iter().any(|p| {
-            p.barriers.iter().any(|s| s.op.marker_name() == name)
-                || p.memory_groups.iter().any(|(_, a)| {
-                    (name == "vmem_load" && *a == Access::Load)
-                        || (name == "vmem_store" && *a == Access::Store)
-                })
-        })
-    };
-    for name in [
-        BarrierOp::Barrier.marker_name(),
-        BarrierOp::Signal.marker_name(),
-        BarrierOp::Wait.marker_name(),
-        "vmem_load",
-        "vmem_store",
-    ] {
-        if present(name) {
-            system_ids.insert(name, map.intern(MarkerKind::System, name, None, 0));
-        }
-    }
-
+    let plans = instrumentable_functions(m)
+        .into_iter()
+        .map(|f| plan_function(f, options))
+        .collect::<Result<Vec<_>, _>>()?;
+    let system_ids = intern_system_markers(&plans, map);
     // Late named markers and address traces, as encountered.
     let mut named_ids = Vec::new();
     let mut trace_ids = Vec::new();
     for p in &plans {
         named_ids.push(register_named(map, &p.named));
-        let ids: Vec<u32> = p
-            .traced
-            .iter()
-            .map(|(inst, access, source)| {
-                let src = ir::source_chain(*inst);
-                map.intern(
-                    MarkerKind::AddressTrace,
-                    source.marker_name(*access),
-                    src.as_deref(),
-                    emit::address_payload_count(target.wave_size, source),
-                )
-            })
-            .collect();
-        trace_ids.push(ids);
+        trace_ids.push(intern_traces(map, target, &p.traced));
     }
     check_ids(map, options)?;
 
-    // Emit.
     let em = Emitter::new(b, target, options);
-    let no_remap = HashMap::new();
     for ((p, ids), tids) in plans.iter().zip(&named_ids).zip(&trace_ids) {
-        emit_named(&em, &p.named, ids, &no_remap);
-        emit_numeric(&em, p.f);
-        for s in &p.barriers {
-            let word = Word::Const(marker_word(system_ids[s.op.marker_name()], 0));
-            em.emit_before(s.first, word, Packing::Packed, Payload::None);
-            // SAFETY: live instruction of the module; a barrier call is never a terminator, so a
-            // next instruction exists.
-            let after = unsafe { llvm_sys::core::LLVMGetNextInstruction(s.last) };
-            em.emit_before(after, word, Packing::Packed, Payload::None);
-        }
-        for (inst, access) in &p.memory_groups {
-            let name = if *access == Access::Load {
-                "vmem_load"
-            } else {
-                "vmem_store"
-            };
-            em.emit_before(
-                *inst,
-                Word::Const(marker_word(system_ids[name], 0)),
-                Packing::Packed,
-                Payload::None,
-            );
-        }
-        for ((inst, _, source), id) in p.traced.iter().zip(tids) {
-            em.emit_before(
-                *inst,
-                Word::Const(marker_word(*id, 0)),
-                Packing::Packed,
-                Payload::Addresses(*source),
-            );
-        }
+        emit_plan(&em, p, ids, tids, &system_ids);
     }
-
-    // Drop the now unused marker declarations so nothing undefined reaches the linker.
-    for f in ir::functions(m) {
-        let n = ir::name(f);
-        if sites::NAMED_SYMBOLS.iter().any(|(s, _)| *s == n) && ir::unused(f) {
-            ir::delete_function(f);
-        }
-    }
+    drop_marker_declarations(m);
 
     // With clock packing, even numeric-only code needs the M: row to be decodable.
     if !map.is_empty() || (options.clock.is_some() && em.sites() > 0) {
@@ -578,4 +447,176 @@ fn late(
         b.section_global("__sqtt_funcmap", SECTION, &map.section_bytes());
     }
     Ok(())
+}
+
+/// What the late phase instruments in one function.
+struct FunctionPlan {
+    f: LLVMValueRef,
+    named: Vec<NamedSite>,
+    barriers: Vec<sites::BarrierSite>,
+    /// The first vector-memory instruction of each group, with its access.
+    memory_groups: Vec<(LLVMValueRef, Access)>,
+    /// Memory instructions whose addresses are traced.
+    traced: Vec<(LLVMValueRef, Access, AddressSource)>,
+}
+
+/// The sites of function `f` the options ask for.
+fn plan_function(f: LLVMValueRef, options: &Options) -> Result<FunctionPlan, PassError> {
+    let named = sites::named_sites(f);
+    for s in &named {
+        check_named(s, f, options, true)?;
+    }
+    let barriers = if options.barriers {
+        sites::barrier_sites(f)
+    } else {
+        Vec::new()
+    };
+    let mut memory_groups = Vec::new();
+    let mut traced = Vec::new();
+    if options.memory.is_some() || options.addresses.any() {
+        for bb in ir::blocks(f) {
+            memory_sites(bb, options, &mut memory_groups, &mut traced);
+        }
+    }
+    Ok(FunctionPlan {
+        f,
+        named,
+        barriers,
+        memory_groups,
+        traced,
+    })
+}
+
+/// The memory-group starts and the traced memory instructions of basic block `bb`.
+fn memory_sites(
+    bb: llvm_sys::prelude::LLVMBasicBlockRef,
+    options: &Options,
+    memory_groups: &mut Vec<(LLVMValueRef, Access)>,
+    traced: &mut Vec<(LLVMValueRef, Access, AddressSource)>,
+) {
+    let ops: Vec<sites::MemoryOp> = ir::instructions(bb)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(k, i)| sites::memory_op(i, k))
+        .collect();
+    if let Some(g) = options.memory {
+        let vmem: Vec<&sites::MemoryOp> =
+            ops.iter().filter(|o| sites::is_vector_memory(o)).collect();
+        let keys: Vec<(Access, usize)> = vmem.iter().map(|o| (o.access, o.index)).collect();
+        for k in sites::group_starts(&keys, g.ops_per_marker, g.max_gap) {
+            memory_groups.push((vmem[k].inst, vmem[k].access));
+        }
+    }
+    for o in &ops {
+        let wanted = match o.address {
+            Some(AddressSource::Flat(_) | AddressSource::RawBuffer { .. }) => {
+                options.addresses.memory
+            }
+            Some(AddressSource::Lds(_)) => options.addresses.lds,
+            None => false,
+        };
+        if let (true, Some(source)) = (wanted, o.address) {
+            traced.push((o.inst, o.access, source));
+        }
+    }
+}
+
+/// System marker IDs, in a fixed order, only for the constructs present.
+fn intern_system_markers(
+    plans: &[FunctionPlan],
+    map: &mut FunctionMap,
+) -> HashMap<&'static str, u32> {
+    let present = |name: &str| -> bool {
+        plans.iter().any(|p| {
+            p.barriers.iter().any(|s| s.op.marker_name() == name)
+                || p.memory_groups.iter().any(|(_, a)| {
+                    (name == "vmem_load" && *a == Access::Load)
+                        || (name == "vmem_store" && *a == Access::Store)
+                })
+        })
+    };
+    let mut system_ids = HashMap::new();
+    for name in [
+        BarrierOp::Barrier.marker_name(),
+        BarrierOp::Signal.marker_name(),
+        BarrierOp::Wait.marker_name(),
+        "vmem_load",
+        "vmem_store",
+    ] {
+        if present(name) {
+            system_ids.insert(name, map.intern(MarkerKind::System, name, None, 0));
+        }
+    }
+    system_ids
+}
+
+/// The marker IDs of a function's address traces, with their source lines.
+fn intern_traces(
+    map: &mut FunctionMap,
+    target: &GpuTarget,
+    traced: &[(LLVMValueRef, Access, AddressSource)],
+) -> Vec<u32> {
+    traced
+        .iter()
+        .map(|(inst, access, source)| {
+            let src = ir::source_chain(*inst);
+            map.intern(
+                MarkerKind::AddressTrace,
+                source.marker_name(*access),
+                src.as_deref(),
+                emit::address_payload_count(target.wave_size, source),
+            )
+        })
+        .collect()
+}
+
+/// Emits the markers of one function's plan.
+fn emit_plan(
+    em: &Emitter<'_>,
+    p: &FunctionPlan,
+    ids: &[Option<u32>],
+    trace_ids: &[u32],
+    system_ids: &HashMap<&'static str, u32>,
+) {
+    emit_named(em, &p.named, ids, &HashMap::new());
+    emit_numeric(em, p.f);
+    for s in &p.barriers {
+        let word = Word::Const(marker_word(system_ids[s.op.marker_name()], 0));
+        em.emit_before(s.first, word, Packing::Packed, Payload::None);
+        // SAFETY: live instruction of the module; a barrier call is never a terminator, so a
+        // next instruction exists.
+        let after = unsafe { llvm_sys::core::LLVMGetNextInstruction(s.last) };
+        em.emit_before(after, word, Packing::Packed, Payload::None);
+    }
+    for (inst, access) in &p.memory_groups {
+        let name = if *access == Access::Load {
+            "vmem_load"
+        } else {
+            "vmem_store"
+        };
+        em.emit_before(
+            *inst,
+            Word::Const(marker_word(system_ids[name], 0)),
+            Packing::Packed,
+            Payload::None,
+        );
+    }
+    for ((inst, _, source), id) in p.traced.iter().zip(trace_ids) {
+        em.emit_before(
+            *inst,
+            Word::Const(marker_word(*id, 0)),
+            Packing::Packed,
+            Payload::Addresses(*source),
+        );
+    }
+}
+
+/// Drops the now unused marker declarations so nothing undefined reaches the linker.
+fn drop_marker_declarations(m: LLVMModuleRef) {
+    for f in ir::functions(m) {
+        let n = ir::name(f);
+        if sites::NAMED_SYMBOLS.iter().any(|(s, _)| *s == n) && ir::unused(f) {
+            ir::delete_function(f);
+        }
+    }
 }
