@@ -206,139 +206,172 @@ impl Options {
         if let Some(v) = get("SQTT_SCOPE_WG") {
             o.scope.wg = parse_mask("SQTT_SCOPE_WG", &v)?;
         }
-
-        let functions_var = get("SQTT_INSTRUMENT_FUNCTIONS");
-        if let Some(v) = &functions_var {
-            const EXPECTED: &str = "expected N (instruction count above N) or cost:N (weighted cost above N), N a non-negative integer, or 0 to disable";
-            let t = v.trim();
-            o.functions = if let Some(n) = t.strip_prefix("cost:") {
-                Some(FunctionThreshold::Cost(n.parse().map_err(|_| {
-                    invalid("SQTT_INSTRUMENT_FUNCTIONS", v, EXPECTED)
-                })?))
-            } else {
-                match t.parse::<u64>() {
-                    Ok(0) => None,
-                    Ok(n) => Some(FunctionThreshold::Count(n)),
-                    Err(_) => return Err(invalid("SQTT_INSTRUMENT_FUNCTIONS", v, EXPECTED)),
-                }
-            };
+        if let Some(v) = get("SQTT_INSTRUMENT_FUNCTIONS") {
+            o.functions = parse_functions(&v)?;
         }
-
         if let Some(v) = get("SQTT_INSTRUMENT_BARRIERS") {
             o.barriers = parse_bool("SQTT_INSTRUMENT_BARRIERS", &v)?;
         }
-
         let memory_var = get("SQTT_INSTRUMENT_MEMORY");
         if let Some(v) = &memory_var {
-            const EXPECTED: &str = "expected N:M (N >= 1 memory operations per marker, M = largest instruction gap inside a sequence), e.g. 2:5, or 0 to disable";
-            let t = v.trim();
-            if t != "0" {
-                let (n, m) = t
-                    .split_once(':')
-                    .ok_or_else(|| invalid("SQTT_INSTRUMENT_MEMORY", v, EXPECTED))?;
-                let n: u32 = n
-                    .trim()
-                    .parse()
-                    .map_err(|_| invalid("SQTT_INSTRUMENT_MEMORY", v, EXPECTED))?;
-                let m: u32 = m
-                    .trim()
-                    .parse()
-                    .map_err(|_| invalid("SQTT_INSTRUMENT_MEMORY", v, EXPECTED))?;
-                if n == 0 {
-                    return Err(invalid("SQTT_INSTRUMENT_MEMORY", v, EXPECTED));
-                }
-                o.memory = Some(MemoryGrouping {
-                    ops_per_marker: n,
-                    max_gap: m,
-                });
-            }
+            o.memory = parse_memory(v)?;
         }
-
         let addresses_var = get("SQTT_TRACE_ADDRESSES");
         if let Some(v) = &addresses_var {
-            const EXPECTED: &str = "expected memory, lds, or memory,lds";
-            for part in v.split(',') {
-                match part.trim() {
-                    "memory" => o.addresses.memory = true,
-                    "lds" => o.addresses.lds = true,
-                    _ => return Err(invalid("SQTT_TRACE_ADDRESSES", v, EXPECTED)),
-                }
-            }
+            o.addresses = parse_addresses(v)?;
         }
-
         if let Some(v) = get("SQTT_MEM_BARRIER") {
-            o.mem_barrier = match v.trim() {
-                "none" | "0" => MemBarrier::None,
-                "asm" | "1" => MemBarrier::Asm,
-                "fence" | "2" => MemBarrier::Fence,
-                _ => {
-                    return Err(invalid(
-                        "SQTT_MEM_BARRIER",
-                        &v,
-                        "expected none, asm or fence (or 0, 1, 2)",
-                    ));
-                }
-            };
+            o.mem_barrier = parse_mem_barrier(&v)?;
         }
-
         let bits_var = get("SQTT_SHADER_CLOCK_BITS");
-        let bits = match &bits_var {
-            Some(v) => parse_u32(
-                "SQTT_SHADER_CLOCK_BITS",
-                v,
-                "expected an unsigned integer from 0 to 28",
-            )?,
-            None => 0,
-        };
-        if bits > 28 {
-            return Err(invalid(
-                "SQTT_SHADER_CLOCK_BITS",
-                bits_var.as_deref().unwrap_or_default(),
-                "at most 28 bits can carry the clock: the two flag bits and at least two ID bits must remain",
-            ));
-        }
-        let shift_var = get("SQTT_SHADER_CLOCK_SHIFT");
-        let shift = match &shift_var {
-            Some(v) => parse_u32(
-                "SQTT_SHADER_CLOCK_SHIFT",
-                v,
-                "expected an unsigned integer from 0 to 31",
-            )?,
-            None => 4,
-        };
-        if bits > 0 {
-            if shift + bits > 32 {
-                return Err(invalid(
-                    "SQTT_SHADER_CLOCK_SHIFT",
-                    shift_var.as_deref().unwrap_or("4"),
-                    "SQTT_SHADER_CLOCK_SHIFT + SQTT_SHADER_CLOCK_BITS must not exceed 32 (the field is taken from the 32-bit low clock word)",
-                ));
-            }
-            o.clock = Some(ClockPacking { bits, shift });
-        }
-
-        if let (Some(m), Some(a)) = (&memory_var, &addresses_var)
-            && o.memory.is_some()
-            && o.addresses.any()
-        {
-            return Err(OptionsError::Conflict {
-                first: format!("SQTT_INSTRUMENT_MEMORY={m}"),
-                second: format!("SQTT_TRACE_ADDRESSES={a}"),
-                reason: "address tracing already emits a header marker for every memory operation; unset one of them",
-            });
-        }
-        if let (Some(b), Some(a)) = (&bits_var, &addresses_var)
-            && o.clock.is_some()
-            && o.addresses.any()
-        {
-            return Err(OptionsError::Conflict {
-                first: format!("SQTT_SHADER_CLOCK_BITS={b}"),
-                second: format!("SQTT_TRACE_ADDRESSES={a}"),
-                reason: "address-trace markers carry payload records, which require SQTT_SHADER_CLOCK_BITS=0",
-            });
-        }
+        o.clock = parse_clock(
+            bits_var.as_deref(),
+            get("SQTT_SHADER_CLOCK_SHIFT").as_deref(),
+        )?;
+        check_conflicts(&o, memory_var, addresses_var, bits_var)?;
         Ok(o)
     }
+}
+
+/// `SQTT_INSTRUMENT_FUNCTIONS`: `N` (instruction count), `cost:N` (weighted cost), `0` off.
+fn parse_functions(v: &str) -> Result<Option<FunctionThreshold>, OptionsError> {
+    const EXPECTED: &str = "expected N (instruction count above N) or cost:N (weighted cost above N), N a non-negative integer, or 0 to disable";
+    let t = v.trim();
+    if let Some(n) = t.strip_prefix("cost:") {
+        return Ok(Some(FunctionThreshold::Cost(n.parse().map_err(|_| {
+            invalid("SQTT_INSTRUMENT_FUNCTIONS", v, EXPECTED)
+        })?)));
+    }
+    match t.parse::<u64>() {
+        Ok(0) => Ok(None),
+        Ok(n) => Ok(Some(FunctionThreshold::Count(n))),
+        Err(_) => Err(invalid("SQTT_INSTRUMENT_FUNCTIONS", v, EXPECTED)),
+    }
+}
+
+/// `SQTT_INSTRUMENT_MEMORY`: `N:M` (N >= 1 operations per marker, M the largest gap), `0` off.
+fn parse_memory(v: &str) -> Result<Option<MemoryGrouping>, OptionsError> {
+    const EXPECTED: &str = "expected N:M (N >= 1 memory operations per marker, M = largest instruction gap inside a sequence), e.g. 2:5, or 0 to disable";
+    let t = v.trim();
+    if t == "0" {
+        return Ok(None);
+    }
+    let bad = || invalid("SQTT_INSTRUMENT_MEMORY", v, EXPECTED);
+    let (n, m) = t.split_once(':').ok_or_else(bad)?;
+    let n: u32 = n.trim().parse().map_err(|_| bad())?;
+    let m: u32 = m.trim().parse().map_err(|_| bad())?;
+    if n == 0 {
+        return Err(bad());
+    }
+    Ok(Some(MemoryGrouping {
+        ops_per_marker: n,
+        max_gap: m,
+    }))
+}
+
+/// `SQTT_TRACE_ADDRESSES`: `memory`, `lds` or both, comma-separated.
+fn parse_addresses(v: &str) -> Result<AddressTracing, OptionsError> {
+    let mut a = AddressTracing::default();
+    for part in v.split(',') {
+        match part.trim() {
+            "memory" => a.memory = true,
+            "lds" => a.lds = true,
+            _ => {
+                return Err(invalid(
+                    "SQTT_TRACE_ADDRESSES",
+                    v,
+                    "expected memory, lds, or memory,lds",
+                ));
+            }
+        }
+    }
+    Ok(a)
+}
+
+/// `SQTT_MEM_BARRIER`: `none`, `asm` or `fence` (or 0, 1, 2).
+fn parse_mem_barrier(v: &str) -> Result<MemBarrier, OptionsError> {
+    match v.trim() {
+        "none" | "0" => Ok(MemBarrier::None),
+        "asm" | "1" => Ok(MemBarrier::Asm),
+        "fence" | "2" => Ok(MemBarrier::Fence),
+        _ => Err(invalid(
+            "SQTT_MEM_BARRIER",
+            v,
+            "expected none, asm or fence (or 0, 1, 2)",
+        )),
+    }
+}
+
+/// `SQTT_SHADER_CLOCK_BITS` and `SQTT_SHADER_CLOCK_SHIFT` (default 4): clock packing, `None`
+/// with 0 bits.
+fn parse_clock(
+    bits_var: Option<&str>,
+    shift_var: Option<&str>,
+) -> Result<Option<ClockPacking>, OptionsError> {
+    let bits = match bits_var {
+        Some(v) => parse_u32(
+            "SQTT_SHADER_CLOCK_BITS",
+            v,
+            "expected an unsigned integer from 0 to 28",
+        )?,
+        None => 0,
+    };
+    if bits > 28 {
+        return Err(invalid(
+            "SQTT_SHADER_CLOCK_BITS",
+            bits_var.unwrap_or_default(),
+            "at most 28 bits can carry the clock: the two flag bits and at least two ID bits must remain",
+        ));
+    }
+    let shift = match shift_var {
+        Some(v) => parse_u32(
+            "SQTT_SHADER_CLOCK_SHIFT",
+            v,
+            "expected an unsigned integer from 0 to 31",
+        )?,
+        None => 4,
+    };
+    if bits == 0 {
+        return Ok(None);
+    }
+    if shift + bits > 32 {
+        return Err(invalid(
+            "SQTT_SHADER_CLOCK_SHIFT",
+            shift_var.unwrap_or("4"),
+            "SQTT_SHADER_CLOCK_SHIFT + SQTT_SHADER_CLOCK_BITS must not exceed 32 (the field is taken from the 32-bit low clock word)",
+        ));
+    }
+    Ok(Some(ClockPacking { bits, shift }))
+}
+
+/// Options that cannot be combined.
+fn check_conflicts(
+    o: &Options,
+    memory_var: Option<String>,
+    addresses_var: Option<String>,
+    bits_var: Option<String>,
+) -> Result<(), OptionsError> {
+    if let (Some(m), Some(a)) = (&memory_var, &addresses_var)
+        && o.memory.is_some()
+        && o.addresses.any()
+    {
+        return Err(OptionsError::Conflict {
+            first: format!("SQTT_INSTRUMENT_MEMORY={m}"),
+            second: format!("SQTT_TRACE_ADDRESSES={a}"),
+            reason: "address tracing already emits a header marker for every memory operation; unset one of them",
+        });
+    }
+    if let (Some(b), Some(a)) = (&bits_var, &addresses_var)
+        && o.clock.is_some()
+        && o.addresses.any()
+    {
+        return Err(OptionsError::Conflict {
+            first: format!("SQTT_SHADER_CLOCK_BITS={b}"),
+            second: format!("SQTT_TRACE_ADDRESSES={a}"),
+            reason: "address-trace markers carry payload records, which require SQTT_SHADER_CLOCK_BITS=0",
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
