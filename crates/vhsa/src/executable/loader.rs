@@ -354,22 +354,43 @@ pub(crate) fn load(
             .cloned()
             .ok_or(LoaderError::InvalidReader(reader))
     })?;
-    let uri = reader.uri.clone();
+    let code = code_object_for(&reader, agent, agent_isa)?;
+    let lco = place(executable, agent, &reader, code)?;
+    let symbols = symbols_of(&lco);
+    publish(executable, agent, lco, symbols)
+}
+
+/// The reader's code object, checked to run on `agent` (ISA `agent_isa`).
+fn code_object_for(
+    reader: &Reader,
+    agent: hsa_agent_t,
+    agent_isa: Option<&str>,
+) -> LoaderResult<CodeObject> {
     let code =
         CodeObject::parse(&reader.bytes).map_err(|source| LoaderError::InvalidCodeObject {
-            uri: uri.clone(),
+            uri: reader.uri.clone(),
             source,
         })?;
-    let agent_isa_name = agent_isa.unwrap_or("no ISA: not a kernel agent");
     if !agent_isa.is_some_and(|isa| code.target.runs_on(isa)) {
         return Err(LoaderError::IncompatibleIsa {
-            uri,
+            uri: reader.uri.clone(),
             target: code.target.to_string(),
             agent: agent.handle,
-            agent_isa: agent_isa_name.to_owned(),
+            agent_isa: agent_isa.unwrap_or("no ISA: not a kernel agent").to_owned(),
         });
     }
+    Ok(code)
+}
 
+/// Writes the code object's image into memory of `agent`: the loaded code object, with a new
+/// handle.
+fn place(
+    executable: u64,
+    agent: hsa_agent_t,
+    reader: &Reader,
+    code: CodeObject,
+) -> LoaderResult<Arc<LoadedCodeObject>> {
+    let uri = reader.uri.clone();
     let size = code.load_size();
     let image = acquire_image(agent, size).ok_or_else(|| LoaderError::OutOfMemory {
         uri: uri.clone(),
@@ -388,18 +409,20 @@ pub(crate) fn load(
         agent.handle,
         image.base
     );
-    let origin = code.load_vaddr();
-    let handle = next_handle();
-    let lco = Arc::new(LoadedCodeObject {
-        handle,
+    Ok(Arc::new(LoadedCodeObject {
+        handle: next_handle(),
         executable,
         agent,
         bytes: reader.bytes.clone(),
         uri,
         code,
         image,
-    });
+    }))
+}
 
+/// The symbols a loaded code object defines, at their loaded addresses.
+fn symbols_of(lco: &LoadedCodeObject) -> Vec<Arc<Symbol>> {
+    let origin = lco.code.load_vaddr();
     let mut symbols = Vec::new();
     for s in &lco.code.symbols {
         let address = lco.image.base + (s.vaddr - origin);
@@ -421,13 +444,24 @@ pub(crate) fn load(
         };
         symbols.push(Arc::new(Symbol {
             handle: next_handle(),
-            agent,
+            agent: lco.agent,
             name: s.name.clone(),
             program_linkage: s.global,
             detail,
         }));
     }
+    symbols
+}
 
+/// Adds the loaded code object and its symbols to `executable` (still unfrozen, with no
+/// symbol of the same name for `agent`); returns the loaded code object's handle.
+fn publish(
+    executable: u64,
+    agent: hsa_agent_t,
+    lco: Arc<LoadedCodeObject>,
+    symbols: Vec<Arc<Symbol>>,
+) -> LoaderResult<u64> {
+    let handle = lco.handle;
     write(|l| {
         let exec = l
             .executables
@@ -451,7 +485,7 @@ pub(crate) fn load(
         }
         exec.loaded.push(lco.clone());
         exec.symbols.extend(symbols.iter().cloned());
-        l.loaded.insert(handle, lco.clone());
+        l.loaded.insert(handle, lco);
         for s in symbols {
             if let SymbolDetail::Kernel { kernel_object, .. } = s.detail {
                 l.kernels.insert(kernel_object, s.clone());
