@@ -970,7 +970,7 @@ unsafe extern "C" fn intercept_create(
 pub unsafe extern "C" fn write_interceptor(
     pkts: *const c_void,
     count: u64,
-    _user_pkt_index: u64,
+    user_pkt_index: u64,
     data: *mut c_void,
     writer: hsa_amd_queue_intercept_packet_writer,
 ) {
@@ -1001,7 +1001,16 @@ pub unsafe extern "C" fn write_interceptor(
         "the write interceptor",
         || {
             // SAFETY: the runtime passes `count` packets.
-            unsafe { replay::on_submit(&q, pkts, count, writer, &mut forwarded) };
+            unsafe {
+                replay::on_submit(
+                    &q,
+                    pkts,
+                    count,
+                    user_pkt_index + count,
+                    writer,
+                    &mut forwarded,
+                )
+            };
             true
         },
         || false,
