@@ -135,14 +135,7 @@ pub(crate) fn import(handle: &[u32; 8], len: usize, agent: u64) -> Result<usize>
         unsafe { libc::close(file) };
     }
     let va = mapped?;
-    memory::record(
-        va as *mut u8,
-        size,
-        agent,
-        HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED,
-        true,
-        Origin::Imported,
-    );
+    record(va, size, agent, Origin::Imported);
     Ok(va)
 }
 
@@ -177,6 +170,12 @@ fn map_file(fd: i32, len: usize) -> Result<usize> {
     Ok(p as usize)
 }
 
+/// Records a shared mapping as coarse-grained device memory of `agent`.
+fn record(va: usize, size: usize, agent: u64, origin: Origin) {
+    let coarse = HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED;
+    memory::record(va as *mut u8, size, agent, coarse, true, origin);
+}
+
 /// Maps an interop buffer (a file descriptor of shareable memory); returns (address, size).
 pub(crate) fn map_interop(fd: i32, agent: u64) -> Result<(usize, usize)> {
     // SAFETY: `st` is written by fstat on success only and read after.
@@ -190,14 +189,7 @@ pub(crate) fn map_interop(fd: i32, agent: u64) -> Result<(usize, usize)> {
         st.st_size as usize
     };
     let va = map_file(fd, size)?;
-    memory::record(
-        va as *mut u8,
-        size,
-        agent,
-        HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED,
-        true,
-        Origin::Interop,
-    );
+    record(va, size, agent, Origin::Interop);
     Ok((va, size))
 }
 

@@ -1968,28 +1968,10 @@ mod tests {
     /// special inputs, every denormal mode and every EXEC class.
     #[test]
     fn fast_paths_match_their_lane_functions() {
-        let ops = [
-            v_mov_b32,
-            v_add_u32,
-            v_sub_u32,
-            v_subrev_u32,
-            v_and_b32,
-            v_or_b32,
-            v_xor_b32,
-            v_lshlrev_b32,
-            v_lshrrev_b32,
-            v_ashrrev_i32,
-            v_mul_lo_u32,
-            v_mul_u32_u24,
-            v_add3_u32,
-            v_lshl_add_u32,
-            v_lshl_or_b32,
-            v_cndmask_b32,
-            v_add_f32,
-            v_sub_f32,
-            v_mul_f32,
-            v_fma_f32,
-        ];
+        // The accumulating and literal forms are covered by the FMA and register-row tests.
+        let ops = FAST_OPS
+            .into_iter()
+            .filter(|o| !matches!(o, v_fmac_f32 | v_fmaak_f32 | v_fmamk_f32));
         let mut r = 0x2545_F491_4F6C_DD1Du64;
         let masks = [u64::MAX, 0, 0x5555_5555_5555_5555, 1, 0xF0F0_0F0F_1234_8765];
         for op in ops {
