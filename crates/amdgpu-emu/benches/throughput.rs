@@ -55,6 +55,35 @@ fn bench(c: &mut Criterion) {
             bn.iter(|| b.run1("triad", n as u32, 256, &args))
         });
     }
+    // Counter quantities on and off, side by side: the ALU-bound, memory-bound and
+    // loop/LDS-heavy kernels on one host thread.
+    for counting in [true, false] {
+        let label = if counting { "on" } else { "off" };
+        let mut b = Bench::with_threads("stream", t, 1);
+        b.emu = amdgpu_emu::Emulator::new(t, 1).with_counting(counting);
+        let n = 1 << 16;
+        let x = b.buf_of(&vec![1.0f32; n]);
+        let args = [Arg::Buf(x), Arg::I32(n as i32), Arg::I32(16)];
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_function(format!("alu_fma, counting {label}"), |bn| {
+            bn.iter(|| b.run1("alu_fma", n as u32, 256, &args))
+        });
+        let (a, bb, cc) = (
+            b.zeros::<f32>(n),
+            b.buf_of(&vec![1.0f32; n]),
+            b.buf_of(&vec![2.0f32; n]),
+        );
+        let args = [
+            Arg::Buf(a),
+            Arg::Buf(bb),
+            Arg::Buf(cc),
+            Arg::F32(0.5),
+            Arg::I32(n as i32),
+        ];
+        g.bench_function(format!("triad, counting {label}"), |bn| {
+            bn.iter(|| b.run1("triad", n as u32, 256, &args))
+        });
+    }
     // Host memcpy moving the same bytes as triad (reads 8n + writes 4n = 12n bytes: a copy of
     // 6n bytes reads 6n and writes 6n).
     let src = vec![1u8; 6 * n];

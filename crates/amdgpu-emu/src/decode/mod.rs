@@ -248,6 +248,8 @@ pub struct Program {
     /// Whether the code holds a grid-wide barrier (`ds_gws_barrier`): its kernels run their
     /// work-groups co-resident.
     pub grid_sync: bool,
+    /// The counter class of each instruction.
+    pub(crate) classes: crate::counting::ClassTable,
 }
 
 impl Program {
@@ -273,12 +275,14 @@ impl Program {
             i += len;
         }
         let grid_sync = insts.iter().any(|i| i.op == Op::ds_gws_barrier);
+        let classes = crate::counting::ClassTable::build(&insts);
         Program {
             base,
             insts,
             offsets,
             index,
             grid_sync,
+            classes,
         }
     }
 

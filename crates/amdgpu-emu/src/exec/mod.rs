@@ -49,6 +49,8 @@ pub(crate) struct Ctx<'a> {
     pub apertures: Apertures,
     pub trace: &'a mut Vec<ShaderDataRecord>,
     pub clock_base: Instant,
+    /// Count counter quantities per instruction.
+    pub counting: bool,
 }
 
 pub(crate) fn illegal(what: impl Into<String>) -> FaultKind {
@@ -61,6 +63,11 @@ pub(crate) fn illegal(what: impl Into<String>) -> FaultKind {
 pub(crate) fn step(w: &mut Wave, ctx: &mut Ctx<'_>) -> Step {
     let mut inst = ctx.prog.insts[w.pc];
     w.cycles += 1;
+    if ctx.counting {
+        let k = usize::from(ctx.prog.classes.of[w.pc]);
+        let exec = w.exec();
+        w.counts.issue(&ctx.prog.classes, k, exec);
+    }
     if w.gpr_idx_on
         && matches!(
             inst.enc,
