@@ -3,70 +3,14 @@
 //!
 //! Each decoded instruction gets a [`Class`] once, when its code is decoded: the quantities one
 //! issue of it adds (`SQ_INSTS`, the VALU or SALU or memory category, a VALU subclass, the MFMA
-//! type and its math operations), and whether it is a vector instruction whose active lanes
-//! matter. A wave counts issues per class (one add per instruction); a finished wave's counts
+//! type and its math operations), and the bytes each active lane of a memory instruction
+//! requests. A wave counts issues per class (one add per instruction); a finished wave's counts
 //! are folded into its compute unit's totals, so the hot path never touches the quantity array.
 //! The rules are listed in `docs/emulator.md` ("Counters").
 
 use crate::decode::{Enc, Op};
 
-/// Placeholder until the shared catalog lands.
-#[allow(missing_docs)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Quantity {
-    Waves,
-    WavesEq64,
-    Workgroups,
-    Insts,
-    InstsValu,
-    InstsValuAddF16,
-    InstsValuAddF32,
-    InstsValuAddF64,
-    InstsValuMulF16,
-    InstsValuMulF32,
-    InstsValuMulF64,
-    InstsValuFmaF16,
-    InstsValuFmaF32,
-    InstsValuFmaF64,
-    InstsValuTransF16,
-    InstsValuTransF32,
-    InstsValuTransF64,
-    InstsValuInt32,
-    InstsValuInt64,
-    InstsValuCvt,
-    InstsMfma,
-    InstsValuMfmaF16,
-    InstsValuMfmaBf16,
-    InstsValuMfmaF32,
-    InstsValuMfmaF64,
-    InstsValuMfmaI8,
-    InstsValuMfmaMopsF16,
-    InstsValuMfmaMopsBf16,
-    InstsValuMfmaMopsF32,
-    InstsValuMfmaMopsF64,
-    InstsValuMfmaMopsI8,
-    InstsSalu,
-    InstsSmem,
-    InstsBranch,
-    InstsSendmsg,
-    InstsVmem,
-    InstsVmemRd,
-    InstsVmemWr,
-    InstsVmemAtomic,
-    InstsFlat,
-    InstsLds,
-    InstsGds,
-    InstsVskipped,
-    ThreadCyclesValu,
-    WaveCycles,
-    BytesRead,
-    BytesWritten,
-    BytesAtomic,
-}
-impl Quantity {
-    /// Number of quantities.
-    pub const COUNT: usize = 48;
-}
+pub use amdgpu_counters::Quantity;
 
 /// Counts of one compute unit, indexed by `Quantity as usize`.
 pub type QuantityCounts = [u64; Quantity::COUNT];
@@ -109,13 +53,14 @@ impl CounterTotals {
     }
 }
 
-/// How a global, scratch or FLAT instruction's lanes add to the bytes-requested quantities.
+/// How a memory instruction's active lanes add to the bytes-requested quantities.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Bytes {
     None,
     Read(u32),
     Write(u32),
     Atomic(u32),
+    Lds(u32),
 }
 
 /// What one issue of an instruction adds.
@@ -123,101 +68,111 @@ pub(crate) enum Bytes {
 pub(crate) struct Class {
     /// Quantities added per issue, with their weight (1, or the MFMA's math operations / 512).
     pub adds: Vec<(Quantity, u64)>,
-    /// A vector instruction: an issue with EXEC = 0 counts as skipped.
-    pub vector: bool,
-    /// A VALU instruction: its active lanes add thread-cycles.
-    pub valu: bool,
-    /// Bytes per active lane.
+    /// Bytes per active lane (memory instructions).
     pub bytes: Bytes,
 }
 
-/// The classes of a program: one per distinct [`Class`], and each instruction's class index.
+/// The distinct classes of a program; each instruction holds its index
+/// ([`crate::decode::Inst::counter_class`]).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ClassTable {
     pub classes: Vec<Class>,
-    pub of: Vec<u8>,
 }
 
+/// Most distinct classes a program has (an instruction's class index is a byte); the rest share
+/// the last class, which counts them in `Insts` only.
+const MAX_CLASSES: usize = 256;
+
 impl ClassTable {
-    /// Classifies every instruction of a program.
-    pub fn build(insts: &[crate::decode::Inst]) -> ClassTable {
+    /// Classifies every instruction of a program and stores its class index in it.
+    pub fn build(insts: &mut [crate::decode::Inst]) -> ClassTable {
         let mut t = ClassTable::default();
-        for inst in insts {
+        let overflow = Class {
+            adds: vec![(Quantity::Insts, 1)],
+            bytes: Bytes::None,
+        };
+        for inst in insts.iter_mut() {
             let c = classify(inst.op, inst.enc, inst.ctrl);
             let k = match t.classes.iter().position(|k| *k == c) {
                 Some(k) => k,
-                None => {
+                None if t.classes.len() < MAX_CLASSES - 1 => {
                     t.classes.push(c);
                     t.classes.len() - 1
                 }
+                None => {
+                    if t.classes.len() < MAX_CLASSES {
+                        t.classes.push(overflow.clone());
+                    }
+                    MAX_CLASSES - 1
+                }
             };
-            // Distinct classes are few (tens); more than 255 would need a wider index.
-            t.of.push(u8::try_from(k).unwrap_or(u8::MAX));
-        }
-        if t.classes.len() > usize::from(u8::MAX) {
-            t.classes.truncate(usize::from(u8::MAX));
-            t.classes.push(Class {
-                adds: vec![(Quantity::Insts, 1)],
-                vector: false,
-                valu: false,
-                bytes: Bytes::None,
-            });
+            inst.counter_class = k as u8;
         }
         t
     }
 }
 
 /// What a wave counted: issues per class and the lane-dependent sums.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct WaveCounts {
-    pub by_class: Vec<u64>,
-    pub skipped: u64,
-    pub valu_lanes: u64,
+    /// Issues per class index (a fixed array: indexing by a byte needs no bounds check).
+    pub by_class: [u64; MAX_CLASSES],
     pub bytes_read: u64,
     pub bytes_written: u64,
-    pub bytes_atomic: u64,
+    pub bytes_lds: u64,
+    /// FLAT-segment instructions with at least one lane in LDS, and with every lane there.
+    pub flat_lds: u64,
+    pub flat_lds_only: u64,
     /// All 64 lanes were active when the wave was launched.
     pub full_at_launch: bool,
+}
+
+impl Default for WaveCounts {
+    fn default() -> Self {
+        WaveCounts {
+            by_class: [0; MAX_CLASSES],
+            bytes_read: 0,
+            bytes_written: 0,
+            bytes_lds: 0,
+            flat_lds: 0,
+            flat_lds_only: 0,
+            full_at_launch: false,
+        }
+    }
 }
 
 impl WaveCounts {
     /// Zero counts for a program of `classes` classes.
     pub fn reset(&mut self, classes: usize) {
-        self.by_class.clear();
-        self.by_class.resize(classes, 0);
-        self.skipped = 0;
-        self.valu_lanes = 0;
+        self.by_class[..classes.min(MAX_CLASSES)].fill(0);
         self.bytes_read = 0;
         self.bytes_written = 0;
-        self.bytes_atomic = 0;
+        self.bytes_lds = 0;
+        self.flat_lds = 0;
+        self.flat_lds_only = 0;
     }
 
-    /// Counts one issue of class `k` with EXEC `exec`.
+    /// Counts one issue of class `k`.
+    #[inline(always)]
+    pub fn issue(&mut self, k: u8) {
+        self.by_class[usize::from(k)] += 1;
+    }
+
+    /// Counts the bytes one issue of memory class `c` requests with EXEC `exec`.
     #[inline]
-    pub fn issue(&mut self, table: &ClassTable, k: usize, exec: u64) {
-        self.by_class[k] += 1;
-        let c = &table.classes[k];
-        if !c.vector {
-            return;
-        }
+    pub fn request(&mut self, c: &Class, exec: u64) {
         let lanes = u64::from(exec.count_ones());
-        if lanes == 0 {
-            self.skipped += 1;
-        }
-        if c.valu {
-            self.valu_lanes += lanes;
-        }
         match c.bytes {
             Bytes::None => {}
             Bytes::Read(b) => self.bytes_read += lanes * u64::from(b),
-            Bytes::Write(b) => self.bytes_written += lanes * u64::from(b),
-            Bytes::Atomic(b) => self.bytes_atomic += lanes * u64::from(b),
+            Bytes::Write(b) | Bytes::Atomic(b) => self.bytes_written += lanes * u64::from(b),
+            Bytes::Lds(b) => self.bytes_lds += lanes * u64::from(b),
         }
     }
 
     /// Adds this wave's counts into a compute unit's totals.
     pub fn fold_into(&self, table: &ClassTable, cu: &mut QuantityCounts, cycles: u64) {
-        for (k, &n) in self.by_class.iter().enumerate() {
+        for (k, &n) in self.by_class.iter().take(table.classes.len()).enumerate() {
             if n == 0 {
                 continue;
             }
@@ -225,22 +180,22 @@ impl WaveCounts {
                 cu[q as usize] += n * weight;
             }
         }
-        cu[Quantity::InstsVskipped as usize] += self.skipped;
-        cu[Quantity::ThreadCyclesValu as usize] += self.valu_lanes;
         cu[Quantity::BytesRead as usize] += self.bytes_read;
         cu[Quantity::BytesWritten as usize] += self.bytes_written;
-        cu[Quantity::BytesAtomic as usize] += self.bytes_atomic;
+        cu[Quantity::BytesLds as usize] += self.bytes_lds;
+        cu[Quantity::InstsLds as usize] += self.flat_lds;
+        cu[Quantity::InstsFlatLdsOnly as usize] += self.flat_lds_only;
         cu[Quantity::WaveCycles as usize] += cycles;
         cu[Quantity::Waves as usize] += 1;
-        cu[Quantity::WavesEq64 as usize] += u64::from(self.full_at_launch);
+        cu[Quantity::Waves64 as usize] += u64::from(self.full_at_launch);
     }
 }
 
-/// The class of an operation in its encoding.
+/// The class of an operation in its encoding (`ctrl` holds a FLAT instruction's segment).
 pub(crate) fn classify(op: Op, enc: Enc, ctrl: u32) -> Class {
     let name = op.name();
     let mut adds = vec![(Quantity::Insts, 1)];
-    let (mut vector, mut valu, mut bytes) = (false, false, Bytes::None);
+    let mut bytes = Bytes::None;
     match enc {
         Enc::Sop1 | Enc::Sop2 | Enc::Sopk | Enc::Sopc => {
             if matches!(op, Op::s_setpc_b64 | Op::s_swappc_b64 | Op::s_call_b64) {
@@ -258,46 +213,64 @@ pub(crate) fn classify(op: Op, enc: Enc, ctrl: u32) -> Class {
         }
         Enc::Smem => adds.push((Quantity::InstsSmem, 1)),
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => {
-            vector = true;
-            valu = true;
             adds.push((Quantity::InstsValu, 1));
             valu_subclass(op, name, &mut adds);
         }
         Enc::Ds => {
-            vector = true;
             if name.starts_with("ds_gws") || name.ends_with("_gds") {
                 adds.push((Quantity::InstsGds, 1));
             } else {
                 adds.push((Quantity::InstsLds, 1));
+                bytes = match memory_bytes(name) {
+                    Bytes::Read(b) | Bytes::Write(b) | Bytes::Atomic(b) => Bytes::Lds(b),
+                    other => other,
+                };
             }
         }
         Enc::Flat | Enc::Mubuf => {
-            vector = true;
             bytes = memory_bytes(name);
-            match bytes {
-                Bytes::None => {}
-                Bytes::Read(_) => adds.push((Quantity::InstsVmemRd, 1)),
-                Bytes::Write(_) => adds.push((Quantity::InstsVmemWr, 1)),
-                Bytes::Atomic(_) => adds.push((Quantity::InstsVmemAtomic, 1)),
-            }
-            if bytes != Bytes::None {
-                adds.push((Quantity::InstsVmem, 1));
-            }
-            if enc == Enc::Flat {
-                adds.push((Quantity::InstsFlat, 1));
-                if (ctrl >> crate::decode::flags::SEG_SHIFT) & 3 == 0 {
-                    // A FLAT-segment instruction is issued to LDS as well as to memory.
-                    adds.push((Quantity::InstsLds, 1));
-                }
-            }
+            vector_memory(enc, ctrl, bytes, &mut adds);
         }
         Enc::Unknown => {}
     }
-    Class {
-        adds,
-        vector,
-        valu,
-        bytes,
+    Class { adds, bytes }
+}
+
+/// The categories of a MUBUF or FLAT-encoded instruction. An atomic counts as a write. A
+/// FLAT-segment instruction's LDS categories depend on its lanes' addresses: they are counted
+/// when it runs.
+fn vector_memory(enc: Enc, ctrl: u32, bytes: Bytes, adds: &mut Vec<(Quantity, u64)>) {
+    let (read, write) = match bytes {
+        Bytes::Read(_) => (true, false),
+        Bytes::Write(_) | Bytes::Atomic(_) => (false, true),
+        _ => (false, false),
+    };
+    if !(read || write) {
+        return;
+    }
+    adds.push((Quantity::InstsVmem, 1));
+    adds.push((
+        if read {
+            Quantity::InstsVmemRd
+        } else {
+            Quantity::InstsVmemWr
+        },
+        1,
+    ));
+    let segment = (ctrl >> crate::decode::flags::SEG_SHIFT) & 3;
+    let scratch = enc == Enc::Flat && segment == 1;
+    if enc == Enc::Flat {
+        adds.push((Quantity::InstsFlat, 1));
+    }
+    let ta = match (enc, scratch, read) {
+        (Enc::Mubuf, _, true) => Some(Quantity::BufferReadWaves),
+        (Enc::Mubuf, _, false) => Some(Quantity::BufferWriteWaves),
+        (_, false, true) => Some(Quantity::FlatReadWaves),
+        (_, false, false) => Some(Quantity::FlatWriteWaves),
+        _ => None,
+    };
+    if let Some(q) = ta {
+        adds.push((q, 1));
     }
 }
 
@@ -381,7 +354,7 @@ fn valu_subclass(op: Op, name: &str, adds: &mut Vec<(Quantity, u64)>) {
     }
     let body = name.strip_prefix("v_").unwrap_or(name);
     if body.starts_with("cvt_") {
-        adds.push((Quantity::InstsValuCvt, 1));
+        adds.push((Quantity::ValuCvt, 1));
         return;
     }
     let kind = body.split('_').next().unwrap_or("");
@@ -395,24 +368,24 @@ fn valu_subclass(op: Op, name: &str, adds: &mut Vec<(Quantity, u64)>) {
     if let Some(f) = float {
         let table: [[Quantity; 3]; 4] = [
             [
-                Quantity::InstsValuAddF16,
-                Quantity::InstsValuAddF32,
-                Quantity::InstsValuAddF64,
+                Quantity::ValuAddF16,
+                Quantity::ValuAddF32,
+                Quantity::ValuAddF64,
             ],
             [
-                Quantity::InstsValuMulF16,
-                Quantity::InstsValuMulF32,
-                Quantity::InstsValuMulF64,
+                Quantity::ValuMulF16,
+                Quantity::ValuMulF32,
+                Quantity::ValuMulF64,
             ],
             [
-                Quantity::InstsValuFmaF16,
-                Quantity::InstsValuFmaF32,
-                Quantity::InstsValuFmaF64,
+                Quantity::ValuFmaF16,
+                Quantity::ValuFmaF32,
+                Quantity::ValuFmaF64,
             ],
             [
-                Quantity::InstsValuTransF16,
-                Quantity::InstsValuTransF32,
-                Quantity::InstsValuTransF64,
+                Quantity::ValuTransF16,
+                Quantity::ValuTransF32,
+                Quantity::ValuTransF64,
             ],
         ];
         let row = match kind {
@@ -428,8 +401,8 @@ fn valu_subclass(op: Op, name: &str, adds: &mut Vec<(Quantity, u64)>) {
         return;
     }
     match ty {
-        "u32" | "i32" | "b32" | "u24" | "i24" => adds.push((Quantity::InstsValuInt32, 1)),
-        "u64" | "i64" | "b64" => adds.push((Quantity::InstsValuInt64, 1)),
+        "u32" | "i32" | "b32" | "u24" | "i24" => adds.push((Quantity::ValuInt32, 1)),
+        "u64" | "i64" | "b64" => adds.push((Quantity::ValuInt64, 1)),
         _ => {}
     }
 }
@@ -453,11 +426,11 @@ fn mfma(op: Op, shape: &str, adds: &mut Vec<(Quantity, u64)>) {
     let blocks = (acc * 64).checked_div(m * n).unwrap_or(0).max(1);
     let mops = (2 * m * n * k * blocks) / 512;
     let (ty, mops_q) = match input {
-        "f16" => (Quantity::InstsValuMfmaF16, Quantity::InstsValuMfmaMopsF16),
-        "bf16" | "bf16_1k" => (Quantity::InstsValuMfmaBf16, Quantity::InstsValuMfmaMopsBf16),
-        "f32" | "xf32" => (Quantity::InstsValuMfmaF32, Quantity::InstsValuMfmaMopsF32),
-        "f64" => (Quantity::InstsValuMfmaF64, Quantity::InstsValuMfmaMopsF64),
-        _ => (Quantity::InstsValuMfmaI8, Quantity::InstsValuMfmaMopsI8),
+        "f16" => (Quantity::MfmaF16, Quantity::MfmaMopsF16),
+        "bf16" | "bf16_1k" => (Quantity::MfmaBf16, Quantity::MfmaMopsBf16),
+        "f32" | "xf32" => (Quantity::MfmaF32, Quantity::MfmaMopsF32),
+        "f64" => (Quantity::MfmaF64, Quantity::MfmaMopsF64),
+        _ => (Quantity::MfmaI8, Quantity::MfmaMopsI8),
     };
     adds.push((ty, 1));
     adds.push((mops_q, mops));
@@ -481,17 +454,17 @@ mod tests {
     fn categories_follow_the_encoding() {
         let c = classify(Op::s_add_u32, Enc::Sop2, 0);
         assert_eq!(has(&c, Quantity::InstsSalu), 1);
-        assert!(!c.vector);
         let c = classify(Op::s_cbranch_scc0, Enc::Sopp, 0);
         assert_eq!(has(&c, Quantity::InstsBranch), 1);
         assert_eq!(has(&c, Quantity::InstsSalu), 0);
         let c = classify(Op::s_waitcnt, Enc::Sopp, 0);
         assert_eq!(c.adds, vec![(Quantity::Insts, 1)]);
         let c = classify(Op::v_fmaak_f32, Enc::Vop2, 0);
-        assert_eq!(has(&c, Quantity::InstsValuFmaF32), 1);
+        assert_eq!(has(&c, Quantity::ValuFmaF32), 1);
         let c = classify(Op::flat_load_dword, Enc::Flat, GLOBAL);
         assert_eq!(has(&c, Quantity::InstsVmemRd), 1);
         assert_eq!(has(&c, Quantity::InstsFlat), 1);
+        assert_eq!(has(&c, Quantity::FlatReadWaves), 1);
         assert_eq!(has(&c, Quantity::InstsLds), 0);
         assert_eq!(c.bytes, Bytes::Read(4));
         let c = classify(Op::flat_store_dwordx4, Enc::Flat, GLOBAL);
@@ -499,15 +472,15 @@ mod tests {
         // LDS instructions request no memory bytes; widths come from the suffix.
         let c = classify(Op::ds_read_b32, Enc::Ds, 0);
         assert_eq!(has(&c, Quantity::InstsLds), 1);
-        assert_eq!(c.bytes, Bytes::None);
+        assert_eq!(c.bytes, Bytes::Lds(4));
         assert_eq!(memory_bytes("ds_write2_b64"), Bytes::Write(16));
         assert_eq!(memory_bytes("ds_read2st64_b32"), Bytes::Read(8));
-        // A FLAT-segment load also counts as LDS.
-        let c = classify(Op::flat_load_dword, Enc::Flat, 0);
-        assert_eq!(has(&c, Quantity::InstsLds), 1);
         let c = classify(Op::flat_atomic_add_x2, Enc::Flat, GLOBAL);
         assert_eq!(c.bytes, Bytes::Atomic(8));
-        assert_eq!(has(&c, Quantity::InstsVmemAtomic), 1);
+        assert_eq!(has(&c, Quantity::InstsVmemWr), 1);
+        let c = classify(Op::buffer_store_dword, Enc::Mubuf, 0);
+        assert_eq!(has(&c, Quantity::BufferWriteWaves), 1);
+        assert_eq!(has(&c, Quantity::InstsFlat), 0);
     }
 
     #[test]
@@ -515,13 +488,13 @@ mod tests {
         // 16x16x4 f32, one block: 2*16*16*4 = 2048 operations = 4 per 512.
         let c = classify(Op::v_mfma_f32_16x16x4f32, Enc::Vop3p, 0);
         assert_eq!(has(&c, Quantity::InstsMfma), 1);
-        assert_eq!(has(&c, Quantity::InstsValuMfmaF32), 1);
-        assert_eq!(has(&c, Quantity::InstsValuMfmaMopsF32), 4);
+        assert_eq!(has(&c, Quantity::MfmaF32), 1);
+        assert_eq!(has(&c, Quantity::MfmaMopsF32), 4);
         // 4x4x1 f32 has 16 blocks: 2*4*4*1*16 = 512 operations.
         let c = classify(Op::v_mfma_f32_4x4x1f32, Enc::Vop3p, 0);
-        assert_eq!(has(&c, Quantity::InstsValuMfmaMopsF32), 1);
+        assert_eq!(has(&c, Quantity::MfmaMopsF32), 1);
         // 32x32x8 f16: 2*32*32*8 = 16384 = 32 per 512.
         let c = classify(Op::v_mfma_f32_32x32x8f16, Enc::Vop3p, 0);
-        assert_eq!(has(&c, Quantity::InstsValuMfmaMopsF16), 32);
+        assert_eq!(has(&c, Quantity::MfmaMopsF16), 32);
     }
 }

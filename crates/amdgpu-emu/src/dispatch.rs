@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::counting::Quantity;
 use crate::decode::Program;
 use crate::descriptor::KernelDescriptor;
 use crate::exec::{self, Ctx, Flow};
@@ -784,8 +785,14 @@ impl Job<'_> {
         if self.counting {
             let cu = (group.g % u64::from(self.compute_units)) as usize;
             let totals = out.counters.cu_mut(cu);
-            totals[crate::counting::Quantity::Workgroups as usize] += 1;
-            for w in st.waves[..st.nwaves].iter() {
+            let waves = &st.waves[..st.nwaves];
+            totals[Quantity::Workgroups as usize] += 1;
+            // The cost model's busy time: a group occupies its compute unit for as long as
+            // its longest wave runs.
+            let busy = waves.iter().map(|w| w.cycles).max().unwrap_or(0);
+            totals[Quantity::BusyCycles as usize] += busy;
+            totals[Quantity::ElapsedCycles as usize] += busy;
+            for w in waves {
                 w.counts.fold_into(&self.prog.classes, totals, w.cycles);
             }
         }

@@ -179,7 +179,7 @@ fn straight_line_counts_equal_the_disassembly_times_waves() {
         assert!(o.counters.total(Quantity::InstsLds) >= 2 * waves);
         assert_eq!(o.counters.total(Quantity::Waves), waves);
         assert_eq!(o.counters.total(Quantity::Workgroups), groups);
-        assert_eq!(o.counters.total(Quantity::WavesEq64), waves);
+        assert_eq!(o.counters.total(Quantity::Waves64), waves);
         // One global load and one store of 4 bytes per lane.
         assert_eq!(o.counters.total(Quantity::BytesRead), 4 * n as u64);
         assert_eq!(o.counters.total(Quantity::BytesWritten), 4 * n as u64);
@@ -198,9 +198,9 @@ fn mfma_counts_and_math_operations() {
         let want = expected(&disassemble("mfma_once", t), 1, 4);
         assert_matches(&o, &want, &format!("mfma_once on {}", t.name()));
         assert_eq!(o.counters.total(Quantity::InstsMfma), 4);
-        assert_eq!(o.counters.total(Quantity::InstsValuMfmaF32), 4);
+        assert_eq!(o.counters.total(Quantity::MfmaF32), 4);
         // 16x16x4 f32: 2048 operations per instruction, 4 per 512.
-        assert_eq!(o.counters.total(Quantity::InstsValuMfmaMopsF32), 16);
+        assert_eq!(o.counters.total(Quantity::MfmaMopsF32), 16);
     }
 }
 
@@ -214,7 +214,7 @@ fn loop_counts_follow_the_trip_count_and_partial_waves_are_not_full() {
             let o = b.run1("looped", 160, 64, &[Arg::Buf(a), Arg::I32(trips as i32)]);
             let waves = 3;
             assert_eq!(o.counters.total(Quantity::Waves), waves);
-            assert_eq!(o.counters.total(Quantity::WavesEq64), 2);
+            assert_eq!(o.counters.total(Quantity::Waves64), 2);
             let want = expected(&disassemble("looped", t), trips, waves);
             assert_matches(&o, &want, &format!("looped x{trips} on {}", t.name()));
         }

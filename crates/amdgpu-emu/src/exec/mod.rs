@@ -64,9 +64,7 @@ pub(crate) fn step(w: &mut Wave, ctx: &mut Ctx<'_>) -> Step {
     let mut inst = ctx.prog.insts[w.pc];
     w.cycles += 1;
     if ctx.counting {
-        let k = usize::from(ctx.prog.classes.of[w.pc]);
-        let exec = w.exec();
-        w.counts.issue(&ctx.prog.classes, k, exec);
+        w.counts.issue(inst.counter_class);
     }
     if w.gpr_idx_on
         && matches!(
@@ -81,7 +79,13 @@ pub(crate) fn step(w: &mut Wave, ctx: &mut Ctx<'_>) -> Step {
             scalar::exec(w, ctx, &inst)
         }
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => vector::exec(w, ctx, &inst),
-        Enc::Ds | Enc::Flat | Enc::Mubuf => memory::exec(w, ctx, &inst),
+        Enc::Ds | Enc::Flat | Enc::Mubuf => {
+            if ctx.counting {
+                let class = &ctx.prog.classes.classes[usize::from(inst.counter_class)];
+                w.counts.request(class, w.exec());
+            }
+            memory::exec(w, ctx, &inst)
+        }
         Enc::Unknown => Err(illegal(format!(
             "an encoding the decoder does not know: {}",
             crate::decode::identify(ctx.target, inst.lit)
