@@ -224,6 +224,11 @@ pub trait Catalog: Send + Sync {
     fn per_pass_limit(&self, block: u32) -> Option<u32>;
     /// A block's name, for messages.
     fn block_name(&self, block: u32) -> String;
+    /// Whether a quantity is a time that compute units spend in parallel: its agent or shader
+    /// engine value is the largest of its compute units', not their sum.
+    fn parallel_time(&self, _quantity: usize) -> bool {
+        false
+    }
 }
 
 /// The agent topology counters are reported over.
@@ -449,7 +454,7 @@ impl CounterFile {
     /// `cu % shader_engines`.
     fn sample(&self, per_cu: &[Vec<u64>], q: usize, d: Dimension, sample: u32) -> u64 {
         let se = self.topology.shader_engines.max(1) as usize;
-        per_cu
+        let values = per_cu
             .iter()
             .enumerate()
             .filter(|(cu, _)| match d {
@@ -457,8 +462,12 @@ impl CounterFile {
                 Dimension::ShaderEngine => cu % se == sample as usize,
                 Dimension::ComputeUnit => *cu == sample as usize,
             })
-            .map(|(_, c)| c.get(q).copied().unwrap_or(0))
-            .sum()
+            .map(|(_, c)| c.get(q).copied().unwrap_or(0));
+        if self.catalog.parallel_time(q) {
+            values.max().unwrap_or(0)
+        } else {
+            values.sum()
+        }
     }
 }
 
@@ -486,6 +495,57 @@ pub fn parse_output(bytes: &[u8], events: &[PmcEvent]) -> Result<Vec<u64>, PmcEr
             u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
         })
         .collect())
+}
+
+/// The shared counter catalog ([`amdgpu_counters`]) of one target.
+pub struct TargetCatalog(pub amdgpu_counters::Target);
+
+impl Catalog for TargetCatalog {
+    fn quantity(&self, block: u32, event: u32) -> Option<(usize, Dimension)> {
+        let b = amdgpu_counters::Block::from_id(block)?;
+        let c = amdgpu_counters::by_event(self.0, b, event)?;
+        let d = match c.dimension {
+            amdgpu_counters::Dimension::Agent => Dimension::Agent,
+            amdgpu_counters::Dimension::ShaderEngine => Dimension::ShaderEngine,
+            amdgpu_counters::Dimension::ComputeUnit => Dimension::ComputeUnit,
+        };
+        Some((c.quantity as usize, d))
+    }
+
+    fn per_pass_limit(&self, block: u32) -> Option<u32> {
+        amdgpu_counters::Block::from_id(block).map(amdgpu_counters::Block::per_pass_limit)
+    }
+
+    fn block_name(&self, block: u32) -> String {
+        amdgpu_counters::Block::from_id(block)
+            .map_or_else(|| format!("#{block}"), |b| b.name().to_string())
+    }
+
+    fn parallel_time(&self, quantity: usize) -> bool {
+        use amdgpu_counters::Quantity;
+        quantity == Quantity::BusyCycles as usize || quantity == Quantity::ElapsedCycles as usize
+    }
+}
+
+impl Topology {
+    /// The topology of a GPU model.
+    pub fn of(model: &crate::model::GpuModel) -> Topology {
+        Topology {
+            xcc: model.xcc,
+            shader_engines: model.shader_engines,
+            compute_units: model.compute_units,
+        }
+    }
+}
+
+/// The counter file of a GPU model's agent; `None` for a target without counters (only gfx90a
+/// and gfx942 run on the emulator).
+pub fn counter_file_for(model: &crate::model::GpuModel) -> Option<CounterFile> {
+    let target = amdgpu_counters::Target::from_isa_name(model.target)?;
+    Some(CounterFile::new(
+        Topology::of(model),
+        Box::new(TargetCatalog(target)),
+    ))
 }
 
 #[cfg(test)]
