@@ -262,3 +262,18 @@ fn instruction_counters_equal_the_disassembly_times_waves_and_trips_on_both_runt
         }
     }
 }
+
+#[test]
+fn a_real_aqlprofiles_register_writes_are_a_queue_error_on_both_runtimes() {
+    let s = setup("foreign");
+    for runtime in Runtime::ALL {
+        let o = run(&s, runtime, "foreign", "straight", 256, &[], &[]);
+        assert_eq!(o.status.code(), Some(4), "{}: {}", runtime.name(), text(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        let want = format!(
+            "queue-error {:#x}",
+            hsa_abi::ffi::HSA_STATUS_ERROR_INVALID_PACKET_FORMAT
+        );
+        assert!(out.contains(&want), "{}: {out}", runtime.name());
+    }
+}
