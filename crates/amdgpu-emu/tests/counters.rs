@@ -131,14 +131,14 @@ fn corpus_counters_do_not_depend_on_the_host_threads_or_the_run() {
         for threads in [1, 2, 2] {
             let mut b = Bench::with_threads("reduce", t, threads);
             b.emu = amdgpu_emu::Emulator::new(t, threads).with_compute_units(8);
-            let n = 64 * 256;
-            let input = b.buf_of(&(0..n as i32).collect::<Vec<i32>>());
+            let n: i32 = 64 * 256;
+            let input = b.buf_of(&(0..n).collect::<Vec<i32>>());
             let out = b.zeros::<i32>(64);
             let o = b.run1(
                 "reduce_i32",
                 n as u32,
                 256,
-                &[Arg::Buf(input), Arg::Buf(out), Arg::I32(n as i32)],
+                &[Arg::Buf(input), Arg::Buf(out), Arg::I32(n)],
             );
             assert_eq!(o.counters.per_cu.len(), 8);
             assert_eq!(o.counters.total(Quantity::Workgroups), 64);
