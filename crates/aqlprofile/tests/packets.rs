@@ -334,3 +334,31 @@ fn total_on(v: &Values, g: usize, target: Target, name: &str) -> u64 {
         .map(|(_, x)| *x)
         .sum()
 }
+
+#[test]
+fn a_read_the_counter_file_refuses_reports_why_and_the_queue_runs_on() {
+    let s = setup("refused-read");
+    let g = vec![group(&["SQ_WAVES"])];
+    for runtime in Runtime::ALL {
+        for mode in ["v1", "v2"] {
+            let o = run(
+                &s,
+                runtime,
+                mode,
+                "straight",
+                256,
+                &g,
+                &[("PMC_SKIP_START", "1")],
+            );
+            assert_eq!(o.status.code(), Some(5), "{}", text(&o));
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert!(
+                out.contains("iterate-failed 0") && out.contains("no start programmed"),
+                "{} {mode}: {out}",
+                runtime.name()
+            );
+            // The read and the stop completed (the stop's signal ended the window).
+            assert_eq!(packets(&o), vec![(0, 0, 1)], "{out}");
+        }
+    }
+}

@@ -11,6 +11,10 @@
  * `refused <group> <message>` and the program exits 3. Counter packets executed by the runtime
  * are printed per group: `packets <group> <start> <read> <stop>` (deltas).
  *
+ * With PMC_SKIP_START=1 the start packet is left out: the read then reports no values, the
+ * queue runs on (the stop completes), and the program prints `iterate-failed <group> <message>`
+ * and exits 5.
+ *
  * Mode `foreign` submits what a real aqlprofile submits instead: a format-1 packet whose
  * indirect buffer writes a counter register (SET_UCONFIG_REG), on a queue with an error
  * callback; the callback prints `queue-error <status>` and the program exits 4.
@@ -155,7 +159,11 @@ static void run_window(launch_t* l, hsa_ext_amd_aql_pm4_packet_t start, hsa_ext_
   hsa_signal_t started, done;
   CHECK_OK(hsa_signal_create(1, 0, NULL, &started));
   CHECK_OK(hsa_signal_create(1, 0, NULL, &done));
-  submit_vendor(l->q, start, 0, started);
+  if (getenv("PMC_SKIP_START")) {
+    hsa_signal_store_screlease(started, 0);
+  } else {
+    submit_vendor(l->q, start, 0, started);
+  }
   wait_zero(started);
   if (getenv("PMC_SECOND_QUEUE")) {
     hsa_signal_t other;
@@ -230,7 +238,12 @@ static int run_v1(launch_t* l, const uint32_t* blocks, const uint32_t* events, i
   CHECK_OK(t.hsa_ven_amd_aqlprofile_read(&p, &read));
   CHECK_OK(t.hsa_ven_amd_aqlprofile_stop(&p, &stop));
   run_window(l, start, read, stop);
-  CHECK_OK(t.hsa_ven_amd_aqlprofile_iterate_data(&p, v1_value, NULL));
+  if (t.hsa_ven_amd_aqlprofile_iterate_data(&p, v1_value, NULL) != HSA_STATUS_SUCCESS) {
+    const char* e = "";
+    t.hsa_ven_amd_aqlprofile_error_string(&e);
+    printf("iterate-failed %d %s\n", group_no, e);
+    return 5;
+  }
   return 0;
 }
 
@@ -310,7 +323,13 @@ static int run_v2(launch_t* l, const uint32_t* blocks, const uint32_t* events, i
     return 3;
   }
   run_window(l, pk.start, pk.read, pk.stop);
-  CHECK_OK(iterate(h, v2_value, NULL));
+  if (iterate(h, v2_value, NULL) != HSA_STATUS_SUCCESS) {
+    const char* e = "";
+    error_string(&e);
+    printf("iterate-failed %d %s\n", group_no, e);
+    del(h);
+    return 5;
+  }
   const char* bench = getenv("PMC_BENCH");
   if (bench) bench_windows(l, &pk, h, iterate, atoi(bench));
   del(h);
