@@ -267,6 +267,36 @@ fn copy_in(
     Ok(())
 }
 
+/// Writes the three payloads into the command buffer and zeroes the output header; the start,
+/// stop and read packets.
+fn write_commands(
+    events: &[PmcEvent],
+    layout: &Layout,
+    command: *mut u8,
+    output: *mut u8,
+    memcpy_cb: aqlprofile_memory_copy_t,
+    userdata: *mut c_void,
+) -> Result<[hsa_ext_amd_aql_pm4_packet_t; 3], Failure> {
+    let mut made = [hsa_ext_amd_aql_pm4_packet_t::default(); 3];
+    for (k, op) in [Operation::Start, Operation::Stop, Operation::Read]
+        .into_iter()
+        .enumerate()
+    {
+        let bytes = profile::payload_bytes(op, events, output as u64);
+        let at = layout.offset(op);
+        // SAFETY: `command` holds `command_bytes` >= `at + bytes.len()`.
+        copy_in(memcpy_cb, unsafe { command.add(at) }, &bytes, userdata)?;
+        made[k] = profile::packet(command as u64 + at as u64, bytes.len() / 4);
+    }
+    copy_in(
+        memcpy_cb,
+        output,
+        &[0u8; vgpu::pmc::OUTPUT_HEADER_BYTES],
+        userdata,
+    )?;
+    Ok(made)
+}
+
 /// `aqlprofile_pmc_create_packets`.
 ///
 /// # Safety
@@ -292,33 +322,19 @@ pub unsafe extern "C" fn pmc_create_packets(
         let uncached =
             aqlprofile_buffer_desc_flags_t::new(true, true, AQLPROFILE_MEMORY_HINT_DEVICE_UNCACHED);
         let command = allocate(alloc_cb, layout.command_bytes, host, userdata)?;
-        let output = match allocate(alloc_cb, layout.output_bytes, uncached, userdata) {
-            Ok(o) => o,
-            Err(e) => {
-                if let Some(d) = dealloc_cb {
-                    // SAFETY: given back to the callback that allocated it.
-                    unsafe { d(command.cast(), userdata) };
-                }
-                return Err(e);
+        let give_back = |p: *mut u8| {
+            if let Some(d) = dealloc_cb {
+                // SAFETY: given back to the callback that allocated it.
+                unsafe { d(p.cast(), userdata) };
             }
         };
-        let mut made = [hsa_ext_amd_aql_pm4_packet_t::default(); 3];
-        for (k, op) in [Operation::Start, Operation::Stop, Operation::Read]
-            .into_iter()
-            .enumerate()
-        {
-            let bytes = profile::payload_bytes(op, &events, output as u64);
-            let at = layout.offset(op);
-            // SAFETY: `command` holds `command_bytes` >= `at + bytes.len()`.
-            copy_in(memcpy_cb, unsafe { command.add(at) }, &bytes, userdata)?;
-            made[k] = profile::packet(command as u64 + at as u64, bytes.len() / 4);
-        }
-        copy_in(
-            memcpy_cb,
-            output,
-            &[0u8; vgpu::pmc::OUTPUT_HEADER_BYTES],
-            userdata,
-        )?;
+        let output = allocate(alloc_cb, layout.output_bytes, uncached, userdata)
+            .inspect_err(|_| give_back(command))?;
+        let made = write_commands(&events, &layout, command, output, memcpy_cb, userdata)
+            .inspect_err(|_| {
+                give_back(command);
+                give_back(output);
+            })?;
         let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         with_packets(|m| {
             m.insert(
