@@ -77,7 +77,7 @@ impl ReplayClient for CClient {
     fn has_events(&self) -> bool {
         self.0.on_event.is_some()
     }
-    fn pass_events_always(&self) -> bool {
+    fn pass_events_always(&self, _dispatch: &kreplay_dispatch_info_t) -> bool {
         self.0.flags & kreplay_client_flag_t::KREPLAY_CLIENT_PASS_EVENTS_ALWAYS as u64 != 0
     }
 }

@@ -144,10 +144,10 @@ pub trait ReplayClient: Send + Sync {
     fn has_events(&self) -> bool {
         true
     }
-    /// Whether a dispatch that runs once (pass count 1, or a declined replay) still gets PASS
-    /// ENTER and PASS EXIT for pass 0, in a window without a snapshot (the writer lock held and
-    /// earlier work drained). Default false.
-    fn pass_events_always(&self) -> bool {
+    /// Whether `dispatch`, when it runs once (pass count 1, or a declined replay), still gets
+    /// PASS ENTER and PASS EXIT for pass 0, in a window without a snapshot (the writer lock held
+    /// and earlier work drained). Asked after its pass count. Default false.
+    fn pass_events_always(&self, _dispatch: &kreplay_dispatch_info_t) -> bool {
         false
     }
     /// The dispatch's window closed.
@@ -388,7 +388,7 @@ impl ReplayClient for CallbackScoped {
     fn times_ordinary_dispatches(&self) -> bool {
         self.0.times_ordinary_dispatches()
     }
-    fn pass_events_always(&self) -> bool {
-        self.0.pass_events_always()
+    fn pass_events_always(&self, dispatch: &kreplay_dispatch_info_t) -> bool {
+        self.0.pass_events_always(dispatch)
     }
 }

@@ -522,7 +522,7 @@ pub unsafe fn on_submit(
             n => Some(Ok(n)),
         };
         match plan {
-            None if client.pass_events_always() => {
+            None if client.pass_events_always(&dispatch.info) => {
                 forward_run(rt, q, writer, packets, i, forwarded);
                 *forwarded = i + 1;
                 let w = Window {
@@ -1162,7 +1162,7 @@ impl Window<'_> {
         // A client that wants pass events on every dispatch gets a window without snapshot when
         // the reason left none open and opening one cannot wait for this dispatch.
         let held = match held {
-            None if client.pass_events_always()
+            None if client.pass_events_always(&d.info)
                 && matches!(reason, DeclineReason::UnboundedWithoutContinue) =>
             {
                 self.open().ok()
@@ -1225,7 +1225,7 @@ impl Window<'_> {
     /// EXIT's `declined_reason`, and the summary's).
     fn single_pass(&self, held: Held, declined: Option<&DeclineReason>) {
         let (rt, q, d, client, total) = (self.rt, self.q, self.d, self.client, self.total);
-        let events = client.pass_events_always();
+        let events = client.pass_events_always(&d.info);
         let mut summary = d.summary();
         let mut stats = ReplayStats::new();
         if let Some(r) = declined {
