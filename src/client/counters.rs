@@ -59,9 +59,9 @@ impl ClientCounters {
         );
     }
 
-    /// Whether `d` collects counters.
+    /// Whether `d` collects counters (selected, and aqlprofile was found).
     pub fn selected(&self, d: &kreplay_dispatch_info_t) -> bool {
-        self.dispatches.lock().contains_key(&d.dispatch_id)
+        self.collector().is_ok() && self.dispatches.lock().contains_key(&d.dispatch_id)
     }
 
     /// PASS ENTER attaches the pass's group; PASS EXIT reads it; LOOP STOPPED forgets a pass
