@@ -258,3 +258,30 @@ fn a_c_tool_gets_identical_values_through_the_v1_table_and_the_v2_library() {
         .sum();
     assert_eq!(sum as f64, WAVES, "{v1:?}");
 }
+
+#[test]
+fn derived_metrics_cross_passes_only_when_asked_and_say_so() {
+    let groups: [&[&str]; 2] = [&["SQ_INSTS_VALU"], &["VALUInsts"]];
+    let same = test_support::scratch_dir("counters-same-pass");
+    run(scale_command("scale", &same, &groups));
+    let cross = test_support::scratch_dir("counters-cross-pass");
+    let mut c = scale_command("scale", &cross, &groups);
+    c.env("KREPLAY_PMC_CROSS_PASS", "1");
+    run(c);
+    let (s, x) = (scale_dispatch(&same), scale_dispatch(&cross));
+    let valu_insts = |d: &Dispatch| {
+        let v: Vec<&CounterValue> = d.passes[1]
+            .counters
+            .iter()
+            .filter(|c| c.name == "VALUInsts")
+            .collect();
+        assert_eq!(v.len(), 1, "{d:?}");
+        v[0].clone()
+    };
+    let (a, b) = (valu_insts(&s), valu_insts(&x));
+    assert!(a.derived && !a.cross_pass, "{a:?}");
+    assert!(b.derived && b.cross_pass, "{b:?}");
+    assert_eq!(a.value, b.value, "deterministic inputs give the same ratio");
+    let insts = by_name(&s)["SQ_INSTS_VALU"].value;
+    assert_eq!(a.value, insts / WAVES);
+}

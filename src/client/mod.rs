@@ -42,8 +42,24 @@ fn time_all() -> &'static Result<bool, String> {
 /// early, exactly once.
 pub fn check_env() {
     let _ = env_config();
-    if matches!(env_config(), Ok(Some(_))) {
+    if let Ok(Some(cfg)) = env_config() {
         let _ = time_all();
+        if let Some(pmc) = cfg
+            .pmc
+            .as_ref()
+            .filter(|p| p.groups.len() > cfg.passes as usize)
+        {
+            eprintln!(
+                "kreplay: KREPLAY_PASSES={} with {} counter groups: pass p collects group p mod {}, so groups {}..{} are \
+                 never collected (each dispatch's record lists them as missing); set KREPLAY_PASSES to at least {}",
+                cfg.passes,
+                pmc.groups.len(),
+                pmc.groups.len(),
+                cfg.passes,
+                pmc.groups.len() - 1,
+                pmc.groups.len()
+            );
+        }
     }
 }
 
