@@ -162,3 +162,91 @@ impl ClientCounters {
         record.pmc = Some(status);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kreplay_records::{CounterValue, PassRecord};
+
+    fn waves(v: f64) -> CounterValue {
+        CounterValue {
+            name: "SQ_WAVES".into(),
+            value: v,
+            instances: vec![v / 2.0, v / 2.0],
+            exactness: "exact".into(),
+            ..Default::default()
+        }
+    }
+
+    /// Counters of three groups, with the passes of one dispatch as the engine reported them.
+    fn finished(passes: Vec<(u32, Result<PassCounters, String>)>, ran: usize) -> DispatchRecord {
+        let request = PmcRequest {
+            groups: vec![vec!["SQ_WAVES".into()]; 3],
+            cross_pass: false,
+        };
+        let c = ClientCounters::new(request);
+        let _ = c.collector.set(Err("no library in unit tests".into()));
+        c.dispatches.lock().insert(
+            7,
+            DispatchCounters {
+                agent: 1,
+                pending: None,
+                passes,
+            },
+        );
+        let mut record = DispatchRecord {
+            dispatch_id: 7,
+            passes: vec![PassRecord::default(); ran],
+            ..Default::default()
+        };
+        c.finish(&mut record);
+        assert!(c.dispatches.lock().is_empty(), "the dispatch is forgotten");
+        record
+    }
+
+    fn pass(group: u64, value: f64) -> Result<PassCounters, String> {
+        Ok(PassCounters {
+            group,
+            values: vec![waves(value)],
+            raw: HashMap::new(),
+        })
+    }
+
+    #[test]
+    fn each_pass_keeps_its_own_values_never_a_sum() {
+        let r = finished(
+            vec![
+                (0, pass(0, 512.0)),
+                (1, pass(1, 512.0)),
+                (2, pass(2, 512.0)),
+            ],
+            3,
+        );
+        for (i, p) in r.passes.iter().enumerate() {
+            assert_eq!(p.group, Some(i as u64));
+            assert_eq!(p.counters, vec![waves(512.0)], "pass {i}");
+        }
+        let pmc = r.pmc.unwrap();
+        assert_eq!(
+            (pmc.groups, pmc.collected, pmc.missing),
+            (3, vec![0, 1, 2], vec![])
+        );
+    }
+
+    #[test]
+    fn a_dispatch_that_ran_once_names_the_groups_it_missed() {
+        let r = finished(vec![(0, pass(0, 64.0))], 1);
+        assert_eq!(r.passes[0].group, Some(0));
+        let pmc = r.pmc.unwrap();
+        assert_eq!((pmc.collected, pmc.missing), (vec![0], vec![1, 2]));
+    }
+
+    #[test]
+    fn a_pass_that_read_nothing_says_why() {
+        let r = finished(vec![(0, Err("the group needs 9 SQ counters".into()))], 1);
+        assert!(r.passes[0].counters.is_empty() && r.passes[0].group.is_none());
+        let pmc = r.pmc.unwrap();
+        assert_eq!(pmc.missing, [0, 1, 2]);
+        assert!(pmc.error.is_some());
+    }
+}
