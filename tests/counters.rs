@@ -33,7 +33,18 @@ const MANY: [&str; 11] = [
     "SPI_CSN_NUM_THREADGROUPS",
 ];
 
+/// The virtual runtime's aqlprofile (`crates/aqlprofile-so`) must be built for these tests.
+fn require_aqlprofile() {
+    let lib = test_support::vhsa_lib_dir().join("libhsa-amd-aqlprofile64.so.1");
+    assert!(
+        lib.exists(),
+        "{} is missing: build the workspace first (`cargo build --workspace`), which builds crates/aqlprofile-so",
+        lib.display()
+    );
+}
+
 fn scale_command(mode: &str, out_dir: &Path, groups: &[&[&str]]) -> Command {
+    require_aqlprofile();
     let co = code_object("counters");
     let mut c = command(&app("counters", &[]), &[]);
     c.args([mode, co.to_str().unwrap(), N, WG])
@@ -219,7 +230,9 @@ fn pmc_tool_events(names: &[&str]) -> String {
         .join(",")
 }
 
-fn pmc_tool_values(api: &str) -> Vec<String> {
+/// Runs the C tool with `api` for two passes; returns its stderr.
+fn pmc_tool_run(api: &str) -> String {
+    require_aqlprofile();
     let tool = c_tool("pmc_tool", &[]);
     let co = code_object("counters");
     let mut c = command(&app("counters", &[]), &[&tool]);
@@ -229,6 +242,11 @@ fn pmc_tool_values(api: &str) -> Vec<String> {
         .env("PMC_TOOL_EVENTS", pmc_tool_events(&MANY[..6]));
     let err = run(c);
     assert!(err.contains("TOOL OK"), "{err}");
+    err
+}
+
+fn pmc_tool_values(api: &str) -> Vec<String> {
+    let err = pmc_tool_run(api);
     let mut v: Vec<String> = err
         .lines()
         .filter(|l| l.starts_with("TOOL value "))
@@ -284,4 +302,17 @@ fn derived_metrics_cross_passes_only_when_asked_and_say_so() {
     assert_eq!(a.value, b.value, "deterministic inputs give the same ratio");
     let insts = by_name(&s)["SQ_INSTS_VALU"].value;
     assert_eq!(a.value, insts / WAVES);
+}
+
+#[test]
+fn the_counter_packets_of_a_pass_run_in_that_pass_only() {
+    for api in ["v1", "v2"] {
+        let err = pmc_tool_run(api);
+        for pass in 0..2 {
+            assert!(
+                err.contains(&format!("TOOL packets pass={pass} start=1 read=1 stop=1\n")),
+                "{api}: {err}"
+            );
+        }
+    }
 }
