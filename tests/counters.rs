@@ -360,7 +360,7 @@ fn on_runtime(
     lifted: bool,
 ) -> (Dispatch, BTreeMap<String, CounterValue>) {
     let dir = test_support::scratch_dir(tag);
-    let mut c = scale_command_with("scale", &code_object_gfx90a_v4(), &dir, groups);
+    let c = scale_command_with("scale", &code_object_gfx90a_v4(), &dir, groups);
     let mut c = {
         // The same arguments and environment, on an application whose runtime LD_LIBRARY_PATH
         // chooses.
