@@ -8,7 +8,9 @@
 //! 1. entries: `api` (the `extern "C"` exports, imported by nothing) and `intercept` (the
 //!    runtime's tool entry `OnLoad`/`OnUnload` and the table of interceptors; its load path is
 //!    the composition root that installs the built-in client);
-//! 2. the built-in client (`client`), a client of the replay engine like any tool;
+//! 2. the built-in client (`client`), a client of the replay engine like any tool, and the
+//!    counter path it uses (`pmc`: aqlprofile, packet sets per agent and group), which attaches
+//!    its packets through the engine's localized control;
 //! 3. the replay engine (`replay`: the window, the gate and drains, the client contract and
 //!    its registration slot in `replay::contract`, decline reasons in `replay::decline`), with
 //!    the snapshot (`snapshot`), host memory (`host_memory`) and the loader's view of code
