@@ -3,13 +3,18 @@
 //! emulator) replays one dispatch for P passes with the built-in client, once without counters
 //! and once collecting a group of SQ counters each pass (`KREPLAY_PMC_GROUPS`, one group, so every
 //! pass attaches `start`, `read`, `stop` and reads the results at PASS EXIT). The two
-//! configurations alternate, R processes each; the figure per configuration is the median over
-//! the processes of the window's time per pass (window end - window start, from the records,
-//! divided by P), and of the kernel's device time per pass.
+//! configurations alternate, R processes each. Figures per configuration, medians over the
+//! processes (each from the records of its one dispatch):
+//! - the pass period: from one pass's kernel start to the next's (the kernel, the AFTER packets
+//!   and the wait, PASS EXIT, the restore, PASS ENTER and the BEFORE packets), median over the
+//!   passes after the first, so the one-time setup (loading aqlprofile, building the packets) is
+//!   left out;
+//! - the window's time per pass (window end - window start over P), setup included;
+//! - the kernel's device time per pass.
 //!
 //! A documented harness (not criterion). Prints one markdown table.
 //!
-//! Command: `cargo build --release -p vhsa -p kreplay && cargo bench -p kreplay --bench counter_pass`
+//! Command: `cargo build --release -p vhsa -p kreplay -p aqlprofile-so && cargo bench -p kreplay --bench counter_pass`
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,8 +40,9 @@ fn build() -> (PathBuf, PathBuf) {
     (app, co)
 }
 
-/// One process: (window ns per pass, kernel ns per pass) of the `scale` dispatch.
-fn run(app: &Path, co: &Path, n: u32, counters: bool) -> (f64, f64) {
+/// One process: (pass period ns, window ns per pass, kernel ns per pass) of the `scale`
+/// dispatch.
+fn run(app: &Path, co: &Path, n: u32, counters: bool) -> (f64, f64, f64) {
     let out_dir = test_support::scratch_dir("counter-pass-bench-records");
     let mut c = Command::new(app);
     c.args(["scale", co.to_str().unwrap(), &n.to_string(), "64"])
@@ -76,7 +82,14 @@ fn run(app: &Path, co: &Path, n: u32, counters: bool) -> (f64, f64) {
         .map(|p| (p.end_ns - p.start_ns) as f64)
         .sum::<f64>()
         / f64::from(PASSES);
-    (per_pass, kernel)
+    let period = median(
+        d.passes
+            .windows(2)
+            .skip(1)
+            .map(|w| (w[1].start_ns - w[0].start_ns) as f64)
+            .collect(),
+    );
+    (period, per_pass, kernel)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -87,29 +100,32 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() {
     let (app, co) = build();
     println!(
-        "| work-items | plain pass (µs) | counter pass (µs) | added (µs) | ratio | kernel, plain (µs) | kernel, counters (µs) |"
+        "| work-items | pass period, plain (µs) | pass period, counters (µs) | added per pass (µs) | ratio | window per pass, plain / counters (µs) | kernel, plain / counters (µs) |"
     );
     println!("|---|---|---|---|---|---|---|");
     for n in [4096u32, 262_144] {
-        let mut plain = (Vec::new(), Vec::new());
-        let mut counted = (Vec::new(), Vec::new());
+        let mut plain: [Vec<f64>; 3] = Default::default();
+        let mut counted: [Vec<f64>; 3] = Default::default();
         for _ in 0..PROCESSES {
-            let (w, k) = run(&app, &co, n, false);
-            plain.0.push(w);
-            plain.1.push(k);
-            let (w, k) = run(&app, &co, n, true);
-            counted.0.push(w);
-            counted.1.push(k);
+            for (config, out) in [(false, &mut plain), (true, &mut counted)] {
+                let (p, w, k) = run(&app, &co, n, config);
+                out[0].push(p);
+                out[1].push(w);
+                out[2].push(k);
+            }
         }
-        let (p, c) = (median(plain.0), median(counted.0));
+        let [pp, pw, pk] = plain.map(median);
+        let [cp, cw, ck] = counted.map(median);
         println!(
-            "| {n} | {:.1} | {:.1} | {:.1} | {:.2} | {:.1} | {:.1} |",
-            p / 1e3,
-            c / 1e3,
-            (c - p) / 1e3,
-            c / p,
-            median(plain.1) / 1e3,
-            median(counted.1) / 1e3
+            "| {n} | {:.1} | {:.1} | {:.1} | {:.2} | {:.1} / {:.1} | {:.1} / {:.1} |",
+            pp / 1e3,
+            cp / 1e3,
+            (cp - pp) / 1e3,
+            cp / pp,
+            pw / 1e3,
+            cw / 1e3,
+            pk / 1e3,
+            ck / 1e3
         );
     }
 }
