@@ -18,7 +18,7 @@ fn threads_all() -> usize {
 }
 
 /// Counter quantities on and off, side by side on one host thread: the runs alternate (on, off,
-/// on, off, ...) so that load from other processes hits both alike, and the fastest of 41 runs of each
+/// on, off, ...) so that load from other processes hits both alike, and the fastest of 101 runs of each
 /// is compared. Printed as `counting on/off <kernel>: <ratio>`.
 fn counting_cost(t: Target) {
     use std::time::{Duration, Instant};
@@ -50,7 +50,7 @@ fn counting_cost(t: Target) {
     cases.push(("triad", triad(&mut on), triad(&mut off)));
     for (kernel, args_on, args_off) in &cases {
         let (mut best_on, mut best_off) = (Duration::MAX, Duration::MAX);
-        for _ in 0..41 {
+        for _ in 0..101 {
             let s = Instant::now();
             std::hint::black_box(on.run1(kernel, n as u32, 256, args_on));
             best_on = best_on.min(s.elapsed());
@@ -59,7 +59,7 @@ fn counting_cost(t: Target) {
             best_off = best_off.min(s.elapsed());
         }
         println!(
-            "counting on/off {kernel}: {:.3} (on {:?}, off {:?}, fastest of 41 alternating runs)",
+            "counting on/off {kernel}: {:.3} (on {:?}, off {:?}, fastest of 101 alternating runs)",
             best_on.as_secs_f64() / best_off.as_secs_f64(),
             best_on,
             best_off

@@ -117,9 +117,9 @@ impl ClassTable {
 pub(crate) struct WaveCounts {
     /// Issues per class index (a fixed array: indexing by a byte needs no bounds check).
     pub by_class: [u64; MAX_CLASSES],
-    pub bytes_read: u64,
-    pub bytes_written: u64,
-    pub bytes_lds: u64,
+    /// Active lanes summed per class index (memory classes only): their bytes are the lanes
+    /// times the class's width, computed when the wave is folded.
+    pub lanes_by_class: [u64; MAX_CLASSES],
     /// FLAT-segment instructions with at least one lane in LDS, and with every lane there.
     pub flat_lds: u64,
     pub flat_lds_only: u64,
@@ -131,9 +131,7 @@ impl Default for WaveCounts {
     fn default() -> Self {
         WaveCounts {
             by_class: [0; MAX_CLASSES],
-            bytes_read: 0,
-            bytes_written: 0,
-            bytes_lds: 0,
+            lanes_by_class: [0; MAX_CLASSES],
             flat_lds: 0,
             flat_lds_only: 0,
             full_at_launch: false,
@@ -145,9 +143,7 @@ impl WaveCounts {
     /// Zero counts for a program of `classes` classes.
     pub fn reset(&mut self, classes: usize) {
         self.by_class[..classes.min(MAX_CLASSES)].fill(0);
-        self.bytes_read = 0;
-        self.bytes_written = 0;
-        self.bytes_lds = 0;
+        self.lanes_by_class[..classes.min(MAX_CLASSES)].fill(0);
         self.flat_lds = 0;
         self.flat_lds_only = 0;
     }
@@ -158,16 +154,10 @@ impl WaveCounts {
         self.by_class[usize::from(k)] += 1;
     }
 
-    /// Counts the bytes one issue of memory class `c` requests with EXEC `exec`.
-    #[inline]
-    pub fn request(&mut self, c: &Class, exec: u64) {
-        let lanes = u64::from(exec.count_ones());
-        match c.bytes {
-            Bytes::None => {}
-            Bytes::Read(b) => self.bytes_read += lanes * u64::from(b),
-            Bytes::Write(b) | Bytes::Atomic(b) => self.bytes_written += lanes * u64::from(b),
-            Bytes::Lds(b) => self.bytes_lds += lanes * u64::from(b),
-        }
+    /// Counts the active lanes of one issue of memory class `k` with EXEC `exec`.
+    #[inline(always)]
+    pub fn request(&mut self, k: u8, exec: u64) {
+        self.lanes_by_class[usize::from(k)] += u64::from(exec.count_ones());
     }
 
     /// Adds this wave's counts into a compute unit's totals.
@@ -176,13 +166,20 @@ impl WaveCounts {
             if n == 0 {
                 continue;
             }
-            for &(q, weight) in &table.classes[k].adds {
+            let class = &table.classes[k];
+            for &(q, weight) in &class.adds {
                 cu[q as usize] += n * weight;
             }
+            let lanes = self.lanes_by_class[k];
+            match class.bytes {
+                Bytes::None => {}
+                Bytes::Read(b) => cu[Quantity::BytesRead as usize] += lanes * u64::from(b),
+                Bytes::Write(b) | Bytes::Atomic(b) => {
+                    cu[Quantity::BytesWritten as usize] += lanes * u64::from(b)
+                }
+                Bytes::Lds(b) => cu[Quantity::BytesLds as usize] += lanes * u64::from(b),
+            }
         }
-        cu[Quantity::BytesRead as usize] += self.bytes_read;
-        cu[Quantity::BytesWritten as usize] += self.bytes_written;
-        cu[Quantity::BytesLds as usize] += self.bytes_lds;
         cu[Quantity::InstsLds as usize] += self.flat_lds;
         cu[Quantity::InstsFlatLdsOnly as usize] += self.flat_lds_only;
         cu[Quantity::WaveCycles as usize] += cycles;

@@ -669,7 +669,6 @@ impl Job<'_> {
         let mut ctx = Ctx {
             target: self.target,
             prog: self.prog,
-            classes: self.classes,
             mem: self.mem,
             lds: &mut st.lds,
             scratch: &mut st.scratch,

@@ -121,3 +121,35 @@ fn counting_off_reports_nothing_and_computes_the_same() {
     // 1 -> 3.5 -> 4.75 -> 5.375
     assert_eq!(b.read::<f32>(a)[0], 5.375);
 }
+
+#[test]
+fn corpus_counters_do_not_depend_on_the_host_threads_or_the_run() {
+    // The per-compute-unit counts follow the placement (group g on CU g % C), not which host
+    // thread ran a group: one thread and two give the same arrays, run after run.
+    for t in TARGETS {
+        let mut per_run = Vec::new();
+        for threads in [1, 2, 2] {
+            let mut b = Bench::with_threads("reduce", t, threads);
+            b.emu = amdgpu_emu::Emulator::new(t, threads).with_compute_units(8);
+            let n: i32 = 64 * 256;
+            let input = b.buf_of(&(0..n).collect::<Vec<i32>>());
+            let out = b.zeros::<i32>(64);
+            let o = b.run1(
+                "reduce_i32",
+                n as u32,
+                256,
+                &[Arg::Buf(input), Arg::Buf(out), Arg::I32(n)],
+            );
+            assert_eq!(o.counters.per_cu.len(), 8);
+            assert_eq!(o.counters.total(Quantity::Workgroups), 64);
+            per_run.push(o.counters);
+        }
+        assert_eq!(
+            per_run[0],
+            per_run[1],
+            "{}: one thread against two",
+            t.name()
+        );
+        assert_eq!(per_run[1], per_run[2], "{}: two runs", t.name());
+    }
+}

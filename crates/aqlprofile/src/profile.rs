@@ -198,3 +198,60 @@ pub(crate) fn coordinates(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gfx942() -> Agent {
+        Agent::new("gfx942", 8, 32, 304).unwrap()
+    }
+
+    #[test]
+    fn shader_engine_samples_map_to_xcc_and_engine() {
+        let a = gfx942();
+        assert_eq!(samples(&a, Dimension::ShaderEngine), 32);
+        assert_eq!(samples(&a, Dimension::Agent), 1);
+        // Sample 13: XCC 3 (4 engines per XCC), engine 1 within it.
+        let c = coordinates(&a, Dimension::ShaderEngine, 13);
+        assert_eq!(c[0].0, 0);
+        assert_eq!((c[0].1, c[0].2), (8, 3));
+        assert_eq!((c[1].1, c[1].2), (4, 1));
+        // Compute unit 37 is in engine 37 % 32 = 5: XCC 1, engine 1.
+        let c = coordinates(&a, Dimension::ComputeUnit, 37);
+        assert_eq!(c.iter().map(|x| x.2).collect::<Vec<_>>(), vec![1, 1, 37]);
+    }
+
+    #[test]
+    fn events_resolve_with_their_samples_and_refuse_what_is_not_offered() {
+        let a = gfx942();
+        let sq = Block::Sq.id();
+        let e = resolve(&a, [(sq, 0, 4, 0)].into_iter()).unwrap();
+        assert_eq!(e[0].samples, 32);
+        let err = resolve(&a, [(sq, 1, 4, 0)].into_iter()).unwrap_err();
+        assert!(err.message.contains("SQ[1]"), "{}", err.message);
+        assert!(resolve(&a, std::iter::empty()).is_err());
+        assert_eq!(block_id(c"SQ").unwrap(), (sq, 1));
+        assert!(block_id(c"NOT_A_BLOCK").is_err());
+    }
+
+    #[test]
+    fn the_three_payloads_sit_apart_in_the_command_buffer() {
+        let a = gfx942();
+        let e = resolve(
+            &a,
+            [(Block::Sq.id(), 0, 4, 0), (Block::Sq.id(), 0, 25, 0)].into_iter(),
+        )
+        .unwrap();
+        let l = Layout::of(&e);
+        let one = payload_bytes(Operation::Start, &e, 0).len();
+        assert!(l.read >= one && l.stop >= l.read + one && l.command_bytes >= l.stop + one);
+        assert_eq!(l.output_bytes, (16 + 2 * 32 * 8usize).next_multiple_of(64));
+        let p = AqlPm4IbPacket::from_pm4_packet(&packet(0x1000, one / 4));
+        assert_eq!(p.pm4_ib_format, AQL_PM4_IB_FORMAT);
+        assert_eq!(
+            vgpu::pmc::parse_indirect_buffer(p.pm4_ib_command),
+            Some((0x1000, (one / 4) as u32))
+        );
+    }
+}

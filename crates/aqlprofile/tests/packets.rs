@@ -8,7 +8,7 @@
 mod common;
 
 use amdgpu_counters::{Target, find};
-use common::{Values, group, run, setup, text};
+use common::{Values, group, group_on, run, setup, setup_for, text};
 use std::collections::BTreeMap;
 use std::process::Output;
 use test_support::Runtime;
@@ -259,6 +259,106 @@ fn instruction_counters_equal_the_disassembly_times_waves_and_trips_on_both_runt
                 let got = total(&v, k / 5, name);
                 assert_eq!(got, want[name], "{kernel} on {}: {name}", runtime.name());
             }
+        }
+    }
+}
+
+#[test]
+fn a_real_aqlprofiles_register_writes_are_a_queue_error_on_both_runtimes() {
+    let s = setup("foreign");
+    for runtime in Runtime::ALL {
+        let o = run(&s, runtime, "foreign", "straight", 256, &[], &[]);
+        assert_eq!(o.status.code(), Some(4), "{}: {}", runtime.name(), text(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        let want = format!(
+            "queue-error {:#x}",
+            hsa_abi::ffi::HSA_STATUS_ERROR_INVALID_PACKET_FORMAT
+        );
+        assert!(out.contains(&want), "{}: {out}", runtime.name());
+    }
+}
+
+#[test]
+fn on_gfx942_vhsa_reports_one_sample_per_shader_engine_and_groups_equal_one_pass() {
+    let s = setup_for("gfx942", Target::Gfx942);
+    let names = [
+        vec!["SQ_WAVES", "SQ_INSTS_VALU", "SQ_INSTS_VMEM_RD"],
+        vec!["SQ_WAVES", "SQ_INSTS_SALU", "SPI_CSN_NUM_THREADGROUPS"],
+    ];
+    let per_pass: Vec<String> = names.iter().map(|g| group_on(Target::Gfx942, g)).collect();
+    let mut all: Vec<&str> = names.concat();
+    all.sort();
+    all.dedup();
+    let at_once = vec![group_on(Target::Gfx942, &all)];
+    // 40 work-groups of 256 on gfx942's 32 shader engines.
+    let grid = 40 * 256;
+    let split = values(&run(
+        &s,
+        Runtime::Vhsa,
+        "v2",
+        "straight",
+        grid,
+        &per_pass,
+        &[],
+    ));
+    let once = ungrouped(&values(&run(
+        &s,
+        Runtime::Vhsa,
+        "v1",
+        "straight",
+        grid,
+        &at_once,
+        &[("VHSA_PMC_LIMITS", "off")],
+    )));
+    for ((_, b, e, smp), v) in &split {
+        assert_eq!(once.get(&(*b, *e, *smp)), Some(v));
+    }
+    let waves = find(Target::Gfx942, "SQ_WAVES").unwrap();
+    let samples: Vec<u64> = split
+        .iter()
+        .filter(|((g, b, e, _), _)| *g == 0 && *b == waves.block.id() && *e == waves.event)
+        .map(|(_, v)| *v)
+        .collect();
+    assert_eq!(samples.len(), 32, "one sample per shader engine");
+    assert_eq!(samples.iter().sum::<u64>(), 40 * 4);
+    assert_eq!(
+        total_on(&split, 1, Target::Gfx942, "SPI_CSN_NUM_THREADGROUPS"),
+        40
+    );
+}
+
+fn total_on(v: &Values, g: usize, target: Target, name: &str) -> u64 {
+    let c = find(target, name).unwrap();
+    v.iter()
+        .filter(|((gg, b, e, _), _)| *gg == g && *b == c.block.id() && *e == c.event)
+        .map(|(_, x)| *x)
+        .sum()
+}
+
+#[test]
+fn a_read_the_counter_file_refuses_reports_why_and_the_queue_runs_on() {
+    let s = setup("refused-read");
+    let g = vec![group(&["SQ_WAVES"])];
+    for runtime in Runtime::ALL {
+        for mode in ["v1", "v2"] {
+            let o = run(
+                &s,
+                runtime,
+                mode,
+                "straight",
+                256,
+                &g,
+                &[("PMC_SKIP_START", "1")],
+            );
+            assert_eq!(o.status.code(), Some(5), "{}", text(&o));
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert!(
+                out.contains("iterate-failed 0") && out.contains("no start programmed"),
+                "{} {mode}: {out}",
+                runtime.name()
+            );
+            // The read and the stop completed (the stop's signal ended the window).
+            assert_eq!(packets(&o), vec![(0, 0, 1)], "{out}");
         }
     }
 }

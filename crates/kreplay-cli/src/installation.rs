@@ -344,6 +344,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_built_aqlprofile_is_linked_under_both_names_beside_the_runtime() {
+        let root =
+            std::env::temp_dir().join(format!("kreplay-aqlprofile-link-{}", std::process::id()));
+        let (built_dir, ready) = (root.join("built"), root.join("ready"));
+        std::fs::create_dir_all(&built_dir).unwrap();
+        // Nothing built: nothing linked, no error.
+        link_aqlprofile(&ready, &built_dir).unwrap();
+        assert!(!ready.join(AQLPROFILE_NAMES[0]).exists());
+        std::fs::write(built_dir.join(AQLPROFILE_BUILT_NAME), b"elf").unwrap();
+        link_aqlprofile(&ready, &built_dir).unwrap();
+        for name in AQLPROFILE_NAMES {
+            assert_eq!(
+                std::fs::read_link(ready.join(name)).unwrap(),
+                built_dir.join(AQLPROFILE_BUILT_NAME)
+            );
+        }
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
     fn the_system_runtime_on_vkfd_needs_no_driver_but_a_system_runtime() {
         for kfd in [false, true] {
             assert_eq!(

@@ -18,7 +18,7 @@
 //! | KERNEL_DISPATCH | zero dimensions: `INCOMPATIBLE_ARGUMENTS`; null kernel object: `INVALID_CODE_OBJECT`; otherwise [`QueueBackend::dispatch`] |
 //! | BARRIER_AND / BARRIER_OR | waits until all / any non-null dependency signal reads 0 |
 //! | VENDOR_SPECIFIC, AMD format 2 (barrier value) | waits until `(value & mask) <cond> compare` |
-//! | VENDOR_SPECIFIC, AMD format 1 (PM4 indirect buffer) holding a counter payload | the agent's [`crate::pmc::CounterFile`] (start, read, stop) |
+//! | VENDOR_SPECIFIC, AMD format 1 (PM4 indirect buffer) holding a counter payload | the agent's [`crate::pmc::CounterFile`] (start, read, stop); a payload it refuses completes and is logged, a malformed one is `INVALID_PACKET_FORMAT` |
 //! | VENDOR_SPECIFIC, other AMD formats | [`QueueBackend::vendor_packet`] (vkfd runs ROCR's PM4 indirect buffer) |
 //! | anything else | `INVALID_PACKET_FORMAT` |
 //!
@@ -127,6 +127,9 @@ pub trait QueueBackend {
     fn host_bytes(&self, _addr: u64, _len: usize) -> Option<*mut u8> {
         None
     }
+    /// A counter packet the counter file refused (it still completes, the queue runs on): the
+    /// back end logs `message`.
+    fn counter_packet_refused(&self, _message: &str) {}
 }
 
 /// Runs the processor until the queue stops.
@@ -275,8 +278,10 @@ fn pm4_indirect_buffer<Q: QueueBackend>(q: &Q, slot: *mut u8) -> Result<(), Disp
         )
     };
     let payload = crate::pmc::Payload::decode(ib).map_err(refused)?;
-    file.execute(&payload, |addr, len| q.host_bytes(addr, len))
-        .map_err(refused)
+    if let Err(m) = file.execute(&payload, |addr, len| q.host_bytes(addr, len)) {
+        q.counter_packet_refused(&m);
+    }
+    Ok(())
 }
 
 fn barrier_value<Q: QueueBackend>(q: &Q, slot: *mut u8) {

@@ -15,6 +15,12 @@
 //!   of header, then one `u64` per event sample, in event order);
 //! - **stop** stops counting.
 //!
+//! A payload the file refuses (an event it does not offer, a block over its limit, a read of
+//! events no start programmed, an output buffer outside the runtime's memory) does not stop the
+//! queue: the packet completes, the runtime logs why, and a read writes the reason into the
+//! output buffer when it can ([`OUTPUT_ERROR_MAGIC`]), which aqlprofile's `iterate_data`
+//! reports. A malformed payload and a PM4 buffer of register writes are queue errors.
+//!
 //! Every executed counter packet is counted ([`packets_executed`]), so a test can tell which
 //! packets ran between two points of a program.
 
@@ -27,6 +33,9 @@ pub const PAYLOAD_MAGIC: u32 = 0x4350_524B;
 pub const PAYLOAD_VERSION: u32 = 1;
 /// First dword of a written output buffer ("KRPD").
 pub const OUTPUT_MAGIC: u32 = 0x4450_524B;
+/// First dword of the output buffer of a read that failed ("KRPE"), followed by the message's
+/// length and as much of the message as the buffer holds.
+pub const OUTPUT_ERROR_MAGIC: u32 = 0x4550_524B;
 /// Bytes before the values in an output buffer: magic, sample count, read sequence number.
 pub const OUTPUT_HEADER_BYTES: usize = 16;
 /// The environment variable that lifts the per-block limits when set to `off`.
@@ -166,9 +175,14 @@ impl Payload {
     }
 }
 
-/// Bytes of the output buffer a read of `events` writes.
+/// The smallest output buffer: room for the reason of a failed read.
+pub const MIN_OUTPUT_BYTES: usize = 256;
+
+/// Bytes of the output buffer a read of `events` writes: the header and one `u64` per sample,
+/// at least [`MIN_OUTPUT_BYTES`].
 pub fn output_bytes(events: &[PmcEvent]) -> usize {
-    OUTPUT_HEADER_BYTES + 8 * events.iter().map(|e| e.samples as usize).sum::<usize>()
+    (OUTPUT_HEADER_BYTES + 8 * events.iter().map(|e| e.samples as usize).sum::<usize>())
+        .max(MIN_OUTPUT_BYTES)
 }
 
 fn pm4_header(op: u32, body_dwords: usize) -> u32 {
@@ -423,8 +437,39 @@ impl CounterFile {
         p: &Payload,
         output: impl FnOnce(u64, usize) -> Option<*mut u8>,
     ) -> Result<(), PmcError> {
-        let slots = self.check_events(&p.events)?;
         let len = output_bytes(&p.events);
+        let dst = output(p.output, len).ok_or_else(|| {
+            format!(
+                "the counter output buffer {:#x} (+{len} bytes) is not memory of this runtime",
+                p.output
+            )
+        })?;
+        let values = self.values(p, len).inspect_err(|m| {
+            let text = m.as_bytes();
+            let n = text.len().min(len - 8);
+            let mut bytes = Vec::with_capacity(8 + n);
+            bytes.extend(OUTPUT_ERROR_MAGIC.to_le_bytes());
+            bytes.extend((n as u32).to_le_bytes());
+            bytes.extend(&text[..n]);
+            // SAFETY: `output` returned a host view of `len` >= `8 + n` writable bytes.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len()) };
+        })?;
+        let sequence = EXECUTED[Operation::Read as usize - 1].load(Ordering::Acquire) + 1;
+        let mut bytes = Vec::with_capacity(len);
+        bytes.extend(OUTPUT_MAGIC.to_le_bytes());
+        bytes.extend((values.len() as u32).to_le_bytes());
+        bytes.extend(sequence.to_le_bytes());
+        for v in values {
+            bytes.extend(v.to_le_bytes());
+        }
+        // SAFETY: `output` returned a host view of at least `len` writable bytes.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, len) };
+        Ok(())
+    }
+
+    /// The values a read of `p` reports, in event and sample order.
+    fn values(&self, p: &Payload, len: usize) -> Result<Vec<u64>, PmcError> {
+        let slots = self.check_events(&p.events)?;
         let values = {
             let s = self.lock();
             if let Some(e) = p.events.iter().find(|e| !s.programmed.contains(e)) {
@@ -442,23 +487,7 @@ impl CounterFile {
             }
             values
         };
-        let dst = output(p.output, len).ok_or_else(|| {
-            format!(
-                "the counter output buffer {:#x} (+{len} bytes) is not memory of this runtime",
-                p.output
-            )
-        })?;
-        let sequence = EXECUTED[Operation::Read as usize - 1].load(Ordering::Acquire) + 1;
-        let mut bytes = Vec::with_capacity(len);
-        bytes.extend(OUTPUT_MAGIC.to_le_bytes());
-        bytes.extend((values.len() as u32).to_le_bytes());
-        bytes.extend(sequence.to_le_bytes());
-        for v in values {
-            bytes.extend(v.to_le_bytes());
-        }
-        // SAFETY: `output` returned a host view of at least `len` writable bytes.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, len) };
-        Ok(())
+        Ok(values)
     }
 
     /// One sample of quantity `q`: compute unit `cu` belongs to shader engine
@@ -487,6 +516,13 @@ pub fn parse_output(bytes: &[u8], events: &[PmcEvent]) -> Result<Vec<u64>, PmcEr
     let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
     if bytes.len() < output_bytes(events) {
         return Err("the output buffer is smaller than the profile needs".into());
+    }
+    if word(0) == OUTPUT_ERROR_MAGIC {
+        let n = (word(4) as usize).min(bytes.len() - 8);
+        return Err(format!(
+            "the read packet failed on the GPU: {}",
+            String::from_utf8_lossy(&bytes[8..8 + n])
+        ));
     }
     if word(0) != OUTPUT_MAGIC {
         return Err(
@@ -693,7 +729,20 @@ mod tests {
                 .unwrap_err()
                 .contains("samples")
         );
-        let unwritten = vec![0u8; 64];
+        // A read of events no start programmed reports why in the output buffer.
+        let f = file();
+        let events = vec![ev(6, 25, 2)];
+        let mut out = vec![0u8; output_bytes(&events)];
+        let ptr = out.as_mut_ptr();
+        let read = Payload {
+            op: Operation::Read,
+            output: ptr as u64,
+            events: events.clone(),
+        };
+        assert!(f.execute(&read, |_, _| Some(ptr)).is_err());
+        let e = parse_output(&out, &events).unwrap_err();
+        assert!(e.contains("no start programmed"), "{e}");
+        let unwritten = vec![0u8; MIN_OUTPUT_BYTES];
         assert!(
             parse_output(&unwritten, &[ev(6, 4, 2)])
                 .unwrap_err()

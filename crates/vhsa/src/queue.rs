@@ -450,6 +450,10 @@ impl QueueBackend for Processor<'_> {
             .and_then(|a| a.counters.as_ref())
     }
 
+    fn counter_packet_refused(&self, message: &str) {
+        tracing::warn!("queue {}: counter packet refused: {message}", self.q.hsa.id);
+    }
+
     fn host_bytes(&self, addr: u64, len: usize) -> Option<*mut u8> {
         let (base, a) = crate::memory::find(addr as usize)?;
         let end = (addr as usize).checked_add(len)?;

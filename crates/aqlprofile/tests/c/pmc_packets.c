@@ -11,6 +11,14 @@
  * `refused <group> <message>` and the program exits 3. Counter packets executed by the runtime
  * are printed per group: `packets <group> <start> <read> <stop>` (deltas).
  *
+ * With PMC_SKIP_START=1 the start packet is left out: the read then reports no values, the
+ * queue runs on (the stop completes), and the program prints `iterate-failed <group> <message>`
+ * and exits 5.
+ *
+ * Mode `foreign` submits what a real aqlprofile submits instead: a format-1 packet whose
+ * indirect buffer writes a counter register (SET_UCONFIG_REG), on a queue with an error
+ * callback; the callback prints `queue-error <status>` and the program exits 4.
+ *
  * With PMC_BENCH=N (v2 only) each group also times N plain dispatches against N counter windows
  * (start, dispatch, read, stop, the values read back), alternating, and prints the fastest of
  * each: `bench <group> <plain ns> <counter ns>`. */
@@ -26,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "aql_submit.h"
 
@@ -150,7 +159,11 @@ static void run_window(launch_t* l, hsa_ext_amd_aql_pm4_packet_t start, hsa_ext_
   hsa_signal_t started, done;
   CHECK_OK(hsa_signal_create(1, 0, NULL, &started));
   CHECK_OK(hsa_signal_create(1, 0, NULL, &done));
-  submit_vendor(l->q, start, 0, started);
+  if (getenv("PMC_SKIP_START")) {
+    hsa_signal_store_screlease(started, 0);
+  } else {
+    submit_vendor(l->q, start, 0, started);
+  }
   wait_zero(started);
   if (getenv("PMC_SECOND_QUEUE")) {
     hsa_signal_t other;
@@ -225,7 +238,12 @@ static int run_v1(launch_t* l, const uint32_t* blocks, const uint32_t* events, i
   CHECK_OK(t.hsa_ven_amd_aqlprofile_read(&p, &read));
   CHECK_OK(t.hsa_ven_amd_aqlprofile_stop(&p, &stop));
   run_window(l, start, read, stop);
-  CHECK_OK(t.hsa_ven_amd_aqlprofile_iterate_data(&p, v1_value, NULL));
+  if (t.hsa_ven_amd_aqlprofile_iterate_data(&p, v1_value, NULL) != HSA_STATUS_SUCCESS) {
+    const char* e = "";
+    t.hsa_ven_amd_aqlprofile_error_string(&e);
+    printf("iterate-failed %d %s\n", group_no, e);
+    return 5;
+  }
   return 0;
 }
 
@@ -305,10 +323,47 @@ static int run_v2(launch_t* l, const uint32_t* blocks, const uint32_t* events, i
     return 3;
   }
   run_window(l, pk.start, pk.read, pk.stop);
-  CHECK_OK(iterate(h, v2_value, NULL));
+  if (iterate(h, v2_value, NULL) != HSA_STATUS_SUCCESS) {
+    const char* e = "";
+    error_string(&e);
+    printf("iterate-failed %d %s\n", group_no, e);
+    del(h);
+    return 5;
+  }
   const char* bench = getenv("PMC_BENCH");
   if (bench) bench_windows(l, &pk, h, iterate, atoi(bench));
   del(h);
+  return 0;
+}
+
+static void on_queue_error(hsa_status_t status, hsa_queue_t* q, void* data) {
+  (void)q;
+  (void)data;
+  printf("queue-error 0x%x\n", (unsigned)status);
+  fflush(stdout);
+  _exit(4);
+}
+
+/* A real aqlprofile's kind of counter packet: PM4 that writes a register. */
+static int run_foreign(void) {
+  hsa_queue_t* q;
+  CHECK_OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, on_queue_error, NULL, UINT32_MAX, UINT32_MAX, &q));
+  uint32_t* ib = host_alloc(64);
+  ib[0] = 3u << 30 | 1u << 16 | 0x79u << 8; /* SET_UCONFIG_REG, 2 body dwords */
+  ib[1] = 0x3000;                          /* a counter select register offset */
+  ib[2] = 4;
+  hsa_ext_amd_aql_pm4_packet_t p;
+  memset(&p, 0, sizeof p);
+  uint32_t cmd[4] = {3u << 30 | 2u << 16 | 0x3Fu << 8, (uint32_t)(uintptr_t)ib, (uint32_t)((uintptr_t)ib >> 32) & 0xFFFF,
+                     3u | 1u << 23};
+  p.pm4_command[0] = 1; /* pm4_ib_format */
+  memcpy(&p.pm4_command[1], cmd, sizeof cmd);
+  p.pm4_command[9] = 10; /* dw_count_remain */
+  hsa_signal_t done;
+  CHECK_OK(hsa_signal_create(1, 0, NULL, &done));
+  submit_vendor(q, p, 1, done);
+  hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_EQ, 0, 30000000000ull, HSA_WAIT_STATE_BLOCKED);
+  printf("no queue error\n");
   return 0;
 }
 
@@ -332,7 +387,7 @@ static uint64_t load_kernel(const char* path, const char* kernel, uint32_t* kern
 }
 
 int main(int argc, char** argv) {
-  CHECK(argc >= 7);
+  CHECK(argc >= 6);
   CHECK_OK(hsa_init());
   CHECK_OK(hsa_iterate_agents(find_agents, NULL));
   CHECK(gpu.handle != 0 && cpu.handle != 0);
@@ -356,6 +411,7 @@ int main(int argc, char** argv) {
   memcpy(l.kernarg, &args, sizeof args);
   CHECK_OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX, UINT32_MAX, &l.q));
   CHECK_OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX, UINT32_MAX, &l.q2));
+  if (strcmp(argv[3], "foreign") == 0) return run_foreign();
   int status = 0;
   for (int g = 6; g < argc && status == 0; g++) {
     uint32_t blocks[64], events[64];

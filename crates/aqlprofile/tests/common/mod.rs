@@ -15,14 +15,22 @@ pub type Values = BTreeMap<(usize, u32, u32, u64), u64>;
 pub struct Setup {
     pub program: PathBuf,
     pub code_object: PathBuf,
+    /// The GPU target of the code object and of the runtime's agent.
+    pub target: Target,
 }
 
+/// The program and a gfx90a code object (the target both runtimes run).
 pub fn setup(tag: &str) -> Setup {
+    setup_for(tag, Target::Gfx90a)
+}
+
+/// The program and a code object for `target`.
+pub fn setup_for(tag: &str, target: Target) -> Setup {
     let dir = test_support::scratch_dir(&format!("aqlprofile-{tag}"));
     let code_object = dir.join("pmc_kernels.co");
     test_support::build_code_object_with(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/device/pmc_kernels.hip"),
-        "gfx90a",
+        target.name(),
         &code_object,
         // ROCm 5.2's loader loads code objects up to version 4.
         &["-mcode-object-version=4"],
@@ -44,15 +52,21 @@ pub fn setup(tag: &str) -> Setup {
     Setup {
         program,
         code_object,
+        target,
     }
 }
 
 /// `block:event` list of counter names on gfx90a.
 pub fn group(names: &[&str]) -> String {
+    group_on(Target::Gfx90a, names)
+}
+
+/// `block:event` list of counter names on `target`.
+pub fn group_on(target: Target, names: &[&str]) -> String {
     names
         .iter()
         .map(|n| {
-            let c = find(Target::Gfx90a, n).unwrap_or_else(|| panic!("{n} is in the catalog"));
+            let c = find(target, n).unwrap_or_else(|| panic!("{n} is in the catalog"));
             format!("{}:{}", c.block.id(), c.event)
         })
         .collect::<Vec<_>>()
@@ -77,7 +91,7 @@ pub fn run(
     ] {
         cmd.env_remove(v);
     }
-    runtime.apply(&mut cmd, "gfx90a");
+    runtime.apply(&mut cmd, s.target.name());
     cmd.arg(&s.code_object)
         .arg(kernel)
         .arg(mode)
