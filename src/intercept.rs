@@ -230,6 +230,82 @@ unsafe extern "C" fn memory_unlock(host: *mut c_void) -> hsa_status_t {
     unsafe { unlock(host) }
 }
 
+unsafe extern "C" fn ipc_memory_attach(
+    handle: *const ffi::hsa_amd_ipc_memory_t,
+    len: usize,
+    num_agents: u32,
+    agents: *const hsa_agent_t,
+    mapped: *mut *mut c_void,
+) -> hsa_status_t {
+    let Some(attach) = originals().shared.ipc_attach else {
+        return ffi::HSA_STATUS_ERROR;
+    };
+    // SAFETY: forwarded arguments of the application's call.
+    let st = unsafe { attach(handle, len, num_agents, agents, mapped) };
+    record_shared(st, mapped);
+    st
+}
+
+unsafe extern "C" fn ipc_memory_detach(mapped: *mut c_void) -> hsa_status_t {
+    let Some(detach) = originals().shared.ipc_detach else {
+        return ffi::HSA_STATUS_ERROR;
+    };
+    forget(mapped);
+    // SAFETY: forwarded argument.
+    unsafe { detach(mapped) }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn interop_map_buffer(
+    num_agents: u32,
+    agents: *mut hsa_agent_t,
+    interop_handle: i32,
+    flags: u32,
+    size: *mut usize,
+    ptr: *mut *mut c_void,
+    metadata_size: *mut usize,
+    metadata: *mut *const c_void,
+) -> hsa_status_t {
+    let Some(map) = originals().shared.interop_map else {
+        return ffi::HSA_STATUS_ERROR;
+    };
+    // SAFETY: forwarded arguments of the application's call.
+    let st = unsafe {
+        map(
+            num_agents,
+            agents,
+            interop_handle,
+            flags,
+            size,
+            ptr,
+            metadata_size,
+            metadata,
+        )
+    };
+    record_shared(st, ptr);
+    st
+}
+
+unsafe extern "C" fn interop_unmap_buffer(ptr: *mut c_void) -> hsa_status_t {
+    let Some(unmap) = originals().shared.interop_unmap else {
+        return ffi::HSA_STATUS_ERROR;
+    };
+    forget(ptr);
+    // SAFETY: forwarded argument.
+    unsafe { unmap(ptr) }
+}
+
+/// Records memory another process or API shares with the application (the address a
+/// successful attach or map wrote to `out`), with the kind the runtime's pointer facts give.
+fn record_shared(st: hsa_status_t, out: *mut *mut c_void) {
+    if st != ffi::HSA_STATUS_SUCCESS || out.is_null() || !state::records_allocations() {
+        return;
+    }
+    // SAFETY: success wrote the mapped address.
+    let ptr = unsafe { *out };
+    boundary("shared memory mapping", || record_allocation(ptr), || ());
+}
+
 /// The GPU agent whose coarse-grained device pool is `pool`, if any.
 fn pool_agent(rt: Runtime, pool: ffi::hsa_amd_memory_pool_t) -> Option<hsa_agent_t> {
     let iterate = rt.originals().kernel.iterate_agents?;
@@ -894,7 +970,7 @@ unsafe extern "C" fn intercept_create(
 pub unsafe extern "C" fn write_interceptor(
     pkts: *const c_void,
     count: u64,
-    _user_pkt_index: u64,
+    user_pkt_index: u64,
     data: *mut c_void,
     writer: hsa_amd_queue_intercept_packet_writer,
 ) {
@@ -925,7 +1001,16 @@ pub unsafe extern "C" fn write_interceptor(
         "the write interceptor",
         || {
             // SAFETY: the runtime passes `count` packets.
-            unsafe { replay::on_submit(&q, pkts, count, writer, &mut forwarded) };
+            unsafe {
+                replay::on_submit(
+                    &q,
+                    pkts,
+                    count,
+                    user_pkt_index + count,
+                    writer,
+                    &mut forwarded,
+                )
+            };
             true
         },
         || false,
@@ -1309,6 +1394,8 @@ fn install_interceptors(
     let w = o.host_writes;
     let v = o.vmem;
     let locks = o.memory_lock.is_some() && o.memory_unlock.is_some();
+    let ipc = o.shared.ipc_attach.is_some() && o.shared.ipc_detach.is_some();
+    let interop = o.shared.interop_map.is_some() && o.shared.interop_unmap.is_some();
     let vmem = v.handle_create.is_some()
         && v.handle_release.is_some()
         && v.map.is_some()
@@ -1336,6 +1423,10 @@ fn install_interceptors(
         locks => amd: AmdExtTable.hsa_amd_memory_lock_fn = memory_lock, as ffi::hsa_amd_memory_lock_fn_t;
         locks => amd: AmdExtTable.hsa_amd_memory_unlock_fn = memory_unlock, as ffi::hsa_amd_memory_unlock_fn_t;
         locks && o.memory_lock_to_pool.is_some() => amd: AmdExtTable.hsa_amd_memory_lock_to_pool_fn = memory_lock_to_pool, as ffi::hsa_amd_memory_lock_to_pool_fn_t;
+        ipc => amd: AmdExtTable.hsa_amd_ipc_memory_attach_fn = ipc_memory_attach, as ffi::hsa_amd_ipc_memory_attach_fn_t;
+        ipc => amd: AmdExtTable.hsa_amd_ipc_memory_detach_fn = ipc_memory_detach, as ffi::hsa_amd_ipc_memory_detach_fn_t;
+        interop => amd: AmdExtTable.hsa_amd_interop_map_buffer_fn = interop_map_buffer, as ffi::hsa_amd_interop_map_buffer_fn_t;
+        interop => amd: AmdExtTable.hsa_amd_interop_unmap_buffer_fn = interop_unmap_buffer, as ffi::hsa_amd_interop_unmap_buffer_fn_t;
         vmem => amd: AmdExtTable.hsa_amd_vmem_handle_create_fn = vmem_handle_create, as m::hsa_amd_vmem_handle_create_fn_t;
         vmem => amd: AmdExtTable.hsa_amd_vmem_handle_release_fn = vmem_handle_release, as m::hsa_amd_vmem_handle_release_fn_t;
         vmem => amd: AmdExtTable.hsa_amd_vmem_map_fn = vmem_map, as m::hsa_amd_vmem_map_fn_t;

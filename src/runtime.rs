@@ -174,6 +174,38 @@ pub struct Originals {
     pub kernel: KernelEntries,
     /// Virtual-memory entries, wrapped when the table has them.
     pub vmem: VmemEntries,
+    /// Entries that map memory shared with other processes or APIs, wrapped when present.
+    pub shared: SharedMemoryEntries,
+}
+
+/// The runtime's entries that map memory another process or API also writes: IPC import and
+/// interop buffers (each optional).
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Default)]
+pub struct SharedMemoryEntries {
+    pub ipc_attach: ffi::hsa_amd_ipc_memory_attach_fn_t,
+    pub ipc_detach: ffi::hsa_amd_ipc_memory_detach_fn_t,
+    pub interop_map: ffi::hsa_amd_interop_map_buffer_fn_t,
+    pub interop_unmap: ffi::hsa_amd_interop_unmap_buffer_fn_t,
+}
+
+impl SharedMemoryEntries {
+    fn read(amd: TablePtr<AmdExtTable>) -> Self {
+        Self {
+            ipc_attach: read_slot!(amd, AmdExtTable, hsa_amd_ipc_memory_attach_fn)
+                .ok()
+                .flatten(),
+            ipc_detach: read_slot!(amd, AmdExtTable, hsa_amd_ipc_memory_detach_fn)
+                .ok()
+                .flatten(),
+            interop_map: read_slot!(amd, AmdExtTable, hsa_amd_interop_map_buffer_fn)
+                .ok()
+                .flatten(),
+            interop_unmap: read_slot!(amd, AmdExtTable, hsa_amd_interop_unmap_buffer_fn)
+                .ok()
+                .flatten(),
+        }
+    }
 }
 
 /// The runtime's entries that load and dispatch the tool's own kernel, and `hsa_iterate_agents`
@@ -381,6 +413,7 @@ impl Originals {
                     .ok()
                     .flatten(),
             },
+            shared: SharedMemoryEntries::read(amd),
         })
     }
 }

@@ -24,6 +24,7 @@ use crate::sync::{Arc, Mutex, Ordering, fence};
 use hsa_abi::ffi::{self, hsa_kernel_dispatch_packet_t, hsa_signal_t, hsa_status_t};
 use std::collections::HashSet;
 use std::ffi::{CString, c_void};
+use std::sync::atomic::AtomicU16;
 use std::time::{Duration, Instant};
 
 /// The next interceptor down.
@@ -446,19 +447,50 @@ fn barrier_deps(p: &Packet) -> [u64; 5] {
     })
 }
 
-/// True when queue `queue_id`'s counted work waits behind a barrier on `signal`, the completion
-/// signal of the dispatch being replayed (which fires only after its window).
-fn waits_on(queue_id: u64, signal: hsa_signal_t) -> bool {
+/// Completion signals of the packets the application published in its ring from index `next`
+/// on (written and rung, not yet handed to the interceptor: runtimes hand packets over one at a
+/// time). They run only after the current submission, so after any window it opens.
+fn published_behind(q: &QueueState, next: u64) -> Vec<u64> {
+    if q.queue.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: the application's queue, alive while its interceptor runs.
+    let (base, size) = unsafe {
+        (
+            (*q.queue).base_address.cast::<u8>(),
+            u64::from((*q.queue).size),
+        )
+    };
+    let mut out = Vec::new();
+    for index in next..next + size.saturating_sub(1) {
+        // SAFETY: slot `index % size` of the ring; its header is read atomically, and a
+        // published packet's body is not rewritten before the interceptor consumed it.
+        let signal = unsafe {
+            let slot = base.add(((index % size) * 64) as usize);
+            let header = AtomicU16::from_ptr(slot.cast::<u16>()).load(Ordering::Acquire);
+            if u32::from(header & 0xFF) == ffi::HSA_PACKET_TYPE_INVALID {
+                break;
+            }
+            std::ptr::read_unaligned(slot.add(56).cast::<u64>())
+        };
+        out.push(signal);
+    }
+    out
+}
+
+/// True when queue `queue_id`'s counted work waits behind a barrier-AND on one of `signals`,
+/// signals that fire only after the window (the replayed dispatch's, those behind it).
+fn waits_on(queue_id: u64, signals: &[u64]) -> bool {
     let Some(rt) = Runtime::get() else {
         return false;
     };
-    signal.handle != 0
-        && QUEUES.all().iter().any(|q| {
-            q.queue_id == queue_id
-                && q.gate.lock().is_some_and(|g| {
-                    g.deps.contains(&signal.handle) && rt.signal_load(g.passed) >= 1
-                })
-        })
+    QUEUES.all().iter().any(|q| {
+        q.queue_id == queue_id
+            && q.gate.lock().is_some_and(|g| {
+                g.deps.iter().any(|d| *d != 0 && signals.contains(d))
+                    && rt.signal_load(g.passed) >= 1
+            })
+    })
 }
 
 /// The interceptor's slow path (the replay service is on or undecided).
@@ -475,6 +507,7 @@ pub unsafe fn on_submit(
     q: &Arc<QueueState>,
     pkts: *const c_void,
     count: u64,
+    next_index: u64,
     writer: Writer,
     forwarded: &mut usize,
 ) {
@@ -505,7 +538,13 @@ pub unsafe fn on_submit(
         // SAFETY: a 64-byte kernel dispatch packet.
         let pkt: hsa_kernel_dispatch_packet_t =
             unsafe { std::ptr::read_unaligned(p.as_ptr().cast()) };
-        let dispatch = Dispatch::new(rt, q, pkt);
+        let mut dispatch = Dispatch::new(rt, q, pkt);
+        dispatch.behind = packets[i + 1..]
+            .iter()
+            .map(completion_signal)
+            .chain(published_behind(q, next_index))
+            .filter(|&s| s != 0)
+            .collect();
         STATS.dispatches.fetch_add(1, Ordering::Relaxed);
         dispatch.event(
             client,
@@ -609,6 +648,9 @@ struct Dispatch {
     name: Option<Arc<CString>>,
     info: kreplay_dispatch_info_t,
     queue: Arc<QueueState>,
+    /// Completion signals of the packets behind it in the same submission: none of them can
+    /// fire before its window ends (they are not forwarded yet).
+    behind: Vec<u64>,
 }
 
 impl Dispatch {
@@ -638,7 +680,17 @@ impl Dispatch {
             name,
             info,
             queue: q.clone(),
+            behind: Vec::new(),
         }
+    }
+
+    /// Signals that fire only after this dispatch's window: its own, those behind it.
+    fn window_signals(&self) -> Vec<u64> {
+        let own = self.pkt.completion_signal.handle;
+        std::iter::once(own)
+            .chain(self.behind.iter().copied())
+            .filter(|&s| s != 0)
+            .collect()
     }
 
     fn summary(&self) -> DispatchSummary {
@@ -876,15 +928,17 @@ fn drain_queue(
 }
 
 /// Waits for every counted packet and asynchronous copy of the agent, until `deadline`, except
-/// the counted work of queues waiting behind a barrier on the dispatch's own completion signal
-/// `own` (it cannot start before the window ends; the work before that barrier is waited for).
+/// the counted work of queues waiting behind a barrier on a signal of the window: the
+/// dispatch's own completion signal or one of the packets behind it in its submission
+/// (`window`; that work cannot start before the window ends; the work before that barrier is
+/// waited for).
 fn drain_agent(
     rt: Runtime,
     q: &QueueState,
-    own: hsa_signal_t,
+    window: &[u64],
     deadline: Instant,
 ) -> Result<(), String> {
-    let blocked = |queue_id: u64| queue_id != q.queue_id && waits_on(queue_id, own);
+    let blocked = |queue_id: u64| queue_id != q.queue_id && waits_on(queue_id, window);
     IN_FLIGHT
         .drain_except(&RuntimeSignals(rt), q.agent.handle, deadline, &blocked)
         .map_err(|left| format!("work of the agent's queues or copies into its memory did not finish ({left} still in flight)"))
@@ -1106,7 +1160,7 @@ impl Window<'_> {
         let start_ns = monotonic_ns();
         let deadline = Instant::now() + *decline_bound;
         drain_queue(self.rt, q, self.writer, deadline)
-            .and_then(|()| drain_agent(self.rt, q, d.pkt.completion_signal, deadline))
+            .and_then(|()| drain_agent(self.rt, q, &d.window_signals(), deadline))
             .map_err(|why| DeclineReason::Drain {
                 detail: why,
                 bound_ms: decline_bound.as_millis() as u64,
