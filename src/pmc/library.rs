@@ -45,6 +45,8 @@ pub enum Library {
 
 /// The v2 entry points.
 pub struct V2 {
+    /// The library's last error, when it exports the v1 `error_string` too (ROCm's does).
+    error_string: Option<aql::v1_fn::error_string_t>,
     register_agent: v2_fn::register_agent_t,
     validate: v2_fn::validate_pmc_event_t,
     get_info: v2_fn::get_pmc_info_t,
@@ -284,6 +286,31 @@ impl Library {
         }
     }
 
+    /// The library's description of its last error, when it has one.
+    fn last_error(&self) -> Option<String> {
+        let f = match self {
+            Library::V2(l) => l.error_string?,
+            Library::V1(l) => l.table.hsa_ven_amd_aqlprofile_error_string?,
+        };
+        let mut text: *const std::ffi::c_char = std::ptr::null();
+        // SAFETY: out-pointer to a local; the library returns a NUL-terminated string it owns.
+        let st = unsafe { f(&mut text) };
+        if st != ffi::HSA_STATUS_SUCCESS || text.is_null() {
+            return None;
+        }
+        // SAFETY: checked non-NULL; NUL-terminated, valid until the library's next call.
+        let t = unsafe { std::ffi::CStr::from_ptr(text) }.to_string_lossy();
+        (!t.trim().is_empty()).then(|| t.into_owned())
+    }
+
+    /// `e` with the library's own description of its last error appended.
+    fn explained(&self, e: String) -> String {
+        match self.last_error() {
+            Some(why) => format!("{e}: {why}"),
+            None => e,
+        }
+    }
+
     /// Builds the packet set of `events` on the agent.
     pub fn create(
         &self,
@@ -295,6 +322,7 @@ impl Library {
             Library::V2(l) => l.create(rt, agent, events),
             Library::V1(l) => l.create(rt, agent, events),
         }
+        .map_err(|e| self.explained(e))
     }
 
     /// The results of the last `read` of `set`: one value per event and sample, in the order
@@ -315,7 +343,7 @@ impl Library {
             }
             _ => return Err("a packet set read through the other aqlprofile interface".into()),
         };
-        check(st, "reading the counters (iterate_data)")?;
+        check(st, "reading the counters (iterate_data)").map_err(|e| self.explained(e))?;
         Ok(out)
     }
 }
@@ -418,10 +446,13 @@ impl V2 {
         let validate = sym(c"aqlprofile_validate_pmc_event")?;
         let get_info = sym(c"aqlprofile_get_pmc_info")?;
         let iterate = sym(c"aqlprofile_pmc_iterate_data")?;
+        let error_string = sym(c"hsa_ven_amd_aqlprofile_error_string").ok();
         // SAFETY: each symbol is the exported function of that name, whose C type is the one
-        // named here (aqlprofile-sdk/aql_profile_v2.h).
+        // named here (aqlprofile-sdk/aql_profile_v2.h, hsa_ven_amd_aqlprofile.h).
         unsafe {
             Ok(V2 {
+                error_string: error_string
+                    .map(|p| std::mem::transmute::<*mut c_void, aql::v1_fn::error_string_t>(p)),
                 register_agent: std::mem::transmute::<*mut c_void, v2_fn::register_agent_t>(
                     register_agent,
                 ),
