@@ -418,3 +418,22 @@ fn on_rocr_over_vkfd_the_v1_table_and_the_v2_library_give_identical_values() {
     let vhsa = pmc_tool_values("v1", Some(test_support::Runtime::Vhsa));
     assert_eq!(v1, vhsa, "ROCR over vkfd and vhsa count the same");
 }
+
+#[test]
+fn more_passes_than_groups_collect_group_p_mod_g_and_repeat_its_values() {
+    let dir = test_support::scratch_dir("counters-twice");
+    let groups: [&[&str]; 2] = [&MANY[..6], &MANY[6..]];
+    let mut c = scale_command("scale", &dir, &groups);
+    c.env("KREPLAY_PASSES", "4");
+    run(c);
+    let d = scale_dispatch(&dir);
+    let seen: Vec<Option<u64>> = d.passes.iter().map(|p| p.group).collect();
+    assert_eq!(seen, [Some(0), Some(1), Some(0), Some(1)]);
+    for (a, b) in [(0, 2), (1, 3)] {
+        assert_eq!(
+            d.passes[a].counters, d.passes[b].counters,
+            "passes {a} and {b}"
+        );
+    }
+    assert!(d.pmc.unwrap().missing.is_empty());
+}
