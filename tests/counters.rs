@@ -67,6 +67,13 @@ fn pmc_lines(groups: &[&[&str]]) -> String {
 
 /// The records of the `scale` dispatch.
 fn scale_dispatch(out_dir: &Path) -> Dispatch {
+    let mut all = scale_dispatches(out_dir);
+    assert_eq!(all.len(), 1, "one scale dispatch recorded");
+    all.remove(0)
+}
+
+/// The records of every `scale` dispatch, in dispatch order.
+fn scale_dispatches(out_dir: &Path) -> Vec<Dispatch> {
     let texts: Vec<String> = std::fs::read_dir(out_dir)
         .expect("records directory")
         .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
@@ -77,8 +84,8 @@ fn scale_dispatch(out_dir: &Path) -> Dispatch {
         .into_iter()
         .filter(|d| d.kernel.as_deref().is_some_and(|k| k.starts_with("scale")))
         .collect();
-    assert_eq!(scale.len(), 1, "one scale dispatch recorded");
-    scale.remove(0)
+    scale.sort_by_key(|d| d.dispatch_id);
+    scale
 }
 
 /// Every counter of every pass: name -> (value, instances), the first pass that read it.
@@ -436,4 +443,18 @@ fn more_passes_than_groups_collect_group_p_mod_g_and_repeat_its_values() {
         );
     }
     assert!(d.pmc.unwrap().missing.is_empty());
+}
+
+#[test]
+fn a_second_runtime_instance_builds_its_own_counter_packets() {
+    let dir = test_support::scratch_dir("counters-twice-runtime");
+    let groups: [&[&str]; 2] = [&MANY[..6], &MANY[6..]];
+    run(scale_command("twice", &dir, &groups));
+    let both = scale_dispatches(&dir);
+    assert_eq!(both.len(), 2, "{both:?}");
+    let (a, b) = (by_name(&both[0]), by_name(&both[1]));
+    assert_eq!(a["SQ_WAVES"].value, WAVES);
+    for name in MANY {
+        assert_eq!(a[name].value, b[name].value, "{name}");
+    }
 }

@@ -4,15 +4,16 @@
 
 use crate::abi::{kreplay_dispatch_info_t, kreplay_event_kind_t, kreplay_event_t};
 use crate::pmc::{Collector, PassCounters, PmcRequest};
-use crate::sync::{Mutex, OnceLock};
+use crate::sync::{Arc, Mutex};
 use kreplay_records::{DispatchRecord, PmcStatus};
 use std::collections::HashMap;
 
 /// Counter collection of the built-in client.
 pub struct ClientCounters {
     request: PmcRequest,
-    /// Loaded at the first selected dispatch (the runtime is active then).
-    collector: OnceLock<Result<Collector, String>>,
+    /// Loaded at the first selected dispatch of a runtime instance (the runtime is active
+    /// then), dropped at its end (its packet sets hold that instance's memory).
+    collector: Mutex<Option<Arc<Result<Collector, String>>>>,
     dispatches: Mutex<HashMap<u64, DispatchCounters>>,
 }
 
@@ -31,20 +32,36 @@ impl ClientCounters {
     pub fn new(request: PmcRequest) -> Self {
         Self {
             request,
-            collector: OnceLock::new(),
+            collector: Mutex::new(None),
             dispatches: Mutex::new(HashMap::new()),
         }
     }
 
-    fn collector(&self) -> &Result<Collector, String> {
-        self.collector.get_or_init(|| {
-            let c = Collector::load(self.request.clone());
-            match &c {
-                Ok(c) => tracing::debug!("counters are read through {}", c.describe()),
-                Err(e) => eprintln!("kreplay: {e}"),
-            }
-            c
-        })
+    fn collector(&self) -> Arc<Result<Collector, String>> {
+        self.collector
+            .lock()
+            .get_or_insert_with(|| {
+                let c = Collector::load(self.request.clone());
+                match &c {
+                    Ok(c) => tracing::debug!("counters are read through {}", c.describe()),
+                    Err(e) => eprintln!("kreplay: {e}"),
+                }
+                Arc::new(c)
+            })
+            .clone()
+    }
+
+    /// The collector of this runtime instance, if it was loaded (never loads it).
+    fn loaded(&self) -> Option<Arc<Result<Collector, String>>> {
+        self.collector.lock().clone()
+    }
+
+    /// The runtime instance ends (`OnUnload`, no window open): its packet sets and their
+    /// buffers are given back now, while the runtime still runs; the next instance loads
+    /// aqlprofile and builds its packets again.
+    pub fn end_runtime_instance(&self) {
+        let ended = self.collector.lock().take();
+        drop(ended);
     }
 
     /// Counters are collected for `d` (a dispatch the client selected).
@@ -61,7 +78,8 @@ impl ClientCounters {
 
     /// Whether `d` collects counters (selected, and aqlprofile was found).
     pub fn selected(&self, d: &kreplay_dispatch_info_t) -> bool {
-        self.collector().is_ok() && self.dispatches.lock().contains_key(&d.dispatch_id)
+        self.loaded().is_some_and(|c| c.is_ok())
+            && self.dispatches.lock().contains_key(&d.dispatch_id)
     }
 
     /// PASS ENTER attaches the pass's group; PASS EXIT reads it; LOOP STOPPED forgets a pass
@@ -75,7 +93,10 @@ impl ClientCounters {
             Some(dc) => dc.agent,
             None => return,
         };
-        let Ok(collector) = self.collector() else {
+        let Some(collector) = self.loaded() else {
+            return;
+        };
+        let Ok(collector) = collector.as_ref() else {
             return;
         };
         match e.kind {
@@ -135,7 +156,8 @@ impl ClientCounters {
                 }
             }
         }
-        if let Ok(c) = self.collector() {
+        let collector = self.loaded();
+        if let Some(Ok(c)) = collector.as_deref() {
             for (g, value) in c.cross_pass(dc.agent, &collected) {
                 let last = (0..record.passes.len())
                     .rev()
@@ -151,7 +173,7 @@ impl ClientCounters {
         status.missing = (0..groups)
             .filter(|g| !status.collected.contains(g))
             .collect();
-        if let Err(e) = self.collector() {
+        if let Some(Err(e)) = collector.as_deref() {
             status.error = Some(e.clone());
         } else if status.collected.is_empty() && status.error.is_none() {
             status.error = Some(match &record.skipped {
@@ -185,7 +207,7 @@ mod tests {
             cross_pass: false,
         };
         let c = ClientCounters::new(request);
-        let _ = c.collector.set(Err("no library in unit tests".into()));
+        *c.collector.lock() = Some(Arc::new(Err("no library in unit tests".into())));
         c.dispatches.lock().insert(
             7,
             DispatchCounters {

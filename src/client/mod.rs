@@ -81,6 +81,14 @@ pub fn install_from_env() {
 
 static BUILTIN: OnceLock<Arc<BuiltinClient>> = OnceLock::new();
 
+/// The runtime instance ends (`OnUnload`): the built-in client gives back what it holds of it
+/// (the counter packet sets and their buffers).
+pub fn end_runtime_instance() {
+    if let Some(counters) = BUILTIN.get().and_then(|c| c.counters.as_ref()) {
+        counters.end_runtime_instance();
+    }
+}
+
 /// Flushes the built-in client's records (at `OnUnload`).
 pub fn flush() {
     if let Some(c) = BUILTIN.get()

@@ -7,6 +7,8 @@
  *   counters busy  <code object> <n> <wg>          the same dispatch while another thread keeps
  *                  dispatching `busy` over 4096 work-items on a second queue of the agent;
  *                  prints "APP busy_dispatches=<k>"
+ *   counters twice <code object> <n> <wg>          the `scale` dispatch in two runtime instances
+ *                  (hsa_shut_down and hsa_init between them)
  *
  * Checks x after the dispatch (one execution). Prints "APP OK" on success; exits nonzero with
  * "APP FAIL" otherwise. */
@@ -54,8 +56,29 @@ static void* keep_busy(void* arg) {
   return NULL;
 }
 
+/* One `scale` dispatch over n work-items in work-groups of wg, checked after it ran once. */
+static void run_scale(system_t* s, hsa_executable_t exe, uint32_t n, uint16_t wg, int fine) {
+  uint32_t* x = pool_alloc(fine ? s->fine_pool : s->device_pool[0], n * 4);
+  for (uint32_t i = 0; i < n; i++) x[i] = i;
+  void* ptrs[2] = {x, (void*)(uintptr_t)n};
+  void* ka = kernargs(s, ptrs, 2);
+  hsa_queue_t* q = queue_create(s->gpu[0]);
+  hsa_signal_t done;
+  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  if (wg == 1) {
+    dispatch(q, kernel_object(exe, s->gpu[0], "scale.kd"), ka, n, done);
+  } else {
+    hsa_kernel_dispatch_packet_t p = aql_dispatch_packet(kernel_object(exe, s->gpu[0], "scale.kd"), ka, n, wg, done);
+    aql_submit(q, &p);
+  }
+  wait_done(done);
+  for (uint32_t i = 0; i < n; i++) EXPECT(x[i] == i * 3u + 1u, "x[%u] = %u, expected %u", i, x[i], i * 3u + 1u);
+  CHECK(hsa_signal_destroy(done));
+  CHECK(hsa_queue_destroy(q));
+}
+
 int main(int argc, char** argv) {
-  EXPECT(argc >= 5, "usage: counters scale|busy <code object> <n> <wg> [fine]");
+  EXPECT(argc >= 5, "usage: counters scale|busy|twice <code object> <n> <wg> [fine]");
   const char* mode = argv[1];
   uint32_t n = (uint32_t)strtoul(argv[3], NULL, 10);
   uint16_t wg = (uint16_t)strtoul(argv[4], NULL, 10);
@@ -69,29 +92,18 @@ int main(int argc, char** argv) {
     EXPECT(pthread_create(&t, NULL, keep_busy, &b) == 0, "pthread_create");
     while (__atomic_load_n(&b.runs, __ATOMIC_SEQ_CST) < 1) usleep(1000);
   }
-  uint32_t* x = pool_alloc(fine ? s.fine_pool : s.device_pool[0], n * 4);
-  for (uint32_t i = 0; i < n; i++) x[i] = i;
-  void* ptrs[2] = {x, (void*)(uintptr_t)n};
-  void* ka = kernargs(&s, ptrs, 2);
-  hsa_queue_t* q = queue_create(s.gpu[0]);
-  hsa_signal_t done;
-  CHECK(hsa_signal_create(1, 0, NULL, &done));
-  if (wg == 1) {
-    dispatch(q, kernel_object(exe, s.gpu[0], "scale.kd"), ka, n, done);
-  } else {
-    hsa_kernel_dispatch_packet_t p = aql_dispatch_packet(kernel_object(exe, s.gpu[0], "scale.kd"), ka, n, wg, done);
-    aql_submit(q, &p);
-  }
-  wait_done(done);
-  for (uint32_t i = 0; i < n; i++) EXPECT(x[i] == i * 3u + 1u, "x[%u] = %u, expected %u", i, x[i], i * 3u + 1u);
+  run_scale(&s, exe, n, wg, fine);
   if (strcmp(mode, "busy") == 0) {
     b.stop = 1;
     pthread_join(t, NULL);
     printf("APP busy_dispatches=%d\n", b.runs);
   }
-  CHECK(hsa_signal_destroy(done));
-  CHECK(hsa_queue_destroy(q));
   CHECK(hsa_shut_down());
+  if (strcmp(mode, "twice") == 0) {
+    system_init(&s);
+    run_scale(&s, load_code_object(&s, argv[2]), n, wg, fine);
+    CHECK(hsa_shut_down());
+  }
   printf("APP OK\n");
   return 0;
 }
