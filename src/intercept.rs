@@ -1577,6 +1577,7 @@ pub extern "C" fn OnUnload() {
                     state::set_service(ReplayService::Off);
                 }
                 crate::snapshot::close_buffers();
+                crate::client::end_runtime_instance();
                 crate::client::flush();
                 state::advance(ToolState::ShuttingDown, ToolState::Finished);
             }

@@ -2029,6 +2029,7 @@ mod tests {
             apertures: Default::default(),
             trace: &mut trace,
             clock_base: std::time::Instant::now(),
+            counting: false,
         };
         // v_add_f32_e32 v2, v2, v3 and v_fma_f32 v2, v2, s0, -v3 as templates.
         let vop2 = crate::decode::decode(target, &[0x0204_0702]);
