@@ -12,7 +12,7 @@
 pub const ROCPD_SCHEMA_VERSION: u32 = 3;
 
 /// Version of kreplay's own tables (`kreplay_schema_version` in `rocpd_metadata`).
-pub const KREPLAY_SCHEMA_VERSION: u32 = 2;
+pub const KREPLAY_SCHEMA_VERSION: u32 = 3;
 
 /// A table: its base name and its columns in order, each `(name, declaration)`. In a
 /// declaration `{guid}` stands for the guid default and `{u}` for the uuid suffix.
@@ -726,7 +726,8 @@ fn counters_collection_view() -> String {
          S.arch_vgpr_count AS vgpr_count, S.accum_vgpr_count, S.sgpr_count, I.name AS counter_name, \
          I.symbol AS counter_symbol, I.component, I.description, I.block, I.expression, I.value_type, \
          I.id AS counter_id, SUM(PE.value) AS value, K.start, K.end, I.is_constant, I.is_derived, \
-         (K.end - K.start) AS duration, {ec} AS category, K.nid, E.extdata, S.code_object_id \
+         (K.end - K.start) AS duration, {ec} AS category, K.nid, E.extdata, S.code_object_id, \
+         json_extract(K.extdata, '$.replay_pass') AS replay_pass \
          FROM rocpd_pmc_event PE JOIN rocpd_info_pmc I ON I.id = PE.pmc_id AND I.guid = PE.guid \
          JOIN rocpd_event E ON E.id = PE.event_id AND E.guid = PE.guid \
          JOIN rocpd_kernel_dispatch K ON K.event_id = PE.event_id AND K.guid = PE.guid \
@@ -734,7 +735,7 @@ fn counters_collection_view() -> String {
          JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid \
          JOIN rocpd_info_process P ON P.id = K.pid AND P.guid = K.guid \
          JOIN rocpd_info_thread T ON T.id = K.tid AND T.guid = K.guid \
-         GROUP BY PE.guid, K.dispatch_id, I.name, K.agent_id"
+         GROUP BY PE.guid, E.id, I.name, K.agent_id"
     )
 }
 
@@ -766,9 +767,36 @@ fn top_view() -> String {
         .to_owned()
 }
 
+/// `kreplay_counters`: one row per dispatch and counter, never a sum across passes: the
+/// value of the first pass that collected it (each pass's value being the sum of its
+/// instances), which pass that was, how many passes collected it, and their spread.
+fn kreplay_counters_view() -> String {
+    "WITH per_pass AS (\
+       SELECT PE.guid, K.pid, K.dispatch_id, K.agent_id, K.kernel_id, I.name AS counter_name, \
+              json_extract(K.extdata, '$.replay_pass') AS replay_pass, \
+              json_extract(K.extdata, '$.counter_group') AS counter_group, SUM(PE.value) AS value, \
+              json_extract(I.extdata, '$.exactness') AS exactness, I.is_derived, \
+              json_extract(I.extdata, '$.cross_pass') AS cross_pass \
+       FROM rocpd_pmc_event PE JOIN rocpd_info_pmc I ON I.id = PE.pmc_id AND I.guid = PE.guid \
+       JOIN rocpd_kernel_dispatch K ON K.event_id = PE.event_id AND K.guid = PE.guid \
+       GROUP BY PE.guid, PE.event_id, I.name), \
+     ranked AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY guid, pid, dispatch_id, counter_name ORDER BY replay_pass) AS nth, \
+              COUNT(*) OVER (PARTITION BY guid, pid, dispatch_id, counter_name) AS passes, \
+              MIN(value) OVER (PARTITION BY guid, pid, dispatch_id, counter_name) AS min_value, \
+              MAX(value) OVER (PARTITION BY guid, pid, dispatch_id, counter_name) AS max_value FROM per_pass) \
+     SELECT R.guid, R.pid, R.dispatch_id, S.display_name AS kernel_name, A.name AS agent_name, \
+            A.absolute_index AS agent_abs_index, R.counter_name, R.value, R.replay_pass, R.counter_group, \
+            R.passes, R.min_value, R.max_value, (R.max_value - R.min_value) AS spread, R.exactness, \
+            R.is_derived, R.cross_pass \
+     FROM ranked R JOIN rocpd_info_kernel_symbol S ON S.id = R.kernel_id AND S.guid = R.guid \
+     JOIN rocpd_info_agent A ON A.id = R.agent_id AND A.guid = R.guid \
+     WHERE R.nth = 1"
+        .to_owned()
+}
+
 /// kreplay's views over its tables and the rocpd ones: `kreplay_kernels` (one row per
-/// dispatch, the kept pass's times and the replay totals) and `kreplay_passes` (one row per
-/// pass).
+/// dispatch, the kept pass's times and the replay totals), `kreplay_passes` (one row per
+/// pass) and `kreplay_counters` (one row per dispatch and counter).
 pub fn kreplay_views() -> Vec<(&'static str, String)> {
     vec![
         (
@@ -777,12 +805,12 @@ pub fn kreplay_views() -> Vec<(&'static str, String)> {
              A.name AS agent_name, A.absolute_index AS agent_abs_index, D.queue_id, D.start, D.end, \
              (D.end - D.start) AS duration, X.replayed, X.passes, X.skipped, X.declined_reason, \
              X.window_start, X.window_end, X.bytes AS snapshot_bytes, X.restore_bytes \
-             FROM rocpd_kernel_dispatch D \
+             FROM rocpd_kreplay_dispatch X \
+             JOIN rocpd_kernel_dispatch D ON D.id = X.kernel_dispatch_id AND D.guid = X.guid \
              JOIN rocpd_info_kernel_symbol S ON S.id = D.kernel_id AND S.guid = D.guid \
              JOIN rocpd_info_agent A ON A.id = D.agent_id AND A.guid = D.guid \
              JOIN rocpd_info_process P ON P.id = D.pid AND P.guid = D.guid \
-             LEFT JOIN rocpd_info_thread T ON T.id = D.tid AND T.guid = D.guid \
-             LEFT JOIN rocpd_kreplay_dispatch X ON X.kernel_dispatch_id = D.id AND X.guid = D.guid"
+             LEFT JOIN rocpd_info_thread T ON T.id = D.tid AND T.guid = D.guid"
                 .to_owned(),
         ),
         (
@@ -796,6 +824,7 @@ pub fn kreplay_views() -> Vec<(&'static str, String)> {
              JOIN rocpd_info_process P ON P.id = D.pid AND P.guid = D.guid"
                 .to_owned(),
         ),
+        ("kreplay_counters", kreplay_counters_view()),
     ]
 }
 
