@@ -75,6 +75,7 @@ pub fn dispatch_lines(
                 start_ns: at(p.start_ns),
                 end_ns: at(p.end_ns),
                 restore: p.restore.map(|(a, b)| (at(a), at(b))),
+                ..kreplay_records::PassRecord::default()
             })
             .collect(),
         snapshot: s.snapshot.map(|c| kreplay_records::SnapshotStats {
@@ -109,6 +110,7 @@ pub fn dispatch_lines(
             other_writers: h.other_writers.clone(),
             verify_mismatches: h.verify_mismatches.clone(),
         }),
+        pmc: None,
     };
     record.lines()
 }
