@@ -348,8 +348,8 @@ fn describe(e: &Entries, agent: ffi::hsa_agent_t) -> AgentInfo {
         device: device.to_owned(),
         isas,
         pools,
-        compute_units: count(ffi::HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT as u32),
-        shader_engines: count(ffi::HSA_AMD_AGENT_INFO_NUM_SHADER_ENGINES as u32),
+        compute_units: count(ffi::HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT),
+        shader_engines: count(ffi::HSA_AMD_AGENT_INFO_NUM_SHADER_ENGINES),
         xcc: count(AGENT_INFO_NUM_XCC),
     }
 }
@@ -417,12 +417,7 @@ pub fn render(
             let _ = writeln!(out, "thunk: none (the runtime does not use libhsakmt)");
         }
     }
-    let _ = writeln!(
-        out,
-        "{}{}",
-        collection::INFO_PREFIX,
-        collection.describe()
-    );
+    let _ = writeln!(out, "{}{}", collection::INFO_PREFIX, collection.describe());
     let _ = writeln!(out, "agents: {}", agents.len());
     for (i, a) in agents.iter().enumerate() {
         let _ = writeln!(

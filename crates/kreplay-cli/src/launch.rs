@@ -250,7 +250,11 @@ fn check_counters(
 
 /// The application's `LD_LIBRARY_PATH`: the runtime's directory first, then the caller's.
 fn library_path(runtime: &Runtime) -> OsString {
-    let mut paths: Vec<PathBuf> = runtime.library_dir().map(Path::to_path_buf).into_iter().collect();
+    let mut paths: Vec<PathBuf> = runtime
+        .library_dir()
+        .map(Path::to_path_buf)
+        .into_iter()
+        .collect();
     if let Some(existing) = std::env::var_os("LD_LIBRARY_PATH") {
         paths.extend(std::env::split_paths(&existing));
     }

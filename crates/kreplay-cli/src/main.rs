@@ -194,7 +194,11 @@ where
 /// The values of each `--pmc` occurrence, one group per flag.
 fn pmc_groups(run: &ArgMatches) -> Vec<Vec<String>> {
     run.get_occurrences::<String>("pmc")
-        .map(|occurrences| occurrences.map(|values| values.cloned().collect()).collect())
+        .map(|occurrences| {
+            occurrences
+                .map(|values| values.cloned().collect())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -386,15 +390,23 @@ mod tests {
         assert_eq!(a.input, Some(PathBuf::from("groups.yaml")));
         assert!(a.pmc_cross_pass);
         assert_eq!(a.command, vec![OsString::from("app")]);
-        for list in [&["run", "-L"][..], &["run", "--list-avail", "--runtime", "virtual"]] {
+        for list in [
+            &["run", "-L"][..],
+            &["run", "--list-avail", "--runtime", "virtual"],
+        ] {
             let Command::Run(a) = parse(list).unwrap().command else {
                 panic!("not run")
             };
             assert!(a.list_avail && a.command.is_empty());
         }
-        assert!(parse(&["run", "--pmc", "--", "app"]).is_err(), "a --pmc needs a counter");
+        assert!(
+            parse(&["run", "--pmc", "--", "app"]).is_err(),
+            "a --pmc needs a counter"
+        );
         let Command::Info { pmc, pmc_check, .. } =
-            parse(&["info", "--pmc-check", "SQ_WAVES", "GRBM_COUNT"]).unwrap().command
+            parse(&["info", "--pmc-check", "SQ_WAVES", "GRBM_COUNT"])
+                .unwrap()
+                .command
         else {
             panic!("not info")
         };

@@ -29,12 +29,7 @@ fn counter(name: &str, value: f64, instances: Vec<f64>, exactness: &str) -> Coun
 /// Group p's counters: SQ_WAVES in every group, per shader engine; one other exact counter
 /// per group; and SQ_BUSY_CYCLES (a model counter) in groups 1 and 2 with different values.
 fn group_counters(group: u64, waves: f64) -> Vec<CounterValue> {
-    let mut out = vec![counter(
-        "SQ_WAVES",
-        waves,
-        vec![waves / 4.0; 4],
-        "exact",
-    )];
+    let mut out = vec![counter("SQ_WAVES", waves, vec![waves / 4.0; 4], "exact")];
     match group {
         0 => out.push(counter("SQ_INSTS_VALU", 4096.0, vec![], "exact")),
         1 => {
@@ -188,7 +183,11 @@ fn the_counters_table_takes_each_value_from_one_pass_and_shows_spreads() {
     assert_eq!(rows[3][col("SQ_WAVES")], "1024");
     assert_eq!(rows[1][col("SQ_INSTS_VALU")], "4096");
     assert_eq!(rows[1][col("GRBM_COUNT")], "7000");
-    assert_eq!(rows[1][col("SQ_BUSY_CYCLES")], "100", "the first pass's value");
+    assert_eq!(
+        rows[1][col("SQ_BUSY_CYCLES")],
+        "100",
+        "the first pass's value"
+    );
     assert_eq!(rows[1][col("SQ_BUSY_CYCLES_spread")], "20");
     assert_eq!(rows[1][col("groups")], "3");
     assert_eq!(rows[1][col("groups_collected")], "0 1 2");
@@ -254,7 +253,9 @@ fn rocpd_counts_each_pass_once_in_counters_collection_and_kreplay_counters() {
              WHERE counter_name = 'SQ_WAVES' ORDER BY dispatch_id",
         )
         .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
         .unwrap()
         .map(Result::unwrap)
         .collect();
@@ -293,7 +294,9 @@ fn rocpd_counts_each_pass_once_in_counters_collection_and_kreplay_counters() {
     assert_eq!(info, (Some(4), "SQ".into(), "rocm".into(), "ABS".into(), 0));
     // One dispatch row and event per pass; kreplay's per-dispatch view keeps one row each.
     let dispatch_rows: i64 = conn
-        .query_row("SELECT COUNT(*) FROM rocpd_kernel_dispatch", [], |r| r.get(0))
+        .query_row("SELECT COUNT(*) FROM rocpd_kernel_dispatch", [], |r| {
+            r.get(0)
+        })
         .unwrap();
     assert_eq!(dispatch_rows, 9);
     let kernels: Vec<(i64, i64)> = conn
@@ -325,7 +328,12 @@ fn perfetto_counter_tracks_step_to_each_pass_value() {
     let path = dir.join("k_results.pftrace");
     std::fs::write(&path, pftrace::trace(&ds, "app")).unwrap();
     let dump = readers::pftrace(&path);
-    assert_eq!(dump["errors"].as_array().unwrap().len(), 0, "{}", dump["errors"]);
+    assert_eq!(
+        dump["errors"].as_array().unwrap().len(),
+        0,
+        "{}",
+        dump["errors"]
+    );
     let track = dump["tracks"]
         .as_array()
         .unwrap()
@@ -344,7 +352,17 @@ fn perfetto_counter_tracks_step_to_each_pass_value() {
     let highs: Vec<f64> = values.iter().map(|v| v.1).filter(|v| *v > 0.0).collect();
     assert_eq!(
         highs,
-        [WAVES, WAVES, WAVES, WAVES, WAVES, WAVES, 2.0 * WAVES, 2.0 * WAVES, 2.0 * WAVES]
+        [
+            WAVES,
+            WAVES,
+            WAVES,
+            WAVES,
+            WAVES,
+            WAVES,
+            2.0 * WAVES,
+            2.0 * WAVES,
+            2.0 * WAVES
+        ]
     );
     assert_eq!(values[0], (ds[0].passes[0].start_ns, WAVES));
     assert_eq!(values[1], (ds[0].passes[0].end_ns, 0.0));
@@ -363,7 +381,10 @@ fn perfetto_counter_tracks_step_to_each_pass_value() {
         .iter()
         .find(|s| s["name"] == "vec_add")
         .unwrap();
-    assert_eq!(kernel["args"]["SQ_WAVES"], WAVES, "the kernel slice: not a sum");
+    assert_eq!(
+        kernel["args"]["SQ_WAVES"], WAVES,
+        "the kernel slice: not a sum"
+    );
 }
 
 #[test]
@@ -419,7 +440,10 @@ fn csv_output_writes_both_counter_files_only_with_counters() {
         .iter()
         .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    assert!(names.contains(&"k_counter_collection.csv".to_owned()), "{names:?}");
+    assert!(
+        names.contains(&"k_counter_collection.csv".to_owned()),
+        "{names:?}"
+    );
     assert!(names.contains(&"k_counters.csv".to_owned()), "{names:?}");
     let plain = DispatchRecord {
         passes: vec![PassRecord {

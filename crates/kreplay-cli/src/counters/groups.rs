@@ -79,11 +79,7 @@ impl CounterGroups {
 
     /// The value of [`VARIABLE`]: one `pmc: A B` line per group.
     pub fn environment_value(&self) -> String {
-        self.groups
-            .iter()
-            .map(|g| format!("pmc: {}", g.join(" ")))
-            .collect::<Vec<_>>()
-            .join("\n")
+        group::to_lines(&self.groups)
     }
 
     /// Passes per dispatch: `explicit` (`--passes`), which must be at least the number of
@@ -167,7 +163,11 @@ fn refusal(
     let which = if count == 1 {
         format!("the counter group ({})", names.join(" "))
     } else {
-        format!("counter group {} of {count} ({})", index + 1, names.join(" "))
+        format!(
+            "counter group {} of {count} ({})",
+            index + 1,
+            names.join(" ")
+        )
     };
     let reason = match error {
         GroupError::OverLimit {
@@ -175,10 +175,10 @@ fn refusal(
             count,
             limit,
             names,
+            ..
         } => format!(
-            "it needs {count} {} counters ({}) and the {} block collects at most {limit} per pass; split them over several --pmc flags, each --pmc being one pass",
+            "it needs {count} {} counters ({names}) and the {} block collects at most {limit} per pass; split them over several --pmc flags, each --pmc being one pass",
             block.name(),
-            names.join(", "),
             block.name()
         ),
         other => other.to_string(),
@@ -211,7 +211,10 @@ mod tests {
     #[test]
     fn each_flag_is_one_group_split_on_spaces_and_commas() {
         let g = CounterGroups::from_options(
-            &flags(&[&["SQ_WAVES SQ_INSTS_VALU"], &["GRBM_COUNT,SQ_WAVES", "SQ_WAVES"]]),
+            &flags(&[
+                &["SQ_WAVES SQ_INSTS_VALU"],
+                &["GRBM_COUNT,SQ_WAVES", "SQ_WAVES"],
+            ]),
             None,
         )
         .unwrap()
@@ -222,7 +225,7 @@ mod tests {
         );
         assert_eq!(
             g.environment_value(),
-            "pmc: SQ_WAVES SQ_INSTS_VALU\npmc: GRBM_COUNT SQ_WAVES"
+            "pmc: SQ_WAVES SQ_INSTS_VALU\npmc: GRBM_COUNT SQ_WAVES\n"
         );
         assert_eq!(
             group::parse_lines(&g.environment_value()),
@@ -236,14 +239,20 @@ mod tests {
 
     #[test]
     fn passes_default_to_the_group_count_and_may_not_be_fewer() {
-        let g = CounterGroups::from_options(&flags(&[&["SQ_WAVES"], &["SQ_INSTS_VALU"], &["GRBM_COUNT"]]), None)
-            .unwrap()
-            .unwrap();
+        let g = CounterGroups::from_options(
+            &flags(&[&["SQ_WAVES"], &["SQ_INSTS_VALU"], &["GRBM_COUNT"]]),
+            None,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(g.passes(None).unwrap(), 3);
         assert_eq!(g.passes(Some("6")).unwrap(), 6);
         let err = g.passes(Some("2")).unwrap_err();
         assert_eq!(err.exit_code(), 67);
-        assert!(err.to_string().contains("fewer than the 3 counter groups"), "{err}");
+        assert!(
+            err.to_string().contains("fewer than the 3 counter groups"),
+            "{err}"
+        );
         assert_eq!(g.passes(Some("0")).unwrap_err().exit_code(), 67);
     }
 
@@ -262,7 +271,13 @@ mod tests {
         let err = g.check(&[agent("gfx90a")]).unwrap_err();
         assert_eq!(err.exit_code(), 80);
         let text = err.to_string();
-        for part in ["counter group 2 of 2", "9 SQ counters", "at most 8", "gfx90a", &sq[8]] {
+        for part in [
+            "counter group 2 of 2",
+            "9 SQ counters",
+            "at most 8",
+            "gfx90a",
+            &sq[8],
+        ] {
             assert!(text.contains(part), "{part}: {text}");
         }
         let ok = CounterGroups::from_options(&[sq[..8].to_vec()], None)
@@ -281,7 +296,10 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.exit_code(), 81);
         let text = err.to_string();
-        assert!(text.contains("libhsa-amd-aqlprofile64.so.1") && text.contains("--runtime virtual"), "{text}");
+        assert!(
+            text.contains("libhsa-amd-aqlprofile64.so.1") && text.contains("--runtime virtual"),
+            "{text}"
+        );
         g.check_runtime(&[agent("gfx90a")], &Collection::ExtensionTable)
             .unwrap();
         let bad = CounterGroups::from_options(&flags(&[&["NOT_A_COUNTER"]]), None)

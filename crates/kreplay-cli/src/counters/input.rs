@@ -56,9 +56,8 @@ pub fn read(path: &Path) -> Result<CounterInput, CliError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         CliError::BadCounterInput(format!("-i `{}`: cannot read it: {e}", path.display()))
     })?;
-    parse(kind, &text).map_err(|reason| {
-        CliError::BadCounterInput(format!("-i `{}`: {reason}", path.display()))
-    })
+    parse(kind, &text)
+        .map_err(|reason| CliError::BadCounterInput(format!("-i `{}`: {reason}", path.display())))
 }
 
 /// Parses the text of an input file of `kind`.
@@ -107,9 +106,7 @@ fn names(value: &Value, at: &str) -> Result<Vec<String>, String> {
             }
         }
         other => {
-            return Err(format!(
-                "{at} is {other}: expected a list of counter names"
-            ));
+            return Err(format!("{at} is {other}: expected a list of counter names"));
         }
     }
     if out.is_empty() {
@@ -168,7 +165,9 @@ fn object_groups(
 /// The groups of a YAML or JSON document.
 fn from_document(value: &Value) -> Result<CounterInput, String> {
     let Value::Object(top) = value else {
-        return Err("the document must be a mapping with `jobs` (rocprofv3's input) or `pmc_groups`".into());
+        return Err(
+            "the document must be a mapping with `jobs` (rocprofv3's input) or `pmc_groups`".into(),
+        );
     };
     let mut input = CounterInput::default();
     object_groups(top, "", &mut input, true)?;
@@ -227,7 +226,8 @@ mod tests {
         );
         assert!(!input.from_pmc_groups);
         assert_eq!(input.ignored, vec!["jobs[1].kernel_include_regex"]);
-        let json = r#"{"jobs": [{"pmc": ["SQ_WAVES SQ_INSTS_SALU"]}, {"pmc": "GRBM_COUNT,SQ_WAVES"}]}"#;
+        let json =
+            r#"{"jobs": [{"pmc": ["SQ_WAVES SQ_INSTS_SALU"]}, {"pmc": "GRBM_COUNT,SQ_WAVES"}]}"#;
         assert_eq!(
             groups(InputKind::Json, json),
             vec![
@@ -262,12 +262,36 @@ mod tests {
             (InputKind::Json, "{", "not valid JSON"),
             (InputKind::Yaml, "jobs: [", "not valid YAML"),
             (InputKind::Json, "[1]", "must be a mapping"),
-            (InputKind::Json, r#"{"jobs": {"pmc": ["A"]}}"#, "`jobs` must be a list"),
-            (InputKind::Json, r#"{"jobs": [{"pmc": [1]}]}"#, "jobs[0].pmc[0] is 1"),
-            (InputKind::Json, r#"{"jobs": [{"pmc": []}]}"#, "jobs[0].pmc is an empty"),
-            (InputKind::Yaml, "jobs:\n  - pmc: [A]\n    pmc_groups: [[B]]\n", "both given"),
-            (InputKind::Yaml, "pmc_groups: A\n", "pmc_groups must be a list"),
-            (InputKind::Yaml, "jobs:\n  - kernel_include_regex: x\n", "no counter group"),
+            (
+                InputKind::Json,
+                r#"{"jobs": {"pmc": ["A"]}}"#,
+                "`jobs` must be a list",
+            ),
+            (
+                InputKind::Json,
+                r#"{"jobs": [{"pmc": [1]}]}"#,
+                "jobs[0].pmc[0] is 1",
+            ),
+            (
+                InputKind::Json,
+                r#"{"jobs": [{"pmc": []}]}"#,
+                "jobs[0].pmc is an empty",
+            ),
+            (
+                InputKind::Yaml,
+                "jobs:\n  - pmc: [A]\n    pmc_groups: [[B]]\n",
+                "both given",
+            ),
+            (
+                InputKind::Yaml,
+                "pmc_groups: A\n",
+                "pmc_groups must be a list",
+            ),
+            (
+                InputKind::Yaml,
+                "jobs:\n  - kernel_include_regex: x\n",
+                "no counter group",
+            ),
         ] {
             let err = parse(kind, text).unwrap_err();
             assert!(err.contains(expected), "{text}: {err}");

@@ -6,8 +6,8 @@ use super::collection::{self, Collection};
 use super::groups::target_of;
 use crate::exit_status::CliError;
 use crate::info::GpuAgent;
+use amdgpu_counters::Dimension;
 use amdgpu_counters::group::{self, Limits};
-use amdgpu_counters::{Dimension, Exactness};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -32,17 +32,9 @@ pub fn dimensions(dimension: Dimension, topology: Option<[u32; 3]>) -> String {
             "DIMENSION_INSTANCE[0:0]{xcc_part} DIMENSION_SHADER_ENGINE[0:{}]",
             (se / xcc).max(1) - 1
         ),
-        Dimension::ComputeUnit => format!(
-            "DIMENSION_INSTANCE[0:{}]{xcc_part}",
-            (cu / xcc).max(1) - 1
-        ),
-    }
-}
-
-fn exactness_text(e: Exactness) -> &'static str {
-    match e {
-        Exactness::Exact => "exact",
-        Exactness::Model => "model",
+        Dimension::ComputeUnit => {
+            format!("DIMENSION_INSTANCE[0:{}]{xcc_part}", (cu / xcc).max(1) - 1)
+        }
     }
 }
 
@@ -50,7 +42,11 @@ fn exactness_text(e: Exactness) -> &'static str {
 fn agent_listing(out: &mut String, agent: &GpuAgent) {
     let _ = writeln!(out, "GPU:{}\nName:{}", agent.index, agent.name);
     let Ok(target) = target_of(agent) else {
-        let _ = writeln!(out, "(kreplay knows no hardware counters for {})\n", agent.name);
+        let _ = writeln!(
+            out,
+            "(kreplay knows no hardware counters for {})\n",
+            agent.name
+        );
         return;
     };
     for c in amdgpu_counters::counters(target) {
@@ -64,25 +60,24 @@ fn agent_listing(out: &mut String, agent: &GpuAgent) {
             "Per_pass_limit",
             &format!("{} {}", c.block.name(), c.block.per_pass_limit()),
         );
-        field(out, "Exactness", exactness_text(c.exactness));
+        field(out, "Exactness", c.exactness.label());
+        if !c.hardware {
+            field(
+                out,
+                "Origin",
+                "kreplay (the emulator counts it; no hardware counter of that name)",
+            );
+        }
         out.push('\n');
     }
     for d in amdgpu_counters::derived(target) {
         field(out, "Counter_Name", d.name);
         field(out, "Description", d.description);
         field(out, "Expression", d.expression);
-        let exact = amdgpu_counters::expression::Expr::parse(d.expression)
-            .map(|e| {
-                e.inputs().iter().all(|name| {
-                    amdgpu_counters::find(target, name)
-                        .is_none_or(|c| c.exactness == Exactness::Exact)
-                })
-            })
-            .unwrap_or(false);
         field(
             out,
             "Exactness",
-            if exact { "exact (derived)" } else { "model (derived)" },
+            &format!("{} (derived)", d.exactness(target).label()),
         );
         out.push('\n');
     }
@@ -110,7 +105,7 @@ pub fn check(names: &[String], agents: &[GpuAgent]) -> Result<String, CliError> 
             "--pmc-check names no counter: give counter names, for example --pmc-check SQ_WAVES SQ_INSTS_VALU".into(),
         ));
     }
-    let groups = super::groups::CounterGroups::from_options(&[names.clone()], None)?
+    let groups = super::groups::CounterGroups::from_options(std::slice::from_ref(&names), None)?
         .expect("names are not empty");
     groups.check(agents)?;
     let mut out = String::new();
@@ -173,7 +168,10 @@ mod tests {
         }
         assert!(waves.contains("Description         :\t"));
         let unavailable = render(&[], &Collection::Unavailable);
-        assert!(unavailable.contains("to collect counters: install"), "{unavailable}");
+        assert!(
+            unavailable.contains("to collect counters: install"),
+            "{unavailable}"
+        );
     }
 
     #[test]

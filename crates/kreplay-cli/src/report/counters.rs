@@ -149,13 +149,7 @@ fn group_text(p: &Pass) -> String {
 }
 
 /// One `counter_collection.csv` row.
-fn collection_row(
-    out: &mut String,
-    d: &Dispatch,
-    p: &Pass,
-    c: &CounterValue,
-    ids: &Identities,
-) {
+fn collection_row(out: &mut String, d: &Dispatch, p: &Pass, c: &CounterValue, ids: &Identities) {
     let launch = d.launch.clone().unwrap_or_default();
     let (lds, vgpr, accum, sgpr) = kernel_resources(d);
     let grid: u64 = launch.grid_size.iter().product();

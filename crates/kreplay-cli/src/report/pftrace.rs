@@ -84,7 +84,9 @@ fn pass_counter_steps(
         for c in &p.counters {
             let track = *tracks
                 .entry((d.pid, d.agent, c.name.clone()))
-                .or_insert_with(|| b.counter_track(Some(agent), &format!("PMC {}", c.name), UNIT_COUNT));
+                .or_insert_with(|| {
+                    b.counter_track(Some(agent), &format!("PMC {}", c.name), UNIT_COUNT)
+                });
             b.real_counter(track, p.start_ns, c.value);
             b.real_counter(track, p.end_ns.max(p.start_ns), 0.0);
         }

@@ -13,10 +13,7 @@ use serde_json::json;
 
 /// What the catalog says of a counter on a target: event code, block, description,
 /// expression.
-fn catalog_entry(
-    target: Option<Target>,
-    name: &str,
-) -> (Option<i64>, String, String, String) {
+fn catalog_entry(target: Option<Target>, name: &str) -> (Option<i64>, String, String, String) {
     let Some(target) = target else {
         return (None, String::new(), String::new(), String::new());
     };
@@ -28,7 +25,10 @@ fn catalog_entry(
             String::new(),
         );
     }
-    match amdgpu_counters::derived(target).iter().find(|d| d.name == name) {
+    match amdgpu_counters::derived(target)
+        .iter()
+        .find(|d| d.name == name)
+    {
         Some(d) => (
             None,
             String::new(),
@@ -41,7 +41,12 @@ fn catalog_entry(
 
 impl Database {
     /// The `rocpd_info_pmc` row of counter `c` on agent row `agent_id` of `d`'s process.
-    fn counter_info(&mut self, d: &Dispatch, agent_id: i64, c: &CounterValue) -> rusqlite::Result<i64> {
+    fn counter_info(
+        &mut self,
+        d: &Dispatch,
+        agent_id: i64,
+        c: &CounterValue,
+    ) -> rusqlite::Result<i64> {
         let key = (d.pid, agent_id, c.name.clone());
         if let Some(&id) = self.counters.get(&key) {
             return Ok(id);
@@ -87,7 +92,12 @@ impl Database {
                 r#"INSERT INTO `rocpd_pmc_event{u}` ("event_id", "pmc_id", "value", "extdata") VALUES (?1, ?2, ?3, ?4)"#
             ))?;
             if c.instances.is_empty() {
-                stmt.execute(params![event, pmc, c.value, json!({"replay_pass": p.pass}).to_string()])?;
+                stmt.execute(params![
+                    event,
+                    pmc,
+                    c.value,
+                    json!({"replay_pass": p.pass}).to_string()
+                ])?;
             }
             for (i, v) in c.instances.iter().enumerate() {
                 stmt.execute(params![
