@@ -276,14 +276,38 @@ fn rocpd_counts_each_pass_once_in_counters_collection_and_kreplay_counters() {
         )
         .unwrap();
     assert_eq!(busy, (100.0, 1, 20.0, "model".into()));
-    let rows: i64 = conn
-        .query_row(
-            "SELECT COUNT(*) FROM rocpd_pmc_event E JOIN rocpd_info_pmc I ON I.id = E.pmc_id WHERE I.name = 'SQ_WAVES'",
+    let rows = |table: &str| -> i64 {
+        conn.query_row(
+            &format!("SELECT COUNT(*) FROM {table} E JOIN rocpd_info_pmc I ON I.id = E.pmc_id WHERE I.name = 'SQ_WAVES'"),
             [],
             |r| r.get(0),
         )
-        .unwrap();
-    assert_eq!(rows, 3 * 3 * 4, "one row per dispatch, pass and instance");
+        .unwrap()
+    };
+    assert_eq!(
+        rows("rocpd_pmc_event"),
+        3 * 4,
+        "rocpd's table: each dispatch's first pass, one row per instance"
+    );
+    assert_eq!(
+        rows("rocpd_kreplay_pmc_event"),
+        3 * 2 * 4,
+        "the later passes' rows"
+    );
+    // A reader whose counters_collection sums a dispatch's rows (rocpd before per-pass
+    // grouping) reads the true value from rocpd's table.
+    let summed: Vec<f64> = conn
+        .prepare(
+            "SELECT SUM(PE.value) FROM rocpd_pmc_event PE JOIN rocpd_info_pmc I ON I.id = PE.pmc_id \
+             JOIN rocpd_kernel_dispatch K ON K.event_id = PE.event_id \
+             WHERE I.name = 'SQ_WAVES' GROUP BY K.dispatch_id ORDER BY K.dispatch_id",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(summed, [WAVES, WAVES, 2.0 * WAVES]);
     let info: (Option<i64>, String, String, String, i64) = conn
         .query_row(
             "SELECT event_code, block, component, value_type, is_derived FROM rocpd_info_pmc WHERE name = 'SQ_WAVES'",

@@ -683,9 +683,10 @@ impl Database {
         // counters on its event; otherwise one row, the kept pass.
         if super::counters::any(std::slice::from_ref(d)) && !d.passes.is_empty() {
             let mut pass_rows = Vec::with_capacity(d.passes.len());
+            let mut written = std::collections::HashSet::new();
             for p in &d.passes {
                 let (event, row) = self.dispatch_row(d, &rows, Some(p))?;
-                self.pass_counters(d, p, event, agent_id)?;
+                self.pass_counters(d, p, event, agent_id, &mut written)?;
                 pass_rows.push(row);
             }
             let kept = *pass_rows.last().expect("passes are not empty");

@@ -396,7 +396,7 @@ pub const ROCPD_TABLES: [Table; 20] = [
 /// kreplay's tables: one row per pass (the shape of a `replay_pass` per dispatch), and one row
 /// per dispatch with its snapshot, restore and replay-window totals. Both point at their
 /// dispatch by `kernel_dispatch_id` within the same `guid`.
-pub const KREPLAY_TABLES: [Table; 2] = [
+pub const KREPLAY_TABLES: [Table; 3] = [
     (
         "rocpd_kreplay_pass",
         &[
@@ -444,7 +444,26 @@ pub const KREPLAY_TABLES: [Table; 2] = [
             ("window_end", "BIGINT NOT NULL"),
         ],
     ),
+    (
+        "rocpd_kreplay_pmc_event",
+        &[
+            ID,
+            GUID,
+            ("event_id", "INTEGER REFERENCES `rocpd_event{u}` (id)"),
+            (
+                "pmc_id",
+                "INTEGER NOT NULL REFERENCES `rocpd_info_pmc{u}` (id)",
+            ),
+            ("value", "REAL DEFAULT 0.0"),
+            ("extdata", "JSONB DEFAULT '{}'"),
+        ],
+    ),
 ];
+
+/// Every pass's counter rows: rocpd's (a counter's first pass in each dispatch) and kreplay's
+/// (the same counter collected again in later passes), same columns.
+const ALL_PMC_EVENTS: &str =
+    "(SELECT * FROM rocpd_pmc_event UNION ALL SELECT * FROM rocpd_kreplay_pmc_event)";
 
 /// The category of `s`'s event, as a scalar subquery on the string table.
 fn category(event: &str) -> String {
@@ -728,7 +747,7 @@ fn counters_collection_view() -> String {
          I.id AS counter_id, SUM(PE.value) AS value, K.start, K.end, I.is_constant, I.is_derived, \
          (K.end - K.start) AS duration, {ec} AS category, K.nid, E.extdata, S.code_object_id, \
          json_extract(K.extdata, '$.replay_pass') AS replay_pass \
-         FROM rocpd_pmc_event PE JOIN rocpd_info_pmc I ON I.id = PE.pmc_id AND I.guid = PE.guid \
+         FROM {ALL_PMC_EVENTS} PE JOIN rocpd_info_pmc I ON I.id = PE.pmc_id AND I.guid = PE.guid \
          JOIN rocpd_event E ON E.id = PE.event_id AND E.guid = PE.guid \
          JOIN rocpd_kernel_dispatch K ON K.event_id = PE.event_id AND K.guid = PE.guid \
          JOIN rocpd_info_agent A ON A.id = K.agent_id AND A.guid = K.guid \
@@ -771,13 +790,14 @@ fn top_view() -> String {
 /// value of the first pass that collected it (each pass's value being the sum of its
 /// instances), which pass that was, how many passes collected it, and their spread.
 fn kreplay_counters_view() -> String {
-    "WITH per_pass AS (\
+    format!(
+        "WITH per_pass AS (\
        SELECT PE.guid, K.pid, K.dispatch_id, K.agent_id, K.kernel_id, I.name AS counter_name, \
               json_extract(K.extdata, '$.replay_pass') AS replay_pass, \
               json_extract(K.extdata, '$.counter_group') AS counter_group, SUM(PE.value) AS value, \
               json_extract(I.extdata, '$.exactness') AS exactness, I.is_derived, \
               json_extract(I.extdata, '$.cross_pass') AS cross_pass \
-       FROM rocpd_pmc_event PE JOIN rocpd_info_pmc I ON I.id = PE.pmc_id AND I.guid = PE.guid \
+       FROM {ALL_PMC_EVENTS} PE JOIN rocpd_info_pmc I ON I.id = PE.pmc_id AND I.guid = PE.guid \
        JOIN rocpd_kernel_dispatch K ON K.event_id = PE.event_id AND K.guid = PE.guid \
        GROUP BY PE.guid, PE.event_id, I.name), \
      ranked AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY guid, pid, dispatch_id, counter_name ORDER BY replay_pass) AS nth, \
@@ -791,7 +811,7 @@ fn kreplay_counters_view() -> String {
      FROM ranked R JOIN rocpd_info_kernel_symbol S ON S.id = R.kernel_id AND S.guid = R.guid \
      JOIN rocpd_info_agent A ON A.id = R.agent_id AND A.guid = R.guid \
      WHERE R.nth = 1"
-        .to_owned()
+    )
 }
 
 /// kreplay's views over its tables and the rocpd ones: `kreplay_kernels` (one row per
@@ -877,6 +897,6 @@ mod tests {
                 |r| r.get(0),
             )
             .unwrap();
-        assert_eq!(tables, 22);
+        assert_eq!(tables, 23);
     }
 }

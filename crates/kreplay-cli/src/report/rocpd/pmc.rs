@@ -1,8 +1,11 @@
 //! The counter rows of the rocpd database: one `rocpd_info_pmc` row per process, agent and
 //! counter (with the catalog's event code, block, description and, for a derived metric, its
-//! expression), and per pass one `rocpd_pmc_event` row per counter and dimension instance,
-//! on that pass's event. Summed per event, as the `counters_collection` view sums them, they
-//! give each pass's value: passes are never added together.
+//! expression), and per pass one row per counter and dimension instance on that pass's event.
+//! A counter's rows of the first pass that collected it in a dispatch go to
+//! `rocpd_pmc_event`, its rows of later passes to `rocpd_kreplay_pmc_event` (same columns):
+//! every rocpd reader then finds each counter once per dispatch in rocpd's table, also those
+//! whose `counters_collection` sums a dispatch's rows, and the file's own views read both
+//! tables per event, one row per pass. Passes are never added together.
 
 use super::{Database, to_i64};
 use crate::records::{Dispatch, Pass};
@@ -10,6 +13,7 @@ use amdgpu_counters::Target;
 use kreplay_records::CounterValue;
 use rusqlite::params;
 use serde_json::json;
+use std::collections::HashSet;
 
 /// What the catalog says of a counter on a target: event code, block, description,
 /// expression.
@@ -78,18 +82,25 @@ impl Database {
 
     /// The `rocpd_pmc_event` rows of pass `p` of `d`, on its event `event`: one per counter
     /// and dimension instance (one per counter when the record holds no instances).
+    /// `written` holds the counters of `d` already in `rocpd_pmc_event` (from earlier passes).
     pub(super) fn pass_counters(
         &mut self,
         d: &Dispatch,
         p: &Pass,
         event: i64,
         agent_id: i64,
+        written: &mut HashSet<String>,
     ) -> rusqlite::Result<()> {
         for c in &p.counters {
             let pmc = self.counter_info(d, agent_id, c)?;
             let u = &self.id.uuid;
+            let table = if written.insert(c.name.clone()) {
+                "rocpd_pmc_event"
+            } else {
+                "rocpd_kreplay_pmc_event"
+            };
             let mut stmt = self.conn.prepare_cached(&format!(
-                r#"INSERT INTO `rocpd_pmc_event{u}` ("event_id", "pmc_id", "value", "extdata") VALUES (?1, ?2, ?3, ?4)"#
+                r#"INSERT INTO `{table}{u}` ("event_id", "pmc_id", "value", "extdata") VALUES (?1, ?2, ?3, ?4)"#
             ))?;
             if c.instances.is_empty() {
                 stmt.execute(params![
