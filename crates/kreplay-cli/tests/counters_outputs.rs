@@ -455,6 +455,34 @@ fn json_rows_and_rocprofv3_records_carry_each_pass_and_the_summary_its_medians()
 }
 
 #[test]
+fn a_declined_dispatch_names_its_missing_groups() {
+    let mut declined = dispatch(4, "vec_add", 4_000_000, WAVES);
+    declined.passes.truncate(1);
+    declined.skipped = Some("declined: host memory".into());
+    declined.pmc = Some(PmcStatus {
+        groups: 3,
+        collected: vec![0],
+        missing: vec![1, 2],
+        error: None,
+    });
+    let text = dispatch(1, "vec_add", 1_000_000, WAVES).lines() + &declined.lines();
+    let ds = parse([text.as_str()]).dispatches;
+    let rows = csv_rows(&counters::table(&ds));
+    let col = |name: &str| rows[0].iter().position(|h| h == name).unwrap();
+    assert_eq!(rows[2][col("groups_collected")], "0");
+    assert_eq!(rows[2][col("groups_missing")], "1 2");
+    assert_eq!(rows[2][col("SQ_WAVES")], "512");
+    assert_eq!(rows[2][col("GRBM_COUNT")], "", "group 2 was not collected");
+    let table = summary::table(&summary::per_kernel(&ds));
+    assert!(
+        table.contains(
+            "warning: 1 dispatch(es) of vec_add lack counter groups (groups 1 2 not collected)"
+        ),
+        "{table}"
+    );
+}
+
+#[test]
 fn csv_output_writes_both_counter_files_only_with_counters() {
     let dir = test_support::scratch_dir("counters-csv");
     let run = rocpd::RunInfo::default();

@@ -51,7 +51,7 @@ impl Collection {
     /// What to do when collection is unavailable (the text of exit code 81).
     pub fn remedy() -> String {
         format!(
-            "install ROCm's aqlprofile ({LIBRARY}, Debian/Ubuntu package hsa-amd-aqlprofile) where the dynamic loader finds it, or run on a virtual GPU (--runtime virtual or --runtime system-on-vkfd), whose drop-in {LIBRARY} is built with kreplay (`cargo build -p vhsa`)"
+            "install ROCm's aqlprofile ({LIBRARY}, package hsa-amd-aqlprofile) where the dynamic loader finds it (LD_LIBRARY_PATH), or run on a virtual GPU (--runtime virtual or --runtime system-on-vkfd), where kreplay's drop-in {LIBRARY} beside the virtual runtime counts on the emulator"
         )
     }
 }
