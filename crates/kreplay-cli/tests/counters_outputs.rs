@@ -455,6 +455,23 @@ fn json_rows_and_rocprofv3_records_carry_each_pass_and_the_summary_its_medians()
 }
 
 #[test]
+fn chrome_pass_slices_carry_their_own_values() {
+    let doc: Value =
+        serde_json::from_str(&kreplay_cli::report::chrome::trace(&dispatches(), "app")).unwrap();
+    let passes: Vec<&Value> = doc["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "pass" && e["args"]["dispatch_id"] == 1)
+        .collect();
+    assert_eq!(passes.len(), 3);
+    for (p, e) in passes.iter().enumerate() {
+        assert_eq!(e["args"]["counter_group"], p);
+        assert_eq!(e["args"]["counters"]["SQ_WAVES"], 512);
+    }
+}
+
+#[test]
 fn a_declined_dispatch_names_its_missing_groups() {
     let mut declined = dispatch(4, "vec_add", 4_000_000, WAVES);
     declined.passes.truncate(1);
