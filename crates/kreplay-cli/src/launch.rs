@@ -139,6 +139,9 @@ const DEFAULT_PASSES: &str = "5";
 
 fn plan(opts: &RunOptions) -> Result<Plan, CliError> {
     let counters = CounterGroups::from_options(&opts.pmc, opts.input.as_deref())?;
+    if opts.pmc_cross_pass && counters.is_none() {
+        eprintln!("kreplay: note: --pmc-cross-pass has no effect without counters (--pmc or -i)");
+    }
     let passes = match &counters {
         Some(groups) => groups.passes(opts.passes.as_deref())?,
         None => kernel_selection::check_passes(opts.passes.as_deref().unwrap_or(DEFAULT_PASSES))?,
