@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::counting::Quantity;
 use crate::decode::Program;
 use crate::descriptor::KernelDescriptor;
 use crate::exec::{self, Ctx, Flow};
@@ -66,6 +67,9 @@ pub struct DispatchOutcome {
     pub lane_instructions: u64,
     /// The largest cycle count of one wave.
     pub max_wave_cycles: u64,
+    /// Hardware-counter quantities per compute unit (empty when counting is off; see
+    /// [`Emulator::with_counting`]).
+    pub counters: crate::counting::CounterTotals,
 }
 
 /// Instructions a wave runs before the scheduler switches to the next wave of its group.
@@ -82,6 +86,7 @@ pub struct Emulator {
     threads: usize,
     compute_units: u32,
     time_limit: Duration,
+    counting: bool,
     cache: Mutex<HashMap<(u64, u64, u64), Arc<Program>>>,
     /// Per-thread wave state (register files, LDS, private memory) kept between dispatches.
     states: Mutex<Vec<ThreadState>>,
@@ -113,6 +118,7 @@ impl Emulator {
             threads,
             compute_units: 4,
             time_limit: Duration::from_secs(600),
+            counting: true,
             cache: Mutex::new(HashMap::new()),
             states: Mutex::new(Vec::new()),
         }
@@ -121,6 +127,13 @@ impl Emulator {
     /// Set the number of compute units waves are placed on (1-64; see `docs/emulator.md`).
     pub fn with_compute_units(mut self, n: u32) -> Emulator {
         self.compute_units = n.clamp(1, 64);
+        self
+    }
+
+    /// Count hardware-counter quantities (on by default): instructions by category, waves,
+    /// work-groups, lanes and bytes, per compute unit, in [`DispatchOutcome::counters`].
+    pub fn with_counting(mut self, on: bool) -> Emulator {
+        self.counting = on;
         self
     }
 
@@ -293,6 +306,7 @@ impl Emulator {
             counts,
             target: self.target,
             compute_units: self.compute_units,
+            counting: self.counting,
             clock_base: Instant::now(),
             deadline: Instant::now() + self.time_limit,
             time_limit: self.time_limit,
@@ -341,6 +355,7 @@ fn merge(results: Vec<DispatchOutcome>) -> DispatchOutcome {
         all.wave_instructions += r.wave_instructions;
         all.lane_instructions += r.lane_instructions;
         all.max_wave_cycles = all.max_wave_cycles.max(r.max_wave_cycles);
+        all.counters.add(&r.counters);
     }
     all.trace.sort_by_key(|r| (r.time, r.cu, r.simd, r.wave_id));
     all
@@ -393,6 +408,7 @@ struct Job<'a> {
     counts: [u32; 3],
     target: Target,
     compute_units: u32,
+    counting: bool,
     clock_base: Instant,
     deadline: Instant,
     time_limit: Duration,
@@ -622,6 +638,10 @@ impl Job<'_> {
             w.hw_id = hw_id(self.compute_units, g, k as u32);
             let exec = workitem_ids(w, k, dims, id_dims);
             w.set_exec(exec);
+            if self.counting {
+                w.counts.reset(self.prog.classes.classes.len());
+                w.counts.full_at_launch = exec == u64::MAX;
+            }
             self.initial_sgprs(w, id, nwaves as u32, k == 0)?;
         }
         Ok(Group { g, id, psize })
@@ -645,6 +665,7 @@ impl Job<'_> {
             apertures: self.setup.apertures,
             trace: &mut out.trace,
             clock_base: self.clock_base,
+            counting: self.counting,
         };
         let trace_start = ctx.trace.len();
         let waves = &mut st.waves[..st.nwaves];
@@ -753,13 +774,27 @@ impl Job<'_> {
     }
 
     /// Count a finished work-group's waves into the outcome.
-    fn finish_group(&self, _group: &Group, st: &mut ThreadState, out: &mut DispatchOutcome) {
+    fn finish_group(&self, group: &Group, st: &mut ThreadState, out: &mut DispatchOutcome) {
         out.workgroups += 1;
         for w in st.waves[..st.nwaves].iter() {
             out.waves += 1;
             out.wave_instructions += w.cycles;
             out.lane_instructions += w.lane_insts;
             out.max_wave_cycles = out.max_wave_cycles.max(w.cycles);
+        }
+        if self.counting {
+            let cu = (group.g % u64::from(self.compute_units)) as usize;
+            let totals = out.counters.cu_mut(cu);
+            let waves = &st.waves[..st.nwaves];
+            totals[Quantity::Workgroups as usize] += 1;
+            // The cost model's busy time: a group occupies its compute unit for as long as
+            // its longest wave runs.
+            let busy = waves.iter().map(|w| w.cycles).max().unwrap_or(0);
+            totals[Quantity::BusyCycles as usize] += busy;
+            totals[Quantity::ElapsedCycles as usize] += busy;
+            for w in waves {
+                w.counts.fold_into(&self.prog.classes, totals, w.cycles);
+            }
         }
     }
 

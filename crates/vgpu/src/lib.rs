@@ -4,9 +4,12 @@
 //! - [`model`]: the GPU models (`gfx942`, `gfx90a`, ...) and how a target list such as
 //!   `VHSA_AGENTS` selects them, so both back ends describe the same devices;
 //! - [`aql`]: the in-order AQL packet processor, generic over how a back end reaches its ring,
-//!   signals and kernels ([`aql::QueueBackend`]).
+//!   signals and kernels ([`aql::QueueBackend`]);
+//! - [`pmc`]: an agent's performance-counter file and the private PM4 payload of the counter
+//!   packets the processor executes.
 
 #![deny(missing_docs)]
 
 pub mod aql;
 pub mod model;
+pub mod pmc;

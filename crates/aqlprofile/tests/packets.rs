@@ -1,0 +1,310 @@
+//! Counter packets at the packet level, on vhsa and on ROCR over vkfd: a C program collects
+//! counter groups around a dispatch through the v1 extension table or the v2 library and prints
+//! every value. Groups collected one per pass equal the same counters collected at once with the
+//! limits lifted; v1 and v2 agree; a group over a block's limit is refused; each window runs
+//! exactly its own three packets; a dispatch on a second queue inside the window is counted.
+
+use amdgpu_counters::{Target, find};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use test_support::Runtime;
+
+/// (group, block, event, sample) -> value.
+type Values = BTreeMap<(usize, u32, u32, u64), u64>;
+
+struct Setup {
+    program: PathBuf,
+    code_object: PathBuf,
+}
+
+fn setup(tag: &str) -> Setup {
+    let dir = test_support::scratch_dir(&format!("aqlprofile-{tag}"));
+    let code_object = dir.join("pmc_kernels.co");
+    test_support::build_code_object_with(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/device/pmc_kernels.hip"),
+        "gfx90a",
+        &code_object,
+        // ROCm 5.2's loader loads code objects up to version 4.
+        &["-mcode-object-version=4"],
+    );
+    let program = dir.join("pmc_packets");
+    let vhsa = test_support::vhsa_lib_dir();
+    let status = Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-pthread"])
+        .arg(format!("-I{}", test_support::host_include_dir().display()))
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/pmc_packets.c"))
+        .arg("-o")
+        .arg(&program)
+        // Linked against vhsa's exports without a run path: LD_LIBRARY_PATH picks the runtime.
+        .arg(format!("-L{}", vhsa.display()))
+        .args(["-l:libhsa-runtime64.so.1", "-ldl"])
+        .status()
+        .expect("run cc");
+    assert!(status.success(), "cc failed on pmc_packets.c");
+    Setup {
+        program,
+        code_object,
+    }
+}
+
+/// `block:event` list of counter names on gfx90a.
+fn group(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| {
+            let c = find(Target::Gfx90a, n).unwrap_or_else(|| panic!("{n} is in the catalog"));
+            format!("{}:{}", c.block.id(), c.event)
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn run(
+    s: &Setup,
+    runtime: Runtime,
+    mode: &str,
+    kernel: &str,
+    grid: u32,
+    groups: &[String],
+    env: &[(&str, &str)],
+) -> Output {
+    let mut cmd = Command::new(&s.program);
+    for v in [
+        "HSA_TOOLS_LIB",
+        "VHSA_PMC_LIMITS",
+        "PMC_SECOND_QUEUE",
+        "LD_PRELOAD",
+    ] {
+        cmd.env_remove(v);
+    }
+    runtime.apply(&mut cmd, "gfx90a");
+    cmd.arg(&s.code_object)
+        .arg(kernel)
+        .arg(mode)
+        .arg(grid.to_string())
+        .arg("256")
+        .args(groups)
+        .envs(env.iter().copied());
+    cmd.output().expect("start pmc_packets")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn values(o: &Output) -> Values {
+    assert!(o.status.success(), "{}", text(o));
+    let mut v = Values::new();
+    for l in String::from_utf8_lossy(&o.stdout).lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if w.first() == Some(&"value") {
+            let n = |i: usize| w[i].parse::<u64>().unwrap();
+            v.insert((n(1) as usize, n(2) as u32, n(3) as u32, n(4)), n(5));
+        }
+    }
+    v
+}
+
+/// The packets each window executed: (start, read, stop) per group.
+fn packets(o: &Output) -> Vec<(u64, u64, u64)> {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| l.starts_with("packets "))
+        .map(|l| {
+            let w: Vec<u64> = l
+                .split_whitespace()
+                .skip(2)
+                .map(|x| x.parse().unwrap())
+                .collect();
+            (w[0], w[1], w[2])
+        })
+        .collect()
+}
+
+/// A counter's samples summed, in a group.
+fn total(v: &Values, g: usize, name: &str) -> u64 {
+    let c = find(Target::Gfx90a, name).unwrap();
+    v.iter()
+        .filter(|((gg, b, e, _), _)| *gg == g && *b == c.block.id() && *e == c.event)
+        .map(|(_, x)| *x)
+        .sum()
+}
+
+/// The values of one group keyed without the group number.
+fn ungrouped(v: &Values) -> BTreeMap<(u32, u32, u64), u64> {
+    v.iter()
+        .map(|((_, b, e, s), x)| ((*b, *e, *s), *x))
+        .collect()
+}
+
+fn groups() -> Vec<Vec<&'static str>> {
+    vec![
+        vec![
+            "SQ_WAVES",
+            "SQ_INSTS",
+            "SQ_INSTS_VALU",
+            "SQ_INSTS_SALU",
+            "SQ_INSTS_SMEM",
+        ],
+        vec![
+            "SQ_INSTS_VMEM_RD",
+            "SQ_INSTS_VMEM_WR",
+            "SQ_INSTS_LDS",
+            "SQ_INSTS_BRANCH",
+            "SQ_WAVES",
+        ],
+        vec![
+            "SPI_CSN_WAVE",
+            "SPI_CSN_NUM_THREADGROUPS",
+            "GRBM_GUI_ACTIVE",
+            "GRBM_COUNT",
+        ],
+        vec![
+            "TA_FLAT_READ_WAVEFRONTS",
+            "TA_FLAT_WRITE_WAVEFRONTS",
+            "SQ_WAVES",
+        ],
+    ]
+}
+
+#[test]
+fn groups_one_per_pass_equal_all_at_once_on_both_runtimes_and_both_interfaces() {
+    let s = setup("equivalence");
+    let per_pass: Vec<String> = groups().iter().map(|g| group(g)).collect();
+    let mut all: Vec<&str> = groups().concat();
+    all.sort();
+    all.dedup();
+    let at_once = vec![group(&all)];
+    let (wg_groups, grid) = (6u64, 6 * 256);
+    for runtime in Runtime::ALL {
+        let mut seen = Vec::new();
+        for mode in ["v1", "v2"] {
+            let o = run(&s, runtime, mode, "straight", grid, &per_pass, &[]);
+            let split = values(&o);
+            assert_eq!(packets(&o), vec![(1, 1, 1); per_pass.len()], "{}", text(&o));
+            let lifted = run(
+                &s,
+                runtime,
+                mode,
+                "straight",
+                grid,
+                &at_once,
+                &[("VHSA_PMC_LIMITS", "off")],
+            );
+            let once = ungrouped(&values(&lifted));
+            // Every group's every sample equals the one-pass value, bit for bit.
+            for (g, names) in groups().iter().enumerate() {
+                let mine: Values = split
+                    .iter()
+                    .filter(|(k, _)| k.0 == g)
+                    .map(|(k, v)| (*k, *v))
+                    .collect();
+                assert!(
+                    !mine.is_empty(),
+                    "{} {mode}: group {g} has no values",
+                    runtime.name()
+                );
+                for ((_, b, e, smp), v) in &mine {
+                    assert_eq!(
+                        once.get(&(*b, *e, *smp)),
+                        Some(v),
+                        "{} {mode}: {names:?}",
+                        runtime.name()
+                    );
+                }
+                // SQ_WAVES is the true wave count in every group holding it, never a multiple.
+                if names.contains(&"SQ_WAVES") {
+                    assert_eq!(
+                        total(&split, g, "SQ_WAVES"),
+                        wg_groups * 4,
+                        "{} {mode}",
+                        runtime.name()
+                    );
+                }
+            }
+            assert_eq!(total(&split, 2, "SPI_CSN_NUM_THREADGROUPS"), wg_groups);
+            assert_eq!(total(&split, 2, "SPI_CSN_WAVE"), wg_groups * 4);
+            // One global load and one store per wave.
+            assert_eq!(total(&split, 3, "TA_FLAT_READ_WAVEFRONTS"), wg_groups * 4);
+            assert_eq!(total(&split, 3, "TA_FLAT_WRITE_WAVEFRONTS"), wg_groups * 4);
+            assert!(total(&split, 1, "SQ_INSTS_LDS") >= 2 * wg_groups * 4);
+            seen.push(split);
+        }
+        // A C tool on the v1 table and one on the v2 library read identical values.
+        assert_eq!(seen[0], seen[1], "{}: v1 and v2 differ", runtime.name());
+    }
+}
+
+#[test]
+fn a_group_over_a_block_limit_is_refused_and_lifting_the_limit_accepts_it() {
+    let s = setup("limits");
+    let nine = group(&[
+        "SQ_WAVES",
+        "SQ_INSTS",
+        "SQ_INSTS_VALU",
+        "SQ_INSTS_SALU",
+        "SQ_INSTS_SMEM",
+        "SQ_INSTS_VMEM_RD",
+        "SQ_INSTS_VMEM_WR",
+        "SQ_INSTS_LDS",
+        "SQ_INSTS_BRANCH",
+    ]);
+    for runtime in Runtime::ALL {
+        for mode in ["v1", "v2"] {
+            let o = run(
+                &s,
+                runtime,
+                mode,
+                "straight",
+                256,
+                std::slice::from_ref(&nine),
+                &[],
+            );
+            assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert!(
+                out.contains("9 counters of block SQ") && out.contains("8 per pass"),
+                "{out}"
+            );
+            assert_eq!(packets(&o), vec![(0, 0, 0)], "nothing ran: {out}");
+            let o = run(
+                &s,
+                runtime,
+                mode,
+                "straight",
+                256,
+                std::slice::from_ref(&nine),
+                &[("VHSA_PMC_LIMITS", "off")],
+            );
+            assert_eq!(total(&values(&o), 0, "SQ_WAVES"), 4);
+        }
+    }
+}
+
+#[test]
+fn a_dispatch_on_a_second_queue_inside_the_window_is_counted() {
+    let s = setup("second-queue");
+    let g = vec![group(&["SQ_WAVES", "SPI_CSN_NUM_THREADGROUPS"])];
+    for runtime in Runtime::ALL {
+        let alone = values(&run(&s, runtime, "v2", "looped", 512, &g, &[]));
+        let shared = values(&run(
+            &s,
+            runtime,
+            "v2",
+            "looped",
+            512,
+            &g,
+            &[("PMC_SECOND_QUEUE", "1")],
+        ));
+        assert_eq!(total(&alone, 0, "SQ_WAVES"), 8);
+        // Counters are agent-wide: without isolation the other queue's waves are in them.
+        assert_eq!(total(&shared, 0, "SQ_WAVES"), 16, "{}", runtime.name());
+        assert_eq!(total(&shared, 0, "SPI_CSN_NUM_THREADGROUPS"), 4);
+    }
+}
