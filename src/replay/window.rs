@@ -522,6 +522,19 @@ pub unsafe fn on_submit(
             n => Some(Ok(n)),
         };
         match plan {
+            None if client.pass_events_always(&dispatch.info) => {
+                forward_run(rt, q, writer, packets, i, forwarded);
+                *forwarded = i + 1;
+                let w = Window {
+                    rt,
+                    q,
+                    d: &dispatch,
+                    client,
+                    total: passes,
+                    writer,
+                };
+                w.run_once_isolated();
+            }
             None => {
                 dispatch.event(
                     client,
@@ -942,9 +955,16 @@ fn wait_pass(
     }
 }
 
-/// Runs one pass: attached BEFORE packets, the dispatch, attached AFTER packets and, when the
-/// dispatch carries the application's signal or AFTER packets follow it, a barrier packet with a
-/// tool signal; then waits directly for the last of them. Returns the dispatch's device times.
+/// Sets the barrier bit of a packet's header.
+fn set_barrier_bit(p: &mut Packet) {
+    let header = u16::from_le_bytes([p[0], p[1]]) | (1 << ffi::HSA_PACKET_HEADER_BARRIER);
+    p[..2].copy_from_slice(&header.to_le_bytes());
+}
+
+/// Runs one pass: attached BEFORE packets, the dispatch (its barrier bit set when packets
+/// precede it), attached AFTER packets and, when the dispatch carries the application's signal
+/// or AFTER packets follow it, a barrier packet with a tool signal; then waits directly for the
+/// last of them. Returns the dispatch's device times.
 ///
 /// `app` is the application's completion signal, carried by the dispatch itself so that its
 /// dispatch times are this kernel's; the caller balances its decrement.
@@ -974,7 +994,12 @@ fn run_pass(
     };
     let mut batch = Vec::with_capacity(before.len() + after.len() + 2);
     batch.extend_from_slice(before);
-    batch.push(d.with_signal(on_dispatch));
+    let mut dispatch = d.with_signal(on_dispatch);
+    if !before.is_empty() {
+        // What precedes the dispatch (a counter start) completes before the kernel starts.
+        set_barrier_bit(&mut dispatch);
+    }
+    batch.push(dispatch);
     batch.extend_from_slice(after);
     batch.extend(tail.map(barrier_packet));
     write(writer, &batch);
@@ -1134,6 +1159,16 @@ impl Window<'_> {
             self.total,
             Some(&stats.c),
         );
+        // A client that wants pass events on every dispatch gets a window without snapshot when
+        // the reason left none open and opening one cannot wait for this dispatch.
+        let held = match held {
+            None if client.pass_events_always(&d.info)
+                && matches!(reason, DeclineReason::UnboundedWithoutContinue) =>
+            {
+                self.open().ok()
+            }
+            held => held,
+        };
         let Some(held) = held else {
             let _submit = enter_submit(q);
             submit_ordinary(
@@ -1145,16 +1180,103 @@ impl Window<'_> {
             );
             return;
         };
-        let mut summary = d.summary();
-        let app = (d.pkt.completion_signal.handle != 0).then_some(d.pkt.completion_signal);
-        // Exactly once, carrying the application's completion signal.
-        let ran = run_pass(self.rt, q, d, self.writer, (&[], &[]), 0, app);
-        if let Err(st) = ran {
-            summary.stopped = Some(queue_error_text(st, 0));
+        self.single_pass(held, Some(&reason));
+    }
+
+    /// A dispatch that runs once (pass count 1) for a client that wants pass events on every
+    /// dispatch: the window opens without a snapshot (the writer lock and the drains isolate
+    /// the dispatch on its agent), then [`Window::single_pass`]. When the drains do not finish
+    /// within the decline bound the dispatch runs once normally, without pass events (nothing
+    /// isolates it), and CONFIG EXIT says why.
+    fn run_once_isolated(&self) {
+        let (q, d, client) = (self.q, self.d, self.client);
+        match self.open() {
+            Ok(held) => {
+                d.event(
+                    client,
+                    kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
+                    0,
+                    self.total,
+                    None,
+                );
+                self.single_pass(held, None);
+            }
+            Err(reason) => {
+                report_decline(q, d, &reason);
+                let stats = ReplayStats::declined(&reason);
+                d.event(
+                    client,
+                    kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
+                    0,
+                    self.total,
+                    Some(&stats.c),
+                );
+                let _submit = enter_submit(q);
+                let why = format!("not isolated: {reason}");
+                submit_ordinary(self.rt, q, d, self.writer, Some(why));
+            }
         }
+    }
+
+    /// Runs the dispatch exactly once inside the held window, carrying the application's
+    /// completion signal; no restore follows. With the client's `pass_events_always`, PASS
+    /// ENTER (localized control armed) and PASS EXIT for pass 0 surround it, and the packets
+    /// attached in PASS ENTER run with it. `declined` is why a replay was not made (PASS
+    /// EXIT's `declined_reason`, and the summary's).
+    fn single_pass(&self, held: Held, declined: Option<&DeclineReason>) {
+        let (rt, q, d, client, total) = (self.rt, self.q, self.d, self.client, self.total);
+        let events = client.pass_events_always(&d.info);
+        let mut summary = d.summary();
+        let mut stats = ReplayStats::new();
+        if let Some(r) = declined {
+            stats.set_reason(&r.to_string());
+        }
+        let app = (d.pkt.completion_signal.handle != 0).then_some(d.pkt.completion_signal);
+        let scope = LoopScope::begin(q.size as usize);
+        if events {
+            let _armed = ArmGuard::arm(&scope);
+            d.event(
+                client,
+                kreplay_event_kind_t::KREPLAY_EVENT_PASS_ENTER,
+                0,
+                total,
+                None,
+            );
+        }
+        let packets = scope.take_pass();
+        let ran = run_pass(
+            rt,
+            q,
+            d,
+            self.writer,
+            (&packets.before, &packets.after),
+            0,
+            app,
+        );
+        match ran {
+            Ok(times) if events => d.event_timed(
+                client,
+                kreplay_event_kind_t::KREPLAY_EVENT_PASS_EXIT,
+                0,
+                total,
+                times,
+                Some(&stats.c),
+            ),
+            Ok(_) => {}
+            Err(st) => {
+                let why = queue_error_text(st, 0);
+                if events {
+                    stats.set_reason(&why);
+                    let kind = kreplay_event_kind_t::KREPLAY_EVENT_LOOP_STOPPED;
+                    d.event(client, kind, 0, total, Some(&stats.c));
+                }
+                summary.stopped = Some(why);
+            }
+        }
+        drop(scope);
         let times = ran.unwrap_or((0, 0));
         drop(held);
-        summary.declined = Some(format!("declined: {reason}"));
+        summary.declined = declined.map(|r| format!("declined: {r}"));
         summary.window = times;
         summary.passes = vec![PassTimes {
             start_ns: times.0,
@@ -1243,7 +1365,7 @@ impl Window<'_> {
                 None,
             );
         }
-        let attached = scope.packets();
+        let attached = scope.take_pass();
         // Every pass's dispatch carries the application's signal and decrements it; this
         // increment balances that, and the one decrement after the loop fires it once.
         if let Some(a) = app {

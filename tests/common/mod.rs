@@ -93,8 +93,14 @@ pub fn app_linked_with(name: &str, extra: &[&str]) -> PathBuf {
 
 /// Compiles the C test tool against the generated header (shared library linked with kreplay).
 pub fn test_tool(extra: &[&str]) -> PathBuf {
+    c_tool("test_tool", extra)
+}
+
+/// Compiles the tool library `tests/apps/<name>.c` against the generated header (shared
+/// library linked with kreplay), once per test binary.
+pub fn c_tool(name: &str, extra: &[&str]) -> PathBuf {
     let out = build_dir().join(format!(
-        "libtest_tool{}.so",
+        "lib{name}{}.so",
         extra.join("").replace(['-', '=', '/'], "_")
     ));
     if !out.exists() {
@@ -111,7 +117,7 @@ pub fn test_tool(extra: &[&str]) -> PathBuf {
         ]);
         flags.extend(extra.iter().map(|s| s.to_string()));
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-        compile(&apps_dir().join("test_tool.c"), &out, &flags);
+        compile(&apps_dir().join(format!("{name}.c")), &out, &flags);
     }
     out
 }
@@ -173,6 +179,9 @@ pub fn command(exe: &Path, extra_tools: &[&Path]) -> Command {
         "KREPLAY_HOST_MEMORY",
         "KREPLAY_DRAIN_DECLINE_MS",
         "KREPLAY_TEST_RLIMIT_AS",
+        "KREPLAY_PMC_GROUPS",
+        "KREPLAY_PMC_CROSS_PASS",
+        "VHSA_PMC_LIMITS",
         "VHSA_AGENTS",
         "VHSA_FAULTS",
         "VHSA_DEVICE_MEMORY_MB",
