@@ -93,8 +93,7 @@ fn loaded_path(lib: &libloading::Library) -> Option<PathBuf> {
             return None;
         }
         let name = std::ffi::CStr::from_ptr(info.dli_fname).to_string_lossy();
-        let path = PathBuf::from(name.as_ref());
-        Some(std::fs::canonicalize(&path).unwrap_or(path))
+        Some(PathBuf::from(name.as_ref()))
     }
 }
 
