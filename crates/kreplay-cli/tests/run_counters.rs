@@ -226,3 +226,60 @@ fn pmc_check_tells_whether_a_set_fits_one_pass() {
         .unwrap();
     expect(&out, 80, &["9 SQ counters", "at most 8"]);
 }
+
+#[test]
+fn a_runtime_that_cannot_collect_counters_is_refused_with_the_remedy() {
+    // The real ROCR on a vkfd directory without the drop-in aqlprofile library: neither the v2
+    // library nor ROCR's v1 table (which loads the same library) is available.
+    let dir = test_support::scratch_dir("pmc-unavailable");
+    test_support::vkfd_lib_dir();
+    let thunk = dir.join("thunk");
+    std::fs::create_dir_all(&thunk).unwrap();
+    std::os::unix::fs::symlink(
+        test_support::profile_dir().join("libvkfd.so"),
+        thunk.join("libhsakmt.so.1"),
+    )
+    .unwrap();
+    let app = marker_app(&dir);
+    let out = kreplay()
+        .args([
+            "run",
+            "--runtime",
+            "system-on-vkfd",
+            "--virtual-agents",
+            "gfx90a",
+        ])
+        .args(["--pmc", "SQ_WAVES", "-d"])
+        .arg(dir.join("out"))
+        .arg("--")
+        .arg(&app)
+        .env("KREPLAY_VKFD_DIR", &thunk)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    assert!(!dir.join("ran").exists(), "the application must not start");
+    expect(
+        &out,
+        81,
+        &[
+            "counter collection is unavailable",
+            "libhsa-amd-aqlprofile64.so.1",
+            "--runtime virtual",
+        ],
+    );
+    // The listing says so too, with the remedy, and exits normally.
+    let listing = kreplay()
+        .args(["run", "-L", "--runtime", "system-on-vkfd"])
+        .env("KREPLAY_VKFD_DIR", &thunk)
+        .env("VKFD_AGENTS", "gfx90a")
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    let stdout = text(&listing.stdout);
+    assert_eq!(listing.status.code(), Some(0), "{}", text(&listing.stderr));
+    assert!(
+        stdout.starts_with("counter collection: unavailable")
+            && stdout.contains("to collect counters: install"),
+        "{stdout}"
+    );
+}
