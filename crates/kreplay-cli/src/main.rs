@@ -12,7 +12,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use kreplay_cli::{demo, exit_status, info, installation, kernel_selection, launch, sqtt};
+use kreplay_cli::{
+    demo, exit_status, info, installation, kernel_selection, launch, sqtt, virtual_topology,
+};
 
 use installation::RuntimeChoice;
 use kreplay_cli::report::Format;
@@ -202,6 +204,28 @@ fn pmc_groups(run: &ArgMatches) -> Vec<Vec<String>> {
         .unwrap_or_default()
 }
 
+/// `kreplay run -L`: the counter listing of the runtime `run` would use, with its
+/// `--virtual-agents`.
+fn list_avail(a: &RunArgs) -> Result<(), exit_status::CliError> {
+    if let Some(list) = &a.virtual_agents {
+        let targets = virtual_topology::parse(list)?;
+        let variable = match a.runtime {
+            RuntimeChoice::SystemOnVkfd => virtual_topology::VKFD_VARIABLE,
+            _ => virtual_topology::VARIABLE,
+        };
+        // SAFETY: the command line has not started any thread yet; nothing reads the
+        // environment concurrently.
+        unsafe { std::env::set_var(variable, targets.join(",")) };
+    }
+    info::run(
+        a.runtime,
+        &info::InfoRequest {
+            pmc: true,
+            pmc_check: None,
+        },
+    )
+}
+
 fn main() -> ExitCode {
     let cli = match parse_args(std::env::args_os()) {
         Ok(cli) => cli,
@@ -216,18 +240,10 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Run(a) if a.list_avail => {
-            match info::run(
-                a.runtime,
-                &info::InfoRequest {
-                    pmc: true,
-                    pmc_check: None,
-                },
-            ) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => e.report(),
-            }
-        }
+        Command::Run(a) if a.list_avail => match list_avail(&a) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => e.report(),
+        },
         Command::Run(a) => launch::command(&launch::RunOptions {
             passes: a.passes,
             pmc: a.pmc_groups,

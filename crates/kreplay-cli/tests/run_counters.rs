@@ -193,6 +193,22 @@ fn list_avail_shows_every_agents_counters() {
         .output()
         .unwrap();
     assert_eq!(text(&info.stdout), stdout, "info --pmc is the same listing");
+    let one = kreplay()
+        .args([
+            "run",
+            "-L",
+            "--runtime",
+            "virtual",
+            "--virtual-agents",
+            "gfx90a",
+        ])
+        .output()
+        .unwrap();
+    let one = text(&one.stdout);
+    assert!(
+        one.contains("Name:gfx90a\n") && !one.contains("Name:gfx942"),
+        "-L lists the agents of --virtual-agents: {one}"
+    );
 }
 
 #[test]
