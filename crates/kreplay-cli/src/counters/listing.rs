@@ -38,9 +38,14 @@ pub fn dimensions(dimension: Dimension, topology: Option<[u32; 3]>) -> String {
     }
 }
 
-/// One agent's counters, then its derived metrics.
-fn agent_listing(out: &mut String, agent: &GpuAgent) {
-    let _ = writeln!(out, "GPU:{}\nName:{}", agent.index, agent.name);
+/// The `gpu`-th GPU agent's counters (counted from 0, as rocprofv3-avail numbers GPUs), then
+/// its derived metrics.
+fn agent_listing(out: &mut String, gpu: usize, agent: &GpuAgent) {
+    let _ = writeln!(
+        out,
+        "GPU:{gpu}\nName:{}\nAgent:{} (kreplay info's agent index)",
+        agent.name, agent.index
+    );
     let Ok(target) = target_of(agent) else {
         let _ = writeln!(
             out,
@@ -90,8 +95,8 @@ pub fn render(agents: &[GpuAgent], collection: &Collection) -> String {
         let _ = writeln!(out, "  to collect counters: {}", Collection::remedy());
     }
     out.push('\n');
-    for agent in agents {
-        agent_listing(&mut out, agent);
+    for (gpu, agent) in agents.iter().enumerate() {
+        agent_listing(&mut out, gpu, agent);
     }
     out
 }
@@ -152,7 +157,7 @@ mod tests {
     fn the_listing_has_rocprofv3_fields_and_kreplays_lines() {
         let text = render(&[agent(1, "gfx90a")], &Collection::ExtensionTable);
         assert!(text.starts_with("counter collection: "), "{text}");
-        assert!(text.contains("GPU:1\nName:gfx90a\n"), "{text}");
+        assert!(text.contains("GPU:0\nName:gfx90a\nAgent:1 "), "{text}");
         let waves = text
             .split("\n\n")
             .find(|b| b.contains("Counter_Name        :\tSQ_WAVES\n"))
