@@ -31,6 +31,7 @@ pub fn run(output_dir: Option<PathBuf>, passes: u32) -> ExitCode {
         pmc: Vec::new(),
         input: None,
         pmc_cross_pass: false,
+        pmc_auto_split: false,
         include: None,
         exclude: None,
         iteration_range: None,

@@ -32,6 +32,8 @@ pub struct RunOptions {
     pub input: Option<PathBuf>,
     /// `--pmc-cross-pass`: derived metrics may combine passes.
     pub pmc_cross_pass: bool,
+    /// `--pmc-auto-split`: groups that do not fit one pass are split into groups that do.
+    pub pmc_auto_split: bool,
     /// Kernel include filter.
     pub include: Option<String>,
     /// Kernel exclude filter.
@@ -138,11 +140,13 @@ struct Plan {
 const DEFAULT_PASSES: &str = "5";
 
 fn plan(opts: &RunOptions) -> Result<Plan, CliError> {
-    let counters = CounterGroups::from_options(&opts.pmc, opts.input.as_deref())?;
-    if opts.pmc_cross_pass && counters.is_none() {
-        eprintln!("kreplay: note: --pmc-cross-pass has no effect without counters (--pmc or -i)");
+    let mut counters = CounterGroups::from_options(&opts.pmc, opts.input.as_deref())?;
+    if (opts.pmc_cross_pass || opts.pmc_auto_split) && counters.is_none() {
+        eprintln!(
+            "kreplay: note: --pmc-cross-pass and --pmc-auto-split have no effect without counters (--pmc or -i)"
+        );
     }
-    let passes = match &counters {
+    let mut passes = match &counters {
         Some(groups) => groups.passes(opts.passes.as_deref())?,
         None => kernel_selection::check_passes(opts.passes.as_deref().unwrap_or(DEFAULT_PASSES))?,
     };
@@ -184,8 +188,19 @@ fn plan(opts: &RunOptions) -> Result<Plan, CliError> {
         }
         None => None,
     };
-    if let Some(groups) = &counters {
-        check_counters(groups, &runtime, virtual_agents.as_deref())?;
+    if let Some(groups) = counters.as_mut() {
+        let (agents, collection) = counter_runtime(&runtime, virtual_agents.as_deref())?;
+        if opts.pmc_auto_split {
+            *groups = groups.split_to_fit(&agents)?;
+            passes = groups.passes(opts.passes.as_deref())?;
+            eprintln!(
+                "kreplay: --pmc-auto-split: {} group{}: {}",
+                groups.groups().len(),
+                if groups.groups().len() == 1 { "" } else { "s" },
+                groups.environment_value().trim_end().replace('\n', "; ")
+            );
+        }
+        groups.check_runtime(&agents, &collection)?;
     }
     Ok(Plan {
         passes,
@@ -207,14 +222,18 @@ fn topology_variable(runtime: &Runtime) -> &'static str {
     }
 }
 
-/// Checks the counter groups against every GPU agent of `runtime` before the application
-/// starts: asks the runtime, in a separate process with the application's library path and
-/// topology, for its agents and how it would collect counters.
-fn check_counters(
-    groups: &CounterGroups,
+/// The GPU agents of `runtime` and how it would collect counters, asked before the
+/// application starts in a separate process with the application's library path and topology.
+fn counter_runtime(
     runtime: &Runtime,
     virtual_agents: Option<&str>,
-) -> Result<(), CliError> {
+) -> Result<
+    (
+        Vec<crate::info::GpuAgent>,
+        crate::counters::collection::Collection,
+    ),
+    CliError,
+> {
     let kreplay = std::env::current_exe().map_err(|e| {
         CliError::RuntimeQuery(format!(
             "cannot find the kreplay executable to ask the runtime about its counters ({e})"
@@ -247,8 +266,9 @@ fn check_counters(
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    let (agents, collection) = crate::info::read_report(&String::from_utf8_lossy(&out.stdout));
-    groups.check_runtime(&agents, &collection)
+    Ok(crate::info::read_report(&String::from_utf8_lossy(
+        &out.stdout,
+    )))
 }
 
 /// The application's `LD_LIBRARY_PATH`: the runtime's directory first, then the caller's.

@@ -28,6 +28,7 @@ Examples:
   kreplay run --runtime virtual --virtual-agents gfx90a -- ./my_hip52_app
   kreplay run --pmc SQ_WAVES SQ_INSTS_VALU --pmc SQ_WAVES GRBM_COUNT -f csv -- ./my_app
   kreplay run -i counters.yaml -- ./my_app
+  kreplay run --pmc-auto-split --pmc SQ_WAVES SQ_INSTS SQ_INSTS_VALU SQ_INSTS_SALU SQ_INSTS_SMEM SQ_INSTS_LDS SQ_INSTS_FLAT SQ_INSTS_BRANCH SQ_INSTS_VMEM_RD -- ./my_app
   kreplay run -L --runtime virtual
 
 Outputs (in -d, base name from -o): <name>_results.db (rocpd, the default, as rocprofv3 writes
@@ -110,6 +111,11 @@ struct RunArgs {
     /// cross_pass); by default a derived metric uses inputs of one pass only.
     #[arg(long)]
     pmc_cross_pass: bool,
+    /// Split a counter group that does not fit one pass on every GPU agent into groups that
+    /// do (a derived metric kept with its inputs), instead of refusing it; the groups used
+    /// are printed.
+    #[arg(long)]
+    pmc_auto_split: bool,
     /// List the hardware counters of every GPU agent of the selected runtime and exit
     /// (as `kreplay info --pmc`).
     #[arg(short = 'L', long = "list-avail")]
@@ -249,6 +255,7 @@ fn main() -> ExitCode {
             pmc: a.pmc_groups,
             input: a.input,
             pmc_cross_pass: a.pmc_cross_pass,
+            pmc_auto_split: a.pmc_auto_split,
             include: a.kernel_include_regex,
             exclude: a.kernel_exclude_regex,
             iteration_range: a.kernel_iteration_range,

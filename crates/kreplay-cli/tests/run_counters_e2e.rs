@@ -370,3 +370,69 @@ fn rocr_over_vkfd_collects_the_same_values() {
         assert_eq!(table[0][name], on_vhsa[0][name], "{name}");
     }
 }
+
+#[test]
+fn auto_split_collects_a_list_too_wide_for_one_pass() {
+    let out = test_support::scratch_dir("cli-counters-split");
+    let (app, co) = built("gfx942");
+    let many = [
+        "SQ_WAVES",
+        "SQ_INSTS",
+        "SQ_INSTS_VALU",
+        "SQ_INSTS_SALU",
+        "SQ_INSTS_SMEM",
+        "SQ_INSTS_VMEM_RD",
+        "SQ_INSTS_VMEM_WR",
+        "SQ_INSTS_BRANCH",
+        "SQ_WAVES_EQ_64",
+        "SPI_CSN_WAVE",
+        "SPI_CSN_NUM_THREADGROUPS",
+    ];
+    let run = |extra: &[&str]| {
+        kreplay()
+            .args(["run", "--runtime", "virtual", "--virtual-agents", "gfx942"])
+            .arg("--pmc")
+            .args(many)
+            .args(extra)
+            .args([
+                "--kernel-include-regex",
+                "^scale",
+                "-f",
+                "csv",
+                "-o",
+                "k",
+                "-d",
+            ])
+            .arg(&out)
+            .arg("--")
+            .arg(&app)
+            .args(["scale", co.to_str().unwrap(), N, WG])
+            .output()
+            .unwrap()
+    };
+    let refused = run(&[]);
+    assert_eq!(
+        refused.status.code(),
+        Some(80),
+        "9 SQ counters in one group"
+    );
+    let output = run(&["--pmc-auto-split"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("--pmc-auto-split: 2 groups: pmc: "),
+        "{stderr}"
+    );
+    let table = csv_maps(&std::fs::read_to_string(out.join("k_counters.csv")).unwrap());
+    assert_eq!(table[0]["passes"], "2");
+    assert_eq!(table[0]["groups_collected"], "0 1");
+    for name in many {
+        assert!(
+            !table[0][name].is_empty(),
+            "{name} collected: {:?}",
+            table[0]
+        );
+    }
+    assert_eq!(table[0]["SQ_WAVES"], "64");
+    assert_eq!(table[0]["SPI_CSN_NUM_THREADGROUPS"], "64");
+}

@@ -128,6 +128,42 @@ impl CounterGroups {
         Ok(())
     }
 
+    /// `--pmc-auto-split`: each group split, where it does not fit one pass, into groups that
+    /// fit on every agent: each name goes to the first of the group's parts it fits in (a
+    /// derived metric with all its inputs), else starts a new part. A name that fits nowhere
+    /// stays in a part of its own, for [`CounterGroups::check`] to refuse.
+    pub fn split_to_fit(&self, agents: &[GpuAgent]) -> Result<CounterGroups, CliError> {
+        let mut targets: Vec<Target> = Vec::new();
+        for agent in agents {
+            let target = target_of(agent)?;
+            if !targets.contains(&target) {
+                targets.push(target);
+            }
+        }
+        let fits = |names: &[String]| {
+            targets
+                .iter()
+                .all(|t| group::check(*t, names, Limits::Hardware).is_ok())
+        };
+        let mut groups = Vec::new();
+        for names in &self.groups {
+            let mut parts: Vec<Vec<String>> = Vec::new();
+            for name in names {
+                let home = parts.iter_mut().find(|part| {
+                    let mut wider = part.to_vec();
+                    wider.push(name.clone());
+                    fits(&wider)
+                });
+                match home {
+                    Some(part) => part.push(name.clone()),
+                    None => parts.push(vec![name.clone()]),
+                }
+            }
+            groups.extend(parts);
+        }
+        Ok(CounterGroups { groups })
+    }
+
     /// Checks every group against every GPU agent's counters and per-pass limits.
     pub fn check(&self, agents: &[GpuAgent]) -> Result<(), CliError> {
         for agent in agents {
@@ -316,6 +352,44 @@ mod tests {
             g.check_runtime(&[], &Collection::ExtensionTable)
                 .unwrap_err()
                 .exit_code(),
+            80
+        );
+    }
+
+    #[test]
+    fn auto_split_packs_each_group_into_parts_that_fit() {
+        let sq: Vec<String> = amdgpu_counters::counters(Target::Gfx90a)
+            .iter()
+            .filter(|c| c.block.name() == "SQ" && c.hardware)
+            .take(11)
+            .map(|c| c.name.to_string())
+            .collect();
+        let mut first = sq.clone();
+        first.extend(["GRBM_COUNT".to_owned(), "GRBM_GUI_ACTIVE".to_owned()]);
+        let g = CounterGroups::from_options(&[first.clone(), vec!["SQ_WAVES".into()]], None)
+            .unwrap()
+            .unwrap();
+        assert!(g.check(&[agent("gfx90a")]).is_err());
+        let split = g.split_to_fit(&[agent("gfx90a")]).unwrap();
+        split.check(&[agent("gfx90a")]).unwrap();
+        assert_eq!(split.groups().len(), 3, "{:?}", split.groups());
+        assert_eq!(split.groups()[0].len(), 10, "8 SQ and both GRBM counters");
+        assert_eq!(
+            split.groups()[2],
+            vec!["SQ_WAVES".to_owned()],
+            "a group that fits stays"
+        );
+        let mut names: Vec<String> = split.groups()[..2].concat();
+        names.sort();
+        first.sort();
+        assert_eq!(names, first, "every name kept once");
+        let unknown = CounterGroups::from_options(&flags(&[&["SQ_WAVES", "NOT_A_COUNTER"]]), None)
+            .unwrap()
+            .unwrap()
+            .split_to_fit(&[agent("gfx90a")])
+            .unwrap();
+        assert_eq!(
+            unknown.check(&[agent("gfx90a")]).unwrap_err().exit_code(),
             80
         );
     }
