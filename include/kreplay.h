@@ -416,8 +416,9 @@ extern "C" {
  from any thread. May be called at any time while the tool is active (from a tool's `OnLoad`
  or later); a late client gets replay for the dispatches that follow. Returns
  `KREPLAY_STATUS_ALREADY_CONFIGURED` when a client (this one, another tool, or the built-in
- client, which takes the service at the first dispatch when `KREPLAY_PASSES` is set and no
- client registered yet) is already registered, and `KREPLAY_STATUS_NOT_LOADED` when this copy
+ client, which takes the service at the first dispatch when `KREPLAY_PASSES` or
+ `KREPLAY_PMC_GROUPS` is set and no client registered yet) is already registered, and
+ `KREPLAY_STATUS_NOT_LOADED` when this copy
  of the library is not the runtime's active tool (only linked, before its `OnLoad` or after
  its `OnUnload`, or `HSA_TOOLS_LIB` names another copy); nothing is registered then. The
  registration ends at `OnUnload`; after a new `hsa_init`, register again. Thread-safe.

@@ -8,7 +8,9 @@
 //! 1. entries: `api` (the `extern "C"` exports, imported by nothing) and `intercept` (the
 //!    runtime's tool entry `OnLoad`/`OnUnload` and the table of interceptors; its load path is
 //!    the composition root that installs the built-in client);
-//! 2. the built-in client (`client`), a client of the replay engine like any tool;
+//! 2. the built-in client (`client`), a client of the replay engine like any tool, and the
+//!    counter path it uses (`pmc`: aqlprofile, packet sets per agent and group), which attaches
+//!    its packets through the engine's localized control;
 //! 3. the replay engine (`replay`: the window, the gate and drains, the client contract and
 //!    its registration slot in `replay::contract`, decline reasons in `replay::decline`), with
 //!    the snapshot (`snapshot`), host memory (`host_memory`) and the loader's view of code
@@ -143,8 +145,9 @@ unsafe fn read_callbacks(p: *const kreplay_callbacks_t, declared: u64) -> krepla
 /// from any thread. May be called at any time while the tool is active (from a tool's `OnLoad`
 /// or later); a late client gets replay for the dispatches that follow. Returns
 /// `KREPLAY_STATUS_ALREADY_CONFIGURED` when a client (this one, another tool, or the built-in
-/// client, which takes the service at the first dispatch when `KREPLAY_PASSES` is set and no
-/// client registered yet) is already registered, and `KREPLAY_STATUS_NOT_LOADED` when this copy
+/// client, which takes the service at the first dispatch when `KREPLAY_PASSES` or
+/// `KREPLAY_PMC_GROUPS` is set and no client registered yet) is already registered, and
+/// `KREPLAY_STATUS_NOT_LOADED` when this copy
 /// of the library is not the runtime's active tool (only linked, before its `OnLoad` or after
 /// its `OnUnload`, or `HSA_TOOLS_LIB` names another copy); nothing is registered then. The
 /// registration ends at `OnUnload`; after a new `hsa_init`, register again. Thread-safe.

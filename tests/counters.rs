@@ -33,8 +33,23 @@ const MANY: [&str; 11] = [
     "SPI_CSN_NUM_THREADGROUPS",
 ];
 
+/// The virtual runtime's aqlprofile (`crates/aqlprofile-so`) must be built for these tests.
+fn require_aqlprofile() {
+    let lib = test_support::vhsa_lib_dir().join("libhsa-amd-aqlprofile64.so.1");
+    assert!(
+        lib.exists(),
+        "{} is missing: build the workspace first (`cargo build --workspace`), which builds crates/aqlprofile-so",
+        lib.display()
+    );
+}
+
 fn scale_command(mode: &str, out_dir: &Path, groups: &[&[&str]]) -> Command {
-    let co = code_object("counters");
+    scale_command_with(mode, &code_object("counters"), out_dir, groups)
+}
+
+/// [`scale_command`] with the code object `co`.
+fn scale_command_with(mode: &str, co: &Path, out_dir: &Path, groups: &[&[&str]]) -> Command {
+    require_aqlprofile();
     let mut c = command(&app("counters", &[]), &[]);
     c.args([mode, co.to_str().unwrap(), N, WG])
         .env("KREPLAY_PMC_GROUPS", pmc_lines(groups))
@@ -207,28 +222,49 @@ fn a_group_over_a_block_limit_collects_nothing_and_says_why() {
     assert_eq!(pmc.missing, [0]);
 }
 
-/// `block:event` of each counter on gfx942 (the code object's target).
-fn pmc_tool_events(names: &[&str]) -> String {
+/// `block:event` of each counter on `target`.
+fn pmc_tool_events(target: Target, names: &[&str]) -> String {
     names
         .iter()
         .map(|n| {
-            let c = find(Target::Gfx942, n).unwrap();
+            let c = find(target, n).unwrap();
             format!("{}:{}", c.block.id(), c.event)
         })
         .collect::<Vec<_>>()
         .join(",")
 }
 
-fn pmc_tool_values(api: &str) -> Vec<String> {
+/// Runs the C tool with `api` for two passes, on vhsa's default gfx942 agent or, with
+/// `runtime`, on one gfx90a agent of that runtime; returns its stderr.
+fn pmc_tool_run(api: &str, runtime: Option<test_support::Runtime>) -> String {
+    require_aqlprofile();
     let tool = c_tool("pmc_tool", &[]);
-    let co = code_object("counters");
-    let mut c = command(&app("counters", &[]), &[&tool]);
+    let (mut c, co, target) = match runtime {
+        None => (
+            command(&app("counters", &[]), &[&tool]),
+            code_object("counters"),
+            Target::Gfx942,
+        ),
+        Some(_) => (
+            command(&app_for_any_runtime("counters"), &[&tool]),
+            code_object_gfx90a_v4(),
+            Target::Gfx90a,
+        ),
+    };
+    if let Some(rt) = runtime {
+        rt.apply(&mut c, "gfx90a");
+    }
     c.args(["scale", co.to_str().unwrap(), N, WG])
         .env("PMC_TOOL_API", api)
         .env("PMC_TOOL_PASSES", "2")
-        .env("PMC_TOOL_EVENTS", pmc_tool_events(&MANY[..6]));
+        .env("PMC_TOOL_EVENTS", pmc_tool_events(target, &MANY[..6]));
     let err = run(c);
     assert!(err.contains("TOOL OK"), "{err}");
+    err
+}
+
+fn pmc_tool_values(api: &str, runtime: Option<test_support::Runtime>) -> Vec<String> {
+    let err = pmc_tool_run(api, runtime);
     let mut v: Vec<String> = err
         .lines()
         .filter(|l| l.starts_with("TOOL value "))
@@ -240,7 +276,7 @@ fn pmc_tool_values(api: &str) -> Vec<String> {
 
 #[test]
 fn a_c_tool_gets_identical_values_through_the_v1_table_and_the_v2_library() {
-    let (v1, v2) = (pmc_tool_values("v1"), pmc_tool_values("v2"));
+    let (v1, v2) = (pmc_tool_values("v1", None), pmc_tool_values("v2", None));
     assert!(!v1.is_empty(), "no value read");
     assert_eq!(v1, v2);
     let waves = find(Target::Gfx942, "SQ_WAVES").unwrap();
@@ -284,4 +320,101 @@ fn derived_metrics_cross_passes_only_when_asked_and_say_so() {
     assert_eq!(a.value, b.value, "deterministic inputs give the same ratio");
     let insts = by_name(&s)["SQ_INSTS_VALU"].value;
     assert_eq!(a.value, insts / WAVES);
+}
+
+#[test]
+fn the_counter_packets_of_a_pass_run_in_that_pass_only() {
+    for api in ["v1", "v2"] {
+        let err = pmc_tool_run(api, None);
+        for pass in 0..2 {
+            assert!(
+                err.contains(&format!("TOOL packets pass={pass} start=1 read=1 stop=1\n")),
+                "{api}: {err}"
+            );
+        }
+    }
+}
+
+/// `counters.hip` for gfx90a as code object version 4 (what ROCR 5.2's loader reads).
+fn code_object_gfx90a_v4() -> std::path::PathBuf {
+    static BUILT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let out = test_support::scratch_dir("counters-gfx90a").join("counters-gfx90a-v4.co");
+            test_support::build_code_object_with(
+                &common::apps_dir().join("counters.hip"),
+                "gfx90a",
+                &out,
+                &["-mcode-object-version=4"],
+            );
+            out
+        })
+        .clone()
+}
+
+/// The `scale` dispatch's counters on `runtime` (one gfx90a agent), by name.
+fn on_runtime(
+    runtime: test_support::Runtime,
+    tag: &str,
+    groups: &[&[&str]],
+    lifted: bool,
+) -> (Dispatch, BTreeMap<String, CounterValue>) {
+    let dir = test_support::scratch_dir(tag);
+    let c = scale_command_with("scale", &code_object_gfx90a_v4(), &dir, groups);
+    let mut c = {
+        // The same arguments and environment, on an application whose runtime LD_LIBRARY_PATH
+        // chooses.
+        let mut any = Command::new(app_for_any_runtime("counters"));
+        any.args(c.get_args());
+        for (k, v) in c.get_envs() {
+            match v {
+                Some(v) => any.env(k, v),
+                None => any.env_remove(k),
+            };
+        }
+        any
+    };
+    runtime.apply(&mut c, "gfx90a");
+    if lifted {
+        c.env("VHSA_PMC_LIMITS", "off");
+    }
+    run(c);
+    let d = scale_dispatch(&dir);
+    let by = by_name(&d);
+    (d, by)
+}
+
+#[test]
+fn rocr_over_vkfd_collects_the_same_counters_as_vhsa_and_groups_equal_one_pass() {
+    use test_support::Runtime::{RocrOnVkfd, Vhsa};
+    let split: [&[&str]; 2] = [&MANY[..6], &MANY[6..]];
+    let (rocr_d, rocr) = on_runtime(RocrOnVkfd, "counters-rocr-split", &split, false);
+    let (_, rocr_one) = on_runtime(RocrOnVkfd, "counters-rocr-one", &[&MANY], true);
+    let (_, vhsa) = on_runtime(Vhsa, "counters-vhsa-gfx90a", &split, false);
+    assert_eq!(rocr_d.passes.len(), 2);
+    assert_eq!(rocr.len(), MANY.len(), "{rocr:?}");
+    for name in MANY {
+        assert_eq!(
+            rocr[name].value.to_bits(),
+            rocr_one[name].value.to_bits(),
+            "{name}"
+        );
+        assert_eq!(rocr[name].instances, rocr_one[name].instances, "{name}");
+        assert_eq!(
+            rocr[name].value.to_bits(),
+            vhsa[name].value.to_bits(),
+            "{name}"
+        );
+    }
+    assert_eq!(rocr["SQ_WAVES"].value, WAVES);
+}
+
+#[test]
+fn on_rocr_over_vkfd_the_v1_table_and_the_v2_library_give_identical_values() {
+    let rocr = Some(test_support::Runtime::RocrOnVkfd);
+    let (v1, v2) = (pmc_tool_values("v1", rocr), pmc_tool_values("v2", rocr));
+    assert!(!v1.is_empty(), "no value read");
+    assert_eq!(v1, v2);
+    let vhsa = pmc_tool_values("v1", Some(test_support::Runtime::Vhsa));
+    assert_eq!(v1, vhsa, "ROCR over vkfd and vhsa count the same");
 }

@@ -258,9 +258,9 @@ pub(crate) fn register_as(
     if let Some(existing) = registration() {
         if owner == ClientOwner::Tool && existing.owner == ClientOwner::Builtin {
             tracing::warn!(
-                "kreplay_register refused (ALREADY_CONFIGURED): the built-in client, configured by KREPLAY_PASSES, took the \
-                 replay service at the first dispatch because no client had registered by then; unset KREPLAY_PASSES, or \
-                 register from the tool's OnLoad, to drive replay from this tool"
+                "kreplay_register refused (ALREADY_CONFIGURED): the built-in client, configured by KREPLAY_PASSES or \
+                 KREPLAY_PMC_GROUPS, took the replay service at the first dispatch because no client had registered by then; \
+                 unset those variables, or register from the tool's OnLoad, to drive replay from this tool"
             );
         }
         return Err(ApiError::AlreadyConfigured);

@@ -12,6 +12,10 @@
  *
  *   TOOL value pass=<p> block=<b> index=<i> event=<e> value=<v>
  *
+ * When the runtime counts the counter packets it executed (vhsa_pmc_packets_executed or
+ * vkfd_pmc_packets_executed, found with dlsym), each PASS EXIT also prints how many of each ran
+ * during that pass: "TOOL packets pass=<p> start=<n> read=<n> stop=<n>".
+ *
  * The packet buffers are the tool's own (allocated from its callbacks in the system kernarg pool,
  * never tracked by kreplay). Prints "TOOL OK" at OnUnload when every call succeeded,
  * "TOOL FAIL ..." on each failure. */
@@ -87,6 +91,11 @@ static hsa_ven_amd_aqlprofile_1_00_pfn_t v1;
 static hsa_ven_amd_aqlprofile_profile_t v1_profile;
 static hsa_ven_amd_aqlprofile_event_t v1_events[MAX_EVENTS];
 static uint32_t current_pass;
+
+/* The runtime's count of executed counter packets, when it has one. */
+typedef void (*packets_executed_fn)(uint64_t* start, uint64_t* read, uint64_t* stop);
+static packets_executed_fn packets_executed;
+static uint64_t executed_at_enter[3];
 
 static hsa_status_t find_kernarg_pool(hsa_amd_memory_pool_t p, void* data) {
   hsa_amd_segment_t seg;
@@ -233,6 +242,7 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
       built = 1;
     }
     current_pass = e->pass;
+    if (packets_executed) packets_executed(&executed_at_enter[0], &executed_at_enter[1], &executed_at_enter[2]);
     TOOL_CHECK(kreplay_pass_attach_packets(start_pkt, 1, KREPLAY_PACKET_BEFORE_PASS) == KREPLAY_STATUS_SUCCESS,
                "attach start");
     TOOL_CHECK(kreplay_pass_attach_packets(read_stop_pkts, 2, KREPLAY_PACKET_AFTER_PASS) == KREPLAY_STATUS_SUCCESS,
@@ -242,6 +252,13 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
     hsa_status_t st = use_v2 ? v2.iterate(v2_set, v2_value, NULL)
                              : v1.hsa_ven_amd_aqlprofile_iterate_data(&v1_profile, v1_value, NULL);
     TOOL_CHECK(st == HSA_STATUS_SUCCESS, "iterate_data: %#x", st);
+    if (packets_executed) {
+      uint64_t now[3];
+      packets_executed(&now[0], &now[1], &now[2]);
+      fprintf(stderr, "TOOL packets pass=%u start=%llu read=%llu stop=%llu\n", e->pass,
+              (unsigned long long)(now[0] - executed_at_enter[0]), (unsigned long long)(now[1] - executed_at_enter[1]),
+              (unsigned long long)(now[2] - executed_at_enter[2]));
+    }
   }
 }
 
@@ -289,6 +306,8 @@ bool OnLoad(void* table, uint64_t runtime_version, uint64_t failed_tool_count, c
   const char* ev = getenv("PMC_TOOL_EVENTS");
   TOOL_CHECK(ev && parse_events(ev), "PMC_TOOL_EVENTS must be block:event[,block:event...]");
   if (!load_api()) return true;
+  *(void**)&packets_executed = dlsym(RTLD_DEFAULT, "vhsa_pmc_packets_executed");
+  if (!packets_executed) *(void**)&packets_executed = dlsym(RTLD_DEFAULT, "vkfd_pmc_packets_executed");
   memset(&callbacks, 0, sizeof callbacks);
   callbacks.size = sizeof callbacks;
   callbacks.pass_count = pass_count;

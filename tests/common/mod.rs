@@ -63,6 +63,30 @@ pub fn app(name: &str, extra: &[&str]) -> PathBuf {
     out
 }
 
+/// Compiles `tests/apps/<name>.c` into an executable linked against vhsa's exports without a
+/// run path, so `LD_LIBRARY_PATH` chooses the runtime (vhsa, or the system's ROCR over vkfd
+/// with [`test_support::Runtime::apply`]); once per test binary.
+pub fn app_for_any_runtime(name: &str) -> PathBuf {
+    let out = build_dir().join(format!("{name}_any_runtime"));
+    let _g = SETUP.lock().unwrap_or_else(|e| e.into_inner());
+    if !out.exists() {
+        let vhsa = test_support::vhsa_lib_dir();
+        let status = Command::new("cc")
+            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-pthread"])
+            .args(include_flags())
+            .arg(format!("-I{}", test_support::host_include_dir().display()))
+            .arg(apps_dir().join(format!("{name}.c")))
+            .arg("-o")
+            .arg(&out)
+            .arg(format!("-L{}", vhsa.display()))
+            .args(["-l:libhsa-runtime64.so.1", "-ldl"])
+            .status()
+            .expect("run cc");
+        assert!(status.success(), "cc failed on {name}.c");
+    }
+    out
+}
+
 /// Compiles `tests/apps/<name>.c` into an executable linked with kreplay, so it can call the C
 /// API itself (once per test binary).
 pub fn app_linked(name: &str) -> PathBuf {

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::counting::Quantity;
+use crate::counting::{ClassTable, Quantity};
 use crate::decode::Program;
 use crate::descriptor::KernelDescriptor;
 use crate::exec::{self, Ctx, Flow};
@@ -87,7 +87,7 @@ pub struct Emulator {
     compute_units: u32,
     time_limit: Duration,
     counting: bool,
-    cache: Mutex<HashMap<(u64, u64, u64), Arc<Program>>>,
+    cache: Mutex<HashMap<(u64, u64, u64), Arc<Decoded>>>,
     /// Per-thread wave state (register files, LDS, private memory) kept between dispatches.
     states: Mutex<Vec<ThreadState>>,
 }
@@ -185,7 +185,7 @@ impl Emulator {
         &self,
         setup: &DispatchSetup<'_>,
         mem: &dyn GlobalMemory,
-    ) -> Result<Arc<Program>, Fault> {
+    ) -> Result<Arc<Decoded>, Fault> {
         let key = (
             setup.kernel_object,
             setup.code_range.start,
@@ -220,7 +220,9 @@ impl Emulator {
         };
         let mut bytes = vec![0u8; len as usize];
         load_bytes(p, &mut bytes);
-        let prog = Arc::new(Program::decode(self.target, setup.code_range.start, &bytes));
+        let mut prog = Program::decode(self.target, setup.code_range.start, &bytes);
+        let classes = ClassTable::build(&mut prog.insts);
+        let prog = Arc::new(Decoded { prog, classes });
         self.cache
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -283,7 +285,8 @@ impl Emulator {
                 name,
             ));
         }
-        let prog = self.program(setup, mem)?;
+        let decoded = self.program(setup, mem)?;
+        let prog = &decoded.prog;
         let mut entry = setup.kernel_object.wrapping_add(kd.entry_offset as u64);
         if kd.preload_length() > 0 {
             entry = entry.wrapping_add(256);
@@ -299,7 +302,8 @@ impl Emulator {
         let job = Job {
             setup,
             kd,
-            prog: &prog,
+            prog,
+            classes: &decoded.classes,
             mem,
             entry,
             entry_index,
@@ -398,10 +402,17 @@ fn internal_error(
     )
 }
 
+/// A decoded kernel's code and the counter classes of its instructions.
+struct Decoded {
+    prog: Program,
+    classes: ClassTable,
+}
+
 struct Job<'a> {
     setup: &'a DispatchSetup<'a>,
     kd: KernelDescriptor,
     prog: &'a Program,
+    classes: &'a ClassTable,
     mem: &'a dyn GlobalMemory,
     entry: u64,
     entry_index: usize,
@@ -639,7 +650,7 @@ impl Job<'_> {
             let exec = workitem_ids(w, k, dims, id_dims);
             w.set_exec(exec);
             if self.counting {
-                w.counts.reset(self.prog.classes.classes.len());
+                w.counts.reset(self.classes.classes.len());
                 w.counts.full_at_launch = exec == u64::MAX;
             }
             self.initial_sgprs(w, id, nwaves as u32, k == 0)?;
@@ -658,6 +669,7 @@ impl Job<'_> {
         let mut ctx = Ctx {
             target: self.target,
             prog: self.prog,
+            classes: self.classes,
             mem: self.mem,
             lds: &mut st.lds,
             scratch: &mut st.scratch,
@@ -793,7 +805,7 @@ impl Job<'_> {
             totals[Quantity::BusyCycles as usize] += busy;
             totals[Quantity::ElapsedCycles as usize] += busy;
             for w in waves {
-                w.counts.fold_into(&self.prog.classes, totals, w.cycles);
+                w.counts.fold_into(self.classes, totals, w.cycles);
             }
         }
     }

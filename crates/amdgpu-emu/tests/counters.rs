@@ -7,156 +7,27 @@ mod common;
 
 use amdgpu_emu::{DispatchOutcome, Quantity, Target};
 use common::{Arg, Bench, TARGETS, corpus};
-use std::collections::HashMap;
-use std::process::Command;
+use std::collections::BTreeMap;
+use test_support::instruction_count;
 
-/// One disassembled instruction: address, mnemonic, branch target.
-struct Line {
-    addr: u64,
-    mnemonic: String,
-    target: Option<u64>,
+fn disassemble(kernel: &str, t: Target) -> Vec<instruction_count::Line> {
+    instruction_count::disassemble(&corpus()[&("counters".to_string(), t)], t.name(), kernel)
 }
 
-/// The instructions of `kernel` up to its first `s_endpgm`, from `llvm-objdump-22 -d`.
-fn disassemble(kernel: &str, t: Target) -> Vec<Line> {
-    let path = &corpus()[&("counters".to_string(), t)];
-    let out = Command::new("llvm-objdump-22")
-        .args(["-d", &format!("--mcpu={}", t.name())])
-        .arg(path)
-        .output()
-        .expect("llvm-objdump-22 must be installed (scripts/install-deps.sh)");
-    assert!(out.status.success(), "llvm-objdump-22 failed");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut lines = Vec::new();
-    let mut inside = false;
-    for l in text.lines() {
-        if l.ends_with(&format!("<{kernel}>:")) {
-            inside = true;
-            continue;
-        }
-        if !inside {
-            continue;
-        }
-        let Some((code, comment)) = l.split_once("//") else {
-            continue;
-        };
-        let mnemonic = code.split_whitespace().next().unwrap_or("").to_string();
-        let addr = u64::from_str_radix(comment.trim().split(':').next().unwrap().trim(), 16)
-            .expect("address in the comment");
-        // A branch's target is printed as `<kernel+0x..>`.
-        let target = comment
-            .split_once(&format!("<{kernel}+0x"))
-            .map(|(_, rest)| {
-                let base = lines.first().map_or(addr, |f: &Line| f.addr);
-                base + u64::from_str_radix(rest.trim_end_matches('>'), 16).unwrap()
-            });
-        let end = mnemonic == "s_endpgm";
-        lines.push(Line {
-            addr,
-            mnemonic,
-            target,
-        });
-        if end {
-            break;
-        }
-    }
-    assert!(!lines.is_empty(), "{kernel} not found in the disassembly");
-    lines
+fn expected(
+    lines: &[instruction_count::Line],
+    trips: u64,
+    waves: u64,
+) -> BTreeMap<&'static str, u64> {
+    instruction_count::expected(lines, trips, waves)
 }
 
-/// The categories of a mnemonic, by prefix alone.
-fn categories(m: &str) -> Vec<Quantity> {
-    let mut q = vec![Quantity::Insts];
-    let sopp_other = [
-        "s_nop",
-        "s_endpgm",
-        "s_waitcnt",
-        "s_barrier",
-        "s_setprio",
-        "s_sleep",
-        "s_trap",
-        "s_icache_inv",
-        "s_set_gpr_idx_off",
-        "s_set_gpr_idx_mode",
-        "s_setkill",
-        "s_sethalt",
-    ];
-    if m.starts_with("s_cbranch") || m == "s_branch" || m == "s_setpc_b64" || m == "s_swappc_b64" {
-        q.push(Quantity::InstsBranch);
-    } else if m.starts_with("s_load")
-        || m.starts_with("s_store")
-        || m.starts_with("s_buffer")
-        || m.starts_with("s_dcache")
-        || m.starts_with("s_memtime")
-        || m.starts_with("s_memrealtime")
-    {
-        q.push(Quantity::InstsSmem);
-    } else if m.starts_with("s_sendmsg") {
-        q.push(Quantity::InstsSendmsg);
-    } else if sopp_other.contains(&m) {
-    } else if m.starts_with("s_") {
-        q.push(Quantity::InstsSalu);
-    } else if m.starts_with("v_mfma") {
-        q.extend([Quantity::InstsValu, Quantity::InstsMfma]);
-    } else if m.starts_with("v_") {
-        q.push(Quantity::InstsValu);
-    } else if ["global_", "flat_", "buffer_", "scratch_"]
-        .iter()
-        .any(|p| m.starts_with(p))
-    {
-        q.push(if m.contains("store") {
-            Quantity::InstsVmemWr
-        } else {
-            Quantity::InstsVmemRd
-        });
-    } else if m.starts_with("ds_") {
-        q.push(Quantity::InstsLds);
-    }
-    q
-}
-
-/// The expected totals: each instruction's categories, times `trips` inside the one backward
-/// branch's loop, times the waves.
-fn expected(lines: &[Line], trips: u64, waves: u64) -> HashMap<usize, u64> {
-    let back: Vec<&Line> = lines
-        .iter()
-        .filter(|l| l.target.is_some_and(|t| t < l.addr))
-        .collect();
-    assert!(back.len() <= 1, "one loop at most");
-    let body = back.first().map(|b| b.target.unwrap()..=b.addr);
-    let mut counts = HashMap::new();
-    for l in lines {
-        let times = match &body {
-            Some(r) if r.contains(&l.addr) => trips,
-            _ => 1,
-        };
-        for q in categories(&l.mnemonic) {
-            *counts.entry(q as usize).or_insert(0) += times * waves;
-        }
-    }
-    counts
-}
-
-const CHECKED: [Quantity; 10] = [
-    Quantity::Insts,
-    Quantity::InstsSalu,
-    Quantity::InstsSmem,
-    Quantity::InstsBranch,
-    Quantity::InstsValu,
-    Quantity::InstsMfma,
-    Quantity::InstsVmemRd,
-    Quantity::InstsVmemWr,
-    Quantity::InstsLds,
-    Quantity::InstsSendmsg,
-];
-
-fn assert_matches(o: &DispatchOutcome, want: &HashMap<usize, u64>, what: &str) {
-    for q in CHECKED {
-        assert_eq!(
-            o.counters.total(q),
-            want.get(&(q as usize)).copied().unwrap_or(0),
-            "{what}: {q:?}"
-        );
+/// The emulator's totals against the expected counts, through the counter catalog's quantities.
+fn assert_matches(o: &DispatchOutcome, want: &BTreeMap<&'static str, u64>, t: Target, what: &str) {
+    let target = amdgpu_counters::Target::from_isa_name(t.name()).unwrap();
+    for (name, value) in want {
+        let q = amdgpu_counters::find(target, name).unwrap().quantity;
+        assert_eq!(o.counters.total(q), *value, "{what}: {name}");
     }
 }
 
@@ -175,7 +46,7 @@ fn straight_line_counts_equal_the_disassembly_times_waves() {
         );
         let waves = groups * 256 / 64;
         let want = expected(&disassemble("straight", t), 1, waves);
-        assert_matches(&o, &want, &format!("straight on {}", t.name()));
+        assert_matches(&o, &want, t, &format!("straight on {}", t.name()));
         assert!(o.counters.total(Quantity::InstsLds) >= 2 * waves);
         assert_eq!(o.counters.total(Quantity::Waves), waves);
         assert_eq!(o.counters.total(Quantity::Workgroups), groups);
@@ -196,7 +67,7 @@ fn mfma_counts_and_math_operations() {
         let d = b.zeros::<f32>(64 * 4);
         let o = b.run1("mfma_once", 64 * 4, 64, &[Arg::Buf(a), Arg::Buf(d)]);
         let want = expected(&disassemble("mfma_once", t), 1, 4);
-        assert_matches(&o, &want, &format!("mfma_once on {}", t.name()));
+        assert_matches(&o, &want, t, &format!("mfma_once on {}", t.name()));
         assert_eq!(o.counters.total(Quantity::InstsMfma), 4);
         assert_eq!(o.counters.total(Quantity::MfmaF32), 4);
         // 16x16x4 f32: 2048 operations per instruction, 4 per 512.
@@ -216,7 +87,7 @@ fn loop_counts_follow_the_trip_count_and_partial_waves_are_not_full() {
             assert_eq!(o.counters.total(Quantity::Waves), waves);
             assert_eq!(o.counters.total(Quantity::Waves64), 2);
             let want = expected(&disassemble("looped", t), trips, waves);
-            assert_matches(&o, &want, &format!("looped x{trips} on {}", t.name()));
+            assert_matches(&o, &want, t, &format!("looped x{trips} on {}", t.name()));
         }
     }
 }

@@ -2,101 +2,16 @@
 //! counter groups around a dispatch through the v1 extension table or the v2 library and prints
 //! every value. Groups collected one per pass equal the same counters collected at once with the
 //! limits lifted; v1 and v2 agree; a group over a block's limit is refused; each window runs
-//! exactly its own three packets; a dispatch on a second queue inside the window is counted.
+//! exactly its own three packets; a dispatch on a second queue inside the window is counted;
+//! instruction counters equal an independent count from the code object's disassembly.
+
+mod common;
 
 use amdgpu_counters::{Target, find};
+use common::{Values, group, run, setup, text};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use test_support::Runtime;
-
-/// (group, block, event, sample) -> value.
-type Values = BTreeMap<(usize, u32, u32, u64), u64>;
-
-struct Setup {
-    program: PathBuf,
-    code_object: PathBuf,
-}
-
-fn setup(tag: &str) -> Setup {
-    let dir = test_support::scratch_dir(&format!("aqlprofile-{tag}"));
-    let code_object = dir.join("pmc_kernels.co");
-    test_support::build_code_object_with(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/device/pmc_kernels.hip"),
-        "gfx90a",
-        &code_object,
-        // ROCm 5.2's loader loads code objects up to version 4.
-        &["-mcode-object-version=4"],
-    );
-    let program = dir.join("pmc_packets");
-    let vhsa = test_support::vhsa_lib_dir();
-    let status = Command::new("cc")
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-pthread"])
-        .arg(format!("-I{}", test_support::host_include_dir().display()))
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/pmc_packets.c"))
-        .arg("-o")
-        .arg(&program)
-        // Linked against vhsa's exports without a run path: LD_LIBRARY_PATH picks the runtime.
-        .arg(format!("-L{}", vhsa.display()))
-        .args(["-l:libhsa-runtime64.so.1", "-ldl"])
-        .status()
-        .expect("run cc");
-    assert!(status.success(), "cc failed on pmc_packets.c");
-    Setup {
-        program,
-        code_object,
-    }
-}
-
-/// `block:event` list of counter names on gfx90a.
-fn group(names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|n| {
-            let c = find(Target::Gfx90a, n).unwrap_or_else(|| panic!("{n} is in the catalog"));
-            format!("{}:{}", c.block.id(), c.event)
-        })
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-fn run(
-    s: &Setup,
-    runtime: Runtime,
-    mode: &str,
-    kernel: &str,
-    grid: u32,
-    groups: &[String],
-    env: &[(&str, &str)],
-) -> Output {
-    let mut cmd = Command::new(&s.program);
-    for v in [
-        "HSA_TOOLS_LIB",
-        "VHSA_PMC_LIMITS",
-        "PMC_SECOND_QUEUE",
-        "LD_PRELOAD",
-    ] {
-        cmd.env_remove(v);
-    }
-    runtime.apply(&mut cmd, "gfx90a");
-    cmd.arg(&s.code_object)
-        .arg(kernel)
-        .arg(mode)
-        .arg(grid.to_string())
-        .arg("256")
-        .args(groups)
-        .envs(env.iter().copied());
-    cmd.output().expect("start pmc_packets")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn values(o: &Output) -> Values {
     assert!(o.status.success(), "{}", text(o));
@@ -238,6 +153,26 @@ fn groups_one_per_pass_equal_all_at_once_on_both_runtimes_and_both_interfaces() 
         }
         // A C tool on the v1 table and one on the v2 library read identical values.
         assert_eq!(seen[0], seen[1], "{}: v1 and v2 differ", runtime.name());
+        // A loop kernel (5 trips): per-group values equal the one-pass values as well.
+        let split = values(&run(&s, runtime, "v2", "looped", 1024, &per_pass, &[]));
+        let once = ungrouped(&values(&run(
+            &s,
+            runtime,
+            "v2",
+            "looped",
+            1024,
+            &at_once,
+            &[("VHSA_PMC_LIMITS", "off")],
+        )));
+        for ((_, b, e, smp), v) in &split {
+            assert_eq!(
+                once.get(&(*b, *e, *smp)),
+                Some(v),
+                "looped on {}",
+                runtime.name()
+            );
+        }
+        assert_eq!(total(&split, 0, "SQ_WAVES"), 16);
     }
 }
 
@@ -306,5 +241,24 @@ fn a_dispatch_on_a_second_queue_inside_the_window_is_counted() {
         // Counters are agent-wide: without isolation the other queue's waves are in them.
         assert_eq!(total(&shared, 0, "SQ_WAVES"), 16, "{}", runtime.name());
         assert_eq!(total(&shared, 0, "SPI_CSN_NUM_THREADGROUPS"), 4);
+    }
+}
+
+#[test]
+fn instruction_counters_equal_the_disassembly_times_waves_and_trips_on_both_runtimes() {
+    let s = setup("disassembly");
+    let (first, second) = test_support::instruction_count::COUNTED.split_at(5);
+    let g = vec![group(first), group(second)];
+    // `looped` runs b[0] = 5 trips (the program fills b with 5.0); one wave per 64 work-items.
+    for (kernel, grid, waves, trips) in [("straight", 4 * 256, 16, 1), ("looped", 256, 4, 5)] {
+        let lines = test_support::instruction_count::disassemble(&s.code_object, "gfx90a", kernel);
+        let want = test_support::instruction_count::expected(&lines, trips, waves);
+        for runtime in Runtime::ALL {
+            let v = values(&run(&s, runtime, "v1", kernel, grid, &g, &[]));
+            for (k, name) in test_support::instruction_count::COUNTED.iter().enumerate() {
+                let got = total(&v, k / 5, name);
+                assert_eq!(got, want[name], "{kernel} on {}: {name}", runtime.name());
+            }
+        }
     }
 }

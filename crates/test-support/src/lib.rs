@@ -4,6 +4,7 @@
 //! The test command builds the whole workspace first (`cargo build --workspace --all-targets`);
 //! a missing artifact is reported with that instruction rather than rebuilt from inside a test.
 
+pub mod instruction_count;
 pub mod module_graph;
 
 use std::path::{Path, PathBuf};

@@ -304,6 +304,9 @@ pub struct CounterFile {
     topology: Topology,
     catalog: Box<dyn Catalog>,
     state: Mutex<FileState>,
+    /// `state.running`, readable without the lock: a dispatch completing while nothing counts
+    /// takes no lock.
+    counting: std::sync::atomic::AtomicBool,
 }
 
 impl CounterFile {
@@ -317,6 +320,7 @@ impl CounterFile {
                 running: false,
                 per_cu: Vec::new(),
             }),
+            counting: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -337,6 +341,9 @@ impl CounterFile {
     /// Adds a completed dispatch's counts (one slice of quantities per compute unit, in the
     /// emulator's placement) while counting runs.
     pub fn add_dispatch<C: AsRef<[u64]>>(&self, per_cu: &[C]) {
+        if !self.counting.load(Ordering::Acquire) {
+            return;
+        }
         let mut s = self.lock();
         if !s.running {
             return;
@@ -364,7 +371,10 @@ impl CounterFile {
         match p.op {
             Operation::Start => self.start(&p.events)?,
             Operation::Read => self.read(p, output)?,
-            Operation::Stop => self.lock().running = false,
+            Operation::Stop => {
+                self.lock().running = false;
+                self.counting.store(false, Ordering::Release);
+            }
         }
         EXECUTED[p.op as usize - 1].fetch_add(1, Ordering::AcqRel);
         Ok(())
@@ -404,6 +414,7 @@ impl CounterFile {
         s.programmed = events.to_vec();
         s.per_cu.clear();
         s.running = true;
+        self.counting.store(true, Ordering::Release);
         Ok(())
     }
 

@@ -117,7 +117,8 @@ pub struct Inst {
     pub omod: u8,
     /// Extension word: the DPP or SDWA dword, memory flags (see [`flags`]), MFMA cbsz/abid/blgp.
     pub ctrl: u32,
-    /// The instruction's counter class within its [`Program`] (0 outside a program).
+    /// The instruction's counter class, set when the emulator classifies a decoded program
+    /// (0 before).
     pub counter_class: u8,
 }
 
@@ -251,8 +252,6 @@ pub struct Program {
     /// Whether the code holds a grid-wide barrier (`ds_gws_barrier`): its kernels run their
     /// work-groups co-resident.
     pub grid_sync: bool,
-    /// The counter class of each instruction.
-    pub(crate) classes: crate::counting::ClassTable,
 }
 
 impl Program {
@@ -278,14 +277,12 @@ impl Program {
             i += len;
         }
         let grid_sync = insts.iter().any(|i| i.op == Op::ds_gws_barrier);
-        let classes = crate::counting::ClassTable::build(&mut insts);
         Program {
             base,
             insts,
             offsets,
             index,
             grid_sync,
-            classes,
         }
     }
 

@@ -41,6 +41,7 @@ pub(crate) enum Flow {
 pub(crate) struct Ctx<'a> {
     pub target: Target,
     pub prog: &'a Program,
+    pub classes: &'a crate::counting::ClassTable,
     pub mem: &'a dyn GlobalMemory,
     pub lds: &'a mut [u8],
     /// Private memory of the work-group: `waves * 64` lanes of `private_size` bytes.
@@ -81,7 +82,7 @@ pub(crate) fn step(w: &mut Wave, ctx: &mut Ctx<'_>) -> Step {
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => vector::exec(w, ctx, &inst),
         Enc::Ds | Enc::Flat | Enc::Mubuf => {
             if ctx.counting {
-                let class = &ctx.prog.classes.classes[usize::from(inst.counter_class)];
+                let class = &ctx.classes.classes[usize::from(inst.counter_class)];
                 w.counts.request(class, w.exec());
             }
             memory::exec(w, ctx, &inst)

@@ -9,7 +9,11 @@
  * then every value: `value <group> <block> <event> <sample> <value>`. With PMC_SECOND_QUEUE=1 the
  * kernel also runs on a second queue between start and read. A group the library refuses prints
  * `refused <group> <message>` and the program exits 3. Counter packets executed by the runtime
- * are printed per group: `packets <group> <start> <read> <stop>` (deltas). */
+ * are printed per group: `packets <group> <start> <read> <stop>` (deltas).
+ *
+ * With PMC_BENCH=N (v2 only) each group also times N plain dispatches against N counter windows
+ * (start, dispatch, read, stop, the values read back), alternating, and prints the fastest of
+ * each: `bench <group> <plain ns> <counter ns>`. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "aql_submit.h"
 
@@ -231,6 +236,41 @@ static hsa_status_t v2_value(v2_event_t e, uint64_t sample, uint64_t value, void
   return HSA_STATUS_SUCCESS;
 }
 
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static hsa_status_t v2_discard(v2_event_t e, uint64_t sample, uint64_t value, void* ud) {
+  (void)e;
+  (void)sample;
+  *(uint64_t*)ud += value;
+  return HSA_STATUS_SUCCESS;
+}
+
+/* Times `n` plain dispatches against `n` counter windows, alternating; prints the fastest. */
+static void bench_windows(launch_t* l, const v2_packets_t* pk, v2_handle_t h,
+                          hsa_status_t (*iterate)(v2_handle_t, v2_data_t, void*), int n) {
+  uint64_t plain = UINT64_MAX, counted = UINT64_MAX, sink = 0;
+  hsa_signal_t done;
+  CHECK_OK(hsa_signal_create(1, 0, NULL, &done));
+  for (int i = 0; i < n; i++) {
+    uint64_t t0 = now_ns();
+    hsa_signal_store_screlease(done, 1);
+    dispatch_on(l, l->q, 1, done);
+    wait_zero(done);
+    uint64_t t1 = now_ns();
+    run_window(l, pk->start, pk->read, pk->stop);
+    CHECK_OK(iterate(h, v2_discard, &sink));
+    uint64_t t2 = now_ns();
+    if (t1 - t0 < plain) plain = t1 - t0;
+    if (t2 - t1 < counted) counted = t2 - t1;
+  }
+  hsa_signal_destroy(done);
+  printf("bench %d %llu %llu\n", group_no, (unsigned long long)plain, (unsigned long long)counted);
+}
+
 #define SYM(lib, name) dlsym(lib, name)
 
 static int run_v2(launch_t* l, const uint32_t* blocks, const uint32_t* events, int n) {
@@ -266,6 +306,8 @@ static int run_v2(launch_t* l, const uint32_t* blocks, const uint32_t* events, i
   }
   run_window(l, pk.start, pk.read, pk.stop);
   CHECK_OK(iterate(h, v2_value, NULL));
+  const char* bench = getenv("PMC_BENCH");
+  if (bench) bench_windows(l, &pk, h, iterate, atoi(bench));
   del(h);
   return 0;
 }

@@ -4,6 +4,8 @@
 //! `bytes_host_to_device`, `bytes_device_to_host`, `bytes_device_to_device`,
 //! `bytes_host_to_host` and `copies` (always 0: under ROCR copies are blit-kernel dispatches),
 //! `dispatches` and `barrier_packets`. Fields beyond `size` are not written.
+//! `vkfd_pmc_packets_executed` counts the counter packets the command processors executed (as
+//! vhsa's `vhsa_pmc_packets_executed`).
 
 use std::sync::atomic::Ordering;
 
