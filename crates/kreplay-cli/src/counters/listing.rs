@@ -110,9 +110,16 @@ pub fn check(names: &[String], agents: &[GpuAgent]) -> Result<String, CliError> 
             "--pmc-check names no counter: give counter names, for example --pmc-check SQ_WAVES SQ_INSTS_VALU".into(),
         ));
     }
-    let groups = super::groups::CounterGroups::from_options(std::slice::from_ref(&names), None)?
-        .expect("names are not empty");
-    groups.check(agents)?;
+    if agents.is_empty() {
+        return Err(CliError::CounterGroup(
+            "the runtime reports no GPU agent to collect counters on".into(),
+        ));
+    }
+    if let Some(groups) =
+        super::groups::CounterGroups::from_options(std::slice::from_ref(&names), None)?
+    {
+        groups.check(agents)?;
+    }
     let mut out = String::new();
     for agent in agents {
         let target = target_of(agent)?;
@@ -206,5 +213,7 @@ mod tests {
         assert!(out.contains("agent 2 (gfx942)"), "{out}");
         let err = check(&["NOT_A_COUNTER".into()], &[agent(1, "gfx90a")]).unwrap_err();
         assert_eq!(err.exit_code(), 80);
+        let err = check(&["SQ_WAVES".into()], &[]).unwrap_err();
+        assert!(err.to_string().contains("no GPU agent"), "{err}");
     }
 }
