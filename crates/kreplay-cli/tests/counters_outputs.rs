@@ -490,6 +490,24 @@ fn a_declined_dispatch_names_its_missing_groups() {
     assert_eq!(rows[2][col("groups_missing")], "1 2");
     assert_eq!(rows[2][col("SQ_WAVES")], "512");
     assert_eq!(rows[2][col("GRBM_COUNT")], "", "group 2 was not collected");
+    assert_eq!(rows[2][col("counters_error")], "");
+    let doc: Value = serde_json::from_str(&report::json_document(&ds, None)).unwrap();
+    let last = doc["kreplay"]["rows"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["pmc"]["missing"], serde_json::json!([1, 2]));
+    let (_, conn) = rocpd_db(&ds);
+    let status: (i64, String, String, Option<String>) = conn
+        .query_row(
+            "SELECT pmc_groups, pmc_collected, pmc_missing, pmc_error FROM kreplay_kernels WHERE dispatch_id = 4",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!(status, (3, "0".into(), "1 2".into(), None));
     let table = summary::table(&summary::per_kernel(&ds));
     assert!(
         table.contains(

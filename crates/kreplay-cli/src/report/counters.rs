@@ -38,7 +38,7 @@ pub const COUNTER_COLLECTION_COLUMNS: [&str; 22] = [
 ];
 
 /// The leading columns of the counters table; a column per counter follows.
-pub const TABLE_COLUMNS: [&str; 9] = [
+pub const TABLE_COLUMNS: [&str; 10] = [
     "pid",
     "dispatch_id",
     "kernel",
@@ -48,6 +48,7 @@ pub const TABLE_COLUMNS: [&str; 9] = [
     "groups",
     "groups_collected",
     "groups_missing",
+    "counters_error",
 ];
 
 /// One counter of one dispatch, over the passes that collected it.
@@ -210,8 +211,8 @@ pub fn table_columns(dispatches: &[Dispatch]) -> Vec<String> {
     columns
 }
 
-/// The list of group indices as text: `0 1 2`.
-fn group_list(groups: &[u64]) -> String {
+/// Counter group numbers as text: `0 1 2`.
+pub fn group_list(groups: &[u64]) -> String {
     groups
         .iter()
         .map(u64::to_string)
@@ -237,6 +238,7 @@ pub fn table(dispatches: &[Dispatch]) -> String {
             pmc.groups.to_string(),
             group_list(&pmc.collected),
             group_list(&pmc.missing),
+            super::csv_field(&json!(pmc.error)),
         ];
         for column in &columns[TABLE_COLUMNS.len()..] {
             let (name, spread) = match column.strip_suffix("_spread") {
@@ -277,6 +279,11 @@ pub fn dispatch_json(d: &Dispatch) -> Value {
         );
     }
     Value::Object(map)
+}
+
+/// What counter collection did for `d` as JSON (`null` without counters).
+pub fn status_json(d: &Dispatch) -> Value {
+    json!(d.pmc)
 }
 
 /// The counters of one pass as a JSON object `{name: value}`.

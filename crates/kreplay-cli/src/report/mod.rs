@@ -200,17 +200,18 @@ pub fn json_document(dispatches: &[Dispatch], app: Option<&(u32, String)>) -> St
 /// names it), its group and its counter values; and of the dispatch's resolved counters.
 fn pass_counter_keys(d: &Dispatch, p: &crate::records::Pass) -> String {
     format!(
-        ",\"replay_pass\":{},\"counter_group\":{},\"counters\":{},\"dispatch_counters\":{}",
+        ",\"replay_pass\":{},\"counter_group\":{},\"counters\":{},\"dispatch_counters\":{},\"pmc\":{}",
         p.pass,
         json!(p.group),
         counters::pass_json(p),
-        counters::dispatch_json(d)
+        counters::dispatch_json(d),
+        counters::status_json(d)
     )
 }
 
 /// kreplay's JSON: `{"columns": [...], "rows": [{...}], "kernels": [summary rows]}`, with
-/// each row's keys in column order (then `replay_pass`, `counter_group`, `counters` and
-/// `dispatch_counters` when the run collected counters), one row per line.
+/// each row's keys in column order (then `replay_pass`, `counter_group`, `counters`,
+/// `dispatch_counters` and `pmc` when the run collected counters), one row per line.
 pub fn kreplay_json(dispatches: &[Dispatch]) -> String {
     let mut out = format!("{{\"columns\":{},\n\"rows\":[", json!(COLUMNS));
     let with_counters = counters::any(dispatches);

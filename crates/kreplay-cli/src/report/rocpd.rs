@@ -780,9 +780,11 @@ impl Database {
         }
         let snap = d.snapshot.as_ref();
         let rest = d.restore.as_ref();
+        let pmc = d.pmc.as_ref();
         c.prepare_cached(&format!(r#"INSERT INTO `rocpd_kreplay_dispatch{u}` ("kernel_dispatch_id", "replayed", "passes", "skipped", "declined_reason", "store", "regions", "bytes", "start", "end",
-                   "snapshot_ns", "restore_count", "restore_regions", "restore_bytes", "restore_skipped_regions", "restore_ns", "window_start", "window_end")
-               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"#))?
+                   "snapshot_ns", "restore_count", "restore_regions", "restore_bytes", "restore_skipped_regions", "restore_ns", "window_start", "window_end",
+                   "pmc_groups", "pmc_collected", "pmc_missing", "pmc_error")
+               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"#))?
             .execute(params![
                 row,
                 d.replayed,
@@ -802,6 +804,10 @@ impl Database {
                 rest.map(|r| to_i64(r.ns)),
                 to_i64(d.window_start_ns),
                 to_i64(d.window_end_ns),
+                pmc.map(|p| to_i64(p.groups)),
+                pmc.map(|p| super::counters::group_list(&p.collected)),
+                pmc.map(|p| super::counters::group_list(&p.missing)),
+                pmc.and_then(|p| p.error.clone()),
             ])?;
         Ok(())
     }

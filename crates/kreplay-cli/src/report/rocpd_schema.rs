@@ -442,6 +442,10 @@ pub const KREPLAY_TABLES: [Table; 3] = [
             ("restore_ns", "BIGINT"),
             ("window_start", "BIGINT NOT NULL"),
             ("window_end", "BIGINT NOT NULL"),
+            ("pmc_groups", "INTEGER"),
+            ("pmc_collected", "TEXT"),
+            ("pmc_missing", "TEXT"),
+            ("pmc_error", "TEXT"),
         ],
     ),
     (
@@ -824,7 +828,8 @@ pub fn kreplay_views() -> Vec<(&'static str, String)> {
             "SELECT D.id, D.guid, P.pid, T.tid, D.dispatch_id, S.kernel_name, S.display_name AS name, \
              A.name AS agent_name, A.absolute_index AS agent_abs_index, D.queue_id, D.start, D.end, \
              (D.end - D.start) AS duration, X.replayed, X.passes, X.skipped, X.declined_reason, \
-             X.window_start, X.window_end, X.bytes AS snapshot_bytes, X.restore_bytes \
+             X.window_start, X.window_end, X.bytes AS snapshot_bytes, X.restore_bytes, \
+             X.pmc_groups, X.pmc_collected, X.pmc_missing, X.pmc_error \
              FROM rocpd_kreplay_dispatch X \
              JOIN rocpd_kernel_dispatch D ON D.id = X.kernel_dispatch_id AND D.guid = X.guid \
              JOIN rocpd_info_kernel_symbol S ON S.id = D.kernel_id AND S.guid = D.guid \

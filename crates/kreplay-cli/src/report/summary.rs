@@ -238,11 +238,7 @@ fn missing_groups(dispatches: &[&Dispatch]) -> (u64, Option<String>) {
         p.error.clone().or_else(|| {
             Some(format!(
                 "groups {} not collected",
-                p.missing
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(" ")
+                super::counters::group_list(&p.missing)
             ))
         })
     });
