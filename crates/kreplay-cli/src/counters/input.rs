@@ -307,7 +307,7 @@ mod tests {
         let err = InputKind::of(Path::new("a.cfg")).unwrap_err();
         assert_eq!(err.exit_code(), 82);
         assert!(err.to_string().contains(".yaml"), "{err}");
-        let err = read(Path::new("/nonexistent/dir/groups.txt")).unwrap_err();
+        let err = read(Path::new("no-such-directory/groups.txt")).unwrap_err();
         assert_eq!(err.exit_code(), 82);
         assert!(err.to_string().contains("cannot read"), "{err}");
     }
