@@ -100,6 +100,31 @@ typedef uint32_t kreplay_event_kind_t;
 #endif // __cplusplus
 
 /*
+ Bits of `kreplay_callbacks_t.flags` (a `uint64_t` in the struct: a bit other than these is
+ refused by `kreplay_register` with `KREPLAY_STATUS_INVALID_ARGUMENT`).
+ */
+enum kreplay_client_flag_t
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /*
+   A dispatch that runs once (pass count 1, or a declined replay) still gets PASS ENTER and
+   PASS EXIT for pass 0, in a window without a snapshot: the agent's writer lock is held and
+   earlier work drained, so packets attached in PASS ENTER see this dispatch alone (how
+   counters are collected on a dispatch that needs one pass).
+   */
+  KREPLAY_CLIENT_PASS_EVENTS_ALWAYS = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum kreplay_client_flag_t kreplay_client_flag_t;
+#else
+typedef uint32_t kreplay_client_flag_t;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/*
  Where attached packets go relative to the replayed dispatch (a `uint32_t` in C: a value
  other than these is refused with `KREPLAY_STATUS_INVALID_ARGUMENT`).
  */
@@ -109,13 +134,23 @@ enum kreplay_packet_position_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
   /*
-   Submitted before the dispatch of each following pass.
+   Submitted before the dispatch of this pass and each following pass of the loop.
    */
   KREPLAY_PACKET_BEFORE = 0,
   /*
-   Submitted after the dispatch of each following pass.
+   Submitted after the dispatch of this pass and each following pass of the loop.
    */
   KREPLAY_PACKET_AFTER = 1,
+  /*
+   Submitted before the dispatch of this pass only (after the loop's `KREPLAY_PACKET_BEFORE`
+   packets, so nearest the dispatch); the dispatch then gets its barrier bit.
+   */
+  KREPLAY_PACKET_BEFORE_PASS = 2,
+  /*
+   Submitted after the dispatch of this pass only (before the loop's `KREPLAY_PACKET_AFTER`
+   packets, so nearest the dispatch).
+   */
+  KREPLAY_PACKET_AFTER_PASS = 3,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -348,6 +383,11 @@ typedef struct kreplay_callbacks_t {
    Passed to every callback; may be NULL. Must stay valid for the life of the process.
    */
   void *user_data;
+  /*
+   Bits of `kreplay_client_flag_t`; 0 for none. Read only when `size` covers it (a struct
+   of an older header, without this field, means 0).
+   */
+  uint64_t flags;
 } kreplay_callbacks_t;
 
 /*
@@ -401,13 +441,17 @@ extern "C" {
  Registers the process's replay client.
 
  `callbacks` must not be NULL (`KREPLAY_STATUS_INVALID_ARGUMENT`) and its `size` must cover
- the struct (`KREPLAY_STATUS_SIZE_TOO_SMALL`); it is copied, so it may be freed after the call.
+ at least the fields up to `user_data` (`KREPLAY_STATUS_SIZE_TOO_SMALL`); `flags` is read when
+ `size` covers it (an older header's struct means no flags) and a bit outside
+ `kreplay_client_flag_t` returns `KREPLAY_STATUS_INVALID_ARGUMENT`. It is copied, so it may
+ be freed after the call.
  Its `user_data` and callbacks must stay valid until the runtime's `OnUnload` and be callable
  from any thread. May be called at any time while the tool is active (from a tool's `OnLoad`
  or later); a late client gets replay for the dispatches that follow. Returns
  `KREPLAY_STATUS_ALREADY_CONFIGURED` when a client (this one, another tool, or the built-in
- client, which takes the service at the first dispatch when `KREPLAY_PASSES` is set and no
- client registered yet) is already registered, and `KREPLAY_STATUS_NOT_LOADED` when this copy
+ client, which takes the service at the first dispatch when `KREPLAY_PASSES` or
+ `KREPLAY_PMC_GROUPS` is set and no client registered yet) is already registered, and
+ `KREPLAY_STATUS_NOT_LOADED` when this copy
  of the library is not the runtime's active tool (only linked, before its `OnLoad` or after
  its `OnUnload`, or `HSA_TOOLS_LIB` names another copy); nothing is registered then. The
  registration ends at `OnUnload`; after a new `hsa_init`, register again. Thread-safe.
@@ -419,7 +463,11 @@ kreplay_status_t kreplay_register(const struct kreplay_callbacks_t *callbacks);
 
 /*
  Attaches `count` AQL packets (64 bytes each, copied) to run before or after the replayed
- dispatch of this and every following pass of the current replay loop.
+ dispatch of this and every following pass of the current replay loop
+ (`KREPLAY_PACKET_BEFORE`, `KREPLAY_PACKET_AFTER`), or of this pass only
+ (`KREPLAY_PACKET_BEFORE_PASS`, `KREPLAY_PACKET_AFTER_PASS`). A pass submits the loop's BEFORE
+ packets, its own BEFORE_PASS packets, the dispatch (with its barrier bit set when any packet
+ precedes it), its own AFTER_PASS packets, then the loop's AFTER packets.
 
  `position` is a `kreplay_packet_position_t` value; any other value returns
  `KREPLAY_STATUS_INVALID_ARGUMENT`. So does a NULL `packets` with a nonzero `count`, a `count`

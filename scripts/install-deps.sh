@@ -15,6 +15,8 @@ packages=(
   libhsakmt-dev libhsakmt1 libhsa-runtime64-1
   # AMD's precompiled library kernels, walked by the emulator's decoder-coverage test.
   librocrand1 librocsparse0
+  # llvm-objdump-22: the counter tests' independent instruction count.
+  llvm-22
 )
 
 missing=()

@@ -72,10 +72,16 @@ pub enum kreplay_event_kind_t {
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum kreplay_packet_position_t {
-    /// Submitted before the dispatch of each following pass.
+    /// Submitted before the dispatch of this pass and each following pass of the loop.
     KREPLAY_PACKET_BEFORE = 0,
-    /// Submitted after the dispatch of each following pass.
+    /// Submitted after the dispatch of this pass and each following pass of the loop.
     KREPLAY_PACKET_AFTER = 1,
+    /// Submitted before the dispatch of this pass only (after the loop's `KREPLAY_PACKET_BEFORE`
+    /// packets, so nearest the dispatch); the dispatch then gets its barrier bit.
+    KREPLAY_PACKET_BEFORE_PASS = 2,
+    /// Submitted after the dispatch of this pass only (before the loop's `KREPLAY_PACKET_AFTER`
+    /// packets, so nearest the dispatch).
+    KREPLAY_PACKET_AFTER_PASS = 3,
 }
 
 impl kreplay_packet_position_t {
@@ -84,9 +90,28 @@ impl kreplay_packet_position_t {
         match v {
             0 => Some(Self::KREPLAY_PACKET_BEFORE),
             1 => Some(Self::KREPLAY_PACKET_AFTER),
+            2 => Some(Self::KREPLAY_PACKET_BEFORE_PASS),
+            3 => Some(Self::KREPLAY_PACKET_AFTER_PASS),
             _ => None,
         }
     }
+}
+
+/// Bits of `kreplay_callbacks_t.flags` (a `uint64_t` in the struct: a bit other than these is
+/// refused by `kreplay_register` with `KREPLAY_STATUS_INVALID_ARGUMENT`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum kreplay_client_flag_t {
+    /// A dispatch that runs once (pass count 1, or a declined replay) still gets PASS ENTER and
+    /// PASS EXIT for pass 0, in a window without a snapshot: the agent's writer lock is held and
+    /// earlier work drained, so packets attached in PASS ENTER see this dispatch alone (how
+    /// counters are collected on a dispatch that needs one pass).
+    KREPLAY_CLIENT_PASS_EVENTS_ALWAYS = 1,
+}
+
+impl kreplay_client_flag_t {
+    /// Every flag bit this version knows.
+    pub const KNOWN: u64 = Self::KREPLAY_CLIENT_PASS_EVENTS_ALWAYS as u64;
 }
 
 /// A dispatch as seen by callbacks. Owned by the tool; valid during the callback only.
@@ -203,7 +228,13 @@ pub struct kreplay_callbacks_t {
     pub on_event: kreplay_event_fn,
     /// Passed to every callback; may be NULL. Must stay valid for the life of the process.
     pub user_data: *mut c_void,
+    /// Bits of `kreplay_client_flag_t`; 0 for none. Read only when `size` covers it (a struct
+    /// of an older header, without this field, means 0).
+    pub flags: u64,
 }
+
+/// Bytes of the first `kreplay_callbacks_t` (without `flags`): the least `size` accepted.
+pub const CALLBACKS_SIZE_V1: usize = std::mem::offset_of!(kreplay_callbacks_t, flags);
 
 /// Process totals.
 #[repr(C)]

@@ -8,7 +8,9 @@
 //! 1. entries: `api` (the `extern "C"` exports, imported by nothing) and `intercept` (the
 //!    runtime's tool entry `OnLoad`/`OnUnload` and the table of interceptors; its load path is
 //!    the composition root that installs the built-in client);
-//! 2. the built-in client (`client`), a client of the replay engine like any tool;
+//! 2. the built-in client (`client`), a client of the replay engine like any tool, and the
+//!    counter path it uses (`pmc`: aqlprofile, packet sets per agent and group), which attaches
+//!    its packets through the engine's localized control;
 //! 3. the replay engine (`replay`: the window, the gate and drains, the client contract and
 //!    its registration slot in `replay::contract`, decline reasons in `replay::decline`), with
 //!    the snapshot (`snapshot`), host memory (`host_memory`) and the loader's view of code
@@ -31,7 +33,8 @@ use crate::sync::Arc;
 use std::ffi::{c_char, c_void};
 
 /// Attaches AQL packets (64 bytes each) before or after the dispatch of this and the following
-/// passes of the current loop. Only during PASS ENTER, on the replaying thread.
+/// passes of the current loop, or of this pass only (the `_PASS` positions). Only during PASS
+/// ENTER, on the replaying thread.
 pub fn attach_packets(
     packets: &[[u8; 64]],
     position: kreplay_packet_position_t,
@@ -76,6 +79,9 @@ impl ReplayClient for CClient {
     fn has_events(&self) -> bool {
         self.0.on_event.is_some()
     }
+    fn pass_events_always(&self, _dispatch: &kreplay_dispatch_info_t) -> bool {
+        self.0.flags & kreplay_client_flag_t::KREPLAY_CLIENT_PASS_EVENTS_ALWAYS as u64 != 0
+    }
 }
 
 /// An export's body under the panic boundary: a panic returns `KREPLAY_STATUS_INTERNAL_ERROR`.
@@ -98,16 +104,50 @@ fn pointer_status(e: checked::PointerError) -> kreplay_status_t {
     }
 }
 
+/// Copies the `declared` bytes of a client's callbacks that this version knows; fields past
+/// them (a struct of an older header) are 0.
+///
+/// # Safety
+/// `p` is non-NULL, aligned and points to at least `min(declared, size_of)` readable bytes, and
+/// `declared` covers [`CALLBACKS_SIZE_V1`].
+unsafe fn read_callbacks(p: *const kreplay_callbacks_t, declared: u64) -> kreplay_callbacks_t {
+    let mut cb = kreplay_callbacks_t {
+        size: declared,
+        pass_count: None,
+        should_continue: None,
+        on_event: None,
+        user_data: std::ptr::null_mut(),
+        flags: 0,
+    };
+    let n = usize::try_from(declared)
+        .unwrap_or(usize::MAX)
+        .min(std::mem::size_of::<kreplay_callbacks_t>());
+    // SAFETY: caller contract: `n` bytes are readable; every field prefix is plain data whose
+    // bit patterns (function pointers may be NULL: they are `Option`s) are all valid.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            p.cast::<u8>(),
+            (&mut cb as *mut kreplay_callbacks_t).cast::<u8>(),
+            n,
+        )
+    };
+    cb
+}
+
 /// Registers the process's replay client.
 ///
 /// `callbacks` must not be NULL (`KREPLAY_STATUS_INVALID_ARGUMENT`) and its `size` must cover
-/// the struct (`KREPLAY_STATUS_SIZE_TOO_SMALL`); it is copied, so it may be freed after the call.
+/// at least the fields up to `user_data` (`KREPLAY_STATUS_SIZE_TOO_SMALL`); `flags` is read when
+/// `size` covers it (an older header's struct means no flags) and a bit outside
+/// `kreplay_client_flag_t` returns `KREPLAY_STATUS_INVALID_ARGUMENT`. It is copied, so it may
+/// be freed after the call.
 /// Its `user_data` and callbacks must stay valid until the runtime's `OnUnload` and be callable
 /// from any thread. May be called at any time while the tool is active (from a tool's `OnLoad`
 /// or later); a late client gets replay for the dispatches that follow. Returns
 /// `KREPLAY_STATUS_ALREADY_CONFIGURED` when a client (this one, another tool, or the built-in
-/// client, which takes the service at the first dispatch when `KREPLAY_PASSES` is set and no
-/// client registered yet) is already registered, and `KREPLAY_STATUS_NOT_LOADED` when this copy
+/// client, which takes the service at the first dispatch when `KREPLAY_PASSES` or
+/// `KREPLAY_PMC_GROUPS` is set and no client registered yet) is already registered, and
+/// `KREPLAY_STATUS_NOT_LOADED` when this copy
 /// of the library is not the runtime's active tool (only linked, before its `OnLoad` or after
 /// its `OnUnload`, or `HSA_TOOLS_LIB` names another copy); nothing is registered then. The
 /// registration ends at `OnUnload`; after a new `hsa_init`, register again. Thread-safe.
@@ -121,24 +161,25 @@ pub unsafe extern "C" fn kreplay_register(
     boundary(|| {
         status_of((|| {
             // SAFETY: caller contract; the size check comes first.
-            unsafe {
-                checked::declared_size(
-                    callbacks,
-                    "callbacks",
-                    std::mem::size_of::<kreplay_callbacks_t>(),
-                )
+            let declared =
+                unsafe { checked::declared_size(callbacks, "callbacks", CALLBACKS_SIZE_V1) }
+                    .map_err(pointer_status)?;
+            // SAFETY: checked non-NULL, aligned and covering at least the first version.
+            let cb = unsafe { read_callbacks(callbacks, declared) };
+            if cb.flags & !kreplay_client_flag_t::KNOWN != 0 {
+                return Err(kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT);
             }
-            .map_err(pointer_status)?;
-            // SAFETY: checked non-NULL and large enough.
-            let cb =
-                *unsafe { checked::try_ref(callbacks, "callbacks") }.map_err(pointer_status)?;
             register(Arc::new(CClient(cb))).map_err(kreplay_status_t::from)
         })())
     })
 }
 
 /// Attaches `count` AQL packets (64 bytes each, copied) to run before or after the replayed
-/// dispatch of this and every following pass of the current replay loop.
+/// dispatch of this and every following pass of the current replay loop
+/// (`KREPLAY_PACKET_BEFORE`, `KREPLAY_PACKET_AFTER`), or of this pass only
+/// (`KREPLAY_PACKET_BEFORE_PASS`, `KREPLAY_PACKET_AFTER_PASS`). A pass submits the loop's BEFORE
+/// packets, its own BEFORE_PASS packets, the dispatch (with its barrier bit set when any packet
+/// precedes it), its own AFTER_PASS packets, then the loop's AFTER packets.
 ///
 /// `position` is a `kreplay_packet_position_t` value; any other value returns
 /// `KREPLAY_STATUS_INVALID_ARGUMENT`. So does a NULL `packets` with a nonzero `count`, a `count`
@@ -474,7 +515,7 @@ mod tests {
         let invalid = kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT;
         // SAFETY: a valid 64-byte packet, or NULL; no byte is read for the refused calls.
         unsafe {
-            for position in [2, 7, u32::MAX] {
+            for position in [4, 7, u32::MAX] {
                 assert_eq!(
                     kreplay_pass_attach_packets(pkt.as_ptr().cast(), 1, position),
                     invalid,
@@ -606,11 +647,47 @@ mod tests {
             should_continue: None,
             on_event: None,
             user_data: std::ptr::null_mut(),
+            flags: 0,
         };
         // SAFETY: a valid local.
         assert_eq!(
             unsafe { kreplay_register(&cb) },
             kreplay_status_t::KREPLAY_STATUS_NOT_LOADED
+        );
+    }
+
+    #[test]
+    fn callbacks_of_the_first_version_read_no_flags_and_unknown_flags_are_refused() {
+        #[repr(C)]
+        struct Older {
+            cb: kreplay_callbacks_t,
+        }
+        let mut old = Older {
+            cb: kreplay_callbacks_t {
+                size: CALLBACKS_SIZE_V1 as u64,
+                pass_count: None,
+                should_continue: None,
+                on_event: None,
+                user_data: std::ptr::null_mut(),
+                flags: u64::MAX,
+            },
+        };
+        // SAFETY: a valid local whose declared size covers the first version.
+        let read = unsafe { read_callbacks(&old.cb, CALLBACKS_SIZE_V1 as u64) };
+        assert_eq!(read.flags, 0, "bytes past the declared size are not read");
+        old.cb.size = std::mem::size_of::<kreplay_callbacks_t>() as u64;
+        old.cb.flags = 1 << 40;
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { kreplay_register(&old.cb) },
+            kreplay_status_t::KREPLAY_STATUS_INVALID_ARGUMENT,
+            "checked before anything else"
+        );
+        old.cb.size = CALLBACKS_SIZE_V1 as u64 - 1;
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { kreplay_register(&old.cb) },
+            kreplay_status_t::KREPLAY_STATUS_SIZE_TOO_SMALL
         );
     }
 }

@@ -230,6 +230,82 @@ unsafe extern "C" fn memory_unlock(host: *mut c_void) -> hsa_status_t {
     unsafe { unlock(host) }
 }
 
+unsafe extern "C" fn ipc_memory_attach(
+    handle: *const ffi::hsa_amd_ipc_memory_t,
+    len: usize,
+    num_agents: u32,
+    agents: *const hsa_agent_t,
+    mapped: *mut *mut c_void,
+) -> hsa_status_t {
+    let Some(attach) = originals().shared.ipc_attach else {
+        return ffi::HSA_STATUS_ERROR;
+    };
+    // SAFETY: forwarded arguments of the application's call.
+    let st = unsafe { attach(handle, len, num_agents, agents, mapped) };
+    record_shared(st, mapped);
+    st
+}
+
+unsafe extern "C" fn ipc_memory_detach(mapped: *mut c_void) -> hsa_status_t {
+    let Some(detach) = originals().shared.ipc_detach else {
+        return ffi::HSA_STATUS_ERROR;
+    };
+    forget(mapped);
+    // SAFETY: forwarded argument.
+    unsafe { detach(mapped) }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn interop_map_buffer(
+    num_agents: u32,
+    agents: *mut hsa_agent_t,
+    interop_handle: i32,
+    flags: u32,
+    size: *mut usize,
+    ptr: *mut *mut c_void,
+    metadata_size: *mut usize,
+    metadata: *mut *const c_void,
+) -> hsa_status_t {
+    let Some(map) = originals().shared.interop_map else {
+        return ffi::HSA_STATUS_ERROR;
+    };
+    // SAFETY: forwarded arguments of the application's call.
+    let st = unsafe {
+        map(
+            num_agents,
+            agents,
+            interop_handle,
+            flags,
+            size,
+            ptr,
+            metadata_size,
+            metadata,
+        )
+    };
+    record_shared(st, ptr);
+    st
+}
+
+unsafe extern "C" fn interop_unmap_buffer(ptr: *mut c_void) -> hsa_status_t {
+    let Some(unmap) = originals().shared.interop_unmap else {
+        return ffi::HSA_STATUS_ERROR;
+    };
+    forget(ptr);
+    // SAFETY: forwarded argument.
+    unsafe { unmap(ptr) }
+}
+
+/// Records memory another process or API shares with the application (the address a
+/// successful attach or map wrote to `out`), with the kind the runtime's pointer facts give.
+fn record_shared(st: hsa_status_t, out: *mut *mut c_void) {
+    if st != ffi::HSA_STATUS_SUCCESS || out.is_null() || !state::records_allocations() {
+        return;
+    }
+    // SAFETY: success wrote the mapped address.
+    let ptr = unsafe { *out };
+    boundary("shared memory mapping", || record_allocation(ptr), || ());
+}
+
 /// The GPU agent whose coarse-grained device pool is `pool`, if any.
 fn pool_agent(rt: Runtime, pool: ffi::hsa_amd_memory_pool_t) -> Option<hsa_agent_t> {
     let iterate = rt.originals().kernel.iterate_agents?;
@@ -925,7 +1001,7 @@ unsafe extern "C" fn intercept_create(
 pub unsafe extern "C" fn write_interceptor(
     pkts: *const c_void,
     count: u64,
-    _user_pkt_index: u64,
+    user_pkt_index: u64,
     data: *mut c_void,
     writer: hsa_amd_queue_intercept_packet_writer,
 ) {
@@ -938,7 +1014,7 @@ pub unsafe extern "C" fn write_interceptor(
         return;
     }
     // SAFETY: the runtime's arguments, forwarded.
-    unsafe { submit_with_service(pkts, count, data, writer) }
+    unsafe { submit_with_service(pkts, count, user_pkt_index, data, writer) }
 }
 
 /// The write interceptor's path while a replay service is on: the submission is offered to the
@@ -950,6 +1026,7 @@ pub unsafe extern "C" fn write_interceptor(
 unsafe fn submit_with_service(
     pkts: *const c_void,
     count: u64,
+    user_pkt_index: u64,
     data: *mut c_void,
     writer: unsafe extern "C" fn(*const c_void, u64),
 ) {
@@ -973,7 +1050,16 @@ unsafe fn submit_with_service(
         "the write interceptor",
         || {
             // SAFETY: the runtime passes `count` packets.
-            unsafe { replay::on_submit(&q, pkts, count, writer, &mut forwarded) };
+            unsafe {
+                replay::on_submit(
+                    &q,
+                    pkts,
+                    count,
+                    user_pkt_index + count,
+                    writer,
+                    &mut forwarded,
+                )
+            };
             true
         },
         || false,
@@ -1437,6 +1523,8 @@ fn install_interceptors(
     let w = o.host_writes;
     let v = o.vmem;
     let locks = o.memory_lock.is_some() && o.memory_unlock.is_some();
+    let ipc = o.shared.ipc_attach.is_some() && o.shared.ipc_detach.is_some();
+    let interop = o.shared.interop_map.is_some() && o.shared.interop_unmap.is_some();
     let vmem = v.handle_create.is_some()
         && v.handle_release.is_some()
         && v.map.is_some()
@@ -1464,6 +1552,10 @@ fn install_interceptors(
         locks => amd: AmdExtTable.hsa_amd_memory_lock_fn = memory_lock, as ffi::hsa_amd_memory_lock_fn_t;
         locks => amd: AmdExtTable.hsa_amd_memory_unlock_fn = memory_unlock, as ffi::hsa_amd_memory_unlock_fn_t;
         locks && o.memory_lock_to_pool.is_some() => amd: AmdExtTable.hsa_amd_memory_lock_to_pool_fn = memory_lock_to_pool, as ffi::hsa_amd_memory_lock_to_pool_fn_t;
+        ipc => amd: AmdExtTable.hsa_amd_ipc_memory_attach_fn = ipc_memory_attach, as ffi::hsa_amd_ipc_memory_attach_fn_t;
+        ipc => amd: AmdExtTable.hsa_amd_ipc_memory_detach_fn = ipc_memory_detach, as ffi::hsa_amd_ipc_memory_detach_fn_t;
+        interop => amd: AmdExtTable.hsa_amd_interop_map_buffer_fn = interop_map_buffer, as ffi::hsa_amd_interop_map_buffer_fn_t;
+        interop => amd: AmdExtTable.hsa_amd_interop_unmap_buffer_fn = interop_unmap_buffer, as ffi::hsa_amd_interop_unmap_buffer_fn_t;
         vmem => amd: AmdExtTable.hsa_amd_vmem_handle_create_fn = vmem_handle_create, as m::hsa_amd_vmem_handle_create_fn_t;
         vmem => amd: AmdExtTable.hsa_amd_vmem_handle_release_fn = vmem_handle_release, as m::hsa_amd_vmem_handle_release_fn_t;
         vmem => amd: AmdExtTable.hsa_amd_vmem_map_fn = vmem_map, as m::hsa_amd_vmem_map_fn_t;
@@ -1615,6 +1707,7 @@ pub extern "C" fn OnUnload() {
                     state::set_service(ReplayService::Off);
                 }
                 crate::snapshot::close_buffers();
+                crate::client::end_runtime_instance();
                 crate::client::flush();
                 state::advance(ToolState::ShuttingDown, ToolState::Finished);
             }

@@ -18,6 +18,7 @@ pub mod host_memory;
 pub mod intercept;
 pub mod inventory;
 pub mod loader;
+pub mod pmc;
 pub mod queue_fault;
 pub mod replay;
 pub mod runtime;

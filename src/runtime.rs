@@ -174,6 +174,38 @@ pub struct Originals {
     pub kernel: KernelEntries,
     /// Virtual-memory entries, wrapped when the table has them.
     pub vmem: VmemEntries,
+    /// Entries that map memory shared with other processes or APIs, wrapped when present.
+    pub shared: SharedMemoryEntries,
+}
+
+/// The runtime's entries that map memory another process or API also writes: IPC import and
+/// interop buffers (each optional).
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Default)]
+pub struct SharedMemoryEntries {
+    pub ipc_attach: ffi::hsa_amd_ipc_memory_attach_fn_t,
+    pub ipc_detach: ffi::hsa_amd_ipc_memory_detach_fn_t,
+    pub interop_map: ffi::hsa_amd_interop_map_buffer_fn_t,
+    pub interop_unmap: ffi::hsa_amd_interop_unmap_buffer_fn_t,
+}
+
+impl SharedMemoryEntries {
+    fn read(amd: TablePtr<AmdExtTable>) -> Self {
+        Self {
+            ipc_attach: read_slot!(amd, AmdExtTable, hsa_amd_ipc_memory_attach_fn)
+                .ok()
+                .flatten(),
+            ipc_detach: read_slot!(amd, AmdExtTable, hsa_amd_ipc_memory_detach_fn)
+                .ok()
+                .flatten(),
+            interop_map: read_slot!(amd, AmdExtTable, hsa_amd_interop_map_buffer_fn)
+                .ok()
+                .flatten(),
+            interop_unmap: read_slot!(amd, AmdExtTable, hsa_amd_interop_unmap_buffer_fn)
+                .ok()
+                .flatten(),
+        }
+    }
 }
 
 /// The runtime's entries that load and dispatch the tool's own kernel, and `hsa_iterate_agents`
@@ -381,6 +413,7 @@ impl Originals {
                     .ok()
                     .flatten(),
             },
+            shared: SharedMemoryEntries::read(amd),
         })
     }
 }
@@ -578,6 +611,115 @@ impl Runtime {
             global_flags: info.global_flags,
             access,
         })
+    }
+
+    /// Allocates `size` bytes in `pool` through the original entry, accessible by `agent`.
+    pub fn alloc_shared(
+        self,
+        pool: ffi::hsa_amd_memory_pool_t,
+        agent: hsa_agent_t,
+        size: usize,
+    ) -> Result<*mut u8, String> {
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: out-pointer to a local; the original entry, so the buffer is not tracked.
+        let st = unsafe { (self.originals().pool_allocate)(pool, size.max(64), 0, &mut p) };
+        if st != ffi::HSA_STATUS_SUCCESS || p.is_null() {
+            return Err(format!(
+                "allocating {size} bytes in the system kernarg pool returned HSA status {st:#x}"
+            ));
+        }
+        // SAFETY: `p` is the tool's own live allocation; one agent.
+        let st = unsafe { (self.originals().agents_allow_access)(1, &agent, std::ptr::null(), p) };
+        if st != ffi::HSA_STATUS_SUCCESS {
+            // SAFETY: allocated above.
+            let _ = unsafe { (self.originals().pool_free)(p) };
+            return Err(format!(
+                "hsa_amd_agents_allow_access returned HSA status {st:#x}"
+            ));
+        }
+        Ok(p.cast())
+    }
+
+    /// The first system pool with the kernarg flag (of a CPU agent).
+    pub fn kernarg_pool(self) -> Option<ffi::hsa_amd_memory_pool_t> {
+        let iterate_agents = self.originals().kernel.iterate_agents?;
+        struct Search {
+            rt: Runtime,
+            found: Option<ffi::hsa_amd_memory_pool_t>,
+        }
+        unsafe extern "C" fn pool_visit(
+            pool: ffi::hsa_amd_memory_pool_t,
+            data: *mut c_void,
+        ) -> ffi::hsa_status_t {
+            std::panic::catch_unwind(|| {
+                // SAFETY: `data` is the `Search` of `kernarg_pool`, alive during the iteration.
+                let s = unsafe { &mut *data.cast::<Search>() };
+                let Some(info) = s.rt.originals().memory_pool_get_info else {
+                    return ffi::HSA_STATUS_INFO_BREAK;
+                };
+                let (mut segment, mut flags): (ffi::hsa_amd_segment_t, u32) = (0, 0);
+                // SAFETY: each attribute writes the type named in the HSA specification.
+                let ok = unsafe {
+                    info(
+                        pool,
+                        ffi::HSA_AMD_MEMORY_POOL_INFO_SEGMENT,
+                        (&raw mut segment).cast(),
+                    ) == ffi::HSA_STATUS_SUCCESS
+                        && info(
+                            pool,
+                            ffi::HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS,
+                            (&raw mut flags).cast(),
+                        ) == ffi::HSA_STATUS_SUCCESS
+                };
+                if ok
+                    && segment == ffi::HSA_AMD_SEGMENT_GLOBAL
+                    && flags & ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT != 0
+                {
+                    s.found = Some(pool);
+                    return ffi::HSA_STATUS_INFO_BREAK;
+                }
+                ffi::HSA_STATUS_SUCCESS
+            })
+            .unwrap_or(ffi::HSA_STATUS_INFO_BREAK)
+        }
+        unsafe extern "C" fn agent_visit(
+            agent: hsa_agent_t,
+            data: *mut c_void,
+        ) -> ffi::hsa_status_t {
+            std::panic::catch_unwind(|| {
+                // SAFETY: as in `pool_visit`.
+                let s = unsafe { &mut *data.cast::<Search>() };
+                if s.rt.agent_is_gpu(agent) {
+                    return ffi::HSA_STATUS_SUCCESS;
+                }
+                let Some(iterate) = s.rt.originals().agent_iterate_memory_pools else {
+                    return ffi::HSA_STATUS_INFO_BREAK;
+                };
+                // SAFETY: `data` outlives the iteration; the callback catches panics.
+                unsafe { iterate(agent, Some(pool_visit), data) };
+                if s.found.is_some() {
+                    ffi::HSA_STATUS_INFO_BREAK
+                } else {
+                    ffi::HSA_STATUS_SUCCESS
+                }
+            })
+            .unwrap_or(ffi::HSA_STATUS_INFO_BREAK)
+        }
+        let mut s = Search {
+            rt: self,
+            found: None,
+        };
+        // SAFETY: `s` outlives the iteration; the callbacks catch panics.
+        unsafe { iterate_agents(Some(agent_visit), (&raw mut s).cast()) };
+        s.found
+    }
+
+    /// A `u32` attribute of `agent` (`hsa_agent_get_info`), `None` when the runtime refuses it.
+    pub fn agent_u32(self, agent: hsa_agent_t, attribute: u32) -> Option<u32> {
+        let mut v: u32 = 0;
+        // SAFETY: the attributes asked for through this method each write one `uint32_t`.
+        let st = unsafe { (self.0.agent_get_info)(agent, attribute, (&raw mut v).cast()) };
+        (st == ffi::HSA_STATUS_SUCCESS).then_some(v)
     }
 
     /// True when the agent is a GPU. Asked of the runtime once per agent (agents and their

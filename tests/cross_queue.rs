@@ -1,6 +1,7 @@
 //! Cross-queue dependencies on a replayed dispatch: a sibling queue's barrier waiting on the
-//! dispatch's completion signal (as `hipStreamWaitEvent` submits it) does not make the window
-//! wait for that queue, so the dispatch is replayed instead of declined after the drain bound.
+//! dispatch's completion signal (as `hipStreamWaitEvent` submits it), or on a marker submitted
+//! behind the dispatch with the same doorbell, does not make the window wait for that queue, so
+//! the dispatch is replayed instead of declined after the drain bound.
 
 mod common;
 
@@ -8,9 +9,19 @@ use common::*;
 
 #[test]
 fn a_sibling_queue_waiting_on_the_replayed_dispatch_does_not_decline_it() {
-    let out_dir = test_support::scratch_dir("cross-queue");
+    sibling_waits_and_the_dispatch_is_replayed(&[]);
+}
+
+#[test]
+fn a_sibling_queue_waiting_on_a_marker_behind_the_replayed_dispatch_does_not_decline_it() {
+    sibling_waits_and_the_dispatch_is_replayed(&["marker"]);
+}
+
+fn sibling_waits_and_the_dispatch_is_replayed(extra: &[&str]) {
+    let out_dir = test_support::scratch_dir(&format!("cross-queue-{}", extra.join("-")));
     let mut c = command(&app("cross_queue", &[]), &[]);
     c.arg("2")
+        .args(extra)
         .env("KREPLAY_PASSES", "3")
         .env("KREPLAY_KERNEL_INCLUDE", "^produce$")
         .env("KREPLAY_OUTPUT_DIR", &out_dir);

@@ -333,3 +333,45 @@ fn hip_host_registered_memory_is_restored_between_passes() {
 fn hip_output_pointer_inside_a_struct_passed_by_value_is_restored_between_passes() {
     hip_replayed("struct");
 }
+
+fn assert_declined_as_shared(mode: &str) {
+    let (out, d, ran) = run(mode, 3, &[], true);
+    assert_eq!(ran, 1, "{mode}: declined, the kernel ran once\n{out}");
+    assert_eq!(d["replayed"], false, "{d:#}");
+    let why = d["skipped"].as_str().unwrap_or_default();
+    assert!(why.contains("shared with another process or API"), "{why}");
+    assert!(why.contains("1 allocation(s)"), "{why}");
+}
+
+#[test]
+fn a_kernel_writing_ipc_imported_memory_is_declined_and_runs_once() {
+    assert_declined_as_shared("ipc");
+    let (_, d, _) = run("ipc", 3, &[], true);
+    assert!(
+        d["skipped"].as_str().unwrap().contains("IPC-imported"),
+        "{d:#}"
+    );
+}
+
+#[test]
+fn a_kernel_writing_an_interop_buffer_is_declined_and_runs_once() {
+    assert_declined_as_shared("interop");
+}
+
+#[test]
+fn the_ignore_policy_replays_over_shared_memory_and_reports_it_unrestored() {
+    for mode in ["ipc-unchecked", "interop-unchecked"] {
+        let (out, d, ran) = run(mode, 3, &[("KREPLAY_HOST_MEMORY", "ignore")], true);
+        assert_eq!(ran, 3, "{mode}");
+        // In one process the exporter's device allocation is the same memory and the device
+        // snapshot restores it; the interop buffer has no such twin.
+        if mode.starts_with("interop") {
+            assert!(out.contains("APPLIED 3"), "{mode}: {out}");
+        }
+        assert_eq!(
+            d["host_memory"]["unrestored"].as_array().unwrap().len(),
+            1,
+            "{mode}: {d:#}"
+        );
+    }
+}

@@ -106,6 +106,7 @@ fn main() {
         "hsa_ext_image.h",
         "hsa_ext_finalize.h",
         "hsa_ven_amd_loader.h",
+        "hsa_ven_amd_aqlprofile.h",
         "amd_hsa_queue.h",
         "amd_hsa_signal.h",
     ] {

@@ -85,7 +85,7 @@ fn main() {
     }
     script.push_str("  local:\n    *;\n};\n");
     // vkfd's own C extension (see `src/ext.rs`), under its own version node.
-    script.push_str("VKFD_1 {\n  global:\n    vkfd_stats;\n};\n");
+    script.push_str("VKFD_1 {\n  global:\n    vkfd_stats;\n    vkfd_pmc_packets_executed;\n};\n");
     let script_path = out.join("hsakmt.map");
     fs::write(&script_path, script).unwrap();
     println!(

@@ -68,6 +68,8 @@ pub struct BuiltinConfig {
     pub ranges: Option<IterationRanges>,
     /// Where records go.
     pub output_dir: Option<PathBuf>,
+    /// Hardware counters to collect (`KREPLAY_PMC_GROUPS`): pass `p` collects group `p mod G`.
+    pub pmc: Option<crate::pmc::PmcRequest>,
 }
 
 fn regex(variable: &'static str, value: Option<String>) -> Result<Option<Regex>, ConfigError> {
@@ -83,11 +85,15 @@ fn regex(variable: &'static str, value: Option<String>) -> Result<Option<Regex>,
 }
 
 /// Reads the configuration through `get` (the environment in production). `Ok(None)` when
-/// `KREPLAY_PASSES` is unset (the built-in client is inactive).
+/// neither `KREPLAY_PASSES` nor `KREPLAY_PMC_GROUPS` is set (the built-in client is inactive);
+/// with counter groups and no `KREPLAY_PASSES`, a dispatch runs one pass per group.
 pub fn from_lookup(
     get: impl Fn(&str) -> Option<String>,
 ) -> Result<Option<BuiltinConfig>, ConfigError> {
-    let Some(p) = get("KREPLAY_PASSES") else {
+    let pmc = crate::pmc::request::from_lookup(&get)?;
+    let Some(p) =
+        get("KREPLAY_PASSES").or_else(|| pmc.as_ref().map(|r| r.groups.len().to_string()))
+    else {
         return Ok(None);
     };
     let passes = match p.trim().parse::<u64>() {
@@ -129,6 +135,7 @@ pub fn from_lookup(
         exclude,
         ranges,
         output_dir,
+        pmc,
     }))
 }
 

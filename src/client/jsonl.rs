@@ -50,6 +50,16 @@ pub fn dispatch_lines(
     filtered: bool,
     launch: Option<&Launch>,
 ) -> String {
+    dispatch_record(pid, s, filtered, launch).lines()
+}
+
+/// The record of one dispatch, before its lines are written (the caller adds the counters).
+pub fn dispatch_record(
+    pid: u32,
+    s: &DispatchSummary,
+    filtered: bool,
+    launch: Option<&Launch>,
+) -> kreplay_records::DispatchRecord {
     let offset = kreplay_records::boottime_minus_monotonic_ns();
     let at = |t: u64| t.saturating_add(offset);
     let skipped = if filtered {
@@ -57,7 +67,7 @@ pub fn dispatch_lines(
     } else {
         s.declined.clone()
     };
-    let record = kreplay_records::DispatchRecord {
+    kreplay_records::DispatchRecord {
         pid: u64::from(pid),
         dispatch_id: s.dispatch_id,
         kernel: s.kernel.clone(),
@@ -75,6 +85,7 @@ pub fn dispatch_lines(
                 start_ns: at(p.start_ns),
                 end_ns: at(p.end_ns),
                 restore: p.restore.map(|(a, b)| (at(a), at(b))),
+                ..kreplay_records::PassRecord::default()
             })
             .collect(),
         snapshot: s.snapshot.map(|c| kreplay_records::SnapshotStats {
@@ -109,8 +120,8 @@ pub fn dispatch_lines(
             other_writers: h.other_writers.clone(),
             verify_mismatches: h.verify_mismatches.clone(),
         }),
-    };
-    record.lines()
+        pmc: None,
+    }
 }
 
 #[cfg(test)]

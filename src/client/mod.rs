@@ -2,10 +2,11 @@
 //! the first dispatch; appends JSON-lines records (see `docs/formats.md`).
 
 pub mod config;
+pub mod counters;
 pub mod jsonl;
 pub mod kernel_descriptor;
 
-use crate::abi::kreplay_dispatch_info_t;
+use crate::abi::{kreplay_dispatch_info_t, kreplay_event_t};
 use crate::replay::contract::{self, ClientOwner, DispatchSummary, ReplayClient};
 use crate::sync::{Arc, Mutex, OnceLock};
 use config::BuiltinConfig;
@@ -41,8 +42,24 @@ fn time_all() -> &'static Result<bool, String> {
 /// early, exactly once.
 pub fn check_env() {
     let _ = env_config();
-    if matches!(env_config(), Ok(Some(_))) {
+    if let Ok(Some(cfg)) = env_config() {
         let _ = time_all();
+        if let Some(pmc) = cfg
+            .pmc
+            .as_ref()
+            .filter(|p| p.groups.len() > cfg.passes as usize)
+        {
+            eprintln!(
+                "kreplay: KREPLAY_PASSES={} with {} counter groups: pass p collects group p mod {}, so groups {}..{} are \
+                 never collected (each dispatch's record lists them as missing); set KREPLAY_PASSES to at least {}",
+                cfg.passes,
+                pmc.groups.len(),
+                pmc.groups.len(),
+                cfg.passes,
+                pmc.groups.len() - 1,
+                pmc.groups.len()
+            );
+        }
     }
 }
 
@@ -63,6 +80,14 @@ pub fn install_from_env() {
 }
 
 static BUILTIN: OnceLock<Arc<BuiltinClient>> = OnceLock::new();
+
+/// The runtime instance ends (`OnUnload`): the built-in client gives back what it holds of it
+/// (the counter packet sets and their buffers).
+pub fn end_runtime_instance() {
+    if let Some(counters) = BUILTIN.get().and_then(|c| c.counters.as_ref()) {
+        counters.end_runtime_instance();
+    }
+}
 
 /// Flushes the built-in client's records (at `OnUnload`).
 pub fn flush() {
@@ -85,12 +110,15 @@ pub struct BuiltinClient {
     out_failed: crate::sync::OnceFlag,
     /// `KREPLAY_TIME_ALL=1`: dispatches not replayed are timed.
     pub time_all: bool,
+    /// Hardware counters (`KREPLAY_PMC_GROUPS`).
+    counters: Option<counters::ClientCounters>,
 }
 
 impl BuiltinClient {
     /// A client with `cfg`.
     pub fn new(cfg: BuiltinConfig) -> Self {
         Self {
+            counters: cfg.pmc.clone().map(counters::ClientCounters::new),
             cfg,
             occurrences: Mutex::default(),
             filtered: Mutex::default(),
@@ -181,6 +209,9 @@ impl ReplayClient for BuiltinClient {
         // SAFETY: the tool's own dispatch info; the name is NUL-terminated or NULL.
         let name = unsafe { crate::ffi::opt_cstr(d.kernel_name) }.map(|c| c.to_string_lossy());
         if self.selects(name.as_deref()) {
+            if let Some(c) = &self.counters {
+                c.select(d);
+            }
             self.cfg.passes
         } else {
             if self.cfg.output_dir.is_some() {
@@ -195,7 +226,18 @@ impl ReplayClient for BuiltinClient {
     }
 
     fn has_events(&self) -> bool {
-        false
+        self.counters.is_some()
+    }
+
+    fn on_event(&self, e: &kreplay_event_t) {
+        if let Some(c) = &self.counters {
+            c.on_event(e);
+        }
+    }
+
+    /// A selected dispatch collects counters even when it runs once.
+    fn pass_events_always(&self, d: &kreplay_dispatch_info_t) -> bool {
+        self.counters.as_ref().is_some_and(|c| c.selected(d))
     }
 
     fn times_ordinary_dispatches(&self) -> bool {
@@ -205,13 +247,12 @@ impl ReplayClient for BuiltinClient {
     fn dispatch_done(&self, s: &DispatchSummary) {
         let filtered = self.filtered.lock().remove(&s.dispatch_id);
         let launch = self.launches.lock().remove(&s.dispatch_id);
+        let mut record = jsonl::dispatch_record(std::process::id(), s, filtered, launch.as_ref());
+        if let Some(c) = &self.counters {
+            c.finish(&mut record);
+        }
         if self.cfg.output_dir.is_some() {
-            self.append(&jsonl::dispatch_lines(
-                std::process::id(),
-                s,
-                filtered,
-                launch.as_ref(),
-            ));
+            self.append(&record.lines());
         }
     }
 }

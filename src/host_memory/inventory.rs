@@ -16,6 +16,11 @@ pub enum MemoryKind {
     /// Application memory locked with `hsa_amd_memory_lock` or `_to_pool` (HIP's
     /// `hipHostRegister`).
     Locked,
+    /// Another process's memory imported with `hsa_amd_ipc_memory_attach` (HIP's
+    /// `hipIpcOpenMemHandle`).
+    IpcImported,
+    /// A buffer of another API mapped with `hsa_amd_interop_map_buffer`.
+    Interop,
 }
 
 impl MemoryKind {
@@ -26,14 +31,25 @@ impl MemoryKind {
             MemoryKind::FineGrainedSystem => "fine-grained system",
             MemoryKind::CoarseSystem => "coarse-grained system",
             MemoryKind::Locked => "locked host",
+            MemoryKind::IpcImported => "IPC-imported",
+            MemoryKind::Interop => "interop",
         }
+    }
+
+    /// True for memory another process or API may write at any time: no drain or fence of
+    /// this process orders its writes with the window, so a restore could undo them.
+    pub fn written_elsewhere(self) -> bool {
+        matches!(self, MemoryKind::IpcImported | MemoryKind::Interop)
     }
 
     /// The kind of an allocation from what `hsa_amd_pointer_info` said; `None` for memory the
     /// device snapshot covers (coarse-grained GPU memory) or never needs (kernel arguments).
     pub fn of(pointer_type: u32, global_flags: u32, owner_is_gpu: bool) -> Option<MemoryKind> {
-        if pointer_type == ffi::HSA_EXT_POINTER_TYPE_LOCKED {
-            return Some(MemoryKind::Locked);
+        match pointer_type {
+            ffi::HSA_EXT_POINTER_TYPE_LOCKED => return Some(MemoryKind::Locked),
+            ffi::HSA_EXT_POINTER_TYPE_IPC => return Some(MemoryKind::IpcImported),
+            ffi::HSA_EXT_POINTER_TYPE_GRAPHICS => return Some(MemoryKind::Interop),
+            _ => {}
         }
         if pointer_type != ffi::HSA_EXT_POINTER_TYPE_HSA
             || global_flags & ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT != 0
@@ -221,6 +237,13 @@ mod tests {
             MemoryKind::of(ffi::HSA_EXT_POINTER_TYPE_UNKNOWN, 0, false),
             None
         );
+        let coarse = ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED;
+        let ipc = MemoryKind::of(ffi::HSA_EXT_POINTER_TYPE_IPC, coarse, true);
+        assert_eq!(ipc, Some(MemoryKind::IpcImported));
+        let interop = MemoryKind::of(ffi::HSA_EXT_POINTER_TYPE_GRAPHICS, coarse, true);
+        assert_eq!(interop, Some(MemoryKind::Interop));
+        assert!(ipc.unwrap().written_elsewhere() && interop.unwrap().written_elsewhere());
+        assert!(!MemoryKind::Locked.written_elsewhere());
     }
 
     #[test]

@@ -144,6 +144,12 @@ pub trait ReplayClient: Send + Sync {
     fn has_events(&self) -> bool {
         true
     }
+    /// Whether `dispatch`, when it runs once (pass count 1, or a declined replay), still gets
+    /// PASS ENTER and PASS EXIT for pass 0, in a window without a snapshot (the writer lock held
+    /// and earlier work drained). Asked after its pass count. Default false.
+    fn pass_events_always(&self, _dispatch: &kreplay_dispatch_info_t) -> bool {
+        false
+    }
     /// The dispatch's window closed.
     fn dispatch_done(&self, _summary: &DispatchSummary) {}
     /// Whether [`ReplayClient::dispatch_done`] is wanted for dispatches that run once (pass
@@ -252,9 +258,9 @@ pub(crate) fn register_as(
     if let Some(existing) = registration() {
         if owner == ClientOwner::Tool && existing.owner == ClientOwner::Builtin {
             tracing::warn!(
-                "kreplay_register refused (ALREADY_CONFIGURED): the built-in client, configured by KREPLAY_PASSES, took the \
-                 replay service at the first dispatch because no client had registered by then; unset KREPLAY_PASSES, or \
-                 register from the tool's OnLoad, to drive replay from this tool"
+                "kreplay_register refused (ALREADY_CONFIGURED): the built-in client, configured by KREPLAY_PASSES or \
+                 KREPLAY_PMC_GROUPS, took the replay service at the first dispatch because no client had registered by then; \
+                 unset those variables, or register from the tool's OnLoad, to drive replay from this tool"
             );
         }
         return Err(ApiError::AlreadyConfigured);
@@ -381,5 +387,8 @@ impl ReplayClient for CallbackScoped {
     }
     fn times_ordinary_dispatches(&self) -> bool {
         self.0.times_ordinary_dispatches()
+    }
+    fn pass_events_always(&self, dispatch: &kreplay_dispatch_info_t) -> bool {
+        self.0.pass_events_always(dispatch)
     }
 }

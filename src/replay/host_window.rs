@@ -8,6 +8,8 @@
 //!   pass the allocations are compared with the first pass's result: a difference stops the
 //!   loop, keeps every write, and the allocation is declined from then on.
 //! - `decline`: a dispatch that reaches any such allocation is declined.
+//! - memory another process or API may write (IPC-imported, interop) is declined under both
+//!   `snapshot` and `decline`: no drain or fence orders those writers with the window.
 //! - `ignore`: nothing is captured; the allocations are hashed before and after the first pass,
 //!   and one the kernel wrote is reported as written but not restored.
 //!
@@ -110,6 +112,9 @@ pub(super) fn open(
         reached.retain(|a| !ranges.excludes_part_of(a.base, a.size));
     }
     w.report.reachable = reached.len() as u32;
+    if policy != HostMemoryPolicy::Ignore {
+        refuse_memory_written_elsewhere(&reached)?;
+    }
     match policy {
         HostMemoryPolicy::Decline if !reached.is_empty() => {
             return Err(DeclineReason::HostReachable(format!(
@@ -136,6 +141,27 @@ pub(super) fn open(
         w.watch(&others);
     }
     Ok(w)
+}
+
+/// Memory another process or API may write (IPC-imported, interop) is never captured: its
+/// writers cannot be fenced, so a restore could undo their writes. Declines unless the policy
+/// is `ignore`.
+fn refuse_memory_written_elsewhere(reached: &[HostAllocation]) -> Result<(), DeclineReason> {
+    let shared: Vec<HostAllocation> = reached
+        .iter()
+        .copied()
+        .filter(|a| a.kind.written_elsewhere())
+        .collect();
+    if shared.is_empty() {
+        return Ok(());
+    }
+    Err(DeclineReason::HostReachable(format!(
+        "the dispatch can reach {} allocation(s) shared with another process or API ({}): their other \
+         writers cannot be fenced, so restoring them could lose those writes \
+         (KREPLAY_HOST_MEMORY=ignore replays without restoring)",
+        shared.len(),
+        kinds(&shared)
+    )))
 }
 
 impl HostWindow {

@@ -1,5 +1,5 @@
 //! Localized control: packets a client attaches during PASS ENTER (the phase of a pass in
-//! which it is armed) for the passes that follow.
+//! which it is armed), for the passes that follow (sticky) or for that pass only.
 //!
 //! The arm window and the attached packets are thread-local and live for one replay loop, so
 //! only the replaying thread's passes see them and global state never changes.
@@ -8,12 +8,34 @@ use super::contract::ApiError;
 use crate::abi::kreplay_packet_position_t;
 use std::cell::{Cell, RefCell};
 
-/// Packets attached for the current loop.
+/// Packets attached around the dispatch: for the whole loop (`before`, `after`), and for the
+/// pass whose PASS ENTER is running (`before_pass`, `after_pass`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AttachedPackets {
     /// Submitted before the dispatch of each pass.
     pub before: Vec<[u8; 64]>,
     /// Submitted after the dispatch of each pass.
+    pub after: Vec<[u8; 64]>,
+    /// Submitted before the dispatch of this pass only.
+    pub before_pass: Vec<[u8; 64]>,
+    /// Submitted after the dispatch of this pass only.
+    pub after_pass: Vec<[u8; 64]>,
+}
+
+impl AttachedPackets {
+    fn len(&self) -> usize {
+        self.before.len() + self.after.len() + self.before_pass.len() + self.after_pass.len()
+    }
+}
+
+/// One pass's packets in submission order around the dispatch: the loop's BEFORE packets then
+/// the pass's own before it, the pass's own then the loop's AFTER packets after it (packets of
+/// one pass sit nearest the dispatch).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PassPackets {
+    /// Submitted before the dispatch.
+    pub before: Vec<[u8; 64]>,
+    /// Submitted after the dispatch.
     pub after: Vec<[u8; 64]>,
 }
 
@@ -30,19 +52,16 @@ static ROOM_WARNING: crate::sync::OnceFlag = crate::sync::OnceFlag::new();
 /// tool may add to the same submission (a barrier or a completion marker).
 pub const TOOL_SLOTS_PER_PASS: usize = 2;
 
-/// Checks that `count` more packets fit the current loop: with the packets already attached
-/// and the tool's own ([`TOOL_SLOTS_PER_PASS`]), a pass's packets must fit the queue at once,
-/// or the submission of the pass could never complete.
+/// Checks that `count` more packets fit the current pass: with the packets already attached
+/// for it (the loop's and the pass's own) and the tool's own ([`TOOL_SLOTS_PER_PASS`]), a
+/// pass's packets must fit the queue at once, or the submission of the pass could never
+/// complete.
 pub fn check_room(count: usize) -> Result<(), ApiError> {
     if !is_armed() {
         return Err(ApiError::NotArmed);
     }
     let capacity = CAPACITY.with(Cell::get);
-    let attached = LOOP.with(|l| {
-        l.borrow()
-            .as_ref()
-            .map_or(0, |p| p.before.len() + p.after.len())
-    });
+    let attached = LOOP.with(|l| l.borrow().as_ref().map_or(0, AttachedPackets::len));
     let fits = attached
         .checked_add(count)
         .and_then(|n| n.checked_add(TOOL_SLOTS_PER_PASS))
@@ -65,18 +84,20 @@ pub fn is_armed() -> bool {
     ARMED.with(Cell::get)
 }
 
-/// Records packets for the current loop (PASS ENTER only).
+/// Records packets for the current loop or pass (PASS ENTER only).
 pub fn attach(packets: &[[u8; 64]], position: kreplay_packet_position_t) -> Result<(), ApiError> {
+    use kreplay_packet_position_t as P;
     check_room(packets.len())?;
     LOOP.with(|l| {
         let mut l = l.borrow_mut();
         let set = l.get_or_insert_with(AttachedPackets::default);
-        match position {
-            kreplay_packet_position_t::KREPLAY_PACKET_BEFORE => {
-                set.before.extend_from_slice(packets)
-            }
-            kreplay_packet_position_t::KREPLAY_PACKET_AFTER => set.after.extend_from_slice(packets),
-        }
+        let list = match position {
+            P::KREPLAY_PACKET_BEFORE => &mut set.before,
+            P::KREPLAY_PACKET_AFTER => &mut set.after,
+            P::KREPLAY_PACKET_BEFORE_PASS => &mut set.before_pass,
+            P::KREPLAY_PACKET_AFTER_PASS => &mut set.after_pass,
+        };
+        list.extend_from_slice(packets);
     });
     Ok(())
 }
@@ -103,6 +124,22 @@ impl LoopScope {
     /// The packets attached so far.
     pub fn packets(&self) -> AttachedPackets {
         LOOP.with(|l| l.borrow().clone().unwrap_or_default())
+    }
+
+    /// The packets of the pass whose PASS ENTER just ran, in submission order; the pass's own
+    /// packets are forgotten (the loop's stay for the passes that follow).
+    pub fn take_pass(&self) -> PassPackets {
+        LOOP.with(|l| {
+            let mut l = l.borrow_mut();
+            let Some(set) = l.as_mut() else {
+                return PassPackets::default();
+            };
+            let mut before = set.before.clone();
+            before.append(&mut set.before_pass);
+            let mut after = std::mem::take(&mut set.after_pass);
+            after.extend_from_slice(&set.after);
+            PassPackets { before, after }
+        })
     }
 }
 
@@ -186,6 +223,58 @@ mod tests {
             AttachedPackets::default(),
             "a new loop starts empty"
         );
+    }
+
+    #[test]
+    fn packets_of_one_pass_run_in_that_pass_only_and_nearest_the_dispatch() {
+        use kreplay_packet_position_t as P;
+        let scope = LoopScope::begin(64);
+        {
+            let _g = ArmGuard::arm(&scope);
+            attach(&[[1; 64]], P::KREPLAY_PACKET_BEFORE).unwrap();
+            attach(&[[2; 64]], P::KREPLAY_PACKET_BEFORE_PASS).unwrap();
+            attach(&[[3; 64]], P::KREPLAY_PACKET_AFTER_PASS).unwrap();
+            attach(&[[4; 64]], P::KREPLAY_PACKET_AFTER).unwrap();
+        }
+        assert_eq!(
+            scope.take_pass(),
+            PassPackets {
+                before: vec![[1; 64], [2; 64]],
+                after: vec![[3; 64], [4; 64]],
+            },
+            "loop packets outermost, the pass's own nearest the dispatch"
+        );
+        assert_eq!(
+            scope.take_pass(),
+            PassPackets {
+                before: vec![[1; 64]],
+                after: vec![[4; 64]],
+            },
+            "the next pass keeps only the loop's packets"
+        );
+        {
+            let _g = ArmGuard::arm(&scope);
+            attach(&[[5; 64]], P::KREPLAY_PACKET_AFTER_PASS).unwrap();
+        }
+        assert_eq!(scope.take_pass().after, vec![[5; 64], [4; 64]]);
+    }
+
+    #[test]
+    fn packets_of_one_pass_count_against_the_queue_until_the_pass_is_taken() {
+        use kreplay_packet_position_t as P;
+        let scope = LoopScope::begin(8);
+        {
+            let _g = ArmGuard::arm(&scope);
+            attach(&[[1; 64]; 6], P::KREPLAY_PACKET_BEFORE_PASS).unwrap();
+            assert_eq!(
+                attach(&[[1; 64]], P::KREPLAY_PACKET_AFTER),
+                Err(ApiError::InvalidArgument),
+                "6 + the tool's 2 fill the queue"
+            );
+        }
+        scope.take_pass();
+        let _g = ArmGuard::arm(&scope);
+        attach(&[[1; 64]; 6], P::KREPLAY_PACKET_AFTER_PASS).unwrap();
     }
 
     #[test]

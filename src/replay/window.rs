@@ -24,6 +24,7 @@ use crate::sync::{Arc, Mutex, Ordering, fence};
 use hsa_abi::ffi::{self, hsa_kernel_dispatch_packet_t, hsa_signal_t, hsa_status_t};
 use std::collections::HashSet;
 use std::ffi::{CString, c_void};
+use std::sync::atomic::AtomicU16;
 use std::time::{Duration, Instant};
 
 /// The next interceptor down.
@@ -446,19 +447,50 @@ fn barrier_deps(p: &Packet) -> [u64; 5] {
     })
 }
 
-/// True when queue `queue_id`'s counted work waits behind a barrier on `signal`, the completion
-/// signal of the dispatch being replayed (which fires only after its window).
-fn waits_on(queue_id: u64, signal: hsa_signal_t) -> bool {
+/// Completion signals of the packets the application published in its ring from index `next`
+/// on (written and rung, not yet handed to the interceptor: runtimes hand packets over one at a
+/// time). They run only after the current submission, so after any window it opens.
+fn published_behind(q: &QueueState, next: u64) -> Vec<u64> {
+    if q.queue.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: the application's queue, alive while its interceptor runs.
+    let (base, size) = unsafe {
+        (
+            (*q.queue).base_address.cast::<u8>(),
+            u64::from((*q.queue).size),
+        )
+    };
+    let mut out = Vec::new();
+    for index in next..next + size.saturating_sub(1) {
+        // SAFETY: slot `index % size` of the ring; its header is read atomically, and a
+        // published packet's body is not rewritten before the interceptor consumed it.
+        let signal = unsafe {
+            let slot = base.add(((index % size) * 64) as usize);
+            let header = AtomicU16::from_ptr(slot.cast::<u16>()).load(Ordering::Acquire);
+            if u32::from(header & 0xFF) == ffi::HSA_PACKET_TYPE_INVALID {
+                break;
+            }
+            std::ptr::read_unaligned(slot.add(56).cast::<u64>())
+        };
+        out.push(signal);
+    }
+    out
+}
+
+/// True when queue `queue_id`'s counted work waits behind a barrier-AND on one of `signals`,
+/// signals that fire only after the window (the replayed dispatch's, those behind it).
+fn waits_on(queue_id: u64, signals: &[u64]) -> bool {
     let Some(rt) = Runtime::get() else {
         return false;
     };
-    signal.handle != 0
-        && QUEUES.all().iter().any(|q| {
-            q.queue_id == queue_id
-                && q.gate.lock().is_some_and(|g| {
-                    g.deps.contains(&signal.handle) && rt.signal_load(g.passed) >= 1
-                })
-        })
+    QUEUES.all().iter().any(|q| {
+        q.queue_id == queue_id
+            && q.gate.lock().is_some_and(|g| {
+                g.deps.iter().any(|d| *d != 0 && signals.contains(d))
+                    && rt.signal_load(g.passed) >= 1
+            })
+    })
 }
 
 /// The interceptor's slow path (the replay service is on or undecided).
@@ -475,6 +507,7 @@ pub unsafe fn on_submit(
     q: &Arc<QueueState>,
     pkts: *const c_void,
     count: u64,
+    next_index: u64,
     writer: Writer,
     forwarded: &mut usize,
 ) {
@@ -505,7 +538,13 @@ pub unsafe fn on_submit(
         // SAFETY: a 64-byte kernel dispatch packet.
         let pkt: hsa_kernel_dispatch_packet_t =
             unsafe { std::ptr::read_unaligned(p.as_ptr().cast()) };
-        let dispatch = Dispatch::new(rt, q, pkt);
+        let mut dispatch = Dispatch::new(rt, q, pkt);
+        dispatch.behind = packets[i + 1..]
+            .iter()
+            .map(completion_signal)
+            .chain(published_behind(q, next_index))
+            .filter(|&s| s != 0)
+            .collect();
         STATS.dispatches.fetch_add(1, Ordering::Relaxed);
         dispatch.event(
             client,
@@ -522,6 +561,19 @@ pub unsafe fn on_submit(
             n => Some(Ok(n)),
         };
         match plan {
+            None if client.pass_events_always(&dispatch.info) => {
+                forward_run(rt, q, writer, packets, i, forwarded);
+                *forwarded = i + 1;
+                let w = Window {
+                    rt,
+                    q,
+                    d: &dispatch,
+                    client,
+                    total: passes,
+                    writer,
+                };
+                w.run_once_isolated();
+            }
             None => {
                 dispatch.event(
                     client,
@@ -596,6 +648,9 @@ struct Dispatch {
     name: Option<Arc<CString>>,
     info: kreplay_dispatch_info_t,
     queue: Arc<QueueState>,
+    /// Completion signals of the packets behind it in the same submission: none of them can
+    /// fire before its window ends (they are not forwarded yet).
+    behind: Vec<u64>,
 }
 
 impl Dispatch {
@@ -625,7 +680,17 @@ impl Dispatch {
             name,
             info,
             queue: q.clone(),
+            behind: Vec::new(),
         }
+    }
+
+    /// Signals that fire only after this dispatch's window: its own, those behind it.
+    fn window_signals(&self) -> Vec<u64> {
+        let own = self.pkt.completion_signal.handle;
+        std::iter::once(own)
+            .chain(self.behind.iter().copied())
+            .filter(|&s| s != 0)
+            .collect()
     }
 
     fn summary(&self) -> DispatchSummary {
@@ -863,15 +928,17 @@ fn drain_queue(
 }
 
 /// Waits for every counted packet and asynchronous copy of the agent, until `deadline`, except
-/// the counted work of queues waiting behind a barrier on the dispatch's own completion signal
-/// `own` (it cannot start before the window ends; the work before that barrier is waited for).
+/// the counted work of queues waiting behind a barrier on a signal of the window: the
+/// dispatch's own completion signal or one of the packets behind it in its submission
+/// (`window`; that work cannot start before the window ends; the work before that barrier is
+/// waited for).
 fn drain_agent(
     rt: Runtime,
     q: &QueueState,
-    own: hsa_signal_t,
+    window: &[u64],
     deadline: Instant,
 ) -> Result<(), String> {
-    let blocked = |queue_id: u64| queue_id != q.queue_id && waits_on(queue_id, own);
+    let blocked = |queue_id: u64| queue_id != q.queue_id && waits_on(queue_id, window);
     IN_FLIGHT
         .drain_except(&RuntimeSignals(rt), q.agent.handle, deadline, &blocked)
         .map_err(|left| format!("work of the agent's queues or copies into its memory did not finish ({left} still in flight)"))
@@ -942,9 +1009,16 @@ fn wait_pass(
     }
 }
 
-/// Runs one pass: attached BEFORE packets, the dispatch, attached AFTER packets and, when the
-/// dispatch carries the application's signal or AFTER packets follow it, a barrier packet with a
-/// tool signal; then waits directly for the last of them. Returns the dispatch's device times.
+/// Sets the barrier bit of a packet's header.
+fn set_barrier_bit(p: &mut Packet) {
+    let header = u16::from_le_bytes([p[0], p[1]]) | (1 << ffi::HSA_PACKET_HEADER_BARRIER);
+    p[..2].copy_from_slice(&header.to_le_bytes());
+}
+
+/// Runs one pass: attached BEFORE packets, the dispatch (its barrier bit set when packets
+/// precede it), attached AFTER packets and, when the dispatch carries the application's signal
+/// or AFTER packets follow it, a barrier packet with a tool signal; then waits directly for the
+/// last of them. Returns the dispatch's device times.
 ///
 /// `app` is the application's completion signal, carried by the dispatch itself so that its
 /// dispatch times are this kernel's; the caller balances its decrement.
@@ -974,7 +1048,12 @@ fn run_pass(
     };
     let mut batch = Vec::with_capacity(before.len() + after.len() + 2);
     batch.extend_from_slice(before);
-    batch.push(d.with_signal(on_dispatch));
+    let mut dispatch = d.with_signal(on_dispatch);
+    if !before.is_empty() {
+        // What precedes the dispatch (a counter start) completes before the kernel starts.
+        set_barrier_bit(&mut dispatch);
+    }
+    batch.push(dispatch);
     batch.extend_from_slice(after);
     batch.extend(tail.map(barrier_packet));
     write(writer, &batch);
@@ -1081,7 +1160,7 @@ impl Window<'_> {
         let start_ns = monotonic_ns();
         let deadline = Instant::now() + *decline_bound;
         drain_queue(self.rt, q, self.writer, deadline)
-            .and_then(|()| drain_agent(self.rt, q, d.pkt.completion_signal, deadline))
+            .and_then(|()| drain_agent(self.rt, q, &d.window_signals(), deadline))
             .map_err(|why| DeclineReason::Drain {
                 detail: why,
                 bound_ms: decline_bound.as_millis() as u64,
@@ -1134,6 +1213,16 @@ impl Window<'_> {
             self.total,
             Some(&stats.c),
         );
+        // A client that wants pass events on every dispatch gets a window without snapshot when
+        // the reason left none open and opening one cannot wait for this dispatch.
+        let held = match held {
+            None if client.pass_events_always(&d.info)
+                && matches!(reason, DeclineReason::UnboundedWithoutContinue) =>
+            {
+                self.open().ok()
+            }
+            held => held,
+        };
         let Some(held) = held else {
             let _submit = enter_submit(q);
             submit_ordinary(
@@ -1145,16 +1234,103 @@ impl Window<'_> {
             );
             return;
         };
-        let mut summary = d.summary();
-        let app = (d.pkt.completion_signal.handle != 0).then_some(d.pkt.completion_signal);
-        // Exactly once, carrying the application's completion signal.
-        let ran = run_pass(self.rt, q, d, self.writer, (&[], &[]), 0, app);
-        if let Err(st) = ran {
-            summary.stopped = Some(queue_error_text(st, 0));
+        self.single_pass(held, Some(&reason));
+    }
+
+    /// A dispatch that runs once (pass count 1) for a client that wants pass events on every
+    /// dispatch: the window opens without a snapshot (the writer lock and the drains isolate
+    /// the dispatch on its agent), then [`Window::single_pass`]. When the drains do not finish
+    /// within the decline bound the dispatch runs once normally, without pass events (nothing
+    /// isolates it), and CONFIG EXIT says why.
+    fn run_once_isolated(&self) {
+        let (q, d, client) = (self.q, self.d, self.client);
+        match self.open() {
+            Ok(held) => {
+                d.event(
+                    client,
+                    kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
+                    0,
+                    self.total,
+                    None,
+                );
+                self.single_pass(held, None);
+            }
+            Err(reason) => {
+                report_decline(q, d, &reason);
+                let stats = ReplayStats::declined(&reason);
+                d.event(
+                    client,
+                    kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
+                    0,
+                    self.total,
+                    Some(&stats.c),
+                );
+                let _submit = enter_submit(q);
+                let why = format!("not isolated: {reason}");
+                submit_ordinary(self.rt, q, d, self.writer, Some(why));
+            }
         }
+    }
+
+    /// Runs the dispatch exactly once inside the held window, carrying the application's
+    /// completion signal; no restore follows. With the client's `pass_events_always`, PASS
+    /// ENTER (localized control armed) and PASS EXIT for pass 0 surround it, and the packets
+    /// attached in PASS ENTER run with it. `declined` is why a replay was not made (PASS
+    /// EXIT's `declined_reason`, and the summary's).
+    fn single_pass(&self, held: Held, declined: Option<&DeclineReason>) {
+        let (rt, q, d, client, total) = (self.rt, self.q, self.d, self.client, self.total);
+        let events = client.pass_events_always(&d.info);
+        let mut summary = d.summary();
+        let mut stats = ReplayStats::new();
+        if let Some(r) = declined {
+            stats.set_reason(&r.to_string());
+        }
+        let app = (d.pkt.completion_signal.handle != 0).then_some(d.pkt.completion_signal);
+        let scope = LoopScope::begin(q.size as usize);
+        if events {
+            let _armed = ArmGuard::arm(&scope);
+            d.event(
+                client,
+                kreplay_event_kind_t::KREPLAY_EVENT_PASS_ENTER,
+                0,
+                total,
+                None,
+            );
+        }
+        let packets = scope.take_pass();
+        let ran = run_pass(
+            rt,
+            q,
+            d,
+            self.writer,
+            (&packets.before, &packets.after),
+            0,
+            app,
+        );
+        match ran {
+            Ok(times) if events => d.event_timed(
+                client,
+                kreplay_event_kind_t::KREPLAY_EVENT_PASS_EXIT,
+                0,
+                total,
+                times,
+                Some(&stats.c),
+            ),
+            Ok(_) => {}
+            Err(st) => {
+                let why = queue_error_text(st, 0);
+                if events {
+                    stats.set_reason(&why);
+                    let kind = kreplay_event_kind_t::KREPLAY_EVENT_LOOP_STOPPED;
+                    d.event(client, kind, 0, total, Some(&stats.c));
+                }
+                summary.stopped = Some(why);
+            }
+        }
+        drop(scope);
         let times = ran.unwrap_or((0, 0));
         drop(held);
-        summary.declined = Some(format!("declined: {reason}"));
+        summary.declined = declined.map(|r| format!("declined: {r}"));
         summary.window = times;
         summary.passes = vec![PassTimes {
             start_ns: times.0,
@@ -1243,7 +1419,7 @@ impl Window<'_> {
                 None,
             );
         }
-        let attached = scope.packets();
+        let attached = scope.take_pass();
         // Every pass's dispatch carries the application's signal and decrements it; this
         // increment balances that, and the one decrement after the loop fires it once.
         if let Some(a) = app {

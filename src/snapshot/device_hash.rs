@@ -18,7 +18,6 @@ use super::{ChunkHasher, Region};
 use crate::runtime::Runtime;
 use crate::sync::{AtomicBool, Mutex, Ordering};
 use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t, hsa_signal_t};
-use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
 /// The kernel's code objects, per target.
@@ -188,7 +187,7 @@ impl DeviceHasher {
             loaded.out = std::ptr::null_mut();
             loaded.out_len = 0;
         }
-        loaded.out = alloc_shared(self.rt, loaded.pool, self.agent, n * 8)?.cast();
+        loaded.out = self.rt.alloc_shared(loaded.pool, self.agent, n * 8)?.cast();
         loaded.out_len = n;
         Ok(())
     }
@@ -339,101 +338,6 @@ fn target(rt: Runtime, agent: hsa_agent_t) -> String {
     name.split(':').next().unwrap_or_default().to_owned()
 }
 
-/// Allocates `size` bytes in `pool` through the original entry, accessible by `agent`.
-fn alloc_shared(
-    rt: Runtime,
-    pool: ffi::hsa_amd_memory_pool_t,
-    agent: hsa_agent_t,
-    size: usize,
-) -> Result<*mut u8, String> {
-    let mut p: *mut c_void = std::ptr::null_mut();
-    // SAFETY: out-pointer to a local; the original entry, so the buffer is not tracked.
-    let st = unsafe { (rt.originals().pool_allocate)(pool, size.max(64), 0, &mut p) };
-    if st != ffi::HSA_STATUS_SUCCESS || p.is_null() {
-        return Err(format!(
-            "allocating {size} bytes in the kernarg pool returned HSA status {st:#x}"
-        ));
-    }
-    // SAFETY: `p` is the tool's own live allocation; one agent.
-    let st = unsafe { (rt.originals().agents_allow_access)(1, &agent, std::ptr::null(), p) };
-    if st != ffi::HSA_STATUS_SUCCESS {
-        // SAFETY: allocated above.
-        let _ = unsafe { (rt.originals().pool_free)(p) };
-        return Err(format!(
-            "hsa_amd_agents_allow_access returned HSA status {st:#x}"
-        ));
-    }
-    Ok(p.cast())
-}
-
-/// The first system pool with the kernarg flag (of a CPU agent).
-fn kernarg_pool(rt: Runtime) -> Option<ffi::hsa_amd_memory_pool_t> {
-    let iterate_agents = rt.originals().kernel.iterate_agents?;
-    struct Search {
-        rt: Runtime,
-        found: Option<ffi::hsa_amd_memory_pool_t>,
-    }
-    unsafe extern "C" fn pool_visit(
-        pool: ffi::hsa_amd_memory_pool_t,
-        data: *mut c_void,
-    ) -> ffi::hsa_status_t {
-        std::panic::catch_unwind(|| {
-            // SAFETY: `data` is the `Search` of `kernarg_pool`, alive during the iteration.
-            let s = unsafe { &mut *data.cast::<Search>() };
-            let Some(info) = s.rt.originals().memory_pool_get_info else {
-                return ffi::HSA_STATUS_INFO_BREAK;
-            };
-            let (mut segment, mut flags): (ffi::hsa_amd_segment_t, u32) = (0, 0);
-            // SAFETY: each attribute writes the type named in the HSA specification.
-            let ok = unsafe {
-                info(
-                    pool,
-                    ffi::HSA_AMD_MEMORY_POOL_INFO_SEGMENT,
-                    (&raw mut segment).cast(),
-                ) == ffi::HSA_STATUS_SUCCESS
-                    && info(
-                        pool,
-                        ffi::HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS,
-                        (&raw mut flags).cast(),
-                    ) == ffi::HSA_STATUS_SUCCESS
-            };
-            if ok
-                && segment == ffi::HSA_AMD_SEGMENT_GLOBAL
-                && flags & ffi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT != 0
-            {
-                s.found = Some(pool);
-                return ffi::HSA_STATUS_INFO_BREAK;
-            }
-            ffi::HSA_STATUS_SUCCESS
-        })
-        .unwrap_or(ffi::HSA_STATUS_INFO_BREAK)
-    }
-    unsafe extern "C" fn agent_visit(agent: hsa_agent_t, data: *mut c_void) -> ffi::hsa_status_t {
-        std::panic::catch_unwind(|| {
-            // SAFETY: as in `pool_visit`.
-            let s = unsafe { &mut *data.cast::<Search>() };
-            if s.rt.agent_is_gpu(agent) {
-                return ffi::HSA_STATUS_SUCCESS;
-            }
-            let Some(iterate) = s.rt.originals().agent_iterate_memory_pools else {
-                return ffi::HSA_STATUS_INFO_BREAK;
-            };
-            // SAFETY: `data` outlives the iteration; the callback catches panics.
-            unsafe { iterate(agent, Some(pool_visit), data) };
-            if s.found.is_some() {
-                ffi::HSA_STATUS_INFO_BREAK
-            } else {
-                ffi::HSA_STATUS_SUCCESS
-            }
-        })
-        .unwrap_or(ffi::HSA_STATUS_INFO_BREAK)
-    }
-    let mut s = Search { rt, found: None };
-    // SAFETY: `s` outlives the iteration; the callbacks catch panics.
-    unsafe { iterate_agents(Some(agent_visit), (&raw mut s).cast()) };
-    s.found
-}
-
 /// Loads the kernel on `agent` and creates its queue, signal and kernarg buffer.
 fn load(rt: Runtime, agent: hsa_agent_t) -> Result<Loaded, String> {
     let k = rt.originals().kernel;
@@ -446,12 +350,12 @@ fn load(rt: Runtime, agent: hsa_agent_t) -> Result<Loaded, String> {
         .find(|(t, _)| *t == arch)
         .map(|(_, c)| *c)
         .ok_or_else(|| format!("no code object for {arch}"))?;
-    let pool = kernarg_pool(rt).ok_or("no kernarg memory pool")?;
+    let pool = rt.kernarg_pool().ok_or("no kernarg memory pool")?;
     let exe = load_executable(rt, agent, code)?;
     let result = (|| -> Result<Loaded, String> {
         let symbol = kernel_symbol(rt, exe, agent)?;
         let (queue, signal, fault) = create_queue(rt, agent)?;
-        let kernarg = match alloc_shared(rt, pool, agent, symbol.kernarg_size) {
+        let kernarg = match rt.alloc_shared(pool, agent, symbol.kernarg_size) {
             Ok(p) => p,
             Err(e) => {
                 rt.signal_destroy(signal);

@@ -49,7 +49,8 @@ static void attach_bad_inputs(const kreplay_dispatch_info_t* d) {
   EXPECT(size == 64, "queue size %llu", (unsigned long long)size);
   /* As many packets as the queue has slots: with the dispatch they cannot fit. */
   CHECK_STATUS(kreplay_pass_attach_packets(packets, size, KREPLAY_PACKET_BEFORE), KREPLAY_STATUS_INVALID_ARGUMENT);
-  CHECK_STATUS(kreplay_pass_attach_packets(packets, size - 1, 2u), KREPLAY_STATUS_INVALID_ARGUMENT);
+  CHECK_STATUS(kreplay_pass_attach_packets(packets, size - 1, 4u), KREPLAY_STATUS_INVALID_ARGUMENT);
+  CHECK_STATUS(kreplay_pass_attach_packets(packets, size - 1, KREPLAY_PACKET_BEFORE_PASS), KREPLAY_STATUS_INVALID_ARGUMENT);
   CHECK_STATUS(kreplay_pass_attach_packets(packets, 1, UINT32_MAX), KREPLAY_STATUS_INVALID_ARGUMENT);
   CHECK_STATUS(kreplay_pass_attach_packets(NULL, 1, KREPLAY_PACKET_BEFORE), KREPLAY_STATUS_INVALID_ARGUMENT);
   CHECK_STATUS(kreplay_pass_attach_packets(packets, UINT64_MAX, KREPLAY_PACKET_AFTER), KREPLAY_STATUS_INVALID_ARGUMENT);
@@ -59,6 +60,8 @@ static void attach_bad_inputs(const kreplay_dispatch_info_t* d) {
   CHECK_STATUS(kreplay_pass_attach_packets(packets, 32, KREPLAY_PACKET_BEFORE), KREPLAY_STATUS_SUCCESS);
   CHECK_STATUS(kreplay_pass_attach_packets(packets, 30, KREPLAY_PACKET_AFTER), KREPLAY_STATUS_SUCCESS);
   CHECK_STATUS(kreplay_pass_attach_packets(packets, 1, KREPLAY_PACKET_AFTER), KREPLAY_STATUS_INVALID_ARGUMENT);
+  CHECK_STATUS(kreplay_pass_attach_packets(packets, 1, KREPLAY_PACKET_BEFORE_PASS), KREPLAY_STATUS_INVALID_ARGUMENT);
+  CHECK_STATUS(kreplay_pass_attach_packets(packets, 1, KREPLAY_PACKET_AFTER_PASS), KREPLAY_STATUS_INVALID_ARGUMENT);
   CHECK_STATUS(kreplay_pass_attach_packets(NULL, 0, KREPLAY_PACKET_BEFORE), KREPLAY_STATUS_SUCCESS);
 }
 
@@ -97,7 +100,8 @@ static void status_strings(void) {
 
 static void bad_inputs_anywhere(void) {
   /* Positions and counts are checked before anything else. */
-  CHECK_STATUS(kreplay_pass_attach_packets(packets, 1, 2u), KREPLAY_STATUS_INVALID_ARGUMENT);
+  CHECK_STATUS(kreplay_pass_attach_packets(packets, 1, 4u), KREPLAY_STATUS_INVALID_ARGUMENT);
+  CHECK_STATUS(kreplay_pass_attach_packets(packets, 1, KREPLAY_PACKET_AFTER_PASS), KREPLAY_STATUS_NOT_ARMED);
   CHECK_STATUS(kreplay_pass_attach_packets(packets, 1, UINT32_MAX), KREPLAY_STATUS_INVALID_ARGUMENT);
   CHECK_STATUS(kreplay_pass_attach_packets(packets, UINT64_MAX, KREPLAY_PACKET_BEFORE), KREPLAY_STATUS_INVALID_ARGUMENT);
   CHECK_STATUS(kreplay_pass_attach_packets(packets, UINT64_MAX / 64 + 1, KREPLAY_PACKET_BEFORE), KREPLAY_STATUS_INVALID_ARGUMENT);
@@ -110,8 +114,14 @@ static void bad_inputs_anywhere(void) {
   kreplay_callbacks_t cb = callbacks();
   cb.size = 0;
   CHECK_STATUS(kreplay_register(&cb), KREPLAY_STATUS_SIZE_TOO_SMALL);
-  cb.size = sizeof cb - 1;
+  /* The first version of the struct ends before `flags`: one byte less is too small. */
+  cb.size = offsetof(kreplay_callbacks_t, flags) - 1;
   CHECK_STATUS(kreplay_register(&cb), KREPLAY_STATUS_SIZE_TOO_SMALL);
+  cb.size = sizeof cb;
+  cb.flags = KREPLAY_CLIENT_PASS_EVENTS_ALWAYS | 2u;
+  CHECK_STATUS(kreplay_register(&cb), KREPLAY_STATUS_INVALID_ARGUMENT);
+  cb.flags = UINT64_C(1) << 63;
+  CHECK_STATUS(kreplay_register(&cb), KREPLAY_STATUS_INVALID_ARGUMENT);
 
   CHECK_STATUS(kreplay_stats_get(NULL), KREPLAY_STATUS_INVALID_ARGUMENT);
   kreplay_stats_t st;
@@ -167,9 +177,17 @@ int main(int argc, char** argv) {
     /* After OnUnload. */
     CHECK_STATUS(kreplay_register(&cb), KREPLAY_STATUS_NOT_LOADED);
     bad_inputs_anywhere();
-    /* A new runtime instance: the registration of the previous one was released. */
+    /* A new runtime instance: the registration of the previous one was released. A struct of
+     * the first header (without `flags`, garbage after it) is accepted. */
     system_init(&s);
-    CHECK_STATUS(kreplay_register(&cb), KREPLAY_STATUS_SUCCESS);
+    struct {
+      kreplay_callbacks_t cb;
+      uint8_t tail[8];
+    } old;
+    memset(&old, 0xff, sizeof old);
+    memcpy(&old.cb, &cb, offsetof(kreplay_callbacks_t, flags));
+    old.cb.size = offsetof(kreplay_callbacks_t, flags);
+    CHECK_STATUS(kreplay_register(&old.cb), KREPLAY_STATUS_SUCCESS);
     CHECK(hsa_shut_down());
   }
   EXPECT(failures == 0, "%d C API call(s) returned an unexpected status", failures);

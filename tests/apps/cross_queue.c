@@ -3,7 +3,11 @@
  * a dispatch of its own; then queue A's dispatch is submitted. The dispatch on A must be
  * replayed (every pass sees the original input) and B's dispatch must run once, after it.
  *
- *   cross_queue <rounds>
+ *   cross_queue <rounds> [marker]
+ *
+ * With "marker", queue B's barrier waits instead on a marker behind the dispatch on queue A
+ * (a barrier-AND with a completion signal, as hipEventRecord submits it), and queue A gets the
+ * dispatch and the marker with one doorbell.
  *
  * Prints "APP OK" and "APP ms_per_round=<wall time per round>" on success. */
 #include "common.h"
@@ -47,6 +51,21 @@ static void barrier_and(hsa_queue_t* q, hsa_signal_t dep) {
   hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)idx);
 }
 
+/* The dispatch and a marker behind it, rung with one doorbell. */
+static void dispatch_then_marker(hsa_queue_t* q, hsa_kernel_dispatch_packet_t d, hsa_signal_t marked) {
+  hsa_barrier_and_packet_t m = aql_barrier_and_packet((hsa_signal_t){0}, marked);
+  uint64_t idx = hsa_queue_add_write_index_screlease(q, 2);
+  const void* packets[2] = {&d, &m};
+  for (int k = 0; k < 2; k++) {
+    uint8_t* slot = (uint8_t*)q->base_address + ((idx + k) % q->size) * 64;
+    memcpy(slot + 4, (const uint8_t*)packets[k] + 4, 60);
+    uint32_t word;
+    memcpy(&word, packets[k], 4);
+    __atomic_store_n((uint32_t*)slot, word, __ATOMIC_RELEASE);
+  }
+  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)(idx + 1));
+}
+
 static uint64_t now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -55,6 +74,7 @@ static uint64_t now_ns(void) {
 
 int main(int argc, char** argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 1;
+  int marker = argc > 2 && strcmp(argv[2], "marker") == 0;
   system_t s;
   system_init(&s);
   uint64_t kp = vhsa_native_kernel_create("produce", produce, NULL);
@@ -67,17 +87,22 @@ int main(int argc, char** argv) {
   void* kb = kernargs(&s, ca, 2);
   hsa_queue_t* a = queue_create(s.gpu[0]);
   hsa_queue_t* b = queue_create(s.gpu[0]);
-  hsa_signal_t produced, consumed;
+  hsa_signal_t produced, consumed, marked;
   CHECK(hsa_signal_create(1, 0, NULL, &produced));
   CHECK(hsa_signal_create(1, 0, NULL, &consumed));
+  CHECK(hsa_signal_create(1, 0, NULL, &marked));
   uint64_t t0 = now_ns();
   for (int r = 0; r < rounds; r++) {
     for (uint32_t i = 0; i < N; i++) x[i] = i, y[i] = 0;
     hsa_signal_store_relaxed(produced, 1);
     hsa_signal_store_relaxed(consumed, 1);
-    barrier_and(b, produced);
+    hsa_signal_store_relaxed(marked, 1);
+    barrier_and(b, marker ? marked : produced);
     dispatch(b, kc, kb, 1, consumed);
-    dispatch(a, kp, ka, 1, produced);
+    if (marker)
+      dispatch_then_marker(a, aql_dispatch_packet(kp, ka, 1, 1, produced), marked);
+    else
+      dispatch(a, kp, ka, 1, produced);
     wait_done(produced);
     wait_done(consumed);
     for (uint32_t i = 0; i < N; i++) {

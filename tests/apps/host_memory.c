@@ -14,12 +14,21 @@
  *                                  see it); prints "APPLIED <n>" instead of checking
  *   host_memory unchecked <passes> like fine, but prints "APPLIED <n>" (how many times the
  *                                  transform was applied to x[5]) instead of checking
+ *   host_memory ipc     <passes>   the same on device memory exported with
+ *                                  hsa_amd_ipc_memory_create and imported again with
+ *                                  hsa_amd_ipc_memory_attach (the kernel writes the import; the
+ *                                  check reads the exporter's address too)
+ *   host_memory interop <passes>   the same on a memfd mapped with hsa_amd_interop_map_buffer
+ *   host_memory ipc-unchecked, interop-unchecked <passes>
+ *                                  like ipc and interop, printing "APPLIED <n>" instead of checking
  *
  * <passes> is what the tool is told; the application's check does not depend on it: memory must
  * end as after one execution. Prints "APP OK" on success, "APP FAIL" otherwise. */
+#define _GNU_SOURCE /* memfd_create */
 #include "common.h"
 
 #include <pthread.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define N 1024
@@ -122,6 +131,8 @@ int main(int argc, char** argv) {
   system_init(&s);
   uint32_t* x = NULL;
   void* locked_host = NULL;
+  uint32_t* exported = NULL;
+  int unchecked = strstr(mode, "unchecked") != NULL || strcmp(mode, "hidden") == 0;
   uint64_t kobj = 0;
   void* ka = kernargs(&s, NULL, 0);
   memset(ka, 0, 64);
@@ -139,6 +150,19 @@ int main(int argc, char** argv) {
     hsa_amd_agent_iterate_memory_pools(s.gpu[0], find_fine_device_pool, &p);
     EXPECT(p.handle != 0, "the GPU has no fine-grained pool");
     x = pool_alloc(p, N * 4);
+  } else if (strncmp(mode, "ipc", 3) == 0) {
+    exported = pool_alloc(s.device_pool[0], N * 4);
+    hsa_amd_ipc_memory_t handle;
+    CHECK(hsa_amd_ipc_memory_create(exported, N * 4, &handle));
+    CHECK(hsa_amd_ipc_memory_attach(&handle, N * 4, 1, &s.gpu[0], (void**)&x));
+    EXPECT(x != exported, "the import is the exporter's own address");
+  } else if (strncmp(mode, "interop", 7) == 0) {
+    int fd = memfd_create("interop-buffer", MFD_CLOEXEC);
+    EXPECT(fd >= 0 && ftruncate(fd, N * 4) == 0, "memfd");
+    size_t size = 0;
+    CHECK(hsa_amd_interop_map_buffer(1, &s.gpu[0], fd, 0, &size, (void**)&x, NULL, NULL));
+    EXPECT(size >= N * 4, "interop buffer of %zu bytes", size);
+    close(fd);
   } else {
     x = pool_alloc(s.fine_pool, N * 4);
   }
@@ -177,7 +201,7 @@ int main(int argc, char** argv) {
   dispatch(q, kobj, ka, n, done);
   wait_done(done);
   uint32_t* seen = locked_host ? (uint32_t*)locked_host : x;
-  if (strcmp(mode, "unchecked") == 0 || strcmp(mode, "hidden") == 0) {
+  if (unchecked) {
     uint32_t v = 5;
     int applied = 0;
     while (v < seen[5] && applied < 64) {
@@ -194,11 +218,20 @@ int main(int argc, char** argv) {
       EXPECT(seen[N - 1] == MAGIC, "the host thread's write was lost (%#x)", seen[N - 1]);
     }
     EXPECT(saw_original, "a pass did not see the original input");
+    if (exported)
+      for (uint32_t i = 0; i < N; i++)
+        EXPECT(exported[i] == 3 * i + 1, "exporter's x[%u] = %u: the import is not the same memory", i, exported[i]);
   }
   printf("RAN %d\n", invocations);
   if (locked_host) {
     CHECK(hsa_amd_memory_unlock(locked_host));
     free(locked_host);
+  }
+  if (exported) {
+    CHECK(hsa_amd_ipc_memory_detach(x));
+    CHECK(hsa_amd_memory_pool_free(exported));
+  } else if (strncmp(mode, "interop", 7) == 0) {
+    CHECK(hsa_amd_interop_unmap_buffer(x));
   }
   CHECK(hsa_queue_destroy(q));
   CHECK(hsa_shut_down());

@@ -24,6 +24,7 @@
 
 static int invocations;
 static int saw_original[MAX_PASSES];
+static int barrier_bit[MAX_PASSES]; /* the barrier bit of each execution's dispatch packet */
 static int devvar_seen[MAX_PASSES];
 
 /* kernarg: [0] x (device, tracked), [1] fine-grained, [2] executable pool memory,
@@ -44,7 +45,10 @@ static void inc_kernel(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
     host[i] += 1;
   }
   k[4] += 1;
-  if (invocations < MAX_PASSES) saw_original[invocations] = ok;
+  if (invocations < MAX_PASSES) {
+    saw_original[invocations] = ok;
+    barrier_bit[invocations] = (p->header >> HSA_PACKET_HEADER_BARRIER) & 1;
+  }
   invocations++;
 }
 
@@ -186,6 +190,9 @@ int main(int argc, char** argv) {
   vhsa_fault_fail_symbol_iteration(false);
   EXPECT(invocations == expected, "inc ran %d times, expected %d", invocations, expected);
   for (int i = 0; i < expected && i < MAX_PASSES; i++) EXPECT(saw_original[i], "pass %d did not see the original input", i);
+  printf("APP barrier_bits=");
+  for (int i = 0; i < invocations && i < MAX_PASSES; i++) printf("%d", barrier_bit[i]);
+  printf("\n");
   for (uint32_t i = 0; i < N; i++) {
     EXPECT(x[i] == i + 1, "x[%u] = %u after the replay, expected %u", i, x[i], i + 1);
     EXPECT(fine[i] == 1, "fine-grained memory reached through the kernel arguments was not restored (%u)", fine[i]);

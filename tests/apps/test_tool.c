@@ -21,9 +21,18 @@
  *   after      3 passes; PASS ENTER of pass 0 attaches, after the dispatch, a dispatch of a slow
  *              kernel that counts its runs; each PASS EXIT checks that it already ran
  *
- *   declined   3 passes, expected to be declined (the reason is printed at CONFIG EXIT in every mode)
+ *   perpass    3 passes; packets for one pass only: pass 0 attaches a marker kernel 'a' after the
+ *              dispatch for that pass and a marker 'S' after it for the loop, pass 1 a marker 'b'
+ *              before and 'a' after for that pass, pass 2 nothing; the markers' runs are printed
+ *              as "TOOL sequence=..." with '|' at each PASS EXIT
+ *   single     pass count 1; with KREPLAY_TEST_TOOL_ALWAYS=1, PASS ENTER of pass 0 attaches 'b'
+ *              before and 'a' after the dispatch for that pass
+ *
+ *   declined   3 passes, expected to be declined (the reason is printed at CONFIG EXIT in every mode);
+ *              with KREPLAY_TEST_TOOL_ALWAYS=1, PASS ENTER of pass 0 attaches 'b' and 'a' as in single
  *   early      listed before kreplay in HSA_TOOLS_LIB: kreplay_register returns NOT_LOADED
  *
+ * KREPLAY_TEST_TOOL_ALWAYS=1 registers with KREPLAY_CLIENT_PASS_EVENTS_ALWAYS.
  * In every mode a LOOP_STOPPED event is printed with its reason.
  * Every other mode also checks that a second kreplay_register is refused. It prints
  * "TOOL <key>=<value>" lines and "TOOL FAIL ..." on a broken expectation. */
@@ -188,6 +197,61 @@ static void after_packet(uint8_t out[64]) {
   memcpy(out, &pkt, 64);
 }
 
+/* Marker kernels: each run appends its letter to `sequence`; PASS EXIT appends '|'. */
+static char sequence[256];
+static int sequence_len;
+static int always; /* KREPLAY_TEST_TOOL_ALWAYS=1 */
+
+static void sequence_append(char c) {
+  int i = __atomic_fetch_add(&sequence_len, 1, __ATOMIC_SEQ_CST);
+  if (i < (int)sizeof sequence - 1) sequence[i] = c;
+}
+
+static void marker_kernel(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
+  (void)p;
+  sequence_append((char)(uintptr_t)user_data);
+}
+
+static void marker_packet(char letter, uint8_t out[64]) {
+  char name[16];
+  snprintf(name, sizeof name, "marker_%c", letter);
+  hsa_kernel_dispatch_packet_t pkt;
+  memset(&pkt, 0, sizeof pkt);
+  pkt.header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
+               (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+               (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
+  pkt.setup = 1 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
+  pkt.workgroup_size_x = pkt.workgroup_size_y = pkt.workgroup_size_z = 1;
+  pkt.grid_size_x = pkt.grid_size_y = pkt.grid_size_z = 1;
+  pkt.kernel_object = vhsa_native_kernel_create(name, marker_kernel, (void*)(uintptr_t)letter);
+  memcpy(out, &pkt, 64);
+}
+
+static void attach_marker(char letter, uint32_t position) {
+  uint8_t pkt[64];
+  marker_packet(letter, pkt);
+  kreplay_status_t st = kreplay_pass_attach_packets(pkt, 1, position);
+  TOOL_CHECK(st == KREPLAY_STATUS_SUCCESS, "attach marker %c at %u: %s", letter, position, kreplay_status_string(st));
+}
+
+/* PASS ENTER of the modes that attach packets for one pass. */
+static void attach_for_pass(uint32_t pass) {
+  if (strcmp(mode, "perpass") == 0) {
+    if (pass == 0) {
+      attach_marker('a', KREPLAY_PACKET_AFTER_PASS);
+      attach_marker('S', KREPLAY_PACKET_AFTER);
+    }
+    if (pass == 1) {
+      attach_marker('b', KREPLAY_PACKET_BEFORE_PASS);
+      attach_marker('a', KREPLAY_PACKET_AFTER_PASS);
+    }
+  }
+  if ((strcmp(mode, "single") == 0 || strcmp(mode, "declined") == 0) && pass == 0) {
+    attach_marker('b', KREPLAY_PACKET_BEFORE_PASS);
+    attach_marker('a', KREPLAY_PACKET_AFTER_PASS);
+  }
+}
+
 static uint32_t pass_count(const kreplay_dispatch_info_t* d, void* user_data) {
   (void)user_data;
   if (nested_active) return 2;
@@ -196,6 +260,7 @@ static uint32_t pass_count(const kreplay_dispatch_info_t* d, void* user_data) {
   TOOL_CHECK(d->grid_size[0] == 64 && d->workgroup_size[0] == 1, "grid/workgroup sizes");
   if (strcmp(mode, "continue") == 0) return 5;
   if (strcmp(mode, "unbounded") == 0) return 0;
+  if (strcmp(mode, "single") == 0) return 1;
   return 3;
 }
 
@@ -249,6 +314,7 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
       TOOL_CHECK(e->pass == (uint32_t)passes_of_dispatch, "pass index %u, expected %d", e->pass, passes_of_dispatch);
       passes_of_dispatch++;
       passes_entered++;
+      attach_for_pass(e->pass);
       if (strcmp(mode, "reentrant") == 0 && e->pass == 0) dispatch_on_sibling(e->dispatch);
       if (strcmp(mode, "nested") == 0 && e->pass == 0) {
         kreplay_status_t st = kreplay_pass_attach_packets(barrier, 1, KREPLAY_PACKET_BEFORE);
@@ -288,7 +354,12 @@ static void on_event(const kreplay_event_t* e, void* user_data) {
       TOOL_CHECK(e->dispatch->dispatch_id == dispatch_id, "dispatch id changed between passes");
       TOOL_CHECK(e->pass_end_ns >= e->pass_start_ns && e->pass_start_ns > 0, "pass times %llu..%llu",
                  (unsigned long long)e->pass_start_ns, (unsigned long long)e->pass_end_ns);
-      TOOL_CHECK(e->stats != NULL && e->stats->snapshot_regions >= 1, "snapshot statistics missing");
+      TOOL_CHECK(e->stats != NULL, "PASS EXIT without statistics");
+      if (e->stats && strcmp(mode, "single") != 0 && !e->stats->declined_reason)
+        TOOL_CHECK(e->stats->snapshot_regions >= 1, "snapshot statistics missing");
+      if (e->stats && e->stats->declined_reason)
+        fprintf(stderr, "TOOL pass_exit pass=%u declined: %s\n", e->pass, e->stats->declined_reason);
+      sequence_append('|');
       TOOL_CHECK(kreplay_pass_attach_packets(barrier, 1, KREPLAY_PACKET_AFTER) == KREPLAY_STATUS_NOT_ARMED,
                  "attach allowed during PASS EXIT");
       if (strcmp(mode, "after") == 0) {
@@ -335,6 +406,7 @@ static void report(void) {
   memset(&st, 0, sizeof st);
   st.size = sizeof st;
   TOOL_CHECK(kreplay_stats_get(&st) == KREPLAY_STATUS_SUCCESS, "kreplay_stats_get");
+  fprintf(stderr, "TOOL sequence=%s\n", sequence);
   fprintf(stderr, "TOOL passes_entered=%d passes_exited=%d continue_calls=%d config=%d/%d\n", passes_entered,
           passes_exited, continue_calls, config_enter, config_exit);
   fprintf(stderr, "TOOL stats dispatches=%llu replayed=%llu passes=%llu skipped_regions=%llu\n",
@@ -361,6 +433,9 @@ bool OnLoad(void* table, uint64_t runtime_version, uint64_t failed_tool_count, c
   callbacks.pass_count = pass_count;
   callbacks.should_continue = should_continue;
   callbacks.on_event = on_event;
+  const char* a = getenv("KREPLAY_TEST_TOOL_ALWAYS");
+  always = a && strcmp(a, "1") == 0;
+  if (always) callbacks.flags = KREPLAY_CLIENT_PASS_EVENTS_ALWAYS;
   kreplay_status_t st = kreplay_register(&callbacks);
   if (strcmp(mode, "early") == 0) {
     /* Listed before kreplay in HSA_TOOLS_LIB: kreplay's OnLoad has not run yet. */

@@ -63,6 +63,30 @@ pub fn app(name: &str, extra: &[&str]) -> PathBuf {
     out
 }
 
+/// Compiles `tests/apps/<name>.c` into an executable linked against vhsa's exports without a
+/// run path, so `LD_LIBRARY_PATH` chooses the runtime (vhsa, or the system's ROCR over vkfd
+/// with [`test_support::Runtime::apply`]); once per test binary.
+pub fn app_for_any_runtime(name: &str) -> PathBuf {
+    let out = build_dir().join(format!("{name}_any_runtime"));
+    let _g = SETUP.lock().unwrap_or_else(|e| e.into_inner());
+    if !out.exists() {
+        let vhsa = test_support::vhsa_lib_dir();
+        let status = Command::new("cc")
+            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-pthread"])
+            .args(include_flags())
+            .arg(format!("-I{}", test_support::host_include_dir().display()))
+            .arg(apps_dir().join(format!("{name}.c")))
+            .arg("-o")
+            .arg(&out)
+            .arg(format!("-L{}", vhsa.display()))
+            .args(["-l:libhsa-runtime64.so.1", "-ldl"])
+            .status()
+            .expect("run cc");
+        assert!(status.success(), "cc failed on {name}.c");
+    }
+    out
+}
+
 /// Compiles `tests/apps/<name>.c` into an executable linked with kreplay, so it can call the C
 /// API itself (once per test binary).
 pub fn app_linked(name: &str) -> PathBuf {
@@ -93,8 +117,14 @@ pub fn app_linked_with(name: &str, extra: &[&str]) -> PathBuf {
 
 /// Compiles the C test tool against the generated header (shared library linked with kreplay).
 pub fn test_tool(extra: &[&str]) -> PathBuf {
+    c_tool("test_tool", extra)
+}
+
+/// Compiles the tool library `tests/apps/<name>.c` against the generated header (shared
+/// library linked with kreplay), once per test binary.
+pub fn c_tool(name: &str, extra: &[&str]) -> PathBuf {
     let out = build_dir().join(format!(
-        "libtest_tool{}.so",
+        "lib{name}{}.so",
         extra.join("").replace(['-', '=', '/'], "_")
     ));
     if !out.exists() {
@@ -111,7 +141,7 @@ pub fn test_tool(extra: &[&str]) -> PathBuf {
         ]);
         flags.extend(extra.iter().map(|s| s.to_string()));
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-        compile(&apps_dir().join("test_tool.c"), &out, &flags);
+        compile(&apps_dir().join(format!("{name}.c")), &out, &flags);
     }
     out
 }
@@ -173,6 +203,9 @@ pub fn command(exe: &Path, extra_tools: &[&Path]) -> Command {
         "KREPLAY_HOST_MEMORY",
         "KREPLAY_DRAIN_DECLINE_MS",
         "KREPLAY_TEST_RLIMIT_AS",
+        "KREPLAY_PMC_GROUPS",
+        "KREPLAY_PMC_CROSS_PASS",
+        "VHSA_PMC_LIMITS",
         "VHSA_AGENTS",
         "VHSA_FAULTS",
         "VHSA_DEVICE_MEMORY_MB",

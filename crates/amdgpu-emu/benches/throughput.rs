@@ -17,6 +17,56 @@ fn threads_all() -> usize {
         .unwrap_or(1)
 }
 
+/// Counter quantities on and off, side by side on one host thread: the runs alternate (on, off,
+/// on, off, ...) so that load from other processes hits both alike, and the fastest of 101 runs of each
+/// is compared. Printed as `counting on/off <kernel>: <ratio>`.
+fn counting_cost(t: Target) {
+    use std::time::{Duration, Instant};
+    let n = 1 << 16;
+    let mut on = Bench::with_threads("stream", t, 1);
+    let mut off = Bench::with_threads("stream", t, 1);
+    on.emu = amdgpu_emu::Emulator::new(t, 1).with_counting(true);
+    off.emu = amdgpu_emu::Emulator::new(t, 1).with_counting(false);
+    let mut cases: Vec<(&str, Vec<Arg>, Vec<Arg>)> = Vec::new();
+    let alu = |b: &mut Bench| {
+        let x = b.buf_of(&vec![1.0f32; n]);
+        vec![Arg::Buf(x), Arg::I32(n as i32), Arg::I32(16)]
+    };
+    let triad = |b: &mut Bench| {
+        let (a, bb, cc) = (
+            b.zeros::<f32>(n),
+            b.buf_of(&vec![1.0f32; n]),
+            b.buf_of(&vec![2.0f32; n]),
+        );
+        vec![
+            Arg::Buf(a),
+            Arg::Buf(bb),
+            Arg::Buf(cc),
+            Arg::F32(0.5),
+            Arg::I32(n as i32),
+        ]
+    };
+    cases.push(("alu_fma", alu(&mut on), alu(&mut off)));
+    cases.push(("triad", triad(&mut on), triad(&mut off)));
+    for (kernel, args_on, args_off) in &cases {
+        let (mut best_on, mut best_off) = (Duration::MAX, Duration::MAX);
+        for _ in 0..101 {
+            let s = Instant::now();
+            std::hint::black_box(on.run1(kernel, n as u32, 256, args_on));
+            best_on = best_on.min(s.elapsed());
+            let s = Instant::now();
+            std::hint::black_box(off.run1(kernel, n as u32, 256, args_off));
+            best_off = best_off.min(s.elapsed());
+        }
+        println!(
+            "counting on/off {kernel}: {:.3} (on {:?}, off {:?}, fastest of 101 alternating runs)",
+            best_on.as_secs_f64() / best_off.as_secs_f64(),
+            best_on,
+            best_off
+        );
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let t = Target::Gfx942;
     let mut g = c.benchmark_group("emulator");
@@ -55,6 +105,7 @@ fn bench(c: &mut Criterion) {
             bn.iter(|| b.run1("triad", n as u32, 256, &args))
         });
     }
+    counting_cost(t);
     // Host memcpy moving the same bytes as triad (reads 8n + writes 4n = 12n bytes: a copy of
     // 6n bytes reads 6n and writes 6n).
     let src = vec![1u8; 6 * n];

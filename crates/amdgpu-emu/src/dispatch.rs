@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::counting::{ClassTable, Quantity};
 use crate::decode::Program;
 use crate::descriptor::KernelDescriptor;
 use crate::exec::{self, Ctx, Flow};
@@ -66,6 +67,9 @@ pub struct DispatchOutcome {
     pub lane_instructions: u64,
     /// The largest cycle count of one wave.
     pub max_wave_cycles: u64,
+    /// Hardware-counter quantities per compute unit (empty when counting is off; see
+    /// [`Emulator::with_counting`]).
+    pub counters: crate::counting::CounterTotals,
 }
 
 /// Instructions a wave runs before the scheduler switches to the next wave of its group.
@@ -82,7 +86,8 @@ pub struct Emulator {
     threads: usize,
     compute_units: u32,
     time_limit: Duration,
-    cache: Mutex<HashMap<(u64, u64, u64), Arc<Program>>>,
+    counting: bool,
+    cache: Mutex<HashMap<(u64, u64, u64), Arc<Decoded>>>,
     /// Per-thread wave state (register files, LDS, private memory) kept between dispatches.
     states: Mutex<Vec<ThreadState>>,
 }
@@ -113,6 +118,7 @@ impl Emulator {
             threads,
             compute_units: 4,
             time_limit: Duration::from_secs(600),
+            counting: true,
             cache: Mutex::new(HashMap::new()),
             states: Mutex::new(Vec::new()),
         }
@@ -121,6 +127,13 @@ impl Emulator {
     /// Set the number of compute units waves are placed on (1-64; see `docs/emulator.md`).
     pub fn with_compute_units(mut self, n: u32) -> Emulator {
         self.compute_units = n.clamp(1, 64);
+        self
+    }
+
+    /// Count hardware-counter quantities (on by default): instructions by category, waves,
+    /// work-groups, lanes and bytes, per compute unit, in [`DispatchOutcome::counters`].
+    pub fn with_counting(mut self, on: bool) -> Emulator {
+        self.counting = on;
         self
     }
 
@@ -172,7 +185,7 @@ impl Emulator {
         &self,
         setup: &DispatchSetup<'_>,
         mem: &dyn GlobalMemory,
-    ) -> Result<Arc<Program>, Fault> {
+    ) -> Result<Arc<Decoded>, Fault> {
         let key = (
             setup.kernel_object,
             setup.code_range.start,
@@ -207,7 +220,9 @@ impl Emulator {
         };
         let mut bytes = vec![0u8; len as usize];
         load_bytes(p, &mut bytes);
-        let prog = Arc::new(Program::decode(self.target, setup.code_range.start, &bytes));
+        let mut prog = Program::decode(self.target, setup.code_range.start, &bytes);
+        let classes = ClassTable::build(&mut prog.insts);
+        let prog = Arc::new(Decoded { prog, classes });
         self.cache
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -270,7 +285,8 @@ impl Emulator {
                 name,
             ));
         }
-        let prog = self.program(setup, mem)?;
+        let decoded = self.program(setup, mem)?;
+        let prog = &decoded.prog;
         let mut entry = setup.kernel_object.wrapping_add(kd.entry_offset as u64);
         if kd.preload_length() > 0 {
             entry = entry.wrapping_add(256);
@@ -286,13 +302,15 @@ impl Emulator {
         let job = Job {
             setup,
             kd,
-            prog: &prog,
+            prog,
+            classes: &decoded.classes,
             mem,
             entry,
             entry_index,
             counts,
             target: self.target,
             compute_units: self.compute_units,
+            counting: self.counting,
             clock_base: Instant::now(),
             deadline: Instant::now() + self.time_limit,
             time_limit: self.time_limit,
@@ -341,6 +359,7 @@ fn merge(results: Vec<DispatchOutcome>) -> DispatchOutcome {
         all.wave_instructions += r.wave_instructions;
         all.lane_instructions += r.lane_instructions;
         all.max_wave_cycles = all.max_wave_cycles.max(r.max_wave_cycles);
+        all.counters.add(&r.counters);
     }
     all.trace.sort_by_key(|r| (r.time, r.cu, r.simd, r.wave_id));
     all
@@ -383,16 +402,24 @@ fn internal_error(
     )
 }
 
+/// A decoded kernel's code and the counter classes of its instructions.
+struct Decoded {
+    prog: Program,
+    classes: ClassTable,
+}
+
 struct Job<'a> {
     setup: &'a DispatchSetup<'a>,
     kd: KernelDescriptor,
     prog: &'a Program,
+    classes: &'a ClassTable,
     mem: &'a dyn GlobalMemory,
     entry: u64,
     entry_index: usize,
     counts: [u32; 3],
     target: Target,
     compute_units: u32,
+    counting: bool,
     clock_base: Instant,
     deadline: Instant,
     time_limit: Duration,
@@ -622,6 +649,10 @@ impl Job<'_> {
             w.hw_id = hw_id(self.compute_units, g, k as u32);
             let exec = workitem_ids(w, k, dims, id_dims);
             w.set_exec(exec);
+            if self.counting {
+                w.counts.reset(self.classes.classes.len());
+                w.counts.full_at_launch = exec == u64::MAX;
+            }
             self.initial_sgprs(w, id, nwaves as u32, k == 0)?;
         }
         Ok(Group { g, id, psize })
@@ -645,6 +676,7 @@ impl Job<'_> {
             apertures: self.setup.apertures,
             trace: &mut out.trace,
             clock_base: self.clock_base,
+            counting: self.counting,
         };
         let trace_start = ctx.trace.len();
         let waves = &mut st.waves[..st.nwaves];
@@ -753,13 +785,27 @@ impl Job<'_> {
     }
 
     /// Count a finished work-group's waves into the outcome.
-    fn finish_group(&self, _group: &Group, st: &mut ThreadState, out: &mut DispatchOutcome) {
+    fn finish_group(&self, group: &Group, st: &mut ThreadState, out: &mut DispatchOutcome) {
         out.workgroups += 1;
         for w in st.waves[..st.nwaves].iter() {
             out.waves += 1;
             out.wave_instructions += w.cycles;
             out.lane_instructions += w.lane_insts;
             out.max_wave_cycles = out.max_wave_cycles.max(w.cycles);
+        }
+        if self.counting {
+            let cu = (group.g % u64::from(self.compute_units)) as usize;
+            let totals = out.counters.cu_mut(cu);
+            let waves = &st.waves[..st.nwaves];
+            totals[Quantity::Workgroups as usize] += 1;
+            // The cost model's busy time: a group occupies its compute unit for as long as
+            // its longest wave runs.
+            let busy = waves.iter().map(|w| w.cycles).max().unwrap_or(0);
+            totals[Quantity::BusyCycles as usize] += busy;
+            totals[Quantity::ElapsedCycles as usize] += busy;
+            for w in waves {
+                w.counts.fold_into(self.classes, totals, w.cycles);
+            }
         }
     }
 

@@ -22,6 +22,7 @@
 )]
 
 pub mod code_object;
+pub mod counting;
 pub mod decode;
 pub mod descriptor;
 pub mod dispatch;
@@ -34,6 +35,7 @@ pub mod target;
 pub mod trace;
 mod wave;
 
+pub use counting::{CounterTotals, Quantity};
 pub use dispatch::{DispatchOutcome, DispatchSetup, Emulator};
 pub use fault::{Fault, FaultKind};
 pub use memory::{Apertures, GlobalMemory, RegionMemory};

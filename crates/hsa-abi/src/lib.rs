@@ -10,7 +10,9 @@
 //!   only when the table's `minor_id` (its size as the runtime built it) covers that slot;
 //! - the ROCm 5.x tables (root, core and amd_ext major 1): [`layout`] maps a modern slot onto
 //!   the AMD extension table of each 5.x release, so the same named slots work on both, and a
-//!   slot a release does not have reads as absent.
+//!   slot a release does not have reads as absent;
+//! - [`aqlprofile`]: the aqlprofile v1 extension's ROCm 6/7 additions and the v2 `aqlprofile_*`
+//!   library ABI, written by hand (the v1 types of the installed header are in [`ffi`]).
 //!
 //! All items are plain data; thread safety is the caller's concern (a live table is shared by
 //! every thread of the process).
@@ -34,6 +36,7 @@ pub mod ffi {
     include!(concat!(env!("OUT_DIR"), "/ffi.rs"));
 }
 
+pub mod aqlprofile;
 pub mod layout;
 pub mod modern;
 pub mod tools_lib;

@@ -174,3 +174,5 @@ pub const HSA_AMD_MEMORY_POOL_UNCACHED_FLAG: u32 = 1 << 3;
 pub const HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_EXTENDED_SCOPE_FINE_GRAINED: u32 = 8;
 /// Vendor packet format of an intercept marker: never reaches hardware.
 pub const HSA_AMD_PACKET_TYPE_INTERCEPT_MARKER: u8 = 0xFE;
+/// Agent attribute: the number of XCCs (accelerator complexes) of the agent, `uint32_t` (ROCm 6+).
+pub const HSA_AMD_AGENT_INFO_NUM_XCC: u32 = 0xA111;

@@ -27,7 +27,11 @@ pub fn run(output_dir: Option<PathBuf>, passes: u32) -> ExitCode {
         app.display()
     );
     let opts = RunOptions {
-        passes: passes.to_string(),
+        passes: Some(passes.to_string()),
+        pmc: Vec::new(),
+        input: None,
+        pmc_cross_pass: false,
+        pmc_auto_split: false,
         include: None,
         exclude: None,
         iteration_range: None,

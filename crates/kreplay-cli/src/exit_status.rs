@@ -30,7 +30,11 @@ Exit codes:
   76     the application could not be started
   77     querying the runtime failed (kreplay info)
   78     invalid output file name (-o)
-  79     invalid virtual topology (--virtual-agents)";
+  79     invalid virtual topology (--virtual-agents)
+  80     counters that cannot be collected: unknown on an agent, or a group over a block's
+         per-pass limit (--pmc, -i); checked before the application starts
+  81     counter collection unavailable: no aqlprofile library and no AQL-profile extension
+  82     invalid counter input (-i file unreadable or malformed, --pmc with pmc_groups)";
 
 /// Errors of `kreplay` itself, each mapped to one exit code.
 #[derive(Debug, thiserror::Error)]
@@ -144,6 +148,16 @@ pub enum CliError {
     /// Loading or querying the runtime failed (`kreplay info`).
     #[error("{0}")]
     RuntimeQuery(String),
+    /// A counter group that cannot be collected in one pass on an agent, or a counter the
+    /// agent does not have (the message names the group, agent, block, count and limit).
+    #[error("{0}")]
+    CounterGroup(String),
+    /// Neither the aqlprofile library nor the runtime's AQL-profile extension is available.
+    #[error("counter collection is unavailable on this runtime: {0}")]
+    CountersUnavailable(String),
+    /// `-i FILE` cannot be read or is malformed, or `--pmc` was combined with `pmc_groups`.
+    #[error("{0}")]
+    BadCounterInput(String),
 }
 
 impl CliError {
@@ -165,6 +179,9 @@ impl CliError {
             CliError::RuntimeQuery(_) => 77,
             CliError::BadOutputName { .. } => 78,
             CliError::BadVirtualAgents { .. } => 79,
+            CliError::CounterGroup(_) => 80,
+            CliError::CountersUnavailable(_) => 81,
+            CliError::BadCounterInput(_) => 82,
         }
     }
 
@@ -254,6 +271,9 @@ mod tests {
                 list: "l".into(),
                 reason: "r".into(),
             },
+            CliError::CounterGroup("g".into()),
+            CliError::CountersUnavailable("u".into()),
+            CliError::BadCounterInput("i".into()),
         ];
         let mut codes: Vec<u8> = errors.iter().map(CliError::exit_code).collect();
         for code in &codes {

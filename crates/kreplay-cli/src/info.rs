@@ -1,6 +1,8 @@
 //! `kreplay info`: the agents, ISAs and memory pools of the selected runtime, loaded in this
 //! process (the command does nothing else).
 
+use crate::counters::collection::{self, Collection};
+use crate::counters::listing;
 use crate::exit_status::CliError;
 use crate::installation::{self, Runtime, RuntimeChoice};
 use crate::report::summary::human_bytes;
@@ -40,6 +42,21 @@ pub struct AgentInfo {
     pub isas: Vec<String>,
     /// Memory pools.
     pub pools: Vec<PoolInfo>,
+    /// Compute units (GPU agents), when the runtime answers.
+    pub compute_units: Option<u32>,
+    /// Shader engines (GPU agents), when the runtime answers.
+    pub shader_engines: Option<u32>,
+    /// Accelerator complex dies (XCCs), when the runtime answers.
+    pub xcc: Option<u32>,
+}
+
+/// What `kreplay info` learns from a runtime.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuntimeReport {
+    /// The agents, in the runtime's order.
+    pub agents: Vec<AgentInfo>,
+    /// The runtime hands out the AQL-profile (aqlprofile v1) extension table.
+    pub aqlprofile_table: bool,
 }
 
 /// The runtime's entry points used here; optional ones may be absent.
@@ -62,7 +79,14 @@ struct Entries {
             *mut c_void,
         ) -> Status,
     >,
+    extension_table: Option<unsafe extern "C" fn(u16, u16, usize, *mut c_void) -> Status>,
 }
+
+/// `HSA_AMD_AGENT_INFO_NUM_XCC`, missing from the ROCm 5.2 header.
+const AGENT_INFO_NUM_XCC: u32 = 0xA111;
+
+/// Bytes of the ROCm 5.2 aqlprofile v1 table: ten entry points.
+const AQLPROFILE_V1_TABLE_BYTES: usize = 10 * std::mem::size_of::<usize>();
 
 fn symbol<T: Copy>(lib: &libloading::Library, name: &str) -> Option<T> {
     // SAFETY: each call site names the C function's exact signature as `T`.
@@ -116,8 +140,9 @@ fn preload_thunk(path: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Walks the agents, ISAs and pools of the runtime library at `path`.
-pub fn query(path: &Path) -> Result<Vec<AgentInfo>, CliError> {
+/// Walks the agents, ISAs and pools of the runtime library at `path`, and asks it for the
+/// AQL-profile extension table.
+pub fn query(path: &Path) -> Result<RuntimeReport, CliError> {
     // SAFETY: loading the runtime runs its initialisers, which is what an application does too.
     let lib = unsafe { libloading::Library::new(path) }.map_err(|e| {
         CliError::RuntimeQuery(format!("cannot load the runtime {}: {e}", path.display()))
@@ -131,6 +156,7 @@ pub fn query(path: &Path) -> Result<Vec<AgentInfo>, CliError> {
         isa_get_info: symbol(&lib, "hsa_isa_get_info_alt"),
         iterate_pools: symbol(&lib, "hsa_amd_agent_iterate_memory_pools"),
         pool_get_info: symbol(&lib, "hsa_amd_memory_pool_get_info"),
+        extension_table: symbol(&lib, "hsa_system_get_major_extension_table"),
     };
     // SAFETY: hsa_init takes no arguments.
     let status = unsafe { (entries.init)() };
@@ -167,13 +193,35 @@ pub fn query(path: &Path) -> Result<Vec<AgentInfo>, CliError> {
             "hsa_iterate_agents failed with status {status:#x}"
         )))
     } else {
-        Ok(agents.iter().map(|&a| describe(&entries, a)).collect())
+        Ok(RuntimeReport {
+            agents: agents.iter().map(|&a| describe(&entries, a)).collect(),
+            aqlprofile_table: has_aqlprofile_table(&entries),
+        })
     };
     // SAFETY: balances the hsa_init above.
     unsafe { (entries.shut_down)() };
     // The runtime stays loaded: its threads may still be finishing.
     std::mem::forget(lib);
     result
+}
+
+/// Whether the initialised runtime hands out the aqlprofile v1 extension table.
+fn has_aqlprofile_table(e: &Entries) -> bool {
+    let Some(get) = e.extension_table else {
+        return false;
+    };
+    let mut table = [0usize; 16];
+    // SAFETY: the table buffer is larger than the length given; the runtime writes at most
+    // that many bytes.
+    let status = unsafe {
+        get(
+            ffi::HSA_EXTENSION_AMD_AQLPROFILE as u16,
+            1,
+            AQLPROFILE_V1_TABLE_BYTES,
+            table.as_mut_ptr().cast(),
+        )
+    };
+    status == ffi::HSA_STATUS_SUCCESS && table[0] != 0
 }
 
 /// Pushes each handle into the `Vec<T>` behind `data`.
@@ -286,12 +334,23 @@ fn describe(e: &Entries, agent: ffi::hsa_agent_t) -> AgentInfo {
             });
         }
     }
+    let gpu = device == "GPU";
+    let count = |attr: u32| -> Option<u32> {
+        let mut value: u32 = 0;
+        // SAFETY: these attributes write one uint32_t.
+        let ok = unsafe { (e.agent_get_info)(agent, attr as _, (&raw mut value).cast()) }
+            == ffi::HSA_STATUS_SUCCESS;
+        (gpu && ok && value > 0).then_some(value)
+    };
     AgentInfo {
         name: text_info(ffi::HSA_AGENT_INFO_NAME),
         vendor: text_info(ffi::HSA_AGENT_INFO_VENDOR_NAME),
         device: device.to_owned(),
         isas,
         pools,
+        compute_units: count(ffi::HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT),
+        shader_engines: count(ffi::HSA_AMD_AGENT_INFO_NUM_SHADER_ENGINES),
+        xcc: count(AGENT_INFO_NUM_XCC),
     }
 }
 
@@ -330,8 +389,14 @@ fn flag_names(segment: u32, flags: u32) -> String {
 
 /// The report printed by `kreplay info`.
 ///
-/// `thunk` is the kernel-driver interface library the runtime loaded (`None` for vhsa).
-pub fn render(runtime: &Runtime, thunk: Option<&Path>, agents: &[AgentInfo]) -> String {
+/// `thunk` is the kernel-driver interface library the runtime loaded (`None` for vhsa);
+/// `collection` how counters would be collected.
+pub fn render(
+    runtime: &Runtime,
+    thunk: Option<&Path>,
+    agents: &[AgentInfo],
+    collection: &Collection,
+) -> String {
     let mut out = String::new();
     let kind = match runtime {
         Runtime::System(_) => "system",
@@ -352,6 +417,7 @@ pub fn render(runtime: &Runtime, thunk: Option<&Path>, agents: &[AgentInfo]) -> 
             let _ = writeln!(out, "thunk: none (the runtime does not use libhsakmt)");
         }
     }
+    let _ = writeln!(out, "{}{}", collection::INFO_PREFIX, collection.describe());
     let _ = writeln!(out, "agents: {}", agents.len());
     for (i, a) in agents.iter().enumerate() {
         let _ = writeln!(
@@ -359,6 +425,14 @@ pub fn render(runtime: &Runtime, thunk: Option<&Path>, agents: &[AgentInfo]) -> 
             "agent {i}: {} ({}, vendor {})",
             a.name, a.device, a.vendor
         );
+        if let Some(cu) = a.compute_units {
+            let _ = writeln!(
+                out,
+                "{TOPOLOGY_PREFIX}{cu} compute units, {} shader engines, {} xcc",
+                a.shader_engines.unwrap_or(1),
+                a.xcc.unwrap_or(1)
+            );
+        }
         if a.isas.is_empty() {
             let _ = writeln!(out, "  isa: none");
         }
@@ -387,8 +461,66 @@ pub fn render(runtime: &Runtime, thunk: Option<&Path>, agents: &[AgentInfo]) -> 
     out
 }
 
-/// `kreplay info`: prints the report on stdout.
-pub fn run(choice: RuntimeChoice) -> Result<(), CliError> {
+/// The start of an agent's topology line in [`render`]'s report.
+const TOPOLOGY_PREFIX: &str = "  topology: ";
+
+/// A GPU agent as [`render`] reports it: its index among all agents, name and topology.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuAgent {
+    /// Index among the runtime's agents (the CPU is usually 0).
+    pub index: usize,
+    /// Agent name (`gfx90a`).
+    pub name: String,
+    /// Compute units, shader engines and XCCs, when reported.
+    pub topology: Option<[u32; 3]>,
+}
+
+/// Reads the GPU agents and the collection path back from [`render`]'s report.
+pub fn read_report(text: &str) -> (Vec<GpuAgent>, Collection) {
+    let mut agents: Vec<GpuAgent> = Vec::new();
+    let mut collection = Collection::Unavailable;
+    let mut in_gpu = false;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix(collection::INFO_PREFIX) {
+            collection = Collection::from_description(rest);
+        } else if let Some(rest) = line.strip_prefix("agent ") {
+            let parsed = rest.split_once(": ").and_then(|(i, rest)| {
+                let (name, kind) = rest.split_once(" (")?;
+                Some((i.parse().ok()?, name, kind.starts_with("GPU")))
+            });
+            in_gpu = matches!(parsed, Some((_, _, true)));
+            if let Some((index, name, true)) = parsed {
+                agents.push(GpuAgent {
+                    index,
+                    name: name.to_owned(),
+                    topology: None,
+                });
+            }
+        } else if let (true, Some(rest)) = (in_gpu, line.strip_prefix(TOPOLOGY_PREFIX)) {
+            let numbers: Vec<u32> = rest
+                .split(", ")
+                .filter_map(|part| part.split(' ').next()?.parse().ok())
+                .collect();
+            if let (Some(agent), [cu, se, xcc]) = (agents.last_mut(), numbers.as_slice()) {
+                agent.topology = Some([*cu, *se, *xcc]);
+            }
+        }
+    }
+    (agents, collection)
+}
+
+/// What `kreplay info` prints besides the agents.
+#[derive(Clone, Debug, Default)]
+pub struct InfoRequest {
+    /// `--pmc`: every GPU agent's counters.
+    pub pmc: bool,
+    /// `--pmc-check A B ...`: whether these counters fit one pass on every GPU agent.
+    pub pmc_check: Option<Vec<String>>,
+}
+
+/// Loads the runtime `choice` selects in this process and reports on it, with the way
+/// counters would be collected.
+pub fn load(choice: RuntimeChoice) -> Result<(Runtime, String, Vec<AgentInfo>), CliError> {
     let runtime = installation::select(choice, true)?;
     // Tools listed for applications must not load into this query.
     // SAFETY: no other thread exists yet in this process that reads the environment.
@@ -396,8 +528,33 @@ pub fn run(choice: RuntimeChoice) -> Result<(), CliError> {
     if let Runtime::SystemOnVkfd { thunk_dir, .. } = &runtime {
         preload_thunk(&thunk_dir.join(installation::THUNK_SONAME))?;
     }
-    let agents = query(&runtime.library())?;
-    print!("{}", render(&runtime, loaded_thunk().as_deref(), &agents));
+    let report = query(&runtime.library())?;
+    let collection = match collection::find_library(runtime.library_dir()) {
+        Some(path) => Collection::Library(path),
+        None if report.aqlprofile_table => Collection::ExtensionTable,
+        None => Collection::Unavailable,
+    };
+    let text = render(
+        &runtime,
+        loaded_thunk().as_deref(),
+        &report.agents,
+        &collection,
+    );
+    Ok((runtime, text, report.agents))
+}
+
+/// `kreplay info`: prints the report on stdout, then the counter listing or check asked for.
+pub fn run(choice: RuntimeChoice, request: &InfoRequest) -> Result<(), CliError> {
+    let (_, text, _) = load(choice)?;
+    let (agents, collection) = read_report(&text);
+    if request.pmc {
+        print!("{}", listing::render(&agents, &collection));
+    } else {
+        print!("{text}");
+    }
+    if let Some(names) = &request.pmc_check {
+        print!("{}", listing::check(names, &agents)?);
+    }
     Ok(())
 }
 
@@ -418,8 +575,26 @@ mod tests {
                 size: 1 << 30,
                 allocatable: true,
             }],
+            compute_units: Some(304),
+            shader_engines: Some(32),
+            xcc: Some(8),
         }];
-        let text = render(&Runtime::Virtual("d".into()), None, &agents);
+        let text = render(
+            &Runtime::Virtual("d".into()),
+            None,
+            &agents,
+            &Collection::ExtensionTable,
+        );
+        let (gpus, collection) = read_report(&text);
+        assert_eq!(collection, Collection::ExtensionTable);
+        assert_eq!(
+            gpus,
+            vec![GpuAgent {
+                index: 0,
+                name: "gfx942".into(),
+                topology: Some([304, 32, 8])
+            }]
+        );
         assert!(text.contains("agent 0: gfx942 (GPU, vendor AMD)"), "{text}");
         assert!(text.contains("  isa: amdgcn-amd-amdhsa--gfx942"));
         assert!(

@@ -18,6 +18,12 @@ const VHSA_BUILT_NAME: &str = "libhsa_runtime64.so";
 pub const THUNK_SONAME: &str = "libhsakmt.so.1";
 /// The file cargo builds vkfd as.
 const VKFD_BUILT_NAME: &str = "libvkfd.so";
+/// The file cargo builds the virtual GPUs' aqlprofile as.
+const AQLPROFILE_BUILT_NAME: &str = "libhsa_amd_aqlprofile64.so";
+/// The names aqlprofile is loaded by: ROCR opens the first for the v1 extension table, a v2
+/// caller the second.
+pub const AQLPROFILE_NAMES: [&str; 2] =
+    ["libhsa-amd-aqlprofile64.so", "libhsa-amd-aqlprofile64.so.1"];
 /// The tool library's file name.
 pub const TOOL_LIB_NAME: &str = "libkreplay.so";
 /// The bundled demo application's file name.
@@ -100,6 +106,7 @@ pub fn vhsa_dir() -> Result<PathBuf, CliError> {
         let built = dir.join(VHSA_BUILT_NAME);
         if built.is_file() {
             link_runtime_name(&ready, &built)
+                .and_then(|()| link_aqlprofile(&ready, &dir))
                 .map_err(|e| CliError::io("preparing the vhsa directory", &ready, e))?;
             return Ok(ready);
         }
@@ -136,6 +143,7 @@ pub fn vkfd_dir() -> Result<PathBuf, CliError> {
         if built.is_file() {
             let ready = dir.join("vkfd-thunk");
             link_name(&ready, THUNK_SONAME, &built)
+                .and_then(|()| link_aqlprofile(&ready, &dir))
                 .map_err(|e| CliError::io("preparing the vkfd directory", &ready, e))?;
             return Ok(ready);
         }
@@ -149,6 +157,19 @@ pub fn vkfd_dir() -> Result<PathBuf, CliError> {
     Err(CliError::VkfdNotFound {
         looked: looked_list(&looked),
     })
+}
+
+/// Links the built aqlprofile of `built_dir` into `dir` under both its names (the runtime on
+/// `LD_LIBRARY_PATH` finds it there), when it is built.
+fn link_aqlprofile(dir: &Path, built_dir: &Path) -> std::io::Result<()> {
+    let built = built_dir.join(AQLPROFILE_BUILT_NAME);
+    if !built.is_file() {
+        return Ok(());
+    }
+    for name in AQLPROFILE_NAMES {
+        link_name(dir, name, &built)?;
+    }
+    Ok(())
 }
 
 fn link_runtime_name(dir: &Path, target: &Path) -> std::io::Result<()> {
@@ -321,6 +342,26 @@ pub fn select(choice: RuntimeChoice, announce: bool) -> Result<Runtime, CliError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_built_aqlprofile_is_linked_under_both_names_beside_the_runtime() {
+        let root =
+            std::env::temp_dir().join(format!("kreplay-aqlprofile-link-{}", std::process::id()));
+        let (built_dir, ready) = (root.join("built"), root.join("ready"));
+        std::fs::create_dir_all(&built_dir).unwrap();
+        // Nothing built: nothing linked, no error.
+        link_aqlprofile(&ready, &built_dir).unwrap();
+        assert!(!ready.join(AQLPROFILE_NAMES[0]).exists());
+        std::fs::write(built_dir.join(AQLPROFILE_BUILT_NAME), b"elf").unwrap();
+        link_aqlprofile(&ready, &built_dir).unwrap();
+        for name in AQLPROFILE_NAMES {
+            assert_eq!(
+                std::fs::read_link(ready.join(name)).unwrap(),
+                built_dir.join(AQLPROFILE_BUILT_NAME)
+            );
+        }
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 
     #[test]
     fn the_system_runtime_on_vkfd_needs_no_driver_but_a_system_runtime() {

@@ -2,6 +2,7 @@
 //! application with the tool loaded, forward signals to it, then turn the records it left into
 //! the output files and the summary.
 
+use crate::counters::groups::{self, CounterGroups};
 use crate::descendants;
 use crate::exit_status::{CliError, signal_name};
 use crate::follow;
@@ -22,8 +23,17 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 /// Everything `kreplay run` needs, already taken from the command line.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
-    /// Passes per replayed dispatch (text, checked here).
-    pub passes: String,
+    /// Passes per replayed dispatch (text, checked here); `None`: 5, or the number of counter
+    /// groups.
+    pub passes: Option<String>,
+    /// `--pmc` flags, each one counter group (values as given, split here).
+    pub pmc: Vec<Vec<String>>,
+    /// `-i FILE`: counter groups from rocprofv3's input file.
+    pub input: Option<PathBuf>,
+    /// `--pmc-cross-pass`: derived metrics may combine passes.
+    pub pmc_cross_pass: bool,
+    /// `--pmc-auto-split`: groups that do not fit one pass are split into groups that do.
+    pub pmc_auto_split: bool,
     /// Kernel include filter.
     pub include: Option<String>,
     /// Kernel exclude filter.
@@ -123,10 +133,23 @@ struct Plan {
     tool: PathBuf,
     runtime: Runtime,
     virtual_agents: Option<String>,
+    counters: Option<CounterGroups>,
 }
 
+/// Passes when neither `--passes` nor counters say otherwise.
+const DEFAULT_PASSES: &str = "5";
+
 fn plan(opts: &RunOptions) -> Result<Plan, CliError> {
-    let passes = kernel_selection::check_passes(&opts.passes)?;
+    let mut counters = CounterGroups::from_options(&opts.pmc, opts.input.as_deref())?;
+    if (opts.pmc_cross_pass || opts.pmc_auto_split) && counters.is_none() {
+        eprintln!(
+            "kreplay: note: --pmc-cross-pass and --pmc-auto-split have no effect without counters (--pmc or -i)"
+        );
+    }
+    let mut passes = match &counters {
+        Some(groups) => groups.passes(opts.passes.as_deref())?,
+        None => kernel_selection::check_passes(opts.passes.as_deref().unwrap_or(DEFAULT_PASSES))?,
+    };
     if let Some(p) = &opts.include {
         kernel_selection::check_regex("--kernel-include-regex", p)?;
     }
@@ -165,6 +188,20 @@ fn plan(opts: &RunOptions) -> Result<Plan, CliError> {
         }
         None => None,
     };
+    if let Some(groups) = counters.as_mut() {
+        let (agents, collection) = counter_runtime(&runtime, virtual_agents.as_deref())?;
+        if opts.pmc_auto_split {
+            *groups = groups.split_to_fit(&agents)?;
+            passes = groups.passes(opts.passes.as_deref())?;
+            eprintln!(
+                "kreplay: --pmc-auto-split: {} group{}: {}",
+                groups.groups().len(),
+                if groups.groups().len() == 1 { "" } else { "s" },
+                groups.environment_value().trim_end().replace('\n', "; ")
+            );
+        }
+        groups.check_runtime(&agents, &collection)?;
+    }
     Ok(Plan {
         passes,
         formats,
@@ -173,7 +210,78 @@ fn plan(opts: &RunOptions) -> Result<Plan, CliError> {
         tool,
         runtime,
         virtual_agents,
+        counters,
     })
+}
+
+/// The variable of `runtime` that carries a virtual topology.
+fn topology_variable(runtime: &Runtime) -> &'static str {
+    match runtime {
+        Runtime::SystemOnVkfd { .. } => virtual_topology::VKFD_VARIABLE,
+        _ => virtual_topology::VARIABLE,
+    }
+}
+
+/// The GPU agents of `runtime` and how it would collect counters, asked before the
+/// application starts in a separate process with the application's library path and topology.
+fn counter_runtime(
+    runtime: &Runtime,
+    virtual_agents: Option<&str>,
+) -> Result<
+    (
+        Vec<crate::info::GpuAgent>,
+        crate::counters::collection::Collection,
+    ),
+    CliError,
+> {
+    let kreplay = std::env::current_exe().map_err(|e| {
+        CliError::RuntimeQuery(format!(
+            "cannot find the kreplay executable to ask the runtime about its counters ({e})"
+        ))
+    })?;
+    let mut cmd = Command::new(&kreplay);
+    cmd.arg("info").env_remove("HSA_TOOLS_LIB");
+    match runtime {
+        Runtime::System(_) => cmd.args(["--runtime", "system"]),
+        Runtime::Virtual(dir) => cmd
+            .args(["--runtime", "virtual"])
+            .env("KREPLAY_VHSA_DIR", dir),
+        Runtime::SystemOnVkfd { thunk_dir, .. } => cmd
+            .args(["--runtime", "system-on-vkfd"])
+            .env("KREPLAY_VKFD_DIR", thunk_dir),
+    };
+    if let Some(list) = virtual_agents {
+        cmd.env(topology_variable(runtime), list);
+    }
+    cmd.env("LD_LIBRARY_PATH", library_path(runtime));
+    let out = cmd.output().map_err(|e| {
+        CliError::RuntimeQuery(format!(
+            "could not ask the runtime about its counters ({}: {e})",
+            kreplay.display()
+        ))
+    })?;
+    if !out.status.success() {
+        return Err(CliError::RuntimeQuery(format!(
+            "the runtime could not be queried for its counters: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(crate::info::read_report(&String::from_utf8_lossy(
+        &out.stdout,
+    )))
+}
+
+/// The application's `LD_LIBRARY_PATH`: the runtime's directory first, then the caller's.
+fn library_path(runtime: &Runtime) -> OsString {
+    let mut paths: Vec<PathBuf> = runtime
+        .library_dir()
+        .map(Path::to_path_buf)
+        .into_iter()
+        .collect();
+    if let Some(existing) = std::env::var_os("LD_LIBRARY_PATH") {
+        paths.extend(std::env::split_paths(&existing));
+    }
+    std::env::join_paths(paths).unwrap_or_default()
 }
 
 /// The child's pid while it runs, for the signal handler.
@@ -332,21 +440,19 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
         cmd.env("KREPLAY_HOST_MEMORY", policy);
     }
     if let Some(list) = &plan.virtual_agents {
-        let variable = match plan.runtime {
-            Runtime::SystemOnVkfd { .. } => virtual_topology::VKFD_VARIABLE,
-            _ => virtual_topology::VARIABLE,
-        };
-        cmd.env(variable, list);
+        cmd.env(topology_variable(&plan.runtime), list);
     }
-    if let Some(dir) = plan.runtime.library_dir() {
-        let mut paths = vec![dir.to_path_buf()];
-        if let Some(existing) = std::env::var_os("LD_LIBRARY_PATH") {
-            paths.extend(std::env::split_paths(&existing));
-        }
-        cmd.env(
-            "LD_LIBRARY_PATH",
-            std::env::join_paths(paths).unwrap_or_default(),
-        );
+    if plan.runtime.library_dir().is_some() {
+        cmd.env("LD_LIBRARY_PATH", library_path(&plan.runtime));
+    }
+    match &plan.counters {
+        Some(groups) => cmd.env(groups::VARIABLE, groups.environment_value()),
+        None => cmd.env_remove(groups::VARIABLE),
+    };
+    if plan.counters.is_some() && opts.pmc_cross_pass {
+        cmd.env(groups::CROSS_PASS_VARIABLE, "1");
+    } else {
+        cmd.env_remove(groups::CROSS_PASS_VARIABLE);
     }
 
     install_forwarding();

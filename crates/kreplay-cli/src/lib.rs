@@ -2,6 +2,7 @@
 //! fuzz targets.
 //!
 //! - [`launch`]: `kreplay run` (environment, child process, signals, outputs);
+//! - [`counters`]: `--pmc`, `-i`, the counter listing and the check before the start;
 //! - [`run_records`]: finding and reading the record files a run leaves;
 //! - [`follow`]: reading them while the application runs, into the rocpd database;
 //! - [`report`]: the rocpd database, CSV / JSON rows, the Perfetto and Chrome traces, the
@@ -18,6 +19,7 @@
 //! change process-wide state (signal dispositions in [`launch`], the environment in [`info`]).
 #![deny(missing_docs)]
 
+pub mod counters;
 pub mod demo;
 pub mod descendants;
 pub mod exit_status;

@@ -119,6 +119,7 @@ fn dispatches(pid: u64, count: u64, t0: u64) -> Vec<Dispatch> {
                     end_ns: t + 1000 * (p + 1) + if p == 2 { 100 + id } else { 90 },
                     restore: (p < 2)
                         .then_some((t + 1000 * (p + 1) + 200, t + 1000 * (p + 1) + 300)),
+                    ..PassRecord::default()
                 })
                 .collect(),
             snapshot: Some(SnapshotStats {
@@ -480,6 +481,7 @@ fn times_are_boottime() {
             start_ns: now - 4000,
             end_ns: now - 3000,
             restore: None,
+            ..PassRecord::default()
         }],
         ..DispatchRecord::default()
     }

@@ -50,12 +50,13 @@ fn check_database(db: &Value, passes: u64) -> Vec<Value> {
         "rocpd_event",
         "rocpd_kreplay_pass",
         "rocpd_kreplay_dispatch",
+        "rocpd_kreplay_pmc_event",
     ] {
         assert!(tables.contains(&t), "table {t} missing: {tables:?}");
     }
     assert_eq!(
-        db["suffixed_tables"], 22,
-        "20 rocpd tables and kreplay's 2, suffixed"
+        db["suffixed_tables"], 23,
+        "20 rocpd tables and kreplay's 3, suffixed"
     );
     let dispatches = db["dispatches"].as_array().unwrap().clone();
     // CLOCK_BOOTTIME: every dispatch ended before the reader's boottime now, and recently.

@@ -1,7 +1,9 @@
 //! The JSON-lines records of kreplay's built-in client (`kreplay-<pid>.jsonl`, described in
 //! `docs/formats.md`): the tool library writes them ([`DispatchRecord::lines`]) and the
 //! command line reads them back ([`parse`], [`Joiner`]). One `pass` line per pass, then one
-//! `dispatch` line per dispatch; readers ignore unknown fields and kinds.
+//! `dispatch` line per dispatch; readers ignore unknown fields and kinds. A pass that collected
+//! hardware counters carries its group and [`CounterValue`]s; the dispatch line says what
+//! collection did ([`PmcStatus`]).
 //!
 //! Times are CLOCK_BOOTTIME nanoseconds, the clock rocprofiler-sdk uses (`"clock":"boottime"`
 //! on every line). Records of older tools carry no `clock` and are CLOCK_MONOTONIC; the reader
@@ -116,4 +118,42 @@ pub struct HostMemory {
     /// Verify mode: allocations different after the last pass from after the first.
     #[serde(default)]
     pub verify_mismatches: Vec<String>,
+}
+
+/// One counter's value in one pass: instances summed, with the instances kept.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CounterValue {
+    /// Counter or derived-metric name (`SQ_WAVES`).
+    pub name: String,
+    /// The value, instances summed (a derived metric's value).
+    pub value: f64,
+    /// One value per block instance (shader engine, compute unit), in instance order; empty
+    /// for derived metrics.
+    #[serde(default)]
+    pub instances: Vec<f64>,
+    /// `exact` or `model`.
+    #[serde(default)]
+    pub exactness: String,
+    /// A derived metric rather than a hardware counter.
+    #[serde(default)]
+    pub derived: bool,
+    /// A derived metric whose inputs came from different passes (asked for explicitly).
+    #[serde(default)]
+    pub cross_pass: bool,
+}
+
+/// What counter collection did for one dispatch.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PmcStatus {
+    /// Counter groups configured (G); pass p collects group p mod G.
+    pub groups: u64,
+    /// Groups collected in at least one pass, ascending.
+    #[serde(default)]
+    pub collected: Vec<u64>,
+    /// Groups not collected (the dispatch ran fewer passes than groups: declined or stopped).
+    #[serde(default)]
+    pub missing: Vec<u64>,
+    /// Why collection failed for this dispatch, if it did.
+    #[serde(default)]
+    pub error: Option<String>,
 }

@@ -1,10 +1,12 @@
 //! Reading the records back: pass lines joined to their dispatch line.
 
-use crate::{HostMemory, KernelSymbol, Launch, RestoreStats, SnapshotStats};
+use crate::{
+    CounterValue, HostMemory, KernelSymbol, Launch, PmcStatus, RestoreStats, SnapshotStats,
+};
 use std::collections::HashMap;
 
 /// One pass of a dispatch.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Pass {
     /// Pass number from 0.
     pub pass: u64,
@@ -14,6 +16,10 @@ pub struct Pass {
     pub end_ns: u64,
     /// The restore that followed this pass, if any.
     pub restore: Option<(u64, u64)>,
+    /// The counter group this pass collected, if counters were collected.
+    pub group: Option<u64>,
+    /// The counters this pass collected (empty without counters).
+    pub counters: Vec<CounterValue>,
 }
 
 impl Pass {
@@ -24,7 +30,7 @@ impl Pass {
 }
 
 /// A dispatch whose `dispatch` line was written, with its passes in order.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Dispatch {
     /// Process id.
     pub pid: u64,
@@ -60,6 +66,8 @@ pub struct Dispatch {
     pub stopped: Option<String>,
     /// The dispatch was timed (false: it ran once untimed, its window is its submission).
     pub timed: bool,
+    /// Counter collection, when counters were asked for.
+    pub pmc: Option<PmcStatus>,
     /// The passes, sorted by pass number.
     pub passes: Vec<Pass>,
 }
@@ -195,6 +203,12 @@ struct Line {
     private_segment_size: Option<u64>,
     #[serde(default)]
     group_segment_size: Option<u64>,
+    #[serde(default)]
+    group: Option<u64>,
+    #[serde(default)]
+    counters: Vec<CounterValue>,
+    #[serde(default)]
+    pmc: Option<PmcStatus>,
 }
 
 fn parse_pass(v: &Line) -> Option<((u64, u64), Pass)> {
@@ -210,6 +224,8 @@ fn parse_pass(v: &Line) -> Option<((u64, u64), Pass)> {
             start_ns: v.start_ns?,
             end_ns: v.end_ns?,
             restore,
+            group: v.group,
+            counters: v.counters.clone(),
         },
     ))
 }
@@ -244,6 +260,7 @@ fn parse_dispatch(v: Line) -> Option<Dispatch> {
         host_memory: v.host_memory,
         stopped: v.stopped,
         timed: v.timed.unwrap_or(true),
+        pmc: v.pmc,
         passes: Vec::new(),
     })
 }
@@ -344,6 +361,14 @@ mod tests {
                     start_ns: t0 + 100 + 200 * p,
                     end_ns: t0 + 150 + 200 * p,
                     restore: (p + 1 < passes).then_some((t0 + 160 + 200 * p, t0 + 190 + 200 * p)),
+                    group: Some(p % 2),
+                    counters: vec![CounterValue {
+                        name: "SQ_WAVES".into(),
+                        value: 512.0,
+                        instances: vec![256.0, 256.0],
+                        exactness: "exact".into(),
+                        ..CounterValue::default()
+                    }],
                 })
                 .collect(),
             snapshot: Some(SnapshotStats {
@@ -377,6 +402,12 @@ mod tests {
                 arch_vgpr_count: 8,
                 accum_vgpr_count: 4,
             }),
+            pmc: Some(PmcStatus {
+                groups: 2,
+                collected: vec![0, 1],
+                missing: vec![],
+                error: None,
+            }),
             ..DispatchRecord::default()
         }
     }
@@ -398,6 +429,9 @@ mod tests {
         assert_eq!(d.restore, r.restore);
         assert_eq!(d.launch, r.launch);
         assert_eq!(d.symbol, r.symbol);
+        assert_eq!(d.pmc, r.pmc);
+        assert_eq!(d.passes[1].group, Some(1));
+        assert_eq!(d.passes[2].counters, r.passes[2].counters);
         assert_eq!(
             d.kernel_time(),
             (1500, 1550),

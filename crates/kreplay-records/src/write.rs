@@ -1,10 +1,12 @@
 //! Writing the records: what the tool knows of one finished dispatch, as lines.
 
-use crate::{HostMemory, KernelSymbol, Launch, RestoreStats, SnapshotStats};
+use crate::{
+    CounterValue, HostMemory, KernelSymbol, Launch, PmcStatus, RestoreStats, SnapshotStats,
+};
 use serde::Serialize;
 
 /// One pass of a dispatch, as written.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct PassRecord {
     /// Kernel start on the device (ns).
     pub start_ns: u64,
@@ -12,10 +14,14 @@ pub struct PassRecord {
     pub end_ns: u64,
     /// The restore that followed this pass, if any: start and end (ns).
     pub restore: Option<(u64, u64)>,
+    /// The counter group this pass collected, if counters were collected.
+    pub group: Option<u64>,
+    /// The counters this pass collected.
+    pub counters: Vec<CounterValue>,
 }
 
 /// One finished dispatch, as written: its `pass` lines then its `dispatch` line.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DispatchRecord {
     /// Process id.
     pub pid: u64,
@@ -49,6 +55,8 @@ pub struct DispatchRecord {
     pub symbol: Option<KernelSymbol>,
     /// Host and fine-grained memory of the replay window.
     pub host_memory: Option<HostMemory>,
+    /// Counter collection, when counters were asked for.
+    pub pmc: Option<PmcStatus>,
 }
 
 #[derive(Serialize)]
@@ -72,6 +80,10 @@ struct PassLine<'a> {
     end_ns: u64,
     restore_start_ns: Option<u64>,
     restore_end_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    group: Option<u64>,
+    #[serde(skip_serializing_if = "<[CounterValue]>::is_empty")]
+    counters: &'a [CounterValue],
 }
 
 #[derive(Serialize)]
@@ -93,6 +105,8 @@ struct DispatchLine<'a> {
     launch: &'a Option<Launch>,
     #[serde(skip_serializing_if = "Option::is_none")]
     symbol: &'a Option<KernelSymbol>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pmc: &'a Option<PmcStatus>,
 }
 
 impl DispatchRecord {
@@ -124,6 +138,8 @@ impl DispatchRecord {
                 end_ns: p.end_ns,
                 restore_start_ns: p.restore.map(|r| r.0),
                 restore_end_ns: p.restore.map(|r| r.1),
+                group: p.group,
+                counters: &p.counters,
             }));
         }
         push(serde_json::to_string(&DispatchLine {
@@ -141,6 +157,7 @@ impl DispatchRecord {
             host_memory: &self.host_memory,
             launch: &self.launch,
             symbol: &self.symbol,
+            pmc: &self.pmc,
         }));
         out
     }

@@ -4,6 +4,7 @@
 //! The test command builds the whole workspace first (`cargo build --workspace --all-targets`);
 //! a missing artifact is reported with that instruction rather than rebuilt from inside a test.
 
+pub mod instruction_count;
 pub mod module_graph;
 
 use std::path::{Path, PathBuf};
@@ -50,29 +51,52 @@ pub fn vhsa_lib_dir() -> PathBuf {
     let _ = std::fs::remove_file(&tmp);
     std::os::unix::fs::symlink(&built, &tmp).expect("symlink vhsa");
     std::fs::rename(&tmp, &link).expect("rename vhsa symlink");
+    link_aqlprofile(&dir);
     dir
+}
+
+/// The built aqlprofile of the virtual GPUs (`crates/aqlprofile-so`).
+pub const AQLPROFILE_BUILT: &str = "libhsa_amd_aqlprofile64.so";
+/// The names it is loaded by: ROCR opens the first, a v2 caller the second.
+pub const AQLPROFILE_NAMES: [&str; 2] =
+    ["libhsa-amd-aqlprofile64.so", "libhsa-amd-aqlprofile64.so.1"];
+
+/// Links the built aqlprofile into `dir` under both its names, when it is built.
+fn link_aqlprofile(dir: &Path) {
+    if profile_dir().join(AQLPROFILE_BUILT).exists() {
+        for name in AQLPROFILE_NAMES {
+            link_dir_in(dir, AQLPROFILE_BUILT, name);
+        }
+    }
 }
 
 /// A directory holding vkfd under the thunk's real file name `libhsakmt.so.1`: first on
 /// `LD_LIBRARY_PATH`, it puts the system's real ROCR (Debian's `libhsa-runtime64-1`) on the
 /// virtual GPU. Panics when vkfd is not built.
 pub fn vkfd_lib_dir() -> PathBuf {
-    link_dir("vkfd-thunk", "libvkfd.so", "libhsakmt.so.1")
+    let dir = link_dir("vkfd-thunk", "libvkfd.so", "libhsakmt.so.1");
+    link_aqlprofile(&dir);
+    dir
 }
 
 /// Links `profile_dir()/built` into `profile_dir()/dir/name`, replaced atomically (concurrent
 /// tests never see a missing file; the temporary name is unique per call).
 fn link_dir(dir: &str, built: &str, name: &str) -> PathBuf {
-    let built = artifact(built);
     let dir = profile_dir().join(dir);
-    std::fs::create_dir_all(&dir).expect("create the library directory");
+    link_dir_in(&dir, built, name);
+    dir
+}
+
+/// Links `profile_dir()/built` into `dir/name`, replaced atomically.
+fn link_dir_in(dir: &Path, built: &str, name: &str) {
+    let built = artifact(built);
+    std::fs::create_dir_all(dir).expect("create the library directory");
     static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = dir.join(format!(".{name}.{}.{call}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
     std::os::unix::fs::symlink(&built, &tmp).expect("symlink the library");
     std::fs::rename(&tmp, dir.join(name)).expect("rename the library symlink");
-    dir
 }
 
 /// The HSA runtime a test program runs on.

@@ -18,6 +18,7 @@
 //! | KERNEL_DISPATCH | zero dimensions: `INCOMPATIBLE_ARGUMENTS`; null kernel object: `INVALID_CODE_OBJECT`; otherwise [`QueueBackend::dispatch`] |
 //! | BARRIER_AND / BARRIER_OR | waits until all / any non-null dependency signal reads 0 |
 //! | VENDOR_SPECIFIC, AMD format 2 (barrier value) | waits until `(value & mask) <cond> compare` |
+//! | VENDOR_SPECIFIC, AMD format 1 (PM4 indirect buffer) holding a counter payload | the agent's [`crate::pmc::CounterFile`] (start, read, stop); a payload it refuses completes and is logged, a malformed one is `INVALID_PACKET_FORMAT` |
 //! | VENDOR_SPECIFIC, other AMD formats | [`QueueBackend::vendor_packet`] (vkfd runs ROCR's PM4 indirect buffer) |
 //! | anything else | `INVALID_PACKET_FORMAT` |
 //!
@@ -116,6 +117,19 @@ pub trait QueueBackend {
     fn report(&self, status: hsa_status_t, message: &str);
     /// Called after each packet completed, with its type (for statistics).
     fn processed(&self, _packet_type: u32) {}
+    /// The counter file of the queue's agent; without one, counter packets go to
+    /// [`QueueBackend::vendor_packet`].
+    fn counter_file(&self) -> Option<&crate::pmc::CounterFile> {
+        None
+    }
+    /// A host view of `len` bytes at device address `addr`, when all of them are memory of
+    /// this runtime.
+    fn host_bytes(&self, _addr: u64, _len: usize) -> Option<*mut u8> {
+        None
+    }
+    /// A counter packet the counter file refused (it still completes, the queue runs on): the
+    /// back end logs `message`.
+    fn counter_packet_refused(&self, _message: &str) {}
 }
 
 /// Runs the processor until the queue stops.
@@ -183,6 +197,8 @@ fn execute<Q: QueueBackend>(q: &Q, slot: *mut u8, h: u16) -> bool {
             if format == AMD_FORMAT_BARRIER_VALUE {
                 barrier_value(q, slot);
                 Ok(())
+            } else if format == AMD_FORMAT_PM4_IB {
+                pm4_indirect_buffer(q, slot)
             } else {
                 q.vendor_packet(slot, format)
             }
@@ -232,6 +248,40 @@ fn kernel_dispatch<Q: QueueBackend>(q: &Q, slot: *mut u8) -> Result<(), Dispatch
         ));
     }
     q.dispatch(slot, &packet)
+}
+
+/// A PM4 indirect-buffer packet: a counter payload runs on the agent's counter file; any other
+/// buffer goes to the back end.
+fn pm4_indirect_buffer<Q: QueueBackend>(q: &Q, slot: *mut u8) -> Result<(), DispatchError> {
+    let mut jump = [0u32; 4];
+    for (i, d) in jump.iter_mut().enumerate() {
+        // SAFETY: the jump command lies at bytes 4..20 of the 64-byte packet.
+        *d = unsafe { slot.add(4 + 4 * i).cast::<u32>().read_volatile() };
+    }
+    let (Some(file), Some((base, dwords))) =
+        (q.counter_file(), crate::pmc::parse_indirect_buffer(jump))
+    else {
+        return q.vendor_packet(slot, AMD_FORMAT_PM4_IB);
+    };
+    let Some(ib) = q.host_bytes(base, dwords as usize * 4) else {
+        return q.vendor_packet(slot, AMD_FORMAT_PM4_IB);
+    };
+    // SAFETY: `host_bytes` vouched for `dwords` dwords of live memory at `ib`.
+    let ib = unsafe { std::slice::from_raw_parts(ib.cast::<u32>().cast_const(), dwords as usize) };
+    if !crate::pmc::Payload::is_payload(ib) {
+        return q.vendor_packet(slot, AMD_FORMAT_PM4_IB);
+    }
+    let refused = |m: String| {
+        DispatchError::Failed(
+            HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+            format!("counter packet refused: {m}"),
+        )
+    };
+    let payload = crate::pmc::Payload::decode(ib).map_err(refused)?;
+    if let Err(m) = file.execute(&payload, |addr, len| q.host_bytes(addr, len)) {
+        q.counter_packet_refused(&m);
+    }
+    Ok(())
 }
 
 fn barrier_value<Q: QueueBackend>(q: &Q, slot: *mut u8) {

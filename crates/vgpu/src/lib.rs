@@ -5,10 +5,13 @@
 //!   `VHSA_AGENTS` selects them, so both back ends describe the same devices;
 //! - [`fault`]: the queue error each emulator fault becomes, on both back ends;
 //! - [`aql`]: the in-order AQL packet processor, generic over how a back end reaches its ring,
-//!   signals and kernels ([`aql::QueueBackend`]).
+//!   signals and kernels ([`aql::QueueBackend`]);
+//! - [`pmc`]: an agent's performance-counter file and the private PM4 payload of the counter
+//!   packets the processor executes.
 
 #![deny(missing_docs)]
 
 pub mod aql;
 pub mod fault;
 pub mod model;
+pub mod pmc;

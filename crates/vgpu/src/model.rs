@@ -16,8 +16,10 @@ pub struct GpuModel {
     pub compute_units: u32,
     /// SIMDs per compute unit.
     pub simds_per_cu: u32,
-    /// Shader engines.
+    /// Shader engines, over every XCC.
     pub shader_engines: u32,
+    /// Accelerator complexes (XCCs): 8 on MI300X, else 1.
+    pub xcc: u32,
     /// Peak engine clock.
     pub max_clock_mhz: u32,
     /// Wavefront slots per compute unit.
@@ -38,6 +40,7 @@ pub const GPU_MODELS: &[GpuModel] = &[
         compute_units: 304,
         simds_per_cu: 4,
         shader_engines: 32,
+        xcc: 8,
         max_clock_mhz: 2100,
         max_waves_per_cu: 32,
         memory_bytes: 192 << 30,
@@ -51,6 +54,7 @@ pub const GPU_MODELS: &[GpuModel] = &[
         compute_units: 110,
         simds_per_cu: 4,
         shader_engines: 8,
+        xcc: 1,
         max_clock_mhz: 1700,
         max_waves_per_cu: 32,
         memory_bytes: 64 << 30,
@@ -64,6 +68,7 @@ pub const GPU_MODELS: &[GpuModel] = &[
         compute_units: 120,
         simds_per_cu: 4,
         shader_engines: 8,
+        xcc: 1,
         max_clock_mhz: 1502,
         max_waves_per_cu: 40,
         memory_bytes: 32 << 30,
@@ -77,6 +82,7 @@ pub const GPU_MODELS: &[GpuModel] = &[
         compute_units: 96,
         simds_per_cu: 2,
         shader_engines: 6,
+        xcc: 1,
         max_clock_mhz: 2500,
         max_waves_per_cu: 32,
         memory_bytes: 24 << 30,

@@ -111,6 +111,15 @@ uint64_t vhsa_native_kernel_create(const char *name, vhsa_native_kernel_fn fn, v
 hsa_status_t vhsa_stats(vhsa_stats_t *out);
 
 /*
+ Counter packets (aqlprofile start, read and stop packets of this runtime's counter payload)
+ executed so far by every agent's counter file in this process; each pointer may be NULL.
+ A test reads them before and after a stretch of a program to see which packets ran in it.
+ # Safety
+ Each pointer is NULL or points to a writable `uint64_t`.
+ */
+void vhsa_pmc_packets_executed(uint64_t *start, uint64_t *read, uint64_t *stop);
+
+/*
  Resets every counter to zero.
  */
 void vhsa_stats_reset(void);

@@ -208,6 +208,14 @@ impl Executor for EmulatedExecutor {
                 )
             })?;
         drop(memory);
+        // Counters are agent-wide: the dispatch's counts go to its agent's counter file before
+        // its completion is signalled.
+        if let Some(file) = crate::topology::agent(d.agent.handle)
+            .ok()
+            .and_then(|a| a.counters.as_ref())
+        {
+            file.add_dispatch(&outcome.counters.per_cu);
+        }
         let signal = p.completion_signal.handle;
         let records: Arc<[ShaderDataRecord]> = outcome.trace.into();
         if !records.is_empty() {

@@ -96,6 +96,28 @@ pub unsafe extern "C" fn vhsa_stats(out: *mut vhsa_stats_t) -> hsa_status_t {
     })
 }
 
+/// Counter packets (aqlprofile start, read and stop packets of this runtime's counter payload)
+/// executed so far by every agent's counter file in this process; each pointer may be NULL.
+/// A test reads them before and after a stretch of a program to see which packets ran in it.
+/// # Safety
+/// Each pointer is NULL or points to a writable `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn vhsa_pmc_packets_executed(
+    start: *mut u64,
+    read: *mut u64,
+    stop: *mut u64,
+) {
+    value_call("vhsa_pmc_packets_executed", (), || {
+        let (s, r, t) = vgpu::pmc::packets_executed();
+        for (p, v) in [(start, s), (read, r), (stop, t)] {
+            if !p.is_null() {
+                // SAFETY: non-NULL; the caller's writable `uint64_t`.
+                unsafe { p.write_unaligned(v) };
+            }
+        }
+    })
+}
+
 /// Resets every counter to zero.
 #[unsafe(no_mangle)]
 pub extern "C" fn vhsa_stats_reset() {

@@ -11,7 +11,7 @@
 //! - the entry layer: `api` (every `hsa_*` function installed in the tables: panic boundary,
 //!   initialised check, argument checks, status codes) and `ext` (the vhsa C extension);
 //! - the domain modules: `topology` (agents, regions, pools, ISAs), `memory` (allocations,
-//!   copies, the copy engine), `signal` (signals, waits, async handlers), `queue` (rings and
+//!   copies, the copy engine), `shared_memory` (IPC export and import, interop buffers), `signal` (signals, waits, async handlers), `queue` (rings and
 //!   packet processors), `intercept` (intercept queues), `executable` (code objects, the
 //!   loader), `native_executor` (native kernels as an [`executor::Executor`]),
 //!   `emulated_executor` (code-object kernels on the `amdgpu-emu` emulator), `tools`
@@ -37,6 +37,7 @@ mod native;
 mod native_executor;
 mod open_state;
 mod queue;
+mod shared_memory;
 mod signal;
 mod stats;
 mod status;

@@ -28,6 +28,11 @@ pub(crate) enum Origin {
     Locked,
     /// A handle mapped with `hsa_amd_vmem_map` (module `vmem`): unmapped there, not freed.
     Virtual,
+    /// Another allocation's memory, imported with `hsa_amd_ipc_memory_attach` (module
+    /// `shared_memory`): detached, not freed.
+    Imported,
+    /// An interop buffer mapped with `hsa_amd_interop_map_buffer`: unmapped, not freed.
+    Interop,
 }
 
 /// A recorded allocation.
@@ -526,6 +531,24 @@ pub(crate) fn wait_for_views_to_end(what: &str) {
         }
         std::thread::sleep(Duration::from_millis(1));
     }
+}
+
+/// Forgets an imported or interop mapping (`origin`) at `base` and unmaps its `round(size)`
+/// bytes once no dispatch view can reach them.
+pub(crate) fn release_shared(base: usize, origin: Origin, round: fn(usize) -> usize) -> Result<()> {
+    let a = {
+        let mut m = ALLOCATIONS.write();
+        match m.get(&base) {
+            Some(a) if a.origin == origin => m.remove(&base).unwrap(),
+            _ => {
+                return Err(Error::InvalidArgument(
+                    "pointer is not the address an attach or interop map returned",
+                ));
+            }
+        }
+    };
+    unmap_when_unused(base, round(a.size));
+    Ok(())
 }
 
 /// Forgets host memory locked with `hsa_amd_memory_lock`.

@@ -433,10 +433,31 @@ impl QueueBackend for Processor<'_> {
     }
 
     fn vendor_packet(&self, _slot: *mut u8, format: u8) -> std::result::Result<(), DispatchError> {
+        let message = if format == vgpu::aql::AMD_FORMAT_PM4_IB {
+            "AMD vendor packet format 1 (PM4 indirect buffer) holds no counter payload of this runtime: vhsa executes no PM4 commands, such as the register writes of a real aqlprofile's counter packets (build counter packets with the libhsa-amd-aqlprofile64.so beside vhsa, or with vhsa's aqlprofile extension table)".to_string()
+        } else {
+            format!("AMD vendor packet format {format} is not processed")
+        };
         Err(DispatchError::Failed(
             HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
-            format!("AMD vendor packet format {format} is not processed"),
+            message,
         ))
+    }
+
+    fn counter_file(&self) -> Option<&vgpu::pmc::CounterFile> {
+        crate::topology::agent(self.q.agent)
+            .ok()
+            .and_then(|a| a.counters.as_ref())
+    }
+
+    fn counter_packet_refused(&self, message: &str) {
+        tracing::warn!("queue {}: counter packet refused: {message}", self.q.hsa.id);
+    }
+
+    fn host_bytes(&self, addr: u64, len: usize) -> Option<*mut u8> {
+        let (base, a) = crate::memory::find(addr as usize)?;
+        let end = (addr as usize).checked_add(len)?;
+        (end <= base + a.size).then_some(addr as *mut u8)
     }
 
     fn report(&self, status: hsa_status_t, message: &str) {

@@ -47,6 +47,8 @@ pub(crate) struct Agent {
     pub(crate) model: Option<&'static GpuModel>,
     /// Pools owned by this agent, in iteration order.
     pub(crate) pools: Vec<u64>,
+    /// The GPU's performance-counter file (gfx90a and gfx942 GPUs only).
+    pub(crate) counters: Option<vgpu::pmc::CounterFile>,
 }
 
 impl Agent {
@@ -203,6 +205,7 @@ fn build() -> System {
         node: 0,
         model: None,
         pools: vec![fine, kernarg],
+        counters: None,
     });
     for (i, model) in gpu_targets().into_iter().enumerate() {
         let handle = AGENT_BASE + 1 + i as u64;
@@ -237,6 +240,7 @@ fn build() -> System {
             node: 1 + i as u32,
             model: Some(model),
             pools: vec![pool, fine, group],
+            counters: vgpu::pmc::counter_file_for(model),
         });
     }
     let cpu_cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);

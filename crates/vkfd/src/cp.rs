@@ -405,6 +405,22 @@ impl QueueBackend for CommandProcessor {
         crate::stats::count(packet_type);
     }
 
+    fn counter_file(&self) -> Option<&vgpu::pmc::CounterFile> {
+        crate::dispatch::counter_file(self.node)
+    }
+
+    fn counter_packet_refused(&self, message: &str) {
+        tracing::warn!(
+            "queue {} on node {}: counter packet refused: {message}",
+            self.id,
+            self.node
+        );
+    }
+
+    fn host_bytes(&self, addr: u64, len: usize) -> Option<*mut u8> {
+        crate::vm::contains(addr, len as u64).then_some(addr as *mut u8)
+    }
+
     fn report(&self, status: hsa_status_t, message: &str) {
         tracing::error!("queue {} on node {}: {message}", self.id, self.node);
         self.raise(status);

@@ -216,7 +216,14 @@ pub(crate) fn run(
     };
     let emu = emulator(cp.node, target, model.compute_units);
     match emu.dispatch_cancellable(&setup, &memory, abandon) {
-        Ok(_) => Ok(()),
+        Ok(outcome) => {
+            // Counters are agent-wide: the counts go to the node's counter file before the
+            // dispatch's completion is signalled.
+            if let Some(file) = counter_file(cp.node) {
+                file.add_dispatch(&outcome.counters.per_cu);
+            }
+            Ok(())
+        }
         Err(_) if abandon.load(Ordering::Acquire) => Err(DispatchError::Abandoned),
         Err(f) => {
             if let Some(a) = vgpu::fault::fault_address(&f.kind) {
@@ -231,6 +238,21 @@ pub(crate) fn run(
             )
         }
     }
+}
+
+/// The counter file of a GPU node (created on first use, kept for the process).
+pub(crate) fn counter_file(node: u32) -> Option<&'static vgpu::pmc::CounterFile> {
+    static FILES: parking_lot::Mutex<Vec<(u32, &'static vgpu::pmc::CounterFile)>> =
+        parking_lot::Mutex::new(Vec::new());
+    let mut files = FILES.lock();
+    if let Some((_, f)) = files.iter().find(|(n, _)| *n == node) {
+        return Some(f);
+    }
+    let model = crate::topology::gpu_model(node)?;
+    let file: &'static vgpu::pmc::CounterFile =
+        Box::leak(Box::new(vgpu::pmc::counter_file_for(model)?));
+    files.push((node, file));
+    Some(file)
 }
 
 /// Code in `range` was freed: decoded code and found ranges in it are dropped.

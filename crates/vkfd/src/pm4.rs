@@ -11,6 +11,19 @@ const TYPE3: u32 = 3;
 const OP_NOP: u32 = 0x10;
 const OP_INDIRECT_BUFFER: u32 = 0x3F;
 const OP_ACQUIRE_MEM: u32 = 0x58;
+/// Commands that program registers or copy register values: a real aqlprofile's counter
+/// packets. The virtual GPU has no such registers; running them as no-ops would give counters
+/// that silently read zero.
+const REGISTER_OPS: &[(u32, &str)] = &[
+    (0x21, "REG_RMW"),
+    (0x37, "WRITE_DATA"),
+    (0x3C, "WAIT_REG_MEM"),
+    (0x40, "COPY_DATA"),
+    (0x46, "EVENT_WRITE"),
+    (0x68, "SET_CONFIG_REG"),
+    (0x76, "SET_SH_REG"),
+    (0x79, "SET_UCONFIG_REG"),
+];
 
 fn bad(message: String) -> DispatchError {
     DispatchError::Failed(HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, message)
@@ -60,6 +73,15 @@ pub(crate) fn run_indirect_buffer(node: u32, slot: *mut u8) -> Result<(), Dispat
         match op {
             OP_ACQUIRE_MEM => crate::dispatch::invalidate_code(node),
             OP_NOP => {}
+            other if REGISTER_OPS.iter().any(|(o, _)| *o == other) => {
+                let name = REGISTER_OPS
+                    .iter()
+                    .find(|(o, _)| *o == other)
+                    .map_or("", |(_, n)| n);
+                return Err(bad(format!(
+                    "PM4 {name} ({other:#x}) writes GPU registers, which the virtual GPU does not have: these are a real aqlprofile's counter packets; counters here come from the libhsa-amd-aqlprofile64.so of the virtual GPU (first on LD_LIBRARY_PATH)"
+                )));
+            }
             other => {
                 static WARNED: std::sync::Once = std::sync::Once::new();
                 WARNED.call_once(|| tracing::warn!("PM4 opcode {other:#x} is skipped"));

@@ -117,6 +117,9 @@ pub struct Inst {
     pub omod: u8,
     /// Extension word: the DPP or SDWA dword, memory flags (see [`flags`]), MFMA cbsz/abid/blgp.
     pub ctrl: u32,
+    /// The instruction's counter class, set when the emulator classifies a decoded program
+    /// (0 before).
+    pub counter_class: u8,
 }
 
 /// Memory-instruction flag bits kept in [`Inst::ctrl`].
@@ -157,6 +160,7 @@ impl Inst {
             clamp: false,
             omod: 0,
             ctrl: 0,
+            counter_class: 0,
         }
     }
 

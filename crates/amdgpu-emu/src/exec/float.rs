@@ -9,16 +9,36 @@ use half::f16;
 /// instruction forms a compiler picks, so it is never left to them.
 #[inline(always)]
 pub(crate) fn fma32(a: f32, b: f32, c: f32) -> f32 {
-    let r = a.mul_add(b, c);
-    if !r.is_nan() {
-        return r;
-    }
-    [a, b, c]
-        .into_iter()
-        .find(|x| x.is_nan())
-        .map_or(f32::from_bits(0x7FC0_0000), |x| {
-            f32::from_bits(x.to_bits() | 0x0040_0000)
-        })
+    f32::from_bits(fma32_bits(a.to_bits(), b.to_bits(), c.to_bits()))
+}
+
+/// [`fma32`] on the bits, written without branches (every choice a select) so that lane loops
+/// using it vectorise.
+#[inline(always)]
+pub(crate) fn fma32_bits(a: u32, b: u32, c: u32) -> u32 {
+    let r = f32::from_bits(a)
+        .mul_add(f32::from_bits(b), f32::from_bits(c))
+        .to_bits();
+    let nan = |x: u32| x & 0x7FFF_FFFF > 0x7F80_0000;
+    let quiet = |x: u32| x | 0x0040_0000;
+    let first = if nan(c) { quiet(c) } else { 0x7FC0_0000 };
+    let first = if nan(b) { quiet(b) } else { first };
+    let first = if nan(a) { quiet(a) } else { first };
+    if nan(r) { first } else { r }
+}
+
+/// The NaN rule of the two-operand f32 operations (add, subtract, multiply), written on the
+/// bits without branches: a NaN result is the first NaN source (src0, then src1) made quiet,
+/// or the canonical quiet NaN when neither source was a NaN (an invalid operation). The host's
+/// own choice depends on the operand order the compiler picks, so it is never left to it.
+#[inline(always)]
+pub(crate) fn nan_rule32(r: f32, src0: f32, src1: f32) -> f32 {
+    let (r, a, b) = (r.to_bits(), src0.to_bits(), src1.to_bits());
+    let nan = |x: u32| x & 0x7FFF_FFFF > 0x7F80_0000;
+    let quiet = |x: u32| x | 0x0040_0000;
+    let first = if nan(b) { quiet(b) } else { 0x7FC0_0000 };
+    let first = if nan(a) { quiet(a) } else { first };
+    f32::from_bits(if nan(r) { first } else { r })
 }
 
 /// The MODE bits that affect results (rounding is checked to be nearest-even before use).

@@ -49,6 +49,8 @@ pub(crate) struct Ctx<'a> {
     pub apertures: Apertures,
     pub trace: &'a mut Vec<ShaderDataRecord>,
     pub clock_base: Instant,
+    /// Count counter quantities per instruction.
+    pub counting: bool,
 }
 
 pub(crate) fn illegal(what: impl Into<String>) -> FaultKind {
@@ -61,6 +63,9 @@ pub(crate) fn illegal(what: impl Into<String>) -> FaultKind {
 pub(crate) fn step(w: &mut Wave, ctx: &mut Ctx<'_>) -> Step {
     let mut inst = ctx.prog.insts[w.pc];
     w.cycles += 1;
+    if ctx.counting {
+        w.counts.issue(inst.counter_class);
+    }
     if w.gpr_idx_on
         && matches!(
             inst.enc,
@@ -74,7 +79,12 @@ pub(crate) fn step(w: &mut Wave, ctx: &mut Ctx<'_>) -> Step {
             scalar::exec(w, ctx, &inst)
         }
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => vector::exec(w, ctx, &inst),
-        Enc::Ds | Enc::Flat | Enc::Mubuf => memory::exec(w, ctx, &inst),
+        Enc::Ds | Enc::Flat | Enc::Mubuf => {
+            if ctx.counting {
+                w.counts.request(inst.counter_class, w.exec());
+            }
+            memory::exec(w, ctx, &inst)
+        }
         Enc::Unknown => Err(illegal(format!(
             "an encoding the decoder does not know: {}",
             crate::decode::identify(ctx.target, inst.lit)

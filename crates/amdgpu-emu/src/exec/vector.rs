@@ -147,6 +147,8 @@ struct Info {
     float: bool,
     nsrc: usize,
     lane: Option<(LaneFn, Out)>,
+    /// [`fast_path`] has a loop for it: it may run on register rows ([`row_path`]).
+    rows: bool,
 }
 
 fn info(op: Op) -> &'static Info {
@@ -158,6 +160,7 @@ fn info(op: Op) -> &'static Info {
                 float: float_op(o),
                 nsrc: o.types().len().saturating_sub(1).min(3),
                 lane: lane_fn(o),
+                rows: FAST_OPS.contains(&o),
             })
             .collect()
     })[op as usize]
@@ -181,6 +184,17 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         return vop3p(w, ctx, inst);
     }
     let exec = w.exec();
+    if facts.rows && row_path(w, ctx, inst, facts.nsrc, exec) {
+        return Ok(Flow::Next);
+    }
+    exec_lanes(w, ctx, inst, exec)
+}
+
+/// [`exec`] through per-lane sources: the lane-exchange operations, then every operation's
+/// lane function (or a specialised loop) over the fetched and modified sources.
+fn exec_lanes(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst, exec: u64) -> Step {
+    let op = inst.op;
+    let facts = info(op);
     match op {
         v_nop => return Ok(Flow::Next),
         v_readfirstlane_b32 => {
@@ -265,6 +279,99 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             &mut srcs,
         )
     })
+}
+
+/// The operations [`fast_path`] has loops for.
+const FAST_OPS: [Op; 23] = [
+    v_mov_b32,
+    v_add_u32,
+    v_sub_u32,
+    v_subrev_u32,
+    v_and_b32,
+    v_or_b32,
+    v_xor_b32,
+    v_lshlrev_b32,
+    v_lshrrev_b32,
+    v_ashrrev_i32,
+    v_mul_lo_u32,
+    v_mul_u32_u24,
+    v_add3_u32,
+    v_lshl_add_u32,
+    v_lshl_or_b32,
+    v_cndmask_b32,
+    v_add_f32,
+    v_sub_f32,
+    v_mul_f32,
+    v_fma_f32,
+    v_fmac_f32,
+    v_fmaak_f32,
+    v_fmamk_f32,
+];
+
+/// A 32-bit operation run straight on the register rows: the sources are read as 32-bit rows
+/// (a VGPR copied, a scalar or constant splat; neg/abs applied) and [`fast_path`] writes the
+/// destination row under EXEC. False (nothing done) when the instruction has an output
+/// modifier, a DPP/SDWA form, a 64-bit operand or a source the generic path must reject.
+fn row_path(w: &mut Wave, ctx: &Ctx<'_>, inst: &Inst, nsrc: usize, exec: u64) -> bool {
+    let op = inst.op;
+    let types = op.types();
+    if inst.ext != Ext::None
+        || inst.omod != 0
+        || inst.clamp
+        || types.iter().any(|t| t.dwords() != 1)
+        || inst.src[..nsrc].iter().any(|&c| !super::is_known_source(c))
+    {
+        return false;
+    }
+    // Sources other than an unmodified VGPR (read in place): a splat or a modified copy.
+    let mut own = [[0u32; LANES]; 3];
+    let mut in_place = [None::<usize>; 3];
+    for k in 0..nsrc {
+        let code = inst.src[k];
+        let (neg, abs) = (inst.neg >> k & 1 != 0, inst.abs >> k & 1 != 0);
+        if code >= VGPR && !neg && !abs {
+            in_place[k] = Some(Wave::vslot(code) & 511);
+            continue;
+        }
+        own[k] = if code >= VGPR {
+            w.v[Wave::vslot(code) & 511]
+        } else {
+            [sread(w, ctx, code, types[k + 1], inst.lit); LANES]
+        };
+        if neg || abs {
+            // As `modify`: the sign bit of 32-bit float and untyped operands.
+            if !matches!(types[k + 1], Ty::F32 | Ty::B32) {
+                return false;
+            }
+            let (clear, flip) = (if abs { 1 << 31 } else { 0 }, if neg { 1 << 31 } else { 0 });
+            for x in own[k].iter_mut() {
+                *x = (*x & !clear) ^ flip;
+            }
+        }
+    }
+    match op {
+        v_fmamk_f32 => {
+            (in_place[2], own[2]) = (in_place[1], own[1]);
+            (in_place[1], own[1]) = (None, [inst.lit; LANES]);
+        }
+        v_fmaak_f32 => (in_place[2], own[2]) = (None, [inst.lit; LANES]),
+        _ => {}
+    }
+    let carry = match op {
+        v_cndmask_b32 if inst.enc == Enc::Vop3 => sread64(w, ctx, inst.src[2], Ty::B64, inst.lit),
+        v_cndmask_b32 => w.vcc(),
+        _ => 0,
+    };
+    let env = Env::from_mode(w.mode);
+    let dst = Wave::vslot(inst.dst) & 511;
+    let mut out = w.v[dst];
+    let row = |k: usize| in_place[k].map_or(&own[k], |slot| &w.v[slot]);
+    if !fast_path(op, &mut out, exec, [row(0), row(1), row(2)], &env, carry) {
+        return false;
+    }
+    w.v[dst] = out;
+    w.lane_insts += exec.count_ones() as u64;
+    true
 }
 
 thread_local! {
@@ -378,7 +485,14 @@ fn lanes(
     let carry_simple = out == Out::VMask && !dst_wide && inst.ext == Ext::None && !inst.clamp;
     if simple
         && out == Out::V
-        && fast_path(op, &mut w.v[dst_slot], write_mask, srcs, &env, carry_in)
+        && fast_path(
+            op,
+            &mut w.v[dst_slot],
+            write_mask,
+            narrow(srcs).each_ref(),
+            &env,
+            carry_in,
+        )
     {
         // Done by a specialised loop.
     } else if wide_simple && {
@@ -475,6 +589,18 @@ fn lanes(
     Ok(Flow::Next)
 }
 
+/// The low 32 bits of each lane of the sources.
+fn narrow(srcs: &[Lanes; 3]) -> [[u32; LANES]; 3] {
+    srcs.map(|s| s.map(|x| x as u32))
+}
+
+/// EXEC as one all-ones or all-zeros word per lane, so that blends stay in 32-bit lanes and
+/// vectorise.
+#[inline(always)]
+fn lane_mask(mask: u64) -> [u32; LANES] {
+    std::array::from_fn(|l| 0u32.wrapping_sub((mask >> l & 1) as u32))
+}
+
 /// Write `f(lane)` to the lanes of `mask` (a loop the compiler specialises per operation).
 #[inline(always)]
 fn fill(dst: &mut [u32; LANES], mask: u64, f: impl Fn(usize) -> u32) {
@@ -485,9 +611,9 @@ fn fill(dst: &mut [u32; LANES], mask: u64, f: impl Fn(usize) -> u32) {
     } else {
         // EXEC as a blend rather than a branch per lane, so the loop vectorises (every
         // operation here is pure and cannot fail on an inactive lane's values).
+        let m = lane_mask(mask);
         for (l, d) in dst.iter_mut().enumerate() {
-            let v = f(l);
-            *d = if mask >> l & 1 != 0 { v } else { *d };
+            *d = (f(l) & m[l]) | (*d & !m[l]);
         }
     }
 }
@@ -498,56 +624,34 @@ fn fast_path(
     op: Op,
     dst: &mut [u32; LANES],
     mask: u64,
-    s: &[Lanes; 3],
+    s: [&[u32; LANES]; 3],
     env: &Env,
     carry: u64,
 ) -> bool {
-    let (a, b, c) = (&s[0], &s[1], &s[2]);
+    let [a, b, c] = s;
     let e = *env;
     match op {
-        v_mov_b32 => fill(dst, mask, |l| a[l] as u32),
-        v_add_u32 => fill(dst, mask, |l| (a[l] as u32).wrapping_add(b[l] as u32)),
-        v_sub_u32 => fill(dst, mask, |l| (a[l] as u32).wrapping_sub(b[l] as u32)),
-        v_subrev_u32 => fill(dst, mask, |l| (b[l] as u32).wrapping_sub(a[l] as u32)),
-        v_and_b32 => fill(dst, mask, |l| (a[l] & b[l]) as u32),
-        v_or_b32 => fill(dst, mask, |l| (a[l] | b[l]) as u32),
-        v_xor_b32 => fill(dst, mask, |l| (a[l] ^ b[l]) as u32),
-        v_lshlrev_b32 => fill(dst, mask, |l| (b[l] as u32) << (a[l] as u32 & 31)),
-        v_lshrrev_b32 => fill(dst, mask, |l| (b[l] as u32) >> (a[l] as u32 & 31)),
-        v_ashrrev_i32 => fill(dst, mask, |l| {
-            ((b[l] as u32 as i32) >> (a[l] as u32 & 31)) as u32
-        }),
-        v_mul_lo_u32 => fill(dst, mask, |l| (a[l] as u32).wrapping_mul(b[l] as u32)),
+        v_mov_b32 => fill(dst, mask, |l| a[l]),
+        v_add_u32 => fill(dst, mask, |l| (a[l]).wrapping_add(b[l])),
+        v_sub_u32 => fill(dst, mask, |l| (a[l]).wrapping_sub(b[l])),
+        v_subrev_u32 => fill(dst, mask, |l| (b[l]).wrapping_sub(a[l])),
+        v_and_b32 => fill(dst, mask, |l| a[l] & b[l]),
+        v_or_b32 => fill(dst, mask, |l| a[l] | b[l]),
+        v_xor_b32 => fill(dst, mask, |l| a[l] ^ b[l]),
+        v_lshlrev_b32 => fill(dst, mask, |l| (b[l]) << (a[l] & 31)),
+        v_lshrrev_b32 => fill(dst, mask, |l| (b[l]) >> (a[l] & 31)),
+        v_ashrrev_i32 => fill(dst, mask, |l| ((b[l] as i32) >> (a[l] & 31)) as u32),
+        v_mul_lo_u32 => fill(dst, mask, |l| (a[l]).wrapping_mul(b[l])),
         v_mul_u32_u24 => fill(dst, mask, |l| {
-            (a[l] as u32 & 0xFF_FFFF).wrapping_mul(b[l] as u32 & 0xFF_FFFF)
+            (a[l] & 0xFF_FFFF).wrapping_mul(b[l] & 0xFF_FFFF)
         }),
-        v_add3_u32 => fill(dst, mask, |l| {
-            (a[l] as u32)
-                .wrapping_add(b[l] as u32)
-                .wrapping_add(c[l] as u32)
-        }),
-        v_lshl_add_u32 => fill(dst, mask, |l| {
-            ((a[l] as u32) << (b[l] as u32 & 31)).wrapping_add(c[l] as u32)
-        }),
-        v_lshl_or_b32 => fill(dst, mask, |l| {
-            ((a[l] as u32) << (b[l] as u32 & 31)) | c[l] as u32
-        }),
-        v_cndmask_b32 => fill(dst, mask, |l| {
-            if carry >> l & 1 != 0 {
-                b[l] as u32
-            } else {
-                a[l] as u32
-            }
-        }),
-        v_add_f32 => fill(dst, mask, |l| {
-            e.out32(e.in32(f(a[l])) + e.in32(f(b[l]))).to_bits()
-        }),
-        v_sub_f32 => fill(dst, mask, |l| {
-            e.out32(e.in32(f(a[l])) - e.in32(f(b[l]))).to_bits()
-        }),
-        v_mul_f32 => fill(dst, mask, |l| {
-            e.out32(e.in32(f(a[l])) * e.in32(f(b[l]))).to_bits()
-        }),
+        v_add3_u32 => fill(dst, mask, |l| (a[l]).wrapping_add(b[l]).wrapping_add(c[l])),
+        v_lshl_add_u32 => fill(dst, mask, |l| ((a[l]) << (b[l] & 31)).wrapping_add(c[l])),
+        v_lshl_or_b32 => fill(dst, mask, |l| ((a[l]) << (b[l] & 31)) | c[l]),
+        v_cndmask_b32 => fill(dst, mask, |l| if carry >> l & 1 != 0 { b[l] } else { a[l] }),
+        v_add_f32 => binary_f32(dst, mask, a, b, &e, |x, y| x + y),
+        v_sub_f32 => binary_f32(dst, mask, a, b, &e, |x, y| x - y),
+        v_mul_f32 => binary_f32(dst, mask, a, b, &e, |x, y| x * y),
         v_fmac_f32 | v_fma_f32 | v_fmaak_f32 | v_fmamk_f32 => {
             fma_lanes(dst, mask, a, b, c, op == v_fmac_f32, &e)
         }
@@ -712,14 +816,36 @@ fn fast_path_carry(
     Some(out)
 }
 
+/// Lanes of a two-operand f32 operation under the denormal mode and [`float::nan_rule32`],
+/// branch-free so that it vectorises.
+#[inline(always)]
+fn binary_f32(
+    dst: &mut [u32; LANES],
+    mask: u64,
+    a: &[u32; LANES],
+    b: &[u32; LANES],
+    e: &Env,
+    op: impl Fn(f32, f32) -> f32,
+) {
+    let input = |x: u32| f32::from_bits(if e.keep_in32 { x } else { flush32_bits(x) });
+    let output = |x: f32| {
+        let x = x.to_bits();
+        if e.keep_out32 { x } else { flush32_bits(x) }
+    };
+    fill(dst, mask, |l| {
+        let (x, y) = (input(a[l]), input(b[l]));
+        output(float::nan_rule32(op(x, y), x, y))
+    });
+}
+
 /// Lanes of an f32 fused multiply-add (`acc_in_dst`: the addend is the destination, as in
 /// `v_fmac_f32`), with the host's FMA instruction when it has one.
 fn fma_lanes(
     dst: &mut [u32; LANES],
     mask: u64,
-    a: &Lanes,
-    b: &Lanes,
-    c: &Lanes,
+    a: &[u32; LANES],
+    b: &[u32; LANES],
+    c: &[u32; LANES],
     acc_in_dst: bool,
     e: &Env,
 ) {
@@ -753,25 +879,24 @@ fn flush32_bits(x: u32) -> u32 {
 fn fma_lanes_generic(
     dst: &mut [u32; LANES],
     mask: u64,
-    a: &Lanes,
-    b: &Lanes,
-    c: &Lanes,
+    a: &[u32; LANES],
+    b: &[u32; LANES],
+    c: &[u32; LANES],
     acc_in_dst: bool,
     e: &Env,
 ) {
-    let (keep_in, keep_out) = (e.keep_in32, e.keep_out32);
+    let acc = if acc_in_dst { *dst } else { *c };
+    let input = |x: u32| if e.keep_in32 { x } else { flush32_bits(x) };
+    let mut r = [0u32; LANES];
     for l in 0..LANES {
-        let acc = if acc_in_dst { dst[l] } else { c[l] as u32 };
-        let (mut x, mut y, mut z) = (a[l] as u32, b[l] as u32, acc);
-        if !keep_in {
-            (x, y, z) = (flush32_bits(x), flush32_bits(y), flush32_bits(z));
-        }
-        let mut r = float::fma32(f32::from_bits(x), f32::from_bits(y), f32::from_bits(z)).to_bits();
-        if !keep_out {
-            r = flush32_bits(r);
-        }
-        dst[l] = if mask >> l & 1 != 0 { r } else { dst[l] };
+        r[l] = float::fma32_bits(input(a[l]), input(b[l]), input(acc[l]));
     }
+    if !e.keep_out32 {
+        for x in r.iter_mut() {
+            *x = flush32_bits(*x);
+        }
+    }
+    fill(dst, mask, |l| r[l]);
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -779,9 +904,9 @@ fn fma_lanes_generic(
 fn fma_lanes_x86(
     dst: &mut [u32; LANES],
     mask: u64,
-    a: &Lanes,
-    b: &Lanes,
-    c: &Lanes,
+    a: &[u32; LANES],
+    b: &[u32; LANES],
+    c: &[u32; LANES],
     acc_in_dst: bool,
     e: &Env,
 ) {
@@ -1192,10 +1317,10 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_ffbh_i32 => i1!(a => ffbh_i32(a)),
         // VOP2.
         v_cndmask_b32 => |ln, a, b, _| v(if ln.carry { b as u32 } else { a as u32 }),
-        v_add_f32 => f2!(e, a, b => a + b),
-        v_sub_f32 => f2!(e, a, b => a - b),
-        v_subrev_f32 => f2!(e, a, b => b - a),
-        v_mul_f32 => f2!(e, a, b => a * b),
+        v_add_f32 => f2!(e, a, b => float::nan_rule32(a + b, a, b)),
+        v_sub_f32 => f2!(e, a, b => float::nan_rule32(a - b, a, b)),
+        v_subrev_f32 => f2!(e, a, b => float::nan_rule32(b - a, a, b)),
+        v_mul_f32 => f2!(e, a, b => float::nan_rule32(a * b, a, b)),
         v_mul_legacy_f32 => f2!(e, a, b => if a == 0.0 || b == 0.0 { 0.0 } else { a * b }),
         v_mul_i32_i24 => i2!(a, b => (sext24(a) * sext24(b)) as u32),
         v_mul_hi_i32_i24 => i2!(a, b => ((sext24(a) * sext24(b)) >> 32) as u32),
@@ -1800,10 +1925,10 @@ mod tests {
             0x0123_4567_89AB_CDEF,
         ];
         for round in 0..200 {
-            let mut src = [[0u64; LANES]; 3];
+            let mut src = [[0u32; LANES]; 3];
             for s in src.iter_mut() {
                 for x in s.iter_mut() {
-                    *x = special_f32(&mut r) as u64;
+                    *x = special_f32(&mut r);
                 }
             }
             let mut old = [0u32; LANES];
@@ -1822,10 +1947,10 @@ mod tests {
                         let acc = if acc_in_dst {
                             f32::from_bits(old[l])
                         } else {
-                            f(src[2][l])
+                            f32::from_bits(src[2][l])
                         };
-                        let v =
-                            float::fma32(e.in32(f(src[0][l])), e.in32(f(src[1][l])), e.in32(acc));
+                        let (x, y) = (f32::from_bits(src[0][l]), f32::from_bits(src[1][l]));
+                        let v = float::fma32(e.in32(x), e.in32(y), e.in32(acc));
                         want[l] = e.out32(v).to_bits();
                     }
                     let mut fast = old;
@@ -1843,28 +1968,10 @@ mod tests {
     /// special inputs, every denormal mode and every EXEC class.
     #[test]
     fn fast_paths_match_their_lane_functions() {
-        let ops = [
-            v_mov_b32,
-            v_add_u32,
-            v_sub_u32,
-            v_subrev_u32,
-            v_and_b32,
-            v_or_b32,
-            v_xor_b32,
-            v_lshlrev_b32,
-            v_lshrrev_b32,
-            v_ashrrev_i32,
-            v_mul_lo_u32,
-            v_mul_u32_u24,
-            v_add3_u32,
-            v_lshl_add_u32,
-            v_lshl_or_b32,
-            v_cndmask_b32,
-            v_add_f32,
-            v_sub_f32,
-            v_mul_f32,
-            v_fma_f32,
-        ];
+        // The accumulating and literal forms are covered by the FMA and register-row tests.
+        let ops = FAST_OPS
+            .into_iter()
+            .filter(|o| !matches!(o, v_fmac_f32 | v_fmaak_f32 | v_fmamk_f32));
         let mut r = 0x2545_F491_4F6C_DD1Du64;
         let masks = [u64::MAX, 0, 0x5555_5555_5555_5555, 1, 0xF0F0_0F0F_1234_8765];
         for op in ops {
@@ -1893,11 +2000,96 @@ mod tests {
                         }
                     }
                     let mut got = old;
-                    assert!(fast_path(op, &mut got, mask, &src, &env, carry));
+                    let rows = narrow(&src);
+                    assert!(fast_path(op, &mut got, mask, rows.each_ref(), &env, carry));
                     assert_eq!(got, want, "{} mask {mask:x}", op.name());
                 }
             }
         }
+    }
+
+    /// One fast-path operation through the register rows against the per-lane path, over
+    /// every source kind (VGPR, SGPR, inline constant, literal), neg/abs, the `*mk`/`*ak`
+    /// literal, `fmac`'s accumulator, both condition sources of `cndmask`, every denormal mode
+    /// and the EXEC classes.
+    #[test]
+    fn register_rows_match_the_per_lane_path() {
+        use crate::memory::RegionMemory;
+        let target = crate::target::Target::Gfx942;
+        let prog = crate::decode::Program::decode(target, 0x1000, &[]);
+        let mem = RegionMemory::new();
+        let (mut lds, mut scratch, mut trace) = (vec![0u8; 64], vec![0u8; 64], Vec::new());
+        let mut ctx = Ctx {
+            target,
+            prog: &prog,
+            mem: &mem,
+            lds: &mut lds,
+            scratch: &mut scratch,
+            private_size: 0,
+            apertures: Default::default(),
+            trace: &mut trace,
+            clock_base: std::time::Instant::now(),
+            counting: false,
+        };
+        // v_add_f32_e32 v2, v2, v3 and v_fma_f32 v2, v2, s0, -v3 as templates.
+        let vop2 = crate::decode::decode(target, &[0x0204_0702]);
+        let vop3 = crate::decode::decode(target, &[0xD1CB_0002, 0x840C_0102]);
+        let masks = [
+            u64::MAX,
+            0,
+            0xAAAA_AAAA_AAAA_AAAA,
+            1 << 9,
+            0x0123_4567_89AB_CDEF,
+        ];
+        let sources = [VGPR + 1, 3, 128 + 7, 240, 255];
+        let mut r = 0x8F1B_BCDC_2B4A_6E01u64;
+        let mut checked = 0;
+        for op in FAST_OPS {
+            for (round, &mask) in masks.iter().enumerate() {
+                for (form, &src0) in sources.iter().enumerate() {
+                    let vop3_form = form % 2 == 1;
+                    let mut inst = if vop3_form { vop3 } else { vop2 };
+                    inst.op = op;
+                    inst.dst = VGPR + 5;
+                    inst.src = [
+                        src0,
+                        VGPR + 2,
+                        if op == v_cndmask_b32 { 10 } else { VGPR + 3 },
+                    ];
+                    inst.lit = special_f32(&mut r);
+                    inst.neg = if vop3_form { (r >> 3) as u8 & 7 } else { 0 };
+                    inst.abs = if vop3_form { (r >> 7) as u8 & 7 } else { 0 };
+                    let mut waves = [Wave::new(), Wave::new()];
+                    let seed = r;
+                    for w in waves.iter_mut() {
+                        let mut q = seed;
+                        for x in w.v[..8].iter_mut().flatten() {
+                            *x = special_f32(&mut q);
+                        }
+                        for x in w.s[..16].iter_mut() {
+                            *x = special_f32(&mut q);
+                        }
+                        w.set_exec(mask);
+                        w.set_sgpr64(VCC, q.rotate_left(round as u32));
+                        w.mode = ((round % 4) as u32) << 4;
+                    }
+                    special_f32(&mut r);
+                    let [rows, lanes] = &mut waves;
+                    let a = exec(rows, &mut ctx, &inst).map(|_| ());
+                    let b = exec_lanes(lanes, &mut ctx, &inst, mask).map(|_| ());
+                    assert_eq!(a.is_ok(), b.is_ok(), "{} form {form}", op.name());
+                    assert_eq!(
+                        rows.v[5],
+                        lanes.v[5],
+                        "{} form {form} mask {mask:x}",
+                        op.name()
+                    );
+                    assert_eq!(rows.lane_insts, lanes.lane_insts, "{}", op.name());
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, FAST_OPS.len() * 25);
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub const SOURCES: &[(&str, &[&str])] = &[
     ("preload", &["-mllvm", "-amdgpu-kernarg-preload-count=3"]),
     ("library_ops", &[]),
     ("grid_sync", &[]),
+    ("counters", &[]),
 ];
 
 /// Sources also built at -O0 (as `<name>_o0`): the same tests run on both builds.

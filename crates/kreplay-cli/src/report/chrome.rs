@@ -8,7 +8,8 @@
 //! - per dispatch one complete event (`ph: "X"`, `cat: "dispatch"`, name = kernel) spanning its
 //!   replay window; nested inside it (same pid/tid, contained in time) one `pass N` slice per
 //!   pass (`cat: "pass"`), one `snapshot` slice (`cat: "snapshot"`) and one `restore` slice per
-//!   restore between passes (`cat: "restore"`).
+//!   restore between passes (`cat: "restore"`). A pass that collected hardware counters has
+//!   its `counter_group` and `counters` (`{name: value}`) among its arguments.
 //!
 //! `ts` and `dur` are microseconds (with nanosecond decimals) of the host monotonic clock.
 
@@ -94,8 +95,17 @@ pub fn trace(dispatches: &[Dispatch], app: &str) -> String {
         for p in &d.passes {
             start = start.min(p.start_ns);
             end = end.max(p.end_ns);
+            let counters = if p.counters.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ",\"counter_group\":{},\"counters\":{}",
+                    serde_json::json!(p.group),
+                    super::counters::pass_json(p)
+                )
+            };
             let args = format!(
-                "{{\"dispatch_id\":{id},\"pass\":{},\"kernel\":{kernel}}}",
+                "{{\"dispatch_id\":{id},\"pass\":{},\"kernel\":{kernel}{counters}}}",
                 p.pass
             );
             slices.push(complete(

@@ -4,6 +4,7 @@
 //! reader never sees half a file; the database is written in transactions ([`rocpd`]).
 
 pub mod chrome;
+pub mod counters;
 pub mod perfetto_proto;
 pub mod pftrace;
 pub mod rocpd;
@@ -23,7 +24,8 @@ pub enum Format {
     /// The rocpd SQLite database (rocprofv3's default format).
     Rocpd,
     /// rocprofv3's `kernel_trace.csv` (one row per dispatch) and kreplay's `passes.csv` (one
-    /// row per dispatch per pass); with `--stats`, rocprofv3's `kernel_stats.csv`.
+    /// row per dispatch per pass); with `--stats`, rocprofv3's `kernel_stats.csv`; with
+    /// counters, rocprofv3's `counter_collection.csv` and kreplay's `counters.csv`.
     Csv,
     /// rocprofv3's tool JSON, with kreplay's per-pass rows and summary under `kreplay`.
     Json,
@@ -75,6 +77,8 @@ impl Format {
                 self.file_name(base),
                 format!("{base}_kernel_trace.csv"),
                 format!("{base}_kernel_stats.csv"),
+                format!("{base}_counter_collection.csv"),
+                format!("{base}_counters.csv"),
             ],
             _ => vec![self.file_name(base)],
         }
@@ -157,7 +161,8 @@ pub fn rows(dispatches: &[Dispatch]) -> Vec<Vec<Value>> {
     rows
 }
 
-fn csv_field(v: &Value) -> String {
+/// One CSV field: empty for null, quoted when it holds a separator or quote.
+pub(crate) fn csv_field(v: &Value) -> String {
     let text = match v {
         Value::Null => return String::new(),
         Value::String(s) => s.clone(),
@@ -191,11 +196,29 @@ pub fn json_document(dispatches: &[Dispatch], app: Option<&(u32, String)>) -> St
     )
 }
 
+/// The counter keys of each pass's JSON row after the columns: the pass (as rocprofv3
+/// names it), its group and its counter values; and of the dispatch's resolved counters.
+fn pass_counter_keys(d: &Dispatch, p: &crate::run_records::Pass) -> String {
+    format!(
+        ",\"replay_pass\":{},\"counter_group\":{},\"counters\":{},\"dispatch_counters\":{},\"pmc\":{}",
+        p.pass,
+        json!(p.group),
+        counters::pass_json(p),
+        counters::dispatch_json(d),
+        counters::status_json(d)
+    )
+}
+
 /// kreplay's JSON: `{"columns": [...], "rows": [{...}], "kernels": [summary rows]}`, with
-/// each row's keys in column order, one row per line.
+/// each row's keys in column order (then `replay_pass`, `counter_group`, `counters`,
+/// `dispatch_counters` and `pmc` when the run collected counters), one row per line.
 pub fn kreplay_json(dispatches: &[Dispatch]) -> String {
     let mut out = format!("{{\"columns\":{},\n\"rows\":[", json!(COLUMNS));
-    for (i, row) in rows(dispatches).into_iter().enumerate() {
+    let with_counters = counters::any(dispatches);
+    let passes = dispatches
+        .iter()
+        .flat_map(|d| d.passes.iter().map(move |p| (d, p)));
+    for (i, (row, (d, p))) in rows(dispatches).into_iter().zip(passes).enumerate() {
         out.push_str(if i == 0 { "\n{" } else { ",\n{" });
         for (c, (name, value)) in COLUMNS.iter().zip(row).enumerate() {
             if c > 0 {
@@ -205,6 +228,9 @@ pub fn kreplay_json(dispatches: &[Dispatch]) -> String {
             out.push_str(name);
             out.push_str("\":");
             out.push_str(&value.to_string());
+        }
+        if with_counters {
+            out.push_str(&pass_counter_keys(d, p));
         }
         out.push('}');
     }
@@ -262,6 +288,18 @@ pub fn write_outputs(
                     let stats = dir.join(&format.file_names(base)[2]);
                     write_atomically(&stats, rocprofv3::kernel_stats(dispatches).as_bytes())?;
                     written.push(stats);
+                }
+                if counters::any(dispatches) {
+                    let names = format.file_names(base);
+                    let collection = dir.join(&names[3]);
+                    write_atomically(
+                        &collection,
+                        counters::counter_collection(dispatches).as_bytes(),
+                    )?;
+                    written.push(collection);
+                    let table = dir.join(&names[4]);
+                    write_atomically(&table, counters::table(dispatches).as_bytes())?;
+                    written.push(table);
                 }
                 csv(dispatches).into_bytes()
             }

@@ -130,6 +130,9 @@ pub struct TrackEvent {
     /// Counter value.
     #[prost(int64, optional, tag = "30")]
     pub counter_value: Option<i64>,
+    /// Counter value, for counters with fractional values.
+    #[prost(double, optional, tag = "44")]
+    pub double_counter_value: Option<f64>,
 }
 
 /// Event type: slice begin.
@@ -153,6 +156,9 @@ pub struct DebugAnnotation {
     /// A signed value.
     #[prost(int64, optional, tag = "4")]
     pub int_value: Option<i64>,
+    /// A floating-point value.
+    #[prost(double, optional, tag = "5")]
+    pub double_value: Option<f64>,
     /// A string value.
     #[prost(string, optional, tag = "6")]
     pub string_value: Option<String>,
@@ -180,6 +186,15 @@ impl DebugAnnotation {
         }
     }
 
+    /// A floating-point argument.
+    pub fn real(name: &str, v: f64) -> Self {
+        DebugAnnotation {
+            name: Some(name.to_owned()),
+            double_value: Some(v),
+            ..Default::default()
+        }
+    }
+
     /// A boolean argument.
     pub fn flag(name: &str, v: bool) -> Self {
         DebugAnnotation {
@@ -199,6 +214,13 @@ struct Slice {
     args: Vec<DebugAnnotation>,
 }
 
+/// One value of a counter track.
+#[derive(Clone, Copy, Debug)]
+enum CounterSample {
+    Integer(i64),
+    Real(f64),
+}
+
 /// Collects tracks, slices and counter values, and writes the trace.
 #[derive(Default)]
 pub struct TraceBuilder {
@@ -206,7 +228,7 @@ pub struct TraceBuilder {
     tracks: Vec<TracePacket>,
     slices: BTreeMap<u64, Vec<Slice>>,
     instants: Vec<(u64, Slice)>,
-    counters: Vec<(u64, u64, i64)>,
+    counters: Vec<(u64, u64, CounterSample)>,
     next_uuid: u64,
 }
 
@@ -329,7 +351,13 @@ impl TraceBuilder {
 
     /// A counter value on `track` at `ts`.
     pub fn counter(&mut self, track: u64, ts: u64, value: i64) {
-        self.counters.push((track, ts, value));
+        self.counters
+            .push((track, ts, CounterSample::Integer(value)));
+    }
+
+    /// A floating-point counter value on `track` at `ts`.
+    pub fn real_counter(&mut self, track: u64, ts: u64, value: f64) {
+        self.counters.push((track, ts, CounterSample::Real(value)));
     }
 
     /// The trace as packets: track descriptors first, then events in time order.
@@ -387,10 +415,15 @@ impl TraceBuilder {
         }
         for (track, ts, value) in self.counters {
             let mut p = packet(Some(ts));
+            let (counter_value, double_counter_value) = match value {
+                CounterSample::Integer(v) => (Some(v), None),
+                CounterSample::Real(v) => (None, Some(v)),
+            };
             p.track_event = Some(TrackEvent {
                 r#type: Some(TYPE_COUNTER),
                 track_uuid: Some(track),
-                counter_value: Some(value),
+                counter_value,
+                double_counter_value,
                 ..Default::default()
             });
             events.push((ts, p));

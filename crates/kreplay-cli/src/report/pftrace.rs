@@ -8,13 +8,17 @@
 //! arguments) and the track `QUEUE [q] replay` whose slices are the replay windows (`replay`),
 //! each with its `snapshot`, `pass N` and `restore` slices inside; and the counter track
 //! `bytes restored` (cumulative bytes written back between passes on that agent, stepping at
-//! the end of each replayed dispatch). Times are CLOCK_BOOTTIME nanoseconds, which a clock
-//! snapshot at the start of the trace states.
+//! the end of each replayed dispatch). With hardware counters, each agent also has one counter
+//! track per counter, `PMC <NAME>`, that steps to the value a pass collected over that pass's
+//! span and back to 0 (never a sum over passes); the `pass N` slices carry their counter
+//! values and group as arguments, and the kernel slices each counter's value. Times are
+//! CLOCK_BOOTTIME nanoseconds, which a clock snapshot at the start of the trace states.
 
-use super::perfetto_proto::{DebugAnnotation as Arg, TraceBuilder, UNIT_SIZE_BYTES};
+use super::counters;
+use super::perfetto_proto::{DebugAnnotation as Arg, TraceBuilder, UNIT_COUNT, UNIT_SIZE_BYTES};
 use super::rocpd::display_name;
 use super::rocprofv3::Identities;
-use crate::run_records::Dispatch;
+use crate::run_records::{Dispatch, Pass};
 use std::collections::BTreeMap;
 
 /// The kernel slice's arguments, named as rocprofv3 names them, then kreplay's.
@@ -44,7 +48,49 @@ fn kernel_args(d: &Dispatch, ids: &Identities) -> Vec<Arg> {
     if let Some(s) = &d.skipped {
         args.push(Arg::text("skipped", s));
     }
+    for c in counters::per_dispatch(d) {
+        args.push(Arg::real(&c.name, c.value));
+    }
     args
+}
+
+/// The arguments of pass `p`'s slice: the pass, then its group and counter values.
+fn pass_args(d: &Dispatch, p: &Pass, kept: bool) -> Vec<Arg> {
+    let mut args = vec![
+        Arg::uint("dispatch_id", d.dispatch_id),
+        Arg::uint("pass", p.pass),
+        Arg::flag("kept", kept),
+    ];
+    if let Some(g) = p.group {
+        args.push(Arg::uint("counter_group", g));
+    }
+    for c in &p.counters {
+        args.push(Arg::real(&c.name, c.value));
+    }
+    args
+}
+
+/// The counter tracks of one agent: `PMC <NAME>` per counter, made on first use.
+type AgentCounterTracks = BTreeMap<(u64, u64, String), u64>;
+
+/// Steps each counter's track of `d`'s agent to each pass's value over that pass.
+fn pass_counter_steps(
+    b: &mut TraceBuilder,
+    tracks: &mut AgentCounterTracks,
+    agent: u64,
+    d: &Dispatch,
+) {
+    for p in &d.passes {
+        for c in &p.counters {
+            let track = *tracks
+                .entry((d.pid, d.agent, c.name.clone()))
+                .or_insert_with(|| {
+                    b.counter_track(Some(agent), &format!("PMC {}", c.name), UNIT_COUNT)
+                });
+            b.real_counter(track, p.start_ns, c.value);
+            b.real_counter(track, p.end_ns.max(p.start_ns), 0.0);
+        }
+    }
 }
 
 /// The replay window of `d` on `track`, with its snapshot, passes and restores inside.
@@ -83,11 +129,7 @@ fn replay_slices(b: &mut TraceBuilder, track: u64, d: &Dispatch) {
             (p.start_ns, p.end_ns),
             &format!("pass {}", p.pass),
             "pass",
-            vec![
-                Arg::uint("dispatch_id", id),
-                Arg::uint("pass", p.pass),
-                Arg::flag("kept", Some(p.pass) == kept),
-            ],
+            pass_args(d, p, Some(p.pass) == kept),
         );
         if let Some(r) = p.restore {
             b.slice(
@@ -118,6 +160,7 @@ pub fn trace(dispatches: &[Dispatch], app: &str) -> Vec<u8> {
     let mut queues = BTreeMap::new();
     let mut counters: BTreeMap<(u64, u64), (u64, i64)> = BTreeMap::new();
     let mut gpus: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut pmc_tracks = AgentCounterTracks::new();
     for d in dispatches {
         let process = *processes
             .entry(d.pid)
@@ -148,6 +191,7 @@ pub fn trace(dispatches: &[Dispatch], app: &str) -> Vec<u8> {
             kernel_args(d, &ids),
         );
         replay_slices(&mut b, replay, d);
+        pass_counter_steps(&mut b, &mut pmc_tracks, agent, d);
         if let Some(r) = d.restore.as_ref().filter(|r| r.count > 0) {
             let span = d.span();
             let (track, total) = counters.entry((d.pid, d.agent)).or_insert_with(|| {

@@ -12,9 +12,11 @@
 //! `rocpd_info_thread.id` the OS thread id; a kernel dispatch's `start`/`end` are the times of
 //! the pass the application keeps (the last one), in CLOCK_BOOTTIME nanoseconds.
 
+mod pmc;
+
 use super::rocpd_schema::{self, KREPLAY_SCHEMA_VERSION, ROCPD_SCHEMA_VERSION};
 use crate::exit_status::CliError;
-use crate::run_records::Dispatch;
+use crate::run_records::{Dispatch, Pass};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -135,7 +137,18 @@ pub struct Database {
     agents: HashMap<(u64, u64), i64>,
     queues: HashMap<(u64, u64), i64>,
     kernels: HashMap<(u64, String), i64>,
+    /// `rocpd_info_pmc` rows by process, agent row and counter name.
+    counters: HashMap<(u64, i64, String), i64>,
     dispatches: u64,
+}
+
+/// The rows a dispatch's `rocpd_kernel_dispatch` rows point at.
+struct DispatchRows {
+    tid: u64,
+    agent_id: i64,
+    queue_id: i64,
+    kernel_id: i64,
+    stream: i64,
 }
 
 /// Rows made once per process.
@@ -404,6 +417,7 @@ impl Database {
             agents: HashMap::new(),
             queues: HashMap::new(),
             kernels: HashMap::new(),
+            counters: HashMap::new(),
             dispatches: 0,
         })
     }
@@ -438,6 +452,7 @@ impl Database {
             self.agents.clone(),
             self.queues.clone(),
             self.kernels.clone(),
+            self.counters.clone(),
         );
         let result = dispatches.iter().try_for_each(|d| self.insert(d));
         match result.and_then(|()| self.conn.execute_batch("COMMIT")) {
@@ -453,6 +468,7 @@ impl Database {
                     self.agents,
                     self.queues,
                     self.kernels,
+                    self.counters,
                 ) = saved;
                 Err(err(e))
             }
@@ -656,29 +672,67 @@ impl Database {
             .unwrap_or(pid);
         self.thread(pid, tid, span.0, span.1)?;
         let agent_id = self.agent(d)?;
-        let queue_id = self.queue(d, agent_id)?;
-        let kernel_id = self.kernel_symbol(d, agent_id)?;
-        let stream = self.processes[&pid].stream;
+        let rows = DispatchRows {
+            tid,
+            agent_id,
+            queue_id: self.queue(d, agent_id)?,
+            kernel_id: self.kernel_symbol(d, agent_id)?,
+            stream: self.processes[&pid].stream,
+        };
+        // With counters, each pass is a dispatch row of its own (rocpd's per-pass shape), its
+        // counters on its event; otherwise one row, the kept pass.
+        if super::counters::any(std::slice::from_ref(d)) && !d.passes.is_empty() {
+            let mut pass_rows = Vec::with_capacity(d.passes.len());
+            let mut written = std::collections::HashSet::new();
+            for p in &d.passes {
+                let (event, row) = self.dispatch_row(d, &rows, Some(p))?;
+                self.pass_counters(d, p, event, agent_id, &mut written)?;
+                pass_rows.push(row);
+            }
+            let kept = *pass_rows.last().expect("passes are not empty");
+            self.replay_rows(d, kept, &pass_rows)
+        } else {
+            let (_, row) = self.dispatch_row(d, &rows, None)?;
+            self.replay_rows(d, row, &vec![row; d.passes.len()])
+        }
+    }
+
+    /// One `rocpd_event` and `rocpd_kernel_dispatch` row of `d`: of pass `pass`, or of the
+    /// dispatch as the application saw it (the kept pass). Returns the event and row ids.
+    fn dispatch_row(
+        &mut self,
+        d: &Dispatch,
+        ids: &DispatchRows,
+        pass: Option<&Pass>,
+    ) -> rusqlite::Result<(i64, i64)> {
         let u = &self.id.uuid;
         let c = &self.conn;
-        c.prepare_cached(&format!(r#"INSERT INTO `rocpd_event{u}` ("category_id", "stack_id", "parent_stack_id", "correlation_id") VALUES (?1, ?2, ?2, 0)"#))?
-            .execute(params![self.strings[KERNEL_DISPATCH], to_i64(d.dispatch_id)])?;
+        let kept = d.visible_pass().map(|p| p.pass);
+        let pass_data = pass.map(|p| {
+            json!({"replay_pass": p.pass, "counter_group": p.group, "kept": Some(p.pass) == kept})
+        });
+        c.prepare_cached(&format!(r#"INSERT INTO `rocpd_event{u}` ("category_id", "stack_id", "parent_stack_id", "correlation_id", "extdata") VALUES (?1, ?2, ?2, 0, ?3)"#))?
+            .execute(params![self.strings[KERNEL_DISPATCH], to_i64(d.dispatch_id), pass_data.as_ref().map_or_else(|| "{}".to_owned(), Value::to_string)])?;
         let event = c.last_insert_rowid();
-        let (start, end) = d.kernel_time();
+        let (start, end) = pass.map_or_else(|| d.kernel_time(), |p| (p.start_ns, p.end_ns));
         let launch = d.launch.clone().unwrap_or_default();
+        let mut extdata = json!({"hsa_queue_id": d.queue_id, "agent_handle": d.agent, "passes": d.passes.len(), "replayed": d.replayed});
+        if let (Some(Value::Object(extra)), Value::Object(map)) = (pass_data, &mut extdata) {
+            map.extend(extra);
+        }
         c.prepare_cached(&format!(r#"INSERT INTO `rocpd_kernel_dispatch{u}` ("nid", "pid", "tid", "agent_id", "kernel_id", "dispatch_id", "queue_id", "stream_id", "start", "end",
                    "private_segment_size", "group_segment_size", "workgroup_size_x", "workgroup_size_y", "workgroup_size_z",
                    "grid_size_x", "grid_size_y", "grid_size_z", "region_name_id", "event_id", "extdata")
                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)"#))?
             .execute(params![
                 self.node,
-                to_i64(pid),
-                to_i64(tid),
-                agent_id,
-                kernel_id,
+                to_i64(d.pid),
+                to_i64(ids.tid),
+                ids.agent_id,
+                ids.kernel_id,
                 to_i64(d.dispatch_id),
-                queue_id,
-                stream,
+                ids.queue_id,
+                ids.stream,
                 to_i64(start),
                 to_i64(end),
                 to_i64(launch.private_segment_size),
@@ -691,14 +745,14 @@ impl Database {
                 to_i64(launch.grid_size[2]),
                 self.strings[""],
                 event,
-                json!({"hsa_queue_id": d.queue_id, "agent_handle": d.agent, "passes": d.passes.len(), "replayed": d.replayed}).to_string(),
+                extdata.to_string(),
             ])?;
-        let row = c.last_insert_rowid();
-        self.replay_rows(d, row)
+        Ok((event, c.last_insert_rowid()))
     }
 
-    /// kreplay's rows of dispatch row `row`: one per pass, and its replay totals.
-    fn replay_rows(&self, d: &Dispatch, row: i64) -> rusqlite::Result<()> {
+    /// kreplay's rows of `d`: one per pass (pointing at `pass_rows`, the pass's dispatch
+    /// row), and its replay totals (pointing at `row`, the kept one).
+    fn replay_rows(&self, d: &Dispatch, row: i64, pass_rows: &[i64]) -> rusqlite::Result<()> {
         let u = &self.id.uuid;
         let c = &self.conn;
         // The records carry restore byte totals per dispatch; each restore between passes gets
@@ -711,9 +765,9 @@ impl Database {
         let kept = d.visible_pass().map(|p| p.pass);
         let mut pass_stmt = c.prepare_cached(&format!(r#"INSERT INTO `rocpd_kreplay_pass{u}` ("kernel_dispatch_id", "replay_pass", "kept", "start", "end", "restore_start", "restore_end", "restore_ns", "restore_bytes")
                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"#))?;
-        for p in &d.passes {
+        for (p, pass_row) in d.passes.iter().zip(pass_rows) {
             pass_stmt.execute(params![
-                row,
+                pass_row,
                 to_i64(p.pass),
                 Some(p.pass) == kept,
                 to_i64(p.start_ns),
@@ -726,9 +780,11 @@ impl Database {
         }
         let snap = d.snapshot.as_ref();
         let rest = d.restore.as_ref();
+        let pmc = d.pmc.as_ref();
         c.prepare_cached(&format!(r#"INSERT INTO `rocpd_kreplay_dispatch{u}` ("kernel_dispatch_id", "replayed", "passes", "skipped", "declined_reason", "store", "regions", "bytes", "start", "end",
-                   "snapshot_ns", "restore_count", "restore_regions", "restore_bytes", "restore_skipped_regions", "restore_ns", "window_start", "window_end")
-               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"#))?
+                   "snapshot_ns", "restore_count", "restore_regions", "restore_bytes", "restore_skipped_regions", "restore_ns", "window_start", "window_end",
+                   "pmc_groups", "pmc_collected", "pmc_missing", "pmc_error")
+               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"#))?
             .execute(params![
                 row,
                 d.replayed,
@@ -748,6 +804,10 @@ impl Database {
                 rest.map(|r| to_i64(r.ns)),
                 to_i64(d.window_start_ns),
                 to_i64(d.window_end_ns),
+                pmc.map(|p| to_i64(p.groups)),
+                pmc.map(|p| super::counters::group_list(&p.collected)),
+                pmc.map(|p| super::counters::group_list(&p.missing)),
+                pmc.and_then(|p| p.error.clone()),
             ])?;
         Ok(())
     }

@@ -12,7 +12,7 @@
 pub const ROCPD_SCHEMA_VERSION: u32 = 3;
 
 /// Version of kreplay's own tables (`kreplay_schema_version` in `rocpd_metadata`).
-pub const KREPLAY_SCHEMA_VERSION: u32 = 2;
+pub const KREPLAY_SCHEMA_VERSION: u32 = 3;
 
 /// A table: its base name and its columns in order, each `(name, declaration)`. In a
 /// declaration `{guid}` stands for the guid default and `{u}` for the uuid suffix.
@@ -396,7 +396,7 @@ pub const ROCPD_TABLES: [Table; 20] = [
 /// kreplay's tables: one row per pass (the shape of a `replay_pass` per dispatch), and one row
 /// per dispatch with its snapshot, restore and replay-window totals. Both point at their
 /// dispatch by `kernel_dispatch_id` within the same `guid`.
-pub const KREPLAY_TABLES: [Table; 2] = [
+pub const KREPLAY_TABLES: [Table; 3] = [
     (
         "rocpd_kreplay_pass",
         &[
@@ -442,9 +442,32 @@ pub const KREPLAY_TABLES: [Table; 2] = [
             ("restore_ns", "BIGINT"),
             ("window_start", "BIGINT NOT NULL"),
             ("window_end", "BIGINT NOT NULL"),
+            ("pmc_groups", "INTEGER"),
+            ("pmc_collected", "TEXT"),
+            ("pmc_missing", "TEXT"),
+            ("pmc_error", "TEXT"),
+        ],
+    ),
+    (
+        "rocpd_kreplay_pmc_event",
+        &[
+            ID,
+            GUID,
+            ("event_id", "INTEGER REFERENCES `rocpd_event{u}` (id)"),
+            (
+                "pmc_id",
+                "INTEGER NOT NULL REFERENCES `rocpd_info_pmc{u}` (id)",
+            ),
+            ("value", "REAL DEFAULT 0.0"),
+            ("extdata", "JSONB DEFAULT '{}'"),
         ],
     ),
 ];
+
+/// Every pass's counter rows: rocpd's (a counter's first pass in each dispatch) and kreplay's
+/// (the same counter collected again in later passes), same columns.
+const ALL_PMC_EVENTS: &str =
+    "(SELECT * FROM rocpd_pmc_event UNION ALL SELECT * FROM rocpd_kreplay_pmc_event)";
 
 /// The category of `s`'s event, as a scalar subquery on the string table.
 fn category(event: &str) -> String {
@@ -726,15 +749,16 @@ fn counters_collection_view() -> String {
          S.arch_vgpr_count AS vgpr_count, S.accum_vgpr_count, S.sgpr_count, I.name AS counter_name, \
          I.symbol AS counter_symbol, I.component, I.description, I.block, I.expression, I.value_type, \
          I.id AS counter_id, SUM(PE.value) AS value, K.start, K.end, I.is_constant, I.is_derived, \
-         (K.end - K.start) AS duration, {ec} AS category, K.nid, E.extdata, S.code_object_id \
-         FROM rocpd_pmc_event PE JOIN rocpd_info_pmc I ON I.id = PE.pmc_id AND I.guid = PE.guid \
+         (K.end - K.start) AS duration, {ec} AS category, K.nid, E.extdata, S.code_object_id, \
+         json_extract(K.extdata, '$.replay_pass') AS replay_pass \
+         FROM {ALL_PMC_EVENTS} PE JOIN rocpd_info_pmc I ON I.id = PE.pmc_id AND I.guid = PE.guid \
          JOIN rocpd_event E ON E.id = PE.event_id AND E.guid = PE.guid \
          JOIN rocpd_kernel_dispatch K ON K.event_id = PE.event_id AND K.guid = PE.guid \
          JOIN rocpd_info_agent A ON A.id = K.agent_id AND A.guid = K.guid \
          JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid \
          JOIN rocpd_info_process P ON P.id = K.pid AND P.guid = K.guid \
          JOIN rocpd_info_thread T ON T.id = K.tid AND T.guid = K.guid \
-         GROUP BY PE.guid, K.dispatch_id, I.name, K.agent_id"
+         GROUP BY PE.guid, E.id, I.name, K.agent_id"
     )
 }
 
@@ -766,9 +790,37 @@ fn top_view() -> String {
         .to_owned()
 }
 
+/// `kreplay_counters`: one row per dispatch and counter, never a sum across passes: the
+/// value of the first pass that collected it (each pass's value being the sum of its
+/// instances), which pass that was, how many passes collected it, and their spread.
+fn kreplay_counters_view() -> String {
+    format!(
+        "WITH per_pass AS (\
+       SELECT PE.guid, K.pid, K.dispatch_id, K.agent_id, K.kernel_id, I.name AS counter_name, \
+              json_extract(K.extdata, '$.replay_pass') AS replay_pass, \
+              json_extract(K.extdata, '$.counter_group') AS counter_group, SUM(PE.value) AS value, \
+              json_extract(I.extdata, '$.exactness') AS exactness, I.is_derived, \
+              json_extract(I.extdata, '$.cross_pass') AS cross_pass \
+       FROM {ALL_PMC_EVENTS} PE JOIN rocpd_info_pmc I ON I.id = PE.pmc_id AND I.guid = PE.guid \
+       JOIN rocpd_kernel_dispatch K ON K.event_id = PE.event_id AND K.guid = PE.guid \
+       GROUP BY PE.guid, PE.event_id, I.name), \
+     ranked AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY guid, pid, dispatch_id, counter_name ORDER BY replay_pass) AS nth, \
+              COUNT(*) OVER (PARTITION BY guid, pid, dispatch_id, counter_name) AS passes, \
+              MIN(value) OVER (PARTITION BY guid, pid, dispatch_id, counter_name) AS min_value, \
+              MAX(value) OVER (PARTITION BY guid, pid, dispatch_id, counter_name) AS max_value FROM per_pass) \
+     SELECT R.guid, R.pid, R.dispatch_id, S.display_name AS kernel_name, A.name AS agent_name, \
+            A.absolute_index AS agent_abs_index, R.counter_name, R.value, R.replay_pass, R.counter_group, \
+            R.passes, R.min_value, R.max_value, (R.max_value - R.min_value) AS spread, R.exactness, \
+            R.is_derived, R.cross_pass \
+     FROM ranked R JOIN rocpd_info_kernel_symbol S ON S.id = R.kernel_id AND S.guid = R.guid \
+     JOIN rocpd_info_agent A ON A.id = R.agent_id AND A.guid = R.guid \
+     WHERE R.nth = 1"
+    )
+}
+
 /// kreplay's views over its tables and the rocpd ones: `kreplay_kernels` (one row per
-/// dispatch, the kept pass's times and the replay totals) and `kreplay_passes` (one row per
-/// pass).
+/// dispatch, the kept pass's times and the replay totals), `kreplay_passes` (one row per
+/// pass) and `kreplay_counters` (one row per dispatch and counter).
 pub fn kreplay_views() -> Vec<(&'static str, String)> {
     vec![
         (
@@ -776,13 +828,14 @@ pub fn kreplay_views() -> Vec<(&'static str, String)> {
             "SELECT D.id, D.guid, P.pid, T.tid, D.dispatch_id, S.kernel_name, S.display_name AS name, \
              A.name AS agent_name, A.absolute_index AS agent_abs_index, D.queue_id, D.start, D.end, \
              (D.end - D.start) AS duration, X.replayed, X.passes, X.skipped, X.declined_reason, \
-             X.window_start, X.window_end, X.bytes AS snapshot_bytes, X.restore_bytes \
-             FROM rocpd_kernel_dispatch D \
+             X.window_start, X.window_end, X.bytes AS snapshot_bytes, X.restore_bytes, \
+             X.pmc_groups, X.pmc_collected, X.pmc_missing, X.pmc_error \
+             FROM rocpd_kreplay_dispatch X \
+             JOIN rocpd_kernel_dispatch D ON D.id = X.kernel_dispatch_id AND D.guid = X.guid \
              JOIN rocpd_info_kernel_symbol S ON S.id = D.kernel_id AND S.guid = D.guid \
              JOIN rocpd_info_agent A ON A.id = D.agent_id AND A.guid = D.guid \
              JOIN rocpd_info_process P ON P.id = D.pid AND P.guid = D.guid \
-             LEFT JOIN rocpd_info_thread T ON T.id = D.tid AND T.guid = D.guid \
-             LEFT JOIN rocpd_kreplay_dispatch X ON X.kernel_dispatch_id = D.id AND X.guid = D.guid"
+             LEFT JOIN rocpd_info_thread T ON T.id = D.tid AND T.guid = D.guid"
                 .to_owned(),
         ),
         (
@@ -796,6 +849,7 @@ pub fn kreplay_views() -> Vec<(&'static str, String)> {
              JOIN rocpd_info_process P ON P.id = D.pid AND P.guid = D.guid"
                 .to_owned(),
         ),
+        ("kreplay_counters", kreplay_counters_view()),
     ]
 }
 
@@ -848,6 +902,6 @@ mod tests {
                 |r| r.get(0),
             )
             .unwrap();
-        assert_eq!(tables, 22);
+        assert_eq!(tables, 23);
     }
 }

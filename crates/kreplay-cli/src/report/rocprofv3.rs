@@ -5,7 +5,7 @@
 
 use super::rocpd::{agent_json, display_name, truncated_name};
 use crate::run_records::Dispatch;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -48,7 +48,7 @@ pub const STATS_COLUMNS: [&str; 8] = [
 ];
 
 /// LDS is allocated in blocks of this many bytes; `LDS_Block_Size` is rounded up to it.
-const LDS_BLOCK: u64 = 128 * 4;
+pub(crate) const LDS_BLOCK: u64 = 128 * 4;
 
 /// A GPU agent of a process: its handle, node index and name.
 type Gpu = (u64, u64, String);
@@ -106,13 +106,13 @@ impl Identities {
 }
 
 /// A CSV text field, quoted as rocprofv3 quotes strings.
-fn quoted(s: &str) -> String {
+pub(crate) fn quoted(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
 }
 
 /// The registers and static LDS of `d`'s kernel: `(lds, vgpr, accum_vgpr, sgpr)`, from the
 /// kernel descriptor when recorded, else the packet's LDS size and no registers.
-fn kernel_resources(d: &Dispatch) -> (u64, u64, u64, u64) {
+pub(crate) fn kernel_resources(d: &Dispatch) -> (u64, u64, u64, u64) {
     let packet_lds = d.launch.as_ref().map_or(0, |l| l.group_segment_size);
     match &d.symbol {
         Some(s) => (
@@ -209,6 +209,65 @@ pub fn kernel_stats(dispatches: &[Dispatch]) -> String {
     out
 }
 
+/// The tool JSON's `counters` (one entry per agent and counter, ids from 1 per process) and
+/// `callback_records.counter_collection` (one record per pass that collected counters, with
+/// its `replay_pass`) of one process.
+fn counter_json(dispatches: &[&Dispatch], ids: &Identities) -> (Vec<Value>, Vec<Value>) {
+    let mut info: Vec<Value> = Vec::new();
+    let mut id_of: HashMap<(u64, String), u64> = HashMap::new();
+    let mut records = Vec::new();
+    for d in dispatches {
+        let agent = ids.agent(d);
+        let launch = d.launch.clone().unwrap_or_default();
+        for p in d.passes.iter().filter(|p| !p.counters.is_empty()) {
+            let mut values = Vec::new();
+            for c in &p.counters {
+                let next = id_of.len() as u64 + 1;
+                let id = *id_of.entry((agent, c.name.clone())).or_insert_with(|| {
+                    info.push(json!({
+                        "agent_id": {"handle": agent},
+                        "id": {"handle": next},
+                        "is_constant": 0,
+                        "is_derived": u8::from(c.derived),
+                        "name": c.name,
+                        "exactness": c.exactness,
+                        "dimensions": [],
+                    }));
+                    next
+                });
+                values.push(json!({"counter_id": {"handle": id}, "value": c.value}));
+            }
+            let [wx, wy, wz] = launch.workgroup_size;
+            let [gx, gy, gz] = launch.grid_size;
+            records.push(json!({
+                "thread_id": launch.tid,
+                "dispatch_data": {
+                    "size": 0,
+                    "correlation_id": {"internal": d.dispatch_id, "external": 0},
+                    "start_timestamp": p.start_ns,
+                    "end_timestamp": p.end_ns,
+                    "dispatch_info": {
+                        "size": 0,
+                        "agent_id": {"handle": agent},
+                        "queue_id": {"handle": d.queue_id},
+                        "kernel_id": ids.kernel(d),
+                        "dispatch_id": d.dispatch_id,
+                        "private_segment_size": launch.private_segment_size,
+                        "group_segment_size": launch.group_segment_size,
+                        "workgroup_size": {"x": wx, "y": wy, "z": wz},
+                        "grid_size": {"x": gx, "y": gy, "z": gz},
+                    },
+                },
+                "records": values,
+                "stream_id": {"handle": 0},
+                "replay_pass": p.pass,
+                "counter_group": p.group,
+            }));
+        }
+    }
+    (info, records)
+}
+
 /// One process's part of the tool JSON.
 fn process_json(
     pid: u64,
@@ -251,6 +310,7 @@ fn process_json(
         let (s, e) = d.span();
         (a.min(s), b.max(e))
     });
+    let (counters, counter_records) = counter_json(dispatches, ids);
     let head = json!({
         "metadata": {
             "pid": pid,
@@ -261,12 +321,12 @@ fn process_json(
             "config": {"kernel_trace": true},
         },
         "agents": agents,
-        "counters": [],
+        "counters": counters,
         "strings": {"buffer_records": [{"kind": "KERNEL_DISPATCH", "operations": ["KERNEL_DISPATCH_NONE", "KERNEL_DISPATCH_ENQUEUE", "KERNEL_DISPATCH_COMPLETE"]}]},
         "code_objects": [],
         "kernel_symbols": kernel_symbols,
         "host_functions": [],
-        "callback_records": {"counter_collection": []},
+        "callback_records": {"counter_collection": counter_records},
     })
     .to_string();
     // The records, written as text (one object per dispatch: building values costs more than

@@ -30,6 +30,11 @@ pub struct KernelSummary {
     pub declined_reasons: Vec<(String, u64)>,
     /// Host and fine-grained memory: bytes saved and restored, and the warnings.
     pub host: HostMemorySummary,
+    /// Per counter, the median over dispatches of each dispatch's value (taken from the pass
+    /// that collected it, never summed over passes), in order of first appearance.
+    pub counters: Vec<(String, f64)>,
+    /// Dispatches that lack some of their counter groups, and the first reason given.
+    pub counters_missing: (u64, Option<String>),
 }
 
 /// Host and fine-grained memory of one kernel's replays (the records' `host_memory`).
@@ -120,6 +125,8 @@ impl KernelSummary {
             "host_unrestored_dispatches": self.host.unrestored,
             "host_verify_mismatches": self.host.verify_mismatches,
             "host_other_writers": self.host.other_writers,
+            "counter_medians": self.counters.iter().map(|(n, v)| (n.clone(), super::counters::number_json(*v))).collect::<serde_json::Map<_, _>>(),
+            "counters_missing_dispatches": self.counters_missing.0,
         })
     }
 }
@@ -213,9 +220,58 @@ pub fn per_kernel(dispatches: &[Dispatch]) -> Vec<KernelSummary> {
                 declined: reasons.iter().map(|(_, n)| n).sum(),
                 declined_reasons: reasons,
                 host: HostMemorySummary::of(&mine),
+                counters: super::counters::medians(&mine),
+                counters_missing: missing_groups(&mine),
             }
         })
         .collect()
+}
+
+/// Dispatches that did not collect every counter group, and the first reason recorded.
+fn missing_groups(dispatches: &[&Dispatch]) -> (u64, Option<String>) {
+    let lacking: Vec<&kreplay_records::PmcStatus> = dispatches
+        .iter()
+        .filter_map(|d| d.pmc.as_ref())
+        .filter(|p| !p.missing.is_empty() || p.error.is_some())
+        .collect();
+    let reason = lacking.iter().find_map(|p| {
+        p.error.clone().or_else(|| {
+            Some(format!(
+                "groups {} not collected",
+                super::counters::group_list(&p.missing)
+            ))
+        })
+    });
+    (lacking.len() as u64, reason)
+}
+
+/// The counter lines under the table: per kernel, the median of each counter.
+fn counter_lines(summaries: &[KernelSummary]) -> String {
+    let mut out = String::new();
+    if summaries
+        .iter()
+        .all(|s| s.counters.is_empty() && s.counters_missing.0 == 0)
+    {
+        return out;
+    }
+    out += "counters (median over dispatches; each value from the pass that collected it):\n";
+    for s in summaries.iter().filter(|s| !s.counters.is_empty()) {
+        let values: Vec<String> = s
+            .counters
+            .iter()
+            .map(|(n, v)| format!("{n} {}", super::counters::number_text(*v)))
+            .collect();
+        out += &format!("  {}: {}\n", s.kernel, values.join(", "));
+    }
+    for s in summaries.iter().filter(|s| s.counters_missing.0 > 0) {
+        out += &format!(
+            "warning: {} dispatch(es) of {} lack counter groups ({})\n",
+            s.counters_missing.0,
+            s.kernel,
+            s.counters_missing.1.as_deref().unwrap_or("not collected")
+        );
+    }
+    out
 }
 
 /// `1.50 KiB` style byte counts.
@@ -341,6 +397,7 @@ pub fn table(summaries: &[KernelSummary]) -> String {
             human_bytes(summaries.iter().map(|s| s.host.bytes_restored).sum()),
         );
     }
+    out += &counter_lines(summaries);
     for s in summaries {
         out += &s.host.warnings(&s.kernel);
     }

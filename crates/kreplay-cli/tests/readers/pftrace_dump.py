@@ -71,7 +71,8 @@ def main(path):
                 "args": {a.name: annotation(a) for a in e.debug_annotations},
             })
         elif e.type == pb.TrackEvent.TYPE_COUNTER:
-            counters.append({"track": e.track_uuid, "ts": p.timestamp, "value": e.counter_value})
+            value = e.double_counter_value if e.HasField("double_counter_value") else e.counter_value
+            counters.append({"track": e.track_uuid, "ts": p.timestamp, "value": value})
         else:
             errors.append(f"unexpected event type {e.type}")
     for track, stack in open_slices.items():

@@ -1,4 +1,5 @@
-//! Entries of memory: pool and region allocation, copies, pointer information, locking.
+//! Entries of memory: pool and region allocation, copies, pointer information, locking, IPC
+//! export and import, interop buffers.
 
 use crate::boundary::{c_slice, status_call, write_out};
 use crate::error::Error;
@@ -36,7 +37,9 @@ unsafe extern "C" fn hsa_amd_memory_pool_allocate_impl(
 unsafe extern "C" fn hsa_amd_memory_pool_free_impl(ptr: *mut c_void) -> hsa_status_t {
     status_call("hsa_amd_memory_pool_free", || {
         ensure_open()?;
-        free(ptr.cast())
+        free(ptr.cast())?;
+        crate::shared_memory::forget_export(ptr as usize);
+        Ok(())
     })
 }
 
@@ -318,10 +321,11 @@ unsafe extern "C" fn hsa_amd_pointer_info_impl(
         let found = find(ptr as usize);
         let agents: Vec<u64> = match &found {
             Some((base, a)) => {
-                out.type_ = if a.origin == Origin::Locked {
-                    HSA_EXT_POINTER_TYPE_LOCKED
-                } else {
-                    HSA_EXT_POINTER_TYPE_HSA
+                out.type_ = match a.origin {
+                    Origin::Locked => HSA_EXT_POINTER_TYPE_LOCKED,
+                    Origin::Imported => HSA_EXT_POINTER_TYPE_IPC,
+                    Origin::Interop => HSA_EXT_POINTER_TYPE_GRAPHICS,
+                    Origin::Mapped | Origin::Virtual => HSA_EXT_POINTER_TYPE_HSA,
                 };
                 out.agentBaseAddress = *base as *mut c_void;
                 // Device memory may be reported as not host-accessible (`VHSA_DEVICE_MEMORY_HOST_ACCESSIBLE=0`).
@@ -711,6 +715,114 @@ unsafe extern "C" fn hsa_amd_vmem_get_alloc_properties_from_handle_impl(
     })
 }
 
+unsafe extern "C" fn hsa_amd_ipc_memory_create_impl(
+    ptr: *mut c_void,
+    len: usize,
+    handle: *mut hsa_amd_ipc_memory_t,
+) -> hsa_status_t {
+    status_call("hsa_amd_ipc_memory_create", || {
+        ensure_open()?;
+        if ptr.is_null() || handle.is_null() {
+            return Err(Error::InvalidArgument("ptr or handle is NULL"));
+        }
+        let words = crate::shared_memory::export(ptr as usize, len)?;
+        write_out(
+            handle,
+            hsa_amd_ipc_memory_t { handle: words },
+            "handle is NULL",
+        )
+    })
+}
+
+unsafe extern "C" fn hsa_amd_ipc_memory_attach_impl(
+    handle: *const hsa_amd_ipc_memory_t,
+    len: usize,
+    num_agents: u32,
+    mapping_agents: *const hsa_agent_t,
+    mapped_ptr: *mut *mut c_void,
+) -> hsa_status_t {
+    status_call("hsa_amd_ipc_memory_attach", || {
+        ensure_open()?;
+        if handle.is_null() || mapped_ptr.is_null() {
+            return Err(Error::InvalidArgument("handle or mapped_ptr is NULL"));
+        }
+        let owner = first_gpu_of(mapping_agents, num_agents)?;
+        // SAFETY: non-NULL; the caller's handle.
+        let words = unsafe { (*handle).handle };
+        let va = crate::shared_memory::import(&words, len, owner)?;
+        write_out(mapped_ptr, va as *mut c_void, "mapped_ptr is NULL")
+    })
+}
+
+unsafe extern "C" fn hsa_amd_ipc_memory_detach_impl(mapped_ptr: *mut c_void) -> hsa_status_t {
+    status_call("hsa_amd_ipc_memory_detach", || {
+        ensure_open()?;
+        crate::shared_memory::release(mapped_ptr as usize, Origin::Imported)
+    })
+}
+
+/// The owner of shared memory mapped for `agents`: the first GPU listed, else the first GPU.
+fn first_gpu_of(agents: *const hsa_agent_t, n: u32) -> crate::error::Result<u64> {
+    let list = if n == 0 {
+        &[][..]
+    } else {
+        c_slice(agents, n as usize, "agents is NULL")?
+    };
+    for a in list {
+        crate::topology::agent(a.handle)?;
+    }
+    let system = crate::topology::system();
+    let gpus: Vec<u64> = system
+        .agents
+        .iter()
+        .filter(|a| a.kind() == crate::topology::AgentKind::Gpu)
+        .map(|a| a.handle)
+        .collect();
+    list.iter()
+        .map(|a| a.handle)
+        .find(|h| gpus.contains(h))
+        .or_else(|| gpus.first().copied())
+        .ok_or(Error::InvalidArgument("no GPU agent to map the memory for"))
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn hsa_amd_interop_map_buffer_impl(
+    num_agents: u32,
+    agents: *mut hsa_agent_t,
+    interop_handle: i32,
+    flags: u32,
+    size: *mut usize,
+    ptr: *mut *mut c_void,
+    metadata_size: *mut usize,
+    metadata: *mut *const c_void,
+) -> hsa_status_t {
+    status_call("hsa_amd_interop_map_buffer", || {
+        ensure_open()?;
+        if num_agents == 0 || agents.is_null() || size.is_null() || ptr.is_null() || flags != 0 {
+            return Err(Error::InvalidArgument(
+                "num_agents is 0, agents, size or ptr is NULL, or flags is not 0 (reserved)",
+            ));
+        }
+        let owner = first_gpu_of(agents, num_agents)?;
+        let (va, bytes) = crate::shared_memory::map_interop(interop_handle, owner)?;
+        if !metadata_size.is_null() {
+            write_out(metadata_size, 0, "metadata_size")?;
+        }
+        if !metadata.is_null() {
+            write_out(metadata, std::ptr::null(), "metadata")?;
+        }
+        write_out(size, bytes, "size is NULL")?;
+        write_out(ptr, va as *mut c_void, "ptr is NULL")
+    })
+}
+
+unsafe extern "C" fn hsa_amd_interop_unmap_buffer_impl(ptr: *mut c_void) -> hsa_status_t {
+    status_call("hsa_amd_interop_unmap_buffer", || {
+        ensure_open()?;
+        crate::shared_memory::release(ptr as usize, Origin::Interop)
+    })
+}
+
 /// Fills this module's slots.
 pub(crate) fn install(core: &mut CoreApiTable, amd: &mut AmdExtTable) {
     core.hsa_memory_allocate_fn = Some(hsa_memory_allocate_impl);
@@ -732,6 +844,11 @@ pub(crate) fn install(core: &mut CoreApiTable, amd: &mut AmdExtTable) {
     amd.hsa_amd_memory_lock_fn = Some(hsa_amd_memory_lock_impl);
     amd.hsa_amd_memory_lock_to_pool_fn = Some(hsa_amd_memory_lock_to_pool_impl);
     amd.hsa_amd_memory_unlock_fn = Some(hsa_amd_memory_unlock_impl);
+    amd.hsa_amd_ipc_memory_create_fn = Some(hsa_amd_ipc_memory_create_impl);
+    amd.hsa_amd_ipc_memory_attach_fn = Some(hsa_amd_ipc_memory_attach_impl);
+    amd.hsa_amd_ipc_memory_detach_fn = Some(hsa_amd_ipc_memory_detach_impl);
+    amd.hsa_amd_interop_map_buffer_fn = Some(hsa_amd_interop_map_buffer_impl);
+    amd.hsa_amd_interop_unmap_buffer_fn = Some(hsa_amd_interop_unmap_buffer_impl);
     amd.hsa_amd_memory_fill_fn = Some(hsa_amd_memory_fill_impl);
     amd.hsa_amd_memory_pool_can_migrate_fn = Some(hsa_amd_memory_pool_can_migrate_impl);
     amd.hsa_amd_vmem_address_reserve_fn = Some(hsa_amd_vmem_address_reserve_impl);

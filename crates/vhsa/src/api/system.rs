@@ -23,6 +23,7 @@ fn extension_version(extension: u16) -> Option<(u16, u16)> {
     match u32::from(extension) {
         HSA_EXTENSION_AMD_LOADER => Some((1, 3)),
         HSA_EXTENSION_AMD_PROFILER => Some((1, 0)),
+        HSA_EXTENSION_AMD_AQLPROFILE => Some((hsa_abi::aqlprofile::AQLPROFILE_EXTENSION_MAJOR, 0)),
         _ => None,
     }
 }
@@ -30,7 +31,11 @@ fn extension_version(extension: u16) -> Option<(u16, u16)> {
 /// The `HSA_SYSTEM_INFO_EXTENSIONS` bit mask (128 bytes).
 pub(crate) fn extension_mask() -> Vec<u8> {
     let mut mask = vec![0u8; 128];
-    for ext in [HSA_EXTENSION_AMD_LOADER, HSA_EXTENSION_AMD_PROFILER] {
+    for ext in [
+        HSA_EXTENSION_AMD_LOADER,
+        HSA_EXTENSION_AMD_PROFILER,
+        HSA_EXTENSION_AMD_AQLPROFILE,
+    ] {
         mask[(ext / 8) as usize] |= 1 << (ext % 8);
     }
     mask
@@ -88,10 +93,26 @@ fn extension_table(
                 s => Err(Error::Status(s)),
             }
         }
+        HSA_EXTENSION_AMD_AQLPROFILE => aqlprofile_table(version_major, length, table),
         _ => Err(Error::InvalidArgument(
             "extension not supported by this runtime",
         )),
     }
+}
+
+/// The aqlprofile v1 table (the `aqlprofile` crate's functions, the counter packets of the
+/// virtual GPU): its first `length` bytes, as ROCR copies `min(sizeof, length)`.
+fn aqlprofile_table(version_major: u16, length: usize, table: *mut c_void) -> Result<()> {
+    if version_major != hsa_abi::aqlprofile::AQLPROFILE_EXTENSION_MAJOR {
+        return Err(Error::InvalidArgument(
+            "the aqlprofile extension has major version 1 only",
+        ));
+    }
+    let full = aqlprofile::v1::table();
+    let n = length.min(std::mem::size_of_val(&full));
+    // SAFETY: the caller's table holds `length` >= `n` writable bytes; `full` is plain data.
+    unsafe { std::ptr::copy_nonoverlapping((&raw const full).cast::<u8>(), table.cast(), n) };
+    Ok(())
 }
 
 unsafe extern "C" fn hsa_system_get_extension_table_impl(
@@ -101,7 +122,11 @@ unsafe extern "C" fn hsa_system_get_extension_table_impl(
     table: *mut c_void,
 ) -> hsa_status_t {
     status_call("hsa_system_get_extension_table", || {
-        let length = std::mem::size_of::<hsa_ven_amd_loader_1_00_pfn_t>();
+        let length = if u32::from(extension) == HSA_EXTENSION_AMD_AQLPROFILE {
+            std::mem::size_of::<hsa_ven_amd_aqlprofile_1_00_pfn_t>()
+        } else {
+            std::mem::size_of::<hsa_ven_amd_loader_1_00_pfn_t>()
+        };
         extension_table(extension, version_major, length, table)
     })
 }

@@ -142,7 +142,7 @@ fn agent_info(handle: u64, attribute: hsa_agent_info_t, value: *mut c_void) -> R
         0xA01A => InfoValue::U32(if gpu { 2 } else { 0 }),
         // IOMMU_SUPPORT (and the three above), NUM_XCC, DRIVER_UID.
         0xA017..=0xA019 | 0xA01B | 0xA110 => InfoValue::U32(0),
-        0xA111 => InfoValue::U32(u32::from(gpu)),
+        hsa_abi::modern::HSA_AMD_AGENT_INFO_NUM_XCC => InfoValue::U32(m.map_or(0, |m| m.xcc)),
         0xA112 => InfoValue::U32(a.node),
         _ => return Err(Error::InvalidArgument("unknown agent attribute")),
     };

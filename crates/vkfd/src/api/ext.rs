@@ -4,6 +4,8 @@
 //! `bytes_host_to_device`, `bytes_device_to_host`, `bytes_device_to_device`,
 //! `bytes_host_to_host` and `copies` (always 0: under ROCR copies are blit-kernel dispatches),
 //! `dispatches` and `barrier_packets`. Fields beyond `size` are not written.
+//! `vkfd_pmc_packets_executed` counts the counter packets the command processors executed (as
+//! vhsa's `vhsa_pmc_packets_executed`).
 
 use std::sync::atomic::Ordering;
 
@@ -45,4 +47,27 @@ pub unsafe extern "C" fn vkfd_stats(view: *mut u64) -> u32 {
         SUCCESS
     });
     r.unwrap_or(1)
+}
+
+/// Counter packets (aqlprofile start, read and stop packets of the virtual GPU's counter
+/// payload) executed so far in this process; each pointer may be NULL.
+///
+/// # Safety
+///
+/// Each pointer is NULL or points to a writable `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn vkfd_pmc_packets_executed(
+    start: *mut u64,
+    read: *mut u64,
+    stop: *mut u64,
+) {
+    let _ = std::panic::catch_unwind(|| {
+        let (s, r, t) = vgpu::pmc::packets_executed();
+        for (p, v) in [(start, s), (read, r), (stop, t)] {
+            if !p.is_null() {
+                // SAFETY: non-NULL; the caller's writable `uint64_t`.
+                unsafe { p.write_unaligned(v) };
+            }
+        }
+    });
 }

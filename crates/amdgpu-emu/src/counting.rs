@@ -1,0 +1,497 @@
+//! Hardware-counter quantities: which instruction counts in which category, and the per-CU
+//! totals a dispatch reports.
+//!
+//! Each decoded instruction gets a [`Class`] once, when its code is decoded: the quantities one
+//! issue of it adds (`SQ_INSTS`, the VALU or SALU or memory category, a VALU subclass, the MFMA
+//! type and its math operations), and the bytes each active lane of a memory instruction
+//! requests. A wave counts issues per class (one add per instruction); a finished wave's counts
+//! are folded into its compute unit's totals, so the hot path never touches the quantity array.
+//! The rules are listed in `docs/emulator.md` ("Counters").
+
+use crate::decode::{Enc, Op};
+
+pub use amdgpu_counters::Quantity;
+
+/// Counts of one compute unit, indexed by `Quantity as usize`.
+pub type QuantityCounts = [u64; Quantity::COUNT];
+
+/// Per-compute-unit totals of a dispatch.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CounterTotals {
+    /// Entry `cu` holds compute unit `cu`'s counts; the vector ends at the highest compute
+    /// unit that ran a work-group.
+    pub per_cu: Vec<QuantityCounts>,
+}
+
+impl CounterTotals {
+    /// The counts of compute unit `cu`, created zero.
+    pub fn cu_mut(&mut self, cu: usize) -> &mut QuantityCounts {
+        if self.per_cu.len() <= cu {
+            self.per_cu.resize(cu + 1, [0; Quantity::COUNT]);
+        }
+        &mut self.per_cu[cu]
+    }
+
+    /// One quantity summed over the compute units.
+    pub fn total(&self, q: Quantity) -> u64 {
+        self.per_cu.iter().map(|c| c[q as usize]).sum()
+    }
+
+    /// Adds another dispatch's (or worker's) totals.
+    pub fn add(&mut self, other: &CounterTotals) {
+        for (cu, c) in other.per_cu.iter().enumerate() {
+            let mine = self.cu_mut(cu);
+            for (m, v) in mine.iter_mut().zip(c) {
+                *m += v;
+            }
+        }
+    }
+
+    /// True when nothing was counted.
+    pub fn is_empty(&self) -> bool {
+        self.per_cu.iter().all(|c| c.iter().all(|&v| v == 0))
+    }
+}
+
+/// How a memory instruction's active lanes add to the bytes-requested quantities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Bytes {
+    None,
+    Read(u32),
+    Write(u32),
+    Atomic(u32),
+    Lds(u32),
+}
+
+/// What one issue of an instruction adds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Class {
+    /// Quantities added per issue, with their weight (1, or the MFMA's math operations / 512).
+    pub adds: Vec<(Quantity, u64)>,
+    /// Bytes per active lane (memory instructions).
+    pub bytes: Bytes,
+}
+
+/// The distinct classes of a program; each instruction holds its index
+/// ([`crate::decode::Inst::counter_class`]).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ClassTable {
+    pub classes: Vec<Class>,
+}
+
+/// Most distinct classes a program has (an instruction's class index is a byte); the rest share
+/// the last class, which counts them in `Insts` only.
+const MAX_CLASSES: usize = 256;
+
+impl ClassTable {
+    /// Classifies every instruction of a program and stores its class index in it.
+    pub fn build(insts: &mut [crate::decode::Inst]) -> ClassTable {
+        let mut t = ClassTable::default();
+        let overflow = Class {
+            adds: vec![(Quantity::Insts, 1)],
+            bytes: Bytes::None,
+        };
+        for inst in insts.iter_mut() {
+            let c = classify(inst.op, inst.enc, inst.ctrl);
+            let k = match t.classes.iter().position(|k| *k == c) {
+                Some(k) => k,
+                None if t.classes.len() < MAX_CLASSES - 1 => {
+                    t.classes.push(c);
+                    t.classes.len() - 1
+                }
+                None => {
+                    if t.classes.len() < MAX_CLASSES {
+                        t.classes.push(overflow.clone());
+                    }
+                    MAX_CLASSES - 1
+                }
+            };
+            inst.counter_class = k as u8;
+        }
+        t
+    }
+}
+
+/// What a wave counted: issues per class and the lane-dependent sums.
+#[derive(Clone, Debug)]
+pub(crate) struct WaveCounts {
+    /// Issues per class index (a fixed array: indexing by a byte needs no bounds check).
+    pub by_class: [u64; MAX_CLASSES],
+    /// Active lanes summed per class index (memory classes only): their bytes are the lanes
+    /// times the class's width, computed when the wave is folded.
+    pub lanes_by_class: [u64; MAX_CLASSES],
+    /// FLAT-segment instructions with at least one lane in LDS, and with every lane there.
+    pub flat_lds: u64,
+    pub flat_lds_only: u64,
+    /// All 64 lanes were active when the wave was launched.
+    pub full_at_launch: bool,
+}
+
+impl Default for WaveCounts {
+    fn default() -> Self {
+        WaveCounts {
+            by_class: [0; MAX_CLASSES],
+            lanes_by_class: [0; MAX_CLASSES],
+            flat_lds: 0,
+            flat_lds_only: 0,
+            full_at_launch: false,
+        }
+    }
+}
+
+impl WaveCounts {
+    /// Zero counts for a program of `classes` classes.
+    pub fn reset(&mut self, classes: usize) {
+        self.by_class[..classes.min(MAX_CLASSES)].fill(0);
+        self.lanes_by_class[..classes.min(MAX_CLASSES)].fill(0);
+        self.flat_lds = 0;
+        self.flat_lds_only = 0;
+    }
+
+    /// Counts one issue of class `k`.
+    #[inline(always)]
+    pub fn issue(&mut self, k: u8) {
+        self.by_class[usize::from(k)] += 1;
+    }
+
+    /// Counts the active lanes of one issue of memory class `k` with EXEC `exec`.
+    #[inline(always)]
+    pub fn request(&mut self, k: u8, exec: u64) {
+        self.lanes_by_class[usize::from(k)] += u64::from(exec.count_ones());
+    }
+
+    /// Adds this wave's counts into a compute unit's totals.
+    pub fn fold_into(&self, table: &ClassTable, cu: &mut QuantityCounts, cycles: u64) {
+        for (k, &n) in self.by_class.iter().take(table.classes.len()).enumerate() {
+            if n == 0 {
+                continue;
+            }
+            let class = &table.classes[k];
+            for &(q, weight) in &class.adds {
+                cu[q as usize] += n * weight;
+            }
+            let lanes = self.lanes_by_class[k];
+            match class.bytes {
+                Bytes::None => {}
+                Bytes::Read(b) => cu[Quantity::BytesRead as usize] += lanes * u64::from(b),
+                Bytes::Write(b) | Bytes::Atomic(b) => {
+                    cu[Quantity::BytesWritten as usize] += lanes * u64::from(b)
+                }
+                Bytes::Lds(b) => cu[Quantity::BytesLds as usize] += lanes * u64::from(b),
+            }
+        }
+        cu[Quantity::InstsLds as usize] += self.flat_lds;
+        cu[Quantity::InstsFlatLdsOnly as usize] += self.flat_lds_only;
+        cu[Quantity::WaveCycles as usize] += cycles;
+        cu[Quantity::Waves as usize] += 1;
+        cu[Quantity::Waves64 as usize] += u64::from(self.full_at_launch);
+    }
+}
+
+/// The class of an operation in its encoding (`ctrl` holds a FLAT instruction's segment).
+pub(crate) fn classify(op: Op, enc: Enc, ctrl: u32) -> Class {
+    let name = op.name();
+    let mut adds = vec![(Quantity::Insts, 1)];
+    let mut bytes = Bytes::None;
+    match enc {
+        Enc::Sop1 | Enc::Sop2 | Enc::Sopk | Enc::Sopc => {
+            if matches!(op, Op::s_setpc_b64 | Op::s_swappc_b64 | Op::s_call_b64) {
+                adds.push((Quantity::InstsBranch, 1));
+            } else {
+                adds.push((Quantity::InstsSalu, 1));
+            }
+        }
+        Enc::Sopp => {
+            if name.starts_with("s_cbranch") || op == Op::s_branch {
+                adds.push((Quantity::InstsBranch, 1));
+            } else if name.starts_with("s_sendmsg") {
+                adds.push((Quantity::InstsSendmsg, 1));
+            }
+        }
+        Enc::Smem => adds.push((Quantity::InstsSmem, 1)),
+        Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => {
+            adds.push((Quantity::InstsValu, 1));
+            valu_subclass(op, name, &mut adds);
+        }
+        Enc::Ds => {
+            if name.starts_with("ds_gws") || name.ends_with("_gds") {
+                adds.push((Quantity::InstsGds, 1));
+            } else {
+                adds.push((Quantity::InstsLds, 1));
+                bytes = match memory_bytes(name) {
+                    Bytes::Read(b) | Bytes::Write(b) | Bytes::Atomic(b) => Bytes::Lds(b),
+                    other => other,
+                };
+            }
+        }
+        Enc::Flat | Enc::Mubuf => {
+            bytes = memory_bytes(name);
+            vector_memory(enc, ctrl, bytes, &mut adds);
+        }
+        Enc::Unknown => {}
+    }
+    Class { adds, bytes }
+}
+
+/// The categories of a MUBUF or FLAT-encoded instruction. An atomic counts as a write. A
+/// FLAT-segment instruction's LDS categories depend on its lanes' addresses: they are counted
+/// when it runs.
+fn vector_memory(enc: Enc, ctrl: u32, bytes: Bytes, adds: &mut Vec<(Quantity, u64)>) {
+    let (read, write) = match bytes {
+        Bytes::Read(_) => (true, false),
+        Bytes::Write(_) | Bytes::Atomic(_) => (false, true),
+        _ => (false, false),
+    };
+    if !(read || write) {
+        return;
+    }
+    adds.push((Quantity::InstsVmem, 1));
+    adds.push((
+        if read {
+            Quantity::InstsVmemRd
+        } else {
+            Quantity::InstsVmemWr
+        },
+        1,
+    ));
+    let segment = (ctrl >> crate::decode::flags::SEG_SHIFT) & 3;
+    let scratch = enc == Enc::Flat && segment == 1;
+    if enc == Enc::Flat {
+        adds.push((Quantity::InstsFlat, 1));
+    }
+    let ta = match (enc, scratch, read) {
+        (Enc::Mubuf, _, true) => Some(Quantity::BufferReadWaves),
+        (Enc::Mubuf, _, false) => Some(Quantity::BufferWriteWaves),
+        (_, false, true) => Some(Quantity::FlatReadWaves),
+        (_, false, false) => Some(Quantity::FlatWriteWaves),
+        _ => None,
+    };
+    if let Some(q) = ta {
+        adds.push((q, 1));
+    }
+}
+
+/// Bytes per lane of a memory instruction, and whether it reads, writes or is atomic; `None`
+/// for cache control (write-back, invalidate) and GWS operations.
+fn memory_bytes(name: &str) -> Bytes {
+    let width = lane_width(name);
+    let pairs = if name.contains("read2") || name.contains("write2") {
+        2
+    } else {
+        1
+    };
+    let ds_atomic = name.starts_with("ds_") && is_ds_atomic(name);
+    if name.contains("atomic") || ds_atomic {
+        Bytes::Atomic(width)
+    } else if name.contains("store") || name.contains("write") {
+        Bytes::Write(width * pairs)
+    } else if name.contains("load") || name.contains("read") {
+        Bytes::Read(width * pairs)
+    } else {
+        Bytes::None
+    }
+}
+
+/// The data width of one lane, from the mnemonic's size suffix.
+fn lane_width(name: &str) -> u32 {
+    const SUFFIXES: &[(&str, u32)] = &[
+        ("st64_b64", 8),
+        ("st64_b32", 4),
+        ("dwordx4", 16),
+        ("dwordx3", 12),
+        ("dwordx2", 8),
+        ("dword", 4),
+        ("b128", 16),
+        ("b96", 12),
+        ("_x2", 8),
+        ("64", 8),
+        ("byte", 1),
+        ("short", 2),
+        ("b16", 2),
+        ("u16", 2),
+        ("i16", 2),
+        ("b8", 1),
+        ("u8", 1),
+        ("i8", 1),
+    ];
+    SUFFIXES
+        .iter()
+        .find(|(s, _)| name.contains(s))
+        .map_or(4, |&(_, b)| b)
+}
+
+fn is_ds_atomic(name: &str) -> bool {
+    [
+        "ds_add",
+        "ds_sub",
+        "ds_rsub",
+        "ds_inc",
+        "ds_dec",
+        "ds_min",
+        "ds_max",
+        "ds_and",
+        "ds_or",
+        "ds_xor",
+        "ds_mskor",
+        "ds_cmpst",
+        "ds_wrxchg",
+        "ds_cmpxchg",
+        "ds_condxchg",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p))
+}
+
+/// VALU subclasses: f16/f32/f64 add, multiply, fused multiply-add and transcendental, 32/64-bit
+/// integer, conversion, and MFMA type and math operations.
+fn valu_subclass(op: Op, name: &str, adds: &mut Vec<(Quantity, u64)>) {
+    if let Some(shape) = name.strip_prefix("v_mfma_") {
+        mfma(op, shape, adds);
+        return;
+    }
+    let body = name.strip_prefix("v_").unwrap_or(name);
+    if body.starts_with("cvt_") {
+        adds.push((Quantity::ValuCvt, 1));
+        return;
+    }
+    let kind = body.split('_').next().unwrap_or("");
+    let ty = body.rsplit('_').next().unwrap_or("");
+    let float = match ty {
+        "f16" => Some(0),
+        "f32" => Some(1),
+        "f64" => Some(2),
+        _ => None,
+    };
+    if let Some(f) = float {
+        let table: [[Quantity; 3]; 4] = [
+            [
+                Quantity::ValuAddF16,
+                Quantity::ValuAddF32,
+                Quantity::ValuAddF64,
+            ],
+            [
+                Quantity::ValuMulF16,
+                Quantity::ValuMulF32,
+                Quantity::ValuMulF64,
+            ],
+            [
+                Quantity::ValuFmaF16,
+                Quantity::ValuFmaF32,
+                Quantity::ValuFmaF64,
+            ],
+            [
+                Quantity::ValuTransF16,
+                Quantity::ValuTransF32,
+                Quantity::ValuTransF64,
+            ],
+        ];
+        let row = match kind {
+            "add" | "sub" | "subrev" => Some(0),
+            "mul" => Some(1),
+            k if k.starts_with("fma") || k.starts_with("mac") || k.starts_with("mad") => Some(2),
+            "exp" | "log" | "rcp" | "rsq" | "sqrt" | "sin" | "cos" => Some(3),
+            _ => None,
+        };
+        if let Some(r) = row {
+            adds.push((table[r][f], 1));
+        }
+        return;
+    }
+    match ty {
+        "u32" | "i32" | "b32" | "u24" | "i24" => adds.push((Quantity::ValuInt32, 1)),
+        "u64" | "i64" | "b64" => adds.push((Quantity::ValuInt64, 1)),
+        _ => {}
+    }
+}
+
+/// MFMA type and math operations: `v_mfma_<d>_<M>x<N>x<K><in>` (optionally with a `_1k` suffix),
+/// `2·M·N·K·blocks` operations, reported per 512.
+fn mfma(op: Op, shape: &str, adds: &mut Vec<(Quantity, u64)>) {
+    adds.push((Quantity::InstsMfma, 1));
+    let parts: Vec<&str> = shape.split('_').collect();
+    let dims = parts.get(1).copied().unwrap_or("");
+    let mut it = dims.split('x');
+    let m: u64 = it.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+    let n: u64 = it.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+    let rest = it.next().unwrap_or("");
+    let k_digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let input = &rest[k_digits.len()..];
+    let k: u64 = k_digits.parse().unwrap_or(0);
+    // Accumulator registers per lane: M·N·blocks / 64 lanes.
+    let acc = u64::from(op.types().first().map_or(0, |t| t.dwords()));
+    let acc = if input == "f64" { acc / 2 } else { acc };
+    let blocks = (acc * 64).checked_div(m * n).unwrap_or(0).max(1);
+    let mops = (2 * m * n * k * blocks) / 512;
+    let (ty, mops_q) = match input {
+        "f16" => (Quantity::MfmaF16, Quantity::MfmaMopsF16),
+        "bf16" | "bf16_1k" => (Quantity::MfmaBf16, Quantity::MfmaMopsBf16),
+        "f32" | "xf32" => (Quantity::MfmaF32, Quantity::MfmaMopsF32),
+        "f64" => (Quantity::MfmaF64, Quantity::MfmaMopsF64),
+        _ => (Quantity::MfmaI8, Quantity::MfmaMopsI8),
+    };
+    adds.push((ty, 1));
+    adds.push((mops_q, mops));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GLOBAL: u32 = 2 << crate::decode::flags::SEG_SHIFT;
+
+    fn has(c: &Class, q: Quantity) -> u64 {
+        c.adds
+            .iter()
+            .filter(|(k, _)| *k == q)
+            .map(|(_, w)| *w)
+            .sum()
+    }
+
+    #[test]
+    fn categories_follow_the_encoding() {
+        let c = classify(Op::s_add_u32, Enc::Sop2, 0);
+        assert_eq!(has(&c, Quantity::InstsSalu), 1);
+        let c = classify(Op::s_cbranch_scc0, Enc::Sopp, 0);
+        assert_eq!(has(&c, Quantity::InstsBranch), 1);
+        assert_eq!(has(&c, Quantity::InstsSalu), 0);
+        let c = classify(Op::s_waitcnt, Enc::Sopp, 0);
+        assert_eq!(c.adds, vec![(Quantity::Insts, 1)]);
+        let c = classify(Op::v_fmaak_f32, Enc::Vop2, 0);
+        assert_eq!(has(&c, Quantity::ValuFmaF32), 1);
+        let c = classify(Op::flat_load_dword, Enc::Flat, GLOBAL);
+        assert_eq!(has(&c, Quantity::InstsVmemRd), 1);
+        assert_eq!(has(&c, Quantity::InstsFlat), 1);
+        assert_eq!(has(&c, Quantity::FlatReadWaves), 1);
+        assert_eq!(has(&c, Quantity::InstsLds), 0);
+        assert_eq!(c.bytes, Bytes::Read(4));
+        let c = classify(Op::flat_store_dwordx4, Enc::Flat, GLOBAL);
+        assert_eq!(c.bytes, Bytes::Write(16));
+        // LDS instructions request no memory bytes; widths come from the suffix.
+        let c = classify(Op::ds_read_b32, Enc::Ds, 0);
+        assert_eq!(has(&c, Quantity::InstsLds), 1);
+        assert_eq!(c.bytes, Bytes::Lds(4));
+        assert_eq!(memory_bytes("ds_write2_b64"), Bytes::Write(16));
+        assert_eq!(memory_bytes("ds_read2st64_b32"), Bytes::Read(8));
+        let c = classify(Op::flat_atomic_add_x2, Enc::Flat, GLOBAL);
+        assert_eq!(c.bytes, Bytes::Atomic(8));
+        assert_eq!(has(&c, Quantity::InstsVmemWr), 1);
+        let c = classify(Op::buffer_store_dword, Enc::Mubuf, 0);
+        assert_eq!(has(&c, Quantity::BufferWriteWaves), 1);
+        assert_eq!(has(&c, Quantity::InstsFlat), 0);
+    }
+
+    #[test]
+    fn mfma_math_operations_follow_the_shape() {
+        // 16x16x4 f32, one block: 2*16*16*4 = 2048 operations = 4 per 512.
+        let c = classify(Op::v_mfma_f32_16x16x4f32, Enc::Vop3p, 0);
+        assert_eq!(has(&c, Quantity::InstsMfma), 1);
+        assert_eq!(has(&c, Quantity::MfmaF32), 1);
+        assert_eq!(has(&c, Quantity::MfmaMopsF32), 4);
+        // 4x4x1 f32 has 16 blocks: 2*4*4*1*16 = 512 operations.
+        let c = classify(Op::v_mfma_f32_4x4x1f32, Enc::Vop3p, 0);
+        assert_eq!(has(&c, Quantity::MfmaMopsF32), 1);
+        // 32x32x8 f16: 2*32*32*8 = 16384 = 32 per 512.
+        let c = classify(Op::v_mfma_f32_32x32x8f16, Enc::Vop3p, 0);
+        assert_eq!(has(&c, Quantity::MfmaMopsF16), 32);
+    }
+}
