@@ -530,21 +530,54 @@ pub unsafe fn on_submit(
     if q.unfenced.load(Ordering::Acquire) {
         fence_earlier_work(rt, q, writer);
     }
-    let client = client.as_ref();
+    let submission = Submission {
+        rt,
+        q,
+        packets,
+        next_index,
+        writer,
+        client: client.as_ref(),
+    };
     for (i, p) in packets.iter().enumerate() {
-        if packet_type(p) != ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH {
-            continue;
+        if packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH {
+            submission.consider(i, forwarded);
         }
+    }
+    forward_run(rt, q, writer, packets, packets.len(), forwarded);
+}
+
+/// One submission's packets on their way to the queue, with what deciding about each
+/// dispatch among them needs.
+struct Submission<'a> {
+    rt: Runtime,
+    q: &'a Arc<QueueState>,
+    packets: &'a [Packet],
+    /// The ring index after the submission's packets.
+    next_index: u64,
+    writer: Writer,
+    client: &'a dyn ReplayClient,
+}
+
+impl Submission<'_> {
+    /// The dispatch packet at `i`, with the signals of the packets published behind it.
+    fn dispatch_at(&self, i: usize) -> Dispatch {
         // SAFETY: a 64-byte kernel dispatch packet.
         let pkt: hsa_kernel_dispatch_packet_t =
-            unsafe { std::ptr::read_unaligned(p.as_ptr().cast()) };
-        let mut dispatch = Dispatch::new(rt, q, pkt);
-        dispatch.behind = packets[i + 1..]
+            unsafe { std::ptr::read_unaligned(self.packets[i].as_ptr().cast()) };
+        let mut dispatch = Dispatch::new(self.rt, self.q, pkt);
+        dispatch.behind = self.packets[i + 1..]
             .iter()
             .map(completion_signal)
-            .chain(published_behind(q, next_index))
+            .chain(published_behind(self.q, self.next_index))
             .filter(|&s| s != 0)
             .collect();
+        dispatch
+    }
+
+    /// Asks the client about the dispatch at `i` and replays, declines, times or forwards it.
+    fn consider(&self, i: usize, forwarded: &mut usize) {
+        let (rt, q, writer, client) = (self.rt, self.q, self.writer, self.client);
+        let dispatch = self.dispatch_at(i);
         STATS.dispatches.fetch_add(1, Ordering::Relaxed);
         dispatch.event(
             client,
@@ -555,64 +588,55 @@ pub unsafe fn on_submit(
         );
         let passes =
             call_client(Callback::PassCount, || client.pass_count(&dispatch.info)).unwrap_or(1);
-        let plan = match passes {
-            1 => None,
-            0 if !client.has_continue() => Some(Err(DeclineReason::UnboundedWithoutContinue)),
-            n => Some(Ok(n)),
+        let window = |d| Window {
+            rt,
+            q,
+            d,
+            client,
+            total: passes,
+            writer,
         };
-        match plan {
-            None if client.pass_events_always(&dispatch.info) => {
-                forward_run(rt, q, writer, packets, i, forwarded);
-                *forwarded = i + 1;
-                let w = Window {
-                    rt,
-                    q,
-                    d: &dispatch,
-                    client,
-                    total: passes,
-                    writer,
-                };
-                w.run_once_isolated();
+        let mut forward_before = || {
+            forward_run(rt, q, writer, self.packets, i, forwarded);
+            *forwarded = i + 1;
+        };
+        match passes {
+            1 if client.pass_events_always(&dispatch.info) => {
+                forward_before();
+                window(&dispatch).run_once_isolated();
             }
-            None => {
-                dispatch.event(
-                    client,
-                    kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
-                    0,
-                    passes,
-                    None,
-                );
-                if client.times_ordinary_dispatches() {
-                    forward_run(rt, q, writer, packets, i, forwarded);
-                    let _submit = enter_submit(q);
-                    *forwarded = i + 1;
-                    submit_ordinary(rt, q, &dispatch, writer, None);
-                } else if client.reads_summaries() {
-                    hand_over_untimed(&dispatch, client);
-                }
-                // Otherwise the dispatch stays in the run forwarded with the next barrier.
+            1 => self.run_once(i, &dispatch, forwarded),
+            0 if !client.has_continue() => {
+                forward_before();
+                window(&dispatch).decline(DeclineReason::UnboundedWithoutContinue, None);
             }
-            Some(Err(reason)) => {
-                forward_run(rt, q, writer, packets, i, forwarded);
-                *forwarded = i + 1;
-                let w = Window {
-                    rt,
-                    q,
-                    d: &dispatch,
-                    client,
-                    total: passes,
-                    writer,
-                };
-                w.decline(reason, None);
-            }
-            Some(Ok(total)) => {
-                forward_run(rt, q, writer, packets, i, forwarded);
-                *forwarded = i + 1;
+            total => {
+                forward_before();
                 run_window(rt, q, &dispatch, client, total, writer);
             }
         }
     }
-    forward_run(rt, q, writer, packets, packets.len(), forwarded);
+
+    /// A dispatch the client runs once: timed on its own when the client times ordinary
+    /// dispatches, else left in the run forwarded with the next barrier.
+    fn run_once(&self, i: usize, dispatch: &Dispatch, forwarded: &mut usize) {
+        let (rt, q, writer, client) = (self.rt, self.q, self.writer, self.client);
+        dispatch.event(
+            client,
+            kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
+            0,
+            1,
+            None,
+        );
+        if client.times_ordinary_dispatches() {
+            forward_run(rt, q, writer, self.packets, i, forwarded);
+            let _submit = enter_submit(q);
+            *forwarded = i + 1;
+            submit_ordinary(rt, q, dispatch, writer, None);
+        } else if client.reads_summaries() {
+            hand_over_untimed(dispatch, client);
+        }
+    }
 }
 
 /// Hands the client the summary of a dispatch that runs once untimed, on the submitting thread

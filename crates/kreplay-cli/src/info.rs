@@ -1,6 +1,7 @@
 //! `kreplay info`: the agents, ISAs and memory pools of the selected runtime, loaded in this
 //! process (the command does nothing else).
 
+use crate::counters::agent::GpuAgent;
 use crate::counters::collection::{self, Collection};
 use crate::counters::listing;
 use crate::exit_status::CliError;
@@ -463,17 +464,6 @@ pub fn render(
 
 /// The start of an agent's topology line in [`render`]'s report.
 const TOPOLOGY_PREFIX: &str = "  topology: ";
-
-/// A GPU agent as [`render`] reports it: its index among all agents, name and topology.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GpuAgent {
-    /// Index among the runtime's agents (the CPU is usually 0).
-    pub index: usize,
-    /// Agent name (`gfx90a`).
-    pub name: String,
-    /// Compute units, shader engines and XCCs, when reported.
-    pub topology: Option<[u32; 3]>,
-}
 
 /// Reads the GPU agents and the collection path back from [`render`]'s report.
 pub fn read_report(text: &str) -> (Vec<GpuAgent>, Collection) {

@@ -229,7 +229,7 @@ fn counter_runtime(
     virtual_agents: Option<&str>,
 ) -> Result<
     (
-        Vec<crate::info::GpuAgent>,
+        Vec<crate::counters::agent::GpuAgent>,
         crate::counters::collection::Collection,
     ),
     CliError,
@@ -377,34 +377,111 @@ const RECORDS_SUFFIX: &str = "_records";
 /// unless `quiet`.
 pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
     let plan = plan(opts)?;
-    // The names are checked with the widest pid of this machine in place of %pid%, so that
-    // whatever pid the application gets, its names fit.
-    let early = TemplateValues::current(std::process::id());
-    let widest = TemplateValues {
-        pid: output_path::widest_pid(),
-        ..early.clone()
+    let staging = Staging::prepare(opts, &plan)?;
+    let cmd = application_command(opts, &plan, &staging.dir);
+    let child = launch(cmd, &plan, &staging.dir)?;
+    let child_pid = child.id();
+    // The pid is known: create the final directory now, while the application runs, so that a
+    // problem is known early; the records stay in the staging directory until the end.
+    let values = TemplateValues::current(child_pid);
+    let output_dir = PathBuf::from(output_path::expand(&opts.output_directory, &values));
+    let base = output_path::expand(&opts.output_file, &values);
+    let dir_ready = output_path::ensure_writable_dir(&output_dir);
+    let run_info = report::rocpd::RunInfo {
+        launcher_pid: std::process::id(),
+        app: Some((child_pid, command_line(&opts.command))),
+        passes: plan.passes,
+        stats: opts.stats,
     };
-    let suffixes = output_suffixes(&plan.formats);
-    let suffix_refs: Vec<&str> = suffixes.iter().map(String::as_str).collect();
-    output_path::check_names(
-        Path::new(&output_path::expand(&opts.output_directory, &widest)),
-        &output_path::expand(&opts.output_file, &widest),
-        &suffix_refs,
-    )?;
-    // Everything before the first `%pid%` component is known now: prove it writable and keep
-    // the records there until the application's pid names the final directory.
-    let prefix = PathBuf::from(output_path::expand(
-        &output_path::fixed_prefix(&opts.output_directory).to_string_lossy(),
-        &early,
-    ));
-    output_path::ensure_writable_dir(&prefix)?;
-    let staging = prefix.join(format!(".kreplay-records-{}", std::process::id()));
-    std::fs::create_dir_all(&staging).map_err(|e| CliError::OutputNotWritable {
-        path: staging.clone(),
-        reason: e.to_string(),
-    })?;
-    let staging = std::path::absolute(&staging).unwrap_or(staging);
+    // The database fills while the application runs, so it holds what completed even if this
+    // process is killed.
+    let live = plan
+        .formats
+        .contains(&Format::Rocpd)
+        .then(|| follow::open_live(&staging.dir, &output_dir, &base, &run_info))
+        .flatten();
+    let status = wait_for(child, &plan)?;
+    // Without the subreaper (an old kernel), orphans go to init and only the record files'
+    // writers can be waited for.
+    let children = descendants::wait(opts.wait_for_children, &staging.dir, || {
+        Some(STOP_WAITING.load(Ordering::SeqCst)).filter(|&s| s != 0)
+    });
+    // Processes that outlived the application have written their records now: close the
+    // database, then write the other outputs from all the records.
+    let live_db = live.and_then(follow::finish_live);
+    let target = ReportTarget {
+        output_dir: &output_dir,
+        base: &base,
+        run_info: &run_info,
+    };
+    let written = write_reports(&plan, &staging.dir, &target, live_db, dir_ready)
+        .map_err(|e| keeping_records(e, &staging.dir, &staging.prefix, child_pid));
+    let (collected, files) = written?;
+    keep_records(
+        &staging.dir,
+        &output_dir.join(format!("{base}{RECORDS_SUFFIX}")),
+    );
+    let summary_text = summary::table(&summary::per_kernel(&collected.dispatches));
+    if !quiet {
+        eprint!("\n{summary_text}");
+        for f in &files {
+            eprintln!("kreplay: wrote {}", f.display());
+        }
+    }
+    warn_about_records(&collected, &children, opts, &plan);
+    Ok(RunOutcome {
+        code: exit_code(status, collected.dispatches.len()),
+        output_dir,
+        files,
+        summary: summary_text,
+    })
+}
 
+/// Where the records go while the application runs, before its pid names the final directory.
+struct Staging {
+    /// Everything before the first `%pid%` component of the output directory.
+    prefix: PathBuf,
+    /// The staging directory inside it.
+    dir: PathBuf,
+}
+
+impl Staging {
+    /// Checks the output names and creates the staging directory.
+    fn prepare(opts: &RunOptions, plan: &Plan) -> Result<Staging, CliError> {
+        // The names are checked with the widest pid of this machine in place of %pid%, so that
+        // whatever pid the application gets, its names fit.
+        let early = TemplateValues::current(std::process::id());
+        let widest = TemplateValues {
+            pid: output_path::widest_pid(),
+            ..early.clone()
+        };
+        let suffixes = output_suffixes(&plan.formats);
+        let suffix_refs: Vec<&str> = suffixes.iter().map(String::as_str).collect();
+        output_path::check_names(
+            Path::new(&output_path::expand(&opts.output_directory, &widest)),
+            &output_path::expand(&opts.output_file, &widest),
+            &suffix_refs,
+        )?;
+        // Everything before the first `%pid%` component is known now: prove it writable and
+        // keep the records there until the application's pid names the final directory.
+        let prefix = PathBuf::from(output_path::expand(
+            &output_path::fixed_prefix(&opts.output_directory).to_string_lossy(),
+            &early,
+        ));
+        output_path::ensure_writable_dir(&prefix)?;
+        let dir = prefix.join(format!(".kreplay-records-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| CliError::OutputNotWritable {
+            path: dir.clone(),
+            reason: e.to_string(),
+        })?;
+        let dir = std::path::absolute(&dir).unwrap_or(dir);
+        Ok(Staging { prefix, dir })
+    }
+}
+
+/// The application's command with the tool, the replay settings and the runtime in its
+/// environment.
+fn application_command(opts: &RunOptions, plan: &Plan, staging: &Path) -> Command {
     let mut cmd = Command::new(&plan.app);
     cmd.args(&opts.command[1..]);
     let tool = plan.tool.to_string_lossy().into_owned();
@@ -419,7 +496,7 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
         cmd.env("HSA_TOOLS_REPORT_LOAD_FAILURE", "1");
     }
     cmd.env("KREPLAY_PASSES", plan.passes.to_string());
-    cmd.env("KREPLAY_OUTPUT_DIR", &staging);
+    cmd.env("KREPLAY_OUTPUT_DIR", staging);
     // The reports have a row per pass of every dispatch, also those run once: time them too,
     // unless the caller decided otherwise.
     if std::env::var_os("KREPLAY_TIME_ALL").is_none() {
@@ -445,6 +522,12 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
     if plan.runtime.library_dir().is_some() {
         cmd.env("LD_LIBRARY_PATH", library_path(&plan.runtime));
     }
+    counter_environment(&mut cmd, opts, plan);
+    cmd
+}
+
+/// The counter groups and the cross-pass switch for the tool (removed when not asked for).
+fn counter_environment(cmd: &mut Command, opts: &RunOptions, plan: &Plan) {
     match &plan.counters {
         Some(groups) => cmd.env(groups::VARIABLE, groups.environment_value()),
         None => cmd.env_remove(groups::VARIABLE),
@@ -454,7 +537,10 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
     } else {
         cmd.env_remove(groups::CROSS_PASS_VARIABLE);
     }
+}
 
+/// Starts the application with signals forwarded to it and its orphans adopted.
+fn launch(mut cmd: Command, plan: &Plan, staging: &Path) -> Result<std::process::Child, CliError> {
     install_forwarding();
     if !descendants::adopt_orphans() {
         eprintln!(
@@ -462,8 +548,8 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
             std::io::Error::last_os_error()
         );
     }
-    let mut child = cmd.spawn().map_err(|e| {
-        let _ = std::fs::remove_dir_all(&staging);
+    let child = cmd.spawn().map_err(|e| {
+        let _ = std::fs::remove_dir_all(staging);
         CliError::Launch {
             path: plan.app.clone(),
             reason: e.to_string(),
@@ -476,25 +562,14 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
         // SAFETY: kill has no memory-safety requirements.
         unsafe { libc::kill(child_pid as i32, early_signal) };
     }
-    // The pid is known: create the final directory now, while the application runs, so that a
-    // problem is known early; the records stay in the staging directory until the end.
-    let values = TemplateValues::current(child_pid);
-    let output_dir = PathBuf::from(output_path::expand(&opts.output_directory, &values));
-    let base = output_path::expand(&opts.output_file, &values);
-    let dir_ready = output_path::ensure_writable_dir(&output_dir);
-    let run_info = report::rocpd::RunInfo {
-        launcher_pid: std::process::id(),
-        app: Some((child_pid, command_line(&opts.command))),
-        passes: plan.passes,
-        stats: opts.stats,
-    };
-    // The database fills while the application runs, so it holds what completed even if this
-    // process is killed.
-    let live = plan
-        .formats
-        .contains(&Format::Rocpd)
-        .then(|| follow::open_live(&staging, &output_dir, &base, &run_info))
-        .flatten();
+    Ok(child)
+}
+
+/// Waits for the application to end (retrying interrupted waits).
+fn wait_for(
+    mut child: std::process::Child,
+    plan: &Plan,
+) -> Result<std::process::ExitStatus, CliError> {
     let status = loop {
         match child.wait() {
             Ok(s) => break Ok(s),
@@ -504,62 +579,63 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
     };
     AFTER_APP.store(true, Ordering::SeqCst);
     CHILD.store(0, Ordering::SeqCst);
-    let status = status.map_err(|e| CliError::Launch {
+    status.map_err(|e| CliError::Launch {
         path: plan.app.clone(),
         reason: e.to_string(),
-    })?;
-    // Without the subreaper (an old kernel), orphans go to init and only the record files'
-    // writers can be waited for.
-    let children = descendants::wait(opts.wait_for_children, &staging, || {
-        Some(STOP_WAITING.load(Ordering::SeqCst)).filter(|&s| s != 0)
-    });
+    })
+}
 
-    // Processes that outlived the application have written their records now: close the
-    // database, then write the other outputs from all the records.
-    let live_db = live.and_then(follow::finish_live);
-    let written = (|| -> Result<(run_records::Collected, Vec<PathBuf>), CliError> {
-        let collected = run_records::collect(&staging)?;
-        dir_ready?;
-        let app_label = plan
-            .app
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let remaining: Vec<Format> = plan
-            .formats
-            .iter()
-            .copied()
-            .filter(|f| live_db.is_none() || *f != Format::Rocpd)
-            .collect();
-        let mut files = report::write_outputs(
-            &output_dir,
-            &base,
-            &remaining,
-            &collected.dispatches,
-            &app_label,
-            &run_info,
-        )?;
-        if let Some(db) = &live_db {
-            files.insert(0, db.clone());
-        }
-        Ok((collected, files))
-    })();
-    let (collected, files) = match written {
-        Ok(done) => done,
-        Err(e) => return Err(keeping_records(e, &staging, &prefix, child_pid)),
-    };
-    keep_records(
-        &staging,
-        &output_dir.join(format!("{base}{RECORDS_SUFFIX}")),
-    );
+/// Where the reports of a run go.
+struct ReportTarget<'a> {
+    output_dir: &'a Path,
+    base: &'a str,
+    run_info: &'a report::rocpd::RunInfo,
+}
 
-    let summary_text = summary::table(&summary::per_kernel(&collected.dispatches));
-    if !quiet {
-        eprint!("\n{summary_text}");
-        for f in &files {
-            eprintln!("kreplay: wrote {}", f.display());
-        }
+/// Reads the records and writes every output into the output directory once it is known to
+/// be ready (the live database, when there is one, is already written and listed first).
+fn write_reports(
+    plan: &Plan,
+    staging: &Path,
+    target: &ReportTarget<'_>,
+    live_db: Option<PathBuf>,
+    output_dir_ready: Result<(), CliError>,
+) -> Result<(run_records::Collected, Vec<PathBuf>), CliError> {
+    let collected = run_records::collect(staging)?;
+    output_dir_ready?;
+    let app_label = plan
+        .app
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let remaining: Vec<Format> = plan
+        .formats
+        .iter()
+        .copied()
+        .filter(|f| live_db.is_none() || *f != Format::Rocpd)
+        .collect();
+    let mut files = report::write_outputs(
+        target.output_dir,
+        target.base,
+        &remaining,
+        &collected.dispatches,
+        &app_label,
+        target.run_info,
+    )?;
+    if let Some(db) = live_db {
+        files.insert(0, db);
     }
+    Ok((collected, files))
+}
+
+/// Warns about malformed or incomplete records, processes left running, and a run without
+/// dispatch records.
+fn warn_about_records(
+    collected: &run_records::Collected,
+    children: &descendants::Outcome,
+    opts: &RunOptions,
+    plan: &Plan,
+) {
     if collected.malformed_lines > 0 {
         eprintln!(
             "kreplay: warning: skipped {} malformed record lines",
@@ -567,7 +643,7 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
         );
     }
     report_descendants(
-        &children,
+        children,
         collected.incomplete_passes,
         opts.wait_for_children,
     );
@@ -577,29 +653,26 @@ pub fn run(opts: &RunOptions, quiet: bool) -> Result<RunOutcome, CliError> {
             plan.tool.display()
         );
     }
-    let code = match (status.code(), status.signal()) {
+}
+
+/// The exit code `kreplay` returns for the application's status (128 + signal when killed).
+fn exit_code(status: std::process::ExitStatus, dispatches: usize) -> u8 {
+    match (status.code(), status.signal()) {
         (Some(code), _) => code as u8,
         (None, Some(sig)) => {
             eprintln!(
-                "kreplay: the application was killed by {} ({sig}){}; the outputs hold the {} dispatches completed before it",
+                "kreplay: the application was killed by {} ({sig}){}; the outputs hold the {dispatches} dispatches completed before it",
                 signal_name(sig),
                 if status.core_dumped() {
                     ", core dumped"
                 } else {
                     ""
                 },
-                collected.dispatches.len()
             );
             (128 + sig) as u8
         }
         (None, None) => 1,
-    };
-    Ok(RunOutcome {
-        code,
-        output_dir,
-        files,
-        summary: summary_text,
-    })
+    }
 }
 
 /// Warns about processes of the application still running when `kreplay` stopped waiting, and

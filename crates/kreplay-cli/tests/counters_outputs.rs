@@ -5,7 +5,7 @@
 
 mod readers;
 
-use kreplay_cli::report::{self, Format, counters, pftrace, rocpd, summary};
+use kreplay_cli::report::{self, Format, counters, pftrace, rocpd, rocprofv3, summary};
 use kreplay_records::{
     CounterValue, Dispatch, DispatchRecord, Launch, PassRecord, PmcStatus, parse,
 };
@@ -114,7 +114,7 @@ fn csv_rows(text: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn counter_collection_csv_has_rocprofv3_columns_then_pass_group_and_exactness() {
-    let rows = csv_rows(&counters::counter_collection(&dispatches()));
+    let rows = csv_rows(&rocprofv3::counter_collection(&dispatches()));
     assert_eq!(
         rows[0],
         [

@@ -2,10 +2,10 @@
 //! (command-line groups first, as rocprofv3 orders them), checked against every GPU agent of
 //! the runtime before the application starts, and handed to the tool as `KREPLAY_PMC_GROUPS`.
 
+use super::agent::GpuAgent;
 use super::collection::Collection;
 use super::input;
 use crate::exit_status::CliError;
-use crate::info::GpuAgent;
 use crate::kernel_selection;
 use amdgpu_counters::Target;
 use amdgpu_counters::group::{self, GroupError, Limits};

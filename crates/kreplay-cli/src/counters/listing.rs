@@ -2,10 +2,10 @@
 //! agent, each counter's name, description, block and dimensions, plus kreplay's event id,
 //! per-pass limit and exactness), and `kreplay info --pmc-check` (does a set fit one pass).
 
+use super::agent::GpuAgent;
 use super::collection::{self, Collection};
 use super::groups::target_of;
 use crate::exit_status::CliError;
-use crate::info::GpuAgent;
 use amdgpu_counters::Dimension;
 use amdgpu_counters::group::{self, Limits};
 use std::collections::BTreeMap;

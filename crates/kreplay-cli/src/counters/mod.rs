@@ -5,6 +5,7 @@
 //! `info --pmc-check` ([`listing`]). The counter facts themselves (names, blocks, events,
 //! limits, the `pmc:` grammar) come from the `amdgpu-counters` catalog.
 
+pub mod agent;
 pub mod collection;
 pub mod groups;
 pub mod input;

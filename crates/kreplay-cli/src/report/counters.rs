@@ -1,41 +1,11 @@
-//! Counter outputs from the records: rocprofv3's `counter_collection.csv` (one row per
-//! dispatch, pass and counter, with the pass and group appended), and kreplay's counters
-//! table, one row per dispatch, that never sums across passes: each value is the one of the
+//! Counter outputs from the records (rocprofv3's `counter_collection.csv` is written by
+//! `rocprofv3` from these values): kreplay's counters table, one row per dispatch, that never sums across passes: each value is the one of the
 //! first pass that collected the counter, and a counter collected in several passes that
 //! disagree shows its spread (largest minus smallest) beside it.
 
-use super::rocpd::display_name;
-use super::rocprofv3::{Identities, LDS_BLOCK, kernel_resources, quoted};
+use super::kernel_name::display_name;
 use crate::run_records::{Dispatch, Pass};
-use kreplay_records::CounterValue;
 use serde_json::{Value, json};
-use std::fmt::Write as _;
-
-/// rocprofv3's `counter_collection.csv` columns, then kreplay's pass, group and exactness.
-pub const COUNTER_COLLECTION_COLUMNS: [&str; 22] = [
-    "Correlation_Id",
-    "Dispatch_Id",
-    "Agent_Id",
-    "Queue_Id",
-    "Process_Id",
-    "Thread_Id",
-    "Grid_Size",
-    "Kernel_Id",
-    "Kernel_Name",
-    "Workgroup_Size",
-    "LDS_Block_Size",
-    "Scratch_Size",
-    "VGPR_Count",
-    "Accum_VGPR_Count",
-    "SGPR_Count",
-    "Counter_Name",
-    "Counter_Value",
-    "Start_Timestamp",
-    "End_Timestamp",
-    "Replay_Pass",
-    "Counter_Group",
-    "Exactness",
-];
 
 /// The leading columns of the counters table; a column per counter follows.
 pub const TABLE_COLUMNS: [&str; 10] = [
@@ -142,55 +112,6 @@ pub fn number_json(v: f64) -> Value {
     } else {
         json!(v)
     }
-}
-
-/// The group a pass collected, as text (empty when it collected none).
-fn group_text(p: &Pass) -> String {
-    p.group.map(|g| g.to_string()).unwrap_or_default()
-}
-
-/// One `counter_collection.csv` row.
-fn collection_row(out: &mut String, d: &Dispatch, p: &Pass, c: &CounterValue, ids: &Identities) {
-    let launch = d.launch.clone().unwrap_or_default();
-    let (lds, vgpr, accum, sgpr) = kernel_resources(d);
-    let grid: u64 = launch.grid_size.iter().product();
-    let workgroup: u64 = launch.workgroup_size.iter().product();
-    let _ = writeln!(
-        out,
-        "{id},{id},{},{},{},{},{grid},{},{},{workgroup},{},{},{vgpr},{accum},{sgpr},{},{:.6},{},{},{},{},{}",
-        quoted(&format!("Agent {}", ids.agent(d))),
-        d.queue_id,
-        d.pid,
-        launch.tid,
-        ids.kernel(d),
-        quoted(&display_name(d.kernel_name())),
-        lds.div_ceil(LDS_BLOCK) * LDS_BLOCK,
-        launch.private_segment_size,
-        quoted(&c.name),
-        c.value,
-        p.start_ns,
-        p.end_ns,
-        p.pass,
-        group_text(p),
-        quoted(&c.exactness),
-        id = d.dispatch_id,
-    );
-}
-
-/// `<name>_counter_collection.csv`: one row per dispatch, pass and counter (instances
-/// summed), with the times of that pass.
-pub fn counter_collection(dispatches: &[Dispatch]) -> String {
-    let ids = Identities::of(dispatches);
-    let mut out = COUNTER_COLLECTION_COLUMNS.map(quoted).join(",");
-    out.push('\n');
-    for d in dispatches {
-        for p in &d.passes {
-            for c in &p.counters {
-                collection_row(&mut out, d, p, c, &ids);
-            }
-        }
-    }
-    out
 }
 
 /// The counters table's columns: the leading ones, then per counter its value and, when

@@ -5,6 +5,7 @@
 
 pub mod chrome;
 pub mod counters;
+pub mod kernel_name;
 pub mod perfetto_proto;
 pub mod pftrace;
 pub mod rocpd;
@@ -294,7 +295,7 @@ pub fn write_outputs(
                     let collection = dir.join(&names[3]);
                     write_atomically(
                         &collection,
-                        counters::counter_collection(dispatches).as_bytes(),
+                        rocprofv3::counter_collection(dispatches).as_bytes(),
                     )?;
                     written.push(collection);
                     let table = dir.join(&names[4]);

@@ -15,8 +15,8 @@
 //! CLOCK_BOOTTIME nanoseconds, which a clock snapshot at the start of the trace states.
 
 use super::counters;
+use super::kernel_name::display_name;
 use super::perfetto_proto::{DebugAnnotation as Arg, TraceBuilder, UNIT_COUNT, UNIT_SIZE_BYTES};
-use super::rocpd::display_name;
 use super::rocprofv3::Identities;
 use crate::run_records::{Dispatch, Pass};
 use std::collections::BTreeMap;

@@ -14,6 +14,7 @@
 
 mod pmc;
 
+use super::kernel_name::{display_name, truncated_name};
 use super::rocpd_schema::{self, KREPLAY_SCHEMA_VERSION, ROCPD_SCHEMA_VERSION};
 use crate::exit_status::CliError;
 use crate::run_records::{Dispatch, Pass};
@@ -196,23 +197,6 @@ fn hash63(text: &str) -> i64 {
         h = h.wrapping_mul(0x100_0000_01b3);
     }
     (h >> 1) as i64
-}
-
-/// The name a person reads: demangled when it is a C++ symbol, without the `.kd` suffix.
-pub fn display_name(kernel: &str) -> String {
-    let base = kernel.strip_suffix(".kd").unwrap_or(kernel);
-    cpp_demangle::Symbol::new(base)
-        .ok()
-        .and_then(|s| s.demangle().ok())
-        .unwrap_or_else(|| base.to_owned())
-}
-
-/// The demangled name without its parameter list (rocprofv3's truncated kernel name).
-pub fn truncated_name(display: &str) -> String {
-    display
-        .split_once('(')
-        .map_or(display, |(head, _)| head)
-        .to_owned()
 }
 
 fn to_i64(v: u64) -> i64 {
@@ -925,6 +909,5 @@ mod tests {
         assert_eq!(a.guid.as_bytes()[14], b'7');
         assert!(matches!(a.guid.as_bytes()[19], b'8' | b'9' | b'a' | b'b'));
         assert_eq!(a.uuid, format!("_{}", a.guid.replace('-', "_")));
-        assert_eq!(truncated_name("f(int, float)"), "f");
     }
 }
