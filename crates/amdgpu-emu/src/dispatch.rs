@@ -251,40 +251,7 @@ impl Emulator {
         cancel: &AtomicBool,
     ) -> Result<DispatchOutcome, Fault> {
         let name = setup.kernel_name;
-        let Some(kdp) = mem.translate(setup.kernel_object, 64) else {
-            return Err(Fault::dispatch(
-                format!(
-                    "kernel object 0x{:x} is not readable memory",
-                    setup.kernel_object
-                ),
-                name,
-            ));
-        };
-        let mut kdb = [0u8; 64];
-        load_bytes(kdp, &mut kdb);
-        let kd = KernelDescriptor::parse(&kdb);
-        if kd.wave32() {
-            return Err(Fault::dispatch(
-                "the kernel is built for wave32, which GFX9 targets do not run",
-                name,
-            ));
-        }
-        if setup.workgroup.contains(&0) || setup.grid.contains(&0) {
-            return Err(Fault::dispatch(
-                format!(
-                    "grid {:?} and work-group {:?} must be non-zero",
-                    setup.grid, setup.workgroup
-                ),
-                name,
-            ));
-        }
-        let wg_items: u64 = setup.workgroup.iter().map(|&x| x as u64).product();
-        if wg_items > 1024 {
-            return Err(Fault::dispatch(
-                format!("work-group of {wg_items} work-items exceeds 1024"),
-                name,
-            ));
-        }
+        let kd = checked_launch(setup, mem)?;
         let decoded = self.program(setup, mem)?;
         let prog = &decoded.prog;
         let mut entry = setup.kernel_object.wrapping_add(kd.entry_offset as u64);
@@ -320,6 +287,12 @@ impl Emulator {
         if prog.grid_sync && total > 1 && total <= COOPERATIVE_GROUPS {
             return job.run_cooperative_dispatch(total);
         }
+        self.run_groups(&job, total)
+    }
+
+    /// Runs the dispatch's work-groups on the worker pool, claimed in chunks; the first fault
+    /// ends the dispatch.
+    fn run_groups(&self, job: &Job<'_>, total: u64) -> Result<DispatchOutcome, Fault> {
         let threads = (self.threads as u64).min(total).max(1) as usize;
         let work = Work {
             next: AtomicU64::new(0),
@@ -347,6 +320,50 @@ impl Emulator {
             results.into_inner().unwrap_or_else(|e| e.into_inner()),
         ))
     }
+}
+
+/// The kernel descriptor of a dispatch, after the checks that refuse it before any wave runs:
+/// readable, built for wave64, a non-empty grid and work-group of at most 1024 work-items.
+fn checked_launch(
+    setup: &DispatchSetup<'_>,
+    mem: &dyn GlobalMemory,
+) -> Result<KernelDescriptor, Fault> {
+    let name = setup.kernel_name;
+    let Some(kdp) = mem.translate(setup.kernel_object, 64) else {
+        return Err(Fault::dispatch(
+            format!(
+                "kernel object 0x{:x} is not readable memory",
+                setup.kernel_object
+            ),
+            name,
+        ));
+    };
+    let mut kdb = [0u8; 64];
+    load_bytes(kdp, &mut kdb);
+    let kd = KernelDescriptor::parse(&kdb);
+    if kd.wave32() {
+        return Err(Fault::dispatch(
+            "the kernel is built for wave32, which GFX9 targets do not run",
+            name,
+        ));
+    }
+    if setup.workgroup.contains(&0) || setup.grid.contains(&0) {
+        return Err(Fault::dispatch(
+            format!(
+                "grid {:?} and work-group {:?} must be non-zero",
+                setup.grid, setup.workgroup
+            ),
+            name,
+        ));
+    }
+    let wg_items: u64 = setup.workgroup.iter().map(|&x| x as u64).product();
+    if wg_items > 1024 {
+        return Err(Fault::dispatch(
+            format!("work-group of {wg_items} work-items exceeds 1024"),
+            name,
+        ));
+    }
+    Ok(kd)
 }
 
 /// The workers' counts summed, their traces in one list ordered by (time, cu, simd, slot).

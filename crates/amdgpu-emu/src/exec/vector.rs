@@ -397,18 +397,27 @@ fn lanes(
     job: LaneJob,
     srcs: &mut [Lanes; 3],
 ) -> Step {
-    let LaneJob {
-        func,
-        out,
-        types,
-        nsrc,
-        neg,
-        abs,
-        exec,
-    } = job;
-    let op = inst.op;
-    for k in 0..nsrc {
-        let ty = types[k + 1];
+    fetch_sources(w, ctx, inst, &job, srcs);
+    let run = LaneRun {
+        inst,
+        func: job.func,
+        out: job.out,
+        types: job.types,
+        env: Env::from_mode(w.mode),
+        carry_in: carry_in(w, ctx, inst),
+        write_mask: dpp_move(inst, job.exec, srcs),
+    };
+    let mask_out = run.compute(w, srcs);
+    w.lane_insts += run.write_mask.count_ones() as u64;
+    run.write_lane_mask(w, mask_out);
+    Ok(Flow::Next)
+}
+
+/// Reads the sources into `srcs` with their SDWA selection and neg/abs, and places the
+/// literal K operand of `madmk`/`madak`/`fmamk`/`fmaak`.
+fn fetch_sources(w: &Wave, ctx: &Ctx<'_>, inst: &Inst, job: &LaneJob, srcs: &mut [Lanes; 3]) {
+    for k in 0..job.nsrc {
+        let ty = job.types[k + 1];
         fetch_into(&mut srcs[k], w, ctx, inst, k, ty);
         if inst.ext == Ext::Sdwa && k < 2 {
             let (sel, sext) = if k == 0 {
@@ -420,10 +429,14 @@ fn lanes(
                 *x = sdwa_select(*x, sel, sext);
             }
         }
-        modify(&mut srcs[k], ty, neg >> k & 1 != 0, abs >> k & 1 != 0);
+        modify(
+            &mut srcs[k],
+            ty,
+            job.neg >> k & 1 != 0,
+            job.abs >> k & 1 != 0,
+        );
     }
-    // Literal K operands of madmk/madak/fmamk/fmaak.
-    match op {
+    match inst.op {
         v_madmk_f32 | v_fmamk_f32 => {
             srcs[2] = srcs[1];
             srcs[1] = [inst.lit as u64; LANES];
@@ -431,8 +444,11 @@ fn lanes(
         v_madak_f32 | v_fmaak_f32 => srcs[2] = [inst.lit as u64; LANES],
         _ => {}
     }
-    // Carry-in / condition mask.
-    let carry_in: u64 = match op {
+}
+
+/// The carry-in or condition mask the operation reads (VCC, or an SGPR pair in VOP3).
+fn carry_in(w: &Wave, ctx: &Ctx<'_>, inst: &Inst) -> u64 {
+    match inst.op {
         v_cndmask_b32 | v_addc_co_u32 | v_subb_co_u32 | v_subbrev_co_u32 => {
             if inst.enc == Enc::Vop3 {
                 sread64(w, ctx, inst.src[2], Ty::B64, inst.lit)
@@ -442,90 +458,133 @@ fn lanes(
         }
         v_div_fmas_f32 | v_div_fmas_f64 => w.vcc(),
         _ => 0,
-    };
-    // DPP lane movement of src0 and the lanes it disables.
+    }
+}
+
+/// DPP: moves src0 between lanes; returns EXEC without the lanes the row and bank masks (or a
+/// missing source lane without `bound_ctrl`) disable.
+fn dpp_move(inst: &Inst, exec: u64, srcs: &mut [Lanes; 3]) -> u64 {
     let mut write_mask = exec;
-    if inst.ext == Ext::Dpp {
-        let ctrl = (inst.ctrl >> 8) & 0x1FF;
-        let bound_zero = (inst.ctrl >> 19) & 1 != 0;
-        let row_mask = inst.ctrl >> 28;
-        let bank_mask = (inst.ctrl >> 24) & 0xF;
-        let s0 = srcs[0];
-        for l in 0..LANES {
-            if (row_mask >> (l / 16)) & 1 == 0 || (bank_mask >> ((l / 4) & 3)) & 1 == 0 {
-                write_mask &= !(1 << l);
-                continue;
-            }
-            match dpp_source(ctrl, l) {
-                Some(s) if exec >> s & 1 != 0 => srcs[0][l] = s0[s],
-                _ => {
-                    if bound_zero {
-                        srcs[0][l] = 0;
-                    } else {
-                        write_mask &= !(1 << l);
-                    }
+    if inst.ext != Ext::Dpp {
+        return write_mask;
+    }
+    let ctrl = (inst.ctrl >> 8) & 0x1FF;
+    let bound_zero = (inst.ctrl >> 19) & 1 != 0;
+    let row_mask = inst.ctrl >> 28;
+    let bank_mask = (inst.ctrl >> 24) & 0xF;
+    let s0 = srcs[0];
+    for l in 0..LANES {
+        if (row_mask >> (l / 16)) & 1 == 0 || (bank_mask >> ((l / 4) & 3)) & 1 == 0 {
+            write_mask &= !(1 << l);
+            continue;
+        }
+        match dpp_source(ctrl, l) {
+            Some(s) if exec >> s & 1 != 0 => srcs[0][l] = s0[s],
+            _ => {
+                if bound_zero {
+                    srcs[0][l] = 0;
+                } else {
+                    write_mask &= !(1 << l);
                 }
             }
         }
     }
-    let env = Env::from_mode(w.mode);
-    let is_mask = matches!(out, Out::Mask { .. });
-    let dst_slot = if is_mask { 0 } else { Wave::vslot(inst.dst) };
-    let dst_wide = types[0].dwords() == 2 && !is_mask;
-    let mut mask_out = 0u64;
-    let mac = matches!(op, v_mac_f32 | v_fmac_f32 | v_fmac_f64 | v_mac_f16);
-    let simple = !is_mask && !dst_wide && inst.ext != Ext::Sdwa && inst.omod == 0 && !inst.clamp;
-    let plain = simple && !mac;
-    let wide_simple = dst_wide
-        && inst.ext == Ext::None
-        && inst.omod == 0
-        && !inst.clamp
-        && out == Out::V
-        && dst_slot < 511;
-    let carry_simple = out == Out::VMask && !dst_wide && inst.ext == Ext::None && !inst.clamp;
-    if simple
-        && out == Out::V
-        && fast_path(
-            op,
-            &mut w.v[dst_slot],
-            write_mask,
-            narrow(srcs).each_ref(),
-            &env,
-            carry_in,
-        )
-    {
-        // Done by a specialised loop.
-    } else if wide_simple && {
-        let (lo, hi) = w.v.split_at_mut(dst_slot + 1);
-        fast_path_wide(op, &mut lo[dst_slot], &mut hi[0], write_mask, srcs)
-    } {
-        // Done by a specialised 64-bit loop.
-    } else if is_mask
-        && inst.ext == Ext::None
-        && let Some(m) = fast_compare(op, write_mask, srcs)
-    {
-        mask_out = m;
-    } else if carry_simple
-        && let Some(m) = fast_path_carry(op, &mut w.v[dst_slot], write_mask, srcs, carry_in)
-    {
-        mask_out = m;
-    } else if plain {
-        // The common case: a 32-bit result written to active lanes.
-        let mut m = write_mask;
+    write_mask
+}
+
+/// One per-lane execution of an instruction, its sources fetched.
+struct LaneRun<'a> {
+    inst: &'a Inst,
+    func: LaneFn,
+    out: Out,
+    types: &'static [Ty],
+    env: Env,
+    carry_in: u64,
+    /// The lanes written (EXEC, less those DPP disables).
+    write_mask: u64,
+}
+
+impl LaneRun<'_> {
+    fn is_mask(&self) -> bool {
+        matches!(self.out, Out::Mask { .. })
+    }
+
+    fn dst_wide(&self) -> bool {
+        self.types[0].dwords() == 2 && !self.is_mask()
+    }
+
+    /// Writes the result lanes with a specialised loop when one fits, else lane by lane;
+    /// returns the lane mask the operation produced (compare results, carries).
+    fn compute(&self, w: &mut Wave, srcs: &[Lanes; 3]) -> u64 {
+        let inst = self.inst;
+        let op = inst.op;
+        let (mask, carry) = (self.write_mask, self.carry_in);
+        let is_mask = self.is_mask();
+        let dst_slot = if is_mask { 0 } else { Wave::vslot(inst.dst) };
+        let dst_wide = self.dst_wide();
+        let simple =
+            !is_mask && !dst_wide && inst.ext != Ext::Sdwa && inst.omod == 0 && !inst.clamp;
+        let wide_simple = dst_wide
+            && inst.ext == Ext::None
+            && inst.omod == 0
+            && !inst.clamp
+            && self.out == Out::V
+            && dst_slot < 511;
+        let carry_simple =
+            self.out == Out::VMask && !dst_wide && inst.ext == Ext::None && !inst.clamp;
+        let rows = || narrow(srcs);
+        let specialised = (simple
+            && self.out == Out::V
+            && fast_path(
+                op,
+                &mut w.v[dst_slot],
+                mask,
+                rows().each_ref(),
+                &self.env,
+                carry,
+            ))
+            || (wide_simple && {
+                let (lo, hi) = w.v.split_at_mut(dst_slot + 1);
+                fast_path_wide(op, &mut lo[dst_slot], &mut hi[0], mask, srcs)
+            });
+        if specialised {
+            0
+        } else if is_mask
+            && inst.ext == Ext::None
+            && let Some(m) = fast_compare(op, mask, srcs)
+        {
+            m
+        } else if carry_simple
+            && let Some(m) = fast_path_carry(op, &mut w.v[dst_slot], mask, srcs, carry)
+        {
+            m
+        } else if simple && !is_mac(op) {
+            self.plain_lanes(w, dst_slot, srcs)
+        } else {
+            self.general_lanes(w, dst_slot, srcs)
+        }
+    }
+
+    /// The common case: a 32-bit result written to active lanes.
+    fn plain_lanes(&self, w: &mut Wave, dst_slot: usize, srcs: &[Lanes; 3]) -> u64 {
+        let mut mask_out = 0u64;
+        let mut m = self.write_mask;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
-            let ln = Ln {
-                env,
-                lane: l as u32,
-                carry: carry_in >> l & 1 != 0,
-            };
-            let (r, flag) = func(&ln, srcs[0][l], srcs[1][l], srcs[2][l]);
+            let (r, flag) = (self.func)(&self.lane(l), srcs[0][l], srcs[1][l], srcs[2][l]);
             mask_out |= (flag as u64) << l;
             w.v[dst_slot][l] = r as u32;
         }
-    } else {
-        let mut m = write_mask;
+        mask_out
+    }
+
+    /// Every other form: accumulators, 64-bit results, masks only, output modifiers, SDWA.
+    fn general_lanes(&self, w: &mut Wave, dst_slot: usize, srcs: &[Lanes; 3]) -> u64 {
+        let inst = self.inst;
+        let (is_mask, dst_wide, mac) = (self.is_mask(), self.dst_wide(), is_mac(inst.op));
+        let mut mask_out = 0u64;
+        let mut m = self.write_mask;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
@@ -537,56 +596,68 @@ fn lanes(
                 w.v[dst_slot][l] as u64
             };
             let c = if mac { old } else { srcs[2][l] };
-            let ln = Ln {
-                env,
-                lane: l as u32,
-                carry: carry_in >> l & 1 != 0,
-            };
-            let (mut r, flag) = func(&ln, srcs[0][l], srcs[1][l], c);
+            let (mut r, flag) = (self.func)(&self.lane(l), srcs[0][l], srcs[1][l], c);
             mask_out |= (flag as u64) << l;
             if is_mask {
                 continue;
             }
             if inst.ext == Ext::None && (inst.omod != 0 || inst.clamp) {
-                r = output_modifiers(r, types[0], inst.omod, inst.clamp, &env, op);
+                r = output_modifiers(r, self.types[0], inst.omod, inst.clamp, &self.env, inst.op);
             }
             if inst.ext == Ext::Sdwa {
                 r = sdwa_write(r, old, inst.ctrl);
             }
+            w.v[dst_slot][l] = r as u32;
             if dst_wide {
-                w.v[dst_slot][l] = r as u32;
                 w.v[(dst_slot + 1) & 511][l] = (r >> 32) as u32;
-            } else {
-                w.v[dst_slot][l] = r as u32;
+            }
+        }
+        mask_out
+    }
+
+    /// What a lane function needs besides the operands, for lane `l`.
+    fn lane(&self, l: usize) -> Ln {
+        Ln {
+            env: self.env,
+            lane: l as u32,
+            carry: self.carry_in >> l & 1 != 0,
+        }
+    }
+
+    /// Writes the produced lane mask: VCC or the SGPR pair (and EXEC for `cmpx`) of a compare,
+    /// the carry-out of a VOP3b operation for the lanes written.
+    fn write_lane_mask(&self, w: &mut Wave, mask_out: u64) {
+        let inst = self.inst;
+        match self.out {
+            Out::V => {}
+            Out::Mask { exec: cmpx } => {
+                // Inactive lanes read as 0 in the result mask.
+                let dst = if inst.enc == Enc::Vop3 || inst.ext == Ext::Sdwa {
+                    inst.dst
+                } else {
+                    VCC
+                };
+                w.set_sgpr64(dst, mask_out);
+                if cmpx {
+                    w.set_exec(mask_out);
+                }
+            }
+            Out::VMask => {
+                let dst = if inst.enc == Enc::Vop3 {
+                    inst.sdst
+                } else {
+                    VCC
+                };
+                let keep = w.sgpr64(dst) & !self.write_mask;
+                w.set_sgpr64(dst, keep | mask_out);
             }
         }
     }
-    w.lane_insts += write_mask.count_ones() as u64;
-    match out {
-        Out::V => {}
-        Out::Mask { exec: cmpx } => {
-            // Inactive lanes read as 0 in the result mask.
-            let dst = if inst.enc == Enc::Vop3 || inst.ext == Ext::Sdwa {
-                inst.dst
-            } else {
-                VCC
-            };
-            w.set_sgpr64(dst, mask_out);
-            if cmpx {
-                w.set_exec(mask_out);
-            }
-        }
-        Out::VMask => {
-            let dst = if inst.enc == Enc::Vop3 {
-                inst.sdst
-            } else {
-                VCC
-            };
-            let keep = w.sgpr64(dst) & !write_mask;
-            w.set_sgpr64(dst, keep | mask_out);
-        }
-    }
-    Ok(Flow::Next)
+}
+
+/// Accumulating forms: the destination is also the addend.
+fn is_mac(op: Op) -> bool {
+    matches!(op, v_mac_f32 | v_fmac_f32 | v_fmac_f64 | v_mac_f16)
 }
 
 /// The low 32 bits of each lane of the sources.
