@@ -87,39 +87,60 @@ fn header_dir() -> PathBuf {
     dir
 }
 
+/// The C headers the bindings cover, in include order.
+const HEADERS: &[&str] = &[
+    "hsa.h",
+    "hsa_ext_amd.h",
+    "hsa_ext_image.h",
+    "hsa_ext_finalize.h",
+    "hsa_ven_amd_loader.h",
+    "hsa_ven_amd_aqlprofile.h",
+    "amd_hsa_queue.h",
+    "amd_hsa_signal.h",
+];
+
+/// One table: its slot-list file stem, struct name, doc line and slots.
+type Table = (&'static str, &'static str, &'static str, Vec<Slot>);
+
 fn main() {
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
     let slots_dir = manifest.join("slots");
     let hdr = header_dir();
 
-    let tables: Vec<(&str, &str, &str, Vec<Slot>)> = TABLES
+    let tables: Vec<Table> = TABLES
         .iter()
         .map(|(file, name, doc)| (*file, *name, *doc, read_slots(&slots_dir, file)))
         .collect();
 
-    // Wrapper header: the C headers plus one typedef per header-declared slot.
+    let wrapper_path = out.join("hsa_wrapper.h");
+    fs::write(&wrapper_path, wrapper_header(&hdr, &tables)).unwrap();
+    generate_ffi(&wrapper_path, &hdr, &out.join("ffi.rs"));
+
+    let mut rs = String::new();
+    for table in &tables {
+        write_table_struct(&mut rs, table);
+    }
+    fs::write(out.join("tables.rs"), rs).unwrap();
+    println!("cargo:rerun-if-changed=build.rs");
+}
+
+/// The wrapper header: the C headers plus one typedef per header-declared slot.
+fn wrapper_header(hdr: &Path, tables: &[Table]) -> String {
     let mut wrapper = String::new();
-    for h in [
-        "hsa.h",
-        "hsa_ext_amd.h",
-        "hsa_ext_image.h",
-        "hsa_ext_finalize.h",
-        "hsa_ven_amd_loader.h",
-        "hsa_ven_amd_aqlprofile.h",
-        "amd_hsa_queue.h",
-        "amd_hsa_signal.h",
-    ] {
+    for h in HEADERS {
         writeln!(wrapper, "#include \"{}\"", hdr.join(h).display()).unwrap();
     }
-    for (_, _, _, slots) in &tables {
+    for (_, _, _, slots) in tables {
         for s in slots.iter().filter(|s| matches!(s.kind, SlotKind::Header)) {
             writeln!(wrapper, "typedef __typeof__({0}) *{0}_fn_t;", s.name).unwrap();
         }
     }
-    let wrapper_path = out.join("hsa_wrapper.h");
-    fs::write(&wrapper_path, wrapper).unwrap();
+    wrapper
+}
 
+/// Runs bindgen over the wrapper header and writes the types and constants to `ffi_path`.
+fn generate_ffi(wrapper_path: &Path, hdr: &Path, ffi_path: &Path) {
     let bindings = bindgen::Builder::default()
         .header(wrapper_path.to_string_lossy())
         .clang_arg(format!("-I{}", hdr.display()))
@@ -138,64 +159,77 @@ fn main() {
         .unwrap_or_else(|e| {
             panic!("hsa-abi: bindgen failed on {}: {e}. libclang is needed (Debian: libclang-22-dev; set LIBCLANG_PATH if several are installed).", hdr.display())
         });
-    bindings.write_to_file(out.join("ffi.rs")).unwrap();
+    bindings.write_to_file(ffi_path).unwrap();
+}
 
-    // The table structs.
-    let mut rs = String::new();
-    for (file, name, doc, slots) in &tables {
-        writeln!(rs, "/// {doc}\n///\n/// Slot order follows the modern runtime ABI (list `slots/{file}.txt`).").unwrap();
+/// Appends one table's struct, its `SLOT_NAMES` and its `ApiTable` impl to `rs`.
+fn write_table_struct(rs: &mut String, (file, name, doc, slots): &Table) {
+    writeln!(
+        rs,
+        "/// {doc}\n///\n/// Slot order follows the modern runtime ABI (list `slots/{file}.txt`)."
+    )
+    .unwrap();
+    writeln!(
+        rs,
+        "#[repr(C)]\n#[derive(Clone, Copy)]\npub struct {name} {{"
+    )
+    .unwrap();
+    writeln!(
+        rs,
+        "    /// Version header; `minor_id` is the table's size in bytes."
+    )
+    .unwrap();
+    writeln!(rs, "    pub version: ApiTableVersion,").unwrap();
+    for s in slots {
         writeln!(
             rs,
-            "#[repr(C)]\n#[derive(Clone, Copy)]\npub struct {name} {{"
+            "    /// Slot for `{}`.\n    pub {}_fn: {},",
+            s.name,
+            s.name,
+            slot_type(s)
         )
         .unwrap();
-        writeln!(
-            rs,
-            "    /// Version header; `minor_id` is the table's size in bytes."
-        )
-        .unwrap();
-        writeln!(rs, "    pub version: ApiTableVersion,").unwrap();
-        for s in slots {
-            let ty = match s.kind {
-                SlotKind::Header => format!("crate::ffi::{}_fn_t", s.name),
-                SlotKind::Modern => format!("crate::modern::{}_fn_t", s.name),
-                SlotKind::Opaque => "Slot".to_owned(),
-            };
-            writeln!(
-                rs,
-                "    /// Slot for `{}`.\n    pub {}_fn: {ty},",
-                s.name, s.name
-            )
-            .unwrap();
-        }
-        writeln!(rs, "}}\n").unwrap();
-        writeln!(rs, "impl {name} {{").unwrap();
-        writeln!(
-            rs,
-            "    /// Slot names in order; entry `i` is member `i + 1`."
-        )
-        .unwrap();
-        write!(rs, "    pub const SLOT_NAMES: &'static [&'static str] = &[").unwrap();
-        for s in slots {
-            write!(rs, "\"{}\", ", s.name).unwrap();
-        }
-        writeln!(rs, "];\n}}\n").unwrap();
-        writeln!(
-            rs,
-            "// SAFETY: every field after the version is a nullable function pointer."
-        )
-        .unwrap();
-        // ROCm 5.x (major 1) laid out the core table as today and the AMD extension table
-        // differently; `layout` maps modern offsets onto those layouts.
-        let legacy = match *file {
-            "core" => "\n    const LEGACY_MAJOR: Option<u32> = Some(1);",
-            "amd_ext" => {
-                "\n    const LEGACY_MAJOR: Option<u32> = Some(1);\n    fn layout_offset(version: &ApiTableVersion, offset: usize) -> Result<Option<usize>, SlotError> {\n        crate::layout::amd_ext_offset(version, offset)\n    }"
-            }
-            _ => "",
-        };
-        writeln!(rs, "unsafe impl ApiTable for {name} {{\n    const NAME: &'static str = \"{file}\";\n    fn version(&self) -> &ApiTableVersion {{ &self.version }}{legacy}\n}}\n").unwrap();
     }
-    fs::write(out.join("tables.rs"), rs).unwrap();
-    println!("cargo:rerun-if-changed=build.rs");
+    writeln!(rs, "}}\n").unwrap();
+    writeln!(rs, "impl {name} {{").unwrap();
+    writeln!(
+        rs,
+        "    /// Slot names in order; entry `i` is member `i + 1`."
+    )
+    .unwrap();
+    write!(rs, "    pub const SLOT_NAMES: &'static [&'static str] = &[").unwrap();
+    for s in slots {
+        write!(rs, "\"{}\", ", s.name).unwrap();
+    }
+    writeln!(rs, "];\n}}\n").unwrap();
+    writeln!(
+        rs,
+        "// SAFETY: every field after the version is a nullable function pointer."
+    )
+    .unwrap();
+    let legacy = legacy_layout_items(file);
+    writeln!(rs, "unsafe impl ApiTable for {name} {{\n    const NAME: &'static str = \"{file}\";\n    fn version(&self) -> &ApiTableVersion {{ &self.version }}{legacy}\n}}\n").unwrap();
+}
+
+/// The Rust type of a slot's field, by where its function-pointer type comes from.
+fn slot_type(s: &Slot) -> String {
+    match s.kind {
+        SlotKind::Header => format!("crate::ffi::{}_fn_t", s.name),
+        SlotKind::Modern => format!("crate::modern::{}_fn_t", s.name),
+        SlotKind::Opaque => "Slot".to_owned(),
+    }
+}
+
+/// Extra `ApiTable` items describing a table's ROCm 5.x (major 1) layout, if it had one.
+///
+/// ROCm 5.x laid out the core table as today and the AMD extension table differently;
+/// `layout` maps modern offsets onto those layouts.
+fn legacy_layout_items(file: &str) -> &'static str {
+    match file {
+        "core" => "\n    const LEGACY_MAJOR: Option<u32> = Some(1);",
+        "amd_ext" => {
+            "\n    const LEGACY_MAJOR: Option<u32> = Some(1);\n    fn layout_offset(version: &ApiTableVersion, offset: usize) -> Result<Option<usize>, SlotError> {\n        crate::layout::amd_ext_offset(version, offset)\n    }"
+        }
+        _ => "",
+    }
 }

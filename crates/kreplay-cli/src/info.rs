@@ -245,23 +245,48 @@ fn c_text(bytes: &[u8]) -> String {
         .unwrap_or_else(|_| String::from_utf8_lossy(bytes).into_owned())
 }
 
+/// Reads one agent's name, device type, ISAs, memory pools and GPU unit counts.
 fn describe(e: &Entries, agent: ffi::hsa_agent_t) -> AgentInfo {
-    let text_info = |attr| {
-        let mut buf = [0u8; 64];
-        // SAFETY: NAME and VENDOR_NAME write at most 64 bytes.
-        let ok = unsafe { (e.agent_get_info)(agent, attr, buf.as_mut_ptr().cast()) }
-            == ffi::HSA_STATUS_SUCCESS;
-        if ok { c_text(&buf) } else { "?".to_owned() }
-    };
+    let device = device_kind(e, agent);
+    let isas = isa_names(e, agent);
+    let pools = memory_pools(e, agent);
+    let gpu = device == "GPU";
+    AgentInfo {
+        name: agent_text(e, agent, ffi::HSA_AGENT_INFO_NAME),
+        vendor: agent_text(e, agent, ffi::HSA_AGENT_INFO_VENDOR_NAME),
+        device: device.to_owned(),
+        isas,
+        pools,
+        compute_units: gpu_unit_count(e, agent, gpu, ffi::HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT),
+        shader_engines: gpu_unit_count(e, agent, gpu, ffi::HSA_AMD_AGENT_INFO_NUM_SHADER_ENGINES),
+        xcc: gpu_unit_count(e, agent, gpu, AGENT_INFO_NUM_XCC),
+    }
+}
+
+/// Reads a text attribute of the agent (at most 64 bytes), or `?` when the query fails.
+fn agent_text(e: &Entries, agent: ffi::hsa_agent_t, attr: ffi::hsa_agent_info_t) -> String {
+    let mut buf = [0u8; 64];
+    // SAFETY: NAME and VENDOR_NAME write at most 64 bytes.
+    let ok = unsafe { (e.agent_get_info)(agent, attr, buf.as_mut_ptr().cast()) }
+        == ffi::HSA_STATUS_SUCCESS;
+    if ok { c_text(&buf) } else { "?".to_owned() }
+}
+
+/// The agent's device type as `CPU`, `GPU`, `DSP`, or `?`.
+fn device_kind(e: &Entries, agent: ffi::hsa_agent_t) -> &'static str {
     let mut device: u32 = u32::MAX;
     // SAFETY: DEVICE writes one hsa_device_type_t (u32).
     unsafe { (e.agent_get_info)(agent, ffi::HSA_AGENT_INFO_DEVICE, (&raw mut device).cast()) };
-    let device = match device {
+    match device {
         ffi::HSA_DEVICE_TYPE_CPU => "CPU",
         ffi::HSA_DEVICE_TYPE_GPU => "GPU",
         ffi::HSA_DEVICE_TYPE_DSP => "DSP",
         _ => "?",
-    };
+    }
+}
+
+/// Names of the ISAs the agent supports; empty when the runtime lacks the ISA entry points.
+fn isa_names(e: &Entries, agent: ffi::hsa_agent_t) -> Vec<String> {
     let mut isas = Vec::new();
     if let (Some(iterate), Some(get)) = (e.iterate_isas, e.isa_get_info) {
         let mut handles: Vec<ffi::hsa_isa_t> = Vec::new();
@@ -291,6 +316,11 @@ fn describe(e: &Entries, agent: ffi::hsa_agent_t) -> AgentInfo {
             }
         }
     }
+    isas
+}
+
+/// The agent's AMD memory pools; empty when the runtime lacks the pool entry points.
+fn memory_pools(e: &Entries, agent: ffi::hsa_agent_t) -> Vec<PoolInfo> {
     let mut pools = Vec::new();
     if let (Some(iterate), Some(get)) = (e.iterate_pools, e.pool_get_info) {
         let mut handles: Vec<ffi::hsa_amd_memory_pool_t> = Vec::new();
@@ -335,24 +365,16 @@ fn describe(e: &Entries, agent: ffi::hsa_agent_t) -> AgentInfo {
             });
         }
     }
-    let gpu = device == "GPU";
-    let count = |attr: u32| -> Option<u32> {
-        let mut value: u32 = 0;
-        // SAFETY: these attributes write one uint32_t.
-        let ok = unsafe { (e.agent_get_info)(agent, attr as _, (&raw mut value).cast()) }
-            == ffi::HSA_STATUS_SUCCESS;
-        (gpu && ok && value > 0).then_some(value)
-    };
-    AgentInfo {
-        name: text_info(ffi::HSA_AGENT_INFO_NAME),
-        vendor: text_info(ffi::HSA_AGENT_INFO_VENDOR_NAME),
-        device: device.to_owned(),
-        isas,
-        pools,
-        compute_units: count(ffi::HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT),
-        shader_engines: count(ffi::HSA_AMD_AGENT_INFO_NUM_SHADER_ENGINES),
-        xcc: count(AGENT_INFO_NUM_XCC),
-    }
+    pools
+}
+
+/// A GPU's count attribute (one `uint32_t`), or `None` for non-GPUs, failures and zero.
+fn gpu_unit_count(e: &Entries, agent: ffi::hsa_agent_t, gpu: bool, attr: u32) -> Option<u32> {
+    let mut value: u32 = 0;
+    // SAFETY: these attributes write one uint32_t.
+    let ok = unsafe { (e.agent_get_info)(agent, attr as _, (&raw mut value).cast()) }
+        == ffi::HSA_STATUS_SUCCESS;
+    (gpu && ok && value > 0).then_some(value)
 }
 
 fn segment_name(segment: u32) -> &'static str {

@@ -301,6 +301,20 @@ fn percent(p: Option<f64>) -> String {
 /// The terminal table: one line per kernel and a total line.
 pub fn table(summaries: &[KernelSummary]) -> String {
     let host = summaries.iter().any(|s| s.host.bytes_saved > 0);
+    let mut lines: Vec<Vec<String>> = vec![header_row(host)];
+    lines.extend(summaries.iter().map(|s| kernel_row(s, host)));
+    let mut out = aligned_rows(&lines);
+    out += &totals(summaries, host);
+    out += &counter_lines(summaries);
+    for s in summaries {
+        out += &s.host.warnings(&s.kernel);
+    }
+    out += &declined_section(summaries);
+    out
+}
+
+/// The column titles, with the host-memory columns when any kernel saved host memory.
+fn header_row(host: bool) -> Vec<String> {
     let mut header = vec![
         "kernel",
         "dispatches",
@@ -318,43 +332,47 @@ pub fn table(summaries: &[KernelSummary]) -> String {
     if host {
         header.extend(["host saved", "host restored"]);
     }
-    let mut lines: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
-    for s in summaries {
-        let (lo, hi) = s.passes;
-        let (dmin, dmed, dmax) = s
-            .duration_ns
-            .map_or(("-".into(), "-".into(), "-".into()), |(a, b, c)| {
-                (micros(a), micros(b), micros(c))
-            });
-        lines.push(vec![
-            s.kernel.clone(),
-            s.dispatches.to_string(),
-            s.replayed.to_string(),
-            if lo == hi {
-                lo.to_string()
-            } else {
-                format!("{lo}-{hi}")
-            },
-            dmin,
-            dmed,
-            dmax,
-            percent(s.spread_pct),
-            percent(s.overhead_pct),
-            human_bytes(s.bytes_saved),
-            human_bytes(s.bytes_restored),
-            s.declined.to_string(),
+    header.iter().map(|s| s.to_string()).collect()
+}
+
+/// One kernel's cells, in the order of [`header_row`].
+fn kernel_row(s: &KernelSummary, host: bool) -> Vec<String> {
+    let (lo, hi) = s.passes;
+    let (dmin, dmed, dmax) = s
+        .duration_ns
+        .map_or(("-".into(), "-".into(), "-".into()), |(a, b, c)| {
+            (micros(a), micros(b), micros(c))
+        });
+    let mut row = vec![
+        s.kernel.clone(),
+        s.dispatches.to_string(),
+        s.replayed.to_string(),
+        if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo}-{hi}")
+        },
+        dmin,
+        dmed,
+        dmax,
+        percent(s.spread_pct),
+        percent(s.overhead_pct),
+        human_bytes(s.bytes_saved),
+        human_bytes(s.bytes_restored),
+        s.declined.to_string(),
+    ];
+    if host {
+        row.extend([
+            human_bytes(s.host.bytes_saved),
+            human_bytes(s.host.bytes_restored),
         ]);
-        if host {
-            let last = lines.len() - 1;
-            lines[last].extend([
-                human_bytes(s.host.bytes_saved),
-                human_bytes(s.host.bytes_restored),
-            ]);
-        }
     }
-    let total_dispatches: u64 = summaries.iter().map(|s| s.dispatches).sum();
-    let total_replayed: u64 = summaries.iter().map(|s| s.replayed).sum();
-    let widths: Vec<usize> = (0..header.len())
+    row
+}
+
+/// The rows as text: kernel names left-aligned, other columns right-aligned, two spaces apart.
+fn aligned_rows(lines: &[Vec<String>]) -> String {
+    let widths: Vec<usize> = (0..lines[0].len())
         .map(|c| {
             lines
                 .iter()
@@ -364,7 +382,7 @@ pub fn table(summaries: &[KernelSummary]) -> String {
         })
         .collect();
     let mut out = String::new();
-    for line in &lines {
+    for line in lines {
         let cells: Vec<String> = line
             .iter()
             .enumerate()
@@ -379,7 +397,14 @@ pub fn table(summaries: &[KernelSummary]) -> String {
         out += cells.join("  ").trim_end();
         out.push('\n');
     }
-    out += &format!(
+    out
+}
+
+/// The total line over all kernels, plus the host-memory total when host memory was saved.
+fn totals(summaries: &[KernelSummary], host: bool) -> String {
+    let total_dispatches: u64 = summaries.iter().map(|s| s.dispatches).sum();
+    let total_replayed: u64 = summaries.iter().map(|s| s.replayed).sum();
+    let mut out = format!(
         "{} {}, {total_dispatches} dispatches, {total_replayed} replayed; saved {}, restored {}\n",
         summaries.len(),
         if summaries.len() == 1 {
@@ -397,10 +422,12 @@ pub fn table(summaries: &[KernelSummary]) -> String {
             human_bytes(summaries.iter().map(|s| s.host.bytes_restored).sum()),
         );
     }
-    out += &counter_lines(summaries);
-    for s in summaries {
-        out += &s.host.warnings(&s.kernel);
-    }
+    out
+}
+
+/// The kernels with declined dispatches and their most frequent decline reasons.
+fn declined_section(summaries: &[KernelSummary]) -> String {
+    let mut out = String::new();
     let declined: Vec<&KernelSummary> = summaries.iter().filter(|s| s.declined > 0).collect();
     if !declined.is_empty() {
         out += "declined (each ran once, normally):\n";

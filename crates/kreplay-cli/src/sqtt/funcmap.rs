@@ -176,9 +176,13 @@ impl Funcmap {
                 _ => {}
             }
         }
+        // A count of 0 is what an id without an `R:` row has: kept out, as rendering does.
+        map.payloads.retain(|_, count| *count != 0);
         Ok(map)
     }
 
+    /// Reads one non-blank row into the map; `R:` rows wait in `pending_payloads` until every
+    /// id is defined.
     fn parse_row(
         &mut self,
         row: &str,
@@ -194,116 +198,114 @@ impl Funcmap {
             return Err(bad("expected `<tag>:` with tag F, K, U, P, W, R or M"));
         };
         match tag {
-            "K" => {
-                let (name, source) = split_source(rest);
-                if name.is_empty() {
-                    return Err(bad("empty kernel name"));
-                }
-                self.entries.push(Entry {
-                    kind: EntryKind::Kernel,
-                    id: None,
-                    name: name.to_string(),
-                    source,
-                });
-            }
-            "F" | "U" | "P" => {
-                let Some((id_text, body)) = rest.split_once(':') else {
-                    return Err(bad("expected `<tag>:<id>:<name>`"));
-                };
-                let id = parse_id(id_text).map_err(|r| bad(&r))?;
-                let (kind, (name, source)) = match tag {
-                    "F" => (EntryKind::Function, split_source(body)),
-                    "P" => (EntryKind::Point, split_source(body)),
-                    _ => (EntryKind::User, (body, None)),
-                };
-                if name.is_empty() {
-                    return Err(bad("empty name"));
-                }
-                let entry = Entry {
-                    kind,
-                    id: Some(id),
-                    name: name.to_string(),
-                    source,
-                };
-                if let Some(&first) = self.by_id.get(&id) {
-                    let prev = &self.entries[first];
-                    if prev != &entry {
-                        return Err(FuncmapError::DuplicateId {
-                            line,
-                            id,
-                            first: format!("{} {}", prev.kind.label(), prev.name),
-                        });
-                    }
-                    return Ok(());
-                }
-                self.by_id.insert(id, self.entries.len());
-                self.entries.push(entry);
-            }
-            "W" => {
-                let size = match rest {
-                    "32" => 32,
-                    "64" => 64,
-                    _ => return Err(bad("wave size must be 32 or 64")),
-                };
-                if self.wave_size.is_some_and(|w| w != size) {
-                    return Err(FuncmapError::Conflict {
-                        line,
-                        what: "wave size",
-                    });
-                }
-                self.wave_size = Some(size);
-            }
-            "R" => {
-                let Some((id_text, kv)) = rest.split_once(':') else {
-                    return Err(bad("expected `R:<id>:extra_payload_count=<n>`"));
-                };
-                let id = parse_id(id_text).map_err(|r| bad(&r))?;
-                let Some(count) = kv.strip_prefix("extra_payload_count=") else {
-                    return Err(bad("expected `extra_payload_count=<n>`"));
-                };
-                let count = parse_decimal(count).map_err(|r| bad(&format!("payload count {r}")))?;
-                pending_payloads.push((line, id, count));
-            }
-            "M" => {
-                let mut bits = None;
-                let mut shift = None;
-                for field in rest.split(';') {
-                    let Some((key, value)) = field.split_once('=') else {
-                        return Err(bad("expected `key=value` fields"));
-                    };
-                    let value = parse_decimal(value).map_err(|r| bad(&format!("{key} {r}")))?;
-                    match key {
-                        "shader_clock_bits" => bits = Some(value),
-                        "shader_clock_shift" => shift = Some(value),
-                        _ => {
-                            return Err(bad(
-                                "unknown M field (known: shader_clock_bits, shader_clock_shift)",
-                            ));
-                        }
-                    }
-                }
-                let (Some(bits), Some(shift)) = (bits, shift) else {
-                    return Err(bad("M row needs shader_clock_bits and shader_clock_shift"));
-                };
-                if bits == 0 || bits > 29 {
-                    return Err(bad(
-                        "shader_clock_bits must be 1..=29 (the id needs at least one bit)",
-                    ));
-                }
-                if shift > 31 {
-                    return Err(bad("shader_clock_shift must be 0..=31"));
-                }
-                let layout = ClockLayout { bits, shift };
-                if self.clock.is_some_and(|c| c != layout) {
-                    return Err(FuncmapError::Conflict {
-                        line,
-                        what: "shader clock layout",
-                    });
-                }
-                self.clock = Some(layout);
-            }
+            "K" => self.add_kernel(rest, &bad)?,
+            "F" | "U" | "P" => self.add_marker(tag, rest, line, &bad)?,
+            "W" => self.set_wave_size(rest, line, &bad)?,
+            "R" => pending_payloads.push(parse_payload_row(rest, line, &bad)?),
+            "M" => self.set_clock_layout(rest, line, &bad)?,
             _ => return Err(bad("unknown row tag (known: F, K, U, P, W, R, M)")),
         }
+        Ok(())
+    }
+
+    /// Adds the kernel of a `K:` row (`rest` is the row after the tag).
+    fn add_kernel(
+        &mut self,
+        rest: &str,
+        bad: &impl Fn(&str) -> FuncmapError,
+    ) -> Result<(), FuncmapError> {
+        let (name, source) = split_source(rest);
+        if name.is_empty() {
+            return Err(bad("empty kernel name"));
+        }
+        self.entries.push(Entry {
+            kind: EntryKind::Kernel,
+            id: None,
+            name: name.to_string(),
+            source,
+        });
+        Ok(())
+    }
+
+    /// Adds the marker id of an `F:`, `U:` or `P:` row; a repeat of the same row is ignored.
+    fn add_marker(
+        &mut self,
+        tag: &str,
+        rest: &str,
+        line: usize,
+        bad: &impl Fn(&str) -> FuncmapError,
+    ) -> Result<(), FuncmapError> {
+        let Some((id_text, body)) = rest.split_once(':') else {
+            return Err(bad("expected `<tag>:<id>:<name>`"));
+        };
+        let id = parse_id(id_text).map_err(|r| bad(&r))?;
+        let (kind, (name, source)) = match tag {
+            "F" => (EntryKind::Function, split_source(body)),
+            "P" => (EntryKind::Point, split_source(body)),
+            _ => (EntryKind::User, (body, None)),
+        };
+        if name.is_empty() {
+            return Err(bad("empty name"));
+        }
+        let entry = Entry {
+            kind,
+            id: Some(id),
+            name: name.to_string(),
+            source,
+        };
+        if let Some(&first) = self.by_id.get(&id) {
+            let prev = &self.entries[first];
+            if prev != &entry {
+                return Err(FuncmapError::DuplicateId {
+                    line,
+                    id,
+                    first: format!("{} {}", prev.kind.label(), prev.name),
+                });
+            }
+            return Ok(());
+        }
+        self.by_id.insert(id, self.entries.len());
+        self.entries.push(entry);
+        Ok(())
+    }
+
+    /// Sets the wave size of a `W:` row, unless an earlier row set another.
+    fn set_wave_size(
+        &mut self,
+        rest: &str,
+        line: usize,
+        bad: &impl Fn(&str) -> FuncmapError,
+    ) -> Result<(), FuncmapError> {
+        let size = match rest {
+            "32" => 32,
+            "64" => 64,
+            _ => return Err(bad("wave size must be 32 or 64")),
+        };
+        if self.wave_size.is_some_and(|w| w != size) {
+            return Err(FuncmapError::Conflict {
+                line,
+                what: "wave size",
+            });
+        }
+        self.wave_size = Some(size);
+        Ok(())
+    }
+
+    /// Sets the clock layout of an `M:` row, unless an earlier row set another.
+    fn set_clock_layout(
+        &mut self,
+        rest: &str,
+        line: usize,
+        bad: &impl Fn(&str) -> FuncmapError,
+    ) -> Result<(), FuncmapError> {
+        let layout = parse_clock_layout(rest, bad)?;
+        if self.clock.is_some_and(|c| c != layout) {
+            return Err(FuncmapError::Conflict {
+                line,
+                what: "shader clock layout",
+            });
+        }
+        self.clock = Some(layout);
         Ok(())
     }
 
@@ -340,6 +342,59 @@ impl Funcmap {
             None => id,
         }
     }
+}
+
+/// The `(line, id, count)` of an `R:` row (`rest` is the row after the tag).
+fn parse_payload_row(
+    rest: &str,
+    line: usize,
+    bad: &impl Fn(&str) -> FuncmapError,
+) -> Result<(usize, u32, u32), FuncmapError> {
+    let Some((id_text, kv)) = rest.split_once(':') else {
+        return Err(bad("expected `R:<id>:extra_payload_count=<n>`"));
+    };
+    let id = parse_id(id_text).map_err(|r| bad(&r))?;
+    let Some(count) = kv.strip_prefix("extra_payload_count=") else {
+        return Err(bad("expected `extra_payload_count=<n>`"));
+    };
+    let count = parse_decimal(count).map_err(|r| bad(&format!("payload count {r}")))?;
+    Ok((line, id, count))
+}
+
+/// The clock layout of an `M:` row's `key=value` fields, both required and in range.
+fn parse_clock_layout(
+    rest: &str,
+    bad: &impl Fn(&str) -> FuncmapError,
+) -> Result<ClockLayout, FuncmapError> {
+    let mut bits = None;
+    let mut shift = None;
+    for field in rest.split(';') {
+        let Some((key, value)) = field.split_once('=') else {
+            return Err(bad("expected `key=value` fields"));
+        };
+        let value = parse_decimal(value).map_err(|r| bad(&format!("{key} {r}")))?;
+        match key {
+            "shader_clock_bits" => bits = Some(value),
+            "shader_clock_shift" => shift = Some(value),
+            _ => {
+                return Err(bad(
+                    "unknown M field (known: shader_clock_bits, shader_clock_shift)",
+                ));
+            }
+        }
+    }
+    let (Some(bits), Some(shift)) = (bits, shift) else {
+        return Err(bad("M row needs shader_clock_bits and shader_clock_shift"));
+    };
+    if bits == 0 || bits > 29 {
+        return Err(bad(
+            "shader_clock_bits must be 1..=29 (the id needs at least one bit)",
+        ));
+    }
+    if shift > 31 {
+        return Err(bad("shader_clock_shift must be 0..=31"));
+    }
+    Ok(ClockLayout { bits, shift })
 }
 
 fn split_source(body: &str) -> (&str, Option<String>) {
@@ -407,6 +462,18 @@ pub fn render_section(map: &Funcmap) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_zero_payload_count_is_no_count_and_renders_back_equal() {
+        let map = Funcmap::parse(b"U:15:a\nR:15:extra_payload_count=0\n\0").unwrap();
+        assert_eq!(map.extra_payload_count(15), 0);
+        assert_eq!(Funcmap::parse(&render_section(&map)).unwrap(), map);
+        let conflict = b"U:15:a\nR:15:extra_payload_count=0\nR:15:extra_payload_count=3\n\0";
+        assert!(
+            Funcmap::parse(conflict).is_err(),
+            "two counts for one id still conflict"
+        );
+    }
 
     #[test]
     fn parses_every_row_kind() {

@@ -342,9 +342,6 @@ fn rebuild_wave(
         events: Vec::new(),
         records: recs.len(),
     };
-    let issue = |out: &mut MarkerScopes, line: usize, kind: IssueKind| {
-        out.issues.push(Issue { line, slot, kind })
-    };
     // Indices into wave.scopes of the open scopes, innermost last.
     let mut open: Vec<usize> = Vec::new();
     // The stack-tree node of each open scope.
@@ -354,22 +351,7 @@ fn rebuild_wave(
     let mut payload_header = (0usize, 0u32, 0u32);
     for (i, n) in recs.iter().enumerate() {
         let (r, line) = (&n.record, n.line);
-        if r.value > u64::from(u32::MAX) {
-            issue(out, line, IssueKind::WideValue { value: r.value });
-        }
-        if let Some(prev) = i.checked_sub(1).map(|p| recs[p])
-            && r.time < prev.record.time
-        {
-            issue(
-                out,
-                line,
-                IssueKind::TimeBackwards {
-                    time: r.time,
-                    previous: prev.record.time,
-                    previous_line: prev.line,
-                },
-            );
-        }
+        check_value_and_time(slot, recs, i, out);
         let word = r.value as u32;
         if payload_left > 0 {
             if let Some(p) = wave.points.last_mut() {
@@ -385,82 +367,13 @@ fn rebuild_wave(
                 line,
             };
             let depth_before = open.len();
-            let step = match word & 3 {
-                2 => Step::Enter {
-                    scope: enter(&mut wave, &mut open, map, h, out),
-                },
-                1 => Step::Exit {
-                    closed: exit(&mut wave, &mut open, h, out),
-                },
-                3 => {
-                    let closed = exit(&mut wave, &mut open, h, out);
-                    Step::ExitEnter {
-                        closed,
-                        scope: enter(&mut wave, &mut open, map, h, out),
-                    }
-                }
-                _ => {
-                    let (name, kind) = match resolve(map, id) {
-                        Some((name, kind)) => {
-                            if kind != "point" {
-                                issue(
-                                    out,
-                                    line,
-                                    IssueKind::WrongKind {
-                                        word,
-                                        id,
-                                        used_as: "point",
-                                        defined_as: kind,
-                                    },
-                                );
-                            }
-                            (name, "point")
-                        }
-                        None => {
-                            out.unknown_ids += 1;
-                            issue(out, line, IssueKind::UnknownId { word, id });
-                            (format!("marker {id}"), "marker")
-                        }
-                    };
-                    payload_left = map.extra_payload_count(id);
-                    payload_header = (line, id, payload_left);
-                    wave.points.push(Point {
-                        name,
-                        id,
-                        time: r.time,
-                        payload: Vec::new(),
-                        expected_payload: payload_left,
-                        kind,
-                    });
-                    Step::Point {
-                        point: wave.points.len() - 1,
-                    }
-                }
-            };
-            let depth = match step {
-                Step::Enter { scope } | Step::ExitEnter { scope, .. } => wave.scopes[scope].depth,
-                Step::Exit { .. } => open.len(),
-                Step::Point { .. } => depth_before,
-            };
-            wave.events.push(Event {
-                line,
-                time: r.time,
-                word,
-                depth,
-                step,
-            });
-            if let Step::Exit { closed: Some(_) }
-            | Step::ExitEnter {
-                closed: Some(_), ..
-            } = step
-            {
-                open_nodes.pop();
+            let step = apply_header(&mut wave, &mut open, map, h, out);
+            if let Step::Point { .. } = step {
+                payload_left = map.extra_payload_count(id);
+                payload_header = (line, id, payload_left);
             }
-            while open_nodes.len() < open.len() {
-                let parent = open_nodes.last().copied().unwrap_or(0);
-                let name = &wave.scopes[open[open_nodes.len()]].name;
-                open_nodes.push(out.stacks.child(parent, name));
-            }
+            push_event(&mut wave, &open, h, step, depth_before);
+            follow_open_stack(&wave, &open, &mut open_nodes, step, out);
         }
         if let Some(next) = recs.get(i + 1) {
             let delta = u64::try_from(next.record.time.saturating_sub(r.time)).unwrap_or(0);
@@ -468,27 +381,179 @@ fn rebuild_wave(
                 .charge(open_nodes.last().copied().unwrap_or(0), delta);
         }
     }
+    report_wave_end(&wave, &open, payload_left, payload_header, out);
+    wave
+}
+
+/// Flags record `i` of a wave when its value is wider than 32 bits or its time goes backwards.
+fn check_value_and_time(
+    slot: WaveSlot,
+    recs: &[&NumberedRecord],
+    i: usize,
+    out: &mut MarkerScopes,
+) {
+    let (r, line) = (&recs[i].record, recs[i].line);
+    if r.value > u64::from(u32::MAX) {
+        out.issues.push(Issue {
+            line,
+            slot,
+            kind: IssueKind::WideValue { value: r.value },
+        });
+    }
+    if let Some(prev) = i.checked_sub(1).map(|p| recs[p])
+        && r.time < prev.record.time
+    {
+        out.issues.push(Issue {
+            line,
+            slot,
+            kind: IssueKind::TimeBackwards {
+                time: r.time,
+                previous: prev.record.time,
+                previous_line: prev.line,
+            },
+        });
+    }
+}
+
+/// Applies one header word by its low bits: enter, exit, exit then enter, or point.
+fn apply_header(
+    wave: &mut WaveScopes,
+    open: &mut Vec<usize>,
+    map: &Funcmap,
+    h: Header,
+    out: &mut MarkerScopes,
+) -> Step {
+    match h.word & 3 {
+        2 => Step::Enter {
+            scope: enter(wave, open, map, h, out),
+        },
+        1 => Step::Exit {
+            closed: exit(wave, open, h, out),
+        },
+        3 => {
+            let closed = exit(wave, open, h, out);
+            Step::ExitEnter {
+                closed,
+                scope: enter(wave, open, map, h, out),
+            }
+        }
+        _ => Step::Point {
+            point: add_point(wave, map, h, out),
+        },
+    }
+}
+
+/// Adds point `h.id` to `wave`, expecting the `R:` count of payload records; returns its index.
+fn add_point(wave: &mut WaveScopes, map: &Funcmap, h: Header, out: &mut MarkerScopes) -> usize {
+    let Header {
+        word,
+        id,
+        time,
+        line,
+    } = h;
+    let (name, kind) = match resolve(map, id) {
+        Some((name, kind)) => {
+            if kind != "point" {
+                out.issues.push(Issue {
+                    line,
+                    slot: wave.slot,
+                    kind: IssueKind::WrongKind {
+                        word,
+                        id,
+                        used_as: "point",
+                        defined_as: kind,
+                    },
+                });
+            }
+            (name, "point")
+        }
+        None => {
+            out.unknown_ids += 1;
+            out.issues.push(Issue {
+                line,
+                slot: wave.slot,
+                kind: IssueKind::UnknownId { word, id },
+            });
+            (format!("marker {id}"), "marker")
+        }
+    };
+    wave.points.push(Point {
+        name,
+        id,
+        time,
+        payload: Vec::new(),
+        expected_payload: map.extra_payload_count(id),
+        kind,
+    });
+    wave.points.len() - 1
+}
+
+/// Appends the event of a header to the wave's marker sequence, with its nesting depth.
+fn push_event(wave: &mut WaveScopes, open: &[usize], h: Header, step: Step, depth_before: usize) {
+    let depth = match step {
+        Step::Enter { scope } | Step::ExitEnter { scope, .. } => wave.scopes[scope].depth,
+        Step::Exit { .. } => open.len(),
+        Step::Point { .. } => depth_before,
+    };
+    wave.events.push(Event {
+        line: h.line,
+        time: h.time,
+        word: h.word,
+        depth,
+        step,
+    });
+}
+
+/// Brings the stack-tree nodes of the open scopes in line with `open` after a header's step.
+fn follow_open_stack(
+    wave: &WaveScopes,
+    open: &[usize],
+    open_nodes: &mut Vec<usize>,
+    step: Step,
+    out: &mut MarkerScopes,
+) {
+    if let Step::Exit { closed: Some(_) }
+    | Step::ExitEnter {
+        closed: Some(_), ..
+    } = step
+    {
+        open_nodes.pop();
+    }
+    while open_nodes.len() < open.len() {
+        let parent = open_nodes.last().copied().unwrap_or(0);
+        let name = &wave.scopes[open[open_nodes.len()]].name;
+        open_nodes.push(out.stacks.child(parent, name));
+    }
+}
+
+/// Reports what the wave's end left unfinished: a payload cut short and scopes still open.
+fn report_wave_end(
+    wave: &WaveScopes,
+    open: &[usize],
+    payload_left: u32,
+    payload_header: (usize, u32, u32),
+    out: &mut MarkerScopes,
+) {
     if payload_left > 0 {
         out.incomplete_payloads += 1;
         let (line, id, expected) = payload_header;
-        issue(
-            out,
+        out.issues.push(Issue {
             line,
-            IssueKind::PayloadCutShort {
+            slot: wave.slot,
+            kind: IssueKind::PayloadCutShort {
                 id,
                 expected,
                 got: expected - payload_left,
             },
-        );
+        });
     }
-    for &scope in &open {
-        issue(
-            out,
-            wave.scopes[scope].enter_line,
-            IssueKind::OpenAtEnd { scope },
-        );
+    for &scope in open {
+        out.issues.push(Issue {
+            line: wave.scopes[scope].enter_line,
+            slot: wave.slot,
+            kind: IssueKind::OpenAtEnd { scope },
+        });
     }
-    wave
 }
 
 /// A header record being applied.

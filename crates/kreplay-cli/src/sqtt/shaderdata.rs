@@ -137,49 +137,54 @@ pub fn parse_numbered(
         f => f,
     };
     match format {
-        RecordFormat::Json => {
-            let raw: Vec<&serde_json::value::RawValue> =
-                serde_json::from_str(text).map_err(|e| RecordError {
-                    line: e.line(),
-                    detail: format!("{e}; {EXPECTED}"),
-                })?;
-            raw.into_iter()
-                .map(|element| {
-                    // The element borrows from `text`: its offset there gives its line.
-                    let offset =
-                        (element.get().as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
-                    let line = line_of(text, offset);
-                    let parsed: JsonRecord =
-                        serde_json::from_str(element.get()).map_err(|e| RecordError {
-                            line: line + e.line() - 1,
-                            detail: format!("{e}; {EXPECTED}"),
-                        })?;
-                    Ok(NumberedRecord {
-                        line,
-                        record: parsed.into_record(line)?,
-                    })
-                })
-                .collect()
-        }
-        RecordFormat::Jsonl => {
-            let mut out = Vec::new();
-            for (i, line) in text.lines().enumerate() {
-                if line.trim().is_empty() {
-                    continue;
-                }
-                let raw: JsonRecord = serde_json::from_str(line).map_err(|e| RecordError {
-                    line: i + 1,
-                    detail: format!("{e}; {EXPECTED}"),
-                })?;
-                out.push(NumberedRecord {
-                    line: i + 1,
-                    record: raw.into_record(i + 1)?,
-                });
-            }
-            Ok(out)
-        }
+        RecordFormat::Json => parse_json_array(text),
+        RecordFormat::Jsonl => parse_json_lines(text),
         RecordFormat::Csv | RecordFormat::Auto => parse_csv(text),
     }
+}
+
+/// Parses a JSON array of record objects, each numbered by the line where its element starts.
+fn parse_json_array(text: &str) -> Result<Vec<NumberedRecord>, RecordError> {
+    let raw: Vec<&serde_json::value::RawValue> =
+        serde_json::from_str(text).map_err(|e| RecordError {
+            line: e.line(),
+            detail: format!("{e}; {EXPECTED}"),
+        })?;
+    raw.into_iter()
+        .map(|element| {
+            // The element borrows from `text`: its offset there gives its line.
+            let offset = (element.get().as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+            let line = line_of(text, offset);
+            let parsed: JsonRecord =
+                serde_json::from_str(element.get()).map_err(|e| RecordError {
+                    line: line + e.line() - 1,
+                    detail: format!("{e}; {EXPECTED}"),
+                })?;
+            Ok(NumberedRecord {
+                line,
+                record: parsed.into_record(line)?,
+            })
+        })
+        .collect()
+}
+
+/// Parses one JSON record object per non-blank line.
+fn parse_json_lines(text: &str) -> Result<Vec<NumberedRecord>, RecordError> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let raw: JsonRecord = serde_json::from_str(line).map_err(|e| RecordError {
+            line: i + 1,
+            detail: format!("{e}; {EXPECTED}"),
+        })?;
+        out.push(NumberedRecord {
+            line: i + 1,
+            record: raw.into_record(i + 1)?,
+        });
+    }
+    Ok(out)
 }
 
 fn parse_csv(text: &str) -> Result<Vec<NumberedRecord>, RecordError> {
