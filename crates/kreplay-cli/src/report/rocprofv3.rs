@@ -278,36 +278,8 @@ fn process_json(
     command: &str,
     host: &str,
 ) -> String {
-    let mut agents = vec![agent_json(false, 0, 0, "CPU", "CPU", 0)];
-    let mut kernel_symbols = Vec::new();
-    if let Some((_, gpus)) = ids.processes.iter().find(|p| p.0 == pid) {
-        for (i, (_, node, name)) in gpus.iter().enumerate() {
-            agents.push(agent_json(true, *node as i64, i as i64, name, "AMD", 0));
-        }
-    }
-    let mut seen = std::collections::HashSet::new();
-    for d in dispatches.iter().filter(|d| seen.insert(ids.kernel(d))) {
-        let launch = d.launch.clone().unwrap_or_default();
-        let symbol = d.symbol.unwrap_or_default();
-        let display = display_name(d.kernel_name());
-        kernel_symbols.push(json!({
-            "size": 0,
-            "kernel_id": ids.kernel(d),
-            "code_object_id": ids.agent(d),
-            "kernel_name": d.kernel_name(),
-            "kernel_object": launch.kernel_object,
-            "kernarg_segment_size": symbol.kernarg_segment_size,
-            "kernarg_segment_alignment": symbol.kernarg_segment_alignment,
-            "group_segment_size": symbol.group_segment_size,
-            "private_segment_size": symbol.private_segment_size,
-            "sgpr_count": symbol.sgpr_count,
-            "arch_vgpr_count": symbol.arch_vgpr_count,
-            "accum_vgpr_count": symbol.accum_vgpr_count,
-            "formatted_kernel_name": display,
-            "demangled_kernel_name": display,
-            "truncated_kernel_name": truncated_name(&display),
-        }));
-    }
+    let agents = agents_json(pid, ids);
+    let kernel_symbols = kernel_symbols_json(dispatches, ids);
     let (init, fini) = dispatches.iter().fold((u64::MAX, 0), |(a, b), d| {
         let (s, e) = d.span();
         (a.min(s), b.max(e))
@@ -331,10 +303,56 @@ fn process_json(
         "callback_records": {"counter_collection": counter_records},
     })
     .to_string();
-    // The records, written as text (one object per dispatch: building values costs more than
-    // the rest of the document).
     let mut out = head[..head.len() - 1].to_owned();
     out.push_str(",\n\"buffer_records\":{\"kernel_dispatch\":[");
+    write_dispatch_records(&mut out, dispatches, ids);
+    out.push_str("],\"hip_api\":[],\"hsa_api\":[],\"marker_api\":[],\"memory_copy\":[]}}");
+    out
+}
+
+/// The process's agents as `rocprofiler_agent_v0_t` JSON: the CPU, then its GPUs.
+fn agents_json(pid: u64, ids: &Identities) -> Vec<Value> {
+    let mut agents = vec![agent_json(false, 0, 0, "CPU", "CPU", 0)];
+    if let Some((_, gpus)) = ids.processes.iter().find(|p| p.0 == pid) {
+        for (i, (_, node, name)) in gpus.iter().enumerate() {
+            agents.push(agent_json(true, *node as i64, i as i64, name, "AMD", 0));
+        }
+    }
+    agents
+}
+
+/// One kernel symbol per kernel the process dispatched, as rocprofv3 lists them.
+fn kernel_symbols_json(dispatches: &[&Dispatch], ids: &Identities) -> Vec<Value> {
+    let mut kernel_symbols = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for d in dispatches.iter().filter(|d| seen.insert(ids.kernel(d))) {
+        let launch = d.launch.clone().unwrap_or_default();
+        let symbol = d.symbol.unwrap_or_default();
+        let display = display_name(d.kernel_name());
+        kernel_symbols.push(json!({
+            "size": 0,
+            "kernel_id": ids.kernel(d),
+            "code_object_id": ids.agent(d),
+            "kernel_name": d.kernel_name(),
+            "kernel_object": launch.kernel_object,
+            "kernarg_segment_size": symbol.kernarg_segment_size,
+            "kernarg_segment_alignment": symbol.kernarg_segment_alignment,
+            "group_segment_size": symbol.group_segment_size,
+            "private_segment_size": symbol.private_segment_size,
+            "sgpr_count": symbol.sgpr_count,
+            "arch_vgpr_count": symbol.arch_vgpr_count,
+            "accum_vgpr_count": symbol.accum_vgpr_count,
+            "formatted_kernel_name": display,
+            "demangled_kernel_name": display,
+            "truncated_kernel_name": truncated_name(&display),
+        }));
+    }
+    kernel_symbols
+}
+
+/// The kernel-dispatch buffer records, one object per dispatch, written as text (building
+/// values costs more than the rest of the document).
+fn write_dispatch_records(out: &mut String, dispatches: &[&Dispatch], ids: &Identities) {
     for (i, d) in dispatches.iter().enumerate() {
         let launch = d.launch.clone().unwrap_or_default();
         let (start, end) = d.kernel_time();
@@ -359,8 +377,6 @@ fn process_json(
             launch.group_segment_size,
         );
     }
-    out.push_str("],\"hip_api\":[],\"hsa_api\":[],\"marker_api\":[],\"memory_copy\":[]}}");
-    out
 }
 
 /// The `rocprofiler-sdk-tool` array of the tool JSON: one entry per process. `app` is the
