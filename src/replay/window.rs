@@ -1226,17 +1226,9 @@ impl Window<'_> {
     /// (`held` is `None`) it runs under the reader side of the gate; inside it, it runs as the
     /// window's only pass, carrying the application's completion signal, and the window closes.
     fn decline(&self, reason: DeclineReason, held: Option<Held>) {
-        let (q, d, client) = (self.q, self.d, self.client);
-        report_decline(q, d, &reason);
+        let (d, client) = (self.d, self.client);
         STATS.declined.fetch_add(1, Ordering::Relaxed);
-        let stats = ReplayStats::declined(&reason);
-        d.event(
-            client,
-            kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
-            0,
-            self.total,
-            Some(&stats.c),
-        );
+        self.report_refusal(&reason);
         // A client that wants pass events on every dispatch gets a window without snapshot when
         // the reason left none open and opening one cannot wait for this dispatch.
         let held = match held {
@@ -1248,17 +1240,30 @@ impl Window<'_> {
             held => held,
         };
         let Some(held) = held else {
-            let _submit = enter_submit(q);
-            submit_ordinary(
-                self.rt,
-                q,
-                d,
-                self.writer,
-                Some(format!("declined: {reason}")),
-            );
+            self.run_ordinary(format!("declined: {reason}"));
             return;
         };
         self.single_pass(held, Some(&reason));
+    }
+
+    /// Reports why the dispatch is not replayed or not isolated (once per kernel and kind) and
+    /// tells the client in CONFIG EXIT.
+    fn report_refusal(&self, reason: &DeclineReason) {
+        report_decline(self.q, self.d, reason);
+        let stats = ReplayStats::declined(reason);
+        self.d.event(
+            self.client,
+            kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
+            0,
+            self.total,
+            Some(&stats.c),
+        );
+    }
+
+    /// Runs the dispatch once, normally, outside any window; `why` goes into its record.
+    fn run_ordinary(&self, why: String) {
+        let _submit = enter_submit(self.q);
+        submit_ordinary(self.rt, self.q, self.d, self.writer, Some(why));
     }
 
     /// A dispatch that runs once (pass count 1) for a client that wants pass events on every
@@ -1267,7 +1272,7 @@ impl Window<'_> {
     /// within the decline bound the dispatch runs once normally, without pass events (nothing
     /// isolates it), and CONFIG EXIT says why.
     fn run_once_isolated(&self) {
-        let (q, d, client) = (self.q, self.d, self.client);
+        let (d, client) = (self.d, self.client);
         match self.open() {
             Ok(held) => {
                 d.event(
@@ -1280,18 +1285,8 @@ impl Window<'_> {
                 self.single_pass(held, None);
             }
             Err(reason) => {
-                report_decline(q, d, &reason);
-                let stats = ReplayStats::declined(&reason);
-                d.event(
-                    client,
-                    kreplay_event_kind_t::KREPLAY_EVENT_CONFIG_EXIT,
-                    0,
-                    self.total,
-                    Some(&stats.c),
-                );
-                let _submit = enter_submit(q);
-                let why = format!("not isolated: {reason}");
-                submit_ordinary(self.rt, q, d, self.writer, Some(why));
+                self.report_refusal(&reason);
+                self.run_ordinary(format!("not isolated: {reason}"));
             }
         }
     }
