@@ -7,9 +7,10 @@
 //! one process running `benches/apps/host_memory_window.c`, which prints the fastest and the
 //! median wall time of its dispatches. A documented harness (not criterion).
 //!
-//! A second table times `tests/apps/cross_queue.c` (a sibling queue's barrier waiting on the
-//! replayed dispatch, as `hipStreamWaitEvent` submits it): milliseconds per round without the
-//! tool and with the dispatch replayed 3 times.
+//! A second table times `tests/apps/cross_queue.c` in each of its modes (a sibling queue's
+//! barrier-AND or barrier-OR waiting on the replayed dispatch, as `hipStreamWaitEvent` submits
+//! it, or on a marker behind it; the dispatch rung behind a host-opened gate): milliseconds per
+//! round without the tool and with the dispatch replayed 3 times.
 //!
 //! Command: `cargo build --release -p vhsa -p kreplay && cargo bench -p kreplay --bench host_memory`
 
@@ -30,11 +31,11 @@ fn compile_app(dir: &str, name: &str) -> PathBuf {
     out
 }
 
-/// Milliseconds per round of `cross_queue`, with the tool replaying `produce` 3 times or without
-/// the tool.
-fn cross_queue(app: &Path, tool: bool) -> f64 {
+/// Milliseconds per round of `cross_queue` in `mode`, with the tool replaying `produce` 3 times
+/// or without the tool.
+fn cross_queue(app: &Path, mode: &str, tool: bool) -> f64 {
     let mut c = Command::new(app);
-    c.arg("20")
+    c.args(["20", mode])
         .env("LD_LIBRARY_PATH", test_support::vhsa_lib_dir())
         .env_remove("HSA_TOOLS_LIB")
         .env_remove("KREPLAY_HOST_MEMORY");
@@ -115,12 +116,21 @@ fn main() {
         );
     }
     let cq = compile_app("tests/apps", "cross_queue");
-    let (without, with) = (cross_queue(&cq, false), cross_queue(&cq, true));
     println!();
-    println!("| cross_queue round | no tool (ms) | produce replayed 3 times (ms) | ratio |");
-    println!("|---|---|---|---|");
     println!(
-        "| 20 rounds | {without:.3} | {with:.3} | {:.2} |",
-        with / without
+        "| cross_queue mode (20 rounds) | no tool (ms) | produce replayed 3 times (ms) | ratio |"
     );
+    println!("|---|---|---|---|");
+    for mode in ["", "marker", "or", "gate"] {
+        let (without, with) = (cross_queue(&cq, mode, false), cross_queue(&cq, mode, true));
+        println!(
+            "| {} | {without:.3} | {with:.3} | {:.2} |",
+            if mode.is_empty() {
+                "sibling barrier-AND"
+            } else {
+                mode
+            },
+            with / without
+        );
+    }
 }

@@ -507,15 +507,20 @@ unsafe extern "C" fn agents_allow_access(
 /// Runs a host write into `dst` (a copy or fill of the application) under the reader side of the
 /// gate of the agent owning `dst`, so it never lands inside a replay window (where the next
 /// restore would revert it). An asynchronous one is counted in flight until `completion` fires.
+/// One that waits on `deps` signals also waits while a deferred replay window holds an agent
+/// (`replay::deferred::copy_fence`).
 fn fenced_write(
     what: &str,
     dst: *const c_void,
     completion: Option<ffi::hsa_signal_t>,
+    deps: u32,
     call: impl Fn() -> hsa_status_t,
 ) -> hsa_status_t {
     if !state::is_active() {
         return call();
     }
+    let done = completion.map_or(0, |s| s.handle);
+    let _behind_deferred = boundary(what, || replay::deferred::copy_fence(deps, done), Vec::new);
     let fence = boundary(what, || replay::fence_host_write(dst as usize), || None);
     let before = match (&fence, completion, Runtime::get()) {
         (Some(_), Some(s), Some(rt)) if s.handle != 0 => Some((s, rt.signal_load(s))),
@@ -579,7 +584,7 @@ unsafe extern "C" fn memory_copy(
 ) -> hsa_status_t {
     let o = originals();
     // SAFETY: forwarded arguments of the application's call.
-    fenced_write("hsa_memory_copy", dst, None, || unsafe {
+    fenced_write("hsa_memory_copy", dst, None, 0, || unsafe {
         (o.memory_copy)(dst, src, size)
     })
 }
@@ -589,7 +594,7 @@ unsafe extern "C" fn memory_fill(ptr: *mut c_void, value: u32, count: usize) -> 
         return ffi::HSA_STATUS_ERROR;
     };
     // SAFETY: forwarded arguments of the application's call.
-    fenced_write("hsa_amd_memory_fill", ptr, None, || unsafe {
+    fenced_write("hsa_amd_memory_fill", ptr, None, 0, || unsafe {
         f(ptr, value, count)
     })
 }
@@ -613,6 +618,7 @@ unsafe extern "C" fn async_copy(
         "hsa_amd_memory_async_copy",
         dst,
         Some(completion),
+        num_deps,
         || unsafe {
             f(
                 dst, dst_agent, src, src_agent, size, num_deps, deps, completion,
@@ -642,6 +648,7 @@ unsafe extern "C" fn async_copy_on_engine(
         "hsa_amd_memory_async_copy_on_engine",
         dst,
         Some(completion),
+        num_deps,
         || unsafe {
             f(
                 dst, dst_agent, src, src_agent, size, num_deps, deps, completion, engine,
@@ -678,6 +685,7 @@ unsafe extern "C" fn async_copy_rect(
         "hsa_amd_memory_async_copy_rect",
         base,
         Some(completion),
+        num_deps,
         || unsafe {
             f(
                 dst, dst_offset, src, src_offset, range, agent, dir, num_deps, deps, completion,
@@ -919,6 +927,11 @@ unsafe extern "C" fn queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
         )
     };
     if let Some((q, _)) = &entry {
+        boundary(
+            "hsa_queue_destroy",
+            || replay::deferred::queue_destroyed(q.queue_id),
+            || (),
+        );
         // The queue's last completion handlers report to the client; let them finish.
         replay::settle_handlers(std::slice::from_ref(q));
         boundary(
@@ -927,7 +940,10 @@ unsafe extern "C" fn queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
             || (),
         );
     }
-    let gate = entry.as_ref().and_then(|(q, _)| q.gate.lock().take());
+    let gates = entry
+        .as_ref()
+        .map(|(q, _)| std::mem::take(&mut *q.gates.lock()))
+        .unwrap_or_default();
     let counter = entry.as_ref().and_then(|(q, _)| q.counter);
     if let Some(c) = counter {
         boundary(
@@ -942,9 +958,9 @@ unsafe extern "C" fn queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
         // Nothing reads it any more: the drains forgot it and its barrier packets went with the queue.
         rt.signal_destroy(c);
     }
-    if let (Some(g), Some(rt)) = (gate, Runtime::get()) {
-        // The packet that would have lowered it went with the queue.
-        rt.signal_destroy(g.passed);
+    if let Some(rt) = Runtime::get() {
+        // The packets that would have lowered them went with the queue.
+        gates.iter().for_each(|g| rt.signal_destroy(g.passed));
     }
     if let Some((_, raw)) = entry {
         // SAFETY: the interceptor user data leaked at creation; the queue is gone, so no
@@ -1091,16 +1107,13 @@ unsafe fn submit_with_service(
 /// at `OnUnload` (the side queue first runs what it holds, bounded by the drain timeout).
 mod single_use_writer {
     use crate::runtime;
-    use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t, hsa_signal_t};
+    use crate::tool_queue::{self, Packet, Writer};
+    use hsa_abi::ffi::{self, hsa_agent_t, hsa_signal_t};
     use std::cell::Cell;
     use std::collections::HashMap;
     use std::ffi::c_void;
-    use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Mutex, OnceLock};
-
-    /// A packet writer (the runtime's, or this module's).
-    type Writer = unsafe extern "C" fn(*const c_void, u64);
-    type Packet = [u8; 64];
 
     /// Set by `OnLoad` on a ROCm 5.x runtime.
     pub(super) static NEEDED: AtomicBool = AtomicBool::new(false);
@@ -1119,15 +1132,12 @@ mod single_use_writer {
         static FRAME: Cell<Option<Frame>> = const { Cell::new(None) };
     }
 
-    /// Per intercepted queue: the fence its first writes complete, and its side queue (NULL until
+    /// Per intercepted queue: the fence its first writes complete, and its side queue (none until
     /// a later write needs it).
     struct Side {
         fence: hsa_signal_t,
-        queue: *mut hsa_queue_t,
+        queue: Option<tool_queue::ToolQueue>,
     }
-    // SAFETY: runtime handles, used under the map's lock or read-only.
-    unsafe impl Send for Side {}
-
     fn sides() -> &'static Mutex<HashMap<u64, Side>> {
         static SIDES: OnceLock<Mutex<HashMap<u64, Side>>> = OnceLock::new();
         SIDES.get_or_init(Default::default)
@@ -1154,20 +1164,6 @@ mod single_use_writer {
         FRAME.with(|f| f.set(None));
     }
 
-    fn barrier(dep: u64, completion: u64) -> Packet {
-        let header: u16 = ffi::HSA_PACKET_TYPE_BARRIER_AND as u16
-            | (1 << ffi::HSA_PACKET_HEADER_BARRIER)
-            | ((ffi::HSA_FENCE_SCOPE_SYSTEM as u16)
-                << ffi::HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE)
-            | ((ffi::HSA_FENCE_SCOPE_SYSTEM as u16)
-                << ffi::HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
-        let mut p = [0u8; 64];
-        p[..2].copy_from_slice(&header.to_le_bytes());
-        p[8..16].copy_from_slice(&dep.to_le_bytes());
-        p[56..64].copy_from_slice(&completion.to_le_bytes());
-        p
-    }
-
     unsafe extern "C" fn write(pkts: *const c_void, count: u64) {
         let Some(mut frame) = FRAME.with(|f| f.get()) else {
             return;
@@ -1189,16 +1185,18 @@ mod single_use_writer {
             };
             let mut all = Vec::with_capacity(given.len() + 1);
             all.extend_from_slice(given);
-            all.push(barrier(0, side.fence.handle));
+            all.push(tool_queue::barrier(0, side.fence.handle));
             // SAFETY: the runtime's entry on the queue's own fence signal.
             unsafe { (o.signal_add_screlease)(side.fence, 1) };
             // SAFETY: the runtime's writer, called once in this handler call.
             unsafe { (frame.real)(all.as_ptr().cast(), all.len() as u64) };
         } else {
             let mut all = Vec::with_capacity(given.len() + 1);
-            all.push(barrier(side.fence.handle, 0));
+            all.push(tool_queue::barrier(side.fence.handle, 0));
             all.extend_from_slice(given);
-            submit(side.queue, &all);
+            if let Some(queue) = side.queue {
+                queue.submit(&all);
+            }
         }
     }
 
@@ -1229,51 +1227,28 @@ mod single_use_writer {
         let Some(o) = runtime::originals() else {
             return;
         };
-        if !side.queue.is_null() {
-            if !side_queue_idle(side.queue, *crate::replay::DRAIN_TIMEOUT) {
+        if let Some(side_queue) = side.queue {
+            if !side_queue.idle(*crate::replay::DRAIN_TIMEOUT) {
                 tracing::warn!(
                     "the side queue of queue {queue} still held replay writes after {} ms; it is destroyed with them",
                     crate::replay::DRAIN_TIMEOUT.as_millis()
                 );
             }
-            // SAFETY: the tool's own side queue, created with the original entry; nothing
-            // writes to it any more (its intercepted queue is being destroyed, or the tool unloads).
-            unsafe { (o.queue_destroy)(side.queue) };
+            // Nothing writes to it any more (its intercepted queue is being destroyed, or the
+            // tool unloads).
+            side_queue.destroy();
         }
         // SAFETY: the tool's own fence signal; only the side queue's barriers (gone) and the
         // intercepted queue's writes (over) used it.
         unsafe { (o.signal_destroy)(side.fence) };
         tracing::debug!(
             "kreplay: released the replay-write fence{} of queue {queue}",
-            if side.queue.is_null() {
+            if side.queue.is_none() {
                 ""
             } else {
                 " and side queue"
             }
         );
-    }
-
-    /// Waits until the side queue's packet processor consumed every packet written to it.
-    fn side_queue_idle(q: *mut hsa_queue_t, bound: std::time::Duration) -> bool {
-        let Some(o) = runtime::originals() else {
-            return true;
-        };
-        let (Some(add), Some(read)) = (o.kernel.add_write_index, o.kernel.load_read_index) else {
-            return true;
-        };
-        let deadline = std::time::Instant::now() + bound;
-        loop {
-            // SAFETY: the runtime's entries on the tool's own live queue; adding 0 reads the
-            // write index.
-            let (written, done) = unsafe { (add(q, 0), read(q)) };
-            if done >= written {
-                return true;
-            }
-            if std::time::Instant::now() >= deadline {
-                return false;
-            }
-            std::thread::sleep(std::time::Duration::from_micros(200));
-        }
     }
 
     /// The side state of the frame's queue: its fence, created on first use, and its side queue
@@ -1291,75 +1266,30 @@ mod single_use_writer {
                 );
                 return None;
             }
-            slot.insert(Side {
-                fence,
-                queue: std::ptr::null_mut(),
-            });
+            slot.insert(Side { fence, queue: None });
         }
         let s = map.get_mut(&frame.queue)?;
-        if with_queue && s.queue.is_null() {
-            let mut q: *mut hsa_queue_t = std::ptr::null_mut();
-            // SAFETY: the runtime's original entry with a valid out-pointer.
-            let st = unsafe {
-                (o.queue_create)(
-                    hsa_agent_t {
-                        handle: frame.agent,
-                    },
-                    1024,
-                    ffi::HSA_QUEUE_TYPE_MULTI,
-                    None,
-                    std::ptr::null_mut(),
-                    u32::MAX,
-                    u32::MAX,
-                    &mut q,
-                )
+        if with_queue && s.queue.is_none() {
+            let agent = hsa_agent_t {
+                handle: frame.agent,
             };
-            if st != ffi::HSA_STATUS_SUCCESS || q.is_null() {
-                tracing::error!("cannot create the side queue for replay writes (status {st:#x})");
-                return None;
-            }
-            // SAFETY: a queue just created.
-            unsafe { (o.profiler_enable)(q, 1) };
+            let q = tool_queue::create(agent)
+                .map_err(|st| {
+                    tracing::error!(
+                        "cannot create the side queue for replay writes (status {st:#x})"
+                    )
+                })
+                .ok()?;
             tracing::debug!(
                 "kreplay: created a side queue for the replay writes of queue {}",
                 frame.queue
             );
-            s.queue = q;
+            s.queue = Some(q);
         }
         Some(Side {
             fence: s.fence,
             queue: s.queue,
         })
-    }
-
-    /// Copies the packets into the side queue (headers last, with release) and rings it.
-    fn submit(q: *mut hsa_queue_t, pkts: &[Packet]) {
-        let Some(o) = runtime::originals() else {
-            return;
-        };
-        let (Some(add), Some(read)) = (o.kernel.add_write_index, o.kernel.load_read_index) else {
-            tracing::error!("the runtime lacks the queue-index entries; a replay write is dropped");
-            return;
-        };
-        // SAFETY: a live queue of the runtime.
-        let (base, size) = unsafe { ((*q).base_address.cast::<Packet>(), u64::from((*q).size)) };
-        for p in pkts {
-            // SAFETY: the runtime's entries on its own queue.
-            let idx = unsafe { add(q, 1) };
-            // SAFETY: as above.
-            while idx - unsafe { read(q) } >= size {
-                std::thread::yield_now();
-            }
-            // SAFETY: slot `idx % size` of the ring is free (the read index passed it); the
-            // header is published last with release ordering.
-            unsafe {
-                let slot = base.add((idx % size) as usize);
-                let header = u16::from_le_bytes([p[0], p[1]]);
-                std::ptr::copy_nonoverlapping(p.as_ptr().add(2), slot.cast::<u8>().add(2), 62);
-                AtomicU16::from_ptr(slot.cast::<u16>()).store(header, Ordering::Release);
-                (o.signal_store_screlease)((*q).doorbell_signal, idx as i64);
-            }
-        }
     }
 }
 
@@ -1692,6 +1622,7 @@ pub extern "C" fn OnUnload() {
         "OnUnload",
         || {
             if state::advance(ToolState::Active, ToolState::ShuttingDown) {
+                replay::deferred::release_all();
                 if !state::wait_for_submissions(*replay::DRAIN_TIMEOUT) {
                     tracing::warn!(
                         "hsa_shut_down: a submission of another thread was still inside a replay window after {} ms; the runtime \

@@ -26,3 +26,4 @@ pub mod settings;
 pub mod snapshot;
 pub mod state;
 pub mod sync;
+pub mod tool_queue;

@@ -233,8 +233,24 @@ fn a_sibling_barrier_waiting_for_a_signal_set_after_the_replay_declines_it() {
 }
 
 #[test]
-fn earlier_work_on_the_queue_gated_by_a_host_signal_declines_the_replay() {
-    dependent_work_declines("hostgate");
+fn a_dispatch_behind_earlier_work_gated_by_a_host_signal_is_replayed_once_the_gate_opens() {
+    // The gate opens only after the dispatch's submission returned: its window runs off the
+    // submitting thread, and every pass sees the original input.
+    let out_dir = test_support::scratch_dir("concurrency-hostgate");
+    let mut c = command(&app("concurrent", &[]), &[]);
+    c.args(["hostgate", "3"])
+        .env("KREPLAY_PASSES", "3")
+        .env("KREPLAY_KERNEL_INCLUDE", "^rec$")
+        .env("KREPLAY_OUTPUT_DIR", &out_dir);
+    let err = stderr(&run_ok(c));
+    assert!(!err.contains("not replayed"), "{err}");
+    let recs = records(&out_dir);
+    let d = recs
+        .iter()
+        .find(|r| r["record"] == "dispatch" && r["kernel"] == "rec")
+        .expect("rec record");
+    assert_eq!(d["replayed"], true, "{d:#}");
+    assert!(d["skipped"].is_null(), "{d:#}");
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! Cross-queue dependencies on a replayed dispatch: a sibling queue's barrier waiting on the
 //! dispatch's completion signal (as `hipStreamWaitEvent` submits it), or on a marker submitted
-//! behind the dispatch with the same doorbell, does not make the window wait for that queue, so
-//! the dispatch is replayed instead of declined after the drain bound.
+//! behind the dispatch with the same doorbell, or with a barrier-OR, does not make the window wait
+//! for that queue, so the dispatch is replayed instead of declined after the drain bound. A
+//! dispatch rung together with a barrier on a host signal the host sets after ringing is
+//! replayed off the submitting thread once the gate opens.
 
 mod common;
 
@@ -15,6 +17,45 @@ fn a_sibling_queue_waiting_on_the_replayed_dispatch_does_not_decline_it() {
 #[test]
 fn a_sibling_queue_waiting_on_a_marker_behind_the_replayed_dispatch_does_not_decline_it() {
     sibling_waits_and_the_dispatch_is_replayed(&["marker"]);
+}
+
+#[test]
+fn a_sibling_queue_waiting_with_a_barrier_or_on_the_replayed_dispatch_does_not_decline_it() {
+    sibling_waits_and_the_dispatch_is_replayed(&["or"]);
+}
+
+#[test]
+fn a_dispatch_behind_a_host_gate_rung_with_it_is_replayed_once_the_gate_opens() {
+    sibling_waits_and_the_dispatch_is_replayed(&["gate"]);
+}
+
+#[test]
+fn a_copy_waiting_on_a_deferred_dispatch_declines_its_replay_without_a_hang() {
+    // The copy may sit in the runtime's in-order copy engine ahead of the snapshot's own copies:
+    // the deferred window declines, the dispatch runs once, and the copy sees its result.
+    let out_dir = test_support::scratch_dir("cross-queue-gatecopy");
+    let mut c = command(&app("cross_queue", &[]), &[]);
+    c.args(["2", "gatecopy"])
+        .env("KREPLAY_PASSES", "3")
+        .env("KREPLAY_KERNEL_INCLUDE", "^produce$")
+        .env("KREPLAY_OUTPUT_DIR", &out_dir);
+    let out = run_ok(c);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("APP produce_runs=2 "), "{text}");
+    let recs = records(&out_dir);
+    let produce: Vec<_> = recs
+        .iter()
+        .filter(|r| r["record"] == "dispatch" && r["kernel"] == "produce")
+        .collect();
+    assert_eq!(produce.len(), 2, "{recs:#?}");
+    for d in produce {
+        assert_eq!(d["replayed"], false, "{d:#}");
+        let why = d["skipped"].as_str().unwrap_or_default();
+        assert!(
+            why.contains("asynchronous copies waiting on signals"),
+            "{d:#}"
+        );
+    }
 }
 
 fn sibling_waits_and_the_dispatch_is_replayed(extra: &[&str]) {

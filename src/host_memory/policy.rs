@@ -88,6 +88,19 @@ pub fn current() -> Result<HostMemoryPolicy, String> {
     }
 }
 
+/// Where the policy in force was chosen, with its value, as messages name it:
+/// `KREPLAY_HOST_MEMORY=decline`, or `kreplay_set_host_memory_policy(KREPLAY_HOST_MEMORY_DECLINE)`.
+pub fn setting(policy: HostMemoryPolicy) -> String {
+    if API_POLICY.load(Ordering::Relaxed) == 0 {
+        format!("KREPLAY_HOST_MEMORY={}", policy.name())
+    } else {
+        format!(
+            "kreplay_set_host_memory_policy(KREPLAY_HOST_MEMORY_{})",
+            policy.name().to_uppercase()
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,6 +33,14 @@ pub enum DeclineReason {
     /// host-memory policy declines it (`KREPLAY_HOST_MEMORY`).
     #[error("{0}")]
     HostReachable(String),
+    /// A window run off the submitting thread met asynchronous copies, submitted after the
+    /// dispatch, that wait on signals: the runtime's copy engine may run them in order, so the
+    /// snapshot's own copies could wait for this dispatch.
+    #[error(
+        "asynchronous copies waiting on signals were submitted while this dispatch waited behind its queue's gate; \
+         the runtime's copy engine could hold the snapshot's copies behind them"
+    )]
+    DependentCopies,
 }
 
 impl DeclineReason {
@@ -45,6 +53,7 @@ impl DeclineReason {
             DeclineReason::Drain { .. } => "drain",
             DeclineReason::Configuration(_) => "configuration",
             DeclineReason::HostReachable(_) => "reachable host memory",
+            DeclineReason::DependentCopies => "dependent copies",
         }
     }
 }

@@ -118,9 +118,10 @@ pub(super) fn open(
     match policy {
         HostMemoryPolicy::Decline if !reached.is_empty() => {
             return Err(DeclineReason::HostReachable(format!(
-                "the dispatch can reach {} host allocation(s) ({}) and KREPLAY_HOST_MEMORY=decline",
+                "the dispatch can reach {} host allocation(s) ({}) and the host-memory policy is {}",
                 reached.len(),
-                kinds(&reached)
+                kinds(&reached),
+                policy::setting(policy)
             )));
         }
         HostMemoryPolicy::Snapshot if !reached.is_empty() => {
@@ -158,7 +159,8 @@ fn refuse_memory_written_elsewhere(reached: &[HostAllocation]) -> Result<(), Dec
     Err(DeclineReason::HostReachable(format!(
         "the dispatch can reach {} allocation(s) shared with another process or API ({}): their other \
          writers cannot be fenced, so restoring them could lose those writes \
-         (KREPLAY_HOST_MEMORY=ignore replays without restoring)",
+         (the policy ignore, KREPLAY_HOST_MEMORY=ignore or kreplay_set_host_memory_policy, replays \
+         without restoring)",
         shared.len(),
         kinds(&shared)
     )))
@@ -211,8 +213,11 @@ impl HostWindow {
                     &d,
                     &format!(
                         "kernel {} wrote {d}, which kreplay did not restore between passes: every pass wrote it again \
-                         (policy {}; see KREPLAY_HOST_MEMORY)",
-                        self.kernel, self.report.policy
+                         (policy {})",
+                        self.kernel,
+                        policy::current()
+                            .map(policy::setting)
+                            .unwrap_or_else(|_| self.report.policy.clone())
                     ),
                 );
                 self.report.unrestored.push(d);

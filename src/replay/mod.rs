@@ -8,6 +8,7 @@
 pub mod contract;
 pub mod coverage;
 pub mod decline;
+pub mod deferred;
 pub mod drain;
 pub mod gate;
 mod host_window;
@@ -184,18 +185,22 @@ pub struct QueueState {
     pub last_name: Mutex<crate::loader::LastName>,
     /// Errors the runtime reported on the queue (the application's callback is wrapped).
     pub fault: Arc<crate::queue_fault::QueueFault>,
-    /// The last barrier-AND packet of the application on this queue (see
-    /// `window::forward_run`): while it has not passed and one of its dependencies is the
-    /// completion signal of a dispatch being replayed, the queue's later work waits for that
-    /// window, and the window does not wait for it.
-    pub gate: Mutex<Option<Gate>>,
+    /// The barrier packets on this queue that have not passed (as far as the last one added
+    /// saw): the last barrier with dependencies of each application submission, and the tool's
+    /// barrier in front of each deferred window (see `window::forward_run`, `deferred`). While
+    /// one of them cannot pass before a replay window ends (a barrier-AND with one dependency
+    /// among the window's signals, a barrier-OR with all of them there), the queue's later work
+    /// waits for that window, and the window does not wait for it.
+    pub gates: Mutex<Vec<Gate>>,
 }
 
-/// An application barrier-AND packet the tool fenced.
+/// A barrier packet the tool fenced.
 #[derive(Clone, Copy, Debug)]
 pub struct Gate {
     /// Its dependency signals (0: none).
     pub deps: [u64; 5],
+    /// A barrier-OR (passes when any dependency fires) rather than a barrier-AND.
+    pub any: bool,
     /// A tool signal on a barrier packet right after it: below 1 once the gate passed.
     pub passed: hsa_signal_t,
 }
@@ -204,6 +209,18 @@ pub struct Gate {
 unsafe impl Send for QueueState {}
 // SAFETY: as above; every other field is thread-safe.
 unsafe impl Sync for QueueState {}
+
+impl Gate {
+    /// True when the gate cannot pass before every signal of `window` fired.
+    pub fn waits_for(&self, window: &[u64]) -> bool {
+        let mut deps = self.deps.iter().filter(|&&d| d != 0).peekable();
+        if self.any {
+            deps.peek().is_some() && deps.all(|d| window.contains(d))
+        } else {
+            deps.any(|d| window.contains(d))
+        }
+    }
+}
 
 impl QueueState {
     /// State for a new queue.
@@ -228,7 +245,7 @@ impl QueueState {
                 .ok(),
             last_name: Mutex::new(None),
             fault: Arc::new(crate::queue_fault::QueueFault::new(None, std::ptr::null_mut())),
-            gate: Mutex::new(None),
+            gates: Mutex::new(Vec::new()),
         }
     }
 }

@@ -4,6 +4,7 @@ use super::contract::{
     self, Callback, DispatchSummary, PassTimes, ReplayClient, RestoreTotals, call_client,
 };
 use super::decline::DeclineReason;
+use super::deferred;
 use super::gate::{ReplayGate, SubmitGuard, WindowGuard};
 use super::host_window;
 use super::inflight::RuntimeSignals;
@@ -27,10 +28,7 @@ use std::ffi::{CString, c_void};
 use std::sync::atomic::AtomicU16;
 use std::time::{Duration, Instant};
 
-/// The next interceptor down.
-pub type Writer = unsafe extern "C" fn(*const c_void, u64);
-
-type Packet = [u8; 64];
+use crate::tool_queue::{Packet, Writer};
 
 /// `(agent, dispatch id, queue id)` of a replay window open on a thread.
 type WindowMark = (u64, u64, u64);
@@ -185,16 +183,7 @@ fn packet_type(p: &Packet) -> u32 {
 }
 
 fn barrier_packet(completion: hsa_signal_t) -> Packet {
-    let header = (ffi::HSA_PACKET_TYPE_BARRIER_AND as u16)
-        | (1 << ffi::HSA_PACKET_HEADER_BARRIER)
-        | ((ffi::HSA_FENCE_SCOPE_SYSTEM as u16) << ffi::HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE)
-        | ((ffi::HSA_FENCE_SCOPE_SYSTEM as u16) << ffi::HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
-    let b = ffi::hsa_barrier_and_packet_t {
-        header,
-        completion_signal: completion,
-        ..Default::default()
-    };
-    to_bytes(&b)
+    crate::tool_queue::barrier(0, completion.handle)
 }
 
 fn to_bytes<T: Copy>(v: &T) -> Packet {
@@ -387,6 +376,7 @@ fn forward_run(
     if run.is_empty() {
         return;
     }
+    deferred::note_completions(run.iter().map(completion_signal));
     let _submit = enter_submit(q);
     *forwarded = end;
     let is_dispatch = |p: &Packet| packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH;
@@ -397,11 +387,12 @@ fn forward_run(
             write(writer, part);
         }
     };
-    // The last barrier-AND with dependencies becomes the queue's gate: a tool barrier counted in
-    // flight fences what comes before it, and a tool barrier right after it says when it passed.
-    let last = run.iter().rposition(|p| {
-        packet_type(p) == ffi::HSA_PACKET_TYPE_BARRIER_AND && barrier_deps(p) != [0; 5]
-    });
+    // The last barrier with dependencies becomes one of the queue's gates: a tool barrier counted
+    // in flight fences what comes before it, and a tool barrier right after it says when it
+    // passed.
+    let last = run
+        .iter()
+        .rposition(|p| is_barrier(p) && barrier_deps(p) != [0; 5]);
     let signals = last.and_then(|_| Some((SIGNALS.take(rt)?, SIGNALS.take(rt))));
     let (Some(j), Some((before_gate, Some(passed)))) = (last, signals) else {
         if let Some((a, b)) = signals {
@@ -423,21 +414,43 @@ fn forward_run(
         writer,
         &[barrier_packet(before_gate), run[j], barrier_packet(passed)],
     );
-    let gate = super::Gate {
-        deps: barrier_deps(&run[j]),
-        passed,
-    };
-    if let Some(old) = q.gate.lock().replace(gate) {
-        // Recycled once passed (the drains wait for it meanwhile, as for any fenced work).
-        IN_FLIGHT.add_tool_signal(
-            &RuntimeSignals(rt),
-            q.agent.handle,
-            old.passed,
-            q.queue_id,
-            true,
-        );
-    }
+    set_gate(
+        rt,
+        q,
+        super::Gate {
+            deps: barrier_deps(&run[j]),
+            any: packet_type(&run[j]) == ffi::HSA_PACKET_TYPE_BARRIER_OR,
+            passed,
+        },
+    );
     forward(&run[j + 1..]);
+}
+
+/// Adds `gate` to the queue's gates; those that passed leave the list, their signals recycled at
+/// the next drain.
+fn set_gate(rt: Runtime, q: &QueueState, gate: super::Gate) {
+    let mut gates = q.gates.lock();
+    gates.retain(|g| {
+        let open = rt.signal_load(g.passed) >= 1;
+        if !open {
+            IN_FLIGHT.add_tool_signal(
+                &RuntimeSignals(rt),
+                q.agent.handle,
+                g.passed,
+                q.queue_id,
+                true,
+            );
+        }
+        open
+    });
+    gates.push(gate);
+}
+
+fn is_barrier(p: &Packet) -> bool {
+    matches!(
+        packet_type(p),
+        ffi::HSA_PACKET_TYPE_BARRIER_AND | ffi::HSA_PACKET_TYPE_BARRIER_OR
+    )
 }
 
 /// The dependency signals of a barrier-AND or barrier-OR packet (offsets 8 to 47).
@@ -478,18 +491,19 @@ fn published_behind(q: &QueueState, next: u64) -> Vec<u64> {
     out
 }
 
-/// True when queue `queue_id`'s counted work waits behind a barrier-AND on one of `signals`,
-/// signals that fire only after the window (the replayed dispatch's, those behind it).
+/// True when queue `queue_id`'s counted work waits behind a gate that cannot pass before
+/// `signals` fired, signals that fire only after the window (the replayed dispatch's, those
+/// behind it). The work before that gate is counted by the tool barrier in front of it.
 fn waits_on(queue_id: u64, signals: &[u64]) -> bool {
     let Some(rt) = Runtime::get() else {
         return false;
     };
     QUEUES.all().iter().any(|q| {
         q.queue_id == queue_id
-            && q.gate.lock().is_some_and(|g| {
-                g.deps.iter().any(|d| *d != 0 && signals.contains(d))
-                    && rt.signal_load(g.passed) >= 1
-            })
+            && q.gates
+                .lock()
+                .iter()
+                .any(|g| g.waits_for(signals) && rt.signal_load(g.passed) >= 1)
     })
 }
 
@@ -536,7 +550,7 @@ pub unsafe fn on_submit(
         packets,
         next_index,
         writer,
-        client: client.as_ref(),
+        client: &**client,
     };
     for (i, p) in packets.iter().enumerate() {
         if packet_type(p) == ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH {
@@ -555,7 +569,7 @@ struct Submission<'a> {
     /// The ring index after the submission's packets.
     next_index: u64,
     writer: Writer,
-    client: &'a dyn ReplayClient,
+    client: &'static dyn ReplayClient,
 }
 
 impl Submission<'_> {
@@ -612,9 +626,49 @@ impl Submission<'_> {
             }
             total => {
                 forward_before();
-                run_window(rt, q, &dispatch, client, total, writer);
+                if let Some(dispatch) = self.defer(dispatch, total) {
+                    run_window(rt, q, &dispatch, client, total, writer);
+                }
             }
         }
+    }
+
+    /// Defers the window of a dispatch whose queue is gated (a barrier before it has not
+    /// passed) to a worker thread (see [`deferred`]); gives the dispatch back when its window
+    /// is to run here: the queue is not gated, or no signal or thread was to be had.
+    fn defer(&self, mut dispatch: Dispatch, total: u32) -> Option<Dispatch> {
+        let (rt, q, client) = (self.rt, self.q, self.client);
+        if !stays_gated(rt, q) {
+            return Some(dispatch);
+        }
+        let Some(signals) = deferred::take_signals(rt) else {
+            return Some(dispatch);
+        };
+        dispatch.behind.push(signals.done.handle);
+        let moved = MovedDispatch(dispatch);
+        let queue = q.clone();
+        let body: deferred::Body = Box::new(move |writer| {
+            let d = moved;
+            run_window(rt, &queue, &d.0, client, total, writer);
+        });
+        if let Err(body) = deferred::spawn(rt, q, signals, body) {
+            [signals.arrived, signals.done, signals.passed]
+                .into_iter()
+                .for_each(|s| SIGNALS.give_back(s));
+            if let Some(body) = body {
+                body(self.writer);
+            }
+            return None;
+        }
+        let _submit = enter_submit(q);
+        write(self.writer, &deferred::packets_in_queue(&signals));
+        let gate = super::Gate {
+            deps: [signals.done.handle, 0, 0, 0, 0],
+            any: false,
+            passed: signals.passed,
+        };
+        set_gate(rt, q, gate);
+        None
     }
 
     /// A dispatch the client runs once: timed on its own when the client times ordinary
@@ -665,6 +719,50 @@ fn fence_earlier_work(rt: Runtime, q: &Arc<QueueState>, writer: Writer) {
         q.queue_id
     );
 }
+
+/// How long a replayed dispatch's submission waits for a gate of its queue that waits on a
+/// signal of no work the tool saw submitted (a signal the host sets, most likely) before the
+/// window is deferred. A gate waiting only on submitted work (a copy the dispatch needs, a
+/// marker on another queue) is waited for up to the decline bound, as the window's own drain
+/// would: it passes by itself, and a window on the submitting thread needs no thread, queue or
+/// copy fence.
+const GATE_GRACE: Duration = Duration::from_millis(50);
+
+/// True when a gate of `q` has not passed within its grace (see [`GATE_GRACE`]).
+fn stays_gated(rt: Runtime, q: &QueueState) -> bool {
+    let (open, deps): (Vec<hsa_signal_t>, Vec<u64>) = {
+        let gates = q.gates.lock();
+        let open: Vec<_> = gates
+            .iter()
+            .filter(|g| rt.signal_load(g.passed) >= 1)
+            .collect();
+        (
+            open.iter().map(|g| g.passed).collect(),
+            open.iter().flat_map(|g| g.deps).collect(),
+        )
+    };
+    if open.is_empty() {
+        return false;
+    }
+    let bound = DRAIN_DECLINE.as_ref().map_or(GATE_GRACE, |b| *b);
+    let grace = if deferred::completes_on_its_own(&deps) {
+        bound
+    } else {
+        GATE_GRACE.min(bound)
+    };
+    let deadline = Instant::now() + grace;
+    open.into_iter().any(|s| {
+        let left = deadline.saturating_duration_since(Instant::now());
+        rt.signal_wait_lt_one(s, left.as_nanos() as u64) >= 1
+    })
+}
+
+/// A dispatch handed to the worker of its deferred window.
+struct MovedDispatch(Dispatch);
+// SAFETY: the raw pointers of its `info` name the kernel name it owns (an `Arc`), the
+// application's queue (alive until its worker is joined) and its kernarg segment; none is tied
+// to the submitting thread.
+unsafe impl Send for MovedDispatch {}
 
 /// A dispatch under consideration: the packet and what callbacks see.
 struct Dispatch {
@@ -962,7 +1060,9 @@ fn drain_agent(
     window: &[u64],
     deadline: Instant,
 ) -> Result<(), String> {
-    let blocked = |queue_id: u64| queue_id != q.queue_id && waits_on(queue_id, window);
+    // The dispatch's own queue waits on the window only when the window was deferred (its later
+    // packets wait behind the tool's barrier); otherwise the queue drain left nothing on it.
+    let blocked = |queue_id: u64| waits_on(queue_id, window);
     IN_FLIGHT
         .drain_except(&RuntimeSignals(rt), q.agent.handle, deadline, &blocked)
         .map_err(|left| format!("work of the agent's queues or copies into its memory did not finish ({left} still in flight)"))
@@ -1180,6 +1280,9 @@ impl Window<'_> {
             .as_ref()
             .map_err(|e| DeclineReason::Configuration(e.clone()))?;
         let guard = enter_window(q);
+        if deferred::dependent_copies_since_deferral() {
+            return Err(DeclineReason::DependentCopies);
+        }
         let open = OpenWindow::enter(q, d);
         let start_ns = monotonic_ns();
         let deadline = Instant::now() + *decline_bound;
@@ -1658,7 +1761,7 @@ mod tests {
             unfenced: crate::sync::AtomicBool::new(false),
             counter: None,
             last_name: Mutex::new(None),
-            gate: Mutex::new(None),
+            gates: Mutex::new(Vec::new()),
             fault: Arc::new(crate::queue_fault::QueueFault::new(
                 None,
                 std::ptr::null_mut(),

@@ -3,11 +3,15 @@
  * a dispatch of its own; then queue A's dispatch is submitted. The dispatch on A must be
  * replayed (every pass sees the original input) and B's dispatch must run once, after it.
  *
- *   cross_queue <rounds> [marker]
+ *   cross_queue <rounds> [marker|or|gate|gatecopy]
  *
  * With "marker", queue B's barrier waits instead on a marker behind the dispatch on queue A
  * (a barrier-AND with a completion signal, as hipEventRecord submits it), and queue A gets the
- * dispatch and the marker with one doorbell.
+ * dispatch and the marker with one doorbell. With "or", queue B's barrier is a barrier-OR on the
+ * dispatch's signal. With "gate", queue A gets [a barrier-AND on a host signal][the dispatch]
+ * with one doorbell, and the host opens that gate only after ringing. With "gatecopy", as "gate",
+ * and before opening the gate the host submits an asynchronous copy of the dispatch's output
+ * that waits on the dispatch's signal.
  *
  * Prints "APP OK" and "APP ms_per_round=<wall time per round>" on success. */
 #include "common.h"
@@ -39,23 +43,24 @@ static void consume(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
   for (uint32_t i = 0; i < N; i++) y[i] = 2 * x[i];
 }
 
-static void barrier_and(hsa_queue_t* q, hsa_signal_t dep) {
+/* A barrier-AND (or, with `any`, a barrier-OR) on `dep`. */
+static void barrier_on(hsa_queue_t* q, hsa_signal_t dep, int any) {
   uint64_t idx = hsa_queue_add_write_index_screlease(q, 1);
   hsa_barrier_and_packet_t* slot = (hsa_barrier_and_packet_t*)q->base_address + (idx % q->size);
   memset((char*)slot + 4, 0, sizeof *slot - 4);
   slot->dep_signal[0] = dep;
-  uint16_t header = (HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE) | (1 << HSA_PACKET_HEADER_BARRIER) |
+  uint16_t type = any ? HSA_PACKET_TYPE_BARRIER_OR : HSA_PACKET_TYPE_BARRIER_AND;
+  uint16_t header = (type << HSA_PACKET_HEADER_TYPE) | (1 << HSA_PACKET_HEADER_BARRIER) |
                     (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
                     (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
   __atomic_store_n((uint32_t*)slot, (uint32_t)header, __ATOMIC_RELEASE);
   hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)idx);
 }
 
-/* The dispatch and a marker behind it, rung with one doorbell. */
-static void dispatch_then_marker(hsa_queue_t* q, hsa_kernel_dispatch_packet_t d, hsa_signal_t marked) {
-  hsa_barrier_and_packet_t m = aql_barrier_and_packet((hsa_signal_t){0}, marked);
+/* Two packets rung with one doorbell. */
+static void two_packets(hsa_queue_t* q, const void* first, const void* second) {
   uint64_t idx = hsa_queue_add_write_index_screlease(q, 2);
-  const void* packets[2] = {&d, &m};
+  const void* packets[2] = {first, second};
   for (int k = 0; k < 2; k++) {
     uint8_t* slot = (uint8_t*)q->base_address + ((idx + k) % q->size) * 64;
     memcpy(slot + 4, (const uint8_t*)packets[k] + 4, 60);
@@ -66,6 +71,18 @@ static void dispatch_then_marker(hsa_queue_t* q, hsa_kernel_dispatch_packet_t d,
   hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)(idx + 1));
 }
 
+/* The dispatch and a marker behind it, rung with one doorbell. */
+static void dispatch_then_marker(hsa_queue_t* q, hsa_kernel_dispatch_packet_t d, hsa_signal_t marked) {
+  hsa_barrier_and_packet_t m = aql_barrier_and_packet((hsa_signal_t){0}, marked);
+  two_packets(q, &d, &m);
+}
+
+/* A barrier on the host signal `gate` and the dispatch, rung with one doorbell. */
+static void gate_then_dispatch(hsa_queue_t* q, hsa_signal_t gate, hsa_kernel_dispatch_packet_t d) {
+  hsa_barrier_and_packet_t g = aql_barrier_and_packet(gate, (hsa_signal_t){0});
+  two_packets(q, &g, &d);
+}
+
 static uint64_t now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -74,7 +91,9 @@ static uint64_t now_ns(void) {
 
 int main(int argc, char** argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 1;
-  int marker = argc > 2 && strcmp(argv[2], "marker") == 0;
+  const char* mode = argc > 2 ? argv[2] : "";
+  int marker = strcmp(mode, "marker") == 0, any = strcmp(mode, "or") == 0, gated = strcmp(mode, "gate") == 0;
+  int gatecopy = strcmp(mode, "gatecopy") == 0;
   system_t s;
   system_init(&s);
   uint64_t kp = vhsa_native_kernel_create("produce", produce, NULL);
@@ -87,7 +106,10 @@ int main(int argc, char** argv) {
   void* kb = kernargs(&s, ca, 2);
   hsa_queue_t* a = queue_create(s.gpu[0]);
   hsa_queue_t* b = queue_create(s.gpu[0]);
-  hsa_signal_t produced, consumed, marked;
+  hsa_signal_t produced, consumed, marked, gate, copied;
+  CHECK(hsa_signal_create(1, 0, NULL, &gate));
+  CHECK(hsa_signal_create(1, 0, NULL, &copied));
+  uint32_t* z = pool_alloc(s.device_pool[0], N * 4);
   CHECK(hsa_signal_create(1, 0, NULL, &produced));
   CHECK(hsa_signal_create(1, 0, NULL, &consumed));
   CHECK(hsa_signal_create(1, 0, NULL, &marked));
@@ -97,14 +119,27 @@ int main(int argc, char** argv) {
     hsa_signal_store_relaxed(produced, 1);
     hsa_signal_store_relaxed(consumed, 1);
     hsa_signal_store_relaxed(marked, 1);
-    barrier_and(b, marker ? marked : produced);
+    hsa_signal_store_relaxed(gate, 1);
+    barrier_on(b, marker ? marked : produced, any);
     dispatch(b, kc, kb, 1, consumed);
-    if (marker)
+    if (marker) {
       dispatch_then_marker(a, aql_dispatch_packet(kp, ka, 1, 1, produced), marked);
-    else
+    } else if (gated || gatecopy) {
+      gate_then_dispatch(a, gate, aql_dispatch_packet(kp, ka, 1, 1, produced));
+      if (gatecopy) {
+        hsa_signal_store_relaxed(copied, 1);
+        CHECK(hsa_amd_memory_async_copy(z, s.gpu[0], x, s.gpu[0], N * 4, 1, &produced, copied));
+      }
+      hsa_signal_store_screlease(gate, 0);
+    } else {
       dispatch(a, kp, ka, 1, produced);
+    }
     wait_done(produced);
     wait_done(consumed);
+    if (gatecopy) {
+      wait_done(copied);
+      for (uint32_t i = 0; i < N; i++) EXPECT(z[i] == i + 1, "round %d: z[%u] = %u, expected %u", r, i, z[i], i + 1);
+    }
     for (uint32_t i = 0; i < N; i++) {
       EXPECT(x[i] == i + 1, "round %d: x[%u] = %u, expected %u", r, i, x[i], i + 1);
       EXPECT(y[i] == 2 * (i + 1), "round %d: y[%u] = %u, expected %u", r, i, y[i], 2 * (i + 1));

@@ -2,8 +2,11 @@
  *
  *   lifecycle cycles <n> <passes>   n rounds of hsa_init, one replayed dispatch checked from
  *                                   inside the kernel, hsa_shut_down
- *   lifecycle race <n>              n rounds of hsa_init, then a second thread submitting
- *                                   dispatches while the main thread calls hsa_shut_down
+ *   lifecycle race <n> [threads] [host]
+ *                                   n rounds of hsa_init, then `threads` other threads (default
+ *                                   1) submitting dispatches, each on its own queue, while the
+ *                                   main thread calls hsa_shut_down; with "host" each kernel's
+ *                                   buffer is fine-grained host memory (captured by host windows)
  *
  * Prints "APP OK" on success; exits nonzero with "APP FAIL" otherwise. */
 #include "common.h"
@@ -104,49 +107,62 @@ static void* submit_until_stopped(void* arg) {
   }
 }
 
-static void one_race(int round) {
+static void one_race(int round, int threads, int host) {
+  enum { MAX_THREADS = 8 };
   system_t s;
   system_init(&s);
-  submitter_t t;
-  memset(&t, 0, sizeof t);
-  pthread_mutex_init(&t.lock, NULL);
-  t.kobj = vhsa_native_kernel_create("inc", inc_kernel, NULL);
-  EXPECT(t.kobj != 0, "vhsa_native_kernel_create failed");
-  uint32_t* x = pool_alloc(s.device_pool[0], N * 4);
-  for (uint32_t i = 0; i < N; i++) x[i] = i;
-  void* ptrs[1] = {x};
-  t.kernarg = kernargs(&s, ptrs, 1);
-  t.q = queue_create(s.gpu[0]);
-  CHECK(hsa_signal_create(1, 0, NULL, &t.done));
-  pthread_t th;
-  EXPECT(pthread_create(&th, NULL, submit_until_stopped, &t) == 0, "pthread_create");
-  /* Let the thread submit, then shut down at a moment that varies from round to round. */
+  if (threads < 1) threads = 1;
+  if (threads > MAX_THREADS) threads = MAX_THREADS;
+  submitter_t t[MAX_THREADS];
+  pthread_t th[MAX_THREADS];
+  uint64_t kobj = vhsa_native_kernel_create("inc", inc_kernel, NULL);
+  EXPECT(kobj != 0, "vhsa_native_kernel_create failed");
+  for (int k = 0; k < threads; k++) {
+    memset(&t[k], 0, sizeof t[k]);
+    pthread_mutex_init(&t[k].lock, NULL);
+    t[k].kobj = kobj;
+    uint32_t* x = pool_alloc(host ? s.fine_pool : s.device_pool[0], N * 4);
+    for (uint32_t i = 0; i < N; i++) x[i] = i;
+    void* ptrs[1] = {x};
+    t[k].kernarg = kernargs(&s, ptrs, 1);
+    t[k].q = queue_create(s.gpu[0]);
+    CHECK(hsa_signal_create(1, 0, NULL, &t[k].done));
+  }
+  for (int k = 0; k < threads; k++)
+    EXPECT(pthread_create(&th[k], NULL, submit_until_stopped, &t[k]) == 0, "pthread_create");
+  /* Let the threads submit, then shut down at a moment that varies from round to round. */
   for (;;) {
-    pthread_mutex_lock(&t.lock);
-    int n = t.submitted;
-    pthread_mutex_unlock(&t.lock);
+    pthread_mutex_lock(&t[0].lock);
+    int n = t[0].submitted;
+    pthread_mutex_unlock(&t[0].lock);
     if (n > 0) break;
     sched_yield();
   }
   struct timespec pause = {0, (long)(round % 5) * 300 * 1000};
   nanosleep(&pause, NULL);
-  pthread_mutex_lock(&t.lock);
-  t.stopping = 1;
-  pthread_mutex_unlock(&t.lock);
+  for (int k = 0; k < threads; k++) {
+    pthread_mutex_lock(&t[k].lock);
+    t[k].stopping = 1;
+    pthread_mutex_unlock(&t[k].lock);
+  }
   CHECK(hsa_shut_down());
-  EXPECT(pthread_join(th, NULL) == 0, "pthread_join");
-  pthread_mutex_destroy(&t.lock);
+  for (int k = 0; k < threads; k++) {
+    EXPECT(pthread_join(th[k], NULL) == 0, "pthread_join");
+    pthread_mutex_destroy(&t[k].lock);
+  }
 }
 
 int main(int argc, char** argv) {
-  EXPECT(argc >= 3, "usage: lifecycle cycles <n> <passes> | lifecycle race <n>");
+  EXPECT(argc >= 3, "usage: lifecycle cycles <n> <passes> | lifecycle race <n> [threads] [host]");
   int rounds = atoi(argv[2]);
   if (strcmp(argv[1], "cycles") == 0) {
     EXPECT(argc >= 4, "cycles needs a pass count");
     int passes = atoi(argv[3]);
     for (int r = 0; r < rounds; r++) one_cycle(r, passes);
   } else if (strcmp(argv[1], "race") == 0) {
-    for (int r = 0; r < rounds; r++) one_race(r);
+    int threads = argc > 3 ? atoi(argv[3]) : 1;
+    int host = argc > 4 && strcmp(argv[4], "host") == 0;
+    for (int r = 0; r < rounds; r++) one_race(r, threads, host);
   } else {
     EXPECT(0, "unknown mode %s", argv[1]);
   }

@@ -320,8 +320,10 @@ fn the_c_api_client_declines_and_executable_reload_on_both_runtimes() {
         let out = stdout(&o);
         assert!(out.contains("APP OK"), "{}: {}", rt.name(), stderr(&o));
         assert!(
-            out.contains("APP declined: ") && out.contains("KREPLAY_HOST_MEMORY=decline"),
-            "{}: {out}",
+            out.contains("APP declined: ")
+                && out.contains("kreplay_set_host_memory_policy(KREPLAY_HOST_MEMORY_DECLINE)")
+                && !out.contains("KREPLAY_HOST_MEMORY=decline"),
+            "{}: the reason names the C API's choice, not the environment's: {out}",
             rt.name()
         );
         // An executable destroyed and loaded again: its variable is restored both times.
