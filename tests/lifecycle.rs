@@ -51,6 +51,25 @@ fn shutdown_while_another_thread_submits_is_harmless() {
 }
 
 #[test]
+fn shutdown_while_several_threads_submit_on_host_memory_is_harmless() {
+    // Four submitting threads, each on its own queue, their kernels writing fine-grained host
+    // memory (host windows capture and restore it), while the main thread shuts down.
+    for run in 0..3 {
+        let mut c = command(&app("lifecycle", &[]), &[]);
+        c.args(["race", "20", "4", "host"])
+            .env("KREPLAY_PASSES", "3");
+        let out = c.output().expect("run the lifecycle application");
+        let err = stderr(&out);
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("APP OK"),
+            "run {run} failed ({}):\n{err}",
+            out.status
+        );
+        assert!(!err.contains("fatal"), "run {run}: {err}");
+    }
+}
+
+#[test]
 fn shutdown_while_another_thread_submits_is_harmless_with_a_tool_client() {
     // The test tool registers from its OnLoad in every runtime instance and is unloaded after
     // each OnUnload: no callback may reach it afterwards.
