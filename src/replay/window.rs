@@ -720,15 +720,11 @@ fn fence_earlier_work(rt: Runtime, q: &Arc<QueueState>, writer: Writer) {
     );
 }
 
-/// How long a replayed dispatch's submission waits for a gate of its queue that waits on a
-/// signal of no work the tool saw submitted (a signal the host sets, most likely) before the
-/// window is deferred. A gate waiting only on submitted work (a copy the dispatch needs, a
-/// marker on another queue) is waited for up to the decline bound, as the window's own drain
-/// would: it passes by itself, and a window on the submitting thread needs no thread, queue or
-/// copy fence.
-const GATE_GRACE: Duration = Duration::from_millis(50);
-
-/// True when a gate of `q` has not passed within its grace (see [`GATE_GRACE`]).
+/// True when a gate of `q` has not passed and will not soon by itself: it waits on a signal that
+/// is the completion signal of no packet or copy the tool saw submitted lately (a signal the
+/// host sets, most likely), or it waits only on submitted work (a copy the dispatch needs, a
+/// marker on another queue) and has not passed within the decline bound, as the window's own
+/// drain would wait. A window on the submitting thread needs no thread, queue or copy fence.
 fn stays_gated(rt: Runtime, q: &QueueState) -> bool {
     let (open, deps): (Vec<hsa_signal_t>, Vec<u64>) = {
         let gates = q.gates.lock();
@@ -744,13 +740,13 @@ fn stays_gated(rt: Runtime, q: &QueueState) -> bool {
     if open.is_empty() {
         return false;
     }
-    let bound = DRAIN_DECLINE.as_ref().map_or(GATE_GRACE, |b| *b);
-    let grace = if deferred::completes_on_its_own(&deps) {
-        bound
-    } else {
-        GATE_GRACE.min(bound)
+    if !deferred::completes_on_its_own(&deps) {
+        return true;
+    }
+    let Ok(bound) = DRAIN_DECLINE.as_ref() else {
+        return true;
     };
-    let deadline = Instant::now() + grace;
+    let deadline = Instant::now() + *bound;
     open.into_iter().any(|s| {
         let left = deadline.saturating_duration_since(Instant::now());
         rt.signal_wait_lt_one(s, left.as_nanos() as u64) >= 1
