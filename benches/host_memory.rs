@@ -121,7 +121,7 @@ fn main() {
         "| cross_queue mode (20 rounds) | no tool (ms) | produce replayed 3 times (ms) | ratio |"
     );
     println!("|---|---|---|---|");
-    for mode in ["", "marker", "or", "gate"] {
+    for mode in ["", "marker", "or", "gate", "value"] {
         let (without, with) = (cross_queue(&cq, mode, false), cross_queue(&cq, mode, true));
         println!(
             "| {} | {without:.3} | {with:.3} | {:.2} |",

@@ -30,6 +30,11 @@ fn a_dispatch_behind_a_host_gate_rung_with_it_is_replayed_once_the_gate_opens() 
 }
 
 #[test]
+fn a_dispatch_behind_a_barrier_value_packet_on_a_host_signal_is_replayed_once_it_opens() {
+    sibling_waits_and_the_dispatch_is_replayed(&["value"]);
+}
+
+#[test]
 fn a_copy_waiting_on_a_deferred_dispatch_declines_its_replay_without_a_hang() {
     // The copy may sit in the runtime's in-order copy engine ahead of the snapshot's own copies:
     // the deferred window declines, the dispatch runs once, and the copy sees its result.

@@ -392,7 +392,7 @@ fn forward_run(
     // passed.
     let last = run
         .iter()
-        .rposition(|p| is_barrier(p) && barrier_deps(p) != [0; 5]);
+        .rposition(|p| gate_of(p).is_some_and(|(deps, _)| deps != [0; 5]));
     let signals = last.and_then(|_| Some((SIGNALS.take(rt)?, SIGNALS.take(rt))));
     let (Some(j), Some((before_gate, Some(passed)))) = (last, signals) else {
         if let Some((a, b)) = signals {
@@ -414,15 +414,8 @@ fn forward_run(
         writer,
         &[barrier_packet(before_gate), run[j], barrier_packet(passed)],
     );
-    set_gate(
-        rt,
-        q,
-        super::Gate {
-            deps: barrier_deps(&run[j]),
-            any: packet_type(&run[j]) == ffi::HSA_PACKET_TYPE_BARRIER_OR,
-            passed,
-        },
-    );
+    let (deps, any) = gate_of(&run[j]).unwrap_or_default();
+    set_gate(rt, q, super::Gate { deps, any, passed });
     forward(&run[j + 1..]);
 }
 
@@ -446,18 +439,23 @@ fn set_gate(rt: Runtime, q: &QueueState, gate: super::Gate) {
     gates.push(gate);
 }
 
-fn is_barrier(p: &Packet) -> bool {
-    matches!(
-        packet_type(p),
-        ffi::HSA_PACKET_TYPE_BARRIER_AND | ffi::HSA_PACKET_TYPE_BARRIER_OR
-    )
-}
+/// AMD's vendor packet format of a barrier on one signal's value (`hsa_amd_barrier_value_packet_t`,
+/// as HIP's stream waits on a value submit it).
+const AMD_BARRIER_VALUE: u8 = 2;
 
-/// The dependency signals of a barrier-AND or barrier-OR packet (offsets 8 to 47).
-fn barrier_deps(p: &Packet) -> [u64; 5] {
-    std::array::from_fn(|i| {
-        u64::from_le_bytes(p[8 + 8 * i..16 + 8 * i].try_into().unwrap_or([0; 8]))
-    })
+/// The dependency signals of a packet that holds its queue until they fire, and whether any one
+/// of them is enough: a barrier-AND (all) or barrier-OR (any) on up to five signals (offsets 8
+/// to 47), or AMD's barrier-value packet on the signal at offset 8.
+fn gate_of(p: &Packet) -> Option<([u64; 5], bool)> {
+    let word = |i: usize| u64::from_le_bytes(p[8 + 8 * i..16 + 8 * i].try_into().unwrap_or([0; 8]));
+    match packet_type(p) {
+        ffi::HSA_PACKET_TYPE_BARRIER_AND => Some((std::array::from_fn(word), false)),
+        ffi::HSA_PACKET_TYPE_BARRIER_OR => Some((std::array::from_fn(word), true)),
+        ffi::HSA_PACKET_TYPE_VENDOR_SPECIFIC if p[2] == AMD_BARRIER_VALUE => {
+            Some(([word(0), 0, 0, 0, 0], false))
+        }
+        _ => None,
+    }
 }
 
 /// Completion signals of the packets the application published in its ring from index `next`

@@ -3,13 +3,14 @@
  * a dispatch of its own; then queue A's dispatch is submitted. The dispatch on A must be
  * replayed (every pass sees the original input) and B's dispatch must run once, after it.
  *
- *   cross_queue <rounds> [marker|or|gate|gatecopy]
+ *   cross_queue <rounds> [marker|or|gate|value|gatecopy]
  *
  * With "marker", queue B's barrier waits instead on a marker behind the dispatch on queue A
  * (a barrier-AND with a completion signal, as hipEventRecord submits it), and queue A gets the
  * dispatch and the marker with one doorbell. With "or", queue B's barrier is a barrier-OR on the
  * dispatch's signal. With "gate", queue A gets [a barrier-AND on a host signal][the dispatch]
- * with one doorbell, and the host opens that gate only after ringing. With "gatecopy", as "gate",
+ * with one doorbell, and the host opens that gate only after ringing; "value" does the same with
+ * AMD's barrier-value packet (as HIP's stream waits on a value submit it). With "gatecopy", as "gate",
  * and before opening the gate the host submits an asynchronous copy of the dispatch's output
  * that waits on the dispatch's signal.
  *
@@ -83,6 +84,21 @@ static void gate_then_dispatch(hsa_queue_t* q, hsa_signal_t gate, hsa_kernel_dis
   two_packets(q, &g, &d);
 }
 
+/* AMD's barrier-value packet until `gate` reads 0, and the dispatch, rung with one doorbell. */
+static void value_gate_then_dispatch(hsa_queue_t* q, hsa_signal_t gate, hsa_kernel_dispatch_packet_t d) {
+  hsa_amd_barrier_value_packet_t g;
+  memset(&g, 0, sizeof g);
+  g.header.header = (HSA_PACKET_TYPE_VENDOR_SPECIFIC << HSA_PACKET_HEADER_TYPE) | (1 << HSA_PACKET_HEADER_BARRIER) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
+  g.header.AmdFormat = HSA_AMD_PACKET_TYPE_BARRIER_VALUE;
+  g.signal = gate;
+  g.value = 0;
+  g.mask = -1;
+  g.cond = HSA_SIGNAL_CONDITION_EQ;
+  two_packets(q, &g, &d);
+}
+
 static uint64_t now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -93,7 +109,7 @@ int main(int argc, char** argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 1;
   const char* mode = argc > 2 ? argv[2] : "";
   int marker = strcmp(mode, "marker") == 0, any = strcmp(mode, "or") == 0, gated = strcmp(mode, "gate") == 0;
-  int gatecopy = strcmp(mode, "gatecopy") == 0;
+  int gatecopy = strcmp(mode, "gatecopy") == 0, valued = strcmp(mode, "value") == 0;
   system_t s;
   system_init(&s);
   uint64_t kp = vhsa_native_kernel_create("produce", produce, NULL);
@@ -124,6 +140,9 @@ int main(int argc, char** argv) {
     dispatch(b, kc, kb, 1, consumed);
     if (marker) {
       dispatch_then_marker(a, aql_dispatch_packet(kp, ka, 1, 1, produced), marked);
+    } else if (valued) {
+      value_gate_then_dispatch(a, gate, aql_dispatch_packet(kp, ka, 1, 1, produced));
+      hsa_signal_store_screlease(gate, 0);
     } else if (gated || gatecopy) {
       gate_then_dispatch(a, gate, aql_dispatch_packet(kp, ka, 1, 1, produced));
       if (gatecopy) {
