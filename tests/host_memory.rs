@@ -252,38 +252,7 @@ fn the_host_memory_option_sets_the_policy_and_the_summary_warns_about_unrestored
 fn hip_replayed(mode: &str) {
     let exe = hip_app("host_memory_hip");
     let out_dir = test_support::scratch_dir(&format!("host-memory-hip-{mode}"));
-    let mut c = std::process::Command::new(test_support::kreplay_bin());
-    for v in [
-        "HSA_TOOLS_LIB",
-        "KREPLAY_PASSES",
-        "KREPLAY_HOST_MEMORY",
-        "KREPLAY_VERIFY",
-    ] {
-        c.env_remove(v);
-    }
-    let out = c
-        .env("VHSA_AGENTS", "gfx90a")
-        .args([
-            "run",
-            "--runtime",
-            "virtual",
-            "--passes",
-            "3",
-            "-f",
-            "json",
-            "-d",
-        ])
-        .arg(&out_dir)
-        .arg("--")
-        .arg(&exe)
-        .arg(mode)
-        .output()
-        .expect("run kreplay");
-    let text = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (out, text) = kreplay_run_virtual(&exe, &[mode], &out_dir);
     assert!(out.status.success(), "{text}");
     assert!(
         text.lines().any(|l| l == "PASS"),

@@ -35,29 +35,21 @@ fn a_tool_client_registers_again_in_each_runtime_instance() {
 fn shutdown_while_another_thread_submits_is_harmless() {
     // Without the tool the racing thread's calls are refused once the runtime shut down; with it
     // the same holds, whatever the moment of the shutdown (it varies from round to round).
-    for run in 0..8 {
-        let mut c = command(&app("lifecycle", &[]), &[]);
-        c.args(["race", "30"]).env("KREPLAY_PASSES", "3");
-        let out = c.output().expect("run the lifecycle application");
-        assert!(
-            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("APP OK"),
-            "run {run} failed ({}):\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let err = stderr(&out);
-        assert!(!err.contains("fatal"), "run {run}: {err}");
-    }
+    races_end_cleanly(8, &["race", "30"]);
 }
 
 #[test]
 fn shutdown_while_several_threads_submit_on_host_memory_is_harmless() {
     // Four submitting threads, each on its own queue, their kernels writing fine-grained host
     // memory (host windows capture and restore it), while the main thread shuts down.
-    for run in 0..3 {
+    races_end_cleanly(3, &["race", "20", "4", "host"]);
+}
+
+/// Runs `lifecycle <args>` `runs` times with 3 passes per dispatch: each run ends cleanly.
+fn races_end_cleanly(runs: u32, args: &[&str]) {
+    for run in 0..runs {
         let mut c = command(&app("lifecycle", &[]), &[]);
-        c.args(["race", "20", "4", "host"])
-            .env("KREPLAY_PASSES", "3");
+        c.args(args).env("KREPLAY_PASSES", "3");
         let out = c.output().expect("run the lifecycle application");
         let err = stderr(&out);
         assert!(
@@ -76,24 +68,7 @@ fn a_hip_program_exiting_while_threads_launch_replayed_kernels_exits_cleanly() {
     let exe = hip_app("exit_race");
     for (run, usec) in [500, 2000, 5000, 12000].into_iter().enumerate() {
         let out_dir = test_support::scratch_dir(&format!("exit-race-{run}"));
-        let mut c = std::process::Command::new(test_support::kreplay_bin());
-        for v in ["HSA_TOOLS_LIB", "KREPLAY_PASSES", "KREPLAY_HOST_MEMORY"] {
-            c.env_remove(v);
-        }
-        let out = c
-            .env("VHSA_AGENTS", "gfx90a")
-            .args(["run", "--runtime", "virtual", "--passes", "3", "-d"])
-            .arg(&out_dir)
-            .arg("--")
-            .arg(&exe)
-            .args(["4", &usec.to_string()])
-            .output()
-            .expect("run kreplay");
-        let text = format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let (out, text) = kreplay_run_virtual(&exe, &["4", &usec.to_string()], &out_dir);
         assert!(
             out.status.success() && text.contains("APP exiting after"),
             "run {run} ({}): {text}",

@@ -246,3 +246,42 @@ pub fn records(dir: &Path) -> Vec<serde_json::Value> {
     }
     out
 }
+
+/// `kreplay run --runtime virtual --passes 3 -f json -d <out_dir> -- <exe> <args>` on a gfx90a
+/// agent, the tool's variables of the test's own environment removed. Returns the output and its
+/// stdout and stderr as one text.
+pub fn kreplay_run_virtual(exe: &Path, args: &[&str], out_dir: &Path) -> (Output, String) {
+    let mut c = Command::new(test_support::kreplay_bin());
+    for v in [
+        "HSA_TOOLS_LIB",
+        "KREPLAY_PASSES",
+        "KREPLAY_HOST_MEMORY",
+        "KREPLAY_VERIFY",
+    ] {
+        c.env_remove(v);
+    }
+    let out = c
+        .env("VHSA_AGENTS", "gfx90a")
+        .args([
+            "run",
+            "--runtime",
+            "virtual",
+            "--passes",
+            "3",
+            "-f",
+            "json",
+            "-d",
+        ])
+        .arg(out_dir)
+        .arg("--")
+        .arg(exe)
+        .args(args)
+        .output()
+        .expect("run kreplay");
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out, text)
+}
