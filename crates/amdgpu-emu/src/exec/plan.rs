@@ -1,0 +1,673 @@
+//! Pre-resolved instructions: the most frequent instruction forms with their operands (vector
+//! register rows, scalar registers, inline constants and literals), branch targets and row
+//! handler resolved once per decoded code range, so that running one re-reads none of the
+//! decoded fields and dispatches once. A plan computes whole register rows (all 64 lanes, then
+//! written under EXEC as a blend); everything else, and every case a plan's run-time checks
+//! refuse (VGPR indexing, a directed rounding mode, lanes a memory access cannot take in one
+//! range), runs on the general path, which stays the reference semantics.
+
+use crate::decode::{Enc, Ext, Inst, LITERAL, Op, Op::*, Program, Ty, VCC, VGPR};
+use crate::wave::{LANES, STAGE, VReg, Wave, inline_const};
+
+use super::float::{self, Env};
+use super::memory::{GlobalDword, global_dword, global_dword_plan};
+use super::vector::{flush32_bits, lane_mask};
+use super::{Ctx, Flow, Step, is_known_source};
+
+/// A 32-bit source operand, resolved.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum From {
+    /// A VGPR/AGPR row.
+    Row(u16),
+    /// A scalar register (0..128), read when the instruction runs.
+    Sgpr(u8),
+    /// An inline constant or the literal (modifiers already applied).
+    Value(u32),
+}
+
+/// A 32-bit source with its f32 sign modifiers: the bits cleared (abs), then flipped (neg).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Src {
+    from: From,
+    clear: u32,
+    flip: u32,
+}
+
+/// A 64-bit lane mask source (condition or carry-in).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Mask {
+    None,
+    /// VCC.
+    Vcc,
+    /// An SGPR pair.
+    Pair(u8),
+    Value(u64),
+}
+
+/// A whole-row operation on the register file: the destination row from three source rows
+/// (slots), the MODE's denormal controls and a condition mask, written in the EXEC lanes.
+pub(crate) type RowFn = fn(&mut [VReg], usize, [usize; 3], &Env, u64, u64);
+
+/// A compare of whole rows: bit `l` of the result is the compare of lane `l`.
+type CompareFn = fn(&VReg, &VReg) -> u64;
+
+/// A 32-bit VALU operation writing a VGPR row.
+pub(crate) struct RowPlan {
+    run: RowFn,
+    dst: u16,
+    src: [Src; 3],
+    cond: Mask,
+    float: bool,
+}
+
+/// A VALU compare writing a lane mask (and EXEC for `v_cmpx`).
+pub(crate) struct ComparePlan {
+    run: CompareFn,
+    src: [Src; 2],
+    dst: u16,
+    exec: bool,
+}
+
+/// A 32-bit add with carry-out (and carry-in) writing a VGPR row and a lane mask.
+pub(crate) struct CarryPlan {
+    dst: u16,
+    sdst: u16,
+    src: [Src; 2],
+    cond: Mask,
+}
+
+/// A 64-bit source operand, resolved.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Wide {
+    /// A VGPR pair (the low slot).
+    Pair(u16),
+    /// A 32-bit VGPR row.
+    Row(u16),
+    /// An SGPR pair.
+    SPair(u8),
+    /// A 32-bit SGPR.
+    Sgpr(u8),
+    Value(u64),
+}
+
+/// A VALU operation with a 64-bit result in a VGPR pair.
+pub(crate) struct WidePlan {
+    op: Op,
+    dst: u16,
+    src: [Wide; 3],
+}
+
+/// A branch with its target instruction resolved.
+#[derive(Clone, Copy)]
+pub(crate) struct BranchPlan {
+    op: Op,
+    target: u32,
+}
+
+/// How one instruction runs.
+pub(crate) enum Plan {
+    /// The general path.
+    General,
+    /// Nothing to do but continue (`s_waitcnt`, `s_nop`).
+    Next,
+    Rows(RowPlan),
+    Compare(ComparePlan),
+    Carry(CarryPlan),
+    Wide(WidePlan),
+    Branch(BranchPlan),
+    Global(GlobalDword),
+}
+
+/// The plans of a decoded program, one per instruction.
+pub(crate) fn build(prog: &Program) -> Vec<Plan> {
+    (0..prog.insts.len())
+        .map(|i| plan_of(prog, i).unwrap_or(Plan::General))
+        .collect()
+}
+
+fn plan_of(prog: &Program, i: usize) -> Option<Plan> {
+    let inst = &prog.insts[i];
+    match inst.enc {
+        Enc::Sopp => sopp_plan(prog, i),
+        Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 => {
+            if inst.ext != Ext::None || inst.omod != 0 || inst.clamp {
+                return None;
+            }
+            if let Some(run) = row_fn(inst.op) {
+                return row_plan(inst, run).map(Plan::Rows);
+            }
+            if let Some(run) = compare_fn(inst.op) {
+                return compare_plan(inst, run).map(Plan::Compare);
+            }
+            if matches!(inst.op, v_add_co_u32 | v_addc_co_u32) {
+                return carry_plan(inst).map(Plan::Carry);
+            }
+            wide_plan(inst).map(Plan::Wide)
+        }
+        Enc::Flat => global_dword_plan(inst).map(Plan::Global),
+        _ => None,
+    }
+}
+
+fn sopp_plan(prog: &Program, i: usize) -> Option<Plan> {
+    let inst = &prog.insts[i];
+    match inst.op {
+        s_waitcnt | s_nop => Some(Plan::Next),
+        s_branch | s_cbranch_scc0 | s_cbranch_scc1 | s_cbranch_vccz | s_cbranch_vccnz
+        | s_cbranch_execz | s_cbranch_execnz => {
+            let to = prog.address_of(i) as i64 + 4 + inst.imm as i64 * 4;
+            let target = prog.index_of(to as u64)?;
+            Some(Plan::Branch(BranchPlan {
+                op: inst.op,
+                target: u32::try_from(target).ok()?,
+            }))
+        }
+        _ => None,
+    }
+}
+
+/// Source `k` of `inst` read as `ty`, as the general path reads it (`fetch` then `modify`):
+/// the sign modifiers act on 32-bit float and untyped operands only. `None` for an operand
+/// the general path must handle (apertures, VCCZ/EXECZ/SCC, unknown codes, f16 modifiers).
+fn source(inst: &Inst, k: usize, ty: Ty) -> Option<Src> {
+    let code = inst.src[k];
+    if !is_known_source(code) || ty.dwords() != 1 {
+        return None;
+    }
+    let (neg, abs) = (inst.neg >> k & 1 != 0, inst.abs >> k & 1 != 0);
+    let (clear, flip) = match ty {
+        Ty::F32 | Ty::B32 => (if abs { 1 << 31 } else { 0 }, if neg { 1 << 31 } else { 0 }),
+        _ if !neg && !abs => (0, 0),
+        Ty::F16 | Ty::P16 | Ty::F64 | Ty::B64 | Ty::PF32 => return None,
+        _ => (0, 0),
+    };
+    let from = match code {
+        c if c >= VGPR => From::Row((Wave::vslot(c) & 511) as u16),
+        0..=127 => From::Sgpr(code as u8),
+        128..=208 | 240..=248 | LITERAL => {
+            let v = inline_const(code, ty, inst.lit)? as u32;
+            return Some(Src {
+                from: From::Value((v & !clear) ^ flip),
+                clear: 0,
+                flip: 0,
+            });
+        }
+        _ => return None,
+    };
+    Some(Src { from, clear, flip })
+}
+
+/// The condition or carry-in mask an operation reads: VCC, or its third VOP3 source.
+fn mask_source(inst: &Inst) -> Option<Mask> {
+    if inst.enc != Enc::Vop3 {
+        return Some(Mask::Vcc);
+    }
+    match inst.src[2] {
+        c @ 0..=127 => Some(Mask::Pair(c as u8)),
+        c @ (128..=208 | 240..=248 | LITERAL) => {
+            inline_const(c, Ty::B64, inst.lit).map(Mask::Value)
+        }
+        _ => None,
+    }
+}
+
+fn row_plan(inst: &Inst, run: RowFn) -> Option<RowPlan> {
+    let op = inst.op;
+    let types = op.types();
+    if types.iter().any(|t| t.dwords() != 1) {
+        return None;
+    }
+    let nsrc = (types.len() - 1).min(3);
+    let mut src = [Src {
+        from: From::Value(0),
+        clear: 0,
+        flip: 0,
+    }; 3];
+    for k in 0..nsrc {
+        src[k] = source(inst, k, types[k + 1])?;
+    }
+    let lit = Src {
+        from: From::Value(inst.lit),
+        clear: 0,
+        flip: 0,
+    };
+    let dst = (Wave::vslot(inst.dst) & 511) as u16;
+    let cond = match op {
+        v_fmamk_f32 => {
+            (src[2], src[1]) = (src[1], lit);
+            Mask::None
+        }
+        v_fmaak_f32 => {
+            src[2] = lit;
+            Mask::None
+        }
+        v_fmac_f32 => {
+            src[2] = Src {
+                from: From::Row(dst),
+                clear: 0,
+                flip: 0,
+            };
+            Mask::None
+        }
+        v_cndmask_b32 => mask_source(inst)?,
+        _ => Mask::None,
+    };
+    Some(RowPlan {
+        run,
+        dst,
+        src,
+        cond,
+        float: types
+            .iter()
+            .any(|t| matches!(t, Ty::F16 | Ty::F32 | Ty::F64 | Ty::PF32 | Ty::P16)),
+    })
+}
+
+fn compare_plan(inst: &Inst, run: CompareFn) -> Option<ComparePlan> {
+    let types = inst.op.types();
+    Some(ComparePlan {
+        run,
+        src: [source(inst, 0, types[1])?, source(inst, 1, types[2])?],
+        dst: if inst.enc == Enc::Vop3 { inst.dst } else { VCC },
+        exec: inst.op.name().starts_with("v_cmpx"),
+    })
+}
+
+fn carry_plan(inst: &Inst) -> Option<CarryPlan> {
+    let carry_in = inst.op == v_addc_co_u32;
+    Some(CarryPlan {
+        dst: (Wave::vslot(inst.dst) & 511) as u16,
+        sdst: if inst.enc == Enc::Vop3 {
+            inst.sdst
+        } else {
+            VCC
+        },
+        src: [source(inst, 0, Ty::B32)?, source(inst, 1, Ty::B32)?],
+        cond: if carry_in {
+            mask_source(inst)?
+        } else {
+            Mask::None
+        },
+    })
+}
+
+fn wide_plan(inst: &Inst) -> Option<WidePlan> {
+    let op = inst.op;
+    if !matches!(
+        op,
+        v_lshl_add_u64 | v_lshlrev_b64 | v_lshrrev_b64 | v_mov_b64
+    ) || inst.neg != 0
+        || inst.abs != 0
+    {
+        return None;
+    }
+    let types = op.types();
+    let dst = Wave::vslot(inst.dst);
+    if dst >= 511 {
+        return None;
+    }
+    let mut src = [Wide::Value(0); 3];
+    for k in 0..types.len() - 1 {
+        let (code, ty) = (inst.src[k], types[k + 1]);
+        if !is_known_source(code) {
+            return None;
+        }
+        let two = ty.dwords() == 2;
+        src[k] = match code {
+            c if c >= VGPR && two => Wide::Pair((Wave::vslot(c) & 511) as u16),
+            c if c >= VGPR => Wide::Row((Wave::vslot(c) & 511) as u16),
+            0..=127 if two => Wide::SPair(code as u8),
+            0..=127 => Wide::Sgpr(code as u8),
+            128..=208 | 240..=248 | LITERAL => {
+                let v = inline_const(code, ty, inst.lit)?;
+                Wide::Value(if two { v } else { v as u32 as u64 })
+            }
+            _ => return None,
+        };
+    }
+    Some(WidePlan {
+        op,
+        dst: dst as u16,
+        src,
+    })
+}
+
+/// The row operations: the same results as the operations' lane functions.
+fn row_fn(op: Op) -> Option<RowFn> {
+    Some(match op {
+        v_mov_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, _, _| a),
+        v_add_u32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| a.wrapping_add(b)),
+        v_sub_u32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| a.wrapping_sub(b)),
+        v_subrev_u32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| b.wrapping_sub(a)),
+        v_and_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| a & b),
+        v_or_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| a | b),
+        v_xor_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| a ^ b),
+        v_lshlrev_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| b << (a & 31)),
+        v_lshrrev_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| b >> (a & 31)),
+        v_ashrrev_i32 => {
+            |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| ((b as i32) >> (a & 31)) as u32)
+        }
+        v_mul_lo_u32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| a.wrapping_mul(b)),
+        v_mul_u32_u24 => |v, d, s, _, _, x| {
+            lanes(v, d, s, x, |_, a, b, _| {
+                (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF)
+            })
+        },
+        v_add3_u32 => {
+            |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| a.wrapping_add(b).wrapping_add(c))
+        }
+        v_lshl_add_u32 => {
+            |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| (a << (b & 31)).wrapping_add(c))
+        }
+        v_lshl_or_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| (a << (b & 31)) | c),
+        v_cndmask_b32 => |v, d, s, _, m, x| {
+            let m = lane_mask(m);
+            lanes(v, d, s, x, |l, a, b, _| (b & m[l]) | (a & !m[l]))
+        },
+        v_add_f32 => |v, d, s, e, _, x| binary_f32(v, d, s, e, x, |a, b| a + b),
+        v_sub_f32 => |v, d, s, e, _, x| binary_f32(v, d, s, e, x, |a, b| a - b),
+        v_mul_f32 => |v, d, s, e, _, x| binary_f32(v, d, s, e, x, |a, b| a * b),
+        v_fma_f32 | v_fmac_f32 | v_fmaak_f32 | v_fmamk_f32 => fma_row,
+        _ => return None,
+    })
+}
+
+/// Lanes of the destination row `d` in EXEC from `f(lane, a, b, c)` over the source rows:
+/// every lane computed (the operations are pure), then written as a blend, so that the loops
+/// vectorise and a source may be the destination.
+#[inline(always)]
+fn lanes(
+    v: &mut [VReg],
+    d: usize,
+    s: [usize; 3],
+    exec: u64,
+    f: impl Fn(usize, u32, u32, u32) -> u32,
+) {
+    let mut r = [0u32; LANES];
+    let (a, b, c) = (&v[s[0]], &v[s[1]], &v[s[2]]);
+    for l in 0..LANES {
+        r[l] = f(l, a[l], b[l], c[l]);
+    }
+    write_row(&mut v[d], &r, exec);
+}
+
+/// A two-operand f32 operation under the denormal mode and [`float::nan_rule32`].
+#[inline(always)]
+fn binary_f32(
+    v: &mut [VReg],
+    d: usize,
+    s: [usize; 3],
+    e: &Env,
+    exec: u64,
+    op: impl Fn(f32, f32) -> f32,
+) {
+    let (keep_in, keep_out) = (e.keep_in32, e.keep_out32);
+    lanes(v, d, s, exec, |_, a, b, _| {
+        let x = f32::from_bits(if keep_in { a } else { flush32_bits(a) });
+        let y = f32::from_bits(if keep_in { b } else { flush32_bits(b) });
+        let r = float::nan_rule32(op(x, y), x, y).to_bits();
+        if keep_out { r } else { flush32_bits(r) }
+    });
+}
+
+/// f32 fused multiply-add rows, with the host's FMA instruction when it has one.
+fn fma_row(v: &mut [VReg], d: usize, s: [usize; 3], e: &Env, _: u64, exec: u64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU supports AVX2 and FMA (checked just above), the only requirement
+            // of the target-feature function.
+            unsafe { fma_row_x86(v, d, s, e, exec) };
+            return;
+        }
+    }
+    fma_row_generic(v, d, s, e, exec);
+}
+
+#[inline(always)]
+fn fma_row_generic(v: &mut [VReg], d: usize, s: [usize; 3], e: &Env, exec: u64) {
+    let (keep_in, keep_out) = (e.keep_in32, e.keep_out32);
+    let input = |x: u32| if keep_in { x } else { flush32_bits(x) };
+    lanes(v, d, s, exec, |_, a, b, c| {
+        let r = float::fma32_bits(input(a), input(b), input(c));
+        if keep_out { r } else { flush32_bits(r) }
+    });
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn fma_row_x86(v: &mut [VReg], d: usize, s: [usize; 3], e: &Env, exec: u64) {
+    fma_row_generic(v, d, s, e, exec)
+}
+
+fn compare_fn(op: Op) -> Option<CompareFn> {
+    #[inline(always)]
+    fn each(a: &VReg, b: &VReg, f: impl Fn(u32, u32) -> bool) -> u64 {
+        let mut m = 0u64;
+        for l in 0..LANES {
+            m |= (f(a[l], b[l]) as u64) << l;
+        }
+        m
+    }
+    Some(match op {
+        v_cmp_eq_u32 | v_cmp_eq_i32 | v_cmpx_eq_u32 | v_cmpx_eq_i32 => {
+            |a, b| each(a, b, |x, y| x == y)
+        }
+        v_cmp_ne_u32 | v_cmp_ne_i32 | v_cmpx_ne_u32 | v_cmpx_ne_i32 => {
+            |a, b| each(a, b, |x, y| x != y)
+        }
+        v_cmp_gt_u32 | v_cmpx_gt_u32 => |a, b| each(a, b, |x, y| x > y),
+        v_cmp_lt_u32 | v_cmpx_lt_u32 => |a, b| each(a, b, |x, y| x < y),
+        v_cmp_ge_u32 => |a, b| each(a, b, |x, y| x >= y),
+        v_cmp_le_u32 => |a, b| each(a, b, |x, y| x <= y),
+        v_cmp_gt_i32 | v_cmpx_gt_i32 => |a, b| each(a, b, |x, y| (x as i32) > (y as i32)),
+        v_cmp_lt_i32 | v_cmpx_lt_i32 => |a, b| each(a, b, |x, y| (x as i32) < (y as i32)),
+        v_cmp_ge_i32 => |a, b| each(a, b, |x, y| (x as i32) >= (y as i32)),
+        v_cmp_le_i32 => |a, b| each(a, b, |x, y| (x as i32) <= (y as i32)),
+        _ => return None,
+    })
+}
+
+/// Run `plan` for the wave's instruction `inst`; `None` when the general path must run it
+/// (nothing has changed then). Issue counting and the cycle count are the caller's.
+#[inline]
+pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, inst: &Inst) -> Option<Step> {
+    match plan {
+        Plan::General => None,
+        Plan::Next => Some(Ok(Flow::Next)),
+        Plan::Rows(p) => {
+            if p.float && w.mode & 0xF != 0 {
+                return None;
+            }
+            run_rows(w, p);
+            Some(Ok(Flow::Next))
+        }
+        Plan::Compare(p) => {
+            run_compare(w, p);
+            Some(Ok(Flow::Next))
+        }
+        Plan::Carry(p) => {
+            run_carry(w, p);
+            Some(Ok(Flow::Next))
+        }
+        Plan::Wide(p) => {
+            run_wide(w, p);
+            Some(Ok(Flow::Next))
+        }
+        Plan::Branch(p) => Some(Ok(run_branch(w, p))),
+        Plan::Global(p) => {
+            // Nothing changes when the access does not fit (the general path then runs it).
+            if !global_dword(w, ctx, p) {
+                return None;
+            }
+            if ctx.counting {
+                w.counts.request(inst.counter_class, w.exec());
+            }
+            Some(Ok(Flow::Next))
+        }
+    }
+}
+
+/// The row slot of source `k`: a VGPR row in place, else staging row `k` filled with the
+/// splat or the sign-modified copy.
+#[inline(always)]
+fn slot(w: &mut Wave, k: usize, src: &Src) -> usize {
+    let stage = STAGE + k;
+    match src.from {
+        From::Row(slot) if src.clear | src.flip == 0 => return slot as usize,
+        From::Row(slot) => {
+            for l in 0..LANES {
+                w.v[stage][l] = (w.v[slot as usize][l] & !src.clear) ^ src.flip;
+            }
+        }
+        From::Sgpr(c) => w.v[stage] = [(w.s[c as usize] & !src.clear) ^ src.flip; LANES],
+        From::Value(x) => w.v[stage] = [x; LANES],
+    }
+    stage
+}
+
+fn mask_value(w: &Wave, m: Mask) -> u64 {
+    match m {
+        Mask::None => 0,
+        Mask::Vcc => w.vcc(),
+        Mask::Pair(c) => w.sgpr64(c as u16),
+        Mask::Value(v) => v,
+    }
+}
+
+/// Write `r` into `dst` in the lanes of `exec` (a blend: no copy call, and it vectorises).
+#[inline(always)]
+fn write_row(dst: &mut VReg, r: &VReg, exec: u64) {
+    let m = lane_mask(exec);
+    for l in 0..LANES {
+        dst[l] = (r[l] & m[l]) | (dst[l] & !m[l]);
+    }
+}
+
+fn run_rows(w: &mut Wave, p: &RowPlan) {
+    let exec = w.exec();
+    let env = Env::from_mode(w.mode);
+    let cond = mask_value(w, p.cond);
+    let s = [
+        slot(w, 0, &p.src[0]),
+        slot(w, 1, &p.src[1]),
+        slot(w, 2, &p.src[2]),
+    ];
+    (p.run)(&mut w.v, p.dst as usize, s, &env, cond, exec);
+    w.lane_insts += exec.count_ones() as u64;
+}
+
+fn run_compare(w: &mut Wave, p: &ComparePlan) {
+    let exec = w.exec();
+    let (a, b) = (slot(w, 0, &p.src[0]), slot(w, 1, &p.src[1]));
+    let m = (p.run)(&w.v[a], &w.v[b]) & exec;
+    w.lane_insts += exec.count_ones() as u64;
+    w.set_sgpr64(p.dst, m);
+    if p.exec {
+        w.set_exec(m);
+    }
+}
+
+fn run_carry(w: &mut Wave, p: &CarryPlan) {
+    let exec = w.exec();
+    let carry = mask_value(w, p.cond);
+    let (a, b) = (slot(w, 0, &p.src[0]), slot(w, 1, &p.src[1]));
+    let (mut carry_out, mut sum) = (0u64, [0u32; LANES]);
+    for l in 0..LANES {
+        let r = w.v[a][l] as u64 + w.v[b][l] as u64 + (carry >> l & 1);
+        sum[l] = r as u32;
+        carry_out |= (r >> 32) << l;
+    }
+    write_row(&mut w.v[p.dst as usize], &sum, exec);
+    w.lane_insts += exec.count_ones() as u64;
+    let keep = w.sgpr64(p.sdst) & !exec;
+    w.set_sgpr64(p.sdst, keep | (carry_out & exec));
+}
+
+/// The 64-bit lanes of a wide source.
+#[inline(always)]
+fn wide_lanes(w: &Wave, src: Wide) -> [u64; LANES] {
+    match src {
+        Wide::Pair(slot) => {
+            let (lo, hi) = (&w.v[slot as usize], &w.v[(slot as usize + 1) & 511]);
+            let mut r = [0u64; LANES];
+            for l in 0..LANES {
+                r[l] = lo[l] as u64 | (hi[l] as u64) << 32;
+            }
+            r
+        }
+        Wide::Row(slot) => {
+            let mut r = [0u64; LANES];
+            for l in 0..LANES {
+                r[l] = w.v[slot as usize][l] as u64;
+            }
+            r
+        }
+        Wide::SPair(c) => [w.sgpr64(c as u16); LANES],
+        Wide::Sgpr(c) => [w.s[c as usize] as u64; LANES],
+        Wide::Value(x) => [x; LANES],
+    }
+}
+
+fn run_wide(w: &mut Wave, p: &WidePlan) {
+    let exec = w.exec();
+    // Operands as `(base << shift) + add` (or `base >> shift`).
+    let [base, shift, add] = match p.op {
+        v_lshl_add_u64 => p.src,
+        v_lshlrev_b64 | v_lshrrev_b64 => [p.src[1], p.src[0], Wide::Value(0)],
+        _ => [p.src[0], Wide::Value(0), Wide::Value(0)],
+    };
+    let right = p.op == v_lshrrev_b64;
+    let (x, y) = (wide_lanes(w, base), wide_lanes(w, add));
+    let uniform = match shift {
+        Wide::Value(k) => Some(k as u32 & 63),
+        Wide::Sgpr(c) => Some(w.s[c as usize] & 63),
+        _ => None,
+    };
+    let (mut lo, mut hi) = ([0u32; LANES], [0u32; LANES]);
+    let mut put = |l: usize, r: u64| {
+        lo[l] = r as u32;
+        hi[l] = (r >> 32) as u32;
+    };
+    match (uniform, right) {
+        // A shift by one count for every lane: a loop that vectorises.
+        (Some(k), false) => (0..LANES).for_each(|l| put(l, (x[l] << k).wrapping_add(y[l]))),
+        (Some(k), true) => (0..LANES).for_each(|l| put(l, x[l] >> k)),
+        (None, _) => {
+            let k = wide_lanes(w, shift);
+            for l in 0..LANES {
+                let n = k[l] as u32 & 63;
+                put(
+                    l,
+                    if right {
+                        x[l] >> n
+                    } else {
+                        (x[l] << n).wrapping_add(y[l])
+                    },
+                );
+            }
+        }
+    }
+    let d = p.dst as usize;
+    write_row(&mut w.v[d], &lo, exec);
+    write_row(&mut w.v[d + 1], &hi, exec);
+    w.lane_insts += exec.count_ones() as u64;
+}
+
+fn run_branch(w: &Wave, p: &BranchPlan) -> Flow {
+    let taken = match p.op {
+        s_cbranch_scc0 => !w.scc,
+        s_cbranch_scc1 => w.scc,
+        s_cbranch_vccz => w.vcc() == 0,
+        s_cbranch_vccnz => w.vcc() != 0,
+        s_cbranch_execz => w.exec() == 0,
+        s_cbranch_execnz => w.exec() != 0,
+        _ => true,
+    };
+    if taken {
+        Flow::Jump(p.target as usize)
+    } else {
+        Flow::Next
+    }
+}
