@@ -126,11 +126,24 @@ pub(crate) fn build(prog: &Program) -> Vec<Plan> {
 }
 
 fn plan_of(prog: &Program, i: usize) -> Option<Plan> {
-    let inst = &prog.insts[i];
-    match inst.enc {
+    match prog.insts[i].enc {
         Enc::Sopp => sopp_plan(prog, i),
+        _ => inst_plan(&prog.insts[i]),
+    }
+}
+
+/// The plan of an instruction that is not a branch.
+fn inst_plan(inst: &Inst) -> Option<Plan> {
+    match inst.enc {
+        Enc::Sopp => match inst.op {
+            s_waitcnt | s_nop => Some(Plan::Next),
+            _ => None,
+        },
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 => {
             if inst.ext != Ext::None || inst.omod != 0 || inst.clamp {
+                return None;
+            }
+            if compare_fn(inst.op).is_none() && inst.dst < VGPR {
                 return None;
             }
             if let Some(run) = row_fn(inst.op) {
@@ -152,7 +165,6 @@ fn plan_of(prog: &Program, i: usize) -> Option<Plan> {
 fn sopp_plan(prog: &Program, i: usize) -> Option<Plan> {
     let inst = &prog.insts[i];
     match inst.op {
-        s_waitcnt | s_nop => Some(Plan::Next),
         s_branch | s_cbranch_scc0 | s_cbranch_scc1 | s_cbranch_vccz | s_cbranch_vccnz
         | s_cbranch_execz | s_cbranch_execnz => {
             let to = prog.address_of(i) as i64 + 4 + inst.imm as i64 * 4;
@@ -162,7 +174,7 @@ fn sopp_plan(prog: &Program, i: usize) -> Option<Plan> {
                 target: u32::try_from(target).ok()?,
             }))
         }
-        _ => None,
+        _ => inst_plan(inst),
     }
 }
 
@@ -669,5 +681,293 @@ fn run_branch(w: &Wave, p: &BranchPlan) -> Flow {
         Flow::Jump(p.target as usize)
     } else {
         Flow::Next
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::general;
+    use super::*;
+    use crate::memory::RegionMemory;
+    use crate::target::Target;
+    use crate::trace::ShaderDataRecord;
+    use crate::wave::VREGS;
+
+    /// The EXEC classes: full, empty, alternating, a single lane, random.
+    const MASKS: [u64; 5] = [
+        u64::MAX,
+        0,
+        0xAAAA_AAAA_AAAA_AAAA,
+        1 << 41,
+        0x0123_4567_89AB_CDEF,
+    ];
+
+    /// Random bits, or (one time in four) a value that decides f32 results: signed zeros,
+    /// denormals, infinities, NaNs, one.
+    fn value(r: &mut u64) -> u32 {
+        *r ^= *r << 13;
+        *r ^= *r >> 7;
+        *r ^= *r << 17;
+        const SPECIAL: [u32; 9] = [
+            0,
+            0x8000_0000,
+            1,
+            0x807F_FFFF,
+            0x7F80_0000,
+            0xFF80_0000,
+            0x7FC0_1234,
+            0x7F80_0001,
+            0x3F80_0000,
+        ];
+        match *r % 4 {
+            0 => SPECIAL[(*r >> 8) as usize % SPECIAL.len()],
+            _ => (*r >> 16) as u32,
+        }
+    }
+
+    struct Parts {
+        mem: RegionMemory,
+        lds: Vec<u8>,
+        scratch: Vec<u8>,
+        trace: Vec<ShaderDataRecord>,
+    }
+
+    impl Parts {
+        fn new(mem: RegionMemory) -> Parts {
+            Parts {
+                mem,
+                lds: vec![0; 64],
+                scratch: vec![0; 64],
+                trace: Vec::new(),
+            }
+        }
+
+        fn ctx<'a>(&'a mut self, prog: &'a Program, fast: bool) -> Ctx<'a> {
+            Ctx {
+                target: Target::Gfx942,
+                prog,
+                mem: &self.mem,
+                lds: &mut self.lds,
+                scratch: &mut self.scratch,
+                private_size: 0,
+                apertures: Default::default(),
+                trace: &mut self.trace,
+                clock_base: std::time::Instant::now(),
+                counting: false,
+                plans: &[],
+                fast,
+            }
+        }
+    }
+
+    /// Two waves with the same random registers, EXEC and MODE.
+    fn waves(r: &mut u64, exec: u64, mode: u32) -> [Wave; 2] {
+        let seed = *r;
+        value(r);
+        [0, 1].map(|_| {
+            let mut q = seed;
+            let mut w = Wave::new();
+            for x in w.v[..16].iter_mut().flatten() {
+                *x = value(&mut q);
+            }
+            for x in w.s[..108].iter_mut() {
+                *x = value(&mut q);
+            }
+            w.set_exec(exec);
+            w.mode = mode;
+            w
+        })
+    }
+
+    fn same_state(a: &Wave, b: &Wave, what: &str) {
+        for (k, (x, y)) in a.v[..VREGS].iter().zip(b.v[..VREGS].iter()).enumerate() {
+            if let Some(l) = (0..LANES).find(|&l| x[l] != y[l]) {
+                panic!(
+                    "{what}: v{k} lane {l}: plan {:#x}, reference {:#x}",
+                    x[l], y[l]
+                );
+            }
+        }
+        assert_eq!(a.s, b.s, "{what}: SGPRs");
+        assert_eq!(a.scc, b.scc, "{what}: SCC");
+        assert_eq!(a.lane_insts, b.lane_insts, "{what}: lane count");
+    }
+
+    /// The instruction forms the tests derive operations from: VOP2, VOP3 with modifiers,
+    /// VOPC, and the VOP3 64-bit shift-add.
+    fn templates() -> [Inst; 4] {
+        let t = Target::Gfx942;
+        [
+            // v_add_f32_e32 v2, v2, v3
+            crate::decode::decode(t, &[0x0204_0702]),
+            // v_fma_f32 v2, v2, s0, -v3
+            crate::decode::decode(t, &[0xD1CB_0002, 0x840C_0102]),
+            // v_cmp_gt_u32_e32 vcc, s7, v0
+            crate::decode::decode(t, &[0x7D98_0007]),
+            // v_lshl_add_u64 v[2:3], s[10:11], 0, v[0:1]
+            crate::decode::decode(t, &[0xD208_0002, 0x0401_000A]),
+        ]
+    }
+
+    /// Every planned VALU operation, on every template it decodes into, over source kinds
+    /// (VGPRs including the destination, SGPRs, VCC, inline constants, the literal), random
+    /// neg/abs, every denormal mode and every EXEC class: the plan's result against the
+    /// per-lane reference path (fast paths off), registers, masks and counts bit for bit.
+    #[test]
+    fn plans_match_the_per_lane_reference() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        let sources = [VGPR + 1, VGPR + 5, VGPR + 6, 3, VCC, 128 + 7, 193, 240, 255];
+        let mut r = 0x8F1B_BCDC_2B4A_6E01u64;
+        let mut planned = std::collections::BTreeSet::new();
+        for op in Op::ALL.iter().copied() {
+            for template in templates() {
+                for (round, &exec) in MASKS.iter().enumerate() {
+                    for &src0 in &sources {
+                        let mut inst = template;
+                        inst.op = op;
+                        inst.dst = VGPR + 5;
+                        inst.sdst = 20;
+                        inst.src = [src0, VGPR + 6, sources[(r % 9) as usize]];
+                        inst.lit = value(&mut r);
+                        if inst.enc == Enc::Vop3 {
+                            inst.dst = if compare_fn(op).is_some() {
+                                30
+                            } else {
+                                inst.dst
+                            };
+                            (inst.neg, inst.abs) = ((r >> 3) as u8 & 7, (r >> 7) as u8 & 7);
+                        }
+                        let Some(plan) = inst_plan(&inst) else {
+                            continue;
+                        };
+                        planned.insert(op.name());
+                        let mode = ((round % 4) as u32) << 4;
+                        let [mut a, mut b] = waves(&mut r, exec, mode);
+                        let what = format!(
+                            "{} src0 {src0} exec {exec:x}",
+                            inst.disassemble(Target::Gfx942)
+                        );
+                        let fast = run(&mut a, &mut parts.ctx(&prog, true), &plan, &inst);
+                        let fast = fast.expect("a plan runs in round-to-nearest mode");
+                        let reference = general(&mut b, &mut parts.ctx(&prog, false), &inst);
+                        assert_eq!(fast.is_ok(), reference.is_ok(), "{what}");
+                        same_state(&a, &b, &what);
+                    }
+                }
+            }
+        }
+        for op in [
+            "v_mov_b32",
+            "v_add_u32",
+            "v_fma_f32",
+            "v_fmac_f32",
+            "v_fmamk_f32",
+            "v_cndmask_b32",
+            "v_cmp_gt_u32",
+            "v_cmpx_eq_u32",
+            "v_add_co_u32",
+            "v_addc_co_u32",
+            "v_lshl_add_u64",
+            "v_lshlrev_b64",
+            "v_mov_b64",
+        ] {
+            assert!(planned.contains(op), "{op} was never planned");
+        }
+    }
+
+    /// A directed rounding mode leaves an f32 instruction to the general path.
+    #[test]
+    fn plans_refuse_directed_rounding() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        let inst = templates()[1];
+        let plan = inst_plan(&inst).expect("v_fma_f32 has a plan");
+        let [mut a, _] = waves(&mut 7, u64::MAX, 1);
+        assert!(run(&mut a, &mut parts.ctx(&prog, true), &plan, &inst).is_none());
+    }
+
+    /// GLOBAL dword loads and stores (1 to 4 dwords, VGPR-pair and SGPR-base addresses) over
+    /// lane address patterns (contiguous, reversed, strided, unaligned, running off the
+    /// region) and every EXEC class: the plan (or the general path where it declines), then
+    /// memory, registers and faults against the per-lane reference.
+    #[test]
+    fn global_plans_match_the_per_lane_reference() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        const BASE: u64 = 0x10_0000;
+        const LEN: u64 = 4096;
+        // global_load_dword v6, v[2:3], off ; global_store_dword v[0:1], v6, off
+        let load = crate::decode::decode(Target::Gfx942, &[0xDC50_8000, 0x067F_0002]);
+        let store = crate::decode::decode(Target::Gfx942, &[0xDC70_8000, 0x007F_0600]);
+        let widths = [
+            (flat_load_dword, flat_store_dword),
+            (flat_load_dwordx2, flat_store_dwordx2),
+            (flat_load_dwordx4, flat_store_dwordx4),
+        ];
+        let mut r = 0x1234_5678_9ABC_DEF1u64;
+        let mut planned = 0;
+        for (lop, sop) in widths {
+            for (template, op) in [(load, lop), (store, sop)] {
+                for pattern in 0..6 {
+                    for saddr in [false, true] {
+                        for &exec in &MASKS {
+                            let mut inst = template;
+                            inst.op = op;
+                            inst.src[2] = if saddr { 40 } else { crate::decode::OFF };
+                            let mut mem = RegionMemory::new();
+                            mem.add(BASE, LEN);
+                            let bytes: Vec<u8> = (0..LEN).map(|i| (i * 7 + 3) as u8).collect();
+                            mem.write(BASE, &bytes);
+                            let (mut fast_parts, mut ref_parts) =
+                                (Parts::new(mem.clone()), Parts::new(mem));
+                            let [mut a, mut b] = waves(&mut r, exec, 0);
+                            let n = 4 * match op {
+                                flat_load_dwordx2 | flat_store_dwordx2 => 2,
+                                flat_load_dwordx4 | flat_store_dwordx4 => 4,
+                                _ => 1,
+                            };
+                            for w in [&mut a, &mut b] {
+                                w.set_sgpr64(40, BASE + 64);
+                                for l in 0..LANES as u64 {
+                                    let off = match pattern {
+                                        0 => n * l,
+                                        1 => n * (63 - l),
+                                        2 => 2 * n * l,
+                                        3 => n * l + 2,
+                                        4 => n * l + LEN - 8 * n,
+                                        _ => 0,
+                                    };
+                                    let addr = if saddr { 64 + off } else { BASE + 64 + off };
+                                    let v = Wave::vslot(inst.src[0]);
+                                    w.v[v][l as usize] = addr as u32;
+                                    w.v[v + 1][l as usize] = (addr >> 32) as u32;
+                                }
+                            }
+                            let plan = inst_plan(&inst).expect("a GLOBAL dword plan");
+                            let what = format!("{} pattern {pattern} exec {exec:x}", op.name());
+                            let fast = {
+                                let mut ctx = fast_parts.ctx(&prog, true);
+                                match run(&mut a, &mut ctx, &plan, &inst) {
+                                    Some(s) => {
+                                        planned += 1;
+                                        s
+                                    }
+                                    None => general(&mut a, &mut ctx, &inst),
+                                }
+                            };
+                            let reference =
+                                general(&mut b, &mut ref_parts.ctx(&prog, false), &inst);
+                            assert_eq!(fast.err(), reference.err(), "{what}");
+                            same_state(&a, &b, &what);
+                            assert!(fast_parts.mem == ref_parts.mem, "{what}: memory");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            planned >= 12,
+            "the contiguous cases ran on the plan ({planned})"
+        );
     }
 }
