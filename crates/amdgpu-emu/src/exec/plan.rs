@@ -403,6 +403,70 @@ fn lanes(
     write_row(&mut v[d], &r, exec);
 }
 
+/// Whether f32 bits are a NaN.
+#[inline(always)]
+fn is_nan32(x: u32) -> bool {
+    x & 0x7FFF_FFFF > 0x7F80_0000
+}
+
+/// f32 lanes of `op` over the (denormal-flushed, unless `KEEP_IN`) sources: the host result
+/// where no lane is a NaN, else every lane again through `exact`, the operation with its NaN
+/// rule (the host's NaN choice is never used). Results flushed unless `KEEP_OUT`.
+#[inline(always)]
+fn f32_lanes<const KEEP_IN: bool, const KEEP_OUT: bool>(
+    v: &mut [VReg],
+    d: usize,
+    s: [usize; 3],
+    exec: u64,
+    op: impl Fn(f32, f32, f32) -> f32,
+    exact: impl Fn(u32, u32, u32) -> u32,
+) {
+    let input = |x: u32| if KEEP_IN { x } else { flush32_bits(x) };
+    let mut r = [0u32; LANES];
+    let (a, b, c) = (&v[s[0]], &v[s[1]], &v[s[2]]);
+    let mut nan = false;
+    for l in 0..LANES {
+        let x = op(
+            f32::from_bits(input(a[l])),
+            f32::from_bits(input(b[l])),
+            f32::from_bits(input(c[l])),
+        )
+        .to_bits();
+        nan |= is_nan32(x);
+        r[l] = x;
+    }
+    if nan {
+        for l in 0..LANES {
+            r[l] = exact(input(a[l]), input(b[l]), input(c[l]));
+        }
+    }
+    if !KEEP_OUT {
+        for x in r.iter_mut() {
+            *x = flush32_bits(*x);
+        }
+    }
+    write_row(&mut v[d], &r, exec);
+}
+
+/// [`f32_lanes`] for the MODE's denormal controls.
+#[inline(always)]
+fn f32_row(
+    v: &mut [VReg],
+    d: usize,
+    s: [usize; 3],
+    e: &Env,
+    exec: u64,
+    op: impl Fn(f32, f32, f32) -> f32,
+    exact: impl Fn(u32, u32, u32) -> u32,
+) {
+    match (e.keep_in32, e.keep_out32) {
+        (true, true) => f32_lanes::<true, true>(v, d, s, exec, op, exact),
+        (true, false) => f32_lanes::<true, false>(v, d, s, exec, op, exact),
+        (false, true) => f32_lanes::<false, true>(v, d, s, exec, op, exact),
+        (false, false) => f32_lanes::<false, false>(v, d, s, exec, op, exact),
+    }
+}
+
 /// A two-operand f32 operation under the denormal mode and [`float::nan_rule32`].
 #[inline(always)]
 fn binary_f32(
@@ -411,15 +475,13 @@ fn binary_f32(
     s: [usize; 3],
     e: &Env,
     exec: u64,
-    op: impl Fn(f32, f32) -> f32,
+    op: impl Fn(f32, f32) -> f32 + Copy,
 ) {
-    let (keep_in, keep_out) = (e.keep_in32, e.keep_out32);
-    lanes(v, d, s, exec, |_, a, b, _| {
-        let x = f32::from_bits(if keep_in { a } else { flush32_bits(a) });
-        let y = f32::from_bits(if keep_in { b } else { flush32_bits(b) });
-        let r = float::nan_rule32(op(x, y), x, y).to_bits();
-        if keep_out { r } else { flush32_bits(r) }
-    });
+    let exact = |a: u32, b: u32, _| {
+        let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+        float::nan_rule32(op(x, y), x, y).to_bits()
+    };
+    f32_row(v, d, s, e, exec, |x, y, _| op(x, y), exact);
 }
 
 /// f32 fused multiply-add rows, with the host's FMA instruction when it has one.
@@ -439,12 +501,15 @@ fn fma_row(v: &mut [VReg], d: usize, s: [usize; 3], e: &Env, _: u64, exec: u64) 
 
 #[inline(always)]
 fn fma_row_generic(v: &mut [VReg], d: usize, s: [usize; 3], e: &Env, exec: u64) {
-    let (keep_in, keep_out) = (e.keep_in32, e.keep_out32);
-    let input = |x: u32| if keep_in { x } else { flush32_bits(x) };
-    lanes(v, d, s, exec, |_, a, b, c| {
-        let r = float::fma32_bits(input(a), input(b), input(c));
-        if keep_out { r } else { flush32_bits(r) }
-    });
+    f32_row(
+        v,
+        d,
+        s,
+        e,
+        exec,
+        |a, b, c| a.mul_add(b, c),
+        float::fma32_bits,
+    );
 }
 
 #[cfg(target_arch = "x86_64")]
