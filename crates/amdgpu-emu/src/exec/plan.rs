@@ -104,6 +104,27 @@ pub(crate) struct BranchPlan {
     target: u32,
 }
 
+/// A 32-bit scalar source, resolved.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Scalar {
+    /// A scalar register (0..128).
+    Sgpr(u8),
+    /// An inline constant or the literal.
+    Value(u32),
+}
+
+/// A 32-bit scalar operation: the result and the new SCC (`None`: SCC unchanged) from the
+/// sources and SCC.
+type ScalarFn = fn(u32, u32, bool) -> (u32, Option<bool>);
+
+/// A 32-bit SOP1/SOP2/SOPC operation.
+pub(crate) struct ScalarPlan {
+    run: ScalarFn,
+    /// The destination SGPR (`None`: a compare, SCC only).
+    dst: Option<u16>,
+    src: [Scalar; 2],
+}
+
 /// How one instruction runs.
 pub(crate) enum Plan {
     /// The general path.
@@ -116,6 +137,7 @@ pub(crate) enum Plan {
     Wide(WidePlan),
     Branch(BranchPlan),
     Global(GlobalDword),
+    Scalar(ScalarPlan),
 }
 
 /// The plans of a decoded program, one per instruction.
@@ -158,8 +180,118 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
             wide_plan(inst).map(Plan::Wide)
         }
         Enc::Flat => global_dword_plan(inst).map(Plan::Global),
+        Enc::Sop1 | Enc::Sop2 | Enc::Sopc => scalar_plan(inst).map(Plan::Scalar),
         _ => None,
     }
+}
+
+fn scalar_plan(inst: &Inst) -> Option<ScalarPlan> {
+    let run = scalar_fn(inst.op)?;
+    let family = match inst.op {
+        s_mov_b32 => Enc::Sop1,
+        o if o.name().starts_with("s_cmp_") => Enc::Sopc,
+        _ => Enc::Sop2,
+    };
+    if inst.enc != family || inst.op.types()[1..].iter().any(|t| t.dwords() != 1) {
+        return None;
+    }
+    let source = |k: usize| -> Option<Scalar> {
+        match inst.src[k] {
+            c if !is_known_source(c) => None,
+            c @ 0..=127 => Some(Scalar::Sgpr(c as u8)),
+            c @ (128..=208 | 240..=248 | LITERAL) => {
+                inline_const(c, Ty::B32, inst.lit).map(|v| Scalar::Value(v as u32))
+            }
+            _ => None,
+        }
+    };
+    let nsrc = if inst.enc == Enc::Sop1 { 1 } else { 2 };
+    Some(ScalarPlan {
+        run,
+        dst: (inst.enc != Enc::Sopc).then_some(inst.dst),
+        src: [
+            source(0)?,
+            if nsrc == 2 {
+                source(1)?
+            } else {
+                Scalar::Value(0)
+            },
+        ],
+    })
+}
+
+/// The scalar operations with a plan: the same results and SCC as the general path.
+fn scalar_fn(op: Op) -> Option<ScalarFn> {
+    Some(match op {
+        s_mov_b32 => |a, _, _| (a, None),
+        s_add_u32 => |a, b, _| {
+            let (r, c) = a.overflowing_add(b);
+            (r, Some(c))
+        },
+        s_sub_u32 => |a, b, _| (a.wrapping_sub(b), Some(b > a)),
+        s_add_i32 => |a, b, _| {
+            let (r, o) = (a as i32).overflowing_add(b as i32);
+            (r as u32, Some(o))
+        },
+        s_sub_i32 => |a, b, _| {
+            let (r, o) = (a as i32).overflowing_sub(b as i32);
+            (r as u32, Some(o))
+        },
+        s_addc_u32 => |a, b, scc| {
+            let r = a as u64 + b as u64 + scc as u64;
+            (r as u32, Some(r >> 32 != 0))
+        },
+        s_min_i32 => |a, b, _| {
+            (
+                (a as i32).min(b as i32) as u32,
+                Some((a as i32) < (b as i32)),
+            )
+        },
+        s_min_u32 => |a, b, _| (a.min(b), Some(a < b)),
+        s_max_i32 => |a, b, _| {
+            (
+                (a as i32).max(b as i32) as u32,
+                Some((a as i32) > (b as i32)),
+            )
+        },
+        s_max_u32 => |a, b, _| (a.max(b), Some(a > b)),
+        s_cselect_b32 => |a, b, scc| (if scc { a } else { b }, None),
+        s_and_b32 => |a, b, _| nonzero(a & b),
+        s_or_b32 => |a, b, _| nonzero(a | b),
+        s_xor_b32 => |a, b, _| nonzero(a ^ b),
+        s_andn2_b32 => |a, b, _| nonzero(a & !b),
+        s_orn2_b32 => |a, b, _| nonzero(a | !b),
+        s_lshl_b32 => |a, b, _| nonzero(a << (b & 31)),
+        s_lshr_b32 => |a, b, _| nonzero(a >> (b & 31)),
+        s_ashr_i32 => |a, b, _| nonzero(((a as i32) >> (b & 31)) as u32),
+        s_mul_i32 => |a, b, _| (a.wrapping_mul(b), None),
+        s_mul_hi_u32 => |a, b, _| (((a as u64 * b as u64) >> 32) as u32, None),
+        s_lshl1_add_u32 => |a, b, _| shift_add(a, b, 1),
+        s_lshl2_add_u32 => |a, b, _| shift_add(a, b, 2),
+        s_lshl3_add_u32 => |a, b, _| shift_add(a, b, 3),
+        s_lshl4_add_u32 => |a, b, _| shift_add(a, b, 4),
+        s_cmp_eq_i32 | s_cmp_eq_u32 => |a, b, _| (0, Some(a == b)),
+        s_cmp_lg_i32 | s_cmp_lg_u32 => |a, b, _| (0, Some(a != b)),
+        s_cmp_gt_i32 => |a, b, _| (0, Some((a as i32) > (b as i32))),
+        s_cmp_ge_i32 => |a, b, _| (0, Some((a as i32) >= (b as i32))),
+        s_cmp_lt_i32 => |a, b, _| (0, Some((a as i32) < (b as i32))),
+        s_cmp_le_i32 => |a, b, _| (0, Some((a as i32) <= (b as i32))),
+        s_cmp_gt_u32 => |a, b, _| (0, Some(a > b)),
+        s_cmp_ge_u32 => |a, b, _| (0, Some(a >= b)),
+        s_cmp_lt_u32 => |a, b, _| (0, Some(a < b)),
+        s_cmp_le_u32 => |a, b, _| (0, Some(a <= b)),
+        _ => return None,
+    })
+}
+
+fn nonzero(r: u32) -> (u32, Option<bool>) {
+    (r, Some(r != 0))
+}
+
+/// `s_lshl<n>_add_u32`: the sum and its carry-out.
+fn shift_add(a: u32, b: u32, n: u32) -> (u32, Option<bool>) {
+    let r = ((a as u64) << n) + b as u64;
+    (r as u32, Some(r >> 32 != 0))
 }
 
 fn sopp_plan(prog: &Program, i: usize) -> Option<Plan> {
@@ -573,6 +705,20 @@ pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, inst: &Inst) -> 
             Some(Ok(Flow::Next))
         }
         Plan::Branch(p) => Some(Ok(run_branch(w, p))),
+        Plan::Scalar(p) => {
+            let value = |x: Scalar| match x {
+                Scalar::Sgpr(c) => w.s[c as usize],
+                Scalar::Value(v) => v,
+            };
+            let (r, scc) = (p.run)(value(p.src[0]), value(p.src[1]), w.scc);
+            if let Some(d) = p.dst {
+                w.set_sgpr(d, r);
+            }
+            if let Some(scc) = scc {
+                w.scc = scc;
+            }
+            Some(Ok(Flow::Next))
+        }
         Plan::Global(p) => {
             // Nothing changes when the access does not fit (the general path then runs it).
             if !global_dword(w, ctx, p) {
@@ -872,6 +1018,47 @@ mod tests {
             // v_lshl_add_u64 v[2:3], s[10:11], 0, v[0:1]
             crate::decode::decode(t, &[0xD208_0002, 0x0401_000A]),
         ]
+    }
+
+    /// Every planned scalar operation over SGPR, inline-constant and literal sources and both
+    /// SCC values, against the general path.
+    #[test]
+    fn scalar_plans_match_the_general_path() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        let t = Target::Gfx942;
+        // s_mov_b32 s0, lit ; s_add_i32 s7, s7, -1 ; s_cmp_eq_u32 s7, 0
+        let templates = [
+            crate::decode::decode(t, &[0xBE80_00FF, 0x3F7F_BE77]),
+            crate::decode::decode(t, &[0x8107_C107]),
+            crate::decode::decode(t, &[0xBF06_8007]),
+        ];
+        let sources = [3, 7, VCC, 128, 128 + 7, 193, 208, 240, 255];
+        let mut r = 0x5EED_0000_1234_5678u64;
+        let mut planned = 0;
+        for op in Op::ALL.iter().copied() {
+            for template in templates {
+                for (i, &src0) in sources.iter().enumerate() {
+                    let mut inst = template;
+                    inst.op = op;
+                    inst.src = [src0, sources[(i * 5 + 2) % sources.len()], 0];
+                    inst.lit = value(&mut r);
+                    let Some(plan) = inst_plan(&inst) else {
+                        continue;
+                    };
+                    planned += 1;
+                    let [mut a, mut b] = waves(&mut r, u64::MAX, 0);
+                    a.scc = r & 1 != 0;
+                    b.scc = a.scc;
+                    let what = inst.disassemble(t);
+                    let fast = run(&mut a, &mut parts.ctx(&prog, true), &plan, &inst);
+                    let reference = general(&mut b, &mut parts.ctx(&prog, false), &inst);
+                    assert_eq!(fast.map(|s| s.is_ok()), Some(reference.is_ok()), "{what}");
+                    same_state(&a, &b, &what);
+                }
+            }
+        }
+        assert!(planned > 300, "{planned} scalar forms planned");
     }
 
     /// Every planned VALU operation, on every template it decodes into, over source kinds
