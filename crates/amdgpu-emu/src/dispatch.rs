@@ -518,6 +518,20 @@ fn workitem_ids(w: &mut Wave, k: usize, dims: [u32; 3], id_dims: u32) -> u64 {
         (first / dims[0]) % dims[1],
         first / (dims[0] * dims[1]),
     );
+    if x + LANES as u32 <= dims[0] {
+        // All 64 lanes in one row of the work-group: x counts up, y and z stay.
+        let mut yz = 0;
+        if id_dims >= 1 {
+            yz |= y << 10;
+        }
+        if id_dims >= 2 {
+            yz |= z << 20;
+        }
+        for (l, v) in w.v[0].iter_mut().enumerate() {
+            *v = (x + l as u32) | yz;
+        }
+        return u64::MAX;
+    }
     for l in 0..LANES {
         if first + (l as u32) >= items {
             w.v[0][l] = 0;

@@ -759,9 +759,16 @@ fn mask_value(w: &Wave, m: Mask) -> u64 {
     }
 }
 
-/// Write `r` into `dst` in the lanes of `exec` (a blend: no copy call, and it vectorises).
+/// Write `r` into `dst` in the lanes of `exec`: a copy in 64-byte pieces (inline moves, no
+/// copy call) when every lane is on, else a blend (it vectorises).
 #[inline(always)]
 fn write_row(dst: &mut VReg, r: &VReg, exec: u64) {
+    if exec == u64::MAX {
+        for (d, x) in dst.chunks_exact_mut(16).zip(r.chunks_exact(16)) {
+            d.copy_from_slice(x);
+        }
+        return;
+    }
     let m = lane_mask(exec);
     for l in 0..LANES {
         dst[l] = (r[l] & m[l]) | (dst[l] & !m[l]);
