@@ -11,7 +11,7 @@ pub(crate) const VREGS: usize = 512;
 /// The first staging row (after the VGPRs and AGPRs; no operand code names it).
 pub(crate) const STAGE: usize = VREGS;
 /// Staging rows per wave.
-pub(crate) const STAGE_ROWS: usize = 3;
+pub(crate) const STAGE_ROWS: usize = 4;
 
 /// One lane-vector register.
 pub(crate) type VReg = [u32; LANES];

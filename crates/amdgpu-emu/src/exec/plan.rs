@@ -759,20 +759,38 @@ fn mask_value(w: &Wave, m: Mask) -> u64 {
     }
 }
 
-/// Write `r` into `dst` in the lanes of `exec`: a copy in 64-byte pieces (inline moves, no
-/// copy call) when every lane is on, else a blend (it vectorises).
+/// Write `r` into `dst` in the lanes of `exec`: a copy when every lane is on, else a blend
+/// (it vectorises).
 #[inline(always)]
 fn write_row(dst: &mut VReg, r: &VReg, exec: u64) {
     if exec == u64::MAX {
-        for (d, x) in dst.chunks_exact_mut(16).zip(r.chunks_exact(16)) {
-            d.copy_from_slice(x);
-        }
+        copy_row(dst, r);
         return;
     }
     let m = lane_mask(exec);
     for l in 0..LANES {
         dst[l] = (r[l] & m[l]) | (dst[l] & !m[l]);
     }
+}
+
+/// A row copy as sixteen 16-byte moves (SSE2, in every x86-64), never a copy call.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn copy_row(dst: &mut VReg, r: &VReg) {
+    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_storeu_si128};
+    for k in 0..LANES / 4 {
+        // SAFETY: lanes 4k..4k+4 lie inside both 64-lane rows; the moves are unaligned ones.
+        unsafe {
+            let x = _mm_loadu_si128(r.as_ptr().add(4 * k) as *const __m128i);
+            _mm_storeu_si128(dst.as_mut_ptr().add(4 * k) as *mut __m128i, x);
+        }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn copy_row(dst: &mut VReg, r: &VReg) {
+    *dst = *r;
 }
 
 fn run_rows(w: &mut Wave, p: &RowPlan) {
@@ -815,29 +833,23 @@ fn run_carry(w: &mut Wave, p: &CarryPlan) {
     w.set_sgpr64(p.sdst, keep | (carry_out & exec));
 }
 
-/// The 64-bit lanes of a wide source.
+/// The (low, high) row slots of a wide source: a VGPR pair in place, else staging rows
+/// `stage` and `stage + 1` filled with the splat or the zero high half.
 #[inline(always)]
-fn wide_lanes(w: &Wave, src: Wide) -> [u64; LANES] {
-    match src {
-        Wide::Pair(slot) => {
-            let (lo, hi) = (&w.v[slot as usize], &w.v[(slot as usize + 1) & 511]);
-            let mut r = [0u64; LANES];
-            for l in 0..LANES {
-                r[l] = lo[l] as u64 | (hi[l] as u64) << 32;
-            }
-            r
-        }
+fn wide_slots(w: &mut Wave, src: Wide, stage: usize) -> (usize, usize) {
+    let (lo, hi) = match src {
+        Wide::Pair(slot) => return (slot as usize, (slot as usize + 1) & 511),
         Wide::Row(slot) => {
-            let mut r = [0u64; LANES];
-            for l in 0..LANES {
-                r[l] = w.v[slot as usize][l] as u64;
-            }
-            r
+            w.v[stage + 1] = [0; LANES];
+            return (slot as usize, stage + 1);
         }
-        Wide::SPair(c) => [w.sgpr64(c as u16); LANES],
-        Wide::Sgpr(c) => [w.s[c as usize] as u64; LANES],
-        Wide::Value(x) => [x; LANES],
-    }
+        Wide::SPair(c) => (w.s[c as usize & 127], w.s[(c as usize + 1) & 127]),
+        Wide::Sgpr(c) => (w.s[c as usize], 0),
+        Wide::Value(x) => (x as u32, (x >> 32) as u32),
+    };
+    w.v[stage] = [lo; LANES];
+    w.v[stage + 1] = [hi; LANES];
+    (stage, stage + 1)
 }
 
 fn run_wide(w: &mut Wave, p: &WidePlan) {
@@ -849,31 +861,39 @@ fn run_wide(w: &mut Wave, p: &WidePlan) {
         _ => [p.src[0], Wide::Value(0), Wide::Value(0)],
     };
     let right = p.op == v_lshrrev_b64;
-    let (x, y) = (wide_lanes(w, base), wide_lanes(w, add));
+    let (b0, b1) = wide_slots(w, base, STAGE);
+    let (a0, a1) = wide_slots(w, add, STAGE + 2);
     let uniform = match shift {
         Wide::Value(k) => Some(k as u32 & 63),
         Wide::Sgpr(c) => Some(w.s[c as usize] & 63),
         _ => None,
     };
+    let counts = match (uniform, shift) {
+        (None, Wide::Pair(slot) | Wide::Row(slot)) => w.v[slot as usize],
+        _ => [0; LANES],
+    };
     let (mut lo, mut hi) = ([0u32; LANES], [0u32; LANES]);
+    let v = &w.v;
+    let (xl, xh, yl, yh) = (&v[b0], &v[b1], &v[a0], &v[a1]);
+    let x = |l: usize| xl[l] as u64 | (xh[l] as u64) << 32;
+    let y = |l: usize| yl[l] as u64 | (yh[l] as u64) << 32;
     let mut put = |l: usize, r: u64| {
         lo[l] = r as u32;
         hi[l] = (r >> 32) as u32;
     };
     match (uniform, right) {
         // A shift by one count for every lane: a loop that vectorises.
-        (Some(k), false) => (0..LANES).for_each(|l| put(l, (x[l] << k).wrapping_add(y[l]))),
-        (Some(k), true) => (0..LANES).for_each(|l| put(l, x[l] >> k)),
+        (Some(k), false) => (0..LANES).for_each(|l| put(l, (x(l) << k).wrapping_add(y(l)))),
+        (Some(k), true) => (0..LANES).for_each(|l| put(l, x(l) >> k)),
         (None, _) => {
-            let k = wide_lanes(w, shift);
             for l in 0..LANES {
-                let n = k[l] as u32 & 63;
+                let n = counts[l] & 63;
                 put(
                     l,
                     if right {
-                        x[l] >> n
+                        x(l) >> n
                     } else {
-                        (x[l] << n).wrapping_add(y[l])
+                        (x(l) << n).wrapping_add(y(l))
                     },
                 );
             }
