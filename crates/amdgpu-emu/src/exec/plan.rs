@@ -651,11 +651,18 @@ fn fma_row_x86(v: &mut [VReg], d: usize, s: [usize; 3], e: &Env, exec: u64) {
 }
 
 fn compare_fn(op: Op) -> Option<CompareFn> {
+    /// The compare of every lane as one byte each (a loop that vectorises), then each eight
+    /// bytes of 0 or 1 gathered into a mask byte by one multiply.
     #[inline(always)]
     fn each(a: &VReg, b: &VReg, f: impl Fn(u32, u32) -> bool) -> u64 {
-        let mut m = 0u64;
+        let mut bits = [0u8; LANES];
         for l in 0..LANES {
-            m |= (f(a[l], b[l]) as u64) << l;
+            bits[l] = f(a[l], b[l]) as u8;
+        }
+        let mut m = 0u64;
+        for (k, chunk) in bits.chunks_exact(8).enumerate() {
+            let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+            m |= (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k);
         }
         m
     }
@@ -833,23 +840,60 @@ fn run_carry(w: &mut Wave, p: &CarryPlan) {
     w.set_sgpr64(p.sdst, keep | (carry_out & exec));
 }
 
-/// The (low, high) row slots of a wide source: a VGPR pair in place, else staging rows
-/// `stage` and `stage + 1` filled with the splat or the zero high half.
+/// A wide operand of [`run_wide`]: a pair of rows, or one value for every lane.
+#[derive(Clone, Copy)]
+enum WideLanes<'a> {
+    Rows(&'a VReg, &'a VReg),
+    Same(u64),
+}
+
+/// The high half of a 32-bit row operand.
+static ZERO_ROW: VReg = [0; LANES];
+
+fn wide_lanes<'a>(w: &'a Wave, src: Wide) -> WideLanes<'a> {
+    match src {
+        Wide::Pair(slot) => WideLanes::Rows(&w.v[slot as usize], &w.v[(slot as usize + 1) & 511]),
+        Wide::Row(slot) => WideLanes::Rows(&w.v[slot as usize], &ZERO_ROW),
+        Wide::SPair(c) => WideLanes::Same(w.sgpr64(c as u16)),
+        Wide::Sgpr(c) => WideLanes::Same(w.s[c as usize] as u64),
+        Wide::Value(x) => WideLanes::Same(x),
+    }
+}
+
+/// `(x << k) + y` (or `x >> k`) of every lane into the low and high result rows, a loop per
+/// operand kind so that each vectorises.
 #[inline(always)]
-fn wide_slots(w: &mut Wave, src: Wide, stage: usize) -> (usize, usize) {
-    let (lo, hi) = match src {
-        Wide::Pair(slot) => return (slot as usize, (slot as usize + 1) & 511),
-        Wide::Row(slot) => {
-            w.v[stage + 1] = [0; LANES];
-            return (slot as usize, stage + 1);
+fn shifted_rows(
+    lo: &mut VReg,
+    hi: &mut VReg,
+    x: WideLanes<'_>,
+    y: WideLanes<'_>,
+    k: u32,
+    right: bool,
+) {
+    #[inline(always)]
+    fn each(lo: &mut VReg, hi: &mut VReg, f: impl Fn(usize) -> u64) {
+        for l in 0..LANES {
+            let r = f(l);
+            lo[l] = r as u32;
+            hi[l] = (r >> 32) as u32;
         }
-        Wide::SPair(c) => (w.s[c as usize & 127], w.s[(c as usize + 1) & 127]),
-        Wide::Sgpr(c) => (w.s[c as usize], 0),
-        Wide::Value(x) => (x as u32, (x >> 32) as u32),
-    };
-    w.v[stage] = [lo; LANES];
-    w.v[stage + 1] = [hi; LANES];
-    (stage, stage + 1)
+    }
+    let join = |a: &VReg, b: &VReg, l: usize| a[l] as u64 | (b[l] as u64) << 32;
+    match (x, y, right) {
+        (WideLanes::Rows(a, b), _, true) => each(lo, hi, |l| join(a, b, l) >> k),
+        (WideLanes::Same(c), _, true) => each(lo, hi, |_| c >> k),
+        (WideLanes::Rows(a, b), WideLanes::Rows(c, d), _) => {
+            each(lo, hi, |l| (join(a, b, l) << k).wrapping_add(join(c, d, l)))
+        }
+        (WideLanes::Rows(a, b), WideLanes::Same(c), _) => {
+            each(lo, hi, |l| (join(a, b, l) << k).wrapping_add(c))
+        }
+        (WideLanes::Same(c), WideLanes::Rows(a, b), _) => {
+            each(lo, hi, |l| (c << k).wrapping_add(join(a, b, l)))
+        }
+        (WideLanes::Same(c), WideLanes::Same(d), _) => each(lo, hi, |_| (c << k).wrapping_add(d)),
+    }
 }
 
 fn run_wide(w: &mut Wave, p: &WidePlan) {
@@ -861,41 +905,24 @@ fn run_wide(w: &mut Wave, p: &WidePlan) {
         _ => [p.src[0], Wide::Value(0), Wide::Value(0)],
     };
     let right = p.op == v_lshrrev_b64;
-    let (b0, b1) = wide_slots(w, base, STAGE);
-    let (a0, a1) = wide_slots(w, add, STAGE + 2);
-    let uniform = match shift {
-        Wide::Value(k) => Some(k as u32 & 63),
-        Wide::Sgpr(c) => Some(w.s[c as usize] & 63),
-        _ => None,
-    };
-    let counts = match (uniform, shift) {
-        (None, Wide::Pair(slot) | Wide::Row(slot)) => w.v[slot as usize],
-        _ => [0; LANES],
-    };
     let (mut lo, mut hi) = ([0u32; LANES], [0u32; LANES]);
-    let v = &w.v;
-    let (xl, xh, yl, yh) = (&v[b0], &v[b1], &v[a0], &v[a1]);
-    let x = |l: usize| xl[l] as u64 | (xh[l] as u64) << 32;
-    let y = |l: usize| yl[l] as u64 | (yh[l] as u64) << 32;
-    let mut put = |l: usize, r: u64| {
-        lo[l] = r as u32;
-        hi[l] = (r >> 32) as u32;
-    };
-    match (uniform, right) {
-        // A shift by one count for every lane: a loop that vectorises.
-        (Some(k), false) => (0..LANES).for_each(|l| put(l, (x(l) << k).wrapping_add(y(l)))),
-        (Some(k), true) => (0..LANES).for_each(|l| put(l, x(l) >> k)),
-        (None, _) => {
+    let (x, y) = (wide_lanes(w, base), wide_lanes(w, add));
+    match wide_lanes(w, shift) {
+        WideLanes::Same(k) => shifted_rows(&mut lo, &mut hi, x, y, k as u32 & 63, right),
+        WideLanes::Rows(counts, _) => {
+            // A count per lane: lane by lane.
+            let lane = |v: WideLanes<'_>, l: usize| match v {
+                WideLanes::Rows(a, b) => a[l] as u64 | (b[l] as u64) << 32,
+                WideLanes::Same(c) => c,
+            };
             for l in 0..LANES {
                 let n = counts[l] & 63;
-                put(
-                    l,
-                    if right {
-                        x(l) >> n
-                    } else {
-                        (x(l) << n).wrapping_add(y(l))
-                    },
-                );
+                let r = if right {
+                    lane(x, l) >> n
+                } else {
+                    (lane(x, l) << n).wrapping_add(lane(y, l))
+                };
+                (lo[l], hi[l]) = (r as u32, (r >> 32) as u32);
             }
         }
     }
