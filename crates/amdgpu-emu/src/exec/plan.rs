@@ -6,7 +6,9 @@
 //! refuse (VGPR indexing, a directed rounding mode, lanes a memory access cannot take in one
 //! range), runs on the general path, which stays the reference semantics.
 
-use crate::decode::{Enc, Ext, Inst, LITERAL, Op, Op::*, Program, Ty, VCC, VGPR};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::decode::{Enc, Ext, Inst, LITERAL, OFF, Op, Op::*, Program, Ty, VCC, VGPR, flags};
 use crate::wave::{LANES, STAGE, VReg, Wave, inline_const};
 
 use super::float::{self, Env};
@@ -125,6 +127,16 @@ pub(crate) struct ScalarPlan {
     src: [Scalar; 2],
 }
 
+/// A scalar load (`s_load_dword*`) from an SGPR-pair base and an immediate offset.
+pub(crate) struct ScalarLoad {
+    base: u8,
+    imm: i64,
+    /// An SGPR added to the offset.
+    soffset: Option<u8>,
+    dst: u16,
+    dwords: u8,
+}
+
 /// How one instruction runs.
 pub(crate) enum Plan {
     /// The general path.
@@ -138,6 +150,7 @@ pub(crate) enum Plan {
     Branch(BranchPlan),
     Global(GlobalDword),
     Scalar(ScalarPlan),
+    ScalarLoad(ScalarLoad),
 }
 
 /// The plans of a decoded program, one per instruction.
@@ -181,8 +194,54 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
         }
         Enc::Flat => global_dword_plan(inst).map(Plan::Global),
         Enc::Sop1 | Enc::Sop2 | Enc::Sopc => scalar_plan(inst).map(Plan::Scalar),
+        Enc::Smem => scalar_load_plan(inst).map(Plan::ScalarLoad),
         _ => None,
     }
+}
+
+fn scalar_load_plan(inst: &Inst) -> Option<ScalarLoad> {
+    let dwords = match inst.op {
+        s_load_dword => 1,
+        s_load_dwordx2 => 2,
+        s_load_dwordx4 => 4,
+        s_load_dwordx8 => 8,
+        s_load_dwordx16 => 16,
+        _ => return None,
+    };
+    if inst.ctrl & flags::IMM == 0 || inst.src[0] >= 128 {
+        return None;
+    }
+    Some(ScalarLoad {
+        base: inst.src[0] as u8,
+        imm: inst.imm as i64,
+        soffset: (inst.sdst != OFF).then_some((inst.sdst & 127) as u8),
+        dst: inst.dst,
+        dwords,
+    })
+}
+
+/// Runs a scalar load as the general path does, when the memory vouches for the dwords and
+/// they are 4-byte aligned on the host; false (nothing done) otherwise.
+fn scalar_load(w: &mut Wave, ctx: &Ctx<'_>, p: &ScalarLoad) -> bool {
+    let mut off = p.imm;
+    if let Some(s) = p.soffset {
+        off += w.s[s as usize] as i64;
+    }
+    let addr = (w.sgpr64(p.base as u16) as i64).wrapping_add(off) as u64 & !3;
+    let n = p.dwords as usize;
+    let Some(ptr) = ctx.mem.translate(addr, 4 * n as u64) else {
+        return false;
+    };
+    if !(ptr.as_ptr() as usize).is_multiple_of(4) {
+        return false;
+    }
+    for k in 0..n {
+        // SAFETY: dword `k` of the `4 * n` bytes the memory translated, 4-byte aligned,
+        // accessed atomically as the `GlobalMemory` contract asks.
+        let a = unsafe { AtomicU32::from_ptr((ptr.as_ptr() as *mut u32).add(k)) };
+        w.set_sgpr(p.dst + k as u16, a.load(Ordering::Relaxed));
+    }
+    true
 }
 
 fn scalar_plan(inst: &Inst) -> Option<ScalarPlan> {
@@ -712,6 +771,7 @@ pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, inst: &Inst) -> 
             Some(Ok(Flow::Next))
         }
         Plan::Branch(p) => Some(Ok(run_branch(w, p))),
+        Plan::ScalarLoad(p) => scalar_load(w, ctx, p).then_some(Ok(Flow::Next)),
         Plan::Scalar(p) => {
             let value = |x: Scalar| match x {
                 Scalar::Sgpr(c) => w.s[c as usize],
@@ -1113,6 +1173,57 @@ mod tests {
             }
         }
         assert!(planned > 300, "{planned} scalar forms planned");
+    }
+
+    /// Scalar loads of every width, with and without an SGPR offset, inside the memory, at
+    /// an unaligned address and running off it: the plan (or the general path where it
+    /// declines) against the general path, registers and faults.
+    #[test]
+    fn scalar_load_plans_match_the_general_path() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        const BASE: u64 = 0x20_0000;
+        let mut mem = RegionMemory::new();
+        mem.add(BASE, 256);
+        mem.write(BASE, &(0..=255u8).collect::<Vec<u8>>());
+        // s_load_dwordx2 s[6:7], s[2:3], 0x18
+        let template = crate::decode::decode(Target::Gfx942, &[0xC006_0181, 0x0000_0018]);
+        let mut planned = 0;
+        for op in [
+            s_load_dword,
+            s_load_dwordx2,
+            s_load_dwordx4,
+            s_load_dwordx8,
+            s_load_dwordx16,
+        ] {
+            for (imm, soffset) in [(0x18, OFF), (4, 9), (0x1e, OFF), (0xF8, OFF), (-8, OFF)] {
+                let mut inst = template;
+                inst.op = op;
+                inst.imm = imm;
+                inst.sdst = soffset;
+                let plan = inst_plan(&inst).expect("a scalar load plan");
+                let [mut a, mut b] = waves(&mut 99, u64::MAX, 0);
+                for w in [&mut a, &mut b] {
+                    w.set_sgpr64(2, BASE);
+                    w.s[9] = 12;
+                }
+                let mut parts = Parts::new(mem.clone());
+                let fast = {
+                    let mut ctx = parts.ctx(&prog, true);
+                    match run(&mut a, &mut ctx, &plan, &inst) {
+                        Some(s) => {
+                            planned += 1;
+                            s
+                        }
+                        None => general(&mut a, &mut ctx, &inst),
+                    }
+                };
+                let reference = general(&mut b, &mut parts.ctx(&prog, false), &inst);
+                let what = format!("{} imm {imm}", op.name());
+                assert_eq!(fast.err(), reference.err(), "{what}");
+                same_state(&a, &b, &what);
+            }
+        }
+        assert!(planned >= 10, "{planned} loads ran on the plan");
     }
 
     /// Every planned VALU operation, on every template it decodes into, over source kinds
