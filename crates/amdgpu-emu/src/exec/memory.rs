@@ -789,18 +789,27 @@ pub(super) fn global_dword(w: &mut Wave, ctx: &Ctx<'_>, p: &GlobalDword) -> bool
     }
     let n = 4 * p.dwords as u64;
     let lo = &w.v[p.vaddr as usize];
-    let addr = |l: usize| -> u64 {
-        match p.saddr {
-            None => lo[l] as u64 | (w.v[(p.vaddr as usize + 1) & 511][l] as u64) << 32,
-            Some(s) => w.sgpr64(s as u16).wrapping_add(lo[l] as u64),
-        }
-        .wrapping_add(p.imm)
-    };
-    let first = addr(0);
-    let mut apart = 0u64;
-    for l in 0..LANES {
-        apart |= addr(l) ^ first.wrapping_add(n * l as u64);
+    // Lane `l`'s low address dword must be lane 0's plus `n * l`, without a carry out of the
+    // low dword (then the high dwords must all be lane 0's): 32-bit compares that vectorise.
+    if lo[0] as u64 + n * (LANES as u64 - 1) > u32::MAX as u64 {
+        return false;
     }
+    let step = n as u32;
+    let mut apart = 0u32;
+    for l in 0..LANES {
+        apart |= lo[l] ^ lo[0].wrapping_add(step * l as u32);
+    }
+    let high = match p.saddr {
+        None => {
+            let hi = &w.v[(p.vaddr as usize + 1) & 511];
+            for l in 0..LANES {
+                apart |= hi[l] ^ hi[0];
+            }
+            (hi[0] as u64) << 32
+        }
+        Some(s) => w.sgpr64(s as u16),
+    };
+    let first = high.wrapping_add(lo[0] as u64).wrapping_add(p.imm);
     if apart != 0 || !first.is_multiple_of(4) || first.checked_add(n * LANES as u64).is_none() {
         return false;
     }
