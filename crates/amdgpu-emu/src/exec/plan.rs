@@ -956,7 +956,28 @@ fn shifted_rows(
     }
 }
 
+/// [`run_wide_lanes`] with AVX2 (four 64-bit lanes per operation) when the host has it.
 fn run_wide(w: &mut Wave, p: &WidePlan) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of the
+            // target-feature function.
+            unsafe { run_wide_avx2(w, p) };
+            return;
+        }
+    }
+    run_wide_lanes(w, p);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn run_wide_avx2(w: &mut Wave, p: &WidePlan) {
+    run_wide_lanes(w, p)
+}
+
+#[inline(always)]
+fn run_wide_lanes(w: &mut Wave, p: &WidePlan) {
     let exec = w.exec();
     // Operands as `(base << shift) + add` (or `base >> shift`).
     let [base, shift, add] = match p.op {
