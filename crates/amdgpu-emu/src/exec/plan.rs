@@ -18,7 +18,7 @@ use super::{Ctx, Flow, Step, is_known_source};
 
 /// A 32-bit source operand, resolved.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum From {
+pub(crate) enum Origin {
     /// A VGPR/AGPR row.
     Row(u16),
     /// A scalar register (0..128), read when the instruction runs.
@@ -30,7 +30,7 @@ pub(crate) enum From {
 /// A 32-bit source with its f32 sign modifiers: the bits cleared (abs), then flipped (neg).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Src {
-    from: From,
+    from: Origin,
     clear: u32,
     flip: u32,
 }
@@ -385,12 +385,12 @@ fn source(inst: &Inst, k: usize, ty: Ty) -> Option<Src> {
         _ => (0, 0),
     };
     let from = match code {
-        c if c >= VGPR => From::Row((Wave::vslot(c) & 511) as u16),
-        0..=127 => From::Sgpr(code as u8),
+        c if c >= VGPR => Origin::Row((Wave::vslot(c) & 511) as u16),
+        0..=127 => Origin::Sgpr(code as u8),
         128..=208 | 240..=248 | LITERAL => {
             let v = inline_const(code, ty, inst.lit)? as u32;
             return Some(Src {
-                from: From::Value((v & !clear) ^ flip),
+                from: Origin::Value((v & !clear) ^ flip),
                 clear: 0,
                 flip: 0,
             });
@@ -422,7 +422,7 @@ fn row_plan(inst: &Inst, run: RowFn) -> Option<RowPlan> {
     }
     let nsrc = (types.len() - 1).min(3);
     let mut src = [Src {
-        from: From::Value(0),
+        from: Origin::Value(0),
         clear: 0,
         flip: 0,
     }; 3];
@@ -430,7 +430,7 @@ fn row_plan(inst: &Inst, run: RowFn) -> Option<RowPlan> {
         src[k] = source(inst, k, types[k + 1])?;
     }
     let lit = Src {
-        from: From::Value(inst.lit),
+        from: Origin::Value(inst.lit),
         clear: 0,
         flip: 0,
     };
@@ -446,7 +446,7 @@ fn row_plan(inst: &Inst, run: RowFn) -> Option<RowPlan> {
         }
         v_fmac_f32 => {
             src[2] = Src {
-                from: From::Row(dst),
+                from: Origin::Row(dst),
                 clear: 0,
                 flip: 0,
             };
@@ -805,14 +805,14 @@ pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, inst: &Inst) -> 
 fn slot(w: &mut Wave, k: usize, src: &Src) -> usize {
     let stage = STAGE + k;
     match src.from {
-        From::Row(slot) if src.clear | src.flip == 0 => return slot as usize,
-        From::Row(slot) => {
+        Origin::Row(slot) if src.clear | src.flip == 0 => return slot as usize,
+        Origin::Row(slot) => {
             for l in 0..LANES {
                 w.v[stage][l] = (w.v[slot as usize][l] & !src.clear) ^ src.flip;
             }
         }
-        From::Sgpr(c) => w.v[stage] = [(w.s[c as usize] & !src.clear) ^ src.flip; LANES],
-        From::Value(x) => w.v[stage] = [x; LANES],
+        Origin::Sgpr(c) => w.v[stage] = [(w.s[c as usize] & !src.clear) ^ src.flip; LANES],
+        Origin::Value(x) => w.v[stage] = [x; LANES],
     }
     stage
 }
@@ -840,7 +840,8 @@ fn write_row(dst: &mut VReg, r: &VReg, exec: u64) {
     }
 }
 
-/// A row copy as sixteen 16-byte moves (SSE2, in every x86-64), never a copy call.
+/// A row copy as sixteen 16-byte moves (SSE2, in every x86-64); the compiler may still merge
+/// them into one copy call where it sees fit.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn copy_row(dst: &mut VReg, r: &VReg) {
