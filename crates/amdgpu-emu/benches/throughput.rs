@@ -68,6 +68,8 @@ fn counting_cost(t: Target) {
 }
 
 fn bench(c: &mut Criterion) {
+    // Measure the dispatches alone (the tests' harness also runs each on both engines).
+    common::COMPARE_ENGINES.with(|c| c.set(false));
     let t = Target::Gfx942;
     let mut g = c.benchmark_group("emulator");
     g.sample_size(10);

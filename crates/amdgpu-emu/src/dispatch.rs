@@ -87,6 +87,7 @@ pub struct Emulator {
     compute_units: u32,
     time_limit: Duration,
     counting: bool,
+    fast_paths: bool,
     cache: Mutex<HashMap<(u64, u64, u64), Arc<Decoded>>>,
     /// Per-thread wave state (register files, LDS, private memory) kept between dispatches.
     states: Mutex<Vec<ThreadState>>,
@@ -119,6 +120,7 @@ impl Emulator {
             compute_units: 4,
             time_limit: Duration::from_secs(600),
             counting: true,
+            fast_paths: true,
             cache: Mutex::new(HashMap::new()),
             states: Mutex::new(Vec::new()),
         }
@@ -134,6 +136,14 @@ impl Emulator {
     /// work-groups, lanes and bytes, per compute unit, in [`DispatchOutcome::counters`].
     pub fn with_counting(mut self, on: bool) -> Emulator {
         self.counting = on;
+        self
+    }
+
+    /// Run instructions through their pre-resolved plans and the specialised whole-row and
+    /// single-range memory loops (on by default). Off, every instruction runs on the per-lane
+    /// reference semantics the fast paths are tested against: slower, the same results.
+    pub fn with_fast_paths(mut self, on: bool) -> Emulator {
+        self.fast_paths = on;
         self
     }
 
@@ -222,7 +232,12 @@ impl Emulator {
         load_bytes(p, &mut bytes);
         let mut prog = Program::decode(self.target, setup.code_range.start, &bytes);
         let classes = ClassTable::build(&mut prog.insts);
-        let prog = Arc::new(Decoded { prog, classes });
+        let plans = exec::plan::build(&prog);
+        let prog = Arc::new(Decoded {
+            prog,
+            classes,
+            plans,
+        });
         self.cache
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -271,6 +286,8 @@ impl Emulator {
             kd,
             prog,
             classes: &decoded.classes,
+            plans: if self.fast_paths { &decoded.plans } else { &[] },
+            fast: self.fast_paths,
             mem,
             entry,
             entry_index,
@@ -419,10 +436,11 @@ fn internal_error(
     )
 }
 
-/// A decoded kernel's code and the counter classes of its instructions.
+/// A decoded kernel's code, the counter classes and the plans of its instructions.
 struct Decoded {
     prog: Program,
     classes: ClassTable,
+    plans: Vec<exec::plan::Plan>,
 }
 
 struct Job<'a> {
@@ -430,6 +448,9 @@ struct Job<'a> {
     kd: KernelDescriptor,
     prog: &'a Program,
     classes: &'a ClassTable,
+    /// The instructions' plans (empty when the fast paths are off).
+    plans: &'a [exec::plan::Plan],
+    fast: bool,
     mem: &'a dyn GlobalMemory,
     entry: u64,
     entry_index: usize,
@@ -497,6 +518,20 @@ fn workitem_ids(w: &mut Wave, k: usize, dims: [u32; 3], id_dims: u32) -> u64 {
         (first / dims[0]) % dims[1],
         first / (dims[0] * dims[1]),
     );
+    if x + LANES as u32 <= dims[0] {
+        // All 64 lanes in one row of the work-group: x counts up, y and z stay.
+        let mut yz = 0;
+        if id_dims >= 1 {
+            yz |= y << 10;
+        }
+        if id_dims >= 2 {
+            yz |= z << 20;
+        }
+        for (l, v) in w.v[0].iter_mut().enumerate() {
+            *v = (x + l as u32) | yz;
+        }
+        return u64::MAX;
+    }
     for l in 0..LANES {
         if first + (l as u32) >= items {
             w.v[0][l] = 0;
@@ -694,6 +729,8 @@ impl Job<'_> {
             trace: &mut out.trace,
             clock_base: self.clock_base,
             counting: self.counting,
+            plans: self.plans,
+            fast: self.fast,
         };
         let trace_start = ctx.trace.len();
         let waves = &mut st.waves[..st.nwaves];

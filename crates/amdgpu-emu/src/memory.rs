@@ -85,6 +85,13 @@ impl RegionMemory {
         store_bytes(p, bytes);
     }
 
+    /// The regions as (device address, contents).
+    pub fn regions(&self) -> impl Iterator<Item = (u64, Vec<u8>)> + '_ {
+        self.regions
+            .iter()
+            .map(|(base, _, len)| (*base, self.read(*base, *len as usize)))
+    }
+
     /// Read `len` bytes at `addr`. Panics if the range is not inside one region.
     pub fn read(&self, addr: u64, len: usize) -> Vec<u8> {
         let p = self
@@ -93,6 +100,25 @@ impl RegionMemory {
         let mut out = vec![0; len];
         load_bytes(p, &mut out);
         out
+    }
+}
+
+/// A copy of every region (read with relaxed loads: copy while no dispatch writes).
+impl Clone for RegionMemory {
+    fn clone(&self) -> RegionMemory {
+        let mut copy = RegionMemory::new();
+        for (base, bytes) in self.regions() {
+            copy.add(base, bytes.len() as u64);
+            copy.write(base, &bytes);
+        }
+        copy
+    }
+}
+
+/// The same regions at the same addresses with the same bytes.
+impl PartialEq for RegionMemory {
+    fn eq(&self, other: &RegionMemory) -> bool {
+        self.regions().eq(other.regions())
     }
 }
 

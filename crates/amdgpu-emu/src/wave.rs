@@ -8,6 +8,11 @@ pub(crate) const LANES: usize = 64;
 /// VGPR slots per wave: 256 architectural VGPRs then 256 AGPRs.
 pub(crate) const VREGS: usize = 512;
 
+/// The first staging row (after the VGPRs and AGPRs; no operand code names it).
+pub(crate) const STAGE: usize = VREGS;
+/// Staging rows per wave.
+pub(crate) const STAGE_ROWS: usize = 4;
+
 /// One lane-vector register.
 pub(crate) type VReg = [u32; LANES];
 
@@ -16,7 +21,8 @@ pub(crate) struct Wave {
     /// Scalar registers indexed by operand code 0..=127 (SGPRs, FLAT_SCRATCH, VCC, TTMPs,
     /// M0, EXEC).
     pub s: [u32; 128],
-    /// VGPRs (0..256) and AGPRs (256..512), each 64 lanes.
+    /// VGPRs (0..256) and AGPRs (256..512), each 64 lanes, then [`STAGE_ROWS`] staging rows
+    /// of whole-row operations (splatted and sign-modified source copies) from [`STAGE`].
     pub v: Box<[VReg]>,
     pub scc: bool,
     /// Index of the next instruction in the program.
@@ -46,7 +52,7 @@ impl Wave {
     pub fn new() -> Wave {
         Wave {
             s: [0; 128],
-            v: vec![[0u32; LANES]; VREGS].into_boxed_slice(),
+            v: vec![[0u32; LANES]; VREGS + STAGE_ROWS].into_boxed_slice(),
             scc: false,
             pc: 0,
             mode: 0,

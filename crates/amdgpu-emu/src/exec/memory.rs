@@ -4,6 +4,7 @@ use crate::decode::{Enc, Inst, OFF, Op, Op::*, Ty, flags, seg};
 use crate::fault::FaultKind;
 use crate::memory::{load_bytes, rmw32, rmw64, store_bytes};
 use crate::wave::{LANES, Wave};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::atomic::{Atomic, Rmw, atomic};
 use super::{Ctx, Flow, Step, illegal, sread};
@@ -308,7 +309,7 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let segment = inst.segment();
     let vaddr = Wave::vslot(inst.src[0]);
     let saddr = inst.src[2];
-    if segment == seg::GLOBAL && exec != 0 && global_fast(w, ctx, inst, kind, exec) {
+    if ctx.fast && segment == seg::GLOBAL && exec != 0 && global_fast(w, ctx, inst, kind, exec) {
         w.lane_insts += exec.count_ones() as u64;
         return Ok(Flow::Next);
     }
@@ -358,7 +359,7 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         w.counts.flat_lds_only += u64::from(lds == exec.count_ones() as usize);
     }
     // Fast path: every lane's plain load or store lies in one range the memory vouches for.
-    if all_global && exec != 0 && !matches!(kind, Kind::Atomic(_)) {
+    if ctx.fast && all_global && exec != 0 && !matches!(kind, Kind::Atomic(_)) {
         let n = match kind {
             Kind::Load { n, .. } | Kind::Store { n, .. } => n as u64,
             Kind::Atomic(a) => 4 << a.wide as u64,
@@ -729,4 +730,110 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         }
     }
     Ok(Flow::Next)
+}
+
+/// A GLOBAL load or store of whole dwords, its operands resolved (see [`global_dword`]).
+pub(crate) struct GlobalDword {
+    store: bool,
+    /// Dwords per lane (1 to 4).
+    dwords: u8,
+    /// The address VGPR (pair) slot.
+    vaddr: u16,
+    /// The SGPR pair base, or `None` (`off`: 64-bit VGPR addresses).
+    saddr: Option<u8>,
+    imm: u64,
+    /// The data (store) or destination (load) VGPR slot.
+    reg: u16,
+}
+
+/// The resolved form of a GLOBAL dword load or store, or `None` for any other access.
+pub(super) fn global_dword_plan(inst: &Inst) -> Option<GlobalDword> {
+    if inst.enc != Enc::Flat || inst.segment() != seg::GLOBAL || inst.ctrl & flags::LDS != 0 {
+        return None;
+    }
+    let (store, n, reg) = match kind(inst.op)? {
+        Kind::Load {
+            n,
+            sext: false,
+            d16: None,
+        } => (false, n, inst.dst),
+        Kind::Store { n, hi: false } => (true, n, inst.src[1]),
+        _ => return None,
+    };
+    if !n.is_multiple_of(4) {
+        return None;
+    }
+    let saddr = match inst.src[2] {
+        OFF => None,
+        c @ 0..=126 => Some(c as u8),
+        _ => return None,
+    };
+    Some(GlobalDword {
+        store,
+        dwords: (n / 4) as u8,
+        vaddr: (Wave::vslot(inst.src[0]) & 511) as u16,
+        saddr,
+        imm: inst.imm as i64 as u64,
+        reg: (Wave::vslot(reg) & 511) as u16,
+    })
+}
+
+/// Runs a GLOBAL dword access whose 64 lanes are all active and address one contiguous,
+/// 4-byte aligned range in lane order: one translation and bounds check for the whole range,
+/// then one relaxed atomic access per dword, as the per-lane path makes them. False (nothing
+/// done) when the lanes do not take that form or the memory does not vouch for the range: the
+/// general path then runs the instruction, faults included.
+pub(super) fn global_dword(w: &mut Wave, ctx: &Ctx<'_>, p: &GlobalDword) -> bool {
+    if w.exec() != u64::MAX {
+        return false;
+    }
+    let n = 4 * p.dwords as u64;
+    let lo = &w.v[p.vaddr as usize];
+    // Lane `l`'s low address dword must be lane 0's plus `n * l`, without a carry out of the
+    // low dword (then the high dwords must all be lane 0's): 32-bit compares that vectorise.
+    if lo[0] as u64 + n * (LANES as u64 - 1) > u32::MAX as u64 {
+        return false;
+    }
+    let step = n as u32;
+    let mut apart = 0u32;
+    for l in 0..LANES {
+        apart |= lo[l] ^ lo[0].wrapping_add(step * l as u32);
+    }
+    let high = match p.saddr {
+        None => {
+            let hi = &w.v[(p.vaddr as usize + 1) & 511];
+            for l in 0..LANES {
+                apart |= hi[l] ^ hi[0];
+            }
+            (hi[0] as u64) << 32
+        }
+        Some(s) => w.sgpr64(s as u16),
+    };
+    let first = high.wrapping_add(lo[0] as u64).wrapping_add(p.imm);
+    if apart != 0 || !first.is_multiple_of(4) || first.checked_add(n * LANES as u64).is_none() {
+        return false;
+    }
+    let Some(base) = ctx.mem.translate(first, n * LANES as u64) else {
+        return false;
+    };
+    if !(base.as_ptr() as usize).is_multiple_of(4) {
+        return false;
+    }
+    let words = base.as_ptr() as *mut u32;
+    let k = p.dwords as usize;
+    for j in 0..k {
+        let r = (p.reg as usize + j) & 511;
+        for l in 0..LANES {
+            // SAFETY: dword `k * l + j` of the `4 * k * 64` bytes the memory translated, 4-byte
+            // aligned (the base is), accessed atomically as the `GlobalMemory` contract asks.
+            let a = unsafe { AtomicU32::from_ptr(words.add(k * l + j)) };
+            if p.store {
+                a.store(w.v[r][l], Ordering::Relaxed);
+            } else {
+                w.v[r][l] = a.load(Ordering::Relaxed);
+            }
+        }
+    }
+    w.lane_insts += LANES as u64;
+    true
 }

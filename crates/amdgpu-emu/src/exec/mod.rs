@@ -4,6 +4,7 @@ mod atomic;
 mod float;
 mod matrix;
 mod memory;
+pub(crate) mod plan;
 mod scalar;
 mod vector;
 
@@ -51,6 +52,12 @@ pub(crate) struct Ctx<'a> {
     pub clock_base: Instant,
     /// Count counter quantities per instruction.
     pub counting: bool,
+    /// The pre-resolved plans of `prog`'s instructions (empty: every instruction runs on the
+    /// general path).
+    pub plans: &'a [plan::Plan],
+    /// Use the specialised loops (register rows, single-range memory accesses); false runs
+    /// the per-lane reference semantics only.
+    pub fast: bool,
 }
 
 pub(crate) fn illegal(what: impl Into<String>) -> FaultKind {
@@ -59,31 +66,50 @@ pub(crate) fn illegal(what: impl Into<String>) -> FaultKind {
     }
 }
 
-/// Execute the instruction at the wave's pc.
+/// Execute the instruction at the wave's pc: its plan when it has one that applies, else
+/// the general path.
 pub(crate) fn step(w: &mut Wave, ctx: &mut Ctx<'_>) -> Step {
-    let mut inst = ctx.prog.insts[w.pc];
+    let prog = ctx.prog;
+    let inst = &prog.insts[w.pc];
     w.cycles += 1;
     if ctx.counting {
         w.counts.issue(inst.counter_class);
     }
-    if w.gpr_idx_on
+    let plans = ctx.plans;
+    if !w.gpr_idx_on
+        && let Some(p) = plans.get(w.pc)
+        && let Some(step) = plan::run(w, ctx, p, inst)
+    {
+        return step;
+    }
+    general(w, ctx, inst)
+}
+
+/// The general path of [`step`] (issue already counted).
+fn general(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
+    let indexed;
+    let inst = if w.gpr_idx_on
         && matches!(
             inst.enc,
             Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p
-        )
-    {
-        index_vgprs(w, &mut inst)?;
-    }
+        ) {
+        let mut copy = *inst;
+        index_vgprs(w, &mut copy)?;
+        indexed = copy;
+        &indexed
+    } else {
+        inst
+    };
     match inst.enc {
         Enc::Sop1 | Enc::Sop2 | Enc::Sopk | Enc::Sopc | Enc::Sopp | Enc::Smem => {
-            scalar::exec(w, ctx, &inst)
+            scalar::exec(w, ctx, inst)
         }
-        Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => vector::exec(w, ctx, &inst),
+        Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => vector::exec(w, ctx, inst),
         Enc::Ds | Enc::Flat | Enc::Mubuf => {
             if ctx.counting {
                 w.counts.request(inst.counter_class, w.exec());
             }
-            memory::exec(w, ctx, &inst)
+            memory::exec(w, ctx, inst)
         }
         Enc::Unknown => Err(illegal(format!(
             "an encoding the decoder does not know: {}",

@@ -184,7 +184,7 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         return vop3p(w, ctx, inst);
     }
     let exec = w.exec();
-    if facts.rows && row_path(w, ctx, inst, facts.nsrc, exec) {
+    if ctx.fast && facts.rows && row_path(w, ctx, inst, facts.nsrc, exec) {
         return Ok(Flow::Next);
     }
     exec_lanes(w, ctx, inst, exec)
@@ -406,6 +406,7 @@ fn lanes(
         env: Env::from_mode(w.mode),
         carry_in: carry_in(w, ctx, inst),
         write_mask: dpp_move(inst, job.exec, srcs),
+        fast: ctx.fast,
     };
     let mask_out = run.compute(w, srcs);
     w.lane_insts += run.write_mask.count_ones() as u64;
@@ -502,6 +503,8 @@ struct LaneRun<'a> {
     carry_in: u64,
     /// The lanes written (EXEC, less those DPP disables).
     write_mask: u64,
+    /// Specialised loops allowed (else the lane function runs lane by lane).
+    fast: bool,
 }
 
 impl LaneRun<'_> {
@@ -524,6 +527,13 @@ impl LaneRun<'_> {
         let dst_wide = self.dst_wide();
         let simple =
             !is_mask && !dst_wide && inst.ext != Ext::Sdwa && inst.omod == 0 && !inst.clamp;
+        if !self.fast {
+            return if simple && !is_mac(op) {
+                self.plain_lanes(w, dst_slot, srcs)
+            } else {
+                self.general_lanes(w, dst_slot, srcs)
+            };
+        }
         let wide_simple = dst_wide
             && inst.ext == Ext::None
             && inst.omod == 0
@@ -668,8 +678,12 @@ fn narrow(srcs: &[Lanes; 3]) -> [[u32; LANES]; 3] {
 /// EXEC as one all-ones or all-zeros word per lane, so that blends stay in 32-bit lanes and
 /// vectorise.
 #[inline(always)]
-fn lane_mask(mask: u64) -> [u32; LANES] {
-    std::array::from_fn(|l| 0u32.wrapping_sub((mask >> l & 1) as u32))
+pub(super) fn lane_mask(mask: u64) -> [u32; LANES] {
+    let mut m = [0u32; LANES];
+    for (l, x) in m.iter_mut().enumerate() {
+        *x = 0u32.wrapping_sub((mask >> l & 1) as u32);
+    }
+    m
 }
 
 /// Write `f(lane)` to the lanes of `mask` (a loop the compiler specialises per operation).
@@ -936,7 +950,7 @@ fn fma_lanes(
 /// The f32 denormal flush of [`Env`] written on the bits (a signed zero for a zero exponent),
 /// so that lane loops using it vectorise.
 #[inline(always)]
-fn flush32_bits(x: u32) -> u32 {
+pub(super) fn flush32_bits(x: u32) -> u32 {
     if x & 0x7F80_0000 == 0 {
         x & 0x8000_0000
     } else {
@@ -2101,6 +2115,8 @@ mod tests {
             trace: &mut trace,
             clock_base: std::time::Instant::now(),
             counting: false,
+            plans: &[],
+            fast: true,
         };
         // v_add_f32_e32 v2, v2, v3 and v_fma_f32 v2, v2, s0, -v3 as templates.
         let vop2 = crate::decode::decode(target, &[0x0204_0702]);

@@ -42,6 +42,12 @@ thread_local! {
     pub static VARIANT: std::cell::Cell<&'static str> = const { std::cell::Cell::new("") };
 }
 
+thread_local! {
+    /// Whether `Bench::run` also runs each dispatch on both engines and compares them (on
+    /// unless a test turns it off for a kernel whose results depend on time or on races).
+    pub static COMPARE_ENGINES: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
 /// Sources built with Debian's `hipcc` against the HIP headers and device libraries, for
 /// gfx90a only (those libraries have no gfx942 code).
 pub const HIP_SOURCES: &[&str] = &["hip_kernels"];
@@ -331,7 +337,50 @@ impl Bench {
             dispatch_id: 0,
             apertures: Apertures::default(),
         };
+        if COMPARE_ENGINES.with(|c| c.get()) {
+            self.engines_agree(&setup);
+        }
         self.emu.dispatch(&setup, &self.mem)
+    }
+
+    /// Run the dispatch on copies of the memory with both engines (the fast paths, and the
+    /// per-lane reference with them off), one host thread each so that work-groups run in the
+    /// same order, and assert the same outcome and bit-identical memory afterwards.
+    fn engines_agree(&self, setup: &DispatchSetup<'_>) {
+        let run = |fast: bool| {
+            let mem = self.mem.clone();
+            let emu = Emulator::new(self.target, 1)
+                .with_fast_paths(fast)
+                .with_time_limit(std::time::Duration::from_secs(120));
+            let out = emu.dispatch(setup, &mem);
+            (out, mem)
+        };
+        let (fast, fast_mem) = run(true);
+        let (reference, reference_mem) = run(false);
+        let name = setup.kernel_name.unwrap_or("?");
+        let t = self.target.name();
+        match (&fast, &reference) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a.lane_instructions, b.lane_instructions, "{name} on {t}");
+                assert_eq!(a.wave_instructions, b.wave_instructions, "{name} on {t}");
+                assert_eq!(a.counters, b.counters, "{name} on {t}: counters");
+            }
+            (Err(a), Err(b)) => assert_eq!(a, b, "{name} on {t}: faults"),
+            _ => panic!("{name} on {t}: fast {fast:?}, reference {reference:?}"),
+        }
+        if fast_mem != reference_mem {
+            let regions = fast_mem.regions().zip(reference_mem.regions());
+            for ((base, a), (_, b)) in regions {
+                if let Some(i) = (0..a.len()).find(|&i| a[i] != b[i]) {
+                    panic!(
+                        "{name} on {t}: memory differs at 0x{:x} (fast {:#x}, reference {:#x})",
+                        base + i as u64,
+                        a[i],
+                        b[i]
+                    );
+                }
+            }
+        }
     }
 
     pub fn run1(&self, kernel: &str, n: u32, block: u32, args: &[Arg]) -> DispatchOutcome {

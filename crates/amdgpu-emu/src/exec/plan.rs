@@ -1,0 +1,1412 @@
+//! Pre-resolved instructions: the most frequent instruction forms with their operands (vector
+//! register rows, scalar registers, inline constants and literals), branch targets and row
+//! handler resolved once per decoded code range, so that running one re-reads none of the
+//! decoded fields and dispatches once. A plan computes whole register rows (all 64 lanes, then
+//! written under EXEC as a blend); everything else, and every case a plan's run-time checks
+//! refuse (VGPR indexing, a directed rounding mode, lanes a memory access cannot take in one
+//! range), runs on the general path, which stays the reference semantics.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::decode::{Enc, Ext, Inst, LITERAL, OFF, Op, Op::*, Program, Ty, VCC, VGPR, flags};
+use crate::wave::{LANES, STAGE, VReg, Wave, inline_const};
+
+use super::float::{self, Env};
+use super::memory::{GlobalDword, global_dword, global_dword_plan};
+use super::vector::{flush32_bits, lane_mask};
+use super::{Ctx, Flow, Step, is_known_source};
+
+/// A 32-bit source operand, resolved.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Origin {
+    /// A VGPR/AGPR row.
+    Row(u16),
+    /// A scalar register (0..128), read when the instruction runs.
+    Sgpr(u8),
+    /// An inline constant or the literal (modifiers already applied).
+    Value(u32),
+}
+
+/// A 32-bit source with its f32 sign modifiers: the bits cleared (abs), then flipped (neg).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Src {
+    from: Origin,
+    clear: u32,
+    flip: u32,
+}
+
+/// A 64-bit lane mask source (condition or carry-in).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Mask {
+    None,
+    /// VCC.
+    Vcc,
+    /// An SGPR pair.
+    Pair(u8),
+    Value(u64),
+}
+
+/// A whole-row operation on the register file: the destination row from three source rows
+/// (slots), the MODE's denormal controls and a condition mask, written in the EXEC lanes.
+pub(crate) type RowFn = fn(&mut [VReg], usize, [usize; 3], &Env, u64, u64);
+
+/// A compare of whole rows: bit `l` of the result is the compare of lane `l`.
+type CompareFn = fn(&VReg, &VReg) -> u64;
+
+/// A 32-bit VALU operation writing a VGPR row.
+pub(crate) struct RowPlan {
+    run: RowFn,
+    dst: u16,
+    src: [Src; 3],
+    cond: Mask,
+    float: bool,
+}
+
+/// A VALU compare writing a lane mask (and EXEC for `v_cmpx`).
+pub(crate) struct ComparePlan {
+    run: CompareFn,
+    src: [Src; 2],
+    dst: u16,
+    exec: bool,
+}
+
+/// A 32-bit add with carry-out (and carry-in) writing a VGPR row and a lane mask.
+pub(crate) struct CarryPlan {
+    dst: u16,
+    sdst: u16,
+    src: [Src; 2],
+    cond: Mask,
+}
+
+/// A 64-bit source operand, resolved.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Wide {
+    /// A VGPR pair (the low slot).
+    Pair(u16),
+    /// A 32-bit VGPR row.
+    Row(u16),
+    /// An SGPR pair.
+    SPair(u8),
+    /// A 32-bit SGPR.
+    Sgpr(u8),
+    Value(u64),
+}
+
+/// A VALU operation with a 64-bit result in a VGPR pair.
+pub(crate) struct WidePlan {
+    op: Op,
+    dst: u16,
+    src: [Wide; 3],
+}
+
+/// A branch with its target instruction resolved.
+#[derive(Clone, Copy)]
+pub(crate) struct BranchPlan {
+    op: Op,
+    target: u32,
+}
+
+/// A 32-bit scalar source, resolved.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Scalar {
+    /// A scalar register (0..128).
+    Sgpr(u8),
+    /// An inline constant or the literal.
+    Value(u32),
+}
+
+/// A 32-bit scalar operation: the result and the new SCC (`None`: SCC unchanged) from the
+/// sources and SCC.
+type ScalarFn = fn(u32, u32, bool) -> (u32, Option<bool>);
+
+/// A 32-bit SOP1/SOP2/SOPC operation.
+pub(crate) struct ScalarPlan {
+    run: ScalarFn,
+    /// The destination SGPR (`None`: a compare, SCC only).
+    dst: Option<u16>,
+    src: [Scalar; 2],
+}
+
+/// A scalar load (`s_load_dword*`) from an SGPR-pair base and an immediate offset.
+pub(crate) struct ScalarLoad {
+    base: u8,
+    imm: i64,
+    /// An SGPR added to the offset.
+    soffset: Option<u8>,
+    dst: u16,
+    dwords: u8,
+}
+
+/// How one instruction runs.
+pub(crate) enum Plan {
+    /// The general path.
+    General,
+    /// Nothing to do but continue (`s_waitcnt`, `s_nop`).
+    Next,
+    Rows(RowPlan),
+    Compare(ComparePlan),
+    Carry(CarryPlan),
+    Wide(WidePlan),
+    Branch(BranchPlan),
+    Global(GlobalDword),
+    Scalar(ScalarPlan),
+    ScalarLoad(ScalarLoad),
+}
+
+/// The plans of a decoded program, one per instruction.
+pub(crate) fn build(prog: &Program) -> Vec<Plan> {
+    (0..prog.insts.len())
+        .map(|i| plan_of(prog, i).unwrap_or(Plan::General))
+        .collect()
+}
+
+fn plan_of(prog: &Program, i: usize) -> Option<Plan> {
+    match prog.insts[i].enc {
+        Enc::Sopp => sopp_plan(prog, i),
+        _ => inst_plan(&prog.insts[i]),
+    }
+}
+
+/// The plan of an instruction that is not a branch.
+fn inst_plan(inst: &Inst) -> Option<Plan> {
+    match inst.enc {
+        Enc::Sopp => match inst.op {
+            s_waitcnt | s_nop => Some(Plan::Next),
+            _ => None,
+        },
+        Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 => {
+            if inst.ext != Ext::None || inst.omod != 0 || inst.clamp {
+                return None;
+            }
+            if compare_fn(inst.op).is_none() && inst.dst < VGPR {
+                return None;
+            }
+            if let Some(run) = row_fn(inst.op) {
+                return row_plan(inst, run).map(Plan::Rows);
+            }
+            if let Some(run) = compare_fn(inst.op) {
+                return compare_plan(inst, run).map(Plan::Compare);
+            }
+            if matches!(inst.op, v_add_co_u32 | v_addc_co_u32) {
+                return carry_plan(inst).map(Plan::Carry);
+            }
+            wide_plan(inst).map(Plan::Wide)
+        }
+        Enc::Flat => global_dword_plan(inst).map(Plan::Global),
+        Enc::Sop1 | Enc::Sop2 | Enc::Sopc => scalar_plan(inst).map(Plan::Scalar),
+        Enc::Smem => scalar_load_plan(inst).map(Plan::ScalarLoad),
+        _ => None,
+    }
+}
+
+fn scalar_load_plan(inst: &Inst) -> Option<ScalarLoad> {
+    let dwords = match inst.op {
+        s_load_dword => 1,
+        s_load_dwordx2 => 2,
+        s_load_dwordx4 => 4,
+        s_load_dwordx8 => 8,
+        s_load_dwordx16 => 16,
+        _ => return None,
+    };
+    if inst.ctrl & flags::IMM == 0 || inst.src[0] >= 128 {
+        return None;
+    }
+    Some(ScalarLoad {
+        base: inst.src[0] as u8,
+        imm: inst.imm as i64,
+        soffset: (inst.sdst != OFF).then_some((inst.sdst & 127) as u8),
+        dst: inst.dst,
+        dwords,
+    })
+}
+
+/// Runs a scalar load as the general path does, when the memory vouches for the dwords and
+/// they are 4-byte aligned on the host; false (nothing done) otherwise.
+fn scalar_load(w: &mut Wave, ctx: &Ctx<'_>, p: &ScalarLoad) -> bool {
+    let mut off = p.imm;
+    if let Some(s) = p.soffset {
+        off += w.s[s as usize] as i64;
+    }
+    let addr = (w.sgpr64(p.base as u16) as i64).wrapping_add(off) as u64 & !3;
+    let n = p.dwords as usize;
+    let Some(ptr) = ctx.mem.translate(addr, 4 * n as u64) else {
+        return false;
+    };
+    if !(ptr.as_ptr() as usize).is_multiple_of(4) {
+        return false;
+    }
+    for k in 0..n {
+        // SAFETY: dword `k` of the `4 * n` bytes the memory translated, 4-byte aligned,
+        // accessed atomically as the `GlobalMemory` contract asks.
+        let a = unsafe { AtomicU32::from_ptr((ptr.as_ptr() as *mut u32).add(k)) };
+        w.set_sgpr(p.dst + k as u16, a.load(Ordering::Relaxed));
+    }
+    true
+}
+
+fn scalar_plan(inst: &Inst) -> Option<ScalarPlan> {
+    let run = scalar_fn(inst.op)?;
+    let family = match inst.op {
+        s_mov_b32 => Enc::Sop1,
+        o if o.name().starts_with("s_cmp_") => Enc::Sopc,
+        _ => Enc::Sop2,
+    };
+    if inst.enc != family || inst.op.types()[1..].iter().any(|t| t.dwords() != 1) {
+        return None;
+    }
+    let source = |k: usize| -> Option<Scalar> {
+        match inst.src[k] {
+            c if !is_known_source(c) => None,
+            c @ 0..=127 => Some(Scalar::Sgpr(c as u8)),
+            c @ (128..=208 | 240..=248 | LITERAL) => {
+                inline_const(c, Ty::B32, inst.lit).map(|v| Scalar::Value(v as u32))
+            }
+            _ => None,
+        }
+    };
+    let nsrc = if inst.enc == Enc::Sop1 { 1 } else { 2 };
+    Some(ScalarPlan {
+        run,
+        dst: (inst.enc != Enc::Sopc).then_some(inst.dst),
+        src: [
+            source(0)?,
+            if nsrc == 2 {
+                source(1)?
+            } else {
+                Scalar::Value(0)
+            },
+        ],
+    })
+}
+
+/// The scalar operations with a plan: the same results and SCC as the general path.
+fn scalar_fn(op: Op) -> Option<ScalarFn> {
+    Some(match op {
+        s_mov_b32 => |a, _, _| (a, None),
+        s_add_u32 => |a, b, _| {
+            let (r, c) = a.overflowing_add(b);
+            (r, Some(c))
+        },
+        s_sub_u32 => |a, b, _| (a.wrapping_sub(b), Some(b > a)),
+        s_add_i32 => |a, b, _| {
+            let (r, o) = (a as i32).overflowing_add(b as i32);
+            (r as u32, Some(o))
+        },
+        s_sub_i32 => |a, b, _| {
+            let (r, o) = (a as i32).overflowing_sub(b as i32);
+            (r as u32, Some(o))
+        },
+        s_addc_u32 => |a, b, scc| {
+            let r = a as u64 + b as u64 + scc as u64;
+            (r as u32, Some(r >> 32 != 0))
+        },
+        s_min_i32 => |a, b, _| {
+            (
+                (a as i32).min(b as i32) as u32,
+                Some((a as i32) < (b as i32)),
+            )
+        },
+        s_min_u32 => |a, b, _| (a.min(b), Some(a < b)),
+        s_max_i32 => |a, b, _| {
+            (
+                (a as i32).max(b as i32) as u32,
+                Some((a as i32) > (b as i32)),
+            )
+        },
+        s_max_u32 => |a, b, _| (a.max(b), Some(a > b)),
+        s_cselect_b32 => |a, b, scc| (if scc { a } else { b }, None),
+        s_and_b32 => |a, b, _| nonzero(a & b),
+        s_or_b32 => |a, b, _| nonzero(a | b),
+        s_xor_b32 => |a, b, _| nonzero(a ^ b),
+        s_andn2_b32 => |a, b, _| nonzero(a & !b),
+        s_orn2_b32 => |a, b, _| nonzero(a | !b),
+        s_lshl_b32 => |a, b, _| nonzero(a << (b & 31)),
+        s_lshr_b32 => |a, b, _| nonzero(a >> (b & 31)),
+        s_ashr_i32 => |a, b, _| nonzero(((a as i32) >> (b & 31)) as u32),
+        s_mul_i32 => |a, b, _| (a.wrapping_mul(b), None),
+        s_mul_hi_u32 => |a, b, _| (((a as u64 * b as u64) >> 32) as u32, None),
+        s_lshl1_add_u32 => |a, b, _| shift_add(a, b, 1),
+        s_lshl2_add_u32 => |a, b, _| shift_add(a, b, 2),
+        s_lshl3_add_u32 => |a, b, _| shift_add(a, b, 3),
+        s_lshl4_add_u32 => |a, b, _| shift_add(a, b, 4),
+        s_cmp_eq_i32 | s_cmp_eq_u32 => |a, b, _| (0, Some(a == b)),
+        s_cmp_lg_i32 | s_cmp_lg_u32 => |a, b, _| (0, Some(a != b)),
+        s_cmp_gt_i32 => |a, b, _| (0, Some((a as i32) > (b as i32))),
+        s_cmp_ge_i32 => |a, b, _| (0, Some((a as i32) >= (b as i32))),
+        s_cmp_lt_i32 => |a, b, _| (0, Some((a as i32) < (b as i32))),
+        s_cmp_le_i32 => |a, b, _| (0, Some((a as i32) <= (b as i32))),
+        s_cmp_gt_u32 => |a, b, _| (0, Some(a > b)),
+        s_cmp_ge_u32 => |a, b, _| (0, Some(a >= b)),
+        s_cmp_lt_u32 => |a, b, _| (0, Some(a < b)),
+        s_cmp_le_u32 => |a, b, _| (0, Some(a <= b)),
+        _ => return None,
+    })
+}
+
+fn nonzero(r: u32) -> (u32, Option<bool>) {
+    (r, Some(r != 0))
+}
+
+/// `s_lshl<n>_add_u32`: the sum and its carry-out.
+fn shift_add(a: u32, b: u32, n: u32) -> (u32, Option<bool>) {
+    let r = ((a as u64) << n) + b as u64;
+    (r as u32, Some(r >> 32 != 0))
+}
+
+fn sopp_plan(prog: &Program, i: usize) -> Option<Plan> {
+    let inst = &prog.insts[i];
+    match inst.op {
+        s_branch | s_cbranch_scc0 | s_cbranch_scc1 | s_cbranch_vccz | s_cbranch_vccnz
+        | s_cbranch_execz | s_cbranch_execnz => {
+            let to = prog.address_of(i) as i64 + 4 + inst.imm as i64 * 4;
+            let target = prog.index_of(to as u64)?;
+            Some(Plan::Branch(BranchPlan {
+                op: inst.op,
+                target: u32::try_from(target).ok()?,
+            }))
+        }
+        _ => inst_plan(inst),
+    }
+}
+
+/// Source `k` of `inst` read as `ty`, as the general path reads it (`fetch` then `modify`):
+/// the sign modifiers act on 32-bit float and untyped operands only. `None` for an operand
+/// the general path must handle (apertures, VCCZ/EXECZ/SCC, unknown codes, f16 modifiers).
+fn source(inst: &Inst, k: usize, ty: Ty) -> Option<Src> {
+    let code = inst.src[k];
+    if !is_known_source(code) || ty.dwords() != 1 {
+        return None;
+    }
+    let (neg, abs) = (inst.neg >> k & 1 != 0, inst.abs >> k & 1 != 0);
+    let (clear, flip) = match ty {
+        Ty::F32 | Ty::B32 => (if abs { 1 << 31 } else { 0 }, if neg { 1 << 31 } else { 0 }),
+        _ if !neg && !abs => (0, 0),
+        Ty::F16 | Ty::P16 | Ty::F64 | Ty::B64 | Ty::PF32 => return None,
+        _ => (0, 0),
+    };
+    let from = match code {
+        c if c >= VGPR => Origin::Row((Wave::vslot(c) & 511) as u16),
+        0..=127 => Origin::Sgpr(code as u8),
+        128..=208 | 240..=248 | LITERAL => {
+            let v = inline_const(code, ty, inst.lit)? as u32;
+            return Some(Src {
+                from: Origin::Value((v & !clear) ^ flip),
+                clear: 0,
+                flip: 0,
+            });
+        }
+        _ => return None,
+    };
+    Some(Src { from, clear, flip })
+}
+
+/// The condition or carry-in mask an operation reads: VCC, or its third VOP3 source.
+fn mask_source(inst: &Inst) -> Option<Mask> {
+    if inst.enc != Enc::Vop3 {
+        return Some(Mask::Vcc);
+    }
+    match inst.src[2] {
+        c @ 0..=127 => Some(Mask::Pair(c as u8)),
+        c @ (128..=208 | 240..=248 | LITERAL) => {
+            inline_const(c, Ty::B64, inst.lit).map(Mask::Value)
+        }
+        _ => None,
+    }
+}
+
+fn row_plan(inst: &Inst, run: RowFn) -> Option<RowPlan> {
+    let op = inst.op;
+    let types = op.types();
+    if types.iter().any(|t| t.dwords() != 1) {
+        return None;
+    }
+    let nsrc = (types.len() - 1).min(3);
+    let mut src = [Src {
+        from: Origin::Value(0),
+        clear: 0,
+        flip: 0,
+    }; 3];
+    for k in 0..nsrc {
+        src[k] = source(inst, k, types[k + 1])?;
+    }
+    let lit = Src {
+        from: Origin::Value(inst.lit),
+        clear: 0,
+        flip: 0,
+    };
+    let dst = (Wave::vslot(inst.dst) & 511) as u16;
+    let cond = match op {
+        v_fmamk_f32 => {
+            (src[2], src[1]) = (src[1], lit);
+            Mask::None
+        }
+        v_fmaak_f32 => {
+            src[2] = lit;
+            Mask::None
+        }
+        v_fmac_f32 => {
+            src[2] = Src {
+                from: Origin::Row(dst),
+                clear: 0,
+                flip: 0,
+            };
+            Mask::None
+        }
+        v_cndmask_b32 => mask_source(inst)?,
+        _ => Mask::None,
+    };
+    Some(RowPlan {
+        run,
+        dst,
+        src,
+        cond,
+        float: types
+            .iter()
+            .any(|t| matches!(t, Ty::F16 | Ty::F32 | Ty::F64 | Ty::PF32 | Ty::P16)),
+    })
+}
+
+fn compare_plan(inst: &Inst, run: CompareFn) -> Option<ComparePlan> {
+    let types = inst.op.types();
+    Some(ComparePlan {
+        run,
+        src: [source(inst, 0, types[1])?, source(inst, 1, types[2])?],
+        dst: if inst.enc == Enc::Vop3 { inst.dst } else { VCC },
+        exec: inst.op.name().starts_with("v_cmpx"),
+    })
+}
+
+fn carry_plan(inst: &Inst) -> Option<CarryPlan> {
+    let carry_in = inst.op == v_addc_co_u32;
+    Some(CarryPlan {
+        dst: (Wave::vslot(inst.dst) & 511) as u16,
+        sdst: if inst.enc == Enc::Vop3 {
+            inst.sdst
+        } else {
+            VCC
+        },
+        src: [source(inst, 0, Ty::B32)?, source(inst, 1, Ty::B32)?],
+        cond: if carry_in {
+            mask_source(inst)?
+        } else {
+            Mask::None
+        },
+    })
+}
+
+fn wide_plan(inst: &Inst) -> Option<WidePlan> {
+    let op = inst.op;
+    if !matches!(
+        op,
+        v_lshl_add_u64 | v_lshlrev_b64 | v_lshrrev_b64 | v_mov_b64
+    ) || inst.neg != 0
+        || inst.abs != 0
+    {
+        return None;
+    }
+    let types = op.types();
+    let dst = Wave::vslot(inst.dst);
+    if dst >= 511 {
+        return None;
+    }
+    let mut src = [Wide::Value(0); 3];
+    for k in 0..types.len() - 1 {
+        let (code, ty) = (inst.src[k], types[k + 1]);
+        if !is_known_source(code) {
+            return None;
+        }
+        let two = ty.dwords() == 2;
+        src[k] = match code {
+            c if c >= VGPR && two => Wide::Pair((Wave::vslot(c) & 511) as u16),
+            c if c >= VGPR => Wide::Row((Wave::vslot(c) & 511) as u16),
+            0..=127 if two => Wide::SPair(code as u8),
+            0..=127 => Wide::Sgpr(code as u8),
+            128..=208 | 240..=248 | LITERAL => {
+                let v = inline_const(code, ty, inst.lit)?;
+                Wide::Value(if two { v } else { v as u32 as u64 })
+            }
+            _ => return None,
+        };
+    }
+    Some(WidePlan {
+        op,
+        dst: dst as u16,
+        src,
+    })
+}
+
+/// The row operations: the same results as the operations' lane functions.
+fn row_fn(op: Op) -> Option<RowFn> {
+    Some(match op {
+        v_mov_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, _, _| a),
+        v_add_u32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| a.wrapping_add(b)),
+        v_sub_u32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| a.wrapping_sub(b)),
+        v_subrev_u32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| b.wrapping_sub(a)),
+        v_and_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| a & b),
+        v_or_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| a | b),
+        v_xor_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| a ^ b),
+        v_lshlrev_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| b << (a & 31)),
+        v_lshrrev_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| b >> (a & 31)),
+        v_ashrrev_i32 => {
+            |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| ((b as i32) >> (a & 31)) as u32)
+        }
+        v_mul_lo_u32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| a.wrapping_mul(b)),
+        v_mul_u32_u24 => |v, d, s, _, _, x| {
+            lanes(v, d, s, x, |_, a, b, _| {
+                (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF)
+            })
+        },
+        v_add3_u32 => {
+            |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| a.wrapping_add(b).wrapping_add(c))
+        }
+        v_lshl_add_u32 => {
+            |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| (a << (b & 31)).wrapping_add(c))
+        }
+        v_lshl_or_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| (a << (b & 31)) | c),
+        v_cndmask_b32 => |v, d, s, _, m, x| {
+            let m = lane_mask(m);
+            lanes(v, d, s, x, |l, a, b, _| (b & m[l]) | (a & !m[l]))
+        },
+        v_add_f32 => |v, d, s, e, _, x| binary_f32(v, d, s, e, x, |a, b| a + b),
+        v_sub_f32 => |v, d, s, e, _, x| binary_f32(v, d, s, e, x, |a, b| a - b),
+        v_mul_f32 => |v, d, s, e, _, x| binary_f32(v, d, s, e, x, |a, b| a * b),
+        v_fma_f32 | v_fmac_f32 | v_fmaak_f32 | v_fmamk_f32 => fma_row,
+        _ => return None,
+    })
+}
+
+/// Lanes of the destination row `d` in EXEC from `f(lane, a, b, c)` over the source rows:
+/// every lane computed (the operations are pure), then written as a blend, so that the loops
+/// vectorise and a source may be the destination.
+#[inline(always)]
+fn lanes(
+    v: &mut [VReg],
+    d: usize,
+    s: [usize; 3],
+    exec: u64,
+    f: impl Fn(usize, u32, u32, u32) -> u32,
+) {
+    let mut r = [0u32; LANES];
+    let (a, b, c) = (&v[s[0]], &v[s[1]], &v[s[2]]);
+    for l in 0..LANES {
+        r[l] = f(l, a[l], b[l], c[l]);
+    }
+    write_row(&mut v[d], &r, exec);
+}
+
+/// Whether f32 bits are a NaN.
+#[inline(always)]
+fn is_nan32(x: u32) -> bool {
+    x & 0x7FFF_FFFF > 0x7F80_0000
+}
+
+/// f32 lanes of `op` over the (denormal-flushed, unless `KEEP_IN`) sources: the host result
+/// where no lane is a NaN, else every lane again through `exact`, the operation with its NaN
+/// rule (the host's NaN choice is never used). Results flushed unless `KEEP_OUT`.
+#[inline(always)]
+fn f32_lanes<const KEEP_IN: bool, const KEEP_OUT: bool>(
+    v: &mut [VReg],
+    d: usize,
+    s: [usize; 3],
+    exec: u64,
+    op: impl Fn(f32, f32, f32) -> f32,
+    exact: impl Fn(u32, u32, u32) -> u32,
+) {
+    let input = |x: u32| if KEEP_IN { x } else { flush32_bits(x) };
+    let mut r = [0u32; LANES];
+    let (a, b, c) = (&v[s[0]], &v[s[1]], &v[s[2]]);
+    let mut nan = false;
+    for l in 0..LANES {
+        let x = op(
+            f32::from_bits(input(a[l])),
+            f32::from_bits(input(b[l])),
+            f32::from_bits(input(c[l])),
+        )
+        .to_bits();
+        nan |= is_nan32(x);
+        r[l] = x;
+    }
+    if nan {
+        for l in 0..LANES {
+            r[l] = exact(input(a[l]), input(b[l]), input(c[l]));
+        }
+    }
+    if !KEEP_OUT {
+        for x in r.iter_mut() {
+            *x = flush32_bits(*x);
+        }
+    }
+    write_row(&mut v[d], &r, exec);
+}
+
+/// [`f32_lanes`] for the MODE's denormal controls.
+#[inline(always)]
+fn f32_row(
+    v: &mut [VReg],
+    d: usize,
+    s: [usize; 3],
+    e: &Env,
+    exec: u64,
+    op: impl Fn(f32, f32, f32) -> f32,
+    exact: impl Fn(u32, u32, u32) -> u32,
+) {
+    match (e.keep_in32, e.keep_out32) {
+        (true, true) => f32_lanes::<true, true>(v, d, s, exec, op, exact),
+        (true, false) => f32_lanes::<true, false>(v, d, s, exec, op, exact),
+        (false, true) => f32_lanes::<false, true>(v, d, s, exec, op, exact),
+        (false, false) => f32_lanes::<false, false>(v, d, s, exec, op, exact),
+    }
+}
+
+/// A two-operand f32 operation under the denormal mode and [`float::nan_rule32`].
+#[inline(always)]
+fn binary_f32(
+    v: &mut [VReg],
+    d: usize,
+    s: [usize; 3],
+    e: &Env,
+    exec: u64,
+    op: impl Fn(f32, f32) -> f32 + Copy,
+) {
+    let exact = |a: u32, b: u32, _| {
+        let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+        float::nan_rule32(op(x, y), x, y).to_bits()
+    };
+    f32_row(v, d, s, e, exec, |x, y, _| op(x, y), exact);
+}
+
+/// f32 fused multiply-add rows, with the host's FMA instruction when it has one.
+fn fma_row(v: &mut [VReg], d: usize, s: [usize; 3], e: &Env, _: u64, exec: u64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU supports AVX2 and FMA (checked just above), the only requirement
+            // of the target-feature function.
+            unsafe { fma_row_x86(v, d, s, e, exec) };
+            return;
+        }
+    }
+    fma_row_generic(v, d, s, e, exec);
+}
+
+#[inline(always)]
+fn fma_row_generic(v: &mut [VReg], d: usize, s: [usize; 3], e: &Env, exec: u64) {
+    f32_row(
+        v,
+        d,
+        s,
+        e,
+        exec,
+        |a, b, c| a.mul_add(b, c),
+        float::fma32_bits,
+    );
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn fma_row_x86(v: &mut [VReg], d: usize, s: [usize; 3], e: &Env, exec: u64) {
+    fma_row_generic(v, d, s, e, exec)
+}
+
+fn compare_fn(op: Op) -> Option<CompareFn> {
+    /// The compare of every lane as one byte each (a loop that vectorises), then each eight
+    /// bytes of 0 or 1 gathered into a mask byte by one multiply.
+    #[inline(always)]
+    fn each(a: &VReg, b: &VReg, f: impl Fn(u32, u32) -> bool) -> u64 {
+        let mut bits = [0u8; LANES];
+        for l in 0..LANES {
+            bits[l] = f(a[l], b[l]) as u8;
+        }
+        let mut m = 0u64;
+        for (k, chunk) in bits.chunks_exact(8).enumerate() {
+            let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+            m |= (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k);
+        }
+        m
+    }
+    Some(match op {
+        v_cmp_eq_u32 | v_cmp_eq_i32 | v_cmpx_eq_u32 | v_cmpx_eq_i32 => {
+            |a, b| each(a, b, |x, y| x == y)
+        }
+        v_cmp_ne_u32 | v_cmp_ne_i32 | v_cmpx_ne_u32 | v_cmpx_ne_i32 => {
+            |a, b| each(a, b, |x, y| x != y)
+        }
+        v_cmp_gt_u32 | v_cmpx_gt_u32 => |a, b| each(a, b, |x, y| x > y),
+        v_cmp_lt_u32 | v_cmpx_lt_u32 => |a, b| each(a, b, |x, y| x < y),
+        v_cmp_ge_u32 => |a, b| each(a, b, |x, y| x >= y),
+        v_cmp_le_u32 => |a, b| each(a, b, |x, y| x <= y),
+        v_cmp_gt_i32 | v_cmpx_gt_i32 => |a, b| each(a, b, |x, y| (x as i32) > (y as i32)),
+        v_cmp_lt_i32 | v_cmpx_lt_i32 => |a, b| each(a, b, |x, y| (x as i32) < (y as i32)),
+        v_cmp_ge_i32 => |a, b| each(a, b, |x, y| (x as i32) >= (y as i32)),
+        v_cmp_le_i32 => |a, b| each(a, b, |x, y| (x as i32) <= (y as i32)),
+        _ => return None,
+    })
+}
+
+/// Run `plan` for the wave's instruction `inst`; `None` when the general path must run it
+/// (nothing has changed then). Issue counting and the cycle count are the caller's.
+#[inline]
+pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, inst: &Inst) -> Option<Step> {
+    match plan {
+        Plan::General => None,
+        Plan::Next => Some(Ok(Flow::Next)),
+        Plan::Rows(p) => {
+            if p.float && w.mode & 0xF != 0 {
+                return None;
+            }
+            run_rows(w, p);
+            Some(Ok(Flow::Next))
+        }
+        Plan::Compare(p) => {
+            run_compare(w, p);
+            Some(Ok(Flow::Next))
+        }
+        Plan::Carry(p) => {
+            run_carry(w, p);
+            Some(Ok(Flow::Next))
+        }
+        Plan::Wide(p) => {
+            run_wide(w, p);
+            Some(Ok(Flow::Next))
+        }
+        Plan::Branch(p) => Some(Ok(run_branch(w, p))),
+        Plan::ScalarLoad(p) => scalar_load(w, ctx, p).then_some(Ok(Flow::Next)),
+        Plan::Scalar(p) => {
+            let value = |x: Scalar| match x {
+                Scalar::Sgpr(c) => w.s[c as usize],
+                Scalar::Value(v) => v,
+            };
+            let (r, scc) = (p.run)(value(p.src[0]), value(p.src[1]), w.scc);
+            if let Some(d) = p.dst {
+                w.set_sgpr(d, r);
+            }
+            if let Some(scc) = scc {
+                w.scc = scc;
+            }
+            Some(Ok(Flow::Next))
+        }
+        Plan::Global(p) => {
+            // Nothing changes when the access does not fit (the general path then runs it).
+            if !global_dword(w, ctx, p) {
+                return None;
+            }
+            if ctx.counting {
+                w.counts.request(inst.counter_class, w.exec());
+            }
+            Some(Ok(Flow::Next))
+        }
+    }
+}
+
+/// The row slot of source `k`: a VGPR row in place, else staging row `k` filled with the
+/// splat or the sign-modified copy.
+#[inline(always)]
+fn slot(w: &mut Wave, k: usize, src: &Src) -> usize {
+    let stage = STAGE + k;
+    match src.from {
+        Origin::Row(slot) if src.clear | src.flip == 0 => return slot as usize,
+        Origin::Row(slot) => {
+            for l in 0..LANES {
+                w.v[stage][l] = (w.v[slot as usize][l] & !src.clear) ^ src.flip;
+            }
+        }
+        Origin::Sgpr(c) => w.v[stage] = [(w.s[c as usize] & !src.clear) ^ src.flip; LANES],
+        Origin::Value(x) => w.v[stage] = [x; LANES],
+    }
+    stage
+}
+
+fn mask_value(w: &Wave, m: Mask) -> u64 {
+    match m {
+        Mask::None => 0,
+        Mask::Vcc => w.vcc(),
+        Mask::Pair(c) => w.sgpr64(c as u16),
+        Mask::Value(v) => v,
+    }
+}
+
+/// Write `r` into `dst` in the lanes of `exec`: a copy when every lane is on, else a blend
+/// (it vectorises).
+#[inline(always)]
+fn write_row(dst: &mut VReg, r: &VReg, exec: u64) {
+    if exec == u64::MAX {
+        copy_row(dst, r);
+        return;
+    }
+    let m = lane_mask(exec);
+    for l in 0..LANES {
+        dst[l] = (r[l] & m[l]) | (dst[l] & !m[l]);
+    }
+}
+
+/// A row copy as sixteen 16-byte moves (SSE2, in every x86-64); the compiler may still merge
+/// them into one copy call where it sees fit.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn copy_row(dst: &mut VReg, r: &VReg) {
+    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_storeu_si128};
+    for k in 0..LANES / 4 {
+        // SAFETY: lanes 4k..4k+4 lie inside both 64-lane rows; the moves are unaligned ones.
+        unsafe {
+            let x = _mm_loadu_si128(r.as_ptr().add(4 * k) as *const __m128i);
+            _mm_storeu_si128(dst.as_mut_ptr().add(4 * k) as *mut __m128i, x);
+        }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn copy_row(dst: &mut VReg, r: &VReg) {
+    *dst = *r;
+}
+
+fn run_rows(w: &mut Wave, p: &RowPlan) {
+    let exec = w.exec();
+    let env = Env::from_mode(w.mode);
+    let cond = mask_value(w, p.cond);
+    let s = [
+        slot(w, 0, &p.src[0]),
+        slot(w, 1, &p.src[1]),
+        slot(w, 2, &p.src[2]),
+    ];
+    (p.run)(&mut w.v, p.dst as usize, s, &env, cond, exec);
+    w.lane_insts += exec.count_ones() as u64;
+}
+
+fn run_compare(w: &mut Wave, p: &ComparePlan) {
+    let exec = w.exec();
+    let (a, b) = (slot(w, 0, &p.src[0]), slot(w, 1, &p.src[1]));
+    let m = (p.run)(&w.v[a], &w.v[b]) & exec;
+    w.lane_insts += exec.count_ones() as u64;
+    w.set_sgpr64(p.dst, m);
+    if p.exec {
+        w.set_exec(m);
+    }
+}
+
+fn run_carry(w: &mut Wave, p: &CarryPlan) {
+    let exec = w.exec();
+    let carry = mask_value(w, p.cond);
+    let (a, b) = (slot(w, 0, &p.src[0]), slot(w, 1, &p.src[1]));
+    let (mut carry_out, mut sum) = (0u64, [0u32; LANES]);
+    for l in 0..LANES {
+        let r = w.v[a][l] as u64 + w.v[b][l] as u64 + (carry >> l & 1);
+        sum[l] = r as u32;
+        carry_out |= (r >> 32) << l;
+    }
+    write_row(&mut w.v[p.dst as usize], &sum, exec);
+    w.lane_insts += exec.count_ones() as u64;
+    let keep = w.sgpr64(p.sdst) & !exec;
+    w.set_sgpr64(p.sdst, keep | (carry_out & exec));
+}
+
+/// A wide operand of [`run_wide`]: a pair of rows, or one value for every lane.
+#[derive(Clone, Copy)]
+enum WideLanes<'a> {
+    Rows(&'a VReg, &'a VReg),
+    Same(u64),
+}
+
+/// The high half of a 32-bit row operand.
+static ZERO_ROW: VReg = [0; LANES];
+
+fn wide_lanes<'a>(w: &'a Wave, src: Wide) -> WideLanes<'a> {
+    match src {
+        Wide::Pair(slot) => WideLanes::Rows(&w.v[slot as usize], &w.v[(slot as usize + 1) & 511]),
+        Wide::Row(slot) => WideLanes::Rows(&w.v[slot as usize], &ZERO_ROW),
+        Wide::SPair(c) => WideLanes::Same(w.sgpr64(c as u16)),
+        Wide::Sgpr(c) => WideLanes::Same(w.s[c as usize] as u64),
+        Wide::Value(x) => WideLanes::Same(x),
+    }
+}
+
+/// `(x << k) + y` (or `x >> k`) of every lane into the low and high result rows, a loop per
+/// operand kind so that each vectorises.
+#[inline(always)]
+fn shifted_rows(
+    lo: &mut VReg,
+    hi: &mut VReg,
+    x: WideLanes<'_>,
+    y: WideLanes<'_>,
+    k: u32,
+    right: bool,
+) {
+    #[inline(always)]
+    fn each(lo: &mut VReg, hi: &mut VReg, f: impl Fn(usize) -> u64) {
+        for l in 0..LANES {
+            let r = f(l);
+            lo[l] = r as u32;
+            hi[l] = (r >> 32) as u32;
+        }
+    }
+    let join = |a: &VReg, b: &VReg, l: usize| a[l] as u64 | (b[l] as u64) << 32;
+    match (x, y, right) {
+        (WideLanes::Rows(a, b), _, true) => each(lo, hi, |l| join(a, b, l) >> k),
+        (WideLanes::Same(c), _, true) => each(lo, hi, |_| c >> k),
+        (WideLanes::Rows(a, b), WideLanes::Rows(c, d), _) => {
+            each(lo, hi, |l| (join(a, b, l) << k).wrapping_add(join(c, d, l)))
+        }
+        (WideLanes::Rows(a, b), WideLanes::Same(c), _) => {
+            each(lo, hi, |l| (join(a, b, l) << k).wrapping_add(c))
+        }
+        (WideLanes::Same(c), WideLanes::Rows(a, b), _) => {
+            each(lo, hi, |l| (c << k).wrapping_add(join(a, b, l)))
+        }
+        (WideLanes::Same(c), WideLanes::Same(d), _) => each(lo, hi, |_| (c << k).wrapping_add(d)),
+    }
+}
+
+/// [`run_wide_lanes`] with AVX2 (four 64-bit lanes per operation) when the host has it.
+fn run_wide(w: &mut Wave, p: &WidePlan) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of the
+            // target-feature function.
+            unsafe { run_wide_avx2(w, p) };
+            return;
+        }
+    }
+    run_wide_lanes(w, p);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn run_wide_avx2(w: &mut Wave, p: &WidePlan) {
+    run_wide_lanes(w, p)
+}
+
+#[inline(always)]
+fn run_wide_lanes(w: &mut Wave, p: &WidePlan) {
+    let exec = w.exec();
+    // Operands as `(base << shift) + add` (or `base >> shift`).
+    let [base, shift, add] = match p.op {
+        v_lshl_add_u64 => p.src,
+        v_lshlrev_b64 | v_lshrrev_b64 => [p.src[1], p.src[0], Wide::Value(0)],
+        _ => [p.src[0], Wide::Value(0), Wide::Value(0)],
+    };
+    let right = p.op == v_lshrrev_b64;
+    let (mut lo, mut hi) = ([0u32; LANES], [0u32; LANES]);
+    let (x, y) = (wide_lanes(w, base), wide_lanes(w, add));
+    match wide_lanes(w, shift) {
+        WideLanes::Same(k) => shifted_rows(&mut lo, &mut hi, x, y, k as u32 & 63, right),
+        WideLanes::Rows(counts, _) => {
+            // A count per lane: lane by lane.
+            let lane = |v: WideLanes<'_>, l: usize| match v {
+                WideLanes::Rows(a, b) => a[l] as u64 | (b[l] as u64) << 32,
+                WideLanes::Same(c) => c,
+            };
+            for l in 0..LANES {
+                let n = counts[l] & 63;
+                let r = if right {
+                    lane(x, l) >> n
+                } else {
+                    (lane(x, l) << n).wrapping_add(lane(y, l))
+                };
+                (lo[l], hi[l]) = (r as u32, (r >> 32) as u32);
+            }
+        }
+    }
+    let d = p.dst as usize;
+    write_row(&mut w.v[d], &lo, exec);
+    write_row(&mut w.v[d + 1], &hi, exec);
+    w.lane_insts += exec.count_ones() as u64;
+}
+
+fn run_branch(w: &Wave, p: &BranchPlan) -> Flow {
+    let taken = match p.op {
+        s_cbranch_scc0 => !w.scc,
+        s_cbranch_scc1 => w.scc,
+        s_cbranch_vccz => w.vcc() == 0,
+        s_cbranch_vccnz => w.vcc() != 0,
+        s_cbranch_execz => w.exec() == 0,
+        s_cbranch_execnz => w.exec() != 0,
+        _ => true,
+    };
+    if taken {
+        Flow::Jump(p.target as usize)
+    } else {
+        Flow::Next
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::general;
+    use super::*;
+    use crate::memory::RegionMemory;
+    use crate::target::Target;
+    use crate::trace::ShaderDataRecord;
+    use crate::wave::VREGS;
+
+    /// The EXEC classes: full, empty, alternating, a single lane, random.
+    const MASKS: [u64; 5] = [
+        u64::MAX,
+        0,
+        0xAAAA_AAAA_AAAA_AAAA,
+        1 << 41,
+        0x0123_4567_89AB_CDEF,
+    ];
+
+    /// Random bits, or (one time in four) a value that decides f32 results: signed zeros,
+    /// denormals, infinities, NaNs, one.
+    fn value(r: &mut u64) -> u32 {
+        *r ^= *r << 13;
+        *r ^= *r >> 7;
+        *r ^= *r << 17;
+        const SPECIAL: [u32; 9] = [
+            0,
+            0x8000_0000,
+            1,
+            0x807F_FFFF,
+            0x7F80_0000,
+            0xFF80_0000,
+            0x7FC0_1234,
+            0x7F80_0001,
+            0x3F80_0000,
+        ];
+        match *r % 4 {
+            0 => SPECIAL[(*r >> 8) as usize % SPECIAL.len()],
+            _ => (*r >> 16) as u32,
+        }
+    }
+
+    struct Parts {
+        mem: RegionMemory,
+        lds: Vec<u8>,
+        scratch: Vec<u8>,
+        trace: Vec<ShaderDataRecord>,
+    }
+
+    impl Parts {
+        fn new(mem: RegionMemory) -> Parts {
+            Parts {
+                mem,
+                lds: vec![0; 64],
+                scratch: vec![0; 64],
+                trace: Vec::new(),
+            }
+        }
+
+        fn ctx<'a>(&'a mut self, prog: &'a Program, fast: bool) -> Ctx<'a> {
+            Ctx {
+                target: Target::Gfx942,
+                prog,
+                mem: &self.mem,
+                lds: &mut self.lds,
+                scratch: &mut self.scratch,
+                private_size: 0,
+                apertures: Default::default(),
+                trace: &mut self.trace,
+                clock_base: std::time::Instant::now(),
+                counting: false,
+                plans: &[],
+                fast,
+            }
+        }
+    }
+
+    /// Two waves with the same random registers, EXEC and MODE.
+    fn waves(r: &mut u64, exec: u64, mode: u32) -> [Wave; 2] {
+        let seed = *r;
+        value(r);
+        [0, 1].map(|_| {
+            let mut q = seed;
+            let mut w = Wave::new();
+            for x in w.v[..16].iter_mut().flatten() {
+                *x = value(&mut q);
+            }
+            for x in w.s[..108].iter_mut() {
+                *x = value(&mut q);
+            }
+            w.set_exec(exec);
+            w.mode = mode;
+            w
+        })
+    }
+
+    fn same_state(a: &Wave, b: &Wave, what: &str) {
+        for (k, (x, y)) in a.v[..VREGS].iter().zip(b.v[..VREGS].iter()).enumerate() {
+            if let Some(l) = (0..LANES).find(|&l| x[l] != y[l]) {
+                panic!(
+                    "{what}: v{k} lane {l}: plan {:#x}, reference {:#x}",
+                    x[l], y[l]
+                );
+            }
+        }
+        assert_eq!(a.s, b.s, "{what}: SGPRs");
+        assert_eq!(a.scc, b.scc, "{what}: SCC");
+        assert_eq!(a.lane_insts, b.lane_insts, "{what}: lane count");
+    }
+
+    /// The instruction forms the tests derive operations from: VOP2, VOP3 with modifiers,
+    /// VOPC, and the VOP3 64-bit shift-add.
+    fn templates() -> [Inst; 4] {
+        let t = Target::Gfx942;
+        [
+            // v_add_f32_e32 v2, v2, v3
+            crate::decode::decode(t, &[0x0204_0702]),
+            // v_fma_f32 v2, v2, s0, -v3
+            crate::decode::decode(t, &[0xD1CB_0002, 0x840C_0102]),
+            // v_cmp_gt_u32_e32 vcc, s7, v0
+            crate::decode::decode(t, &[0x7D98_0007]),
+            // v_lshl_add_u64 v[2:3], s[10:11], 0, v[0:1]
+            crate::decode::decode(t, &[0xD208_0002, 0x0401_000A]),
+        ]
+    }
+
+    /// Every planned scalar operation over SGPR, inline-constant and literal sources and both
+    /// SCC values, against the general path.
+    #[test]
+    fn scalar_plans_match_the_general_path() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        let t = Target::Gfx942;
+        // s_mov_b32 s0, lit ; s_add_i32 s7, s7, -1 ; s_cmp_eq_u32 s7, 0
+        let templates = [
+            crate::decode::decode(t, &[0xBE80_00FF, 0x3F7F_BE77]),
+            crate::decode::decode(t, &[0x8107_C107]),
+            crate::decode::decode(t, &[0xBF06_8007]),
+        ];
+        let sources = [3, 7, VCC, 128, 128 + 7, 193, 208, 240, 255];
+        let mut r = 0x5EED_0000_1234_5678u64;
+        let mut planned = 0;
+        for op in Op::ALL.iter().copied() {
+            for template in templates {
+                for (i, &src0) in sources.iter().enumerate() {
+                    let mut inst = template;
+                    inst.op = op;
+                    inst.src = [src0, sources[(i * 5 + 2) % sources.len()], 0];
+                    inst.lit = value(&mut r);
+                    let Some(plan) = inst_plan(&inst) else {
+                        continue;
+                    };
+                    planned += 1;
+                    let [mut a, mut b] = waves(&mut r, u64::MAX, 0);
+                    a.scc = r & 1 != 0;
+                    b.scc = a.scc;
+                    let what = inst.disassemble(t);
+                    let fast = run(&mut a, &mut parts.ctx(&prog, true), &plan, &inst);
+                    let reference = general(&mut b, &mut parts.ctx(&prog, false), &inst);
+                    assert_eq!(fast.map(|s| s.is_ok()), Some(reference.is_ok()), "{what}");
+                    same_state(&a, &b, &what);
+                }
+            }
+        }
+        assert!(planned > 300, "{planned} scalar forms planned");
+    }
+
+    /// Scalar loads of every width, with and without an SGPR offset, inside the memory, at
+    /// an unaligned address and running off it: the plan (or the general path where it
+    /// declines) against the general path, registers and faults.
+    #[test]
+    fn scalar_load_plans_match_the_general_path() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        const BASE: u64 = 0x20_0000;
+        let mut mem = RegionMemory::new();
+        mem.add(BASE, 256);
+        mem.write(BASE, &(0..=255u8).collect::<Vec<u8>>());
+        // s_load_dwordx2 s[6:7], s[2:3], 0x18
+        let template = crate::decode::decode(Target::Gfx942, &[0xC006_0181, 0x0000_0018]);
+        let mut planned = 0;
+        for op in [
+            s_load_dword,
+            s_load_dwordx2,
+            s_load_dwordx4,
+            s_load_dwordx8,
+            s_load_dwordx16,
+        ] {
+            for (imm, soffset) in [(0x18, OFF), (4, 9), (0x1e, OFF), (0xF8, OFF), (-8, OFF)] {
+                let mut inst = template;
+                inst.op = op;
+                inst.imm = imm;
+                inst.sdst = soffset;
+                let plan = inst_plan(&inst).expect("a scalar load plan");
+                let [mut a, mut b] = waves(&mut 99, u64::MAX, 0);
+                for w in [&mut a, &mut b] {
+                    w.set_sgpr64(2, BASE);
+                    w.s[9] = 12;
+                }
+                let mut parts = Parts::new(mem.clone());
+                let fast = {
+                    let mut ctx = parts.ctx(&prog, true);
+                    match run(&mut a, &mut ctx, &plan, &inst) {
+                        Some(s) => {
+                            planned += 1;
+                            s
+                        }
+                        None => general(&mut a, &mut ctx, &inst),
+                    }
+                };
+                let reference = general(&mut b, &mut parts.ctx(&prog, false), &inst);
+                let what = format!("{} imm {imm}", op.name());
+                assert_eq!(fast.err(), reference.err(), "{what}");
+                same_state(&a, &b, &what);
+            }
+        }
+        assert!(planned >= 10, "{planned} loads ran on the plan");
+    }
+
+    /// Every planned VALU operation, on every template it decodes into, over source kinds
+    /// (VGPRs including the destination, SGPRs, VCC, inline constants, the literal), random
+    /// neg/abs, every denormal mode and every EXEC class: the plan's result against the
+    /// per-lane reference path (fast paths off), registers, masks and counts bit for bit.
+    #[test]
+    fn plans_match_the_per_lane_reference() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        let sources = [VGPR + 1, VGPR + 5, VGPR + 6, 3, VCC, 128 + 7, 193, 240, 255];
+        let mut r = 0x8F1B_BCDC_2B4A_6E01u64;
+        let mut planned = std::collections::BTreeSet::new();
+        for op in Op::ALL.iter().copied() {
+            for template in templates() {
+                for (round, &exec) in MASKS.iter().enumerate() {
+                    for &src0 in &sources {
+                        let mut inst = template;
+                        inst.op = op;
+                        inst.dst = VGPR + 5;
+                        inst.sdst = 20;
+                        inst.src = [src0, VGPR + 6, sources[(r % 9) as usize]];
+                        inst.lit = value(&mut r);
+                        if inst.enc == Enc::Vop3 {
+                            inst.dst = if compare_fn(op).is_some() {
+                                30
+                            } else {
+                                inst.dst
+                            };
+                            (inst.neg, inst.abs) = ((r >> 3) as u8 & 7, (r >> 7) as u8 & 7);
+                        }
+                        let Some(plan) = inst_plan(&inst) else {
+                            continue;
+                        };
+                        planned.insert(op.name());
+                        let mode = ((round % 4) as u32) << 4;
+                        let [mut a, mut b] = waves(&mut r, exec, mode);
+                        let what = format!(
+                            "{} src0 {src0} exec {exec:x}",
+                            inst.disassemble(Target::Gfx942)
+                        );
+                        let fast = run(&mut a, &mut parts.ctx(&prog, true), &plan, &inst);
+                        let fast = fast.expect("a plan runs in round-to-nearest mode");
+                        let reference = general(&mut b, &mut parts.ctx(&prog, false), &inst);
+                        assert_eq!(fast.is_ok(), reference.is_ok(), "{what}");
+                        same_state(&a, &b, &what);
+                    }
+                }
+            }
+        }
+        for op in [
+            "v_mov_b32",
+            "v_add_u32",
+            "v_fma_f32",
+            "v_fmac_f32",
+            "v_fmamk_f32",
+            "v_cndmask_b32",
+            "v_cmp_gt_u32",
+            "v_cmpx_eq_u32",
+            "v_add_co_u32",
+            "v_addc_co_u32",
+            "v_lshl_add_u64",
+            "v_lshlrev_b64",
+            "v_mov_b64",
+        ] {
+            assert!(planned.contains(op), "{op} was never planned");
+        }
+    }
+
+    /// A directed rounding mode leaves an f32 instruction to the general path.
+    #[test]
+    fn plans_refuse_directed_rounding() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        let inst = templates()[1];
+        let plan = inst_plan(&inst).expect("v_fma_f32 has a plan");
+        let [mut a, _] = waves(&mut 7, u64::MAX, 1);
+        assert!(run(&mut a, &mut parts.ctx(&prog, true), &plan, &inst).is_none());
+    }
+
+    /// GLOBAL dword loads and stores (1 to 4 dwords, VGPR-pair and SGPR-base addresses) over
+    /// lane address patterns (contiguous, reversed, strided, unaligned, running off the
+    /// region) and every EXEC class: the plan (or the general path where it declines), then
+    /// memory, registers and faults against the per-lane reference.
+    #[test]
+    fn global_plans_match_the_per_lane_reference() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        const BASE: u64 = 0x10_0000;
+        const LEN: u64 = 4096;
+        // global_load_dword v6, v[2:3], off ; global_store_dword v[0:1], v6, off
+        let load = crate::decode::decode(Target::Gfx942, &[0xDC50_8000, 0x067F_0002]);
+        let store = crate::decode::decode(Target::Gfx942, &[0xDC70_8000, 0x007F_0600]);
+        let widths = [
+            (flat_load_dword, flat_store_dword),
+            (flat_load_dwordx2, flat_store_dwordx2),
+            (flat_load_dwordx4, flat_store_dwordx4),
+        ];
+        let mut r = 0x1234_5678_9ABC_DEF1u64;
+        let mut planned = 0;
+        for (lop, sop) in widths {
+            for (template, op) in [(load, lop), (store, sop)] {
+                for pattern in 0..6 {
+                    for saddr in [false, true] {
+                        for &exec in &MASKS {
+                            let mut inst = template;
+                            inst.op = op;
+                            inst.src[2] = if saddr { 40 } else { crate::decode::OFF };
+                            let mut mem = RegionMemory::new();
+                            mem.add(BASE, LEN);
+                            let bytes: Vec<u8> = (0..LEN).map(|i| (i * 7 + 3) as u8).collect();
+                            mem.write(BASE, &bytes);
+                            let (mut fast_parts, mut ref_parts) =
+                                (Parts::new(mem.clone()), Parts::new(mem));
+                            let [mut a, mut b] = waves(&mut r, exec, 0);
+                            let n = 4 * match op {
+                                flat_load_dwordx2 | flat_store_dwordx2 => 2,
+                                flat_load_dwordx4 | flat_store_dwordx4 => 4,
+                                _ => 1,
+                            };
+                            for w in [&mut a, &mut b] {
+                                w.set_sgpr64(40, BASE + 64);
+                                for l in 0..LANES as u64 {
+                                    let off = match pattern {
+                                        0 => n * l,
+                                        1 => n * (63 - l),
+                                        2 => 2 * n * l,
+                                        3 => n * l + 2,
+                                        4 => n * l + LEN - 8 * n,
+                                        _ => 0,
+                                    };
+                                    let addr = if saddr { 64 + off } else { BASE + 64 + off };
+                                    let v = Wave::vslot(inst.src[0]);
+                                    w.v[v][l as usize] = addr as u32;
+                                    w.v[v + 1][l as usize] = (addr >> 32) as u32;
+                                }
+                            }
+                            let plan = inst_plan(&inst).expect("a GLOBAL dword plan");
+                            let what = format!("{} pattern {pattern} exec {exec:x}", op.name());
+                            let fast = {
+                                let mut ctx = fast_parts.ctx(&prog, true);
+                                match run(&mut a, &mut ctx, &plan, &inst) {
+                                    Some(s) => {
+                                        planned += 1;
+                                        s
+                                    }
+                                    None => general(&mut a, &mut ctx, &inst),
+                                }
+                            };
+                            let reference =
+                                general(&mut b, &mut ref_parts.ctx(&prog, false), &inst);
+                            assert_eq!(fast.err(), reference.err(), "{what}");
+                            same_state(&a, &b, &what);
+                            assert!(fast_parts.mem == ref_parts.mem, "{what}: memory");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            planned >= 12,
+            "the contiguous cases ran on the plan ({planned})"
+        );
+    }
+}
