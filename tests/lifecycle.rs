@@ -62,26 +62,6 @@ fn races_end_cleanly(runs: u32, args: &[&str]) {
 }
 
 #[test]
-fn a_hip_program_exiting_while_threads_launch_replayed_kernels_exits_cleanly() {
-    // `exit` tears HIP and the runtime down while four threads still launch kernels that are
-    // being replayed (device and host memory), at a moment that varies from run to run.
-    let exe = hip_app("exit_race");
-    for (run, usec) in [500, 2000, 5000, 12000].into_iter().enumerate() {
-        let out_dir = test_support::scratch_dir(&format!("exit-race-{run}"));
-        let (out, text) = kreplay_run_virtual(&exe, &["4", &usec.to_string()], &out_dir);
-        assert!(
-            out.status.success() && text.contains("APP exiting after"),
-            "run {run} ({}): {text}",
-            out.status
-        );
-        assert!(
-            !text.contains("fatal") && !text.contains("panicked"),
-            "run {run}: {text}"
-        );
-    }
-}
-
-#[test]
 fn shutdown_while_another_thread_submits_is_harmless_with_a_tool_client() {
     // The test tool registers from its OnLoad in every runtime instance and is unloaded after
     // each OnUnload: no callback may reach it afterwards.
