@@ -474,6 +474,8 @@ struct ThreadState {
     nwaves: usize,
     lds: Vec<u8>,
     scratch: Vec<u8>,
+    /// The memory spans of the dispatch this thread translated last.
+    spans: crate::memory::Spans,
 }
 
 /// A work-group being run.
@@ -573,6 +575,7 @@ impl Job<'_> {
     /// Claim chunks of work-groups and run them until none is left, a work-group faults or the
     /// caller cancels; the counts go to `work.results`.
     fn work(&self, work: &Work, st: &mut ThreadState) {
+        st.spans.clear();
         let mut out = DispatchOutcome::default();
         'claims: while !self.abort.load(Ordering::Relaxed) {
             let first = work.next.fetch_add(work.chunk, Ordering::Relaxed);
@@ -731,6 +734,7 @@ impl Job<'_> {
             counting: self.counting,
             plans: self.plans,
             fast: self.fast,
+            spans: &mut st.spans,
         };
         let trace_start = ctx.trace.len();
         let waves = &mut st.waves[..st.nwaves];

@@ -222,14 +222,14 @@ fn scalar_load_plan(inst: &Inst) -> Option<ScalarLoad> {
 
 /// Runs a scalar load as the general path does, when the memory vouches for the dwords and
 /// they are 4-byte aligned on the host; false (nothing done) otherwise.
-fn scalar_load(w: &mut Wave, ctx: &Ctx<'_>, p: &ScalarLoad) -> bool {
+fn scalar_load(w: &mut Wave, ctx: &mut Ctx<'_>, p: &ScalarLoad) -> bool {
     let mut off = p.imm;
     if let Some(s) = p.soffset {
         off += w.s[s as usize] as i64;
     }
     let addr = (w.sgpr64(p.base as u16) as i64).wrapping_add(off) as u64 & !3;
     let n = p.dwords as usize;
-    let Some(ptr) = ctx.mem.translate(addr, 4 * n as u64) else {
+    let Some(ptr) = ctx.spans.translate(ctx.mem, addr, 4 * n as u64) else {
         return false;
     };
     if !(ptr.as_ptr() as usize).is_multiple_of(4) {
@@ -1077,6 +1077,7 @@ mod tests {
         lds: Vec<u8>,
         scratch: Vec<u8>,
         trace: Vec<ShaderDataRecord>,
+        spans: crate::memory::Spans,
     }
 
     impl Parts {
@@ -1086,6 +1087,7 @@ mod tests {
                 lds: vec![0; 64],
                 scratch: vec![0; 64],
                 trace: Vec::new(),
+                spans: Default::default(),
             }
         }
 
@@ -1103,6 +1105,7 @@ mod tests {
                 counting: false,
                 plans: &[],
                 fast,
+                spans: &mut self.spans,
             }
         }
     }
