@@ -957,6 +957,51 @@ fn shifted_rows(
     }
 }
 
+/// `(x << k) + y` of every lane for `k < 32`, computed on the 32-bit halves (the low sum's
+/// carry into the high one), so that the loops run on 32-bit lanes without splitting 64-bit
+/// results into rows.
+#[inline(always)]
+fn shifted_halves(lo: &mut VReg, hi: &mut VReg, x: WideLanes<'_>, y: WideLanes<'_>, k: u32) {
+    #[inline(always)]
+    fn each(
+        lo: &mut VReg,
+        hi: &mut VReg,
+        k: u32,
+        x: impl Fn(usize) -> (u32, u32),
+        y: impl Fn(usize) -> (u32, u32),
+    ) {
+        for l in 0..LANES {
+            let ((xl, xh), (yl, yh)) = (x(l), y(l));
+            let low = (xl << k).wrapping_add(yl);
+            // The bits shifted out of the low half (none when k = 0: `xl >> 1` has a clear
+            // top bit).
+            let spill = (xl >> 1) >> (31 - k);
+            lo[l] = low;
+            hi[l] = ((xh << k) | spill)
+                .wrapping_add(yh)
+                .wrapping_add((low < yl) as u32);
+        }
+    }
+    let same = |c: u64| (c as u32, (c >> 32) as u32);
+    match (x, y) {
+        (WideLanes::Rows(a, b), WideLanes::Rows(c, d)) => {
+            each(lo, hi, k, |l| (a[l], b[l]), |l| (c[l], d[l]))
+        }
+        (WideLanes::Rows(a, b), WideLanes::Same(c)) => {
+            let c = same(c);
+            each(lo, hi, k, |l| (a[l], b[l]), |_| c)
+        }
+        (WideLanes::Same(c), WideLanes::Rows(a, b)) => {
+            let c = same(c);
+            each(lo, hi, k, |_| c, |l| (a[l], b[l]))
+        }
+        (WideLanes::Same(c), WideLanes::Same(d)) => {
+            let (c, d) = (same(c), same(d));
+            each(lo, hi, k, |_| c, |_| d)
+        }
+    }
+}
+
 /// [`run_wide_lanes`] with AVX2 (four 64-bit lanes per operation) when the host has it.
 fn run_wide(w: &mut Wave, p: &WidePlan) {
     #[cfg(target_arch = "x86_64")]
@@ -990,6 +1035,9 @@ fn run_wide_lanes(w: &mut Wave, p: &WidePlan) {
     let (mut lo, mut hi) = ([0u32; LANES], [0u32; LANES]);
     let (x, y) = (wide_lanes(w, base), wide_lanes(w, add));
     match wide_lanes(w, shift) {
+        WideLanes::Same(k) if !right && k & 63 < 32 => {
+            shifted_halves(&mut lo, &mut hi, x, y, k as u32 & 31)
+        }
         WideLanes::Same(k) => shifted_rows(&mut lo, &mut hi, x, y, k as u32 & 63, right),
         WideLanes::Rows(counts, _) => {
             // A count per lane: lane by lane.
@@ -1315,6 +1363,51 @@ mod tests {
             "v_mov_b64",
         ] {
             assert!(planned.contains(op), "{op} was never planned");
+        }
+    }
+
+    /// The 64-bit shifts and shift-adds with one shift count for every lane (inline
+    /// constants 0 to 64, an SGPR, the literal) over VGPR-pair, SGPR-pair and constant
+    /// operands, registers with and without carries out of the low half, and every EXEC
+    /// class: the plan against the per-lane reference.
+    #[test]
+    fn wide_shifts_by_one_count_match_the_per_lane_reference() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        let shift_add = templates()[3];
+        let counts: Vec<u16> = (128..=192).chain([3, 7, LITERAL]).collect();
+        let operands = [VGPR, VGPR + 6, 10, 128 + 5, 193, LITERAL];
+        let mut r = 0x0DDB_A11C_AB1E_5EEDu64;
+        for op in [v_lshl_add_u64, v_lshlrev_b64, v_lshrrev_b64] {
+            for &count in &counts {
+                for (round, &exec) in MASKS.iter().enumerate() {
+                    for &x in &operands {
+                        let mut inst = shift_add;
+                        inst.op = op;
+                        inst.lit = value(&mut r) | (round as u32) << 30;
+                        let y = operands[(r % operands.len() as u64) as usize];
+                        inst.src = if op == v_lshl_add_u64 {
+                            [x, count, y]
+                        } else {
+                            [count, x, 128]
+                        };
+                        let plan = inst_plan(&inst).expect("a 64-bit shift plan");
+                        let [mut a, mut b] = waves(&mut r, exec, 0);
+                        // Low halves near the top, so that the sums carry in some lanes.
+                        for w in [&mut a, &mut b] {
+                            for l in 0..LANES {
+                                w.v[0][l] |= 0xFFFF_0000;
+                                w.v[6][l] |= (l as u32 & 1) << 31;
+                            }
+                        }
+                        let what = format!("{} exec {exec:x}", inst.disassemble(Target::Gfx942));
+                        let fast = run(&mut a, &mut parts.ctx(&prog, true), &plan, &inst);
+                        let reference = general(&mut b, &mut parts.ctx(&prog, false), &inst);
+                        assert_eq!(fast.map(|s| s.is_ok()), Some(reference.is_ok()), "{what}");
+                        same_state(&a, &b, &what);
+                    }
+                }
+            }
         }
     }
 
