@@ -160,8 +160,45 @@ impl WaveCounts {
         self.lanes_by_class[usize::from(k)] += u64::from(exec.count_ones());
     }
 
+    /// Adds the counts of a work-group's waves (with their cycles) into a compute unit's
+    /// totals: the waves' counts summed first, then turned into quantities once.
+    pub fn fold_group<'a>(
+        waves: impl Iterator<Item = (&'a WaveCounts, u64)>,
+        table: &ClassTable,
+        cu: &mut QuantityCounts,
+    ) {
+        let classes = table.classes.len().min(MAX_CLASSES);
+        let mut sum = WaveCounts::default();
+        let (mut cycles, mut count, mut full) = (0, 0, 0);
+        for (w, c) in waves {
+            for k in 0..classes {
+                sum.by_class[k] += w.by_class[k];
+                sum.lanes_by_class[k] += w.lanes_by_class[k];
+            }
+            sum.flat_lds += w.flat_lds;
+            sum.flat_lds_only += w.flat_lds_only;
+            cycles += c;
+            count += 1;
+            full += u64::from(w.full_at_launch);
+        }
+        sum.fold_classes(table, cu);
+        cu[Quantity::WaveCycles as usize] += cycles;
+        cu[Quantity::Waves as usize] += count;
+        cu[Quantity::Waves64 as usize] += full;
+    }
+
     /// Adds this wave's counts into a compute unit's totals.
+    #[cfg(test)]
     pub fn fold_into(&self, table: &ClassTable, cu: &mut QuantityCounts, cycles: u64) {
+        self.fold_classes(table, cu);
+        cu[Quantity::WaveCycles as usize] += cycles;
+        cu[Quantity::Waves as usize] += 1;
+        cu[Quantity::Waves64 as usize] += u64::from(self.full_at_launch);
+    }
+
+    /// Adds the per-class counts (issues, their quantities and bytes) and the FLAT-in-LDS
+    /// counts into a compute unit's totals.
+    fn fold_classes(&self, table: &ClassTable, cu: &mut QuantityCounts) {
         for (k, &n) in self.by_class.iter().take(table.classes.len()).enumerate() {
             if n == 0 {
                 continue;
@@ -182,9 +219,6 @@ impl WaveCounts {
         }
         cu[Quantity::InstsLds as usize] += self.flat_lds;
         cu[Quantity::InstsFlatLdsOnly as usize] += self.flat_lds_only;
-        cu[Quantity::WaveCycles as usize] += cycles;
-        cu[Quantity::Waves as usize] += 1;
-        cu[Quantity::Waves64 as usize] += u64::from(self.full_at_launch);
     }
 }
 
@@ -478,6 +512,52 @@ mod tests {
         let c = classify(Op::buffer_store_dword, Enc::Mubuf, 0);
         assert_eq!(has(&c, Quantity::BufferWriteWaves), 1);
         assert_eq!(has(&c, Quantity::InstsFlat), 0);
+    }
+
+    /// A work-group's waves folded at once give the totals of folding each wave on its own.
+    #[test]
+    fn a_group_folds_as_its_waves_one_by_one() {
+        let mut insts: Vec<crate::decode::Inst> = [
+            (Op::s_add_u32, Enc::Sop2, 0),
+            (Op::v_fmaak_f32, Enc::Vop2, 0),
+            (Op::flat_load_dword, Enc::Flat, GLOBAL),
+            (Op::flat_store_dwordx4, Enc::Flat, GLOBAL),
+            (Op::ds_read_b32, Enc::Ds, 0),
+        ]
+        .iter()
+        .map(|&(op, enc, ctrl)| {
+            let mut inst = crate::decode::decode(crate::target::Target::Gfx942, &[0xBF81_0000]);
+            (inst.op, inst.enc, inst.ctrl) = (op, enc, ctrl);
+            inst
+        })
+        .collect();
+        let table = ClassTable::build(&mut insts);
+        let mut r = 0x9E37_79B9_7F4A_7C15u64;
+        let waves: Vec<(WaveCounts, u64)> = (0..5)
+            .map(|k| {
+                let mut w = WaveCounts::default();
+                for _ in 0..40 {
+                    r ^= r << 13;
+                    r ^= r >> 7;
+                    r ^= r << 17;
+                    let class = insts[(r % 5) as usize].counter_class;
+                    w.issue(class);
+                    w.request(class, r);
+                }
+                w.flat_lds = k;
+                w.flat_lds_only = k / 2;
+                w.full_at_launch = k % 2 == 0;
+                (w, 100 + k)
+            })
+            .collect();
+        let (mut one_by_one, mut at_once) = ([0; Quantity::COUNT], [0; Quantity::COUNT]);
+        for (w, cycles) in &waves {
+            w.fold_into(&table, &mut one_by_one, *cycles);
+        }
+        WaveCounts::fold_group(waves.iter().map(|(w, c)| (w, *c)), &table, &mut at_once);
+        assert_eq!(one_by_one, at_once);
+        assert_eq!(at_once[Quantity::Waves as usize], 5);
+        assert_eq!(at_once[Quantity::Waves64 as usize], 3);
     }
 
     #[test]

@@ -861,9 +861,11 @@ impl Job<'_> {
             let busy = waves.iter().map(|w| w.cycles).max().unwrap_or(0);
             totals[Quantity::BusyCycles as usize] += busy;
             totals[Quantity::ElapsedCycles as usize] += busy;
-            for w in waves {
-                w.counts.fold_into(self.classes, totals, w.cycles);
-            }
+            crate::counting::WaveCounts::fold_group(
+                waves.iter().map(|w| (&w.counts, w.cycles)),
+                self.classes,
+                totals,
+            );
         }
     }
 
