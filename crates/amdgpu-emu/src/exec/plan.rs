@@ -94,9 +94,11 @@ enum Wide {
 
 /// A VALU operation with a 64-bit result in a VGPR pair.
 pub(crate) struct WidePlan {
-    op: Op,
+    /// A right shift (`v_lshrrev_b64`: `base >> shift`); else `(base << shift) + add`.
+    right: bool,
     dst: u16,
-    src: [Wide; 3],
+    /// The base, shift count and addend.
+    parts: [Wide; 3],
 }
 
 /// A branch with its target instruction resolved.
@@ -528,10 +530,16 @@ fn wide_plan(inst: &Inst) -> Option<WidePlan> {
             _ => return None,
         };
     }
+    // Operands as `(base << shift) + add` (or `base >> shift`), ordered once here.
+    let parts = match op {
+        v_lshl_add_u64 => src,
+        v_lshlrev_b64 | v_lshrrev_b64 => [src[1], src[0], Wide::Value(0)],
+        _ => [src[0], Wide::Value(0), Wide::Value(0)],
+    };
     Some(WidePlan {
-        op,
+        right: op == v_lshrrev_b64,
         dst: dst as u16,
-        src,
+        parts,
     })
 }
 
@@ -911,8 +919,9 @@ enum WideLanes<'a> {
 /// The high half of a 32-bit row operand.
 static ZERO_ROW: VReg = [0; LANES];
 
-fn wide_lanes<'a>(w: &'a Wave, src: Wide) -> WideLanes<'a> {
-    match src {
+#[inline(always)]
+fn wide_lanes<'a>(w: &'a Wave, src: &Wide) -> WideLanes<'a> {
+    match *src {
         Wide::Pair(slot) => WideLanes::Rows(&w.v[slot as usize], &w.v[(slot as usize + 1) & 511]),
         Wide::Row(slot) => WideLanes::Rows(&w.v[slot as usize], &ZERO_ROW),
         Wide::SPair(c) => WideLanes::Same(w.sgpr64(c as u16)),
@@ -1025,16 +1034,10 @@ fn run_wide_avx2(w: &mut Wave, p: &WidePlan) {
 #[inline(always)]
 fn run_wide_lanes(w: &mut Wave, p: &WidePlan) {
     let exec = w.exec();
-    // Operands as `(base << shift) + add` (or `base >> shift`).
-    let [base, shift, add] = match p.op {
-        v_lshl_add_u64 => p.src,
-        v_lshlrev_b64 | v_lshrrev_b64 => [p.src[1], p.src[0], Wide::Value(0)],
-        _ => [p.src[0], Wide::Value(0), Wide::Value(0)],
-    };
-    let right = p.op == v_lshrrev_b64;
+    let right = p.right;
     let (mut lo, mut hi) = ([0u32; LANES], [0u32; LANES]);
-    let (x, y) = (wide_lanes(w, base), wide_lanes(w, add));
-    match wide_lanes(w, shift) {
+    let (x, y) = (wide_lanes(w, &p.parts[0]), wide_lanes(w, &p.parts[2]));
+    match wide_lanes(w, &p.parts[1]) {
         WideLanes::Same(k) if !right && k & 63 < 32 => {
             shifted_halves(&mut lo, &mut hi, x, y, k as u32 & 31)
         }
