@@ -160,65 +160,69 @@ impl WaveCounts {
         self.lanes_by_class[usize::from(k)] += u64::from(exec.count_ones());
     }
 
-    /// Adds the counts of a work-group's waves (with their cycles) into a compute unit's
-    /// totals: the waves' counts summed first, then turned into quantities once.
-    pub fn fold_group<'a>(
-        waves: impl Iterator<Item = (&'a WaveCounts, u64)>,
+    /// Adds the counts of a work-group's waves (`counts` gives a wave's counts and cycles)
+    /// into a compute unit's totals: each class's issues and lanes summed over the waves
+    /// first, then turned into quantities once.
+    pub fn fold_group<T>(
+        waves: &[T],
+        counts: impl Fn(&T) -> (&WaveCounts, u64),
         table: &ClassTable,
         cu: &mut QuantityCounts,
     ) {
+        let sum =
+            |f: &dyn Fn(&WaveCounts) -> u64| -> u64 { waves.iter().map(|w| f(counts(w).0)).sum() };
         let classes = table.classes.len().min(MAX_CLASSES);
-        let mut sum = WaveCounts::default();
-        let (mut cycles, mut count, mut full) = (0, 0, 0);
-        for (w, c) in waves {
-            for k in 0..classes {
-                sum.by_class[k] += w.by_class[k];
-                sum.lanes_by_class[k] += w.lanes_by_class[k];
-            }
-            sum.flat_lds += w.flat_lds;
-            sum.flat_lds_only += w.flat_lds_only;
-            cycles += c;
-            count += 1;
-            full += u64::from(w.full_at_launch);
-        }
-        sum.fold_classes(table, cu);
-        cu[Quantity::WaveCycles as usize] += cycles;
-        cu[Quantity::Waves as usize] += count;
-        cu[Quantity::Waves64 as usize] += full;
+        fold_classes(
+            table,
+            cu,
+            (0..classes).map(|k| (sum(&|c| c.by_class[k]), sum(&|c| c.lanes_by_class[k]))),
+        );
+        cu[Quantity::InstsLds as usize] += sum(&|c| c.flat_lds);
+        cu[Quantity::InstsFlatLdsOnly as usize] += sum(&|c| c.flat_lds_only);
+        cu[Quantity::WaveCycles as usize] += waves.iter().map(|w| counts(w).1).sum::<u64>();
+        cu[Quantity::Waves as usize] += waves.len() as u64;
+        cu[Quantity::Waves64 as usize] += sum(&|c| u64::from(c.full_at_launch));
     }
 
     /// Adds this wave's counts into a compute unit's totals.
     #[cfg(test)]
     pub fn fold_into(&self, table: &ClassTable, cu: &mut QuantityCounts, cycles: u64) {
-        self.fold_classes(table, cu);
+        let classes = table.classes.len().min(MAX_CLASSES);
+        fold_classes(
+            table,
+            cu,
+            (0..classes).map(|k| (self.by_class[k], self.lanes_by_class[k])),
+        );
+        cu[Quantity::InstsLds as usize] += self.flat_lds;
+        cu[Quantity::InstsFlatLdsOnly as usize] += self.flat_lds_only;
         cu[Quantity::WaveCycles as usize] += cycles;
         cu[Quantity::Waves as usize] += 1;
         cu[Quantity::Waves64 as usize] += u64::from(self.full_at_launch);
     }
+}
 
-    /// Adds the per-class counts (issues, their quantities and bytes) and the FLAT-in-LDS
-    /// counts into a compute unit's totals.
-    fn fold_classes(&self, table: &ClassTable, cu: &mut QuantityCounts) {
-        for (k, &n) in self.by_class.iter().take(table.classes.len()).enumerate() {
-            if n == 0 {
-                continue;
-            }
-            let class = &table.classes[k];
-            for &(q, weight) in &class.adds {
-                cu[q as usize] += n * weight;
-            }
-            let lanes = self.lanes_by_class[k];
-            match class.bytes {
-                Bytes::None => {}
-                Bytes::Read(b) => cu[Quantity::BytesRead as usize] += lanes * u64::from(b),
-                Bytes::Write(b) | Bytes::Atomic(b) => {
-                    cu[Quantity::BytesWritten as usize] += lanes * u64::from(b)
-                }
-                Bytes::Lds(b) => cu[Quantity::BytesLds as usize] += lanes * u64::from(b),
-            }
+/// Adds the issues and active lanes of each class (in class order) into a compute unit's
+/// totals: the class's quantities and its bytes.
+fn fold_classes(
+    table: &ClassTable,
+    cu: &mut QuantityCounts,
+    per_class: impl Iterator<Item = (u64, u64)>,
+) {
+    for (class, (n, lanes)) in table.classes.iter().zip(per_class) {
+        if n == 0 {
+            continue;
         }
-        cu[Quantity::InstsLds as usize] += self.flat_lds;
-        cu[Quantity::InstsFlatLdsOnly as usize] += self.flat_lds_only;
+        for &(q, weight) in &class.adds {
+            cu[q as usize] += n * weight;
+        }
+        match class.bytes {
+            Bytes::None => {}
+            Bytes::Read(b) => cu[Quantity::BytesRead as usize] += lanes * u64::from(b),
+            Bytes::Write(b) | Bytes::Atomic(b) => {
+                cu[Quantity::BytesWritten as usize] += lanes * u64::from(b)
+            }
+            Bytes::Lds(b) => cu[Quantity::BytesLds as usize] += lanes * u64::from(b),
+        }
     }
 }
 
@@ -554,7 +558,7 @@ mod tests {
         for (w, cycles) in &waves {
             w.fold_into(&table, &mut one_by_one, *cycles);
         }
-        WaveCounts::fold_group(waves.iter().map(|(w, c)| (w, *c)), &table, &mut at_once);
+        WaveCounts::fold_group(&waves, |(w, c)| (w, *c), &table, &mut at_once);
         assert_eq!(one_by_one, at_once);
         assert_eq!(at_once[Quantity::Waves as usize], 5);
         assert_eq!(at_once[Quantity::Waves64 as usize], 3);

@@ -713,7 +713,8 @@ impl Job<'_> {
         Ok(Group { g, id, psize })
     }
 
-    /// Give each running wave of a work-group one time slice; `true` when every wave ended.
+    /// Give each running wave of a work-group one time slice; `true` when every wave has ended
+    /// (in this round or before).
     /// Releases the work-group barrier when every wave that has not ended waits at it.
     fn round(
         &self,
@@ -743,13 +744,15 @@ impl Job<'_> {
             if w.done {
                 continue;
             }
-            all_done = false;
             if w.at_barrier || w.grid_wait > 0 {
+                all_done = false;
                 all_at_barrier &= w.at_barrier;
                 continue;
             }
             all_at_barrier = false;
             self.slice(w, &mut ctx, group.id)?;
+            // A wave that ended in this slice needs no further round.
+            all_done &= w.done;
         }
         // Records of this round, placed in the work-group's placement round.
         let round = group.g / self.compute_units as u64;
@@ -862,7 +865,8 @@ impl Job<'_> {
             totals[Quantity::BusyCycles as usize] += busy;
             totals[Quantity::ElapsedCycles as usize] += busy;
             crate::counting::WaveCounts::fold_group(
-                waves.iter().map(|w| (&w.counts, w.cycles)),
+                waves,
+                |w| (&w.counts, w.cycles),
                 self.classes,
                 totals,
             );
