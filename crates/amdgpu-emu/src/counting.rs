@@ -169,19 +169,25 @@ impl WaveCounts {
         table: &ClassTable,
         cu: &mut QuantityCounts,
     ) {
-        let sum =
-            |f: &dyn Fn(&WaveCounts) -> u64| -> u64 { waves.iter().map(|w| f(counts(w).0)).sum() };
         let classes = table.classes.len().min(MAX_CLASSES);
-        fold_classes(
-            table,
-            cu,
-            (0..classes).map(|k| (sum(&|c| c.by_class[k]), sum(&|c| c.lanes_by_class[k]))),
-        );
-        cu[Quantity::InstsLds as usize] += sum(&|c| c.flat_lds);
-        cu[Quantity::InstsFlatLdsOnly as usize] += sum(&|c| c.flat_lds_only);
-        cu[Quantity::WaveCycles as usize] += waves.iter().map(|w| counts(w).1).sum::<u64>();
-        cu[Quantity::Waves as usize] += waves.len() as u64;
-        cu[Quantity::Waves64 as usize] += sum(&|c| u64::from(c.full_at_launch));
+        let per_class = (0..classes).map(|k| {
+            let (mut n, mut lanes) = (0, 0);
+            for w in waves {
+                let c = counts(w).0;
+                n += c.by_class[k];
+                lanes += c.lanes_by_class[k];
+            }
+            (n, lanes)
+        });
+        fold_classes(table, cu, per_class);
+        for w in waves {
+            let (c, cycles) = counts(w);
+            cu[Quantity::InstsLds as usize] += c.flat_lds;
+            cu[Quantity::InstsFlatLdsOnly as usize] += c.flat_lds_only;
+            cu[Quantity::WaveCycles as usize] += cycles;
+            cu[Quantity::Waves as usize] += 1;
+            cu[Quantity::Waves64 as usize] += u64::from(c.full_at_launch);
+        }
     }
 
     /// Adds this wave's counts into a compute unit's totals.
