@@ -160,31 +160,75 @@ impl WaveCounts {
         self.lanes_by_class[usize::from(k)] += u64::from(exec.count_ones());
     }
 
-    /// Adds this wave's counts into a compute unit's totals.
-    pub fn fold_into(&self, table: &ClassTable, cu: &mut QuantityCounts, cycles: u64) {
-        for (k, &n) in self.by_class.iter().take(table.classes.len()).enumerate() {
-            if n == 0 {
-                continue;
+    /// Adds the counts of a work-group's waves (`counts` gives a wave's counts and cycles)
+    /// into a compute unit's totals: each class's issues and lanes summed over the waves
+    /// first, then turned into quantities once.
+    pub fn fold_group<T>(
+        waves: &[T],
+        counts: impl Fn(&T) -> (&WaveCounts, u64),
+        table: &ClassTable,
+        cu: &mut QuantityCounts,
+    ) {
+        let classes = table.classes.len().min(MAX_CLASSES);
+        let per_class = (0..classes).map(|k| {
+            let (mut n, mut lanes) = (0, 0);
+            for w in waves {
+                let c = counts(w).0;
+                n += c.by_class[k];
+                lanes += c.lanes_by_class[k];
             }
-            let class = &table.classes[k];
-            for &(q, weight) in &class.adds {
-                cu[q as usize] += n * weight;
-            }
-            let lanes = self.lanes_by_class[k];
-            match class.bytes {
-                Bytes::None => {}
-                Bytes::Read(b) => cu[Quantity::BytesRead as usize] += lanes * u64::from(b),
-                Bytes::Write(b) | Bytes::Atomic(b) => {
-                    cu[Quantity::BytesWritten as usize] += lanes * u64::from(b)
-                }
-                Bytes::Lds(b) => cu[Quantity::BytesLds as usize] += lanes * u64::from(b),
-            }
+            (n, lanes)
+        });
+        fold_classes(table, cu, per_class);
+        for w in waves {
+            let (c, cycles) = counts(w);
+            cu[Quantity::InstsLds as usize] += c.flat_lds;
+            cu[Quantity::InstsFlatLdsOnly as usize] += c.flat_lds_only;
+            cu[Quantity::WaveCycles as usize] += cycles;
+            cu[Quantity::Waves as usize] += 1;
+            cu[Quantity::Waves64 as usize] += u64::from(c.full_at_launch);
         }
+    }
+
+    /// Adds this wave's counts into a compute unit's totals.
+    #[cfg(test)]
+    pub fn fold_into(&self, table: &ClassTable, cu: &mut QuantityCounts, cycles: u64) {
+        let classes = table.classes.len().min(MAX_CLASSES);
+        fold_classes(
+            table,
+            cu,
+            (0..classes).map(|k| (self.by_class[k], self.lanes_by_class[k])),
+        );
         cu[Quantity::InstsLds as usize] += self.flat_lds;
         cu[Quantity::InstsFlatLdsOnly as usize] += self.flat_lds_only;
         cu[Quantity::WaveCycles as usize] += cycles;
         cu[Quantity::Waves as usize] += 1;
         cu[Quantity::Waves64 as usize] += u64::from(self.full_at_launch);
+    }
+}
+
+/// Adds the issues and active lanes of each class (in class order) into a compute unit's
+/// totals: the class's quantities and its bytes.
+fn fold_classes(
+    table: &ClassTable,
+    cu: &mut QuantityCounts,
+    per_class: impl Iterator<Item = (u64, u64)>,
+) {
+    for (class, (n, lanes)) in table.classes.iter().zip(per_class) {
+        if n == 0 {
+            continue;
+        }
+        for &(q, weight) in &class.adds {
+            cu[q as usize] += n * weight;
+        }
+        match class.bytes {
+            Bytes::None => {}
+            Bytes::Read(b) => cu[Quantity::BytesRead as usize] += lanes * u64::from(b),
+            Bytes::Write(b) | Bytes::Atomic(b) => {
+                cu[Quantity::BytesWritten as usize] += lanes * u64::from(b)
+            }
+            Bytes::Lds(b) => cu[Quantity::BytesLds as usize] += lanes * u64::from(b),
+        }
     }
 }
 
@@ -478,6 +522,52 @@ mod tests {
         let c = classify(Op::buffer_store_dword, Enc::Mubuf, 0);
         assert_eq!(has(&c, Quantity::BufferWriteWaves), 1);
         assert_eq!(has(&c, Quantity::InstsFlat), 0);
+    }
+
+    /// A work-group's waves folded at once give the totals of folding each wave on its own.
+    #[test]
+    fn a_group_folds_as_its_waves_one_by_one() {
+        let mut insts: Vec<crate::decode::Inst> = [
+            (Op::s_add_u32, Enc::Sop2, 0),
+            (Op::v_fmaak_f32, Enc::Vop2, 0),
+            (Op::flat_load_dword, Enc::Flat, GLOBAL),
+            (Op::flat_store_dwordx4, Enc::Flat, GLOBAL),
+            (Op::ds_read_b32, Enc::Ds, 0),
+        ]
+        .iter()
+        .map(|&(op, enc, ctrl)| {
+            let mut inst = crate::decode::decode(crate::target::Target::Gfx942, &[0xBF81_0000]);
+            (inst.op, inst.enc, inst.ctrl) = (op, enc, ctrl);
+            inst
+        })
+        .collect();
+        let table = ClassTable::build(&mut insts);
+        let mut r = 0x9E37_79B9_7F4A_7C15u64;
+        let waves: Vec<(WaveCounts, u64)> = (0..5)
+            .map(|k| {
+                let mut w = WaveCounts::default();
+                for _ in 0..40 {
+                    r ^= r << 13;
+                    r ^= r >> 7;
+                    r ^= r << 17;
+                    let class = insts[(r % 5) as usize].counter_class;
+                    w.issue(class);
+                    w.request(class, r);
+                }
+                w.flat_lds = k;
+                w.flat_lds_only = k / 2;
+                w.full_at_launch = k % 2 == 0;
+                (w, 100 + k)
+            })
+            .collect();
+        let (mut one_by_one, mut at_once) = ([0; Quantity::COUNT], [0; Quantity::COUNT]);
+        for (w, cycles) in &waves {
+            w.fold_into(&table, &mut one_by_one, *cycles);
+        }
+        WaveCounts::fold_group(&waves, |(w, c)| (w, *c), &table, &mut at_once);
+        assert_eq!(one_by_one, at_once);
+        assert_eq!(at_once[Quantity::Waves as usize], 5);
+        assert_eq!(at_once[Quantity::Waves64 as usize], 3);
     }
 
     #[test]

@@ -474,6 +474,8 @@ struct ThreadState {
     nwaves: usize,
     lds: Vec<u8>,
     scratch: Vec<u8>,
+    /// The memory spans of the dispatch this thread translated last.
+    spans: crate::memory::Spans,
 }
 
 /// A work-group being run.
@@ -573,6 +575,7 @@ impl Job<'_> {
     /// Claim chunks of work-groups and run them until none is left, a work-group faults or the
     /// caller cancels; the counts go to `work.results`.
     fn work(&self, work: &Work, st: &mut ThreadState) {
+        st.spans.clear();
         let mut out = DispatchOutcome::default();
         'claims: while !self.abort.load(Ordering::Relaxed) {
             let first = work.next.fetch_add(work.chunk, Ordering::Relaxed);
@@ -710,7 +713,8 @@ impl Job<'_> {
         Ok(Group { g, id, psize })
     }
 
-    /// Give each running wave of a work-group one time slice; `true` when every wave ended.
+    /// Give each running wave of a work-group one time slice; `true` when every wave has ended
+    /// (in this round or before).
     /// Releases the work-group barrier when every wave that has not ended waits at it.
     fn round(
         &self,
@@ -731,6 +735,7 @@ impl Job<'_> {
             counting: self.counting,
             plans: self.plans,
             fast: self.fast,
+            spans: &mut st.spans,
         };
         let trace_start = ctx.trace.len();
         let waves = &mut st.waves[..st.nwaves];
@@ -739,13 +744,15 @@ impl Job<'_> {
             if w.done {
                 continue;
             }
-            all_done = false;
             if w.at_barrier || w.grid_wait > 0 {
+                all_done = false;
                 all_at_barrier &= w.at_barrier;
                 continue;
             }
             all_at_barrier = false;
             self.slice(w, &mut ctx, group.id)?;
+            // A wave that ended in this slice needs no further round.
+            all_done &= w.done;
         }
         // Records of this round, placed in the work-group's placement round.
         let round = group.g / self.compute_units as u64;
@@ -857,9 +864,12 @@ impl Job<'_> {
             let busy = waves.iter().map(|w| w.cycles).max().unwrap_or(0);
             totals[Quantity::BusyCycles as usize] += busy;
             totals[Quantity::ElapsedCycles as usize] += busy;
-            for w in waves {
-                w.counts.fold_into(self.classes, totals, w.cycles);
-            }
+            crate::counting::WaveCounts::fold_group(
+                waves,
+                |w| (&w.counts, w.cycles),
+                self.classes,
+                totals,
+            );
         }
     }
 

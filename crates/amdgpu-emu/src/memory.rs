@@ -42,6 +42,70 @@ pub unsafe trait GlobalMemory: Sync {
     /// The host address of the `len` bytes at device address `addr`, if the whole range lies
     /// in memory the dispatch may access; `None` otherwise.
     fn translate(&self, addr: u64, len: u64) -> Option<NonNull<u8>>;
+
+    /// The span of device memory around `addr` that translates linearly, as
+    /// `(device base, length, host pointer of the base)`: for every range `a..a + l` inside
+    /// it, [`GlobalMemory::translate`] would return `host + (a - base)`, with the same
+    /// validity. The emulator keeps a few spans per thread for the length of one dispatch and
+    /// translates accesses inside them without asking again. `None` (the default): every
+    /// access is translated on its own.
+    fn span(&self, addr: u64) -> Option<(u64, u64, NonNull<u8>)> {
+        let _ = addr;
+        None
+    }
+}
+
+/// Spans a thread keeps: more than a kernel's usual buffers, kernel arguments and dispatch
+/// packet (a kernel cycling through more spans than are kept finds none of them kept).
+const KEPT_SPANS: usize = 8;
+
+/// The spans ([`GlobalMemory::span`]) one host thread used last in a dispatch; emptied
+/// before every dispatch, since the memory's spans may change between dispatches.
+#[derive(Default)]
+pub(crate) struct Spans {
+    /// `(device base, length, host pointer)`, the most recently added first.
+    kept: [Option<(u64, u64, NonNull<u8>)>; KEPT_SPANS],
+}
+
+// SAFETY: the kept pointers are only dereferenced by the dispatch that translated them (the
+// kept spans are emptied before every dispatch), on the thread that owns this value; they
+// are plain addresses otherwise.
+unsafe impl Send for Spans {}
+
+impl Spans {
+    /// Forget every span (a new dispatch).
+    pub(crate) fn clear(&mut self) {
+        self.kept = [None; KEPT_SPANS];
+    }
+
+    /// [`GlobalMemory::translate`] of `addr..addr + len`, from a kept span when one covers
+    /// the range, else through the memory's span of `addr` (kept) or its translation.
+    #[inline]
+    pub(crate) fn translate(
+        &mut self,
+        mem: &dyn GlobalMemory,
+        addr: u64,
+        len: u64,
+    ) -> Option<NonNull<u8>> {
+        for (base, span_len, host) in self.kept.iter().flatten() {
+            let off = addr.wrapping_sub(*base);
+            if off < *span_len && len <= span_len - off {
+                // SAFETY: `off + len <= span_len`: inside the span the memory vouched for.
+                return Some(unsafe { host.add(off as usize) });
+            }
+        }
+        match mem.span(addr) {
+            Some((base, span_len, host))
+                if addr >= base && addr - base < span_len && len <= span_len - (addr - base) =>
+            {
+                self.kept.rotate_right(1);
+                self.kept[0] = Some((base, span_len, host));
+                // SAFETY: inside the span the memory vouched for (checked just above).
+                Some(unsafe { host.add((addr - base) as usize) })
+            }
+            _ => mem.translate(addr, len),
+        }
+    }
 }
 
 /// A set of owned, zero-initialised byte regions at chosen device addresses: a simple
@@ -140,6 +204,18 @@ unsafe impl GlobalMemory for RegionMemory {
             unsafe { p.add(off as usize) }
         })
     }
+
+    fn span(&self, addr: u64) -> Option<(u64, u64, NonNull<u8>)> {
+        let i = self
+            .regions
+            .partition_point(|r| r.0 <= addr)
+            .checked_sub(1)?;
+        let (base, data, len) = &self.regions[i];
+        if addr - base >= *len {
+            return None;
+        }
+        Some((*base, *len, NonNull::new(data.as_ptr() as *mut u8)?))
+    }
 }
 
 /// Load `out.len()` bytes from a translated pointer.
@@ -205,6 +281,47 @@ pub(crate) fn rmw64(p: NonNull<u8>, mut f: impl FnMut(u64) -> u64) -> u64 {
         match a.compare_exchange_weak(old, f(old), Ordering::SeqCst, Ordering::Relaxed) {
             Ok(v) => return v,
             Err(v) => old = v,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Kept spans translate every range inside them to the pointer the memory's own
+    /// translation gives, refuse what the memory refuses, and are forgotten when cleared.
+    #[test]
+    fn spans_translate_as_the_memory_does() {
+        let mut mem = RegionMemory::new();
+        mem.add(0x1000, 256);
+        mem.add(0x8000, 64);
+        let mut spans = Spans::default();
+        let ranges = [
+            (0x1000, 4),
+            (0x10FC, 4),
+            (0x1000, 256),
+            (0x10FC, 8),
+            (0x1100, 4),
+            (0x8000, 64),
+            (0x8010, 16),
+            (0x803F, 2),
+            (0x0FFC, 8),
+            (0x9000, 4),
+            (0x1004, u64::MAX),
+        ];
+        for round in 0..3 {
+            for &(addr, len) in &ranges {
+                assert_eq!(
+                    spans.translate(&mem, addr, len),
+                    mem.translate(addr, len),
+                    "0x{addr:x}+{len} in round {round}"
+                );
+            }
+            if round == 1 {
+                spans.clear();
+                assert!(spans.kept.iter().all(Option::is_none));
+            }
         }
     }
 }

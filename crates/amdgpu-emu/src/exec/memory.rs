@@ -783,7 +783,7 @@ pub(super) fn global_dword_plan(inst: &Inst) -> Option<GlobalDword> {
 /// then one relaxed atomic access per dword, as the per-lane path makes them. False (nothing
 /// done) when the lanes do not take that form or the memory does not vouch for the range: the
 /// general path then runs the instruction, faults included.
-pub(super) fn global_dword(w: &mut Wave, ctx: &Ctx<'_>, p: &GlobalDword) -> bool {
+pub(super) fn global_dword(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalDword) -> bool {
     if w.exec() != u64::MAX {
         return false;
     }
@@ -813,7 +813,7 @@ pub(super) fn global_dword(w: &mut Wave, ctx: &Ctx<'_>, p: &GlobalDword) -> bool
     if apart != 0 || !first.is_multiple_of(4) || first.checked_add(n * LANES as u64).is_none() {
         return false;
     }
-    let Some(base) = ctx.mem.translate(first, n * LANES as u64) else {
+    let Some(base) = ctx.spans.translate(ctx.mem, first, n * LANES as u64) else {
         return false;
     };
     if !(base.as_ptr() as usize).is_multiple_of(4) {

@@ -58,6 +58,8 @@ pub(crate) struct Ctx<'a> {
     /// Use the specialised loops (register rows, single-range memory accesses); false runs
     /// the per-lane reference semantics only.
     pub fast: bool,
+    /// The memory spans this thread translated last in the dispatch (the plans' accesses).
+    pub spans: &'a mut crate::memory::Spans,
 }
 
 pub(crate) fn illegal(what: impl Into<String>) -> FaultKind {

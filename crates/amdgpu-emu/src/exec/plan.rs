@@ -94,9 +94,11 @@ enum Wide {
 
 /// A VALU operation with a 64-bit result in a VGPR pair.
 pub(crate) struct WidePlan {
-    op: Op,
+    /// A right shift (`v_lshrrev_b64`: `base >> shift`); else `(base << shift) + add`.
+    right: bool,
     dst: u16,
-    src: [Wide; 3],
+    /// The base, shift count and addend.
+    parts: [Wide; 3],
 }
 
 /// A branch with its target instruction resolved.
@@ -222,14 +224,14 @@ fn scalar_load_plan(inst: &Inst) -> Option<ScalarLoad> {
 
 /// Runs a scalar load as the general path does, when the memory vouches for the dwords and
 /// they are 4-byte aligned on the host; false (nothing done) otherwise.
-fn scalar_load(w: &mut Wave, ctx: &Ctx<'_>, p: &ScalarLoad) -> bool {
+fn scalar_load(w: &mut Wave, ctx: &mut Ctx<'_>, p: &ScalarLoad) -> bool {
     let mut off = p.imm;
     if let Some(s) = p.soffset {
         off += w.s[s as usize] as i64;
     }
     let addr = (w.sgpr64(p.base as u16) as i64).wrapping_add(off) as u64 & !3;
     let n = p.dwords as usize;
-    let Some(ptr) = ctx.mem.translate(addr, 4 * n as u64) else {
+    let Some(ptr) = ctx.spans.translate(ctx.mem, addr, 4 * n as u64) else {
         return false;
     };
     if !(ptr.as_ptr() as usize).is_multiple_of(4) {
@@ -528,10 +530,16 @@ fn wide_plan(inst: &Inst) -> Option<WidePlan> {
             _ => return None,
         };
     }
+    // Operands as `(base << shift) + add` (or `base >> shift`), ordered once here.
+    let parts = match op {
+        v_lshl_add_u64 => src,
+        v_lshlrev_b64 | v_lshrrev_b64 => [src[1], src[0], Wide::Value(0)],
+        _ => [src[0], Wide::Value(0), Wide::Value(0)],
+    };
     Some(WidePlan {
-        op,
+        right: op == v_lshrrev_b64,
         dst: dst as u16,
-        src,
+        parts,
     })
 }
 
@@ -911,8 +919,9 @@ enum WideLanes<'a> {
 /// The high half of a 32-bit row operand.
 static ZERO_ROW: VReg = [0; LANES];
 
-fn wide_lanes<'a>(w: &'a Wave, src: Wide) -> WideLanes<'a> {
-    match src {
+#[inline(always)]
+fn wide_lanes<'a>(w: &'a Wave, src: &Wide) -> WideLanes<'a> {
+    match *src {
         Wide::Pair(slot) => WideLanes::Rows(&w.v[slot as usize], &w.v[(slot as usize + 1) & 511]),
         Wide::Row(slot) => WideLanes::Rows(&w.v[slot as usize], &ZERO_ROW),
         Wide::SPair(c) => WideLanes::Same(w.sgpr64(c as u16)),
@@ -957,6 +966,51 @@ fn shifted_rows(
     }
 }
 
+/// `(x << k) + y` of every lane for `k < 32`, computed on the 32-bit halves (the low sum's
+/// carry into the high one), so that the loops run on 32-bit lanes without splitting 64-bit
+/// results into rows.
+#[inline(always)]
+fn shifted_halves(lo: &mut VReg, hi: &mut VReg, x: WideLanes<'_>, y: WideLanes<'_>, k: u32) {
+    #[inline(always)]
+    fn each(
+        lo: &mut VReg,
+        hi: &mut VReg,
+        k: u32,
+        x: impl Fn(usize) -> (u32, u32),
+        y: impl Fn(usize) -> (u32, u32),
+    ) {
+        for l in 0..LANES {
+            let ((xl, xh), (yl, yh)) = (x(l), y(l));
+            let low = (xl << k).wrapping_add(yl);
+            // The bits shifted out of the low half (none when k = 0: `xl >> 1` has a clear
+            // top bit).
+            let spill = (xl >> 1) >> (31 - k);
+            lo[l] = low;
+            hi[l] = ((xh << k) | spill)
+                .wrapping_add(yh)
+                .wrapping_add((low < yl) as u32);
+        }
+    }
+    let same = |c: u64| (c as u32, (c >> 32) as u32);
+    match (x, y) {
+        (WideLanes::Rows(a, b), WideLanes::Rows(c, d)) => {
+            each(lo, hi, k, |l| (a[l], b[l]), |l| (c[l], d[l]))
+        }
+        (WideLanes::Rows(a, b), WideLanes::Same(c)) => {
+            let c = same(c);
+            each(lo, hi, k, |l| (a[l], b[l]), |_| c)
+        }
+        (WideLanes::Same(c), WideLanes::Rows(a, b)) => {
+            let c = same(c);
+            each(lo, hi, k, |_| c, |l| (a[l], b[l]))
+        }
+        (WideLanes::Same(c), WideLanes::Same(d)) => {
+            let (c, d) = (same(c), same(d));
+            each(lo, hi, k, |_| c, |_| d)
+        }
+    }
+}
+
 /// [`run_wide_lanes`] with AVX2 (four 64-bit lanes per operation) when the host has it.
 fn run_wide(w: &mut Wave, p: &WidePlan) {
     #[cfg(target_arch = "x86_64")]
@@ -980,16 +1034,13 @@ fn run_wide_avx2(w: &mut Wave, p: &WidePlan) {
 #[inline(always)]
 fn run_wide_lanes(w: &mut Wave, p: &WidePlan) {
     let exec = w.exec();
-    // Operands as `(base << shift) + add` (or `base >> shift`).
-    let [base, shift, add] = match p.op {
-        v_lshl_add_u64 => p.src,
-        v_lshlrev_b64 | v_lshrrev_b64 => [p.src[1], p.src[0], Wide::Value(0)],
-        _ => [p.src[0], Wide::Value(0), Wide::Value(0)],
-    };
-    let right = p.op == v_lshrrev_b64;
+    let right = p.right;
     let (mut lo, mut hi) = ([0u32; LANES], [0u32; LANES]);
-    let (x, y) = (wide_lanes(w, base), wide_lanes(w, add));
-    match wide_lanes(w, shift) {
+    let (x, y) = (wide_lanes(w, &p.parts[0]), wide_lanes(w, &p.parts[2]));
+    match wide_lanes(w, &p.parts[1]) {
+        WideLanes::Same(k) if !right && k & 63 < 32 => {
+            shifted_halves(&mut lo, &mut hi, x, y, k as u32 & 31)
+        }
         WideLanes::Same(k) => shifted_rows(&mut lo, &mut hi, x, y, k as u32 & 63, right),
         WideLanes::Rows(counts, _) => {
             // A count per lane: lane by lane.
@@ -1077,6 +1128,7 @@ mod tests {
         lds: Vec<u8>,
         scratch: Vec<u8>,
         trace: Vec<ShaderDataRecord>,
+        spans: crate::memory::Spans,
     }
 
     impl Parts {
@@ -1086,6 +1138,7 @@ mod tests {
                 lds: vec![0; 64],
                 scratch: vec![0; 64],
                 trace: Vec::new(),
+                spans: Default::default(),
             }
         }
 
@@ -1103,6 +1156,7 @@ mod tests {
                 counting: false,
                 plans: &[],
                 fast,
+                spans: &mut self.spans,
             }
         }
     }
@@ -1312,6 +1366,51 @@ mod tests {
             "v_mov_b64",
         ] {
             assert!(planned.contains(op), "{op} was never planned");
+        }
+    }
+
+    /// The 64-bit shifts and shift-adds with one shift count for every lane (inline
+    /// constants 0 to 64, an SGPR, the literal) over VGPR-pair, SGPR-pair and constant
+    /// operands, registers with and without carries out of the low half, and every EXEC
+    /// class: the plan against the per-lane reference.
+    #[test]
+    fn wide_shifts_by_one_count_match_the_per_lane_reference() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        let shift_add = templates()[3];
+        let counts: Vec<u16> = (128..=192).chain([3, 7, LITERAL]).collect();
+        let operands = [VGPR, VGPR + 6, 10, 128 + 5, 193, LITERAL];
+        let mut r = 0x0DDB_A11C_AB1E_5EEDu64;
+        for op in [v_lshl_add_u64, v_lshlrev_b64, v_lshrrev_b64] {
+            for &count in &counts {
+                for (round, &exec) in MASKS.iter().enumerate() {
+                    for &x in &operands {
+                        let mut inst = shift_add;
+                        inst.op = op;
+                        inst.lit = value(&mut r) | (round as u32) << 30;
+                        let y = operands[(r % operands.len() as u64) as usize];
+                        inst.src = if op == v_lshl_add_u64 {
+                            [x, count, y]
+                        } else {
+                            [count, x, 128]
+                        };
+                        let plan = inst_plan(&inst).expect("a 64-bit shift plan");
+                        let [mut a, mut b] = waves(&mut r, exec, 0);
+                        // Low halves near the top, so that the sums carry in some lanes.
+                        for w in [&mut a, &mut b] {
+                            for l in 0..LANES {
+                                w.v[0][l] |= 0xFFFF_0000;
+                                w.v[6][l] |= (l as u32 & 1) << 31;
+                            }
+                        }
+                        let what = format!("{} exec {exec:x}", inst.disassemble(Target::Gfx942));
+                        let fast = run(&mut a, &mut parts.ctx(&prog, true), &plan, &inst);
+                        let reference = general(&mut b, &mut parts.ctx(&prog, false), &inst);
+                        assert_eq!(fast.map(|s| s.is_ok()), Some(reference.is_ok()), "{what}");
+                        same_state(&a, &b, &what);
+                    }
+                }
+            }
         }
     }
 

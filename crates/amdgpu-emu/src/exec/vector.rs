@@ -2104,6 +2104,7 @@ mod tests {
         let prog = crate::decode::Program::decode(target, 0x1000, &[]);
         let mem = RegionMemory::new();
         let (mut lds, mut scratch, mut trace) = (vec![0u8; 64], vec![0u8; 64], Vec::new());
+        let mut spans = crate::memory::Spans::default();
         let mut ctx = Ctx {
             target,
             prog: &prog,
@@ -2117,6 +2118,7 @@ mod tests {
             counting: false,
             plans: &[],
             fast: true,
+            spans: &mut spans,
         };
         // v_add_f32_e32 v2, v2, v3 and v_fma_f32 v2, v2, s0, -v3 as templates.
         let vop2 = crate::decode::decode(target, &[0x0204_0702]);
