@@ -200,3 +200,29 @@ pub(crate) fn check_sources(inst: &Inst, n: usize) -> Result<(), FaultKind> {
     }
     Ok(())
 }
+
+/// Random bits for the differential tests of the fast paths, or (one time in four) a value that
+/// decides f32 results: signed zeros, denormals, the smallest normal, infinities, NaNs with
+/// payloads, one.
+#[cfg(test)]
+fn f32_test_bits(r: &mut u64) -> u32 {
+    *r ^= *r << 13;
+    *r ^= *r >> 7;
+    *r ^= *r << 17;
+    const SPECIAL: [u32; 10] = [
+        0,
+        0x8000_0000,
+        1,
+        0x807F_FFFF,
+        0x0080_0000,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x7FC0_1234,
+        0x7F80_0001,
+        0x3F80_0000,
+    ];
+    match *r % 4 {
+        0 => SPECIAL[(*r >> 8) as usize % SPECIAL.len()],
+        _ => (*r >> 16) as u32,
+    }
+}

@@ -1100,29 +1100,6 @@ mod tests {
         0x0123_4567_89AB_CDEF,
     ];
 
-    /// Random bits, or (one time in four) a value that decides f32 results: signed zeros,
-    /// denormals, infinities, NaNs, one.
-    fn value(r: &mut u64) -> u32 {
-        *r ^= *r << 13;
-        *r ^= *r >> 7;
-        *r ^= *r << 17;
-        const SPECIAL: [u32; 9] = [
-            0,
-            0x8000_0000,
-            1,
-            0x807F_FFFF,
-            0x7F80_0000,
-            0xFF80_0000,
-            0x7FC0_1234,
-            0x7F80_0001,
-            0x3F80_0000,
-        ];
-        match *r % 4 {
-            0 => SPECIAL[(*r >> 8) as usize % SPECIAL.len()],
-            _ => (*r >> 16) as u32,
-        }
-    }
-
     struct Parts {
         mem: RegionMemory,
         lds: Vec<u8>,
@@ -1164,15 +1141,15 @@ mod tests {
     /// Two waves with the same random registers, EXEC and MODE.
     fn waves(r: &mut u64, exec: u64, mode: u32) -> [Wave; 2] {
         let seed = *r;
-        value(r);
+        super::super::f32_test_bits(r);
         [0, 1].map(|_| {
             let mut q = seed;
             let mut w = Wave::new();
             for x in w.v[..16].iter_mut().flatten() {
-                *x = value(&mut q);
+                *x = super::super::f32_test_bits(&mut q);
             }
             for x in w.s[..108].iter_mut() {
-                *x = value(&mut q);
+                *x = super::super::f32_test_bits(&mut q);
             }
             w.set_exec(exec);
             w.mode = mode;
@@ -1232,7 +1209,7 @@ mod tests {
                     let mut inst = template;
                     inst.op = op;
                     inst.src = [src0, sources[(i * 5 + 2) % sources.len()], 0];
-                    inst.lit = value(&mut r);
+                    inst.lit = super::super::f32_test_bits(&mut r);
                     let Some(plan) = inst_plan(&inst) else {
                         continue;
                     };
@@ -1322,7 +1299,7 @@ mod tests {
                         inst.dst = VGPR + 5;
                         inst.sdst = 20;
                         inst.src = [src0, VGPR + 6, sources[(r % 9) as usize]];
-                        inst.lit = value(&mut r);
+                        inst.lit = super::super::f32_test_bits(&mut r);
                         if inst.enc == Enc::Vop3 {
                             inst.dst = if compare_fn(op).is_some() {
                                 30
@@ -1387,7 +1364,7 @@ mod tests {
                     for &x in &operands {
                         let mut inst = shift_add;
                         inst.op = op;
-                        inst.lit = value(&mut r) | (round as u32) << 30;
+                        inst.lit = super::super::f32_test_bits(&mut r) | (round as u32) << 30;
                         let y = operands[(r % operands.len() as u64) as usize];
                         inst.src = if op == v_lshl_add_u64 {
                             [x, count, y]

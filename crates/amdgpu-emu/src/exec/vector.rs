@@ -1972,30 +1972,6 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
 mod tests {
     use super::*;
 
-    /// Values that decide bits: signed zeros, denormals, infinities, NaNs with payloads,
-    /// ones and ordinary numbers.
-    fn special_f32(r: &mut u64) -> u32 {
-        *r ^= *r << 13;
-        *r ^= *r >> 7;
-        *r ^= *r << 17;
-        const SPECIAL: [u32; 10] = [
-            0,
-            0x8000_0000,
-            1,
-            0x807F_FFFF,
-            0x7F80_0000,
-            0xFF80_0000,
-            0x7FC0_1234,
-            0x7F80_0001,
-            0x3F80_0000,
-            0x0080_0000,
-        ];
-        match *r % 4 {
-            0 => SPECIAL[(*r >> 8) as usize % SPECIAL.len()],
-            _ => (*r >> 16) as u32,
-        }
-    }
-
     /// The fast FMA (target-feature and baseline forms) against the per-lane reference, on
     /// random and special inputs, every denormal mode and the EXEC classes full, empty,
     /// alternating, single lane and random.
@@ -2013,12 +1989,12 @@ mod tests {
             let mut src = [[0u32; LANES]; 3];
             for s in src.iter_mut() {
                 for x in s.iter_mut() {
-                    *x = special_f32(&mut r);
+                    *x = super::super::f32_test_bits(&mut r);
                 }
             }
             let mut old = [0u32; LANES];
             for x in old.iter_mut() {
-                *x = special_f32(&mut r);
+                *x = super::super::f32_test_bits(&mut r);
             }
             let mode = ((round % 4) as u32) << 4;
             let e = Env::from_mode(mode);
@@ -2064,14 +2040,14 @@ mod tests {
             for round in 0..40 {
                 let mut src = [[0u64; LANES]; 3];
                 for x in src.iter_mut().flatten() {
-                    *x = special_f32(&mut r) as u64;
+                    *x = super::super::f32_test_bits(&mut r) as u64;
                 }
                 let carry = r.rotate_left(round);
                 let env = Env::from_mode((round % 4) << 4);
                 for &mask in &masks {
                     let mut old = [0u32; LANES];
                     for x in old.iter_mut() {
-                        *x = special_f32(&mut r);
+                        *x = super::super::f32_test_bits(&mut r);
                     }
                     let mut want = old;
                     for l in 0..LANES {
@@ -2145,7 +2121,7 @@ mod tests {
                         VGPR + 2,
                         if op == v_cndmask_b32 { 10 } else { VGPR + 3 },
                     ];
-                    inst.lit = special_f32(&mut r);
+                    inst.lit = super::super::f32_test_bits(&mut r);
                     inst.neg = if vop3_form { (r >> 3) as u8 & 7 } else { 0 };
                     inst.abs = if vop3_form { (r >> 7) as u8 & 7 } else { 0 };
                     let mut waves = [Wave::new(), Wave::new()];
@@ -2153,16 +2129,16 @@ mod tests {
                     for w in waves.iter_mut() {
                         let mut q = seed;
                         for x in w.v[..8].iter_mut().flatten() {
-                            *x = special_f32(&mut q);
+                            *x = super::super::f32_test_bits(&mut q);
                         }
                         for x in w.s[..16].iter_mut() {
-                            *x = special_f32(&mut q);
+                            *x = super::super::f32_test_bits(&mut q);
                         }
                         w.set_exec(mask);
                         w.set_sgpr64(VCC, q.rotate_left(round as u32));
                         w.mode = ((round % 4) as u32) << 4;
                     }
-                    special_f32(&mut r);
+                    super::super::f32_test_bits(&mut r);
                     let [rows, lanes] = &mut waves;
                     let a = exec(rows, &mut ctx, &inst).map(|_| ());
                     let b = exec_lanes(lanes, &mut ctx, &inst, mask).map(|_| ());
