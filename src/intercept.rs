@@ -520,7 +520,7 @@ fn fenced_write(
         return call();
     }
     let done = completion.map_or(0, |s| s.handle);
-    let _behind_deferred = boundary(what, || replay::deferred::copy_fence(deps, done), Vec::new);
+    boundary(what, || replay::deferred::copy_fence(deps, done), || ());
     let fence = boundary(what, || replay::fence_host_write(dst as usize), || None);
     let before = match (&fence, completion, Runtime::get()) {
         (Some(_), Some(s), Some(rt)) if s.handle != 0 => Some((s, rt.signal_load(s))),

@@ -6,7 +6,7 @@
 //! stream waiting on a host callback does). A window opened on the submitting thread would wait
 //! for a gate that only this thread can open. Instead, the submitting thread puts in the
 //! application's queue, where the dispatch was: a tool barrier that lowers `arrived` once
-//! everything before it finished, then a barrier on `done` (the queue's gate from then on), and
+//! everything before it finished, then a barrier on `done` (one of the queue's gates), and
 //! returns. A worker thread waits for `arrived`, runs the window with its passes written to a
 //! tool queue of the same agent (the *deferred queue* of that application queue), waits until
 //! that queue ran everything written to it, and lowers `done`: the application's later packets
@@ -16,8 +16,8 @@
 //! Asynchronous copies of the application that wait on signals are a hazard meanwhile: a runtime
 //! whose copy engine runs copies in order (ROCR's blit queue) would hold the snapshot's own copies
 //! behind one that waits for the dispatch. Such copies are counted ([`copy_fence`]); a deferred
-//! window that finds one submitted since its dispatch declines once it holds the agent, and
-//! while a deferred window holds an agent, such a copy waits for it to end before it is
+//! window that finds one submitted since its dispatch declines as soon as it holds the agent,
+//! and while a deferred window holds an agent, such a copy waits for it to end before it is
 //! submitted.
 //!
 //! Windows of one queue run in the order of its dispatches: each worker waits for its own
@@ -25,7 +25,7 @@
 //! tool unloaded, while a worker still waits for its gate cancels that worker: the dispatch never
 //! reached the head of its queue, so it never runs, as without the tool.
 
-use super::gate::{ReplayGate, SubmitGuard};
+use super::gate::ReplayGate;
 use super::{DRAIN_TIMEOUT, GATE, QueueState, SIGNALS};
 use crate::runtime::Runtime;
 use crate::state;
@@ -117,22 +117,25 @@ static DEPENDENT_COPIES: AtomicU64 = AtomicU64::new(0);
 static HOLDING: Mutex<Vec<u64>> = Mutex::new(Vec::new());
 
 /// Called before the application submits an asynchronous copy with `deps` dependency signals,
-/// completing on `completion`: the signal is noted (see [`note_completions`]), a dependent copy
-/// is counted, and waits while a deferred window holds an agent (the reader
-/// side of each such agent's gate, held for the call). A worker's own callbacks are not fenced.
-pub fn copy_fence(deps: u32, completion: u64) -> Vec<SubmitGuard> {
+/// completing on `completion`: the signal is noted (see [`note_completions`]); a dependent copy
+/// is counted, then waits until no deferred window holds an agent (it takes and at once drops
+/// the reader side of each such agent's gate: holding it would take the same reader side twice
+/// when the copy is fenced as a host write too, which a waiting window turns into a deadlock).
+/// Counting first is what makes the wait enough: a window that took its agent after the count
+/// sees it and declines, one that took it before makes the copy wait. A worker's own callbacks
+/// are not fenced.
+pub fn copy_fence(deps: u32, completion: u64) {
     note_completions([completion]);
     if deps == 0 || TARGET.with(Cell::get).is_some() {
-        return Vec::new();
+        return;
     }
     DEPENDENT_COPIES.fetch_add(1, Ordering::SeqCst);
     let mut agents = HOLDING.lock().unwrap_or_else(|e| e.into_inner()).clone();
     agents.sort_unstable();
     agents.dedup();
-    agents
-        .into_iter()
-        .map(|a| ReplayGate::submit(&GATE.agent(a)))
-        .collect()
+    for agent in agents {
+        drop(ReplayGate::submit(&GATE.agent(agent)));
+    }
 }
 
 /// Completion signals of the packets and asynchronous copies the application submitted lately
