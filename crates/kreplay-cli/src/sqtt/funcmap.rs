@@ -281,14 +281,7 @@ impl Funcmap {
             "64" => 64,
             _ => return Err(bad("wave size must be 32 or 64")),
         };
-        if self.wave_size.is_some_and(|w| w != size) {
-            return Err(FuncmapError::Conflict {
-                line,
-                what: "wave size",
-            });
-        }
-        self.wave_size = Some(size);
-        Ok(())
+        set_once(&mut self.wave_size, size, line, "wave size")
     }
 
     /// Sets the clock layout of an `M:` row, unless an earlier row set another.
@@ -299,14 +292,7 @@ impl Funcmap {
         bad: &impl Fn(&str) -> FuncmapError,
     ) -> Result<(), FuncmapError> {
         let layout = parse_clock_layout(rest, bad)?;
-        if self.clock.is_some_and(|c| c != layout) {
-            return Err(FuncmapError::Conflict {
-                line,
-                what: "shader clock layout",
-            });
-        }
-        self.clock = Some(layout);
-        Ok(())
+        set_once(&mut self.clock, layout, line, "shader clock layout")
     }
 
     /// Rows in section order (kernels, functions, user and point markers).
@@ -362,6 +348,21 @@ fn parse_payload_row(
 }
 
 /// The clock layout of an `M:` row's `key=value` fields, both required and in range.
+/// Sets `slot` to the value of a row on `line`, unless an earlier row set another (`what` names
+/// the setting in the error).
+fn set_once<T: PartialEq>(
+    slot: &mut Option<T>,
+    value: T,
+    line: usize,
+    what: &'static str,
+) -> Result<(), FuncmapError> {
+    if slot.as_ref().is_some_and(|v| *v != value) {
+        return Err(FuncmapError::Conflict { line, what });
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
 fn parse_clock_layout(
     rest: &str,
     bad: &impl Fn(&str) -> FuncmapError,

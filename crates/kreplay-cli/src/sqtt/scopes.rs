@@ -292,6 +292,41 @@ fn resolve(map: &Funcmap, id: u32) -> Option<(String, &'static str)> {
     })
 }
 
+/// The name and kind `map` gives the id of header `h`, used as `used_as`: an id it does not
+/// name is counted and reported (`None`), and a kind `fits` refuses is reported.
+fn resolve_use(
+    map: &Funcmap,
+    h: Header,
+    used_as: &'static str,
+    fits: impl Fn(&str) -> bool,
+    wave: &WaveScopes,
+    out: &mut MarkerScopes,
+) -> Option<(String, &'static str)> {
+    let Header { word, id, line, .. } = h;
+    let Some((name, kind)) = resolve(map, id) else {
+        out.unknown_ids += 1;
+        out.issues.push(Issue {
+            line,
+            slot: wave.slot,
+            kind: IssueKind::UnknownId { word, id },
+        });
+        return None;
+    };
+    if !fits(kind) {
+        out.issues.push(Issue {
+            line,
+            slot: wave.slot,
+            kind: IssueKind::WrongKind {
+                word,
+                id,
+                used_as,
+                defined_as: kind,
+            },
+        });
+    }
+    Some((name, kind))
+}
+
 /// Rebuilds the scopes of `records` with the names of `map`.
 pub fn build(records: &[Record], map: &Funcmap) -> MarkerScopes {
     let numbered: Vec<NumberedRecord> = records
@@ -445,38 +480,11 @@ fn apply_header(
 
 /// Adds point `h.id` to `wave`, expecting the `R:` count of payload records; returns its index.
 fn add_point(wave: &mut WaveScopes, map: &Funcmap, h: Header, out: &mut MarkerScopes) -> usize {
-    let Header {
-        word,
-        id,
-        time,
-        line,
-    } = h;
-    let (name, kind) = match resolve(map, id) {
-        Some((name, kind)) => {
-            if kind != "point" {
-                out.issues.push(Issue {
-                    line,
-                    slot: wave.slot,
-                    kind: IssueKind::WrongKind {
-                        word,
-                        id,
-                        used_as: "point",
-                        defined_as: kind,
-                    },
-                });
-            }
-            (name, "point")
-        }
-        None => {
-            out.unknown_ids += 1;
-            out.issues.push(Issue {
-                line,
-                slot: wave.slot,
-                kind: IssueKind::UnknownId { word, id },
-            });
-            (format!("marker {id}"), "marker")
-        }
-    };
+    let (id, time) = (h.id, h.time);
+    let (name, kind) = resolve_use(map, h, "point", |k| k == "point", wave, out).map_or_else(
+        || (format!("marker {id}"), "marker"),
+        |(name, _)| (name, "point"),
+    );
     wave.points.push(Point {
         name,
         id,
@@ -600,38 +608,16 @@ fn enter(
     h: Header,
     out: &mut MarkerScopes,
 ) -> usize {
-    let Header {
-        word,
-        id,
-        time,
-        line,
-    } = h;
-    let (name, kind) = match resolve(map, id) {
-        Some((name, kind)) => {
-            if matches!(kind, "point" | "kernel") {
-                out.issues.push(Issue {
-                    line,
-                    slot: wave.slot,
-                    kind: IssueKind::WrongKind {
-                        word,
-                        id,
-                        used_as: "enter",
-                        defined_as: kind,
-                    },
-                });
-            }
-            (name, kind)
-        }
-        None => {
-            out.unknown_ids += 1;
-            out.issues.push(Issue {
-                line,
-                slot: wave.slot,
-                kind: IssueKind::UnknownId { word, id },
-            });
-            (format!("marker {id}"), "marker")
-        }
-    };
+    let Header { id, time, line, .. } = h;
+    let (name, kind) = resolve_use(
+        map,
+        h,
+        "enter",
+        |k| !matches!(k, "point" | "kernel"),
+        wave,
+        out,
+    )
+    .unwrap_or_else(|| (format!("marker {id}"), "marker"));
     open.push(wave.scopes.len());
     wave.scopes.push(Scope {
         name,
