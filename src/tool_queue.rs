@@ -69,13 +69,57 @@ pub fn create(agent: hsa_agent_t) -> Result<ToolQueue, ffi::hsa_status_t> {
 impl ToolQueue {
     /// Copies the packets into the queue (headers last, with release) and rings it.
     pub fn submit(self, pkts: &[Packet]) {
-        submit(self.0, pkts)
+        let Some(o) = runtime::originals() else {
+            return;
+        };
+        let (Some(add), Some(read)) = (o.kernel.add_write_index, o.kernel.load_read_index) else {
+            tracing::error!("the runtime lacks the queue-index entries; a replay write is dropped");
+            return;
+        };
+        let q = self.0;
+        // SAFETY: a live queue of the runtime.
+        let (base, size) = unsafe { ((*q).base_address.cast::<Packet>(), u64::from((*q).size)) };
+        for p in pkts {
+            // SAFETY: the runtime's entries on its own queue.
+            let idx = unsafe { add(q, 1) };
+            // SAFETY: as above.
+            while idx - unsafe { read(q) } >= size {
+                std::thread::yield_now();
+            }
+            // SAFETY: slot `idx % size` of the ring is free (the read index passed it); the
+            // header is published last with release ordering.
+            unsafe {
+                let slot = base.add((idx % size) as usize);
+                let header = u16::from_le_bytes([p[0], p[1]]);
+                std::ptr::copy_nonoverlapping(p.as_ptr().add(2), slot.cast::<u8>().add(2), 62);
+                AtomicU16::from_ptr(slot.cast::<u16>()).store(header, Ordering::Release);
+                (o.signal_store_screlease)((*q).doorbell_signal, idx as i64);
+            }
+        }
     }
 
     /// Waits until the queue's packet processor consumed every packet written to it, at most
     /// `bound`.
     pub fn idle(self, bound: Duration) -> bool {
-        idle(self.0, bound)
+        let Some(o) = runtime::originals() else {
+            return true;
+        };
+        let (Some(add), Some(read)) = (o.kernel.add_write_index, o.kernel.load_read_index) else {
+            return true;
+        };
+        let deadline = Instant::now() + bound;
+        loop {
+            // SAFETY: the runtime's entries on the tool's own live queue; adding 0 reads the
+            // write index.
+            let (written, done) = unsafe { (add(self.0, 0), read(self.0)) };
+            if done >= written {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
     }
 
     /// Destroys the queue; nothing writes to it any more.
@@ -84,56 +128,5 @@ impl ToolQueue {
             // SAFETY: the tool's own queue, created by [`create`].
             unsafe { (o.queue_destroy)(self.0) };
         }
-    }
-}
-
-fn submit(q: *mut hsa_queue_t, pkts: &[Packet]) {
-    let Some(o) = runtime::originals() else {
-        return;
-    };
-    let (Some(add), Some(read)) = (o.kernel.add_write_index, o.kernel.load_read_index) else {
-        tracing::error!("the runtime lacks the queue-index entries; a replay write is dropped");
-        return;
-    };
-    // SAFETY: a live queue of the runtime.
-    let (base, size) = unsafe { ((*q).base_address.cast::<Packet>(), u64::from((*q).size)) };
-    for p in pkts {
-        // SAFETY: the runtime's entries on its own queue.
-        let idx = unsafe { add(q, 1) };
-        // SAFETY: as above.
-        while idx - unsafe { read(q) } >= size {
-            std::thread::yield_now();
-        }
-        // SAFETY: slot `idx % size` of the ring is free (the read index passed it); the
-        // header is published last with release ordering.
-        unsafe {
-            let slot = base.add((idx % size) as usize);
-            let header = u16::from_le_bytes([p[0], p[1]]);
-            std::ptr::copy_nonoverlapping(p.as_ptr().add(2), slot.cast::<u8>().add(2), 62);
-            AtomicU16::from_ptr(slot.cast::<u16>()).store(header, Ordering::Release);
-            (o.signal_store_screlease)((*q).doorbell_signal, idx as i64);
-        }
-    }
-}
-
-fn idle(q: *mut hsa_queue_t, bound: Duration) -> bool {
-    let Some(o) = runtime::originals() else {
-        return true;
-    };
-    let (Some(add), Some(read)) = (o.kernel.add_write_index, o.kernel.load_read_index) else {
-        return true;
-    };
-    let deadline = Instant::now() + bound;
-    loop {
-        // SAFETY: the runtime's entries on the tool's own live queue; adding 0 reads the
-        // write index.
-        let (written, done) = unsafe { (add(q, 0), read(q)) };
-        if done >= written {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_micros(200));
     }
 }

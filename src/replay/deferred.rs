@@ -64,16 +64,7 @@ pub fn packets_in_queue(s: &Signals) -> [Packet; 3] {
 /// Takes the three signals of a deferred window from the pool; `None` (nothing taken) when the
 /// runtime cannot create them.
 pub fn take_signals(rt: Runtime) -> Option<Signals> {
-    let arrived = SIGNALS.take(rt)?;
-    let Some(done) = SIGNALS.take(rt) else {
-        SIGNALS.give_back(arrived);
-        return None;
-    };
-    let Some(passed) = SIGNALS.take(rt) else {
-        SIGNALS.give_back(arrived);
-        SIGNALS.give_back(done);
-        return None;
-    };
+    let [arrived, done, passed] = SIGNALS.take_all(rt)?;
     Some(Signals {
         arrived,
         done,
@@ -123,8 +114,11 @@ static HOLDING: Mutex<Vec<u64>> = Mutex::new(Vec::new());
 /// when the copy is fenced as a host write too, which a waiting window turns into a deadlock).
 /// Counting first is what makes the wait enough: a window that took its agent after the count
 /// sees it and declines, one that took it before makes the copy wait. A worker's own callbacks
-/// are not fenced.
+/// are not fenced; without a replay service nothing is noted or counted.
 pub fn copy_fence(deps: u32, completion: u64) {
+    if state::service() == state::ReplayService::Off {
+        return;
+    }
     note_completions([completion]);
     if deps == 0 || TARGET.with(Cell::get).is_some() {
         return;

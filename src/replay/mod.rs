@@ -336,6 +336,21 @@ impl SignalPool {
             .ok()
     }
 
+    /// `N` signals of the pool at value 1, all or none (those taken go back when one is missing).
+    pub fn take_all<const N: usize>(&self, rt: Runtime) -> Option<[hsa_signal_t; N]> {
+        let mut taken = Vec::with_capacity(N);
+        for _ in 0..N {
+            match self.take(rt) {
+                Some(s) => taken.push(s),
+                None => {
+                    taken.into_iter().for_each(|s| self.give_back(s));
+                    return None;
+                }
+            }
+        }
+        taken.try_into().ok()
+    }
+
     /// Forgets the pooled signals (the runtime instance that owned them shut down).
     pub fn forget_all(&self) {
         self.free.lock().clear();

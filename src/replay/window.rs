@@ -393,12 +393,8 @@ fn forward_run(
     let last = run
         .iter()
         .rposition(|p| gate_of(p).is_some_and(|(deps, _)| deps != [0; 5]));
-    let signals = last.and_then(|_| Some((SIGNALS.take(rt)?, SIGNALS.take(rt))));
-    let (Some(j), Some((before_gate, Some(passed)))) = (last, signals) else {
-        if let Some((a, b)) = signals {
-            SIGNALS.give_back(a);
-            b.into_iter().for_each(|s| SIGNALS.give_back(s));
-        }
+    let signals = last.and_then(|_| SIGNALS.take_all(rt));
+    let (Some(j), Some([before_gate, passed])) = (last, signals) else {
         forward(run);
         return;
     };
