@@ -561,14 +561,19 @@ fn workitem_ids(w: &mut Wave, k: usize, dims: [u32; 3], id_dims: u32) -> u64 {
     exec
 }
 
-/// HW_ID of a wave: the documented deterministic placement.
-pub(crate) fn hw_id(cu_count: u32, group: u64, wave: u32) -> u32 {
+/// HW_ID of wave 0 of a work-group: the documented deterministic placement.
+fn group_hw_id(cu_count: u32, group: u64) -> u32 {
     let cu = (group % cu_count as u64) as u32;
     let round = (group / cu_count as u64) as u32;
+    let (se, cu_in_se) = (cu / 16, cu % 16);
+    cu_in_se << 8 | (se & 3) << 13 | (round & 0xF) << 16
+}
+
+/// HW_ID of wave `wave` of the work-group whose wave 0 has `group_id`: its SIMD and slot.
+fn wave_hw_id(group_id: u32, wave: u32) -> u32 {
     let simd = wave % 4;
     let slot = (wave / 4) % 8;
-    let (se, cu_in_se) = (cu / 16, cu % 16);
-    slot | simd << 4 | cu_in_se << 8 | (se & 3) << 13 | (round & 0xF) << 16
+    group_id | slot | simd << 4
 }
 
 impl Job<'_> {
@@ -696,12 +701,13 @@ impl Job<'_> {
         }
         st.nwaves = nwaves;
         let id_dims = kd.workitem_id_dims();
+        let group_id = group_hw_id(self.compute_units, g);
         for (k, w) in st.waves.iter_mut().enumerate().take(nwaves) {
             w.reset();
             w.index = k as u32;
             w.pc = self.entry_index;
             w.mode = kd.initial_mode();
-            w.hw_id = hw_id(self.compute_units, g, k as u32);
+            w.hw_id = wave_hw_id(group_id, k as u32);
             let exec = workitem_ids(w, k, dims, id_dims);
             w.set_exec(exec);
             if self.counting {
@@ -767,10 +773,17 @@ impl Job<'_> {
         Ok(all_done)
     }
 
-    /// Run one wave for up to [`SLICE`] instructions, until it waits or ends.
+    /// Run one wave for up to [`SLICE`] instructions, until it waits or ends: runs of planned
+    /// instructions, each followed by one instruction on the general path.
     fn slice(&self, w: &mut Wave, ctx: &mut Ctx<'_>, id: [u32; 3]) -> Result<(), Fault> {
-        let s = self.setup;
-        for _ in 0..SLICE {
+        let mut left = SLICE;
+        while left > 0 {
+            left -= exec::run_plans(w, ctx, left);
+            self.check_pc(w, id)?;
+            if left == 0 {
+                break;
+            }
+            left -= 1;
             match exec::step(w, ctx) {
                 Ok(Flow::Next) => w.pc += 1,
                 Ok(Flow::Jump(i)) => w.pc = i,
@@ -792,7 +805,7 @@ impl Job<'_> {
                     let pc = self.prog.address_of(w.pc);
                     return Err(Fault {
                         kind,
-                        kernel: s.kernel_name.map(str::to_string),
+                        kernel: self.setup.kernel_name.map(str::to_string),
                         pc,
                         code_offset: pc as i64 - self.entry as i64,
                         instruction: self.prog.insts[w.pc].disassemble(self.target),
@@ -801,20 +814,26 @@ impl Job<'_> {
                     });
                 }
             }
-            if w.pc >= self.prog.insts.len() {
-                let pc = self.prog.base + self.prog.offsets.last().copied().unwrap_or(0) as u64;
-                return Err(Fault {
-                    kind: FaultKind::BadJump { target: pc + 4 },
-                    kernel: s.kernel_name.map(str::to_string),
-                    pc,
-                    code_offset: pc as i64 - self.entry as i64,
-                    instruction: String::new(),
-                    workgroup: id,
-                    wave: w.index,
-                });
-            }
+            self.check_pc(w, id)?;
         }
         Ok(())
+    }
+
+    /// The fault of a wave whose next instruction lies past the end of the code.
+    fn check_pc(&self, w: &Wave, id: [u32; 3]) -> Result<(), Fault> {
+        if w.pc < self.prog.insts.len() {
+            return Ok(());
+        }
+        let pc = self.prog.base + self.prog.offsets.last().copied().unwrap_or(0) as u64;
+        Err(Fault {
+            kind: FaultKind::BadJump { target: pc + 4 },
+            kernel: self.setup.kernel_name.map(str::to_string),
+            pc,
+            code_offset: pc as i64 - self.entry as i64,
+            instruction: String::new(),
+            workgroup: id,
+            wave: w.index,
+        })
     }
 
     /// A fault when the caller cancelled or the time limit passed, naming where a wave of

@@ -68,21 +68,41 @@ pub(crate) fn illegal(what: impl Into<String>) -> FaultKind {
     }
 }
 
-/// Execute the instruction at the wave's pc: its plan when it has one that applies, else
-/// the general path.
+/// Run the wave's instructions from its pc through their plans, up to `budget` of them, while
+/// each has a plan that applies; returns how many ran. It stops before the first instruction
+/// that needs the general path (or past the end of the program), which [`step`] then runs.
+pub(crate) fn run_plans(w: &mut Wave, ctx: &mut Ctx<'_>, budget: u32) -> u32 {
+    if w.gpr_idx_on {
+        return 0;
+    }
+    let (plans, insts) = (ctx.plans, &ctx.prog.insts);
+    let mut ran = 0;
+    while ran < budget {
+        let pc = w.pc;
+        let (Some(p), Some(inst)) = (plans.get(pc), insts.get(pc)) else {
+            break;
+        };
+        let class = inst.counter_class;
+        match plan::run(w, ctx, p, class) {
+            Some(Flow::Next) => w.pc = pc + 1,
+            Some(Flow::Jump(to)) => w.pc = to,
+            _ => break,
+        }
+        if ctx.counting {
+            w.counts.issue(class);
+        }
+        ran += 1;
+    }
+    w.cycles += u64::from(ran);
+    ran
+}
+
+/// Execute the instruction at the wave's pc on the general path.
 pub(crate) fn step(w: &mut Wave, ctx: &mut Ctx<'_>) -> Step {
-    let prog = ctx.prog;
-    let inst = &prog.insts[w.pc];
+    let inst = &ctx.prog.insts[w.pc];
     w.cycles += 1;
     if ctx.counting {
         w.counts.issue(inst.counter_class);
-    }
-    let plans = ctx.plans;
-    if !w.gpr_idx_on
-        && let Some(p) = plans.get(w.pc)
-        && let Some(step) = plan::run(w, ctx, p, inst)
-    {
-        return step;
     }
     general(w, ctx, inst)
 }

@@ -14,7 +14,7 @@ use crate::wave::{LANES, STAGE, VReg, Wave, inline_const};
 use super::float::{self, Env};
 use super::memory::{GlobalDword, global_dword, global_dword_plan};
 use super::vector::{flush32_bits, lane_mask};
-use super::{Ctx, Flow, Step, is_known_source};
+use super::{Ctx, Flow, is_known_source};
 
 /// A 32-bit source operand, resolved.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -60,14 +60,52 @@ pub(crate) struct RowPlan {
     src: [Src; 3],
     cond: Mask,
     float: bool,
+    /// An f32 fused multiply-add (its sources in `src` order a * b + c).
+    fma: bool,
 }
 
 /// A VALU compare writing a lane mask (and EXEC for `v_cmpx`).
 pub(crate) struct ComparePlan {
     run: CompareFn,
+    /// The compare as greater-than or equality (for the vector path).
+    relation: Relation,
     src: [Src; 2],
     dst: u16,
     exec: bool,
+}
+
+/// An integer compare as the vector units have it: `a > b` or `a == b` (of the operands in
+/// order or swapped), possibly negated, on signed or unsigned lanes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Relation {
+    greater: bool,
+    swap: bool,
+    negate: bool,
+    unsigned: bool,
+}
+
+impl Relation {
+    fn of(op: Op) -> Option<Relation> {
+        let name = op.name();
+        let unsigned = name.ends_with("_u32");
+        let rel = |greater, swap, negate| {
+            Some(Relation {
+                greater,
+                swap,
+                negate,
+                unsigned,
+            })
+        };
+        match name.trim_start_matches("v_cmpx_").trim_start_matches("v_cmp_") {
+            "eq_u32" | "eq_i32" => rel(false, false, false),
+            "ne_u32" | "ne_i32" => rel(false, false, true),
+            "gt_u32" | "gt_i32" => rel(true, false, false),
+            "lt_u32" | "lt_i32" => rel(true, true, false),
+            "ge_u32" | "ge_i32" => rel(true, true, true),
+            "le_u32" | "le_i32" => rel(true, false, true),
+            _ => None,
+        }
+    }
 }
 
 /// A 32-bit add with carry-out (and carry-in) writing a VGPR row and a lane mask.
@@ -129,6 +167,29 @@ pub(crate) struct ScalarPlan {
     src: [Scalar; 2],
 }
 
+/// A 64-bit scalar source, resolved.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Scalar64 {
+    /// A scalar register pair (0..128).
+    Pair(u8),
+    /// An inline constant or the literal.
+    Value(u64),
+}
+
+/// A 64-bit scalar operation: the result from the sources and SCC.
+type MaskFn = fn(u64, u64, bool) -> u64;
+
+/// A 64-bit SOP1/SOP2 lane-mask operation (`s_and_b64`, `s_mov_b64`, ...), or a saveexec:
+/// the old EXEC to the destination, EXEC from the source and the old EXEC, SCC from EXEC.
+pub(crate) struct MaskPlan {
+    run: MaskFn,
+    dst: u16,
+    src: [Scalar64; 2],
+    saveexec: bool,
+    /// SCC becomes whether the result is non-zero.
+    sets_scc: bool,
+}
+
 /// A scalar load (`s_load_dword*`) from an SGPR-pair base and an immediate offset.
 pub(crate) struct ScalarLoad {
     base: u8,
@@ -152,6 +213,7 @@ pub(crate) enum Plan {
     Branch(BranchPlan),
     Global(GlobalDword),
     Scalar(ScalarPlan),
+    Mask(MaskPlan),
     ScalarLoad(ScalarLoad),
 }
 
@@ -195,7 +257,9 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
             wide_plan(inst).map(Plan::Wide)
         }
         Enc::Flat => global_dword_plan(inst).map(Plan::Global),
-        Enc::Sop1 | Enc::Sop2 | Enc::Sopc => scalar_plan(inst).map(Plan::Scalar),
+        Enc::Sop1 | Enc::Sop2 | Enc::Sopc => scalar_plan(inst)
+            .map(Plan::Scalar)
+            .or_else(|| mask_plan(inst).map(Plan::Mask)),
         Enc::Smem => scalar_load_plan(inst).map(Plan::ScalarLoad),
         _ => None,
     }
@@ -345,6 +409,55 @@ fn scalar_fn(op: Op) -> Option<ScalarFn> {
     })
 }
 
+fn mask_plan(inst: &Inst) -> Option<MaskPlan> {
+    let (run, saveexec, sets_scc): (MaskFn, bool, bool) = match inst.op {
+        s_mov_b64 => (|a, _, _| a, false, false),
+        s_cselect_b64 => (|a, b, scc| if scc { a } else { b }, false, false),
+        s_and_b64 => (|a, b, _| a & b, false, true),
+        s_or_b64 => (|a, b, _| a | b, false, true),
+        s_xor_b64 => (|a, b, _| a ^ b, false, true),
+        s_andn2_b64 => (|a, b, _| a & !b, false, true),
+        s_orn2_b64 => (|a, b, _| a | !b, false, true),
+        s_and_saveexec_b64 => (|a, exec, _| a & exec, true, true),
+        s_or_saveexec_b64 => (|a, exec, _| a | exec, true, true),
+        s_xor_saveexec_b64 => (|a, exec, _| a ^ exec, true, true),
+        s_andn2_saveexec_b64 => (|a, exec, _| a & !exec, true, true),
+        _ => return None,
+    };
+    let family = if inst.op == s_mov_b64 || saveexec {
+        Enc::Sop1
+    } else {
+        Enc::Sop2
+    };
+    if inst.enc != family || inst.dst >= 127 {
+        return None;
+    }
+    let source = |k: usize| -> Option<Scalar64> {
+        match inst.src[k] {
+            c if !is_known_source(c) => None,
+            c @ 0..=126 => Some(Scalar64::Pair(c as u8)),
+            c @ (128..=208 | 240..=248 | LITERAL) => {
+                inline_const(c, inst.op.types()[k + 1], inst.lit).map(Scalar64::Value)
+            }
+            _ => None,
+        }
+    };
+    Some(MaskPlan {
+        run,
+        dst: inst.dst,
+        src: [
+            source(0)?,
+            if family == Enc::Sop2 {
+                source(1)?
+            } else {
+                Scalar64::Value(0)
+            },
+        ],
+        saveexec,
+        sets_scc,
+    })
+}
+
 fn nonzero(r: u32) -> (u32, Option<bool>) {
     (r, Some(r != 0))
 }
@@ -465,6 +578,7 @@ fn row_plan(inst: &Inst, run: RowFn) -> Option<RowPlan> {
         float: types
             .iter()
             .any(|t| matches!(t, Ty::F16 | Ty::F32 | Ty::F64 | Ty::PF32 | Ty::P16)),
+        fma: matches!(op, v_fma_f32 | v_fmac_f32 | v_fmaak_f32 | v_fmamk_f32),
     })
 }
 
@@ -472,6 +586,7 @@ fn compare_plan(inst: &Inst, run: CompareFn) -> Option<ComparePlan> {
     let types = inst.op.types();
     Some(ComparePlan {
         run,
+        relation: Relation::of(inst.op)?,
         src: [source(inst, 0, types[1])?, source(inst, 1, types[2])?],
         dst: if inst.enc == Enc::Vop3 { inst.dst } else { VCC },
         exec: inst.op.name().starts_with("v_cmpx"),
@@ -711,6 +826,58 @@ fn fma_row_generic(v: &mut [VReg], d: usize, s: [usize; 3], e: &Env, exec: u64) 
     );
 }
 
+/// An f32 fused multiply-add of every lane with AVX2 and FMA, straight into the destination
+/// row: EXEC full, denormals kept (MODE), no sign modifier on a row source. Every result is
+/// computed before the first is written, so a source may be the destination. False (nothing
+/// done) when a result is a NaN (whose payload the host would choose) or the form differs.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn fma_in_place(w: &mut Wave, p: &RowPlan) -> bool {
+    use std::arch::x86_64::*;
+    // Every row is reached through this one pointer while the operation runs.
+    let rows = w.v.as_mut_ptr() as *mut u32;
+    #[derive(Clone, Copy)]
+    enum Lanes {
+        Row(*const u32),
+        Same(u32),
+    }
+    let mut src = [Lanes::Same(0); 3];
+    for (k, s) in p.src.iter().enumerate() {
+        src[k] = match s.from {
+            // SAFETY: a slot below 512 is a row of the register file.
+            Origin::Row(slot) if s.clear | s.flip == 0 => {
+                Lanes::Row(unsafe { rows.add(LANES * (slot as usize & 511)) })
+            }
+            Origin::Row(_) => return false,
+            Origin::Sgpr(c) => Lanes::Same((w.s[c as usize] & !s.clear) ^ s.flip),
+            Origin::Value(x) => Lanes::Same(x),
+        };
+    }
+    // SAFETY: every row pointer is a 64-lane row of the register file; lanes `8c..8c + 8`
+    // are inside; the loads and stores are unaligned ones.
+    unsafe {
+        let load = |l: Lanes, c: usize| match l {
+            Lanes::Row(r) => _mm256_castsi256_ps(row8(r, c)),
+            Lanes::Same(x) => _mm256_castsi256_ps(_mm256_set1_epi32(x as i32)),
+        };
+        let mut r = [_mm256_setzero_ps(); LANES / 8];
+        let mut nan = _mm256_setzero_ps();
+        for (c, r) in r.iter_mut().enumerate() {
+            *r = _mm256_fmadd_ps(load(src[0], c), load(src[1], c), load(src[2], c));
+            nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(*r, *r));
+        }
+        if _mm256_movemask_ps(nan) != 0 {
+            return false;
+        }
+        let d = rows.add(LANES * p.dst as usize);
+        for (c, r) in r.iter().enumerate() {
+            _mm256_storeu_si256(d.add(8 * c) as *mut __m256i, _mm256_castps_si256(*r));
+        }
+    }
+    w.lane_insts += LANES as u64;
+    true
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn fma_row_x86(v: &mut [VReg], d: usize, s: [usize; 3], e: &Env, exec: u64) {
@@ -752,58 +919,76 @@ fn compare_fn(op: Op) -> Option<CompareFn> {
     })
 }
 
-/// Run `plan` for the wave's instruction `inst`; `None` when the general path must run it
-/// (nothing has changed then). Issue counting and the cycle count are the caller's.
-#[inline]
-pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, inst: &Inst) -> Option<Step> {
+/// Run `plan` for the wave's instruction of counter class `class`: what the wave does next,
+/// or `None` when the general path must run it (nothing has changed then). A plan never
+/// faults. Issue counting and the cycle count are the caller's.
+#[inline(always)]
+pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, class: u8) -> Option<Flow> {
     match plan {
-        Plan::General => None,
-        Plan::Next => Some(Ok(Flow::Next)),
+        Plan::General => return None,
+        Plan::Next => {}
         Plan::Rows(p) => {
             if p.float && w.mode & 0xF != 0 {
                 return None;
             }
             run_rows(w, p);
-            Some(Ok(Flow::Next))
         }
-        Plan::Compare(p) => {
-            run_compare(w, p);
-            Some(Ok(Flow::Next))
-        }
-        Plan::Carry(p) => {
-            run_carry(w, p);
-            Some(Ok(Flow::Next))
-        }
-        Plan::Wide(p) => {
-            run_wide(w, p);
-            Some(Ok(Flow::Next))
-        }
-        Plan::Branch(p) => Some(Ok(run_branch(w, p))),
-        Plan::ScalarLoad(p) => scalar_load(w, ctx, p).then_some(Ok(Flow::Next)),
-        Plan::Scalar(p) => {
-            let value = |x: Scalar| match x {
-                Scalar::Sgpr(c) => w.s[c as usize],
-                Scalar::Value(v) => v,
-            };
-            let (r, scc) = (p.run)(value(p.src[0]), value(p.src[1]), w.scc);
-            if let Some(d) = p.dst {
-                w.set_sgpr(d, r);
+        Plan::Compare(p) => run_compare(w, p),
+        Plan::Carry(p) => run_carry(w, p),
+        Plan::Wide(p) => run_wide(w, p),
+        Plan::Branch(p) => return Some(run_branch(w, p)),
+        Plan::ScalarLoad(p) => {
+            if !scalar_load(w, ctx, p) {
+                return None;
             }
-            if let Some(scc) = scc {
-                w.scc = scc;
-            }
-            Some(Ok(Flow::Next))
         }
+        Plan::Scalar(p) => run_scalar(w, p),
+        Plan::Mask(p) => run_mask(w, p),
         Plan::Global(p) => {
             // Nothing changes when the access does not fit (the general path then runs it).
             if !global_dword(w, ctx, p) {
                 return None;
             }
             if ctx.counting {
-                w.counts.request(inst.counter_class, w.exec());
+                w.counts.request(class, w.exec());
             }
-            Some(Ok(Flow::Next))
         }
+    }
+    Some(Flow::Next)
+}
+
+fn run_scalar(w: &mut Wave, p: &ScalarPlan) {
+    let value = |x: Scalar| match x {
+        Scalar::Sgpr(c) => w.s[c as usize],
+        Scalar::Value(v) => v,
+    };
+    let (r, scc) = (p.run)(value(p.src[0]), value(p.src[1]), w.scc);
+    if let Some(d) = p.dst {
+        w.set_sgpr(d, r);
+    }
+    if let Some(scc) = scc {
+        w.scc = scc;
+    }
+}
+
+fn run_mask(w: &mut Wave, p: &MaskPlan) {
+    let value = |x: Scalar64| match x {
+        Scalar64::Pair(c) => w.sgpr64(c as u16),
+        Scalar64::Value(v) => v,
+    };
+    let a = value(p.src[0]);
+    if p.saveexec {
+        let exec = w.exec();
+        let e = (p.run)(a, exec, w.scc);
+        w.set_sgpr64(p.dst, exec);
+        w.set_exec(e);
+        w.scc = e != 0;
+        return;
+    }
+    let r = (p.run)(a, value(p.src[1]), w.scc);
+    w.set_sgpr64(p.dst, r);
+    if p.sets_scc {
+        w.scc = r != 0;
     }
 }
 
@@ -871,6 +1056,18 @@ fn copy_row(dst: &mut VReg, r: &VReg) {
 
 fn run_rows(w: &mut Wave, p: &RowPlan) {
     let exec = w.exec();
+    #[cfg(target_arch = "x86_64")]
+    if p.fma
+        && exec == u64::MAX
+        && w.mode & 0x30 == 0x30
+        && std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        // SAFETY: the CPU supports AVX2 and FMA (checked just above), the only requirement of
+        // the target-feature function.
+        && unsafe { fma_in_place(w, p) }
+    {
+        return;
+    }
     let env = Env::from_mode(w.mode);
     let cond = mask_value(w, p.cond);
     let s = [
@@ -884,12 +1081,74 @@ fn run_rows(w: &mut Wave, p: &RowPlan) {
 
 fn run_compare(w: &mut Wave, p: &ComparePlan) {
     let exec = w.exec();
-    let (a, b) = (slot(w, 0, &p.src[0]), slot(w, 1, &p.src[1]));
-    let m = (p.run)(&w.v[a], &w.v[b]) & exec;
+    let m = compare_lanes(w, p) & exec;
     w.lane_insts += exec.count_ones() as u64;
     w.set_sgpr64(p.dst, m);
     if p.exec {
         w.set_exec(m);
+    }
+}
+
+/// Bit `l`: the compare of lane `l` (every lane).
+fn compare_lanes(w: &mut Wave, p: &ComparePlan) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of the
+        // target-feature function.
+        return unsafe { compare_avx2(w, p) };
+    }
+    let (a, b) = (slot(w, 0, &p.src[0]), slot(w, 1, &p.src[1]));
+    (p.run)(&w.v[a], &w.v[b])
+}
+
+/// [`compare_lanes`] with AVX2, eight lanes at a time from the rows or the splatted values.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn compare_avx2(w: &Wave, p: &ComparePlan) -> u64 {
+    use std::arch::x86_64::*;
+    /// A row with its sign modifiers (bits cleared, then flipped), or one value.
+    #[derive(Clone, Copy)]
+    enum Lanes {
+        Row(*const u32, i32, i32),
+        Same(u32),
+    }
+    let operand = |s: &Src| match s.from {
+        Origin::Row(slot) => Lanes::Row(
+            w.v[slot as usize & 511].as_ptr(),
+            s.clear as i32,
+            s.flip as i32,
+        ),
+        Origin::Sgpr(c) => Lanes::Same((w.s[c as usize] & !s.clear) ^ s.flip),
+        Origin::Value(x) => Lanes::Same(x),
+    };
+    let r = p.relation;
+    let (mut a, mut b) = (operand(&p.src[0]), operand(&p.src[1]));
+    if r.swap {
+        (a, b) = (b, a);
+    }
+    // SAFETY: the row pointers are 64-lane rows of the register file; `c` < 8.
+    unsafe {
+        let lanes = |x: Lanes, c: usize| match x {
+            Lanes::Row(row, clear, flip) => _mm256_xor_si256(
+                _mm256_andnot_si256(_mm256_set1_epi32(clear), row8(row, c)),
+                _mm256_set1_epi32(flip),
+            ),
+            Lanes::Same(v) => _mm256_set1_epi32(v as i32),
+        };
+        // Unsigned order is the signed order of the values with their top bit flipped.
+        let sign = _mm256_set1_epi32(if r.unsigned { i32::MIN } else { 0 });
+        let mut m = 0u64;
+        for c in 0..LANES / 8 {
+            let (x, y) = (lanes(a, c), lanes(b, c));
+            let t = if r.greater {
+                _mm256_cmpgt_epi32(_mm256_xor_si256(x, sign), _mm256_xor_si256(y, sign))
+            } else {
+                _mm256_cmpeq_epi32(x, y)
+            };
+            let bits = _mm256_movemask_ps(_mm256_castsi256_ps(t)) as u8;
+            m |= u64::from(if r.negate { !bits } else { bits }) << (8 * c);
+        }
+        m
     }
 }
 
@@ -1028,7 +1287,100 @@ fn run_wide(w: &mut Wave, p: &WidePlan) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn run_wide_avx2(w: &mut Wave, p: &WidePlan) {
+    if !p.right && w.exec() == u64::MAX && halves_in_place(w, p) {
+        return;
+    }
     run_wide_lanes(w, p)
+}
+
+/// Lanes `8c..8c + 8` of a row as two 16-byte loads: rows are written by 16-byte stores
+/// (memory loads, row copies, and 32-byte stores as the compiler splits them), which forward
+/// only to loads of the same bytes; a 32-byte load would wait for them to reach the cache.
+///
+/// # Safety
+///
+/// `row` is valid for reads of 64 lanes; `c` < 8.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn row8(row: *const u32, c: usize) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::{__m128i, _mm256_loadu2_m128i};
+    // SAFETY: passed on from the caller.
+    unsafe {
+        _mm256_loadu2_m128i(
+            row.add(8 * c + 4) as *const __m128i,
+            row.add(8 * c) as *const __m128i,
+        )
+    }
+}
+
+/// An operand of [`halves_in_place`]: the low and high rows, or the two halves of one value.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+enum Halves {
+    Rows(*const u32, *const u32),
+    Same(u32, u32),
+}
+
+/// `(x << k) + y` for `k < 32` in every lane, eight lanes at a time with AVX2 straight into
+/// the destination rows (the common address computation `v_lshl_add_u64 v[d], s[b], k, v[o]`
+/// and `v_lshlrev_b64 v[d], k, v[o]`, EXEC full). Each eight lanes are read before they are
+/// written, so a source may be the destination. False (nothing done) for any other form.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn halves_in_place(w: &mut Wave, p: &WidePlan) -> bool {
+    use std::arch::x86_64::*;
+    let k = match p.parts[1] {
+        Wide::Value(k) if k < 32 => k as i64,
+        Wide::Sgpr(c) if w.s[c as usize] & 63 < 32 => (w.s[c as usize] & 31) as i64,
+        _ => return false,
+    };
+    // Every row is reached through this one pointer while the operation runs.
+    let rows = w.v.as_mut_ptr() as *mut u32;
+    let row = |slot: u16| -> *const u32 {
+        // SAFETY: a slot below 512 is a row of the register file.
+        unsafe { rows.add(LANES * (slot as usize & 511)) }
+    };
+    let operand = |x: Wide| match x {
+        Wide::Pair(slot) => Halves::Rows(row(slot), row(slot + 1)),
+        Wide::Row(slot) => Halves::Rows(row(slot), ZERO_ROW.as_ptr()),
+        Wide::SPair(c) => {
+            let v = w.sgpr64(c as u16);
+            Halves::Same(v as u32, (v >> 32) as u32)
+        }
+        Wide::Sgpr(c) => Halves::Same(w.s[c as usize], 0),
+        Wide::Value(v) => Halves::Same(v as u32, (v >> 32) as u32),
+    };
+    let (x, y) = (operand(p.parts[0]), operand(p.parts[2]));
+    // SAFETY: the plan's destination is below 511: both rows lie in the register file.
+    let (dlo, dhi) = unsafe {
+        let d = rows.add(LANES * p.dst as usize);
+        (d, d.add(LANES))
+    };
+    // SAFETY: every pointer is a 64-lane row of the register file (or `ZERO_ROW`); lanes
+    // `8c..8c + 8` are inside; the loads and stores are unaligned ones.
+    unsafe {
+        let load = |h: Halves, c: usize| match h {
+            Halves::Rows(lo, hi) => (row8(lo, c), row8(hi, c)),
+            Halves::Same(lo, hi) => (_mm256_set1_epi32(lo as i32), _mm256_set1_epi32(hi as i32)),
+        };
+        let (shift, spill) = (_mm_set_epi64x(0, k), _mm_set_epi64x(0, 31 - k));
+        let sign = _mm256_set1_epi32(i32::MIN);
+        for c in 0..LANES / 8 {
+            let ((xl, xh), (yl, yh)) = (load(x, c), load(y, c));
+            let low = _mm256_add_epi32(_mm256_sll_epi32(xl, shift), yl);
+            // The bits shifted out of the low half (none when k = 0).
+            let out = _mm256_srl_epi32(_mm256_srli_epi32::<1>(xl), spill);
+            // All ones where the low sum wrapped (`low < yl` unsigned): minus one carries.
+            let carry = _mm256_cmpgt_epi32(_mm256_xor_si256(yl, sign), _mm256_xor_si256(low, sign));
+            let high = _mm256_or_si256(_mm256_sll_epi32(xh, shift), out);
+            let high = _mm256_sub_epi32(_mm256_add_epi32(high, yh), carry);
+            _mm256_storeu_si256(dlo.add(8 * c) as *mut __m256i, low);
+            _mm256_storeu_si256(dhi.add(8 * c) as *mut __m256i, high);
+        }
+    }
+    w.lane_insts += LANES as u64;
+    true
 }
 
 #[inline(always)]
@@ -1218,7 +1570,7 @@ mod tests {
                     a.scc = r & 1 != 0;
                     b.scc = a.scc;
                     let what = inst.disassemble(t);
-                    let fast = run(&mut a, &mut parts.ctx(&prog, true), &plan, &inst);
+                    let fast = run(&mut a, &mut parts.ctx(&prog, true), &plan, inst.counter_class).map(Ok::<_, crate::fault::FaultKind>);
                     let reference = general(&mut b, &mut parts.ctx(&prog, false), &inst);
                     assert_eq!(fast.map(|s| s.is_ok()), Some(reference.is_ok()), "{what}");
                     same_state(&a, &b, &what);
@@ -1262,7 +1614,7 @@ mod tests {
                 let mut parts = Parts::new(mem.clone());
                 let fast = {
                     let mut ctx = parts.ctx(&prog, true);
-                    match run(&mut a, &mut ctx, &plan, &inst) {
+                    match run(&mut a, &mut ctx, &plan, inst.counter_class).map(Ok::<_, crate::fault::FaultKind>) {
                         Some(s) => {
                             planned += 1;
                             s
@@ -1318,7 +1670,7 @@ mod tests {
                             "{} src0 {src0} exec {exec:x}",
                             inst.disassemble(Target::Gfx942)
                         );
-                        let fast = run(&mut a, &mut parts.ctx(&prog, true), &plan, &inst);
+                        let fast = run(&mut a, &mut parts.ctx(&prog, true), &plan, inst.counter_class).map(Ok::<_, crate::fault::FaultKind>);
                         let fast = fast.expect("a plan runs in round-to-nearest mode");
                         let reference = general(&mut b, &mut parts.ctx(&prog, false), &inst);
                         assert_eq!(fast.is_ok(), reference.is_ok(), "{what}");
@@ -1381,7 +1733,7 @@ mod tests {
                             }
                         }
                         let what = format!("{} exec {exec:x}", inst.disassemble(Target::Gfx942));
-                        let fast = run(&mut a, &mut parts.ctx(&prog, true), &plan, &inst);
+                        let fast = run(&mut a, &mut parts.ctx(&prog, true), &plan, inst.counter_class).map(Ok::<_, crate::fault::FaultKind>);
                         let reference = general(&mut b, &mut parts.ctx(&prog, false), &inst);
                         assert_eq!(fast.map(|s| s.is_ok()), Some(reference.is_ok()), "{what}");
                         same_state(&a, &b, &what);
@@ -1399,7 +1751,7 @@ mod tests {
         let inst = templates()[1];
         let plan = inst_plan(&inst).expect("v_fma_f32 has a plan");
         let [mut a, _] = waves(&mut 7, u64::MAX, 1);
-        assert!(run(&mut a, &mut parts.ctx(&prog, true), &plan, &inst).is_none());
+        assert!(run(&mut a, &mut parts.ctx(&prog, true), &plan, inst.counter_class).map(Ok::<_, crate::fault::FaultKind>).is_none());
     }
 
     /// GLOBAL dword loads and stores (1 to 4 dwords, VGPR-pair and SGPR-base addresses) over
@@ -1462,7 +1814,7 @@ mod tests {
                             let what = format!("{} pattern {pattern} exec {exec:x}", op.name());
                             let fast = {
                                 let mut ctx = fast_parts.ctx(&prog, true);
-                                match run(&mut a, &mut ctx, &plan, &inst) {
+                                match run(&mut a, &mut ctx, &plan, inst.counter_class).map(Ok::<_, crate::fault::FaultKind>) {
                                     Some(s) => {
                                         planned += 1;
                                         s
