@@ -111,6 +111,16 @@ pub(crate) struct DoublePlan {
     src: [Src64; 3],
 }
 
+/// `v_mad_u64_u32` / `v_mad_i64_i32`: the 64-bit product of two 32-bit sources plus a 64-bit
+/// source into a VGPR pair, the lanes whose sum overflowed into an SGPR pair.
+pub(crate) struct MulAddPlan {
+    signed: bool,
+    dst: u16,
+    sdst: u16,
+    src: [Src; 2],
+    add: Wide,
+}
+
 /// A VALU compare writing a lane mask (and EXEC for `v_cmpx`).
 pub(crate) struct ComparePlan {
     run: CompareFn,
@@ -184,6 +194,8 @@ enum Wide {
 pub(crate) struct WidePlan {
     /// A right shift (`v_lshrrev_b64`: `base >> shift`); else `(base << shift) + add`.
     right: bool,
+    /// The right shift is arithmetic (`v_ashrrev_i64`).
+    arith: bool,
     dst: u16,
     /// The base, shift count and addend.
     parts: [Wide; 3],
@@ -260,6 +272,7 @@ pub(crate) enum Plan {
     Packed(PackedPlan),
     PackedHalf(HalfPlan),
     Double(DoublePlan),
+    MulAdd(MulAddPlan),
     Compare(ComparePlan),
     Carry(CarryPlan),
     Wide(WidePlan),
@@ -309,6 +322,9 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
             }
             if let Some(p) = double_plan(inst) {
                 return Some(Plan::Double(p));
+            }
+            if let Some(p) = mul_add_plan(inst) {
+                return Some(Plan::MulAdd(p));
             }
             wide_plan(inst).map(Plan::Wide)
         }
@@ -693,7 +709,8 @@ fn double_plan(inst: &Inst) -> Option<DoublePlan> {
         _ => return None,
     };
     let dst = Wave::vslot(inst.dst);
-    if dst >= 511 {
+    let form = inst.enc == Enc::Vop3 || (inst.enc == Enc::Vop2 && inst.op == v_fmac_f64);
+    if !form || dst >= 511 {
         return None;
     }
     let nsrc = if inst.op == v_fma_f64 { 3 } else { 2 };
@@ -735,6 +752,33 @@ fn double_plan(inst: &Inst) -> Option<DoublePlan> {
         op,
         dst: dst as u16,
         src,
+    })
+}
+
+fn mul_add_plan(inst: &Inst) -> Option<MulAddPlan> {
+    let signed = match inst.op {
+        v_mad_u64_u32 => false,
+        v_mad_i64_i32 => true,
+        _ => return None,
+    };
+    let dst = Wave::vslot(inst.dst);
+    if inst.enc != Enc::Vop3 || inst.neg != 0 || inst.abs != 0 || dst >= 511 || inst.sdst >= 127 {
+        return None;
+    }
+    let add = match inst.src[2] {
+        c if c >= VGPR => Wide::Pair((Wave::vslot(c) & 511) as u16),
+        c if c < 128 && is_known_source(c) => Wide::SPair(c as u8),
+        c @ (128..=208 | 240..=248 | LITERAL) => {
+            Wide::Value(inline_const(c, inst.op.types()[3], inst.lit)?)
+        }
+        _ => return None,
+    };
+    Some(MulAddPlan {
+        signed,
+        dst: dst as u16,
+        sdst: inst.sdst,
+        src: [source(inst, 0, Ty::B32)?, source(inst, 1, Ty::B32)?],
+        add,
     })
 }
 
@@ -812,7 +856,7 @@ fn wide_plan(inst: &Inst) -> Option<WidePlan> {
     let op = inst.op;
     if !matches!(
         op,
-        v_lshl_add_u64 | v_lshlrev_b64 | v_lshrrev_b64 | v_mov_b64
+        v_lshl_add_u64 | v_lshlrev_b64 | v_lshrrev_b64 | v_ashrrev_i64 | v_mov_b64
     ) || inst.neg != 0
         || inst.abs != 0
     {
@@ -845,11 +889,12 @@ fn wide_plan(inst: &Inst) -> Option<WidePlan> {
     // Operands as `(base << shift) + add` (or `base >> shift`), ordered once here.
     let parts = match op {
         v_lshl_add_u64 => src,
-        v_lshlrev_b64 | v_lshrrev_b64 => [src[1], src[0], Wide::Value(0)],
+        v_lshlrev_b64 | v_lshrrev_b64 | v_ashrrev_i64 => [src[1], src[0], Wide::Value(0)],
         _ => [src[0], Wide::Value(0), Wide::Value(0)],
     };
     Some(WidePlan {
-        right: op == v_lshrrev_b64,
+        right: matches!(op, v_lshrrev_b64 | v_ashrrev_i64),
+        arith: op == v_ashrrev_i64,
         dst: dst as u16,
         parts,
     })
@@ -1140,6 +1185,7 @@ pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, class: u8) -> Op
                 return None;
             }
         }
+        Plan::MulAdd(p) => run_mul_add(w, p),
         Plan::PackedHalf(p) => {
             if !run_half(w, p) {
                 return None;
@@ -1361,6 +1407,39 @@ fn packed_half_lanes(r: &mut VReg, s: [&VReg; 3], op: PackedOp, env: &Env) -> bo
         PackedOp::Mul => each(r, s, env, |a, b, _| a * b),
         PackedOp::Add => each(r, s, env, |a, b, _| a + b),
     }
+}
+
+fn run_mul_add(w: &mut Wave, p: &MulAddPlan) {
+    let exec = w.exec();
+    let (a, b) = (slot(w, 0, &p.src[0]), slot(w, 1, &p.src[1]));
+    let (mut lo, mut hi, mut over) = ([0u32; LANES], [0u32; LANES], [0u8; LANES]);
+    let (x, y, c) = (&w.v[a], &w.v[b], wide_lanes(w, &p.add));
+    let addend = |l: usize| match c {
+        WideLanes::Rows(lo, hi) => lo[l] as u64 | (hi[l] as u64) << 32,
+        WideLanes::Same(v) => v,
+    };
+    for l in 0..LANES {
+        let c = addend(l);
+        let (r, o) = if p.signed {
+            let m = x[l] as i32 as i64 * y[l] as i32 as i64;
+            let (r, o) = m.overflowing_add(c as i64);
+            (r as u64, o)
+        } else {
+            let m = x[l] as u64 * y[l] as u64;
+            m.overflowing_add(c)
+        };
+        (lo[l], hi[l], over[l]) = (r as u32, (r >> 32) as u32, o as u8);
+    }
+    let mut carry = 0u64;
+    for (l, o) in over.iter().enumerate() {
+        carry |= u64::from(*o) << l;
+    }
+    let d = p.dst as usize;
+    write_row(&mut w.v[d], &lo, exec);
+    write_row(&mut w.v[d + 1], &hi, exec);
+    let keep = w.sgpr64(p.sdst) & !exec;
+    w.set_sgpr64(p.sdst, keep | (carry & exec));
+    w.lane_insts += exec.count_ones() as u64;
 }
 
 /// Runs an f64 operation with AVX2 and FMA, four lanes at a time, both result rows computed
@@ -1866,17 +1945,23 @@ fn run_wide_lanes(w: &mut Wave, p: &WidePlan) {
     let right = p.right;
     let (mut lo, mut hi) = ([0u32; LANES], [0u32; LANES]);
     let (x, y) = (wide_lanes(w, &p.parts[0]), wide_lanes(w, &p.parts[2]));
+    let lane = |v: WideLanes<'_>, l: usize| match v {
+        WideLanes::Rows(a, b) => a[l] as u64 | (b[l] as u64) << 32,
+        WideLanes::Same(c) => c,
+    };
     match wide_lanes(w, &p.parts[1]) {
+        counts if p.arith => {
+            for l in 0..LANES {
+                let r = (lane(x, l) as i64 >> (lane(counts, l) & 63)) as u64;
+                (lo[l], hi[l]) = (r as u32, (r >> 32) as u32);
+            }
+        }
         WideLanes::Same(k) if !right && k & 63 < 32 => {
             shifted_halves(&mut lo, &mut hi, x, y, k as u32 & 31)
         }
         WideLanes::Same(k) => shifted_rows(&mut lo, &mut hi, x, y, k as u32 & 63, right),
         WideLanes::Rows(counts, _) => {
             // A count per lane: lane by lane.
-            let lane = |v: WideLanes<'_>, l: usize| match v {
-                WideLanes::Rows(a, b) => a[l] as u64 | (b[l] as u64) << 32,
-                WideLanes::Same(c) => c,
-            };
             for l in 0..LANES {
                 let n = counts[l] & 63;
                 let r = if right {
@@ -2203,7 +2288,7 @@ mod tests {
         let counts: Vec<u16> = (128..=192).chain([3, 7, LITERAL]).collect();
         let operands = [VGPR, VGPR + 6, 10, 128 + 5, 193, LITERAL];
         let mut r = 0x0DDB_A11C_AB1E_5EEDu64;
-        for op in [v_lshl_add_u64, v_lshlrev_b64, v_lshrrev_b64] {
+        for op in [v_lshl_add_u64, v_lshlrev_b64, v_lshrrev_b64, v_ashrrev_i64] {
             for &count in &counts {
                 for (round, &exec) in MASKS.iter().enumerate() {
                     for &x in &operands {
@@ -2440,6 +2525,44 @@ mod tests {
             planned.len() == 4 && planned.values().all(|&n| n >= 40),
             "planned {planned:?}"
         );
+    }
+
+    /// `v_mad_u64_u32` and `v_mad_i64_i32` over VGPR, SGPR, constant and literal sources
+    /// (the destination pair among the addends) and every EXEC class: registers and the
+    /// carry-out mask against the per-lane reference.
+    #[test]
+    fn mul_add_plans_match_the_per_lane_reference() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        // v_mad_u64_u32 v[2:3], s[0:1], v19, v18, v[2:3]
+        let template = crate::decode::decode(Target::Gfx942, &[0xD1E8_0002, 0x040A_2513]);
+        let sources = [VGPR, VGPR + 3, VGPR + 4, 2, VCC, 128 + 9, 193, LITERAL];
+        let mut r = 0xBADC_0FFE_E0DD_F00Du64;
+        let mut planned = 0;
+        for op in [v_mad_u64_u32, v_mad_i64_i32] {
+            for &exec in &MASKS {
+                for _ in 0..60 {
+                    let mut inst = template;
+                    inst.op = op;
+                    inst.dst = VGPR + 4;
+                    inst.sdst = if r & 1 == 0 { VCC } else { 20 };
+                    let b = super::super::f32_test_bits(&mut r);
+                    for k in 0..3 {
+                        inst.src[k] = sources[(b >> (4 * k)) as usize % sources.len()];
+                    }
+                    inst.lit = b;
+                    let [mut a, mut w] = waves(&mut r, exec, 0);
+                    let what = format!("{} exec {exec:x}", inst.disassemble(Target::Gfx942));
+                    let plan = inst_plan(&inst).expect("a multiply-add plan");
+                    let fast = run(&mut a, &mut parts.ctx(&prog, true), &plan, 0);
+                    assert!(fast.is_some(), "{what}");
+                    planned += 1;
+                    general(&mut w, &mut parts.ctx(&prog, false), &inst).expect("it runs");
+                    same_state(&a, &w, &what);
+                }
+            }
+        }
+        assert_eq!(planned, 600);
     }
 
     /// GLOBAL dword loads and stores (1 to 4 dwords, VGPR-pair and SGPR-base addresses) over
