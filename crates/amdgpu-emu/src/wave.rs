@@ -130,6 +130,27 @@ impl Wave {
     }
 }
 
+/// Lanes `8c..8c + 8` of a row as two 16-byte loads: rows are written by 16-byte stores
+/// (row copies, and 32-byte stores as the compiler splits them), which forward
+/// only to loads of the same bytes; a 32-byte load would wait for them to reach the cache.
+///
+/// # Safety
+///
+/// `row` is valid for reads of 64 lanes; `c` < 8.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) unsafe fn row8(row: *const u32, c: usize) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::{__m128i, _mm256_loadu2_m128i};
+    // SAFETY: passed on from the caller.
+    unsafe {
+        _mm256_loadu2_m128i(
+            row.add(8 * c + 4) as *const __m128i,
+            row.add(8 * c) as *const __m128i,
+        )
+    }
+}
+
 /// The value of a constant (non-register) scalar operand code for a type.
 pub(crate) fn inline_const(code: u16, ty: Ty, lit: u32) -> Option<u64> {
     let wide = ty.dwords() == 2;

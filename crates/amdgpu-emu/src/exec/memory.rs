@@ -3,8 +3,10 @@
 use crate::decode::{Enc, Inst, OFF, Op, Op::*, Ty, flags, seg};
 use crate::fault::FaultKind;
 use crate::memory::{load_bytes, rmw32, rmw64, store_bytes};
+#[cfg(target_arch = "x86_64")]
+use crate::wave::row8;
 use crate::wave::{LANES, VReg, Wave};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::atomic::{Atomic, Rmw, atomic};
 use super::{Ctx, Flow, Step, illegal, sread};
@@ -814,13 +816,20 @@ pub(super) fn global_dword(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalDword) -> 
     if !(base.as_ptr() as usize).is_multiple_of(4) {
         return false;
     }
-    let rows = (p.reg as usize, p.dwords as usize);
-    if (base.as_ptr() as usize).is_multiple_of(8) {
-        // SAFETY: `base` is 8-byte aligned and vouched for `4 * dwords * 64` bytes.
-        unsafe { transfer_pairs(w, base.as_ptr(), rows, p.store) };
-    } else {
-        // SAFETY: `base` is 4-byte aligned and vouched for `4 * dwords * 64` bytes.
-        unsafe { transfer_dwords(w, base.as_ptr(), rows, p.store) };
+    let words = base.as_ptr() as *mut u32;
+    let k = p.dwords as usize;
+    for j in 0..k {
+        let r = (p.reg as usize + j) & 511;
+        for l in 0..LANES {
+            // SAFETY: dword `k * l + j` of the `4 * k * 64` bytes the memory translated, 4-byte
+            // aligned (the base is), accessed atomically as the `GlobalMemory` contract asks.
+            let a = unsafe { AtomicU32::from_ptr(words.add(k * l + j)) };
+            if p.store {
+                a.store(w.v[r][l], Ordering::Relaxed);
+            } else {
+                w.v[r][l] = a.load(Ordering::Relaxed);
+            }
+        }
     }
     w.lane_insts += LANES as u64;
     true
@@ -853,16 +862,8 @@ fn in_lane_order(lo: &VReg, hi: Option<&VReg>, step: u32) -> bool {
 #[target_feature(enable = "avx2")]
 fn in_lane_order_avx2(lo: &VReg, hi: Option<&VReg>, step: u32) -> bool {
     use std::arch::x86_64::*;
-    let lanes = |r: &VReg, c: usize| {
-        // SAFETY: lanes `8c..8c + 8` of the row; two unaligned 16-byte loads (see
-        // `plan::row8`).
-        unsafe {
-            _mm256_loadu2_m128i(
-                r.as_ptr().add(8 * c + 4) as *const __m128i,
-                r.as_ptr().add(8 * c) as *const __m128i,
-            )
-        }
-    };
+    // SAFETY: lanes `8c..8c + 8` of a 64-lane row, `c` < 8.
+    let lanes = |r: &VReg, c: usize| unsafe { row8(r.as_ptr(), c) };
     let s = step as i32;
     let mut want = _mm256_add_epi32(
         _mm256_set1_epi32(lo[0] as i32),
@@ -881,123 +882,4 @@ fn in_lane_order_avx2(lo: &VReg, hi: Option<&VReg>, step: u32) -> bool {
         want = _mm256_add_epi32(want, next);
     }
     _mm256_testz_si256(apart, apart) != 0
-}
-
-/// Moves the 64 lanes of a contiguous access between memory at `base` (`k` dwords per lane,
-/// lane after lane) and the `k` rows from `reg`, one relaxed atomic dword at a time.
-///
-/// # Safety
-///
-/// `base` is 4-byte aligned and valid for `4 * k * 64` bytes under the `GlobalMemory`
-/// contract.
-unsafe fn transfer_dwords(w: &mut Wave, base: *mut u8, (reg, k): (usize, usize), store: bool) {
-    let words = base as *mut u32;
-    for j in 0..k {
-        let r = (reg + j) & 511;
-        for l in 0..LANES {
-            // SAFETY: dword `k * l + j` of the range, 4-byte aligned (the base is), accessed
-            // atomically as the `GlobalMemory` contract asks.
-            let a = unsafe { AtomicU32::from_ptr(words.add(k * l + j)) };
-            if store {
-                a.store(w.v[r][l], Ordering::Relaxed);
-            } else {
-                w.v[r][l] = a.load(Ordering::Relaxed);
-            }
-        }
-    }
-}
-
-/// [`transfer_dwords`] for an 8-byte aligned `base`: each two neighbouring dwords of the range
-/// in one relaxed atomic 8-byte access (every dword is still accessed whole and at once), half
-/// the accesses. Dword `i` of the range is dword `i % k` of lane `i / k`.
-///
-/// # Safety
-///
-/// `base` is 8-byte aligned and valid for `4 * k * 64` bytes under the `GlobalMemory`
-/// contract.
-unsafe fn transfer_pairs(w: &mut Wave, base: *mut u8, (reg, k): (usize, usize), store: bool) {
-    if k == 1 && store {
-        // The row's lanes in pairs, as memory takes them.
-        let row = &w.v[reg & 511];
-        for q in 0..LANES / 2 {
-            let x = row[2 * q] as u64 | (row[2 * q + 1] as u64) << 32;
-            // SAFETY: bytes `8q..8q + 8` of the range, 8-byte aligned (the base is), accessed
-            // atomically as the `GlobalMemory` contract asks.
-            unsafe { AtomicU64::from_ptr((base as *mut u64).add(q)) }.store(x, Ordering::Relaxed);
-        }
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if k == 1 && !store && std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above); the range is as the caller
-        // vouches.
-        unsafe { load_row_avx2(&mut w.v[reg & 511], base as *const u64) };
-        return;
-    }
-    // SAFETY: passed on from the caller.
-    unsafe {
-        match (k, store) {
-            (1, false) => pairs::<1, false>(w, base, reg),
-            (1, true) => pairs::<1, true>(w, base, reg),
-            (2, false) => pairs::<2, false>(w, base, reg),
-            (2, true) => pairs::<2, true>(w, base, reg),
-            (3, false) => pairs::<3, false>(w, base, reg),
-            (3, true) => pairs::<3, true>(w, base, reg),
-            (_, false) => pairs::<4, false>(w, base, reg),
-            (_, true) => pairs::<4, true>(w, base, reg),
-        }
-    }
-}
-
-/// A row loaded from the 256 bytes at `base`, four relaxed atomic 8-byte loads gathered into
-/// each 32-byte vector that is stored: the row is written by whole vector stores, which the
-/// vector loads of the instructions that read it next take straight from the store buffer
-/// (64 dword stores would first have to reach the cache).
-///
-/// # Safety
-///
-/// `base` is 8-byte aligned and valid for 256 bytes under the `GlobalMemory` contract.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn load_row_avx2(row: &mut VReg, base: *const u64) {
-    use std::arch::x86_64::{__m256i, _mm256_set_epi64x, _mm256_storeu_si256};
-    for c in 0..LANES / 8 {
-        // SAFETY: bytes `32c..32c + 32` of the range, 8-byte aligned, accessed atomically as
-        // the `GlobalMemory` contract asks.
-        let q: [i64; 4] = std::array::from_fn(|i| unsafe {
-            AtomicU64::from_ptr(base.add(4 * c + i) as *mut u64).load(Ordering::Relaxed) as i64
-        });
-        // SAFETY: lanes `8c..8c + 8` of the row; an unaligned store.
-        unsafe {
-            let v = _mm256_set_epi64x(q[3], q[2], q[1], q[0]);
-            _mm256_storeu_si256(row.as_mut_ptr().add(8 * c) as *mut __m256i, v);
-        }
-    }
-}
-
-/// [`transfer_pairs`] for `K` dwords per lane.
-///
-/// # Safety
-///
-/// As for [`transfer_pairs`].
-#[inline(always)]
-unsafe fn pairs<const K: usize, const STORE: bool>(w: &mut Wave, base: *mut u8, reg: usize) {
-    let pairs = base as *mut u64;
-    let row = |i: usize| ((reg + i % K) & 511, i / K);
-    for q in 0..K * LANES / 2 {
-        let ((r0, l0), (r1, l1)) = (row(2 * q), row(2 * q + 1));
-        // SAFETY: bytes `8q..8q + 8` of the range, 8-byte aligned (the base is), accessed
-        // atomically as the `GlobalMemory` contract asks.
-        let a = unsafe { AtomicU64::from_ptr(pairs.add(q)) };
-        if STORE {
-            a.store(
-                w.v[r0][l0] as u64 | (w.v[r1][l1] as u64) << 32,
-                Ordering::Relaxed,
-            );
-        } else {
-            let x = a.load(Ordering::Relaxed);
-            w.v[r0][l0] = x as u32;
-            w.v[r1][l1] = (x >> 32) as u32;
-        }
-    }
 }

@@ -1,0 +1,659 @@
+//! Plans of the floating-point operations on more than one 32-bit value per lane: f64
+//! arithmetic on VGPR pairs (`v_fma_f64`, `v_fmac_f64`, `v_mul_f64`, `v_add_f64`), packed f32
+//! (`v_pk_fma_f32`, `v_pk_mul_f32`, `v_pk_add_f32`) and packed f16 (`v_pk_fma_f16`,
+//! `v_pk_mul_f16`, `v_pk_add_f16`). Each computes every lane as the general path does, with
+//! the host's vector units (AVX2, FMA, F16C) where it has them, and leaves a NaN result, a MODE
+//! other than round-to-nearest-even with denormals kept, and clamp to the general path, so that
+//! its results are the reference's bit for bit.
+
+use crate::decode::{Enc, Inst, LITERAL, Op::*, Ty, VGPR};
+#[cfg(target_arch = "x86_64")]
+use crate::wave::row8;
+use crate::wave::{LANES, VReg, Wave, inline_const};
+
+use super::super::float::Env;
+use super::super::is_known_source;
+use super::super::vector::flush32_bits;
+use super::{Origin, Src, Wide, is_nan32, slot, write_row};
+
+/// The operation of a [`PackedPlan`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum PackedOp {
+    Fma,
+    Mul,
+    Add,
+}
+
+/// A packed f32 operation (`v_pk_fma_f32`, `v_pk_mul_f32`, `v_pk_add_f32`): per lane two f32
+/// operations, each on the dwords its op_sel bits choose, into a VGPR pair.
+pub(crate) struct PackedPlan {
+    op: PackedOp,
+    dst: u16,
+    /// The sources of the low and the high result: a row or an SGPR, sign flipped by neg_lo
+    /// or neg_hi.
+    src: [[Src; 3]; 2],
+}
+
+/// A packed f16 operation (`v_pk_fma_f16`, `v_pk_mul_f16`, `v_pk_add_f16`): per lane two f16
+/// operations, each on the 16-bit halves its op_sel bits choose.
+pub(crate) struct HalfPlan {
+    op: PackedOp,
+    dst: u16,
+    /// The sources' dwords: a row, an SGPR, or a constant (in both halves).
+    src: [Origin; 3],
+    /// Per result half (low, high): for each source, the shift (0 or 16) of its half.
+    shift: [[u32; 3]; 2],
+    /// Per result half: for each source, the sign bit it flips (neg_lo, neg_hi).
+    flip: [[u32; 3]; 2],
+}
+
+/// A 64-bit source of a [`DoublePlan`]: a VGPR pair, an SGPR pair or a constant, its sign bit
+/// cleared (abs) then flipped (neg).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Src64 {
+    from: Wide,
+    clear: u64,
+    flip: u64,
+}
+
+/// An f64 operation (`v_fma_f64`, `v_fmac_f64`, `v_mul_f64`, `v_add_f64`) into a VGPR pair.
+pub(crate) struct DoublePlan {
+    op: PackedOp,
+    dst: u16,
+    src: [Src64; 3],
+}
+
+pub(super) fn packed_plan(inst: &Inst) -> Option<PackedPlan> {
+    let op = match inst.op {
+        v_pk_fma_f32 => PackedOp::Fma,
+        v_pk_mul_f32 => PackedOp::Mul,
+        v_pk_add_f32 => PackedOp::Add,
+        _ => return None,
+    };
+    let dst = Wave::vslot(inst.dst);
+    if inst.clamp || inst.dst < VGPR || dst >= 511 {
+        return None;
+    }
+    let nsrc = inst.op.types().len() - 1;
+    let mut src = [[Src {
+        from: Origin::Value(0),
+        clear: 0,
+        flip: 0,
+    }; 3]; 2];
+    for (h, half) in src.iter_mut().enumerate() {
+        let (sel, neg) = if h == 0 {
+            (inst.op_sel, inst.neg)
+        } else {
+            (inst.op_sel_hi, inst.abs)
+        };
+        for (k, s) in half.iter_mut().enumerate().take(nsrc) {
+            let high = (sel >> k & 1) as u16;
+            let from = match inst.src[k] {
+                c if c >= VGPR => Origin::Row(((Wave::vslot(c) + high as usize) & 511) as u16),
+                c if c < 128 && is_known_source(c) => Origin::Sgpr(((c + high) & 127) as u8),
+                _ => return None,
+            };
+            *s = Src {
+                from,
+                clear: 0,
+                flip: if neg >> k & 1 != 0 { 1 << 31 } else { 0 },
+            };
+        }
+    }
+    Some(PackedPlan {
+        op,
+        dst: dst as u16,
+        src,
+    })
+}
+
+pub(super) fn double_plan(inst: &Inst) -> Option<DoublePlan> {
+    let op = match inst.op {
+        v_fma_f64 | v_fmac_f64 => PackedOp::Fma,
+        v_mul_f64 => PackedOp::Mul,
+        v_add_f64 => PackedOp::Add,
+        _ => return None,
+    };
+    let dst = Wave::vslot(inst.dst);
+    let form = inst.enc == Enc::Vop3 || (inst.enc == Enc::Vop2 && inst.op == v_fmac_f64);
+    if !form || dst >= 511 {
+        return None;
+    }
+    let nsrc = if inst.op == v_fma_f64 { 3 } else { 2 };
+    let mut src = [Src64 {
+        from: Wide::Value(0),
+        clear: 0,
+        flip: 0,
+    }; 3];
+    for k in 0..nsrc {
+        let (neg, abs) = (inst.neg >> k & 1 != 0, inst.abs >> k & 1 != 0);
+        let (clear, flip) = (u64::from(abs) << 63, u64::from(neg) << 63);
+        src[k] = match inst.src[k] {
+            c if c >= VGPR => Src64 {
+                from: Wide::Pair((Wave::vslot(c) & 511) as u16),
+                clear,
+                flip,
+            },
+            c if c < 128 && is_known_source(c) => Src64 {
+                from: Wide::SPair(c as u8),
+                clear,
+                flip,
+            },
+            c @ (128..=208 | 240..=248 | LITERAL) => Src64 {
+                from: Wide::Value((inline_const(c, Ty::F64, inst.lit)? & !clear) ^ flip),
+                clear: 0,
+                flip: 0,
+            },
+            _ => return None,
+        };
+    }
+    if inst.op == v_fmac_f64 {
+        src[2] = Src64 {
+            from: Wide::Pair(dst as u16),
+            clear: 0,
+            flip: 0,
+        };
+    }
+    Some(DoublePlan {
+        op,
+        dst: dst as u16,
+        src,
+    })
+}
+
+pub(super) fn half_plan(inst: &Inst) -> Option<HalfPlan> {
+    let op = match inst.op {
+        v_pk_fma_f16 => PackedOp::Fma,
+        v_pk_mul_f16 => PackedOp::Mul,
+        v_pk_add_f16 => PackedOp::Add,
+        _ => return None,
+    };
+    if inst.clamp || inst.dst < VGPR {
+        return None;
+    }
+    let types = inst.op.types();
+    let mut src = [Origin::Value(0); 3];
+    let (mut shift, mut flip) = ([[0u32; 3]; 2], [[0u32; 3]; 2]);
+    for k in 0..types.len() - 1 {
+        src[k] = match inst.src[k] {
+            c if c >= VGPR => Origin::Row((Wave::vslot(c) & 511) as u16),
+            c if c < 128 && is_known_source(c) => Origin::Sgpr(c as u8),
+            // A constant's low half, in both halves (as the general path reads it).
+            c @ (128..=208 | 240..=248 | LITERAL) => {
+                let v = inline_const(c, types[k + 1], inst.lit)? as u32 & 0xFFFF;
+                Origin::Value(v | v << 16)
+            }
+            _ => return None,
+        };
+        for (h, (sel, neg)) in [(inst.op_sel, inst.neg), (inst.op_sel_hi, inst.abs)]
+            .into_iter()
+            .enumerate()
+        {
+            shift[h][k] = 16 * u32::from(sel >> k & 1);
+            flip[h][k] = if neg >> k & 1 != 0 { 0x8000 } else { 0 };
+        }
+    }
+    Some(HalfPlan {
+        op,
+        dst: (Wave::vslot(inst.dst) & 511) as u16,
+        src,
+        shift,
+        flip,
+    })
+}
+
+/// Runs a packed f32 operation: both results of every lane computed, then written under EXEC.
+/// False (nothing architectural changed) under a directed rounding mode or when a result is a
+/// NaN, whose payload the general path takes from the host's operation.
+pub(super) fn run_packed(w: &mut Wave, p: &PackedPlan) -> bool {
+    if w.mode & 0xF != 0 {
+        return false;
+    }
+    let (exec, env) = (w.exec(), Env::from_mode(w.mode));
+    let mut r = [[0u32; LANES]; 2];
+    for (h, r) in r.iter_mut().enumerate() {
+        let s = [
+            slot(w, 0, &p.src[h][0]),
+            slot(w, 1, &p.src[h][1]),
+            slot(w, 2, &p.src[h][2]),
+        ];
+        let rows = [&w.v[s[0]], &w.v[s[1]], &w.v[s[2]]];
+        if !packed_half(r, rows, p.op, &env) {
+            return false;
+        }
+    }
+    let d = p.dst as usize;
+    write_row(&mut w.v[d], &r[0], exec);
+    write_row(&mut w.v[d + 1], &r[1], exec);
+    w.lane_insts += exec.count_ones() as u64;
+    true
+}
+
+/// One half of a packed f32 operation over every lane, with the host's FMA instruction when it
+/// has one; false when a result is a NaN.
+fn packed_half(r: &mut VReg, s: [&VReg; 3], op: PackedOp, env: &Env) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU supports AVX2 and FMA (checked just above), the only requirement of
+        // the target-feature function.
+        return unsafe { packed_half_x86(r, s, op, env) };
+    }
+    packed_half_lanes(r, s, op, env)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn packed_half_x86(r: &mut VReg, s: [&VReg; 3], op: PackedOp, env: &Env) -> bool {
+    packed_half_lanes(r, s, op, env)
+}
+
+#[inline(always)]
+fn packed_half_lanes(r: &mut VReg, s: [&VReg; 3], op: PackedOp, env: &Env) -> bool {
+    #[inline(always)]
+    fn each(r: &mut VReg, s: [&VReg; 3], env: &Env, f: impl Fn(f32, f32, f32) -> f32) -> bool {
+        let input = |x: u32| {
+            if env.keep_in32 { x } else { flush32_bits(x) }
+        };
+        let mut nan = false;
+        for l in 0..LANES {
+            let x = f(
+                f32::from_bits(input(s[0][l])),
+                f32::from_bits(input(s[1][l])),
+                f32::from_bits(input(s[2][l])),
+            )
+            .to_bits();
+            nan |= is_nan32(x);
+            r[l] = if env.keep_out32 { x } else { flush32_bits(x) };
+        }
+        !nan
+    }
+    match op {
+        PackedOp::Fma => each(r, s, env, |a, b, c| a.mul_add(b, c)),
+        PackedOp::Mul => each(r, s, env, |a, b, _| a * b),
+        PackedOp::Add => each(r, s, env, |a, b, _| a + b),
+    }
+}
+
+/// Runs an f64 operation with AVX2 and FMA, four lanes at a time, both result rows computed
+/// before they are written under EXEC. False (nothing changed) without those host features,
+/// unless round-to-nearest-even with f64 denormals kept (MODE), or when a result is a NaN
+/// (whose payload the general path takes from the host's operation).
+pub(super) fn run_double(w: &mut Wave, p: &DoublePlan) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if w.mode & 0xCF == 0xC0
+        && std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+    {
+        let mut r = [[0u32; LANES]; 2];
+        // SAFETY: the CPU supports AVX2 and FMA (checked just above), the only requirement
+        // of the target-feature function.
+        if !unsafe { double_lanes_x86(w, p, &mut r) } {
+            return false;
+        }
+        let (exec, d) = (w.exec(), p.dst as usize);
+        write_row(&mut w.v[d], &r[0], exec);
+        write_row(&mut w.v[d + 1], &r[1], exec);
+        w.lane_insts += exec.count_ones() as u64;
+        return true;
+    }
+    let _ = (w, p);
+    false
+}
+
+/// The low and high result dwords of [`run_double`] into `r`; false when one is a NaN.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn double_lanes_x86(w: &Wave, p: &DoublePlan, r: &mut [VReg; 2]) -> bool {
+    use std::arch::x86_64::*;
+    // Lanes 8c..8c + 8 of a source as two vectors of four f64: lanes (0, 1, 4, 5) and
+    // (2, 3, 6, 7) of the eight.
+    let lanes = |s: &Src64, c: usize| -> [__m256d; 2] {
+        let (lo, hi) = match s.from {
+            // SAFETY: 64-lane rows of the register file; `c` < 8.
+            Wide::Pair(slot) => unsafe {
+                (
+                    row8(w.v[slot as usize].as_ptr(), c),
+                    row8(w.v[(slot as usize + 1) & 511].as_ptr(), c),
+                )
+            },
+            Wide::SPair(code) => {
+                let v = w.sgpr64(code as u16);
+                (
+                    _mm256_set1_epi32(v as i32),
+                    _mm256_set1_epi32((v >> 32) as i32),
+                )
+            }
+            Wide::Value(v) => (
+                _mm256_set1_epi32(v as i32),
+                _mm256_set1_epi32((v >> 32) as i32),
+            ),
+            Wide::Row(_) | Wide::Sgpr(_) => unreachable!("f64 sources are pairs or values"),
+        };
+        let (clear, flip) = (
+            _mm256_set1_epi64x(s.clear as i64),
+            _mm256_set1_epi64x(s.flip as i64),
+        );
+        [_mm256_unpacklo_epi32(lo, hi), _mm256_unpackhi_epi32(lo, hi)]
+            .map(|x| _mm256_castsi256_pd(_mm256_xor_si256(_mm256_andnot_si256(clear, x), flip)))
+    };
+    let mut nan = false;
+    for c in 0..LANES / 8 {
+        let [a, b, cc] = [
+            lanes(&p.src[0], c),
+            lanes(&p.src[1], c),
+            lanes(&p.src[2], c),
+        ];
+        let x: [__m256d; 2] = std::array::from_fn(|q| match p.op {
+            PackedOp::Fma => _mm256_fmadd_pd(a[q], b[q], cc[q]),
+            PackedOp::Mul => _mm256_mul_pd(a[q], b[q]),
+            PackedOp::Add => _mm256_add_pd(a[q], b[q]),
+        });
+        for x in x {
+            nan |= _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_UNORD_Q>(x, x)) != 0;
+        }
+        let [x0, x1] = x.map(|x| _mm256_castpd_ps(x));
+        // The even dwords (low halves) and the odd ones (high halves), in lane order.
+        let lo = _mm256_shuffle_ps::<0b10_00_10_00>(x0, x1);
+        let hi = _mm256_shuffle_ps::<0b11_01_11_01>(x0, x1);
+        // SAFETY: lanes `8c..8c + 8` of the result rows; unaligned stores.
+        unsafe {
+            _mm256_storeu_ps(r[0].as_mut_ptr().add(8 * c) as *mut f32, lo);
+            _mm256_storeu_ps(r[1].as_mut_ptr().add(8 * c) as *mut f32, hi);
+        }
+    }
+    !nan
+}
+
+/// Runs a packed f16 operation with F16C, AVX2 and FMA: both results of every lane computed
+/// as the general path computes them (sums and products in f32, the fused multiply-add in f64,
+/// each rounded to f16 once), then written under EXEC. False (nothing changed) without those
+/// host features, unless round-to-nearest-even with f16 denormals kept (MODE), or when a
+/// result is a NaN.
+pub(super) fn run_half(w: &mut Wave, p: &HalfPlan) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if w.mode & 0xCF == 0xC0
+        && std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("f16c")
+    {
+        let mut r = [0u32; LANES];
+        // SAFETY: the CPU supports AVX2, FMA and F16C (checked just above), the only
+        // requirement of the target-feature function.
+        if !unsafe { half_lanes_x86(w, p, &mut r) } {
+            return false;
+        }
+        let exec = w.exec();
+        write_row(&mut w.v[p.dst as usize], &r, exec);
+        w.lane_insts += exec.count_ones() as u64;
+        return true;
+    }
+    let _ = (w, p);
+    false
+}
+
+/// The results of [`run_half`] into `r`, eight lanes at a time; false when one is a NaN.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn half_lanes_x86(w: &Wave, p: &HalfPlan, r: &mut VReg) -> bool {
+    use std::arch::x86_64::*;
+    let words = |k: usize, c: usize| match p.src[k] {
+        // SAFETY: a 64-lane row of the register file; `c` < 8.
+        Origin::Row(slot) => unsafe { row8(w.v[slot as usize].as_ptr(), c) },
+        Origin::Sgpr(s) => _mm256_set1_epi32(w.s[s as usize] as i32),
+        Origin::Value(v) => _mm256_set1_epi32(v as i32),
+    };
+    // The halves of eight lanes (one per 32-bit lane) as eight packed f16.
+    let pack = |x: __m256i| {
+        let p = _mm256_packus_epi32(x, x);
+        _mm256_castsi256_si128(_mm256_permute4x64_epi64::<0b1000>(p))
+    };
+    let (mask, mut nan) = (_mm256_set1_epi32(0xFFFF), false);
+    for c in 0..LANES / 8 {
+        let w = [words(0, c), words(1, c), words(2, c)];
+        let mut out = [_mm_setzero_si128(); 2];
+        for (h, out) in out.iter_mut().enumerate() {
+            let half = |k: usize| {
+                let x = _mm256_srlv_epi32(w[k], _mm256_set1_epi32(p.shift[h][k] as i32));
+                let x = _mm256_xor_si256(
+                    _mm256_and_si256(x, mask),
+                    _mm256_set1_epi32(p.flip[h][k] as i32),
+                );
+                _mm256_cvtph_ps(pack(x))
+            };
+            let (a, b) = (half(0), half(1));
+            *out = match p.op {
+                PackedOp::Add | PackedOp::Mul => {
+                    let x = if p.op == PackedOp::Add {
+                        _mm256_add_ps(a, b)
+                    } else {
+                        _mm256_mul_ps(a, b)
+                    };
+                    nan |= _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(x, x)) != 0;
+                    _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(x)
+                }
+                PackedOp::Fma => {
+                    let cc = half(2);
+                    let wide = |x: __m256, upper: bool| {
+                        _mm256_cvtps_pd(if upper {
+                            _mm256_extractf128_ps::<1>(x)
+                        } else {
+                            _mm256_castps256_ps128(x)
+                        })
+                    };
+                    let mut f = [0f64; 8];
+                    for (q, upper) in [false, true].into_iter().enumerate() {
+                        let x = _mm256_fmadd_pd(wide(a, upper), wide(b, upper), wide(cc, upper));
+                        nan |= _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_UNORD_Q>(x, x)) != 0;
+                        // SAFETY: four f64 into `f[4q..4q + 4]`; an unaligned store.
+                        unsafe { _mm256_storeu_pd(f.as_mut_ptr().add(4 * q), x) };
+                    }
+                    // f64 to f16 in one rounding, as the general path rounds.
+                    let h: [u16; 8] = f.map(|x| half::f16::from_f64(x).to_bits());
+                    // SAFETY: eight u16 read from a 16-byte array; an unaligned load.
+                    unsafe { _mm_loadu_si128(h.as_ptr() as *const __m128i) }
+                }
+            };
+        }
+        let (lo, hi) = (
+            _mm_unpacklo_epi16(out[0], out[1]),
+            _mm_unpackhi_epi16(out[0], out[1]),
+        );
+        // SAFETY: lanes `8c..8c + 8` of `r`; unaligned stores.
+        unsafe {
+            _mm_storeu_si128(r.as_mut_ptr().add(8 * c) as *mut __m128i, lo);
+            _mm_storeu_si128(r.as_mut_ptr().add(8 * c + 4) as *mut __m128i, hi);
+        }
+    }
+    !nan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::general;
+    use super::super::tests::{MASKS, Parts, same_state, waves};
+    use super::super::{inst_plan, is_nan32, run};
+    use crate::decode::{Enc, LITERAL, Op::*, Program, VCC, VGPR};
+    use crate::memory::RegionMemory;
+    use crate::target::Target;
+    use crate::wave::LANES;
+
+    /// Packed f32 and f16 operations over op_sel and op_sel_hi choices, neg_lo and neg_hi, VGPR pairs
+    /// (the destination among them), SGPR pairs and constants (which the plan leaves to the
+    /// general path), every denormal mode, a directed rounding mode and every EXEC class: the
+    /// plan (or the general path where it declines) against the per-lane reference.
+    #[test]
+    fn packed_plans_match_the_per_lane_reference() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        // v_pk_fma_f32 v[2:3], v[14:15], v[14:15], s[0:1] op_sel_hi:[1,1,0]
+        let template = crate::decode::decode(Target::Gfx942, &[0xD3B0_0002, 0x1802_1D0E]);
+        let sources = [VGPR, VGPR + 2, VGPR + 4, VGPR + 6, 2, VCC, 128 + 3, 242];
+        let mut r = 0x0DDB_A11C_0FFE_E123u64;
+        let mut bits = || {
+            let x = crate::exec::f32_test_bits(&mut r);
+            x ^ (x >> 7)
+        };
+        let (mut planned, mut declined) = (std::collections::BTreeMap::new(), 0);
+        let ops = [
+            v_pk_fma_f32,
+            v_pk_mul_f32,
+            v_pk_add_f32,
+            v_pk_fma_f16,
+            v_pk_mul_f16,
+            v_pk_add_f16,
+        ];
+        for op in ops {
+            for mode in [0xF0, 0x00, 0x10, 0x20, 0xC0, 0x30, 0xF1] {
+                for &exec in &MASKS {
+                    for round in 0..24 {
+                        let mut inst = template;
+                        inst.op = op;
+                        inst.dst = VGPR + 4;
+                        for k in 0..3 {
+                            inst.src[k] = sources[bits() as usize % sources.len()];
+                        }
+                        let b = bits();
+                        (inst.op_sel, inst.op_sel_hi) = (b as u8 & 7, (b >> 3) as u8 & 7);
+                        (inst.neg, inst.abs) = ((b >> 6) as u8 & 7, (b >> 9) as u8 & 7);
+                        let mut seed = b as u64;
+                        let [mut a, mut b] = waves(&mut seed, exec, mode);
+                        if round % 4 != 0 {
+                            // Mostly NaN-free sources, so that most rounds run on the plan.
+                            for w in [&mut a, &mut b] {
+                                let regs = w.v[..8].iter_mut().flatten().chain(&mut w.s[..]);
+                                for x in regs {
+                                    if is_nan32(*x) {
+                                        *x = 0x3FC0_0000;
+                                    }
+                                    for h in [0, 16] {
+                                        if (*x >> h) & 0x7FFF > 0x7C00 {
+                                            *x ^= 0x0200 << h;
+                                            *x &= !(0x4000 << h);
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        let what = format!(
+                            "{} mode {mode:x} exec {exec:x}",
+                            inst.disassemble(Target::Gfx942)
+                        );
+                        let fast = match inst_plan(&inst) {
+                            Some(plan) => run(&mut a, &mut parts.ctx(&prog, true), &plan, 0),
+                            None => None,
+                        };
+                        let fast = match fast {
+                            Some(flow) => {
+                                *planned.entry(op.name()).or_insert(0) += 1;
+                                Ok(flow)
+                            }
+                            None => {
+                                declined += 1;
+                                general(&mut a, &mut parts.ctx(&prog, false), &inst)
+                            }
+                        };
+                        let reference = general(&mut b, &mut parts.ctx(&prog, false), &inst);
+                        assert_eq!(fast.err(), reference.err(), "{what}");
+                        same_state(&a, &b, &what);
+                    }
+                }
+            }
+        }
+        assert!(
+            planned.len() == ops.len() && planned.values().all(|&n| n >= 40) && declined > 100,
+            "planned {planned:?}, {declined} declined"
+        );
+    }
+
+    /// f64 operations (VOP3 forms and `v_fmac_f64_e32`) over VGPR pairs (the destination
+    /// among them), SGPR pairs, VCC, constants and the literal, neg/abs, every f64 denormal
+    /// mode, a directed rounding mode and every EXEC class: the plan (or the general path where
+    /// it declines) against the per-lane reference.
+    #[test]
+    fn double_plans_match_the_per_lane_reference() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        let t = Target::Gfx942;
+        // v_fma_f64 v[2:3], v[10:11], v[10:11], s[0:1] ; v_fmac_f64_e32 v[2:3], v[14:15], v[16:17]
+        let vop3 = crate::decode::decode(t, &[0xD1CC_0002, 0x0002_150A]);
+        let fmac = crate::decode::decode(t, &[0x0804_210E]);
+        let sources = [
+            VGPR,
+            VGPR + 2,
+            VGPR + 4,
+            VGPR + 6,
+            2,
+            VCC,
+            128 + 3,
+            242,
+            LITERAL,
+        ];
+        let mut r = 0xF00D_CAFE_0000_0001u64;
+        let mut planned = std::collections::BTreeMap::new();
+        for (template, ops) in [
+            (vop3, &[v_fma_f64, v_mul_f64, v_add_f64][..]),
+            (fmac, &[v_fmac_f64][..]),
+        ] {
+            for &op in ops {
+                for mode in [0xF0, 0x00, 0x40, 0x80, 0xF1] {
+                    for &exec in &MASKS {
+                        for round in 0..24 {
+                            let mut inst = template;
+                            inst.op = op;
+                            inst.dst = VGPR + 4;
+                            let b = crate::exec::f32_test_bits(&mut r);
+                            if inst.enc == Enc::Vop3 {
+                                for k in 0..3 {
+                                    inst.src[k] = sources[(b >> (4 * k)) as usize % sources.len()];
+                                }
+                                (inst.neg, inst.abs) = ((b >> 12) as u8 & 7, (b >> 15) as u8 & 7);
+                            } else {
+                                inst.src[0] = sources[b as usize % sources.len()];
+                            }
+                            inst.lit = b;
+                            let mut seed = b as u64;
+                            let [mut a, mut w] = waves(&mut seed, exec, mode);
+                            if round % 4 != 0 {
+                                // Mostly NaN-free pairs, so that most rounds run on the plan.
+                                for x in [&mut a, &mut w] {
+                                    for k in (0..8).step_by(2) {
+                                        for l in 0..LANES {
+                                            if x.v[k + 1][l] & 0x7FF0_0000 == 0x7FF0_0000 {
+                                                x.v[k + 1][l] ^= 0x4000_0000;
+                                            }
+                                        }
+                                    }
+                                    for k in (0..128).step_by(2) {
+                                        if x.s[k + 1] & 0x7FF0_0000 == 0x7FF0_0000 {
+                                            x.s[k + 1] ^= 0x4000_0000;
+                                        }
+                                    }
+                                }
+                            }
+                            let what =
+                                format!("{} mode {mode:x} exec {exec:x}", inst.disassemble(t));
+                            let fast = match inst_plan(&inst) {
+                                Some(plan) => run(&mut a, &mut parts.ctx(&prog, true), &plan, 0),
+                                None => None,
+                            };
+                            let fast = match fast {
+                                Some(flow) => {
+                                    *planned.entry(op.name()).or_insert(0) += 1;
+                                    Ok(flow)
+                                }
+                                None => general(&mut a, &mut parts.ctx(&prog, false), &inst),
+                            };
+                            let reference = general(&mut w, &mut parts.ctx(&prog, false), &inst);
+                            assert_eq!(fast.err(), reference.err(), "{what}");
+                            same_state(&a, &w, &what);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            planned.len() == 4 && planned.values().all(|&n| n >= 40),
+            "planned {planned:?}"
+        );
+    }
+}
