@@ -1608,6 +1608,29 @@ mod tests {
         })
     }
 
+    /// Runs `inst` on wave `a` through `plan` (on the general path where there is none or it
+    /// declines) and on wave `b` on the per-lane reference, then asserts the same fault or none
+    /// and the same registers; true when the plan ran it.
+    pub(super) fn against_reference(
+        parts: &mut Parts,
+        prog: &Program,
+        plan: Option<&Plan>,
+        inst: &Inst,
+        [a, b]: [&mut Wave; 2],
+        what: &str,
+    ) -> bool {
+        let planned = plan.and_then(|p| run(a, &mut parts.ctx(prog, true), p, inst.counter_class));
+        let ran = planned.is_some();
+        let fast = match planned {
+            Some(flow) => Ok(flow),
+            None => general(a, &mut parts.ctx(prog, true), inst),
+        };
+        let reference = general(b, &mut parts.ctx(prog, false), inst);
+        assert_eq!(fast.err(), reference.err(), "{what}");
+        same_state(a, b, what);
+        ran
+    }
+
     pub(super) fn same_state(a: &Wave, b: &Wave, what: &str) {
         for (k, (x, y)) in a.v[..VREGS].iter().zip(b.v[..VREGS].iter()).enumerate() {
             if let Some(l) = (0..LANES).find(|&l| x[l] != y[l]) {
@@ -1669,16 +1692,15 @@ mod tests {
                     a.scc = r & 1 != 0;
                     b.scc = a.scc;
                     let what = inst.disassemble(t);
-                    let fast = run(
-                        &mut a,
-                        &mut parts.ctx(&prog, true),
-                        &plan,
-                        inst.counter_class,
-                    )
-                    .map(Ok::<_, crate::fault::FaultKind>);
-                    let reference = general(&mut b, &mut parts.ctx(&prog, false), &inst);
-                    assert_eq!(fast.map(|s| s.is_ok()), Some(reference.is_ok()), "{what}");
-                    same_state(&a, &b, &what);
+                    let ran = against_reference(
+                        &mut parts,
+                        &prog,
+                        Some(&plan),
+                        &inst,
+                        [&mut a, &mut b],
+                        &what,
+                    );
+                    assert!(ran, "{what}: the plan ran");
                 }
             }
         }
@@ -1717,22 +1739,11 @@ mod tests {
                     w.s[9] = 12;
                 }
                 let mut parts = Parts::new(mem.clone());
-                let fast = {
-                    let mut ctx = parts.ctx(&prog, true);
-                    match run(&mut a, &mut ctx, &plan, inst.counter_class)
-                        .map(Ok::<_, crate::fault::FaultKind>)
-                    {
-                        Some(s) => {
-                            planned += 1;
-                            s
-                        }
-                        None => general(&mut a, &mut ctx, &inst),
-                    }
-                };
-                let reference = general(&mut b, &mut parts.ctx(&prog, false), &inst);
                 let what = format!("{} imm {imm}", op.name());
-                assert_eq!(fast.err(), reference.err(), "{what}");
-                same_state(&a, &b, &what);
+                let waves = [&mut a, &mut b];
+                if against_reference(&mut parts, &prog, Some(&plan), &inst, waves, &what) {
+                    planned += 1;
+                }
             }
         }
         assert!(planned >= 10, "{planned} loads ran on the plan");
@@ -1779,17 +1790,10 @@ mod tests {
                             "{} src0 {src0} exec {exec:x}",
                             inst.disassemble(Target::Gfx942)
                         );
-                        let fast = run(
-                            &mut a,
-                            &mut parts.ctx(&prog, true),
-                            &plan,
-                            inst.counter_class,
-                        )
-                        .map(Ok::<_, crate::fault::FaultKind>);
-                        let fast = fast.expect("a plan runs in round-to-nearest mode");
-                        let reference = general(&mut b, &mut parts.ctx(&prog, false), &inst);
-                        assert_eq!(fast.is_ok(), reference.is_ok(), "{what}");
-                        same_state(&a, &b, &what);
+                        let waves = [&mut a, &mut b];
+                        let ran =
+                            against_reference(&mut parts, &prog, Some(&plan), &inst, waves, &what);
+                        assert!(ran, "{what}: a plan runs in round-to-nearest mode");
                     }
                 }
             }
@@ -1848,16 +1852,10 @@ mod tests {
                             }
                         }
                         let what = format!("{} exec {exec:x}", inst.disassemble(Target::Gfx942));
-                        let fast = run(
-                            &mut a,
-                            &mut parts.ctx(&prog, true),
-                            &plan,
-                            inst.counter_class,
-                        )
-                        .map(Ok::<_, crate::fault::FaultKind>);
-                        let reference = general(&mut b, &mut parts.ctx(&prog, false), &inst);
-                        assert_eq!(fast.map(|s| s.is_ok()), Some(reference.is_ok()), "{what}");
-                        same_state(&a, &b, &what);
+                        let waves = [&mut a, &mut b];
+                        let ran =
+                            against_reference(&mut parts, &prog, Some(&plan), &inst, waves, &what);
+                        assert!(ran, "{what}: the plan ran");
                     }
                 }
             }
@@ -1911,11 +1909,11 @@ mod tests {
                     let [mut a, mut w] = waves(&mut r, exec, 0);
                     let what = format!("{} exec {exec:x}", inst.disassemble(Target::Gfx942));
                     let plan = inst_plan(&inst).expect("a multiply-add plan");
-                    let fast = run(&mut a, &mut parts.ctx(&prog, true), &plan, 0);
-                    assert!(fast.is_some(), "{what}");
+                    let waves = [&mut a, &mut w];
+                    let ran =
+                        against_reference(&mut parts, &prog, Some(&plan), &inst, waves, &what);
+                    assert!(ran, "{what}: the plan ran");
                     planned += 1;
-                    general(&mut w, &mut parts.ctx(&prog, false), &inst).expect("it runs");
-                    same_state(&a, &w, &what);
                 }
             }
         }
