@@ -16,9 +16,9 @@ use super::super::is_known_source;
 use super::super::vector::flush32_bits;
 use super::{Origin, Src, Wide, is_nan32, slot, write_row};
 
-/// The operation of a [`PackedPlan`].
+/// The operation of a [`PackedPlan`], [`HalfPlan`] or [`DoublePlan`].
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum PackedOp {
+enum FloatOp {
     Fma,
     Mul,
     Add,
@@ -27,7 +27,7 @@ enum PackedOp {
 /// A packed f32 operation (`v_pk_fma_f32`, `v_pk_mul_f32`, `v_pk_add_f32`): per lane two f32
 /// operations, each on the dwords its op_sel bits choose, into a VGPR pair.
 pub(crate) struct PackedPlan {
-    op: PackedOp,
+    op: FloatOp,
     dst: u16,
     /// The sources of the low and the high result: a row or an SGPR, sign flipped by neg_lo
     /// or neg_hi.
@@ -37,7 +37,7 @@ pub(crate) struct PackedPlan {
 /// A packed f16 operation (`v_pk_fma_f16`, `v_pk_mul_f16`, `v_pk_add_f16`): per lane two f16
 /// operations, each on the 16-bit halves its op_sel bits choose.
 pub(crate) struct HalfPlan {
-    op: PackedOp,
+    op: FloatOp,
     dst: u16,
     /// The sources' dwords: a row, an SGPR, or a constant (in both halves).
     src: [Origin; 3],
@@ -58,16 +58,16 @@ struct Src64 {
 
 /// An f64 operation (`v_fma_f64`, `v_fmac_f64`, `v_mul_f64`, `v_add_f64`) into a VGPR pair.
 pub(crate) struct DoublePlan {
-    op: PackedOp,
+    op: FloatOp,
     dst: u16,
     src: [Src64; 3],
 }
 
 pub(super) fn packed_plan(inst: &Inst) -> Option<PackedPlan> {
     let op = match inst.op {
-        v_pk_fma_f32 => PackedOp::Fma,
-        v_pk_mul_f32 => PackedOp::Mul,
-        v_pk_add_f32 => PackedOp::Add,
+        v_pk_fma_f32 => FloatOp::Fma,
+        v_pk_mul_f32 => FloatOp::Mul,
+        v_pk_add_f32 => FloatOp::Add,
         _ => return None,
     };
     let dst = Wave::vslot(inst.dst);
@@ -109,9 +109,9 @@ pub(super) fn packed_plan(inst: &Inst) -> Option<PackedPlan> {
 
 pub(super) fn double_plan(inst: &Inst) -> Option<DoublePlan> {
     let op = match inst.op {
-        v_fma_f64 | v_fmac_f64 => PackedOp::Fma,
-        v_mul_f64 => PackedOp::Mul,
-        v_add_f64 => PackedOp::Add,
+        v_fma_f64 | v_fmac_f64 => FloatOp::Fma,
+        v_mul_f64 => FloatOp::Mul,
+        v_add_f64 => FloatOp::Add,
         _ => return None,
     };
     let dst = Wave::vslot(inst.dst);
@@ -163,9 +163,9 @@ pub(super) fn double_plan(inst: &Inst) -> Option<DoublePlan> {
 
 pub(super) fn half_plan(inst: &Inst) -> Option<HalfPlan> {
     let op = match inst.op {
-        v_pk_fma_f16 => PackedOp::Fma,
-        v_pk_mul_f16 => PackedOp::Mul,
-        v_pk_add_f16 => PackedOp::Add,
+        v_pk_fma_f16 => FloatOp::Fma,
+        v_pk_mul_f16 => FloatOp::Mul,
+        v_pk_add_f16 => FloatOp::Add,
         _ => return None,
     };
     if inst.clamp || inst.dst < VGPR {
@@ -231,7 +231,7 @@ pub(super) fn run_packed(w: &mut Wave, p: &PackedPlan) -> bool {
 
 /// One half of a packed f32 operation over every lane, with the host's FMA instruction when it
 /// has one; false when a result is a NaN.
-fn packed_half(r: &mut VReg, s: [&VReg; 3], op: PackedOp, env: &Env) -> bool {
+fn packed_half(r: &mut VReg, s: [&VReg; 3], op: FloatOp, env: &Env) -> bool {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU supports AVX2 and FMA (checked just above), the only requirement of
@@ -243,12 +243,12 @@ fn packed_half(r: &mut VReg, s: [&VReg; 3], op: PackedOp, env: &Env) -> bool {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn packed_half_x86(r: &mut VReg, s: [&VReg; 3], op: PackedOp, env: &Env) -> bool {
+fn packed_half_x86(r: &mut VReg, s: [&VReg; 3], op: FloatOp, env: &Env) -> bool {
     packed_half_lanes(r, s, op, env)
 }
 
 #[inline(always)]
-fn packed_half_lanes(r: &mut VReg, s: [&VReg; 3], op: PackedOp, env: &Env) -> bool {
+fn packed_half_lanes(r: &mut VReg, s: [&VReg; 3], op: FloatOp, env: &Env) -> bool {
     #[inline(always)]
     fn each(r: &mut VReg, s: [&VReg; 3], env: &Env, f: impl Fn(f32, f32, f32) -> f32) -> bool {
         let input = |x: u32| {
@@ -268,16 +268,16 @@ fn packed_half_lanes(r: &mut VReg, s: [&VReg; 3], op: PackedOp, env: &Env) -> bo
         !nan
     }
     match op {
-        PackedOp::Fma => each(r, s, env, |a, b, c| a.mul_add(b, c)),
-        PackedOp::Mul => each(r, s, env, |a, b, _| a * b),
-        PackedOp::Add => each(r, s, env, |a, b, _| a + b),
+        FloatOp::Fma => each(r, s, env, |a, b, c| a.mul_add(b, c)),
+        FloatOp::Mul => each(r, s, env, |a, b, _| a * b),
+        FloatOp::Add => each(r, s, env, |a, b, _| a + b),
     }
 }
 
 /// Runs an f64 operation with AVX2 and FMA, four lanes at a time, both result rows computed
-/// before they are written under EXEC. False (nothing changed) without those host features,
-/// unless round-to-nearest-even with f64 denormals kept (MODE), or when a result is a NaN
-/// (whose payload the general path takes from the host's operation).
+/// before they are written under EXEC. False (nothing changed) without those host features, in
+/// any MODE but round-to-nearest-even with f64 denormals kept, or when a result is a NaN (whose
+/// payload the general path takes from the host's operation).
 pub(super) fn run_double(w: &mut Wave, p: &DoublePlan) -> bool {
     #[cfg(target_arch = "x86_64")]
     if w.mode & 0xCF == 0xC0
@@ -344,9 +344,9 @@ fn double_lanes_x86(w: &Wave, p: &DoublePlan, r: &mut [VReg; 2]) -> bool {
             lanes(&p.src[2], c),
         ];
         let x: [__m256d; 2] = std::array::from_fn(|q| match p.op {
-            PackedOp::Fma => _mm256_fmadd_pd(a[q], b[q], cc[q]),
-            PackedOp::Mul => _mm256_mul_pd(a[q], b[q]),
-            PackedOp::Add => _mm256_add_pd(a[q], b[q]),
+            FloatOp::Fma => _mm256_fmadd_pd(a[q], b[q], cc[q]),
+            FloatOp::Mul => _mm256_mul_pd(a[q], b[q]),
+            FloatOp::Add => _mm256_add_pd(a[q], b[q]),
         });
         for x in x {
             nan |= _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_UNORD_Q>(x, x)) != 0;
@@ -367,7 +367,7 @@ fn double_lanes_x86(w: &Wave, p: &DoublePlan, r: &mut [VReg; 2]) -> bool {
 /// Runs a packed f16 operation with F16C, AVX2 and FMA: both results of every lane computed
 /// as the general path computes them (sums and products in f32, the fused multiply-add in f64,
 /// each rounded to f16 once), then written under EXEC. False (nothing changed) without those
-/// host features, unless round-to-nearest-even with f16 denormals kept (MODE), or when a
+/// host features, in any MODE but round-to-nearest-even with f16 denormals kept, or when a
 /// result is a NaN.
 pub(super) fn run_half(w: &mut Wave, p: &HalfPlan) -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -422,8 +422,8 @@ fn half_lanes_x86(w: &Wave, p: &HalfPlan, r: &mut VReg) -> bool {
             };
             let (a, b) = (half(0), half(1));
             *out = match p.op {
-                PackedOp::Add | PackedOp::Mul => {
-                    let x = if p.op == PackedOp::Add {
+                FloatOp::Add | FloatOp::Mul => {
+                    let x = if p.op == FloatOp::Add {
                         _mm256_add_ps(a, b)
                     } else {
                         _mm256_mul_ps(a, b)
@@ -431,7 +431,7 @@ fn half_lanes_x86(w: &Wave, p: &HalfPlan, r: &mut VReg) -> bool {
                     nan |= _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(x, x)) != 0;
                     _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(x)
                 }
-                PackedOp::Fma => {
+                FloatOp::Fma => {
                     let cc = half(2);
                     let wide = |x: __m256, upper: bool| {
                         _mm256_cvtps_pd(if upper {
