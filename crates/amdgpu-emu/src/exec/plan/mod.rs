@@ -44,6 +44,17 @@ pub(crate) struct Src {
     flip: u32,
 }
 
+impl Src {
+    /// A source without sign modifiers.
+    const fn plain(from: Origin) -> Src {
+        Src {
+            from,
+            clear: 0,
+            flip: 0,
+        }
+    }
+}
+
 /// A 64-bit lane mask source (condition or carry-in).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Mask {
@@ -170,13 +181,53 @@ pub(crate) struct BranchPlan {
     target: u32,
 }
 
-/// A 32-bit scalar source, resolved.
+/// A scalar source of a 32- or 64-bit operation, resolved.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Scalar {
-    /// A scalar register (0..128).
+    /// A scalar register (0..128), or the low one of a pair.
     Sgpr(u8),
-    /// An inline constant or the literal.
-    Value(u32),
+    /// An inline constant or the literal, as the operation's source type reads it.
+    Value(u64),
+}
+
+impl Scalar {
+    fn read32(self, w: &Wave) -> u32 {
+        match self {
+            Scalar::Sgpr(c) => w.s[c as usize],
+            Scalar::Value(v) => v as u32,
+        }
+    }
+
+    fn read64(self, w: &Wave) -> u64 {
+        match self {
+            Scalar::Sgpr(c) => w.sgpr64(c as u16),
+            Scalar::Value(v) => v,
+        }
+    }
+}
+
+/// The scalar sources of `inst` (SOP1: one, the second a zero; SOP2/SOPC: two), each read
+/// as its type in the operation; `None` for an operand the general path must handle.
+fn scalar_sources(inst: &Inst) -> Option<[Scalar; 2]> {
+    let types = inst.op.types();
+    let source = |k: usize| -> Option<Scalar> {
+        let ty = *types.get(k + 1)?;
+        let last = if ty.dwords() == 2 { 126 } else { 127 };
+        match inst.src[k] {
+            c if !is_known_source(c) => None,
+            c if c <= last => Some(Scalar::Sgpr(c as u8)),
+            c @ (128..=208 | 240..=248 | LITERAL) => {
+                inline_const(c, ty, inst.lit).map(Scalar::Value)
+            }
+            _ => None,
+        }
+    };
+    let second = if inst.enc == Enc::Sop1 {
+        Scalar::Value(0)
+    } else {
+        source(1)?
+    };
+    Some([source(0)?, second])
 }
 
 /// A 32-bit scalar operation: the result and the new SCC (`None`: SCC unchanged) from the
@@ -191,15 +242,6 @@ pub(crate) struct ScalarPlan {
     src: [Scalar; 2],
 }
 
-/// A 64-bit scalar source, resolved.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Scalar64 {
-    /// A scalar register pair (0..128).
-    Pair(u8),
-    /// An inline constant or the literal.
-    Value(u64),
-}
-
 /// A 64-bit scalar operation: the result from the sources and SCC.
 type MaskFn = fn(u64, u64, bool) -> u64;
 
@@ -208,7 +250,7 @@ type MaskFn = fn(u64, u64, bool) -> u64;
 pub(crate) struct MaskPlan {
     run: MaskFn,
     dst: u16,
-    src: [Scalar64; 2],
+    src: [Scalar; 2],
     saveexec: bool,
     /// SCC becomes whether the result is non-zero.
     sets_scc: bool,
@@ -357,28 +399,10 @@ fn scalar_plan(inst: &Inst) -> Option<ScalarPlan> {
     if inst.enc != family || inst.op.types()[1..].iter().any(|t| t.dwords() != 1) {
         return None;
     }
-    let source = |k: usize| -> Option<Scalar> {
-        match inst.src[k] {
-            c if !is_known_source(c) => None,
-            c @ 0..=127 => Some(Scalar::Sgpr(c as u8)),
-            c @ (128..=208 | 240..=248 | LITERAL) => {
-                inline_const(c, Ty::B32, inst.lit).map(|v| Scalar::Value(v as u32))
-            }
-            _ => None,
-        }
-    };
-    let nsrc = if inst.enc == Enc::Sop1 { 1 } else { 2 };
     Some(ScalarPlan {
         run,
         dst: (inst.enc != Enc::Sopc).then_some(inst.dst),
-        src: [
-            source(0)?,
-            if nsrc == 2 {
-                source(1)?
-            } else {
-                Scalar::Value(0)
-            },
-        ],
+        src: scalar_sources(inst)?,
     })
 }
 
@@ -469,27 +493,10 @@ fn mask_plan(inst: &Inst) -> Option<MaskPlan> {
     if inst.enc != family || inst.dst >= 127 {
         return None;
     }
-    let source = |k: usize| -> Option<Scalar64> {
-        match inst.src[k] {
-            c if !is_known_source(c) => None,
-            c @ 0..=126 => Some(Scalar64::Pair(c as u8)),
-            c @ (128..=208 | 240..=248 | LITERAL) => {
-                inline_const(c, inst.op.types()[k + 1], inst.lit).map(Scalar64::Value)
-            }
-            _ => None,
-        }
-    };
     Some(MaskPlan {
         run,
         dst: inst.dst,
-        src: [
-            source(0)?,
-            if family == Enc::Sop2 {
-                source(1)?
-            } else {
-                Scalar64::Value(0)
-            },
-        ],
+        src: scalar_sources(inst)?,
         saveexec,
         sets_scc,
     })
@@ -573,19 +580,11 @@ fn row_plan(inst: &Inst, run: RowFn) -> Option<RowPlan> {
         return None;
     }
     let nsrc = (types.len() - 1).min(3);
-    let mut src = [Src {
-        from: Origin::Value(0),
-        clear: 0,
-        flip: 0,
-    }; 3];
+    let mut src = [Src::plain(Origin::Value(0)); 3];
     for k in 0..nsrc {
         src[k] = source(inst, k, types[k + 1])?;
     }
-    let lit = Src {
-        from: Origin::Value(inst.lit),
-        clear: 0,
-        flip: 0,
-    };
+    let lit = Src::plain(Origin::Value(inst.lit));
     let dst = (Wave::vslot(inst.dst) & 511) as u16;
     let cond = match op {
         v_fmamk_f32 => {
@@ -597,11 +596,7 @@ fn row_plan(inst: &Inst, run: RowFn) -> Option<RowPlan> {
             Mask::None
         }
         v_fmac_f32 => {
-            src[2] = Src {
-                from: Origin::Row(dst),
-                clear: 0,
-                flip: 0,
-            };
+            src[2] = Src::plain(Origin::Row(dst));
             Mask::None
         }
         v_cndmask_b32 => mask_source(inst)?,
@@ -895,6 +890,8 @@ fn fma_row_generic(v: &mut [VReg], d: usize, s: [usize; 3], e: &Env, exec: u64) 
 /// row: EXEC full, denormals kept (MODE), no sign modifier on a row source. Every result is
 /// computed before the first is written, so a source may be the destination. False (nothing
 /// done) when a result is a NaN (whose payload the host would choose) or the form differs.
+/// (Its own source form rather than [`SrcLanes`]: the modifier-applying loads measured 35%
+/// slower on the FMA benchmark.)
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn fma_in_place(w: &mut Wave, p: &RowPlan) -> bool {
@@ -941,6 +938,49 @@ fn fma_in_place(w: &mut Wave, p: &RowPlan) -> bool {
     }
     w.lane_insts += LANES as u64;
     true
+}
+
+/// A 32-bit source as the AVX2 plans read it: a row with its sign modifiers (the bits cleared,
+/// then flipped), or one value for every lane.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+enum SrcLanes {
+    Row(*const u32, u32, u32),
+    Same(u32),
+}
+
+#[cfg(target_arch = "x86_64")]
+impl SrcLanes {
+    /// Source `src` of wave `w`.
+    fn of(w: &Wave, src: &Src) -> SrcLanes {
+        match src.from {
+            Origin::Row(slot) => {
+                SrcLanes::Row(w.v[slot as usize & 511].as_ptr(), src.clear, src.flip)
+            }
+            Origin::Sgpr(c) => SrcLanes::Same((w.s[c as usize] & !src.clear) ^ src.flip),
+            Origin::Value(x) => SrcLanes::Same(x),
+        }
+    }
+
+    /// Lanes `8c..8c + 8`.
+    ///
+    /// # Safety
+    ///
+    /// A row is still a 64-lane row of the register file, not written since [`SrcLanes::of`];
+    /// `c` < 8.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn eight(self, c: usize) -> std::arch::x86_64::__m256i {
+        use std::arch::x86_64::*;
+        match self {
+            // SAFETY: passed on from the caller.
+            SrcLanes::Row(row, clear, flip) => _mm256_xor_si256(
+                _mm256_andnot_si256(_mm256_set1_epi32(clear as i32), unsafe { row8(row, c) }),
+                _mm256_set1_epi32(flip as i32),
+            ),
+            SrcLanes::Same(v) => _mm256_set1_epi32(v as i32),
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -1039,11 +1079,7 @@ pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, class: u8) -> Op
 }
 
 fn run_scalar(w: &mut Wave, p: &ScalarPlan) {
-    let value = |x: Scalar| match x {
-        Scalar::Sgpr(c) => w.s[c as usize],
-        Scalar::Value(v) => v,
-    };
-    let (r, scc) = (p.run)(value(p.src[0]), value(p.src[1]), w.scc);
+    let (r, scc) = (p.run)(p.src[0].read32(w), p.src[1].read32(w), w.scc);
     if let Some(d) = p.dst {
         w.set_sgpr(d, r);
     }
@@ -1053,11 +1089,7 @@ fn run_scalar(w: &mut Wave, p: &ScalarPlan) {
 }
 
 fn run_mask(w: &mut Wave, p: &MaskPlan) {
-    let value = |x: Scalar64| match x {
-        Scalar64::Pair(c) => w.sgpr64(c as u16),
-        Scalar64::Value(v) => v,
-    };
-    let a = value(p.src[0]);
+    let a = p.src[0].read64(w);
     if p.saveexec {
         let exec = w.exec();
         let e = (p.run)(a, exec, w.scc);
@@ -1066,7 +1098,7 @@ fn run_mask(w: &mut Wave, p: &MaskPlan) {
         w.scc = e != 0;
         return;
     }
-    let r = (p.run)(a, value(p.src[1]), w.scc);
+    let r = (p.run)(a, p.src[1].read64(w), w.scc);
     w.set_sgpr64(p.dst, r);
     if p.sets_scc {
         w.scc = r != 0;
@@ -1098,6 +1130,22 @@ fn mask_value(w: &Wave, m: Mask) -> u64 {
         Mask::Pair(c) => w.sgpr64(c as u16),
         Mask::Value(v) => v,
     }
+}
+
+/// Writes a 64-bit result, its low and high rows, to the VGPR pair from slot `d` in the EXEC
+/// lanes, and counts the lanes.
+fn write_pair(w: &mut Wave, d: usize, [lo, hi]: &[VReg; 2]) {
+    let exec = w.exec();
+    write_row(&mut w.v[d], lo, exec);
+    write_row(&mut w.v[d + 1], hi, exec);
+    w.lane_insts += exec.count_ones() as u64;
+}
+
+/// Writes a carry-out mask to the SGPR pair `sdst` in the EXEC lanes' bits, the others kept.
+fn write_carry(w: &mut Wave, sdst: u16, carry: u64) {
+    let exec = w.exec();
+    let keep = w.sgpr64(sdst) & !exec;
+    w.set_sgpr64(sdst, keep | (carry & exec));
 }
 
 /// Write `r` into `dst` in the lanes of `exec`: a copy when every lane is on, else a blend
@@ -1161,16 +1209,11 @@ fn run_rows(w: &mut Wave, p: &RowPlan) {
 }
 
 fn run_mul_add(w: &mut Wave, p: &MulAddPlan) {
-    let exec = w.exec();
     let (a, b) = (slot(w, 0, &p.src[0]), slot(w, 1, &p.src[1]));
-    let (mut lo, mut hi, mut over) = ([0u32; LANES], [0u32; LANES], [0u8; LANES]);
+    let (mut r64, mut over) = ([[0u32; LANES]; 2], [0u8; LANES]);
     let (x, y, c) = (&w.v[a], &w.v[b], wide_lanes(w, &p.add));
-    let addend = |l: usize| match c {
-        WideLanes::Rows(lo, hi) => lo[l] as u64 | (hi[l] as u64) << 32,
-        WideLanes::Same(v) => v,
-    };
     for l in 0..LANES {
-        let c = addend(l);
+        let c = c.lane(l);
         let (r, o) = if p.signed {
             let m = x[l] as i32 as i64 * y[l] as i32 as i64;
             let (r, o) = m.overflowing_add(c as i64);
@@ -1179,18 +1222,14 @@ fn run_mul_add(w: &mut Wave, p: &MulAddPlan) {
             let m = x[l] as u64 * y[l] as u64;
             m.overflowing_add(c)
         };
-        (lo[l], hi[l], over[l]) = (r as u32, (r >> 32) as u32, o as u8);
+        (r64[0][l], r64[1][l], over[l]) = (r as u32, (r >> 32) as u32, o as u8);
     }
     let mut carry = 0u64;
     for (l, o) in over.iter().enumerate() {
         carry |= u64::from(*o) << l;
     }
-    let d = p.dst as usize;
-    write_row(&mut w.v[d], &lo, exec);
-    write_row(&mut w.v[d + 1], &hi, exec);
-    let keep = w.sgpr64(p.sdst) & !exec;
-    w.set_sgpr64(p.sdst, keep | (carry & exec));
-    w.lane_insts += exec.count_ones() as u64;
+    write_pair(w, p.dst as usize, &r64);
+    write_carry(w, p.sdst, carry);
 }
 
 fn run_compare(w: &mut Wave, p: &ComparePlan) {
@@ -1220,50 +1259,26 @@ fn compare_lanes(w: &mut Wave, p: &ComparePlan) -> u64 {
 #[target_feature(enable = "avx2")]
 fn compare_avx2(w: &Wave, p: &ComparePlan) -> u64 {
     use std::arch::x86_64::*;
-    /// A row with its sign modifiers (bits cleared, then flipped), or one value.
-    #[derive(Clone, Copy)]
-    enum Lanes {
-        Row(*const u32, i32, i32),
-        Same(u32),
-    }
-    let operand = |s: &Src| match s.from {
-        Origin::Row(slot) => Lanes::Row(
-            w.v[slot as usize & 511].as_ptr(),
-            s.clear as i32,
-            s.flip as i32,
-        ),
-        Origin::Sgpr(c) => Lanes::Same((w.s[c as usize] & !s.clear) ^ s.flip),
-        Origin::Value(x) => Lanes::Same(x),
-    };
     let r = p.relation;
-    let (mut a, mut b) = (operand(&p.src[0]), operand(&p.src[1]));
+    let (mut a, mut b) = (SrcLanes::of(w, &p.src[0]), SrcLanes::of(w, &p.src[1]));
     if r.swap {
         (a, b) = (b, a);
     }
-    // SAFETY: the row pointers are 64-lane rows of the register file; `c` < 8.
-    unsafe {
-        let lanes = |x: Lanes, c: usize| match x {
-            Lanes::Row(row, clear, flip) => _mm256_xor_si256(
-                _mm256_andnot_si256(_mm256_set1_epi32(clear), row8(row, c)),
-                _mm256_set1_epi32(flip),
-            ),
-            Lanes::Same(v) => _mm256_set1_epi32(v as i32),
+    // Unsigned order is the signed order of the values with their top bit flipped.
+    let sign = _mm256_set1_epi32(if r.unsigned { i32::MIN } else { 0 });
+    let mut m = 0u64;
+    for c in 0..LANES / 8 {
+        // SAFETY: the source rows are 64-lane rows of the register file; `c` < 8.
+        let (x, y) = unsafe { (a.eight(c), b.eight(c)) };
+        let t = if r.greater {
+            _mm256_cmpgt_epi32(_mm256_xor_si256(x, sign), _mm256_xor_si256(y, sign))
+        } else {
+            _mm256_cmpeq_epi32(x, y)
         };
-        // Unsigned order is the signed order of the values with their top bit flipped.
-        let sign = _mm256_set1_epi32(if r.unsigned { i32::MIN } else { 0 });
-        let mut m = 0u64;
-        for c in 0..LANES / 8 {
-            let (x, y) = (lanes(a, c), lanes(b, c));
-            let t = if r.greater {
-                _mm256_cmpgt_epi32(_mm256_xor_si256(x, sign), _mm256_xor_si256(y, sign))
-            } else {
-                _mm256_cmpeq_epi32(x, y)
-            };
-            let bits = _mm256_movemask_ps(_mm256_castsi256_ps(t)) as u8;
-            m |= u64::from(if r.negate { !bits } else { bits }) << (8 * c);
-        }
-        m
+        let bits = _mm256_movemask_ps(_mm256_castsi256_ps(t)) as u8;
+        m |= u64::from(if r.negate { !bits } else { bits }) << (8 * c);
     }
+    m
 }
 
 fn run_carry(w: &mut Wave, p: &CarryPlan) {
@@ -1278,8 +1293,7 @@ fn run_carry(w: &mut Wave, p: &CarryPlan) {
     }
     write_row(&mut w.v[p.dst as usize], &sum, exec);
     w.lane_insts += exec.count_ones() as u64;
-    let keep = w.sgpr64(p.sdst) & !exec;
-    w.set_sgpr64(p.sdst, keep | (carry_out & exec));
+    write_carry(w, p.sdst, carry_out);
 }
 
 /// A wide operand of [`run_wide`]: a pair of rows, or one value for every lane.
@@ -1287,6 +1301,17 @@ fn run_carry(w: &mut Wave, p: &CarryPlan) {
 enum WideLanes<'a> {
     Rows(&'a VReg, &'a VReg),
     Same(u64),
+}
+
+impl WideLanes<'_> {
+    /// The 64-bit value of lane `l`.
+    #[inline(always)]
+    fn lane(self, l: usize) -> u64 {
+        match self {
+            WideLanes::Rows(a, b) => a[l] as u64 | (b[l] as u64) << 32,
+            WideLanes::Same(c) => c,
+        }
+    }
 }
 
 /// The high half of a 32-bit row operand.
@@ -1478,18 +1503,13 @@ fn halves_in_place(w: &mut Wave, p: &WidePlan) -> bool {
 
 #[inline(always)]
 fn run_wide_lanes(w: &mut Wave, p: &WidePlan) {
-    let exec = w.exec();
     let right = p.right;
-    let (mut lo, mut hi) = ([0u32; LANES], [0u32; LANES]);
+    let [mut lo, mut hi] = [[0u32; LANES]; 2];
     let (x, y) = (wide_lanes(w, &p.parts[0]), wide_lanes(w, &p.parts[2]));
-    let lane = |v: WideLanes<'_>, l: usize| match v {
-        WideLanes::Rows(a, b) => a[l] as u64 | (b[l] as u64) << 32,
-        WideLanes::Same(c) => c,
-    };
     match wide_lanes(w, &p.parts[1]) {
         counts if p.arith => {
             for l in 0..LANES {
-                let r = (lane(x, l) as i64 >> (lane(counts, l) & 63)) as u64;
+                let r = (x.lane(l) as i64 >> (counts.lane(l) & 63)) as u64;
                 (lo[l], hi[l]) = (r as u32, (r >> 32) as u32);
             }
         }
@@ -1502,18 +1522,15 @@ fn run_wide_lanes(w: &mut Wave, p: &WidePlan) {
             for l in 0..LANES {
                 let n = counts[l] & 63;
                 let r = if right {
-                    lane(x, l) >> n
+                    x.lane(l) >> n
                 } else {
-                    (lane(x, l) << n).wrapping_add(lane(y, l))
+                    (x.lane(l) << n).wrapping_add(y.lane(l))
                 };
                 (lo[l], hi[l]) = (r as u32, (r >> 32) as u32);
             }
         }
     }
-    let d = p.dst as usize;
-    write_row(&mut w.v[d], &lo, exec);
-    write_row(&mut w.v[d + 1], &hi, exec);
-    w.lane_insts += exec.count_ones() as u64;
+    write_pair(w, p.dst as usize, &[lo, hi]);
 }
 
 fn run_branch(w: &Wave, p: &BranchPlan) -> Flow {

@@ -14,7 +14,9 @@ use crate::wave::{LANES, VReg, Wave, inline_const};
 use super::super::float::Env;
 use super::super::is_known_source;
 use super::super::vector::flush32_bits;
-use super::{Origin, Src, Wide, is_nan32, slot, write_row};
+#[cfg(target_arch = "x86_64")]
+use super::SrcLanes;
+use super::{Origin, Src, Wide, is_nan32, slot, write_pair, write_row};
 
 /// The operation of a [`PackedPlan`], [`HalfPlan`] or [`DoublePlan`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -75,11 +77,7 @@ pub(super) fn packed_plan(inst: &Inst) -> Option<PackedPlan> {
         return None;
     }
     let nsrc = inst.op.types().len() - 1;
-    let mut src = [[Src {
-        from: Origin::Value(0),
-        clear: 0,
-        flip: 0,
-    }; 3]; 2];
+    let mut src = [[Src::plain(Origin::Value(0)); 3]; 2];
     for (h, half) in src.iter_mut().enumerate() {
         let (sel, neg) = if h == 0 {
             (inst.op_sel, inst.neg)
@@ -209,7 +207,7 @@ pub(super) fn run_packed(w: &mut Wave, p: &PackedPlan) -> bool {
     if w.mode & 0xF != 0 {
         return false;
     }
-    let (exec, env) = (w.exec(), Env::from_mode(w.mode));
+    let env = Env::from_mode(w.mode);
     let mut r = [[0u32; LANES]; 2];
     for (h, r) in r.iter_mut().enumerate() {
         let s = [
@@ -222,10 +220,7 @@ pub(super) fn run_packed(w: &mut Wave, p: &PackedPlan) -> bool {
             return false;
         }
     }
-    let d = p.dst as usize;
-    write_row(&mut w.v[d], &r[0], exec);
-    write_row(&mut w.v[d + 1], &r[1], exec);
-    w.lane_insts += exec.count_ones() as u64;
+    write_pair(w, p.dst as usize, &r);
     true
 }
 
@@ -290,10 +285,7 @@ pub(super) fn run_double(w: &mut Wave, p: &DoublePlan) -> bool {
         if !unsafe { double_lanes_x86(w, p, &mut r) } {
             return false;
         }
-        let (exec, d) = (w.exec(), p.dst as usize);
-        write_row(&mut w.v[d], &r[0], exec);
-        write_row(&mut w.v[d + 1], &r[1], exec);
-        w.lane_insts += exec.count_ones() as u64;
+        write_pair(w, p.dst as usize, &r);
         return true;
     }
     let _ = (w, p);
@@ -396,12 +388,9 @@ pub(super) fn run_half(w: &mut Wave, p: &HalfPlan) -> bool {
 #[target_feature(enable = "avx2,fma,f16c")]
 fn half_lanes_x86(w: &Wave, p: &HalfPlan, r: &mut VReg) -> bool {
     use std::arch::x86_64::*;
-    let words = |k: usize, c: usize| match p.src[k] {
-        // SAFETY: a 64-lane row of the register file; `c` < 8.
-        Origin::Row(slot) => unsafe { row8(w.v[slot as usize].as_ptr(), c) },
-        Origin::Sgpr(s) => _mm256_set1_epi32(w.s[s as usize] as i32),
-        Origin::Value(v) => _mm256_set1_epi32(v as i32),
-    };
+    let sources = p.src.map(|from| SrcLanes::of(w, &Src::plain(from)));
+    // SAFETY: the source rows are 64-lane rows of the register file; `c` < 8.
+    let words = |k: usize, c: usize| unsafe { sources[k].eight(c) };
     // The halves of eight lanes (one per 32-bit lane) as eight packed f16.
     let pack = |x: __m256i| {
         let p = _mm256_packus_epi32(x, x);
