@@ -112,40 +112,43 @@ impl ClassTable {
     }
 }
 
-/// What a wave counted: issues per class and the lane-dependent sums.
+/// What a work-group's waves counted, together: issues per class and the lane-dependent sums.
+/// The waves of a work-group run on one thread and share one set of counts, so a work-group
+/// is reset and folded once, whatever its number of waves.
 #[derive(Clone, Debug)]
-pub(crate) struct WaveCounts {
+pub(crate) struct GroupCounts {
     /// Issues per class index (a fixed array: indexing by a byte needs no bounds check).
     pub by_class: [u64; MAX_CLASSES],
     /// Active lanes summed per class index (memory classes only): their bytes are the lanes
-    /// times the class's width, computed when the wave is folded.
+    /// times the class's width, computed when the work-group is folded.
     pub lanes_by_class: [u64; MAX_CLASSES],
     /// FLAT-segment instructions with at least one lane in LDS, and with every lane there.
     pub flat_lds: u64,
     pub flat_lds_only: u64,
-    /// All 64 lanes were active when the wave was launched.
-    pub full_at_launch: bool,
+    /// Waves with all 64 lanes active when they were launched.
+    pub full_waves: u64,
 }
 
-impl Default for WaveCounts {
+impl Default for GroupCounts {
     fn default() -> Self {
-        WaveCounts {
+        GroupCounts {
             by_class: [0; MAX_CLASSES],
             lanes_by_class: [0; MAX_CLASSES],
             flat_lds: 0,
             flat_lds_only: 0,
-            full_at_launch: false,
+            full_waves: 0,
         }
     }
 }
 
-impl WaveCounts {
+impl GroupCounts {
     /// Zero counts for a program of `classes` classes.
     pub fn reset(&mut self, classes: usize) {
         self.by_class[..classes.min(MAX_CLASSES)].fill(0);
         self.lanes_by_class[..classes.min(MAX_CLASSES)].fill(0);
         self.flat_lds = 0;
         self.flat_lds_only = 0;
+        self.full_waves = 0;
     }
 
     /// Counts one issue of class `k`.
@@ -160,39 +163,9 @@ impl WaveCounts {
         self.lanes_by_class[usize::from(k)] += u64::from(exec.count_ones());
     }
 
-    /// Adds the counts of a work-group's waves (`counts` gives a wave's counts and cycles)
-    /// into a compute unit's totals: each class's issues and lanes summed over the waves
-    /// first, then turned into quantities once.
-    pub fn fold_group<T>(
-        waves: &[T],
-        counts: impl Fn(&T) -> (&WaveCounts, u64),
-        table: &ClassTable,
-        cu: &mut QuantityCounts,
-    ) {
-        let classes = table.classes.len().min(MAX_CLASSES);
-        let per_class = (0..classes).map(|k| {
-            let (mut n, mut lanes) = (0, 0);
-            for w in waves {
-                let c = counts(w).0;
-                n += c.by_class[k];
-                lanes += c.lanes_by_class[k];
-            }
-            (n, lanes)
-        });
-        fold_classes(table, cu, per_class);
-        for w in waves {
-            let (c, cycles) = counts(w);
-            cu[Quantity::InstsLds as usize] += c.flat_lds;
-            cu[Quantity::InstsFlatLdsOnly as usize] += c.flat_lds_only;
-            cu[Quantity::WaveCycles as usize] += cycles;
-            cu[Quantity::Waves as usize] += 1;
-            cu[Quantity::Waves64 as usize] += u64::from(c.full_at_launch);
-        }
-    }
-
-    /// Adds this wave's counts into a compute unit's totals.
-    #[cfg(test)]
-    pub fn fold_into(&self, table: &ClassTable, cu: &mut QuantityCounts, cycles: u64) {
+    /// Adds these counts, of `waves` waves that ran `wave_cycles` cycles in all, into a
+    /// compute unit's totals.
+    pub fn fold(&self, table: &ClassTable, cu: &mut QuantityCounts, waves: u64, wave_cycles: u64) {
         let classes = table.classes.len().min(MAX_CLASSES);
         fold_classes(
             table,
@@ -201,9 +174,9 @@ impl WaveCounts {
         );
         cu[Quantity::InstsLds as usize] += self.flat_lds;
         cu[Quantity::InstsFlatLdsOnly as usize] += self.flat_lds_only;
-        cu[Quantity::WaveCycles as usize] += cycles;
-        cu[Quantity::Waves as usize] += 1;
-        cu[Quantity::Waves64 as usize] += u64::from(self.full_at_launch);
+        cu[Quantity::WaveCycles as usize] += wave_cycles;
+        cu[Quantity::Waves as usize] += waves;
+        cu[Quantity::Waves64 as usize] += self.full_waves;
     }
 }
 
@@ -524,9 +497,10 @@ mod tests {
         assert_eq!(has(&c, Quantity::InstsFlat), 0);
     }
 
-    /// A work-group's waves folded at once give the totals of folding each wave on its own.
+    /// Waves counted together into one work-group's counts give the totals of folding each
+    /// wave's counts on its own.
     #[test]
-    fn a_group_folds_as_its_waves_one_by_one() {
+    fn a_group_counted_together_folds_as_its_waves_one_by_one() {
         let mut insts: Vec<crate::decode::Inst> = [
             (Op::s_add_u32, Enc::Sop2, 0),
             (Op::v_fmaak_f32, Enc::Vop2, 0),
@@ -543,31 +517,33 @@ mod tests {
         .collect();
         let table = ClassTable::build(&mut insts);
         let mut r = 0x9E37_79B9_7F4A_7C15u64;
-        let waves: Vec<(WaveCounts, u64)> = (0..5)
-            .map(|k| {
-                let mut w = WaveCounts::default();
+        let (mut together, mut one_by_one) = (GroupCounts::default(), [0; Quantity::COUNT]);
+        let cycles: Vec<u64> = (0..5).map(|k| 100 + k).collect();
+        for (k, &c) in cycles.iter().enumerate() {
+            let mut alone = GroupCounts::default();
+            for counts in [&mut alone, &mut together] {
+                let mut r = r;
                 for _ in 0..40 {
                     r ^= r << 13;
                     r ^= r >> 7;
                     r ^= r << 17;
                     let class = insts[(r % 5) as usize].counter_class;
-                    w.issue(class);
-                    w.request(class, r);
+                    counts.issue(class);
+                    counts.request(class, r);
                 }
-                w.flat_lds = k;
-                w.flat_lds_only = k / 2;
-                w.full_at_launch = k % 2 == 0;
-                (w, 100 + k)
-            })
-            .collect();
-        let (mut one_by_one, mut at_once) = ([0; Quantity::COUNT], [0; Quantity::COUNT]);
-        for (w, cycles) in &waves {
-            w.fold_into(&table, &mut one_by_one, *cycles);
+                counts.flat_lds += k as u64;
+                counts.flat_lds_only += k as u64 / 2;
+                counts.full_waves += u64::from(k % 2 == 0);
+            }
+            r = r.rotate_left(7) ^ k as u64;
+            alone.fold(&table, &mut one_by_one, 1, c);
         }
-        WaveCounts::fold_group(&waves, |(w, c)| (w, *c), &table, &mut at_once);
+        let mut at_once = [0; Quantity::COUNT];
+        together.fold(&table, &mut at_once, 5, cycles.iter().sum());
         assert_eq!(one_by_one, at_once);
         assert_eq!(at_once[Quantity::Waves as usize], 5);
         assert_eq!(at_once[Quantity::Waves64 as usize], 3);
+        assert_eq!(at_once[Quantity::WaveCycles as usize], 510);
     }
 
     #[test]

@@ -476,6 +476,8 @@ struct ThreadState {
     scratch: Vec<u8>,
     /// The memory spans of the dispatch this thread translated last.
     spans: crate::memory::Spans,
+    /// The counts of the work-group set up last (when the dispatch counts).
+    counts: crate::counting::GroupCounts,
 }
 
 /// A work-group being run.
@@ -702,6 +704,7 @@ impl Job<'_> {
         st.nwaves = nwaves;
         let id_dims = kd.workitem_id_dims();
         let group_id = group_hw_id(self.compute_units, g);
+        st.counts.reset(self.classes.classes.len());
         for (k, w) in st.waves.iter_mut().enumerate().take(nwaves) {
             w.reset();
             w.index = k as u32;
@@ -710,10 +713,7 @@ impl Job<'_> {
             w.hw_id = wave_hw_id(group_id, k as u32);
             let exec = workitem_ids(w, k, dims, id_dims);
             w.set_exec(exec);
-            if self.counting {
-                w.counts.reset(self.classes.classes.len());
-                w.counts.full_at_launch = exec == u64::MAX;
-            }
+            st.counts.full_waves += u64::from(exec == u64::MAX);
             self.initial_sgprs(w, id, nwaves as u32, k == 0)?;
         }
         Ok(Group { g, id, psize })
@@ -739,6 +739,7 @@ impl Job<'_> {
             trace: &mut out.trace,
             clock_base: self.clock_base,
             counting: self.counting,
+            counts: &mut st.counts,
             plans: self.plans,
             fast: self.fast,
             spans: &mut st.spans,
@@ -883,12 +884,9 @@ impl Job<'_> {
             let busy = waves.iter().map(|w| w.cycles).max().unwrap_or(0);
             totals[Quantity::BusyCycles as usize] += busy;
             totals[Quantity::ElapsedCycles as usize] += busy;
-            crate::counting::WaveCounts::fold_group(
-                waves,
-                |w| (&w.counts, w.cycles),
-                self.classes,
-                totals,
-            );
+            let cycles = waves.iter().map(|w| w.cycles).sum();
+            st.counts
+                .fold(self.classes, totals, waves.len() as u64, cycles);
         }
     }
 

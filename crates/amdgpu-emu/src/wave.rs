@@ -34,8 +34,6 @@ pub(crate) struct Wave {
     pub cycles: u64,
     /// Lane-instructions executed (active lanes of vector instructions).
     pub lane_insts: u64,
-    /// Counter quantities of this wave (when the dispatch counts).
-    pub counts: crate::counting::WaveCounts,
     pub done: bool,
     pub at_barrier: bool,
     /// Waiting at the global wave-sync barrier for this many waves (0: not waiting).
@@ -60,7 +58,6 @@ impl Wave {
             trapsts: 0,
             cycles: 0,
             lane_insts: 0,
-            counts: crate::counting::WaveCounts::default(),
             done: false,
             at_barrier: false,
             grid_wait: 0,

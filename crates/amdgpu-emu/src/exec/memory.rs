@@ -357,8 +357,8 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         let lds = (0..LANES)
             .filter(|&l| exec >> l & 1 != 0 && matches!(places[l], Place::Lds(_)))
             .count();
-        w.counts.flat_lds += u64::from(lds > 0);
-        w.counts.flat_lds_only += u64::from(lds == exec.count_ones() as usize);
+        ctx.counts.flat_lds += u64::from(lds > 0);
+        ctx.counts.flat_lds_only += u64::from(lds == exec.count_ones() as usize);
     }
     // Fast path: every lane's plain load or store lies in one range the memory vouches for.
     if ctx.fast && all_global && exec != 0 && !matches!(kind, Kind::Atomic(_)) {

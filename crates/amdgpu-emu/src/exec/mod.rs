@@ -52,6 +52,8 @@ pub(crate) struct Ctx<'a> {
     pub clock_base: Instant,
     /// Count counter quantities per instruction.
     pub counting: bool,
+    /// The counts of the running wave's work-group (when `counting`).
+    pub counts: &'a mut crate::counting::GroupCounts,
     /// The pre-resolved plans of `prog`'s instructions (empty: every instruction runs on the
     /// general path).
     pub plans: &'a [plan::Plan],
@@ -89,7 +91,7 @@ pub(crate) fn run_plans(w: &mut Wave, ctx: &mut Ctx<'_>, budget: u32) -> u32 {
             _ => break,
         }
         if ctx.counting {
-            w.counts.issue(class);
+            ctx.counts.issue(class);
         }
         ran += 1;
     }
@@ -102,7 +104,7 @@ pub(crate) fn step(w: &mut Wave, ctx: &mut Ctx<'_>) -> Step {
     let inst = &ctx.prog.insts[w.pc];
     w.cycles += 1;
     if ctx.counting {
-        w.counts.issue(inst.counter_class);
+        ctx.counts.issue(inst.counter_class);
     }
     general(w, ctx, inst)
 }
@@ -129,7 +131,7 @@ fn general(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => vector::exec(w, ctx, inst),
         Enc::Ds | Enc::Flat | Enc::Mubuf => {
             if ctx.counting {
-                w.counts.request(inst.counter_class, w.exec());
+                ctx.counts.request(inst.counter_class, w.exec());
             }
             memory::exec(w, ctx, inst)
         }

@@ -2081,6 +2081,7 @@ mod tests {
         let mem = RegionMemory::new();
         let (mut lds, mut scratch, mut trace) = (vec![0u8; 64], vec![0u8; 64], Vec::new());
         let mut spans = crate::memory::Spans::default();
+        let mut counts = crate::counting::GroupCounts::default();
         let mut ctx = Ctx {
             target,
             prog: &prog,
@@ -2092,6 +2093,7 @@ mod tests {
             trace: &mut trace,
             clock_base: std::time::Instant::now(),
             counting: false,
+            counts: &mut counts,
             plans: &[],
             fast: true,
             spans: &mut spans,

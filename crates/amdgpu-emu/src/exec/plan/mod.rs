@@ -1071,7 +1071,7 @@ pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, class: u8) -> Op
                 return None;
             }
             if ctx.counting {
-                w.counts.request(class, w.exec());
+                ctx.counts.request(class, w.exec());
             }
         }
     }
@@ -1574,6 +1574,7 @@ mod tests {
         scratch: Vec<u8>,
         trace: Vec<ShaderDataRecord>,
         spans: crate::memory::Spans,
+        counts: crate::counting::GroupCounts,
     }
 
     impl Parts {
@@ -1584,6 +1585,7 @@ mod tests {
                 scratch: vec![0; 64],
                 trace: Vec::new(),
                 spans: Default::default(),
+                counts: Default::default(),
             }
         }
 
@@ -1599,6 +1601,7 @@ mod tests {
                 trace: &mut self.trace,
                 clock_base: std::time::Instant::now(),
                 counting: false,
+                counts: &mut self.counts,
                 plans: &[],
                 fast,
                 spans: &mut self.spans,
