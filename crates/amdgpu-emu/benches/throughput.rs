@@ -1,6 +1,6 @@
 //! Emulated lane-instructions per second (ALU-bound and memory-bound corpus kernels, one
 //! host thread and all cores) and the stream-triad bandwidth against a host memcpy of the
-//! same bytes, measured side by side.
+//! same bytes, measured side by side, with arrays of 4 MiB and of 64 MiB.
 #![allow(clippy::needless_range_loop)]
 
 #[path = "../tests/common/mod.rs"]
@@ -86,36 +86,47 @@ fn bench(c: &mut Criterion) {
             |bn| bn.iter(|| b.run1("alu_fma", n as u32, 256, &args)),
         );
     }
-    // Memory-bound: triad over 3 arrays of 4 MiB.
-    let n = 1 << 20;
-    for threads in [1, threads_all()] {
-        let mut b = Bench::with_threads("stream", t, threads);
-        let (a, bb, cc) = (
-            b.zeros::<f32>(n),
-            b.buf_of(&vec![1.0f32; n]),
-            b.buf_of(&vec![2.0f32; n]),
-        );
-        let args = [
-            Arg::Buf(a),
-            Arg::Buf(bb),
-            Arg::Buf(cc),
-            Arg::F32(0.5),
-            Arg::I32(n as i32),
-        ];
+    // Memory-bound: triad over 3 arrays of 4 MiB (in the last-level cache of most hosts), then
+    // over 3 arrays of 64 MiB (in DRAM), each beside a host memcpy of the same bytes; and the
+    // 4 MiB triad as gfx90a code (64-bit addresses by 32-bit adds with carries) on one thread.
+    let runs = [
+        (1usize << 20, "", t, vec![1, threads_all()]),
+        (1 << 20, ", gfx90a code", Target::Gfx90a, vec![1]),
+        (1 << 24, ", 3 x 64 MiB", t, vec![1, threads_all()]),
+    ];
+    for (n, size, target, threads) in runs {
+        for threads in threads {
+            let mut b = Bench::with_threads("stream", target, threads);
+            let (a, bb, cc) = (
+                b.zeros::<f32>(n),
+                b.buf_of(&vec![1.0f32; n]),
+                b.buf_of(&vec![2.0f32; n]),
+            );
+            let args = [
+                Arg::Buf(a),
+                Arg::Buf(bb),
+                Arg::Buf(cc),
+                Arg::F32(0.5),
+                Arg::I32(n as i32),
+            ];
+            g.throughput(Throughput::Bytes(12 * n as u64));
+            g.bench_function(format!("triad bytes{size}, {threads} thread(s)"), |bn| {
+                bn.iter(|| b.run1("triad", n as u32, 256, &args))
+            });
+        }
+        if target != t {
+            continue;
+        }
+        // Host memcpy moving the same bytes as triad (reads 8n + writes 4n = 12n bytes: a copy
+        // of 6n bytes reads 6n and writes 6n).
+        let src = vec![1u8; 6 * n];
+        let mut dst = vec![0u8; 6 * n];
         g.throughput(Throughput::Bytes(12 * n as u64));
-        g.bench_function(format!("triad bytes, {threads} thread(s)"), |bn| {
-            bn.iter(|| b.run1("triad", n as u32, 256, &args))
+        g.bench_function(format!("host memcpy of the triad's bytes{size}"), |bn| {
+            bn.iter(|| dst.copy_from_slice(std::hint::black_box(&src)))
         });
     }
     counting_cost(t);
-    // Host memcpy moving the same bytes as triad (reads 8n + writes 4n = 12n bytes: a copy of
-    // 6n bytes reads 6n and writes 6n).
-    let src = vec![1u8; 6 * n];
-    let mut dst = vec![0u8; 6 * n];
-    g.throughput(Throughput::Bytes(12 * n as u64));
-    g.bench_function("host memcpy of the triad's bytes", |bn| {
-        bn.iter(|| dst.copy_from_slice(std::hint::black_box(&src)))
-    });
     g.finish();
 }
 

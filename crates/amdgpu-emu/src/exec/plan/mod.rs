@@ -1282,6 +1282,13 @@ fn compare_avx2(w: &Wave, p: &ComparePlan) -> u64 {
 }
 
 fn run_carry(w: &mut Wave, p: &CarryPlan) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of the
+        // target-feature function.
+        unsafe { carry_avx2(w, p) };
+        return;
+    }
     let exec = w.exec();
     let carry = mask_value(w, p.cond);
     let (a, b) = (slot(w, 0, &p.src[0]), slot(w, 1, &p.src[1]));
@@ -1294,6 +1301,55 @@ fn run_carry(w: &mut Wave, p: &CarryPlan) {
     write_row(&mut w.v[p.dst as usize], &sum, exec);
     w.lane_insts += exec.count_ones() as u64;
     write_carry(w, p.sdst, carry_out);
+}
+
+/// [`run_carry`] with AVX2, eight lanes at a time: the sums and their carries out are all
+/// computed before the destination row is written (in the EXEC lanes, by a blend), so a
+/// source may be the destination.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn carry_avx2(w: &mut Wave, p: &CarryPlan) {
+    use std::arch::x86_64::*;
+    let (exec, carry_in) = (w.exec(), mask_value(w, p.cond));
+    let (a, b) = (SrcLanes::of(w, &p.src[0]), SrcLanes::of(w, &p.src[1]));
+    let sign = _mm256_set1_epi32(i32::MIN);
+    // Unsigned `x < y` in every lane: the signed order with the top bits flipped.
+    let below = |x, y| _mm256_cmpgt_epi32(_mm256_xor_si256(y, sign), _mm256_xor_si256(x, sign));
+    let mut sums = [_mm256_setzero_si256(); LANES / 8];
+    let mut carry_out = 0u64;
+    for (c, sum) in sums.iter_mut().enumerate() {
+        // SAFETY: the source rows are 64-lane rows of the register file, not written yet;
+        // `c` < 8.
+        let (x, y) = unsafe { (a.eight(c), b.eight(c)) };
+        let first = _mm256_add_epi32(x, y);
+        // All ones in the lanes with a carry in: subtracting them adds one.
+        let with_carry = _mm256_sub_epi32(first, lanes_of(carry_in >> (8 * c)));
+        let out = _mm256_or_si256(below(first, x), below(with_carry, first));
+        carry_out |= u64::from(_mm256_movemask_ps(_mm256_castsi256_ps(out)) as u8) << (8 * c);
+        *sum = with_carry;
+    }
+    let d = w.v[p.dst as usize].as_mut_ptr();
+    for (c, sum) in sums.iter().enumerate() {
+        // SAFETY: lanes `8c..8c + 8` of the destination row, `c` < 8; unaligned moves.
+        unsafe {
+            let old = row8(d, c);
+            let r = _mm256_blendv_epi8(old, *sum, lanes_of(exec >> (8 * c)));
+            _mm256_storeu_si256(d.add(8 * c) as *mut __m256i, r);
+        }
+    }
+    w.lane_insts += exec.count_ones() as u64;
+    write_carry(w, p.sdst, carry_out);
+}
+
+/// All ones in lane `k` of eight where bit `k` of `bits` is set, zero elsewhere.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn lanes_of(bits: u64) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let each = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    let set = _mm256_and_si256(_mm256_set1_epi32(bits as u8 as i32), each);
+    _mm256_cmpeq_epi32(set, each)
 }
 
 /// A wide operand of [`run_wide`]: a pair of rows, or one value for every lane.
@@ -1938,6 +1994,59 @@ mod tests {
             }
         }
         assert_eq!(planned, 600);
+    }
+
+    /// `v_add_co_u32` and `v_addc_co_u32` (VOP2 with VCC, VOP3 with an SGPR pair) over lane
+    /// values at the wrap (0, 1, all ones, the sign bits), carries in on every lane pattern,
+    /// the destination among the sources and every EXEC class: registers and the carry-out
+    /// mask against the per-lane reference.
+    #[test]
+    fn carry_plans_match_the_per_lane_reference_at_the_wrap() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        let t = Target::Gfx942;
+        // v_add_co_u32_e32 v2, vcc, s10, v0 ; v_addc_co_u32_e64 v1, s[20:21], v3, v1, s[22:23]
+        let forms = [
+            crate::decode::decode(t, &[0x3204_000A]),
+            crate::decode::decode(t, &[0xD11C_1401, 0x005A_0303]),
+        ];
+        const EDGES: [u32; 6] = [0, 1, u32::MAX, u32::MAX - 1, 0x8000_0000, 0x7FFF_FFFF];
+        let sources = [VGPR, VGPR + 1, VGPR + 3, 10, 128 + 1, 193];
+        let mut r = 0xC0FF_EE15_0DD5_EED5u64;
+        let mut planned = 0;
+        for op in [v_add_co_u32, v_addc_co_u32] {
+            for form in forms {
+                for &exec in &MASKS {
+                    for round in 0..12 {
+                        let mut inst = form;
+                        inst.op = op;
+                        inst.src[0] = sources[round % sources.len()];
+                        inst.src[1] = [VGPR + 1, VGPR][round % 2];
+                        let [mut a, mut b] = waves(&mut r, exec, 0);
+                        for w in [&mut a, &mut b] {
+                            let mut q = r;
+                            for x in w.v[..4].iter_mut().flatten() {
+                                q = q.rotate_left(5) ^ 0x9E37_79B9;
+                                *x = EDGES[q as usize % EDGES.len()];
+                            }
+                            w.s[10] = EDGES[round % EDGES.len()];
+                            w.set_sgpr64(VCC, q.rotate_left(17));
+                            w.set_sgpr64(22, !q);
+                        }
+                        r = r.rotate_left(9) ^ round as u64;
+                        let what = format!("{} exec {exec:x}", inst.disassemble(t));
+                        let plan = inst_plan(&inst).expect("a carry plan");
+                        assert!(matches!(plan, Plan::Carry(_)), "{what}");
+                        let waves = [&mut a, &mut b];
+                        let ran =
+                            against_reference(&mut parts, &prog, Some(&plan), &inst, waves, &what);
+                        assert!(ran, "{what}: the plan ran");
+                        planned += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(planned, 2 * 2 * MASKS.len() * 12);
     }
 
     /// GLOBAL dword loads and stores (1 to 4 dwords, VGPR-pair and SGPR-base addresses) over
