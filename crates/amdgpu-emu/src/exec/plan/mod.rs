@@ -78,6 +78,8 @@ pub(crate) struct RowPlan {
     run: RowFn,
     dst: u16,
     src: [Src; 3],
+    /// How many of `src` the operation reads (the others are not staged).
+    reads: u8,
     cond: Mask,
     float: bool,
     /// An f32 fused multiply-add (its sources in `src` order a * b + c).
@@ -602,15 +604,17 @@ fn row_plan(inst: &Inst, run: RowFn) -> Option<RowPlan> {
         v_cndmask_b32 => mask_source(inst)?,
         _ => Mask::None,
     };
+    let fma = matches!(op, v_fma_f32 | v_fmac_f32 | v_fmaak_f32 | v_fmamk_f32);
     Some(RowPlan {
         run,
         dst,
         src,
+        reads: if fma { 3 } else { nsrc as u8 },
         cond,
         float: types
             .iter()
             .any(|t| matches!(t, Ty::F16 | Ty::F32 | Ty::F64 | Ty::PF32 | Ty::P16)),
-        fma: matches!(op, v_fma_f32 | v_fmac_f32 | v_fmaak_f32 | v_fmamk_f32),
+        fma,
     })
 }
 
@@ -1199,11 +1203,11 @@ fn run_rows(w: &mut Wave, p: &RowPlan) {
     }
     let env = Env::from_mode(w.mode);
     let cond = mask_value(w, p.cond);
-    let s = [
-        slot(w, 0, &p.src[0]),
-        slot(w, 1, &p.src[1]),
-        slot(w, 2, &p.src[2]),
-    ];
+    // A source the operation does not read names its staging row, left as it is.
+    let s = [0, 1, 2].map(|k| match k < usize::from(p.reads) {
+        true => slot(w, k, &p.src[k]),
+        false => STAGE + k,
+    });
     (p.run)(&mut w.v, p.dst as usize, s, &env, cond, exec);
     w.lane_insts += exec.count_ones() as u64;
 }
