@@ -241,7 +241,11 @@ fn unmap_when_unused(base: usize, len: usize) {
 
 /// The allocations live when a dispatch started, as sorted (base, bytes) ranges. While the view
 /// lives, a mapping freed by the application stays mapped (its unmap waits for the last view),
-/// so host pointers into the view's ranges never dangle.
+/// so host pointers into the view's ranges never dangle. An allocation this runtime mapped
+/// covers its whole mapping, rounded up to the 4 KiB granule, as a GPU's page-granular
+/// allocations do: a kernel reading a few bytes past the end of a small buffer (as some of AMD's
+/// library kernels do) reads the mapping's unused tail rather than faulting. Locked, imported
+/// and interop memory is someone else's, and covers exactly its bytes.
 pub(crate) struct MemoryView {
     ranges: Vec<(u64, u64)>,
 }
@@ -254,7 +258,13 @@ impl MemoryView {
         let ranges = ALLOCATIONS
             .read()
             .iter()
-            .map(|(b, a)| (*b as u64, a.size as u64))
+            .map(|(b, a)| {
+                let bytes = match a.origin {
+                    Origin::Mapped => round_up(a.size),
+                    _ => a.size,
+                };
+                (*b as u64, bytes as u64)
+            })
             .collect();
         MemoryView { ranges }
     }
@@ -613,6 +623,35 @@ mod tests {
         let mut v = 0u8;
         // SAFETY: `mincore` only inspects the page tables; `v` receives one byte per page.
         unsafe { libc::mincore(p.cast(), 1, &mut v) == 0 }
+    }
+
+    /// A small allocation of this runtime's covers its granule, as on a GPU; a locked
+    /// application buffer covers exactly its bytes.
+    #[test]
+    fn a_view_covers_the_granule_of_a_mapped_allocation_and_exactly_a_locked_one() {
+        let a = map(288, false).unwrap();
+        record(a, 288, 1, 0, true, Origin::Mapped);
+        let mut host = vec![0u8; 3 * GRANULE];
+        let locked = host[GRANULE..].as_mut_ptr();
+        record(locked, 288, 1, 0, false, Origin::Locked);
+        let view = MemoryView::take();
+        assert!(
+            view.contains(a as u64 + 288, 8),
+            "the bytes after a small buffer"
+        );
+        assert!(view.contains(a as u64 + GRANULE as u64 - 8, 8));
+        assert!(
+            !view.contains(a as u64 + GRANULE as u64 - 4, 8),
+            "past the granule"
+        );
+        assert!(view.contains(locked as u64 + 280, 8));
+        assert!(
+            !view.contains(locked as u64 + 288, 8),
+            "the application's bytes after a locked buffer are not the kernel's"
+        );
+        drop(view);
+        unlock(locked as usize).unwrap();
+        free(a).unwrap();
     }
 
     #[test]
