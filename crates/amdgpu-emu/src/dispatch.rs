@@ -704,7 +704,9 @@ impl Job<'_> {
         st.nwaves = nwaves;
         let id_dims = kd.workitem_id_dims();
         let group_id = group_hw_id(self.compute_units, g);
-        st.counts.reset(self.classes.classes.len());
+        if self.counting {
+            st.counts.reset(self.classes.classes.len());
+        }
         for (k, w) in st.waves.iter_mut().enumerate().take(nwaves) {
             w.reset();
             w.index = k as u32;
@@ -868,25 +870,25 @@ impl Job<'_> {
     /// Count a finished work-group's waves into the outcome.
     fn finish_group(&self, group: &Group, st: &mut ThreadState, out: &mut DispatchOutcome) {
         out.workgroups += 1;
+        let (mut cycles, mut busy) = (0, 0);
         for w in st.waves[..st.nwaves].iter() {
-            out.waves += 1;
-            out.wave_instructions += w.cycles;
             out.lane_instructions += w.lane_insts;
-            out.max_wave_cycles = out.max_wave_cycles.max(w.cycles);
+            cycles += w.cycles;
+            busy = busy.max(w.cycles);
         }
+        out.waves += st.nwaves as u64;
+        out.wave_instructions += cycles;
+        out.max_wave_cycles = out.max_wave_cycles.max(busy);
         if self.counting {
             let cu = (group.g % u64::from(self.compute_units)) as usize;
             let totals = out.counters.cu_mut(cu);
-            let waves = &st.waves[..st.nwaves];
             totals[Quantity::Workgroups as usize] += 1;
             // The cost model's busy time: a group occupies its compute unit for as long as
             // its longest wave runs.
-            let busy = waves.iter().map(|w| w.cycles).max().unwrap_or(0);
             totals[Quantity::BusyCycles as usize] += busy;
             totals[Quantity::ElapsedCycles as usize] += busy;
-            let cycles = waves.iter().map(|w| w.cycles).sum();
             st.counts
-                .fold(self.classes, totals, waves.len() as u64, cycles);
+                .fold(self.classes, totals, st.nwaves as u64, cycles);
         }
     }
 

@@ -1204,9 +1204,12 @@ fn run_rows(w: &mut Wave, p: &RowPlan) {
     let env = Env::from_mode(w.mode);
     let cond = mask_value(w, p.cond);
     // A source the operation does not read names its staging row, left as it is.
-    let s = [0, 1, 2].map(|k| match k < usize::from(p.reads) {
-        true => slot(w, k, &p.src[k]),
-        false => STAGE + k,
+    let s = [0, 1, 2].map(|k| {
+        if k < usize::from(p.reads) {
+            slot(w, k, &p.src[k])
+        } else {
+            STAGE + k
+        }
     });
     (p.run)(&mut w.v, p.dst as usize, s, &env, cond, exec);
     w.lane_insts += exec.count_ones() as u64;
