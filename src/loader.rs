@@ -1,5 +1,5 @@
-//! What the AMD loader extension tells the tool: kernel names, module-scope variables and the
-//! writable segments of loaded code objects.
+//! What the AMD loader extension tells the tool: kernel names, the kernels that call the host,
+//! module-scope variables and the writable segments of loaded code objects.
 //!
 //! Kernel object -> name is cached per agent and the cache is rebuilt on a miss, which is then
 //! remembered until an executable is frozen or destroyed; the names of an executable are
@@ -11,7 +11,10 @@ use crate::inventory::{ExecutableInventory, ExecutablesHeld};
 use crate::runtime::{HsaError, Runtime};
 use crate::snapshot::{ExecutableRef, Region, RegionKind};
 use crate::sync::{Arc, AtomicU64, LazyLock, Mutex, Ordering};
-use amdgpu_code_object::{HEADER_PROBE_BYTES, KERNEL_DESCRIPTOR_SUFFIX, writable_ranges};
+use amdgpu_code_object::{
+    HEADER_PROBE_BYTES, KERNEL_DESCRIPTOR_SUFFIX, Metadata, note_segments, notes_in,
+    writable_ranges,
+};
 use hsa_abi::ffi::{
     self, hsa_agent_t, hsa_executable_symbol_t, hsa_executable_t, hsa_loaded_code_object_t,
     hsa_status_t,
@@ -162,6 +165,82 @@ fn code_object_info(
     }
 }
 
+/// The load base and size of `lco` when it is a code object loaded for `agent` (not a
+/// program-wide one, and not empty).
+fn agent_image(
+    rt: Runtime,
+    lco: hsa_loaded_code_object_t,
+    agent: hsa_agent_t,
+) -> Result<Option<(u64, u64)>, HsaError> {
+    use ffi::*;
+    let kind = code_object_info(
+        rt,
+        lco,
+        HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_KIND,
+        "hsa_ven_amd_loader_loaded_code_object_get_info(KIND)",
+    )?;
+    let owner = code_object_info(
+        rt,
+        lco,
+        HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_AGENT,
+        "hsa_ven_amd_loader_loaded_code_object_get_info(AGENT)",
+    )?;
+    if kind != u64::from(HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_KIND_AGENT) || owner != agent.handle
+    {
+        return Ok(None);
+    }
+    let base = code_object_info(
+        rt,
+        lco,
+        HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_BASE,
+        "hsa_ven_amd_loader_loaded_code_object_get_info(LOAD_BASE)",
+    )?;
+    let size = code_object_info(
+        rt,
+        lco,
+        HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_SIZE,
+        "hsa_ven_amd_loader_loaded_code_object_get_info(LOAD_SIZE)",
+    )?;
+    Ok((base != 0 && size != 0).then_some((base, size)))
+}
+
+/// `len` bytes of a loaded image from `at`, which must lie in a code object that cannot be
+/// unloaded while the caller holds [`EXECUTABLES`]; `None` when the copy fails.
+fn read_image(rt: Runtime, at: u64, len: usize) -> Option<Vec<u8>> {
+    let mut bytes = vec![0u8; len];
+    // SAFETY: `bytes` holds its length; the source lies in a loaded image the caller keeps loaded.
+    let read = unsafe { rt.copy(bytes.as_mut_ptr().cast(), at as *const c_void, len) };
+    read.ok().map(|()| bytes)
+}
+
+/// The kernels of the code object loaded at `base` (`size` bytes) that may call the host, by
+/// name (their descriptor symbol without `.kd`), from the metadata note its image holds;
+/// `None` when the image holds no readable metadata note.
+fn host_callers_of(rt: Runtime, base: u64, size: u64) -> Option<HashSet<String>> {
+    let probe = read_image(rt, base, HEADER_PROBE_BYTES.min(size as usize))?;
+    for segment in note_segments(&probe)? {
+        if segment.range.end > size {
+            continue;
+        }
+        let len = (segment.range.end - segment.range.start) as usize;
+        let bytes = read_image(rt, base + segment.range.start, len)?;
+        let Ok(Some(metadata)) = notes_in(&bytes, segment.align).and_then(|n| Metadata::among(&n))
+        else {
+            continue;
+        };
+        let callers = metadata.kernels.iter().filter(|k| k.calls_host());
+        return Some(
+            callers
+                .map(|k| {
+                    let name = k.symbol.strip_suffix(KERNEL_DESCRIPTOR_SUFFIX);
+                    name.unwrap_or(&k.symbol).to_owned()
+                })
+                .collect(),
+        );
+    }
+    None
+}
+
 /// The writable segments of the code objects loaded for `agent`, as snapshot regions tagged
 /// with their executable. Each loaded code object's headers are read from its loaded image;
 /// when they cannot be found there the whole load range is captured. Any enumeration or query
@@ -182,50 +261,11 @@ pub fn code_object_segments(
             serial: held.observe(exe.handle),
         };
         for lco in lcos {
-            use ffi::*;
-            let kind = code_object_info(
-                rt,
-                lco,
-                HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_KIND,
-                "hsa_ven_amd_loader_loaded_code_object_get_info(KIND)",
-            )?;
-            let owner = code_object_info(
-                rt,
-                lco,
-                HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_AGENT,
-                "hsa_ven_amd_loader_loaded_code_object_get_info(AGENT)",
-            )?;
-            if kind != u64::from(HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_KIND_AGENT)
-                || owner != agent.handle
-            {
+            let Some((base, size)) = agent_image(rt, lco, agent)? else {
                 continue;
-            }
-            let base = code_object_info(
-                rt,
-                lco,
-                HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_BASE,
-                "hsa_ven_amd_loader_loaded_code_object_get_info(LOAD_BASE)",
-            )?;
-            let size = code_object_info(
-                rt,
-                lco,
-                HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_SIZE,
-                "hsa_ven_amd_loader_loaded_code_object_get_info(LOAD_SIZE)",
-            )?;
-            if base == 0 || size == 0 {
-                continue;
-            }
-            let mut probe = vec![0u8; HEADER_PROBE_BYTES.min(size as usize)];
-            // SAFETY: `probe` holds its length; the source is the start of the loaded image, which
-            // cannot be unloaded while `held` holds off destruction.
-            let read = unsafe {
-                rt.copy(
-                    probe.as_mut_ptr().cast(),
-                    base as *const c_void,
-                    probe.len(),
-                )
             };
-            let ranges = match read.ok().and_then(|()| writable_ranges(&probe)) {
+            let probe = read_image(rt, base, HEADER_PROBE_BYTES.min(size as usize));
+            let ranges = match probe.as_deref().and_then(writable_ranges) {
                 Some(r) => r,
                 None => {
                     tracing::debug!(
@@ -399,10 +439,16 @@ pub struct KernelNames {
     misses: Mutex<HashSet<(u64, u64)>>,
     /// Bumped at every freeze or destruction; a scan started before a bump records no miss.
     generation: AtomicU64,
+    /// The kernels that may call the host, per loaded code object `(executable, load base)`;
+    /// `None` when its image holds no readable metadata note.
+    host_callers: Mutex<HashMap<(u64, u64), Option<HostCallers>>>,
 }
 
 /// The last name resolved on a queue: `(generation, kernel object, name)`.
 pub type LastName = Option<(u64, u64, Option<Arc<CString>>)>;
+
+/// The names of the kernels of one code object that may call the host.
+type HostCallers = Arc<HashSet<String>>;
 
 /// Most misses remembered; beyond, the set starts over (each miss costs one more scan).
 const MAX_MISSES: usize = 4096;
@@ -420,6 +466,7 @@ impl KernelNames {
     /// Forgets every name (the executables of the previous runtime instance are gone).
     pub fn forget_all(&self) {
         self.by_agent.lock().clear();
+        self.host_callers.lock().clear();
         self.executables_changed();
     }
 
@@ -500,6 +547,40 @@ impl KernelNames {
             .filter(|&k| k > 0)
     }
 
+    /// Whether the kernel of `kernel_object` on `agent` may call the host through the hostcall
+    /// buffer (device `printf`, `malloc`), as the metadata note of its loaded code object says;
+    /// `None` when its name was not resolved or the note cannot be read. Each code object's note
+    /// is read once.
+    pub fn calls_host(&self, rt: Runtime, agent: hsa_agent_t, kernel_object: u64) -> Option<bool> {
+        // Names are forgotten under the destruction barrier: a name found under it belongs
+        // to a live executable.
+        let _held = EXECUTABLES.hold();
+        let (exe, name) = {
+            let names = self.by_agent.lock();
+            let (exe, name, _) = names.get(&agent.handle)?.get(&kernel_object)?;
+            (*exe, name.clone())
+        };
+        let lcos = loaded_code_objects(rt, hsa_executable_t { handle: exe }).ok()?;
+        let (base, size) = lcos.into_iter().find_map(|lco| {
+            let (base, size) = agent_image(rt, lco, agent).ok()??;
+            (base..base.saturating_add(size))
+                .contains(&kernel_object)
+                .then_some((base, size))
+        })?;
+        let known = self.host_callers.lock().get(&(exe, base)).cloned();
+        let callers = known.unwrap_or_else(|| {
+            let found = host_callers_of(rt, base, size).map(Arc::new);
+            if found.is_none() {
+                tracing::debug!(
+                    "code object at {base:#x}: no metadata note in its image; its kernels' host calls are unknown"
+                );
+            }
+            self.host_callers.lock().insert((exe, base), found.clone());
+            found
+        })?;
+        Some(callers.contains(name.to_str().ok()?))
+    }
+
     /// An executable was frozen or destroyed: kernel objects not found so far may resolve now.
     pub fn executables_changed(&self) {
         let mut misses = self.misses.lock();
@@ -512,6 +593,9 @@ impl KernelNames {
         for names in self.by_agent.lock().values_mut() {
             names.retain(|_, (exe, _, _)| *exe != executable);
         }
+        self.host_callers
+            .lock()
+            .retain(|&(exe, _), _| exe != executable);
         self.executables_changed();
     }
 

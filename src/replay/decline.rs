@@ -1,6 +1,6 @@
 //! Why a replay window declines a dispatch: the snapshot's capture errors and the window's own
-//! reasons (coverage, drains, configuration, unbounded loops, reachable host memory). The
-//! window creates every reason; the snapshot below it knows only [`CaptureError`].
+//! reasons (coverage, drains, configuration, unbounded loops, reachable host memory, host
+//! calls). The window creates every reason; the snapshot below it knows only [`CaptureError`].
 
 use crate::snapshot::CaptureError;
 
@@ -33,6 +33,14 @@ pub enum DeclineReason {
     /// host-memory policy declines it (`KREPLAY_HOST_MEMORY`).
     #[error("{0}")]
     HostReachable(String),
+    /// The kernel may call the host through the hostcall buffer (its code-object metadata
+    /// lists the buffer): the runtime serves each call as it comes, and what it did (text
+    /// printed, memory handed out) cannot be undone between passes.
+    #[error(
+        "the kernel may call the host (device printf, malloc or another host service: its code-object metadata lists \
+         the hostcall buffer); the host's side of a call cannot be undone, so every pass would repeat it"
+    )]
+    HostCalls,
     /// A window run off the submitting thread met asynchronous copies, submitted after the
     /// dispatch, that wait on signals: the runtime's copy engine may run them in order, so the
     /// snapshot's own copies could wait for this dispatch.
@@ -53,6 +61,7 @@ impl DeclineReason {
             DeclineReason::Drain { .. } => "drain",
             DeclineReason::Configuration(_) => "configuration",
             DeclineReason::HostReachable(_) => "reachable host memory",
+            DeclineReason::HostCalls => "host calls",
             DeclineReason::DependentCopies => "dependent copies",
         }
     }

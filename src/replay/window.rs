@@ -1248,6 +1248,9 @@ fn run_window(
         total,
         writer,
     };
+    if w.calls_host() {
+        return w.decline(DeclineReason::HostCalls, None);
+    }
     let held = match w.open() {
         Ok(h) => h,
         Err(reason) => return w.decline(reason, None),
@@ -1261,6 +1264,12 @@ fn run_window(
 }
 
 impl Window<'_> {
+    /// Whether the kernel may call the host (its code object says so): such a dispatch is
+    /// declined before the window opens.
+    fn calls_host(&self) -> bool {
+        NAMES.calls_host(self.rt, self.q.agent, self.d.pkt.kernel_object) == Some(true)
+    }
+
     /// Opens the window: takes the agent's writer lock, then drains the queue and the agent
     /// within the decline bound. On a failure nothing is held any more (what the drains wait
     /// for may itself wait for this dispatch).
@@ -1326,7 +1335,10 @@ impl Window<'_> {
         // the reason left none open and opening one cannot wait for this dispatch.
         let held = match held {
             None if client.pass_events_always(&d.info)
-                && matches!(reason, DeclineReason::UnboundedWithoutContinue) =>
+                && matches!(
+                    reason,
+                    DeclineReason::UnboundedWithoutContinue | DeclineReason::HostCalls
+                ) =>
             {
                 self.open().ok()
             }

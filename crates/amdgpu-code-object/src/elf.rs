@@ -177,18 +177,31 @@ impl<'d> AmdgpuElf<'d> {
         let header = self.file.elf_header();
         let mut out = Vec::new();
         for ph in header.program_headers(LE, self.data)? {
-            if let Some(mut notes) = ph.notes(LE, self.data)? {
-                while let Some(note) = notes.next()? {
-                    out.push(ElfNote {
-                        owner: note.name(),
-                        kind: note.n_type(LE).0,
-                        desc: note.desc(),
-                    });
-                }
+            if ph.p_type(LE) == elf::PT_NOTE {
+                let bytes = ph.data(LE, self.data).map_err(|()| {
+                    CodeObjectError::Malformed("a PT_NOTE segment lies outside the file".into())
+                })?;
+                out.extend(notes_in(bytes, ph.p_align(LE))?);
             }
         }
         Ok(out)
     }
+}
+
+/// The notes in `bytes`, the contents of one `PT_NOTE` segment whose `p_align` is `align` (a
+/// segment read from a loaded image rather than from a file).
+pub fn notes_in(bytes: &[u8], align: u64) -> Result<Vec<ElfNote<'_>>, CodeObjectError> {
+    let mut notes =
+        object::read::elf::NoteIterator::<elf::FileHeader64<LE>>::new(LE, align, bytes)?;
+    let mut out = Vec::new();
+    while let Some(note) = notes.next()? {
+        out.push(ElfNote {
+            owner: note.name(),
+            kind: note.n_type(LE).0,
+            desc: note.desc(),
+        });
+    }
+    Ok(out)
 }
 
 fn symbol(s: object::read::elf::ElfSymbol64<'_, '_, LE>) -> Option<ElfSymbol> {

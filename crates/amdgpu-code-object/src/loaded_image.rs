@@ -11,6 +11,7 @@ pub const HEADER_PROBE_BYTES: usize = 4096;
 /// ELF header and program header fields used here.
 const EM_AMDGPU: u16 = 224;
 const PT_LOAD: u32 = 1;
+const PT_NOTE: u32 = 4;
 const PT_GNU_RELRO: u32 = 0x6474_e552;
 const PF_W: u32 = 2;
 const PF_X: u32 = 1;
@@ -36,6 +37,7 @@ struct ProgramHeader {
     vaddr: u64,
     filesz: u64,
     memsz: u64,
+    align: u64,
 }
 
 /// The program headers of a loaded image that starts with `image` (its first bytes), and the
@@ -70,6 +72,7 @@ fn program_headers(image: &[u8]) -> Option<(Vec<ProgramHeader>, u64)> {
             vaddr: le_u64(image, at + 16)?,
             filesz: le_u64(image, at + 32)?,
             memsz: le_u64(image, at + 40)?,
+            align: le_u64(image, at + 48)?,
         });
     }
     let first = phs
@@ -137,6 +140,40 @@ pub fn writable_ranges(image: &[u8]) -> Option<Vec<Range<u64>>> {
             pieces = pieces.into_iter().flat_map(|x| subtract(x, &r)).collect();
         }
         out.extend(pieces);
+    }
+    Some(out)
+}
+
+/// A `PT_NOTE` segment of a loaded image.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoteSegment {
+    /// Its bytes, as offsets from the start of the loaded image.
+    pub range: Range<u64>,
+    /// Its `p_align`, which sets the padding of its notes
+    /// ([`notes_in`](crate::elf::notes_in)).
+    pub align: u64,
+}
+
+/// The `PT_NOTE` segments of a code object whose loaded image starts with `image` (its first
+/// bytes) that a `PT_LOAD` segment maps, so the loaded image holds them (the metadata note of
+/// an AMDGPU code object sits in its first, read-only segment). `None` as for
+/// [`writable_ranges`].
+pub fn note_segments(image: &[u8]) -> Option<Vec<NoteSegment>> {
+    let (phs, origin) = program_headers(image)?;
+    let loaded = |start: u64, end: u64| {
+        phs.iter().any(|p| {
+            p.kind == PT_LOAD && p.vaddr <= start && end <= p.vaddr.saturating_add(p.filesz)
+        })
+    };
+    let mut out = Vec::new();
+    for p in phs.iter().filter(|p| p.kind == PT_NOTE && p.filesz > 0) {
+        let end = p.vaddr.checked_add(p.filesz)?;
+        if loaded(p.vaddr, end) {
+            out.push(NoteSegment {
+                range: p.vaddr.checked_sub(origin)?..end.checked_sub(origin)?,
+                align: p.align,
+            });
+        }
     }
     Some(out)
 }
@@ -242,6 +279,25 @@ mod tests {
         let data_only = image(&[(PT_LOAD, 6, 0, 0, 0x400, 0x400)]);
         assert_eq!(loaded_layout(&data_only).map(|l| l.code), Some(None));
         assert_eq!(loaded_layout(&img[..100]), None, "program headers cut off");
+    }
+
+    #[test]
+    fn note_segments_are_found_where_a_load_segment_maps_them() {
+        let img = image(&[
+            (PT_NOTE, 4, 0x200, 0x1200, 0x80, 0x80),
+            (PT_LOAD, 4, 0, 0x1000, 0x5c0, 0x5c0),
+            (PT_NOTE, 4, 0x5a0, 0x15a0, 0x40, 0x40),
+            (PT_LOAD, 6, 0xa80, 0x3a80, 0xb0, 0x580),
+        ]);
+        assert_eq!(
+            note_segments(&img),
+            Some(vec![NoteSegment {
+                range: 0x200..0x280,
+                align: 0
+            }]),
+            "the second note runs past the bytes its load segment maps"
+        );
+        assert_eq!(note_segments(&img[..100]), None, "program headers cut off");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::elf::AmdgpuElf;
+use crate::elf::{AmdgpuElf, ElfNote};
 use crate::error::CodeObjectError;
 
 /// Note type of the MessagePack metadata.
@@ -101,6 +101,18 @@ pub struct KernelMetadata {
     pub args: Vec<KernelArgument>,
 }
 
+/// The `.value_kind` of the hidden argument that carries the hostcall buffer.
+pub const HOSTCALL_BUFFER: &str = "hidden_hostcall_buffer";
+
+impl KernelMetadata {
+    /// Whether the kernel may call the host through the hostcall buffer (device `printf`,
+    /// device `malloc` and other host services): the compiler lists the buffer among its
+    /// arguments unless it proved the kernel never uses it, and the runtime serves the calls.
+    pub fn calls_host(&self) -> bool {
+        self.args.iter().any(|a| a.value_kind == HOSTCALL_BUFFER)
+    }
+}
+
 /// The metadata of a code object.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Metadata {
@@ -117,9 +129,13 @@ pub struct Metadata {
 impl Metadata {
     /// The metadata note of `elf`, if it has one.
     pub fn of(elf: &AmdgpuElf<'_>) -> Result<Option<Metadata>, CodeObjectError> {
-        let note = elf
-            .notes()?
-            .into_iter()
+        Metadata::among(&elf.notes()?)
+    }
+
+    /// The metadata note among `notes`, if there is one.
+    pub fn among(notes: &[ElfNote<'_>]) -> Result<Option<Metadata>, CodeObjectError> {
+        let note = notes
+            .iter()
             .find(|n| n.kind == NT_AMDGPU_METADATA && owner_is_amdgpu(n.owner));
         note.map(|n| Metadata::decode(n.desc)).transpose()
     }
@@ -342,8 +358,8 @@ mod tests {
         assert!(decode(&deep).unwrap_err().to_string().contains("too deep"));
     }
 
-    #[test]
-    fn metadata_of_a_hand_written_map() {
+    /// A metadata map with one kernel `k` whose one argument has `value_kind`.
+    fn one_kernel(value_kind: &str) -> Vec<u8> {
         let mut b = vec![0x82];
         b.extend(s("amdhsa.version"));
         b.extend([0x92, 0x01, 0x02]);
@@ -362,8 +378,13 @@ mod tests {
         b.extend(s(".size"));
         b.push(4);
         b.extend(s(".value_kind"));
-        b.extend(s("by_value"));
-        let m = Metadata::decode(&b).unwrap();
+        b.extend(s(value_kind));
+        b
+    }
+
+    #[test]
+    fn metadata_of_a_hand_written_map() {
+        let m = Metadata::decode(&one_kernel("by_value")).unwrap();
         assert_eq!(m.version, (1, 2));
         assert_eq!(m.kernels.len(), 1);
         let k = &m.kernels[0];
@@ -378,6 +399,35 @@ mod tests {
                 size: 4,
                 value_kind: "by_value".into()
             }]
+        );
+        assert!(!k.calls_host());
+    }
+
+    #[test]
+    fn a_kernel_with_the_hostcall_buffer_calls_the_host_as_its_note_says() {
+        let desc = one_kernel(HOSTCALL_BUFFER);
+        // One note: owner "AMDGPU" (7 bytes with its NUL, padded to 8), the descriptor padded
+        // to 4 bytes, then a note of another owner.
+        let mut seg = Vec::new();
+        seg.extend(7u32.to_le_bytes());
+        seg.extend((desc.len() as u32).to_le_bytes());
+        seg.extend(NT_AMDGPU_METADATA.to_le_bytes());
+        seg.extend(b"AMDGPU\0\0");
+        seg.extend(&desc);
+        seg.resize(seg.len().next_multiple_of(4), 0);
+        seg.extend(4u32.to_le_bytes());
+        seg.extend(0u32.to_le_bytes());
+        seg.extend(1u32.to_le_bytes());
+        seg.extend(b"GNU\0");
+        let notes = crate::elf::notes_in(&seg, 4).unwrap();
+        assert_eq!(notes.len(), 2);
+        let m = Metadata::among(&notes).unwrap().expect("the metadata note");
+        assert!(m.kernels[0].calls_host());
+        let others = crate::elf::notes_in(&seg[seg.len() - 16..], 4).unwrap();
+        assert_eq!(Metadata::among(&others).unwrap(), None);
+        assert!(
+            crate::elf::notes_in(&seg[..20], 4).is_err(),
+            "a note cut short"
         );
     }
 }

@@ -3,7 +3,8 @@
 //! application, inputs and checks run on both:
 //!
 //! - `kreplay run --passes 3` on vhsa's HIP programs: every dispatch replayed three times, the
-//!   programs' own result checks pass;
+//!   programs' own result checks pass; a kernel calling device `printf` declined, its lines
+//!   printed once;
 //! - the tool crate's `tests/apps/emulated.c` with the tool loaded directly: identical inputs in
 //!   every pass, a `__device__` variable restored between passes, faults ending their dispatch
 //!   with the same queue errors, a queue destroyed under a kernel that never ends;
@@ -17,12 +18,43 @@ use std::path::Path;
 use std::process::Command;
 
 /// `kreplay run --passes 3 -f json` of `app` on `runtime` with `gpus`; asserts exit 0 and the
-/// program's PASS; returns its stdout and the dispatches (id -> (kernel, agent, rows)).
+/// program's PASS; returns its stdout and the dispatches (id -> (kernel, agent, rows)), each
+/// replayed three times.
 fn kreplay_run(
     app: &Path,
     runtime: Runtime,
     gpus: &str,
 ) -> (String, BTreeMap<u64, (String, u64, usize)>) {
+    let (stdout, _, doc) = kreplay_run_json(app, runtime, gpus);
+    let mut dispatches: BTreeMap<u64, (String, u64, usize)> = BTreeMap::new();
+    for r in doc["rows"].as_array().unwrap() {
+        assert_eq!(r["replayed"], true, "{}: {r}", runtime.name());
+        assert_eq!(r["passes"], 3, "{r}");
+        assert_eq!(r["agent_name"], "gfx90a", "{r}");
+        let kernel = r["kernel"]
+            .as_str()
+            .unwrap()
+            .trim_end_matches(".kd")
+            .to_owned();
+        dispatches
+            .entry(r["dispatch_id"].as_u64().unwrap())
+            .or_insert((kernel, r["agent"].as_u64().unwrap(), 0))
+            .2 += 1;
+    }
+    assert!(
+        dispatches.values().all(|d| d.2 == 3),
+        "one row per pass: {dispatches:?}"
+    );
+    (stdout, dispatches)
+}
+
+/// `kreplay run --passes 3 -f json` of `app` on `runtime` with `gpus`; asserts exit 0 and the
+/// program's PASS; returns its stdout, its stderr and the results document.
+fn kreplay_run_json(
+    app: &Path,
+    runtime: Runtime,
+    gpus: &str,
+) -> (String, String, serde_json::Value) {
     test_support::tool_lib();
     let out_dir = test_support::scratch_dir(&format!(
         "vkfd-replay-{}-{:?}",
@@ -86,26 +118,7 @@ fn kreplay_run(
     )
     .unwrap()["kreplay"]
         .take();
-    let mut dispatches: BTreeMap<u64, (String, u64, usize)> = BTreeMap::new();
-    for r in doc["rows"].as_array().unwrap() {
-        assert_eq!(r["replayed"], true, "{}: {r}", runtime.name());
-        assert_eq!(r["passes"], 3, "{r}");
-        assert_eq!(r["agent_name"], "gfx90a", "{r}");
-        let kernel = r["kernel"]
-            .as_str()
-            .unwrap()
-            .trim_end_matches(".kd")
-            .to_owned();
-        dispatches
-            .entry(r["dispatch_id"].as_u64().unwrap())
-            .or_insert((kernel, r["agent"].as_u64().unwrap(), 0))
-            .2 += 1;
-    }
-    assert!(
-        dispatches.values().all(|d| d.2 == 3),
-        "one row per pass: {dispatches:?}"
-    );
-    (stdout, dispatches)
+    (stdout, stderr, doc)
 }
 
 fn kernels(d: &BTreeMap<u64, (String, u64, usize)>) -> BTreeMap<String, usize> {
@@ -171,6 +184,47 @@ fn dispatches_on_two_devices_are_replayed_on_their_agents_on_both_runtimes() {
         let (_, d) = kreplay_run(&app, rt, "gfx90a,gfx90a");
         let agents: BTreeSet<u64> = d.values().map(|(_, a, _)| *a).collect();
         assert_eq!(agents.len(), 2, "{}: {d:?}", rt.name());
+    }
+}
+
+#[test]
+fn a_kernel_calling_device_printf_runs_once_and_prints_once_on_both_runtimes() {
+    let dir = test_support::scratch_dir("vkfd-replay-printf");
+    let app = hip_program(&dir, "printf");
+    for rt in Runtime::ALL {
+        let (out, err, doc) = kreplay_run_json(&app, rt, "gfx90a");
+        // Each work-item's line once: the kernel is declined before its first pass.
+        for i in 0..6 {
+            let line = format!("item {i} of grid: {} {:.2}", 100 + i, 0.5 * i as f32);
+            let n = out.lines().filter(|l| *l == line).count();
+            assert_eq!(n, 1, "{}: `{line}` printed {n} times:\n{out}", rt.name());
+        }
+        let rows = doc["rows"].as_array().unwrap();
+        let say: Vec<&serde_json::Value> = rows
+            .iter()
+            .filter(|r| r["kernel"].as_str().unwrap().contains("say"))
+            .collect();
+        assert_eq!(say.len(), 1, "{}: one row, one pass: {say:?}", rt.name());
+        assert_eq!(say[0]["replayed"], false, "{}", say[0]);
+        let skipped = say[0]["skipped"].as_str().unwrap_or_default();
+        assert!(skipped.contains("hostcall buffer"), "{skipped}");
+        // Every other dispatch (ROCR's own blit kernels) is replayed as usual.
+        for r in rows
+            .iter()
+            .filter(|r| !r["kernel"].as_str().unwrap().contains("say"))
+        {
+            assert_eq!(r["replayed"], true, "{}: {r}", rt.name());
+        }
+        let warnings = err
+            .lines()
+            .filter(|l| l.contains("not replayed") && l.contains("hostcall buffer"))
+            .count();
+        assert_eq!(
+            warnings,
+            1,
+            "{}: the reason is logged once:\n{err}",
+            rt.name()
+        );
     }
 }
 
