@@ -423,6 +423,29 @@ pub(crate) fn quiet64(x: f64) -> f64 {
     f64::from_bits(x.to_bits() | 0x0008_0000_0000_0000)
 }
 
+/// f64 -> f16 rounded once, to nearest even. (`half`'s `f16::from_f64` goes through f32 on a
+/// CPU with F16C and so rounds twice: a fused multiply-add of f16 values just off an f16
+/// midpoint lands on it in f32 and then rounds to even, the wrong way.)
+pub(crate) fn f16_of_f64(x: f64) -> f16 {
+    f16::from_f32(f32_round_to_odd(x))
+}
+
+/// `x` rounded to f32 toward zero, with the lowest bit set when that was inexact (rounding to
+/// odd): rounding that to a format at least two bits narrower (f16) is then one rounding of `x`.
+pub(crate) fn f32_round_to_odd(x: f64) -> f32 {
+    if x.is_nan() {
+        return x as f32;
+    }
+    let mut f = x as f32;
+    if (f as f64).abs() > x.abs() {
+        f = f32::from_bits(f.to_bits() - 1);
+    }
+    if f as f64 != x {
+        f = f32::from_bits(f.to_bits() | 1);
+    }
+    f
+}
+
 /// f32 -> f16 rounding toward zero (`v_cvt_pkrtz_f16_f32`).
 pub(crate) fn f16_rtz(x: f32) -> f16 {
     if x.is_nan() {
@@ -586,6 +609,81 @@ pub(crate) fn fma_directed(a: f32, b: f32, c: f32, mode: u32) -> f32 {
 
 #[cfg(test)]
 mod tests {
+    /// f64 -> f16 to nearest even, worked on the integer significand: the reference for
+    /// [`f16_of_f64`](super::f16_of_f64) (not for NaNs).
+    fn f16_by_bits(x: f64) -> u16 {
+        let b = x.to_bits();
+        let sign = ((b >> 48) & 0x8000) as u16;
+        let exp = ((b >> 52) & 0x7FF) as i32;
+        if exp == 0x7FF {
+            return sign | 0x7C00;
+        }
+        if exp == 0 {
+            // f64 denormals lie far below half the least f16 denormal.
+            return sign;
+        }
+        // x = m * 2^e; the f16 last place is 2^unit: 11 significant bits, units of 2^-24 at
+        // the least.
+        let m = (b & ((1 << 52) - 1)) | (1 << 52);
+        let e = exp - 1075;
+        let unit = (e + 52).max(-14) - 10;
+        let shift = unit - e;
+        if shift > 60 {
+            return sign;
+        }
+        let (q, rest) = (m >> shift, m & ((1u64 << shift) - 1));
+        let half = 1u64 << (shift - 1);
+        let q = q + u64::from(rest > half || (rest == half && q & 1 == 1));
+        // q units of 2^unit as f16 fields; a carry into the next binade (or to infinity) is
+        // one more exponent.
+        let bits = (((unit + 24) as u64) << 10) + q;
+        sign | bits.min(0x7C00) as u16
+    }
+
+    #[test]
+    fn f64_to_f16_rounds_once() {
+        use super::f16_of_f64;
+        // Just below the midpoint of 0x7601 and 0x7602: f32 rounds it onto the midpoint.
+        let x = 24599.9990234375;
+        assert_eq!(f16_of_f64(x).to_bits(), 0x7601);
+        assert_eq!(f16_by_bits(x), 0x7601);
+        let mut r = 0x5EED_0F16_u64;
+        let mut next = || {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            r
+        };
+        for _ in 0..200_000 {
+            let n = next();
+            // An f16 value's midpoint with the next one up in magnitude, nudged by a few f64
+            // places (some of them lost in f32).
+            let h = half::f16::from_bits((n & 0xFBFE) as u16);
+            let up = half::f16::from_bits(h.to_bits() + 1).to_f64();
+            let mid = (h.to_f64() + up) / 2.0;
+            let nudge = ((n >> 20) % 7) as i64 - 3;
+            let x = f64::from_bits(
+                (mid.to_bits() as i64 + nudge * ((n >> 30) as i64 & 0x3FFF_FFFF)) as u64,
+            );
+            assert_eq!(
+                f16_of_f64(x).to_bits(),
+                f16_by_bits(x),
+                "{x:e} ({:#x})",
+                x.to_bits()
+            );
+            let y = f64::from_bits(next());
+            if y.is_nan() {
+                continue;
+            }
+            assert_eq!(
+                f16_of_f64(y).to_bits(),
+                f16_by_bits(y),
+                "{y:e} ({:#x})",
+                y.to_bits()
+            );
+        }
+    }
+
     use super::*;
 
     /// The division sequence the compiler emits, with correctly rounded reciprocals.

@@ -1388,7 +1388,10 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_frexp_mant_f32 => f1!(e, a => float::frexp_mant32(a)),
         v_rcp_f16 => h1!(e, a => 1.0 / a),
         v_sqrt_f16 => h1!(e, a => a.sqrt()),
-        v_rsq_f16 => h1!(e, a => 1.0 / a.sqrt()),
+        v_rsq_f16 => |ln, a, _, _| {
+            let x = ln.env.in16(h(a)).to_f64();
+            f16r(&ln.env, float::f16_of_f64(1.0 / x.sqrt()))
+        },
         v_floor_f16 => h1!(e, a => a.floor()),
         v_ceil_f16 => h1!(e, a => a.ceil()),
         v_trunc_f16 => h1!(e, a => a.trunc()),
@@ -1472,7 +1475,7 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_ldexp_f16 => |ln, a, b, _| {
             f16r(
                 &ln.env,
-                f16::from_f64(
+                float::f16_of_f64(
                     ln.env.in16(h(a)).to_f64() * 2f64.powi((b as u32 as i32).clamp(-100, 100)),
                 ),
             )
@@ -1549,7 +1552,7 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
             let e = &ln.env;
             f16r(
                 e,
-                f16::from_f64(
+                float::f16_of_f64(
                     e.in16(h(a))
                         .to_f64()
                         .mul_add(e.in16(h(b)).to_f64(), e.in16(h(c)).to_f64()),
@@ -1933,7 +1936,7 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                         v_pk_add_f16 => env.out16(f16::from_f32(gf(0) + gf(1))).to_bits(),
                         v_pk_mul_f16 => env.out16(f16::from_f32(gf(0) * gf(1))).to_bits(),
                         v_pk_fma_f16 => env
-                            .out16(f16::from_f64(
+                            .out16(float::f16_of_f64(
                                 (gf(0) as f64).mul_add(gf(1) as f64, gf(2) as f64),
                             ))
                             .to_bits(),

@@ -429,17 +429,15 @@ fn half_lanes_x86(w: &Wave, p: &HalfPlan, r: &mut VReg) -> bool {
                             _mm256_castps256_ps128(x)
                         })
                     };
-                    let mut f = [0f64; 8];
+                    let mut narrow = [_mm_setzero_ps(); 2];
                     for (q, upper) in [false, true].into_iter().enumerate() {
                         let x = _mm256_fmadd_pd(wide(a, upper), wide(b, upper), wide(cc, upper));
                         nan |= _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_UNORD_Q>(x, x)) != 0;
-                        // SAFETY: four f64 into `f[4q..4q + 4]`; an unaligned store.
-                        unsafe { _mm256_storeu_pd(f.as_mut_ptr().add(4 * q), x) };
+                        narrow[q] = round_to_odd(x);
                     }
                     // f64 to f16 in one rounding, as the general path rounds.
-                    let h: [u16; 8] = f.map(|x| half::f16::from_f64(x).to_bits());
-                    // SAFETY: eight u16 read from a 16-byte array; an unaligned load.
-                    unsafe { _mm_loadu_si128(h.as_ptr() as *const __m128i) }
+                    let x = _mm256_set_m128(narrow[1], narrow[0]);
+                    _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(x)
                 }
             };
         }
@@ -454,6 +452,32 @@ fn half_lanes_x86(w: &Wave, p: &HalfPlan, r: &mut VReg) -> bool {
         }
     }
     !nan
+}
+
+/// Four f64 rounded to f32 toward zero, the lowest bit set where that was inexact (rounding
+/// to odd, as [`float::f32_round_to_odd`](crate::exec::float::f32_round_to_odd)); not for NaNs.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn round_to_odd(x: std::arch::x86_64::__m256d) -> std::arch::x86_64::__m128 {
+    use std::arch::x86_64::*;
+    let nearest = _mm256_cvtpd_ps(x);
+    let back = _mm256_cvtps_pd(nearest);
+    let magnitude = |v: __m256d| _mm256_andnot_pd(_mm256_set1_pd(-0.0), v);
+    // All-ones 64-bit lanes narrowed to their low 32 bits.
+    let narrow = |m: __m256d| {
+        let m = _mm256_permutevar8x32_epi32(
+            _mm256_castpd_si256(m),
+            _mm256_set_epi32(0, 0, 0, 0, 6, 4, 2, 0),
+        );
+        _mm256_castsi256_si128(m)
+    };
+    let away = narrow(_mm256_cmp_pd::<_CMP_GT_OQ>(magnitude(back), magnitude(x)));
+    let inexact = narrow(_mm256_cmp_pd::<_CMP_NEQ_OQ>(back, x));
+    // One place toward zero where rounding went away from it (adding the all-ones mask), then
+    // the sticky lowest bit.
+    let toward_zero = _mm_add_epi32(_mm_castps_si128(nearest), away);
+    let odd = _mm_or_si128(toward_zero, _mm_and_si128(inexact, _mm_set1_epi32(1)));
+    _mm_castsi128_ps(odd)
 }
 
 #[cfg(test)]
@@ -541,6 +565,44 @@ mod tests {
         assert!(
             planned.len() == ops.len() && planned.values().all(|&n| n >= 40) && declined > 100,
             "planned {planned:?}, {declined} declined"
+        );
+    }
+
+    /// An f16 fused multiply-add rounds once: 1.0009765625 * 24576 - 2^-10 lies just below the
+    /// midpoint of 0x7601 and 0x7602 and rounds down; rounded through f32 first it lands on the
+    /// midpoint and rounds to even (0x7602). `v_pk_fma_f16` on the plan and the reference, and
+    /// `v_fma_f16`.
+    #[test]
+    fn half_fma_rounds_once() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        // v_pk_fma_f16 v4, v0, v1, v2 ; v_fma_f16 v5, v0, v1, v2
+        let packed = crate::decode::decode(Target::Gfx942, &[0xD38E_4004, 0x1C0A_0300]);
+        let single = crate::decode::decode(Target::Gfx942, &[0xD206_0005, 0x040A_0300]);
+        let mut seed = 7;
+        let [mut a, mut b] = waves(&mut seed, u64::MAX, 0xF0);
+        for w in [&mut a, &mut b] {
+            for (row, x) in [(0, 0x3C01_3C01), (1, 0x7600_7600), (2, 0x9400_9400)] {
+                w.v[row] = [x; LANES];
+            }
+        }
+        let plan = inst_plan(&packed);
+        assert!(plan.is_some(), "v_pk_fma_f16 has a plan");
+        let ran = against_reference(
+            &mut parts,
+            &prog,
+            plan.as_ref(),
+            &packed,
+            [&mut a, &mut b],
+            "pk_fma",
+        );
+        assert!(ran, "the plan ran");
+        assert_eq!(a.v[4], [0x7601_7601; LANES]);
+        let _ = against_reference(&mut parts, &prog, None, &single, [&mut a, &mut b], "fma");
+        assert!(
+            a.v[5].iter().all(|&x| x & 0xFFFF == 0x7601),
+            "{:#x}",
+            a.v[5][0]
         );
     }
 
