@@ -177,6 +177,16 @@ fn copies_memsets_and_symbols_are_replayed_on_both_runtimes() {
 }
 
 #[test]
+fn a_program_without_dispatches_runs_unchanged_on_both_runtimes() {
+    let dir = test_support::scratch_dir("vkfd-replay-props");
+    let app = hip_program(&dir, "device_props");
+    for rt in Runtime::ALL {
+        let (out, d) = kreplay_run(&app, rt, "gfx90a");
+        assert!(d.is_empty(), "{}: {d:?}\n{out}", rt.name());
+    }
+}
+
+#[test]
 fn dispatches_on_two_devices_are_replayed_on_their_agents_on_both_runtimes() {
     let dir = test_support::scratch_dir("vkfd-replay-two");
     let app = hip_program(&dir, "two_devices");
