@@ -1,5 +1,6 @@
-//! What the AMD loader extension tells the tool: kernel names, the kernels that call the host,
-//! module-scope variables and the writable segments of loaded code objects.
+//! What the AMD loader extension tells the tool: kernel names, what their code-object metadata
+//! says a replay must respect, module-scope variables and the writable segments of loaded code
+//! objects.
 //!
 //! Kernel object -> name is cached per agent and the cache is rebuilt on a miss, which is then
 //! remembered until an executable is frozen or destroyed; the names of an executable are
@@ -213,10 +214,22 @@ fn read_image(rt: Runtime, at: u64, len: usize) -> Option<Vec<u8>> {
     read.ok().map(|()| bytes)
 }
 
-/// The kernels of the code object loaded at `base` (`size` bytes) that may call the host, by
+/// What a kernel's code-object metadata says that a replay must respect.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReplayTraits {
+    /// It may call the host through the hostcall buffer (device `printf`, `malloc`).
+    pub calls_host: bool,
+    /// The kernarg offset of its cooperative-launch argument, when it may have one.
+    pub multigrid_sync: Option<u64>,
+}
+
+/// The kernels of one code object with any [`ReplayTraits`], by name.
+type TraitsOfCodeObject = Arc<HashMap<String, ReplayTraits>>;
+
+/// The kernels of the code object loaded at `base` (`size` bytes) with any replay trait, by
 /// name (their descriptor symbol without `.kd`), from the metadata note its image holds;
 /// `None` when the image holds no readable metadata note.
-fn host_callers_of(rt: Runtime, base: u64, size: u64) -> Option<HashSet<String>> {
+fn traits_of(rt: Runtime, base: u64, size: u64) -> Option<HashMap<String, ReplayTraits>> {
     let probe = read_image(rt, base, HEADER_PROBE_BYTES.min(size as usize))?;
     for segment in note_segments(&probe)? {
         if segment.range.end > size {
@@ -228,15 +241,18 @@ fn host_callers_of(rt: Runtime, base: u64, size: u64) -> Option<HashSet<String>>
         else {
             continue;
         };
-        let callers = metadata.kernels.iter().filter(|k| k.calls_host());
-        return Some(
-            callers
-                .map(|k| {
-                    let name = k.symbol.strip_suffix(KERNEL_DESCRIPTOR_SUFFIX);
-                    name.unwrap_or(&k.symbol).to_owned()
-                })
-                .collect(),
-        );
+        let mut out = HashMap::new();
+        for k in &metadata.kernels {
+            let traits = ReplayTraits {
+                calls_host: k.calls_host(),
+                multigrid_sync: k.multigrid_sync_offset(),
+            };
+            if traits != ReplayTraits::default() {
+                let name = k.symbol.strip_suffix(KERNEL_DESCRIPTOR_SUFFIX);
+                out.insert(name.unwrap_or(&k.symbol).to_owned(), traits);
+            }
+        }
+        return Some(out);
     }
     None
 }
@@ -439,16 +455,13 @@ pub struct KernelNames {
     misses: Mutex<HashSet<(u64, u64)>>,
     /// Bumped at every freeze or destruction; a scan started before a bump records no miss.
     generation: AtomicU64,
-    /// The kernels that may call the host, per loaded code object `(executable, load base)`;
+    /// The kernels with replay traits, per loaded code object `(executable, load base)`;
     /// `None` when its image holds no readable metadata note.
-    host_callers: Mutex<HashMap<(u64, u64), Option<HostCallers>>>,
+    traits: Mutex<HashMap<(u64, u64), Option<TraitsOfCodeObject>>>,
 }
 
 /// The last name resolved on a queue: `(generation, kernel object, name)`.
 pub type LastName = Option<(u64, u64, Option<Arc<CString>>)>;
-
-/// The names of the kernels of one code object that may call the host.
-type HostCallers = Arc<HashSet<String>>;
 
 /// Most misses remembered; beyond, the set starts over (each miss costs one more scan).
 const MAX_MISSES: usize = 4096;
@@ -466,7 +479,7 @@ impl KernelNames {
     /// Forgets every name (the executables of the previous runtime instance are gone).
     pub fn forget_all(&self) {
         self.by_agent.lock().clear();
-        self.host_callers.lock().clear();
+        self.traits.lock().clear();
         self.executables_changed();
     }
 
@@ -547,11 +560,15 @@ impl KernelNames {
             .filter(|&k| k > 0)
     }
 
-    /// Whether the kernel of `kernel_object` on `agent` may call the host through the hostcall
-    /// buffer (device `printf`, `malloc`), as the metadata note of its loaded code object says;
-    /// `None` when its name was not resolved or the note cannot be read. Each code object's note
-    /// is read once.
-    pub fn calls_host(&self, rt: Runtime, agent: hsa_agent_t, kernel_object: u64) -> Option<bool> {
+    /// The replay traits of the kernel of `kernel_object` on `agent`, as the metadata note of
+    /// its loaded code object says; `None` when its name was not resolved or the note cannot be
+    /// read. Each code object's note is read once.
+    pub fn replay_traits(
+        &self,
+        rt: Runtime,
+        agent: hsa_agent_t,
+        kernel_object: u64,
+    ) -> Option<ReplayTraits> {
         // Names are forgotten under the destruction barrier: a name found under it belongs
         // to a live executable.
         let _held = EXECUTABLES.hold();
@@ -567,18 +584,23 @@ impl KernelNames {
                 .contains(&kernel_object)
                 .then_some((base, size))
         })?;
-        let known = self.host_callers.lock().get(&(exe, base)).cloned();
-        let callers = known.unwrap_or_else(|| {
-            let found = host_callers_of(rt, base, size).map(Arc::new);
+        let known = self.traits.lock().get(&(exe, base)).cloned();
+        let kernels = known.unwrap_or_else(|| {
+            let found = traits_of(rt, base, size).map(Arc::new);
             if found.is_none() {
                 tracing::debug!(
-                    "code object at {base:#x}: no metadata note in its image; its kernels' host calls are unknown"
+                    "code object at {base:#x}: no metadata note in its image; its kernels' host calls and cooperative launches are unknown"
                 );
             }
-            self.host_callers.lock().insert((exe, base), found.clone());
+            self.traits.lock().insert((exe, base), found.clone());
             found
         })?;
-        Some(callers.contains(name.to_str().ok()?))
+        Some(
+            kernels
+                .get(name.to_str().ok()?)
+                .copied()
+                .unwrap_or_default(),
+        )
     }
 
     /// An executable was frozen or destroyed: kernel objects not found so far may resolve now.
@@ -593,9 +615,7 @@ impl KernelNames {
         for names in self.by_agent.lock().values_mut() {
             names.retain(|_, (exe, _, _)| *exe != executable);
         }
-        self.host_callers
-            .lock()
-            .retain(|&(exe, _), _| exe != executable);
+        self.traits.lock().retain(|&(exe, _), _| exe != executable);
         self.executables_changed();
     }
 

@@ -1,6 +1,7 @@
 //! Why a replay window declines a dispatch: the snapshot's capture errors and the window's own
 //! reasons (coverage, drains, configuration, unbounded loops, reachable host memory, host
-//! calls). The window creates every reason; the snapshot below it knows only [`CaptureError`].
+//! calls, multi-device launches). The window creates every reason; the snapshot below it knows
+//! only [`CaptureError`].
 
 use crate::snapshot::CaptureError;
 
@@ -41,6 +42,11 @@ pub enum DeclineReason {
          the hostcall buffer); the host's side of a call cannot be undone, so every pass would repeat it"
     )]
     HostCalls,
+    /// The dispatch is one grid of a multi-device cooperative launch (or its cooperative-launch
+    /// argument could not be read): the grids wait for each other, so one cannot run again
+    /// alone, and waiting for it before the next agent's grid is submitted never ends.
+    #[error("{0}")]
+    MultiGrid(String),
     /// A window run off the submitting thread met asynchronous copies, submitted after the
     /// dispatch, that wait on signals: the runtime's copy engine may run them in order, so the
     /// snapshot's own copies could wait for this dispatch.
@@ -62,6 +68,7 @@ impl DeclineReason {
             DeclineReason::Configuration(_) => "configuration",
             DeclineReason::HostReachable(_) => "reachable host memory",
             DeclineReason::HostCalls => "host calls",
+            DeclineReason::MultiGrid(_) => "multi-device launch",
             DeclineReason::DependentCopies => "dependent copies",
         }
     }

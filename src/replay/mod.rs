@@ -6,6 +6,7 @@
 //! restores between them, the application's completion signal, writer lock released.
 
 pub mod contract;
+mod cooperative;
 pub mod coverage;
 pub mod decline;
 pub mod deferred;

@@ -3,6 +3,7 @@
 use super::contract::{
     self, Callback, DispatchSummary, PassTimes, ReplayClient, RestoreTotals, call_client,
 };
+use super::cooperative;
 use super::decline::DeclineReason;
 use super::deferred;
 use super::gate::{ReplayGate, SubmitGuard, WindowGuard};
@@ -1248,8 +1249,8 @@ fn run_window(
         total,
         writer,
     };
-    if w.calls_host() {
-        return w.decline(DeclineReason::HostCalls, None);
+    if let Some(reason) = w.not_repeatable() {
+        return w.decline(reason, None);
     }
     let held = match w.open() {
         Ok(h) => h,
@@ -1264,10 +1265,32 @@ fn run_window(
 }
 
 impl Window<'_> {
-    /// Whether the kernel may call the host (its code object says so): such a dispatch is
-    /// declined before the window opens.
-    fn calls_host(&self) -> bool {
-        NAMES.calls_host(self.rt, self.q.agent, self.d.pkt.kernel_object) == Some(true)
+    /// Why the dispatch cannot run more than once, from its kernel's code-object metadata and
+    /// its arguments: it may call the host, or it is one grid of a multi-device cooperative
+    /// launch. Such a dispatch is declined before the window opens.
+    fn not_repeatable(&self) -> Option<DeclineReason> {
+        let traits = NAMES.replay_traits(self.rt, self.q.agent, self.d.pkt.kernel_object)?;
+        if traits.calls_host {
+            return Some(DeclineReason::HostCalls);
+        }
+        self.multi_grid(traits.multigrid_sync?)
+    }
+
+    /// The reason to refuse a dispatch whose cooperative-launch argument is at `offset` when it
+    /// is one grid of several (or the argument cannot be read): waiting for it alone, in a
+    /// replay or an isolated single pass, would wait for grids not yet submitted.
+    fn multi_grid(&self, offset: u64) -> Option<DeclineReason> {
+        let kernarg = self.d.pkt.kernarg_address as u64;
+        match cooperative::grids(self.rt, kernarg, offset) {
+            Ok(1) => None,
+            Ok(n) => Some(DeclineReason::MultiGrid(format!(
+                "one grid of a multi-device cooperative launch of {n} grids: the grids wait for each other at every \
+                 multi-grid barrier, so this one cannot run again alone"
+            ))),
+            Err(why) => Some(DeclineReason::MultiGrid(format!(
+                "{why}, so the dispatch may be one grid of a multi-device cooperative launch, which cannot run again alone"
+            ))),
+        }
     }
 
     /// Opens the window: takes the agent's writer lock, then drains the queue and the agent
@@ -1374,10 +1397,17 @@ impl Window<'_> {
     /// A dispatch that runs once (pass count 1) for a client that wants pass events on every
     /// dispatch: the window opens without a snapshot (the writer lock and the drains isolate
     /// the dispatch on its agent), then [`Window::single_pass`]. When the drains do not finish
-    /// within the decline bound the dispatch runs once normally, without pass events (nothing
-    /// isolates it), and CONFIG EXIT says why.
+    /// within the decline bound, or the dispatch is one grid of a multi-device cooperative
+    /// launch (its pass would wait for grids not yet submitted), it runs once normally, without
+    /// pass events (nothing isolates it), and CONFIG EXIT says why.
     fn run_once_isolated(&self) {
         let (d, client) = (self.d, self.client);
+        let traits = NAMES.replay_traits(self.rt, self.q.agent, d.pkt.kernel_object);
+        if let Some(reason) = traits.and_then(|t| self.multi_grid(t.multigrid_sync?)) {
+            self.report_refusal(&reason);
+            self.run_ordinary(format!("not isolated: {reason}"));
+            return;
+        }
         match self.open() {
             Ok(held) => {
                 d.event(

@@ -32,5 +32,5 @@ pub use error::CodeObjectError;
 pub use loaded_image::{
     HEADER_PROBE_BYTES, LoadedLayout, NoteSegment, loaded_layout, note_segments, writable_ranges,
 };
-pub use metadata::{HOSTCALL_BUFFER, KernelArgument, KernelMetadata, Metadata};
+pub use metadata::{HOSTCALL_BUFFER, KernelArgument, KernelMetadata, MULTIGRID_SYNC_ARG, Metadata};
 pub use target::{FeatureMode, Target, processor_name};

@@ -103,6 +103,9 @@ pub struct KernelMetadata {
 
 /// The `.value_kind` of the hidden argument that carries the hostcall buffer.
 pub const HOSTCALL_BUFFER: &str = "hidden_hostcall_buffer";
+/// The `.value_kind` of the hidden argument that carries a cooperative launch's grid-sync
+/// information.
+pub const MULTIGRID_SYNC_ARG: &str = "hidden_multigrid_sync_arg";
 
 impl KernelMetadata {
     /// Whether the kernel may call the host through the hostcall buffer (device `printf`,
@@ -110,6 +113,16 @@ impl KernelMetadata {
     /// arguments unless it proved the kernel never uses it, and the runtime serves the calls.
     pub fn calls_host(&self) -> bool {
         self.args.iter().any(|a| a.value_kind == HOSTCALL_BUFFER)
+    }
+
+    /// The kernarg offset of the cooperative-launch argument (a grid or multi-grid barrier's
+    /// information), when the kernel may use one.
+    pub fn multigrid_sync_offset(&self) -> Option<u64> {
+        let arg = self
+            .args
+            .iter()
+            .find(|a| a.value_kind == MULTIGRID_SYNC_ARG);
+        arg.map(|a| a.offset)
     }
 }
 
@@ -401,6 +414,9 @@ mod tests {
             }]
         );
         assert!(!k.calls_host());
+        assert_eq!(k.multigrid_sync_offset(), None);
+        let cooperative = Metadata::decode(&one_kernel(MULTIGRID_SYNC_ARG)).unwrap();
+        assert_eq!(cooperative.kernels[0].multigrid_sync_offset(), Some(8));
     }
 
     #[test]

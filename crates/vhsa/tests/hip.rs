@@ -114,6 +114,11 @@ fn cooperative_launch_with_a_grid_wide_barrier() {
 }
 
 #[test]
+fn a_multi_device_cooperative_launch_with_a_multi_grid_barrier() {
+    passes(&hip_program("multi_grid"), "gfx90a,gfx90a", &[]);
+}
+
+#[test]
 fn two_devices_and_peer_copies() {
     passes(&hip_program("two_devices"), "gfx90a,gfx90a", &[]);
 }

@@ -55,6 +55,16 @@ fn kreplay_run_json(
     runtime: Runtime,
     gpus: &str,
 ) -> (String, String, serde_json::Value) {
+    kreplay_run_with(app, runtime, gpus, &["--passes", "3"])
+}
+
+/// [`kreplay_run_json`] with `selection` (`--passes 3`, `--pmc ...`) as the replay options.
+fn kreplay_run_with(
+    app: &Path,
+    runtime: Runtime,
+    gpus: &str,
+    selection: &[&str],
+) -> (String, String, serde_json::Value) {
     test_support::tool_lib();
     let out_dir = test_support::scratch_dir(&format!(
         "vkfd-replay-{}-{:?}",
@@ -83,16 +93,9 @@ fn kreplay_run_json(
     let out = cmd
         .env("VHSA_AGENTS", gpus)
         .env("VKFD_AGENTS", gpus)
-        .args([
-            "run",
-            "-f",
-            "json",
-            "--runtime",
-            choice,
-            "--passes",
-            "3",
-            "-d",
-        ])
+        .args(["run", "-f", "json", "--runtime", choice])
+        .args(selection)
+        .arg("-d")
         .arg(&out_dir)
         .arg("--")
         .arg(app)
@@ -236,6 +239,48 @@ fn a_kernel_calling_device_printf_runs_once_and_prints_once_on_both_runtimes() {
             rt.name()
         );
     }
+}
+
+#[test]
+fn a_multi_device_cooperative_launch_runs_once_instead_of_waiting_for_itself() {
+    // Only vhsa advertises multi-device cooperative launches (ROCR wants the driver's
+    // cooperative queue, which vkfd does not offer).
+    let dir = test_support::scratch_dir("vkfd-replay-multi-grid");
+    let app = hip_program(&dir, "multi_grid");
+    let rt = Runtime::Vhsa;
+    // A replay of one grid would wait for the other grid, which the same thread submits next.
+    let (out, err, doc) = kreplay_run_json(&app, rt, "gfx90a,gfx90a");
+    let rows = doc["rows"].as_array().unwrap();
+    let grids: Vec<&serde_json::Value> = rows
+        .iter()
+        .filter(|r| r["kernel"].as_str().unwrap().contains("exchange"))
+        .collect();
+    assert_eq!(
+        grids.len(),
+        2,
+        "one row per grid, one pass each: {grids:?}\n{out}"
+    );
+    for r in &grids {
+        assert_eq!(r["replayed"], false, "{r}");
+        let skipped = r["skipped"].as_str().unwrap_or_default();
+        assert!(
+            skipped.contains("multi-device cooperative launch of 2 grids"),
+            "{skipped}"
+        );
+    }
+    for r in rows
+        .iter()
+        .filter(|r| !r["kernel"].as_str().unwrap().contains("exchange"))
+    {
+        assert_eq!(r["replayed"], true, "{r}");
+    }
+    assert!(err.contains("multi-device cooperative launch"), "{err}");
+    // A counter pass isolates its dispatch in a window too: not this one.
+    let (_, err, _) = kreplay_run_with(&app, rt, "gfx90a,gfx90a", &["--pmc", "SQ_WAVES"]);
+    assert!(
+        err.contains("lack counter groups") && err.contains("multi-device cooperative launch"),
+        "{err}"
+    );
 }
 
 fn emulated(runtime: Runtime, args: &[&str], passes: &str, code_object: &Path) -> Output {
