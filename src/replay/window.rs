@@ -19,11 +19,13 @@ use crate::abi::{
 };
 use crate::diagnostics::fatal;
 use crate::diagnostics::panic_boundary;
+use crate::loader::ReplayTraits;
 use crate::runtime::{Runtime, monotonic_ns};
 use crate::snapshot::{AgentCopy, HostStore, Snapshot};
 use crate::state::{self, ReplayService};
 use crate::sync::{Arc, Mutex, Ordering, fence};
 use hsa_abi::ffi::{self, hsa_kernel_dispatch_packet_t, hsa_signal_t, hsa_status_t};
+use std::cell::OnceCell;
 use std::collections::HashSet;
 use std::ffi::{CString, c_void};
 use std::sync::atomic::AtomicU16;
@@ -604,6 +606,7 @@ impl Submission<'_> {
             client,
             total: passes,
             writer,
+            traits: OnceCell::new(),
         };
         let mut forward_before = || {
             forward_run(rt, q, writer, self.packets, i, forwarded);
@@ -1204,6 +1207,8 @@ struct Window<'a> {
     client: &'a dyn ReplayClient,
     total: u32,
     writer: Writer,
+    /// What the kernel's code-object metadata says a replay must respect, looked up once.
+    traits: OnceCell<Option<ReplayTraits>>,
 }
 
 /// The window held open: this thread's window mark, then the agent's writer lock (released in
@@ -1248,9 +1253,10 @@ fn run_window(
         client,
         total,
         writer,
+        traits: OnceCell::new(),
     };
-    if let Some(reason) = w.not_repeatable() {
-        return w.decline(reason, None);
+    if w.traits().is_some_and(|t| t.calls_host) {
+        return w.decline(DeclineReason::HostCalls, None);
     }
     let held = match w.open() {
         Ok(h) => h,
@@ -1265,21 +1271,18 @@ fn run_window(
 }
 
 impl Window<'_> {
-    /// Why the dispatch cannot run more than once, from its kernel's code-object metadata and
-    /// its arguments: it may call the host, or it is one grid of a multi-device cooperative
-    /// launch. Such a dispatch is declined before the window opens.
-    fn not_repeatable(&self) -> Option<DeclineReason> {
-        let traits = NAMES.replay_traits(self.rt, self.q.agent, self.d.pkt.kernel_object)?;
-        if traits.calls_host {
-            return Some(DeclineReason::HostCalls);
-        }
-        self.multi_grid(traits.multigrid_sync?)
+    /// The kernel's replay traits (`None` when unknown), looked up at the first ask.
+    fn traits(&self) -> Option<ReplayTraits> {
+        *self
+            .traits
+            .get_or_init(|| NAMES.replay_traits(self.rt, self.q.agent, self.d.pkt.kernel_object))
     }
 
-    /// The reason to refuse a dispatch whose cooperative-launch argument is at `offset` when it
-    /// is one grid of several (or the argument cannot be read): waiting for it alone, in a
-    /// replay or an isolated single pass, would wait for grids not yet submitted.
-    fn multi_grid(&self, offset: u64) -> Option<DeclineReason> {
+    /// The reason not to open a window for a dispatch that is one grid of a multi-device
+    /// cooperative launch (or whose cooperative-launch argument cannot be read): waiting for it
+    /// alone, in a replay or an isolated single pass, would wait for grids not yet submitted.
+    fn multi_grid(&self) -> Option<DeclineReason> {
+        let offset = self.traits()?.multigrid_sync?;
         let kernarg = self.d.pkt.kernarg_address as u64;
         match cooperative::grids(self.rt, kernarg, offset) {
             Ok(1) => None,
@@ -1295,12 +1298,16 @@ impl Window<'_> {
 
     /// Opens the window: takes the agent's writer lock, then drains the queue and the agent
     /// within the decline bound. On a failure nothing is held any more (what the drains wait
-    /// for may itself wait for this dispatch).
+    /// for may itself wait for this dispatch). One grid of a multi-device cooperative launch
+    /// gets no window at all.
     fn open(&self) -> Result<Held, DeclineReason> {
         let (q, d) = (self.q, self.d);
         let decline_bound = DRAIN_DECLINE
             .as_ref()
             .map_err(|e| DeclineReason::Configuration(e.clone()))?;
+        if let Some(reason) = self.multi_grid() {
+            return Err(reason);
+        }
         let guard = enter_window(q);
         if deferred::dependent_copies_since_deferral() {
             return Err(DeclineReason::DependentCopies);
@@ -1397,17 +1404,11 @@ impl Window<'_> {
     /// A dispatch that runs once (pass count 1) for a client that wants pass events on every
     /// dispatch: the window opens without a snapshot (the writer lock and the drains isolate
     /// the dispatch on its agent), then [`Window::single_pass`]. When the drains do not finish
-    /// within the decline bound, or the dispatch is one grid of a multi-device cooperative
-    /// launch (its pass would wait for grids not yet submitted), it runs once normally, without
-    /// pass events (nothing isolates it), and CONFIG EXIT says why.
+    /// within the decline bound, or the window is refused (one grid of a multi-device
+    /// cooperative launch), it runs once normally, without pass events (nothing isolates it),
+    /// and CONFIG EXIT says why.
     fn run_once_isolated(&self) {
         let (d, client) = (self.d, self.client);
-        let traits = NAMES.replay_traits(self.rt, self.q.agent, d.pkt.kernel_object);
-        if let Some(reason) = traits.and_then(|t| self.multi_grid(t.multigrid_sync?)) {
-            self.report_refusal(&reason);
-            self.run_ordinary(format!("not isolated: {reason}"));
-            return;
-        }
         match self.open() {
             Ok(held) => {
                 d.event(
