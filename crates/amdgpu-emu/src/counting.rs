@@ -425,23 +425,18 @@ fn valu_subclass(op: Op, name: &str, adds: &mut Vec<(Quantity, u64)>) {
 /// `2·M·N·K·blocks` operations, reported per 512.
 fn mfma(op: Op, shape: &str, adds: &mut Vec<(Quantity, u64)>) {
     adds.push((Quantity::InstsMfma, 1));
-    let parts: Vec<&str> = shape.split('_').collect();
-    let dims = parts.get(1).copied().unwrap_or("");
-    let mut it = dims.split('x');
-    let m: u64 = it.next().and_then(|v| v.parse().ok()).unwrap_or(0);
-    let n: u64 = it.next().and_then(|v| v.parse().ok()).unwrap_or(0);
-    let rest = it.next().unwrap_or("");
-    let k_digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    let input = &rest[k_digits.len()..];
-    let k: u64 = k_digits.parse().unwrap_or(0);
-    // Accumulator registers per lane: M·N·blocks / 64 lanes.
-    let acc = u64::from(op.types().first().map_or(0, |t| t.dwords()));
-    let acc = if input == "f64" { acc / 2 } else { acc };
-    let blocks = (acc * 64).checked_div(m * n).unwrap_or(0).max(1);
-    let mops = (2 * m * n * k * blocks) / 512;
+    let (m, n, k, blocks) = op.mfma_shape().unwrap_or((0, 0, 0, 1));
+    let mops = (2 * u64::from(m * n * k) * u64::from(blocks)) / 512;
+    let input = shape
+        .split('_')
+        .nth(1)
+        .map(|dims| dims.trim_start_matches(|c: char| c.is_ascii_digit() || c == 'x'))
+        .filter(|t| !t.is_empty())
+        .or_else(|| shape.rsplit('_').find(|t| !t.is_empty() && *t != "1k"))
+        .unwrap_or("");
     let (ty, mops_q) = match input {
         "f16" => (Quantity::MfmaF16, Quantity::MfmaMopsF16),
-        "bf16" | "bf16_1k" => (Quantity::MfmaBf16, Quantity::MfmaMopsBf16),
+        "bf16" => (Quantity::MfmaBf16, Quantity::MfmaMopsBf16),
         "f32" | "xf32" => (Quantity::MfmaF32, Quantity::MfmaMopsF32),
         "f64" => (Quantity::MfmaF64, Quantity::MfmaMopsF64),
         _ => (Quantity::MfmaI8, Quantity::MfmaMopsI8),
@@ -559,5 +554,19 @@ mod tests {
         // 32x32x8 f16: 2*32*32*8 = 16384 = 32 per 512.
         let c = classify(Op::v_mfma_f32_32x32x8f16, Enc::Vop3p, 0);
         assert_eq!(has(&c, Quantity::MfmaMopsF16), 32);
+        // 32x32x1 f32 has two blocks in 32 registers: 2*32*32*1*2 = 4096 = 8 per 512.
+        let c = classify(Op::v_mfma_f32_32x32x1f32, Enc::Vop3p, 0);
+        assert_eq!(has(&c, Quantity::MfmaMopsF32), 8);
+        // 4x4x4 f64 has four blocks in one register pair: 2*4*4*4*4 = 512.
+        let c = classify(Op::v_mfma_f64_4x4x4f64, Enc::Vop3p, 0);
+        assert_eq!(has(&c, Quantity::MfmaF64), 1);
+        assert_eq!(has(&c, Quantity::MfmaMopsF64), 1);
+        // gfx942's 16x16x32 i8, one block: 2*16*16*32 = 16384 = 32 per 512; 16x16x4 bf16_1k,
+        // four blocks: 2*16*16*4*4 = 8192 = 16 per 512.
+        let c = classify(Op::v_mfma_i32_16x16x32_i8, Enc::Vop3p, 0);
+        assert_eq!(has(&c, Quantity::MfmaMopsI8), 32);
+        let c = classify(Op::v_mfma_f32_16x16x4bf16_1k, Enc::Vop3p, 0);
+        assert_eq!(has(&c, Quantity::MfmaBf16), 1);
+        assert_eq!(has(&c, Quantity::MfmaMopsBf16), 16);
     }
 }

@@ -1,7 +1,8 @@
 //! The instructions AMD's library kernels and clang-22's matrix and mixed-precision code use,
 //! each run from a corpus kernel (`tests/corpus/library_ops.hip`) on both targets and compared
 //! with a CPU reference: 16-bit compares (with cmpx and SDWA forms), 64-bit and f64 LDS
-//! atomics, acquire-load cache invalidations, MFMA shapes and `v_fma_mix*`.
+//! atomics, acquire-load cache invalidations, every MFMA shape (`tests/corpus/mfma_shapes.hip`)
+//! and `v_fma_mix*`.
 #![allow(clippy::needless_range_loop)]
 
 mod common;
@@ -172,109 +173,150 @@ fn system_acquire_loads_invalidate_caches() {
     }
 }
 
-/// Row-major M x N product of row-major A (M x K) and B (K x N), plus `c`.
-fn matmul(a: &[f64], b: &[f64], m: usize, k: usize, c: f64) -> Vec<f64> {
-    let mut d = vec![c; m * m];
-    for i in 0..m {
-        for j in 0..m {
-            for kk in 0..k {
-                d[i * m + j] += a[i * k + kk] * b[kk * m + j];
+/// The element type of an MFMA shape kernel's A and B (`tests/corpus/mfma_shapes.hip`).
+#[derive(Clone, Copy, PartialEq)]
+enum Input {
+    F32,
+    F16,
+    Bf16,
+    I8,
+    F64,
+}
+
+/// The operation (its kernel is named after it), M, K, blocks, input type, and the one target
+/// it exists on (`None`: both).
+type ShapeCase = (
+    &'static str,
+    usize,
+    usize,
+    usize,
+    Input,
+    Option<amdgpu_emu::Target>,
+);
+
+const SHAPES: &[ShapeCase] = {
+    use Input::*;
+    use amdgpu_emu::Target::{Gfx90a, Gfx942};
+    &[
+        ("v_mfma_f32_32x32x1f32", 32, 1, 2, F32, None),
+        ("v_mfma_f32_16x16x1f32", 16, 1, 4, F32, None),
+        ("v_mfma_f32_4x4x1f32", 4, 1, 16, F32, None),
+        ("v_mfma_f32_32x32x2f32", 32, 2, 1, F32, None),
+        ("v_mfma_f32_16x16x4f32", 16, 4, 1, F32, None),
+        ("v_mfma_f32_32x32x4f16", 32, 4, 2, F16, None),
+        ("v_mfma_f32_16x16x4f16", 16, 4, 4, F16, None),
+        ("v_mfma_f32_4x4x4f16", 4, 4, 16, F16, None),
+        ("v_mfma_f32_32x32x8f16", 32, 8, 1, F16, None),
+        ("v_mfma_f32_16x16x16f16", 16, 16, 1, F16, None),
+        ("v_mfma_i32_32x32x4i8", 32, 4, 2, I8, None),
+        ("v_mfma_i32_16x16x4i8", 16, 4, 4, I8, None),
+        ("v_mfma_i32_4x4x4i8", 4, 4, 16, I8, None),
+        ("v_mfma_f32_32x32x4bf16_1k", 32, 4, 2, Bf16, None),
+        ("v_mfma_f32_16x16x4bf16_1k", 16, 4, 4, Bf16, None),
+        ("v_mfma_f32_4x4x4bf16_1k", 4, 4, 16, Bf16, None),
+        ("v_mfma_f32_32x32x8bf16_1k", 32, 8, 1, Bf16, None),
+        ("v_mfma_f32_16x16x16bf16_1k", 16, 16, 1, Bf16, None),
+        ("v_mfma_f64_16x16x4f64", 16, 4, 1, F64, None),
+        ("v_mfma_f64_4x4x4f64", 4, 4, 4, F64, None),
+        ("v_mfma_i32_32x32x8i8", 32, 8, 1, I8, Some(Gfx90a)),
+        ("v_mfma_i32_16x16x16i8", 16, 16, 1, I8, Some(Gfx90a)),
+        ("v_mfma_f32_32x32x2bf16", 32, 2, 2, Bf16, Some(Gfx90a)),
+        ("v_mfma_f32_16x16x2bf16", 16, 2, 4, Bf16, Some(Gfx90a)),
+        ("v_mfma_f32_4x4x2bf16", 4, 2, 16, Bf16, Some(Gfx90a)),
+        ("v_mfma_f32_32x32x4bf16", 32, 4, 1, Bf16, Some(Gfx90a)),
+        ("v_mfma_f32_16x16x8bf16", 16, 8, 1, Bf16, Some(Gfx90a)),
+        ("v_mfma_i32_32x32x16_i8", 32, 16, 1, I8, Some(Gfx942)),
+        ("v_mfma_i32_16x16x32_i8", 16, 32, 1, I8, Some(Gfx942)),
+    ]
+};
+
+/// `blocks` products D = A * B + C of row-major A (M x K), B (K x M) and C (M x M), exact.
+fn block_products(a: &[f64], b: &[f64], c: &[f64], m: usize, k: usize) -> Vec<f64> {
+    let blocks = c.len() / (m * m);
+    let mut d = c.to_vec();
+    for blk in 0..blocks {
+        for i in 0..m {
+            for j in 0..m {
+                for kk in 0..k {
+                    d[(blk * m + i) * m + j] +=
+                        a[(blk * m + i) * k + kk] * b[(blk * k + kk) * m + j];
+                }
             }
         }
     }
     d
 }
 
+/// Every MFMA shape of both targets against the exact product, through the register layouts
+/// AMD documents. Inputs are multiples of 1/2 (integers for i8) small enough that every sum is
+/// exact, so any accumulation order gives these bits; the integer C values sit near the top of
+/// the range so that the 32-bit sums wrap.
 #[test]
-fn mfma_f16_shapes() {
-    let small =
-        |n: usize, s: usize| -> Vec<f64> { (0..n).map(|i| ((i * s) % 9) as f64 - 4.0).collect() };
+fn every_mfma_shape_matches_the_block_products() {
+    let mut r = Rng(77);
     for t in TARGETS {
-        let mut b = Bench::new("library_ops", t);
-        assert_uses(&b, &["v_mfma_f32_32x32x8f16", "v_mfma_f32_16x16x16f16"]);
-        for (kernel, m, k, c) in [
-            ("mfma_32x32x8_f16", 32, 8, 0.0),
-            ("mfma_16x16x16_f16", 16, 16, 1.0),
-        ] {
-            let (a, bm) = (small(m * k, 7), small(k * m, 5));
-            let h = |v: &[f64]| v.iter().map(|&x| f16::from_f64(x)).collect::<Vec<_>>();
-            let (ai, bi, d) = (b.buf_of(&h(&a)), b.buf_of(&h(&bm)), b.zeros::<f32>(m * m));
-            b.run1(kernel, 64, 64, &[Arg::Buf(ai), Arg::Buf(bi), Arg::Buf(d)]);
-            let want: Vec<f32> = matmul(&a, &bm, m, k, c).iter().map(|&x| x as f32).collect();
-            assert_eq!(b.read::<f32>(d), want, "{} {kernel}", t.name());
+        let mut b = Bench::new("mfma_shapes", t);
+        for &(op, m, k, blocks, input, only) in SHAPES {
+            if only.is_some_and(|o| o != t) {
+                continue;
+            }
+            let kernel = &op["v_mfma_".len()..];
+            assert_uses(&b, &[op]);
+            let mut values = |n: usize| -> Vec<f64> {
+                (0..n)
+                    .map(|_| match input {
+                        Input::I8 => (r.next() % 256) as u8 as i8 as f64,
+                        _ => (r.next() % 17) as f64 * 0.5 - 4.0,
+                    })
+                    .collect()
+            };
+            let (a, bm) = (values(blocks * m * k), values(blocks * k * m));
+            let c: Vec<f64> = (0..blocks * m * m)
+                .map(|i| match input {
+                    Input::I8 => (i32::MAX - (i % 1000) as i32) as f64,
+                    _ => (i % 13) as f64 * 0.25,
+                })
+                .collect();
+            let put = |b: &mut Bench, v: &[f64]| match input {
+                Input::F32 => b.buf_of(&v.iter().map(|&x| x as f32).collect::<Vec<_>>()),
+                Input::F16 => b.buf_of(&v.iter().map(|&x| f16::from_f64(x)).collect::<Vec<_>>()),
+                Input::Bf16 => b.buf_of(
+                    &v.iter()
+                        .map(|&x| bf16::from_f64(x).to_bits())
+                        .collect::<Vec<_>>(),
+                ),
+                Input::I8 => b.buf_of(&v.iter().map(|&x| x as i8).collect::<Vec<_>>()),
+                Input::F64 => b.buf_of(v),
+            };
+            let (ai, bi) = (put(&mut b, &a), put(&mut b, &bm));
+            let want = block_products(&a, &bm, &c, m, k);
+            let n = c.len();
+            let (ci, d) = match input {
+                Input::I8 => (
+                    b.buf_of(&c.iter().map(|&x| x as i32).collect::<Vec<_>>()),
+                    b.zeros::<i32>(n),
+                ),
+                Input::F64 => (b.buf_of(&c), b.zeros::<f64>(n)),
+                _ => (
+                    b.buf_of(&c.iter().map(|&x| x as f32).collect::<Vec<_>>()),
+                    b.zeros::<f32>(n),
+                ),
+            };
+            let args = [Arg::Buf(ai), Arg::Buf(bi), Arg::Buf(ci), Arg::Buf(d)];
+            b.run1(kernel, 64, 64, &args);
+            let what = format!("{} {kernel}", t.name());
+            match input {
+                Input::I8 => {
+                    let want: Vec<i32> = want.iter().map(|&x| x as i64 as u32 as i32).collect();
+                    assert_eq!(b.read::<i32>(d), want, "{what}");
+                }
+                Input::F64 => assert_eq!(b.read::<f64>(d), want, "{what}"),
+                _ => {
+                    let want: Vec<f32> = want.iter().map(|&x| x as f32).collect();
+                    assert_eq!(b.read::<f32>(d), want, "{what}");
+                }
+            }
         }
-    }
-}
-
-#[test]
-fn mfma_bf16_shapes() {
-    let vals = |n: usize, s: usize| -> Vec<f32> {
-        (0..n).map(|i| ((i * s) % 11) as f32 * 0.5 - 2.5).collect()
-    };
-    for t in TARGETS {
-        let mut b = Bench::new("library_ops", t);
-        assert_uses(
-            &b,
-            &["v_mfma_f32_32x32x8bf16_1k", "v_mfma_f32_16x16x16bf16_1k"],
-        );
-        let (a32, b32, a16, b16) = (vals(256, 3), vals(256, 7), vals(256, 5), vals(256, 2));
-        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        let ids = [
-            b.buf_of(&bits(&a32)),
-            b.buf_of(&bits(&b32)),
-            b.buf_of(&bits(&a16)),
-            b.buf_of(&bits(&b16)),
-        ];
-        let (d32, d16) = (b.zeros::<f32>(1024), b.zeros::<f32>(256));
-        let args: Vec<Arg> = ids
-            .iter()
-            .map(|&i| Arg::Buf(i))
-            .chain([Arg::Buf(d32), Arg::Buf(d16)])
-            .collect();
-        b.run1("mfma_bf16", 64, 64, &args);
-        let wide = |v: &[f32]| {
-            v.iter()
-                .map(|&x| bf16::from_f32(x).to_f64())
-                .collect::<Vec<_>>()
-        };
-        let want32: Vec<f32> = matmul(&wide(&a32), &wide(&b32), 32, 8, 0.0)
-            .iter()
-            .map(|&x| x as f32)
-            .collect();
-        let want16: Vec<f32> = matmul(&wide(&a16), &wide(&b16), 16, 16, 0.0)
-            .iter()
-            .map(|&x| x as f32)
-            .collect();
-        assert_eq!(b.read::<f32>(d32), want32, "{} 32x32x8", t.name());
-        assert_eq!(b.read::<f32>(d16), want16, "{} 16x16x16", t.name());
-    }
-}
-
-#[test]
-fn mfma_f64_16x16x4() {
-    for t in TARGETS {
-        let mut b = Bench::new("library_ops", t);
-        assert_uses(&b, &["v_mfma_f64_16x16x4f64"]);
-        let a: Vec<f64> = (0..64).map(|i| (i % 7) as f64 * 0.25 - 0.75).collect();
-        let bm: Vec<f64> = (0..64).map(|i| (i % 5) as f64 - 2.0).collect();
-        let c: Vec<f64> = (0..256).map(|i| i as f64 * 0.125).collect();
-        let (ai, bi, ci, d) = (
-            b.buf_of(&a),
-            b.buf_of(&bm),
-            b.buf_of(&c),
-            b.zeros::<f64>(256),
-        );
-        b.run1(
-            "mfma_16x16x4_f64",
-            64,
-            64,
-            &[Arg::Buf(ai), Arg::Buf(bi), Arg::Buf(ci), Arg::Buf(d)],
-        );
-        let mut want = matmul(&a, &bm, 16, 4, 0.0);
-        for (w, cv) in want.iter_mut().zip(&c) {
-            *w += cv;
-        }
-        assert_eq!(b.read::<f64>(d), want, "{}", t.name());
     }
 }
 

@@ -35,6 +35,8 @@ pub enum Ty {
     X8,
     /// Sixteen dwords of data (memory, MFMA accumulators).
     X16,
+    /// Thirty-two dwords of data (MFMA accumulators).
+    X32,
 }
 
 impl Ty {
@@ -48,7 +50,28 @@ impl Ty {
             Ty::X4 => 4,
             Ty::X8 => 8,
             Ty::X16 => 16,
+            Ty::X32 => 32,
         }
+    }
+}
+
+impl Op {
+    /// An MFMA's shape as its mnemonic and accumulator width give it: (M, N, K, blocks), where
+    /// `blocks` independent M x N products fill the accumulator registers of 64 lanes.
+    pub fn mfma_shape(self) -> Option<(u32, u32, u32, u32)> {
+        let rest = self.name().strip_prefix("v_mfma_")?;
+        let dims = rest.split('_').nth(1)?;
+        let mut it = dims.split('x');
+        let m: u32 = it.next()?.parse().ok()?;
+        let n: u32 = it.next()?.parse().ok()?;
+        let k_part = it.next()?;
+        let digits = k_part
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(k_part.len());
+        let k: u32 = k_part[..digits].parse().ok()?;
+        let element_dwords = if rest.starts_with("f64") { 2 } else { 1 };
+        let outputs = self.types().first()?.dwords() / element_dwords;
+        Some((m, n, k, (outputs * 64 / (m * n)).max(1)))
     }
 }
 
@@ -330,6 +353,19 @@ ops! {
     v_mfma_f32_32x32x8f16 = [X16, X2, X2, X16]; v_mfma_f32_16x16x16f16 = [X4, X2, X2, X4];
     v_mfma_f32_32x32x8bf16_1k = [X16, X2, X2, X16];
     v_mfma_f32_16x16x16bf16_1k = [X4, X2, X2, X4]; v_mfma_f64_16x16x4f64 = [X8, F64, F64, X8];
+    v_mfma_f32_32x32x1f32 = [X32, F32, F32, X32]; v_mfma_f32_16x16x1f32 = [X16, F32, F32, X16];
+    v_mfma_f32_32x32x4f16 = [X32, X2, X2, X32]; v_mfma_f32_16x16x4f16 = [X16, X2, X2, X16];
+    v_mfma_f32_4x4x4f16 = [X4, X2, X2, X4];
+    v_mfma_i32_32x32x4i8 = [X32, B32, B32, X32]; v_mfma_i32_16x16x4i8 = [X16, B32, B32, X16];
+    v_mfma_i32_4x4x4i8 = [X4, B32, B32, X4]; v_mfma_i32_32x32x8i8 = [X16, B32, B32, X16];
+    v_mfma_i32_16x16x16i8 = [X4, B32, B32, X4];
+    v_mfma_i32_32x32x16_i8 = [X16, X2, X2, X16]; v_mfma_i32_16x16x32_i8 = [X4, X2, X2, X4];
+    v_mfma_f32_32x32x2bf16 = [X32, B32, B32, X32]; v_mfma_f32_16x16x2bf16 = [X16, B32, B32, X16];
+    v_mfma_f32_4x4x2bf16 = [X4, B32, B32, X4]; v_mfma_f32_32x32x4bf16 = [X16, B32, B32, X16];
+    v_mfma_f32_16x16x8bf16 = [X4, B32, B32, X4];
+    v_mfma_f32_32x32x4bf16_1k = [X32, X2, X2, X32];
+    v_mfma_f32_16x16x4bf16_1k = [X16, X2, X2, X16]; v_mfma_f32_4x4x4bf16_1k = [X4, X2, X2, X4];
+    v_mfma_f64_4x4x4f64 = [F64, F64, F64, F64];
     v_fma_mix_f32 = [F32, F32, F32, F32]; v_fma_mixlo_f16 = [F16, F32, F32, F32];
     v_fma_mixhi_f16 = [F16, F32, F32, F32];
     v_accvgpr_read_b32 = [B32, B32]; v_accvgpr_write_b32 = [B32, B32];

@@ -166,14 +166,17 @@ pub(crate) fn mnemonic(inst: &Inst, target: Target) -> String {
         && let Some(rest) = name.strip_prefix("v_mfma_")
     {
         // gfx942 spells the source type with an underscore (16x16x4_f32, 32x32x8_bf16 for
-        // gfx90a's bf16_1k) and marks the 4x4 block shapes as 16 blocks.
+        // gfx90a's bf16_1k) and marks the shapes of several blocks with their count (4x4x1_16b).
         let (out_ty, shape_ty) = rest.split_once('_').unwrap_or((rest, ""));
         let split = shape_ty
             .find(|c: char| !(c.is_ascii_digit() || c == 'x'))
             .unwrap_or(shape_ty.len());
         let (shape, ty) = shape_ty.split_at(split);
-        let blocks = if shape == "4x4x1" { "_16b" } else { "" };
-        let ty = ty.trim_end_matches("_1k");
+        let blocks = match inst.op.mfma_shape() {
+            Some((.., b)) if b > 1 => format!("_{b}b"),
+            _ => String::new(),
+        };
+        let ty = ty.trim_start_matches('_').trim_end_matches("_1k");
         return format!("v_mfma_{out_ty}_{shape}{blocks}_{ty}");
     }
     name.to_string()

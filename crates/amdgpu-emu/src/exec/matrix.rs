@@ -1,13 +1,25 @@
-//! Matrix and mixed-precision VOP3P operations: MFMA (one-block shapes) and `v_fma_mix*`.
+//! Matrix and mixed-precision VOP3P operations: MFMA (every dense shape of gfx90a and gfx942
+//! except xf32 and the 8-bit floats) and `v_fma_mix*`.
 //!
-//! MFMA register layouts (AMD's matrix-instruction tables for CDNA2/CDNA3): for an M x N x K
-//! block with M = N = 16 or 32, lane `l` holds row `l % M` of A and column `l % N` of B for the
-//! `K * M / 64` consecutive k values starting at `(l / M) * K * M / 64` (packed two 16-bit
-//! values per register, or one 64-bit value per register pair). D and C hold, in register
-//! (or 64-bit register pair) `r` of lane `l`, element `D[row][l % N]` with
-//! `row = 4 * (l / 16) + r` for M = 16 and `row = 8 * (r / 4) + 4 * (l / 32) + r % 4` for
-//! M = 32. Products are summed in f64 in k order and rounded once (the hardware's
-//! accumulation order is unspecified).
+//! MFMA register layouts (AMD's matrix-instruction tables for CDNA2/CDNA3). An MFMA computes
+//! `blocks` independent products D = A * B + C of an M x K by K x M pair.
+//!
+//! - A and B: lane `l` holds row (A) or column (B) `l % M` of block `(l / M) % blocks`, for the
+//!   `per_lane = K * M * blocks / 64` consecutive k values starting at
+//!   `(l / (M * blocks)) * per_lane`, packed as wide as the element (four 8-bit, two 16-bit, one
+//!   32-bit value per register, or one 64-bit value per register pair).
+//! - C and D with 32-bit elements: the lanes form `64 / M` groups of M columns; each group
+//!   holds, in four consecutive registers, a tile of four consecutive rows. Tiles are numbered
+//!   lane group first, then register quad (`t = (r / 4) * (64 / M) + l / M`); tile `t` is
+//!   rows `4 * (t % (M / 4))` onwards of block `t / (M / 4)`. So 16 x 16 holds rows
+//!   `4 * (l / 16) + r`, 32 x 32 rows `8 * (r / 4) + 4 * (l / 32) + r % 4`, and the sixteen
+//!   4 x 4 blocks of `v_mfma_f32_4x4x1f32` one block per four lanes, row `r`.
+//! - C and D with 64-bit elements: register pair `r` of lane `l` holds column `l % M` of block
+//!   `(l / M) % blocks`, row `4 * r + l / (M * blocks)`.
+//!
+//! Products are summed exactly (f64 for 16- and 32-bit floats, with C first; a chain of fused
+//! multiply-adds for f64; wrapping 32-bit sums for 8-bit integers) in k order and rounded once;
+//! the hardware's accumulation order is unspecified.
 
 use half::{bf16, f16};
 
@@ -24,27 +36,96 @@ enum Elem {
     F16,
     Bf16,
     F64,
+    I8,
 }
 
-/// An MFMA shape with one output block.
+impl Elem {
+    fn bits(self) -> usize {
+        match self {
+            Elem::I8 => 8,
+            Elem::F16 | Elem::Bf16 => 16,
+            Elem::F32 => 32,
+            Elem::F64 => 64,
+        }
+    }
+}
+
+/// An MFMA shape: `blocks` products of M x K by K x M.
 struct Shape {
     m: usize,
     k: usize,
+    blocks: usize,
     elem: Elem,
 }
 
+impl Shape {
+    /// Values of A (or B) each lane holds.
+    fn per_lane(&self) -> usize {
+        self.k * self.m * self.blocks / LANES
+    }
+
+    /// Output registers (register pairs for f64) per lane.
+    fn outputs(&self) -> usize {
+        self.m * self.m * self.blocks / LANES
+    }
+
+    /// (block, row or column, first k) of lane `l`'s A or B values.
+    fn input_place(&self, l: usize) -> (usize, usize, usize) {
+        let group = self.m * self.blocks;
+        (
+            (l / self.m) % self.blocks,
+            l % self.m,
+            (l / group) * self.per_lane(),
+        )
+    }
+
+    /// (block, row) of D's output register (pair) `r` in lane `l`; the column is `l % M`.
+    fn output_place(&self, l: usize, r: usize) -> (usize, usize) {
+        if self.elem == Elem::F64 {
+            let group = self.m * self.blocks;
+            return ((l / self.m) % self.blocks, 4 * r + l / group);
+        }
+        let tiles_per_block = self.m / 4;
+        let tile = (r / 4) * (LANES / self.m) + l / self.m;
+        (tile / tiles_per_block, 4 * (tile % tiles_per_block) + r % 4)
+    }
+}
+
 fn shape(op: Op) -> Option<Shape> {
-    let (m, k, elem) = match op {
-        v_mfma_f32_16x16x4f32 => (16, 4, Elem::F32),
-        v_mfma_f32_32x32x2f32 => (32, 2, Elem::F32),
-        v_mfma_f32_16x16x16f16 => (16, 16, Elem::F16),
-        v_mfma_f32_32x32x8f16 => (32, 8, Elem::F16),
-        v_mfma_f32_16x16x16bf16_1k => (16, 16, Elem::Bf16),
-        v_mfma_f32_32x32x8bf16_1k => (32, 8, Elem::Bf16),
-        v_mfma_f64_16x16x4f64 => (16, 4, Elem::F64),
+    use Elem::*;
+    let (m, k, blocks, elem) = match op {
+        v_mfma_f32_32x32x1f32 => (32, 1, 2, F32),
+        v_mfma_f32_16x16x1f32 => (16, 1, 4, F32),
+        v_mfma_f32_4x4x1f32 => (4, 1, 16, F32),
+        v_mfma_f32_32x32x2f32 => (32, 2, 1, F32),
+        v_mfma_f32_16x16x4f32 => (16, 4, 1, F32),
+        v_mfma_f32_32x32x4f16 => (32, 4, 2, F16),
+        v_mfma_f32_16x16x4f16 => (16, 4, 4, F16),
+        v_mfma_f32_4x4x4f16 => (4, 4, 16, F16),
+        v_mfma_f32_32x32x8f16 => (32, 8, 1, F16),
+        v_mfma_f32_16x16x16f16 => (16, 16, 1, F16),
+        v_mfma_i32_32x32x4i8 => (32, 4, 2, I8),
+        v_mfma_i32_16x16x4i8 => (16, 4, 4, I8),
+        v_mfma_i32_4x4x4i8 => (4, 4, 16, I8),
+        v_mfma_i32_32x32x8i8 => (32, 8, 1, I8),
+        v_mfma_i32_16x16x16i8 => (16, 16, 1, I8),
+        v_mfma_i32_32x32x16_i8 => (32, 16, 1, I8),
+        v_mfma_i32_16x16x32_i8 => (16, 32, 1, I8),
+        v_mfma_f32_32x32x2bf16 => (32, 2, 2, Bf16),
+        v_mfma_f32_16x16x2bf16 => (16, 2, 4, Bf16),
+        v_mfma_f32_4x4x2bf16 => (4, 2, 16, Bf16),
+        v_mfma_f32_32x32x4bf16 => (32, 4, 1, Bf16),
+        v_mfma_f32_16x16x8bf16 => (16, 8, 1, Bf16),
+        v_mfma_f32_32x32x4bf16_1k => (32, 4, 2, Bf16),
+        v_mfma_f32_16x16x4bf16_1k => (16, 4, 4, Bf16),
+        v_mfma_f32_4x4x4bf16_1k => (4, 4, 16, Bf16),
+        v_mfma_f32_32x32x8bf16_1k => (32, 8, 1, Bf16),
+        v_mfma_f32_16x16x16bf16_1k => (16, 16, 1, Bf16),
+        v_mfma_f64_16x16x4f64 => (16, 4, 1, F64),
+        v_mfma_f64_4x4x4f64 => (4, 4, 4, F64),
         _ => return None,
     };
-    Some(Shape { m, k, elem })
+    Some(Shape { m, k, blocks, elem })
 }
 
 /// Whether `op` is an MFMA this module runs.
@@ -52,39 +133,88 @@ pub(super) fn is_mfma(op: Op) -> bool {
     shape(op).is_some()
 }
 
-/// The k-th value (of the lane's `per_lane`) of an A or B operand, widened to f64.
-fn element(w: &Wave, env: &Env, code: u16, elem: Elem, lane: usize, k: usize) -> f64 {
+/// One A or B value: the `e`-th (of the lane's `per_lane`) as f64, or as an integer for 8-bit
+/// integers.
+fn element(w: &Wave, env: &Env, code: u16, elem: Elem, lane: usize, e: usize) -> f64 {
     let slot = Wave::vslot(code);
     let reg = |r: usize| w.v[(slot + r) & 511][lane];
+    let per_reg = 32 / elem.bits().min(32);
+    let field = |e: usize| reg(e / per_reg) >> (elem.bits() * (e % per_reg));
     match elem {
         Elem::F32 => env.in32(f32::from_bits(reg(0))) as f64,
         Elem::F64 => env.in64(f64::from_bits(reg(0) as u64 | (reg(1) as u64) << 32)),
-        Elem::F16 | Elem::Bf16 => {
-            let bits = (reg(k / 2) >> (16 * (k % 2))) as u16;
-            if elem == Elem::F16 {
-                env.in16(f16::from_bits(bits)).to_f64()
-            } else {
-                bf16::from_bits(bits).to_f64()
-            }
+        Elem::F16 => env.in16(f16::from_bits(field(e) as u16)).to_f64(),
+        Elem::Bf16 => bf16::from_bits(field(e) as u16).to_f64(),
+        Elem::I8 => field(e) as u8 as i8 as f64,
+    }
+}
+
+/// The A or B operand as `[block][row or column][k]`.
+fn operand(w: &Wave, env: &Env, code: u16, s: &Shape) -> Vec<Vec<Vec<f64>>> {
+    let mut out = vec![vec![vec![0f64; s.k]; s.m]; s.blocks];
+    for l in 0..LANES {
+        let (b, i, k0) = s.input_place(l);
+        for e in 0..s.per_lane() {
+            out[b][i][k0 + e] = element(w, env, code, s.elem, l, e);
+        }
+    }
+    out
+}
+
+/// C's raw bits for output register (pair) `r` of lane `l`.
+fn c_bits(w: &Wave, ctx: &mut Ctx<'_>, inst: &Inst, wide: bool, l: usize, r: usize) -> u64 {
+    let code = inst.src[2];
+    if code >= VGPR {
+        let slot = Wave::vslot(code);
+        if wide {
+            let lo = w.v[(slot + 2 * r) & 511][l] as u64;
+            lo | (w.v[(slot + 2 * r + 1) & 511][l] as u64) << 32
+        } else {
+            w.v[(slot + r) & 511][l] as u64
+        }
+    } else if wide {
+        sread64(w, ctx, code, Ty::F64, inst.lit)
+    } else {
+        sread(w, ctx, code, Ty::F32, inst.lit) as u64
+    }
+}
+
+/// One output element: C plus the dot product of A's row and B's column, rounded once.
+fn dot(s: &Shape, env: &Env, a: &[f64], b: &[f64], c: u64) -> u64 {
+    match s.elem {
+        Elem::I8 => {
+            let sum = a
+                .iter()
+                .zip(b)
+                .map(|(x, y)| (*x as i64) * (*y as i64))
+                .sum::<i64>();
+            (c as u32).wrapping_add(sum as u32) as u64
+        }
+        Elem::F64 => {
+            let acc = a
+                .iter()
+                .zip(b)
+                .fold(env.in64(f64::from_bits(c)), |acc, (x, y)| {
+                    x.mul_add(*y, acc)
+                });
+            env.out64(acc).to_bits()
+        }
+        _ => {
+            let c = env.in32(f32::from_bits(c as u32)) as f64;
+            let acc = a.iter().zip(b).fold(c, |acc, (x, y)| acc + x * y);
+            env.out32(acc as f32).to_bits() as u64
         }
     }
 }
 
-/// D row of output register (or register pair) `r` of lane `l`.
-fn output_row(m: usize, l: usize, r: usize) -> usize {
-    if m == 16 {
-        4 * (l / 16) + r
-    } else {
-        8 * (r / 4) + 4 * (l / 32) + r % 4
-    }
-}
-
-/// One-block MFMA: D = A * B + C.
+/// MFMA: D = A * B + C for each block.
 pub(super) fn mfma(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let Some(s) = shape(inst.op) else {
         return Err(illegal(format!("{} is not implemented", inst.op.name())));
     };
-    if inst.ctrl & 0x1FFF != 0 {
+    // cbsz [2:0], abid [6:3] and blgp [12:10] of the decoded controls; [9:8] only say that A or
+    // B lie in AGPRs, which the decoder already folded into the operand codes.
+    if inst.ctrl & 0x1C7F != 0 {
         return Err(illegal(
             "MFMA with cbsz/abid/blgp broadcast controls is not emulated",
         ));
@@ -99,64 +229,20 @@ pub(super) fn mfma(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     }
     let env = Env::from_mode(w.mode);
     let wide = s.elem == Elem::F64;
-    let per_lane = s.k * s.m / LANES;
-    let outputs = s.m * s.m / LANES;
-    let mut a = vec![[0f64; 16]; s.m];
-    let mut b = vec![[0f64; 16]; s.m];
+    let a = operand(w, &env, inst.src[0], &s);
+    let b = operand(w, &env, inst.src[1], &s);
+    let regs = s.outputs() * (1 + wide as usize);
+    let mut out = vec![[0u32; LANES]; regs];
     for l in 0..LANES {
-        for e in 0..per_lane {
-            let kk = (l / s.m) * per_lane + e;
-            a[l % s.m][kk] = element(w, &env, inst.src[0], s.elem, l, e);
-            b[l % s.m][kk] = element(w, &env, inst.src[1], s.elem, l, e);
-        }
-    }
-    let c_at = |w: &Wave, l: usize, r: usize| -> f64 {
-        if inst.src[2] >= VGPR {
-            let slot = Wave::vslot(inst.src[2]);
+        for r in 0..s.outputs() {
+            let (blk, i) = s.output_place(l, r);
+            let c = c_bits(w, ctx, inst, wide, l, r);
+            let d = dot(&s, &env, &a[blk][i], &b[blk][l % s.m], c);
             if wide {
-                let lo = w.v[(slot + 2 * r) & 511][l] as u64;
-                let hi = w.v[(slot + 2 * r + 1) & 511][l] as u64;
-                env.in64(f64::from_bits(lo | hi << 32))
+                out[2 * r][l] = d as u32;
+                out[2 * r + 1][l] = (d >> 32) as u32;
             } else {
-                env.in32(f32::from_bits(w.v[(slot + r) & 511][l])) as f64
-            }
-        } else if wide {
-            env.in64(f64::from_bits(sread64(
-                w,
-                ctx,
-                inst.src[2],
-                Ty::F64,
-                inst.lit,
-            )))
-        } else {
-            env.in32(f32::from_bits(sread(
-                w,
-                ctx,
-                inst.src[2],
-                Ty::F32,
-                inst.lit,
-            ))) as f64
-        }
-    };
-    let mut out = vec![[0u32; LANES]; outputs * (1 + wide as usize)];
-    for l in 0..LANES {
-        let j = l % s.m;
-        for r in 0..outputs {
-            let i = output_row(s.m, l, r);
-            let mut acc = c_at(w, l, r);
-            for kk in 0..s.k {
-                acc = if wide {
-                    a[i][kk].mul_add(b[j][kk], acc)
-                } else {
-                    acc + a[i][kk] * b[j][kk]
-                };
-            }
-            if wide {
-                let bits = env.out64(acc).to_bits();
-                out[2 * r][l] = bits as u32;
-                out[2 * r + 1][l] = (bits >> 32) as u32;
-            } else {
-                out[r][l] = env.out32(acc as f32).to_bits();
+                out[r][l] = d as u32;
             }
         }
     }
@@ -164,7 +250,7 @@ pub(super) fn mfma(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     for (r, o) in out.iter().enumerate() {
         w.v[(dst + r) & 511] = *o;
     }
-    w.lane_insts += (LANES * out.len()) as u64;
+    w.lane_insts += (LANES * regs) as u64;
     Ok(Flow::Next)
 }
 
@@ -230,18 +316,50 @@ pub(super) fn fma_mix(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
 
 #[cfg(test)]
 mod tests {
-    use super::output_row;
+    use super::*;
 
+    /// Every element of every block is written by exactly one output register of one lane, and
+    /// every A value is read from exactly one lane.
     #[test]
-    fn output_rows_cover_each_block_once() {
-        for (m, regs) in [(16, 4), (32, 16)] {
-            let mut seen = vec![0u32; m * m];
-            for l in 0..64 {
-                for r in 0..regs {
-                    seen[output_row(m, l, r) * m + l % m] += 1;
+    fn layouts_cover_each_element_once() {
+        for op in Op::ALL.iter().copied() {
+            let Some(s) = shape(op) else { continue };
+            let mut seen = vec![0u32; s.blocks * s.m * s.m];
+            for l in 0..LANES {
+                for r in 0..s.outputs() {
+                    let (b, i) = s.output_place(l, r);
+                    seen[(b * s.m + i) * s.m + l % s.m] += 1;
                 }
             }
-            assert!(seen.iter().all(|&n| n == 1), "{m}x{m}");
+            assert!(seen.iter().all(|&n| n == 1), "{} outputs", op.name());
+            let mut read = vec![0u32; s.blocks * s.m * s.k];
+            for l in 0..LANES {
+                let (b, i, k0) = s.input_place(l);
+                for e in 0..s.per_lane() {
+                    read[(b * s.m + i) * s.k + k0 + e] += 1;
+                }
+            }
+            assert!(read.iter().all(|&n| n == 1), "{} inputs", op.name());
         }
+    }
+
+    /// The layouts AMD documents for three shapes, element by element.
+    #[test]
+    fn layouts_match_the_documented_examples() {
+        let at = |op: Op, l: usize, r: usize| shape(op).unwrap().output_place(l, r);
+        // 16 x 16 f32: register r of lanes 16g..16g+15 holds row 4g + r.
+        assert_eq!(at(v_mfma_f32_16x16x4f32, 37, 2), (0, 10));
+        // Four 16 x 16 blocks: registers 4b..4b+3 hold block b.
+        assert_eq!(at(v_mfma_f32_16x16x1f32, 50, 13), (3, 13));
+        // Sixteen 4 x 4 blocks: register r holds row r, four lanes per block.
+        assert_eq!(at(v_mfma_f32_4x4x1f32, 45, 3), (11, 3));
+        // 16 x 16 f64: pair r of lanes 16g.. holds row 4r + g.
+        assert_eq!(at(v_mfma_f64_16x16x4f64, 37, 2), (0, 10));
+        // Four 4 x 4 f64 blocks: lanes 16i + 4b + j hold row i, column j of block b.
+        assert_eq!(at(v_mfma_f64_4x4x4f64, 16 * 3 + 4 * 2 + 1, 0), (2, 3));
+        let input = |op: Op, l: usize| shape(op).unwrap().input_place(l);
+        assert_eq!(input(v_mfma_f64_4x4x4f64, 16 * 3 + 4 * 2 + 1), (2, 1, 3));
+        assert_eq!(input(v_mfma_f32_32x32x8f16, 40), (0, 8, 4));
+        assert_eq!(input(v_mfma_f32_32x32x4f16, 40), (1, 8, 0));
     }
 }

@@ -28,6 +28,7 @@ pub const SOURCES: &[(&str, &[&str])] = &[
     ("special", &[]),
     ("preload", &["-mllvm", "-amdgpu-kernarg-preload-count=3"]),
     ("library_ops", &[]),
+    ("mfma_shapes", &[]),
     ("grid_sync", &[]),
     ("counters", &[]),
 ];
