@@ -509,6 +509,28 @@ fn a_tiered_store_keeps_what_fits_on_the_device_and_the_rest_on_the_host() {
 }
 
 #[test]
+fn a_region_the_device_refuses_needs_room_in_host_memory() {
+    // The device budget has room, but the runtime refuses the buffer (its memory ran out):
+    // the region would go to host memory, which cannot hold it, so the capture declines
+    // before anything is allocated or copied.
+    let buffers = Arc::new(AgentBuffers::new(Box::new(FakeDevice::new(0))));
+    let store = TieredStore::new(Some(buffers), u64::MAX, false, None);
+    let huge = Region {
+        kind: RegionKind::Allocation { base: 0x1000 },
+        device: 0x1000,
+        size: 1 << 60,
+    };
+    let copier = FakeCopy::new(vec![]);
+    let err =
+        Snapshot::capture(vec![huge], Box::new(store), Box::new(RestoreAll), &copier).unwrap_err();
+    assert!(
+        matches!(err, CaptureError::HostMemory { needed, .. } if needed == 1 << 60),
+        "{err}"
+    );
+    assert_eq!(err.tag(), "host memory");
+}
+
+#[test]
 fn device_buffers_are_reused_and_idle_ones_make_room() {
     let buffers = AgentBuffers::new(Box::new(FakeDevice::new(1 << 20)));
     let a = buffers.take(1000, 10_000).unwrap();

@@ -318,6 +318,11 @@ impl SnapshotStore for TieredStore {
                 });
             }
             None => {
+                // The budget asked before the capture may have counted this region as device
+                // memory that the runtime then refused: the host must have room for it now.
+                if self.device.is_some() {
+                    super::budget::check(region.size as u64)?;
+                }
                 let buf = host_buffer(region.size, self.pinning.as_ref()).ok_or(
                     CaptureError::HostAllocation {
                         device: region.device,

@@ -6,6 +6,7 @@
 //! - [`fault`]: the queue error each emulator fault becomes, on both back ends;
 //! - [`aql`]: the in-order AQL packet processor, generic over how a back end reaches its ring,
 //!   signals and kernels ([`aql::QueueBackend`]);
+//! - [`host_memory`]: whether the host can back a large allocation of device memory now;
 //! - [`pmc`]: an agent's performance-counter file and the private PM4 payload of the counter
 //!   packets the processor executes.
 
@@ -13,5 +14,6 @@
 
 pub mod aql;
 pub mod fault;
+pub mod host_memory;
 pub mod model;
 pub mod pmc;

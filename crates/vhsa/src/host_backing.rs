@@ -3,15 +3,13 @@
 //! `OUT_OF_RESOURCES`). The answer is the smallest of the machine's `MemTotal` and the memory
 //! limits of the process's cgroup and its ancestors (v2 `memory.max`, v1
 //! `memory.limit_in_bytes`), read once when the topology is built.
+//!
+//! Pools reserve no memory when they allocate (the mappings are filled on first touch), so a
+//! large allocation is also checked against the memory the host has available at that moment
+//! ([`vgpu::host_memory::refusal`]).
 
 use std::path::{Path, PathBuf};
-
-/// `MemTotal` of `/proc/meminfo` text, in bytes.
-fn mem_total(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb << 10)
-}
+use vgpu::host_memory::meminfo_bytes;
 
 /// A limit file's value (`max` and absurd values are no limit).
 fn limit(text: &str) -> Option<u64> {
@@ -64,7 +62,7 @@ fn cgroup_limit(self_cgroup: &str) -> Option<u64> {
 pub(crate) fn backable_bytes() -> Option<u64> {
     let total = std::fs::read_to_string("/proc/meminfo")
         .ok()
-        .and_then(|t| mem_total(&t));
+        .and_then(|t| meminfo_bytes(&t, "MemTotal:"));
     let cgroup = std::fs::read_to_string("/proc/self/cgroup")
         .ok()
         .and_then(|t| cgroup_limit(&t));
@@ -80,10 +78,6 @@ mod tests {
 
     #[test]
     fn meminfo_and_limit_files_are_read() {
-        assert_eq!(
-            mem_total("MemTotal:       24576000 kB\nMemFree: 1 kB\n"),
-            Some(24576000 << 10)
-        );
         assert_eq!(limit("1610612736\n"), Some(1610612736));
         assert_eq!(limit("max\n"), None);
         assert_eq!(limit("9223372036854771712"), None, "v1's unlimited");

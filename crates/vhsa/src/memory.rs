@@ -76,6 +76,18 @@ fn map(size: usize, executable: bool) -> Result<*mut u8> {
     Ok(p.cast())
 }
 
+/// Bytes of this runtime's large mappings that nobody has touched yet: promised to a caller
+/// but not in the host's count of used memory.
+fn untouched_large() -> u64 {
+    let ranges: Vec<(usize, usize)> = ALLOCATIONS
+        .read()
+        .iter()
+        .filter(|(_, a)| a.origin == Origin::Mapped && vgpu::host_memory::is_checked(a.size as u64))
+        .map(|(&base, a)| (base, round_up(a.size)))
+        .collect();
+    vgpu::host_memory::untouched_bytes(ranges.into_iter())
+}
+
 /// Records an allocation made elsewhere (locked host memory).
 pub(crate) fn record(
     base: *mut u8,
@@ -137,6 +149,11 @@ pub(crate) fn allocate_in_pool(
             "hsa_amd_memory_pool_allocate: ignoring unknown flags {:#x}",
             flags & !KNOWN_FLAGS
         );
+    }
+    if vgpu::host_memory::is_checked(size as u64)
+        && let Some(why) = vgpu::host_memory::refusal(size as u64, untouched_large())
+    {
+        return Err(Error::OutOfResources(why));
     }
     let device = pool.is_device_memory();
     if device {

@@ -13,6 +13,17 @@ fn runtime_basics() {
 }
 
 #[test]
+fn an_allocation_the_host_cannot_back_now_is_refused() {
+    let dir = test_support::scratch_dir("vhsa-host-backing");
+    let exe = program(&dir, "host_backing");
+    let mut cmd = command(&exe);
+    // A device pool of 1 PiB: only the host's available memory can refuse.
+    cmd.env("VHSA_DEVICE_MEMORY_MB", (1u64 << 30).to_string());
+    let out = run_ok(cmd);
+    assert!(stdout(&out).contains("PASS"), "{}", stdout(&out));
+}
+
+#[test]
 fn exports_carry_the_rocr_version_and_soname() {
     let lib = test_support::vhsa_lib_dir().join("libhsa-runtime64.so.1");
     let out = std::process::Command::new("readelf")

@@ -3,6 +3,7 @@
 //!
 //! - `allocate`: anonymous mappings; a scratch allocation is a lazy reservation
 //!   (`MAP_NORESERVE`); blocks of 2 MiB and more are 2 MiB aligned, as the driver places them;
+//!   a large allocation the host cannot back now is refused (`vgpu::host_memory`);
 //! - `register`: host memory the runtime pins (`hsa_amd_memory_lock`, HIP's pinned memory);
 //! - `map`/`unmap`: which nodes an allocation is mapped to (pointer info reports them);
 //! - pointer info and user data, as `hsaKmtQueryPointerInfo` returns them;
@@ -108,14 +109,37 @@ fn munmap(address: u64, size: u64) {
     unsafe { libc::munmap(address as *mut _, size as usize) };
 }
 
+/// Bytes of the large allocations (not scratch) that nobody has touched yet.
+fn untouched_large() -> u64 {
+    let ranges: Vec<(usize, usize)> = with_map(|m| {
+        m.entries
+            .iter()
+            .filter(|(_, e)| {
+                e.kind == Kind::Allocated
+                    && e.flags & flag::SCRATCH == 0
+                    && vgpu::host_memory::is_checked(e.size)
+            })
+            .map(|(&a, e)| (a as usize, e.size as usize))
+            .collect()
+    });
+    vgpu::host_memory::untouched_bytes(ranges.into_iter())
+}
+
 /// Allocates `size` bytes for `node` with `HsaMemFlags` bits `flags`.
 pub(crate) fn allocate(node: u32, size: u64, flags: u32) -> Result<u64> {
     if size == 0 {
         return Err(Error::InvalidParameter("allocation size 0"));
     }
     let size = page_round(size);
+    let scratch = flags & flag::SCRATCH != 0;
+    if !scratch
+        && vgpu::host_memory::is_checked(size)
+        && let Some(why) = vgpu::host_memory::refusal(size, untouched_large())
+    {
+        return Err(Error::NoMemory(why));
+    }
     let align = if size >= BLOCK { BLOCK } else { 4096 };
-    let address = mmap(size, align, flags & flag::SCRATCH != 0)?;
+    let address = mmap(size, align, scratch)?;
     with_map(|m| {
         m.entries.insert(
             address,
