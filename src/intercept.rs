@@ -1553,11 +1553,17 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     } else {
         runtime::install(o);
     }
-    if from == ToolState::Uninitialised && !pin_in_memory() {
-        tracing::warn!(
-            "kreplay could not keep itself loaded (dlopen RTLD_NODELETE failed): a doorbell rung while hsa_shut_down unloads \
-             the tools may call into unmapped code"
-        );
+    if from == ToolState::Uninitialised {
+        if !pin_in_memory() {
+            tracing::warn!(
+                "kreplay could not keep itself loaded (dlopen RTLD_NODELETE failed): a doorbell rung while hsa_shut_down unloads \
+                 the tools may call into unmapped code"
+            );
+        }
+        // SAFETY: registers a function of this library, which stays mapped (above) until exit.
+        if unsafe { libc::atexit(settle_at_exit) } != 0 {
+            tracing::debug!("atexit refused: records of dispatches completing at exit may be lost");
+        }
     }
     if !state::advance(from, ToolState::Active) {
         return Err(LoadError::AlreadyLoaded);
@@ -1577,6 +1583,30 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     // An invalid KREPLAY_DRAIN_DECLINE_MS is reported now, not at the first replay.
     let _ = &*replay::DRAIN_DECLINE;
     Ok(())
+}
+
+/// How long the process's exit waits for the tool's completion handlers.
+const EXIT_SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// At process exit: many programs (HIP's among them) never call `hsa_shut_down`, and a
+/// dispatch that ran once gets its record from a handler that runs after the application's own
+/// completion signal, so a program exiting right after its last synchronisation would lose that
+/// record. Waits (bounded) for those handlers and flushes the records. Registered with `atexit`
+/// once, at the first `OnLoad`, after the runtime's own exit handlers, so it runs before them.
+extern "C" fn settle_at_exit() {
+    panic_boundary(
+        "exit",
+        || {
+            if state::current() == ToolState::Active {
+                replay::settle_handlers_within(
+                    &QUEUES.all(),
+                    EXIT_SETTLE.min(*replay::DRAIN_TIMEOUT),
+                );
+                crate::client::flush();
+            }
+        },
+        || (),
+    );
 }
 
 /// Entry point called by the HSA runtime after it loads the library as a tool.

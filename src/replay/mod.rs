@@ -286,15 +286,20 @@ impl QueueRegistry {
 /// `queues` finished, so their records are delivered before a queue or the tool goes away. On
 /// expiry it warns and proceeds: teardown must not hang.
 pub fn settle_handlers(queues: &[Arc<QueueState>]) {
+    settle_handlers_within(queues, *DRAIN_TIMEOUT);
+}
+
+/// [`settle_handlers`] with its own bound.
+pub fn settle_handlers_within(queues: &[Arc<QueueState>], bound: Duration) {
     let busy = || {
         queues
             .iter()
             .any(|q| q.in_flight.load(Ordering::Acquire) > 0)
     };
-    if busy() && !drain::poll_until(*DRAIN_TIMEOUT, Duration::from_millis(1), || !busy()) {
+    if busy() && !drain::poll_until(bound, Duration::from_millis(1), || !busy()) {
         tracing::warn!(
-            "completion handlers still in flight after {} ms at queue or tool teardown; their records are lost",
-            DRAIN_TIMEOUT.as_millis()
+            "completion handlers still in flight after {} ms at queue or tool teardown or at exit; their records are lost",
+            bound.as_millis()
         );
     }
 }
