@@ -231,11 +231,17 @@ impl DeviceHasher {
             << ffi::HSA_PACKET_HEADER_TYPE
             | (ffi::HSA_FENCE_SCOPE_SYSTEM as u16) << ffi::HSA_PACKET_HEADER_ACQUIRE_FENCE_SCOPE
             | (ffi::HSA_FENCE_SCOPE_SYSTEM as u16) << ffi::HSA_PACKET_HEADER_RELEASE_FENCE_SCOPE;
-        // SAFETY: the slot lies in the queue's ring (64-byte packets); the header is published
-        // last with a release store so the packet processor sees a complete packet.
+        // SAFETY: the slot lies in the queue's ring (64-byte packets). The body is written
+        // around the first word, which keeps the slot's INVALID header (a packet processor
+        // polling the ring would take any other value, even 0, as a packet), and the header is
+        // published last with a release store so the processor sees a complete packet.
         unsafe {
             let p = (q.base_address as *mut ffi::hsa_kernel_dispatch_packet_t).add(slot);
-            std::ptr::write(p, packet);
+            std::ptr::copy_nonoverlapping(
+                (&raw const packet).cast::<u8>().add(4),
+                p.cast::<u8>().add(4),
+                std::mem::size_of::<ffi::hsa_kernel_dispatch_packet_t>() - 4,
+            );
             let word = &*(p as *const std::sync::atomic::AtomicU32);
             word.store(
                 header as u32 | ((packet.setup as u32) << 16),

@@ -534,6 +534,8 @@ mod tests {
         let idx = q.write_index().fetch_add(1, Ordering::SeqCst);
         let slot = q.slot(idx);
         let p = hsa_kernel_dispatch_packet_t {
+            // The slot stays INVALID until the header store below: the executor polls it.
+            header: HSA_PACKET_TYPE_INVALID as u16,
             setup: 1,
             workgroup_size_x: 1,
             workgroup_size_y: 1,

@@ -414,6 +414,9 @@ impl<'h> Device<'h> {
                 .cast::<ffi::hsa_kernel_dispatch_packet_t>()
                 .add((index % u64::from(q.size)) as usize);
             let mut packet: ffi::hsa_kernel_dispatch_packet_t = std::mem::zeroed();
+            // The slot stays INVALID until the header store: a packet processor polling the
+            // ring would take a zero header (vendor-specific) as a packet.
+            packet.header = ffi::HSA_PACKET_TYPE_INVALID as u16;
             packet.workgroup_size_x = WORKGROUP;
             packet.workgroup_size_y = 1;
             packet.workgroup_size_z = 1;
@@ -423,7 +426,7 @@ impl<'h> Device<'h> {
             packet.kernel_object = kernel;
             packet.kernarg_address = kernarg;
             packet.completion_signal = self.done;
-            // Everything but the header first; the header (with setup) last, with release order.
+            // The body first; the header (with setup) last, with release order.
             slot.write(packet);
             let header = (ffi::HSA_PACKET_TYPE_KERNEL_DISPATCH)
                 | (1 << ffi::HSA_PACKET_HEADER_BARRIER)
