@@ -1,8 +1,8 @@
 //! The instructions AMD's library kernels and clang-22's matrix and mixed-precision code use,
 //! each run from a corpus kernel (`tests/corpus/library_ops.hip`) on both targets and compared
 //! with a CPU reference: 16-bit compares (with cmpx and SDWA forms), 64-bit and f64 LDS
-//! atomics, acquire-load cache invalidations, every MFMA shape (`tests/corpus/mfma_shapes.hip`)
-//! and `v_fma_mix*`.
+//! atomics, acquire-load cache invalidations, every MFMA shape (`tests/corpus/mfma_shapes.hip`),
+//! `v_fma_mix*` and buffer accesses checked against the V#'s record count.
 #![allow(clippy::needless_range_loop)]
 
 mod common;
@@ -414,6 +414,89 @@ fn grid_wide_barrier_runs_work_groups_co_resident() {
                     );
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn buffer_accesses_outside_num_records_read_zero_and_drop_stores() {
+    let n = 128usize;
+    let records = 4 * 100u32; // bytes: dwords 0..100 of the buffers are in range
+    let mut r = Rng(31);
+    let src: Vec<u32> = (0..n + 32).map(|_| r.next() as u32 | 1).collect();
+    let canary = 0xDEAD_BEEFu32;
+    for t in TARGETS {
+        let mut b = Bench::new("library_ops", t);
+        assert_uses(
+            &b,
+            &[
+                "buffer_load_dwordx4",
+                "buffer_load_ubyte",
+                "buffer_store_dword",
+            ],
+        );
+        let (si, out, dst) = (
+            b.buf_of(&src),
+            b.zeros::<u32>(8 * n),
+            b.buf_of(&vec![canary; n + 8]),
+        );
+        b.run1(
+            "buffer_bounds",
+            n as u32,
+            64,
+            &[
+                Arg::Buf(si),
+                Arg::Buf(out),
+                Arg::Buf(dst),
+                Arg::U32(records),
+            ],
+        );
+        let (got, stored) = (b.read::<u32>(out), b.read::<u32>(dst));
+        let raw = |byte: usize| -> u32 {
+            if byte < records as usize {
+                src[byte / 4]
+            } else {
+                0
+            }
+        };
+        for i in 0..n {
+            let o = &got[8 * i..8 * i + 8];
+            let name = t.name();
+            assert_eq!(o[0], raw(4 * i), "{name} lane {i}: raw dword");
+            for k in 0..4 {
+                assert_eq!(
+                    o[1 + k],
+                    raw(4 * (i + k)),
+                    "{name} lane {i}: dwordx4 part {k}"
+                );
+            }
+            let byte = if i < records as usize {
+                src[i / 4] >> (8 * (i % 4)) & 0xFF
+            } else {
+                0
+            };
+            assert_eq!(o[5], byte, "{name} lane {i}: raw byte");
+            let structured = if i < records as usize / 8 {
+                src[2 * i + 1]
+            } else {
+                0
+            };
+            assert_eq!(o[6], structured, "{name} lane {i}: structured dword");
+            let shifted = if 4 * i < records as usize {
+                src[i + 16]
+            } else {
+                0
+            };
+            assert_eq!(
+                o[7], shifted,
+                "{name} lane {i}: SOFFSET is outside the check"
+            );
+            let want = if 4 * i < records as usize {
+                i as u32 + 1
+            } else {
+                canary
+            };
+            assert_eq!(stored[i], want, "{name} lane {i}: store");
         }
     }
 }

@@ -45,6 +45,16 @@ enum Kind {
     Atomic(Atomic),
 }
 
+impl Kind {
+    /// The bytes one lane's access covers in memory.
+    fn bytes(self) -> u32 {
+        match self {
+            Kind::Load { n, .. } | Kind::Store { n, .. } => n,
+            Kind::Atomic(a) => 4 << a.wide as u32,
+        }
+    }
+}
+
 fn kind(op: Op) -> Option<Kind> {
     static KINDS: std::sync::OnceLock<Vec<Option<Kind>>> = std::sync::OnceLock::new();
     KINDS.get_or_init(|| Op::ALL.iter().map(|&o| kind_of(o)).collect())[op as usize]
@@ -220,14 +230,18 @@ fn lane_access(
     kind: Kind,
     data_reg: u16,
     dst: u16,
+    inside: u32,
 ) -> Result<(), FaultKind> {
     match kind {
         Kind::Load { n, .. } => {
             let mut raw = [0u8; 16];
-            match access(ctx, w, lane, place, n, false)? {
-                Target::Bytes(b) => raw[..n as usize].copy_from_slice(b),
-                Target::Host(p, _) => load_bytes(p, &mut raw[..n as usize]),
-                Target::Nothing => {}
+            let m = inside.min(n) as usize;
+            if m > 0 {
+                match access(ctx, w, lane, place, m as u32, false)? {
+                    Target::Bytes(b) => raw[..m].copy_from_slice(b),
+                    Target::Host(p, _) => load_bytes(p, &mut raw[..m]),
+                    Target::Nothing => {}
+                }
             }
             write_loaded(w, dst, lane, &raw[..n as usize], kind);
         }
@@ -238,10 +252,13 @@ fn lane_access(
                 b[0] = b[2];
                 b[1] = b[3];
             }
-            match access(ctx, w, lane, place, n, true)? {
-                Target::Bytes(t) => t.copy_from_slice(&b[..n as usize]),
-                Target::Host(p, _) => store_bytes(p, &b[..n as usize]),
-                Target::Nothing => {}
+            let m = inside.min(n) as usize;
+            if m > 0 {
+                match access(ctx, w, lane, place, m as u32, true)? {
+                    Target::Bytes(t) => t.copy_from_slice(&b[..m]),
+                    Target::Host(p, _) => store_bytes(p, &b[..m]),
+                    Target::Nothing => {}
+                }
             }
         }
         Kind::Atomic(at) => {
@@ -260,7 +277,12 @@ fn lane_access(
                 (true, false) => d[1] as u64,
             };
             let rmw = at.rmw;
-            let old = match access(ctx, w, lane, place, n, true)? {
+            let target = if inside >= n {
+                access(ctx, w, lane, place, n, true)?
+            } else {
+                Target::Nothing
+            };
+            let old = match target {
                 Target::Bytes(t) => {
                     let old = if wide {
                         u64::from_le_bytes(t[..8].try_into().expect("8"))
@@ -387,7 +409,17 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         if exec >> l & 1 == 0 {
             continue;
         }
-        lane_access(w, ctx, inst, l, places[l], kind, inst.src[1], inst.dst)?;
+        lane_access(
+            w,
+            ctx,
+            inst,
+            l,
+            places[l],
+            kind,
+            inst.src[1],
+            inst.dst,
+            u32::MAX,
+        )?;
     }
     Ok(Flow::Next)
 }
@@ -511,9 +543,11 @@ fn mubuf(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let stride = ((w.s[(r + 1) & 127] >> 16) & 0x3FFF) as u64;
     let idxen = inst.ctrl & flags::IDXEN != 0;
     let offen = inst.ctrl & flags::OFFEN != 0;
+    let num_records = w.s[(r + 2) & 127] as u64;
     let soffset = sread(w, ctx, inst.sdst, Ty::B32, inst.lit) as u64;
     let exec = w.exec();
     let vaddr = Wave::vslot(inst.src[0]);
+    let size = kind.bytes();
     for l in 0..LANES {
         if exec >> l & 1 == 0 {
             continue;
@@ -525,18 +559,51 @@ fn mubuf(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         } else {
             0
         };
-        let place = if base == PRIVATE_BUFFER_BASE {
+        let offset = voff + inst.imm as u64;
+        let (place, inside) = if base == PRIVATE_BUFFER_BASE {
             // The private buffer is swizzled per lane (64 lanes, 4-byte elements): SOFFSET is a
             // wave-level offset (the stack and frame pointers are per-lane offsets times 64),
-            // the VGPR and instruction offsets are the lane's own.
-            Place::Private(((soffset >> 6) + voff + inst.imm as u64) as u32)
+            // the VGPR and instruction offsets are the lane's own. It has no range check.
+            (Place::Private(((soffset >> 6) + offset) as u32), u32::MAX)
         } else {
-            Place::Global(base + soffset + voff + inst.imm as u64 + vindex * stride)
+            let place = Place::Global(base + soffset + offset + vindex * stride);
+            (
+                place,
+                bytes_in_range(idxen, vindex, offset, size, num_records),
+            )
         };
-        lane_access(w, ctx, inst, l, place, kind, inst.src[1], inst.src[1])?;
+        lane_access(
+            w,
+            ctx,
+            inst,
+            l,
+            place,
+            kind,
+            inst.src[1],
+            inst.src[1],
+            inside,
+        )?;
     }
     w.lane_insts += exec.count_ones() as u64;
     Ok(Flow::Next)
+}
+
+/// How many leading bytes of a buffer access of `size` bytes pass the V#'s range check (GFX9
+/// rules): with an index (a structured buffer) the whole access is in range when the index is
+/// below NUM_RECORDS; without one (a raw buffer) each dword is in range when its byte offset
+/// (the VGPR and instruction offsets, never SOFFSET) is below NUM_RECORDS, and a sub-dword
+/// access when its own offset is. Out-of-range loads read 0; stores and atomics are dropped.
+fn bytes_in_range(idxen: bool, index: u64, offset: u64, size: u32, num_records: u64) -> u32 {
+    if idxen {
+        return if index < num_records { size } else { 0 };
+    }
+    if size < 4 {
+        return if offset < num_records { size } else { 0 };
+    }
+    let dwords = (0..size / 4)
+        .take_while(|&i| offset + 4 * u64::from(i) < num_records)
+        .count() as u32;
+    dwords * 4
 }
 
 fn lds_get(ctx: &Ctx<'_>, a: u64, n: usize) -> u64 {

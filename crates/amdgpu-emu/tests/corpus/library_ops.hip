@@ -2,7 +2,7 @@
 // Instructions AMD's library kernels use (rocPRIM scans and sorts, rocSPARSE, rocRAND half
 // precision) and clang-22 emits for matrix and mixed-precision code: 16-bit compares and their
 // cmpx/SDWA forms, 64-bit and f64 LDS atomics, cache invalidations of acquire loads, MFMA
-// shapes beyond 16x16x4f32 and the mixed-precision FMAs.
+// shapes beyond 16x16x4f32, the mixed-precision FMAs and range-checked buffer accesses.
 
 // One 16-bit compare of a and b (their low halves) as 0 or 1.
 #define CMP16(op)                                                                            \
@@ -102,4 +102,33 @@ extern "C" __global__ void fma_mix_modifiers(const u32 *ab, const float *c, u32 
                : "+v"(r1) : "v"(x), "v"(y));
   out[2 * i] = r0;
   out[2 * i + 1] = r1;
+}
+
+typedef u32 u32x4_b __attribute__((ext_vector_type(4)));
+
+// Buffer loads and stores against the V#'s NUM_RECORDS (composable-kernel and Tensile style
+// bounds checks): lane i writes 8 words to out[8i..]: a raw dword at byte i*4, the four dwords
+// of a raw dwordx4 at byte i*4, a raw byte at byte i, a structured dword (index i, 8-byte
+// records, offset 4), and a raw dword at byte i*4 with SOFFSET 64 (outside the check). It then
+// stores i + 1 at byte i*4 of dst through a raw V# of the same size.
+extern "C" __global__ void buffer_bounds(const u32 *src, u32 *out, u32 *dst, u32 records) {
+  u32 i = gid_x();
+  __amdgpu_buffer_rsrc_t r = __builtin_amdgcn_make_buffer_rsrc((void *)src, 0, records, 0x27000);
+  __amdgpu_buffer_rsrc_t w = __builtin_amdgcn_make_buffer_rsrc((void *)dst, 0, records, 0x27000);
+  u64 base = (u64)src;
+  u32x4_b s = {(u32)base, (u32)(base >> 32) | 8u << 16, records / 8, 0x27000};
+  u32 *o = out + 8 * i;
+  o[0] = __builtin_amdgcn_raw_buffer_load_b32(r, i * 4, 0, 0);
+  u32x4_b v = __builtin_amdgcn_raw_buffer_load_b128(r, i * 4, 0, 0);
+  o[1] = v.x;
+  o[2] = v.y;
+  o[3] = v.z;
+  o[4] = v.w;
+  o[5] = __builtin_amdgcn_raw_buffer_load_b8(r, i, 0, 0);
+  u32 d;
+  asm volatile("buffer_load_dword %0, %1, %2, 0 idxen offset:4\n\ts_waitcnt vmcnt(0)"
+               : "=v"(d) : "v"(i), "s"(s));
+  o[6] = d;
+  o[7] = __builtin_amdgcn_raw_buffer_load_b32(r, i * 4, 64, 0);
+  __builtin_amdgcn_raw_buffer_store_b32(i + 1, w, i * 4, 0, 0);
 }
