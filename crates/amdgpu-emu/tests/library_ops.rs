@@ -181,6 +181,8 @@ enum Input {
     Bf16,
     I8,
     F64,
+    /// gfx942's 8-bit floats: whether A, then B, is bf8 (E5M2) rather than fp8 (E4M3).
+    F8(bool, bool),
 }
 
 /// The operation (its kernel is named after it), M, K, blocks, input type, and the one target
@@ -227,8 +229,89 @@ const SHAPES: &[ShapeCase] = {
         ("v_mfma_f32_16x16x8bf16", 16, 8, 1, Bf16, Some(Gfx90a)),
         ("v_mfma_i32_32x32x16_i8", 32, 16, 1, I8, Some(Gfx942)),
         ("v_mfma_i32_16x16x32_i8", 16, 32, 1, I8, Some(Gfx942)),
+        (
+            "v_mfma_f32_16x16x32_fp8_fp8",
+            16,
+            32,
+            1,
+            F8(false, false),
+            Some(Gfx942),
+        ),
+        (
+            "v_mfma_f32_16x16x32_fp8_bf8",
+            16,
+            32,
+            1,
+            F8(false, true),
+            Some(Gfx942),
+        ),
+        (
+            "v_mfma_f32_16x16x32_bf8_fp8",
+            16,
+            32,
+            1,
+            F8(true, false),
+            Some(Gfx942),
+        ),
+        (
+            "v_mfma_f32_16x16x32_bf8_bf8",
+            16,
+            32,
+            1,
+            F8(true, true),
+            Some(Gfx942),
+        ),
+        (
+            "v_mfma_f32_32x32x16_fp8_fp8",
+            32,
+            16,
+            1,
+            F8(false, false),
+            Some(Gfx942),
+        ),
+        (
+            "v_mfma_f32_32x32x16_fp8_bf8",
+            32,
+            16,
+            1,
+            F8(false, true),
+            Some(Gfx942),
+        ),
+        (
+            "v_mfma_f32_32x32x16_bf8_fp8",
+            32,
+            16,
+            1,
+            F8(true, false),
+            Some(Gfx942),
+        ),
+        (
+            "v_mfma_f32_32x32x16_bf8_bf8",
+            32,
+            16,
+            1,
+            F8(true, true),
+            Some(Gfx942),
+        ),
     ]
 };
+
+/// The gfx942 8-bit float (FNUZ: fp8 E4M3 with bias 8, bf8 E5M2 with bias 16) of `x`, which
+/// must be exactly representable.
+fn f8_bits(x: f64, bf8: bool) -> u8 {
+    let (mantissa, bias) = if bf8 { (2, 16) } else { (3, 8) };
+    if x == 0.0 {
+        return 0;
+    }
+    let e = x.abs().log2().floor() as i32;
+    let m = (x.abs() / 2f64.powi(e) - 1.0) * f64::from(1 << mantissa);
+    assert!(
+        m.fract() == 0.0 && e + bias > 0,
+        "{x} is not a normal 8-bit float"
+    );
+    let sign = if x < 0.0 { 0x80 } else { 0 };
+    sign | ((e + bias) as u8) << mantissa | m as u8
+}
 
 /// `blocks` products D = A * B + C of row-major A (M x K), B (K x M) and C (M x M), exact.
 fn block_products(a: &[f64], b: &[f64], c: &[f64], m: usize, k: usize) -> Vec<f64> {
@@ -287,8 +370,15 @@ fn every_mfma_shape_matches_the_block_products() {
                 ),
                 Input::I8 => b.buf_of(&v.iter().map(|&x| x as i8).collect::<Vec<_>>()),
                 Input::F64 => b.buf_of(v),
+                Input::F8(..) => unreachable!("8-bit floats are encoded per operand"),
             };
-            let (ai, bi) = (put(&mut b, &a), put(&mut b, &bm));
+            let (ai, bi) = match input {
+                Input::F8(a_bf8, b_bf8) => (
+                    b.buf_of(&a.iter().map(|&x| f8_bits(x, a_bf8)).collect::<Vec<_>>()),
+                    b.buf_of(&bm.iter().map(|&x| f8_bits(x, b_bf8)).collect::<Vec<_>>()),
+                ),
+                _ => (put(&mut b, &a), put(&mut b, &bm)),
+            };
             let want = block_products(&a, &bm, &c, m, k);
             let n = c.len();
             let (ci, d) = match input {
@@ -497,6 +587,89 @@ fn buffer_accesses_outside_num_records_read_zero_and_drop_stores() {
                 canary
             };
             assert_eq!(stored[i], want, "{name} lane {i}: store");
+        }
+    }
+}
+
+/// The value of gfx942 8-bit float `byte` (fp8 E4M3 bias 8, or bf8 E5M2 bias 16; FNUZ: 0x80 is
+/// the one NaN, no infinities), the reference for the conversions.
+fn f8_value(byte: u8, bf8: bool) -> f32 {
+    let (mantissa, bias) = if bf8 { (2u32, 16) } else { (3u32, 8) };
+    if byte == 0x80 {
+        return f32::NAN;
+    }
+    let (e, m) = (
+        ((byte & 0x7F) >> mantissa) as i32,
+        (byte & ((1 << mantissa) - 1)) as f64,
+    );
+    let one = f64::from(1u32 << mantissa);
+    let magnitude = if e == 0 {
+        m / one * 2f64.powi(1 - bias)
+    } else {
+        (1.0 + m / one) * 2f64.powi(e - bias)
+    };
+    (if byte & 0x80 != 0 {
+        -magnitude
+    } else {
+        magnitude
+    }) as f32
+}
+
+#[test]
+fn eight_bit_float_conversions_cover_every_byte() {
+    // Known points: FNUZ 1.0 is 0x40 in both formats (OCP's E4M3 would be 0x38), the largest
+    // values are 240 and 57344, the smallest denormals 2^-10 and 2^-17.
+    assert_eq!(f8_value(0x40, false), 1.0);
+    assert_eq!(f8_value(0x40, true), 1.0);
+    assert_eq!(f8_value(0x7F, false), 240.0);
+    assert_eq!(f8_value(0x7F, true), 57344.0);
+    assert_eq!(f8_value(0x01, false), 2f32.powi(-10));
+    assert_eq!(f8_value(0x01, true), 2f32.powi(-17));
+    assert_eq!(f8_value(0xC0, false), -1.0);
+    let t = amdgpu_emu::Target::Gfx942;
+    let mut b = Bench::new("library_ops", t);
+    assert_uses(
+        &b,
+        &[
+            "v_cvt_f32_fp8",
+            "v_cvt_f32_bf8",
+            "v_cvt_pk_f32_fp8",
+            "v_cvt_pk_f32_bf8",
+        ],
+    );
+    // Lane i holds bytes 4i..4i+3 (mod 256) rotated by the lane, so every byte appears in
+    // every position.
+    let n = 256usize;
+    let words: Vec<u32> = (0..n)
+        .map(|i| {
+            let k = i.rotate_left(2) as u32;
+            u32::from_le_bytes([0, 1, 2, 3].map(|j| (k + j) as u8))
+        })
+        .collect();
+    let (inp, out) = (b.buf_of(&words), b.zeros::<f32>(16 * n));
+    b.run1("cvt_f8", n as u32, 64, &[Arg::Buf(inp), Arg::Buf(out)]);
+    let got = b.read::<f32>(out);
+    for (i, w) in words.iter().enumerate() {
+        let bytes = w.to_le_bytes();
+        let mut want = Vec::new();
+        for bf8 in [false, true] {
+            want.extend(bytes.iter().map(|&x| f8_value(x, bf8)));
+        }
+        for bf8 in [false, true] {
+            want.extend(bytes.iter().map(|&x| f8_value(x, bf8)));
+        }
+        let got = &got[16 * i..16 * i + 16];
+        for k in 0..16 {
+            let same = if want[k].is_nan() {
+                got[k].is_nan()
+            } else {
+                got[k].to_bits() == want[k].to_bits()
+            };
+            assert!(
+                same,
+                "lane {i} word {w:08x} result {k}: {} vs {}",
+                got[k], want[k]
+            );
         }
     }
 }

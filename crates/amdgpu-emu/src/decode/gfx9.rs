@@ -344,6 +344,10 @@ const VOP1: &[Row] = &[
     (72, v_fract_f16, On::All),
     (81, v_swap_b32, On::All),
     (82, v_accvgpr_mov_b32, On::All),
+    (0x54, v_cvt_f32_fp8, On::Gfx942),
+    (0x55, v_cvt_f32_bf8, On::Gfx942),
+    (0x56, v_cvt_pk_f32_fp8, On::Gfx942),
+    (0x57, v_cvt_pk_f32_bf8, On::Gfx942),
 ];
 
 const VOPC: &[Row] = &[
@@ -678,6 +682,14 @@ const VOP3P: &[Row] = &[
     (0x5d, v_mfma_f32_32x32x4bf16_1k, On::Gfx942),
     (0x5e, v_mfma_f32_16x16x4bf16_1k, On::Gfx942),
     (0x5f, v_mfma_f32_4x4x4bf16_1k, On::Gfx942),
+    (0x70, v_mfma_f32_16x16x32_bf8_bf8, On::Gfx942),
+    (0x71, v_mfma_f32_16x16x32_bf8_fp8, On::Gfx942),
+    (0x72, v_mfma_f32_16x16x32_fp8_bf8, On::Gfx942),
+    (0x73, v_mfma_f32_16x16x32_fp8_fp8, On::Gfx942),
+    (0x74, v_mfma_f32_32x32x16_bf8_bf8, On::Gfx942),
+    (0x75, v_mfma_f32_32x32x16_bf8_fp8, On::Gfx942),
+    (0x76, v_mfma_f32_32x32x16_fp8_bf8, On::Gfx942),
+    (0x77, v_mfma_f32_32x32x16_fp8_fp8, On::Gfx942),
     (0x58, v_accvgpr_read_b32, On::All),
     (0x59, v_accvgpr_write_b32, On::All),
 ];

@@ -216,6 +216,8 @@ ops! {
     v_sqrt_f16 = [F16, F16]; v_rsq_f16 = [F16, F16]; v_floor_f16 = [F16, F16];
     v_ceil_f16 = [F16, F16]; v_trunc_f16 = [F16, F16]; v_rndne_f16 = [F16, F16];
     v_fract_f16 = [F16, F16]; v_swap_b32 = [B32, B32]; v_accvgpr_mov_b32 = [B32, B32];
+    v_cvt_f32_fp8 = [F32, B32]; v_cvt_f32_bf8 = [F32, B32];
+    v_cvt_pk_f32_fp8 = [B64, B32]; v_cvt_pk_f32_bf8 = [B64, B32];
     // VOPC (the destination is VCC or an SGPR pair)
     v_cmp_class_f32 = [B64, F32, B32]; v_cmpx_class_f32 = [B64, F32, B32];
     v_cmp_class_f64 = [B64, F64, B32]; v_cmpx_class_f64 = [B64, F64, B32];
@@ -366,6 +368,12 @@ ops! {
     v_mfma_f32_32x32x4bf16_1k = [X32, X2, X2, X32];
     v_mfma_f32_16x16x4bf16_1k = [X16, X2, X2, X16]; v_mfma_f32_4x4x4bf16_1k = [X4, X2, X2, X4];
     v_mfma_f64_4x4x4f64 = [F64, F64, F64, F64];
+    v_mfma_f32_16x16x32_bf8_bf8 = [X4, X2, X2, X4]; v_mfma_f32_16x16x32_bf8_fp8 = [X4, X2, X2, X4];
+    v_mfma_f32_16x16x32_fp8_bf8 = [X4, X2, X2, X4]; v_mfma_f32_16x16x32_fp8_fp8 = [X4, X2, X2, X4];
+    v_mfma_f32_32x32x16_bf8_bf8 = [X16, X2, X2, X16];
+    v_mfma_f32_32x32x16_bf8_fp8 = [X16, X2, X2, X16];
+    v_mfma_f32_32x32x16_fp8_bf8 = [X16, X2, X2, X16];
+    v_mfma_f32_32x32x16_fp8_fp8 = [X16, X2, X2, X16];
     v_fma_mix_f32 = [F32, F32, F32, F32]; v_fma_mixlo_f16 = [F16, F32, F32, F32];
     v_fma_mixhi_f16 = [F16, F32, F32, F32];
     v_accvgpr_read_b32 = [B32, B32]; v_accvgpr_write_b32 = [B32, B32];

@@ -626,7 +626,12 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
         }
         Ext::Sdwa => {
             let c = inst.ctrl;
-            if inst.enc != Enc::Vopc {
+            // gfx942's 8-bit float conversions take no destination selection (always DWORD).
+            let fixed_destination = matches!(
+                inst.op,
+                Op::v_cvt_f32_fp8 | Op::v_cvt_f32_bf8 | Op::v_cvt_pk_f32_fp8 | Op::v_cvt_pk_f32_bf8
+            );
+            if inst.enc != Enc::Vopc && !fixed_destination {
                 if (c >> 13) & 1 != 0 {
                     s.push_str(" clamp");
                 }

@@ -607,6 +607,38 @@ pub(crate) fn fma_directed(a: f32, b: f32, c: f32, mode: u32) -> f32 {
     round_f32(s, e, mode)
 }
 
+/// An 8-bit float of gfx942 (the "FNUZ" formats: no infinities, no negative zero, the one NaN
+/// 0x80) with `mantissa` bits and exponent `bias`: fp8 is E4M3 with bias 8, bf8 E5M2 with bias
+/// 16. Every value is exact in f32.
+fn fnuz8(byte: u8, mantissa: u32, bias: i32) -> f32 {
+    if byte == 0x80 {
+        return f32::NAN;
+    }
+    let exponent = i32::from(byte & 0x7F) >> mantissa;
+    let fraction = i32::from(byte) & ((1 << mantissa) - 1);
+    let (significand, scale) = if exponent == 0 {
+        (fraction, 1 - bias - mantissa as i32)
+    } else {
+        (fraction | 1 << mantissa, exponent - bias - mantissa as i32)
+    };
+    let magnitude = significand as f32 * 2f32.powi(scale);
+    if byte & 0x80 != 0 {
+        -magnitude
+    } else {
+        magnitude
+    }
+}
+
+/// gfx942's fp8 (E4M3, bias 8) as f32.
+pub(crate) fn fp8(byte: u8) -> f32 {
+    fnuz8(byte, 3, 8)
+}
+
+/// gfx942's bf8 (E5M2, bias 16) as f32.
+pub(crate) fn bf8(byte: u8) -> f32 {
+    fnuz8(byte, 2, 16)
+}
+
 #[cfg(test)]
 mod tests {
     /// f64 -> f16 to nearest even, worked on the integer significand: the reference for

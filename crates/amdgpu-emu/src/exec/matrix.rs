@@ -1,5 +1,5 @@
 //! Matrix and mixed-precision VOP3P operations: MFMA (every dense shape of gfx90a and gfx942
-//! except xf32 and the 8-bit floats) and `v_fma_mix*`.
+//! except xf32) and `v_fma_mix*`.
 //!
 //! MFMA register layouts (AMD's matrix-instruction tables for CDNA2/CDNA3). An MFMA computes
 //! `blocks` independent products D = A * B + C of an M x K by K x M pair.
@@ -17,7 +17,7 @@
 //! - C and D with 64-bit elements: register pair `r` of lane `l` holds column `l % M` of block
 //!   `(l / M) % blocks`, row `4 * r + l / (M * blocks)`.
 //!
-//! Products are summed exactly (f64 for 16- and 32-bit floats, with C first; a chain of fused
+//! Products are summed exactly (f64 for 8-, 16- and 32-bit floats, with C first; a chain of fused
 //! multiply-adds for f64; wrapping 32-bit sums for 8-bit integers) in k order and rounded once;
 //! the hardware's accumulation order is unspecified.
 
@@ -37,12 +37,15 @@ enum Elem {
     Bf16,
     F64,
     I8,
+    /// gfx942's fp8 (E4M3) and bf8 (E5M2), FNUZ encodings.
+    Fp8,
+    Bf8,
 }
 
 impl Elem {
     fn bits(self) -> usize {
         match self {
-            Elem::I8 => 8,
+            Elem::I8 | Elem::Fp8 | Elem::Bf8 => 8,
             Elem::F16 | Elem::Bf16 => 16,
             Elem::F32 => 32,
             Elem::F64 => 64,
@@ -50,12 +53,14 @@ impl Elem {
     }
 }
 
-/// An MFMA shape: `blocks` products of M x K by K x M.
+/// An MFMA shape: `blocks` products of M x K by K x M, A's elements of type `elem` and B's of
+/// `elem_b` (they differ only for the mixed 8-bit float forms).
 struct Shape {
     m: usize,
     k: usize,
     blocks: usize,
     elem: Elem,
+    elem_b: Elem,
 }
 
 impl Shape {
@@ -123,9 +128,34 @@ fn shape(op: Op) -> Option<Shape> {
         v_mfma_f32_16x16x16bf16_1k => (16, 16, 1, Bf16),
         v_mfma_f64_16x16x4f64 => (16, 4, 1, F64),
         v_mfma_f64_4x4x4f64 => (4, 4, 4, F64),
+        v_mfma_f32_16x16x32_fp8_fp8 => return Some(eight_bit(16, 32, Fp8, Fp8)),
+        v_mfma_f32_16x16x32_fp8_bf8 => return Some(eight_bit(16, 32, Fp8, Bf8)),
+        v_mfma_f32_16x16x32_bf8_fp8 => return Some(eight_bit(16, 32, Bf8, Fp8)),
+        v_mfma_f32_16x16x32_bf8_bf8 => return Some(eight_bit(16, 32, Bf8, Bf8)),
+        v_mfma_f32_32x32x16_fp8_fp8 => return Some(eight_bit(32, 16, Fp8, Fp8)),
+        v_mfma_f32_32x32x16_fp8_bf8 => return Some(eight_bit(32, 16, Fp8, Bf8)),
+        v_mfma_f32_32x32x16_bf8_fp8 => return Some(eight_bit(32, 16, Bf8, Fp8)),
+        v_mfma_f32_32x32x16_bf8_bf8 => return Some(eight_bit(32, 16, Bf8, Bf8)),
         _ => return None,
     };
-    Some(Shape { m, k, blocks, elem })
+    Some(Shape {
+        m,
+        k,
+        blocks,
+        elem,
+        elem_b: elem,
+    })
+}
+
+/// A one-block 8-bit float MFMA of gfx942 (A of type `a`, B of type `b`).
+fn eight_bit(m: usize, k: usize, a: Elem, b: Elem) -> Shape {
+    Shape {
+        m,
+        k,
+        blocks: 1,
+        elem: a,
+        elem_b: b,
+    }
 }
 
 /// Whether `op` is an MFMA this module runs.
@@ -146,16 +176,18 @@ fn element(w: &Wave, env: &Env, code: u16, elem: Elem, lane: usize, e: usize) ->
         Elem::F16 => env.in16(f16::from_bits(field(e) as u16)).to_f64(),
         Elem::Bf16 => bf16::from_bits(field(e) as u16).to_f64(),
         Elem::I8 => field(e) as u8 as i8 as f64,
+        Elem::Fp8 => super::float::fp8(field(e) as u8) as f64,
+        Elem::Bf8 => super::float::bf8(field(e) as u8) as f64,
     }
 }
 
-/// The A or B operand as `[block][row or column][k]`.
-fn operand(w: &Wave, env: &Env, code: u16, s: &Shape) -> Vec<Vec<Vec<f64>>> {
+/// The A or B operand (elements of type `elem`) as `[block][row or column][k]`.
+fn operand(w: &Wave, env: &Env, code: u16, s: &Shape, elem: Elem) -> Vec<Vec<Vec<f64>>> {
     let mut out = vec![vec![vec![0f64; s.k]; s.m]; s.blocks];
     for l in 0..LANES {
         let (b, i, k0) = s.input_place(l);
         for e in 0..s.per_lane() {
-            out[b][i][k0 + e] = element(w, env, code, s.elem, l, e);
+            out[b][i][k0 + e] = element(w, env, code, elem, l, e);
         }
     }
     out
@@ -229,8 +261,8 @@ pub(super) fn mfma(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     }
     let env = Env::from_mode(w.mode);
     let wide = s.elem == Elem::F64;
-    let a = operand(w, &env, inst.src[0], &s);
-    let b = operand(w, &env, inst.src[1], &s);
+    let a = operand(w, &env, inst.src[0], &s, s.elem);
+    let b = operand(w, &env, inst.src[1], &s, s.elem_b);
     let regs = s.outputs() * (1 + wide as usize);
     let mut out = vec![[0u32; LANES]; regs];
     for l in 0..LANES {

@@ -183,11 +183,26 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     if inst.enc == Enc::Vop3p {
         return vop3p(w, ctx, inst);
     }
+    if inst.enc == Enc::Vop3 && inst.op_sel != 0 && eight_bit_float_conversion(op) {
+        return Err(illegal(format!(
+            "{}_e64 with op_sel (a byte or word select) is not emulated; the SDWA form is",
+            op.name()
+        )));
+    }
     let exec = w.exec();
     if ctx.fast && facts.rows && row_path(w, ctx, inst, facts.nsrc, exec) {
         return Ok(Flow::Next);
     }
     exec_lanes(w, ctx, inst, exec)
+}
+
+/// The conversions from gfx942's 8-bit floats, whose VOP3 form selects the source byte (or
+/// word) with op_sel.
+fn eight_bit_float_conversion(op: Op) -> bool {
+    matches!(
+        op,
+        v_cvt_f32_fp8 | v_cvt_f32_bf8 | v_cvt_pk_f32_fp8 | v_cvt_pk_f32_bf8
+    )
 }
 
 /// [`exec`] through per-lane sources: the lane-exchange operations, then every operation's
@@ -1107,6 +1122,10 @@ fn v(x: u32) -> (u64, bool) {
 fn v64(x: u64) -> (u64, bool) {
     (x, false)
 }
+/// Two f32 values in a register pair, `lo` in the first.
+fn pair32(lo: f32, hi: f32) -> u64 {
+    lo.to_bits() as u64 | (hi.to_bits() as u64) << 32
+}
 
 macro_rules! f1 {
     ($e:ident, $a:ident => $body:expr) => {
@@ -1345,6 +1364,16 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_cvt_f32_ubyte1 => |_, a, _, _| v((((a as u32 >> 8) & 0xFF) as f32).to_bits()),
         v_cvt_f32_ubyte2 => |_, a, _, _| v((((a as u32 >> 16) & 0xFF) as f32).to_bits()),
         v_cvt_f32_ubyte3 => |_, a, _, _| v(((a as u32 >> 24) as f32).to_bits()),
+        // gfx942's 8-bit floats: byte 0 (SDWA selects another), or bytes 0 and 1 (SDWA WORD_1
+        // selects bytes 2 and 3).
+        v_cvt_f32_fp8 => |ln, a, _, _| f32r(&ln.env, float::fp8(a as u8)),
+        v_cvt_f32_bf8 => |ln, a, _, _| f32r(&ln.env, float::bf8(a as u8)),
+        v_cvt_pk_f32_fp8 => {
+            |_, a, _, _| v64(pair32(float::fp8(a as u8), float::fp8((a >> 8) as u8)))
+        }
+        v_cvt_pk_f32_bf8 => {
+            |_, a, _, _| v64(pair32(float::bf8(a as u8), float::bf8((a >> 8) as u8)))
+        }
         v_cvt_f16_u16 => |ln, a, _, _| f16r(&ln.env, f16::from_f32((a as u16) as f32)),
         v_cvt_f16_i16 => |ln, a, _, _| f16r(&ln.env, f16::from_f32((a as u16 as i16) as f32)),
         v_cvt_u16_f16 => |ln, a, _, _| v(ln.env.in16(h(a)).to_f32() as u16 as u32),

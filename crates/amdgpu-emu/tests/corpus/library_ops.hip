@@ -132,3 +132,34 @@ extern "C" __global__ void buffer_bounds(const u32 *src, u32 *out, u32 *dst, u32
   o[7] = __builtin_amdgcn_raw_buffer_load_b32(r, i * 4, 64, 0);
   __builtin_amdgcn_raw_buffer_store_b32(i + 1, w, i * 4, 0, 0);
 }
+
+#if defined(__gfx942__)
+typedef float f32x2_c __attribute__((ext_vector_type(2)));
+
+// gfx942's 8-bit float conversions: lane i converts the bytes of in[i] (fp8 then bf8), each
+// by its SDWA byte select and by the packed forms (word 0 and word 1), into out[16i..].
+extern "C" __global__ void cvt_f8(const u32 *in, float *out) {
+  u32 i = gid_x();
+  u32 v = in[i];
+  float *o = out + 16 * i;
+  o[0] = __builtin_amdgcn_cvt_f32_fp8(v, 0);
+  o[1] = __builtin_amdgcn_cvt_f32_fp8(v, 1);
+  o[2] = __builtin_amdgcn_cvt_f32_fp8(v, 2);
+  o[3] = __builtin_amdgcn_cvt_f32_fp8(v, 3);
+  o[4] = __builtin_amdgcn_cvt_f32_bf8(v, 0);
+  o[5] = __builtin_amdgcn_cvt_f32_bf8(v, 1);
+  o[6] = __builtin_amdgcn_cvt_f32_bf8(v, 2);
+  o[7] = __builtin_amdgcn_cvt_f32_bf8(v, 3);
+  f32x2_c p = __builtin_amdgcn_cvt_pk_f32_fp8(v, false), q = __builtin_amdgcn_cvt_pk_f32_fp8(v, true);
+  o[8] = p.x;
+  o[9] = p.y;
+  o[10] = q.x;
+  o[11] = q.y;
+  p = __builtin_amdgcn_cvt_pk_f32_bf8(v, false);
+  q = __builtin_amdgcn_cvt_pk_f32_bf8(v, true);
+  o[12] = p.x;
+  o[13] = p.y;
+  o[14] = q.x;
+  o[15] = q.y;
+}
+#endif

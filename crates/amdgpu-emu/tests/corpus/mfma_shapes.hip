@@ -127,4 +127,14 @@ MFMA_KERNEL(f32_16x16x8bf16, __builtin_amdgcn_mfma_f32_16x16x8bf16, bf, s2, floa
 // gfx942 only: the integer shapes with eight values per lane.
 MFMA_KERNEL(i32_32x32x16_i8, __builtin_amdgcn_mfma_i32_32x32x16_i8, i8, long, int, i16v, 16, 32, 16, 1, 8)
 MFMA_KERNEL(i32_16x16x32_i8, __builtin_amdgcn_mfma_i32_16x16x32_i8, i8, long, int, i4v, 4, 16, 32, 1, 8)
+// gfx942 only: the 8-bit float shapes (fp8 E4M3, bf8 E5M2; A's type first), eight per lane.
+typedef unsigned char f8;
+MFMA_KERNEL(f32_16x16x32_fp8_fp8, __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8, f8, long, float, f4, 4, 16, 32, 1, 8)
+MFMA_KERNEL(f32_16x16x32_fp8_bf8, __builtin_amdgcn_mfma_f32_16x16x32_fp8_bf8, f8, long, float, f4, 4, 16, 32, 1, 8)
+MFMA_KERNEL(f32_16x16x32_bf8_fp8, __builtin_amdgcn_mfma_f32_16x16x32_bf8_fp8, f8, long, float, f4, 4, 16, 32, 1, 8)
+MFMA_KERNEL(f32_16x16x32_bf8_bf8, __builtin_amdgcn_mfma_f32_16x16x32_bf8_bf8, f8, long, float, f4, 4, 16, 32, 1, 8)
+MFMA_KERNEL(f32_32x32x16_fp8_fp8, __builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8, f8, long, float, f16v, 16, 32, 16, 1, 8)
+MFMA_KERNEL(f32_32x32x16_fp8_bf8, __builtin_amdgcn_mfma_f32_32x32x16_fp8_bf8, f8, long, float, f16v, 16, 32, 16, 1, 8)
+MFMA_KERNEL(f32_32x32x16_bf8_fp8, __builtin_amdgcn_mfma_f32_32x32x16_bf8_fp8, f8, long, float, f16v, 16, 32, 16, 1, 8)
+MFMA_KERNEL(f32_32x32x16_bf8_bf8, __builtin_amdgcn_mfma_f32_32x32x16_bf8_bf8, f8, long, float, f16v, 16, 32, 16, 1, 8)
 #endif
