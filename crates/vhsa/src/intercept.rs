@@ -21,7 +21,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// An intercept handler (`hsa_amd_queue_intercept_handler` without the Option).
 pub(crate) type Handler = unsafe extern "C" fn(
@@ -37,7 +37,10 @@ pub(crate) struct Intercept {
     /// The hardware queue behind the proxy.
     pub(crate) hardware: *mut hsa_queue_t,
     handlers: RwLock<Vec<(Handler, usize)>>,
+    /// Held while a doorbell hook reads the proxy ring and runs the handlers.
     submit: Mutex<()>,
+    /// Set when the proxy is destroyed: a hook still running stops touching its ring.
+    closed: AtomicBool,
 }
 
 // SAFETY: `hardware` is a queue of this runtime, usable from any thread; the rest is locked.
@@ -64,13 +67,21 @@ pub(crate) fn register(
     Ok(())
 }
 
-/// Destroys a proxy queue and its hardware queue.
+/// Destroys a proxy queue and its hardware queue. A doorbell hook running this proxy's
+/// handlers on another thread (the thread that rang it, whose handler may still be writing
+/// when the packet it passed down completes) is waited for: the ring is freed only after it let
+/// go of it. A hook on this thread (a handler destroying its own queue) stops touching the ring
+/// when the handler returns.
 pub(crate) fn destroy(proxy: *mut hsa_queue_t) -> Result<()> {
     let ic = PROXIES
         .lock()
         .as_mut()
         .and_then(|m| m.remove(&(proxy as usize)))
         .ok_or(Error::InvalidQueue(proxy as usize))?;
+    ic.closed.store(true, Ordering::SeqCst);
+    let proxy_queue = proxy.cast_const().cast::<Queue>();
+    let in_own_handler = CHAIN.with(|c| c.borrow().iter().any(|f| f.proxy == proxy_queue));
+    let _hook_done = (!in_own_handler).then(|| ic.submit.lock());
     let r = crate::queue::destroy(proxy);
     let _ = crate::queue::destroy(ic.hardware);
     r
@@ -110,10 +121,15 @@ fn doorbell_rung(queue: *mut c_void) {
     let Some(ic) = of(proxy_ptr.cast()) else {
         return;
     };
-    // SAFETY: the hook is cleared before the proxy queue is freed.
-    let proxy = unsafe { &*proxy_ptr };
     let _g = ic.submit.lock();
     loop {
+        if ic.closed.load(Ordering::SeqCst) {
+            return;
+        }
+        // SAFETY: the proxy is not closed, and `destroy` frees it only after taking `submit`
+        // (held here) or, from a handler of this proxy on this thread, after `closed` is set,
+        // which is checked again before the ring is touched once the handler returns.
+        let proxy = unsafe { &*proxy_ptr };
         let idx = proxy.read_index().load(Ordering::Acquire);
         if idx >= proxy.write_index().load(Ordering::Acquire) {
             break;
@@ -150,6 +166,10 @@ fn doorbell_rung(queue: *mut c_void) {
                 });
                 CHAIN.with(|c| c.borrow_mut().pop());
             }
+        }
+        if ic.closed.load(Ordering::SeqCst) {
+            // The handler destroyed its own queue: the ring is gone.
+            return;
         }
         Queue::header(slot).store(INVALID_HEADER, Ordering::Release);
         proxy.read_index().store(idx + 1, Ordering::Release);
@@ -311,6 +331,7 @@ pub(crate) fn create(
         hardware,
         handlers: RwLock::new(Vec::new()),
         submit: Mutex::new(()),
+        closed: AtomicBool::new(false),
     });
     PROXIES
         .lock()

@@ -1,5 +1,6 @@
 //! Intercept queues: handler order, per-packet calls, forwarding, multiple writer calls,
-//! dropped packets, batches, slot invalidation (a C program linked with the runtime).
+//! dropped packets, batches, slot invalidation, destroying a queue whose handler still runs on
+//! another thread (a C program linked with the runtime).
 
 mod c_programs;
 use c_programs::*;

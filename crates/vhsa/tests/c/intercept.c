@@ -1,7 +1,11 @@
 /* Intercept-queue semantics: LIFO handler order, one call per packet with the application's
  * write index, forwarding through the writer, several writer calls, dropped packets, batches,
- * and the proxy slot set INVALID after the handlers return. Prints "PASS". */
+ * the proxy slot set INVALID after the handlers return, and a destroy that waits for a handler
+ * still running on another thread. Prints "PASS". */
+#define _DEFAULT_SOURCE /* usleep */
 #include <hsa/hsa_ext_amd.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include "vhsa_test.h"
 
@@ -93,6 +97,27 @@ static void handler_b(const void* pkts, uint64_t count, uint64_t index, void* da
     }
     default: writer(pkts, 1);
   }
+}
+
+/* A handler that passes its packet down, then goes on working (300 ms) before it returns. */
+static volatile int slow_returned;
+static void slow_handler(const void* pkts, uint64_t count, uint64_t index, void* data, packet_writer_t writer) {
+  (void)index;
+  (void)data;
+  writer(pkts, count);
+  usleep(300000);
+  slow_returned = 1;
+}
+
+typedef struct {
+  hsa_queue_t* q;
+  hsa_kernel_dispatch_packet_t pkt;
+} submission_t;
+
+static void* submit_from_thread(void* arg) {
+  submission_t* s = (submission_t*)arg;
+  aql_submit(s->q, &s->pkt);
+  return NULL;
 }
 
 static int errors;
@@ -206,6 +231,23 @@ int main(void) {
   CHECK(errors == 0);
 
   CHECK_OK(hsa_queue_destroy(proxy));
+
+  /* Destroying a proxy while another thread's doorbell is still in its handler (which already
+   * passed the packet down, so the dispatch can complete first): the destroy waits for the
+   * handler to return, and the ring is not freed under it. */
+  hsa_queue_t* slow = NULL;
+  CHECK_OK(hsa_amd_queue_intercept_create(ag.gpus[0], 64, HSA_QUEUE_TYPE_MULTI, queue_error, NULL, 0, 0, &slow));
+  CHECK_OK(hsa_amd_queue_intercept_register(slow, slow_handler, NULL));
+  hsa_signal_store_relaxed(done, 1);
+  submission_t sub = {slow, pkt};
+  pthread_t submitter;
+  CHECK(pthread_create(&submitter, NULL, submit_from_thread, &sub) == 0);
+  test_wait_eq(done, 0, "dispatch passed down by a handler still running");
+  CHECK(!slow_returned);
+  CHECK_OK(hsa_queue_destroy(slow));
+  CHECK(slow_returned);
+  CHECK(pthread_join(submitter, NULL) == 0);
+
   CHECK_OK(hsa_queue_destroy(plain));
   CHECK_OK(hsa_shut_down());
   printf("PASS\n");
