@@ -1046,12 +1046,17 @@ unsafe fn submit_with_service(
     data: *mut c_void,
     writer: unsafe extern "C" fn(*const c_void, u64),
 ) {
-    // SAFETY: `data` is the `Arc<QueueState>` pointer registered with this queue, alive until
-    // the queue is destroyed.
-    let q = unsafe { &*data.cast::<QueueState>() };
-    // Borrow as an Arc without touching the count held by the registration.
-    // SAFETY: `data` came from `Arc::into_raw`.
-    let q = std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(q as *const QueueState) });
+    // A reference of this call's own: an application thread may destroy the queue while this
+    // submission is still in the handler (its dispatch can complete first), and the
+    // registration's reference goes with the queue.
+    // SAFETY: `data` is the `Arc<QueueState>` pointer registered with this queue (from
+    // `Arc::into_raw`), alive until the queue is destroyed. vhsa's destroy waits for a handler
+    // call in progress; on a runtime that does not, only the instructions before this line are
+    // exposed.
+    let q = unsafe {
+        Arc::increment_strong_count(data.cast::<QueueState>().cast_const());
+        Arc::from_raw(data.cast::<QueueState>().cast_const())
+    };
     // `OnUnload` waits for this submission before the runtime tears down; once it started,
     // the packets go through unchanged.
     let Some(_submission) = state::Submission::enter() else {
