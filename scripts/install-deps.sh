@@ -17,6 +17,8 @@ packages=(
   librocrand1 librocsparse0
   # llvm-objdump-22: the counter tests' independent instruction count.
   llvm-22
+  # The runtime's memory-safety test runs a C program under memcheck.
+  valgrind
 )
 
 missing=()

@@ -102,8 +102,15 @@ impl Queue {
 }
 
 struct QueuePtr(*const Queue);
-// SAFETY: the queue outlives its processor thread (destroy joins it before freeing).
+// SAFETY: the queue outlives its processor thread: destroy joins it before freeing, or, called
+// on that thread (from its error callback), leaves the queue in `RETIRED` for the thread to free
+// when its loop ends.
 unsafe impl Send for QueuePtr {}
+
+thread_local! {
+    /// A queue destroyed from its own processor thread, freed when that thread's loop ends.
+    static RETIRED: std::cell::RefCell<Option<Box<Queue>>> = const { std::cell::RefCell::new(None) };
+}
 
 static QUEUES: Mutex<Option<HashMap<usize, Box<Queue>>>> = Mutex::new(None);
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
@@ -231,7 +238,10 @@ pub(crate) fn create(spec: QueueSpec) -> Result<*mut hsa_queue_t> {
             .spawn(move || {
                 let qp = qp;
                 // SAFETY: see QueuePtr.
-                process(unsafe { &*qp.0 })
+                process(unsafe { &*qp.0 });
+                if let Some(q) = RETIRED.with(|r| r.borrow_mut().take()) {
+                    free_ring(&q);
+                }
             })
             .map_err(|e| Error::OutOfResources(format!("cannot start a packet processor: {e}")))?;
         *q.thread.lock() = Some(t);
@@ -266,15 +276,22 @@ pub(crate) fn destroy(q: *const hsa_queue_t) -> Result<()> {
         d.store(d.load());
     }
     let thread = b.thread.lock().take();
-    if let Some(t) = thread
-        && t.thread().id() != std::thread::current().id()
-    {
+    let own_processor = thread
+        .as_ref()
+        .is_some_and(|t| t.thread().id() == std::thread::current().id());
+    if let Some(t) = thread.filter(|_| !own_processor) {
         let _ = t.join();
     }
     if b.owns_doorbell {
         let _ = crate::signal::destroy(b.hsa.doorbell_signal.handle);
     }
-    free_ring(&b);
+    if own_processor {
+        // Destroyed from its own processor (an error callback): the loop still runs on this
+        // queue; it ends at the stop flag, and the thread frees the queue then.
+        RETIRED.with(|r| *r.borrow_mut() = Some(b));
+    } else {
+        free_ring(&b);
+    }
     Ok(())
 }
 

@@ -12,6 +12,25 @@ fn runtime_basics() {
     assert!(stdout(&out).contains("PASS"), "{}", stdout(&out));
 }
 
+/// The same program under valgrind's memcheck: no read or write of freed or unallocated memory
+/// anywhere in the runtime (queues destroyed from their own error callback among the cases).
+#[test]
+fn runtime_basics_touch_no_freed_memory() {
+    let dir = test_support::scratch_dir("vhsa-runtime-memcheck");
+    let exe = program(&dir, "runtime_basics");
+    let mut cmd = command(std::path::Path::new("valgrind"));
+    cmd.args(["-q", "--error-exitcode=9"]).arg(&exe);
+    let out = cmd
+        .output()
+        .expect("run valgrind (scripts/install-deps.sh installs it)");
+    assert!(
+        out.status.success() && stdout(&out).contains("PASS"),
+        "memcheck found errors (exit {:?}):\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn an_allocation_the_host_cannot_back_now_is_refused() {
     let dir = test_support::scratch_dir("vhsa-host-backing");

@@ -30,6 +30,16 @@ static void sleep_kernel(const hsa_kernel_dispatch_packet_t* p, void* user_data)
   usleep(2000);
 }
 
+/* An error callback that destroys the queue it reports on (on the queue's own processor). */
+static int destroying_callback_calls;
+static hsa_status_t destroying_callback_result = HSA_STATUS_ERROR;
+static void destroy_on_error(hsa_status_t status, hsa_queue_t* source, void* data) {
+  (void)status;
+  (void)data;
+  destroying_callback_result = hsa_queue_destroy(source);
+  __atomic_fetch_add(&destroying_callback_calls, 1, __ATOMIC_SEQ_CST);
+}
+
 static int error_callback_calls;
 static hsa_status_t error_callback_status;
 static void queue_error(hsa_status_t status, hsa_queue_t* source, void* data) {
@@ -412,6 +422,17 @@ int main(void) {
   CHECK(error_callback_calls == 2);
   CHECK(error_callback_status == HSA_STATUS_ERROR_INVALID_PACKET_FORMAT);
   CHECK_OK(hsa_queue_destroy(bq));
+  /* The error callback may destroy the queue itself: the processor stops and frees it after
+   * the callback returns, and the runtime goes on. */
+  for (int round = 0; round < 20; round++) {
+    CHECK_OK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, destroy_on_error, NULL, 0, 0, &bq));
+    aql_submit(bq, &badtype);
+    for (int i = 0; i < 100000 && __atomic_load_n(&destroying_callback_calls, __ATOMIC_SEQ_CST) <= round; i++)
+      usleep(1000);
+    CHECK(destroying_callback_calls == round + 1);
+    CHECK(destroying_callback_result == HSA_STATUS_SUCCESS);
+  }
+  CHECK_STATUS(hsa_queue_destroy(bq), HSA_STATUS_ERROR_INVALID_QUEUE);
   hsa_signal_store_relaxed(done, 1);
   pkt = test_dispatch(counter, NULL, done);
   aql_submit(q, &pkt);
