@@ -18,16 +18,5 @@ fn intercept_queue_semantics() {
 #[test]
 fn intercept_queues_touch_no_freed_memory() {
     let dir = test_support::scratch_dir("vhsa-intercept-memcheck");
-    let exe = program(&dir, "intercept");
-    let mut cmd = command(std::path::Path::new("valgrind"));
-    cmd.args(["-q", "--error-exitcode=9"]).arg(&exe);
-    let out = cmd
-        .output()
-        .expect("run valgrind (scripts/install-deps.sh installs it)");
-    assert!(
-        out.status.success() && stdout(&out).contains("PASS"),
-        "memcheck found errors (exit {:?}):\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    passes_under_memcheck(&program(&dir, "intercept"));
 }

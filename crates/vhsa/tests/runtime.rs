@@ -17,18 +17,7 @@ fn runtime_basics() {
 #[test]
 fn runtime_basics_touch_no_freed_memory() {
     let dir = test_support::scratch_dir("vhsa-runtime-memcheck");
-    let exe = program(&dir, "runtime_basics");
-    let mut cmd = command(std::path::Path::new("valgrind"));
-    cmd.args(["-q", "--error-exitcode=9"]).arg(&exe);
-    let out = cmd
-        .output()
-        .expect("run valgrind (scripts/install-deps.sh installs it)");
-    assert!(
-        out.status.success() && stdout(&out).contains("PASS"),
-        "memcheck found errors (exit {:?}):\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    passes_under_memcheck(&program(&dir, "runtime_basics"));
 }
 
 #[test]

@@ -69,6 +69,23 @@ pub fn run_ok(mut cmd: Command) -> Output {
     out
 }
 
+/// Runs `exe` under valgrind's memcheck and asserts that it printed "PASS" and memcheck found
+/// no error (a read or write of freed or unallocated memory, a use of undefined values).
+pub fn passes_under_memcheck(exe: &Path) {
+    let mut cmd = command(Path::new("valgrind"));
+    cmd.args(["-q", "--error-exitcode=9"]).arg(exe);
+    let out = cmd
+        .output()
+        .expect("run valgrind (scripts/install-deps.sh installs it)");
+    assert!(
+        out.status.success() && stdout(&out).contains("PASS"),
+        "memcheck found errors in {} (exit {:?}):\n{}",
+        exe.display(),
+        out.status.code(),
+        stderr(&out)
+    );
+}
+
 /// stdout as text.
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
