@@ -273,8 +273,16 @@ fn write_hardware(hw: *mut hsa_queue_t, pkts: *const c_void, count: u64) {
         run_markers(0);
         return;
     }
-    // Wait for room (the processor frees slots as it goes).
+    // Wait for room (the processor frees slots as it goes), unless the queue went into error:
+    // its processor consumes nothing more, and a destroy of the queue waits for this hook.
     while base + n > q.read_index().load(Ordering::Acquire) + size {
+        if q.inactive.load(Ordering::SeqCst) {
+            tracing::error!(
+                "intercept writer: queue {} is in error and its ring is full; {n} packets dropped",
+                q.hsa.id
+            );
+            return;
+        }
         std::thread::yield_now();
     }
     for (i, p) in list.iter().enumerate() {

@@ -248,6 +248,20 @@ int main(void) {
   CHECK(slow_returned);
   CHECK(pthread_join(submitter, NULL) == 0);
 
+  /* A hardware queue in error whose ring is full: the writer drops what does not fit instead of
+   * waiting forever for a processor that consumes nothing more, and the proxy can be destroyed. */
+  hsa_queue_t* broken = NULL;
+  int errors_before = errors;
+  CHECK_OK(hsa_amd_queue_intercept_create(ag.gpus[0], 64, HSA_QUEUE_TYPE_MULTI, queue_error, NULL, 0, 0, &broken));
+  hsa_kernel_dispatch_packet_t bad = pkt;
+  bad.header = 9; /* no such packet type: the queue goes into error */
+  aql_submit(broken, &bad);
+  for (int i = 0; i < 100000 && __atomic_load_n(&errors, __ATOMIC_SEQ_CST) == errors_before; i++) usleep(1000);
+  CHECK(__atomic_load_n(&errors, __ATOMIC_SEQ_CST) == errors_before + 1);
+  for (int k = 0; k < 70; k++) aql_submit(broken, &pkt);
+  CHECK_OK(hsa_queue_destroy(broken));
+  errors = errors_before;
+
   CHECK_OK(hsa_queue_destroy(plain));
   CHECK_OK(hsa_shut_down());
   printf("PASS\n");
