@@ -174,19 +174,34 @@ pub fn host_include_dir() -> PathBuf {
 /// on the include path, so programs can `#include "aql_submit.h"`.
 pub fn compile_c(src: &Path, out: &Path, extra: &[&str]) {
     let lib = vhsa_lib_dir();
-    let status = Command::new("cc")
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-pthread"])
-        .arg(format!("-I{}", host_include_dir().display()))
-        .arg(src)
-        .arg("-o")
-        .arg(out)
-        .arg(format!("-L{}", lib.display()))
-        .arg("-l:libhsa-runtime64.so.1")
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .args(extra)
-        .status()
-        .expect("run cc");
-    assert!(status.success(), "cc failed on {}", src.display());
+    published(out, |partial| {
+        let status = Command::new("cc")
+            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-pthread"])
+            .arg(format!("-I{}", host_include_dir().display()))
+            .arg(src)
+            .arg("-o")
+            .arg(partial)
+            .arg(format!("-L{}", lib.display()))
+            .arg("-l:libhsa-runtime64.so.1")
+            .arg(format!("-Wl,-rpath,{}", lib.display()))
+            .args(extra)
+            .status()
+            .expect("run cc");
+        assert!(status.success(), "cc failed on {}", src.display());
+    });
+}
+
+/// Runs `build` to write a file at a temporary name beside `out`, then renames it to `out`: a
+/// test that finds `out` (another thread of the test binary may be building it) never runs or
+/// loads a half-written file.
+pub fn published(out: &Path, build: impl FnOnce(&Path)) {
+    static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut name = out.file_name().expect("a file name").to_os_string();
+    name.push(format!(".partial-{}-{n}", std::process::id()));
+    let partial = out.with_file_name(name);
+    build(&partial);
+    std::fs::rename(&partial, out).expect("rename the built file into place");
 }
 
 /// The directory holding `kernels.h`, the device-code header for test kernels (HIP attribute
@@ -213,6 +228,12 @@ pub fn build_code_object(src: &Path, arch: &str, out: &Path) {
 /// [`build_code_object`] with extra compiler flags, e.g. `-mcode-object-version=4` for ROCm
 /// 5.x's loader (which loads code objects up to version 4).
 pub fn build_code_object_with(src: &Path, arch: &str, out: &Path, extra: &[&str]) {
+    published(out, |partial| {
+        build_code_object_into(src, arch, partial, extra)
+    });
+}
+
+fn build_code_object_into(src: &Path, arch: &str, out: &Path, extra: &[&str]) {
     let clang = device_clang();
     let output = Command::new(&clang)
         .args(["-x", "hip"])
@@ -255,6 +276,10 @@ pub fn hip_programs_dir() -> PathBuf {
 /// `gfx90a:xnack-`). The program links the HSA runtime (vhsa at run time, through
 /// `LD_LIBRARY_PATH`). Panics with the compiler's message on failure.
 pub fn build_hip_program(name: &str, arch: &str, out: &Path) {
+    published(out, |partial| build_hip_program_into(name, arch, partial));
+}
+
+fn build_hip_program_into(name: &str, arch: &str, out: &Path) {
     let hipcc = std::env::var_os("HIPCC")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("hipcc"));
