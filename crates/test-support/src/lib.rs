@@ -39,18 +39,9 @@ pub fn vhsa_lib_dir() -> PathBuf {
     let built = artifact("libhsa_runtime64.so");
     let dir = profile_dir().join("vhsa-runtime");
     std::fs::create_dir_all(&dir).expect("create vhsa-runtime dir");
-    let link = dir.join("libhsa-runtime64.so.1");
-    // Replace atomically so concurrently running tests never see a missing file; the temporary
-    // name is unique per call, as tests of one binary run on several threads.
-    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(
-        ".libhsa-runtime64.so.1.{}.{call}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(&built, &tmp).expect("symlink vhsa");
-    std::fs::rename(&tmp, &link).expect("rename vhsa symlink");
+    published(&dir.join("libhsa-runtime64.so.1"), |tmp| {
+        std::os::unix::fs::symlink(&built, tmp).expect("symlink vhsa")
+    });
     link_aqlprofile(&dir);
     dir
 }
@@ -91,12 +82,24 @@ fn link_dir(dir: &str, built: &str, name: &str) -> PathBuf {
 fn link_dir_in(dir: &Path, built: &str, name: &str) {
     let built = artifact(built);
     std::fs::create_dir_all(dir).expect("create the library directory");
+    published(&dir.join(name), |tmp| {
+        std::os::unix::fs::symlink(&built, tmp).expect("symlink the library")
+    });
+}
+
+/// Runs `build` to write `out` under a temporary name beside it (unique per process and call:
+/// the tests of one binary run on several threads), then renames it into place, so a test that
+/// finds `out` never sees it missing or half-written.
+fn published(out: &Path, build: impl FnOnce(&Path)) {
     static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".{name}.{}.{call}", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(&built, &tmp).expect("symlink the library");
-    std::fs::rename(&tmp, dir.join(name)).expect("rename the library symlink");
+    let mut name = std::ffi::OsString::from(".");
+    name.push(out.file_name().expect("a file name"));
+    name.push(format!(".{}.{call}", std::process::id()));
+    let partial = out.with_file_name(name);
+    let _ = std::fs::remove_file(&partial);
+    build(&partial);
+    std::fs::rename(&partial, out).expect("rename the built file into place");
 }
 
 /// The HSA runtime a test program runs on.
@@ -189,19 +192,6 @@ pub fn compile_c(src: &Path, out: &Path, extra: &[&str]) {
             .expect("run cc");
         assert!(status.success(), "cc failed on {}", src.display());
     });
-}
-
-/// Runs `build` to write a file at a temporary name beside `out`, then renames it to `out`: a
-/// test that finds `out` (another thread of the test binary may be building it) never runs or
-/// loads a half-written file.
-pub fn published(out: &Path, build: impl FnOnce(&Path)) {
-    static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let mut name = out.file_name().expect("a file name").to_os_string();
-    name.push(format!(".partial-{}-{n}", std::process::id()));
-    let partial = out.with_file_name(name);
-    build(&partial);
-    std::fs::rename(&partial, out).expect("rename the built file into place");
 }
 
 /// The directory holding `kernels.h`, the device-code header for test kernels (HIP attribute

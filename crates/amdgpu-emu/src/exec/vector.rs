@@ -183,15 +183,15 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     if inst.enc == Enc::Vop3p {
         return vop3p(w, ctx, inst);
     }
+    let exec = w.exec();
+    if ctx.fast && facts.rows && row_path(w, ctx, inst, facts.nsrc, exec) {
+        return Ok(Flow::Next);
+    }
     if inst.enc == Enc::Vop3 && inst.op_sel != 0 && eight_bit_float_conversion(op) {
         return Err(illegal(format!(
             "{}_e64 with op_sel (a byte or word select) is not emulated; the SDWA form is",
             op.name()
         )));
-    }
-    let exec = w.exec();
-    if ctx.fast && facts.rows && row_path(w, ctx, inst, facts.nsrc, exec) {
-        return Ok(Flow::Next);
     }
     exec_lanes(w, ctx, inst, exec)
 }
