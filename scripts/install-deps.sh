@@ -13,8 +13,9 @@ packages=(
   python3 python3-venv
   libamdhip64-dev hipcc libamd-comgr2 rocm-device-libs
   libhsakmt-dev libhsakmt1 libhsa-runtime64-1
-  # AMD's precompiled library kernels, walked by the emulator's decoder-coverage test.
-  librocrand1 librocsparse0
+  # AMD's precompiled library kernels, walked by the emulator's decoder-coverage test, and the
+  # libraries' headers (rocPRIM's templates among them) for the HIP program that runs them.
+  librocrand1 librocsparse0 librocrand-dev librocsparse-dev librocprim-dev
   # llvm-objdump-22: the counter tests' independent instruction count.
   llvm-22
   # The runtime's memory-safety test runs a C program under memcheck.

@@ -48,6 +48,7 @@ fn record_allocation(ptr: *mut c_void) {
         Some(i) if i.agent_base != 0 => i.agent_base,
         _ => ptr as usize,
     };
+    forget_stale_locks(base, info.as_ref().map_or(1, |i| i.size));
     match inventory::classify(base, facts) {
         Classification::Tracked(a) => {
             let access = info.map(|i| i.access).unwrap_or_default();
@@ -64,6 +65,17 @@ fn record_allocation(ptr: *mut c_void) {
                 _ => tracing::trace!("allocation {ptr:p} not tracked: {other:?}"),
             }
         }
+    }
+}
+
+/// The runtime handed out `base..base + size`: locked memory the inventory still lists there was
+/// unmapped by the application without an unlock, and is forgotten.
+fn forget_stale_locks(base: usize, size: usize) {
+    for a in HOST_ALLOCATIONS.forget_stale_locks(base, size) {
+        tracing::debug!(
+            "{} was unmapped without an unlock (its range now holds a new allocation at {base:#x}); forgotten",
+            a.describe()
+        );
     }
 }
 
@@ -413,11 +425,14 @@ unsafe extern "C" fn vmem_map(
         boundary(
             "hsa_amd_vmem_map",
             || match VMEM_HANDLES.agent(handle.handle) {
-                Some(agent) => INVENTORY.record(inventory::Allocation {
-                    base: va as usize,
-                    size,
-                    agent,
-                }),
+                Some(agent) => {
+                    forget_stale_locks(va as usize, size);
+                    INVENTORY.record(inventory::Allocation {
+                        base: va as usize,
+                        size,
+                        agent,
+                    })
+                }
                 None => tracing::trace!(
                     "mapping {va:p} of an untracked virtual-memory handle: not tracked"
                 ),

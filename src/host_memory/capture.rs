@@ -11,6 +11,7 @@
 //! caller stops the loop: no write is lost, and the allocation is remembered as shared with
 //! another writer so later windows that reach it decline.
 
+use super::access;
 use super::inventory::{HostAllocation, HostInventory};
 use crate::sync::Mutex;
 
@@ -105,32 +106,29 @@ fn buffer(size: usize) -> Result<Vec<u8>, CaptureRefused> {
     Ok(v)
 }
 
-/// Copies the live bytes of `a` into `out` (same size); false when `a` was freed.
+/// Copies the live bytes of `a` into `out` (same size); false when `a` was freed, or when it
+/// is locked memory whose pages are gone (then it is forgotten: see [`access`]).
 fn read_live(inventory: &HostInventory, a: &HostAllocation, out: &mut [u8]) -> bool {
-    inventory
-        .with_same(a, || {
-            // SAFETY: `a` is live and host-accessible at `a.host` for `a.size` bytes (the read
-            // side of the inventory holds off its free); `out` has `a.size` bytes and is ours.
-            unsafe { std::ptr::copy_nonoverlapping(a.host as *const u8, out.as_mut_ptr(), a.size) }
-        })
-        .is_some()
+    inventory.with_same(a, || access::read(a, 0, out)) == Some(true) || forget_if_gone(inventory, a)
 }
 
-/// Writes `bytes` at `offset` of `a`; false when `a` was freed.
+/// Writes `bytes` at `offset` of `a`; false when `a` was freed or its pages are gone.
 fn write_live(inventory: &HostInventory, a: &HostAllocation, offset: usize, bytes: &[u8]) -> bool {
     debug_assert!(offset + bytes.len() <= a.size);
-    inventory
-        .with_same(a, || {
-            // SAFETY: as in `read_live`; `offset + bytes.len() <= a.size`.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    bytes.as_ptr(),
-                    (a.host as *mut u8).add(offset),
-                    bytes.len(),
-                )
-            }
-        })
-        .is_some()
+    inventory.with_same(a, || access::write(a, offset, bytes)) == Some(true)
+        || forget_if_gone(inventory, a)
+}
+
+/// After a failed copy: a live allocation that cannot be copied is locked memory the
+/// application unmapped without unlocking it; the inventory forgets it. Always false.
+fn forget_if_gone(inventory: &HostInventory, a: &HostAllocation) -> bool {
+    if inventory.forget_same(a) {
+        tracing::debug!(
+            "{}: its pages are no longer mapped (freed by the application while still locked); forgotten",
+            a.describe()
+        );
+    }
+    false
 }
 
 /// A hash of the live bytes of `a` (read in 1 MiB pieces); `None` when it cannot be read or was
@@ -141,20 +139,26 @@ pub fn fingerprint(inventory: &HostInventory, a: &HostAllocation) -> Option<u64>
     }
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     let mut piece = vec![0u8; a.size.min(1 << 20)];
-    inventory.with_same(a, || {
+    let digest = inventory.with_same(a, || {
         let mut at = 0;
         while at < a.size {
             let n = piece.len().min(a.size - at);
-            // SAFETY: `a` is live and host-accessible (the read side of the inventory holds off
-            // its free); `at + n <= a.size`; `piece` has at least `n` bytes.
-            unsafe {
-                std::ptr::copy_nonoverlapping((a.host as *const u8).add(at), piece.as_mut_ptr(), n)
-            };
+            if !access::read(a, at, &mut piece[..n]) {
+                return None;
+            }
             h.update(&piece[..n]);
             at += n;
         }
-        h.digest()
-    })
+        Some(h.digest())
+    });
+    match digest {
+        Some(Some(d)) => Some(d),
+        Some(None) => {
+            forget_if_gone(inventory, a);
+            None
+        }
+        None => None,
+    }
 }
 
 impl HostSnapshot {
@@ -310,6 +314,36 @@ mod tests {
     fn alloc(inv: &HostInventory, buf: &mut [u8]) -> HostAllocation {
         let p = buf.as_mut_ptr() as usize;
         inv.record(p, p, buf.len(), MemoryKind::FineGrainedSystem, 1)
+    }
+
+    #[test]
+    fn locked_memory_unmapped_without_an_unlock_is_skipped_and_forgotten() {
+        // SAFETY: a fresh anonymous mapping, unmapped below as the application would free it.
+        let (p, page) = unsafe {
+            let page = libc::sysconf(libc::_SC_PAGESIZE) as usize;
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                2 * page,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(p, libc::MAP_FAILED);
+            (p as usize, page)
+        };
+        let inv = HostInventory::new();
+        let a = inv.record(p, p, 2 * page, MemoryKind::Locked, 0);
+        let mut kept = vec![3u8; 4096];
+        let b = alloc(&inv, &mut kept);
+        // SAFETY: our mapping.
+        assert_eq!(unsafe { libc::munmap(p as *mut libc::c_void, 2 * page) }, 0);
+        assert_eq!(fingerprint(&inv, &a), None);
+        let a = inv.record(p, p, 2 * page, MemoryKind::Locked, 0);
+        let snap = HostSnapshot::capture(&inv, &[a, b]).unwrap();
+        assert_eq!(snap.len(), 1, "only the mapped allocation is captured");
+        assert_eq!(snap.saved_bytes(), 4096);
+        assert_eq!(inv.all(), vec![b], "the unmapped lock is forgotten");
     }
 
     #[test]

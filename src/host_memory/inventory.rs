@@ -1,6 +1,6 @@
 //! The application's host and fine-grained allocations, by the address kernels use.
 
-use crate::sync::{AtomicU64, Ordering, RwLock};
+use crate::sync::{AtomicBool, AtomicU64, Ordering, RwLock};
 use hsa_abi::ffi;
 use std::collections::BTreeMap;
 
@@ -97,6 +97,8 @@ impl HostAllocation {
 pub struct HostInventory {
     live: RwLock<BTreeMap<usize, HostAllocation>>,
     next_serial: AtomicU64,
+    /// Whether some locked allocation was recorded at a kernel address other than its host one.
+    remapped_locks: AtomicBool,
 }
 
 impl HostInventory {
@@ -122,6 +124,9 @@ impl HostInventory {
             owner,
             serial: self.next_serial.fetch_add(1, Ordering::Relaxed),
         };
+        if kind == MemoryKind::Locked && host != base {
+            self.remapped_locks.store(true, Ordering::Relaxed);
+        }
         self.live.write().insert(base, a);
         a
     }
@@ -187,6 +192,49 @@ impl HostInventory {
         self.len() == 0
     }
 
+    /// Forgets `a` if it is still the live allocation at its address (same serial); true when
+    /// it was.
+    pub fn forget_same(&self, a: &HostAllocation) -> bool {
+        let mut live = self.live.write();
+        let same = live.get(&a.base).is_some_and(|l| l.serial == a.serial);
+        if same {
+            live.remove(&a.base);
+        }
+        same
+    }
+
+    /// Forgets the locked allocations whose kernel or host range overlaps `base..base + size`,
+    /// and returns them: the runtime just handed out that range, so their pages were unmapped
+    /// (the application freed memory it had not unlocked, which HIP's lazily released pins of
+    /// pageable buffers allow) and the address now belongs to something else.
+    pub fn forget_stale_locks(&self, base: usize, size: usize) -> Vec<HostAllocation> {
+        let end = base.saturating_add(size.max(1));
+        let overlaps = |start: usize, len: usize| start < end && base < start.saturating_add(len);
+        let mut live = self.live.write();
+        // By kernel address: the entries below `end`, highest first, while they reach into the
+        // range (live allocations do not overlap). By host address: only locks whose host
+        // address differs from their kernel address need a look.
+        let mut stale: Vec<HostAllocation> = live
+            .range(..end)
+            .rev()
+            .take_while(|(_, a)| overlaps(a.base, a.size))
+            .map(|(_, a)| *a)
+            .filter(|a| a.kind == MemoryKind::Locked)
+            .collect();
+        if self.remapped_locks.load(Ordering::Relaxed) {
+            stale.extend(live.values().copied().filter(|a| {
+                a.kind == MemoryKind::Locked
+                    && a.host != a.base
+                    && overlaps(a.host, a.size)
+                    && !overlaps(a.base, a.size)
+            }));
+        }
+        for a in &stale {
+            live.remove(&a.base);
+        }
+        stale
+    }
+
     /// Runs `f` while `a` is still live (same serial), holding off its free; `None` when it was
     /// freed (or replaced) since.
     pub fn with_same<R>(&self, a: &HostAllocation, f: impl FnOnce() -> R) -> Option<R> {
@@ -244,6 +292,27 @@ mod tests {
         assert_eq!(interop, Some(MemoryKind::Interop));
         assert!(ipc.unwrap().written_elsewhere() && interop.unwrap().written_elsewhere());
         assert!(!MemoryKind::Locked.written_elsewhere());
+    }
+
+    #[test]
+    fn a_new_allocation_over_a_locked_range_forgets_the_stale_lock() {
+        let inv = HostInventory::new();
+        // Locked memory seen by kernels at its host address, and one seen at another address.
+        let stale = inv.record(0x10_000, 0x10_000, 0x4000, MemoryKind::Locked, 0);
+        let elsewhere = inv.record(0x90_000, 0x20_000, 0x1000, MemoryKind::Locked, 0);
+        let pool = inv.record(0x40_000, 0x40_000, 0x1000, MemoryKind::FineGrainedSystem, 1);
+        // A range next to the locks takes none of them.
+        assert!(inv.forget_stale_locks(0x14_000, 0x1000).is_empty());
+        assert!(inv.forget_stale_locks(0x30_000, 0x20_000).is_empty());
+        assert_eq!(inv.len(), 3);
+        // New allocations inside the first lock's range and over the second's host range.
+        assert_eq!(inv.forget_stale_locks(0x12_000, 0x100), vec![stale]);
+        assert_eq!(inv.forget_stale_locks(0x1f_f00, 0x200), vec![elsewhere]);
+        assert_eq!(inv.all(), vec![pool]);
+        // Only locks: a runtime allocation at the same range is not stale.
+        assert!(inv.forget_stale_locks(0x40_000, 0x1000).is_empty());
+        assert!(inv.forget_same(&pool));
+        assert!(!inv.forget_same(&pool));
     }
 
     #[test]

@@ -6,11 +6,14 @@
 //! - [`reach`]: which of them a dispatch can reach (pointers in its kernel arguments, and
 //!   pointers stored in host memory it reaches).
 //! - [`policy`]: what a replay does with reachable host memory (`KREPLAY_HOST_MEMORY`).
+//! - [`access`]: copies to and from those allocations that fail instead of faulting where the
+//!   application can unmap the memory behind the tool's back (locked memory).
 //! - [`capture`]: the host-memory snapshot, its restore between passes, and the check after
 //!   every pass that finds writes made by someone other than the kernel during the window.
 //!
 //! This module sits beside `snapshot` and below `replay`: it never calls into the replay window.
 
+pub mod access;
 pub mod capture;
 pub mod inventory;
 pub mod policy;

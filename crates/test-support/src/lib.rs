@@ -264,7 +264,8 @@ pub fn hip_programs_dir() -> PathBuf {
 /// Builds the HIP test program `<name>.hip` of [`hip_programs_dir`] into `out` with Debian's
 /// `hipcc` for `arch` (`gfx90a`, the target HIP 5.2 accepts on vhsa, or a target ID such as
 /// `gfx90a:xnack-`). The program links the HSA runtime (vhsa at run time, through
-/// `LD_LIBRARY_PATH`). Panics with the compiler's message on failure.
+/// `LD_LIBRARY_PATH`); a first line `// hipcc flags: ...` adds compiler and linker flags (a
+/// language standard, AMD's libraries). Panics with the compiler's message on failure.
 pub fn build_hip_program(name: &str, arch: &str, out: &Path) {
     published(out, |partial| build_hip_program_into(name, arch, partial));
 }
@@ -274,6 +275,14 @@ fn build_hip_program_into(name: &str, arch: &str, out: &Path) {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("hipcc"));
     let src = hip_programs_dir().join(format!("{name}.hip"));
+    let text = std::fs::read_to_string(&src)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", src.display()));
+    let flags = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("// hipcc flags:"))
+        .unwrap_or("")
+        .split_whitespace();
     let output = Command::new(&hipcc)
         .arg(format!("--offload-arch={arch}"))
         .arg("-I")
@@ -282,6 +291,7 @@ fn build_hip_program_into(name: &str, arch: &str, out: &Path) {
         .arg("-o")
         .arg(out)
         .args(["-lhsa-runtime64", "-ldl"])
+        .args(flags)
         .output()
         .unwrap_or_else(|e| {
             panic!(

@@ -88,7 +88,12 @@ fn untouched_large() -> u64 {
     vgpu::host_memory::untouched_bytes(ranges.into_iter())
 }
 
-/// Records an allocation made elsewhere (locked host memory).
+/// Records an allocation (mapped here, or made elsewhere: locked host memory, imports).
+///
+/// A new mapping over locked memory proves that memory's pages were unmapped: the application
+/// freed a buffer it never unlocked (HIP 5.2 locks pageable buffers for copies and does not
+/// unlock them), and the host reused the range. The stale locks it overlaps are forgotten, so
+/// lookups inside the range find the new allocation.
 pub(crate) fn record(
     base: *mut u8,
     size: usize,
@@ -97,7 +102,16 @@ pub(crate) fn record(
     device: bool,
     origin: Origin,
 ) {
-    ALLOCATIONS.write().insert(
+    let mut m = ALLOCATIONS.write();
+    if origin != Origin::Locked {
+        let extent = if origin == Origin::Mapped {
+            round_up(size)
+        } else {
+            size
+        };
+        forget_overlapped_locks(&mut m, base as usize, extent.max(1));
+    }
+    m.insert(
         base as usize,
         Allocation {
             size,
@@ -109,6 +123,28 @@ pub(crate) fn record(
             accessible: vec![owner],
         },
     );
+}
+
+/// Removes the locked entries of `m` that overlap `base..base + len`.
+fn forget_overlapped_locks(m: &mut BTreeMap<usize, Allocation>, base: usize, len: usize) {
+    let end = base.saturating_add(len);
+    // Entries below `end`, highest first, while they reach into the range (live allocations do
+    // not overlap, so the walk stops at the first that ends before `base`).
+    let stale: Vec<usize> = m
+        .range(..end)
+        .rev()
+        .take_while(|(b, a)| **b + a.size.max(1) > base)
+        .filter(|(_, a)| a.origin == Origin::Locked)
+        .map(|(b, _)| *b)
+        .collect();
+    for b in stale {
+        if let Some(a) = m.remove(&b) {
+            tracing::debug!(
+                "locked memory at {b:#x} ({} bytes) was unmapped without an unlock (a new allocation at {base:#x} reuses its range); forgotten",
+                a.size
+            );
+        }
+    }
 }
 
 /// Bytes in use in each GPU's device pool, by owner agent.
@@ -635,6 +671,10 @@ impl crate::executor::DeviceMemory for RuntimeMemory {
 mod tests {
     use super::*;
 
+    /// The tests that take memory views: one view defers every unmap until it ends, so a test
+    /// that checks an unmap must not run beside another's view.
+    static VIEWS: Mutex<()> = Mutex::new(());
+
     /// Whether the page at `p` is mapped (`mincore` fails with ENOMEM for unmapped memory).
     fn mapped(p: *mut u8) -> bool {
         let mut v = 0u8;
@@ -642,10 +682,33 @@ mod tests {
         unsafe { libc::mincore(p.cast(), 1, &mut v) == 0 }
     }
 
+    /// A lock left behind by a freed buffer does not shadow the allocation that reuses its range.
+    #[test]
+    fn a_mapping_over_a_lock_whose_pages_were_freed_forgets_the_lock() {
+        // Six granules of our own: the application's buffer lies in the first four and is
+        // locked in granules 1-2 (and a few bytes at the start); the buffer is freed without an
+        // unlock and the host hands granules 1-5 to this runtime's next mapping.
+        let own = map(6 * GRANULE, false).unwrap() as usize;
+        let (locked, kept, mapped) = (own + GRANULE, own, own + GRANULE);
+        record(locked as *mut u8, 2 * GRANULE, 1, 0, false, Origin::Locked);
+        record(kept as *mut u8, 16, 1, 0, false, Origin::Locked);
+        record(mapped as *mut u8, 5 * GRANULE, 1, 0, true, Origin::Mapped);
+        let (base, found) = find(locked + GRANULE + 8).unwrap();
+        assert_eq!((base, found.origin), (mapped, Origin::Mapped));
+        assert!(unlock(locked).is_err(), "the stale lock is gone");
+        // The lock before the mapping, not inside it, is kept.
+        assert_eq!(find(kept + 8).unwrap().1.origin, Origin::Locked);
+        unlock(kept).unwrap();
+        free(mapped as *mut u8).unwrap();
+        // SAFETY: the first granule of our own mapping (`free` unmaps the rest once unused).
+        unsafe { libc::munmap(own as *mut libc::c_void, GRANULE) };
+    }
+
     /// A small allocation of this runtime's covers its granule, as on a GPU; a locked
     /// application buffer covers exactly its bytes.
     #[test]
     fn a_view_covers_the_granule_of_a_mapped_allocation_and_exactly_a_locked_one() {
+        let _views = VIEWS.lock();
         let a = map(288, false).unwrap();
         record(a, 288, 1, 0, true, Origin::Mapped);
         let mut host = vec![0u8; 3 * GRANULE];
@@ -673,6 +736,7 @@ mod tests {
 
     #[test]
     fn a_view_covers_live_allocations_and_keeps_freed_ones_mapped_until_it_ends() {
+        let _views = VIEWS.lock();
         let a = map(4096, false).unwrap();
         record(a, 4096, 1, 0, true, Origin::Mapped);
         let view = MemoryView::take();

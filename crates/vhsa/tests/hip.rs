@@ -108,6 +108,18 @@ fn device_printf_through_the_hostcall_buffer() {
     }
 }
 
+/// AMD's libraries on the emulator, each result checked on the host: rocPRIM's reduce, scans and
+/// radix sorts, rocRAND's generators (Philox bit-exact against the algorithm), rocSPARSE's
+/// csrmv, csrsv, csrilu0, gtsv and csr2csc.
+#[test]
+fn amd_library_kernels_give_the_host_results() {
+    let out = passes(&hip_program("libraries"), "gfx90a", &[]);
+    assert!(
+        out.contains("rocrand philox4x32_10 65536 values bit-exact: ok"),
+        "{out}"
+    );
+}
+
 #[test]
 fn cooperative_launch_with_a_grid_wide_barrier() {
     passes(&hip_program("cooperative"), "gfx90a", &[]);
