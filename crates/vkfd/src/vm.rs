@@ -104,6 +104,32 @@ fn mmap(size: u64, align: u64, lazy: bool) -> Result<u64> {
     Ok(aligned)
 }
 
+/// Drops the registrations that overlap a new mapping at `address..+size`: the host reused
+/// their range, so their pages were unmapped (an application freed a buffer the runtime had
+/// pinned and never unpinned, as HIP 5.2 leaves the pageable buffers of its copies). Left in
+/// the map, such a registration would shadow the new allocation in every lookup.
+fn forget_overlapped_registrations(m: &mut Map, address: u64, size: u64) {
+    let end = address.saturating_add(size);
+    // Entries below `end`, highest first, while they reach into the range (live entries do not
+    // overlap, so the walk stops at the first that ends before `address`).
+    let stale: Vec<u64> = m
+        .entries
+        .range(..end)
+        .rev()
+        .take_while(|(s, e)| **s + e.size > address)
+        .filter(|(_, e)| e.kind == Kind::Registered)
+        .map(|(s, _)| *s)
+        .collect();
+    for s in stale {
+        if let Some(e) = m.entries.remove(&s) {
+            tracing::debug!(
+                "registration at {s:#x} ({} bytes) was unmapped without a deregistration (a new allocation at {address:#x} reuses its range); dropped",
+                e.size
+            );
+        }
+    }
+}
+
 fn munmap(address: u64, size: u64) {
     // SAFETY: `address..+size` is a mapping this module made and no longer lists.
     unsafe { libc::munmap(address as *mut _, size as usize) };
@@ -141,6 +167,7 @@ pub(crate) fn allocate(node: u32, size: u64, flags: u32) -> Result<u64> {
     let align = if size >= BLOCK { BLOCK } else { 4096 };
     let address = mmap(size, align, scratch)?;
     with_map(|m| {
+        forget_overlapped_registrations(m, address, size);
         m.entries.insert(
             address,
             Entry {
@@ -423,6 +450,43 @@ mod tests {
         assert_eq!(release(a, Kind::Allocated).unwrap(), (a, 8192, true));
         assert!(pointer_info(a, &mut info).is_err());
         assert_eq!(info.Type, HSA_POINTER_UNKNOWN);
+    }
+
+    #[test]
+    fn an_allocation_over_a_freed_registration_drops_it() {
+        let entry = |size, kind| Entry {
+            size,
+            count: 1,
+            kind,
+            node: 0,
+            flags: 0,
+            mapped: Box::new([]),
+            registered: Box::new([]),
+            user_data: 0,
+        };
+        let mut m = Map::default();
+        // Pinned host memory whose owners freed it without a deregistration (one reaching
+        // into the range below, one inside it), one still live below, an allocation above.
+        m.entries.insert(0x10_000, entry(0x1000, Kind::Registered));
+        m.entries.insert(0x12_000, entry(0x2000, Kind::Registered));
+        m.entries.insert(0x15_000, entry(0x1000, Kind::Registered));
+        m.entries.insert(0x20_000, entry(0x1000, Kind::Allocated));
+        // The host hands 0x13_000..0x18_000 to a new allocation.
+        forget_overlapped_registrations(&mut m, 0x13_000, 0x5000);
+        m.entries.insert(0x13_000, entry(0x5000, Kind::Allocated));
+        let keys: Vec<u64> = m.entries.keys().copied().collect();
+        assert_eq!(keys, [0x10_000, 0x13_000, 0x20_000]);
+        // Every address of the new allocation finds it (a stale entry inside would shadow it).
+        for p in [0x13_008, 0x15_008, 0x16_008] {
+            assert_eq!(
+                containing(&mut m, p).map(|(s, _)| s),
+                Some(0x13_000),
+                "{p:#x}"
+            );
+        }
+        // An allocation never drops another allocation.
+        forget_overlapped_registrations(&mut m, 0x20_000, 0x1000);
+        assert_eq!(m.entries.len(), 3);
     }
 
     #[test]
