@@ -22,16 +22,9 @@ const REFUSED: u8 = 2;
 /// Copies `out.len()` bytes at `offset` of `a` into `out`; false when they cannot be read (the
 /// pages of locked memory are gone).
 pub fn read(a: &HostAllocation, offset: usize, out: &mut [u8]) -> bool {
-    debug_assert!(offset + out.len() <= a.size);
-    let at = a.host + offset;
-    if a.kind != MemoryKind::Locked {
-        // SAFETY: runtime-allocated, host-accessible memory the caller holds live (the read
-        // side of the inventory holds off its free); the range lies inside it.
-        unsafe { std::ptr::copy_nonoverlapping(at as *const u8, out.as_mut_ptr(), out.len()) };
-        return true;
-    }
-    copy_checked(
-        at,
+    copy(
+        a,
+        offset,
         out.as_mut_ptr() as usize,
         out.len(),
         Direction::FromApplication,
@@ -40,15 +33,9 @@ pub fn read(a: &HostAllocation, offset: usize, out: &mut [u8]) -> bool {
 
 /// Writes `bytes` at `offset` of `a`; false when they cannot be written.
 pub fn write(a: &HostAllocation, offset: usize, bytes: &[u8]) -> bool {
-    debug_assert!(offset + bytes.len() <= a.size);
-    let at = a.host + offset;
-    if a.kind != MemoryKind::Locked {
-        // SAFETY: as in `read`.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), at as *mut u8, bytes.len()) };
-        return true;
-    }
-    copy_checked(
-        at,
+    copy(
+        a,
+        offset,
         bytes.as_ptr() as usize,
         bytes.len(),
         Direction::ToApplication,
@@ -61,9 +48,18 @@ enum Direction {
     ToApplication,
 }
 
-/// Moves `len` bytes between the application's `app` address and the tool's `ours` buffer
-/// without faulting on unmapped application pages.
-fn copy_checked(app: usize, ours: usize, len: usize, dir: Direction) -> bool {
+/// Moves `len` bytes between `offset` of `a` and the tool's buffer at `ours`: directly for
+/// runtime-allocated memory, without faulting on unmapped pages for locked memory.
+fn copy(a: &HostAllocation, offset: usize, ours: usize, len: usize, dir: Direction) -> bool {
+    debug_assert!(offset + len <= a.size);
+    let app = a.host + offset;
+    if a.kind != MemoryKind::Locked {
+        // SAFETY: runtime-allocated, host-accessible memory the caller holds live (the read
+        // side of the inventory holds off its free); the range lies inside it; `ours` is the
+        // caller's own buffer of `len` bytes.
+        unsafe { direct(app, ours, len, dir) };
+        return true;
+    }
     if len == 0 {
         return true;
     }
@@ -84,14 +80,24 @@ fn copy_checked(app: usize, ours: usize, len: usize, dir: Direction) -> bool {
     if !mapped(app, len) {
         return false;
     }
+    // SAFETY: every page of the application range is mapped (just checked); `ours` is the
+    // caller's own buffer of `len` bytes.
+    unsafe { direct(app, ours, len, dir) };
+    true
+}
+
+/// A plain copy between the application's `app` and the tool's `ours`.
+///
+/// # Safety
+///
+/// Both ranges are valid for `len` bytes and do not overlap.
+unsafe fn direct(app: usize, ours: usize, len: usize, dir: Direction) {
     let (src, dst) = match dir {
         Direction::FromApplication => (app, ours),
         Direction::ToApplication => (ours, app),
     };
-    // SAFETY: every page of the application range is mapped (just checked); `ours` is the
-    // caller's buffer of `len` bytes; the two do not overlap (ours is the tool's own buffer).
+    // SAFETY: the caller's contract.
     unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, len) };
-    true
 }
 
 /// `Ok(true)` when all `len` bytes moved, `Ok(false)` when an application page is not mapped (or

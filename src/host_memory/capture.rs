@@ -106,29 +106,36 @@ fn buffer(size: usize) -> Result<Vec<u8>, CaptureRefused> {
     Ok(v)
 }
 
-/// Copies the live bytes of `a` into `out` (same size); false when `a` was freed, or when it
-/// is locked memory whose pages are gone (then it is forgotten: see [`access`]).
-fn read_live(inventory: &HostInventory, a: &HostAllocation, out: &mut [u8]) -> bool {
-    inventory.with_same(a, || access::read(a, 0, out)) == Some(true) || forget_if_gone(inventory, a)
-}
-
-/// Writes `bytes` at `offset` of `a`; false when `a` was freed or its pages are gone.
-fn write_live(inventory: &HostInventory, a: &HostAllocation, offset: usize, bytes: &[u8]) -> bool {
-    debug_assert!(offset + bytes.len() <= a.size);
-    inventory.with_same(a, || access::write(a, offset, bytes)) == Some(true)
-        || forget_if_gone(inventory, a)
-}
-
-/// After a failed copy: a live allocation that cannot be copied is locked memory the
-/// application unmapped without unlocking it; the inventory forgets it. Always false.
-fn forget_if_gone(inventory: &HostInventory, a: &HostAllocation) -> bool {
-    if inventory.forget_same(a) {
+/// Runs `copy` on `a` while it is live (see [`HostInventory::with_same`]); `None` when `a` was
+/// freed, or when the copy failed: then `a` is locked memory whose pages the application
+/// unmapped without unlocking it (see [`access`]), and the inventory forgets it.
+fn with_live<R>(
+    inventory: &HostInventory,
+    a: &HostAllocation,
+    copy: impl FnOnce() -> Option<R>,
+) -> Option<R> {
+    let copied = inventory.with_same(a, copy)?;
+    if copied.is_none() && inventory.forget_same(a) {
         tracing::debug!(
             "{}: its pages are no longer mapped (freed by the application while still locked); forgotten",
             a.describe()
         );
     }
-    false
+    copied
+}
+
+/// Copies the live bytes of `a` into `out` (same size); false when `a` was freed or its pages
+/// are gone.
+fn read_live(inventory: &HostInventory, a: &HostAllocation, out: &mut [u8]) -> bool {
+    with_live(inventory, a, || access::read(a, 0, out).then_some(())).is_some()
+}
+
+/// Writes `bytes` at `offset` of `a`; false when `a` was freed or its pages are gone.
+fn write_live(inventory: &HostInventory, a: &HostAllocation, offset: usize, bytes: &[u8]) -> bool {
+    with_live(inventory, a, || {
+        access::write(a, offset, bytes).then_some(())
+    })
+    .is_some()
 }
 
 /// A hash of the live bytes of `a` (read in 1 MiB pieces); `None` when it cannot be read or was
@@ -139,7 +146,7 @@ pub fn fingerprint(inventory: &HostInventory, a: &HostAllocation) -> Option<u64>
     }
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     let mut piece = vec![0u8; a.size.min(1 << 20)];
-    let digest = inventory.with_same(a, || {
+    with_live(inventory, a, || {
         let mut at = 0;
         while at < a.size {
             let n = piece.len().min(a.size - at);
@@ -150,15 +157,7 @@ pub fn fingerprint(inventory: &HostInventory, a: &HostAllocation) -> Option<u64>
             at += n;
         }
         Some(h.digest())
-    });
-    match digest {
-        Some(Some(d)) => Some(d),
-        Some(None) => {
-            forget_if_gone(inventory, a);
-            None
-        }
-        None => None,
-    }
+    })
 }
 
 impl HostSnapshot {

@@ -210,29 +210,31 @@ impl HostInventory {
     pub fn forget_stale_locks(&self, base: usize, size: usize) -> Vec<HostAllocation> {
         let end = base.saturating_add(size.max(1));
         let overlaps = |start: usize, len: usize| start < end && base < start.saturating_add(len);
-        let mut live = self.live.write();
-        // By kernel address: the entries below `end`, highest first, while they reach into the
-        // range (live allocations do not overlap). By host address: only locks whose host
-        // address differs from their kernel address need a look.
-        let mut stale: Vec<HostAllocation> = live
-            .range(..end)
-            .rev()
-            .take_while(|(_, a)| overlaps(a.base, a.size))
-            .map(|(_, a)| *a)
-            .filter(|a| a.kind == MemoryKind::Locked)
-            .collect();
-        if self.remapped_locks.load(Ordering::Relaxed) {
-            stale.extend(live.values().copied().filter(|a| {
-                a.kind == MemoryKind::Locked
-                    && a.host != a.base
-                    && overlaps(a.host, a.size)
-                    && !overlaps(a.base, a.size)
-            }));
-        }
-        for a in &stale {
-            live.remove(&a.base);
-        }
-        stale
+        // Found under the read side (most allocations overlap nothing, and a replay window may
+        // be copying under it); forgotten under the write side if still the same.
+        let stale: Vec<HostAllocation> = {
+            let live = self.live.read();
+            // By kernel address: the entries below `end`, highest first, while they reach into
+            // the range (live allocations do not overlap).
+            let mut stale: Vec<HostAllocation> = live
+                .range(..end)
+                .rev()
+                .take_while(|(_, a)| overlaps(a.base, a.size))
+                .map(|(_, a)| *a)
+                .filter(|a| a.kind == MemoryKind::Locked)
+                .collect();
+            // By host address: only locks whose host address differs from their kernel one.
+            if self.remapped_locks.load(Ordering::Relaxed) {
+                stale.extend(live.values().copied().filter(|a| {
+                    a.kind == MemoryKind::Locked
+                        && a.host != a.base
+                        && overlaps(a.host, a.size)
+                        && !overlaps(a.base, a.size)
+                }));
+            }
+            stale
+        };
+        stale.into_iter().filter(|a| self.forget_same(a)).collect()
     }
 
     /// Runs `f` while `a` is still live (same serial), holding off its free; `None` when it was

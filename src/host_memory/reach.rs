@@ -105,3 +105,56 @@ fn stored_words(a: &HostAllocation) -> Vec<usize> {
     }
     words(&bytes).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host_memory::MemoryKind;
+
+    fn args(values: &[u64]) -> Vec<u8> {
+        values.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn pointer_arguments_and_pointers_inside_by_value_structs_reach_their_allocations() {
+        let inv = HostInventory::new();
+        let a = inv.record(0x10_0000, 0, 0x1000, MemoryKind::FineGrainedSystem, 1);
+        let b = inv.record(0x20_0000, 0, 0x1000, MemoryKind::Locked, 1);
+        inv.record(0x30_0000, 0, 0x1000, MemoryKind::CoarseSystem, 1);
+        // An int pair, then a struct {n, ptr into b}, then a pointer to a's base.
+        let k = args(&[0x0000_0002_0000_0001, 7, 0x20_0010, 0x10_0000]);
+        let got: Vec<usize> = reachable(&inv, &k).iter().map(|x| x.base).collect();
+        assert_eq!(got, vec![b.base, a.base]);
+        assert!(
+            reachable(&inv, &args(&[0x30_1000, 0])).is_empty(),
+            "one past the end"
+        );
+    }
+
+    #[test]
+    fn pointers_stored_in_reached_host_memory_are_followed() {
+        let inv = HostInventory::new();
+        let mut table = vec![0u64; 4];
+        let mut data = vec![0u64; 4];
+        let d = inv.record(
+            data.as_mut_ptr() as usize,
+            data.as_mut_ptr() as usize,
+            32,
+            MemoryKind::FineGrainedSystem,
+            1,
+        );
+        table[2] = d.base as u64 + 8;
+        let t = inv.record(
+            table.as_mut_ptr() as usize,
+            table.as_mut_ptr() as usize,
+            32,
+            MemoryKind::FineGrainedSystem,
+            1,
+        );
+        let got: Vec<usize> = reachable(&inv, &args(&[t.base as u64]))
+            .iter()
+            .map(|x| x.base)
+            .collect();
+        assert_eq!(got, vec![t.base, d.base]);
+    }
+}
