@@ -3,9 +3,9 @@
 //! Memory the runtime allocated (system pools, fine-grained device memory) is freed only through
 //! calls the tool intercepts, so it is read and written directly while the inventory holds off
 //! its free. Memory the application *locked* is its own: it can be unmapped without an unlock
-//! the tool would see (HIP pins pageable buffers for copies and releases those pins lazily, so
-//! an application that frees such a buffer leaves a lock whose pages are gone, and the address
-//! range may since hold something else). Locked memory is therefore copied with
+//! the tool would see (HIP 5.2 pins pageable buffers for copies and never releases those pins,
+//! so an application that frees such a buffer leaves a lock whose pages are gone, and the
+//! address range may since hold something else). Locked memory is therefore copied with
 //! `process_vm_readv`/`process_vm_writev` on the tool's own process, which fail on an unmapped
 //! page instead of faulting. Where the kernel refuses those calls (a seccomp filter), the range
 //! is checked with `mincore` (which fails on unmapped pages) before a direct copy.
