@@ -94,6 +94,9 @@ fn untouched_large() -> u64 {
 /// freed a buffer it never unlocked (HIP 5.2 locks pageable buffers for copies and does not
 /// unlock them), and the host reused the range. The stale locks it overlaps are forgotten, so
 /// lookups inside the range find the new allocation.
+///
+/// Locking a base again replaces its lock. A lock that covers older locks, or lies inside one,
+/// is entered by [`insert_lock`], which keeps nested locks from hiding each other's bytes.
 pub(crate) fn record(
     base: *mut u8,
     size: usize,
@@ -103,30 +106,153 @@ pub(crate) fn record(
     origin: Origin,
 ) {
     let mut m = ALLOCATIONS.write();
-    if origin != Origin::Locked {
-        let extent = if origin == Origin::Mapped {
-            round_up(size)
-        } else {
-            size
-        };
-        forget_overlapped_locks(&mut m, base as usize, extent.max(1));
+    let mut absorbed = ABSORBED_LOCKS.lock();
+    let allocation = Allocation {
+        size,
+        owner,
+        global_flags,
+        device,
+        origin,
+        user_data: 0,
+        accessible: vec![owner],
+    };
+    if origin == Origin::Locked {
+        // The locks the old one covered come back first: the new range may be smaller.
+        forget_lock(&mut m, &mut absorbed, base as usize);
+        insert_lock(&mut m, &mut absorbed, base as usize, allocation);
+        return;
     }
-    m.insert(
-        base as usize,
-        Allocation {
-            size,
-            owner,
-            global_flags,
-            device,
-            origin,
-            user_data: 0,
-            accessible: vec![owner],
-        },
-    );
+    let extent = if origin == Origin::Mapped {
+        round_up(size)
+    } else {
+        size
+    };
+    forget_overlapped_locks(&mut m, &mut absorbed, base as usize, extent.max(1));
+    m.insert(base as usize, allocation);
 }
 
-/// Removes the locked entries of `m` that overlap `base..base + len`.
-fn forget_overlapped_locks(m: &mut BTreeMap<usize, Allocation>, base: usize, len: usize) {
+/// A lock that a later lock covers entirely, kept out of the allocation map.
+///
+/// Lookups take the entry with the nearest lower base, so a lock lying inside another, with
+/// bytes of the other after its end, would hide those bytes: an address there finds the inner
+/// lock, which does not contain it, and a kernel touching valid locked memory faults. (HIP 5.2
+/// leaves such pairs: it never unlocks a pageable buffer, and a larger buffer the host later
+/// places over a freed one is locked in turn.) The covering lock answers for every byte of the
+/// inner one, so the inner one leaves the map; it is kept here so that its own unlock still
+/// succeeds, and so that it comes back should the covering lock go first.
+struct AbsorbedLock {
+    /// The base of the lock that covers it (in the allocation map, or absorbed in turn).
+    outer: usize,
+    lock: Allocation,
+}
+
+/// Absorbed locks by base. Changed only under the allocation map's write lock, taken first.
+static ABSORBED_LOCKS: Mutex<BTreeMap<usize, AbsorbedLock>> = Mutex::new(BTreeMap::new());
+
+/// Enters a lock into the allocation map, or absorbs it into a lock of the map that covers it;
+/// the locks of the map it covers are absorbed into it. Locks in the map then never contain
+/// one another, so whenever a lock holds an address, the one with the nearest lower base does
+/// (the check of a lookup stays one step of the map).
+fn insert_lock(
+    m: &mut BTreeMap<usize, Allocation>,
+    absorbed: &mut BTreeMap<usize, AbsorbedLock>,
+    base: usize,
+    lock: Allocation,
+) {
+    let end = base.saturating_add(lock.size.max(1));
+    // Only the nearest lower entry can cover it: an earlier lock covering it would cover that
+    // entry too, and the map holds no such pair.
+    let covering = m
+        .range(..base)
+        .next_back()
+        .filter(|(b, a)| a.origin == Origin::Locked && end <= **b + a.size.max(1))
+        .map(|(b, _)| *b);
+    if let Some(outer) = covering {
+        tracing::debug!("lock at {base:#x} lies inside the lock at {outer:#x}; absorbed");
+        absorbed.insert(base, AbsorbedLock { outer, lock });
+        return;
+    }
+    let covered: Vec<usize> = m
+        .range(base.saturating_add(1)..end)
+        .filter(|(b, a)| a.origin == Origin::Locked && **b + a.size.max(1) <= end)
+        .map(|(b, _)| *b)
+        .collect();
+    for b in covered {
+        let inner = m.remove(&b).expect("listed above");
+        tracing::debug!("lock at {b:#x} lies inside the new lock at {base:#x}; absorbed");
+        absorbed.insert(
+            b,
+            AbsorbedLock {
+                outer: base,
+                lock: inner,
+            },
+        );
+    }
+    m.insert(base, lock);
+}
+
+/// Forgets the lock at `base`, in the map or absorbed, and returns it; the locks it absorbed
+/// come back ([`restore_absorbed_locks`]). `None` when no lock has that base.
+fn forget_lock(
+    m: &mut BTreeMap<usize, Allocation>,
+    absorbed: &mut BTreeMap<usize, AbsorbedLock>,
+    base: usize,
+) -> Option<Allocation> {
+    let lock = match m.get(&base) {
+        Some(a) if a.origin == Origin::Locked => m.remove(&base)?,
+        Some(_) => return None,
+        None => absorbed.remove(&base)?.lock,
+    };
+    restore_absorbed_locks(m, absorbed, base, lock.size, None);
+    Some(lock)
+}
+
+/// Enters again the locks absorbed by the lock that was at `outer` (`size` bytes), now gone:
+/// their bytes are theirs to answer for again. Those overlapping `unmapped` (the range of a new
+/// allocation, whose pages were unmapped before) are forgotten instead, and the locks they
+/// absorbed in turn are treated the same way.
+fn restore_absorbed_locks(
+    m: &mut BTreeMap<usize, Allocation>,
+    absorbed: &mut BTreeMap<usize, AbsorbedLock>,
+    outer: usize,
+    size: usize,
+    unmapped: Option<std::ops::Range<usize>>,
+) {
+    let mut gone = vec![(outer, size)];
+    while let Some((outer, size)) = gone.pop() {
+        // An absorbed lock lies inside its outer one, so its base is in the outer's range.
+        let inner: Vec<usize> = absorbed
+            .range(outer..outer.saturating_add(size.max(1)))
+            .filter(|(_, r)| r.outer == outer)
+            .map(|(b, _)| *b)
+            .collect();
+        for b in inner {
+            let lock = absorbed.remove(&b).expect("listed above").lock;
+            let end = b + lock.size.max(1);
+            if unmapped
+                .as_ref()
+                .is_some_and(|u| b < u.end && u.start < end)
+            {
+                tracing::debug!(
+                    "locked memory at {b:#x} ({} bytes) was unmapped without an unlock; forgotten",
+                    lock.size
+                );
+                gone.push((b, lock.size));
+            } else {
+                insert_lock(m, absorbed, b, lock);
+            }
+        }
+    }
+}
+
+/// Removes the locked entries of `m` that overlap `base..base + len`; of the locks they had
+/// absorbed, those outside the range come back.
+fn forget_overlapped_locks(
+    m: &mut BTreeMap<usize, Allocation>,
+    absorbed: &mut BTreeMap<usize, AbsorbedLock>,
+    base: usize,
+    len: usize,
+) {
     let end = base.saturating_add(len);
     // Entries below `end`, highest first, while they reach into the range (live allocations do
     // not overlap, so the walk stops at the first that ends before `base`).
@@ -143,6 +269,7 @@ fn forget_overlapped_locks(m: &mut BTreeMap<usize, Allocation>, base: usize, len
                 "locked memory at {b:#x} ({} bytes) was unmapped without an unlock (a new allocation at {base:#x} reuses its range); forgotten",
                 a.size
             );
+            restore_absorbed_locks(m, absorbed, b, a.size, Some(base..end));
         }
     }
 }
@@ -614,18 +741,16 @@ pub(crate) fn release_shared(base: usize, origin: Origin, round: fn(usize) -> us
     Ok(())
 }
 
-/// Forgets host memory locked with `hsa_amd_memory_lock`.
+/// Forgets host memory locked with `hsa_amd_memory_lock`. A lock absorbed by a larger one
+/// unlocks as any other (the larger one stays); the locks a lock absorbed come back.
 pub(crate) fn unlock(host_ptr: usize) -> Result<()> {
     let mut m = ALLOCATIONS.write();
-    match m.get(&host_ptr) {
-        Some(a) if a.origin == Origin::Locked => {
-            m.remove(&host_ptr);
-            Ok(())
-        }
-        _ => Err(Error::InvalidArgument(
+    let mut absorbed = ABSORBED_LOCKS.lock();
+    forget_lock(&mut m, &mut absorbed, host_ptr)
+        .map(|_| ())
+        .ok_or(Error::InvalidArgument(
             "pointer was not locked with hsa_amd_memory_lock",
-        )),
-    }
+        ))
 }
 
 /// The agents' view of memory for executors: every allocation this runtime made or locked.
@@ -705,6 +830,162 @@ mod tests {
         free(mapped as *mut u8).unwrap();
         // SAFETY: the first granule of our own mapping (`free` unmaps the rest once unused).
         unsafe { libc::munmap(own as *mut libc::c_void, GRANULE) };
+    }
+
+    /// Locks `(offset, bytes)` inside a fresh range of `granules` granules; returns its base.
+    fn locked_range(granules: usize, locks: &[(usize, usize)]) -> usize {
+        let own = map(granules * GRANULE, false).unwrap() as usize;
+        for &(offset, bytes) in locks {
+            record(
+                (own + offset) as *mut u8,
+                bytes,
+                1,
+                0,
+                false,
+                Origin::Locked,
+            );
+        }
+        own
+    }
+
+    /// The base and origin of the allocation holding `p`.
+    fn holder(p: usize) -> Option<(usize, Origin)> {
+        find(p).map(|(base, a)| (base, a.origin))
+    }
+
+    /// HIP 5.2 never unlocks a pageable buffer: a larger buffer placed over a freed one and
+    /// locked in turn covers the old lock. Its bytes past the old lock's end are found in it.
+    #[test]
+    fn a_lock_over_an_older_lock_holds_the_bytes_past_the_older_end() {
+        // The old lock: granule 1; the new one: granules 0-3.
+        let own = locked_range(4, &[(GRANULE, GRANULE), (0, 4 * GRANULE)]);
+        // Past the old lock's end first: there, the old lock hid the new one's bytes.
+        for p in [
+            own + 2 * GRANULE + 8,
+            own + 4 * GRANULE - 1,
+            own + 8,
+            own + GRANULE + 8,
+        ] {
+            assert_eq!(holder(p), Some((own, Origin::Locked)), "{p:#x}");
+        }
+        {
+            let _views = VIEWS.lock();
+            assert!(MemoryView::take().contains(own as u64 + 2 * GRANULE as u64, 8));
+        }
+        unlock(own).unwrap();
+        unlock(own + GRANULE).unwrap();
+        assert_eq!(holder(own + GRANULE), None);
+        // SAFETY: the range `locked_range` mapped; nothing of this runtime refers to it.
+        unsafe { libc::munmap(own as *mut libc::c_void, 4 * GRANULE) };
+    }
+
+    /// A lock made inside a larger one leaves the larger one holding all its bytes.
+    #[test]
+    fn a_lock_inside_a_larger_lock_leaves_the_larger_one_holding_its_bytes() {
+        let own = locked_range(4, &[(0, 4 * GRANULE), (GRANULE, 16)]);
+        for p in [own + GRANULE + 8, own + GRANULE + 16, own + 3 * GRANULE] {
+            assert_eq!(holder(p), Some((own, Origin::Locked)), "{p:#x}");
+        }
+        // Locked again, larger but still inside: still absorbed, and unlocked once.
+        record(
+            (own + GRANULE) as *mut u8,
+            GRANULE,
+            1,
+            0,
+            false,
+            Origin::Locked,
+        );
+        assert_eq!(holder(own + 2 * GRANULE + 8), Some((own, Origin::Locked)));
+        unlock(own + GRANULE).unwrap();
+        assert!(unlock(own + GRANULE).is_err());
+        unlock(own).unwrap();
+        // SAFETY: as above.
+        unsafe { libc::munmap(own as *mut libc::c_void, 4 * GRANULE) };
+    }
+
+    /// The absorbed lock unlocks once, as before it was absorbed, and leaves the outer lock.
+    #[test]
+    fn an_absorbed_lock_unlocks_once_and_leaves_the_outer_lock() {
+        let own = locked_range(4, &[(GRANULE, GRANULE), (0, 4 * GRANULE)]);
+        unlock(own + GRANULE).unwrap();
+        assert!(
+            unlock(own + GRANULE).is_err(),
+            "a second unlock is the application's error"
+        );
+        for p in [own + GRANULE + 8, own + 2 * GRANULE + 8] {
+            assert_eq!(holder(p), Some((own, Origin::Locked)), "{p:#x}");
+        }
+        unlock(own).unwrap();
+        assert_eq!(holder(own + GRANULE + 8), None);
+        // SAFETY: as above.
+        unsafe { libc::munmap(own as *mut libc::c_void, 4 * GRANULE) };
+    }
+
+    /// When the outer lock goes first, the locks it absorbed hold their bytes again.
+    #[test]
+    fn an_absorbed_lock_comes_back_when_the_outer_lock_goes_first() {
+        // Two old locks (granules 1 and 2, the second with one nested in it) under a new one.
+        let own = locked_range(
+            4,
+            &[
+                (GRANULE, GRANULE),
+                (2 * GRANULE + 64, 64),
+                (2 * GRANULE, GRANULE),
+                (0, 4 * GRANULE),
+            ],
+        );
+        unlock(own).unwrap();
+        assert_eq!(holder(own + 8), None);
+        assert_eq!(
+            holder(own + GRANULE + 8),
+            Some((own + GRANULE, Origin::Locked))
+        );
+        for p in [own + 2 * GRANULE + 8, own + 2 * GRANULE + 200] {
+            assert_eq!(
+                holder(p),
+                Some((own + 2 * GRANULE, Origin::Locked)),
+                "{p:#x}"
+            );
+        }
+        assert_eq!(holder(own + 3 * GRANULE + 8), None);
+        unlock(own + GRANULE).unwrap();
+        unlock(own + 2 * GRANULE).unwrap();
+        assert_eq!(
+            holder(own + 2 * GRANULE + 64),
+            Some((own + 2 * GRANULE + 64, Origin::Locked))
+        );
+        unlock(own + 2 * GRANULE + 64).unwrap();
+        assert_eq!(holder(own + 2 * GRANULE + 64), None);
+        // SAFETY: as above.
+        unsafe { libc::munmap(own as *mut libc::c_void, 4 * GRANULE) };
+    }
+
+    /// A mapping over a stale outer lock forgets the absorbed locks it overlaps; those outside
+    /// it are still locked, and come back.
+    #[test]
+    fn a_mapping_over_an_outer_lock_keeps_the_absorbed_locks_outside_it() {
+        let own = locked_range(
+            8,
+            &[(GRANULE, GRANULE), (5 * GRANULE, GRANULE), (0, 4 * GRANULE)],
+        );
+        // Granule 5 is locked on its own; granule 1 is absorbed. The host hands granules 2-7
+        // to a new mapping: the outer lock is stale, the lock of granule 1 is not.
+        let mapped = own + 2 * GRANULE;
+        record(mapped as *mut u8, 6 * GRANULE, 1, 0, true, Origin::Mapped);
+        assert_eq!(holder(own + 8), None);
+        assert_eq!(
+            holder(own + GRANULE + 8),
+            Some((own + GRANULE, Origin::Locked))
+        );
+        assert_eq!(
+            holder(own + 5 * GRANULE + 8),
+            Some((mapped, Origin::Mapped))
+        );
+        unlock(own + GRANULE).unwrap();
+        assert!(unlock(own).is_err() && unlock(own + 5 * GRANULE).is_err());
+        free(mapped as *mut u8).unwrap();
+        // SAFETY: the first two granules of our own mapping (`free` unmaps the rest).
+        unsafe { libc::munmap(own as *mut libc::c_void, 2 * GRANULE) };
     }
 
     /// A small allocation of this runtime's covers its granule, as on a GPU; a locked

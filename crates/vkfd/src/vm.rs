@@ -47,9 +47,27 @@ struct Entry {
     user_data: usize,
 }
 
+/// A registration that a later registration covers entirely, kept out of the map's entries.
+///
+/// Lookups take the entry with the nearest lower start, so a registration lying inside
+/// another, with bytes of the other after its end, would hide those bytes: an address there
+/// finds the inner registration, which does not contain it, and a kernel touching valid pinned
+/// memory faults. (HIP 5.2 leaves such pairs: it never unpins a pageable buffer, and a larger
+/// buffer the host later places over a freed one is pinned in turn.) The covering registration
+/// answers for every byte of the inner one, so the inner one leaves the entries; it is kept
+/// here, with its count, so that its own deregistrations still succeed, and so that it comes
+/// back should the covering registration go first.
+struct AbsorbedRegistration {
+    /// The start of the registration that covers it (an entry, or absorbed in turn).
+    outer: u64,
+    entry: Entry,
+}
+
 #[derive(Default)]
 struct Map {
     entries: BTreeMap<u64, Entry>,
+    /// Absorbed registrations by start.
+    absorbed: BTreeMap<u64, AbsorbedRegistration>,
     snapshot: Option<Arc<Snapshot>>,
     /// Mappings freed while dispatches ran: (address, bytes).
     deferred: Vec<(u64, u64)>,
@@ -107,7 +125,8 @@ fn mmap(size: u64, align: u64, lazy: bool) -> Result<u64> {
 /// Drops the registrations that overlap a new mapping at `address..+size`: the host reused
 /// their range, so their pages were unmapped (an application freed a buffer the runtime had
 /// pinned and never unpinned, as HIP 5.2 leaves the pageable buffers of its copies). Left in
-/// the map, such a registration would shadow the new allocation in every lookup.
+/// the map, such a registration would shadow the new allocation in every lookup. Of the
+/// registrations they had absorbed, those outside the range come back.
 fn forget_overlapped_registrations(m: &mut Map, address: u64, size: u64) {
     let end = address.saturating_add(size);
     // Entries below `end`, highest first, while they reach into the range (live entries do not
@@ -126,6 +145,83 @@ fn forget_overlapped_registrations(m: &mut Map, address: u64, size: u64) {
                 "registration at {s:#x} ({} bytes) was unmapped without a deregistration (a new allocation at {address:#x} reuses its range); dropped",
                 e.size
             );
+            restore_absorbed(m, s, e.size, Some(address..end));
+        }
+    }
+}
+
+/// Enters a registration into the entries, or absorbs it into a registration that covers it;
+/// the registrations it covers are absorbed into it. Registrations in the entries then never
+/// contain one another, so whenever a registration holds an address, the one with the nearest
+/// lower start does (the check of a lookup stays one step of the map).
+fn place_registration(m: &mut Map, address: u64, entry: Entry) {
+    let end = address.saturating_add(entry.size);
+    // Only the nearest lower entry can cover it: an earlier registration covering it would
+    // cover that entry too, and the entries hold no such pair.
+    let covering = m
+        .entries
+        .range(..address)
+        .next_back()
+        .filter(|(s, e)| e.kind == Kind::Registered && end <= **s + e.size)
+        .map(|(s, _)| *s);
+    if let Some(outer) = covering {
+        tracing::debug!(
+            "registration at {address:#x} lies inside the registration at {outer:#x}; absorbed"
+        );
+        m.absorbed
+            .insert(address, AbsorbedRegistration { outer, entry });
+        return;
+    }
+    let covered: Vec<u64> = m
+        .entries
+        .range(address.saturating_add(1)..end)
+        .filter(|(s, e)| e.kind == Kind::Registered && **s + e.size <= end)
+        .map(|(s, _)| *s)
+        .collect();
+    for s in covered {
+        let inner = m.entries.remove(&s).expect("listed above");
+        tracing::debug!(
+            "registration at {s:#x} lies inside the new registration at {address:#x}; absorbed"
+        );
+        m.absorbed.insert(
+            s,
+            AbsorbedRegistration {
+                outer: address,
+                entry: inner,
+            },
+        );
+    }
+    m.entries.insert(address, entry);
+}
+
+/// Places again the registrations absorbed by the one that was at `outer` (`size` bytes), now
+/// gone: their bytes are theirs to answer for again. Those overlapping `unmapped` (the range
+/// of a new allocation, whose pages were unmapped before) are dropped instead, and the
+/// registrations they absorbed in turn are treated the same way.
+fn restore_absorbed(m: &mut Map, outer: u64, size: u64, unmapped: Option<std::ops::Range<u64>>) {
+    let mut gone = vec![(outer, size)];
+    while let Some((outer, size)) = gone.pop() {
+        // An absorbed registration lies inside its outer one, so it starts in the outer's range.
+        let inner: Vec<u64> = m
+            .absorbed
+            .range(outer..outer.saturating_add(size))
+            .filter(|(_, r)| r.outer == outer)
+            .map(|(s, _)| *s)
+            .collect();
+        for s in inner {
+            let entry = m.absorbed.remove(&s).expect("listed above").entry;
+            if unmapped
+                .as_ref()
+                .is_some_and(|u| s < u.end && u.start < s + entry.size)
+            {
+                tracing::debug!(
+                    "registration at {s:#x} ({} bytes) was unmapped without a deregistration; dropped",
+                    entry.size
+                );
+                gone.push((s, entry.size));
+            } else {
+                place_registration(m, s, entry);
+            }
         }
     }
 }
@@ -187,26 +283,29 @@ pub(crate) fn allocate(node: u32, size: u64, flags: u32) -> Result<u64> {
 }
 
 /// Registers host memory (`address..+size`) for `nodes`. Registering a start address again
-/// counts (each registration is dropped once); memory the thunk allocated cannot be registered.
+/// counts (each registration is dropped once), also when a larger registration absorbed it;
+/// memory the thunk allocated cannot be registered. A registration that covers others, or lies
+/// inside one, is placed by [`place_registration`].
 pub(crate) fn register(address: u64, size: u64, nodes: &[u32]) -> Result<()> {
     if address == 0 || size == 0 {
         return Err(Error::InvalidParameter("registration of NULL or 0 bytes"));
     }
     with_map(|m| {
-        if let Some(e) = m.entries.get_mut(&address) {
+        let again = match m.entries.get(&address).map(|e| e.kind) {
+            Some(Kind::Allocated) => return Err(Error::AlreadyRegistered(address)),
+            Some(Kind::Registered) => m.entries.remove(&address),
+            None => m.absorbed.remove(&address).map(|r| r.entry),
+        };
+        let entry = match again {
             // Registered again (HIP pins the same buffer per copy): counted, and the range
-            // grows to the larger size.
-            if e.kind != Kind::Registered {
-                return Err(Error::AlreadyRegistered(address));
+            // grows to the larger size. Placed again, as the larger range may cover other
+            // registrations or no longer lie inside the one that absorbed it.
+            Some(mut e) => {
+                e.count += 1;
+                e.size = e.size.max(size);
+                e
             }
-            e.count += 1;
-            e.size = e.size.max(size);
-            m.snapshot = None;
-            return Ok(());
-        }
-        m.entries.insert(
-            address,
-            Entry {
+            None => Entry {
                 size,
                 count: 1,
                 kind: Kind::Registered,
@@ -216,17 +315,31 @@ pub(crate) fn register(address: u64, size: u64, nodes: &[u32]) -> Result<()> {
                 registered: nodes.into(),
                 user_data: 0,
             },
-        );
+        };
+        place_registration(m, address, entry);
         m.snapshot = None;
         Ok(())
     })
 }
 
 /// Frees an allocation or drops a registration (`address` is its start). Returns the range
-/// and whether it held executable memory.
+/// and whether it held executable memory. A registration absorbed by a larger one is dropped
+/// as any other (the larger one stays); the registrations a dropped one absorbed come back.
 pub(crate) fn release(address: u64, expect: Kind) -> Result<(u64, u64, bool)> {
     with_map(|m| {
         let running = RUNNING.load(Ordering::Acquire) > 0;
+        if expect == Kind::Registered
+            && let Some(r) = m.absorbed.get_mut(&address)
+        {
+            if r.entry.count > 1 {
+                r.entry.count -= 1;
+                return Ok((address, r.entry.size, false));
+            }
+            let e = m.absorbed.remove(&address).expect("checked above").entry;
+            restore_absorbed(m, address, e.size, None);
+            m.snapshot = None;
+            return Ok((address, e.size, false));
+        }
         match m.entries.get(&address) {
             Some(e) if e.kind == expect => {}
             Some(_) | None if expect == Kind::Registered => {
@@ -243,6 +356,9 @@ pub(crate) fn release(address: u64, expect: Kind) -> Result<(u64, u64, bool)> {
             return Ok((address, e.size, false));
         }
         let e = m.entries.remove(&address).expect("checked above");
+        if e.kind == Kind::Registered {
+            restore_absorbed(m, address, e.size, None);
+        }
         m.snapshot = None;
         if e.kind == Kind::Allocated {
             if running {
@@ -263,6 +379,19 @@ fn containing(m: &mut Map, address: u64) -> Option<(u64, &mut Entry)> {
         .map(|(s, e)| (*s, e))
 }
 
+/// The entry `map` and `unmap` change: the absorbed registration starting at `address` (the
+/// runtime maps and unmaps pinned memory by its start, and the nodes of the registration that
+/// covers it are not the inner one's to change), else the entry holding `address`.
+fn mapping_target(m: &mut Map, address: u64) -> Option<(u64, &mut Entry)> {
+    if m.absorbed.contains_key(&address) {
+        return m
+            .absorbed
+            .get_mut(&address)
+            .map(|r| (address, &mut r.entry));
+    }
+    containing(m, address)
+}
+
 /// The allocation or registration holding `address`: (start, bytes).
 pub(crate) fn range_of(address: u64) -> Option<(u64, u64)> {
     with_map(|m| containing(m, address).map(|(s, e)| (s, e.size)))
@@ -272,7 +401,7 @@ pub(crate) fn range_of(address: u64) -> Option<(u64, u64)> {
 /// the GPU address.
 pub(crate) fn map(address: u64, nodes: &[u32]) -> Result<u64> {
     with_map(|m| {
-        let (start, e) = containing(m, address)
+        let (start, e) = mapping_target(m, address)
             .ok_or_else(|| Error::InvalidHandle(format!("no memory at {address:#x} to map")))?;
         let all: Vec<u32>;
         let nodes = if nodes.is_empty() {
@@ -289,7 +418,7 @@ pub(crate) fn map(address: u64, nodes: &[u32]) -> Result<u64> {
 /// Records that the entry at `address` is mapped to no node.
 pub(crate) fn unmap(address: u64) -> Result<()> {
     with_map(|m| {
-        let (_, e) = containing(m, address)
+        let (_, e) = mapping_target(m, address)
             .ok_or_else(|| Error::InvalidHandle(format!("no memory at {address:#x} to unmap")))?;
         e.mapped = Box::new([]);
         Ok(())
@@ -452,9 +581,9 @@ mod tests {
         assert_eq!(info.Type, HSA_POINTER_UNKNOWN);
     }
 
-    #[test]
-    fn an_allocation_over_a_freed_registration_drops_it() {
-        let entry = |size, kind| Entry {
+    /// An entry of `size` bytes registered or allocated once.
+    fn entry(size: u64, kind: Kind) -> Entry {
+        Entry {
             size,
             count: 1,
             kind,
@@ -463,7 +592,11 @@ mod tests {
             mapped: Box::new([]),
             registered: Box::new([]),
             user_data: 0,
-        };
+        }
+    }
+
+    #[test]
+    fn an_allocation_over_a_freed_registration_drops_it() {
         let mut m = Map::default();
         // Pinned host memory whose owners freed it without a deregistration (one reaching
         // into the range below, one inside it), one still live below, an allocation above.
@@ -487,6 +620,107 @@ mod tests {
         // An allocation never drops another allocation.
         forget_overlapped_registrations(&mut m, 0x20_000, 0x1000);
         assert_eq!(m.entries.len(), 3);
+    }
+
+    /// An allocation over a freed registration that had absorbed others drops those it
+    /// overlaps; the others are still pinned, and come back.
+    #[test]
+    fn an_allocation_over_a_freed_outer_registration_keeps_the_absorbed_ones_outside_it() {
+        let mut m = Map::default();
+        // 0x10_000..0x18_000 pinned over two older registrations, one of them (0x15_000) with
+        // a third inside it.
+        place_registration(&mut m, 0x11_000, entry(0x1000, Kind::Registered));
+        place_registration(&mut m, 0x15_100, entry(0x100, Kind::Registered));
+        place_registration(&mut m, 0x15_000, entry(0x1000, Kind::Registered));
+        place_registration(&mut m, 0x10_000, entry(0x8000, Kind::Registered));
+        assert_eq!(m.entries.keys().copied().collect::<Vec<_>>(), [0x10_000]);
+        // The host hands 0x14_000..0x20_000 to a new allocation.
+        forget_overlapped_registrations(&mut m, 0x14_000, 0xc000);
+        assert_eq!(m.entries.keys().copied().collect::<Vec<_>>(), [0x11_000]);
+        assert!(m.absorbed.is_empty());
+    }
+
+    /// Pinned buffers at `(offset, bytes)` of a fresh buffer of `pages` pages, registered in
+    /// that order; returns the buffer (kept alive by the caller) and its start.
+    fn pinned(pages: usize, registrations: &[(u64, u64)]) -> (Vec<u8>, u64) {
+        let buf = vec![0u8; pages * 4096];
+        let p = buf.as_ptr() as u64;
+        for &(offset, bytes) in registrations {
+            register(p + offset, bytes, &[1]).unwrap();
+        }
+        (buf, p)
+    }
+
+    /// HIP 5.2 never unpins a pageable buffer: a larger buffer placed over a freed one and
+    /// pinned in turn covers the old registration. Its bytes past the old one's end are found
+    /// in it.
+    #[test]
+    fn a_registration_over_an_older_one_holds_the_bytes_past_the_older_end() {
+        let (_buf, p) = pinned(4, &[(4096, 4096), (0, 4 * 4096)]);
+        // Past the old registration's end first: there, the old one hid the new one's bytes.
+        for a in [p + 2 * 4096 + 8, p + 4 * 4096 - 1, p + 8, p + 4096 + 8] {
+            assert_eq!(range_of(a), Some((p, 4 * 4096)), "{a:#x}");
+        }
+        assert!(contains(p + 4096, 3 * 4096));
+        let guard = DispatchGuard::begin();
+        assert!(guard.snapshot.contains(p + 2 * 4096, 8));
+        drop(guard);
+        release(p, Kind::Registered).unwrap();
+        release(p + 4096, Kind::Registered).unwrap();
+        assert!(!contains(p + 4096, 1));
+    }
+
+    /// The absorbed registration is dropped once per registration, as before it was absorbed,
+    /// and leaves the outer one, mapped as it was.
+    #[test]
+    fn an_absorbed_registration_drops_once_per_registration_and_leaves_the_outer() {
+        let (_buf, p) = pinned(4, &[(4096, 4096), (4096, 4096), (0, 4 * 4096)]);
+        map(p, &[1]).unwrap();
+        // As the runtime unlocks: unmapped, then deregistered.
+        for _ in 0..2 {
+            unmap(p + 4096).unwrap();
+            release(p + 4096, Kind::Registered).unwrap();
+        }
+        assert!(matches!(
+            release(p + 4096, Kind::Registered),
+            Err(Error::NotRegistered(_))
+        ));
+        let mut info = HsaPointerInfo::default();
+        pointer_info(p + 2 * 4096 + 8, &mut info).unwrap();
+        assert_eq!((info.GPUAddress, info.SizeInBytes), (p, 4 * 4096));
+        assert_eq!(info.NMappedNodes, 1, "the outer registration stays mapped");
+        assert_eq!(range_of(p + 4096 + 8), Some((p, 4 * 4096)));
+        release(p, Kind::Registered).unwrap();
+        assert!(!contains(p + 4096, 1));
+    }
+
+    /// When the outer registration goes first, those it absorbed hold their bytes again.
+    #[test]
+    fn an_absorbed_registration_comes_back_when_the_outer_goes_first() {
+        let (_buf, p) = pinned(4, &[(4096, 4096), (4096, 4096), (0, 4 * 4096)]);
+        release(p, Kind::Registered).unwrap();
+        assert_eq!(range_of(p + 8), None);
+        assert_eq!(range_of(p + 4096 + 8), Some((p + 4096, 4096)));
+        assert_eq!(range_of(p + 2 * 4096 + 8), None);
+        release(p + 4096, Kind::Registered).unwrap();
+        assert!(contains(p + 4096, 8), "one registration remains");
+        release(p + 4096, Kind::Registered).unwrap();
+        assert!(!contains(p + 4096, 1));
+    }
+
+    /// An absorbed start registered again counts against its absorbed registration; grown
+    /// past the outer one's end, it is an entry again.
+    #[test]
+    fn an_absorbed_start_registered_again_counts_and_may_outgrow_the_outer() {
+        let (_buf, p) = pinned(4, &[(0, 2 * 4096), (4096, 100), (4096, 2 * 4096)]);
+        assert_eq!(range_of(p + 8), Some((p, 2 * 4096)));
+        assert_eq!(range_of(p + 4096 + 200), Some((p + 4096, 2 * 4096)));
+        assert_eq!(range_of(p + 2 * 4096 + 8), Some((p + 4096, 2 * 4096)));
+        release(p + 4096, Kind::Registered).unwrap();
+        release(p + 4096, Kind::Registered).unwrap();
+        assert!(release(p + 4096, Kind::Registered).is_err());
+        assert_eq!(range_of(p + 4096 + 8), Some((p, 2 * 4096)));
+        release(p, Kind::Registered).unwrap();
     }
 
     #[test]
