@@ -120,13 +120,15 @@ ops! {
     s_lshl1_add_u32 = [B32, B32, B32]; s_lshl2_add_u32 = [B32, B32, B32];
     s_lshl3_add_u32 = [B32, B32, B32]; s_lshl4_add_u32 = [B32, B32, B32];
     s_pack_ll_b32_b16 = [B32, B32, B32]; s_pack_lh_b32_b16 = [B32, B32, B32];
-    s_pack_hh_b32_b16 = [B32, B32, B32];
+    s_pack_hh_b32_b16 = [B32, B32, B32]; s_cbranch_g_fork = [N, B64, B64];
+    s_rfe_restore_b64 = [N, B64, B32];
     // SOPK
     s_movk_i32 = [B32]; s_cmovk_i32 = [B32]; s_cmpk_eq_i32 = [B32]; s_cmpk_lg_i32 = [B32];
     s_cmpk_gt_i32 = [B32]; s_cmpk_ge_i32 = [B32]; s_cmpk_lt_i32 = [B32]; s_cmpk_le_i32 = [B32];
     s_cmpk_eq_u32 = [B32]; s_cmpk_lg_u32 = [B32]; s_cmpk_gt_u32 = [B32]; s_cmpk_ge_u32 = [B32];
     s_cmpk_lt_u32 = [B32]; s_cmpk_le_u32 = [B32]; s_addk_i32 = [B32]; s_mulk_i32 = [B32];
     s_getreg_b32 = [B32]; s_setreg_b32 = [B32]; s_setreg_imm32_b32 = [N]; s_call_b64 = [B64];
+    s_cbranch_i_fork = [B64];
     // SOP1
     s_mov_b32 = [B32, B32]; s_mov_b64 = [B64, B64]; s_cmov_b32 = [B32, B32]; s_cmov_b64 = [B64, B64];
     s_not_b32 = [B32, B32]; s_not_b64 = [B64, B64]; s_wqm_b32 = [B32, B32]; s_wqm_b64 = [B64, B64];
@@ -146,6 +148,8 @@ ops! {
     s_andn1_saveexec_b64 = [B64, B64]; s_orn1_saveexec_b64 = [B64, B64];
     s_andn1_wrexec_b64 = [B64, B64]; s_andn2_wrexec_b64 = [B64, B64];
     s_bitreplicate_b64_b32 = [B64, B32]; s_set_gpr_idx_idx = [N, B32];
+    s_rfe_b64 = [N, B64]; s_movrels_b32 = [B32, B32]; s_movrels_b64 = [B64, B64];
+    s_movreld_b32 = [B32, B32]; s_movreld_b64 = [B64, B64]; s_cbranch_join = [N, B32];
     // SOPC
     s_cmp_eq_i32 = [N, B32, B32]; s_cmp_lg_i32 = [N, B32, B32]; s_cmp_gt_i32 = [N, B32, B32];
     s_cmp_ge_i32 = [N, B32, B32]; s_cmp_lt_i32 = [N, B32, B32]; s_cmp_le_i32 = [N, B32, B32];
@@ -153,7 +157,7 @@ ops! {
     s_cmp_ge_u32 = [N, B32, B32]; s_cmp_lt_u32 = [N, B32, B32]; s_cmp_le_u32 = [N, B32, B32];
     s_bitcmp0_b32 = [N, B32, B32]; s_bitcmp1_b32 = [N, B32, B32]; s_bitcmp0_b64 = [N, B64, B32];
     s_bitcmp1_b64 = [N, B64, B32]; s_cmp_eq_u64 = [N, B64, B64]; s_cmp_lg_u64 = [N, B64, B64];
-    s_set_gpr_idx_on = [N, B32];
+    s_set_gpr_idx_on = [N, B32]; s_setvskip = [N, B32, B32];
     // SOPP
     s_nop = [N]; s_endpgm = [N]; s_branch = [N]; s_wakeup = [N]; s_cbranch_scc0 = [N];
     s_cbranch_scc1 = [N]; s_cbranch_vccz = [N]; s_cbranch_vccnz = [N]; s_cbranch_execz = [N];
@@ -161,6 +165,8 @@ ops! {
     s_sleep = [N]; s_setprio = [N]; s_sendmsg = [N]; s_sendmsghalt = [N]; s_trap = [N];
     s_icache_inv = [N]; s_incperflevel = [N]; s_decperflevel = [N]; s_ttracedata = [N];
     s_endpgm_saved = [N]; s_set_gpr_idx_off = [N]; s_set_gpr_idx_mode = [N];
+    s_cbranch_cdbgsys = [N]; s_cbranch_cdbguser = [N]; s_cbranch_cdbgsys_or_user = [N];
+    s_cbranch_cdbgsys_and_user = [N]; s_endpgm_ordered_ps_done = [N];
     // SMEM
     s_load_dword = [B32, B64]; s_load_dwordx2 = [X2, B64]; s_load_dwordx4 = [X4, B64];
     s_load_dwordx8 = [X8, B64]; s_load_dwordx16 = [X16, B64];
@@ -170,6 +176,34 @@ ops! {
     s_store_dword = [B32, B64]; s_store_dwordx2 = [X2, B64]; s_store_dwordx4 = [X4, B64];
     s_dcache_inv = [N]; s_dcache_wb = [N]; s_dcache_inv_vol = [N]; s_dcache_wb_vol = [N];
     s_memtime = [B64]; s_memrealtime = [B64];
+    s_scratch_load_dword = [B32, B64]; s_scratch_load_dwordx2 = [X2, B64];
+    s_scratch_load_dwordx4 = [X4, B64]; s_scratch_store_dword = [B32, B64];
+    s_scratch_store_dwordx2 = [X2, B64]; s_scratch_store_dwordx4 = [X4, B64];
+    s_buffer_store_dword = [B32, X4]; s_buffer_store_dwordx2 = [X2, X4];
+    s_buffer_store_dwordx4 = [X4, X4]; s_atc_probe = [N, B64]; s_atc_probe_buffer = [N, X4];
+    s_dcache_discard = [N, B64]; s_dcache_discard_x2 = [N, B64];
+    s_buffer_atomic_swap = [B32, X4]; s_buffer_atomic_cmpswap = [X2, X4];
+    s_buffer_atomic_add = [B32, X4]; s_buffer_atomic_sub = [B32, X4];
+    s_buffer_atomic_smin = [B32, X4]; s_buffer_atomic_umin = [B32, X4];
+    s_buffer_atomic_smax = [B32, X4]; s_buffer_atomic_umax = [B32, X4];
+    s_buffer_atomic_and = [B32, X4]; s_buffer_atomic_or = [B32, X4];
+    s_buffer_atomic_xor = [B32, X4]; s_buffer_atomic_inc = [B32, X4];
+    s_buffer_atomic_dec = [B32, X4]; s_buffer_atomic_swap_x2 = [X2, X4];
+    s_buffer_atomic_cmpswap_x2 = [X4, X4]; s_buffer_atomic_add_x2 = [X2, X4];
+    s_buffer_atomic_sub_x2 = [X2, X4]; s_buffer_atomic_smin_x2 = [X2, X4];
+    s_buffer_atomic_umin_x2 = [X2, X4]; s_buffer_atomic_smax_x2 = [X2, X4];
+    s_buffer_atomic_umax_x2 = [X2, X4]; s_buffer_atomic_and_x2 = [X2, X4];
+    s_buffer_atomic_or_x2 = [X2, X4]; s_buffer_atomic_xor_x2 = [X2, X4];
+    s_buffer_atomic_inc_x2 = [X2, X4]; s_buffer_atomic_dec_x2 = [X2, X4];
+    s_atomic_swap = [B32, B64]; s_atomic_cmpswap = [X2, B64]; s_atomic_add = [B32, B64];
+    s_atomic_sub = [B32, B64]; s_atomic_smin = [B32, B64]; s_atomic_umin = [B32, B64];
+    s_atomic_smax = [B32, B64]; s_atomic_umax = [B32, B64]; s_atomic_and = [B32, B64];
+    s_atomic_or = [B32, B64]; s_atomic_xor = [B32, B64]; s_atomic_inc = [B32, B64];
+    s_atomic_dec = [B32, B64]; s_atomic_swap_x2 = [X2, B64]; s_atomic_cmpswap_x2 = [X4, B64];
+    s_atomic_add_x2 = [X2, B64]; s_atomic_sub_x2 = [X2, B64]; s_atomic_smin_x2 = [X2, B64];
+    s_atomic_umin_x2 = [X2, B64]; s_atomic_smax_x2 = [X2, B64]; s_atomic_umax_x2 = [X2, B64];
+    s_atomic_and_x2 = [X2, B64]; s_atomic_or_x2 = [X2, B64]; s_atomic_xor_x2 = [X2, B64];
+    s_atomic_inc_x2 = [X2, B64]; s_atomic_dec_x2 = [X2, B64];
     // VOP2 (also as VOP3 with the VOP2 opcode + 0x100)
     v_cndmask_b32 = [B32, B32, B32]; v_add_f32 = [F32, F32, F32]; v_sub_f32 = [F32, F32, F32];
     v_subrev_f32 = [F32, F32, F32]; v_mul_legacy_f32 = [F32, F32, F32]; v_mul_f32 = [F32, F32, F32];

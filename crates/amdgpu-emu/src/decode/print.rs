@@ -260,12 +260,16 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
         Enc::Sop1 => {
             if inst.op == Op::s_getpc_b64 {
                 format!("{mn} {}", operand(inst.dst, 2, 0))
-            } else if inst.op == Op::s_setpc_b64 || inst.op == Op::s_set_gpr_idx_idx {
+            } else if matches!(
+                inst.op,
+                Op::s_setpc_b64 | Op::s_set_gpr_idx_idx | Op::s_rfe_b64 | Op::s_cbranch_join
+            ) {
                 format!("{mn} {}", opnd(0))
             } else {
                 format!("{mn} {}, {}", operand(inst.dst, ty(0).dwords(), 0), opnd(0))
             }
         }
+        Enc::Sop2 if ty(0) == Ty::N => format!("{mn} {}, {}", opnd(0), opnd(1)),
         Enc::Sop2 => format!(
             "{mn} {}, {}, {}",
             operand(inst.dst, ty(0).dwords(), 0),
@@ -282,7 +286,9 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
                 Op::s_getreg_b32 => format!("{mn} {}, {}", operand(inst.dst, 1, 0), hwreg(simm)),
                 Op::s_setreg_b32 => format!("{mn} {}, {}", hwreg(simm), operand(inst.dst, 1, 0)),
                 Op::s_setreg_imm32_b32 => format!("{mn} {}, {}", hwreg(simm), inst.lit),
-                Op::s_call_b64 => format!("{mn} {}, {}", operand(inst.dst, 2, 0), inst.imm),
+                Op::s_call_b64 | Op::s_cbranch_i_fork => {
+                    format!("{mn} {}, {}", operand(inst.dst, 2, 0), inst.imm)
+                }
                 _ => format!("{mn} {}, 0x{:x}", operand(inst.dst, 1, 0), simm),
             }
         }
@@ -304,14 +310,19 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
             | Op::s_icache_inv
             | Op::s_wakeup
             | Op::s_set_gpr_idx_off
-            | Op::s_endpgm_saved => mn,
+            | Op::s_endpgm_saved
+            | Op::s_endpgm_ordered_ps_done => mn,
             Op::s_branch
             | Op::s_cbranch_scc0
             | Op::s_cbranch_scc1
             | Op::s_cbranch_vccz
             | Op::s_cbranch_vccnz
             | Op::s_cbranch_execz
-            | Op::s_cbranch_execnz => {
+            | Op::s_cbranch_execnz
+            | Op::s_cbranch_cdbgsys
+            | Op::s_cbranch_cdbguser
+            | Op::s_cbranch_cdbgsys_or_user
+            | Op::s_cbranch_cdbgsys_and_user => {
                 format!("{mn} {}", inst.imm as u32 & 0xFFFF)
             }
             _ => format!("{mn} {}", inst.imm),
@@ -330,7 +341,7 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
             if matches!(inst.op, Op::s_memtime | Op::s_memrealtime) {
                 return format!("{mn} {}", operand(inst.dst, 2, 0));
             }
-            if name.starts_with("s_dcache") {
+            if name.starts_with("s_dcache") && !name.starts_with("s_dcache_discard") {
                 return mn;
             }
             let off = if inst.ctrl & flags::IMM != 0 {
@@ -342,9 +353,14 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
             } else {
                 operand(inst.sdst, 1, 0)
             };
+            let data = match inst.op {
+                // The probe's data field is a number (the access it probes), not a register.
+                Op::s_atc_probe | Op::s_atc_probe_buffer => format!("{}, ", inst.dst),
+                _ if ty(0) == Ty::N => String::new(),
+                _ => format!("{}, ", operand(inst.dst, ty(0).dwords(), 0)),
+            };
             format!(
-                "{mn} {}, {}, {off}{glc}",
-                operand(inst.dst, ty(0).dwords(), 0),
+                "{mn} {data}{}, {off}{glc}",
                 operand(inst.src[0], ty(1).dwords(), 0)
             )
         }

@@ -2,10 +2,11 @@
 
 use crate::decode::{Enc, Inst, OFF, Op, Op::*, Ty, flags};
 use crate::fault::FaultKind;
-use crate::memory::{load_bytes, store_bytes};
+use crate::memory::{load_bytes, rmw32, rmw64, store_bytes};
 use crate::trace::ShaderDataRecord;
 use crate::wave::Wave;
 
+use super::atomic::{Atomic, Rmw, atomic};
 use super::{Ctx, Flow, Step, check_sources, illegal, jump_to, sread, sread64};
 
 pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
@@ -194,6 +195,12 @@ fn next_addr(ctx: &Ctx<'_>, w: &Wave, inst: &Inst) -> u64 {
 fn sop1(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     check_sources(inst, 1)?;
     let op = inst.op;
+    if matches!(
+        op,
+        s_movrels_b32 | s_movrels_b64 | s_movreld_b32 | s_movreld_b64
+    ) {
+        return move_relative(w, ctx, inst);
+    }
     let t0 = src_ty(op, 0);
     let a = if t0.dwords() == 2 {
         sread64(w, ctx, inst.src[0], t0, inst.lit)
@@ -543,6 +550,11 @@ fn sopp(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         s_nop | s_waitcnt | s_sleep | s_setprio | s_icache_inv | s_incperflevel
         | s_decperflevel | s_wakeup | s_setkill | s_sendmsg => Ok(Flow::Next),
         s_endpgm | s_endpgm_saved => Ok(Flow::End),
+        // Branches on the debugger's conditional-debug bits, which are clear: no debugger.
+        s_cbranch_cdbgsys
+        | s_cbranch_cdbguser
+        | s_cbranch_cdbgsys_or_user
+        | s_cbranch_cdbgsys_and_user => Ok(Flow::Next),
         s_set_gpr_idx_off => {
             w.gpr_idx_on = false;
             Ok(Flow::Next)
@@ -584,6 +596,89 @@ fn sopp(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     }
 }
 
+/// A scalar atomic (`s_atomic_*`, `s_buffer_atomic_*`) at `addr`: one read-modify-write of
+/// the dword or qword, the data from SDATA (compare-and-swap: the new value, then the compare
+/// value); with GLC the old value returns to SDATA.
+fn scalar_atomic(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst, at: Atomic, addr: u64) -> Step {
+    let n: u64 = if at.wide { 8 } else { 4 };
+    let addr = addr & !(n - 1);
+    let Some(p) = ctx.mem.translate(addr, n) else {
+        return Err(FaultKind::Memory {
+            address: addr,
+            size: n as u32,
+            lane: None,
+            write: true,
+        });
+    };
+    let dw = if at.wide { 2 } else { 1 };
+    let word = |k: u16| {
+        (0..dw).fold(0u64, |v, j| {
+            v | (w.s[(inst.dst + k * dw + j) as usize & 127] as u64) << (32 * j)
+        })
+    };
+    let (data, cmp) = if at.rmw == Rmw::CmpSwap {
+        (word(0), word(1))
+    } else {
+        (word(0), 0)
+    };
+    let old = if at.wide {
+        rmw64(p, |old| at.rmw.apply(true, old, data, cmp))
+    } else {
+        rmw32(p, |old| at.rmw.apply(false, old as u64, data, cmp) as u32) as u64
+    };
+    if inst.ctrl & flags::GLC != 0 {
+        if at.wide {
+            w.set_sgpr64(inst.dst, old);
+        } else {
+            w.set_sgpr(inst.dst, old as u32);
+        }
+    }
+    Ok(Flow::Next)
+}
+
+/// The SGPRs a wave may address (s0-s101); VCC and the registers above are not indexed.
+const SGPR_COUNT: u32 = 102;
+
+/// `s_movrels` (read) and `s_movreld` (write): the SGPR named by the instruction, offset by
+/// M0, moves the data; compilers use them to index a uniform array held in SGPRs.
+fn move_relative(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
+    let op = inst.op;
+    let wide = matches!(op, s_movrels_b64 | s_movreld_b64);
+    let n = if wide { 2 } else { 1 };
+    let read = matches!(op, s_movrels_b32 | s_movrels_b64);
+    let (named, other) = if read {
+        (inst.src[0], inst.dst)
+    } else {
+        (inst.dst, inst.src[0])
+    };
+    let index = (named as u32).wrapping_add(w.m0());
+    if named as u32 >= SGPR_COUNT || index.saturating_add(n) > SGPR_COUNT {
+        return Err(illegal(format!(
+            "{} with M0 {} indexes s{index}, past s{}",
+            op.name(),
+            w.m0(),
+            SGPR_COUNT - 1
+        )));
+    }
+    if read {
+        for k in 0..n {
+            let v = w.s[(index + k) as usize];
+            w.set_sgpr(other + k as u16, v);
+        }
+    } else {
+        let t = if wide { Ty::B64 } else { Ty::B32 };
+        let v = if wide {
+            sread64(w, ctx, other, t, inst.lit)
+        } else {
+            sread(w, ctx, other, t, inst.lit) as u64
+        };
+        for k in 0..n {
+            w.s[(index + k) as usize] = (v >> (32 * k)) as u32;
+        }
+    }
+    Ok(Flow::Next)
+}
+
 /// (cu, simd, wave slot) of a HW_ID value.
 pub(crate) fn placement(hw_id: u32) -> (u8, u8, u8) {
     (
@@ -596,7 +691,21 @@ pub(crate) fn placement(hw_id: u32) -> (u8, u8, u8) {
 fn smem(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let op = inst.op;
     match op {
-        s_dcache_inv | s_dcache_wb | s_dcache_inv_vol | s_dcache_wb_vol => return Ok(Flow::Next),
+        // One coherent memory and no address translation cache: nothing to write back, drop
+        // or probe.
+        s_dcache_inv | s_dcache_wb | s_dcache_inv_vol | s_dcache_wb_vol | s_dcache_discard
+        | s_dcache_discard_x2 | s_atc_probe | s_atc_probe_buffer => return Ok(Flow::Next),
+        s_scratch_load_dword
+        | s_scratch_load_dwordx2
+        | s_scratch_load_dwordx4
+        | s_scratch_store_dword
+        | s_scratch_store_dwordx2
+        | s_scratch_store_dwordx4 => {
+            return Err(illegal(format!(
+                "{} (scalar access to scratch memory) is not emulated",
+                op.name()
+            )));
+        }
         s_memtime => {
             w.set_sgpr64(inst.dst, w.cycles);
             return Ok(Flow::Next);
@@ -624,7 +733,10 @@ fn smem(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         off += sread(w, ctx, inst.sdst, Ty::B32, 0) as i64;
     }
     let addr = (base as i64).wrapping_add(off) as u64 & !3;
-    let store = name.starts_with("s_store");
+    if let Some(at) = atomic(op) {
+        return scalar_atomic(w, ctx, inst, at, addr);
+    }
+    let store = name.contains("_store");
     let n = if store {
         op.store_dwords()
     } else {
