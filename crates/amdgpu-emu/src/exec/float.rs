@@ -290,7 +290,16 @@ fn exp64(x: f64) -> i32 {
     ((x.to_bits() >> 52) & 0x7FF) as i32
 }
 
-/// `v_div_scale_f32`: (result, vcc).
+/// `v_div_scale_f32`: (result, vcc). `s1` is the denominator, `s2` the numerator and `s0`
+/// the one of them to scale, so that the compiler's division sequence (reciprocal, Newton
+/// steps, `v_div_fmas` undoing the scale where VCC says so, `v_div_fixup`) never leaves the
+/// normal range on the way.
+///
+/// The ISA tests the denominator's reciprocal for a denormal in f64, where the reciprocal of a
+/// finite f32 never is one (a denormal in these tests is any magnitude below the smallest
+/// normal, zero included): a huge f32 denominator takes the tiny-quotient path (the numerator
+/// scaled up, the result scaled down by `v_div_fmas`). Tested in f32 instead, `1 / 3e38`
+/// scaled the denominator to infinity and the division gave NaN.
 pub(crate) fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
     if s2 == 0.0 || s1 == 0.0 {
         return (f32::NAN, false);
@@ -299,14 +308,17 @@ pub(crate) fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
         return (s0, false);
     }
     let (e1, e2) = (exp32(s1), exp32(s2));
+    // "Denormal" here is a magnitude below the format's smallest normal (zero included: a
+    // quotient too small for any denormal takes the same path).
     let q_tiny = ((s2 as f64) / (s1 as f64)).abs() < f32::MIN_POSITIVE as f64;
-    let r_tiny = (1.0 / (s1 as f64)).abs() < f32::MIN_POSITIVE as f64;
+    let r_tiny = (1.0 / s1 as f64).abs() < f64::MIN_POSITIVE;
     if e2 - e1 >= 96 {
         (if s0 == s1 { ldexp32(s0, 64) } else { s0 }, true)
     } else if s1.is_subnormal() {
         (ldexp32(s0, 64), false)
     } else if r_tiny && q_tiny {
-        (if s0 == s1 { ldexp32(s0, 64) } else { s0 }, true)
+        // Never taken (see above); the denominator would be scaled down, as for f64.
+        (if s0 == s1 { ldexp32(s0, -64) } else { s0 }, true)
     } else if r_tiny {
         (ldexp32(s0, -64), false)
     } else if q_tiny {
@@ -318,7 +330,10 @@ pub(crate) fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
     }
 }
 
-/// `v_div_scale_f64`: (result, vcc).
+/// `v_div_scale_f64`: (result, vcc), as [`div_scale32`]. When both the denominator's
+/// reciprocal and the quotient are denormal, the denominator is scaled down (its reciprocal
+/// becomes normal) and `v_div_fmas` scales the quotient back down: the ISA text's "scale up"
+/// there would overflow the denominator to infinity and the division would give NaN.
 pub(crate) fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
     if s2 == 0.0 || s1 == 0.0 {
         return (f64::NAN, false);
@@ -327,14 +342,14 @@ pub(crate) fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
         return (s0, false);
     }
     let (e1, e2) = (exp64(s1), exp64(s2));
-    let q_tiny = e2 - e1 < -1021 + 1;
-    let r_tiny = e1 >= 2046;
+    let q_tiny = (s2 / s1).abs() < f64::MIN_POSITIVE;
+    let r_tiny = (1.0 / s1).abs() < f64::MIN_POSITIVE;
     if e2 - e1 >= 768 {
         (if s0 == s1 { ldexp64(s0, 128) } else { s0 }, true)
     } else if s1.is_subnormal() {
         (ldexp64(s0, 128), false)
     } else if r_tiny && q_tiny {
-        (if s0 == s1 { ldexp64(s0, 128) } else { s0 }, true)
+        (if s0 == s1 { ldexp64(s0, -128) } else { s0 }, true)
     } else if r_tiny {
         (ldexp64(s0, -128), false)
     } else if q_tiny {
@@ -346,24 +361,134 @@ pub(crate) fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
     }
 }
 
-/// `v_div_fmas_f32`.
+/// `v_div_fmas_f32`: with VCC, the fused multiply-add scaled back by 2^64 or 2^-64 (the
+/// scale `v_div_scale` applied), with one rounding.
 pub(crate) fn div_fmas32(a: f32, b: f32, c: f32, vcc: bool) -> f32 {
     if !vcc {
         return a.mul_add(b, c);
     }
     let scale = if exp32(c) >= 127 { 64 } else { -64 };
-    let r = (a as f64).mul_add(b as f64, c as f64);
-    ((r) * 2f64.powi(scale)) as f32
+    fma_scaled(a as f64, b as f64, c as f64, scale, F32_FORMAT) as f32
 }
 
-/// `v_div_fmas_f64`.
+/// `v_div_fmas_f64`, as [`div_fmas32`] with 2^128 or 2^-128.
 pub(crate) fn div_fmas64(a: f64, b: f64, c: f64, vcc: bool) -> f64 {
-    let r = a.mul_add(b, c);
     if !vcc {
-        return r;
+        return a.mul_add(b, c);
     }
     let scale = if exp64(c) >= 1023 { 128 } else { -128 };
-    ldexp64(r, scale)
+    fma_scaled(a, b, c, scale, F64_FORMAT)
+}
+
+/// A binary floating-point format: significand bits (with the implicit one) and the exponent
+/// of its smallest normal number.
+#[derive(Clone, Copy)]
+struct Format {
+    bits: u32,
+    min_exp: i32,
+}
+
+const F32_FORMAT: Format = Format {
+    bits: 24,
+    min_exp: -126,
+};
+const F64_FORMAT: Format = Format {
+    bits: 53,
+    min_exp: -1022,
+};
+
+/// `(a * b + c) * 2^scale` rounded once, to nearest even, into `format` (denormal results
+/// included): rounding the fused result first and scaling it after rounds twice where the
+/// scaled result is denormal (a quotient in the denormal range came out one unit off).
+/// Operands of `format` given as f64.
+fn fma_scaled(a: f64, b: f64, c: f64, scale: i32, format: Format) -> f64 {
+    if !(a.is_finite() && b.is_finite() && c.is_finite()) || a * b == 0.0 && c == 0.0 {
+        return ldexp64(a.mul_add(b, c), scale);
+    }
+    // Each value as a signed integer times a power of two.
+    let parts = |x: f64| -> (i128, i32) {
+        if x == 0.0 {
+            return (0, 0);
+        }
+        let bits = x.to_bits();
+        let e = ((bits >> 52) & 0x7FF) as i32;
+        let m = bits & ((1 << 52) - 1);
+        let (m, e) = if e == 0 {
+            (m, -1074)
+        } else {
+            (m | 1 << 52, e - 1075)
+        };
+        (if x < 0.0 { -(m as i128) } else { m as i128 }, e)
+    };
+    let ((ma, ea), (mb, eb), (mc, ec)) = (parts(a), parts(b), parts(c));
+    let (mp, ep) = (ma * mb, ea + eb);
+    // Align both terms at the lower exponent, keeping at most 122 bits; a term lying wholly
+    // below the other's last bit counts only by its sign (a sticky unit of the sum).
+    let align = |(m, e): (i128, i32), to: i32| -> i128 {
+        let shift = e - to;
+        if m == 0 || shift <= 0 { m } else { m << shift }
+    };
+    let (hi, lo) = if mp == 0 || (mc != 0 && ec > ep) {
+        ((mc, ec), (mp, ep))
+    } else {
+        ((mp, ep), (mc, ec))
+    };
+    let width = 128 - hi.0.unsigned_abs().leading_zeros() as i32;
+    let base = if lo.0 == 0 {
+        hi.1
+    } else {
+        lo.1.max(hi.1 + width - 122)
+    } - 2;
+    let low = if lo.0 == 0 {
+        0
+    } else if lo.1 + 128 - (lo.0.unsigned_abs().leading_zeros() as i32) <= base {
+        lo.0.signum()
+    } else if lo.1 >= base {
+        align(lo, base)
+    } else {
+        // Partly below `base`: drop the low bits, keeping a sticky unit.
+        let shift = (base - lo.1) as u32;
+        let m = lo.0.unsigned_abs();
+        let kept = (m >> shift) as i128 | ((m & ((1 << shift) - 1) != 0) as i128);
+        kept * lo.0.signum()
+    };
+    let sum = align(hi, base) + low;
+    round_scaled(sum, base + scale, format)
+}
+
+/// `m * 2^e` rounded to nearest even into `format`, as f64 (infinity past the largest value).
+fn round_scaled(m: i128, e: i32, format: Format) -> f64 {
+    if m == 0 {
+        return 0.0;
+    }
+    let mag = m.unsigned_abs();
+    let width = 128 - mag.leading_zeros() as i32;
+    // The exponent of the leading bit, and how many bits the result keeps.
+    let lead = e + width - 1;
+    let keep = if lead >= format.min_exp {
+        format.bits as i32
+    } else {
+        format.bits as i32 - (format.min_exp - lead)
+    };
+    let drop = width - keep.max(0);
+    let (mut q, mut qe) = (mag, e);
+    if drop > 0 {
+        let d = drop as u32;
+        let rest = if d >= 128 {
+            mag
+        } else {
+            mag & ((1u128 << d) - 1)
+        };
+        let half = 1u128 << (d - 1).min(127);
+        q = if d >= 128 { 0 } else { mag >> d };
+        if rest > half || (rest == half && q & 1 == 1) {
+            q += 1;
+        }
+        qe = e + drop;
+    }
+    // q has at most `bits` + 1 bits: exact in f64, scaled by a power of two in range.
+    let r = ldexp64(q as f64, qe);
+    if m < 0 { -r } else { r }
 }
 
 /// `v_div_fixup_f32(q, den, num)`.
@@ -386,7 +511,9 @@ pub(crate) fn div_fixup32(q: f32, den: f32, num: f32) -> f32 {
         return sign(0.0);
     }
     if q.is_nan() {
-        return q;
+        // Ordinary operands whose scaled quotient overflowed inside the sequence (the Newton
+        // step met an infinity): the quotient is an overflow.
+        return sign(f32::INFINITY);
     }
     sign(q)
 }
@@ -411,7 +538,9 @@ pub(crate) fn div_fixup64(q: f64, den: f64, num: f64) -> f64 {
         return sign(0.0);
     }
     if q.is_nan() {
-        return q;
+        // Ordinary operands whose scaled quotient overflowed inside the sequence (the Newton
+        // step met an infinity): the quotient is an overflow.
+        return sign(f64::INFINITY);
     }
     sign(q)
 }
@@ -731,6 +860,74 @@ mod tests {
         let e = (-ds).mul_add(q, ns);
         let q = div_fmas32(e, r, q, vcc);
         div_fixup32(q, d, n)
+    }
+
+    /// The f64 division sequence the compiler emits, with correctly rounded reciprocals.
+    fn divide64(n: f64, d: f64) -> f64 {
+        let (ds, _) = div_scale64(d, d, n);
+        let r = 1.0 / ds;
+        let e = (-ds).mul_add(r, 1.0);
+        let r = r.mul_add(e, r);
+        let e = (-ds).mul_add(r, 1.0);
+        let (ns, vcc) = div_scale64(n, d, n);
+        let r = r.mul_add(e, r);
+        let q = ns * r;
+        let e = (-ds).mul_add(q, ns);
+        let q = div_fmas64(e, r, q, vcc);
+        div_fixup64(q, d, n)
+    }
+
+    /// Both division sequences give the correctly rounded quotient over operands spread across
+    /// the whole exponent range, denormals and the largest values included (a huge denominator
+    /// once gave NaN: `1 / 3e38`).
+    #[test]
+    fn division_sequences_are_correctly_rounded_over_the_exponent_range() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let edges32 = [
+            3e38f32,
+            f32::MAX,
+            1.0,
+            1e-40,
+            f32::MIN_POSITIVE,
+            1.5e38,
+            2.0,
+        ];
+        let edges64 = [
+            1.5 * 2f64.powi(1022),
+            f64::MAX,
+            1.0,
+            1e-310,
+            f64::MIN_POSITIVE,
+            1e300,
+        ];
+        for k in 0..200_000 {
+            let (n, d) = match k {
+                0..=48 => (edges32[k % 7], edges32[k / 7]),
+                _ => (f32::from_bits(next() as u32), f32::from_bits(next() as u32)),
+            };
+            let want = n / d;
+            let got = divide32(n, d);
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "{n:e}/{d:e}: {got:e} vs {want:e}"
+            );
+            let (n, d) = match k {
+                0..=35 => (edges64[k % 6], edges64[k / 6]),
+                _ => (f64::from_bits(next()), f64::from_bits(next())),
+            };
+            let want = n / d;
+            let got = divide64(n, d);
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "{n:e}/{d:e}: {got:e} vs {want:e}"
+            );
+        }
     }
 
     #[test]
