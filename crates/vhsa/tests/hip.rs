@@ -120,6 +120,16 @@ fn amd_library_kernels_give_the_host_results() {
     );
 }
 
+/// The device math library (ocml) against the host's libm in higher precision, float and
+/// double, over each function's domain and its special values; double sine and cosine of huge
+/// arguments take the long argument reduction (`v_trig_preop_f64`).
+#[test]
+fn device_math_functions_stay_within_their_bounds() {
+    let out = passes(&hip_program("math"), "gfx90a", &[]);
+    let checked = out.lines().filter(|l| l.contains(" ulp (bound ")).count();
+    assert!(checked >= 59, "{checked} functions checked:\n{out}");
+}
+
 #[test]
 fn cooperative_launch_with_a_grid_wide_barrier() {
     passes(&hip_program("cooperative"), "gfx90a", &[]);
