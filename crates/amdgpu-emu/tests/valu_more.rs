@@ -765,3 +765,151 @@ fn refused_operations_fault_with_their_reason() {
         }
     }
 }
+
+#[test]
+fn masked_quad_sad_into_four_dwords() {
+    for t in TARGETS {
+        let mut b = Bench::new("valu_more", t);
+        assert_uses(&b, &["v_mqsad_u32_u8"]);
+        let (ins, got) = run_raw(&mut b, "mqsad_u32", 4, 14);
+        for l in 0..N {
+            let (x, y, z) = (ins[0][l], ins[1][l], ins[2][l]);
+            let src = (y as u64) << 32 | x as u64;
+            let acc = [x, y, z, x ^ y];
+            for k in 0..4 {
+                let want = acc[k].wrapping_add(sad8((src >> (8 * k)) as u32, z, true));
+                assert_eq!(got[4 * l + k], want, "{} lane {l} dword {k}", t.name());
+            }
+        }
+    }
+}
+
+/// The value of every finite code of a FNUZ 8-bit format (`mantissa` bits, exponent `bias`).
+fn fnuz_values(mantissa: u32, bias: i32) -> Vec<(u8, f64)> {
+    (0u8..=255)
+        .filter(|&c| c != 0x80)
+        .map(|c| {
+            let e = ((c & 0x7F) >> mantissa) as i32;
+            let m = (c as u32 & ((1 << mantissa) - 1)) as f64;
+            let v = if e == 0 {
+                m * 2f64.powi(1 - bias - mantissa as i32)
+            } else {
+                (1.0 + m / (1u32 << mantissa) as f64) * 2f64.powi(e - bias)
+            };
+            (c, if c & 0x80 != 0 { -v } else { v })
+        })
+        .collect()
+}
+
+/// `x` to the nearest code (ties to the even code); NaN, infinities and values at or past the
+/// midpoint between the largest finite value and the next power of the format give 0x80.
+fn fnuz_ref(x: f32, mantissa: u32, bias: i32) -> u8 {
+    if !x.is_finite() {
+        return 0x80;
+    }
+    let x = x as f64;
+    let values = fnuz_values(mantissa, bias);
+    let largest = values.iter().map(|v| v.1).fold(0.0, f64::max);
+    let above = largest
+        + (largest
+            - values
+                .iter()
+                .map(|v| v.1)
+                .filter(|&v| v < largest)
+                .fold(0.0, f64::max));
+    if x.abs() >= (largest + above) / 2.0 {
+        return 0x80;
+    }
+    let mut best = (0u8, f64::INFINITY);
+    for &(c, v) in &values {
+        let d = (v - x).abs();
+        if d < best.1 || (d == best.1 && c & 1 == 0) {
+            best = (c, d);
+        }
+    }
+    // No negative zero: a value that rounds to zero is +0.
+    if best.0 == 0x80 || values.iter().any(|&(c, v)| c == best.0 && v == 0.0) {
+        return 0;
+    }
+    best.0
+}
+
+#[test]
+fn f32_pairs_to_fnuz_fp8_and_bf8_on_gfx942() {
+    let t = amdgpu_emu::Target::Gfx942;
+    let mut b = Bench::new("valu_more", t);
+    assert_uses(&b, &["v_cvt_pk_fp8_f32", "v_cvt_pk_bf8_f32"]);
+    let mut r = Rng(15);
+    // Exact codes, midpoints (ties), the overflow edges of both formats, tiny values, specials.
+    let mut special = vec![
+        0.0f32,
+        -0.0,
+        240.0,
+        247.9,
+        248.0,
+        256.0,
+        -248.0,
+        57344.0,
+        61439.0,
+        61440.0,
+        1.0625,
+        1.1875,
+        0.0009765625,
+        0.00048828125,
+        2f32.powi(-12),
+        1e-30,
+        -1e-30,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        3.0e38,
+        0.15,
+        -7.75,
+        0.01171875,
+        1.5e-5,
+        2f32.powi(-16),
+    ];
+    while special.len() < N {
+        let scale = 2f32.powi((r.next() % 40) as i32 - 24);
+        special.push(r.f32() * scale);
+    }
+    let a: Vec<f32> = special.clone();
+    let bv: Vec<f32> = special.iter().rev().copied().collect();
+    let old: Vec<u32> = (0..N).map(|_| r.next() as u32).collect();
+    let (ab, bb, ob) = (b.buf_of(&a), b.buf_of(&bv), b.buf_of(&old));
+    let out = b.zeros::<u32>(4 * N);
+    b.run1(
+        "pack_8bit_floats",
+        N as u32,
+        64,
+        &[
+            Arg::Buf(ab),
+            Arg::Buf(bb),
+            Arg::Buf(ob),
+            Arg::Buf(out),
+            Arg::I32(N as i32),
+        ],
+    );
+    let got: Vec<u32> = b.read(out);
+    for l in 0..N {
+        for (k, (m, bias, high)) in [(3, 8, false), (3, 8, true), (2, 16, false), (2, 16, true)]
+            .into_iter()
+            .enumerate()
+        {
+            let word = fnuz_ref(a[l], m, bias) as u32 | (fnuz_ref(bv[l], m, bias) as u32) << 8;
+            let want = if high {
+                (old[l] & 0xFFFF) | word << 16
+            } else {
+                (old[l] & 0xFFFF_0000) | word
+            };
+            assert_eq!(
+                got[4 * l + k],
+                want,
+                "lane {l} form {k}: ({:e}, {:e}) old {:08x}",
+                a[l],
+                bv[l],
+                old[l]
+            );
+        }
+    }
+}

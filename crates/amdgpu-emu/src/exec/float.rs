@@ -696,6 +696,51 @@ fn fnuz8(byte: u8, mantissa: u32, bias: i32) -> f32 {
     }
 }
 
+/// `x` in one of gfx942's FNUZ 8-bit formats (`mantissa` bits, exponent `bias`), rounded to
+/// nearest even. The formats have no infinities, no negative zero and one NaN (0x80): a NaN
+/// gives 0x80, and so do an infinity and a finite value that rounds past the largest finite
+/// one, unless `saturate` (the clamp bit) holds it at the largest finite value of its sign; a
+/// value that rounds to zero gives +0.
+pub(crate) fn to_fnuz8(x: f32, mantissa: u32, bias: i32, saturate: bool) -> u8 {
+    const NAN: u8 = 0x80;
+    let sign = if x.is_sign_negative() { 0x80u8 } else { 0 };
+    // The largest finite value: every exponent and mantissa bit set.
+    let max_field: i32 = 0x7F >> mantissa;
+    let largest = (2.0 - 2f64.powi(-(mantissa as i32))) * 2f64.powi(max_field - bias);
+    let largest_code = sign | 0x7F;
+    if x.is_nan() {
+        return NAN;
+    }
+    if x.is_infinite() {
+        return if saturate { largest_code } else { NAN };
+    }
+    let a = (x as f64).abs();
+    if a == 0.0 {
+        return 0;
+    }
+    // The spacing of the representable values around `a` (the subnormal spacing below the
+    // least normal exponent).
+    let (_, e) = frexp64(a);
+    let exponent = (e - 1).max(1 - bias);
+    let quantum = 2f64.powi(exponent - mantissa as i32);
+    let r = (a / quantum).round_ties_even() * quantum;
+    if r > largest {
+        return if saturate { largest_code } else { NAN };
+    }
+    if r == 0.0 {
+        return 0;
+    }
+    let (_, e) = frexp64(r);
+    let code = if e - 1 < 1 - bias {
+        (r / 2f64.powi(1 - bias - mantissa as i32)) as u32
+    } else {
+        let field = (e - 1 + bias) as u32;
+        let fraction = (r / 2f64.powi(e - 1 - mantissa as i32)) as u32 - (1 << mantissa);
+        field << mantissa | fraction
+    };
+    sign | code as u8
+}
+
 /// gfx942's fp8 (E4M3, bias 8) as f32.
 pub(crate) fn fp8(byte: u8) -> f32 {
     fnuz8(byte, 3, 8)

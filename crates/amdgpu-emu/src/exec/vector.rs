@@ -122,8 +122,10 @@ struct Ln {
     lane: u32,
     carry: bool,
     /// The clamp bit, for the integer operations that saturate under it (see
-    /// [`saturates`]).
+    /// [`saturates`]) and the conversions to 8-bit floats.
     clamp: bool,
+    /// The VOP3 op_sel bits, for the conversions to 8-bit floats (bit 3 picks the word).
+    op_sel: u8,
 }
 
 type LaneFn = fn(&Ln, u64, u64, u64) -> (u64, bool);
@@ -201,6 +203,12 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             op.name()
         )));
     }
+    if matches!(op, v_cvt_pk_fp8_f32 | v_cvt_pk_bf8_f32) && inst.op_sel & 7 != 0 {
+        return Err(illegal(format!(
+            "{} with source op_sel bits (undefined for it) is not emulated",
+            op.name()
+        )));
+    }
     if inst.enc == Enc::Vop3p {
         return vop3p(w, ctx, inst);
     }
@@ -234,10 +242,9 @@ fn refused(op: Op) -> Option<&'static str> {
         v_cvt_pk_u8_f32 | v_cvt_pkaccum_u8_f32 => {
             "the rounding of the float-to-byte conversion is not documented"
         }
-        v_cvt_pk_fp8_f32 | v_cvt_pk_bf8_f32 | v_cvt_sr_fp8_f32 | v_cvt_sr_bf8_f32 => {
-            "the conversions to gfx942's 8-bit floats are not implemented"
+        v_cvt_sr_fp8_f32 | v_cvt_sr_bf8_f32 => {
+            "which bits of the random operand stochastic rounding adds is not documented"
         }
-        v_mqsad_u32_u8 => "its four-dword accumulator is not modelled by the per-lane path",
         v_mfma_f32_16x16x8_xf32 | v_mfma_f32_32x32x4_xf32 => {
             "the rounding of f32 inputs to xf32 is not documented"
         }
@@ -338,6 +345,7 @@ fn exec_lanes(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst, exec: u64) -> Step {
     match op {
         // The emulator keeps no exception state to clear.
         v_nop | v_clrexcp => return Ok(Flow::Next),
+        v_mqsad_u32_u8 => return mqsad_u32(w, ctx, inst, exec),
         v_readfirstlane_b32 => {
             let lane = if exec == 0 {
                 0
@@ -790,6 +798,11 @@ impl LaneRun<'_> {
             lane: l as u32,
             carry: self.carry_in >> l & 1 != 0,
             clamp: self.inst.clamp && self.inst.ext == Ext::None,
+            op_sel: if self.inst.enc == Enc::Vop3 {
+                self.inst.op_sel
+            } else {
+                0
+            },
         }
     }
 
@@ -826,7 +839,10 @@ impl LaneRun<'_> {
 
 /// Accumulating forms: the destination is also the addend.
 fn is_mac(op: Op) -> bool {
-    matches!(op, v_mac_f32 | v_fmac_f32 | v_fmac_f64 | v_mac_f16) || is_packed_accumulation(op)
+    matches!(
+        op,
+        v_mac_f32 | v_fmac_f32 | v_fmac_f64 | v_mac_f16 | v_cvt_pk_fp8_f32 | v_cvt_pk_bf8_f32
+    ) || is_packed_accumulation(op)
 }
 
 /// Integer operations whose lane functions saturate to the result's range under clamp (they
@@ -1859,6 +1875,53 @@ fn qsad(a: u64, reference: u32, acc: u64, masked: bool) -> u64 {
         })
 }
 
+/// `v_mqsad_u32_u8`: dword `i` of the four-dword result is dword `i` of the accumulator
+/// (src2, four VGPRs) plus the masked SAD of src1 against bytes `i..i + 4` of src0 (64 bits).
+/// Its operands exceed what the lane functions carry, so it has its own loop.
+fn mqsad_u32(w: &mut Wave, ctx: &Ctx<'_>, inst: &Inst, exec: u64) -> Step {
+    if inst.src[2] < VGPR {
+        return Err(illegal(
+            "v_mqsad_u32_u8 with a scalar or constant accumulator is not emulated",
+        ));
+    }
+    if inst.clamp || (inst.neg | inst.abs | inst.omod) != 0 {
+        return Err(illegal("v_mqsad_u32_u8 with modifiers is not emulated"));
+    }
+    let src = fetch(w, ctx, inst, 0, Ty::B64);
+    let reference = fetch(w, ctx, inst, 1, Ty::B32);
+    let (acc, dst) = (Wave::vslot(inst.src[2]), Wave::vslot(inst.dst));
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let windows = sad_windows(src[l]);
+        let r: [u32; 4] = std::array::from_fn(|i| {
+            let sad = sad_bytes(windows[i], reference[l] as u32, true);
+            w.v[(acc + i) & 511][l].wrapping_add(sad)
+        });
+        for (i, x) in r.into_iter().enumerate() {
+            w.v[(dst + i) & 511][l] = x;
+        }
+    }
+    w.lane_insts += exec.count_ones() as u64;
+    Ok(Flow::Next)
+}
+
+/// `v_cvt_pk_fp8_f32`/`v_cvt_pk_bf8_f32`: `a` and `b` in the 8-bit format (`mantissa` bits,
+/// exponent `bias`) as bytes 0 and 1 of the word op_sel bit 3 selects; the other word is the
+/// old destination's. Clamp saturates.
+fn pack_8bit_floats(ln: &Ln, a: u64, b: u64, old: u64, mantissa: u32, bias: i32) -> u32 {
+    let e = &ln.env;
+    let conv = |x: u64| float::to_fnuz8(e.in32(f(x)), mantissa, bias, ln.clamp) as u32;
+    let word = conv(a) | conv(b) << 8;
+    let old = old as u32;
+    if ln.op_sel & 8 != 0 {
+        (old & 0xFFFF) | word << 16
+    } else {
+        (old & 0xFFFF_0000) | word
+    }
+}
+
 /// The media, legacy and dot operations (VOP1, VOP2 and VOP3 forms).
 fn lane_fn_more(op: Op) -> Option<(LaneFn, Out)> {
     let vop: LaneFn = match op {
@@ -2008,6 +2071,10 @@ fn lane_fn_more(op: Op) -> Option<(LaneFn, Out)> {
             let p: i64 = (0..8).map(|i| x[i] * y[i]).sum();
             v(i32_result(p + c as u32 as i32 as i64, ln.clamp))
         },
+        // Two f32 values to 8-bit floats in one word of the destination (op_sel bit 3 picks
+        // the high word); the other word keeps the old destination (`c`).
+        v_cvt_pk_fp8_f32 => |ln, a, b, c| v(pack_8bit_floats(ln, a, b, c, 3, 8)),
+        v_cvt_pk_bf8_f32 => |ln, a, b, c| v(pack_8bit_floats(ln, a, b, c, 2, 16)),
         v_pk_fmac_f16 => |ln, a, b, c| {
             let e = &ln.env;
             let g = |x: u64, s: u32| e.in16(h(x >> s)).to_f64();
@@ -2593,6 +2660,7 @@ mod tests {
                                 lane: l as u32,
                                 carry: carry >> l & 1 != 0,
                                 clamp: false,
+                                op_sel: 0,
                             };
                             want[l] = lane(&ln, src[0][l], src[1][l], src[2][l]).0 as u32;
                         }

@@ -143,3 +143,27 @@ extern "C" __global__ void refused_screen_partition(u32 *out) {
   asm volatile("v_screen_partition_4se_b32 %0, %1" : "=v"(r) : "v"(out[0]));
   out[0] = r;
 }
+
+typedef unsigned int u4 __attribute__((ext_vector_type(4)));
+
+// v_mqsad_u32_u8 of (b[i]:a[i], c[i]) into the accumulator (a[i], b[i], c[i], a[i] ^ b[i]).
+extern "C" __global__ void mqsad_u32(const u32 *a, const u32 *b, const u32 *c, u32 *out, int n) {
+  u32 i = gid_x();
+  if (i >= (u32)n) return;
+  u4 acc = {a[i], b[i], c[i], a[i] ^ b[i]};
+  u4 r = __builtin_amdgcn_mqsad_u32_u8((u64)b[i] << 32 | a[i], c[i], acc);
+  for (int k = 0; k < 4; k++) out[4 * i + k] = r[k];
+}
+
+// gfx942's conversions of f32 pairs to fp8 and bf8 into one word of an old value (nothing on
+// gfx90a, which has no such instructions).
+extern "C" __global__ void pack_8bit_floats(const float *a, const float *b, const u32 *old, u32 *out, int n) {
+  u32 i = gid_x();
+  if (i >= (u32)n) return;
+#if defined(__gfx942__)
+  out[4 * i + 0] = __builtin_amdgcn_cvt_pk_fp8_f32(a[i], b[i], old[i], false);
+  out[4 * i + 1] = __builtin_amdgcn_cvt_pk_fp8_f32(a[i], b[i], old[i], true);
+  out[4 * i + 2] = __builtin_amdgcn_cvt_pk_bf8_f32(a[i], b[i], old[i], false);
+  out[4 * i + 3] = __builtin_amdgcn_cvt_pk_bf8_f32(a[i], b[i], old[i], true);
+#endif
+}
