@@ -1004,11 +1004,11 @@ fn tables(target: Target) -> &'static Tables {
             vop3[i] = vop3[i].or(op);
         }
         for (i, op) in dense(VOP2, 64, target).into_iter().enumerate() {
-            // The operations with a literal K have no VOP3 form.
-            let op = op.filter(|&op| !has_k(op));
+            let op = op.filter(|&op| has_vop3_form(op));
             vop3[0x100 + i] = vop3[0x100 + i].or(op);
         }
         for (i, op) in dense(VOP1, 128, target).into_iter().enumerate() {
+            let op = op.filter(|&op| has_vop3_form(op));
             vop3[0x140 + i] = vop3[0x140 + i].or(op);
         }
         Tables {
@@ -1046,6 +1046,13 @@ fn has_k(op: Op) -> bool {
         op,
         v_madmk_f32 | v_madak_f32 | v_fmamk_f32 | v_fmaak_f32 | v_madmk_f16 | v_madak_f16
     )
+}
+
+/// Whether a VOP1/VOP2 operation also has a VOP3 encoding (at its opcode + 0x140 or + 0x100):
+/// not those with a literal K, nor the lane read, swap and accumulator move, which LLVM
+/// decodes in their 32-bit form only.
+fn has_vop3_form(op: Op) -> bool {
+    !has_k(op) && !matches!(op, v_readfirstlane_b32 | v_swap_b32 | v_accvgpr_mov_b32)
 }
 
 /// VOP3 operations with the VOP3b layout (a scalar second destination).
@@ -1419,7 +1426,7 @@ fn decode_vop3(t: &Tables, w0: u32, w1: u32) -> Inst {
         i.dst = VGPR + bits(w0, 0, 8) as u16;
         i.abs = bits(w0, 8, 3) as u8;
         i.op_sel = bits(w0, 11, 4) as u8;
-        if matches!(op, v_readlane_b32 | v_readfirstlane_b32) {
+        if op == v_readlane_b32 {
             i.dst = bits(w0, 0, 8) as u16;
         }
     }

@@ -580,10 +580,7 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
     );
     let mut parts: Vec<String> = Vec::new();
     let is_cmp = op.name().starts_with("v_cmp");
-    if op == Op::v_nop {
-        return format!("{mn}{suffix}");
-    }
-    if op == Op::v_clrexcp {
+    if matches!(op, Op::v_nop | Op::v_clrexcp) {
         // No operands, and no encoding suffix in either form.
         return mn.to_string();
     }
