@@ -913,3 +913,28 @@ fn f32_pairs_to_fnuz_fp8_and_bf8_on_gfx942() {
         }
     }
 }
+
+#[test]
+fn xf32_and_sparse_mfmas_are_refused_on_gfx942() {
+    let t = amdgpu_emu::Target::Gfx942;
+    let mut b = Bench::new("valu_more", t);
+    assert_uses(
+        &b,
+        &["v_mfma_f32_16x16x8_xf32", "v_smfmac_f32_16x16x32_f16"],
+    );
+    for (kernel, op, why) in [
+        ("refused_xf32", "v_mfma_f32_16x16x8_xf32", "xf32"),
+        ("refused_smfmac", "v_smfmac_f32_16x16x32_f16", "sparse"),
+    ] {
+        let out = b.zeros::<f32>(64);
+        let fault = b
+            .run(kernel, [64, 1, 1], [64, 1, 1], &[Arg::Buf(out)], 0)
+            .expect_err("refused");
+        match fault.kind {
+            FaultKind::IllegalInstruction { reason } => {
+                assert!(reason.contains(op) && reason.contains(why), "{reason}")
+            }
+            other => panic!("{kernel}: {other:?}"),
+        }
+    }
+}

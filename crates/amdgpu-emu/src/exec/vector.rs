@@ -188,7 +188,7 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     if let Some(reason) = refused(op) {
         return Err(illegal(format!("{} is not emulated: {reason}", op.name())));
     }
-    if inst.enc == Enc::Vop3 && inst.op_sel != 0 && !takes_op_sel(op) && added_without_op_sel(op) {
+    if inst.enc == Enc::Vop3 && inst.op_sel != 0 && added_without_op_sel(op) {
         return Err(illegal(format!(
             "{} with op_sel (undefined for it on GFX9) is not emulated",
             op.name()

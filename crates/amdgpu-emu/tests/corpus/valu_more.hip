@@ -167,3 +167,27 @@ extern "C" __global__ void pack_8bit_floats(const float *a, const float *b, cons
   out[4 * i + 3] = __builtin_amdgcn_cvt_pk_bf8_f32(a[i], b[i], old[i], true);
 #endif
 }
+
+typedef float f4 __attribute__((ext_vector_type(4)));
+typedef float fl2 __attribute__((ext_vector_type(2)));
+typedef _Float16 h4 __attribute__((ext_vector_type(4)));
+typedef _Float16 h8 __attribute__((ext_vector_type(8)));
+
+// gfx942's xf32 and sparse MFMAs, which the emulator decodes but refuses.
+extern "C" __global__ void refused_xf32(float *out) {
+#if defined(__gfx942__)
+  fl2 a = {out[0], out[1]};
+  f4 c = {0, 0, 0, 0};
+  f4 r = __builtin_amdgcn_mfma_f32_16x16x8_xf32(a, a, c, 0, 0, 0);
+  out[tid_x()] = r[0];
+#endif
+}
+extern "C" __global__ void refused_smfmac(float *out) {
+#if defined(__gfx942__)
+  h4 a = {(f16)out[0], (f16)out[1], (f16)out[2], (f16)out[3]};
+  h8 b = {a[0], a[1], a[2], a[3], a[0], a[1], a[2], a[3]};
+  f4 c = {0, 0, 0, 0};
+  f4 r = __builtin_amdgcn_smfmac_f32_16x16x32_f16(a, b, c, (int)out[4], 0, 0);
+  out[tid_x()] = r[0];
+#endif
+}
