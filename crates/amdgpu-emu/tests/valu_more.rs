@@ -938,3 +938,22 @@ fn xf32_and_sparse_mfmas_are_refused_on_gfx942() {
         }
     }
 }
+
+#[test]
+fn dot2_half_selects_on_gfx90a() {
+    let t = amdgpu_emu::Target::Gfx90a;
+    let mut b = Bench::new("valu_more", t);
+    let (ins, got) = run_raw(&mut b, "dot2_half_selects", 2, 16);
+    for l in 0..N {
+        let (x, y, z) = (ins[0][l], ins[1][l], ins[2][l]);
+        // First elements from op_sel, second from op_sel_hi: src0 (hi, lo), src1 (lo, hi).
+        if l % 4 == 1 {
+            let want = h(hi(x)) * h(y) + h(x) * h(hi(y)) + f32::from_bits(z) as f64;
+            assert_eq!(got[2 * l], (want as f32).to_bits(), "lane {l}");
+        }
+        // src0 (lo, hi), src1 (hi, lo).
+        let s = |v: u32| v as u16 as i16 as i64;
+        let want = s(x) * s(hi(y)) + s(hi(x)) * s(y) + z as i32 as i64;
+        assert_eq!(got[2 * l + 1], want as u32, "lane {l}");
+    }
+}

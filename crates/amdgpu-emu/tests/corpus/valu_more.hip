@@ -191,3 +191,16 @@ extern "C" __global__ void refused_smfmac(float *out) {
   out[tid_x()] = r[0];
 #endif
 }
+
+// VOP3P dot products with half selects (gfx90a: LLVM accepts only the default ones on gfx942).
+extern "C" __global__ void dot2_half_selects(const u32 *a, const u32 *b, const u32 *c, u32 *out, int n) {
+  u32 i = gid_x();
+  if (i >= (u32)n) return;
+#if defined(__gfx90a__)
+  u32 x = a[i], y = b[i], z = c[i], r;
+  asm volatile("v_dot2_f32_f16 %0, %1, %2, %3 op_sel:[1,0,0] op_sel_hi:[0,1,1]" : "=v"(r) : "v"(x), "v"(y), "v"(z));
+  out[2 * i] = r;
+  asm volatile("v_dot2_i32_i16 %0, %1, %2, %3 op_sel:[0,1,0] op_sel_hi:[1,0,1]" : "=v"(r) : "v"(x), "v"(y), "v"(z));
+  out[2 * i + 1] = r;
+#endif
+}
