@@ -48,7 +48,12 @@ fn encode(enc: Enc, code: u16, op: Op) -> Vec<u32> {
             let w = c << 25 | 4 << 17 | 6 << 9 | 0x102;
             if matches!(
                 op,
-                Op::v_madmk_f32 | Op::v_madak_f32 | Op::v_fmamk_f32 | Op::v_fmaak_f32
+                Op::v_madmk_f32
+                    | Op::v_madak_f32
+                    | Op::v_fmamk_f32
+                    | Op::v_fmaak_f32
+                    | Op::v_madmk_f16
+                    | Op::v_madak_f16
             ) {
                 vec![w, 0x4000_0000]
             } else {
@@ -57,6 +62,9 @@ fn encode(enc: Enc, code: u16, op: Op) -> Vec<u32> {
         }
         Enc::Vop1 => vec![if op == Op::v_nop {
             0x7E00_0000
+        } else if op == Op::v_clrexcp {
+            // No operands: the operand fields must be zero.
+            0x7E00_0000 | c << 9
         } else {
             0x7E00_0000 | 4 << 17 | c << 9 | 0x102
         }],
@@ -72,7 +80,7 @@ fn encode(enc: Enc, code: u16, op: Op) -> Vec<u32> {
             vec![0xD000_0000 | c << 16 | 4, w1]
         }
         Enc::Vop3p => {
-            if name.starts_with("v_mfma") {
+            if name.starts_with("v_mfma") || name.starts_with("v_smfmac") {
                 vec![0xD380_0000 | c << 16 | 8, 0x102 | 0x104 << 9 | 0x108 << 18]
             } else {
                 vec![

@@ -355,6 +355,13 @@ const VOP2: &[Row] = &[
     (54, v_subrev_u32, On::All),
     (59, v_fmac_f32, On::All),
     (61, v_xnor_b32, On::All),
+    (0x24, v_madmk_f16, On::All),
+    (0x25, v_madak_f16, On::All),
+    (0x37, v_dot2c_f32_f16, On::All),
+    (0x38, v_dot2c_i32_i16, On::All),
+    (0x39, v_dot4c_i32_i8, On::All),
+    (0x3a, v_dot8c_i32_i4, On::All),
+    (0x3c, v_pk_fmac_f16, On::All),
 ];
 
 const VOP1: &[Row] = &[
@@ -428,6 +435,20 @@ const VOP1: &[Row] = &[
     (0x55, v_cvt_f32_bf8, On::Gfx942),
     (0x56, v_cvt_pk_f32_fp8, On::Gfx942),
     (0x57, v_cvt_pk_f32_bf8, On::Gfx942),
+    (0x0e, v_cvt_off_f32_i4, On::All),
+    (0x35, v_clrexcp, On::All),
+    (0x37, v_screen_partition_4se_b32, On::All),
+    (0x40, v_log_f16, On::All),
+    (0x41, v_exp_f16, On::All),
+    (0x42, v_frexp_mant_f16, On::All),
+    (0x43, v_frexp_exp_i16_f16, On::All),
+    (0x49, v_sin_f16, On::All),
+    (0x4a, v_cos_f16, On::All),
+    (0x4b, v_exp_legacy_f32, On::All),
+    (0x4c, v_log_legacy_f32, On::All),
+    (0x4d, v_cvt_norm_i16_f16, On::All),
+    (0x4e, v_cvt_norm_u16_f16, On::All),
+    (0x4f, v_sat_pk_u8_i16, On::All),
 ];
 
 const VOPC: &[Row] = &[
@@ -699,6 +720,49 @@ const VOP3: &[Row] = &[
     (0x29c, v_add_i32, On::All),
     (0x29d, v_sub_i32, On::All),
     (0x2a0, v_pack_b32_f16, On::All),
+    (0x1c4, v_cubeid_f32, On::All),
+    (0x1c5, v_cubesc_f32, On::All),
+    (0x1c6, v_cubetc_f32, On::All),
+    (0x1c7, v_cubema_f32, On::All),
+    (0x1cd, v_lerp_u8, On::All),
+    (0x1d9, v_sad_u8, On::All),
+    (0x1da, v_sad_hi_u8, On::All),
+    (0x1db, v_sad_u16, On::All),
+    (0x1dc, v_sad_u32, On::All),
+    (0x1dd, v_cvt_pk_u8_f32, On::All),
+    (0x1e4, v_msad_u8, On::All),
+    (0x1e5, v_qsad_pk_u16_u8, On::All),
+    (0x1e6, v_mqsad_pk_u16_u8, On::All),
+    (0x1e7, v_mqsad_u32_u8, On::All),
+    (0x1ea, v_mad_legacy_f16, On::All),
+    (0x1ee, v_fma_legacy_f16, On::All),
+    (0x1ef, v_div_fixup_legacy_f16, On::All),
+    (0x1f0, v_cvt_pkaccum_u8_f32, On::All),
+    (0x1f4, v_min3_f16, On::All),
+    (0x1f5, v_min3_i16, On::All),
+    (0x1f6, v_min3_u16, On::All),
+    (0x1f7, v_max3_f16, On::All),
+    (0x1f8, v_max3_i16, On::All),
+    (0x1f9, v_max3_u16, On::All),
+    (0x1fa, v_med3_f16, On::All),
+    (0x1fb, v_med3_i16, On::All),
+    (0x1fc, v_med3_u16, On::All),
+    (0x203, v_mad_f16, On::All),
+    (0x204, v_mad_u16, On::All),
+    (0x205, v_mad_i16, On::All),
+    (0x207, v_div_fixup_f16, On::All),
+    (0x292, v_trig_preop_f64, On::All),
+    (0x294, v_cvt_pknorm_i16_f32, On::All),
+    (0x295, v_cvt_pknorm_u16_f32, On::All),
+    (0x299, v_cvt_pknorm_i16_f16, On::All),
+    (0x29a, v_cvt_pknorm_u16_f16, On::All),
+    (0x29e, v_add_i16, On::All),
+    (0x29f, v_sub_i16, On::All),
+    (0x2a1, v_mul_legacy_f32, On::All),
+    (0x2a2, v_cvt_pk_fp8_f32, On::Gfx942),
+    (0x2a3, v_cvt_pk_bf8_f32, On::Gfx942),
+    (0x2a4, v_cvt_sr_fp8_f32, On::Gfx942),
+    (0x2a5, v_cvt_sr_bf8_f32, On::Gfx942),
 ];
 
 const VOP3P: &[Row] = &[
@@ -772,6 +836,29 @@ const VOP3P: &[Row] = &[
     (0x77, v_mfma_f32_32x32x16_fp8_fp8, On::Gfx942),
     (0x58, v_accvgpr_read_b32, On::All),
     (0x59, v_accvgpr_write_b32, On::All),
+    (0x23, v_dot2_f32_f16, On::All),
+    (0x26, v_dot2_i32_i16, On::All),
+    (0x27, v_dot2_u32_u16, On::All),
+    (0x28, v_dot4_i32_i8, On::All),
+    (0x29, v_dot4_u32_u8, On::All),
+    (0x2a, v_dot8_i32_i4, On::All),
+    (0x2b, v_dot8_u32_u4, On::All),
+    (0x3e, v_mfma_f32_16x16x8_xf32, On::Gfx942),
+    (0x3f, v_mfma_f32_32x32x4_xf32, On::Gfx942),
+    (0x62, v_smfmac_f32_16x16x32_f16, On::Gfx942),
+    (0x64, v_smfmac_f32_32x32x16_f16, On::Gfx942),
+    (0x66, v_smfmac_f32_16x16x32_bf16, On::Gfx942),
+    (0x68, v_smfmac_f32_32x32x16_bf16, On::Gfx942),
+    (0x6a, v_smfmac_i32_16x16x64_i8, On::Gfx942),
+    (0x6c, v_smfmac_i32_32x32x32_i8, On::Gfx942),
+    (0x78, v_smfmac_f32_16x16x64_bf8_bf8, On::Gfx942),
+    (0x79, v_smfmac_f32_16x16x64_bf8_fp8, On::Gfx942),
+    (0x7a, v_smfmac_f32_16x16x64_fp8_bf8, On::Gfx942),
+    (0x7b, v_smfmac_f32_16x16x64_fp8_fp8, On::Gfx942),
+    (0x7c, v_smfmac_f32_32x32x32_bf8_bf8, On::Gfx942),
+    (0x7d, v_smfmac_f32_32x32x32_bf8_fp8, On::Gfx942),
+    (0x7e, v_smfmac_f32_32x32x32_fp8_bf8, On::Gfx942),
+    (0x7f, v_smfmac_f32_32x32x32_fp8_fp8, On::Gfx942),
 ];
 
 const DS: &[Row] = &[
@@ -997,9 +1084,11 @@ fn tables(target: Target) -> &'static Tables {
             vop3[i] = vop3[i].or(op);
         }
         for (i, op) in dense(VOP2, 64, target).into_iter().enumerate() {
+            let op = op.filter(|&op| has_vop3_form(op));
             vop3[0x100 + i] = vop3[0x100 + i].or(op);
         }
         for (i, op) in dense(VOP1, 128, target).into_iter().enumerate() {
+            let op = op.filter(|&op| has_vop3_form(op));
             vop3[0x140 + i] = vop3[0x140 + i].or(op);
         }
         Tables {
@@ -1033,7 +1122,17 @@ fn unknown(w0: u32) -> Inst {
 
 /// Operations whose VOP2 form always carries a literal K.
 fn has_k(op: Op) -> bool {
-    matches!(op, v_madmk_f32 | v_madak_f32 | v_fmamk_f32 | v_fmaak_f32)
+    matches!(
+        op,
+        v_madmk_f32 | v_madak_f32 | v_fmamk_f32 | v_fmaak_f32 | v_madmk_f16 | v_madak_f16
+    )
+}
+
+/// Whether a VOP1/VOP2 operation also has a VOP3 encoding (at its opcode + 0x140 or + 0x100):
+/// not those with a literal K, nor the lane read, swap and accumulator move, which LLVM
+/// decodes in their 32-bit form only.
+fn has_vop3_form(op: Op) -> bool {
+    !has_k(op) && !matches!(op, v_readfirstlane_b32 | v_swap_b32 | v_accvgpr_mov_b32)
 }
 
 /// VOP3 operations with the VOP3b layout (a scalar second destination).
@@ -1346,7 +1445,7 @@ fn decode_vop3(t: &Tables, w0: u32, w1: u32) -> Inst {
             return unknown(w0);
         };
         let mut i = Inst::new(op, Enc::Vop3p, 8);
-        let mfma = op.name().starts_with("v_mfma");
+        let mfma = op.name().starts_with("v_mfma") || op.name().starts_with("v_smfmac");
         i.src = [
             bits(w1, 0, 9) as u16,
             bits(w1, 9, 9) as u16,
@@ -1358,7 +1457,9 @@ fn decode_vop3(t: &Tables, w0: u32, w1: u32) -> Inst {
             i.ctrl = bits(w0, 8, 7) | bits(w1, 27, 5) << 8;
             if bits(w0, 15, 1) != 0 {
                 i.dst += AGPR - VGPR;
-                if i.src[2] >= VGPR {
+                // A sparse MFMA accumulates in its destination; its third source is the
+                // sparsity index, always a VGPR.
+                if i.src[2] >= VGPR && !op.name().starts_with("v_smfmac") {
                     i.src[2] += AGPR - VGPR;
                 }
             }
@@ -1405,7 +1506,7 @@ fn decode_vop3(t: &Tables, w0: u32, w1: u32) -> Inst {
         i.dst = VGPR + bits(w0, 0, 8) as u16;
         i.abs = bits(w0, 8, 3) as u8;
         i.op_sel = bits(w0, 11, 4) as u8;
-        if matches!(op, v_readlane_b32 | v_readfirstlane_b32) {
+        if op == v_readlane_b32 {
             i.dst = bits(w0, 0, 8) as u16;
         }
     }

@@ -227,6 +227,10 @@ ops! {
     v_min_i16 = [B32, B32, B32]; v_ldexp_f16 = [F16, F16, B32]; v_add_u32 = [B32, B32, B32];
     v_sub_u32 = [B32, B32, B32]; v_subrev_u32 = [B32, B32, B32]; v_fmac_f32 = [F32, F32, F32];
     v_fmac_f64 = [F64, F64, F64]; v_xnor_b32 = [B32, B32, B32];
+    v_madmk_f16 = [F16, F16, F16]; v_madak_f16 = [F16, F16, F16];
+    v_dot2c_f32_f16 = [F32, P16, P16]; v_dot2c_i32_i16 = [B32, B32, B32];
+    v_dot4c_i32_i8 = [B32, B32, B32]; v_dot8c_i32_i4 = [B32, B32, B32];
+    v_pk_fmac_f16 = [P16, P16, P16];
     // VOP1 (also as VOP3 with the VOP1 opcode + 0x140)
     v_nop = [N]; v_mov_b32 = [B32, B32]; v_readfirstlane_b32 = [B32, B32];
     v_cvt_i32_f64 = [B32, F64]; v_cvt_f64_i32 = [F64, B32]; v_cvt_f32_i32 = [F32, B32];
@@ -252,6 +256,12 @@ ops! {
     v_fract_f16 = [F16, F16]; v_swap_b32 = [B32, B32]; v_accvgpr_mov_b32 = [B32, B32];
     v_cvt_f32_fp8 = [F32, B32]; v_cvt_f32_bf8 = [F32, B32];
     v_cvt_pk_f32_fp8 = [B64, B32]; v_cvt_pk_f32_bf8 = [B64, B32];
+    v_cvt_off_f32_i4 = [F32, B32]; v_clrexcp = [N]; v_screen_partition_4se_b32 = [B32, B32];
+    v_log_f16 = [F16, F16]; v_exp_f16 = [F16, F16]; v_frexp_mant_f16 = [F16, F16];
+    v_frexp_exp_i16_f16 = [B32, F16]; v_sin_f16 = [F16, F16]; v_cos_f16 = [F16, F16];
+    v_exp_legacy_f32 = [F32, F32]; v_log_legacy_f32 = [F32, F32];
+    v_cvt_norm_i16_f16 = [B32, F16]; v_cvt_norm_u16_f16 = [B32, F16];
+    v_sat_pk_u8_i16 = [B32, B32];
     // VOPC (the destination is VCC or an SGPR pair)
     v_cmp_class_f32 = [B64, F32, B32]; v_cmpx_class_f32 = [B64, F32, B32];
     v_cmp_class_f64 = [B64, F64, B32]; v_cmpx_class_f64 = [B64, F64, B32];
@@ -372,6 +382,27 @@ ops! {
     v_bfm_b32 = [B32, B32, B32]; v_cvt_pkrtz_f16_f32 = [B32, F32, F32];
     v_cvt_pk_u16_u32 = [B32, B32, B32]; v_cvt_pk_i16_i32 = [B32, B32, B32];
     v_add_i32 = [B32, B32, B32]; v_sub_i32 = [B32, B32, B32]; v_pack_b32_f16 = [B32, F16, F16];
+    v_cubeid_f32 = [F32, F32, F32, F32]; v_cubesc_f32 = [F32, F32, F32, F32];
+    v_cubetc_f32 = [F32, F32, F32, F32]; v_cubema_f32 = [F32, F32, F32, F32];
+    v_lerp_u8 = [B32, B32, B32, B32]; v_sad_u8 = [B32, B32, B32, B32];
+    v_sad_hi_u8 = [B32, B32, B32, B32]; v_sad_u16 = [B32, B32, B32, B32];
+    v_sad_u32 = [B32, B32, B32, B32]; v_cvt_pk_u8_f32 = [B32, F32, B32, B32];
+    v_msad_u8 = [B32, B32, B32, B32]; v_qsad_pk_u16_u8 = [B64, B64, B32, B64];
+    v_mqsad_pk_u16_u8 = [B64, B64, B32, B64]; v_mqsad_u32_u8 = [X4, B64, B32, X4];
+    v_mad_legacy_f16 = [F16, F16, F16, F16]; v_fma_legacy_f16 = [F16, F16, F16, F16];
+    v_div_fixup_legacy_f16 = [F16, F16, F16, F16]; v_cvt_pkaccum_u8_f32 = [B32, F32, B32];
+    v_min3_f16 = [F16, F16, F16, F16]; v_min3_i16 = [B32, B32, B32, B32];
+    v_min3_u16 = [B32, B32, B32, B32]; v_max3_f16 = [F16, F16, F16, F16];
+    v_max3_i16 = [B32, B32, B32, B32]; v_max3_u16 = [B32, B32, B32, B32];
+    v_med3_f16 = [F16, F16, F16, F16]; v_med3_i16 = [B32, B32, B32, B32];
+    v_med3_u16 = [B32, B32, B32, B32]; v_mad_f16 = [F16, F16, F16, F16];
+    v_mad_u16 = [B32, B32, B32, B32]; v_mad_i16 = [B32, B32, B32, B32];
+    v_div_fixup_f16 = [F16, F16, F16, F16]; v_trig_preop_f64 = [F64, F64, B32];
+    v_cvt_pknorm_i16_f32 = [B32, F32, F32]; v_cvt_pknorm_u16_f32 = [B32, F32, F32];
+    v_cvt_pknorm_i16_f16 = [B32, F16, F16]; v_cvt_pknorm_u16_f16 = [B32, F16, F16];
+    v_add_i16 = [B32, B32, B32]; v_sub_i16 = [B32, B32, B32];
+    v_cvt_pk_fp8_f32 = [B32, F32, F32]; v_cvt_pk_bf8_f32 = [B32, F32, F32];
+    v_cvt_sr_fp8_f32 = [B32, F32, B32]; v_cvt_sr_bf8_f32 = [B32, F32, B32];
     // VOP3P
     v_pk_mad_i16 = [P16, P16, P16, P16]; v_pk_mul_lo_u16 = [P16, P16, P16];
     v_pk_add_i16 = [P16, P16, P16]; v_pk_sub_i16 = [P16, P16, P16];
@@ -410,6 +441,23 @@ ops! {
     v_mfma_f32_32x32x16_fp8_fp8 = [X16, X2, X2, X16];
     v_fma_mix_f32 = [F32, F32, F32, F32]; v_fma_mixlo_f16 = [F16, F32, F32, F32];
     v_fma_mixhi_f16 = [F16, F32, F32, F32];
+    v_dot2_f32_f16 = [F32, P16, P16, F32]; v_dot2_i32_i16 = [B32, P16, P16, B32];
+    v_dot2_u32_u16 = [B32, P16, P16, B32]; v_dot4_i32_i8 = [B32, B32, B32, B32];
+    v_dot4_u32_u8 = [B32, B32, B32, B32]; v_dot8_i32_i4 = [B32, B32, B32, B32];
+    v_dot8_u32_u4 = [B32, B32, B32, B32];
+    v_mfma_f32_16x16x8_xf32 = [X4, X2, X2, X4]; v_mfma_f32_32x32x4_xf32 = [X16, X2, X2, X16];
+    v_smfmac_f32_16x16x32_f16 = [X4, X2, X4, B32]; v_smfmac_f32_32x32x16_f16 = [X16, X2, X4, B32];
+    v_smfmac_f32_16x16x32_bf16 = [X4, X2, X4, B32];
+    v_smfmac_f32_32x32x16_bf16 = [X16, X2, X4, B32];
+    v_smfmac_i32_16x16x64_i8 = [X4, X2, X4, B32]; v_smfmac_i32_32x32x32_i8 = [X16, X2, X4, B32];
+    v_smfmac_f32_16x16x64_bf8_bf8 = [X4, X2, X4, B32];
+    v_smfmac_f32_16x16x64_bf8_fp8 = [X4, X2, X4, B32];
+    v_smfmac_f32_16x16x64_fp8_bf8 = [X4, X2, X4, B32];
+    v_smfmac_f32_16x16x64_fp8_fp8 = [X4, X2, X4, B32];
+    v_smfmac_f32_32x32x32_bf8_bf8 = [X16, X2, X4, B32];
+    v_smfmac_f32_32x32x32_bf8_fp8 = [X16, X2, X4, B32];
+    v_smfmac_f32_32x32x32_fp8_bf8 = [X16, X2, X4, B32];
+    v_smfmac_f32_32x32x32_fp8_fp8 = [X16, X2, X4, B32];
     v_accvgpr_read_b32 = [B32, B32]; v_accvgpr_write_b32 = [B32, B32];
     // DS
     ds_add_u32 = [N]; ds_sub_u32 = [N]; ds_rsub_u32 = [N]; ds_inc_u32 = [N]; ds_dec_u32 = [N];
@@ -467,7 +515,34 @@ ops! {
     buffer_invl2 = [N]; buffer_wbinvl1 = [N]; buffer_wbinvl1_vol = [N];
 }
 
+/// The f16 bits of a float inline constant (operand codes 240 to 248), as 16-bit integer
+/// operands read them.
+pub fn f16_inline_bits(code: u16) -> u32 {
+    const BITS: [u32; 9] = [
+        0x3800, 0xB800, 0x3C00, 0xBC00, 0x4000, 0xC000, 0x4400, 0xC400, 0x3118,
+    ];
+    BITS[(code as usize).clamp(240, 248) - 240]
+}
+
 impl Op {
+    /// The VOP3 operations on 16-bit integers (typed B32 here) whose float inline constants
+    /// are the f16 bit patterns, as for 16-bit float operands.
+    pub fn is_i16_vop3(self) -> bool {
+        matches!(
+            self,
+            Op::v_min3_i16
+                | Op::v_min3_u16
+                | Op::v_max3_i16
+                | Op::v_max3_u16
+                | Op::v_med3_i16
+                | Op::v_med3_u16
+                | Op::v_mad_u16
+                | Op::v_mad_i16
+                | Op::v_add_i16
+                | Op::v_sub_i16
+        )
+    }
+
     /// A cache write-back or invalidate: a no-op for one coherent memory.
     pub fn is_cache_control(self) -> bool {
         matches!(

@@ -190,6 +190,9 @@ fn e32_suffix(op: Op) -> bool {
             | Op::v_madak_f32
             | Op::v_fmamk_f32
             | Op::v_fmaak_f32
+            | Op::v_madmk_f16
+            | Op::v_madak_f16
+            | Op::v_clrexcp
             | Op::v_readfirstlane_b32
             | Op::v_nop
             | Op::v_accvgpr_mov_b32
@@ -556,7 +559,13 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
         Ext::None => (inst.neg, inst.abs),
     };
     let src_txt = |k: usize| {
-        let mut s = operand(inst.src[k], ty(k + 1).dwords(), inst.lit);
+        let mut s = if ty(k + 1) == Ty::F16 && inst.src[k] == super::LITERAL {
+            f16_literal(inst.lit)
+        } else if op.is_i16_vop3() && (240..=248).contains(&inst.src[k]) {
+            format!("0x{:x}", super::ops::f16_inline_bits(inst.src[k]))
+        } else {
+            operand(inst.src[k], ty(k + 1).dwords(), inst.lit)
+        };
         if inst.ext == Ext::Sdwa {
             let sext = if k == 0 {
                 (inst.ctrl >> 19) & 1
@@ -566,6 +575,9 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
             if sext != 0 {
                 s = format!("sext({s})");
             }
+        }
+        if integer_source(op, k) {
+            return s;
         }
         with_mods(s, neg >> k & 1 != 0, abs >> k & 1 != 0)
     };
@@ -584,8 +596,9 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
     );
     let mut parts: Vec<String> = Vec::new();
     let is_cmp = op.name().starts_with("v_cmp");
-    if op == Op::v_nop {
-        return format!("{mn}{suffix}");
+    if matches!(op, Op::v_nop | Op::v_clrexcp) {
+        // No operands, and no encoding suffix in either form.
+        return mn.to_string();
     }
     if is_cmp {
         parts.push(operand(inst.dst, 2, 0));
@@ -607,12 +620,12 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
         nsrc.min(if vop3 { 3 } else { 2 })
     };
     match op {
-        Op::v_madmk_f32 | Op::v_fmamk_f32 => {
+        Op::v_madmk_f32 | Op::v_fmamk_f32 | Op::v_madmk_f16 => {
             parts.push(src_txt(0));
             parts.push(format!("0x{:x}", inst.lit));
             parts.push(src_txt(1));
         }
-        Op::v_madak_f32 | Op::v_fmaak_f32 => {
+        Op::v_madak_f32 | Op::v_fmaak_f32 | Op::v_madak_f16 => {
             parts.push(src_txt(0));
             parts.push(src_txt(1));
             parts.push(format!("0x{:x}", inst.lit));
@@ -673,7 +686,14 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
                 3 => s.push_str(" div:2"),
                 _ => {}
             }
-            if vop3 && inst.op_sel != 0 {
+            if vop3 && inst.op_sel != 0 && matches!(op, Op::v_cvt_sr_fp8_f32 | Op::v_cvt_sr_bf8_f32)
+            {
+                // The two high bits select the destination byte.
+                let v: Vec<String> = (0..4)
+                    .map(|k| ((inst.op_sel >> k) & 1).to_string())
+                    .collect();
+                s.push_str(&format!(" op_sel:[{}]", v.join(",")));
+            } else if vop3 && inst.op_sel != 0 && !without_op_sel(op) {
                 let n = nsrc.min(3);
                 let mut v: Vec<String> = (0..n)
                     .map(|k| ((inst.op_sel >> k) & 1).to_string())
@@ -684,6 +704,80 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
         }
     }
     s
+}
+
+/// A literal in a 16-bit float operand: its low half, marked `lit()` where that half is also an
+/// inline constant.
+fn f16_literal(lit: u32) -> String {
+    let v = lit & 0xFFFF;
+    let inline = matches!(
+        v,
+        0x3800 | 0xB800 | 0x3C00 | 0xBC00 | 0x4000 | 0xC000 | 0x4400 | 0xC400 | 0x3118
+    ) || (-16..=64).contains(&(v as u16 as i16));
+    if inline {
+        format!("lit(0x{v:x})")
+    } else {
+        format!("0x{v:x}")
+    }
+}
+
+/// Sources that take no abs/neg modifiers next to float ones of the same operation (the byte
+/// selects and integers of the packing conversions).
+fn integer_source(op: Op, k: usize) -> bool {
+    k > 0
+        && matches!(
+            op,
+            Op::v_cvt_pk_u8_f32 | Op::v_cvt_sr_fp8_f32 | Op::v_cvt_sr_bf8_f32
+        )
+}
+
+/// VOP3 operations whose op_sel field LLVM neither prints nor defines on GFX9 (among those added
+/// with the media, legacy and dot operations; the promoted VOP1/VOP2 ones included).
+fn without_op_sel(op: Op) -> bool {
+    use Op::*;
+    matches!(
+        op,
+        v_cvt_off_f32_i4
+            | v_screen_partition_4se_b32
+            | v_log_f16
+            | v_exp_f16
+            | v_frexp_mant_f16
+            | v_frexp_exp_i16_f16
+            | v_sin_f16
+            | v_cos_f16
+            | v_exp_legacy_f32
+            | v_log_legacy_f32
+            | v_cvt_norm_i16_f16
+            | v_cvt_norm_u16_f16
+            | v_sat_pk_u8_i16
+            | v_dot2c_f32_f16
+            | v_dot2c_i32_i16
+            | v_dot4c_i32_i8
+            | v_dot8c_i32_i4
+            | v_pk_fmac_f16
+            | v_cubeid_f32
+            | v_cubesc_f32
+            | v_cubetc_f32
+            | v_cubema_f32
+            | v_lerp_u8
+            | v_sad_u8
+            | v_sad_hi_u8
+            | v_sad_u16
+            | v_sad_u32
+            | v_cvt_pk_u8_f32
+            | v_msad_u8
+            | v_qsad_pk_u16_u8
+            | v_mqsad_pk_u16_u8
+            | v_mqsad_u32_u8
+            | v_mad_legacy_f16
+            | v_fma_legacy_f16
+            | v_div_fixup_legacy_f16
+            | v_cvt_pkaccum_u8_f32
+            | v_trig_preop_f64
+            | v_cvt_pknorm_i16_f32
+            | v_cvt_pknorm_u16_f32
+            | v_mul_legacy_f32
+    )
 }
 
 /// Whether a VOP3-encoded operation is a promoted VOP1/VOP2/VOPC one (printed with `_e64`).
@@ -723,6 +817,19 @@ fn is_promoted(op: Op) -> bool {
             | Op::v_add_i32
             | Op::v_sub_i32
             | Op::v_pack_b32_f16
+            | Op::v_trig_preop_f64
+            | Op::v_cvt_pkaccum_u8_f32
+            | Op::v_cvt_pknorm_i16_f32
+            | Op::v_cvt_pknorm_u16_f32
+            | Op::v_cvt_pknorm_i16_f16
+            | Op::v_cvt_pknorm_u16_f16
+            | Op::v_add_i16
+            | Op::v_sub_i16
+            | Op::v_mul_legacy_f32
+            | Op::v_cvt_pk_fp8_f32
+            | Op::v_cvt_pk_bf8_f32
+            | Op::v_cvt_sr_fp8_f32
+            | Op::v_cvt_sr_bf8_f32
     )
 }
 
@@ -731,7 +838,7 @@ fn disasm_vop3p(inst: &Inst, mn: &str) -> String {
     let types = op.types();
     let nsrc = types.len() - 1;
     let name = op.name();
-    if name.starts_with("v_mfma") {
+    if name.starts_with("v_mfma") || name.starts_with("v_smfmac") {
         let mut s = format!(
             "{mn} {}, {}, {}, {}",
             operand(inst.dst, types[0].dwords(), 0),
@@ -770,6 +877,22 @@ fn disasm_vop3p(inst: &Inst, mn: &str) -> String {
             .collect::<Vec<_>>()
             .join(",")
     };
+    if matches!(
+        op,
+        Op::v_dot4_i32_i8 | Op::v_dot4_u32_u8 | Op::v_dot8_i32_i4 | Op::v_dot8_u32_u4
+    ) {
+        // Sources of packed bytes or nibbles: no half selects.
+        if inst.neg != 0 {
+            s.push_str(&format!(" neg_lo:[{}]", list(inst.neg)));
+        }
+        if inst.abs != 0 {
+            s.push_str(&format!(" neg_hi:[{}]", list(inst.abs)));
+        }
+        if inst.clamp {
+            s.push_str(" clamp");
+        }
+        return s;
+    }
     if inst.op_sel != 0 {
         s.push_str(&format!(" op_sel:[{}]", list(inst.op_sel)));
     }

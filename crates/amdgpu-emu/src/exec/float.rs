@@ -552,6 +552,73 @@ pub(crate) fn quiet64(x: f64) -> f64 {
     f64::from_bits(x.to_bits() | 0x0008_0000_0000_0000)
 }
 
+/// The fraction of 2/pi, most significant bits first (2/pi = 0.a2f9836e... in hexadecimal):
+/// 37 words, as far as `v_trig_preop_f64` reaches before it returns zero. Generated from an
+/// independent high-precision evaluation of 2/pi; the test of `v_trig_preop_f64` recomputes
+/// segments from the digits of pi.
+const TWO_OVER_PI: [u32; 37] = [
+    0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf534ddc0, 0xdb629599, 0x3c439041, 0xfe5163ab, 0xdebbc561,
+    0xb7246e3a, 0x424dd2e0, 0x06492eea, 0x09d1921c, 0xfe1deb1c, 0xb129a73e, 0xe88235f5, 0x2ebb4484,
+    0xe99c7026, 0xb45f7e41, 0x3991d639, 0x835339f4, 0x9c845f8b, 0xbdf9283b, 0x1ff897ff, 0xde05980f,
+    0xef2f118b, 0x5a0a6d1f, 0x6d367ecf, 0x27cb09b7, 0x4f463f66, 0x9e5fea2d, 0x7527bac7, 0xebe5f17b,
+    0x3d0739f7, 0x8a5292ea, 0x6bfb5fb1, 0x1f8d5d08, 0x56033046,
+];
+
+/// `v_trig_preop_f64(x, segment)`: the 53 bits of 2/pi that start `53 * segment` bits after
+/// the binary point (further on by the amount a large `x`'s exponent exceeds 1077, so that the
+/// product with `x` keeps its leading bits), as a value scaled back to its place in 2/pi (scaled
+/// up by 2^128 for the largest `x`). The ocml double sin/cos reduce large arguments with the
+/// sum of these pieces. As LLVM folds it: a NaN source gives its quieted NaN, and a segment
+/// past the table gives +0.
+pub(crate) fn trig_preop64(x: f64, segment: u32) -> f64 {
+    if x.is_nan() {
+        return quiet64(x);
+    }
+    let exponent = ((x.to_bits() >> 52) & 0x7FF) as u32;
+    let mut shift = (segment & 31) * 53;
+    if exponent > 1077 {
+        shift += exponent - 1077;
+    }
+    let word = (shift / 32) as usize;
+    if word + 2 >= TWO_OVER_PI.len() {
+        return 0.0;
+    }
+    // Three words hold the 53 bits from `shift` on (at most 31 + 53 bits into them).
+    let window = (TWO_OVER_PI[word] as u128) << 64
+        | (TWO_OVER_PI[word + 1] as u128) << 32
+        | TWO_OVER_PI[word + 2] as u128;
+    let bits = (window << (shift % 32) >> (96 - 53)) as u64 & ((1u64 << 53) - 1);
+    let mut scale = -53 - shift as i32;
+    if exponent >= 1968 {
+        scale += 128;
+    }
+    ldexp64(bits as f64, scale)
+}
+
+/// The cube-map face selection of `v_cubeid_f32`, `v_cubesc_f32`, `v_cubetc_f32` and
+/// `v_cubema_f32` for the direction (x, y, z): (face id, s coordinate, t coordinate, major
+/// axis). The largest magnitude picks the axis (z before y before x on ties); a NaN compares
+/// false and so falls through to x. LLVM's constant folding of the four intrinsics agrees.
+pub(crate) fn cube(x: f32, y: f32, z: f32) -> (f32, f32, f32, f32) {
+    if z.abs() >= x.abs() && z.abs() >= y.abs() {
+        if z < 0.0 {
+            (5.0, -x, -y, z)
+        } else {
+            (4.0, x, -y, z)
+        }
+    } else if y.abs() >= x.abs() {
+        if y < 0.0 {
+            (3.0, x, -z, y)
+        } else {
+            (2.0, x, z, y)
+        }
+    } else if x < 0.0 {
+        (1.0, z, -y, x)
+    } else {
+        (0.0, -z, -y, x)
+    }
+}
+
 /// f64 -> f16 rounded once, to nearest even. (`half`'s `f16::from_f64` goes through f32 on a
 /// CPU with F16C and so rounds twice: a fused multiply-add of f16 values just off an f16
 /// midpoint lands on it in f32 and then rounds to even, the wrong way.)
@@ -756,6 +823,51 @@ fn fnuz8(byte: u8, mantissa: u32, bias: i32) -> f32 {
     } else {
         magnitude
     }
+}
+
+/// `x` in one of gfx942's FNUZ 8-bit formats (`mantissa` bits, exponent `bias`), rounded to
+/// nearest even. The formats have no infinities, no negative zero and one NaN (0x80): a NaN
+/// gives 0x80, and so do an infinity and a finite value that rounds past the largest finite
+/// one, unless `saturate` (the clamp bit) holds it at the largest finite value of its sign; a
+/// value that rounds to zero gives +0.
+pub(crate) fn to_fnuz8(x: f32, mantissa: u32, bias: i32, saturate: bool) -> u8 {
+    const NAN: u8 = 0x80;
+    let sign = if x.is_sign_negative() { 0x80u8 } else { 0 };
+    // The largest finite value: every exponent and mantissa bit set.
+    let max_field: i32 = 0x7F >> mantissa;
+    let largest = (2.0 - 2f64.powi(-(mantissa as i32))) * 2f64.powi(max_field - bias);
+    let largest_code = sign | 0x7F;
+    if x.is_nan() {
+        return NAN;
+    }
+    if x.is_infinite() {
+        return if saturate { largest_code } else { NAN };
+    }
+    let a = (x as f64).abs();
+    if a == 0.0 {
+        return 0;
+    }
+    // The spacing of the representable values around `a` (the subnormal spacing below the
+    // least normal exponent).
+    let (_, e) = frexp64(a);
+    let exponent = (e - 1).max(1 - bias);
+    let quantum = 2f64.powi(exponent - mantissa as i32);
+    let r = (a / quantum).round_ties_even() * quantum;
+    if r > largest {
+        return if saturate { largest_code } else { NAN };
+    }
+    if r == 0.0 {
+        return 0;
+    }
+    let (_, e) = frexp64(r);
+    let code = if e - 1 < 1 - bias {
+        (r / 2f64.powi(1 - bias - mantissa as i32)) as u32
+    } else {
+        let field = (e - 1 + bias) as u32;
+        let fraction = (r / 2f64.powi(e - 1 - mantissa as i32)) as u32 - (1 << mantissa);
+        field << mantissa | fraction
+    };
+    sign | code as u8
 }
 
 /// gfx942's fp8 (E4M3, bias 8) as f32.

@@ -121,6 +121,11 @@ struct Ln {
     env: Env,
     lane: u32,
     carry: bool,
+    /// The clamp bit, for the integer operations that saturate under it (see
+    /// [`saturates`]) and the conversions to 8-bit floats.
+    clamp: bool,
+    /// The VOP3 op_sel bits, for the conversions to 8-bit floats (bit 3 picks the word).
+    op_sel: u8,
 }
 
 type LaneFn = fn(&Ln, u64, u64, u64) -> (u64, bool);
@@ -180,6 +185,30 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             w.mode & 0xF
         )));
     }
+    if let Some(reason) = refused(op) {
+        return Err(illegal(format!("{} is not emulated: {reason}", op.name())));
+    }
+    if inst.enc == Enc::Vop3 && inst.op_sel != 0 && added_without_op_sel(op) {
+        return Err(illegal(format!(
+            "{} with op_sel (undefined for it on GFX9) is not emulated",
+            op.name()
+        )));
+    }
+    if inst.enc == Enc::Vop3
+        && is_packed_accumulation(op)
+        && ((inst.neg | inst.abs | inst.omod) != 0 || (op == v_pk_fmac_f16 && inst.clamp))
+    {
+        return Err(illegal(format!(
+            "{}_e64 with source or output modifiers is not emulated",
+            op.name()
+        )));
+    }
+    if matches!(op, v_cvt_pk_fp8_f32 | v_cvt_pk_bf8_f32) && inst.op_sel & 7 != 0 {
+        return Err(illegal(format!(
+            "{} with source op_sel bits (undefined for it) is not emulated",
+            op.name()
+        )));
+    }
     if inst.enc == Enc::Vop3p {
         return vop3p(w, ctx, inst);
     }
@@ -194,6 +223,109 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         )));
     }
     exec_lanes(w, ctx, inst, exec)
+}
+
+/// Operations decoded but not run, with the reason: their results depend on details (table
+/// contents, rounding of the normalised and 8-bit conversions, legacy special cases, the sparse
+/// and xf32 matrix formats) that the ISA documents do not pin down well enough to emulate
+/// without guessing.
+fn refused(op: Op) -> Option<&'static str> {
+    Some(match op {
+        v_screen_partition_4se_b32 => "its screen-partition table is not documented",
+        v_exp_legacy_f32 | v_log_legacy_f32 => {
+            "the special cases of the pre-GCN3 legacy precision are not documented"
+        }
+        v_cvt_norm_i16_f16 | v_cvt_norm_u16_f16 | v_cvt_pknorm_i16_f32 | v_cvt_pknorm_u16_f32
+        | v_cvt_pknorm_i16_f16 | v_cvt_pknorm_u16_f16 => {
+            "the rounding of the normalised conversions is not documented"
+        }
+        v_cvt_pk_u8_f32 | v_cvt_pkaccum_u8_f32 => {
+            "the rounding of the float-to-byte conversion is not documented"
+        }
+        v_cvt_sr_fp8_f32 | v_cvt_sr_bf8_f32 => {
+            "which bits of the random operand stochastic rounding adds is not documented"
+        }
+        v_mfma_f32_16x16x8_xf32 | v_mfma_f32_32x32x4_xf32 => {
+            "the rounding of f32 inputs to xf32 is not documented"
+        }
+        _ if op.name().starts_with("v_smfmac") => {
+            "the sparse MFMAs (4:2 structured sparsity with an index operand) are not implemented"
+        }
+        _ => return None,
+    })
+}
+
+/// The 16-bit VOP3 operations added with the media and legacy ones that honour op_sel: bits 0
+/// to 2 take a source's high half, bit 3 writes the high half of the destination (keeping the
+/// low half).
+fn takes_op_sel(op: Op) -> bool {
+    matches!(
+        op,
+        v_min3_f16
+            | v_max3_f16
+            | v_med3_f16
+            | v_min3_i16
+            | v_max3_i16
+            | v_med3_i16
+            | v_min3_u16
+            | v_max3_u16
+            | v_med3_u16
+            | v_mad_f16
+            | v_mad_u16
+            | v_mad_i16
+            | v_div_fixup_f16
+            | v_add_i16
+            | v_sub_i16
+    )
+}
+
+/// The VOP1/VOP2/VOP3 operations added with the media, legacy and dot ones that have no op_sel
+/// (their VOP3 op_sel field must be zero).
+fn added_without_op_sel(op: Op) -> bool {
+    matches!(
+        op,
+        v_cvt_off_f32_i4
+            | v_log_f16
+            | v_exp_f16
+            | v_frexp_mant_f16
+            | v_frexp_exp_i16_f16
+            | v_sin_f16
+            | v_cos_f16
+            | v_sat_pk_u8_i16
+            | v_dot2c_f32_f16
+            | v_dot2c_i32_i16
+            | v_dot4c_i32_i8
+            | v_dot8c_i32_i4
+            | v_pk_fmac_f16
+            | v_cubeid_f32
+            | v_cubesc_f32
+            | v_cubetc_f32
+            | v_cubema_f32
+            | v_lerp_u8
+            | v_sad_u8
+            | v_sad_hi_u8
+            | v_sad_u16
+            | v_sad_u32
+            | v_msad_u8
+            | v_qsad_pk_u16_u8
+            | v_mqsad_pk_u16_u8
+            | v_mqsad_u32_u8
+            | v_mad_legacy_f16
+            | v_fma_legacy_f16
+            | v_div_fixup_legacy_f16
+            | v_trig_preop_f64
+            | v_mul_legacy_f32
+    )
+}
+
+/// The accumulating operations on packed halves (the dot products into the destination and
+/// `v_pk_fmac_f16`): their lane functions see whole dwords, so the per-half source modifiers of
+/// a VOP3 form are not applied.
+fn is_packed_accumulation(op: Op) -> bool {
+    matches!(
+        op,
+        v_dot2c_f32_f16 | v_dot2c_i32_i16 | v_dot4c_i32_i8 | v_dot8c_i32_i4 | v_pk_fmac_f16
+    )
 }
 
 /// The conversions from gfx942's 8-bit floats, whose VOP3 form selects the source byte (or
@@ -211,7 +343,9 @@ fn exec_lanes(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst, exec: u64) -> Step {
     let op = inst.op;
     let facts = info(op);
     match op {
-        v_nop => return Ok(Flow::Next),
+        // The emulator keeps no exception state to clear.
+        v_nop | v_clrexcp => return Ok(Flow::Next),
+        v_mqsad_u32_u8 => return mqsad_u32(w, ctx, inst, exec),
         v_readfirstlane_b32 => {
             let lane = if exec == 0 {
                 0
@@ -254,6 +388,7 @@ fn exec_lanes(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst, exec: u64) -> Step {
     };
     if inst.clamp
         && !facts.float
+        && !saturates(op)
         && !matches!(
             op,
             v_add_u32 | v_sub_u32 | v_add_co_u32 | v_sub_co_u32 | v_add_i32 | v_sub_i32
@@ -435,6 +570,15 @@ fn fetch_sources(w: &Wave, ctx: &Ctx<'_>, inst: &Inst, job: &LaneJob, srcs: &mut
     for k in 0..job.nsrc {
         let ty = job.types[k + 1];
         fetch_into(&mut srcs[k], w, ctx, inst, k, ty);
+        if inst.op.is_i16_vop3() && (240..=248).contains(&inst.src[k]) {
+            // 16-bit integer operands read a float inline constant as its f16 bits.
+            srcs[k] = [crate::decode::ops::f16_inline_bits(inst.src[k]) as u64; LANES];
+        }
+        if inst.enc == Enc::Vop3 && takes_op_sel(inst.op) && (inst.op_sel >> k) & 1 != 0 {
+            for x in srcs[k].iter_mut() {
+                *x = (*x >> 16) & 0xFFFF;
+            }
+        }
         if inst.ext == Ext::Sdwa && k < 2 {
             let (sel, sext) = if k == 0 {
                 (inst.ctrl >> 16, (inst.ctrl >> 19) & 1 != 0)
@@ -453,11 +597,11 @@ fn fetch_sources(w: &Wave, ctx: &Ctx<'_>, inst: &Inst, job: &LaneJob, srcs: &mut
         );
     }
     match inst.op {
-        v_madmk_f32 | v_fmamk_f32 => {
+        v_madmk_f32 | v_fmamk_f32 | v_madmk_f16 => {
             srcs[2] = srcs[1];
             srcs[1] = [inst.lit as u64; LANES];
         }
-        v_madak_f32 | v_fmaak_f32 => srcs[2] = [inst.lit as u64; LANES],
+        v_madak_f32 | v_fmaak_f32 | v_madak_f16 => srcs[2] = [inst.lit as u64; LANES],
         _ => {}
     }
 }
@@ -540,8 +684,12 @@ impl LaneRun<'_> {
         let is_mask = self.is_mask();
         let dst_slot = if is_mask { 0 } else { Wave::vslot(inst.dst) };
         let dst_wide = self.dst_wide();
-        let simple =
-            !is_mask && !dst_wide && inst.ext != Ext::Sdwa && inst.omod == 0 && !inst.clamp;
+        let simple = !is_mask
+            && !dst_wide
+            && inst.ext != Ext::Sdwa
+            && inst.omod == 0
+            && !inst.clamp
+            && !writes_high_half(inst);
         if !self.fast {
             return if simple && !is_mac(op) {
                 self.plain_lanes(w, dst_slot, srcs)
@@ -632,6 +780,9 @@ impl LaneRun<'_> {
             if inst.ext == Ext::Sdwa {
                 r = sdwa_write(r, old, inst.ctrl);
             }
+            if writes_high_half(inst) {
+                r = (old & 0xFFFF) | (r & 0xFFFF) << 16;
+            }
             w.v[dst_slot][l] = r as u32;
             if dst_wide {
                 w.v[(dst_slot + 1) & 511][l] = (r >> 32) as u32;
@@ -646,6 +797,12 @@ impl LaneRun<'_> {
             env: self.env,
             lane: l as u32,
             carry: self.carry_in >> l & 1 != 0,
+            clamp: self.inst.clamp && self.inst.ext == Ext::None,
+            op_sel: if self.inst.enc == Enc::Vop3 {
+                self.inst.op_sel
+            } else {
+                0
+            },
         }
     }
 
@@ -682,7 +839,48 @@ impl LaneRun<'_> {
 
 /// Accumulating forms: the destination is also the addend.
 fn is_mac(op: Op) -> bool {
-    matches!(op, v_mac_f32 | v_fmac_f32 | v_fmac_f64 | v_mac_f16)
+    matches!(
+        op,
+        v_mac_f32 | v_fmac_f32 | v_fmac_f64 | v_mac_f16 | v_cvt_pk_fp8_f32 | v_cvt_pk_bf8_f32
+    ) || is_packed_accumulation(op)
+}
+
+/// Integer operations whose lane functions saturate to the result's range under clamp (they
+/// read it from [`Ln::clamp`]).
+fn saturates(op: Op) -> bool {
+    matches!(
+        op,
+        v_add_i16
+            | v_sub_i16
+            | v_mad_u16
+            | v_mad_i16
+            | v_dot2c_i32_i16
+            | v_dot4c_i32_i8
+            | v_dot8c_i32_i4
+    )
+}
+
+/// `x` as an i16 result: saturated under clamp, else wrapped.
+fn i16_result(x: i64, clamp: bool) -> u32 {
+    if clamp {
+        x.clamp(i16::MIN as i64, i16::MAX as i64) as i16 as u16 as u32
+    } else {
+        x as u16 as u32
+    }
+}
+
+/// `x` as an i32 result: saturated under clamp, else wrapped.
+fn i32_result(x: i64, clamp: bool) -> u32 {
+    if clamp {
+        x.clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32
+    } else {
+        x as u32
+    }
+}
+
+/// A 16-bit VOP3 result that op_sel bit 3 sends to the destination's high half.
+fn writes_high_half(inst: &Inst) -> bool {
+    inst.enc == Enc::Vop3 && inst.op_sel & 8 != 0 && takes_op_sel(inst.op)
 }
 
 /// The low 32 bits of each lane of the sources.
@@ -1623,6 +1821,266 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_lshrrev_b64 => |_, a, b, _| v64(b >> (a as u32 & 63)),
         v_ashrrev_i64 => |_, a, b, _| v64(((b as i64) >> (a as u32 & 63)) as u64),
         v_bfm_b32 => i2!(a, b => (((1u64 << (a & 31)) - 1) as u32) << (b & 31)),
+        _ => return lane_fn_more(op),
+    };
+    Some((vop, Out::V))
+}
+
+/// A 16-bit float result of an f64 computation, rounded once.
+fn h64(e: &Env, x: f64) -> (u64, bool) {
+    f16r(e, float::f16_of_f64(x))
+}
+
+/// The i16 halves of a dword.
+fn halves_i16(x: u64) -> [i64; 2] {
+    [x as u16 as i16 as i64, (x >> 16) as u16 as i16 as i64]
+}
+
+/// The i8 bytes of a dword.
+fn bytes_i8(x: u64) -> [i64; 4] {
+    [0, 1, 2, 3].map(|i| (x >> (8 * i)) as u8 as i8 as i64)
+}
+
+/// The signed 4-bit nibbles of a dword.
+fn nibbles_i4(x: u64) -> [i64; 8] {
+    [0, 1, 2, 3, 4, 5, 6, 7].map(|i| (((x >> (4 * i)) as u8) << 4) as i8 as i64 >> 4)
+}
+
+/// Sum of the absolute differences of the bytes of `a` and `b`; with `masked`, the bytes where
+/// the reference `b` is zero count nothing (`v_msad_u8`).
+fn sad_bytes(a: u32, b: u32, masked: bool) -> u32 {
+    (0..4)
+        .map(|i| {
+            let (x, y) = ((a >> (8 * i)) & 0xFF, (b >> (8 * i)) & 0xFF);
+            if masked && y == 0 { 0 } else { x.abs_diff(y) }
+        })
+        .sum()
+}
+
+/// The four overlapping dwords of `v_qsad`/`v_mqsad`: the source's bytes 0-3, 1-4, 2-5, 3-6.
+fn sad_windows(a: u64) -> [u32; 4] {
+    [0, 1, 2, 3].map(|i| (a >> (8 * i)) as u32)
+}
+
+/// `v_qsad_pk_u16_u8` (or, `masked`, `v_mqsad_pk_u16_u8`): 16-bit field `i` of the result is
+/// field `i` of `acc` plus the SAD of `reference` against bytes `i..i + 4` of `a`.
+fn qsad(a: u64, reference: u32, acc: u64, masked: bool) -> u64 {
+    sad_windows(a)
+        .iter()
+        .enumerate()
+        .fold(0u64, |r, (i, &window)| {
+            let field = (acc >> (16 * i)) as u16;
+            let sum = field.wrapping_add(sad_bytes(window, reference, masked) as u16);
+            r | (sum as u64) << (16 * i)
+        })
+}
+
+/// `v_mqsad_u32_u8`: dword `i` of the four-dword result is dword `i` of the accumulator
+/// (src2, four VGPRs) plus the masked SAD of src1 against bytes `i..i + 4` of src0 (64 bits).
+/// Its operands exceed what the lane functions carry, so it has its own loop.
+fn mqsad_u32(w: &mut Wave, ctx: &Ctx<'_>, inst: &Inst, exec: u64) -> Step {
+    if inst.src[2] < VGPR {
+        return Err(illegal(
+            "v_mqsad_u32_u8 with a scalar or constant accumulator is not emulated",
+        ));
+    }
+    if inst.clamp || (inst.neg | inst.abs | inst.omod) != 0 {
+        return Err(illegal("v_mqsad_u32_u8 with modifiers is not emulated"));
+    }
+    let src = fetch(w, ctx, inst, 0, Ty::B64);
+    let reference = fetch(w, ctx, inst, 1, Ty::B32);
+    let (acc, dst) = (Wave::vslot(inst.src[2]), Wave::vslot(inst.dst));
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let windows = sad_windows(src[l]);
+        let r: [u32; 4] = std::array::from_fn(|i| {
+            let sad = sad_bytes(windows[i], reference[l] as u32, true);
+            w.v[(acc + i) & 511][l].wrapping_add(sad)
+        });
+        for (i, x) in r.into_iter().enumerate() {
+            w.v[(dst + i) & 511][l] = x;
+        }
+    }
+    w.lane_insts += exec.count_ones() as u64;
+    Ok(Flow::Next)
+}
+
+/// `v_cvt_pk_fp8_f32`/`v_cvt_pk_bf8_f32`: `a` and `b` in the 8-bit format (`mantissa` bits,
+/// exponent `bias`) as bytes 0 and 1 of the word op_sel bit 3 selects; the other word is the
+/// old destination's. Clamp saturates.
+fn pack_8bit_floats(ln: &Ln, a: u64, b: u64, old: u64, mantissa: u32, bias: i32) -> u32 {
+    let e = &ln.env;
+    let conv = |x: u64| float::to_fnuz8(e.in32(f(x)), mantissa, bias, ln.clamp) as u32;
+    let word = conv(a) | conv(b) << 8;
+    let old = old as u32;
+    if ln.op_sel & 8 != 0 {
+        (old & 0xFFFF) | word << 16
+    } else {
+        (old & 0xFFFF_0000) | word
+    }
+}
+
+/// The media, legacy and dot operations (VOP1, VOP2 and VOP3 forms).
+fn lane_fn_more(op: Op) -> Option<(LaneFn, Out)> {
+    let vop: LaneFn = match op {
+        // A signed nibble as a multiple of 1/16 (interpolation offsets).
+        v_cvt_off_f32_i4 => |_, a, _, _| v((((a as u8) << 4) as i8 as f32 / 256.0).to_bits()),
+        // f16 transcendentals: computed in f64 and rounded once, within the documented ulp.
+        v_log_f16 => |ln, a, _, _| h64(&ln.env, ln.env.in16(h(a)).to_f64().log2()),
+        v_exp_f16 => |ln, a, _, _| h64(&ln.env, ln.env.in16(h(a)).to_f64().exp2()),
+        v_sin_f16 => |ln, a, _, _| {
+            h64(
+                &ln.env,
+                (ln.env.in16(h(a)).to_f64() * std::f64::consts::TAU).sin(),
+            )
+        },
+        v_cos_f16 => |ln, a, _, _| {
+            h64(
+                &ln.env,
+                (ln.env.in16(h(a)).to_f64() * std::f64::consts::TAU).cos(),
+            )
+        },
+        v_frexp_mant_f16 => |ln, a, _, _| {
+            h64(
+                &ln.env,
+                float::frexp_mant32(ln.env.in16(h(a)).to_f32()) as f64,
+            )
+        },
+        v_frexp_exp_i16_f16 => {
+            |ln, a, _, _| v(float::frexp_exp32(ln.env.in16(h(a)).to_f32()) as i16 as u16 as u32)
+        }
+        // Two i16 halves saturated to bytes, packed into the low half.
+        v_sat_pk_u8_i16 => |_, a, _, _| {
+            let [lo, hi] = halves_i16(a).map(|x| x.clamp(0, 255) as u32);
+            v(lo | hi << 8)
+        },
+        // Non-fused f16 multiply-add: the product is rounded to f16 before the addition.
+        v_madmk_f16 | v_madak_f16 | v_mad_f16 | v_mad_legacy_f16 => |ln, a, b, c| {
+            let e = &ln.env;
+            let p = float::f16_of_f64(e.in16(h(a)).to_f64() * e.in16(h(b)).to_f64());
+            h64(e, p.to_f64() + e.in16(h(c)).to_f64())
+        },
+        v_fma_legacy_f16 => |ln, a, b, c| {
+            let e = &ln.env;
+            h64(
+                e,
+                e.in16(h(a))
+                    .to_f64()
+                    .mul_add(e.in16(h(b)).to_f64(), e.in16(h(c)).to_f64()),
+            )
+        },
+        v_div_fixup_f16 | v_div_fixup_legacy_f16 => |ln, a, b, c| {
+            let e = &ln.env;
+            let g = |x: u64| e.in16(h(x)).to_f32();
+            h64(e, float::div_fixup32(g(a), g(b), g(c)) as f64)
+        },
+        v_min3_f16 => |ln, a, b, c| {
+            let g = |x: u64| ln.env.in16(h(x)).to_f32();
+            h64(&ln.env, float::min32(float::min32(g(a), g(b)), g(c)) as f64)
+        },
+        v_max3_f16 => |ln, a, b, c| {
+            let g = |x: u64| ln.env.in16(h(x)).to_f32();
+            h64(&ln.env, float::max32(float::max32(g(a), g(b)), g(c)) as f64)
+        },
+        v_med3_f16 => |ln, a, b, c| {
+            let g = |x: u64| ln.env.in16(h(x)).to_f32();
+            h64(&ln.env, float::med3_32(g(a), g(b), g(c)) as f64)
+        },
+        v_min3_i16 => {
+            i3!(a, b, c => (a as i16).min(b as i16).min(c as i16) as u16 as u32)
+        }
+        v_max3_i16 => {
+            i3!(a, b, c => (a as i16).max(b as i16).max(c as i16) as u16 as u32)
+        }
+        v_med3_i16 => i3!(a, b, c => {
+            let (a, b, c) = (a as i16, b as i16, c as i16);
+            a.max(b).min(a.min(b).max(c)) as u16 as u32
+        }),
+        v_min3_u16 => i3!(a, b, c => (a as u16).min(b as u16).min(c as u16) as u32),
+        v_max3_u16 => i3!(a, b, c => (a as u16).max(b as u16).max(c as u16) as u32),
+        v_med3_u16 => i3!(a, b, c => {
+            let (a, b, c) = (a as u16, b as u16, c as u16);
+            a.max(b).min(a.min(b).max(c)) as u32
+        }),
+        v_mad_u16 => |ln, a, b, c| {
+            let r = (a as u16 as i64) * (b as u16 as i64) + c as u16 as i64;
+            v(if ln.clamp {
+                r.min(0xFFFF) as u32
+            } else {
+                r as u16 as u32
+            })
+        },
+        v_mad_i16 => |ln, a, b, c| {
+            let g = |x: u64| x as u16 as i16 as i64;
+            v(i16_result(g(a) * g(b) + g(c), ln.clamp))
+        },
+        v_add_i16 => |ln, a, b, _| {
+            let g = |x: u64| x as u16 as i16 as i64;
+            v(i16_result(g(a) + g(b), ln.clamp))
+        },
+        v_sub_i16 => |ln, a, b, _| {
+            let g = |x: u64| x as u16 as i16 as i64;
+            v(i16_result(g(a) - g(b), ln.clamp))
+        },
+        v_trig_preop_f64 => {
+            |ln, a, b, _| f64r(&ln.env, float::trig_preop64(ln.env.in64(d(a)), b as u32))
+        }
+        v_cubeid_f32 => f3!(e, a, b, c => float::cube(a, b, c).0),
+        v_cubesc_f32 => f3!(e, a, b, c => float::cube(a, b, c).1),
+        v_cubetc_f32 => f3!(e, a, b, c => float::cube(a, b, c).2),
+        v_cubema_f32 => f3!(e, a, b, c => 2.0 * float::cube(a, b, c).3),
+        // Per byte: the rounded average of the bytes of src0 and src1, the rounding bit taken
+        // from bit 0 of src2's byte.
+        v_lerp_u8 => i3!(a, b, c => (0..4).fold(0u32, |r, i| {
+            let byte = |x: u32| (x >> (8 * i)) & 0xFF;
+            r | ((byte(a) + byte(b) + (byte(c) & 1)) >> 1) << (8 * i)
+        })),
+        v_sad_u8 => i3!(a, b, c => sad_bytes(a, b, false).wrapping_add(c)),
+        v_sad_hi_u8 => i3!(a, b, c => (sad_bytes(a, b, false) << 16).wrapping_add(c)),
+        v_sad_u16 => i3!(a, b, c => {
+            let d16 = |s: u32| ((a >> s) & 0xFFFF).abs_diff((b >> s) & 0xFFFF);
+            (d16(0) + d16(16)).wrapping_add(c)
+        }),
+        v_sad_u32 => i3!(a, b, c => a.abs_diff(b).wrapping_add(c)),
+        v_msad_u8 => i3!(a, b, c => sad_bytes(a, b, true).wrapping_add(c)),
+        // Four SADs of src1 against the byte windows of src0, each added to a 16-bit field of
+        // src2 (wrapping at 16 bits).
+        v_qsad_pk_u16_u8 => |_, a, b, c| v64(qsad(a, b as u32, c, false)),
+        v_mqsad_pk_u16_u8 => |_, a, b, c| v64(qsad(a, b as u32, c, true)),
+        // Dot products into the destination (the addend `c` is the old destination).
+        v_dot2c_f32_f16 => |ln, a, b, c| {
+            let e = &ln.env;
+            let g = |x: u64, s: u32| e.in16(h(x >> s)).to_f64();
+            let sum = g(a, 0) * g(b, 0) + g(a, 16) * g(b, 16) + e.in32(f(c)) as f64;
+            f32r(e, sum as f32)
+        },
+        v_dot2c_i32_i16 => |ln, a, b, c| {
+            let (x, y) = (halves_i16(a), halves_i16(b));
+            let sum = x[0] * y[0] + x[1] * y[1] + c as u32 as i32 as i64;
+            v(i32_result(sum, ln.clamp))
+        },
+        v_dot4c_i32_i8 => |ln, a, b, c| {
+            let (x, y) = (bytes_i8(a), bytes_i8(b));
+            let p: i64 = (0..4).map(|i| x[i] * y[i]).sum();
+            v(i32_result(p + c as u32 as i32 as i64, ln.clamp))
+        },
+        v_dot8c_i32_i4 => |ln, a, b, c| {
+            let (x, y) = (nibbles_i4(a), nibbles_i4(b));
+            let p: i64 = (0..8).map(|i| x[i] * y[i]).sum();
+            v(i32_result(p + c as u32 as i32 as i64, ln.clamp))
+        },
+        // Two f32 values to 8-bit floats in one word of the destination (op_sel bit 3 picks
+        // the high word); the other word keeps the old destination (`c`).
+        v_cvt_pk_fp8_f32 => |ln, a, b, c| v(pack_8bit_floats(ln, a, b, c, 3, 8)),
+        v_cvt_pk_bf8_f32 => |ln, a, b, c| v(pack_8bit_floats(ln, a, b, c, 2, 16)),
+        v_pk_fmac_f16 => |ln, a, b, c| {
+            let e = &ln.env;
+            let g = |x: u64, s: u32| e.in16(h(x >> s)).to_f64();
+            let half = |s: u32| e.out16(float::f16_of_f64(g(a, s).mul_add(g(b, s), g(c, s))));
+            v(half(0).to_bits() as u32 | (half(16).to_bits() as u32) << 16)
+        },
         _ => return lane_fn_flags(op),
     };
     Some((vop, Out::V))
@@ -1858,6 +2316,8 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             return matrix::fma_mix(w, ctx, inst);
         }
         _ if matrix::is_mfma(op) => return matrix::mfma(w, ctx, inst),
+        v_dot2_f32_f16 | v_dot2_i32_i16 | v_dot2_u32_u16 | v_dot4_i32_i8 | v_dot4_u32_u8
+        | v_dot8_i32_i4 | v_dot8_u32_u4 => return dot(w, ctx, inst),
         _ => {}
     }
     let env = Env::from_mode(w.mode);
@@ -2000,6 +2460,117 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     Ok(Flow::Next)
 }
 
+/// The VOP3P dot products: `src2` plus the sum of the products of the elements of `src0` and
+/// `src1` (f16 pairs, 16-bit pairs, bytes or nibbles). The two 16-bit elements are the halves
+/// op_sel (first) and op_sel_hi (second) select, each negated by neg_lo/neg_hi for f16. Clamp
+/// saturates an integer sum to the destination's range and an f32 one to [0, 1]. The f16
+/// products are exact and summed with the addend in f64 before one rounding to f32.
+fn dot(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
+    let op = inst.op;
+    let types = op.types();
+    let float = op == v_dot2_f32_f16;
+    let pairs = matches!(op, v_dot2_f32_f16 | v_dot2_i32_i16 | v_dot2_u32_u16);
+    if (!float && (inst.neg | inst.abs) != 0) || (float && (inst.neg | inst.abs) & 4 != 0) {
+        return Err(illegal(format!(
+            "{} with neg_lo/neg_hi on integer or accumulator sources is not emulated",
+            op.name()
+        )));
+    }
+    if pairs
+        && ctx.target == crate::target::Target::Gfx942
+        && (inst.op_sel & 7 != 0 || inst.op_sel_hi & 3 != 3)
+    {
+        return Err(illegal(format!(
+            "{} with half selects on gfx942 (LLVM accepts only the default ones there) is not \
+             emulated",
+            op.name()
+        )));
+    }
+    let env = Env::from_mode(w.mode);
+    let exec = w.exec();
+    let srcs: [Lanes; 3] = std::array::from_fn(|k| {
+        let mut x = fetch(w, ctx, inst, k, types[k + 1]);
+        if pairs && k < 2 && (128..VGPR).contains(&inst.src[k]) {
+            // A constant supplies both halves.
+            for v in x.iter_mut() {
+                *v = (*v & 0xFFFF) | (*v & 0xFFFF) << 16;
+            }
+        }
+        x
+    });
+    let half = |x: u64, k: usize, second: bool| -> u64 {
+        let sel = if second { inst.op_sel_hi } else { inst.op_sel };
+        (if (sel >> k) & 1 != 0 { x >> 16 } else { x }) & 0xFFFF
+    };
+    let dst = Wave::vslot(inst.dst);
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let (a, b, c) = (srcs[0][l], srcs[1][l], srcs[2][l]);
+        let r = if float {
+            let g = |x: u64, k: usize, second: bool| {
+                let v = env.in16(h(half(x, k, second))).to_f64();
+                let neg = if second { inst.abs } else { inst.neg };
+                if (neg >> k) & 1 != 0 { -v } else { v }
+            };
+            let sum = g(a, 0, false) * g(b, 1, false)
+                + g(a, 0, true) * g(b, 1, true)
+                + env.in32(f(c)) as f64;
+            let mut x = env.out32(sum as f32);
+            if inst.clamp {
+                x = if x.is_nan() {
+                    if env.dx10_clamp { 0.0 } else { x }
+                } else {
+                    x.clamp(0.0, 1.0)
+                };
+            }
+            x.to_bits()
+        } else {
+            let signed = matches!(op, v_dot2_i32_i16 | v_dot4_i32_i8 | v_dot8_i32_i4);
+            let products: i64 = match op {
+                v_dot2_i32_i16 | v_dot2_u32_u16 => [false, true]
+                    .iter()
+                    .map(|&second| {
+                        let e = |x: u64, k: usize| {
+                            let v = half(x, k, second);
+                            if signed {
+                                v as u16 as i16 as i64
+                            } else {
+                                v as i64
+                            }
+                        };
+                        e(a, 0) * e(b, 1)
+                    })
+                    .sum(),
+                v_dot4_i32_i8 => (0..4).map(|i| bytes_i8(a)[i] * bytes_i8(b)[i]).sum(),
+                v_dot4_u32_u8 => (0..4)
+                    .map(|i| ((a >> (8 * i)) & 0xFF) as i64 * ((b >> (8 * i)) & 0xFF) as i64)
+                    .sum(),
+                v_dot8_i32_i4 => (0..8).map(|i| nibbles_i4(a)[i] * nibbles_i4(b)[i]).sum(),
+                _ => (0..8)
+                    .map(|i| ((a >> (4 * i)) & 0xF) as i64 * ((b >> (4 * i)) & 0xF) as i64)
+                    .sum(),
+            };
+            let acc = if signed {
+                c as u32 as i32 as i64
+            } else {
+                c as u32 as i64
+            };
+            let sum = products + acc;
+            let (lo, hi) = if signed {
+                (i32::MIN as i64, i32::MAX as i64)
+            } else {
+                (0, u32::MAX as i64)
+            };
+            (if inst.clamp { sum.clamp(lo, hi) } else { sum }) as u32
+        };
+        w.v[dst][l] = r;
+    }
+    w.lane_insts += exec.count_ones() as u64;
+    Ok(Flow::Next)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2088,6 +2659,8 @@ mod tests {
                                 env,
                                 lane: l as u32,
                                 carry: carry >> l & 1 != 0,
+                                clamp: false,
+                                op_sel: 0,
                             };
                             want[l] = lane(&ln, src[0][l], src[1][l], src[2][l]).0 as u32;
                         }

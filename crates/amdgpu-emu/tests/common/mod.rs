@@ -31,6 +31,7 @@ pub const SOURCES: &[(&str, &[&str])] = &[
     ("mfma_shapes", &[]),
     ("grid_sync", &[]),
     ("counters", &[]),
+    ("valu_more", &[]),
 ];
 
 /// Sources also built at -O0 (as `<name>_o0`): the same tests run on both builds.

@@ -1,0 +1,206 @@
+// The media, legacy, dot-product and 16-bit VALU operations: the f16 transcendentals, the
+// cube-map and SAD operations, dot products, v_trig_preop_f64, and (through inline assembly)
+// the forms the compiler does not choose by itself.
+#include "kh.h"
+typedef _Float16 h2 __attribute__((ext_vector_type(2)));
+typedef short s2 __attribute__((ext_vector_type(2)));
+typedef unsigned short us2 __attribute__((ext_vector_type(2)));
+
+static __device__ inline f16 half_of(u32 x) { return __builtin_bit_cast(f16, (unsigned short)x); }
+static __device__ inline u32 bits_of(f16 x) { return __builtin_bit_cast(unsigned short, x); }
+
+// f16 operations on the low halves of a[i], b[i], c[i]: 12 results per thread.
+extern "C" __global__ void f16_ops(const u32 *a, const u32 *b, const u32 *c, u32 *out, int n) {
+  u32 i = gid_x();
+  if (i >= (u32)n) return;
+  f16 p = half_of(a[i]), q = half_of(b[i]), r = half_of(c[i]);
+  u32 *o = out + 12 * i;
+  o[0] = bits_of(__builtin_exp2f16(p));
+  o[1] = bits_of(__builtin_log2f16(p));
+  o[2] = bits_of(__builtin_amdgcn_sinh(p));
+  o[3] = bits_of(__builtin_amdgcn_cosh(p));
+  o[4] = bits_of(__builtin_amdgcn_frexp_manth(p));
+  o[5] = (u32)(int)__builtin_amdgcn_frexp_exph(p);
+  o[6] = bits_of(p / q);
+  o[7] = bits_of(__builtin_fminf16(__builtin_fminf16(p, q), r));
+  o[8] = bits_of(__builtin_fmaxf16(__builtin_fmaxf16(p, q), r));
+  o[9] = bits_of(__builtin_amdgcn_fmed3h(p, q, r));
+  h2 x = {p, q}, y = {q, r};
+  o[10] = __builtin_bit_cast(u32, __builtin_amdgcn_fdot2(x, y, (float)r, false));
+  o[11] = __builtin_bit_cast(u32, __builtin_amdgcn_fdot2(x, y, (float)r, true));
+}
+
+// Integer media operations and dot products of a[i], b[i], c[i]: 20 results per thread.
+extern "C" __global__ void int_ops(const u32 *a, const u32 *b, const u32 *c, u32 *out, int n) {
+  u32 i = gid_x();
+  if (i >= (u32)n) return;
+  u32 x = a[i], y = b[i], z = c[i];
+  u32 *o = out + 20 * i;
+  o[0] = __builtin_amdgcn_lerp(x, y, z);
+  o[1] = __builtin_amdgcn_sad_u8(x, y, z);
+  o[2] = __builtin_amdgcn_sad_hi_u8(x, y, z);
+  o[3] = __builtin_amdgcn_sad_u16(x, y, z);
+  o[4] = (x > y ? x - y : y - x) + z;
+  o[5] = __builtin_amdgcn_msad_u8(x, y, z);
+  u64 wide = (u64)y << 32 | x, acc = (u64)x << 32 | z;
+  u64 qs = __builtin_amdgcn_qsad_pk_u16_u8(wide, z, acc);
+  u64 mq = __builtin_amdgcn_mqsad_pk_u16_u8(wide, z, acc);
+  o[6] = (u32)qs;
+  o[7] = (u32)(qs >> 32);
+  o[8] = (u32)mq;
+  o[9] = (u32)(mq >> 32);
+  s2 sx = __builtin_bit_cast(s2, x), sy = __builtin_bit_cast(s2, y);
+  us2 ux = __builtin_bit_cast(us2, x), uy = __builtin_bit_cast(us2, y);
+  o[10] = __builtin_amdgcn_sdot2(sx, sy, (int)z, false);
+  o[11] = __builtin_amdgcn_udot2(ux, uy, z, true);
+  o[12] = __builtin_amdgcn_sdot4(x, y, z, false);
+  o[13] = __builtin_amdgcn_udot4(x, y, z, false);
+  o[14] = __builtin_amdgcn_sdot8(x, y, z, true);
+  o[15] = __builtin_amdgcn_udot8(x, y, z, false);
+  short sa = (short)x, sb = (short)y;
+  o[16] = (u32)(unsigned short)__builtin_elementwise_add_sat(sa, sb);
+  o[17] = (u32)(unsigned short)__builtin_elementwise_sub_sat(sa, sb);
+  o[18] = __builtin_amdgcn_sdot8(x, y, z, false);
+  o[19] = __builtin_amdgcn_udot2(ux, uy, z, false);
+}
+
+// Cube-map coordinates of the direction (a[i], b[i], c[i]).
+extern "C" __global__ void cube_ops(const float *a, const float *b, const float *c, float *out, int n) {
+  u32 i = gid_x();
+  if (i >= (u32)n) return;
+  float x = a[i], y = b[i], z = c[i];
+  out[4 * i + 0] = __builtin_amdgcn_cubeid(x, y, z);
+  out[4 * i + 1] = __builtin_amdgcn_cubesc(x, y, z);
+  out[4 * i + 2] = __builtin_amdgcn_cubetc(x, y, z);
+  out[4 * i + 3] = __builtin_amdgcn_cubema(x, y, z);
+}
+
+extern "C" __global__ void trig_preop(const double *x, const u32 *segment, double *out, int n) {
+  u32 i = gid_x();
+  if (i < (u32)n) out[i] = __builtin_amdgcn_trig_preop(x[i], (int)segment[i]);
+}
+
+#define VOP3(name, mods) \
+  asm volatile(name " %0, %1, %2, %3" mods : "=v"(r) : "v"(x), "v"(y), "v"(z)); *o++ = r
+#define VOP2(name) \
+  asm volatile(name " %0, %1, %2" : "=v"(r) : "v"(x), "v"(y)); *o++ = r
+#define VOP1(name) \
+  asm volatile(name " %0, %1" : "=v"(r) : "v"(x)); *o++ = r
+#define ACC(name, mods) \
+  r = z; asm volatile(name " %0, %1, %2" mods : "+v"(r) : "v"(x), "v"(y)); *o++ = r
+
+// Operations and operand forms the compiler does not choose, on a[i], b[i], c[i] as raw bits:
+// ASM_RESULTS results per thread, in the order of the statements.
+#define ASM_RESULTS 38
+extern "C" __global__ void asm_ops(const u32 *a, const u32 *b, const u32 *c, u32 *out, int n) {
+  u32 i = gid_x();
+  if (i >= (u32)n) return;
+  u32 x = a[i], y = b[i], z = c[i], r;
+  u32 *o = out + ASM_RESULTS * i;
+  VOP1("v_cvt_off_f32_i4");
+  VOP1("v_sat_pk_u8_i16");
+  asm volatile("v_madmk_f16 %0, %1, 0x4170, %2" : "=v"(r) : "v"(x), "v"(y)); *o++ = r;
+  asm volatile("v_madak_f16 %0, %1, %2, 0xc880" : "=v"(r) : "v"(x), "v"(y)); *o++ = r;
+  VOP3("v_mad_f16", "");
+  VOP3("v_mad_legacy_f16", "");
+  VOP3("v_fma_legacy_f16", "");
+  VOP3("v_div_fixup_legacy_f16", "");
+  VOP3("v_div_fixup_f16", " op_sel:[1,0,1,0]");
+  VOP3("v_min3_i16", "");
+  VOP3("v_max3_i16", "");
+  VOP3("v_med3_i16", "");
+  VOP3("v_min3_u16", "");
+  VOP3("v_max3_u16", "");
+  VOP3("v_med3_u16", "");
+  VOP3("v_mad_u16", "");
+  VOP3("v_mad_i16", "");
+  VOP3("v_mad_u16", " clamp");
+  VOP3("v_mad_i16", " clamp");
+  VOP3("v_min3_f16", " op_sel:[1,1,0,0]");
+  VOP3("v_med3_f16", " op_sel:[0,1,1,0]");
+  r = z; asm volatile("v_max3_f16 %0, %1, %2, %3 op_sel:[0,0,0,1]" : "+v"(r) : "v"(x), "v"(y), "v"(z)); *o++ = r;
+  VOP3("v_mad_i16", " op_sel:[1,1,1,0]");
+  VOP2("v_add_i16");
+  VOP2("v_sub_i16");
+  asm volatile("v_add_i16 %0, %1, %2 op_sel:[1,1,0]" : "=v"(r) : "v"(x), "v"(y)); *o++ = r;
+  VOP2("v_mul_legacy_f32");
+  ACC("v_dot2c_f32_f16", "");
+  ACC("v_dot2c_i32_i16", "");
+  ACC("v_dot4c_i32_i8", "");
+  ACC("v_dot8c_i32_i4", "");
+  ACC("v_dot4c_i32_i8_e64", " clamp");
+  ACC("v_pk_fmac_f16", "");
+  VOP3("v_dot2_i32_i16", "");
+  VOP3("v_dot4_i32_i8", "");
+  VOP3("v_dot2_f32_f16", " neg_lo:[1,0,0] neg_hi:[0,1,0]");
+  VOP3("v_dot4_i32_i8", " clamp");
+  asm volatile("v_clrexcp\n v_mov_b32 %0, %1" : "=v"(r) : "v"(x)); *o++ = r;
+}
+
+// Operations decoded but refused (an illegal-instruction fault with the reason).
+extern "C" __global__ void refused_screen_partition(u32 *out) {
+  u32 r;
+  asm volatile("v_screen_partition_4se_b32 %0, %1" : "=v"(r) : "v"(out[0]));
+  out[0] = r;
+}
+
+typedef unsigned int u4 __attribute__((ext_vector_type(4)));
+
+// v_mqsad_u32_u8 of (b[i]:a[i], c[i]) into the accumulator (a[i], b[i], c[i], a[i] ^ b[i]).
+extern "C" __global__ void mqsad_u32(const u32 *a, const u32 *b, const u32 *c, u32 *out, int n) {
+  u32 i = gid_x();
+  if (i >= (u32)n) return;
+  u4 acc = {a[i], b[i], c[i], a[i] ^ b[i]};
+  u4 r = __builtin_amdgcn_mqsad_u32_u8((u64)b[i] << 32 | a[i], c[i], acc);
+  for (int k = 0; k < 4; k++) out[4 * i + k] = r[k];
+}
+
+// gfx942's conversions of f32 pairs to fp8 and bf8 into one word of an old value (nothing on
+// gfx90a, which has no such instructions).
+extern "C" __global__ void pack_8bit_floats(const float *a, const float *b, const u32 *old, u32 *out, int n) {
+  u32 i = gid_x();
+  if (i >= (u32)n) return;
+#if defined(__gfx942__)
+  out[4 * i + 0] = __builtin_amdgcn_cvt_pk_fp8_f32(a[i], b[i], old[i], false);
+  out[4 * i + 1] = __builtin_amdgcn_cvt_pk_fp8_f32(a[i], b[i], old[i], true);
+  out[4 * i + 2] = __builtin_amdgcn_cvt_pk_bf8_f32(a[i], b[i], old[i], false);
+  out[4 * i + 3] = __builtin_amdgcn_cvt_pk_bf8_f32(a[i], b[i], old[i], true);
+#endif
+}
+
+typedef float f4 __attribute__((ext_vector_type(4)));
+typedef float fl2 __attribute__((ext_vector_type(2)));
+typedef _Float16 h4 __attribute__((ext_vector_type(4)));
+typedef _Float16 h8 __attribute__((ext_vector_type(8)));
+
+// gfx942's xf32 and sparse MFMAs, which the emulator decodes but refuses.
+extern "C" __global__ void refused_xf32(float *out) {
+#if defined(__gfx942__)
+  fl2 a = {out[0], out[1]};
+  f4 c = {0, 0, 0, 0};
+  f4 r = __builtin_amdgcn_mfma_f32_16x16x8_xf32(a, a, c, 0, 0, 0);
+  out[tid_x()] = r[0];
+#endif
+}
+extern "C" __global__ void refused_smfmac(float *out) {
+#if defined(__gfx942__)
+  h4 a = {(f16)out[0], (f16)out[1], (f16)out[2], (f16)out[3]};
+  h8 b = {a[0], a[1], a[2], a[3], a[0], a[1], a[2], a[3]};
+  f4 c = {0, 0, 0, 0};
+  f4 r = __builtin_amdgcn_smfmac_f32_16x16x32_f16(a, b, c, (int)out[4], 0, 0);
+  out[tid_x()] = r[0];
+#endif
+}
+
+// VOP3P dot products with half selects (gfx90a: LLVM accepts only the default ones on gfx942).
+extern "C" __global__ void dot2_half_selects(const u32 *a, const u32 *b, const u32 *c, u32 *out, int n) {
+  u32 i = gid_x();
+  if (i >= (u32)n) return;
+#if defined(__gfx90a__)
+  u32 x = a[i], y = b[i], z = c[i], r;
+  asm volatile("v_dot2_f32_f16 %0, %1, %2, %3 op_sel:[1,0,0] op_sel_hi:[0,1,1]" : "=v"(r) : "v"(x), "v"(y), "v"(z));
+  out[2 * i] = r;
+  asm volatile("v_dot2_i32_i16 %0, %1, %2, %3 op_sel:[0,1,0] op_sel_hi:[1,0,1]" : "=v"(r) : "v"(x), "v"(y), "v"(z));
+  out[2 * i + 1] = r;
+#endif
+}
