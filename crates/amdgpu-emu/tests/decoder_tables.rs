@@ -225,3 +225,290 @@ fn accumulator_moves_name_agprs() {
     let inst = decode(Target::Gfx90a, &[0x7E02_A502]);
     assert_eq!(inst.disassemble(Target::Gfx90a), "v_accvgpr_mov_b32 a1, a2");
 }
+
+/// Candidate encodings of one opcode of one encoding family: the opcode with several choices of
+/// the other fields, since LLVM's decoder refuses an encoding whose unused fields are not zero
+/// (a load's data field, a flat access's `saddr`) or whose registers a target does not allow.
+/// The opcode is known to LLVM when one candidate decodes.
+struct Candidates {
+    family: &'static str,
+    code: u32,
+    encodings: Vec<[u32; 2]>,
+}
+
+/// One word followed by `s_nop 0`, or a two-word instruction.
+fn one(w: u32) -> [u32; 2] {
+    [w, 0xBF80_0000]
+}
+
+/// Every opcode number of every GFX9 encoding family that compute kernels use, with candidate
+/// encodings (VINTRP and EXP, the graphics-only families, are left out).
+fn all_opcodes() -> Vec<Candidates> {
+    let v = |n: u32| 256 + n;
+    let mut all = Vec::new();
+    let mut add = |family, code, encodings| {
+        all.push(Candidates {
+            family,
+            code,
+            encodings,
+        })
+    };
+    for c in 0..0x60 {
+        // SOP2 (op 0x60 and above are SOPK, SOP1, SOPC and SOPP).
+        let w = 0x8000_0000 | c << 23;
+        add("SOP2", c, vec![one(w | 16 << 16 | 18 << 8 | 20), one(w)]);
+    }
+    for c in 0..0x1d {
+        let w = 0xB000_0000 | c << 23;
+        add("SOPK", c, vec![one(w | 16 << 16 | 0x10), one(w)]);
+    }
+    for c in 0..256 {
+        let w = 0xBE80_0000 | c << 8;
+        add(
+            "SOP1",
+            c,
+            vec![one(w | 16 << 16 | 20), one(w), one(w | 16 << 16)],
+        );
+    }
+    for c in 0..128 {
+        let w = 0xBF00_0000 | c << 16;
+        add("SOPC", c, vec![one(w | 18 << 8 | 20), one(w)]);
+        add("SOPP", c, vec![one(0xBF80_0000 | c << 16)]);
+    }
+    for c in 0..256 {
+        let w = 0xC000_0000 | c << 18;
+        let imm = w | 1 << 17;
+        add(
+            "SMEM",
+            c,
+            vec![
+                [imm | 16 << 6 | 2, 0x10],
+                [imm | 16 << 6 | 4, 0x10],
+                [w, 0],
+                [w | 16 << 6, 0],
+                [imm | 2, 0x10],
+            ],
+        );
+    }
+    for c in 0..0x3e {
+        let w = c << 25;
+        add("VOP2", c, vec![one(w | 16 << 17 | 48 << 9 | v(32)), one(w)]);
+    }
+    for c in 0..256 {
+        let w = 0x7E00_0000 | c << 9;
+        add(
+            "VOP1",
+            c,
+            vec![one(w | 16 << 17 | v(32)), one(w), one(w | 16 << 17 | 32)],
+        );
+        add(
+            "VOPC",
+            c,
+            vec![one(0x7C00_0000 | c << 17 | 48 << 9 | v(32))],
+        );
+    }
+    for c in 0..0x400 {
+        let w = 0xD000_0000 | c << 16;
+        let three = v(32) | v(48) << 9 | v(64) << 18;
+        add(
+            "VOP3",
+            c,
+            vec![
+                [w | 16, three],
+                [w | 16, v(32) | v(48) << 9],
+                [w | 16, v(32)],
+                [w, 0],
+                [w | 16, 32 | v(48) << 9 | v(64) << 18],
+            ],
+        );
+    }
+    for c in 0..128 {
+        let w = 0xD380_0000 | c << 16 | 16;
+        let three = v(32) | v(48) << 9 | v(64) << 18 | 3 << 27;
+        add(
+            "VOP3P",
+            c,
+            vec![
+                [w, three],
+                [w | 1 << 14, three],
+                [w, v(32) | v(48) << 9 | 3 << 27],
+                [w | 1 << 15, three],
+                [w, three & !(3 << 27)],
+            ],
+        );
+    }
+    for c in 0..256 {
+        let w = 0xD800_0000 | c << 17 | 0x10;
+        let mut e: Vec<[u32; 2]> = [
+            (32, 48, 64, 16),
+            (32, 0, 0, 16),
+            (32, 48, 0, 0),
+            (32, 48, 64, 0),
+            (32, 48, 0, 16),
+            (32, 0, 0, 0),
+            (0, 0, 0, 16),
+            (0, 0, 0, 0),
+        ]
+        .iter()
+        .map(|&(a, d0, d1, d)| [w, a | d0 << 8 | d1 << 16 | d << 24])
+        .collect();
+        e.push([w | 1 << 16, 0]);
+        e.push([w | 1 << 16, 48 << 8]);
+        add("DS", c, e);
+    }
+    for (segment, family) in ["FLAT", "SCRATCH", "GLOBAL"].into_iter().enumerate() {
+        for c in 0..128 {
+            let w = 0xDC00_0000 | c << 18 | (segment as u32) << 14;
+            let saddrs: &[u32] = if segment == 0 { &[0] } else { &[0x7F, 4] };
+            let mut e = Vec::new();
+            for &saddr in saddrs {
+                for data in [48, 0] {
+                    for dst in [16, 0] {
+                        for addr in [32, 0] {
+                            e.push([w, addr | data << 8 | saddr << 16 | dst << 24]);
+                        }
+                    }
+                }
+            }
+            add(family, c, e);
+        }
+    }
+    for c in 0..128 {
+        let w = 0xE000_0000 | c << 18;
+        let rsrc = 32 | 1 << 16 | 0x80 << 24;
+        add(
+            "MUBUF",
+            c,
+            vec![
+                [w | 1 << 12 | 0x10, rsrc | 48 << 8],
+                [w, 0],
+                [w | 1 << 16, rsrc | 48 << 8],
+                [w | 1 << 12 | 1 << 16 | 0x10, rsrc],
+            ],
+        );
+    }
+    for c in 0..16 {
+        let w = 0xE800_0000 | 4 << 19 | c << 15 | 1 << 12 | 0x10;
+        add("MTBUF", c, vec![[w, 32 | 48 << 8 | 1 << 16 | 0x80 << 24]]);
+    }
+    all
+}
+
+/// LLVM's disassembly of each line of `lines` (8 bytes each), or `None` where LLVM finds the
+/// first word an invalid encoding. One llvm-mc-22 run; `s_nop 7` separates the lines' output.
+fn llvm_disassembly(target: Target, lines: &[[u32; 2]]) -> Vec<Option<String>> {
+    let mut input = String::new();
+    for l in lines {
+        let bytes: Vec<String> = l
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .map(|b| format!("0x{b:02x}"))
+            .collect();
+        input.push_str(&bytes.join(" "));
+        input.push_str("\n0x07 0x00 0x80 0xbf\n");
+    }
+    let mut child = Command::new("llvm-mc-22")
+        .args([
+            "-disassemble",
+            "-triple=amdgcn-amd-amdhsa",
+            &format!("-mcpu={}", target.name()),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("llvm-mc-22 must be installed");
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    // "<stdin>:LINE:1: warning: invalid instruction encoding": the line's first word.
+    let invalid: std::collections::HashSet<usize> = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.contains("invalid instruction encoding"))
+        .filter_map(|l| {
+            let mut parts = l.split(':');
+            let line: usize = parts.nth(1)?.parse().ok()?;
+            (parts.next()? == "1").then_some(line)
+        })
+        .collect();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut groups: Vec<Vec<String>> = vec![Vec::new()];
+    for line in text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('.'))
+    {
+        if line == "s_nop 7" {
+            groups.push(Vec::new());
+        } else {
+            groups.last_mut().unwrap().push(line.to_string());
+        }
+    }
+    (0..lines.len())
+        .map(|k| {
+            // Line 2k + 1 holds candidate k; its output is group k.
+            if invalid.contains(&(2 * k + 1)) {
+                return None;
+            }
+            groups.get(k).and_then(|g| g.first().cloned())
+        })
+        .collect()
+}
+
+/// The mnemonic of a line of assembly, without the encoding suffixes.
+fn mnemonic(text: &str) -> &str {
+    let m = text.split_whitespace().next().unwrap_or("");
+    ["_e32", "_e64", "_sdwa", "_dpp"]
+        .iter()
+        .find_map(|s| m.strip_suffix(s))
+        .unwrap_or(m)
+}
+
+/// The other direction of the row test above: every opcode of every family that LLVM 22's
+/// disassembler knows for a target, our decoder knows too, by the same mnemonic. A new
+/// instruction in a program is then never an unknown encoding to us; at worst it is an
+/// operation without semantics, which faults by name.
+#[test]
+fn every_opcode_llvm_knows_is_decoded() {
+    let opcodes = all_opcodes();
+    for t in [Target::Gfx90a, Target::Gfx942] {
+        let lines: Vec<[u32; 2]> = opcodes
+            .iter()
+            .flat_map(|c| c.encodings.iter().copied())
+            .collect();
+        let theirs = llvm_disassembly(t, &lines);
+        let mut next = 0;
+        let mut known = 0;
+        let mut missing = Vec::new();
+        for c in &opcodes {
+            let found = (0..c.encodings.len()).find_map(|k| {
+                theirs[next + k]
+                    .as_ref()
+                    .map(|text| (c.encodings[k], text.clone()))
+            });
+            next += c.encodings.len();
+            let Some((words, text)) = found else {
+                continue;
+            };
+            known += 1;
+            let ours = decode(t, &words);
+            let our_text = ours.disassemble(t);
+            if ours.enc == Enc::Unknown || mnemonic(&our_text) != mnemonic(&text) {
+                missing.push(format!(
+                    "{} {} opcode {:#x}: llvm `{text}`, ours `{our_text}`",
+                    t.name(),
+                    c.family,
+                    c.code
+                ));
+            }
+        }
+        assert!(known > 1000, "{}: LLVM knew only {known} opcodes", t.name());
+        assert!(
+            missing.is_empty(),
+            "{} of {known} opcodes LLVM knows are not decoded alike:\n{}",
+            missing.len(),
+            missing.join("\n")
+        );
+    }
+}
