@@ -128,6 +128,7 @@ fn device_math_functions_stay_within_their_bounds() {
     let out = passes(&hip_program("math"), "gfx90a", &[]);
     let checked = out.lines().filter(|l| l.contains(" ulp (bound ")).count();
     assert!(checked >= 71, "{checked} functions checked:\n{out}");
+    assert!(out.contains("integers 0 of 32768 results differ"), "{out}");
 }
 
 #[test]

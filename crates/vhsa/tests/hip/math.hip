@@ -126,9 +126,87 @@ static double half_ulps(float got, double want) {
   return fabs(got - want) / ldexp(1.0, (e - 1 < -14 ? -14 : e - 1) - 10);
 }
 
+static int failures = 0;
+
+/* Integer arithmetic and intrinsics, 16 results per input pair: written once, compiled for
+   the device and for the host, so the host's results are the reference. */
+#define INTEGER_RESULTS 16
+static __host__ __device__ uint32_t bit_reverse(uint32_t v) {
+  uint32_t r = 0;
+  for (int k = 0; k < 32; k++) r |= ((v >> k) & 1u) << (31 - k);
+  return r;
+}
+static __host__ __device__ uint32_t byte_permute(uint32_t x, uint32_t y, uint32_t s) {
+  uint64_t both = (uint64_t)y << 32 | x;
+  uint32_t r = 0;
+  for (int k = 0; k < 4; k++) r |= (uint32_t)((both >> (8 * ((s >> (4 * k)) & 7))) & 0xff) << (8 * k);
+  return r;
+}
+static __host__ __device__ void integer_results(uint64_t a, uint64_t b, uint64_t* r) {
+  int64_t sa = (int64_t)a, sb = (int64_t)(b | 1);
+  uint32_t a32 = (uint32_t)a, b32 = (uint32_t)b;
+  r[0] = a / (b | 1);
+  r[1] = a % (b | 1);
+  r[2] = (uint64_t)(sa / sb);
+  r[3] = (uint64_t)(sa % sb);
+  r[4] = a / ((b & 0xffff) | 1) + a % ((b >> 48) | 1);
+  r[5] = (uint64_t)a32 / (b32 | 1) + ((uint64_t)((int32_t)a32 % (int32_t)(b32 | 1)) << 32);
+  r[6] = ((uint64_t)a32 * b32) >> 32 | (uint64_t)(uint32_t)(((int64_t)(int32_t)a32 * (int32_t)b32) >> 32) << 32;
+  r[7] = (uint64_t)(uint32_t)(((int32_t)(a32 << 8) >> 8) * ((int32_t)(b32 << 8) >> 8)) |
+         (uint64_t)((a32 & 0xffffff) * (b32 & 0xffffff)) << 32;
+  r[8] = a * b + (a >> (b & 63)) + (uint64_t)(sa >> (b & 63)) + (a << (b & 63));
+  r[9] = (uint64_t)bit_reverse(a32) | (uint64_t)byte_permute(a32, b32, (uint32_t)(b >> 32)) << 32;
+  r[10] = (uint64_t)(a32 > b32 ? a32 - b32 : b32 - a32) + (uint64_t)(uint16_t)((uint16_t)a * (uint16_t)b) * 7;
+  r[11] = (uint64_t)(int64_t)(int16_t)((int16_t)a32 + (int16_t)b32) ^ (uint64_t)(int8_t)(a32 >> 3);
+  r[12] = (uint64_t)(sa < sb ? sa : sb) ^ (a > b ? a : b) ^ (uint64_t)(sa < 0 ? -sa : sa);
+  r[13] = (uint64_t)(a32 ? 31 - __builtin_clz(a32) : 99) | (uint64_t)(b ? __builtin_ctzll(b) : 99) << 16;
+  r[14] = (uint64_t)__builtin_popcountll(a) | (uint64_t)__builtin_popcount(b32) << 8;
+  /* Conversions (kept inside the target type's range: C leaves the rest undefined). */
+  r[15] = (uint64_t)(int64_t)((float)sa * 0.25f) ^ (uint64_t)(double)(b >> 1) ^
+          (uint64_t)(int64_t)((double)sa / 3.0) ^ (uint64_t)(uint32_t)(float)(b32 >> 1) << 7;
+}
+__global__ void k_integers(const uint64_t* a, const uint64_t* b, uint64_t* r, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) integer_results(a[i], b[i], r + (size_t)i * INTEGER_RESULTS);
+}
+
+static void check_integers() {
+  std::vector<uint64_t> a(N), b(N), r((size_t)N * INTEGER_RESULTS), want(r.size());
+  for (int i = 0; i < N; i++) {
+    uint64_t x = (uint64_t)(uniform(0, 1) * 18446744073709551615.0), y = (uint64_t)(uniform(0, 1) * 4294967296.0);
+    a[i] = i % 4 == 0 ? x >> (i % 61) : x;
+    b[i] = i % 3 == 0 ? y : y * 2654435761u ^ x << 7;
+    if (i % 17 == 0) b[i] = i % 2 ? 0 : ~0ull;
+  }
+  uint64_t *da, *db, *dr;
+  CHECK_HIP(hipMalloc(&da, N * 8));
+  CHECK_HIP(hipMalloc(&db, N * 8));
+  CHECK_HIP(hipMalloc(&dr, r.size() * 8));
+  CHECK_HIP(hipMemcpy(da, a.data(), N * 8, hipMemcpyHostToDevice));
+  CHECK_HIP(hipMemcpy(db, b.data(), N * 8, hipMemcpyHostToDevice));
+  hipLaunchKernelGGL(k_integers, dim3(N / 256), dim3(256), 0, 0, da, db, dr, N);
+  CHECK_HIP(hipGetLastError());
+  CHECK_HIP(hipMemcpy(r.data(), dr, r.size() * 8, hipMemcpyDeviceToHost));
+  int wrong = 0;
+  for (int i = 0; i < N; i++) {
+    integer_results(a[i], b[i], &want[(size_t)i * INTEGER_RESULTS]);
+    for (int k = 0; k < INTEGER_RESULTS; k++) {
+      size_t at = (size_t)i * INTEGER_RESULTS + k;
+      if (r[at] != want[at] && wrong++ < 5)
+        printf("FAIL integer result %d of (%#llx, %#llx): %#llx, want %#llx\n", k,
+               (unsigned long long)a[i], (unsigned long long)b[i], (unsigned long long)r[at],
+               (unsigned long long)want[at]);
+    }
+  }
+  printf("integers %d of %zu results differ\n", wrong, r.size());
+  if (wrong) failures++;
+  CHECK_HIP(hipFree(da));
+  CHECK_HIP(hipFree(db));
+  CHECK_HIP(hipFree(dr));
+}
+
 static float host_rsqrt(float x) { return (float)(1.0 / sqrt((double)x)); }
 
-static int failures = 0;
 
 /* Runs a one-input kernel over `x` and returns the worst distance from `ref`. */
 template <typename T, typename R>
@@ -273,8 +351,10 @@ int main() {
   H1(hfloor, -2000, 2000, floor, 0); H1(hrint, -2000, 2000, rint, 0);
   check_half("hdiv", k_hdiv, -60000, 60000, [](double a, int i) { return a / to_half(divisor(i)); }, 1);
 
+  check_integers();
+
   uint64_t ran = gpu_dispatches() - before;
-  CHECK(ran >= 71, "only %llu kernels ran on the virtual GPU", (unsigned long long)ran);
+  CHECK(ran >= 72, "only %llu kernels ran on the virtual GPU", (unsigned long long)ran);
   CHECK(failures == 0, "%d functions beyond their bound", failures);
   printf("PASS\n");
   return 0;
