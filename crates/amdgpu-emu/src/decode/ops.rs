@@ -403,6 +403,19 @@ ops! {
     ds_and_rtn_b64 = [X2]; ds_or_rtn_b64 = [X2]; ds_xor_rtn_b64 = [X2]; ds_wrxchg_rtn_b64 = [X2];
     ds_min_rtn_f64 = [X2]; ds_max_rtn_f64 = [X2];
     ds_gws_init = [N]; ds_gws_barrier = [N];
+    ds_write_b8_d16_hi = [N]; ds_write_b16_d16_hi = [N]; ds_read_u8_d16 = [B32];
+    ds_read_u8_d16_hi = [B32]; ds_read_i8_d16 = [B32]; ds_read_i8_d16_hi = [B32];
+    ds_read_u16_d16 = [B32]; ds_read_u16_d16_hi = [B32];
+    ds_append = [B32]; ds_consume = [B32];
+    ds_pk_add_f16 = [N]; ds_pk_add_bf16 = [N]; ds_pk_add_rtn_f16 = [B32];
+    ds_pk_add_rtn_bf16 = [B32];
+    ds_mskor_b32 = [N]; ds_mskor_rtn_b32 = [B32]; ds_mskor_b64 = [N]; ds_mskor_rtn_b64 = [X2];
+    ds_cmpst_f32 = [N]; ds_cmpst_rtn_f32 = [B32]; ds_cmpst_f64 = [N]; ds_cmpst_rtn_f64 = [X2];
+    ds_wrxchg2_rtn_b32 = [X2]; ds_wrxchg2st64_rtn_b32 = [X2]; ds_wrxchg2_rtn_b64 = [X4];
+    ds_wrxchg2st64_rtn_b64 = [X4]; ds_wrap_rtn_b32 = [B32]; ds_condxchg32_rtn_b64 = [X2];
+    ds_read_addtid_b32 = [B32]; ds_write_addtid_b32 = [N];
+    ds_gws_sema_release_all = [N]; ds_gws_sema_v = [N]; ds_gws_sema_br = [N];
+    ds_gws_sema_p = [N];
     // FLAT, GLOBAL, SCRATCH (the segment is a field of the instruction)
     flat_load_ubyte = [B32]; flat_load_sbyte = [B32]; flat_load_ushort = [B32];
     flat_load_sshort = [B32]; flat_load_dword = [B32]; flat_load_dwordx2 = [X2];

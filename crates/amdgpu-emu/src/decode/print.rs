@@ -402,28 +402,50 @@ fn disasm_ds(inst: &Inst, mn: &str) -> String {
     let addr = operand(inst.src[0], 1, 0);
     let d0 = operand(inst.src[1], data_dw, 0);
     let d1 = operand(inst.src[2], data_dw, 0);
-    let ops = if name.starts_with("ds_gws") {
+    // Operations with one lane-independent address (M0 and the offset) name no address VGPR.
+    let no_addr = matches!(
+        inst.op,
+        Op::ds_append | Op::ds_consume | Op::ds_read_addtid_b32 | Op::ds_write_addtid_b32
+    );
+    let ops = if matches!(
+        inst.op,
+        Op::ds_gws_sema_v | Op::ds_gws_sema_p | Op::ds_gws_sema_release_all
+    ) {
+        String::new()
+    } else if name.starts_with("ds_gws") {
         addr.clone()
+    } else if no_addr && name.contains("write") {
+        d0.clone()
+    } else if no_addr {
+        operand(inst.dst, dst_dw, 0)
     } else if name.starts_with("ds_read") || name == "ds_swizzle_b32" {
         format!("{}, {addr}", operand(inst.dst, dst_dw, 0))
     } else if name.contains("permute") {
         format!("{}, {addr}, {d0}", operand(inst.dst, 1, 0))
     } else if name.contains("write2")
-        || name == "ds_mskor_b32"
+        || name.starts_with("ds_mskor_b")
         || (name.contains("cmpst") && !name.contains("rtn"))
     {
         format!("{addr}, {d0}, {d1}")
-    } else if name.contains("cmpst_rtn") {
+    } else if name.contains("cmpst_rtn")
+        || name.contains("mskor_rtn")
+        || name.contains("wrxchg2")
+        || name == "ds_wrap_rtn_b32"
+    {
         format!("{}, {addr}, {d0}, {d1}", operand(inst.dst, dst_dw, 0))
     } else if name.contains("rtn") {
         format!("{}, {addr}, {d0}", operand(inst.dst, dst_dw, 0))
     } else {
         format!("{addr}, {d0}")
     };
-    let mut s = format!("{mn} {ops}");
+    let mut s = if ops.is_empty() {
+        mn.to_string()
+    } else {
+        format!("{mn} {ops}")
+    };
     let o0 = inst.imm & 0xFF;
     let o1 = (inst.imm >> 8) & 0xFF;
-    if name.contains("2_") || name.contains("2st64") {
+    if name.contains("read2") || name.contains("write2") || name.contains("wrxchg2") {
         if o0 != 0 {
             s.push_str(&format!(" offset0:{o0}"));
         }

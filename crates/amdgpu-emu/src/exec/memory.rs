@@ -647,8 +647,20 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     if matches!(inst.op, ds_gws_init | ds_gws_barrier) {
         return gws(w, inst);
     }
+    if matches!(
+        inst.op,
+        ds_gws_sema_v | ds_gws_sema_br | ds_gws_sema_p | ds_gws_sema_release_all
+    ) {
+        return Err(illegal(format!(
+            "{}: GDS/GWS is not emulated",
+            inst.op.name()
+        )));
+    }
     if inst.ctrl & flags::GDS != 0 {
         return Err(illegal("GDS is not emulated"));
+    }
+    if matches!(inst.op, ds_append | ds_consume) {
+        return ds_append_consume(w, ctx, inst);
     }
     let op = inst.op;
     let exec = w.exec();
@@ -738,6 +750,77 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                 lds_put(ctx, a + o0 * m, 8, qword(w, d0, l));
                 lds_put(ctx, a + o1 * m, 8, qword(w, d1, l));
             }
+            ds_write_b8_d16_hi => lds_put(ctx, a + off, 1, dword(w, d0, l) >> 16),
+            ds_write_b16_d16_hi => lds_put(ctx, a + off, 2, dword(w, d0, l) >> 16),
+            ds_read_u8_d16 | ds_read_u8_d16_hi | ds_read_i8_d16 | ds_read_i8_d16_hi
+            | ds_read_u16_d16 | ds_read_u16_d16_hi => {
+                // The value widens to 16 bits and replaces one half of the register; the other
+                // half keeps its contents (packed f16/i16 data built one element at a time).
+                let v = match op {
+                    ds_read_u8_d16 | ds_read_u8_d16_hi => lds_get(ctx, a + off, 1) as u32,
+                    ds_read_i8_d16 | ds_read_i8_d16_hi => {
+                        lds_get(ctx, a + off, 1) as u8 as i8 as i16 as u16 as u32
+                    }
+                    _ => lds_get(ctx, a + off, 2) as u32,
+                };
+                let old = w.v[dst][l];
+                w.v[dst][l] = if op.name().ends_with("_hi") {
+                    (old & 0xFFFF) | v << 16
+                } else {
+                    (old & 0xFFFF_0000) | v
+                };
+            }
+            ds_read_addtid_b32 | ds_write_addtid_b32 => {
+                // No address VGPR: M0[15:0] plus the offset is the wave's base, and each lane
+                // takes the dword at its lane number.
+                let a = (w.m0() & 0xFFFF) as u64 + off + 4 * l as u64;
+                if op == ds_read_addtid_b32 {
+                    w.v[dst][l] = lds_get(ctx, a, 4) as u32;
+                } else {
+                    lds_put(ctx, a, 4, dword(w, d0, l));
+                }
+            }
+            ds_wrxchg2_rtn_b32
+            | ds_wrxchg2st64_rtn_b32
+            | ds_wrxchg2_rtn_b64
+            | ds_wrxchg2st64_rtn_b64 => {
+                // Two exchanges at the read2/write2 addresses; the old values return in order.
+                let (n, m) = match op {
+                    ds_wrxchg2_rtn_b32 => (4, 4),
+                    ds_wrxchg2st64_rtn_b32 => (4, 256),
+                    ds_wrxchg2_rtn_b64 => (8, 8),
+                    _ => (8, 512),
+                };
+                let wide = n == 8;
+                let data = |r| if wide { qword(w, r, l) } else { dword(w, r, l) };
+                let (x, y) = (data(d0), data(d1));
+                let old0 = lds_get(ctx, a + o0 * m, n);
+                let old1 = lds_get(ctx, a + o1 * m, n);
+                lds_put(ctx, a + o0 * m, n, x);
+                lds_put(ctx, a + o1 * m, n, y);
+                let k = n / 4;
+                for (j, old) in [old0, old1].into_iter().enumerate() {
+                    w.v[(dst + j * k) & 511][l] = old as u32;
+                    if wide {
+                        w.v[(dst + j * k + 1) & 511][l] = (old >> 32) as u32;
+                    }
+                }
+            }
+            ds_condxchg32_rtn_b64 => {
+                // Two dwords at an 8-byte aligned address: each is replaced by its data dword
+                // with bit 31 cleared when that bit is set, and returns its old value.
+                let base = (a + off) & 0xFFF8;
+                let data = qword(w, d0, l);
+                for k in 0..2 {
+                    let at = base + 4 * k as u64;
+                    let old = lds_get(ctx, at, 4);
+                    let x = (data >> (32 * k)) as u32;
+                    if x >> 31 != 0 {
+                        lds_put(ctx, at, 4, (x & 0x7FFF_FFFF) as u64);
+                    }
+                    w.v[(dst + k) & 511][l] = old as u32;
+                }
+            }
             ds_read_b32 => w.v[dst][l] = lds_get(ctx, a + off, 4) as u32,
             ds_read_u8 => w.v[dst][l] = lds_get(ctx, a + off, 1) as u32,
             ds_read_i8 => w.v[dst][l] = lds_get(ctx, a + off, 1) as u8 as i8 as i32 as u32,
@@ -782,11 +865,12 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                         dword(w, r, l)
                     }
                 };
-                // DS compare-and-store compares with data0 and stores data1.
-                let (data, cmp) = if at.rmw == Rmw::CmpSwap {
-                    (lane_data(d1), lane_data(d0))
-                } else {
-                    (lane_data(d0), 0)
+                // DS compare-and-store compares with data0 and stores data1; the other
+                // two-operand atomics (mskor, wrap) take data0 first.
+                let (data, cmp) = match at.rmw {
+                    Rmw::CmpSwap | Rmw::CmpSwapF => (lane_data(d1), lane_data(d0)),
+                    r if r.second_operand() => (lane_data(d0), lane_data(d1)),
+                    _ => (lane_data(d0), 0),
                 };
                 lds_put(ctx, a + off, n, at.rmw.apply(at.wide, old, data, cmp));
                 if at.returns {
@@ -796,6 +880,33 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                     }
                 }
             }
+        }
+    }
+    Ok(Flow::Next)
+}
+
+/// `ds_append` / `ds_consume`: one atomic add (subtract) of the number of active lanes to the
+/// dword at M0[15:0] plus the offset, the wave's ring-buffer counter. Every active lane gets
+/// the same pre-operation value (a lane adds its `mbcnt` to find its own slot).
+fn ds_append_consume(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
+    let exec = w.exec();
+    w.lane_insts += exec.count_ones() as u64;
+    if exec == 0 {
+        return Ok(Flow::Next);
+    }
+    let a = (w.m0() & 0xFFFF) as u64 + (inst.imm as u32 & 0xFFFF) as u64;
+    let old = lds_get(ctx, a, 4) as u32;
+    let n = exec.count_ones();
+    let new = if inst.op == ds_append {
+        old.wrapping_add(n)
+    } else {
+        old.wrapping_sub(n)
+    };
+    lds_put(ctx, a, 4, new as u64);
+    let dst = Wave::vslot(inst.dst);
+    for l in 0..LANES {
+        if exec >> l & 1 != 0 {
+            w.v[dst][l] = old;
         }
     }
     Ok(Flow::Next)

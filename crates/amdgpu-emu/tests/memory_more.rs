@@ -1,0 +1,340 @@
+//! Memory instructions beyond plain loads and stores, from the `memory_more` corpus source
+//! built with clang-22 for both targets: d16 LDS accesses, LDS append counters, packed LDS
+//! atomics, the DS operations only assembly reaches, buffer atomics and format loads. Each
+//! test first checks that the code object really holds the instructions it is about.
+#![allow(clippy::needless_range_loop)]
+
+mod common;
+use common::{Arg, Bench, Rng, TARGETS, assert_uses};
+use half::{bf16, f16};
+
+#[test]
+fn lds_half_pairs_pack_and_store_high_halves() {
+    for t in TARGETS {
+        let mut b = Bench::new("memory_more", t);
+        assert_uses(&b, &["ds_read_u16_d16_hi"]);
+        let (blk, n) = (128usize, 256usize);
+        let mut r = Rng(7);
+        let input: Vec<u16> = (0..2 * n)
+            .map(|_| f16::from_f32(r.f32()).to_bits())
+            .collect();
+        let ib = b.buf_of(&input);
+        let ob = b.zeros::<u16>(2 * n);
+        b.run1(
+            "lds_half_pairs",
+            n as u32,
+            blk as u32,
+            &[Arg::Buf(ib), Arg::Buf(ob), Arg::I32(n as i32)],
+        );
+        let got: Vec<u16> = b.read(ob);
+        let twice = |h: u16| f16::from_f32(f16::from_bits(h).to_f32() * 2.0).to_bits();
+        for i in 0..n {
+            let (base, t0) = (i - i % blk, i % blk);
+            let u = (t0 + 1) % blk;
+            let (j, k) = ((u * 7 + 3) % blk, (u * 5 + 1) % blk);
+            let want = [
+                twice(input[2 * (base + k)]),
+                twice(input[2 * (base + j) + 1]),
+            ];
+            assert_eq!(
+                [got[2 * i], got[2 * i + 1]],
+                want,
+                "{} element {i}",
+                t.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn lds_byte_pairs_widen_bytes_into_halves() {
+    for t in TARGETS {
+        let mut b = Bench::new("memory_more", t);
+        assert_uses(
+            &b,
+            &[
+                "ds_read_u8_d16_hi",
+                "ds_read_i8_d16_hi",
+                "ds_write_b8_d16_hi",
+            ],
+        );
+        let (blk, n) = (64usize, 256usize);
+        let mut r = Rng(11);
+        let input: Vec<u8> = (0..n).map(|_| r.next() as u8).collect();
+        let ib = b.buf_of(&input);
+        let ob = b.zeros::<i16>(2 * n);
+        let back = b.zeros::<u8>(n);
+        b.run1(
+            "lds_byte_pairs",
+            n as u32,
+            blk as u32,
+            &[Arg::Buf(ib), Arg::Buf(ob), Arg::Buf(back)],
+        );
+        let got: Vec<i16> = b.read(ob);
+        let got_back: Vec<u8> = b.read(back);
+        let sb = |i: usize| input[i ^ 1] as i8 as i16;
+        for i in 0..n {
+            let (base, t0) = (i - i % blk, i % blk);
+            let j = base + (t0 + 5) % blk;
+            let c = |x: usize| (input[x] as i16).wrapping_mul(3).wrapping_add(sb(x));
+            assert_eq!(
+                [got[2 * i], got[2 * i + 1]],
+                [c(i), c(j)],
+                "{} lane {i}",
+                t.name()
+            );
+            assert_eq!(got_back[i], c(i) as u8, "{} byte {i}", t.name());
+        }
+    }
+}
+
+#[test]
+fn lds_append_and_consume_return_the_counter_before_the_wave() {
+    for t in TARGETS {
+        let mut b = Bench::new("memory_more", t);
+        assert_uses(&b, &["ds_append", "ds_consume"]);
+        let blocks = 3usize;
+        let n = 64 * blocks;
+        let mut r = Rng(5);
+        let flags: Vec<i32> = (0..n).map(|_| (r.next() % 4) as i32).collect();
+        let fb = b.buf_of(&flags);
+        let (ab, cb) = (b.zeros::<i32>(n), b.zeros::<i32>(n));
+        let count = b.zeros::<i32>(4 * blocks);
+        b.run1(
+            "lds_append_consume",
+            n as u32,
+            64,
+            &[Arg::Buf(fb), Arg::Buf(ab), Arg::Buf(cb), Arg::Buf(count)],
+        );
+        let (got_a, got_c): (Vec<i32>, Vec<i32>) = (b.read(ab), b.read(cb));
+        let got_count: Vec<i32> = b.read(count);
+        for blk in 0..blocks {
+            let lanes = &flags[64 * blk..64 * blk + 64];
+            let appends = lanes.iter().filter(|&&f| f & 1 != 0).count() as i32;
+            let consumes = lanes.iter().filter(|&&f| f & 2 != 0).count() as i32;
+            let start = 100 * blk as i32 + 2;
+            for l in 0..64 {
+                let i = 64 * blk + l;
+                // Every lane of the wave sees the counter as it was before the wave's update.
+                let a = if flags[i] & 1 != 0 { start } else { -1 };
+                let c = if flags[i] & 2 != 0 {
+                    start + appends
+                } else {
+                    -1
+                };
+                assert_eq!((got_a[i], got_c[i]), (a, c), "{} lane {i}", t.name());
+            }
+            let base = 100 * blk as i32;
+            assert_eq!(
+                &got_count[4 * blk..4 * blk + 4],
+                &[base, base + 1, start + appends - consumes, base + 3],
+                "{} block {blk}",
+                t.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn lds_packed_half_and_bfloat_adds_on_gfx942() {
+    let t = amdgpu_emu::Target::Gfx942;
+    let mut b = Bench::new("memory_more", t);
+    assert_uses(
+        &b,
+        &[
+            "ds_pk_add_f16",
+            "ds_pk_add_bf16",
+            "ds_pk_add_rtn_f16",
+            "ds_pk_add_rtn_bf16",
+        ],
+    );
+    let blocks = 2usize;
+    let n = 64 * blocks;
+    // Multiples of 1/2 below 4 and small starting sums: every partial sum is exact in both
+    // formats, so the sums do not depend on the lanes' order.
+    let mut r = Rng(3);
+    let mut val = || (r.next() % 8) as f32 * 0.5 - 1.5;
+    let pack_h = |a: f32, b: f32| {
+        f16::from_f32(a).to_bits() as u32 | (f16::from_f32(b).to_bits() as u32) << 16
+    };
+    let pack_b = |a: f32, b: f32| {
+        bf16::from_f32(a).to_bits() as u32 | (bf16::from_f32(b).to_bits() as u32) << 16
+    };
+    let hv: Vec<[f32; 2]> = (0..n).map(|_| [val(), val()]).collect();
+    let bv: Vec<[f32; 2]> = (0..n).map(|_| [val(), val()]).collect();
+    let init: Vec<[f32; 2]> = (0..4 * blocks).map(|k| [k as f32, 0.5]).collect();
+    let hvb = b.buf_of(&hv.iter().map(|v| pack_h(v[0], v[1])).collect::<Vec<_>>());
+    let bvb = b.buf_of(&bv.iter().map(|v| pack_b(v[0], v[1])).collect::<Vec<_>>());
+    let hsum = b.buf_of(&init.iter().map(|v| pack_h(v[0], v[1])).collect::<Vec<_>>());
+    let bsum = b.buf_of(&init.iter().map(|v| pack_b(v[0], v[1])).collect::<Vec<_>>());
+    let (hret, bret) = (b.zeros::<u32>(n), b.zeros::<u32>(n));
+    b.run1(
+        "lds_pk_add",
+        n as u32,
+        64,
+        &[
+            Arg::Buf(hvb),
+            Arg::Buf(bvb),
+            Arg::Buf(hsum),
+            Arg::Buf(bsum),
+            Arg::Buf(hret),
+            Arg::Buf(bret),
+        ],
+    );
+    let (got_hs, got_bs): (Vec<u32>, Vec<u32>) = (b.read(hsum), b.read(bsum));
+    let (got_hr, got_br): (Vec<u32>, Vec<u32>) = (b.read(hret), b.read(bret));
+    for blk in 0..blocks {
+        let mut acc: Vec<[[f32; 2]; 2]> = (0..4).map(|k| [init[4 * blk + k]; 2]).collect();
+        for l in 0..64 {
+            let i = 64 * blk + l;
+            for (f, v) in [(0usize, hv[i]), (1, bv[i])] {
+                // Returning adds go to slots 2 and 3 in lane order (the emulator's order for
+                // lanes of one instruction at one address).
+                let slot = 2 + l % 2;
+                let before = acc[slot][f];
+                let got = if f == 0 { got_hr[i] } else { got_br[i] };
+                let want = if f == 0 {
+                    pack_h(before[0], before[1])
+                } else {
+                    pack_b(before[0], before[1])
+                };
+                assert_eq!(got, want, "returned value of lane {i} ({f})");
+                for s in [l % 2, slot] {
+                    acc[s][f] = [acc[s][f][0] + v[0], acc[s][f][1] + v[1]];
+                }
+            }
+        }
+        for k in 0..4 {
+            let [h, bb] = acc[k];
+            assert_eq!(got_hs[4 * blk + k], pack_h(h[0], h[1]), "f16 sum {blk}/{k}");
+            assert_eq!(
+                got_bs[4 * blk + k],
+                pack_b(bb[0], bb[1]),
+                "bf16 sum {blk}/{k}"
+            );
+        }
+    }
+}
+
+/// The reference of one lane of `ds_asm`: (returned values, LDS dwords afterwards).
+fn ds_asm_lane(init: &[u32], o: &[u32]) -> ([u32; 10], [u32; 10]) {
+    let mut m: [u32; 10] = init.try_into().unwrap();
+    let mut r = [0u32; 10];
+    // ds_mskor_rtn_b32 at dword 0: clear the mask's bits, set the others'.
+    r[0] = m[0];
+    m[0] = (m[0] & !o[0]) | o[1];
+    // ds_wrap_rtn_b32 at dword 1.
+    r[1] = m[1];
+    m[1] = if m[1] >= o[2] {
+        m[1] - o[2]
+    } else {
+        m[1].wrapping_add(o[3])
+    };
+    // ds_cmpst_rtn_f32 at dword 2: compare with data0 as floats, store data1.
+    r[2] = m[2];
+    if f32::from_bits(m[2]) == f32::from_bits(o[4]) {
+        m[2] = o[5];
+    }
+    // ds_wrxchg2_rtn_b32 at dwords 3 and 4.
+    r[3] = m[3];
+    r[4] = m[4];
+    m[3] = o[6];
+    m[4] = o[7];
+    // ds_condxchg32_rtn_b64 at dwords 6 and 7.
+    r[5] = m[6];
+    r[6] = m[7];
+    for (k, x) in [o[11], o[12]].into_iter().enumerate() {
+        if x >> 31 != 0 {
+            m[6 + k] = x & 0x7FFF_FFFF;
+        }
+    }
+    // d16 reads at bytes 32, 33 and 35 (dword 8) into registers holding o[8..11].
+    let byte = |m: &[u32; 10], b: usize| (m[b / 4] >> (8 * (b % 4))) as u8;
+    r[7] = (o[8] & 0xFFFF_0000) | (m[8] & 0xFFFF);
+    r[8] = (o[9] & 0xFFFF_0000) | (byte(&m, 33) as i8 as i16 as u16 as u32);
+    r[9] = (o[10] & 0xFFFF_0000) | byte(&m, 35) as u32;
+    // ds_write_b16_d16_hi at byte 36, ds_mskor_b32 at dword 5.
+    m[9] = (m[9] & 0xFFFF_0000) | o[13] >> 16;
+    m[5] = (m[5] & !o[14]) | o[15];
+    (r, m)
+}
+
+#[test]
+fn ds_operations_from_assembly_match_the_isa() {
+    for t in TARGETS {
+        let mut b = Bench::new("memory_more", t);
+        assert_uses(
+            &b,
+            &[
+                "ds_mskor_rtn_b32",
+                "ds_mskor_b32",
+                "ds_wrap_rtn_b32",
+                "ds_cmpst_rtn_f32",
+                "ds_wrxchg2_rtn_b32",
+                "ds_condxchg32_rtn_b64",
+                "ds_read_u16_d16",
+                "ds_read_i8_d16",
+                "ds_read_u8_d16",
+                "ds_write_b16_d16_hi",
+                "ds_read_addtid_b32",
+                "ds_write_addtid_b32",
+            ],
+        );
+        let blocks = 2usize;
+        let n = 64 * blocks;
+        let mut r = Rng(17);
+        let mut init: Vec<u32> = (0..10 * n).map(|_| r.next() as u32).collect();
+        let mut ops: Vec<u32> = (0..16 * n).map(|_| r.next() as u32).collect();
+        for i in 0..n {
+            // Compares that succeed on equal bits and on zeros of opposite sign, and fail on
+            // NaNs of equal bits and on other values; some wraps subtract.
+            let (mem, cmp) = (10 * i + 2, 16 * i + 4);
+            match i % 4 {
+                0 => ops[cmp] = init[mem],
+                1 => (init[mem], ops[cmp]) = (0x8000_0000, 0),
+                2 => (init[mem], ops[cmp]) = (0x7FC0_0000, 0x7FC0_0000),
+                _ => {}
+            }
+            if i % 3 == 0 {
+                ops[16 * i + 2] = init[10 * i + 1] / 2;
+            }
+        }
+        let (ib, ob) = (b.buf_of(&init), b.buf_of(&ops));
+        let out = b.zeros::<u32>(10 * n);
+        let mem = b.zeros::<u32>(10 * 64 * 4 + n);
+        b.run1(
+            "ds_asm",
+            n as u32,
+            64,
+            &[Arg::Buf(ib), Arg::Buf(ob), Arg::Buf(out), Arg::Buf(mem)],
+        );
+        let (got, got_mem): (Vec<u32>, Vec<u32>) = (b.read(out), b.read(mem));
+        for i in 0..n {
+            let (ret, m) = ds_asm_lane(&init[10 * i..10 * i + 10], &ops[16 * i..16 * i + 16]);
+            assert_eq!(
+                &got[10 * i..10 * i + 10],
+                &ret,
+                "{} returns of lane {i}",
+                t.name()
+            );
+            assert_eq!(
+                &got_mem[10 * i..10 * i + 10],
+                &m,
+                "{} dwords of lane {i}",
+                t.name()
+            );
+            // Lane l wrote dword l + 1 of the area and read dword l + 2: the next lane's
+            // value, which the last lane did not find written.
+            let l = i % 64;
+            if l < 63 {
+                let want = ops[16 * (i + 1)] ^ (l as u32 + 1);
+                assert_eq!(
+                    got_mem[10 * 64 * 4 + i],
+                    want,
+                    "{} addtid lane {i}",
+                    t.name()
+                );
+            }
+        }
+    }
+}
