@@ -338,3 +338,393 @@ fn ds_operations_from_assembly_match_the_isa() {
         }
     }
 }
+
+#[test]
+fn private_arrays_of_halves_and_bytes_load_into_register_halves() {
+    for t in TARGETS {
+        let mut b = Bench::new("memory_more", t);
+        if t == amdgpu_emu::Target::Gfx90a {
+            // gfx90a reaches private memory through MUBUF (gfx942 through scratch_*).
+            assert_uses(
+                &b,
+                &[
+                    "buffer_load_short_d16_hi",
+                    "buffer_load_ubyte_d16_hi",
+                    "buffer_load_sbyte_d16_hi",
+                ],
+            );
+        }
+        let n = 128usize;
+        let mut r = Rng(23);
+        let halves: Vec<u16> = (0..512).map(|_| f16::from_f32(r.f32()).to_bits()).collect();
+        let bytes: Vec<u8> = (0..512).map(|_| r.next() as u8).collect();
+        let pick: Vec<i32> = (0..n).map(|_| (r.next() & 0xFFFF) as i32).collect();
+        let (hb, bb, pb) = (b.buf_of(&halves), b.buf_of(&bytes), b.buf_of(&pick));
+        let (ho, bo) = (b.zeros::<u32>(n), b.zeros::<u32>(n));
+        b.run1(
+            "private_d16",
+            n as u32,
+            64,
+            &[
+                Arg::Buf(hb),
+                Arg::Buf(bb),
+                Arg::Buf(pb),
+                Arg::Buf(ho),
+                Arg::Buf(bo),
+            ],
+        );
+        let (got_h, got_b): (Vec<u32>, Vec<u32>) = (b.read(ho), b.read(bo));
+        let twice = |h: u16| f16::from_f32(f16::from_bits(h).to_f32() * 2.0).to_bits() as u32;
+        for i in 0..n {
+            let (x, y) = ((pick[i] & 255) as usize, ((pick[i] >> 8) & 255) as usize);
+            let a = |k: usize| halves[(i + k) % 512];
+            let u = |k: usize| bytes[(i + k) % 512] as i16;
+            let s = |k: usize| bytes[(3 * i + k) % 512] as i8 as i16;
+            assert_eq!(
+                got_h[i],
+                twice(a(x)) | twice(a(y)) << 16,
+                "{} halves {i}",
+                t.name()
+            );
+            let lo = u(x).wrapping_mul(5).wrapping_add(s(y)) as u16 as u32;
+            let hi = u(y).wrapping_mul(5).wrapping_add(s(x)) as u16 as u32;
+            assert_eq!(got_b[i], lo | hi << 16, "{} bytes {i}", t.name());
+        }
+    }
+}
+
+#[test]
+fn buffer_atomic_builtins_add_in_range_and_drop_past_num_records() {
+    for t in TARGETS {
+        let mut b = Bench::new("memory_more", t);
+        assert_uses(
+            &b,
+            &[
+                "buffer_atomic_add",
+                "buffer_atomic_add_f32",
+                "buffer_atomic_pk_add_f16",
+                "buffer_atomic_max_f64",
+                "buffer_atomic_min_f64",
+            ],
+        );
+        let n = 128usize;
+        let mut r = Rng(29);
+        let init: Vec<i32> = (0..20).map(|k| 1000 * k).collect();
+        let fv: Vec<f32> = (0..n).map(|_| r.f32()).collect();
+        let hv: Vec<[u16; 2]> = (0..n)
+            .map(|_| {
+                [
+                    f16::from_f32(r.f32()).to_bits(),
+                    f16::from_f32(r.f32()).to_bits(),
+                ]
+            })
+            .collect();
+        let dv: Vec<f64> = (0..n).map(|_| r.f32() as f64 * 1.25).collect();
+        let dinit: Vec<f64> = (0..64).map(|k| k as f64 * 0.5 - 8.0).collect();
+        let cb = b.buf_of(&init);
+        let (fb, hb, db) = (b.zeros::<f32>(64), b.zeros::<u32>(64), b.buf_of(&dinit));
+        let (fvb, hvb, dvb) = (b.buf_of(&fv), b.buf_of(&hv), b.buf_of(&dv));
+        let ret = b.zeros::<i32>(n);
+        b.run1(
+            "buffer_atomic_builtins",
+            n as u32,
+            64,
+            &[
+                Arg::Buf(cb),
+                Arg::Buf(fb),
+                Arg::Buf(hb),
+                Arg::Buf(db),
+                Arg::Buf(fvb),
+                Arg::Buf(hvb),
+                Arg::Buf(dvb),
+                Arg::Buf(ret),
+            ],
+        );
+        let counters: Vec<i32> = b.read(cb);
+        let got_ret: Vec<i32> = b.read(ret);
+        let mut want = init.clone();
+        for k in 0..4 {
+            // The returning adds: in whatever order they ran, each returned the sum before it.
+            let mut lanes: Vec<usize> = (0..n).filter(|i| i % 4 == k).collect();
+            lanes.sort_by_key(|&i| got_ret[i]);
+            for i in lanes {
+                assert_eq!(
+                    got_ret[i],
+                    want[k],
+                    "{} returned value of lane {i}",
+                    t.name()
+                );
+                want[k] += i as i32 + 1;
+            }
+        }
+        want[4] += 3 * n as i32;
+        for i in 0..n {
+            let off = 20 + 4 * (i % 16);
+            if off < 64 {
+                want[off / 4] += 1;
+            }
+        }
+        assert_eq!(counters, want, "{} counters", t.name());
+        let (f, h, d): (Vec<f32>, Vec<u32>, Vec<f64>) = (b.read(fb), b.read(hb), b.read(db));
+        for k in 0..64 {
+            assert_eq!(f[k], fv[k] + fv[k + 64], "{} f32 slot {k}", t.name());
+            let sum = |j: usize| {
+                let x = |i: usize| f16::from_bits(hv[i][j]).to_f32();
+                f16::from_f32(x(k) + x(k + 64)).to_bits() as u32
+            };
+            assert_eq!(h[k], sum(0) | sum(1) << 16, "{} f16 slot {k}", t.name());
+            let lanes = (0..n).filter(|i| i % 32 == k % 32).map(|i| dv[i]);
+            let want = if k < 32 {
+                lanes.fold(dinit[k], f64::max)
+            } else {
+                lanes.fold(dinit[k], f64::min)
+            };
+            assert_eq!(d[k], want, "{} f64 slot {k}", t.name());
+        }
+    }
+}
+
+/// The new value of a 32-bit buffer atomic `k` of `buffer_atomic_asm` (cmpswap: `o` is the
+/// value, `cmp` the compare value).
+fn atomic32(k: usize, old: u32, o: u32, cmp: u32) -> u32 {
+    let f = f32::from_bits;
+    match k {
+        0 => o,
+        1 => {
+            if old == cmp {
+                o
+            } else {
+                old
+            }
+        }
+        2 => old.wrapping_add(o),
+        3 => old.wrapping_sub(o),
+        4 => (old as i32).min(o as i32) as u32,
+        5 => old.min(o),
+        6 => (old as i32).max(o as i32) as u32,
+        7 => old.max(o),
+        8 => old & o,
+        9 => old | o,
+        10 => old ^ o,
+        11 => {
+            if old >= o {
+                0
+            } else {
+                old + 1
+            }
+        }
+        12 => {
+            if old == 0 || old > o {
+                o
+            } else {
+                old - 1
+            }
+        }
+        13 => (f(old) + f(o)).to_bits(),
+        15 => {
+            let h = |v: u32, s: u32| f16::from_bits((v >> s) as u16).to_f32();
+            let sum = |s: u32| f16::from_f32(h(old, s) + h(o, s)).to_bits() as u32;
+            sum(0) | sum(16) << 16
+        }
+        _ => old,
+    }
+}
+
+/// The 64-bit counterpart of [`atomic32`].
+fn atomic64(k: usize, old: u64, o: u64, cmp: u64) -> u64 {
+    let f = f64::from_bits;
+    match k {
+        0 => o,
+        1 => {
+            if old == cmp {
+                o
+            } else {
+                old
+            }
+        }
+        2 => old.wrapping_add(o),
+        3 => old.wrapping_sub(o),
+        4 => (old as i64).min(o as i64) as u64,
+        5 => old.min(o),
+        6 => (old as i64).max(o as i64) as u64,
+        7 => old.max(o),
+        8 => old & o,
+        9 => old | o,
+        10 => old ^ o,
+        11 => {
+            if old >= o {
+                0
+            } else {
+                old + 1
+            }
+        }
+        12 => {
+            if old == 0 || old > o {
+                o
+            } else {
+                old - 1
+            }
+        }
+        13 => (f(old) + f(o)).to_bits(),
+        14 => f(old).min(f(o)).to_bits(),
+        15 => f(old).max(f(o)).to_bits(),
+        _ => old,
+    }
+}
+
+#[test]
+fn every_buffer_atomic_returns_the_old_value_with_glc() {
+    for t in TARGETS {
+        let mut b = Bench::new("memory_more", t);
+        assert_uses(
+            &b,
+            &[
+                "buffer_atomic_swap",
+                "buffer_atomic_cmpswap",
+                "buffer_atomic_sub",
+                "buffer_atomic_smin",
+                "buffer_atomic_umin",
+                "buffer_atomic_smax",
+                "buffer_atomic_umax",
+                "buffer_atomic_and",
+                "buffer_atomic_or",
+                "buffer_atomic_xor",
+                "buffer_atomic_inc",
+                "buffer_atomic_dec",
+                "buffer_atomic_swap_x2",
+                "buffer_atomic_cmpswap_x2",
+                "buffer_atomic_add_x2",
+                "buffer_atomic_sub_x2",
+                "buffer_atomic_smin_x2",
+                "buffer_atomic_umin_x2",
+                "buffer_atomic_smax_x2",
+                "buffer_atomic_umax_x2",
+                "buffer_atomic_and_x2",
+                "buffer_atomic_or_x2",
+                "buffer_atomic_xor_x2",
+                "buffer_atomic_inc_x2",
+                "buffer_atomic_dec_x2",
+                "buffer_atomic_add_f64",
+            ],
+        );
+        let n = 64usize;
+        let mut r = Rng(31);
+        let mut m32: Vec<u32> = (0..16 * n).map(|_| r.next() as u32).collect();
+        let mut m64: Vec<u64> = (0..16 * n).map(|_| r.next()).collect();
+        let mut o32: Vec<u32> = (0..16 * n).map(|_| r.next() as u32).collect();
+        let mut o64: Vec<u64> = (0..16 * n).map(|_| r.next()).collect();
+        for i in 0..n {
+            let s = 16 * i;
+            // Floats where the float operations work, small operands for some inc/dec.
+            m32[s + 13] = r.f32().to_bits();
+            o32[s + 13] = r.f32().to_bits();
+            let h2 = |r: &mut Rng| {
+                f16::from_f32(r.f32()).to_bits() as u32
+                    | (f16::from_f32(r.f32()).to_bits() as u32) << 16
+            };
+            m32[s + 15] = h2(&mut r);
+            o32[s + 15] = h2(&mut r);
+            for k in 13..16 {
+                m64[s + k] = (r.f32() as f64 * 3.0).to_bits();
+                o64[s + k] = (r.f32() as f64 * 3.0).to_bits();
+            }
+            if i % 2 == 0 {
+                // Compare-and-swaps that succeed.
+                o32[s + 14] = m32[s + 1];
+                o64[s + 14] = m64[s + 1];
+                o32[s + 11] = m32[s + 11] / 2;
+                o64[s + 12] = m64[s + 12] / 3;
+            }
+        }
+        let (m32b, m64b) = (b.buf_of(&m32), b.buf_of(&m64));
+        let (o32b, o64b) = (b.buf_of(&o32), b.buf_of(&o64));
+        let (r32b, r64b) = (b.zeros::<u32>(16 * n), b.zeros::<u64>(16 * n));
+        b.run1(
+            "buffer_atomic_asm",
+            n as u32,
+            64,
+            &[
+                Arg::Buf(m32b),
+                Arg::Buf(m64b),
+                Arg::Buf(o32b),
+                Arg::Buf(o64b),
+                Arg::Buf(r32b),
+                Arg::Buf(r64b),
+            ],
+        );
+        let (g32, g64): (Vec<u32>, Vec<u64>) = (b.read(m32b), b.read(m64b));
+        let (q32, q64): (Vec<u32>, Vec<u64>) = (b.read(r32b), b.read(r64b));
+        for i in 0..n {
+            for k in 0..16 {
+                let j = 16 * i + k;
+                let (c32, c64) = (o32[16 * i + 14], o64[16 * i + 14]);
+                if k != 14 {
+                    assert_eq!(
+                        q32[j],
+                        m32[j],
+                        "{} old value of 32-bit op {k} lane {i}",
+                        t.name()
+                    );
+                    let want = atomic32(k, m32[j], o32[j], c32);
+                    assert_eq!(g32[j], want, "{} 32-bit op {k} lane {i}", t.name());
+                }
+                assert_eq!(
+                    q64[j],
+                    m64[j],
+                    "{} old value of 64-bit op {k} lane {i}",
+                    t.name()
+                );
+                let want = atomic64(k, m64[j], o64[j], c64);
+                assert_eq!(g64[j], want, "{} 64-bit op {k} lane {i}", t.name());
+            }
+        }
+    }
+}
+
+#[test]
+fn buffer_d16_loads_replace_one_half_and_read_zero_out_of_range() {
+    for t in TARGETS {
+        let mut b = Bench::new("memory_more", t);
+        let n = 128usize;
+        let mut r = Rng(37);
+        let src: Vec<u32> = (0..64).map(|_| r.next() as u32).collect();
+        let off: Vec<u32> = (0..n).map(|_| (r.next() % 300) as u32).collect();
+        let keep: Vec<u32> = (0..6 * n).map(|_| r.next() as u32).collect();
+        let (sb, ob, kb) = (b.buf_of(&src), b.buf_of(&off), b.buf_of(&keep));
+        let out = b.zeros::<u32>(6 * n);
+        b.run1(
+            "buffer_d16_asm",
+            n as u32,
+            64,
+            &[Arg::Buf(sb), Arg::Buf(ob), Arg::Buf(kb), Arg::Buf(out)],
+        );
+        let got: Vec<u32> = b.read(out);
+        let byte = |o: u32| {
+            if o < 256 {
+                (src[o as usize / 4] >> (8 * (o % 4))) as u8
+            } else {
+                0
+            }
+        };
+        for i in 0..n {
+            let o = off[i];
+            let k = &keep[6 * i..6 * i + 6];
+            let (u, s) = (byte(o) as u32, byte(o) as i8 as i16 as u16 as u32);
+            let h = byte(o & !1) as u32 | (byte(o | 1) as u32) << 8;
+            let want = [
+                (k[0] & 0xFFFF_0000) | u,
+                (k[1] & 0xFFFF) | u << 16,
+                (k[2] & 0xFFFF_0000) | s,
+                (k[3] & 0xFFFF) | s << 16,
+                (k[4] & 0xFFFF_0000) | h,
+                (k[5] & 0xFFFF) | h << 16,
+            ];
+            assert_eq!(
+                &got[6 * i..6 * i + 6],
+                &want,
+                "{} lane {i} offset {o}",
+                t.name()
+            );
+        }
+    }
+}

@@ -444,6 +444,20 @@ ops! {
     buffer_store_dword = [N]; buffer_store_dwordx2 = [N]; buffer_store_dwordx3 = [N];
     buffer_store_dwordx4 = [N]; buffer_wbl2 = [N]; buffer_inv = [N];
     buffer_invl2 = [N]; buffer_wbinvl1 = [N]; buffer_wbinvl1_vol = [N];
+    buffer_load_ubyte_d16 = [B32]; buffer_load_ubyte_d16_hi = [B32];
+    buffer_load_sbyte_d16 = [B32]; buffer_load_sbyte_d16_hi = [B32];
+    buffer_load_short_d16 = [B32]; buffer_load_short_d16_hi = [B32];
+    buffer_atomic_swap = [B32]; buffer_atomic_cmpswap = [B32]; buffer_atomic_add = [B32];
+    buffer_atomic_sub = [B32]; buffer_atomic_smin = [B32]; buffer_atomic_umin = [B32];
+    buffer_atomic_smax = [B32]; buffer_atomic_umax = [B32]; buffer_atomic_and = [B32];
+    buffer_atomic_or = [B32]; buffer_atomic_xor = [B32]; buffer_atomic_inc = [B32];
+    buffer_atomic_dec = [B32]; buffer_atomic_add_f32 = [B32]; buffer_atomic_pk_add_f16 = [B32];
+    buffer_atomic_add_f64 = [X2]; buffer_atomic_min_f64 = [X2]; buffer_atomic_max_f64 = [X2];
+    buffer_atomic_swap_x2 = [X2]; buffer_atomic_cmpswap_x2 = [X2]; buffer_atomic_add_x2 = [X2];
+    buffer_atomic_sub_x2 = [X2]; buffer_atomic_smin_x2 = [X2]; buffer_atomic_umin_x2 = [X2];
+    buffer_atomic_smax_x2 = [X2]; buffer_atomic_umax_x2 = [X2]; buffer_atomic_and_x2 = [X2];
+    buffer_atomic_or_x2 = [X2]; buffer_atomic_xor_x2 = [X2]; buffer_atomic_inc_x2 = [X2];
+    buffer_atomic_dec_x2 = [X2];
 }
 
 impl Op {

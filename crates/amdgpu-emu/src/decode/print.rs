@@ -352,8 +352,11 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
         Enc::Flat => disasm_flat(inst, &mn, target),
         Enc::Mubuf => {
             let name = inst.op.name();
+            // An atomic compare-and-swap's data is the value and then the compare value.
             let data_dw = if name.contains("load") {
                 ty(0).dwords()
+            } else if name.contains("cmpswap") {
+                2 * inst.op.store_dwords()
             } else {
                 inst.op.store_dwords()
             };

@@ -165,3 +165,155 @@ extern "C" __global__ void ds_asm(const u32 *init, const u32 *ops, u32 *out, u32
   for (int k = 0; k < 10; ++k) mem[10 * i + k] = m[10 * t + k];
   mem[64 * 10 * 4 + i] = at;
 }
+
+// A buffer resource over `p` with NUM_RECORDS `bytes` and the given data and number formats
+// (word 3: DST_SEL_XYZW = X, Y, Z, W, then NUM_FORMAT and DATA_FORMAT).
+#define RSRC(p, bytes, dfmt, nfmt)                                                         \
+  __builtin_amdgcn_make_buffer_rsrc((void *)(p), 0, (int)(bytes),                          \
+                                    (int)(0xFAC | (nfmt) << 12 | (dfmt) << 15))
+#if defined(__gfx942__)
+#define GLC "sc0"
+#else
+#define GLC "glc"
+#endif
+
+// Private arrays of halves and bytes (gfx90a reaches scratch through MUBUF): two elements
+// picked at run time pack into one register (buffer_load_short_d16_hi and the byte forms).
+extern "C" __global__ void private_d16(const f16 *in, const unsigned char *bytes, const int *pick,
+                                       half2 *hout, short2 *bout) {
+  f16 a[256];
+  unsigned char u[256];
+  signed char s[256];
+  u32 i = gid_x();
+  for (int k = 0; k < 256; ++k) {
+    a[k] = in[(i + k) % 512];
+    u[k] = bytes[(i + k) % 512];
+    s[k] = (signed char)bytes[(i * 3 + k) % 512];
+  }
+  int p = pick[i];
+  int x = p & 255, y = (p >> 8) & 255;
+  half2 v;
+  v.x = a[x];
+  v.y = a[y];
+  hout[i] = v + v;
+  short2 w;
+  w.x = u[x];
+  w.y = u[y];
+  short2 z;
+  z.x = s[y];
+  z.y = s[x];
+  bout[i] = w * (short)5 + z;
+}
+
+// Buffer atomics through clang's builtins: returning and plain integer adds to shared
+// counters, float adds, packed half adds and f64 min/max to per-lane slots.
+extern "C" __global__ void buffer_atomic_builtins(int *counters, float *f, half2 *h, double *d,
+                                                  const float *fv, const half2 *hv,
+                                                  const double *dv, int *ret) {
+  u32 i = gid_x();
+  __amdgpu_buffer_rsrc_t rc = RSRC(counters, 64, 4, 7);
+  __amdgpu_buffer_rsrc_t rf = RSRC(f, 4 * 64, 4, 7);
+  __amdgpu_buffer_rsrc_t rh = RSRC(h, 4 * 64, 4, 7);
+  __amdgpu_buffer_rsrc_t rd = RSRC(d, 8 * 64, 4, 7);
+  ret[i] = __builtin_amdgcn_raw_ptr_buffer_atomic_add_i32((int)i + 1, rc, 4 * (i % 4), 0, 0);
+  (void)__builtin_amdgcn_raw_ptr_buffer_atomic_add_i32(3, rc, 16, 0, 0);
+  // Lanes past NUM_RECORDS (offsets from 60 bytes on) are out of range: dropped.
+  (void)__builtin_amdgcn_raw_ptr_buffer_atomic_add_i32(1, rc, 20 + 4 * (i % 16), 0, 0);
+  (void)__builtin_amdgcn_raw_ptr_buffer_atomic_fadd_f32(fv[i], rf, 4 * (i % 64), 0, 0);
+  (void)__builtin_amdgcn_raw_ptr_buffer_atomic_fadd_v2f16(hv[i], rh, 4 * (i % 64), 0, 0);
+  (void)__builtin_amdgcn_raw_ptr_buffer_atomic_fmax_f64(dv[i], rd, 8 * (i % 32), 0, 0);
+  (void)__builtin_amdgcn_raw_ptr_buffer_atomic_fmin_f64(dv[i], rd, 8 * (32 + i % 32), 0, 0);
+}
+
+// Every buffer atomic with GLC, in assembly: lane i owns dwords 16i.. of `m32` and qwords
+// 16i.. of `m64`, applies operation k with operand k of its `o32`/`o64` to slot k, and
+// records the value each returned.
+#define AT32(name, k)                                                                      \
+  do {                                                                                     \
+    u32 v = o32[k];                                                                        \
+    asm volatile("buffer_atomic_" name " %0, %1, %2, 0 offen " GLC "\n s_waitcnt vmcnt(0)" \
+                 : "+v"(v) : "v"(b32 + 4 * (k)), "s"(rs32) : "memory");                    \
+    r32[16 * i + (k)] = v;                                                                 \
+  } while (0)
+#define AT64(name, k)                                                                      \
+  do {                                                                                     \
+    u64 v = o64[k];                                                                        \
+    asm volatile("buffer_atomic_" name " %0, %1, %2, 0 offen " GLC "\n s_waitcnt vmcnt(0)" \
+                 : "+v"(v) : "v"(b64 + 8 * (k)), "s"(rs64) : "memory");                    \
+    q64[16 * i + (k)] = v;                                                                 \
+  } while (0)
+typedef u32 u32x4 __attribute__((ext_vector_type(4)));
+extern "C" __global__ void buffer_atomic_asm(u32 *m32, u64 *m64, const u32 *ops32,
+                                             const u64 *ops64, u32 *r32, u64 *q64) {
+  u32 i = gid_x();
+  __amdgpu_buffer_rsrc_t rs32 = RSRC(m32, 64 * 16 * 4, 4, 7);
+  __amdgpu_buffer_rsrc_t rs64 = RSRC(m64, 64 * 16 * 8, 4, 7);
+  const u32 *o32 = &ops32[16 * i];
+  const u64 *o64 = &ops64[16 * i];
+  u32 b32 = 64 * i, b64 = 128 * i;
+  AT32("swap", 0);
+  {
+    u64 v = (u64)o32[14] << 32 | o32[1];
+    asm volatile("buffer_atomic_cmpswap %0, %1, %2, 0 offen offset:4 " GLC "\n s_waitcnt vmcnt(0)"
+                 : "+v"(v) : "v"(b32), "s"(rs32) : "memory");
+    r32[16 * i + 1] = (u32)v;
+  }
+  AT32("add", 2);
+  AT32("sub", 3);
+  AT32("smin", 4);
+  AT32("umin", 5);
+  AT32("smax", 6);
+  AT32("umax", 7);
+  AT32("and", 8);
+  AT32("or", 9);
+  AT32("xor", 10);
+  AT32("inc", 11);
+  AT32("dec", 12);
+  AT32("add_f32", 13);
+  AT32("pk_add_f16", 15);
+  AT64("swap_x2", 0);
+  {
+    u32x4 v = {(u32)o64[1], (u32)(o64[1] >> 32), (u32)o64[14], (u32)(o64[14] >> 32)};
+    asm volatile("buffer_atomic_cmpswap_x2 %0, %1, %2, 0 offen offset:8 " GLC "\n s_waitcnt vmcnt(0)"
+                 : "+v"(v) : "v"(b64), "s"(rs64) : "memory");
+    q64[16 * i + 1] = (u64)v.y << 32 | v.x;
+  }
+  AT64("add_x2", 2);
+  AT64("sub_x2", 3);
+  AT64("smin_x2", 4);
+  AT64("umin_x2", 5);
+  AT64("smax_x2", 6);
+  AT64("umax_x2", 7);
+  AT64("and_x2", 8);
+  AT64("or_x2", 9);
+  AT64("xor_x2", 10);
+  AT64("inc_x2", 11);
+  AT64("dec_x2", 12);
+  AT64("add_f64", 13);
+  AT64("min_f64", 14);
+  AT64("max_f64", 15);
+}
+
+// The MUBUF d16 loads in assembly: the register starts as `keep[i]`, the loads replace one
+// half with the element at `off[i]` (bytes of `src`).
+extern "C" __global__ void buffer_d16_asm(const u32 *src, const u32 *off, const u32 *keep,
+                                          u32 *out) {
+  u32 i = gid_x();
+  __amdgpu_buffer_rsrc_t r = RSRC(src, 256, 4, 7);
+  u32 o = off[i];
+  u32 v[6];
+  for (int k = 0; k < 6; ++k) v[k] = keep[6 * i + k];
+  asm volatile("buffer_load_ubyte_d16 %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)"
+               : "+v"(v[0]) : "v"(o), "s"(r) : "memory");
+  asm volatile("buffer_load_ubyte_d16_hi %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)"
+               : "+v"(v[1]) : "v"(o), "s"(r) : "memory");
+  asm volatile("buffer_load_sbyte_d16 %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)"
+               : "+v"(v[2]) : "v"(o), "s"(r) : "memory");
+  asm volatile("buffer_load_sbyte_d16_hi %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)"
+               : "+v"(v[3]) : "v"(o), "s"(r) : "memory");
+  asm volatile("buffer_load_short_d16 %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)"
+               : "+v"(v[4]) : "v"(o & ~1u), "s"(r) : "memory");
+  asm volatile("buffer_load_short_d16_hi %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)"
+               : "+v"(v[5]) : "v"(o & ~1u), "s"(r) : "memory");
+  for (int k = 0; k < 6; ++k) out[6 * i + k] = v[k];
+}
