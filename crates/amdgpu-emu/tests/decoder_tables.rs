@@ -131,6 +131,12 @@ fn encode(enc: Enc, code: u16, op: Op) -> Vec<u32> {
         Enc::Mubuf => {
             if op.is_cache_control() {
                 vec![0xE000_0000 | c << 18, 0]
+            } else if name.starts_with("tbuffer") {
+                // MTBUF, with a 16-bit data format and the float number format.
+                vec![
+                    0xE800_0000 | c << 15 | 5 << 19 | 7 << 23 | 1 << 12,
+                    2 | 4 << 8 | 1 << 16 | 0x80 << 24,
+                ]
             } else {
                 vec![
                     0xE000_0000 | c << 18 | 1 << 12,

@@ -728,3 +728,354 @@ fn buffer_d16_loads_replace_one_half_and_read_zero_out_of_range() {
         }
     }
 }
+
+/// Component widths of the data formats the format tests use.
+fn format_bits(dfmt: u32) -> [u32; 4] {
+    match dfmt {
+        1 => [8, 0, 0, 0],
+        4 => [32, 0, 0, 0],
+        5 => [16, 16, 0, 0],
+        9 => [10, 10, 10, 2],
+        10 => [8, 8, 8, 8],
+        12 => [16, 16, 16, 16],
+        _ => unreachable!("format {dfmt}"),
+    }
+}
+
+/// The reference register components of one element (before DST_SEL).
+fn unpack_ref(dfmt: u32, nfmt: u32, raw: &[u8]) -> [u32; 4] {
+    let bits = format_bits(dfmt);
+    let mut word = 0u64;
+    for (k, &b) in raw.iter().enumerate() {
+        word |= (b as u64) << (8 * k);
+    }
+    let mut out = [0u32; 4];
+    let mut shift = 0;
+    for k in 0..4 {
+        let n = bits[k];
+        let float = !matches!(nfmt, 4 | 5);
+        if n == 0 {
+            out[k] = match (k, float) {
+                (3, true) => 1f32.to_bits(),
+                (3, false) => 1,
+                _ => 0,
+            };
+            continue;
+        }
+        let v = (word >> shift) & ((1 << n) - 1);
+        shift += n;
+        let s = ((v << (64 - n)) as i64 >> (64 - n)) as f64;
+        out[k] = match nfmt {
+            0 => (v as f32 / ((1u64 << n) - 1) as f32).to_bits(),
+            1 => (s as f32 / ((1u64 << (n - 1)) - 1) as f32)
+                .max(-1.0)
+                .to_bits(),
+            2 => (v as f32).to_bits(),
+            4 => v as u32,
+            5 => s as i64 as u32,
+            _ if n == 16 => f16::from_bits(v as u16).to_f32().to_bits(),
+            _ => v as u32,
+        };
+    }
+    out
+}
+
+#[test]
+fn buffer_format_loads_convert_fill_and_select_components() {
+    for t in TARGETS {
+        let mut b = Bench::new("memory_more", t);
+        assert_uses(
+            &b,
+            &[
+                "buffer_load_format_xyzw",
+                "buffer_load_format_x",
+                "buffer_load_format_d16_xyzw",
+                "buffer_load_format_d16_hi_x",
+                "buffer_load_format_d16_x",
+            ],
+        );
+        let n = 128usize;
+        let identity = 4 | 5 << 3 | 6 << 6 | 7 << 9;
+        // (dfmt, nfmt, DST_SEL_X..W)
+        let cases: [(u32, u32, u32); 6] = [
+            (10, 0, identity),
+            (5, 1, 5 | 4 << 3 | 1 << 6),
+            (12, 7, identity),
+            (9, 4, 7 | 6 << 3 | 5 << 6 | 4 << 9),
+            (1, 5, identity),
+            (10, 2, 6 | 1 << 3 | 4 << 6 | 1 << 9),
+        ];
+        for (case, &(dfmt, nfmt, sel)) in cases.iter().enumerate() {
+            let stride = format_bits(dfmt).iter().sum::<u32>() as usize / 8;
+            let count = n - 8;
+            let mut r = Rng(41 + case as u64);
+            let src: Vec<u8> = (0..stride * n).map(|_| r.next() as u8).collect();
+            let keep: Vec<u32> = (0..2 * n).map(|_| r.next() as u32).collect();
+            let sb = b.buf_of(&src);
+            let kb = b.buf_of(&keep);
+            let out = b.zeros::<u32>(9 * n);
+            let word3 = sel | nfmt << 12 | dfmt << 15;
+            b.run1(
+                "buffer_format_load",
+                n as u32,
+                64,
+                &[
+                    Arg::Buf(sb),
+                    Arg::U32(word3),
+                    Arg::I32(stride as i32),
+                    Arg::I32(count as i32),
+                    Arg::Buf(kb),
+                    Arg::Buf(out),
+                ],
+            );
+            let got: Vec<u32> = b.read(out);
+            let float = !matches!(nfmt, 4 | 5);
+            let d16 = |v: u32| {
+                if float {
+                    f16::from_f32(f32::from_bits(v)).to_bits() as u32
+                } else {
+                    v & 0xFFFF
+                }
+            };
+            for i in 0..n {
+                let comps = unpack_ref(dfmt, nfmt, &src[stride * i..stride * (i + 1)]);
+                let one = if float { 1f32.to_bits() } else { 1 };
+                let mut c = [0u32; 4];
+                if i < count {
+                    for k in 0..4 {
+                        c[k] = match (sel >> (3 * k)) & 7 {
+                            1 => one,
+                            s @ 4..=7 => comps[s as usize - 4],
+                            _ => 0,
+                        };
+                    }
+                }
+                let want = [
+                    c[0],
+                    c[1],
+                    c[2],
+                    c[3],
+                    c[0],
+                    d16(c[0]) | d16(c[1]) << 16,
+                    d16(c[2]) | d16(c[3]) << 16,
+                    (keep[2 * i] & 0xFFFF) | d16(c[0]) << 16,
+                    (keep[2 * i + 1] & 0xFFFF_0000) | d16(c[0]),
+                ];
+                assert_eq!(
+                    &got[9 * i..9 * i + 9],
+                    &want,
+                    "{} format {dfmt}/{nfmt} lane {i}",
+                    t.name()
+                );
+            }
+        }
+        // A number format the data format cannot take faults, naming both.
+        let sb = b.zeros::<u32>(n);
+        let kb = b.zeros::<u32>(2 * n);
+        let out = b.zeros::<u32>(9 * n);
+        let word3 = identity | 7 << 12 | 1 << 15;
+        let args = [
+            Arg::Buf(sb),
+            Arg::U32(word3),
+            Arg::I32(1),
+            Arg::I32(n as i32),
+            Arg::Buf(kb),
+            Arg::Buf(out),
+        ];
+        let fault = b
+            .run("buffer_format_load", [64, 1, 1], [64, 1, 1], &args, 0)
+            .expect_err("an 8-bit float format faults");
+        let text = fault.to_string();
+        assert!(
+            text.contains("dfmt 1") && text.contains("nfmt 7"),
+            "{}: {text}",
+            t.name()
+        );
+    }
+}
+
+#[test]
+fn buffer_format_stores_round_clamp_and_narrow() {
+    for t in TARGETS {
+        let mut b = Bench::new("memory_more", t);
+        assert_uses(
+            &b,
+            &["buffer_store_format_xyzw", "buffer_store_format_d16_xyzw"],
+        );
+        let n = 128usize;
+        let identity = 4 | 5 << 3 | 6 << 6 | 7 << 9;
+        for (case, &(dfmt, nfmt)) in [(10u32, 0u32), (12, 5), (5, 7), (10, 1)].iter().enumerate() {
+            let stride = format_bits(dfmt).iter().sum::<u32>() as usize / 8;
+            let count = n - 4;
+            let mut r = Rng(53 + case as u64);
+            let float = !matches!(nfmt, 4 | 5);
+            let regs: Vec<u32> = (0..4 * n)
+                .map(|k| {
+                    if !float {
+                        r.next() as u32
+                    } else if k % 17 == 0 {
+                        f32::NAN.to_bits()
+                    } else {
+                        (r.f32() / 8.0).to_bits()
+                    }
+                })
+                .collect();
+            let halves: Vec<u32> = (0..n)
+                .flat_map(|i| {
+                    let h = |k: usize| {
+                        if float {
+                            f16::from_f32(f32::from_bits(regs[4 * i + k])).to_bits() as u32
+                        } else {
+                            regs[4 * i + k] & 0xFFFF
+                        }
+                    };
+                    [h(0) | h(1) << 16, h(2) | h(3) << 16]
+                })
+                .collect();
+            let (rb, hb) = (b.buf_of(&regs), b.buf_of(&halves));
+            let (db, d16b) = (b.zeros::<u8>(stride * n), b.zeros::<u8>(stride * n));
+            let word3 = identity | nfmt << 12 | dfmt << 15;
+            b.run1(
+                "buffer_format_store",
+                n as u32,
+                64,
+                &[
+                    Arg::Buf(db),
+                    Arg::Buf(d16b),
+                    Arg::U32(word3),
+                    Arg::I32(stride as i32),
+                    Arg::I32(count as i32),
+                    Arg::Buf(rb),
+                    Arg::Buf(hb),
+                ],
+            );
+            let (got, got16): (Vec<u8>, Vec<u8>) = (b.read(db), b.read(d16b));
+            let bits = format_bits(dfmt);
+            let pack = |vals: [u32; 4]| {
+                let mut word = 0u64;
+                let mut shift = 0;
+                for k in 0..4 {
+                    let n = bits[k];
+                    if n == 0 {
+                        continue;
+                    }
+                    let mask = (1u64 << n) - 1;
+                    let x = f32::from_bits(vals[k]);
+                    let x = if x.is_nan() { 0.0 } else { x };
+                    let v = match nfmt {
+                        0 => (x.clamp(0.0, 1.0) * mask as f32).round_ties_even() as u64,
+                        1 => {
+                            let m = ((1u64 << (n - 1)) - 1) as f32;
+                            (x.clamp(-1.0, 1.0) * m).round_ties_even() as i64 as u64 & mask
+                        }
+                        7 => f16::from_f32(f32::from_bits(vals[k])).to_bits() as u64,
+                        _ => vals[k] as u64 & mask,
+                    };
+                    word |= v << shift;
+                    shift += n;
+                }
+                word.to_le_bytes()[..stride].to_vec()
+            };
+            for i in 0..n {
+                let e = stride * i..stride * (i + 1);
+                let widen = |h: u32| {
+                    if float {
+                        f16::from_bits(h as u16).to_f32().to_bits()
+                    } else if nfmt == 5 {
+                        h as u16 as i16 as i32 as u32
+                    } else {
+                        h & 0xFFFF
+                    }
+                };
+                let (want, want16) = if i < count {
+                    let v: [u32; 4] = regs[4 * i..4 * i + 4].try_into().unwrap();
+                    let h = [
+                        widen(halves[2 * i]),
+                        widen(halves[2 * i] >> 16),
+                        widen(halves[2 * i + 1]),
+                        widen(halves[2 * i + 1] >> 16),
+                    ];
+                    (pack(v), pack(h))
+                } else {
+                    (vec![0; stride], vec![0; stride])
+                };
+                let msg = format!("{} format {dfmt}/{nfmt} element {i}", t.name());
+                assert_eq!(&got[e.clone()], &want[..], "{msg}");
+                assert_eq!(&got16[e], &want16[..], "{msg} (d16)");
+            }
+        }
+    }
+}
+
+#[test]
+fn tbuffer_accesses_take_their_formats_from_the_instruction() {
+    for t in TARGETS {
+        let mut b = Bench::new("memory_more", t);
+        assert_uses(
+            &b,
+            &[
+                "tbuffer_load_format_xyzw",
+                "tbuffer_load_format_xy",
+                "tbuffer_load_format_d16_xyz",
+                "tbuffer_load_format_x",
+                "tbuffer_store_format_xyzw",
+                "tbuffer_store_format_xy",
+            ],
+        );
+        let n = 128usize;
+        let mut r = Rng(61);
+        let src: Vec<u32> = (0..n).map(|_| r.next() as u32).collect();
+        let regs: Vec<u32> = (0..4 * n).map(|_| r.next() as u32).collect();
+        let (sb, rb) = (b.buf_of(&src), b.buf_of(&regs));
+        let (db, out) = (b.zeros::<u32>(3 * n), b.zeros::<u32>(10 * n));
+        let bytes = 4 * (n - 2);
+        b.run1(
+            "tbuffer_asm",
+            n as u32,
+            64,
+            &[
+                Arg::Buf(sb),
+                Arg::I32(bytes as i32),
+                Arg::Buf(rb),
+                Arg::Buf(db),
+                Arg::Buf(out),
+            ],
+        );
+        let (got, dst): (Vec<u32>, Vec<u32>) = (b.read(out), b.read(db));
+        for i in 0..n {
+            let inside = i < n - 2;
+            let s = if inside { src[i] } else { 0 };
+            let byte = |k: u32| (s >> (8 * k)) & 0xFF;
+            let unorm = |k: u32| (byte(k) as f32 / 255.0).to_bits();
+            let h = |k: u32| f16::from_f32(byte(k) as f32).to_bits() as u32;
+            let o = &got[10 * i..10 * i + 10];
+            let want_a = if inside {
+                [unorm(0), unorm(1), unorm(2), unorm(3)]
+            } else {
+                [0; 4]
+            };
+            assert_eq!(&o[..4], &want_a, "{} 8_8_8_8 UNORM lane {i}", t.name());
+            assert_eq!(
+                [o[4], o[5]],
+                [s as i16 as i32 as u32, (s >> 16) as i16 as i32 as u32],
+                "{} 16_16 SINT lane {i}",
+                t.name()
+            );
+            assert_eq!(o[6], h(0) | h(1) << 16, "{} d16 USCALED lane {i}", t.name());
+            assert_eq!(o[7] & 0xFFFF, h(2), "{} d16 USCALED z lane {i}", t.name());
+            let d = if inside { src[i] } else { 0 };
+            assert_eq!(o[8], d, "{} 32 FLOAT lane {i}", t.name());
+            let v = &regs[4 * i..4 * i + 4];
+            let packed = v
+                .iter()
+                .enumerate()
+                .fold(0u32, |w, (k, x)| w | (x & 0xFF) << (8 * k));
+            assert_eq!(
+                &dst[3 * i..3 * i + 3],
+                &[packed, v[2], v[3]],
+                "{} stores of lane {i}",
+                t.name()
+            );
+        }
+    }
+}

@@ -897,6 +897,24 @@ const MUBUF: &[Row] = &[
     (29, buffer_store_dwordx2, On::All),
     (30, buffer_store_dwordx3, On::All),
     (31, buffer_store_dwordx4, On::All),
+    (0x0, buffer_load_format_x, On::All),
+    (0x1, buffer_load_format_xy, On::All),
+    (0x2, buffer_load_format_xyz, On::All),
+    (0x3, buffer_load_format_xyzw, On::All),
+    (0x4, buffer_store_format_x, On::All),
+    (0x5, buffer_store_format_xy, On::All),
+    (0x6, buffer_store_format_xyz, On::All),
+    (0x7, buffer_store_format_xyzw, On::All),
+    (0x8, buffer_load_format_d16_x, On::All),
+    (0x9, buffer_load_format_d16_xy, On::All),
+    (0xa, buffer_load_format_d16_xyz, On::All),
+    (0xb, buffer_load_format_d16_xyzw, On::All),
+    (0xc, buffer_store_format_d16_x, On::All),
+    (0xd, buffer_store_format_d16_xy, On::All),
+    (0xe, buffer_store_format_d16_xyz, On::All),
+    (0xf, buffer_store_format_d16_xyzw, On::All),
+    (0x26, buffer_load_format_d16_hi_x, On::All),
+    (0x27, buffer_store_format_d16_hi_x, On::All),
     (0x20, buffer_load_ubyte_d16, On::All),
     (0x21, buffer_load_ubyte_d16_hi, On::All),
     (0x22, buffer_load_sbyte_d16, On::All),
@@ -941,6 +959,25 @@ const MUBUF: &[Row] = &[
     (0x3f, buffer_wbinvl1_vol, On::Gfx90a),
 ];
 
+const MTBUF: &[Row] = &[
+    (0x0, tbuffer_load_format_x, On::All),
+    (0x1, tbuffer_load_format_xy, On::All),
+    (0x2, tbuffer_load_format_xyz, On::All),
+    (0x3, tbuffer_load_format_xyzw, On::All),
+    (0x4, tbuffer_store_format_x, On::All),
+    (0x5, tbuffer_store_format_xy, On::All),
+    (0x6, tbuffer_store_format_xyz, On::All),
+    (0x7, tbuffer_store_format_xyzw, On::All),
+    (0x8, tbuffer_load_format_d16_x, On::All),
+    (0x9, tbuffer_load_format_d16_xy, On::All),
+    (0xa, tbuffer_load_format_d16_xyz, On::All),
+    (0xb, tbuffer_load_format_d16_xyzw, On::All),
+    (0xc, tbuffer_store_format_d16_x, On::All),
+    (0xd, tbuffer_store_format_d16_xy, On::All),
+    (0xe, tbuffer_store_format_d16_xyz, On::All),
+    (0xf, tbuffer_store_format_d16_xyzw, On::All),
+];
+
 /// Dense opcode tables of one target.
 struct Tables {
     sop2: Vec<Option<Op>>,
@@ -957,6 +994,7 @@ struct Tables {
     ds: Vec<Option<Op>>,
     flat: Vec<Option<Op>>,
     mubuf: Vec<Option<Op>>,
+    mtbuf: Vec<Option<Op>>,
 }
 
 fn dense(rows: &[Row], size: usize, target: Target) -> Vec<Option<Op>> {
@@ -1008,6 +1046,7 @@ fn tables(target: Target) -> &'static Tables {
             ds: dense(DS, 256, target),
             flat: dense(FLAT, 128, target),
             mubuf: dense(MUBUF, 128, target),
+            mtbuf: dense(MTBUF, 16, target),
         }
     })
 }
@@ -1219,6 +1258,40 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
                 }
             }
             if target == Target::Gfx942 && bits(w0, 15, 1) != 0 {
+                i.ctrl |= flags::SC1;
+            }
+            let acc = bits(w1, 23, 1) != 0;
+            if acc {
+                i.ctrl |= flags::ACC;
+            }
+            i.src[0] = VGPR + bits(w1, 0, 8) as u16;
+            i.src[1] = if acc { AGPR } else { VGPR } + bits(w1, 8, 8) as u16;
+            i.src[2] = (bits(w1, 16, 5) * 4) as u16;
+            i.sdst = bits(w1, 24, 8) as u16;
+            if i.sdst == LITERAL {
+                i.len = 12;
+                i.lit = w2;
+            }
+            return i;
+        }
+        0x3A => {
+            let Some(op) = t.mtbuf[bits(w0, 15, 4) as usize] else {
+                return unknown(w0);
+            };
+            // The MUBUF form with the formats in place of the lds bit and the upper opcode
+            // bits; SLC, SC1 (gfx942) and acc sit in the second dword.
+            let mut i = Inst::new(op, Enc::Mubuf, 8);
+            i.imm = bits(w0, 0, 12) as i32;
+            for (bit, f) in [(12, flags::OFFEN), (13, flags::IDXEN), (14, flags::GLC)] {
+                if bits(w0, bit, 1) != 0 {
+                    i.ctrl |= f;
+                }
+            }
+            i.ctrl |= bits(w0, 19, 7) << flags::FMT_SHIFT;
+            if bits(w1, 22, 1) != 0 {
+                i.ctrl |= flags::SLC;
+            }
+            if target == Target::Gfx942 && bits(w1, 21, 1) != 0 {
                 i.ctrl |= flags::SC1;
             }
             let acc = bits(w1, 23, 1) != 0;
@@ -1463,6 +1536,7 @@ pub(super) fn rows(target: Target) -> Vec<(Enc, u16, Op)> {
         (Enc::Ds, DS),
         (Enc::Flat, FLAT),
         (Enc::Mubuf, MUBUF),
+        (Enc::Mubuf, MTBUF),
     ] {
         for &(code, op, on) in rows {
             let applies = match on {

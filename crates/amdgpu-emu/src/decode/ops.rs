@@ -458,6 +458,23 @@ ops! {
     buffer_atomic_smax_x2 = [X2]; buffer_atomic_umax_x2 = [X2]; buffer_atomic_and_x2 = [X2];
     buffer_atomic_or_x2 = [X2]; buffer_atomic_xor_x2 = [X2]; buffer_atomic_inc_x2 = [X2];
     buffer_atomic_dec_x2 = [X2];
+    buffer_load_format_x = [B32]; buffer_load_format_xy = [X2]; buffer_load_format_xyz = [X3];
+    buffer_load_format_xyzw = [X4]; buffer_store_format_x = [N]; buffer_store_format_xy = [N];
+    buffer_store_format_xyz = [N]; buffer_store_format_xyzw = [N];
+    buffer_load_format_d16_x = [B32]; buffer_load_format_d16_xy = [B32];
+    buffer_load_format_d16_xyz = [X2]; buffer_load_format_d16_xyzw = [X2];
+    buffer_store_format_d16_x = [N]; buffer_store_format_d16_xy = [N];
+    buffer_store_format_d16_xyz = [N]; buffer_store_format_d16_xyzw = [N];
+    buffer_load_format_d16_hi_x = [B32]; buffer_store_format_d16_hi_x = [N];
+    // MTBUF (decoded as MUBUF with the instruction's data and number formats in the flags)
+    tbuffer_load_format_x = [B32]; tbuffer_load_format_xy = [X2];
+    tbuffer_load_format_xyz = [X3]; tbuffer_load_format_xyzw = [X4];
+    tbuffer_store_format_x = [N]; tbuffer_store_format_xy = [N];
+    tbuffer_store_format_xyz = [N]; tbuffer_store_format_xyzw = [N];
+    tbuffer_load_format_d16_x = [B32]; tbuffer_load_format_d16_xy = [B32];
+    tbuffer_load_format_d16_xyz = [X2]; tbuffer_load_format_d16_xyzw = [X2];
+    tbuffer_store_format_d16_x = [N]; tbuffer_store_format_d16_xy = [N];
+    tbuffer_store_format_d16_xyz = [N]; tbuffer_store_format_d16_xyzw = [N];
 }
 
 impl Op {
@@ -473,9 +490,23 @@ impl Op {
         )
     }
 
+    /// The number of components of a format load or store (`_x` to `_xyzw`), or `None` for
+    /// any other operation.
+    pub fn format_components(self) -> Option<u32> {
+        let n = self.name();
+        if !n.contains("_format_") {
+            return None;
+        }
+        n.rsplit_once('_').map(|(_, xyzw)| xyzw.len() as u32)
+    }
+
     /// The number of dwords of the data operand of a memory store or atomic (0 if none).
     pub fn store_dwords(self) -> u32 {
         let n = self.name();
+        if let Some(c) = self.format_components() {
+            // d16 formats pack two components per register.
+            return if n.contains("_d16") { c.div_ceil(2) } else { c };
+        }
         if n.ends_with("x16") {
             16
         } else if n.ends_with("x8") {

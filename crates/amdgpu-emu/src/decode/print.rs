@@ -377,6 +377,9 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
                 operand(inst.src[2], 4, 0),
                 operand(inst.sdst, 1, inst.lit)
             );
+            if name.starts_with("tbuffer") {
+                s.push_str(&mtbuf_format(inst.ctrl));
+            }
             if inst.ctrl & flags::OFFEN != 0 {
                 s.push_str(" offen");
             }
@@ -394,6 +397,53 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
         }
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 => disasm_valu(inst, &mn, target),
         Enc::Vop3p => disasm_vop3p(inst, &mn),
+    }
+}
+
+/// An MTBUF instruction's ` format:[...]`, naming the data and number formats that differ
+/// from the defaults (8 and UNORM), as LLVM prints it; empty when both are the defaults.
+fn mtbuf_format(ctrl: u32) -> String {
+    const DATA: [&str; 16] = [
+        "INVALID",
+        "8",
+        "16",
+        "8_8",
+        "32",
+        "16_16",
+        "10_11_11",
+        "11_11_10",
+        "10_10_10_2",
+        "2_10_10_10",
+        "8_8_8_8",
+        "32_32",
+        "16_16_16_16",
+        "32_32_32",
+        "32_32_32_32",
+        "RESERVED_15",
+    ];
+    const NUM: [&str; 8] = [
+        "UNORM",
+        "SNORM",
+        "USCALED",
+        "SSCALED",
+        "UINT",
+        "SINT",
+        "RESERVED_6",
+        "FLOAT",
+    ];
+    let dfmt = (ctrl >> flags::FMT_SHIFT) & 15;
+    let nfmt = (ctrl >> (flags::FMT_SHIFT + 4)) & 7;
+    let mut parts = Vec::new();
+    if dfmt != 1 {
+        parts.push(format!("BUF_DATA_FORMAT_{}", DATA[dfmt as usize]));
+    }
+    if nfmt != 0 {
+        parts.push(format!("BUF_NUM_FORMAT_{}", NUM[nfmt as usize]));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" format:[{}]", parts.join(","))
     }
 }
 

@@ -9,6 +9,8 @@ use crate::wave::{LANES, VReg, Wave};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::atomic::{Atomic, Rmw, atomic};
+
+mod buffer_format;
 use super::{Ctx, Flow, Step, illegal, sread};
 
 /// V# base marking the private segment buffer the emulator hands to gfx90a kernels.
@@ -528,50 +530,90 @@ fn host_access(w: &mut Wave, inst: &Inst, lane: usize, p: std::ptr::NonNull<u8>,
     }
 }
 
+/// A MUBUF/MTBUF instruction's buffer resource (V#) and the wave-level parts of its address.
+struct Buffer {
+    base: u64,
+    stride: u64,
+    num_records: u64,
+    /// Word 3: DST_SEL_X..W, NUM_FORMAT and DATA_FORMAT.
+    word3: u32,
+    soffset: u64,
+    idxen: bool,
+    offen: bool,
+    vaddr: usize,
+    imm: u64,
+}
+
+impl Buffer {
+    fn new(w: &Wave, ctx: &Ctx<'_>, inst: &Inst) -> Buffer {
+        let r = inst.src[2] as usize & 127;
+        Buffer {
+            base: w.s[r] as u64 | ((w.s[(r + 1) & 127] & 0xFFFF) as u64) << 32,
+            stride: ((w.s[(r + 1) & 127] >> 16) & 0x3FFF) as u64,
+            num_records: w.s[(r + 2) & 127] as u64,
+            word3: w.s[(r + 3) & 127],
+            soffset: sread(w, ctx, inst.sdst, Ty::B32, inst.lit) as u64,
+            idxen: inst.ctrl & flags::IDXEN != 0,
+            offen: inst.ctrl & flags::OFFEN != 0,
+            vaddr: Wave::vslot(inst.src[0]),
+            imm: inst.imm as u64,
+        }
+    }
+
+    /// Where lane `l`'s access of `size` bytes goes, and how many of its leading bytes pass
+    /// the range check.
+    fn lane(&self, w: &Wave, l: usize, size: u32) -> (Place, u32) {
+        // vaddr holds the index (idxen), then the offset (offen).
+        let vindex = if self.idxen {
+            w.v[self.vaddr][l] as u64
+        } else {
+            0
+        };
+        let voff = if self.offen {
+            w.v[(self.vaddr + self.idxen as usize) & 511][l] as u64
+        } else {
+            0
+        };
+        let offset = voff + self.imm;
+        if self.base == PRIVATE_BUFFER_BASE {
+            // The private buffer is swizzled per lane (64 lanes, 4-byte elements): SOFFSET is a
+            // wave-level offset (the stack and frame pointers are per-lane offsets times 64),
+            // the VGPR and instruction offsets are the lane's own. It has no range check.
+            (
+                Place::Private(((self.soffset >> 6) + offset) as u32),
+                u32::MAX,
+            )
+        } else {
+            let place = Place::Global(self.base + self.soffset + offset + vindex * self.stride);
+            (
+                place,
+                bytes_in_range(self.idxen, vindex, offset, size, self.num_records),
+            )
+        }
+    }
+}
+
 fn mubuf(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     if inst.op.is_cache_control() {
         return Ok(Flow::Next);
     }
-    let Some(kind) = kind(inst.op) else {
-        return Err(illegal(format!("{} is not implemented", inst.op.name())));
-    };
     if inst.ctrl & flags::LDS != 0 {
         return Err(illegal("MUBUF with lds (load to LDS) is not emulated"));
     }
-    let r = inst.src[2] as usize & 127;
-    let base = w.s[r] as u64 | ((w.s[(r + 1) & 127] & 0xFFFF) as u64) << 32;
-    let stride = ((w.s[(r + 1) & 127] >> 16) & 0x3FFF) as u64;
-    let idxen = inst.ctrl & flags::IDXEN != 0;
-    let offen = inst.ctrl & flags::OFFEN != 0;
-    let num_records = w.s[(r + 2) & 127] as u64;
-    let soffset = sread(w, ctx, inst.sdst, Ty::B32, inst.lit) as u64;
+    if inst.op.format_components().is_some() {
+        return buffer_format_access(w, ctx, inst);
+    }
+    let Some(kind) = kind(inst.op) else {
+        return Err(illegal(format!("{} is not implemented", inst.op.name())));
+    };
+    let buf = Buffer::new(w, ctx, inst);
     let exec = w.exec();
-    let vaddr = Wave::vslot(inst.src[0]);
     let size = kind.bytes();
     for l in 0..LANES {
         if exec >> l & 1 == 0 {
             continue;
         }
-        // vaddr holds the index (idxen), then the offset (offen).
-        let vindex = if idxen { w.v[vaddr][l] as u64 } else { 0 };
-        let voff = if offen {
-            w.v[(vaddr + idxen as usize) & 511][l] as u64
-        } else {
-            0
-        };
-        let offset = voff + inst.imm as u64;
-        let (place, inside) = if base == PRIVATE_BUFFER_BASE {
-            // The private buffer is swizzled per lane (64 lanes, 4-byte elements): SOFFSET is a
-            // wave-level offset (the stack and frame pointers are per-lane offsets times 64),
-            // the VGPR and instruction offsets are the lane's own. It has no range check.
-            (Place::Private(((soffset >> 6) + offset) as u32), u32::MAX)
-        } else {
-            let place = Place::Global(base + soffset + offset + vindex * stride);
-            (
-                place,
-                bytes_in_range(idxen, vindex, offset, size, num_records),
-            )
-        };
+        let (place, inside) = buf.lane(w, l, size);
         lane_access(
             w,
             ctx,
@@ -583,6 +625,102 @@ fn mubuf(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             inst.src[1],
             inside,
         )?;
+    }
+    w.lane_insts += exec.count_ones() as u64;
+    Ok(Flow::Next)
+}
+
+/// A typed buffer load or store (`buffer_*_format_*` with the V#'s data and number formats,
+/// `tbuffer_*` with the instruction's). Each lane converts one element between memory and its
+/// first components; loads then fill the components the format lacks (Y and Z with 0, W with
+/// one) and, for `buffer_load_format_*`, pick each destination component by the V#'s DST_SEL
+/// (`tbuffer_*` keep X, Y, Z, W). The d16 forms hold two 16-bit components per register (f16
+/// for the float number formats), and a d16 load of one component keeps the register's other
+/// half. An element not wholly in range loads as zero and is not stored. Data formats or
+/// number formats the emulator does not convert fault, named by both fields.
+fn buffer_format_access(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
+    let name = inst.op.name();
+    let count = inst.op.format_components().unwrap_or(1) as usize;
+    let load = name.contains("_load_");
+    let (d16, hi) = (name.contains("_d16"), name.contains("_d16_hi"));
+    let buf = Buffer::new(w, ctx, inst);
+    let typed = name.starts_with("tbuffer");
+    let (dfmt, nfmt) = if typed {
+        (
+            (inst.ctrl >> flags::FMT_SHIFT) & 15,
+            (inst.ctrl >> (flags::FMT_SHIFT + 4)) & 7,
+        )
+    } else {
+        ((buf.word3 >> 15) & 15, (buf.word3 >> 12) & 7)
+    };
+    let fmt = buffer_format::format(dfmt, nfmt, !load)
+        .map_err(|why| illegal(format!("{name}: {why}")))?;
+    let size = fmt.bytes();
+    let reg = Wave::vslot(inst.src[1]);
+    let exec = w.exec();
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let (place, inside) = buf.lane(w, l, size);
+        let whole = inside >= size;
+        if load {
+            let mut raw = [0u8; 16];
+            if whole {
+                match access(ctx, w, l, place, size, false)? {
+                    Target::Bytes(b) => raw[..size as usize].copy_from_slice(b),
+                    Target::Host(p, _) => load_bytes(p, &mut raw[..size as usize]),
+                    Target::Nothing => {}
+                }
+            }
+            let comps = if whole {
+                fmt.unpack(&raw[..size as usize])
+            } else {
+                [0; 4]
+            };
+            let mut out = comps;
+            if !typed && whole {
+                for (k, o) in out.iter_mut().enumerate() {
+                    let sel = (buf.word3 >> (3 * k)) & 7;
+                    *o = buffer_format::dst_sel(sel, &comps, fmt.one());
+                }
+            }
+            if d16 {
+                for k in 0..count {
+                    let r = (reg + (k + hi as usize) / 2) & 511;
+                    let h = fmt.narrow_d16(out[k]) as u32;
+                    let old = w.v[r][l];
+                    w.v[r][l] = if (k + hi as usize).is_multiple_of(2) {
+                        (old & 0xFFFF_0000) | h
+                    } else {
+                        (old & 0xFFFF) | h << 16
+                    };
+                }
+            } else {
+                for (k, &v) in out.iter().enumerate().take(count) {
+                    w.v[(reg + k) & 511][l] = v;
+                }
+            }
+        } else {
+            let mut regs = [0u32; 4];
+            for (k, x) in regs.iter_mut().enumerate().take(count) {
+                *x = if d16 {
+                    let v = w.v[(reg + (k + hi as usize) / 2) & 511][l];
+                    let h = (v >> (16 * ((k + hi as usize) % 2))) as u16;
+                    fmt.widen_d16(h)
+                } else {
+                    w.v[(reg + k) & 511][l]
+                };
+            }
+            if whole {
+                let bytes = fmt.pack(&regs, count);
+                match access(ctx, w, l, place, size, true)? {
+                    Target::Bytes(t) => t.copy_from_slice(&bytes[..size as usize]),
+                    Target::Host(p, _) => store_bytes(p, &bytes[..size as usize]),
+                    Target::Nothing => {}
+                }
+            }
+        }
     }
     w.lane_insts += exec.count_ones() as u64;
     Ok(Flow::Next)

@@ -317,3 +317,98 @@ extern "C" __global__ void buffer_d16_asm(const u32 *src, const u32 *off, const 
                : "+v"(v[5]) : "v"(o & ~1u), "s"(r) : "memory");
   for (int k = 0; k < 6; ++k) out[6 * i + k] = v[k];
 }
+
+typedef u32 u32x2 __attribute__((ext_vector_type(2)));
+
+// Format loads with the data format, number format and DST_SEL of a V# built at run time:
+// lane i reads element i (structured: `idxen`, records of `stride` bytes, `count` of them).
+extern "C" __global__ void buffer_format_load(const void *src, u32 word3, int stride, int count,
+                                              const u32 *keep, u32 *out) {
+  u32 i = gid_x();
+  __amdgpu_buffer_rsrc_t r =
+      __builtin_amdgcn_make_buffer_rsrc((void *)src, (short)stride, count, (int)word3);
+  u32x4 xyzw;
+  u32 x;
+  u32x2 d16;
+  u32 hi = keep[2 * i], lo = keep[2 * i + 1];
+  asm volatile("buffer_load_format_xyzw %0, %1, %2, 0 idxen\n s_waitcnt vmcnt(0)"
+               : "=v"(xyzw) : "v"(i), "s"(r) : "memory");
+  asm volatile("buffer_load_format_x %0, %1, %2, 0 idxen\n s_waitcnt vmcnt(0)"
+               : "=v"(x) : "v"(i), "s"(r) : "memory");
+  asm volatile("buffer_load_format_d16_xyzw %0, %1, %2, 0 idxen\n s_waitcnt vmcnt(0)"
+               : "=v"(d16) : "v"(i), "s"(r) : "memory");
+  asm volatile("buffer_load_format_d16_hi_x %0, %1, %2, 0 idxen\n s_waitcnt vmcnt(0)"
+               : "+v"(hi) : "v"(i), "s"(r) : "memory");
+  asm volatile("buffer_load_format_d16_x %0, %1, %2, 0 idxen\n s_waitcnt vmcnt(0)"
+               : "+v"(lo) : "v"(i), "s"(r) : "memory");
+  u32 *o = &out[9 * i];
+  o[0] = xyzw.x;
+  o[1] = xyzw.y;
+  o[2] = xyzw.z;
+  o[3] = xyzw.w;
+  o[4] = x;
+  o[5] = d16.x;
+  o[6] = d16.y;
+  o[7] = hi;
+  o[8] = lo;
+}
+
+// Format stores through a V# built at run time: lane i writes element i from its four
+// register components (`dst`) and from its four packed halves (`dst16`).
+extern "C" __global__ void buffer_format_store(void *dst, void *dst16, u32 word3, int stride,
+                                               int count, const u32 *regs, const u32 *halves) {
+  u32 i = gid_x();
+  __amdgpu_buffer_rsrc_t r = __builtin_amdgcn_make_buffer_rsrc(dst, (short)stride, count, (int)word3);
+  __amdgpu_buffer_rsrc_t r16 =
+      __builtin_amdgcn_make_buffer_rsrc(dst16, (short)stride, count, (int)word3);
+  u32x4 v = {regs[4 * i], regs[4 * i + 1], regs[4 * i + 2], regs[4 * i + 3]};
+  u32x2 h = {halves[2 * i], halves[2 * i + 1]};
+  asm volatile("buffer_store_format_xyzw %0, %1, %2, 0 idxen\n s_waitcnt vmcnt(0)"
+               :: "v"(v), "v"(i), "s"(r) : "memory");
+  asm volatile("buffer_store_format_d16_xyzw %0, %1, %2, 0 idxen\n s_waitcnt vmcnt(0)"
+               :: "v"(h), "v"(i), "s"(r16) : "memory");
+}
+
+// MTBUF: formats from the instruction, the V# a raw buffer (`bytes` long) with identity
+// DST_SEL; lane i addresses its element by byte offset. Results go to `out` (10 dwords per
+// lane); the stores write `dst` (a 4-byte and an 8-byte element per lane).
+extern "C" __global__ void tbuffer_asm(const void *src, int bytes, const u32 *regs, void *dst,
+                                       u32 *out) {
+  u32 i = gid_x();
+  __amdgpu_buffer_rsrc_t r = RSRC(src, bytes, 4, 4);
+  __amdgpu_buffer_rsrc_t rd = RSRC(dst, 12 * 64 * 4, 4, 4);
+  u32x4 a;
+  u32x2 b;
+  u32x2 c;
+  u32 d = regs[4 * i];
+  asm volatile("tbuffer_load_format_xyzw %0, %1, %2, 0 format:[BUF_DATA_FORMAT_8_8_8_8] offen\n"
+               " s_waitcnt vmcnt(0)"
+               : "=v"(a) : "v"(4 * i), "s"(r) : "memory");
+  asm volatile("tbuffer_load_format_xy %0, %1, %2, 0 format:[BUF_DATA_FORMAT_16_16,BUF_NUM_FORMAT_SINT] offen\n"
+               " s_waitcnt vmcnt(0)"
+               : "=v"(b) : "v"(4 * i), "s"(r) : "memory");
+  asm volatile("tbuffer_load_format_d16_xyz %0, %1, %2, 0 format:[BUF_DATA_FORMAT_8_8_8_8,BUF_NUM_FORMAT_USCALED] offen\n"
+               " s_waitcnt vmcnt(0)"
+               : "=v"(c) : "v"(4 * i), "s"(r) : "memory");
+  u32x4 v = {regs[4 * i], regs[4 * i + 1], regs[4 * i + 2], regs[4 * i + 3]};
+  asm volatile("tbuffer_store_format_xyzw %0, %1, %2, 0 format:[BUF_DATA_FORMAT_8_8_8_8,BUF_NUM_FORMAT_UINT] offen\n"
+               " s_waitcnt vmcnt(0)"
+               :: "v"(v), "v"(12 * i), "s"(rd) : "memory");
+  asm volatile("tbuffer_store_format_xy %0, %1, %2, 0 format:[BUF_DATA_FORMAT_32_32,BUF_NUM_FORMAT_FLOAT] offen offset:4\n"
+               " s_waitcnt vmcnt(0)"
+               :: "v"(v.zw), "v"(12 * i), "s"(rd) : "memory");
+  asm volatile("tbuffer_load_format_x %0, %1, %2, 0 format:[BUF_DATA_FORMAT_32,BUF_NUM_FORMAT_FLOAT] offen\n"
+               " s_waitcnt vmcnt(0)"
+               : "+v"(d) : "v"(4 * i), "s"(r) : "memory");
+  u32 *o = &out[10 * i];
+  o[0] = a.x;
+  o[1] = a.y;
+  o[2] = a.z;
+  o[3] = a.w;
+  o[4] = b.x;
+  o[5] = b.y;
+  o[6] = c.x;
+  o[7] = c.y;
+  o[8] = d;
+  o[9] = 0;
+}
