@@ -122,7 +122,13 @@ fn encode(enc: Enc, code: u16, op: Op) -> Vec<u32> {
         }
         Enc::Flat => {
             let load = name.contains("load");
-            let (data, dst) = if load { (0, 8) } else { (4, 0) };
+            let (data, dst) = if name.contains("load_lds") {
+                (0, 0)
+            } else if load {
+                (0, 8)
+            } else {
+                (4, 0)
+            };
             vec![
                 0xDC00_0000 | c << 18 | 2 << 14,
                 2 | data << 8 | 0x7F << 16 | dst << 24,
@@ -131,6 +137,8 @@ fn encode(enc: Enc, code: u16, op: Op) -> Vec<u32> {
         Enc::Mubuf => {
             if op.is_cache_control() {
                 vec![0xE000_0000 | c << 18, 0]
+            } else if op == Op::buffer_store_lds_dword {
+                vec![0xE000_0000 | c << 18 | 1 << 16, 1 << 16 | 0x80 << 24]
             } else if name.starts_with("tbuffer") {
                 // MTBUF, with a 16-bit data format and the float number format.
                 vec![

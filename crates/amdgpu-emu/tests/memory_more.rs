@@ -1079,3 +1079,111 @@ fn tbuffer_accesses_take_their_formats_from_the_instruction() {
         }
     }
 }
+
+#[test]
+fn lds_dma_loads_write_lds_at_m0_plus_offset_plus_lane() {
+    for t in TARGETS {
+        let mut b = Bench::new("memory_more", t);
+        let gfx942 = t == amdgpu_emu::Target::Gfx942;
+        if gfx942 {
+            // Operation names: the segment (global_, scratch_) is a field of the instruction.
+            assert_uses(
+                &b,
+                &[
+                    "flat_load_lds_dword",
+                    "flat_load_lds_ubyte",
+                    "buffer_load_ushort",
+                ],
+            );
+        } else {
+            assert_uses(&b, &["buffer_store_lds_dword"]);
+        }
+        let n = 128usize;
+        let mut r = Rng(71);
+        let src: Vec<u32> = (0..n).map(|_| r.next() as u32).collect();
+        let sb = b.buf_of(&src);
+        let (out, back) = (b.zeros::<u32>(5 * n), b.zeros::<u32>(64 * 64));
+        b.run1(
+            "lds_dma",
+            n as u32,
+            64,
+            &[Arg::Buf(sb), Arg::Buf(out), Arg::Buf(back)],
+        );
+        let (got, got_back): (Vec<u32>, Vec<u32>) = (b.read(out), b.read(back));
+        let bytes: Vec<u8> = src.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let half = |off: usize| {
+            if off < 512 {
+                u16::from_le_bytes([bytes[off], bytes[off + 1]]) as u32
+            } else {
+                0
+            }
+        };
+        let ushort_of_lane = |blk: usize, t: usize| half(2 * (64 * blk + t) + 256 * blk + 4);
+        for i in 0..n {
+            let (blk, l) = (i / 64, i % 64);
+            let init = 0xDEAD_0000 + l as u32;
+            let want = [
+                src[i],
+                if l < 4 {
+                    init
+                } else {
+                    bytes[64 * blk + l + 12] as u32
+                },
+                if l < 4 {
+                    bytes[64 * blk + 60 + l + 16] as u32
+                } else {
+                    init
+                },
+                if l == 0 {
+                    init
+                } else {
+                    ushort_of_lane(blk, l - 1)
+                },
+                if gfx942 {
+                    src[(3 * l) % 64] ^ (0x1000 * l as u32)
+                } else if l == 0 {
+                    ushort_of_lane(blk, 63)
+                } else {
+                    init
+                },
+            ];
+            assert_eq!(&got[5 * i..5 * i + 5], &want, "{} lane {i}", t.name());
+            if !gfx942 {
+                assert_eq!(got_back[i], src[i], "{} stored LDS dword {i}", t.name());
+            }
+        }
+    }
+}
+
+#[test]
+fn global_packed_bfloat_adds_on_gfx942() {
+    let t = amdgpu_emu::Target::Gfx942;
+    let mut b = Bench::new("memory_more", t);
+    assert_uses(&b, &["flat_atomic_pk_add_bf16"]);
+    let n = 128usize;
+    let mut r = Rng(73);
+    let pack = |a: f32, c: f32| {
+        bf16::from_f32(a).to_bits() as u32 | (bf16::from_f32(c).to_bits() as u32) << 16
+    };
+    // Halves of small integers: every partial sum is exact, so the order does not matter.
+    let vals: Vec<[f32; 2]> = (0..n)
+        .map(|_| [(r.next() % 8) as f32 * 0.5, (r.next() % 8) as f32 * -0.5])
+        .collect();
+    let init = [[1.0f32, 2.0], [0.5, -1.0], [3.0, 0.0], [-2.0, 4.0]];
+    let sb = b.buf_of(&init.iter().map(|v| pack(v[0], v[1])).collect::<Vec<_>>());
+    let vb = b.buf_of(&vals.iter().map(|v| pack(v[0], v[1])).collect::<Vec<_>>());
+    b.run1(
+        "global_pk_add_bf16",
+        n as u32,
+        64,
+        &[Arg::Buf(sb), Arg::Buf(vb)],
+    );
+    let got: Vec<u32> = b.read(sb);
+    for k in 0..4 {
+        let mut s = init[k];
+        for i in (k..n).step_by(4) {
+            s = [s[0] + vals[i][0], s[1] + vals[i][1]];
+        }
+        assert_eq!(got[k], pack(s[0], s[1]), "slot {k}");
+    }
+}

@@ -847,6 +847,12 @@ const FLAT: &[Row] = &[
     (35, flat_load_sbyte_d16_hi, On::All),
     (36, flat_load_short_d16, On::All),
     (37, flat_load_short_d16_hi, On::All),
+    (0x26, flat_load_lds_ubyte, On::Gfx942),
+    (0x27, flat_load_lds_sbyte, On::Gfx942),
+    (0x28, flat_load_lds_ushort, On::Gfx942),
+    (0x29, flat_load_lds_sshort, On::Gfx942),
+    (0x2a, flat_load_lds_dword, On::Gfx942),
+    (0x52, flat_atomic_pk_add_bf16, On::Gfx942),
     (64, flat_atomic_swap, On::All),
     (65, flat_atomic_cmpswap, On::All),
     (66, flat_atomic_add, On::All),
@@ -952,6 +958,7 @@ const MUBUF: &[Row] = &[
     (0x6a, buffer_atomic_xor_x2, On::All),
     (0x6b, buffer_atomic_inc_x2, On::All),
     (0x6c, buffer_atomic_dec_x2, On::All),
+    (0x3d, buffer_store_lds_dword, On::Gfx90a),
     (0x28, buffer_wbl2, On::All),
     (0x29, buffer_inv, On::Gfx942),
     (0x29, buffer_invl2, On::Gfx90a),
@@ -1198,7 +1205,8 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
             };
             let mut i = Inst::new(op, Enc::Flat, 8);
             let segment = bits(w0, 14, 2);
-            if segment == 3 {
+            // The LDS DMA loads exist for the global and scratch segments only.
+            if segment == 3 || (segment == 0 && op.name().contains("_load_lds_")) {
                 return unknown(w0);
             }
             i.ctrl |= segment << flags::SEG_SHIFT;

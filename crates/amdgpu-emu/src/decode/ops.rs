@@ -436,6 +436,8 @@ ops! {
     flat_atomic_smax_x2 = [X2]; flat_atomic_umax_x2 = [X2]; flat_atomic_and_x2 = [X2];
     flat_atomic_or_x2 = [X2]; flat_atomic_xor_x2 = [X2]; flat_atomic_inc_x2 = [X2];
     flat_atomic_dec_x2 = [X2];
+    flat_load_lds_ubyte = [N]; flat_load_lds_sbyte = [N]; flat_load_lds_ushort = [N];
+    flat_load_lds_sshort = [N]; flat_load_lds_dword = [N]; flat_atomic_pk_add_bf16 = [B32];
     // MUBUF
     buffer_load_ubyte = [B32]; buffer_load_sbyte = [B32]; buffer_load_ushort = [B32];
     buffer_load_sshort = [B32]; buffer_load_dword = [B32]; buffer_load_dwordx2 = [X2];
@@ -466,6 +468,7 @@ ops! {
     buffer_store_format_d16_x = [N]; buffer_store_format_d16_xy = [N];
     buffer_store_format_d16_xyz = [N]; buffer_store_format_d16_xyzw = [N];
     buffer_load_format_d16_hi_x = [B32]; buffer_store_format_d16_hi_x = [N];
+    buffer_store_lds_dword = [N];
     // MTBUF (decoded as MUBUF with the instruction's data and number formats in the flags)
     tbuffer_load_format_x = [B32]; tbuffer_load_format_xy = [X2];
     tbuffer_load_format_xyz = [X3]; tbuffer_load_format_xyzw = [X4];

@@ -371,12 +371,19 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
             if inst.op.is_cache_control() {
                 return format!("{mn}{}", mem_flags(inst, target));
             }
-            let mut s = format!(
-                "{mn} {}, {vaddr}, {}, {}",
-                operand(inst.src[1], data_dw, 0),
-                operand(inst.src[2], 4, 0),
-                operand(inst.sdst, 1, inst.lit)
-            );
+            let srsrc = operand(inst.src[2], 4, 0);
+            let soffset = operand(inst.sdst, 1, inst.lit);
+            // A load to LDS names no data register; buffer_store_lds_dword no address either.
+            let mut s = if inst.op == Op::buffer_store_lds_dword {
+                format!("{mn} {srsrc}, {soffset}")
+            } else if inst.ctrl & flags::LDS != 0 {
+                format!("{mn} {vaddr}, {srsrc}, {soffset}")
+            } else {
+                format!(
+                    "{mn} {}, {vaddr}, {srsrc}, {soffset}",
+                    operand(inst.src[1], data_dw, 0)
+                )
+            };
             if name.starts_with("tbuffer") {
                 s.push_str(&mtbuf_format(inst.ctrl));
             }
@@ -550,7 +557,10 @@ fn disasm_flat(inst: &Inst, mn: &str, target: Target) -> String {
     let atomic = name.contains("atomic");
     let cmpswap = name.contains("cmpswap");
     let data_dw = inst.op.store_dwords() * if cmpswap { 2 } else { 1 };
-    let mut ops = if name.contains("load") {
+    // Loads to LDS (the load_lds operations, or the gfx90a lds bit) name no destination.
+    let mut ops = if name.contains("load") && (inst.ctrl & flags::LDS != 0 || types[0] == Ty::N) {
+        addr.clone()
+    } else if name.contains("load") {
         format!("{}, {addr}", operand(inst.dst, types[0].dwords(), 0))
     } else if atomic && inst.ctrl & flags::GLC != 0 {
         format!(

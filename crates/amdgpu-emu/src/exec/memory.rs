@@ -69,7 +69,8 @@ fn kind_of(op: Op) -> Option<Kind> {
         return atomic(op).map(Kind::Atomic);
     }
     let (load, suffix) = if let Some(s) = rest.strip_prefix("load_") {
-        (true, s)
+        // gfx942's LDS DMA loads (`load_lds_dword`) read as the plain loads do.
+        (true, s.strip_prefix("lds_").unwrap_or(s))
     } else if let Some(s) = rest.strip_prefix("store_") {
         (false, s)
     } else {
@@ -322,20 +323,77 @@ fn lane_access(
     Ok(())
 }
 
+/// Whether a load's data goes to LDS rather than to VGPRs: gfx942's `*_load_lds_*`
+/// operations and, on gfx90a, GLOBAL/SCRATCH and MUBUF loads with the lds bit.
+fn loads_to_lds(inst: &Inst) -> bool {
+    inst.ctrl & flags::LDS != 0 || inst.op.name().contains("_load_lds_")
+}
+
+/// The LDS address lane `lane` of an LDS DMA instruction writes (or `buffer_store_lds_dword`
+/// reads): the wave's base M0[15:0] plus the instruction offset (it offsets the memory address
+/// too) plus a dword per lane.
+fn lds_dma_address(w: &Wave, inst: &Inst, lane: usize) -> u64 {
+    ((w.m0() & 0xFFFF) as u64)
+        .wrapping_add(inst.imm as i64 as u64)
+        .wrapping_add(4 * lane as u64)
+}
+
+/// One lane of an LDS DMA load: the dword the load would have written to its VGPR (sub-dword
+/// data zero- or sign-extended as the load names) goes to LDS instead (see
+/// [`lds_dma_address`]); out-of-range LDS addresses drop it, as DS stores do.
+fn load_to_lds(
+    w: &mut Wave,
+    ctx: &mut Ctx<'_>,
+    inst: &Inst,
+    lane: usize,
+    place: Place,
+    kind: Kind,
+    inside: u32,
+) -> Result<(), FaultKind> {
+    let Kind::Load { n, sext, .. } = kind else {
+        return Ok(());
+    };
+    let mut raw = [0u8; 4];
+    let m = inside.min(n).min(4) as usize;
+    if m > 0 {
+        match access(ctx, w, lane, place, m as u32, false)? {
+            Target::Bytes(b) => raw[..m].copy_from_slice(b),
+            Target::Host(p, _) => load_bytes(p, &mut raw[..m]),
+            Target::Nothing => {}
+        }
+    }
+    let v = match (n, sext) {
+        (1, false) => raw[0] as u32,
+        (1, true) => raw[0] as i8 as i32 as u32,
+        (2, false) => u16::from_le_bytes([raw[0], raw[1]]) as u32,
+        (2, true) => i16::from_le_bytes([raw[0], raw[1]]) as i32 as u32,
+        _ => u32::from_le_bytes(raw),
+    };
+    lds_put(ctx, lds_dma_address(w, inst, lane), 4, v as u64);
+    Ok(())
+}
+
 fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let Some(kind) = kind(inst.op) else {
         return Err(illegal(format!("{} is not implemented", inst.op.name())));
     };
-    if inst.ctrl & flags::LDS != 0 {
-        return Err(illegal(
-            "FLAT with the lds bit (load to LDS) is not emulated",
-        ));
-    }
     let exec = w.exec();
     let segment = inst.segment();
     let vaddr = Wave::vslot(inst.src[0]);
     let saddr = inst.src[2];
-    if ctx.fast && segment == seg::GLOBAL && exec != 0 && global_fast(w, ctx, inst, kind, exec) {
+    let to_lds = loads_to_lds(inst);
+    if to_lds && (segment == seg::FLAT || !matches!(kind, Kind::Load { .. })) {
+        return Err(illegal(format!(
+            "{} with the lds bit is not emulated (LDS DMA is a GLOBAL or SCRATCH load)",
+            inst.op.name()
+        )));
+    }
+    if !to_lds
+        && ctx.fast
+        && segment == seg::GLOBAL
+        && exec != 0
+        && global_fast(w, ctx, inst, kind, exec)
+    {
         w.lane_insts += exec.count_ones() as u64;
         return Ok(Flow::Next);
     }
@@ -383,6 +441,14 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             .count();
         ctx.counts.flat_lds += u64::from(lds > 0);
         ctx.counts.flat_lds_only += u64::from(lds == exec.count_ones() as usize);
+    }
+    if to_lds {
+        for l in 0..LANES {
+            if exec >> l & 1 != 0 {
+                load_to_lds(w, ctx, inst, l, places[l], kind, u32::MAX)?;
+            }
+        }
+        return Ok(Flow::Next);
     }
     // Fast path: every lane's plain load or store lies in one range the memory vouches for.
     if ctx.fast && all_global && exec != 0 && !matches!(kind, Kind::Atomic(_)) {
@@ -540,6 +606,8 @@ struct Buffer {
     soffset: u64,
     idxen: bool,
     offen: bool,
+    /// ADD_TID_ENABLE (word 3 bit 23): the lane number adds to the index.
+    add_tid: bool,
     vaddr: usize,
     imm: u64,
 }
@@ -555,6 +623,7 @@ impl Buffer {
             soffset: sread(w, ctx, inst.sdst, Ty::B32, inst.lit) as u64,
             idxen: inst.ctrl & flags::IDXEN != 0,
             offen: inst.ctrl & flags::OFFEN != 0,
+            add_tid: w.s[(r + 3) & 127] >> 23 & 1 != 0,
             vaddr: Wave::vslot(inst.src[0]),
             imm: inst.imm as u64,
         }
@@ -568,7 +637,7 @@ impl Buffer {
             w.v[self.vaddr][l] as u64
         } else {
             0
-        };
+        } + if self.add_tid { l as u64 } else { 0 };
         let voff = if self.offen {
             w.v[(self.vaddr + self.idxen as usize) & 511][l] as u64
         } else {
@@ -587,7 +656,13 @@ impl Buffer {
             let place = Place::Global(self.base + self.soffset + offset + vindex * self.stride);
             (
                 place,
-                bytes_in_range(self.idxen, vindex, offset, size, self.num_records),
+                bytes_in_range(
+                    self.idxen || self.add_tid,
+                    vindex,
+                    offset,
+                    size,
+                    self.num_records,
+                ),
             )
         }
     }
@@ -597,10 +672,17 @@ fn mubuf(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     if inst.op.is_cache_control() {
         return Ok(Flow::Next);
     }
-    if inst.ctrl & flags::LDS != 0 {
-        return Err(illegal("MUBUF with lds (load to LDS) is not emulated"));
+    if inst.op == buffer_store_lds_dword {
+        return buffer_store_lds(w, ctx, inst);
     }
+    let to_lds = inst.ctrl & flags::LDS != 0;
     if inst.op.format_components().is_some() {
+        if to_lds && inst.op != buffer_load_format_x {
+            return Err(illegal(format!(
+                "{} with lds is not emulated (only buffer_load_format_x loads to LDS)",
+                inst.op.name()
+            )));
+        }
         return buffer_format_access(w, ctx, inst);
     }
     let Some(kind) = kind(inst.op) else {
@@ -609,6 +691,22 @@ fn mubuf(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let buf = Buffer::new(w, ctx, inst);
     let exec = w.exec();
     let size = kind.bytes();
+    if to_lds {
+        if !matches!(kind, Kind::Load { n: 1 | 2 | 4, .. }) {
+            return Err(illegal(format!(
+                "{} with lds is not emulated (LDS DMA loads one dword or less)",
+                inst.op.name()
+            )));
+        }
+        for l in 0..LANES {
+            if exec >> l & 1 != 0 {
+                let (place, inside) = buf.lane(w, l, size);
+                load_to_lds(w, ctx, inst, l, place, kind, inside)?;
+            }
+        }
+        w.lane_insts += exec.count_ones() as u64;
+        return Ok(Flow::Next);
+    }
     for l in 0..LANES {
         if exec >> l & 1 == 0 {
             continue;
@@ -625,6 +723,30 @@ fn mubuf(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             inst.src[1],
             inside,
         )?;
+    }
+    w.lane_insts += exec.count_ones() as u64;
+    Ok(Flow::Next)
+}
+
+/// `buffer_store_lds_dword`: each lane stores the LDS dword at its LDS DMA address (see
+/// [`lds_dma_address`]) to its buffer address, which has no VGPR part (a V# with
+/// ADD_TID_ENABLE spreads the lanes over records).
+fn buffer_store_lds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
+    let buf = Buffer::new(w, ctx, inst);
+    let exec = w.exec();
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let v = lds_get(ctx, lds_dma_address(w, inst, l), 4) as u32;
+        let (place, inside) = buf.lane(w, l, 4);
+        if inside >= 4 {
+            match access(ctx, w, l, place, 4, true)? {
+                Target::Bytes(t) => t.copy_from_slice(&v.to_le_bytes()),
+                Target::Host(p, _) => store_bytes(p, &v.to_le_bytes()),
+                Target::Nothing => {}
+            }
+        }
     }
     w.lane_insts += exec.count_ones() as u64;
     Ok(Flow::Next)
@@ -685,7 +807,9 @@ fn buffer_format_access(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                     *o = buffer_format::dst_sel(sel, &comps, fmt.one());
                 }
             }
-            if d16 {
+            if inst.ctrl & flags::LDS != 0 {
+                lds_put(ctx, lds_dma_address(w, inst, l), 4, out[0] as u64);
+            } else if d16 {
                 for k in 0..count {
                     let r = (reg + (k + hi as usize) / 2) & 511;
                     let h = fmt.narrow_d16(out[k]) as u32;
@@ -1066,7 +1190,7 @@ pub(crate) struct GlobalDword {
 
 /// The resolved form of a GLOBAL dword load or store, or `None` for any other access.
 pub(super) fn global_dword_plan(inst: &Inst) -> Option<GlobalDword> {
-    if inst.enc != Enc::Flat || inst.segment() != seg::GLOBAL || inst.ctrl & flags::LDS != 0 {
+    if inst.enc != Enc::Flat || inst.segment() != seg::GLOBAL || loads_to_lds(inst) {
         return None;
     }
     let (store, n, reg) = match kind(inst.op)? {

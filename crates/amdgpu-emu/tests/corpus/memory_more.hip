@@ -412,3 +412,53 @@ extern "C" __global__ void tbuffer_asm(const void *src, int bytes, const u32 *re
   o[8] = d;
   o[9] = 0;
 }
+
+#define AS1(T) __attribute__((address_space(1))) T
+#define AS5(T) __attribute__((address_space(5))) T
+
+// LDS DMA: loads whose data goes to LDS at M0 plus the instruction offset plus four bytes per
+// lane (gfx90a: GLOBAL and MUBUF loads with the lds bit; gfx942: global_load_lds_* and MUBUF
+// lds). One wave per block; `out` gets the LDS contents, five dwords per lane.
+extern "C" __global__ void lds_dma(const u32 *src, u32 *out, u32 *back) {
+  __shared__ u32 s[6 * 64];
+  u32 t = tid_x();
+  u32 i = gid_x();
+  for (int k = 0; k < 6; ++k) s[64 * k + t] = 0xDEAD0000u + t;
+  syncthreads();
+  __builtin_amdgcn_global_load_lds((AS1(void) *)(src + i), (LDS(void) *)&s[0], 4, 0, 0);
+  // The offset moves both addresses: lane t's byte at src + i + 16 lands in s[64 + 4 + t].
+  __builtin_amdgcn_global_load_lds((AS1(void) *)((const char *)src + i), (LDS(void) *)&s[64], 1, 16,
+                                   0);
+  __amdgpu_buffer_rsrc_t r = RSRC(src, 4 * 128, 4, 4);
+  // Halves at byte 2i (+4 from the offset); lanes past NUM_RECORDS load zero.
+  __builtin_amdgcn_raw_ptr_buffer_load_lds(r, (LDS(void) *)&s[192], 2, 2 * i + 256 * bid_x(), 0, 4,
+                                          0);
+#if defined(__gfx942__)
+  u32 priv[64];
+  for (int k = 0; k < 64; ++k) priv[k] = src[k] ^ (0x1000u * t);
+  u32 pa = (u32)(unsigned long)(AS5(u32) *)&priv[(t * 3) % 64];
+  u32 area = (u32)(unsigned long)(LDS(u32) *)&s[256];
+  asm volatile("s_mov_b32 m0, %1\n s_nop 0\n scratch_load_lds_dword %0, off\n s_waitcnt vmcnt(0)"
+               :: "v"(pa), "s"(area) : "memory");
+#else
+  __amdgpu_buffer_rsrc_t rt = __builtin_amdgcn_make_buffer_rsrc(back, 4, 64 * 64, 0x27000 | 1 << 23);
+  u32 area = (u32)(unsigned long)(LDS(u32) *)&s[0];
+  // Each lane stores the dword its LDS DMA load wrote (record = lane, from ADD_TID_ENABLE).
+  asm volatile("s_waitcnt vmcnt(0)\n s_mov_b32 m0, %0\n s_nop 0\n buffer_store_lds_dword %1, %2 lds\n"
+               " s_waitcnt vmcnt(0)"
+               :: "s"(area), "s"(rt), "s"(256 * bid_x()) : "memory");
+#endif
+  syncthreads();
+  for (int k = 0; k < 5; ++k) out[5 * i + k] = s[64 * k + t];
+}
+
+#if defined(__gfx942__)
+// Packed bfloat16 adds in global memory (global_atomic_pk_add_bf16); empty for gfx90a.
+extern "C" __global__ void global_pk_add_bf16(unsigned *sum, const unsigned *v) {
+  u32 i = gid_x();
+  (void)__builtin_amdgcn_global_atomic_fadd_v2bf16((AS1(short2) *)&sum[i % 4],
+                                                 __builtin_bit_cast(short2, v[i]));
+}
+#else
+extern "C" __global__ void global_pk_add_bf16(unsigned *sum, const unsigned *v) {}
+#endif
