@@ -1187,3 +1187,43 @@ fn global_packed_bfloat_adds_on_gfx942() {
         assert_eq!(got[k], pack(s[0], s[1]), "slot {k}");
     }
 }
+
+/// Encodings LLVM does not know as instructions stay undecoded (an illegal instruction if
+/// run): atomics in the scratch segment, gfx90a's flat-segment f32 and packed f16 adds (its
+/// global segment has them), and LDS DMA loads in the flat segment.
+#[test]
+fn memory_encodings_the_targets_lack_do_not_decode() {
+    use amdgpu_emu::Target::{Gfx90a, Gfx942};
+    use amdgpu_emu::decode::{Enc, decode};
+    let flat = |seg: u32, op: u32| [0xDC00_0000 | op << 18 | seg << 14, 0x007F_3020];
+    for t in TARGETS {
+        assert_eq!(
+            decode(t, &flat(1, 0x42)).enc,
+            Enc::Unknown,
+            "scratch_atomic_add"
+        );
+        assert_eq!(
+            decode(t, &flat(1, 0x62)).enc,
+            Enc::Unknown,
+            "scratch_atomic_add_x2"
+        );
+        assert_eq!(
+            decode(t, &flat(2, 0x4d)).enc,
+            Enc::Flat,
+            "global_atomic_add_f32"
+        );
+    }
+    assert_eq!(decode(Gfx90a, &flat(0, 0x4d)).enc, Enc::Unknown);
+    assert_eq!(decode(Gfx90a, &flat(0, 0x4e)).enc, Enc::Unknown);
+    assert_eq!(decode(Gfx942, &flat(0, 0x4d)).enc, Enc::Flat);
+    assert_eq!(
+        decode(Gfx942, &flat(0, 0x2a)).enc,
+        Enc::Unknown,
+        "flat_load_lds_dword"
+    );
+    assert_eq!(
+        decode(Gfx942, &flat(2, 0x2a)).enc,
+        Enc::Flat,
+        "global_load_lds_dword"
+    );
+}

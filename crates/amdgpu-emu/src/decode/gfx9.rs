@@ -1205,8 +1205,17 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
             };
             let mut i = Inst::new(op, Enc::Flat, 8);
             let segment = bits(w0, 14, 2);
-            // The LDS DMA loads exist for the global and scratch segments only.
-            if segment == 3 || (segment == 0 && op.name().contains("_load_lds_")) {
+            // The LDS DMA loads exist for the global and scratch segments only, atomics for
+            // the flat and global ones, and gfx90a has its f32 and packed f16 adds in the
+            // global segment only.
+            let name = op.name();
+            if segment == 3
+                || (segment == 0 && name.contains("_load_lds_"))
+                || (segment == 1 && name.contains("_atomic_"))
+                || (segment == 0
+                    && target == Target::Gfx90a
+                    && matches!(op, flat_atomic_add_f32 | flat_atomic_pk_add_f16))
+            {
                 return unknown(w0);
             }
             i.ctrl |= segment << flags::SEG_SHIFT;
