@@ -1227,3 +1227,21 @@ fn memory_encodings_the_targets_lack_do_not_decode() {
         "global_load_lds_dword"
     );
 }
+
+#[test]
+fn gws_semaphores_fault_by_name() {
+    for t in TARGETS {
+        let mut b = Bench::new("memory_more", t);
+        assert_uses(&b, &["ds_gws_sema_v"]);
+        let out = b.zeros::<u32>(64);
+        let fault = b
+            .run("gws_sema", [64, 1, 1], [64, 1, 1], &[Arg::Buf(out)], 0)
+            .expect_err("a GWS semaphore faults");
+        let text = fault.to_string();
+        assert!(
+            text.contains("ds_gws_sema_v: GDS/GWS is not emulated"),
+            "{}: {text}",
+            t.name()
+        );
+    }
+}

@@ -1,4 +1,5 @@
-//! Vector memory: LDS (DS), FLAT/GLOBAL/SCRATCH and MUBUF, with per-lane routing and checks.
+//! Vector memory: LDS (DS), FLAT/GLOBAL/SCRATCH, MUBUF and MTBUF (typed formats in
+//! `buffer_format`), LDS DMA, with per-lane routing and checks.
 
 use crate::decode::{Enc, Inst, OFF, Op, Op::*, Ty, flags, seg};
 use crate::fault::FaultKind;
@@ -9,9 +10,9 @@ use crate::wave::{LANES, VReg, Wave};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::atomic::{Atomic, Rmw, atomic};
+use super::{Ctx, Flow, Step, illegal, sread};
 
 mod buffer_format;
-use super::{Ctx, Flow, Step, illegal, sread};
 
 /// V# base marking the private segment buffer the emulator hands to gfx90a kernels.
 pub(crate) const PRIVATE_BUFFER_BASE: u64 = 1 << 47;

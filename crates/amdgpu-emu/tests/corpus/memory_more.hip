@@ -462,3 +462,9 @@ extern "C" __global__ void global_pk_add_bf16(unsigned *sum, const unsigned *v) 
 #else
 extern "C" __global__ void global_pk_add_bf16(unsigned *sum, const unsigned *v) {}
 #endif
+
+// A GWS semaphore operation: decoded, and a named fault when run.
+extern "C" __global__ void gws_sema(u32 *out) {
+  asm volatile("s_mov_b32 m0, 0\n s_nop 0\n ds_gws_sema_v offset:0 gds" ::: "memory");
+  out[gid_x()] = 1;
+}
