@@ -1245,3 +1245,76 @@ fn gws_semaphores_fault_by_name() {
         );
     }
 }
+
+#[test]
+fn ds_64_bit_operations_from_assembly_match_the_isa() {
+    for t in TARGETS {
+        let mut b = Bench::new("memory_more", t);
+        assert_uses(
+            &b,
+            &[
+                "ds_mskor_rtn_b64",
+                "ds_mskor_b64",
+                "ds_cmpst_rtn_f64",
+                "ds_cmpst_f64",
+                "ds_wrxchg2st64_rtn_b64",
+                "ds_wrxchg2_rtn_b64",
+            ],
+        );
+        let n = 128usize;
+        let mut r = Rng(79);
+        let mut init: Vec<u64> = (0..8 * n).map(|_| r.next()).collect();
+        let mut ops: Vec<u64> = (0..8 * n).map(|_| r.next()).collect();
+        for i in 0..n {
+            // Float compares of B and F against ops[2]: equal bits, zeros of opposite sign,
+            // equal NaNs, and unequal values.
+            let (bi, fi, c) = (8 * i + 1, 8 * i + 7, 8 * i + 2);
+            match i % 4 {
+                0 => (init[bi], init[fi]) = (ops[c], ops[c]),
+                1 => (init[bi], init[fi], ops[c]) = (1 << 63, 1 << 63, 0),
+                2 => {
+                    (init[bi], init[fi], ops[c]) =
+                        (f64::NAN.to_bits(), f64::NAN.to_bits(), f64::NAN.to_bits())
+                }
+                _ => {}
+            }
+        }
+        let (ib, ob) = (b.buf_of(&init), b.buf_of(&ops));
+        let out = b.zeros::<u64>(14 * n);
+        b.run1(
+            "ds_asm64",
+            n as u32,
+            64,
+            &[Arg::Buf(ib), Arg::Buf(ob), Arg::Buf(out)],
+        );
+        let got: Vec<u64> = b.read(out);
+        for i in 0..n {
+            let v = &init[8 * i..8 * i + 8];
+            let o = &ops[8 * i..8 * i + 8];
+            let cmpst = |old: u64| {
+                if f64::from_bits(old) == f64::from_bits(o[2]) {
+                    o[3]
+                } else {
+                    old
+                }
+            };
+            let want = [
+                v[0],
+                v[1],
+                v[2],
+                v[3],
+                v[4],
+                v[5],
+                (v[0] & !o[0]) | o[1],
+                cmpst(v[1]),
+                o[4],
+                o[5],
+                o[5],
+                o[4],
+                (v[6] & !o[6]) | o[7],
+                cmpst(v[7]),
+            ];
+            assert_eq!(&got[14 * i..14 * i + 14], &want, "{} lane {i}", t.name());
+        }
+    }
+}

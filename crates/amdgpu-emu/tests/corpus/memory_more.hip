@@ -468,3 +468,54 @@ extern "C" __global__ void gws_sema(u32 *out) {
   asm volatile("s_mov_b32 m0, 0\n s_nop 0\n ds_gws_sema_v offset:0 gds" ::: "memory");
   out[gid_x()] = 1;
 }
+
+// The 64-bit DS operations clang does not emit, in assembly. Lane t works on A[t], B[t],
+// C[t] and C[64 + t] (a 512-byte stride), D[2t] and D[2t + 1], E[t] and F[t], initialised from
+// `init` (8 qwords per lane) with operands from `ops` (8 qwords per lane); `out` gets the
+// returned values (6 qwords) and the LDS qwords afterwards (8).
+extern "C" __global__ void ds_asm64(const u64 *init, const u64 *ops, u64 *out) {
+  __shared__ u64 A[64], B[64], C[128], D[128], E[64], F[64];
+  u32 t = tid_x();
+  u32 i = gid_x();
+  const u64 *v = &init[8 * i];
+  const u64 *o = &ops[8 * i];
+  A[t] = v[0];
+  B[t] = v[1];
+  C[t] = v[2];
+  C[64 + t] = v[3];
+  D[2 * t] = v[4];
+  D[2 * t + 1] = v[5];
+  E[t] = v[6];
+  F[t] = v[7];
+  syncthreads();
+  auto at = [](void *p) { return (u32)(unsigned long)(LDS(void) *)p; };
+  u64 r0, r1;
+  u32x4 rc, rd;
+  asm volatile("ds_mskor_rtn_b64 %0, %1, %2, %3\n s_waitcnt lgkmcnt(0)"
+               : "=v"(r0) : "v"(at(&A[t])), "v"(o[0]), "v"(o[1]) : "memory");
+  asm volatile("ds_cmpst_rtn_f64 %0, %1, %2, %3\n s_waitcnt lgkmcnt(0)"
+               : "=v"(r1) : "v"(at(&B[t])), "v"(o[2]), "v"(o[3]) : "memory");
+  asm volatile("ds_wrxchg2st64_rtn_b64 %0, %1, %2, %3 offset1:1\n s_waitcnt lgkmcnt(0)"
+               : "=v"(rc) : "v"(at(&C[t])), "v"(o[4]), "v"(o[5]) : "memory");
+  asm volatile("ds_wrxchg2_rtn_b64 %0, %1, %2, %3 offset1:1\n s_waitcnt lgkmcnt(0)"
+               : "=v"(rd) : "v"(at(&D[2 * t])), "v"(o[5]), "v"(o[4]) : "memory");
+  asm volatile("ds_mskor_b64 %0, %1, %2\n ds_cmpst_f64 %3, %4, %5\n s_waitcnt lgkmcnt(0)"
+               :: "v"(at(&E[t])), "v"(o[6]), "v"(o[7]), "v"(at(&F[t])), "v"(o[2]), "v"(o[3])
+               : "memory");
+  syncthreads();
+  u64 *w = &out[14 * i];
+  w[0] = r0;
+  w[1] = r1;
+  w[2] = (u64)rc.y << 32 | rc.x;
+  w[3] = (u64)rc.w << 32 | rc.z;
+  w[4] = (u64)rd.y << 32 | rd.x;
+  w[5] = (u64)rd.w << 32 | rd.z;
+  w[6] = A[t];
+  w[7] = B[t];
+  w[8] = C[t];
+  w[9] = C[64 + t];
+  w[10] = D[2 * t];
+  w[11] = D[2 * t + 1];
+  w[12] = E[t];
+  w[13] = F[t];
+}
