@@ -1318,3 +1318,61 @@ fn ds_64_bit_operations_from_assembly_match_the_isa() {
         }
     }
 }
+
+#[test]
+fn format_loads_to_lds_and_d16_format_stores() {
+    for t in TARGETS {
+        let mut b = Bench::new("memory_more", t);
+        assert_uses(
+            &b,
+            &[
+                "buffer_load_format_x",
+                "buffer_store_format_d16_hi_x",
+                "tbuffer_store_format_d16_x",
+            ],
+        );
+        let n = 128usize;
+        let mut r = Rng(83);
+        let src: Vec<u32> = (0..n).map(|_| r.next() as u32).collect();
+        let halves: Vec<u32> = (0..n)
+            .map(|_| {
+                let h = f16::from_f32(r.f32()).to_bits() as u32;
+                h << 16 | (r.next() as u32 & 0xFFFF)
+            })
+            .collect();
+        let (sb, hb) = (b.buf_of(&src), b.buf_of(&halves));
+        let (hi_out, t16_out, lds_out) = (b.zeros::<u16>(n), b.zeros::<u16>(n), b.zeros::<u32>(n));
+        b.run1(
+            "format_more_asm",
+            n as u32,
+            64,
+            &[
+                Arg::Buf(sb),
+                Arg::Buf(hb),
+                Arg::Buf(hi_out),
+                Arg::Buf(t16_out),
+                Arg::Buf(lds_out),
+            ],
+        );
+        let (gh, gt, gl): (Vec<u16>, Vec<u16>, Vec<u32>) =
+            (b.read(hi_out), b.read(t16_out), b.read(lds_out));
+        for i in 0..n {
+            // X of an 8_8_8_8 UNORM element, as f32 bits, in the lane's LDS dword.
+            let x = ((src[i] & 0xFF) as f32 / 255.0).to_bits();
+            assert_eq!(gl[i], x, "{} LDS dword {i}", t.name());
+            // The high half (an f16) to a 16-bit FLOAT element; the low half to a 16-bit UINT.
+            assert_eq!(
+                gh[i],
+                (halves[i] >> 16) as u16,
+                "{} d16_hi store {i}",
+                t.name()
+            );
+            assert_eq!(
+                gt[i],
+                halves[i] as u16,
+                "{} tbuffer d16 store {i}",
+                t.name()
+            );
+        }
+    }
+}

@@ -519,3 +519,29 @@ extern "C" __global__ void ds_asm64(const u64 *init, const u64 *ops, u64 *out) {
   w[12] = E[t];
   w[13] = F[t];
 }
+
+// More typed forms in assembly: a format load to LDS (M0 plus four bytes per lane), a d16_hi
+// format store and an MTBUF d16 store. `src` holds 8_8_8_8 UNORM elements, one per lane.
+extern "C" __global__ void format_more_asm(const u32 *src, const u32 *halves, unsigned short *hi_out,
+                                           unsigned short *t16_out, u32 *lds_out) {
+  __shared__ u32 s[64];
+  u32 t = tid_x();
+  u32 i = gid_x();
+  __amdgpu_buffer_rsrc_t r = RSRC(src, 4 * 128, 10, 0);
+  __amdgpu_buffer_rsrc_t rh = RSRC(hi_out, 2 * 128, 2, 7);
+  __amdgpu_buffer_rsrc_t rt = RSRC(t16_out, 2 * 128, 2, 4);
+  u32 area = (u32)(unsigned long)(LDS(u32) *)&s[0];
+  s[t] = 0;
+  syncthreads();
+  asm volatile("s_mov_b32 m0, %0\n s_nop 0\n buffer_load_format_x %1, %2, 0 offen lds\n"
+               " s_waitcnt vmcnt(0)"
+               :: "s"(area), "v"(4 * i), "s"(r) : "memory");
+  u32 h = halves[i];
+  asm volatile("buffer_store_format_d16_hi_x %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)"
+               :: "v"(h), "v"(2 * i), "s"(rh) : "memory");
+  asm volatile("tbuffer_store_format_d16_x %0, %1, %2, 0 format:[BUF_DATA_FORMAT_16,BUF_NUM_FORMAT_UINT] offen\n"
+               " s_waitcnt vmcnt(0)"
+               :: "v"(h), "v"(2 * i), "s"(rt) : "memory");
+  syncthreads();
+  lds_out[i] = s[t];
+}
