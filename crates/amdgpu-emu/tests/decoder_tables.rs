@@ -90,15 +90,33 @@ fn encode(enc: Enc, code: u16, op: Op) -> Vec<u32> {
             }
         }
         Enc::Ds => {
+            // Operations without an address VGPR leave its field zero (LLVM rejects others).
+            let no_addr = matches!(
+                op,
+                Op::ds_append
+                    | Op::ds_consume
+                    | Op::ds_read_addtid_b32
+                    | Op::ds_write_addtid_b32
+                    | Op::ds_gws_sema_v
+                    | Op::ds_gws_sema_p
+                    | Op::ds_gws_sema_release_all
+            );
+            let addr = if no_addr { 0 } else { 2 };
             let (d0, d1, dst) = if name.starts_with("ds_gws") {
                 (0, 0, 0)
-            } else if name.starts_with("ds_read") || name == "ds_swizzle_b32" {
+            } else if op == Op::ds_write_addtid_b32 {
+                (4, 0, 0)
+            } else if name.starts_with("ds_read") || name == "ds_swizzle_b32" || no_addr {
                 (0, 0, 8)
-            } else if name.contains("cmpst_rtn") {
+            } else if name.contains("cmpst_rtn")
+                || name.contains("mskor_rtn")
+                || name.contains("wrxchg2")
+                || name == "ds_wrap_rtn_b32"
+            {
                 (4, 6, 8)
             } else if name.contains("rtn") || name.contains("permute") {
                 (4, 0, 8)
-            } else if name.contains("write2") || name.contains("cmpst") {
+            } else if name.contains("write2") || name.contains("cmpst") || name.contains("mskor") {
                 (4, 6, 0)
             } else {
                 (4, 0, 0)
@@ -107,12 +125,18 @@ fn encode(enc: Enc, code: u16, op: Op) -> Vec<u32> {
             let gds = (name.starts_with("ds_gws") as u32) << 16;
             vec![
                 0xD800_0000 | c << 17 | gds,
-                2 | d0 << 8 | d1 << 16 | dst << 24,
+                addr | d0 << 8 | d1 << 16 | dst << 24,
             ]
         }
         Enc::Flat => {
             let load = name.contains("load");
-            let (data, dst) = if load { (0, 8) } else { (4, 0) };
+            let (data, dst) = if name.contains("load_lds") {
+                (0, 0)
+            } else if load {
+                (0, 8)
+            } else {
+                (4, 0)
+            };
             vec![
                 0xDC00_0000 | c << 18 | 2 << 14,
                 2 | data << 8 | 0x7F << 16 | dst << 24,
@@ -121,6 +145,14 @@ fn encode(enc: Enc, code: u16, op: Op) -> Vec<u32> {
         Enc::Mubuf => {
             if op.is_cache_control() {
                 vec![0xE000_0000 | c << 18, 0]
+            } else if op == Op::buffer_store_lds_dword {
+                vec![0xE000_0000 | c << 18 | 1 << 16, 1 << 16 | 0x80 << 24]
+            } else if name.starts_with("tbuffer") {
+                // MTBUF, with a 16-bit data format and the float number format.
+                vec![
+                    0xE800_0000 | c << 15 | 5 << 19 | 7 << 23 | 1 << 12,
+                    2 | 4 << 8 | 1 << 16 | 0x80 << 24,
+                ]
             } else {
                 vec![
                     0xE000_0000 | c << 18 | 1 << 12,

@@ -949,6 +949,40 @@ const DS: &[Row] = &[
     (114, ds_min_rtn_f64, On::All),
     (115, ds_max_rtn_f64, On::All),
     (124, ds_add_rtn_f64, On::All),
+    (0x0c, ds_mskor_b32, On::All),
+    (0x11, ds_cmpst_f32, On::All),
+    (0x17, ds_pk_add_f16, On::Gfx942),
+    (0x18, ds_pk_add_bf16, On::Gfx942),
+    (0x1d, ds_write_addtid_b32, On::All),
+    (0x2c, ds_mskor_rtn_b32, On::All),
+    (0x2e, ds_wrxchg2_rtn_b32, On::All),
+    (0x2f, ds_wrxchg2st64_rtn_b32, On::All),
+    (0x31, ds_cmpst_rtn_f32, On::All),
+    (0x34, ds_wrap_rtn_b32, On::All),
+    (0x4c, ds_mskor_b64, On::All),
+    (0x51, ds_cmpst_f64, On::All),
+    (0x54, ds_write_b8_d16_hi, On::All),
+    (0x55, ds_write_b16_d16_hi, On::All),
+    (0x56, ds_read_u8_d16, On::All),
+    (0x57, ds_read_u8_d16_hi, On::All),
+    (0x58, ds_read_i8_d16, On::All),
+    (0x59, ds_read_i8_d16_hi, On::All),
+    (0x5a, ds_read_u16_d16, On::All),
+    (0x5b, ds_read_u16_d16_hi, On::All),
+    (0x6c, ds_mskor_rtn_b64, On::All),
+    (0x6e, ds_wrxchg2_rtn_b64, On::All),
+    (0x6f, ds_wrxchg2st64_rtn_b64, On::All),
+    (0x71, ds_cmpst_rtn_f64, On::All),
+    (0x7e, ds_condxchg32_rtn_b64, On::All),
+    (0x98, ds_gws_sema_release_all, On::All),
+    (0x9a, ds_gws_sema_v, On::All),
+    (0x9b, ds_gws_sema_br, On::All),
+    (0x9c, ds_gws_sema_p, On::All),
+    (0xb6, ds_read_addtid_b32, On::All),
+    (0xb7, ds_pk_add_rtn_f16, On::Gfx942),
+    (0xb8, ds_pk_add_rtn_bf16, On::Gfx942),
+    (0xbd, ds_consume, On::All),
+    (0xbe, ds_append, On::All),
     (0x99, ds_gws_init, On::All),
     (0x9d, ds_gws_barrier, On::All),
     (0xde, ds_write_b96, On::All),
@@ -980,6 +1014,12 @@ const FLAT: &[Row] = &[
     (35, flat_load_sbyte_d16_hi, On::All),
     (36, flat_load_short_d16, On::All),
     (37, flat_load_short_d16_hi, On::All),
+    (0x26, flat_load_lds_ubyte, On::Gfx942),
+    (0x27, flat_load_lds_sbyte, On::Gfx942),
+    (0x28, flat_load_lds_ushort, On::Gfx942),
+    (0x29, flat_load_lds_sshort, On::Gfx942),
+    (0x2a, flat_load_lds_dword, On::Gfx942),
+    (0x52, flat_atomic_pk_add_bf16, On::Gfx942),
     (64, flat_atomic_swap, On::All),
     (65, flat_atomic_cmpswap, On::All),
     (66, flat_atomic_add, On::All),
@@ -1030,11 +1070,86 @@ const MUBUF: &[Row] = &[
     (29, buffer_store_dwordx2, On::All),
     (30, buffer_store_dwordx3, On::All),
     (31, buffer_store_dwordx4, On::All),
+    (0x0, buffer_load_format_x, On::All),
+    (0x1, buffer_load_format_xy, On::All),
+    (0x2, buffer_load_format_xyz, On::All),
+    (0x3, buffer_load_format_xyzw, On::All),
+    (0x4, buffer_store_format_x, On::All),
+    (0x5, buffer_store_format_xy, On::All),
+    (0x6, buffer_store_format_xyz, On::All),
+    (0x7, buffer_store_format_xyzw, On::All),
+    (0x8, buffer_load_format_d16_x, On::All),
+    (0x9, buffer_load_format_d16_xy, On::All),
+    (0xa, buffer_load_format_d16_xyz, On::All),
+    (0xb, buffer_load_format_d16_xyzw, On::All),
+    (0xc, buffer_store_format_d16_x, On::All),
+    (0xd, buffer_store_format_d16_xy, On::All),
+    (0xe, buffer_store_format_d16_xyz, On::All),
+    (0xf, buffer_store_format_d16_xyzw, On::All),
+    (0x26, buffer_load_format_d16_hi_x, On::All),
+    (0x27, buffer_store_format_d16_hi_x, On::All),
+    (0x20, buffer_load_ubyte_d16, On::All),
+    (0x21, buffer_load_ubyte_d16_hi, On::All),
+    (0x22, buffer_load_sbyte_d16, On::All),
+    (0x23, buffer_load_sbyte_d16_hi, On::All),
+    (0x24, buffer_load_short_d16, On::All),
+    (0x25, buffer_load_short_d16_hi, On::All),
+    (0x40, buffer_atomic_swap, On::All),
+    (0x41, buffer_atomic_cmpswap, On::All),
+    (0x42, buffer_atomic_add, On::All),
+    (0x43, buffer_atomic_sub, On::All),
+    (0x44, buffer_atomic_smin, On::All),
+    (0x45, buffer_atomic_umin, On::All),
+    (0x46, buffer_atomic_smax, On::All),
+    (0x47, buffer_atomic_umax, On::All),
+    (0x48, buffer_atomic_and, On::All),
+    (0x49, buffer_atomic_or, On::All),
+    (0x4a, buffer_atomic_xor, On::All),
+    (0x4b, buffer_atomic_inc, On::All),
+    (0x4c, buffer_atomic_dec, On::All),
+    (0x4d, buffer_atomic_add_f32, On::All),
+    (0x4e, buffer_atomic_pk_add_f16, On::All),
+    (0x4f, buffer_atomic_add_f64, On::All),
+    (0x50, buffer_atomic_min_f64, On::All),
+    (0x51, buffer_atomic_max_f64, On::All),
+    (0x60, buffer_atomic_swap_x2, On::All),
+    (0x61, buffer_atomic_cmpswap_x2, On::All),
+    (0x62, buffer_atomic_add_x2, On::All),
+    (0x63, buffer_atomic_sub_x2, On::All),
+    (0x64, buffer_atomic_smin_x2, On::All),
+    (0x65, buffer_atomic_umin_x2, On::All),
+    (0x66, buffer_atomic_smax_x2, On::All),
+    (0x67, buffer_atomic_umax_x2, On::All),
+    (0x68, buffer_atomic_and_x2, On::All),
+    (0x69, buffer_atomic_or_x2, On::All),
+    (0x6a, buffer_atomic_xor_x2, On::All),
+    (0x6b, buffer_atomic_inc_x2, On::All),
+    (0x6c, buffer_atomic_dec_x2, On::All),
+    (0x3d, buffer_store_lds_dword, On::Gfx90a),
     (0x28, buffer_wbl2, On::All),
     (0x29, buffer_inv, On::Gfx942),
     (0x29, buffer_invl2, On::Gfx90a),
     (0x3e, buffer_wbinvl1, On::Gfx90a),
     (0x3f, buffer_wbinvl1_vol, On::Gfx90a),
+];
+
+const MTBUF: &[Row] = &[
+    (0x0, tbuffer_load_format_x, On::All),
+    (0x1, tbuffer_load_format_xy, On::All),
+    (0x2, tbuffer_load_format_xyz, On::All),
+    (0x3, tbuffer_load_format_xyzw, On::All),
+    (0x4, tbuffer_store_format_x, On::All),
+    (0x5, tbuffer_store_format_xy, On::All),
+    (0x6, tbuffer_store_format_xyz, On::All),
+    (0x7, tbuffer_store_format_xyzw, On::All),
+    (0x8, tbuffer_load_format_d16_x, On::All),
+    (0x9, tbuffer_load_format_d16_xy, On::All),
+    (0xa, tbuffer_load_format_d16_xyz, On::All),
+    (0xb, tbuffer_load_format_d16_xyzw, On::All),
+    (0xc, tbuffer_store_format_d16_x, On::All),
+    (0xd, tbuffer_store_format_d16_xy, On::All),
+    (0xe, tbuffer_store_format_d16_xyz, On::All),
+    (0xf, tbuffer_store_format_d16_xyzw, On::All),
 ];
 
 /// Dense opcode tables of one target.
@@ -1053,6 +1168,7 @@ struct Tables {
     ds: Vec<Option<Op>>,
     flat: Vec<Option<Op>>,
     mubuf: Vec<Option<Op>>,
+    mtbuf: Vec<Option<Op>>,
 }
 
 fn dense(rows: &[Row], size: usize, target: Target) -> Vec<Option<Op>> {
@@ -1106,6 +1222,7 @@ fn tables(target: Target) -> &'static Tables {
             ds: dense(DS, 256, target),
             flat: dense(FLAT, 128, target),
             mubuf: dense(MUBUF, 128, target),
+            mtbuf: dense(MTBUF, 16, target),
         }
     })
 }
@@ -1267,7 +1384,17 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
             };
             let mut i = Inst::new(op, Enc::Flat, 8);
             let segment = bits(w0, 14, 2);
-            if segment == 3 {
+            // The LDS DMA loads exist for the global and scratch segments only, atomics for
+            // the flat and global ones, and gfx90a has its f32 and packed f16 adds in the
+            // global segment only.
+            let name = op.name();
+            if segment == 3
+                || (segment == 0 && name.contains("_load_lds_"))
+                || (segment == 1 && name.contains("_atomic_"))
+                || (segment == 0
+                    && target == Target::Gfx90a
+                    && matches!(op, flat_atomic_add_f32 | flat_atomic_pk_add_f16))
+            {
                 return unknown(w0);
             }
             i.ctrl |= segment << flags::SEG_SHIFT;
@@ -1327,6 +1454,40 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
                 }
             }
             if target == Target::Gfx942 && bits(w0, 15, 1) != 0 {
+                i.ctrl |= flags::SC1;
+            }
+            let acc = bits(w1, 23, 1) != 0;
+            if acc {
+                i.ctrl |= flags::ACC;
+            }
+            i.src[0] = VGPR + bits(w1, 0, 8) as u16;
+            i.src[1] = if acc { AGPR } else { VGPR } + bits(w1, 8, 8) as u16;
+            i.src[2] = (bits(w1, 16, 5) * 4) as u16;
+            i.sdst = bits(w1, 24, 8) as u16;
+            if i.sdst == LITERAL {
+                i.len = 12;
+                i.lit = w2;
+            }
+            return i;
+        }
+        0x3A => {
+            let Some(op) = t.mtbuf[bits(w0, 15, 4) as usize] else {
+                return unknown(w0);
+            };
+            // The MUBUF form with the formats in place of the lds bit and the upper opcode
+            // bits; SLC, SC1 (gfx942) and acc sit in the second dword.
+            let mut i = Inst::new(op, Enc::Mubuf, 8);
+            i.imm = bits(w0, 0, 12) as i32;
+            for (bit, f) in [(12, flags::OFFEN), (13, flags::IDXEN), (14, flags::GLC)] {
+                if bits(w0, bit, 1) != 0 {
+                    i.ctrl |= f;
+                }
+            }
+            i.ctrl |= bits(w0, 19, 7) << flags::FMT_SHIFT;
+            if bits(w1, 22, 1) != 0 {
+                i.ctrl |= flags::SLC;
+            }
+            if target == Target::Gfx942 && bits(w1, 21, 1) != 0 {
                 i.ctrl |= flags::SC1;
             }
             let acc = bits(w1, 23, 1) != 0;
@@ -1573,6 +1734,7 @@ pub(super) fn rows(target: Target) -> Vec<(Enc, u16, Op)> {
         (Enc::Ds, DS),
         (Enc::Flat, FLAT),
         (Enc::Mubuf, MUBUF),
+        (Enc::Mubuf, MTBUF),
     ] {
         for &(code, op, on) in rows {
             let applies = match on {

@@ -31,6 +31,7 @@ pub enum Enc {
     Vop3p,
     Ds,
     Flat,
+    /// MUBUF, and MTBUF (the `tbuffer_*` operations, their formats in [`flags::FMT_SHIFT`]).
     Mubuf,
     /// An encoding the decoder does not know: executing it is an illegal instruction.
     Unknown,
@@ -82,7 +83,7 @@ pub mod seg {
 /// | SMEM | sdata | soffset (or OFF) | [sbase, -, -] | offset |
 /// | DS | vdst | - | [addr, data0, data1] | offset0 \| offset1 << 8 |
 /// | FLAT | vdst | - | [addr, data, saddr] | offset |
-/// | MUBUF | - | soffset | [vaddr, vdata, srsrc] | offset |
+/// | MUBUF, MTBUF | - | soffset | [vaddr, vdata, srsrc] | offset |
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Inst {
     /// The operation.
@@ -139,6 +140,8 @@ pub mod flags {
     /// Data/destination registers are AGPRs (gfx90a acc bit).
     pub const ACC: u32 = 512;
     pub const SEG_SHIFT: u32 = 16;
+    /// MTBUF: the data format (4 bits) at this shift, the number format (3 bits) above it.
+    pub const FMT_SHIFT: u32 = 20;
 }
 
 impl Inst {

@@ -485,6 +485,19 @@ ops! {
     ds_and_rtn_b64 = [X2]; ds_or_rtn_b64 = [X2]; ds_xor_rtn_b64 = [X2]; ds_wrxchg_rtn_b64 = [X2];
     ds_min_rtn_f64 = [X2]; ds_max_rtn_f64 = [X2];
     ds_gws_init = [N]; ds_gws_barrier = [N];
+    ds_write_b8_d16_hi = [N]; ds_write_b16_d16_hi = [N]; ds_read_u8_d16 = [B32];
+    ds_read_u8_d16_hi = [B32]; ds_read_i8_d16 = [B32]; ds_read_i8_d16_hi = [B32];
+    ds_read_u16_d16 = [B32]; ds_read_u16_d16_hi = [B32];
+    ds_append = [B32]; ds_consume = [B32];
+    ds_pk_add_f16 = [N]; ds_pk_add_bf16 = [N]; ds_pk_add_rtn_f16 = [B32];
+    ds_pk_add_rtn_bf16 = [B32];
+    ds_mskor_b32 = [N]; ds_mskor_rtn_b32 = [B32]; ds_mskor_b64 = [N]; ds_mskor_rtn_b64 = [X2];
+    ds_cmpst_f32 = [N]; ds_cmpst_rtn_f32 = [B32]; ds_cmpst_f64 = [N]; ds_cmpst_rtn_f64 = [X2];
+    ds_wrxchg2_rtn_b32 = [X2]; ds_wrxchg2st64_rtn_b32 = [X2]; ds_wrxchg2_rtn_b64 = [X4];
+    ds_wrxchg2st64_rtn_b64 = [X4]; ds_wrap_rtn_b32 = [B32]; ds_condxchg32_rtn_b64 = [X2];
+    ds_read_addtid_b32 = [B32]; ds_write_addtid_b32 = [N];
+    ds_gws_sema_release_all = [N]; ds_gws_sema_v = [N]; ds_gws_sema_br = [N];
+    ds_gws_sema_p = [N];
     // FLAT, GLOBAL, SCRATCH (the segment is a field of the instruction)
     flat_load_ubyte = [B32]; flat_load_sbyte = [B32]; flat_load_ushort = [B32];
     flat_load_sshort = [B32]; flat_load_dword = [B32]; flat_load_dwordx2 = [X2];
@@ -505,6 +518,8 @@ ops! {
     flat_atomic_smax_x2 = [X2]; flat_atomic_umax_x2 = [X2]; flat_atomic_and_x2 = [X2];
     flat_atomic_or_x2 = [X2]; flat_atomic_xor_x2 = [X2]; flat_atomic_inc_x2 = [X2];
     flat_atomic_dec_x2 = [X2];
+    flat_load_lds_ubyte = [N]; flat_load_lds_sbyte = [N]; flat_load_lds_ushort = [N];
+    flat_load_lds_sshort = [N]; flat_load_lds_dword = [N]; flat_atomic_pk_add_bf16 = [B32];
     // MUBUF
     buffer_load_ubyte = [B32]; buffer_load_sbyte = [B32]; buffer_load_ushort = [B32];
     buffer_load_sshort = [B32]; buffer_load_dword = [B32]; buffer_load_dwordx2 = [X2];
@@ -513,6 +528,38 @@ ops! {
     buffer_store_dword = [N]; buffer_store_dwordx2 = [N]; buffer_store_dwordx3 = [N];
     buffer_store_dwordx4 = [N]; buffer_wbl2 = [N]; buffer_inv = [N];
     buffer_invl2 = [N]; buffer_wbinvl1 = [N]; buffer_wbinvl1_vol = [N];
+    buffer_load_ubyte_d16 = [B32]; buffer_load_ubyte_d16_hi = [B32];
+    buffer_load_sbyte_d16 = [B32]; buffer_load_sbyte_d16_hi = [B32];
+    buffer_load_short_d16 = [B32]; buffer_load_short_d16_hi = [B32];
+    buffer_atomic_swap = [B32]; buffer_atomic_cmpswap = [B32]; buffer_atomic_add = [B32];
+    buffer_atomic_sub = [B32]; buffer_atomic_smin = [B32]; buffer_atomic_umin = [B32];
+    buffer_atomic_smax = [B32]; buffer_atomic_umax = [B32]; buffer_atomic_and = [B32];
+    buffer_atomic_or = [B32]; buffer_atomic_xor = [B32]; buffer_atomic_inc = [B32];
+    buffer_atomic_dec = [B32]; buffer_atomic_add_f32 = [B32]; buffer_atomic_pk_add_f16 = [B32];
+    buffer_atomic_add_f64 = [X2]; buffer_atomic_min_f64 = [X2]; buffer_atomic_max_f64 = [X2];
+    buffer_atomic_swap_x2 = [X2]; buffer_atomic_cmpswap_x2 = [X2]; buffer_atomic_add_x2 = [X2];
+    buffer_atomic_sub_x2 = [X2]; buffer_atomic_smin_x2 = [X2]; buffer_atomic_umin_x2 = [X2];
+    buffer_atomic_smax_x2 = [X2]; buffer_atomic_umax_x2 = [X2]; buffer_atomic_and_x2 = [X2];
+    buffer_atomic_or_x2 = [X2]; buffer_atomic_xor_x2 = [X2]; buffer_atomic_inc_x2 = [X2];
+    buffer_atomic_dec_x2 = [X2];
+    buffer_load_format_x = [B32]; buffer_load_format_xy = [X2]; buffer_load_format_xyz = [X3];
+    buffer_load_format_xyzw = [X4]; buffer_store_format_x = [N]; buffer_store_format_xy = [N];
+    buffer_store_format_xyz = [N]; buffer_store_format_xyzw = [N];
+    buffer_load_format_d16_x = [B32]; buffer_load_format_d16_xy = [B32];
+    buffer_load_format_d16_xyz = [X2]; buffer_load_format_d16_xyzw = [X2];
+    buffer_store_format_d16_x = [N]; buffer_store_format_d16_xy = [N];
+    buffer_store_format_d16_xyz = [N]; buffer_store_format_d16_xyzw = [N];
+    buffer_load_format_d16_hi_x = [B32]; buffer_store_format_d16_hi_x = [N];
+    buffer_store_lds_dword = [N];
+    // MTBUF (decoded as MUBUF with the instruction's data and number formats in the flags)
+    tbuffer_load_format_x = [B32]; tbuffer_load_format_xy = [X2];
+    tbuffer_load_format_xyz = [X3]; tbuffer_load_format_xyzw = [X4];
+    tbuffer_store_format_x = [N]; tbuffer_store_format_xy = [N];
+    tbuffer_store_format_xyz = [N]; tbuffer_store_format_xyzw = [N];
+    tbuffer_load_format_d16_x = [B32]; tbuffer_load_format_d16_xy = [B32];
+    tbuffer_load_format_d16_xyz = [X2]; tbuffer_load_format_d16_xyzw = [X2];
+    tbuffer_store_format_d16_x = [N]; tbuffer_store_format_d16_xy = [N];
+    tbuffer_store_format_d16_xyz = [N]; tbuffer_store_format_d16_xyzw = [N];
 }
 
 /// The f16 bits of a float inline constant (operand codes 240 to 248), as 16-bit integer
@@ -555,9 +602,23 @@ impl Op {
         )
     }
 
+    /// The number of components of a format load or store (`_x` to `_xyzw`), or `None` for
+    /// any other operation.
+    pub fn format_components(self) -> Option<u32> {
+        let n = self.name();
+        if !n.contains("_format_") {
+            return None;
+        }
+        n.rsplit_once('_').map(|(_, xyzw)| xyzw.len() as u32)
+    }
+
     /// The number of dwords of the data operand of a memory store or atomic (0 if none).
     pub fn store_dwords(self) -> u32 {
         let n = self.name();
+        if let Some(c) = self.format_components() {
+            // d16 formats pack two components per register.
+            return if n.contains("_d16") { c.div_ceil(2) } else { c };
+        }
         if n.ends_with("x16") {
             16
         } else if n.ends_with("x8") {

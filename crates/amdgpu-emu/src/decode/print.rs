@@ -371,8 +371,11 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
         Enc::Flat => disasm_flat(inst, &mn, target),
         Enc::Mubuf => {
             let name = inst.op.name();
+            // An atomic compare-and-swap's data is the value and then the compare value.
             let data_dw = if name.contains("load") {
                 ty(0).dwords()
+            } else if name.contains("cmpswap") {
+                2 * inst.op.store_dwords()
             } else {
                 inst.op.store_dwords()
             };
@@ -387,12 +390,22 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
             if inst.op.is_cache_control() {
                 return format!("{mn}{}", mem_flags(inst, target));
             }
-            let mut s = format!(
-                "{mn} {}, {vaddr}, {}, {}",
-                operand(inst.src[1], data_dw, 0),
-                operand(inst.src[2], 4, 0),
-                operand(inst.sdst, 1, inst.lit)
-            );
+            let srsrc = operand(inst.src[2], 4, 0);
+            let soffset = operand(inst.sdst, 1, inst.lit);
+            // A load to LDS names no data register; buffer_store_lds_dword no address either.
+            let mut s = if inst.op == Op::buffer_store_lds_dword {
+                format!("{mn} {srsrc}, {soffset}")
+            } else if inst.ctrl & flags::LDS != 0 {
+                format!("{mn} {vaddr}, {srsrc}, {soffset}")
+            } else {
+                format!(
+                    "{mn} {}, {vaddr}, {srsrc}, {soffset}",
+                    operand(inst.src[1], data_dw, 0)
+                )
+            };
+            if name.starts_with("tbuffer") {
+                s.push_str(&mtbuf_format(inst.ctrl));
+            }
             if inst.ctrl & flags::OFFEN != 0 {
                 s.push_str(" offen");
             }
@@ -413,6 +426,53 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
     }
 }
 
+/// An MTBUF instruction's ` format:[...]`, naming the data and number formats that differ
+/// from the defaults (8 and UNORM), as LLVM prints it; empty when both are the defaults.
+fn mtbuf_format(ctrl: u32) -> String {
+    const DATA: [&str; 16] = [
+        "INVALID",
+        "8",
+        "16",
+        "8_8",
+        "32",
+        "16_16",
+        "10_11_11",
+        "11_11_10",
+        "10_10_10_2",
+        "2_10_10_10",
+        "8_8_8_8",
+        "32_32",
+        "16_16_16_16",
+        "32_32_32",
+        "32_32_32_32",
+        "RESERVED_15",
+    ];
+    const NUM: [&str; 8] = [
+        "UNORM",
+        "SNORM",
+        "USCALED",
+        "SSCALED",
+        "UINT",
+        "SINT",
+        "RESERVED_6",
+        "FLOAT",
+    ];
+    let dfmt = (ctrl >> flags::FMT_SHIFT) & 15;
+    let nfmt = (ctrl >> (flags::FMT_SHIFT + 4)) & 7;
+    let mut parts = Vec::new();
+    if dfmt != 1 {
+        parts.push(format!("BUF_DATA_FORMAT_{}", DATA[dfmt as usize]));
+    }
+    if nfmt != 0 {
+        parts.push(format!("BUF_NUM_FORMAT_{}", NUM[nfmt as usize]));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" format:[{}]", parts.join(","))
+    }
+}
+
 fn disasm_ds(inst: &Inst, mn: &str) -> String {
     let name = inst.op.name();
     let types = inst.op.types();
@@ -421,28 +481,50 @@ fn disasm_ds(inst: &Inst, mn: &str) -> String {
     let addr = operand(inst.src[0], 1, 0);
     let d0 = operand(inst.src[1], data_dw, 0);
     let d1 = operand(inst.src[2], data_dw, 0);
-    let ops = if name.starts_with("ds_gws") {
+    // Operations with one lane-independent address (M0 and the offset) name no address VGPR.
+    let no_addr = matches!(
+        inst.op,
+        Op::ds_append | Op::ds_consume | Op::ds_read_addtid_b32 | Op::ds_write_addtid_b32
+    );
+    let ops = if matches!(
+        inst.op,
+        Op::ds_gws_sema_v | Op::ds_gws_sema_p | Op::ds_gws_sema_release_all
+    ) {
+        String::new()
+    } else if name.starts_with("ds_gws") {
         addr.clone()
+    } else if no_addr && name.contains("write") {
+        d0.clone()
+    } else if no_addr {
+        operand(inst.dst, dst_dw, 0)
     } else if name.starts_with("ds_read") || name == "ds_swizzle_b32" {
         format!("{}, {addr}", operand(inst.dst, dst_dw, 0))
     } else if name.contains("permute") {
         format!("{}, {addr}, {d0}", operand(inst.dst, 1, 0))
     } else if name.contains("write2")
-        || name == "ds_mskor_b32"
+        || name.starts_with("ds_mskor_b")
         || (name.contains("cmpst") && !name.contains("rtn"))
     {
         format!("{addr}, {d0}, {d1}")
-    } else if name.contains("cmpst_rtn") {
+    } else if name.contains("cmpst_rtn")
+        || name.contains("mskor_rtn")
+        || name.contains("wrxchg2")
+        || name == "ds_wrap_rtn_b32"
+    {
         format!("{}, {addr}, {d0}, {d1}", operand(inst.dst, dst_dw, 0))
     } else if name.contains("rtn") {
         format!("{}, {addr}, {d0}", operand(inst.dst, dst_dw, 0))
     } else {
         format!("{addr}, {d0}")
     };
-    let mut s = format!("{mn} {ops}");
+    let mut s = if ops.is_empty() {
+        mn.to_string()
+    } else {
+        format!("{mn} {ops}")
+    };
     let o0 = inst.imm & 0xFF;
     let o1 = (inst.imm >> 8) & 0xFF;
-    if name.contains("2_") || name.contains("2st64") {
+    if name.contains("read2") || name.contains("write2") || name.contains("wrxchg2") {
         if o0 != 0 {
             s.push_str(&format!(" offset0:{o0}"));
         }
@@ -494,7 +576,10 @@ fn disasm_flat(inst: &Inst, mn: &str, target: Target) -> String {
     let atomic = name.contains("atomic");
     let cmpswap = name.contains("cmpswap");
     let data_dw = inst.op.store_dwords() * if cmpswap { 2 } else { 1 };
-    let mut ops = if name.contains("load") {
+    // Loads to LDS (the load_lds operations, or the gfx90a lds bit) name no destination.
+    let mut ops = if name.contains("load") && (inst.ctrl & flags::LDS != 0 || types[0] == Ty::N) {
+        addr.clone()
+    } else if name.contains("load") {
         format!("{}, {addr}", operand(inst.dst, types[0].dwords(), 0))
     } else if atomic && inst.ctrl & flags::GLC != 0 {
         format!(

@@ -15,6 +15,14 @@ pub(crate) enum Rmw {
     Swap,
     /// Store the data when the old value equals the compare value.
     CmpSwap,
+    /// [`Rmw::CmpSwap`] with a floating-point compare (DS `cmpst_f32`/`_f64`): +0 equals -0
+    /// and a NaN equals nothing.
+    CmpSwapF,
+    /// Clear the bits of the data (a mask) and set those of the second operand (DS `mskor`).
+    MskOr,
+    /// Subtract the data when the old value is at least the data, else add the second operand
+    /// (DS `wrap`, for ring buffers).
+    Wrap,
     Add,
     Sub,
     /// Data minus the old value.
@@ -37,6 +45,7 @@ pub(crate) enum Rmw {
     MinF64,
     MaxF64,
     PkAddF16,
+    PkAddBf16,
 }
 
 /// An atomic operation: its arithmetic, its width and whether it returns the old value by
@@ -89,6 +98,11 @@ fn atomic_of(op: Op) -> Option<Atomic> {
             ("xor", _) => Rmw::Xor,
             ("wrxchg", _) => Rmw::Swap,
             ("cmpst", _) if !float => Rmw::CmpSwap,
+            ("cmpst", _) => Rmw::CmpSwapF,
+            ("mskor", _) => Rmw::MskOr,
+            ("wrap", _) => Rmw::Wrap,
+            ("pk_add", b'f') => Rmw::PkAddF16,
+            ("pk_add", b'b') => Rmw::PkAddBf16,
             _ => return None,
         };
         return Some(Atomic { rmw, wide, returns });
@@ -111,6 +125,7 @@ fn atomic_of(op: Op) -> Option<Atomic> {
         "dec" => Rmw::Dec,
         "add_f32" => Rmw::AddF32,
         "pk_add_f16" => Rmw::PkAddF16,
+        "pk_add_bf16" => Rmw::PkAddBf16,
         "add_f64" => Rmw::AddF64,
         "min_f64" => Rmw::MinF64,
         "max_f64" => Rmw::MaxF64,
@@ -124,6 +139,12 @@ fn atomic_of(op: Op) -> Option<Atomic> {
 }
 
 impl Rmw {
+    /// Whether the operation takes a second data operand (the compare value of a swap, the
+    /// bits to set of `mskor`, the addend of `wrap`), passed to [`Rmw::apply`] as `cmp`.
+    pub(crate) fn second_operand(self) -> bool {
+        matches!(self, Rmw::CmpSwap | Rmw::CmpSwapF | Rmw::MskOr | Rmw::Wrap)
+    }
+
     /// The new memory value (`wide`: 64 bits, else the low 32 bits of each argument).
     pub(crate) fn apply(self, wide: bool, old: u64, data: u64, cmp: u64) -> u64 {
         if wide {
@@ -142,6 +163,21 @@ impl Rmw {
                     data
                 } else {
                     old
+                }
+            }
+            Rmw::CmpSwapF => {
+                if fl(old) == fl(cmp) {
+                    data
+                } else {
+                    old
+                }
+            }
+            Rmw::MskOr => (old & !data) | cmp,
+            Rmw::Wrap => {
+                if old >= data {
+                    old - data
+                } else {
+                    old.wrapping_add(cmp)
                 }
             }
             Rmw::Add => old.wrapping_add(data),
@@ -176,6 +212,13 @@ impl Rmw {
                 let sum = |k: u32| half::f16::from_f32(half(old, k) + half(data, k)).to_bits();
                 sum(0) as u32 | (sum(1) as u32) << 16
             }
+            Rmw::PkAddBf16 => {
+                // A bf16 sum is exact in f32 or too far from a tie for the second rounding to
+                // matter, so rounding the f32 sum to nearest even gives the bf16 result.
+                let half = |v: u32, k: u32| half::bf16::from_bits((v >> (16 * k)) as u16).to_f32();
+                let sum = |k: u32| half::bf16::from_f32(half(old, k) + half(data, k)).to_bits();
+                sum(0) as u32 | (sum(1) as u32) << 16
+            }
             // 64-bit arithmetic on a 32-bit value does not occur (the table never pairs them).
             Rmw::AddF64 | Rmw::MinF64 | Rmw::MaxF64 => old,
         }
@@ -190,6 +233,21 @@ impl Rmw {
                     data
                 } else {
                     old
+                }
+            }
+            Rmw::CmpSwapF => {
+                if fl(old) == fl(cmp) {
+                    data
+                } else {
+                    old
+                }
+            }
+            Rmw::MskOr => (old & !data) | cmp,
+            Rmw::Wrap => {
+                if old >= data {
+                    old - data
+                } else {
+                    old.wrapping_add(cmp)
                 }
             }
             Rmw::Add => old.wrapping_add(data),
@@ -220,7 +278,7 @@ impl Rmw {
             Rmw::MinF64 => float::min64(fl(old), fl(data)).to_bits(),
             Rmw::MaxF64 => float::max64(fl(old), fl(data)).to_bits(),
             // 32-bit arithmetic on a 64-bit value does not occur (the table never pairs them).
-            Rmw::AddF32 | Rmw::MinF32 | Rmw::MaxF32 | Rmw::PkAddF16 => old,
+            Rmw::AddF32 | Rmw::MinF32 | Rmw::MaxF32 | Rmw::PkAddF16 | Rmw::PkAddBf16 => old,
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Vector memory: LDS (DS), FLAT/GLOBAL/SCRATCH and MUBUF, with per-lane routing and checks.
+//! Vector memory: LDS (DS), FLAT/GLOBAL/SCRATCH, MUBUF and MTBUF (typed formats in
+//! `buffer_format`), LDS DMA, with per-lane routing and checks.
 
 use crate::decode::{Enc, Inst, OFF, Op, Op::*, Ty, flags, seg};
 use crate::fault::FaultKind;
@@ -10,6 +11,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::atomic::{Atomic, Rmw, atomic};
 use super::{Ctx, Flow, Step, illegal, sread};
+
+mod buffer_format;
 
 /// V# base marking the private segment buffer the emulator hands to gfx90a kernels.
 pub(crate) const PRIVATE_BUFFER_BASE: u64 = 1 << 47;
@@ -67,7 +70,8 @@ fn kind_of(op: Op) -> Option<Kind> {
         return atomic(op).map(Kind::Atomic);
     }
     let (load, suffix) = if let Some(s) = rest.strip_prefix("load_") {
-        (true, s)
+        // gfx942's LDS DMA loads (`load_lds_dword`) read as the plain loads do.
+        (true, s.strip_prefix("lds_").unwrap_or(s))
     } else if let Some(s) = rest.strip_prefix("store_") {
         (false, s)
     } else {
@@ -320,20 +324,77 @@ fn lane_access(
     Ok(())
 }
 
+/// Whether a load's data goes to LDS rather than to VGPRs: gfx942's `*_load_lds_*`
+/// operations and, on gfx90a, GLOBAL/SCRATCH and MUBUF loads with the lds bit.
+fn loads_to_lds(inst: &Inst) -> bool {
+    inst.ctrl & flags::LDS != 0 || inst.op.name().contains("_load_lds_")
+}
+
+/// The LDS address lane `lane` of an LDS DMA instruction writes (or `buffer_store_lds_dword`
+/// reads): the wave's base M0[15:0] plus the instruction offset (it offsets the memory address
+/// too) plus a dword per lane.
+fn lds_dma_address(w: &Wave, inst: &Inst, lane: usize) -> u64 {
+    ((w.m0() & 0xFFFF) as u64)
+        .wrapping_add(inst.imm as i64 as u64)
+        .wrapping_add(4 * lane as u64)
+}
+
+/// One lane of an LDS DMA load: the dword the load would have written to its VGPR (sub-dword
+/// data zero- or sign-extended as the load names) goes to LDS instead (see
+/// [`lds_dma_address`]); out-of-range LDS addresses drop it, as DS stores do.
+fn load_to_lds(
+    w: &mut Wave,
+    ctx: &mut Ctx<'_>,
+    inst: &Inst,
+    lane: usize,
+    place: Place,
+    kind: Kind,
+    inside: u32,
+) -> Result<(), FaultKind> {
+    let Kind::Load { n, sext, .. } = kind else {
+        return Ok(());
+    };
+    let mut raw = [0u8; 4];
+    let m = inside.min(n).min(4) as usize;
+    if m > 0 {
+        match access(ctx, w, lane, place, m as u32, false)? {
+            Target::Bytes(b) => raw[..m].copy_from_slice(b),
+            Target::Host(p, _) => load_bytes(p, &mut raw[..m]),
+            Target::Nothing => {}
+        }
+    }
+    let v = match (n, sext) {
+        (1, false) => raw[0] as u32,
+        (1, true) => raw[0] as i8 as i32 as u32,
+        (2, false) => u16::from_le_bytes([raw[0], raw[1]]) as u32,
+        (2, true) => i16::from_le_bytes([raw[0], raw[1]]) as i32 as u32,
+        _ => u32::from_le_bytes(raw),
+    };
+    lds_put(ctx, lds_dma_address(w, inst, lane), 4, v as u64);
+    Ok(())
+}
+
 fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let Some(kind) = kind(inst.op) else {
         return Err(illegal(format!("{} is not implemented", inst.op.name())));
     };
-    if inst.ctrl & flags::LDS != 0 {
-        return Err(illegal(
-            "FLAT with the lds bit (load to LDS) is not emulated",
-        ));
-    }
     let exec = w.exec();
     let segment = inst.segment();
     let vaddr = Wave::vslot(inst.src[0]);
     let saddr = inst.src[2];
-    if ctx.fast && segment == seg::GLOBAL && exec != 0 && global_fast(w, ctx, inst, kind, exec) {
+    let to_lds = loads_to_lds(inst);
+    if to_lds && (segment == seg::FLAT || !matches!(kind, Kind::Load { .. })) {
+        return Err(illegal(format!(
+            "{} with the lds bit is not emulated (LDS DMA is a GLOBAL or SCRATCH load)",
+            inst.op.name()
+        )));
+    }
+    if !to_lds
+        && ctx.fast
+        && segment == seg::GLOBAL
+        && exec != 0
+        && global_fast(w, ctx, inst, kind, exec)
+    {
         w.lane_insts += exec.count_ones() as u64;
         return Ok(Flow::Next);
     }
@@ -381,6 +442,14 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             .count();
         ctx.counts.flat_lds += u64::from(lds > 0);
         ctx.counts.flat_lds_only += u64::from(lds == exec.count_ones() as usize);
+    }
+    if to_lds {
+        for l in 0..LANES {
+            if exec >> l & 1 != 0 {
+                load_to_lds(w, ctx, inst, l, places[l], kind, u32::MAX)?;
+            }
+        }
+        return Ok(Flow::Next);
     }
     // Fast path: every lane's plain load or store lies in one range the memory vouches for.
     if ctx.fast && all_global && exec != 0 && !matches!(kind, Kind::Atomic(_)) {
@@ -528,50 +597,122 @@ fn host_access(w: &mut Wave, inst: &Inst, lane: usize, p: std::ptr::NonNull<u8>,
     }
 }
 
+/// A MUBUF/MTBUF instruction's buffer resource (V#) and the wave-level parts of its address.
+struct Buffer {
+    base: u64,
+    stride: u64,
+    num_records: u64,
+    /// Word 3: DST_SEL_X..W, NUM_FORMAT and DATA_FORMAT.
+    word3: u32,
+    soffset: u64,
+    idxen: bool,
+    offen: bool,
+    /// ADD_TID_ENABLE (word 3 bit 23): the lane number adds to the index.
+    add_tid: bool,
+    vaddr: usize,
+    imm: u64,
+}
+
+impl Buffer {
+    fn new(w: &Wave, ctx: &Ctx<'_>, inst: &Inst) -> Buffer {
+        let r = inst.src[2] as usize & 127;
+        Buffer {
+            base: w.s[r] as u64 | ((w.s[(r + 1) & 127] & 0xFFFF) as u64) << 32,
+            stride: ((w.s[(r + 1) & 127] >> 16) & 0x3FFF) as u64,
+            num_records: w.s[(r + 2) & 127] as u64,
+            word3: w.s[(r + 3) & 127],
+            soffset: sread(w, ctx, inst.sdst, Ty::B32, inst.lit) as u64,
+            idxen: inst.ctrl & flags::IDXEN != 0,
+            offen: inst.ctrl & flags::OFFEN != 0,
+            add_tid: w.s[(r + 3) & 127] >> 23 & 1 != 0,
+            vaddr: Wave::vslot(inst.src[0]),
+            imm: inst.imm as u64,
+        }
+    }
+
+    /// Where lane `l`'s access of `size` bytes goes, and how many of its leading bytes pass
+    /// the range check.
+    fn lane(&self, w: &Wave, l: usize, size: u32) -> (Place, u32) {
+        // vaddr holds the index (idxen), then the offset (offen).
+        let vindex = if self.idxen {
+            w.v[self.vaddr][l] as u64
+        } else {
+            0
+        } + if self.add_tid { l as u64 } else { 0 };
+        let voff = if self.offen {
+            w.v[(self.vaddr + self.idxen as usize) & 511][l] as u64
+        } else {
+            0
+        };
+        let offset = voff + self.imm;
+        if self.base == PRIVATE_BUFFER_BASE {
+            // The private buffer is swizzled per lane (64 lanes, 4-byte elements): SOFFSET is a
+            // wave-level offset (the stack and frame pointers are per-lane offsets times 64),
+            // the VGPR and instruction offsets are the lane's own. It has no range check.
+            (
+                Place::Private(((self.soffset >> 6) + offset) as u32),
+                u32::MAX,
+            )
+        } else {
+            let place = Place::Global(self.base + self.soffset + offset + vindex * self.stride);
+            (
+                place,
+                bytes_in_range(
+                    self.idxen || self.add_tid,
+                    vindex,
+                    offset,
+                    size,
+                    self.num_records,
+                ),
+            )
+        }
+    }
+}
+
 fn mubuf(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     if inst.op.is_cache_control() {
         return Ok(Flow::Next);
     }
+    if inst.op == buffer_store_lds_dword {
+        return buffer_store_lds(w, ctx, inst);
+    }
+    let to_lds = inst.ctrl & flags::LDS != 0;
+    if inst.op.format_components().is_some() {
+        if to_lds && inst.op != buffer_load_format_x {
+            return Err(illegal(format!(
+                "{} with lds is not emulated (only buffer_load_format_x loads to LDS)",
+                inst.op.name()
+            )));
+        }
+        return buffer_format_access(w, ctx, inst);
+    }
     let Some(kind) = kind(inst.op) else {
         return Err(illegal(format!("{} is not implemented", inst.op.name())));
     };
-    if inst.ctrl & flags::LDS != 0 {
-        return Err(illegal("MUBUF with lds (load to LDS) is not emulated"));
-    }
-    let r = inst.src[2] as usize & 127;
-    let base = w.s[r] as u64 | ((w.s[(r + 1) & 127] & 0xFFFF) as u64) << 32;
-    let stride = ((w.s[(r + 1) & 127] >> 16) & 0x3FFF) as u64;
-    let idxen = inst.ctrl & flags::IDXEN != 0;
-    let offen = inst.ctrl & flags::OFFEN != 0;
-    let num_records = w.s[(r + 2) & 127] as u64;
-    let soffset = sread(w, ctx, inst.sdst, Ty::B32, inst.lit) as u64;
+    let buf = Buffer::new(w, ctx, inst);
     let exec = w.exec();
-    let vaddr = Wave::vslot(inst.src[0]);
     let size = kind.bytes();
+    if to_lds {
+        if !matches!(kind, Kind::Load { n: 1 | 2 | 4, .. }) {
+            return Err(illegal(format!(
+                "{} with lds is not emulated (LDS DMA loads one dword or less)",
+                inst.op.name()
+            )));
+        }
+        for l in 0..LANES {
+            if exec >> l & 1 != 0 {
+                let (place, inside) = buf.lane(w, l, size);
+                load_to_lds(w, ctx, inst, l, place, kind, inside)?;
+            }
+        }
+        w.lane_insts += exec.count_ones() as u64;
+        return Ok(Flow::Next);
+    }
     for l in 0..LANES {
         if exec >> l & 1 == 0 {
             continue;
         }
-        // vaddr holds the index (idxen), then the offset (offen).
-        let vindex = if idxen { w.v[vaddr][l] as u64 } else { 0 };
-        let voff = if offen {
-            w.v[(vaddr + idxen as usize) & 511][l] as u64
-        } else {
-            0
-        };
-        let offset = voff + inst.imm as u64;
-        let (place, inside) = if base == PRIVATE_BUFFER_BASE {
-            // The private buffer is swizzled per lane (64 lanes, 4-byte elements): SOFFSET is a
-            // wave-level offset (the stack and frame pointers are per-lane offsets times 64),
-            // the VGPR and instruction offsets are the lane's own. It has no range check.
-            (Place::Private(((soffset >> 6) + offset) as u32), u32::MAX)
-        } else {
-            let place = Place::Global(base + soffset + offset + vindex * stride);
-            (
-                place,
-                bytes_in_range(idxen, vindex, offset, size, num_records),
-            )
-        };
+        let (place, inside) = buf.lane(w, l, size);
         lane_access(
             w,
             ctx,
@@ -583,6 +724,128 @@ fn mubuf(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             inst.src[1],
             inside,
         )?;
+    }
+    w.lane_insts += exec.count_ones() as u64;
+    Ok(Flow::Next)
+}
+
+/// `buffer_store_lds_dword`: each lane stores the LDS dword at its LDS DMA address (see
+/// [`lds_dma_address`]) to its buffer address, which has no VGPR part (a V# with
+/// ADD_TID_ENABLE spreads the lanes over records).
+fn buffer_store_lds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
+    let buf = Buffer::new(w, ctx, inst);
+    let exec = w.exec();
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let v = lds_get(ctx, lds_dma_address(w, inst, l), 4) as u32;
+        let (place, inside) = buf.lane(w, l, 4);
+        if inside >= 4 {
+            match access(ctx, w, l, place, 4, true)? {
+                Target::Bytes(t) => t.copy_from_slice(&v.to_le_bytes()),
+                Target::Host(p, _) => store_bytes(p, &v.to_le_bytes()),
+                Target::Nothing => {}
+            }
+        }
+    }
+    w.lane_insts += exec.count_ones() as u64;
+    Ok(Flow::Next)
+}
+
+/// A typed buffer load or store (`buffer_*_format_*` with the V#'s data and number formats,
+/// `tbuffer_*` with the instruction's). Each lane converts one element between memory and its
+/// first components; loads then fill the components the format lacks (Y and Z with 0, W with
+/// one) and, for `buffer_load_format_*`, pick each destination component by the V#'s DST_SEL
+/// (`tbuffer_*` keep X, Y, Z, W). The d16 forms hold two 16-bit components per register (f16
+/// for the float number formats), and a d16 load of one component keeps the register's other
+/// half. An element not wholly in range loads as zero and is not stored. Data formats or
+/// number formats the emulator does not convert fault, named by both fields.
+fn buffer_format_access(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
+    let name = inst.op.name();
+    let count = inst.op.format_components().unwrap_or(1) as usize;
+    let load = name.contains("_load_");
+    let (d16, hi) = (name.contains("_d16"), name.contains("_d16_hi"));
+    let buf = Buffer::new(w, ctx, inst);
+    let typed = name.starts_with("tbuffer");
+    let (dfmt, nfmt) = if typed {
+        (
+            (inst.ctrl >> flags::FMT_SHIFT) & 15,
+            (inst.ctrl >> (flags::FMT_SHIFT + 4)) & 7,
+        )
+    } else {
+        ((buf.word3 >> 15) & 15, (buf.word3 >> 12) & 7)
+    };
+    let fmt = buffer_format::format(dfmt, nfmt, !load)
+        .map_err(|why| illegal(format!("{name}: {why}")))?;
+    let size = fmt.bytes();
+    let reg = Wave::vslot(inst.src[1]);
+    let exec = w.exec();
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let (place, inside) = buf.lane(w, l, size);
+        let whole = inside >= size;
+        if load {
+            let mut raw = [0u8; 16];
+            if whole {
+                match access(ctx, w, l, place, size, false)? {
+                    Target::Bytes(b) => raw[..size as usize].copy_from_slice(b),
+                    Target::Host(p, _) => load_bytes(p, &mut raw[..size as usize]),
+                    Target::Nothing => {}
+                }
+            }
+            let comps = if whole {
+                fmt.unpack(&raw[..size as usize])
+            } else {
+                [0; 4]
+            };
+            let mut out = comps;
+            if !typed && whole {
+                for (k, o) in out.iter_mut().enumerate() {
+                    let sel = (buf.word3 >> (3 * k)) & 7;
+                    *o = buffer_format::dst_sel(sel, &comps, fmt.one());
+                }
+            }
+            if inst.ctrl & flags::LDS != 0 {
+                lds_put(ctx, lds_dma_address(w, inst, l), 4, out[0] as u64);
+            } else if d16 {
+                for k in 0..count {
+                    let r = (reg + (k + hi as usize) / 2) & 511;
+                    let h = fmt.narrow_d16(out[k]) as u32;
+                    let old = w.v[r][l];
+                    w.v[r][l] = if (k + hi as usize).is_multiple_of(2) {
+                        (old & 0xFFFF_0000) | h
+                    } else {
+                        (old & 0xFFFF) | h << 16
+                    };
+                }
+            } else {
+                for (k, &v) in out.iter().enumerate().take(count) {
+                    w.v[(reg + k) & 511][l] = v;
+                }
+            }
+        } else {
+            let mut regs = [0u32; 4];
+            for (k, x) in regs.iter_mut().enumerate().take(count) {
+                *x = if d16 {
+                    let v = w.v[(reg + (k + hi as usize) / 2) & 511][l];
+                    let h = (v >> (16 * ((k + hi as usize) % 2))) as u16;
+                    fmt.widen_d16(h)
+                } else {
+                    w.v[(reg + k) & 511][l]
+                };
+            }
+            if whole {
+                let bytes = fmt.pack(&regs, count);
+                match access(ctx, w, l, place, size, true)? {
+                    Target::Bytes(t) => t.copy_from_slice(&bytes[..size as usize]),
+                    Target::Host(p, _) => store_bytes(p, &bytes[..size as usize]),
+                    Target::Nothing => {}
+                }
+            }
+        }
     }
     w.lane_insts += exec.count_ones() as u64;
     Ok(Flow::Next)
@@ -647,8 +910,20 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     if matches!(inst.op, ds_gws_init | ds_gws_barrier) {
         return gws(w, inst);
     }
+    if matches!(
+        inst.op,
+        ds_gws_sema_v | ds_gws_sema_br | ds_gws_sema_p | ds_gws_sema_release_all
+    ) {
+        return Err(illegal(format!(
+            "{}: GDS/GWS is not emulated",
+            inst.op.name()
+        )));
+    }
     if inst.ctrl & flags::GDS != 0 {
         return Err(illegal("GDS is not emulated"));
+    }
+    if matches!(inst.op, ds_append | ds_consume) {
+        return ds_append_consume(w, ctx, inst);
     }
     let op = inst.op;
     let exec = w.exec();
@@ -738,6 +1013,77 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                 lds_put(ctx, a + o0 * m, 8, qword(w, d0, l));
                 lds_put(ctx, a + o1 * m, 8, qword(w, d1, l));
             }
+            ds_write_b8_d16_hi => lds_put(ctx, a + off, 1, dword(w, d0, l) >> 16),
+            ds_write_b16_d16_hi => lds_put(ctx, a + off, 2, dword(w, d0, l) >> 16),
+            ds_read_u8_d16 | ds_read_u8_d16_hi | ds_read_i8_d16 | ds_read_i8_d16_hi
+            | ds_read_u16_d16 | ds_read_u16_d16_hi => {
+                // The value widens to 16 bits and replaces one half of the register; the other
+                // half keeps its contents (packed f16/i16 data built one element at a time).
+                let v = match op {
+                    ds_read_u8_d16 | ds_read_u8_d16_hi => lds_get(ctx, a + off, 1) as u32,
+                    ds_read_i8_d16 | ds_read_i8_d16_hi => {
+                        lds_get(ctx, a + off, 1) as u8 as i8 as i16 as u16 as u32
+                    }
+                    _ => lds_get(ctx, a + off, 2) as u32,
+                };
+                let old = w.v[dst][l];
+                w.v[dst][l] = if op.name().ends_with("_hi") {
+                    (old & 0xFFFF) | v << 16
+                } else {
+                    (old & 0xFFFF_0000) | v
+                };
+            }
+            ds_read_addtid_b32 | ds_write_addtid_b32 => {
+                // No address VGPR: M0[15:0] plus the offset is the wave's base, and each lane
+                // takes the dword at its lane number.
+                let a = (w.m0() & 0xFFFF) as u64 + off + 4 * l as u64;
+                if op == ds_read_addtid_b32 {
+                    w.v[dst][l] = lds_get(ctx, a, 4) as u32;
+                } else {
+                    lds_put(ctx, a, 4, dword(w, d0, l));
+                }
+            }
+            ds_wrxchg2_rtn_b32
+            | ds_wrxchg2st64_rtn_b32
+            | ds_wrxchg2_rtn_b64
+            | ds_wrxchg2st64_rtn_b64 => {
+                // Two exchanges at the read2/write2 addresses; the old values return in order.
+                let (n, m) = match op {
+                    ds_wrxchg2_rtn_b32 => (4, 4),
+                    ds_wrxchg2st64_rtn_b32 => (4, 256),
+                    ds_wrxchg2_rtn_b64 => (8, 8),
+                    _ => (8, 512),
+                };
+                let wide = n == 8;
+                let data = |r| if wide { qword(w, r, l) } else { dword(w, r, l) };
+                let (x, y) = (data(d0), data(d1));
+                let old0 = lds_get(ctx, a + o0 * m, n);
+                let old1 = lds_get(ctx, a + o1 * m, n);
+                lds_put(ctx, a + o0 * m, n, x);
+                lds_put(ctx, a + o1 * m, n, y);
+                let k = n / 4;
+                for (j, old) in [old0, old1].into_iter().enumerate() {
+                    w.v[(dst + j * k) & 511][l] = old as u32;
+                    if wide {
+                        w.v[(dst + j * k + 1) & 511][l] = (old >> 32) as u32;
+                    }
+                }
+            }
+            ds_condxchg32_rtn_b64 => {
+                // Two dwords at an 8-byte aligned address: each is replaced by its data dword
+                // with bit 31 cleared when that bit is set, and returns its old value.
+                let base = (a + off) & 0xFFF8;
+                let data = qword(w, d0, l);
+                for k in 0..2 {
+                    let at = base + 4 * k as u64;
+                    let old = lds_get(ctx, at, 4);
+                    let x = (data >> (32 * k)) as u32;
+                    if x >> 31 != 0 {
+                        lds_put(ctx, at, 4, (x & 0x7FFF_FFFF) as u64);
+                    }
+                    w.v[(dst + k) & 511][l] = old as u32;
+                }
+            }
             ds_read_b32 => w.v[dst][l] = lds_get(ctx, a + off, 4) as u32,
             ds_read_u8 => w.v[dst][l] = lds_get(ctx, a + off, 1) as u32,
             ds_read_i8 => w.v[dst][l] = lds_get(ctx, a + off, 1) as u8 as i8 as i32 as u32,
@@ -782,11 +1128,12 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                         dword(w, r, l)
                     }
                 };
-                // DS compare-and-store compares with data0 and stores data1.
-                let (data, cmp) = if at.rmw == Rmw::CmpSwap {
-                    (lane_data(d1), lane_data(d0))
-                } else {
-                    (lane_data(d0), 0)
+                // DS compare-and-store compares with data0 and stores data1; the other
+                // two-operand atomics (mskor, wrap) take data0 first.
+                let (data, cmp) = match at.rmw {
+                    Rmw::CmpSwap | Rmw::CmpSwapF => (lane_data(d1), lane_data(d0)),
+                    r if r.second_operand() => (lane_data(d0), lane_data(d1)),
+                    _ => (lane_data(d0), 0),
                 };
                 lds_put(ctx, a + off, n, at.rmw.apply(at.wide, old, data, cmp));
                 if at.returns {
@@ -796,6 +1143,33 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                     }
                 }
             }
+        }
+    }
+    Ok(Flow::Next)
+}
+
+/// `ds_append` / `ds_consume`: one atomic add (subtract) of the number of active lanes to the
+/// dword at M0[15:0] plus the offset, the wave's ring-buffer counter. Every active lane gets
+/// the same pre-operation value (a lane adds its `mbcnt` to find its own slot).
+fn ds_append_consume(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
+    let exec = w.exec();
+    w.lane_insts += exec.count_ones() as u64;
+    if exec == 0 {
+        return Ok(Flow::Next);
+    }
+    let a = (w.m0() & 0xFFFF) as u64 + (inst.imm as u32 & 0xFFFF) as u64;
+    let old = lds_get(ctx, a, 4) as u32;
+    let n = exec.count_ones();
+    let new = if inst.op == ds_append {
+        old.wrapping_add(n)
+    } else {
+        old.wrapping_sub(n)
+    };
+    lds_put(ctx, a, 4, new as u64);
+    let dst = Wave::vslot(inst.dst);
+    for l in 0..LANES {
+        if exec >> l & 1 != 0 {
+            w.v[dst][l] = old;
         }
     }
     Ok(Flow::Next)
@@ -817,7 +1191,7 @@ pub(crate) struct GlobalDword {
 
 /// The resolved form of a GLOBAL dword load or store, or `None` for any other access.
 pub(super) fn global_dword_plan(inst: &Inst) -> Option<GlobalDword> {
-    if inst.enc != Enc::Flat || inst.segment() != seg::GLOBAL || inst.ctrl & flags::LDS != 0 {
+    if inst.enc != Enc::Flat || inst.segment() != seg::GLOBAL || loads_to_lds(inst) {
         return None;
     }
     let (store, n, reg) = match kind(inst.op)? {
