@@ -1974,7 +1974,17 @@ fn lane_fn_more(op: Op) -> Option<(LaneFn, Out)> {
         v_div_fixup_f16 | v_div_fixup_legacy_f16 => |ln, a, b, c| {
             let e = &ln.env;
             let g = |x: u64| e.in16(h(x)).to_f32();
-            h64(e, float::div_fixup32(g(a), g(b), g(c)) as f64)
+            let (q, den, num) = (g(a), g(b), g(c));
+            // A finite nonzero numerator and denominator pass the quotient through, a NaN one
+            // quieted (the ISA's pseudo-code; the f32 form's overflow rule for a NaN quotient
+            // describes its own division sequence, which the f16 one does not share).
+            let ordinary = |x: f32| x.is_finite() && x != 0.0;
+            let r = if q.is_nan() && ordinary(den) && ordinary(num) {
+                float::quiet32(q)
+            } else {
+                float::div_fixup32(q, den, num)
+            };
+            h64(e, r as f64)
         },
         v_min3_f16 => |ln, a, b, c| {
             let g = |x: u64| ln.env.in16(h(x)).to_f32();
