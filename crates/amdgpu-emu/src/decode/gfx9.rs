@@ -1496,9 +1496,11 @@ fn decode_vop3(t: &Tables, w0: u32, w1: u32) -> Inst {
     i.neg = bits(w1, 29, 3) as u8;
     i.clamp = bits(w0, 15, 1) != 0;
     if code < 0x100 {
-        // VOPC: the 8-bit vdst field is the scalar destination.
+        // VOPC: the 8-bit vdst field is the scalar destination. Its op_sel bits are kept
+        // (though no compare defines them) so that execution can refuse them.
         i.dst = bits(w0, 0, 8) as u16;
         i.abs = bits(w0, 8, 3) as u8;
+        i.op_sel = bits(w0, 11, 4) as u8;
     } else if is_vop3b(op) {
         i.dst = VGPR + bits(w0, 0, 8) as u16;
         i.sdst = bits(w0, 8, 7) as u16;

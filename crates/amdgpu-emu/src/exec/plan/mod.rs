@@ -311,7 +311,9 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
             _ => None,
         },
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 => {
-            if inst.ext != Ext::None || inst.omod != 0 || inst.clamp {
+            // op_sel (VOP3 only): no planned operation implements it; the general path runs
+            // the forms that define it and refuses the others.
+            if inst.ext != Ext::None || inst.omod != 0 || inst.clamp || inst.op_sel != 0 {
                 return None;
             }
             if compare_fn(inst.op).is_none() && inst.dst < VGPR {
