@@ -55,7 +55,10 @@ fn decoder_matches_llvm_objdump_on_the_corpus() {
             let inst = &prog.insts[i];
             let ours = inst.disassemble(*t);
             checked += 1;
-            if inst.enc == Enc::Unknown || ours != asm || inst.len as usize != 4 * words {
+            // An unknown encoding only where LLVM finds none either (`.long`: the corpus's
+            // deliberately invalid encodings).
+            let unknown = inst.enc == Enc::Unknown && !asm.starts_with(".long");
+            if unknown || ours != asm || inst.len as usize != 4 * words {
                 mismatches.push(format!(
                     "{} {name} 0x{addr:x}: ours `{ours}` ({} bytes), llvm `{asm}` ({} bytes)",
                     t.name(),
