@@ -177,6 +177,12 @@ fn op_sel_and_16_bit_integer_constants_print_as_llvm_mc() {
                 for src0 in [240, 242, 248] {
                     pairs.push((plain.clone(), vec![w | src0]));
                 }
+                // SDWA: src0 an inline float (the S0 flag), src0_sel WORD_0 (VOP2) or DWORD.
+                let vop2 = w >> 31 == 0 && w >> 25 != 0x3E && w >> 25 != 0x3F;
+                if w >> 25 != 0x3F {
+                    let sels = if vop2 { 0x0604_0600 } else { 0x0606_0000 };
+                    pairs.push((vec![w | 249, sels | 1], vec![w | 249, sels | 0x0080_00F2]));
+                }
                 for lit in [
                     0x1234_5678,
                     0x40,

@@ -959,7 +959,7 @@ fn dot2_half_selects_on_gfx90a() {
 }
 
 /// The CPU references of `opsel_16bit`, in its order.
-fn opsel_reference(x: u32, y: u32, z: u32) -> [u32; 24] {
+fn opsel_reference(x: u32, y: u32, z: u32) -> [u32; 25] {
     let lo = |v: u32| v & 0xFFFF;
     let s16 = |v: u32| v as u16 as i16 as i64;
     let fma16 = |a: u32, b: u32, c: u32| f16_rne(h(a).mul_add(h(b), h(c))) as u32;
@@ -990,12 +990,14 @@ fn opsel_reference(x: u32, y: u32, z: u32) -> [u32; 24] {
         (s16(x) > s16(0xB800)) as u32,
         0x3C00u32.wrapping_mul(lo(y)).wrapping_add(z),
         lo(x).min(0x4000).min(lo(y)),
+        // SDWA: the constant's f16 bits, as LLVM decodes it.
+        w16(0x3C00 + hi(y) as i64),
     ]
 }
 
 /// op_sel on the VOP3 16-bit operations that define it (each source's high half, the
 /// destination's high half keeping the low one) and float inline constants in 16-bit integer
-/// operands (their f16 bits, in the VOP1, VOP2, VOPC and VOP3 encodings), bit-exact against
+/// operands (their f16 bits, in the VOP1, VOP2, VOPC, VOP3 and SDWA encodings), bit-exact against
 /// the CPU references. The emulator used to run these as if op_sel were clear and to read
 /// the constants as f32 bits.
 #[test]
@@ -1003,11 +1005,11 @@ fn op_sel_and_16_bit_integer_inline_constants() {
     for t in TARGETS {
         let mut b = Bench::new("valu_more", t);
         assert_uses(&b, &["v_fma_f16", "v_mad_u32_u16", "v_pack_b32_f16"]);
-        let (ins, got) = run_raw(&mut b, "opsel_16bit", 24, 17);
+        let (ins, got) = run_raw(&mut b, "opsel_16bit", 25, 17);
         for l in 0..N {
             let (x, y, z) = (ins[0][l], ins[1][l], ins[2][l]);
             for (k, want) in opsel_reference(x, y, z).into_iter().enumerate() {
-                let g = got[24 * l + k];
+                let g = got[25 * l + k];
                 // The f16 results compare NaNs as NaNs (either half).
                 let ok = if k < 5 {
                     same16(g & 0xFFFF, want & 0xFFFF) && same16(g >> 16, want >> 16)

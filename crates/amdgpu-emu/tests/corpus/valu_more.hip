@@ -209,7 +209,7 @@ extern "C" __global__ void dot2_half_selects(const u32 *a, const u32 *b, const u
 // destination's high half keeping the low one) and the float inline constants of 16-bit
 // integer operands (their f16 bits), on a[i], b[i], c[i] as raw bits: OPSEL_RESULTS results
 // per thread, in the order of the statements.
-#define OPSEL_RESULTS 24
+#define OPSEL_RESULTS 25
 extern "C" __global__ void opsel_16bit(const u32 *a, const u32 *b, const u32 *c, u32 *out, int n) {
   u32 i = gid_x();
   if (i >= (u32)n) return;
@@ -240,6 +240,7 @@ extern "C" __global__ void opsel_16bit(const u32 *a, const u32 *b, const u32 *c,
   asm volatile("v_cmp_gt_i16_e64 vcc, %1, -0.5\n v_cndmask_b32_e64 %0, 0, 1, vcc" : "=v"(r) : "v"(x) : "vcc"); *o++ = r;
   asm volatile("v_mad_u32_u16 %0, 1.0, %1, %2" : "=v"(r) : "v"(y), "v"(z)); *o++ = r;
   asm volatile("v_min3_u16 %0, %1, 2.0, %2" : "=v"(r) : "v"(x), "v"(y)); *o++ = r;
+  asm volatile("v_add_u16_sdwa %0, 1.0, %1 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_0 src1_sel:WORD_1" : "=v"(r) : "v"(y)); *o++ = r;
 }
 
 // VOP3 op_sel bits an operation does not define (raw encodings where LLVM does not accept
