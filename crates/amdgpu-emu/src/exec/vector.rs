@@ -286,7 +286,7 @@ fn check_op_sel(inst: &Inst) -> Result<(), crate::fault::FaultKind> {
         v_cvt_pk_fp8_f32 | v_cvt_pk_bf8_f32 => {
             return refuse("source op_sel bits are undefined for it".into());
         }
-        // Byte selects (checked with the SDWA forms they share semantics with).
+        // Byte or word selects: refused further on with their own reason.
         _ if eight_bit_float_conversion(op) => return Ok(()),
         // Refused whatever their operands.
         v_cvt_sr_fp8_f32 | v_cvt_sr_bf8_f32 | v_cvt_pknorm_i16_f16 | v_cvt_pknorm_u16_f16 => {
