@@ -958,3 +958,112 @@ fn dot2_half_selects_on_gfx90a() {
         assert_eq!(got[2 * l + 1], want as u32, "lane {l}");
     }
 }
+
+/// The CPU references of `opsel_16bit`, in its order.
+fn opsel_reference(x: u32, y: u32, z: u32) -> [u32; 25] {
+    let lo = |v: u32| v & 0xFFFF;
+    let s16 = |v: u32| v as u16 as i16 as i64;
+    let fma16 = |a: u32, b: u32, c: u32| f16_rne(h(a).mul_add(h(b), h(c))) as u32;
+    let w16 = |v: i64| v as u16 as u32;
+    [
+        fma16(hi(x), y, z),
+        fma16(x, hi(y), z),
+        fma16(x, y, hi(z)),
+        lo(z) | fma16(x, y, z) << 16,
+        lo(x) | fma16(hi(x), hi(y), hi(z)) << 16,
+        hi(x).wrapping_mul(lo(y)).wrapping_add(z),
+        lo(x).wrapping_mul(hi(y)).wrapping_add(z),
+        (s16(hi(x)) * s16(hi(y)) + z as i32 as i64) as u32,
+        hi(x) | lo(y) << 16,
+        lo(x) | hi(y) << 16,
+        lo(y) | w16(hi(x) as i64 * lo(y) as i64 + hi(z) as i64) << 16,
+        w16(s16(x) - s16(hi(y))),
+        // The float constants as f16 bits: 1.0, 0.5, -2.0, 1/(2 pi), -4.0, 4.0, 2.0, -1.0.
+        w16(0x3C00 + lo(y) as i64),
+        w16(lo(x) as i64 + 0x3800),
+        w16(lo(x) as i64 * 0xC000),
+        w16((lo(y) as i64) << (0x3118 & 15)),
+        w16(s16(0xC400).max(s16(y))),
+        w16(lo(x) as i64 - 0x4400),
+        f16_rne(0x4000 as f64) as u32,
+        f16_rne(s16(0xBC00) as f64) as u32,
+        (0x3C00 < lo(y)) as u32,
+        (s16(x) > s16(0xB800)) as u32,
+        0x3C00u32.wrapping_mul(lo(y)).wrapping_add(z),
+        lo(x).min(0x4000).min(lo(y)),
+        // SDWA: the constant's f16 bits, as LLVM decodes it.
+        w16(0x3C00 + hi(y) as i64),
+    ]
+}
+
+/// op_sel on the VOP3 16-bit operations that define it (each source's high half, the
+/// destination's high half keeping the low one) and float inline constants in 16-bit integer
+/// operands (their f16 bits, in the VOP1, VOP2, VOPC, VOP3 and SDWA encodings), bit-exact against
+/// the CPU references. The emulator used to run these as if op_sel were clear and to read
+/// the constants as f32 bits.
+#[test]
+fn op_sel_and_16_bit_integer_inline_constants() {
+    for t in TARGETS {
+        let mut b = Bench::new("valu_more", t);
+        assert_uses(&b, &["v_fma_f16", "v_mad_u32_u16", "v_pack_b32_f16"]);
+        let (ins, got) = run_raw(&mut b, "opsel_16bit", 25, 17);
+        for l in 0..N {
+            let (x, y, z) = (ins[0][l], ins[1][l], ins[2][l]);
+            for (k, want) in opsel_reference(x, y, z).into_iter().enumerate() {
+                let g = got[25 * l + k];
+                // The f16 results compare NaNs as NaNs (either half).
+                let ok = if k < 5 {
+                    same16(g & 0xFFFF, want & 0xFFFF) && same16(g >> 16, want >> 16)
+                } else {
+                    g == want
+                };
+                assert!(
+                    ok,
+                    "{} lane {l} result {k}: got {g:08x} want {want:08x} ({x:08x} {y:08x} {z:08x})",
+                    t.name()
+                );
+            }
+        }
+    }
+}
+
+/// VOP3 op_sel bits the operation does not define fault with a named reason instead of
+/// running as if they were clear.
+#[test]
+fn undefined_op_sel_bits_fault_with_their_reason() {
+    let cases = [
+        (0, "v_add_f16", "no op_sel on GFX9"),
+        (1, "v_cmp_eq_u16", "no op_sel on GFX9"),
+        (2, "v_add_u32", "no op_sel on GFX9"),
+        // LLVM decodes no instruction there: nor does the emulator.
+        (3, "VOP3", "does not know"),
+        (4, "v_fma_f16", "constant source 0"),
+        (5, "v_alignbit_b32", "not documented"),
+        (6, "v_mad_u32_u16", "32-bit"),
+    ];
+    for t in TARGETS {
+        for (which, op, why) in cases {
+            let mut b = Bench::new("valu_more", t);
+            let out = b.zeros::<u32>(64);
+            let fault = b
+                .run(
+                    "refused_op_sel",
+                    [64, 1, 1],
+                    [64, 1, 1],
+                    &[Arg::Buf(out), Arg::I32(which)],
+                    0,
+                )
+                .expect_err("undefined op_sel bits must fault");
+            match fault.kind {
+                FaultKind::IllegalInstruction { reason } => assert!(
+                    reason.contains(op)
+                        && (which == 3 || reason.contains("op_sel"))
+                        && reason.contains(why),
+                    "{} case {which}: {reason}",
+                    t.name()
+                ),
+                other => panic!("{} case {which}: {other:?}", t.name()),
+            }
+        }
+    }
+}

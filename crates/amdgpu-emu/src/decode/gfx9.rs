@@ -1657,9 +1657,11 @@ fn decode_vop3(t: &Tables, w0: u32, w1: u32) -> Inst {
     i.neg = bits(w1, 29, 3) as u8;
     i.clamp = bits(w0, 15, 1) != 0;
     if code < 0x100 {
-        // VOPC: the 8-bit vdst field is the scalar destination.
+        // VOPC: the 8-bit vdst field is the scalar destination. Its op_sel bits are kept
+        // (though no compare defines them) so that execution can refuse them.
         i.dst = bits(w0, 0, 8) as u16;
         i.abs = bits(w0, 8, 3) as u8;
+        i.op_sel = bits(w0, 11, 4) as u8;
     } else if is_vop3b(op) {
         i.dst = VGPR + bits(w0, 0, 8) as u16;
         i.sdst = bits(w0, 8, 7) as u16;
@@ -1667,6 +1669,11 @@ fn decode_vop3(t: &Tables, w0: u32, w1: u32) -> Inst {
         i.dst = VGPR + bits(w0, 0, 8) as u16;
         i.abs = bits(w0, 8, 3) as u8;
         i.op_sel = bits(w0, 11, 4) as u8;
+        if i.op_sel & 4 != 0 && op.op_sel_entries() == Some(3) {
+            // op_sel for a third source of a two-source operation: LLVM decodes no
+            // instruction (only the first dword, as unknown).
+            return unknown(w0);
+        }
         if op == v_readlane_b32 {
             i.dst = bits(w0, 0, 8) as u16;
         }

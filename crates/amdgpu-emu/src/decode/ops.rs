@@ -572,22 +572,40 @@ pub fn f16_inline_bits(code: u16) -> u32 {
 }
 
 impl Op {
-    /// The VOP3 operations on 16-bit integers (typed B32 here) whose float inline constants
-    /// are the f16 bit patterns, as for 16-bit float operands.
-    pub fn is_i16_vop3(self) -> bool {
-        matches!(
-            self,
-            Op::v_min3_i16
-                | Op::v_min3_u16
-                | Op::v_max3_i16
-                | Op::v_max3_u16
-                | Op::v_med3_i16
-                | Op::v_med3_u16
-                | Op::v_mad_u16
-                | Op::v_mad_i16
-                | Op::v_add_i16
-                | Op::v_sub_i16
-        )
+    /// Source `k` is a 16-bit integer operand (typed B32 here): a float inline constant is
+    /// its f16 bit pattern, as for 16-bit float operands, and a literal is its low half (as
+    /// LLVM's operand types `OPERAND_REG_*_INT16` read them). In every encoding of the
+    /// operation.
+    pub fn int16_source(self, k: usize) -> bool {
+        use Op::*;
+        let names = self.name();
+        let cmp16 = (names.starts_with("v_cmp_") || names.starts_with("v_cmpx_"))
+            && (names.ends_with("_i16") || names.ends_with("_u16"));
+        match self {
+            v_min3_i16 | v_min3_u16 | v_max3_i16 | v_max3_u16 | v_med3_i16 | v_med3_u16
+            | v_mad_u16 | v_mad_i16 | v_mad_legacy_u16 | v_mad_legacy_i16 => k < 3,
+            v_add_i16 | v_sub_i16 | v_mad_u32_u16 | v_mad_i32_i16 | v_add_u16 | v_sub_u16
+            | v_subrev_u16 | v_mul_lo_u16 | v_lshlrev_b16 | v_lshrrev_b16 | v_ashrrev_i16
+            | v_max_u16 | v_max_i16 | v_min_u16 | v_min_i16 => k < 2,
+            v_cvt_f16_u16 | v_cvt_f16_i16 => k == 0,
+            _ => cmp16 && k < 2,
+        }
+    }
+
+    /// The number of entries of the `op_sel:[...]` list LLVM prints for the operation's VOP3
+    /// form on GFX9 (the operations with op_sel there: sources then the destination), or
+    /// `None` if the operation has no op_sel field (LLVM ignores the bits).
+    pub fn op_sel_entries(self) -> Option<usize> {
+        use Op::*;
+        match self {
+            v_alignbit_b32 | v_alignbyte_b32 | v_mad_u32_u16 | v_mad_i32_i16 | v_min3_f16
+            | v_min3_i16 | v_min3_u16 | v_max3_f16 | v_max3_i16 | v_max3_u16 | v_med3_f16
+            | v_med3_i16 | v_med3_u16 | v_mad_f16 | v_mad_u16 | v_mad_i16 | v_fma_f16
+            | v_div_fixup_f16 | v_cvt_sr_fp8_f32 | v_cvt_sr_bf8_f32 => Some(4),
+            v_cvt_pknorm_i16_f16 | v_cvt_pknorm_u16_f16 | v_add_i16 | v_sub_i16
+            | v_pack_b32_f16 | v_cvt_pk_fp8_f32 | v_cvt_pk_bf8_f32 => Some(3),
+            _ => None,
+        }
     }
 
     /// A cache write-back or invalidate: a no-op for one coherent memory.

@@ -646,8 +646,12 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
     let src_txt = |k: usize| {
         let mut s = if ty(k + 1) == Ty::F16 && inst.src[k] == super::LITERAL {
             f16_literal(inst.lit)
-        } else if op.is_i16_vop3() && (240..=248).contains(&inst.src[k]) {
+        } else if ty(k + 1) == Ty::P16 && inst.src[k] == super::LITERAL {
+            packed16_literal(inst.lit)
+        } else if op.int16_source(k) && (240..=248).contains(&inst.src[k]) {
             format!("0x{:x}", super::ops::f16_inline_bits(inst.src[k]))
+        } else if op.int16_source(k) && inst.src[k] == super::LITERAL {
+            int16_literal(inst.lit)
         } else {
             operand(inst.src[k], ty(k + 1).dwords(), inst.lit)
         };
@@ -778,9 +782,12 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
                     .map(|k| ((inst.op_sel >> k) & 1).to_string())
                     .collect();
                 s.push_str(&format!(" op_sel:[{}]", v.join(",")));
-            } else if vop3 && inst.op_sel != 0 && !without_op_sel(op) {
-                let n = nsrc.min(3);
-                let mut v: Vec<String> = (0..n)
+            } else if vop3
+                && inst.op_sel != 0
+                && let Some(n) = op.op_sel_entries()
+            {
+                // The sources' bits, then the destination's (bit 3).
+                let mut v: Vec<String> = (0..n - 1)
                     .map(|k| ((inst.op_sel >> k) & 1).to_string())
                     .collect();
                 v.push(((inst.op_sel >> 3) & 1).to_string());
@@ -791,18 +798,58 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
     s
 }
 
-/// A literal in a 16-bit float operand: its low half, marked `lit()` where that half is also an
-/// inline constant.
+/// The f32 inline constants' bit patterns (besides the integers -16 to 64).
+const INLINE_F32: [u32; 9] = [
+    0x3F00_0000,
+    0xBF00_0000,
+    0x3F80_0000,
+    0xBF80_0000,
+    0x4000_0000,
+    0xC000_0000,
+    0x4080_0000,
+    0xC080_0000,
+    0x3E22_F983,
+];
+
+/// The f16 inline constants' bit patterns (besides the integers -16 to 64).
+const INLINE_F16: [u32; 9] = [
+    0x3800, 0xB800, 0x3C00, 0xBC00, 0x4000, 0xC000, 0x4400, 0xC400, 0x3118,
+];
+
+/// A 32-bit literal whose whole value is an integer or f32 inline constant: LLVM prints it as
+/// `lit(...)` with all 32 bits, in 16-bit operands too.
+fn inline_as_32_bits(lit: u32) -> bool {
+    (-16..=64).contains(&(lit as i32)) || INLINE_F32.contains(&lit)
+}
+
+/// A literal in a packed 16-bit operand (the VOP2 dot and `v_pk_fmac_f16`): all 32 bits,
+/// marked `lit()` where the value is an integer or f16 inline constant.
+fn packed16_literal(lit: u32) -> String {
+    if (-16..=64).contains(&(lit as i32)) || INLINE_F16.contains(&lit) {
+        format!("lit(0x{lit:x})")
+    } else {
+        format!("0x{lit:x}")
+    }
+}
+
+/// A literal in a 16-bit float operand: its low half, or (as LLVM prints it) the whole literal
+/// marked `lit()` where that half is also an inline constant.
 fn f16_literal(lit: u32) -> String {
     let v = lit & 0xFFFF;
-    let inline = matches!(
-        v,
-        0x3800 | 0xB800 | 0x3C00 | 0xBC00 | 0x4000 | 0xC000 | 0x4400 | 0xC400 | 0x3118
-    ) || (-16..=64).contains(&(v as u16 as i16));
-    if inline {
-        format!("lit(0x{v:x})")
+    if INLINE_F16.contains(&v) || (-16..=64).contains(&(v as u16 as i16)) {
+        format!("lit(0x{lit:x})")
     } else {
         format!("0x{v:x}")
+    }
+}
+
+/// A literal in a 16-bit integer operand: its low half, or (as LLVM prints it) the whole
+/// literal marked `lit()` where the 32-bit value is an integer or f32 inline constant.
+fn int16_literal(lit: u32) -> String {
+    if inline_as_32_bits(lit) {
+        format!("lit(0x{lit:x})")
+    } else {
+        format!("0x{:x}", lit & 0xFFFF)
     }
 }
 
@@ -814,55 +861,6 @@ fn integer_source(op: Op, k: usize) -> bool {
             op,
             Op::v_cvt_pk_u8_f32 | Op::v_cvt_sr_fp8_f32 | Op::v_cvt_sr_bf8_f32
         )
-}
-
-/// VOP3 operations whose op_sel field LLVM neither prints nor defines on GFX9 (among those added
-/// with the media, legacy and dot operations; the promoted VOP1/VOP2 ones included).
-fn without_op_sel(op: Op) -> bool {
-    use Op::*;
-    matches!(
-        op,
-        v_cvt_off_f32_i4
-            | v_screen_partition_4se_b32
-            | v_log_f16
-            | v_exp_f16
-            | v_frexp_mant_f16
-            | v_frexp_exp_i16_f16
-            | v_sin_f16
-            | v_cos_f16
-            | v_exp_legacy_f32
-            | v_log_legacy_f32
-            | v_cvt_norm_i16_f16
-            | v_cvt_norm_u16_f16
-            | v_sat_pk_u8_i16
-            | v_dot2c_f32_f16
-            | v_dot2c_i32_i16
-            | v_dot4c_i32_i8
-            | v_dot8c_i32_i4
-            | v_pk_fmac_f16
-            | v_cubeid_f32
-            | v_cubesc_f32
-            | v_cubetc_f32
-            | v_cubema_f32
-            | v_lerp_u8
-            | v_sad_u8
-            | v_sad_hi_u8
-            | v_sad_u16
-            | v_sad_u32
-            | v_cvt_pk_u8_f32
-            | v_msad_u8
-            | v_qsad_pk_u16_u8
-            | v_mqsad_pk_u16_u8
-            | v_mqsad_u32_u8
-            | v_mad_legacy_f16
-            | v_fma_legacy_f16
-            | v_div_fixup_legacy_f16
-            | v_cvt_pkaccum_u8_f32
-            | v_trig_preop_f64
-            | v_cvt_pknorm_i16_f32
-            | v_cvt_pknorm_u16_f32
-            | v_mul_legacy_f32
-    )
 }
 
 /// Whether a VOP3-encoded operation is a promoted VOP1/VOP2/VOPC one (printed with `_e64`).

@@ -175,6 +175,9 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let op = inst.op;
     let facts = info(op);
     check_sources(inst, facts.nsrc)?;
+    if inst.enc == Enc::Vop3 && inst.op_sel != 0 {
+        check_op_sel(inst)?;
+    }
     if facts.float && w.mode & 0xF != 0 {
         if let Some(step) = directed_f32(w, ctx, inst) {
             return step;
@@ -188,24 +191,12 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     if let Some(reason) = refused(op) {
         return Err(illegal(format!("{} is not emulated: {reason}", op.name())));
     }
-    if inst.enc == Enc::Vop3 && inst.op_sel != 0 && added_without_op_sel(op) {
-        return Err(illegal(format!(
-            "{} with op_sel (undefined for it on GFX9) is not emulated",
-            op.name()
-        )));
-    }
     if inst.enc == Enc::Vop3
         && is_packed_accumulation(op)
         && ((inst.neg | inst.abs | inst.omod) != 0 || (op == v_pk_fmac_f16 && inst.clamp))
     {
         return Err(illegal(format!(
             "{}_e64 with source or output modifiers is not emulated",
-            op.name()
-        )));
-    }
-    if matches!(op, v_cvt_pk_fp8_f32 | v_cvt_pk_bf8_f32) && inst.op_sel & 7 != 0 {
-        return Err(illegal(format!(
-            "{} with source op_sel bits (undefined for it) is not emulated",
             op.name()
         )));
     }
@@ -255,67 +246,79 @@ fn refused(op: Op) -> Option<&'static str> {
     })
 }
 
-/// The 16-bit VOP3 operations added with the media and legacy ones that honour op_sel: bits 0
-/// to 2 take a source's high half, bit 3 writes the high half of the destination (keeping the
-/// low half).
-fn takes_op_sel(op: Op) -> bool {
-    matches!(
-        op,
-        v_min3_f16
-            | v_max3_f16
-            | v_med3_f16
-            | v_min3_i16
-            | v_max3_i16
-            | v_med3_i16
-            | v_min3_u16
-            | v_max3_u16
-            | v_med3_u16
-            | v_mad_f16
-            | v_mad_u16
-            | v_mad_i16
-            | v_div_fixup_f16
-            | v_add_i16
-            | v_sub_i16
-    )
+/// The op_sel bits of a VOP3 operation that select the high half of a 16-bit source (bit `k`
+/// for source `k`), as GFX9 defines them (the operations LLVM gives an op_sel operand on
+/// GFX9, less those whose GFX9 meaning is not documented; see [`check_op_sel`]).
+fn op_sel_sources(op: Op) -> u8 {
+    match op {
+        v_min3_f16 | v_max3_f16 | v_med3_f16 | v_min3_i16 | v_max3_i16 | v_med3_i16
+        | v_min3_u16 | v_max3_u16 | v_med3_u16 | v_mad_f16 | v_mad_u16 | v_mad_i16 | v_fma_f16
+        | v_div_fixup_f16 => 0b111,
+        // Two 16-bit sources (a 32-bit addend or result for the first two).
+        v_mad_u32_u16 | v_mad_i32_i16 | v_pack_b32_f16 | v_add_i16 | v_sub_i16 => 0b011,
+        _ => 0,
+    }
 }
 
-/// The VOP1/VOP2/VOP3 operations added with the media, legacy and dot ones that have no op_sel
-/// (their VOP3 op_sel field must be zero).
-fn added_without_op_sel(op: Op) -> bool {
-    matches!(
-        op,
-        v_cvt_off_f32_i4
-            | v_log_f16
-            | v_exp_f16
-            | v_frexp_mant_f16
-            | v_frexp_exp_i16_f16
-            | v_sin_f16
-            | v_cos_f16
-            | v_sat_pk_u8_i16
-            | v_dot2c_f32_f16
-            | v_dot2c_i32_i16
-            | v_dot4c_i32_i8
-            | v_dot8c_i32_i4
-            | v_pk_fmac_f16
-            | v_cubeid_f32
-            | v_cubesc_f32
-            | v_cubetc_f32
-            | v_cubema_f32
-            | v_lerp_u8
-            | v_sad_u8
-            | v_sad_hi_u8
-            | v_sad_u16
-            | v_sad_u32
-            | v_msad_u8
-            | v_qsad_pk_u16_u8
-            | v_mqsad_pk_u16_u8
-            | v_mqsad_u32_u8
-            | v_mad_legacy_f16
-            | v_fma_legacy_f16
-            | v_div_fixup_legacy_f16
-            | v_trig_preop_f64
-            | v_mul_legacy_f32
-    )
+/// The 16-bit VOP3 operations whose op_sel bit 3 writes the result to the destination's high
+/// half, keeping the low half.
+fn op_sel_writes_high(op: Op) -> bool {
+    op_sel_sources(op) != 0 && !matches!(op, v_mad_u32_u16 | v_mad_i32_i16 | v_pack_b32_f16)
+}
+
+/// Refuses a VOP3 instruction whose op_sel bits (set) are not all emulated exactly: an
+/// operation without op_sel on GFX9 (every promoted VOP1/VOP2/VOPC one: LLVM neither accepts
+/// nor prints the bits there, so their meaning is undefined), a bit naming a 32-bit operand,
+/// the operations LLVM accepts op_sel on without a documented GFX9 meaning, and a high-half
+/// select of an inline constant or literal.
+fn check_op_sel(inst: &Inst) -> Result<(), crate::fault::FaultKind> {
+    let op = inst.op;
+    let name = op.name();
+    let sel = inst.op_sel;
+    let refuse = |why: String| {
+        Err(illegal(format!(
+            "{name} (VOP3) with op_sel bits {sel:#06b}: {why}"
+        )))
+    };
+    match op {
+        // The 8-bit float packing conversions: bit 3 picks the destination word.
+        v_cvt_pk_fp8_f32 | v_cvt_pk_bf8_f32 if sel & 7 == 0 => return Ok(()),
+        v_cvt_pk_fp8_f32 | v_cvt_pk_bf8_f32 => {
+            return refuse("source op_sel bits are undefined for it".into());
+        }
+        // Byte or word selects: refused further on with their own reason.
+        _ if eight_bit_float_conversion(op) => return Ok(()),
+        // Refused whatever their operands.
+        v_cvt_sr_fp8_f32 | v_cvt_sr_bf8_f32 | v_cvt_pknorm_i16_f16 | v_cvt_pknorm_u16_f16 => {
+            return Ok(());
+        }
+        v_alignbit_b32 | v_alignbyte_b32 => {
+            return refuse(
+                "LLVM accepts op_sel on it but its GFX9 meaning is not documented; not emulated"
+                    .into(),
+            );
+        }
+        _ => {}
+    }
+    let sources = op_sel_sources(op);
+    if sources == 0 {
+        return refuse("the operation has no op_sel on GFX9 (undefined); not emulated".into());
+    }
+    let defined = sources | if op_sel_writes_high(op) { 8 } else { 0 };
+    if sel & !defined != 0 {
+        return refuse(format!(
+            "op_sel bits {:#06b} name 32-bit or missing operands (undefined); not emulated",
+            sel & !defined
+        ));
+    }
+    for k in 0..3 {
+        if (sel & sources) >> k & 1 != 0 && !(inst.src[k] < 128 || inst.src[k] >= VGPR) {
+            return refuse(format!(
+                "the high half of the constant source {k} is not emulated"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The accumulating operations on packed halves (the dot products into the destination and
@@ -570,11 +573,11 @@ fn fetch_sources(w: &Wave, ctx: &Ctx<'_>, inst: &Inst, job: &LaneJob, srcs: &mut
     for k in 0..job.nsrc {
         let ty = job.types[k + 1];
         fetch_into(&mut srcs[k], w, ctx, inst, k, ty);
-        if inst.op.is_i16_vop3() && (240..=248).contains(&inst.src[k]) {
+        if (240..=248).contains(&inst.src[k]) && inst.op.int16_source(k) {
             // 16-bit integer operands read a float inline constant as its f16 bits.
             srcs[k] = [crate::decode::ops::f16_inline_bits(inst.src[k]) as u64; LANES];
         }
-        if inst.enc == Enc::Vop3 && takes_op_sel(inst.op) && (inst.op_sel >> k) & 1 != 0 {
+        if inst.enc == Enc::Vop3 && (inst.op_sel & op_sel_sources(inst.op)) >> k & 1 != 0 {
             for x in srcs[k].iter_mut() {
                 *x = (*x >> 16) & 0xFFFF;
             }
@@ -880,7 +883,7 @@ fn i32_result(x: i64, clamp: bool) -> u32 {
 
 /// A 16-bit VOP3 result that op_sel bit 3 sends to the destination's high half.
 fn writes_high_half(inst: &Inst) -> bool {
-    inst.enc == Enc::Vop3 && inst.op_sel & 8 != 0 && takes_op_sel(inst.op)
+    inst.enc == Enc::Vop3 && inst.op_sel & 8 != 0 && op_sel_writes_high(inst.op)
 }
 
 /// The low 32 bits of each lane of the sources.
@@ -1974,7 +1977,17 @@ fn lane_fn_more(op: Op) -> Option<(LaneFn, Out)> {
         v_div_fixup_f16 | v_div_fixup_legacy_f16 => |ln, a, b, c| {
             let e = &ln.env;
             let g = |x: u64| e.in16(h(x)).to_f32();
-            h64(e, float::div_fixup32(g(a), g(b), g(c)) as f64)
+            let (q, den, num) = (g(a), g(b), g(c));
+            // A finite nonzero numerator and denominator pass the quotient through, a NaN one
+            // quieted (the ISA's pseudo-code; the f32 form's overflow rule for a NaN quotient
+            // describes its own division sequence, which the f16 one does not share).
+            let ordinary = |x: f32| x.is_finite() && x != 0.0;
+            let r = if q.is_nan() && ordinary(den) && ordinary(num) {
+                float::quiet32(q)
+            } else {
+                float::div_fixup32(q, den, num)
+            };
+            h64(e, r as f64)
         },
         v_min3_f16 => |ln, a, b, c| {
             let g = |x: u64| ln.env.in16(h(x)).to_f32();

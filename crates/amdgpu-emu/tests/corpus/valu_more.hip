@@ -204,3 +204,62 @@ extern "C" __global__ void dot2_half_selects(const u32 *a, const u32 *b, const u
   out[2 * i + 1] = r;
 #endif
 }
+
+// op_sel on the VOP3 16-bit operations that define it (each source's high half, the
+// destination's high half keeping the low one) and the float inline constants of 16-bit
+// integer operands (their f16 bits), on a[i], b[i], c[i] as raw bits: OPSEL_RESULTS results
+// per thread, in the order of the statements.
+#define OPSEL_RESULTS 25
+extern "C" __global__ void opsel_16bit(const u32 *a, const u32 *b, const u32 *c, u32 *out, int n) {
+  u32 i = gid_x();
+  if (i >= (u32)n) return;
+  u32 x = a[i], y = b[i], z = c[i], r;
+  u32 *o = out + OPSEL_RESULTS * i;
+  VOP3("v_fma_f16", " op_sel:[1,0,0,0]");
+  VOP3("v_fma_f16", " op_sel:[0,1,0,0]");
+  VOP3("v_fma_f16", " op_sel:[0,0,1,0]");
+  r = z; asm volatile("v_fma_f16 %0, %1, %2, %3 op_sel:[0,0,0,1]" : "+v"(r) : "v"(x), "v"(y), "v"(z)); *o++ = r;
+  r = x; asm volatile("v_fma_f16 %0, %1, %2, %3 op_sel:[1,1,1,1]" : "+v"(r) : "v"(x), "v"(y), "v"(z)); *o++ = r;
+  VOP3("v_mad_u32_u16", " op_sel:[1,0,0,0]");
+  VOP3("v_mad_u32_u16", " op_sel:[0,1,0,0]");
+  VOP3("v_mad_i32_i16", " op_sel:[1,1,0,0]");
+  asm volatile("v_pack_b32_f16 %0, %1, %2 op_sel:[1,0,0]" : "=v"(r) : "v"(x), "v"(y)); *o++ = r;
+  asm volatile("v_pack_b32_f16 %0, %1, %2 op_sel:[0,1,0]" : "=v"(r) : "v"(x), "v"(y)); *o++ = r;
+  r = y; asm volatile("v_mad_u16 %0, %1, %2, %3 op_sel:[1,0,1,1]" : "+v"(r) : "v"(x), "v"(y), "v"(z)); *o++ = r;
+  asm volatile("v_sub_i16 %0, %1, %2 op_sel:[0,1,0]" : "=v"(r) : "v"(x), "v"(y)); *o++ = r;
+  // 16-bit integer operands with float inline constants.
+  asm volatile("v_add_u16_e32 %0, 1.0, %1" : "=v"(r) : "v"(y)); *o++ = r;
+  asm volatile("v_add_u16_e64 %0, %1, 0.5" : "=v"(r) : "v"(x)); *o++ = r;
+  asm volatile("v_mul_lo_u16_e64 %0, %1, -2.0" : "=v"(r) : "v"(x)); *o++ = r;
+  asm volatile("v_lshlrev_b16_e32 %0, 0.15915494, %1" : "=v"(r) : "v"(y)); *o++ = r;
+  asm volatile("v_max_i16_e32 %0, -4.0, %1" : "=v"(r) : "v"(y)); *o++ = r;
+  asm volatile("v_sub_u16_e64 %0, %1, 4.0" : "=v"(r) : "v"(x)); *o++ = r;
+  asm volatile("v_cvt_f16_u16_e32 %0, 2.0" : "=v"(r)); *o++ = r;
+  asm volatile("v_cvt_f16_i16_e64 %0, -1.0" : "=v"(r)); *o++ = r;
+  asm volatile("v_cmp_lt_u16_e32 vcc, 1.0, %1\n v_cndmask_b32_e64 %0, 0, 1, vcc" : "=v"(r) : "v"(y) : "vcc"); *o++ = r;
+  asm volatile("v_cmp_gt_i16_e64 vcc, %1, -0.5\n v_cndmask_b32_e64 %0, 0, 1, vcc" : "=v"(r) : "v"(x) : "vcc"); *o++ = r;
+  asm volatile("v_mad_u32_u16 %0, 1.0, %1, %2" : "=v"(r) : "v"(y), "v"(z)); *o++ = r;
+  asm volatile("v_min3_u16 %0, %1, 2.0, %2" : "=v"(r) : "v"(x), "v"(y)); *o++ = r;
+  asm volatile("v_add_u16_sdwa %0, 1.0, %1 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_0 src1_sel:WORD_1" : "=v"(r) : "v"(y)); *o++ = r;
+}
+
+// VOP3 op_sel bits an operation does not define (raw encodings where LLVM does not accept
+// them): each `which` runs one and must fault with a named reason.
+extern "C" __global__ void refused_op_sel(u32 *out, int which) {
+  u32 r = 0;
+  if (which == 0) // v_add_f16_e64 v3, v1, v2 with op_sel bit 0
+    asm volatile(".long 0xd11f0803, 0x00020501" ::: "v3");
+  else if (which == 1) // v_cmp_eq_u16_e64 s[0:1], v1, v2 with op_sel bit 0
+    asm volatile(".long 0xd0aa0800, 0x00020501" ::: "s0", "s1");
+  else if (which == 2) // v_add_u32_e64 v3, v1, v2 with op_sel bit 3 (destination)
+    asm volatile(".long 0xd1344003, 0x00020501" ::: "v3");
+  else if (which == 3) // v_add_i16 v3, v1, v2 with op_sel bit 2 (no third source: invalid)
+    asm volatile(".long 0xd29e2003, 0x00020501" ::: "v3");
+  else if (which == 4) // the high half of an inline constant
+    asm volatile("v_fma_f16 %0, 1.0, %0, %0 op_sel:[1,0,0,0]" : "+v"(r));
+  else if (which == 5) // accepted by LLVM, undocumented on GFX9
+    asm volatile("v_alignbit_b32 %0, %0, %0, %0 op_sel:[1,0,0,0]" : "+v"(r));
+  else if (which == 6) // v_mad_u32_u16's 32-bit destination
+    asm volatile("v_mad_u32_u16 %0, %0, %0, %0 op_sel:[0,0,0,1]" : "+v"(r));
+  out[tid_x()] = r;
+}

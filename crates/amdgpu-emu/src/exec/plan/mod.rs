@@ -311,7 +311,9 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
             _ => None,
         },
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 => {
-            if inst.ext != Ext::None || inst.omod != 0 || inst.clamp {
+            // op_sel (VOP3 only): no planned operation implements it; the general path runs
+            // the forms that define it and refuses the others.
+            if inst.ext != Ext::None || inst.omod != 0 || inst.clamp || inst.op_sel != 0 {
                 return None;
             }
             if compare_fn(inst.op).is_none() && inst.dst < VGPR {
@@ -1941,6 +1943,34 @@ mod tests {
                         assert!(ran, "{what}: the plan ran");
                     }
                 }
+            }
+        }
+    }
+
+    /// A VOP3 instruction with op_sel bits set has no plan (no planned operation implements
+    /// them; the general path refuses the undefined ones), whichever bit is set.
+    #[test]
+    fn plans_refuse_op_sel() {
+        let t = Target::Gfx942;
+        let forms: [[u32; 2]; 5] = [
+            // v_fma_f32 v2, v2, s0, -v3
+            [0xD1CB_0002, 0x840C_0102],
+            // v_lshl_add_u64 v[2:3], s[10:11], 0, v[0:1]
+            [0xD208_0002, 0x0401_000A],
+            // v_add_u32_e64 v3, v1, v2
+            [0xD134_0003, 0x0002_0501],
+            // v_lshl_add_u32 v3, v1, v2, v4
+            [0xD1FD_0003, 0x0412_0501],
+            // v_cmp_eq_u32_e64 s[0:1], v1, v2
+            [0xD0CA_0000, 0x0002_0501],
+        ];
+        for [w0, w1] in forms {
+            let plain = crate::decode::decode(t, &[w0, w1]);
+            assert!(inst_plan(&plain).is_some(), "{:?} has a plan", plain.op);
+            for bit in 11..15 {
+                let inst = crate::decode::decode(t, &[w0 | 1 << bit, w1]);
+                assert_eq!(inst.op, plain.op);
+                assert!(inst_plan(&inst).is_none(), "{:?} op_sel bit {bit}", inst.op);
             }
         }
     }
