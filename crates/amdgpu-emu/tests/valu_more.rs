@@ -137,8 +137,7 @@ fn max_ieee(a: f64, b: f64) -> f64 {
 }
 
 /// `v_div_fixup` on f16 values: the special cases of the quotient `num / den`, else `q` with
-/// the quotient's sign (a NaN `q` of ordinary operands is an overflow inside the division
-/// sequence: a signed infinity).
+/// the quotient's sign (a NaN `q` passes through).
 fn div_fixup(q: f64, den: f64, num: f64) -> f64 {
     let neg = den.is_sign_negative() != num.is_sign_negative();
     let signed = |x: f64| if neg { -x.abs() } else { x.abs() };
@@ -155,7 +154,7 @@ fn div_fixup(q: f64, den: f64, num: f64) -> f64 {
         return signed(0.0);
     }
     if q.is_nan() {
-        return signed(f64::INFINITY);
+        return q;
     }
     signed(q)
 }
