@@ -1456,18 +1456,7 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
             if target == Target::Gfx942 && bits(w0, 15, 1) != 0 {
                 i.ctrl |= flags::SC1;
             }
-            let acc = bits(w1, 23, 1) != 0;
-            if acc {
-                i.ctrl |= flags::ACC;
-            }
-            i.src[0] = VGPR + bits(w1, 0, 8) as u16;
-            i.src[1] = if acc { AGPR } else { VGPR } + bits(w1, 8, 8) as u16;
-            i.src[2] = (bits(w1, 16, 5) * 4) as u16;
-            i.sdst = bits(w1, 24, 8) as u16;
-            if i.sdst == LITERAL {
-                i.len = 12;
-                i.lit = w2;
-            }
+            buffer_operands(&mut i, w1, w2);
             return i;
         }
         0x3A => {
@@ -1490,18 +1479,7 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
             if target == Target::Gfx942 && bits(w1, 21, 1) != 0 {
                 i.ctrl |= flags::SC1;
             }
-            let acc = bits(w1, 23, 1) != 0;
-            if acc {
-                i.ctrl |= flags::ACC;
-            }
-            i.src[0] = VGPR + bits(w1, 0, 8) as u16;
-            i.src[1] = if acc { AGPR } else { VGPR } + bits(w1, 8, 8) as u16;
-            i.src[2] = (bits(w1, 16, 5) * 4) as u16;
-            i.sdst = bits(w1, 24, 8) as u16;
-            if i.sdst == LITERAL {
-                i.len = 12;
-                i.lit = w2;
-            }
+            buffer_operands(&mut i, w1, w2);
             return i;
         }
         _ => {}
@@ -1591,6 +1569,23 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
         return i;
     }
     unknown(w0)
+}
+
+/// The operands of a MUBUF or MTBUF instruction's second dword (the same in both): VGPR
+/// address, data (AGPRs with the acc bit), resource, SOFFSET (a literal in a third dword).
+fn buffer_operands(i: &mut Inst, w1: u32, w2: u32) {
+    let acc = bits(w1, 23, 1) != 0;
+    if acc {
+        i.ctrl |= flags::ACC;
+    }
+    i.src[0] = VGPR + bits(w1, 0, 8) as u16;
+    i.src[1] = if acc { AGPR } else { VGPR } + bits(w1, 8, 8) as u16;
+    i.src[2] = (bits(w1, 16, 5) * 4) as u16;
+    i.sdst = bits(w1, 24, 8) as u16;
+    if i.sdst == LITERAL {
+        i.len = 12;
+        i.lit = w2;
+    }
 }
 
 fn scalar_literal(i: &mut Inst, w1: u32) {

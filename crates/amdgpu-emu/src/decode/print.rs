@@ -1,7 +1,7 @@
 //! Assembly text of decoded instructions, in the syntax `llvm-objdump` prints (used by error
 //! messages and by the decoder's cross-check against the disassembler).
 
-use super::ops::{Op, Ty};
+use super::ops::{DATA_FORMAT_NAMES, NUMBER_FORMAT_NAMES, Op, Ty};
 use super::{AGPR, Enc, Ext, Inst, OFF, VGPR, flags, seg};
 use crate::target::Target;
 
@@ -429,42 +429,20 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
 /// An MTBUF instruction's ` format:[...]`, naming the data and number formats that differ
 /// from the defaults (8 and UNORM), as LLVM prints it; empty when both are the defaults.
 fn mtbuf_format(ctrl: u32) -> String {
-    const DATA: [&str; 16] = [
-        "INVALID",
-        "8",
-        "16",
-        "8_8",
-        "32",
-        "16_16",
-        "10_11_11",
-        "11_11_10",
-        "10_10_10_2",
-        "2_10_10_10",
-        "8_8_8_8",
-        "32_32",
-        "16_16_16_16",
-        "32_32_32",
-        "32_32_32_32",
-        "RESERVED_15",
-    ];
-    const NUM: [&str; 8] = [
-        "UNORM",
-        "SNORM",
-        "USCALED",
-        "SSCALED",
-        "UINT",
-        "SINT",
-        "RESERVED_6",
-        "FLOAT",
-    ];
     let dfmt = (ctrl >> flags::FMT_SHIFT) & 15;
     let nfmt = (ctrl >> (flags::FMT_SHIFT + 4)) & 7;
     let mut parts = Vec::new();
     if dfmt != 1 {
-        parts.push(format!("BUF_DATA_FORMAT_{}", DATA[dfmt as usize]));
+        parts.push(format!(
+            "BUF_DATA_FORMAT_{}",
+            DATA_FORMAT_NAMES[dfmt as usize]
+        ));
     }
     if nfmt != 0 {
-        parts.push(format!("BUF_NUM_FORMAT_{}", NUM[nfmt as usize]));
+        parts.push(format!(
+            "BUF_NUM_FORMAT_{}",
+            NUMBER_FORMAT_NAMES[nfmt as usize]
+        ));
     }
     if parts.is_empty() {
         String::new()

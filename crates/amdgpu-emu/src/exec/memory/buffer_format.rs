@@ -5,6 +5,8 @@
 
 use half::f16;
 
+use crate::decode::ops::{DATA_FORMAT_NAMES, NUMBER_FORMAT_NAMES};
+
 /// Number formats (NFMT).
 const UNORM: u32 = 0;
 const SNORM: u32 = 1;
@@ -13,35 +15,6 @@ const SSCALED: u32 = 3;
 const UINT: u32 = 4;
 const SINT: u32 = 5;
 const FLOAT: u32 = 7;
-
-const DATA_NAMES: [&str; 16] = [
-    "INVALID",
-    "8",
-    "16",
-    "8_8",
-    "32",
-    "16_16",
-    "10_11_11",
-    "11_11_10",
-    "10_10_10_2",
-    "2_10_10_10",
-    "8_8_8_8",
-    "32_32",
-    "16_16_16_16",
-    "32_32_32",
-    "32_32_32_32",
-    "RESERVED_15",
-];
-const NUM_NAMES: [&str; 8] = [
-    "UNORM",
-    "SNORM",
-    "USCALED",
-    "SSCALED",
-    "UINT",
-    "SINT",
-    "RESERVED_6",
-    "FLOAT",
-];
 
 /// A resolved element format: component widths in bits from the lowest bit up (0 where the
 /// format has no such component) and the number format.
@@ -75,8 +48,8 @@ pub(super) fn format(dfmt: u32, nfmt: u32, write: bool) -> Result<Format, String
     let named = || {
         format!(
             "buffer data format {} (dfmt {dfmt}) with number format {} (nfmt {nfmt})",
-            DATA_NAMES[dfmt as usize & 15],
-            NUM_NAMES[nfmt as usize & 7]
+            DATA_FORMAT_NAMES[dfmt as usize & 15],
+            NUMBER_FORMAT_NAMES[nfmt as usize & 7]
         )
     };
     let widest = bits.iter().copied().max().unwrap_or(0);
