@@ -239,7 +239,20 @@ fn refused(op: Op) -> Option<&'static str> {
         v_mfma_f32_16x16x8_xf32 | v_mfma_f32_32x32x4_xf32 => {
             "the rounding of f32 inputs to xf32 is not documented"
         }
-        _ if op.name().starts_with("v_smfmac") => {
+        v_smfmac_f32_16x16x32_bf16
+        | v_smfmac_f32_16x16x32_f16
+        | v_smfmac_f32_16x16x64_bf8_bf8
+        | v_smfmac_f32_16x16x64_bf8_fp8
+        | v_smfmac_f32_16x16x64_fp8_bf8
+        | v_smfmac_f32_16x16x64_fp8_fp8
+        | v_smfmac_f32_32x32x16_bf16
+        | v_smfmac_f32_32x32x16_f16
+        | v_smfmac_f32_32x32x32_bf8_bf8
+        | v_smfmac_f32_32x32x32_bf8_fp8
+        | v_smfmac_f32_32x32x32_fp8_bf8
+        | v_smfmac_f32_32x32x32_fp8_fp8
+        | v_smfmac_i32_16x16x64_i8
+        | v_smfmac_i32_32x32x32_i8 => {
             "the sparse MFMAs (4:2 structured sparsity with an index operand) are not implemented"
         }
         _ => return None,
