@@ -869,6 +869,10 @@ fn bytes_in_range(idxen: bool, index: u64, offset: u64, size: u32, num_records: 
     dwords * 4
 }
 
+/// `n` bytes of LDS at `a` (0 out of range). Inlined: each call site has a constant `n`, and
+/// the copy of a known size is a move, not a call (not inlined, LDS-heavy kernels ran at half
+/// speed).
+#[inline(always)]
 fn lds_get(ctx: &Ctx<'_>, a: u64, n: usize) -> u64 {
     if a + n as u64 > ctx.lds.len() as u64 {
         return 0;
@@ -882,6 +886,9 @@ fn lds_get(ctx: &Ctx<'_>, a: u64, n: usize) -> u64 {
     u64::from_le_bytes(b)
 }
 
+/// Writes the low `n` bytes of `v` to LDS at `a` (dropped out of range); inlined as
+/// [`lds_get`].
+#[inline(always)]
 fn lds_put(ctx: &mut Ctx<'_>, a: u64, n: usize, v: u64) {
     if a + n as u64 > ctx.lds.len() as u64 {
         return;
