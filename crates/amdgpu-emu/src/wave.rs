@@ -1,6 +1,7 @@
 //! The state of one wave: scalar and vector registers, EXEC/VCC/SCC/M0, MODE and the
 //! program counter.
 
+use crate::decode::ops::{INLINE_F16_BITS, INLINE_F32_BITS};
 use crate::decode::{AGPR, EXEC, M0, Ty, VCC, VGPR};
 
 /// Lanes per wave.
@@ -177,20 +178,8 @@ pub(crate) fn inline_const(code: u16, ty: Ty, lit: u32) -> Option<u64> {
                         f.to_bits()
                     }
                 }
-                Ty::F16 | Ty::P16 => {
-                    if code == 248 {
-                        0x3118
-                    } else {
-                        half::f16::from_f64(f).to_bits() as u64
-                    }
-                }
-                _ => {
-                    if code == 248 {
-                        0x3E22_F983
-                    } else {
-                        (f as f32).to_bits() as u64
-                    }
-                }
+                Ty::F16 | Ty::P16 => INLINE_F16_BITS[(code - 240) as usize] as u64,
+                _ => INLINE_F32_BITS[(code - 240) as usize] as u64,
             }
         }
         255 => match ty {

@@ -594,13 +594,29 @@ ops! {
     tbuffer_store_format_d16_xyz = [N]; tbuffer_store_format_d16_xyzw = [N];
 }
 
+/// The f32 bit patterns of the float inline constants, operand codes 240 to 248 (0.5, -0.5,
+/// 1.0, -1.0, 2.0, -2.0, 4.0, -4.0, 1/(2*pi)).
+pub const INLINE_F32_BITS: [u32; 9] = [
+    0x3F00_0000,
+    0xBF00_0000,
+    0x3F80_0000,
+    0xBF80_0000,
+    0x4000_0000,
+    0xC000_0000,
+    0x4080_0000,
+    0xC080_0000,
+    0x3E22_F983,
+];
+
+/// The f16 bit patterns of the same constants.
+pub const INLINE_F16_BITS: [u32; 9] = [
+    0x3800, 0xB800, 0x3C00, 0xBC00, 0x4000, 0xC000, 0x4400, 0xC400, 0x3118,
+];
+
 /// The f16 bits of a float inline constant (operand codes 240 to 248), as 16-bit integer
 /// operands read them.
 pub fn f16_inline_bits(code: u16) -> u32 {
-    const BITS: [u32; 9] = [
-        0x3800, 0xB800, 0x3C00, 0xBC00, 0x4000, 0xC000, 0x4400, 0xC400, 0x3118,
-    ];
-    BITS[(code as usize).clamp(240, 248) - 240]
+    INLINE_F16_BITS[(code as usize).clamp(240, 248) - 240]
 }
 
 impl Op {

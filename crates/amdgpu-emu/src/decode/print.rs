@@ -1,7 +1,9 @@
 //! Assembly text of decoded instructions, in the syntax `llvm-objdump` prints (used by error
 //! messages and by the decoder's cross-check against the disassembler).
 
-use super::ops::{DATA_FORMAT_NAMES, NUMBER_FORMAT_NAMES, Op, Ty};
+use super::ops::{
+    DATA_FORMAT_NAMES, INLINE_F16_BITS, INLINE_F32_BITS, NUMBER_FORMAT_NAMES, Op, Ty,
+};
 use super::{AGPR, Enc, Ext, Inst, OFF, VGPR, flags, seg};
 use crate::target::Target;
 
@@ -62,18 +64,7 @@ pub(crate) fn operand(code: u16, dwords: u32, lit: u32) -> String {
         254 => "src_lds_direct".into(),
         255 => {
             let i = lit as i32;
-            let inline_float = [
-                0x3F00_0000,
-                0xBF00_0000,
-                0x3F80_0000,
-                0xBF80_0000,
-                0x4000_0000,
-                0xC000_0000,
-                0x4080_0000,
-                0xC080_0000,
-                0x3E22_F983,
-            ];
-            if (-16..=64).contains(&i) || (!wide && inline_float.contains(&lit)) {
+            if (-16..=64).contains(&i) || (!wide && INLINE_F32_BITS.contains(&lit)) {
                 format!("lit(0x{lit:x})")
             } else {
                 format!("0x{lit:x}")
@@ -776,34 +767,16 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
     s
 }
 
-/// The f32 inline constants' bit patterns (besides the integers -16 to 64).
-const INLINE_F32: [u32; 9] = [
-    0x3F00_0000,
-    0xBF00_0000,
-    0x3F80_0000,
-    0xBF80_0000,
-    0x4000_0000,
-    0xC000_0000,
-    0x4080_0000,
-    0xC080_0000,
-    0x3E22_F983,
-];
-
-/// The f16 inline constants' bit patterns (besides the integers -16 to 64).
-const INLINE_F16: [u32; 9] = [
-    0x3800, 0xB800, 0x3C00, 0xBC00, 0x4000, 0xC000, 0x4400, 0xC400, 0x3118,
-];
-
 /// A 32-bit literal whose whole value is an integer or f32 inline constant: LLVM prints it as
 /// `lit(...)` with all 32 bits, in 16-bit operands too.
 fn inline_as_32_bits(lit: u32) -> bool {
-    (-16..=64).contains(&(lit as i32)) || INLINE_F32.contains(&lit)
+    (-16..=64).contains(&(lit as i32)) || INLINE_F32_BITS.contains(&lit)
 }
 
 /// A literal in a packed 16-bit operand (the VOP2 dot and `v_pk_fmac_f16`): all 32 bits,
 /// marked `lit()` where the value is an integer or f16 inline constant.
 fn packed16_literal(lit: u32) -> String {
-    if (-16..=64).contains(&(lit as i32)) || INLINE_F16.contains(&lit) {
+    if (-16..=64).contains(&(lit as i32)) || INLINE_F16_BITS.contains(&lit) {
         format!("lit(0x{lit:x})")
     } else {
         format!("0x{lit:x}")
@@ -814,7 +787,7 @@ fn packed16_literal(lit: u32) -> String {
 /// marked `lit()` where that half is also an inline constant.
 fn f16_literal(lit: u32) -> String {
     let v = lit & 0xFFFF;
-    if INLINE_F16.contains(&v) || (-16..=64).contains(&(v as u16 as i16)) {
+    if INLINE_F16_BITS.contains(&v) || (-16..=64).contains(&(v as u16 as i16)) {
         format!("lit(0x{lit:x})")
     } else {
         format!("0x{v:x}")
