@@ -154,7 +154,7 @@ fn op_sel_and_16_bit_integer_constants_print_as_llvm_mc() {
             if inst.enc != Enc::Vop3 {
                 continue;
             }
-            let two_source_op_sel = inst.op.op_sel_entries() == Some(3);
+            let two_source_op_sel = inst.op.op_sel().is_some_and(|f| f.entries == 3);
             for sel in [1, 2, 4, 8, 11, 15] {
                 if two_source_op_sel && sel & 4 != 0 {
                     continue; // An invalid encoding for LLVM.

@@ -1664,7 +1664,7 @@ fn decode_vop3(t: &Tables, w0: u32, w1: u32) -> Inst {
         i.dst = VGPR + bits(w0, 0, 8) as u16;
         i.abs = bits(w0, 8, 3) as u8;
         i.op_sel = bits(w0, 11, 4) as u8;
-        if i.op_sel & 4 != 0 && op.op_sel_entries() == Some(3) {
+        if i.op_sel & 4 != 0 && op.op_sel().is_some_and(|f| f.entries == 3) {
             // op_sel for a third source of a two-source operation: LLVM decodes no
             // instruction (only the first dword, as unknown).
             return unknown(w0);

@@ -613,6 +613,18 @@ pub const INLINE_F16_BITS: [u32; 9] = [
     0x3800, 0xB800, 0x3C00, 0xBC00, 0x4000, 0xC000, 0x4400, 0xC400, 0x3118,
 ];
 
+/// The op_sel field of a GFX9 VOP3 operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpSel {
+    /// The entries of the `op_sel:[...]` list LLVM writes: the sources', then the
+    /// destination's (bit 3).
+    pub entries: usize,
+    /// The sources (bit `k` for source `k`) whose bit selects the high half of a 16-bit value.
+    pub sources: u8,
+    /// Whether bit 3 writes the result to the destination's high half, keeping the low half.
+    pub writes_high: bool,
+}
+
 /// The f16 bits of a float inline constant (operand codes 240 to 248), as 16-bit integer
 /// operands read them.
 pub fn f16_inline_bits(code: u16) -> u32 {
@@ -640,18 +652,33 @@ impl Op {
         }
     }
 
-    /// The number of entries of the `op_sel:[...]` list LLVM prints for the operation's VOP3
-    /// form on GFX9 (the operations with op_sel there: sources then the destination), or
-    /// `None` if the operation has no op_sel field (LLVM ignores the bits).
-    pub fn op_sel_entries(self) -> Option<usize> {
+    /// How the operation's VOP3 form takes op_sel on GFX9, or `None` if it has no op_sel field
+    /// there (LLVM ignores the bits).
+    pub fn op_sel(self) -> Option<OpSel> {
         use Op::*;
+        let form = |entries, sources, writes_high| {
+            Some(OpSel {
+                entries,
+                sources,
+                writes_high,
+            })
+        };
         match self {
-            v_alignbit_b32 | v_alignbyte_b32 | v_mad_u32_u16 | v_mad_i32_i16 | v_min3_f16
-            | v_min3_i16 | v_min3_u16 | v_max3_f16 | v_max3_i16 | v_max3_u16 | v_med3_f16
-            | v_med3_i16 | v_med3_u16 | v_mad_f16 | v_mad_u16 | v_mad_i16 | v_fma_f16
-            | v_div_fixup_f16 | v_cvt_sr_fp8_f32 | v_cvt_sr_bf8_f32 => Some(4),
-            v_cvt_pknorm_i16_f16 | v_cvt_pknorm_u16_f16 | v_add_i16 | v_sub_i16
-            | v_pack_b32_f16 | v_cvt_pk_fp8_f32 | v_cvt_pk_bf8_f32 => Some(3),
+            v_min3_f16 | v_min3_i16 | v_min3_u16 | v_max3_f16 | v_max3_i16 | v_max3_u16
+            | v_med3_f16 | v_med3_i16 | v_med3_u16 | v_mad_f16 | v_mad_u16 | v_mad_i16
+            | v_fma_f16 | v_div_fixup_f16 => form(4, 0b111, true),
+            // A 32-bit addend and result.
+            v_mad_u32_u16 | v_mad_i32_i16 => form(4, 0b011, false),
+            v_add_i16 | v_sub_i16 => form(3, 0b011, true),
+            v_pack_b32_f16 => form(3, 0b011, false),
+            // Written by LLVM, without a documented GFX9 meaning of the source bits (the
+            // emulator refuses them or, for the 8-bit float packing, honours bit 3 only).
+            v_alignbit_b32 | v_alignbyte_b32 | v_cvt_sr_fp8_f32 | v_cvt_sr_bf8_f32 => {
+                form(4, 0, false)
+            }
+            v_cvt_pknorm_i16_f16 | v_cvt_pknorm_u16_f16 | v_cvt_pk_fp8_f32 | v_cvt_pk_bf8_f32 => {
+                form(3, 0, false)
+            }
             _ => None,
         }
     }

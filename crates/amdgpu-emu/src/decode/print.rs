@@ -753,7 +753,7 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
                 s.push_str(&format!(" op_sel:[{}]", v.join(",")));
             } else if vop3
                 && inst.op_sel != 0
-                && let Some(n) = op.op_sel_entries()
+                && let Some(n) = op.op_sel().map(|f| f.entries)
             {
                 // The sources' bits, then the destination's (bit 3).
                 let mut v: Vec<String> = (0..n - 1)

@@ -260,23 +260,15 @@ fn refused(op: Op) -> Option<&'static str> {
 }
 
 /// The op_sel bits of a VOP3 operation that select the high half of a 16-bit source (bit `k`
-/// for source `k`), as GFX9 defines them (the operations LLVM gives an op_sel operand on
-/// GFX9, less those whose GFX9 meaning is not documented; see [`check_op_sel`]).
+/// for source `k`).
 fn op_sel_sources(op: Op) -> u8 {
-    match op {
-        v_min3_f16 | v_max3_f16 | v_med3_f16 | v_min3_i16 | v_max3_i16 | v_med3_i16
-        | v_min3_u16 | v_max3_u16 | v_med3_u16 | v_mad_f16 | v_mad_u16 | v_mad_i16 | v_fma_f16
-        | v_div_fixup_f16 => 0b111,
-        // Two 16-bit sources (a 32-bit addend or result for the first two).
-        v_mad_u32_u16 | v_mad_i32_i16 | v_pack_b32_f16 | v_add_i16 | v_sub_i16 => 0b011,
-        _ => 0,
-    }
+    op.op_sel().map_or(0, |f| f.sources)
 }
 
 /// The 16-bit VOP3 operations whose op_sel bit 3 writes the result to the destination's high
 /// half, keeping the low half.
 fn op_sel_writes_high(op: Op) -> bool {
-    op_sel_sources(op) != 0 && !matches!(op, v_mad_u32_u16 | v_mad_i32_i16 | v_pack_b32_f16)
+    op.op_sel().is_some_and(|f| f.writes_high)
 }
 
 /// Refuses a VOP3 instruction whose op_sel bits (set) are not all emulated exactly: an
