@@ -106,6 +106,15 @@ pub(crate) struct ComparePlan {
     exec: bool,
 }
 
+/// A 64-bit integer compare (the loop conditions of `size_t` indices) writing a lane mask (and
+/// EXEC for `v_cmpx`).
+pub(crate) struct WideComparePlan {
+    relation: Relation,
+    src: [Wide; 2],
+    dst: u16,
+    exec: bool,
+}
+
 /// An integer compare as the vector units have it: `a > b` or `a == b` (of the operands in
 /// order or swapped), possibly negated, on signed or unsigned lanes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -119,7 +128,7 @@ struct Relation {
 impl Relation {
     fn of(op: Op) -> Option<Relation> {
         let name = op.name();
-        let unsigned = name.ends_with("_u32");
+        let unsigned = name.ends_with("_u32") || name.ends_with("_u64");
         let rel = |greater, swap, negate| {
             Some(Relation {
                 greater,
@@ -132,12 +141,12 @@ impl Relation {
             .trim_start_matches("v_cmpx_")
             .trim_start_matches("v_cmp_")
         {
-            "eq_u32" | "eq_i32" => rel(false, false, false),
-            "ne_u32" | "ne_i32" => rel(false, false, true),
-            "gt_u32" | "gt_i32" => rel(true, false, false),
-            "lt_u32" | "lt_i32" => rel(true, true, false),
-            "ge_u32" | "ge_i32" => rel(true, true, true),
-            "le_u32" | "le_i32" => rel(true, false, true),
+            "eq_u32" | "eq_i32" | "eq_u64" | "eq_i64" => rel(false, false, false),
+            "ne_u32" | "ne_i32" | "ne_u64" | "ne_i64" => rel(false, false, true),
+            "gt_u32" | "gt_i32" | "gt_u64" | "gt_i64" => rel(true, false, false),
+            "lt_u32" | "lt_i32" | "lt_u64" | "lt_i64" => rel(true, true, false),
+            "ge_u32" | "ge_i32" | "ge_u64" | "ge_i64" => rel(true, true, true),
+            "le_u32" | "le_i32" | "le_u64" | "le_i64" => rel(true, false, true),
             _ => None,
         }
     }
@@ -280,6 +289,7 @@ pub(crate) enum Plan {
     Double(DoublePlan),
     MulAdd(MulAddPlan),
     Compare(ComparePlan),
+    WideCompare(WideComparePlan),
     Carry(CarryPlan),
     Wide(WidePlan),
     Branch(BranchPlan),
@@ -316,7 +326,8 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
             if inst.ext != Ext::None || inst.omod != 0 || inst.clamp || inst.op_sel != 0 {
                 return None;
             }
-            if compare_fn(inst.op).is_none() && inst.dst < VGPR {
+            let wide_compare = is_wide_compare(inst.op);
+            if compare_fn(inst.op).is_none() && !wide_compare && inst.dst < VGPR {
                 return None;
             }
             if let Some(run) = row_fn(inst.op) {
@@ -324,6 +335,9 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
             }
             if let Some(run) = compare_fn(inst.op) {
                 return compare_plan(inst, run).map(Plan::Compare);
+            }
+            if wide_compare {
+                return wide_compare_plan(inst).map(Plan::WideCompare);
             }
             if matches!(inst.op, v_add_co_u32 | v_addc_co_u32) {
                 return carry_plan(inst).map(Plan::Carry);
@@ -658,6 +672,24 @@ fn compare_plan(inst: &Inst, run: CompareFn) -> Option<ComparePlan> {
     })
 }
 
+/// A 64-bit integer compare.
+fn is_wide_compare(op: Op) -> bool {
+    Relation::of(op).is_some() && op.types()[1].dwords() == 2
+}
+
+fn wide_compare_plan(inst: &Inst) -> Option<WideComparePlan> {
+    // Integer sources carry no sign modifiers the plan would honour: the general path then.
+    if inst.neg != 0 || inst.abs != 0 {
+        return None;
+    }
+    Some(WideComparePlan {
+        relation: Relation::of(inst.op)?,
+        src: [wide_source(inst, 0)?, wide_source(inst, 1)?],
+        dst: if inst.enc == Enc::Vop3 { inst.dst } else { VCC },
+        exec: inst.op.name().starts_with("v_cmpx"),
+    })
+}
+
 fn carry_plan(inst: &Inst) -> Option<CarryPlan> {
     let carry_in = inst.op == v_addc_co_u32;
     Some(CarryPlan {
@@ -693,22 +725,7 @@ fn wide_plan(inst: &Inst) -> Option<WidePlan> {
     }
     let mut src = [Wide::Value(0); 3];
     for k in 0..types.len() - 1 {
-        let (code, ty) = (inst.src[k], types[k + 1]);
-        if !is_known_source(code) {
-            return None;
-        }
-        let two = ty.dwords() == 2;
-        src[k] = match code {
-            c if c >= VGPR && two => Wide::Pair((Wave::vslot(c) & 511) as u16),
-            c if c >= VGPR => Wide::Row((Wave::vslot(c) & 511) as u16),
-            0..=127 if two => Wide::SPair(code as u8),
-            0..=127 => Wide::Sgpr(code as u8),
-            128..=208 | 240..=248 | LITERAL => {
-                let v = inline_const(code, ty, inst.lit)?;
-                Wide::Value(if two { v } else { v as u32 as u64 })
-            }
-            _ => return None,
-        };
+        src[k] = wide_source(inst, k)?;
     }
     // Operands as `(base << shift) + add` (or `base >> shift`), ordered once here.
     let parts = match op {
@@ -721,6 +738,26 @@ fn wide_plan(inst: &Inst) -> Option<WidePlan> {
         arith: op == v_ashrrev_i64,
         dst: dst as u16,
         parts,
+    })
+}
+
+/// Source `k` of a VALU operation with 64-bit operands, resolved as its type reads it.
+fn wide_source(inst: &Inst, k: usize) -> Option<Wide> {
+    let (code, ty) = (inst.src[k], inst.op.types()[k + 1]);
+    if !is_known_source(code) {
+        return None;
+    }
+    let two = ty.dwords() == 2;
+    Some(match code {
+        c if c >= VGPR && two => Wide::Pair((Wave::vslot(c) & 511) as u16),
+        c if c >= VGPR => Wide::Row((Wave::vslot(c) & 511) as u16),
+        0..=127 if two => Wide::SPair(code as u8),
+        0..=127 => Wide::Sgpr(code as u8),
+        128..=208 | 240..=248 | LITERAL => {
+            let v = inline_const(code, ty, inst.lit)?;
+            Wide::Value(if two { v } else { v as u32 as u64 })
+        }
+        _ => return None,
     })
 }
 
@@ -996,20 +1033,14 @@ fn fma_row_x86(v: &mut [VReg], d: usize, s: [usize; 3], e: &Env, exec: u64) {
 }
 
 fn compare_fn(op: Op) -> Option<CompareFn> {
-    /// The compare of every lane as one byte each (a loop that vectorises), then each eight
-    /// bytes of 0 or 1 gathered into a mask byte by one multiply.
+    /// The compare of every lane as one byte each (a loop that vectorises), then the mask.
     #[inline(always)]
     fn each(a: &VReg, b: &VReg, f: impl Fn(u32, u32) -> bool) -> u64 {
         let mut bits = [0u8; LANES];
         for l in 0..LANES {
             bits[l] = f(a[l], b[l]) as u8;
         }
-        let mut m = 0u64;
-        for (k, chunk) in bits.chunks_exact(8).enumerate() {
-            let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-            m |= (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k);
-        }
-        m
+        lane_mask_of_bytes(&bits)
     }
     Some(match op {
         v_cmp_eq_u32 | v_cmp_eq_i32 | v_cmpx_eq_u32 | v_cmpx_eq_i32 => {
@@ -1020,14 +1051,25 @@ fn compare_fn(op: Op) -> Option<CompareFn> {
         }
         v_cmp_gt_u32 | v_cmpx_gt_u32 => |a, b| each(a, b, |x, y| x > y),
         v_cmp_lt_u32 | v_cmpx_lt_u32 => |a, b| each(a, b, |x, y| x < y),
-        v_cmp_ge_u32 => |a, b| each(a, b, |x, y| x >= y),
-        v_cmp_le_u32 => |a, b| each(a, b, |x, y| x <= y),
+        v_cmp_ge_u32 | v_cmpx_ge_u32 => |a, b| each(a, b, |x, y| x >= y),
+        v_cmp_le_u32 | v_cmpx_le_u32 => |a, b| each(a, b, |x, y| x <= y),
         v_cmp_gt_i32 | v_cmpx_gt_i32 => |a, b| each(a, b, |x, y| (x as i32) > (y as i32)),
         v_cmp_lt_i32 | v_cmpx_lt_i32 => |a, b| each(a, b, |x, y| (x as i32) < (y as i32)),
-        v_cmp_ge_i32 => |a, b| each(a, b, |x, y| (x as i32) >= (y as i32)),
-        v_cmp_le_i32 => |a, b| each(a, b, |x, y| (x as i32) <= (y as i32)),
+        v_cmp_ge_i32 | v_cmpx_ge_i32 => |a, b| each(a, b, |x, y| (x as i32) >= (y as i32)),
+        v_cmp_le_i32 | v_cmpx_le_i32 => |a, b| each(a, b, |x, y| (x as i32) <= (y as i32)),
         _ => return None,
     })
+}
+
+/// Each eight bytes of 0 or 1 (one per lane) gathered into a mask byte by one multiply.
+#[inline(always)]
+fn lane_mask_of_bytes(bits: &[u8; LANES]) -> u64 {
+    let mut m = 0u64;
+    for (k, chunk) in bits.chunks_exact(8).enumerate() {
+        let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        m |= (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k);
+    }
+    m
 }
 
 /// Run `plan` for the wave's instruction of counter class `class`: what the wave does next,
@@ -1061,6 +1103,7 @@ pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, class: u8) -> Op
             }
         }
         Plan::Compare(p) => run_compare(w, p),
+        Plan::WideCompare(p) => run_wide_compare(w, p),
         Plan::Carry(p) => run_carry(w, p),
         Plan::Wide(p) => run_wide(w, p),
         Plan::Branch(p) => return Some(run_branch(w, p)),
@@ -1249,6 +1292,38 @@ fn run_compare(w: &mut Wave, p: &ComparePlan) {
     if p.exec {
         w.set_exec(m);
     }
+}
+
+fn run_wide_compare(w: &mut Wave, p: &WideComparePlan) {
+    let exec = w.exec();
+    let m = wide_compare_lanes(w, p) & exec;
+    w.lane_insts += exec.count_ones() as u64;
+    w.set_sgpr64(p.dst, m);
+    if p.exec {
+        w.set_exec(m);
+    }
+}
+
+/// Bit `l`: the 64-bit compare of lane `l` (every lane).
+fn wide_compare_lanes(w: &Wave, p: &WideComparePlan) -> u64 {
+    let r = p.relation;
+    let (mut a, mut b) = (wide_lanes(w, &p.src[0]), wide_lanes(w, &p.src[1]));
+    if r.swap {
+        (a, b) = (b, a);
+    }
+    // Unsigned order is the signed order of the values with their top bit flipped.
+    let sign = if r.unsigned { 1u64 << 63 } else { 0 };
+    let mut bits = [0u8; LANES];
+    for (l, bit) in bits.iter_mut().enumerate() {
+        let (x, y) = (a.lane(l), b.lane(l));
+        let t = if r.greater {
+            ((x ^ sign) as i64) > ((y ^ sign) as i64)
+        } else {
+            x == y
+        };
+        *bit = (t != r.negate) as u8;
+    }
+    lane_mask_of_bytes(&bits)
 }
 
 /// Bit `l`: the compare of lane `l` (every lane).
@@ -1856,7 +1931,7 @@ mod tests {
                         inst.src = [src0, VGPR + 6, sources[(r % 9) as usize]];
                         inst.lit = super::super::f32_test_bits(&mut r);
                         if inst.enc == Enc::Vop3 {
-                            inst.dst = if compare_fn(op).is_some() {
+                            inst.dst = if Relation::of(op).is_some() {
                                 30
                             } else {
                                 inst.dst
@@ -1942,6 +2017,91 @@ mod tests {
                             against_reference(&mut parts, &prog, Some(&plan), &inst, waves, &what);
                         assert!(ran, "{what}: the plan ran");
                     }
+                }
+            }
+        }
+    }
+
+    /// The 64-bit integer compares (VOPC writing VCC, VOP3 writing an SGPR pair, `v_cmpx`
+    /// writing EXEC too) over VGPR-pair, SGPR-pair, inline-constant and literal operands whose
+    /// lanes tie in the high half, in both halves or in neither, with and without the sign
+    /// bits, under every EXEC class: the plan against the per-lane reference.
+    #[test]
+    fn wide_compares_match_the_per_lane_reference() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        let (vopc, vop3) = (templates()[2], templates()[1]);
+        let ops: Vec<Op> = Op::ALL
+            .iter()
+            .copied()
+            .filter(|&op| is_wide_compare(op))
+            .collect();
+        assert_eq!(ops.len(), 24, "eq/ne/lt/le/gt/ge, u64/i64, cmp/cmpx");
+        let firsts = [VGPR, VGPR + 6, 10, 128 + 5, 193, LITERAL];
+        let mut r = 0x51DE_CA11_0F64_B175u64;
+        let mut ran = 0;
+        for &op in &ops {
+            for (round, &exec) in MASKS.iter().enumerate() {
+                for &x in &firsts {
+                    for vop3_form in [false, true] {
+                        let mut inst = if vop3_form { vop3 } else { vopc };
+                        inst.op = op;
+                        if vop3_form {
+                            (inst.dst, inst.neg, inst.abs) = (30, 0, 0);
+                        }
+                        // VOPC takes its second operand from VGPRs only.
+                        let y = if vop3_form && round % 2 == 1 {
+                            12
+                        } else {
+                            VGPR + 2
+                        };
+                        inst.src = [x, y, 0];
+                        inst.lit = super::super::f32_test_bits(&mut r) | (round as u32) << 31;
+                        let plan = inst_plan(&inst).expect("a 64-bit compare plan");
+                        let [mut a, mut b] = waves(&mut r, exec, 0);
+                        for w in [&mut a, &mut b] {
+                            tie_some_lanes(w);
+                        }
+                        let what = format!("{} exec {exec:x}", inst.disassemble(Target::Gfx942));
+                        let waves = [&mut a, &mut b];
+                        if against_reference(&mut parts, &prog, Some(&plan), &inst, waves, &what) {
+                            ran += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            ran,
+            ops.len() * MASKS.len() * firsts.len() * 2,
+            "every compare ran on its plan"
+        );
+    }
+
+    /// Pairs v[0:1], v[2:3] and v[6:7] and SGPR pairs s[10:11], s[12:13] of values that tie
+    /// in some lanes: the high halves in every third lane, both halves in every fifth, the
+    /// constant 5 or -1 in every seventh; the sign bit set in odd lanes.
+    fn tie_some_lanes(w: &mut Wave) {
+        let (s10, s12) = (w.sgpr64(10), w.sgpr64(12));
+        for l in 0..LANES {
+            for (lo, hi) in [(0, 1), (2, 3), (6, 7)] {
+                if l % 2 == 1 {
+                    w.v[hi][l] |= 1 << 31;
+                }
+                if l % 3 == 0 {
+                    w.v[hi][l] = w.v[1][l];
+                }
+                if l % 5 == 0 {
+                    w.v[lo][l] = w.v[0][l];
+                    w.v[hi][l] = w.v[1][l];
+                }
+                if l % 7 == 0 {
+                    let c = if l % 14 == 0 { 5u64 } else { u64::MAX };
+                    (w.v[lo][l], w.v[hi][l]) = (c as u32, (c >> 32) as u32);
+                }
+                if l % 11 == 0 {
+                    let s = if l % 22 == 0 { s10 } else { s12 };
+                    (w.v[lo][l], w.v[hi][l]) = (s as u32, (s >> 32) as u32);
                 }
             }
         }
