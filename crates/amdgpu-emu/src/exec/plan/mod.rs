@@ -115,6 +115,12 @@ pub(crate) struct WideComparePlan {
     exec: bool,
 }
 
+/// `v_readfirstlane_b32` of a VGPR into a scalar register.
+pub(crate) struct FirstLanePlan {
+    src: u16,
+    dst: u16,
+}
+
 /// An integer compare as the vector units have it: `a > b` or `a == b` (of the operands in
 /// order or swapped), possibly negated, on signed or unsigned lanes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -260,7 +266,8 @@ type MaskFn = fn(u64, u64, bool) -> u64;
 /// the old EXEC to the destination, EXEC from the source and the old EXEC, SCC from EXEC.
 pub(crate) struct MaskPlan {
     run: MaskFn,
-    dst: u16,
+    /// `None` for a compare (SCC only).
+    dst: Option<u16>,
     src: [Scalar; 2],
     saveexec: bool,
     /// SCC becomes whether the result is non-zero.
@@ -290,6 +297,7 @@ pub(crate) enum Plan {
     MulAdd(MulAddPlan),
     Compare(ComparePlan),
     WideCompare(WideComparePlan),
+    FirstLane(FirstLanePlan),
     Carry(CarryPlan),
     Wide(WidePlan),
     Branch(BranchPlan),
@@ -325,6 +333,9 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
             // the forms that define it and refuses the others.
             if inst.ext != Ext::None || inst.omod != 0 || inst.clamp || inst.op_sel != 0 {
                 return None;
+            }
+            if inst.op == v_readfirstlane_b32 {
+                return first_lane_plan(inst).map(Plan::FirstLane);
             }
             let wide_compare = is_wide_compare(inst.op);
             if compare_fn(inst.op).is_none() && !wide_compare && inst.dst < VGPR {
@@ -501,19 +512,29 @@ fn mask_plan(inst: &Inst) -> Option<MaskPlan> {
         s_or_saveexec_b64 => (|a, exec, _| a | exec, true, true),
         s_xor_saveexec_b64 => (|a, exec, _| a ^ exec, true, true),
         s_andn2_saveexec_b64 => (|a, exec, _| a & !exec, true, true),
+        // 64-bit index arithmetic (the count is the low six bits of a 32-bit source).
+        s_lshl_b64 => (|a, b, _| a << (b & 63), false, true),
+        s_lshr_b64 => (|a, b, _| a >> (b & 63), false, true),
+        s_ashr_i64 => (|a, b, _| ((a as i64) >> (b & 63)) as u64, false, true),
+        // Compares: SCC is the result.
+        s_cmp_eq_u64 => (|a, b, _| (a == b) as u64, false, true),
+        s_cmp_lg_u64 => (|a, b, _| (a != b) as u64, false, true),
         _ => return None,
     };
-    let family = if inst.op == s_mov_b64 || saveexec {
+    let compare = matches!(inst.op, s_cmp_eq_u64 | s_cmp_lg_u64);
+    let family = if compare {
+        Enc::Sopc
+    } else if inst.op == s_mov_b64 || saveexec {
         Enc::Sop1
     } else {
         Enc::Sop2
     };
-    if inst.enc != family || inst.dst >= 127 {
+    if inst.enc != family || (!compare && inst.dst >= 127) {
         return None;
     }
     Some(MaskPlan {
         run,
-        dst: inst.dst,
+        dst: (!compare).then_some(inst.dst),
         src: scalar_sources(inst)?,
         saveexec,
         sets_scc,
@@ -672,6 +693,16 @@ fn compare_plan(inst: &Inst, run: CompareFn) -> Option<ComparePlan> {
     })
 }
 
+fn first_lane_plan(inst: &Inst) -> Option<FirstLanePlan> {
+    if inst.src[0] < VGPR || inst.dst >= 128 || inst.neg | inst.abs != 0 {
+        return None;
+    }
+    Some(FirstLanePlan {
+        src: (Wave::vslot(inst.src[0]) & 511) as u16,
+        dst: inst.dst,
+    })
+}
+
 /// A 64-bit integer compare.
 fn is_wide_compare(op: Op) -> bool {
     Relation::of(op).is_some() && op.types()[1].dwords() == 2
@@ -777,6 +808,41 @@ fn row_fn(op: Op) -> Option<RowFn> {
             |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| ((b as i32) >> (a & 31)) as u32)
         }
         v_mul_lo_u32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| a.wrapping_mul(b)),
+        v_mul_hi_u32 => |v, d, s, _, _, x| {
+            lanes(v, d, s, x, |_, a, b, _| {
+                ((a as u64 * b as u64) >> 32) as u32
+            })
+        },
+        v_mul_hi_i32 => |v, d, s, _, _, x| {
+            lanes(v, d, s, x, |_, a, b, _| {
+                ((a as i32 as i64 * b as i32 as i64) >> 32) as u32
+            })
+        },
+        // Integer conversions: no result is a denormal, and a denormal source converts to 0
+        // whether it is flushed or not.
+        v_cvt_f32_u32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, _, _| (a as f32).to_bits()),
+        v_cvt_f32_i32 => {
+            |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, _, _| (a as i32 as f32).to_bits())
+        }
+        v_cvt_u32_f32 => {
+            |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, _, _| f32::from_bits(a) as u32)
+        }
+        v_cvt_i32_f32 => {
+            |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, _, _| f32::from_bits(a) as i32 as u32)
+        }
+        // The general path's reciprocal is the host's division, NaNs included.
+        v_rcp_f32 | v_rcp_iflag_f32 => |v, d, s, e, _, x| {
+            let rcp = |a: f32| 1.0 / a;
+            f32_row(
+                v,
+                d,
+                s,
+                e,
+                x,
+                |a, _, _| rcp(a),
+                |a, _, _| rcp(f32::from_bits(a)).to_bits(),
+            )
+        },
         v_mul_u32_u24 => |v, d, s, _, _, x| {
             lanes(v, d, s, x, |_, a, b, _| {
                 (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF)
@@ -1104,6 +1170,11 @@ pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, class: u8) -> Op
         }
         Plan::Compare(p) => run_compare(w, p),
         Plan::WideCompare(p) => run_wide_compare(w, p),
+        Plan::FirstLane(p) => {
+            // The first EXEC lane, or lane 0 when none is.
+            let lane = (w.exec().trailing_zeros() as usize) & (LANES - 1);
+            w.set_sgpr(p.dst, w.v[p.src as usize][lane]);
+        }
         Plan::Carry(p) => run_carry(w, p),
         Plan::Wide(p) => run_wide(w, p),
         Plan::Branch(p) => return Some(run_branch(w, p)),
@@ -1142,13 +1213,17 @@ fn run_mask(w: &mut Wave, p: &MaskPlan) {
     if p.saveexec {
         let exec = w.exec();
         let e = (p.run)(a, exec, w.scc);
-        w.set_sgpr64(p.dst, exec);
+        if let Some(d) = p.dst {
+            w.set_sgpr64(d, exec);
+        }
         w.set_exec(e);
         w.scc = e != 0;
         return;
     }
     let r = (p.run)(a, p.src[1].read64(w), w.scc);
-    w.set_sgpr64(p.dst, r);
+    if let Some(d) = p.dst {
+        w.set_sgpr64(d, r);
+    }
     if p.sets_scc {
         w.scc = r != 0;
     }
@@ -1837,6 +1912,7 @@ mod tests {
         let sources = [3, 7, VCC, 128, 128 + 7, 193, 208, 240, 255];
         let mut r = 0x5EED_0000_1234_5678u64;
         let mut planned = 0;
+        let mut names = std::collections::BTreeSet::new();
         for op in Op::ALL.iter().copied() {
             for template in templates {
                 for (i, &src0) in sources.iter().enumerate() {
@@ -1848,6 +1924,7 @@ mod tests {
                         continue;
                     };
                     planned += 1;
+                    names.insert(op.name());
                     let [mut a, mut b] = waves(&mut r, u64::MAX, 0);
                     a.scc = r & 1 != 0;
                     b.scc = a.scc;
@@ -1865,6 +1942,15 @@ mod tests {
             }
         }
         assert!(planned > 300, "{planned} scalar forms planned");
+        for op in [
+            "s_lshl_b64",
+            "s_lshr_b64",
+            "s_ashr_i64",
+            "s_cmp_lg_u64",
+            "s_and_b64",
+        ] {
+            assert!(names.contains(op), "{op} was never planned");
+        }
     }
 
     /// Scalar loads of every width, with and without an SGPR offset, inside the memory, at
@@ -1967,6 +2053,14 @@ mod tests {
             "v_cndmask_b32",
             "v_cmp_gt_u32",
             "v_cmpx_eq_u32",
+            "v_cmpx_ge_i32",
+            "v_cmp_le_u64",
+            "v_cmpx_ne_i64",
+            "v_mul_hi_u32",
+            "v_mul_hi_i32",
+            "v_cvt_f32_u32",
+            "v_cvt_i32_f32",
+            "v_rcp_iflag_f32",
             "v_add_co_u32",
             "v_addc_co_u32",
             "v_lshl_add_u64",
@@ -2076,6 +2170,47 @@ mod tests {
             ops.len() * MASKS.len() * firsts.len() * 2,
             "every compare ran on its plan"
         );
+    }
+
+    /// `v_readfirstlane_b32` (VOP1 and VOP3 forms) of VGPRs into SGPRs, VCC and M0 under every
+    /// EXEC class: the plan against the per-lane reference.
+    #[test]
+    fn first_lane_plan_matches_the_per_lane_reference() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        // v_readfirstlane_b32 s30, v1
+        let vop1 = crate::decode::decode(Target::Gfx942, &[0x7E3C_0501]);
+        assert_eq!(vop1.op, v_readfirstlane_b32);
+        let mut vop3 = templates()[1];
+        (vop3.op, vop3.neg, vop3.abs) = (v_readfirstlane_b32, 0, 0);
+        let mut r = 0xF125_7AAE_0000_0001u64;
+        let mut ran = 0;
+        for template in [vop1, vop3] {
+            for &exec in MASKS.iter().chain(&[1 << 63, 0x8000_0000]) {
+                for (src, dst) in [
+                    (VGPR + 1, 30),
+                    (VGPR + 6, VCC),
+                    (VGPR + 15, crate::decode::M0),
+                ] {
+                    let mut inst = template;
+                    (inst.src[0], inst.dst) = (src, dst);
+                    let plan = inst_plan(&inst).expect("a first-lane plan");
+                    let [mut a, mut b] = waves(&mut r, exec, 0);
+                    let what = format!("{} exec {exec:x}", inst.disassemble(Target::Gfx942));
+                    if against_reference(
+                        &mut parts,
+                        &prog,
+                        Some(&plan),
+                        &inst,
+                        [&mut a, &mut b],
+                        &what,
+                    ) {
+                        ran += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(ran, 2 * 7 * 3, "every form ran on its plan");
     }
 
     /// Pairs v[0:1], v[2:3] and v[6:7] and SGPR pairs s[10:11], s[12:13] of values that tie
