@@ -1182,9 +1182,12 @@ fn ds_append_consume(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     Ok(Flow::Next)
 }
 
-/// A GLOBAL load or store of whole dwords, its operands resolved (see [`global_dword`]).
+/// A GLOBAL load or store of whole dwords, or a FLAT one (which [`global_dword`] runs when
+/// every lane's address is outside the LDS and private apertures), its operands resolved.
 pub(crate) struct GlobalDword {
     store: bool,
+    /// A FLAT access: its lanes must be checked against the apertures.
+    flat: bool,
     /// Dwords per lane (1 to 4).
     dwords: u8,
     /// The address VGPR (pair) slot.
@@ -1196,9 +1199,10 @@ pub(crate) struct GlobalDword {
     reg: u16,
 }
 
-/// The resolved form of a GLOBAL dword load or store, or `None` for any other access.
+/// The resolved form of a GLOBAL or FLAT dword load or store, or `None` for any other access.
 pub(super) fn global_dword_plan(inst: &Inst) -> Option<GlobalDword> {
-    if inst.enc != Enc::Flat || inst.segment() != seg::GLOBAL || loads_to_lds(inst) {
+    let flat = inst.segment() == seg::FLAT;
+    if inst.enc != Enc::Flat || !(flat || inst.segment() == seg::GLOBAL) || loads_to_lds(inst) {
         return None;
     }
     let (store, n, reg) = match kind(inst.op)? {
@@ -1214,12 +1218,14 @@ pub(super) fn global_dword_plan(inst: &Inst) -> Option<GlobalDword> {
         return None;
     }
     let saddr = match inst.src[2] {
+        _ if flat => None,
         OFF => None,
         c @ 0..=126 => Some(c as u8),
         _ => return None,
     };
     Some(GlobalDword {
         store,
+        flat,
         dwords: (n / 4) as u8,
         vaddr: (Wave::vslot(inst.src[0]) & 511) as u16,
         saddr,
@@ -1255,6 +1261,7 @@ pub(super) fn global_dword(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalDword) -> 
     if !in_lane_order(lo, hi, n as u32)
         || !first.is_multiple_of(4)
         || first.checked_add(n * LANES as u64).is_none()
+        || (p.flat && !outside_apertures(ctx, first, first + n * (LANES as u64 - 1)))
     {
         return false;
     }
@@ -1281,6 +1288,15 @@ pub(super) fn global_dword(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalDword) -> 
     }
     w.lane_insts += LANES as u64;
     true
+}
+
+/// Whether FLAT addresses `first..=last` (one 4 GiB block) all lie outside the LDS and
+/// private apertures, so that every lane of the access goes to global memory.
+fn outside_apertures(ctx: &Ctx<'_>, first: u64, last: u64) -> bool {
+    let block = first >> 32;
+    block == last >> 32
+        && block != ctx.apertures.shared_base >> 32
+        && block != ctx.apertures.private_base >> 32
 }
 
 /// Whether lane `l`'s low address dword is lane 0's plus `step * l` and every high dword (if

@@ -1476,7 +1476,8 @@ macro_rules! cmpi {
     };
 }
 
-fn bfe(v: u32, off: u32, width: u32, signed: bool) -> u32 {
+/// `v_bfe_u32`/`v_bfe_i32`: `width & 31` bits of `v` from bit `off & 31`.
+pub(super) fn bfe(v: u32, off: u32, width: u32, signed: bool) -> u32 {
     let (off, width) = (off & 31, width & 31);
     if width == 0 {
         return 0;

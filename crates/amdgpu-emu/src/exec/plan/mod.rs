@@ -15,7 +15,7 @@ use crate::wave::{LANES, STAGE, VReg, Wave, inline_const};
 
 use super::float::{self, Env};
 use super::memory::{GlobalDword, global_dword, global_dword_plan};
-use super::vector::{flush32_bits, lane_mask};
+use super::vector::{bfe, flush32_bits, lane_mask};
 use super::{Ctx, Flow, is_known_source};
 
 mod wide_float;
@@ -315,9 +315,15 @@ pub(crate) fn build(prog: &Program) -> Vec<Plan> {
 }
 
 fn plan_of(prog: &Program, i: usize) -> Option<Plan> {
-    match prog.insts[i].enc {
+    let inst = &prog.insts[i];
+    match inst.enc {
         Enc::Sopp => sopp_plan(prog, i),
-        _ => inst_plan(&prog.insts[i]),
+        Enc::Sop1 if inst.op == s_getpc_b64 => {
+            // The address of the next instruction: a constant of the code range.
+            let next = prog.address_of(i) + inst.len as u64;
+            mask_plan(inst, [Scalar::Value(next), Scalar::Value(0)]).map(Plan::Mask)
+        }
+        _ => inst_plan(inst),
     }
 }
 
@@ -367,7 +373,8 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
         Enc::Flat => global_dword_plan(inst).map(Plan::Global),
         Enc::Sop1 | Enc::Sop2 | Enc::Sopc => scalar_plan(inst)
             .map(Plan::Scalar)
-            .or_else(|| mask_plan(inst).map(Plan::Mask)),
+            .or_else(|| mask_plan(inst, scalar_sources(inst)?).map(Plan::Mask)),
+        Enc::Sopk => sopk_plan(inst).map(Plan::Scalar),
         Enc::Smem => scalar_load_plan(inst).map(Plan::ScalarLoad),
         _ => None,
     }
@@ -435,6 +442,41 @@ fn scalar_plan(inst: &Inst) -> Option<ScalarPlan> {
     })
 }
 
+/// A SOPK operation as the SOP1/SOP2/SOPC operation it abbreviates, its 16-bit constant
+/// (sign- or zero-extended as the operation reads it) the second source (`s_movk_i32`: the
+/// only one).
+fn sopk_plan(inst: &Inst) -> Option<ScalarPlan> {
+    if inst.dst >= 128 {
+        return None;
+    }
+    let simm = Scalar::Value(inst.imm as i16 as i32 as u32 as u64);
+    let uimm = Scalar::Value(inst.imm as u64 & 0xFFFF);
+    let d = Scalar::Sgpr(inst.dst as u8);
+    let (op, src) = match inst.op {
+        s_movk_i32 => (s_mov_b32, [simm, Scalar::Value(0)]),
+        s_addk_i32 => (s_add_i32, [d, simm]),
+        s_mulk_i32 => (s_mul_i32, [d, simm]),
+        s_cmpk_eq_i32 => (s_cmp_eq_i32, [d, simm]),
+        s_cmpk_lg_i32 => (s_cmp_lg_i32, [d, simm]),
+        s_cmpk_gt_i32 => (s_cmp_gt_i32, [d, simm]),
+        s_cmpk_ge_i32 => (s_cmp_ge_i32, [d, simm]),
+        s_cmpk_lt_i32 => (s_cmp_lt_i32, [d, simm]),
+        s_cmpk_le_i32 => (s_cmp_le_i32, [d, simm]),
+        s_cmpk_eq_u32 => (s_cmp_eq_u32, [d, uimm]),
+        s_cmpk_lg_u32 => (s_cmp_lg_u32, [d, uimm]),
+        s_cmpk_gt_u32 => (s_cmp_gt_u32, [d, uimm]),
+        s_cmpk_ge_u32 => (s_cmp_ge_u32, [d, uimm]),
+        s_cmpk_lt_u32 => (s_cmp_lt_u32, [d, uimm]),
+        s_cmpk_le_u32 => (s_cmp_le_u32, [d, uimm]),
+        _ => return None,
+    };
+    Some(ScalarPlan {
+        run: scalar_fn(op)?,
+        dst: (!op.name().starts_with("s_cmp_")).then_some(inst.dst),
+        src,
+    })
+}
+
 /// The scalar operations with a plan: the same results and SCC as the general path.
 fn scalar_fn(op: Op) -> Option<ScalarFn> {
     Some(match op {
@@ -499,9 +541,11 @@ fn scalar_fn(op: Op) -> Option<ScalarFn> {
     })
 }
 
-fn mask_plan(inst: &Inst) -> Option<MaskPlan> {
+/// A 64-bit scalar operation over `src` (its sources resolved; for `s_getpc_b64`, the
+/// address it reads).
+fn mask_plan(inst: &Inst, src: [Scalar; 2]) -> Option<MaskPlan> {
     let (run, saveexec, sets_scc): (MaskFn, bool, bool) = match inst.op {
-        s_mov_b64 => (|a, _, _| a, false, false),
+        s_mov_b64 | s_getpc_b64 => (|a, _, _| a, false, false),
         s_cselect_b64 => (|a, b, scc| if scc { a } else { b }, false, false),
         s_and_b64 => (|a, b, _| a & b, false, true),
         s_or_b64 => (|a, b, _| a | b, false, true),
@@ -524,7 +568,7 @@ fn mask_plan(inst: &Inst) -> Option<MaskPlan> {
     let compare = matches!(inst.op, s_cmp_eq_u64 | s_cmp_lg_u64);
     let family = if compare {
         Enc::Sopc
-    } else if inst.op == s_mov_b64 || saveexec {
+    } else if matches!(inst.op, s_mov_b64 | s_getpc_b64) || saveexec {
         Enc::Sop1
     } else {
         Enc::Sop2
@@ -535,7 +579,7 @@ fn mask_plan(inst: &Inst) -> Option<MaskPlan> {
     Some(MaskPlan {
         run,
         dst: (!compare).then_some(inst.dst),
-        src: scalar_sources(inst)?,
+        src,
         saveexec,
         sets_scc,
     })
@@ -855,6 +899,8 @@ fn row_fn(op: Op) -> Option<RowFn> {
             |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| (a << (b & 31)).wrapping_add(c))
         }
         v_lshl_or_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| (a << (b & 31)) | c),
+        v_bfe_u32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| bfe(a, b, c, false)),
+        v_bfe_i32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| bfe(a, b, c, true)),
         v_cndmask_b32 => |v, d, s, _, m, x| {
             let m = lane_mask(m);
             lanes(v, d, s, x, |l, a, b, _| (b & m[l]) | (a & !m[l]))
@@ -1903,12 +1949,15 @@ mod tests {
         let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
         let mut parts = Parts::new(RegionMemory::new());
         let t = Target::Gfx942;
-        // s_mov_b32 s0, lit ; s_add_i32 s7, s7, -1 ; s_cmp_eq_u32 s7, 0
+        // s_mov_b32 s0, lit ; s_add_i32 s7, s7, -1 ; s_cmp_eq_u32 s7, 0 ; s_movk_i32 s7, 0x1234
         let templates = [
             crate::decode::decode(t, &[0xBE80_00FF, 0x3F7F_BE77]),
             crate::decode::decode(t, &[0x8107_C107]),
             crate::decode::decode(t, &[0xBF06_8007]),
+            crate::decode::decode(t, &[0xB007_1234]),
         ];
+        // SOPK constants: both signs, the 16-bit extremes, and ones s7 equals below.
+        let constants = [0x1234, 0, 1, 0xFFFF, 0x8000, 0x7FFF, 0xFFF0, 5, 9];
         let sources = [3, 7, VCC, 128, 128 + 7, 193, 208, 240, 255];
         let mut r = 0x5EED_0000_1234_5678u64;
         let mut planned = 0;
@@ -1920,6 +1969,9 @@ mod tests {
                     inst.op = op;
                     inst.src = [src0, sources[(i * 5 + 2) % sources.len()], 0];
                     inst.lit = super::super::f32_test_bits(&mut r);
+                    if inst.enc == Enc::Sopk {
+                        inst.imm = constants[i];
+                    }
                     let Some(plan) = inst_plan(&inst) else {
                         continue;
                     };
@@ -1928,6 +1980,12 @@ mod tests {
                     let [mut a, mut b] = waves(&mut r, u64::MAX, 0);
                     a.scc = r & 1 != 0;
                     b.scc = a.scc;
+                    // s7 equal to the SOPK constant, sign- or zero-extended, in two cases.
+                    if i >= 7 {
+                        let c = inst.imm as i16 as i32 as u32;
+                        a.s[7] = if i == 7 { c } else { c & 0xFFFF };
+                        b.s[7] = a.s[7];
+                    }
                     let what = inst.disassemble(t);
                     let ran = against_reference(
                         &mut parts,
@@ -1948,8 +2006,46 @@ mod tests {
             "s_ashr_i64",
             "s_cmp_lg_u64",
             "s_and_b64",
+            "s_movk_i32",
+            "s_addk_i32",
+            "s_mulk_i32",
+            "s_cmpk_lt_i32",
+            "s_cmpk_eq_u32",
         ] {
             assert!(names.contains(op), "{op} was never planned");
+        }
+    }
+
+    /// `s_getpc_b64` reads the address of the next instruction, a constant the plan resolves
+    /// from the code range: against the general path at two places of one program.
+    #[test]
+    fn getpc_plan_matches_the_general_path() {
+        let t = Target::Gfx942;
+        // s_nop 0 ; s_getpc_b64 s[4:5] ; s_getpc_b64 s[4:5] ; s_endpgm
+        let code: Vec<u8> = [0xBF80_0000u32, 0xBE84_1C00, 0xBE84_1C00, 0xBF81_0000]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        let prog = Program::decode(t, 0x7FFF_FFF8, &code);
+        let mut parts = Parts::new(RegionMemory::new());
+        let mut r = 0x6E7_9C00u64;
+        for i in [1, 2] {
+            let inst = prog.insts[i];
+            assert_eq!(inst.op, s_getpc_b64);
+            let plan = plan_of(&prog, i).expect("a getpc plan");
+            let [mut a, mut b] = waves(&mut r, u64::MAX, 0);
+            a.pc = i;
+            b.pc = i;
+            let what = inst.disassemble(t);
+            assert!(against_reference(
+                &mut parts,
+                &prog,
+                Some(&plan),
+                &inst,
+                [&mut a, &mut b],
+                &what
+            ));
+            assert_eq!(a.sgpr64(4), 0x7FFF_FFF8 + 4 * (i as u64 + 1), "{what}");
         }
     }
 
@@ -2061,6 +2157,8 @@ mod tests {
             "v_cvt_f32_u32",
             "v_cvt_i32_f32",
             "v_rcp_iflag_f32",
+            "v_bfe_u32",
+            "v_bfe_i32",
             "v_add_co_u32",
             "v_addc_co_u32",
             "v_lshl_add_u64",
@@ -2393,6 +2491,11 @@ mod tests {
         // global_load_dword v6, v[2:3], off ; global_store_dword v[0:1], v6, off
         let load = crate::decode::decode(Target::Gfx942, &[0xDC50_8000, 0x067F_0002]);
         let store = crate::decode::decode(Target::Gfx942, &[0xDC70_8000, 0x007F_0600]);
+        // flat_load_dword v6, v[2:3] ; flat_store_dword v[0:1], v6
+        let flat_load = crate::decode::decode(Target::Gfx942, &[0xDC50_0000, 0x0600_0002]);
+        let flat_store = crate::decode::decode(Target::Gfx942, &[0xDC70_0000, 0x0000_0600]);
+        let shared = crate::memory::Apertures::default().shared_base;
+        let private = crate::memory::Apertures::default().private_base;
         let widths = [
             (flat_load_dword, flat_store_dword),
             (flat_load_dwordx2, flat_store_dwordx2),
@@ -2402,17 +2505,30 @@ mod tests {
         let mut r = 0x1234_5678_9ABC_DEF1u64;
         let mut planned = 0;
         for (lop, sop) in widths {
-            for (template, op) in [(load, lop), (store, sop)] {
-                for pattern in 0..7 {
+            for (template, op) in [
+                (load, lop),
+                (store, sop),
+                (flat_load, lop),
+                (flat_store, sop),
+            ] {
+                let flat = template.segment() == crate::decode::seg::FLAT;
+                for pattern in 0..9 {
                     for saddr in [false, true] {
+                        if flat && saddr {
+                            continue;
+                        }
                         for &exec in &MASKS {
                             let mut inst = template;
                             inst.op = op;
                             inst.src[2] = if saddr { 40 } else { crate::decode::OFF };
                             let mut mem = RegionMemory::new();
-                            mem.add(BASE, LEN);
                             let bytes: Vec<u8> = (0..LEN).map(|i| (i * 7 + 3) as u8).collect();
-                            mem.write(BASE, &bytes);
+                            // Global memory at the apertures too: a FLAT lane there must still
+                            // reach the LDS or private memory, never these bytes.
+                            for at in [BASE, shared, private] {
+                                mem.add(at, LEN);
+                                mem.write(at, &bytes);
+                            }
                             let (mut fast_parts, mut ref_parts) =
                                 (Parts::new(mem.clone()), Parts::new(mem));
                             let [mut a, mut b] = waves(&mut r, exec, 0);
@@ -2433,6 +2549,9 @@ mod tests {
                                         4 => n * l + LEN - 8 * n,
                                         // Contiguous, 4-byte but not 8-byte aligned.
                                         5 => n * l + 4,
+                                        // Contiguous in the LDS or private aperture.
+                                        7 => shared - BASE + n * l,
+                                        8 => private - BASE + n * l,
                                         _ => 0,
                                     };
                                     let addr = if saddr { 64 + off } else { BASE + 64 + off };
@@ -2466,7 +2585,7 @@ mod tests {
             }
         }
         assert!(
-            planned >= 32,
+            planned >= 48,
             "the contiguous cases ran on the plan ({planned})"
         );
     }
