@@ -899,6 +899,14 @@ fn row_fn(op: Op) -> Option<RowFn> {
             |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| (a << (b & 31)).wrapping_add(c))
         }
         v_lshl_or_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| (a << (b & 31)) | c),
+        v_max_u32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| a.max(b)),
+        v_min_u32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| a.min(b)),
+        v_max_i32 => {
+            |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| (a as i32).max(b as i32) as u32)
+        }
+        v_min_i32 => {
+            |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| (a as i32).min(b as i32) as u32)
+        }
         v_bfe_u32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| bfe(a, b, c, false)),
         v_bfe_i32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| bfe(a, b, c, true)),
         v_cndmask_b32 => |v, d, s, _, m, x| {
@@ -2158,6 +2166,8 @@ mod tests {
             "v_cvt_i32_f32",
             "v_rcp_iflag_f32",
             "v_bfe_u32",
+            "v_max_u32",
+            "v_min_i32",
             "v_bfe_i32",
             "v_add_co_u32",
             "v_addc_co_u32",
