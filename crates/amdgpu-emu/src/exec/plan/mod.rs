@@ -1414,21 +1414,22 @@ fn run_mul_add(w: &mut Wave, p: &MulAddPlan) {
 }
 
 fn run_compare(w: &mut Wave, p: &ComparePlan) {
-    let exec = w.exec();
-    let m = compare_lanes(w, p) & exec;
-    w.lane_insts += exec.count_ones() as u64;
-    w.set_sgpr64(p.dst, m);
-    if p.exec {
-        w.set_exec(m);
-    }
+    let lanes = compare_lanes(w, p);
+    write_compare(w, p.dst, p.exec, lanes);
 }
 
 fn run_wide_compare(w: &mut Wave, p: &WideComparePlan) {
+    let lanes = wide_compare_lanes(w, p);
+    write_compare(w, p.dst, p.exec, lanes);
+}
+
+/// A compare's result in the EXEC lanes to its destination, and to EXEC for `v_cmpx`.
+fn write_compare(w: &mut Wave, dst: u16, writes_exec: bool, lanes: u64) {
     let exec = w.exec();
-    let m = wide_compare_lanes(w, p) & exec;
+    let m = lanes & exec;
     w.lane_insts += exec.count_ones() as u64;
-    w.set_sgpr64(p.dst, m);
-    if p.exec {
+    w.set_sgpr64(dst, m);
+    if writes_exec {
         w.set_exec(m);
     }
 }
@@ -2305,16 +2306,9 @@ mod tests {
                     let plan = inst_plan(&inst).expect("a first-lane plan");
                     let [mut a, mut b] = waves(&mut r, exec, 0);
                     let what = format!("{} exec {exec:x}", inst.disassemble(Target::Gfx942));
-                    if against_reference(
-                        &mut parts,
-                        &prog,
-                        Some(&plan),
-                        &inst,
-                        [&mut a, &mut b],
-                        &what,
-                    ) {
-                        ran += 1;
-                    }
+                    let waves = [&mut a, &mut b];
+                    ran += against_reference(&mut parts, &prog, Some(&plan), &inst, waves, &what)
+                        as usize;
                 }
             }
         }
