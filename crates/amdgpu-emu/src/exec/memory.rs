@@ -327,7 +327,15 @@ fn lane_access(
 /// Whether a load's data goes to LDS rather than to VGPRs: gfx942's `*_load_lds_*`
 /// operations and, on gfx90a, GLOBAL/SCRATCH and MUBUF loads with the lds bit.
 fn loads_to_lds(inst: &Inst) -> bool {
-    inst.ctrl & flags::LDS != 0 || inst.op.name().contains("_load_lds_")
+    inst.ctrl & flags::LDS != 0
+        || matches!(
+            inst.op,
+            flat_load_lds_ubyte
+                | flat_load_lds_sbyte
+                | flat_load_lds_ushort
+                | flat_load_lds_sshort
+                | flat_load_lds_dword
+        )
 }
 
 /// The LDS address lane `lane` of an LDS DMA instruction writes (or `buffer_store_lds_dword`
