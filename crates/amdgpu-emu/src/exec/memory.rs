@@ -399,7 +399,7 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     }
     if !to_lds
         && ctx.fast
-        && segment == seg::GLOBAL
+        && (segment == seg::GLOBAL || segment == seg::FLAT)
         && exec != 0
         && global_fast(w, ctx, inst, kind, exec)
     {
@@ -501,10 +501,11 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     Ok(Flow::Next)
 }
 
-/// GLOBAL dword loads and stores whose lanes all fall in one translated range, aligned:
-/// one translation, then one atomic access per lane. False when the case does not apply
-/// (the general path then handles it, faults included).
-fn global_fast(w: &mut Wave, ctx: &Ctx<'_>, inst: &Inst, kind: Kind, exec: u64) -> bool {
+/// GLOBAL dword loads and stores whose lanes all fall in one translated range, aligned (and
+/// FLAT ones whose lanes all lie outside the LDS and private apertures): one translation, then
+/// one atomic access per lane. False when the case does not apply (the general path then
+/// handles it, faults included).
+fn global_fast(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst, kind: Kind, exec: u64) -> bool {
     let store = match kind {
         Kind::Load {
             n: 4, d16: None, ..
@@ -513,7 +514,8 @@ fn global_fast(w: &mut Wave, ctx: &Ctx<'_>, inst: &Inst, kind: Kind, exec: u64) 
         _ => return false,
     };
     let vaddr = Wave::vslot(inst.src[0]);
-    let saddr = inst.src[2];
+    let flat = inst.segment() == seg::FLAT;
+    let saddr = if flat { OFF } else { inst.src[2] };
     let imm = inst.imm as i64 as u64;
     let mut addrs = [0u64; LANES];
     let (mut lo, mut hi, mut misaligned) = (u64::MAX, 0u64, 0u64);
@@ -536,10 +538,10 @@ fn global_fast(w: &mut Wave, ctx: &Ctx<'_>, inst: &Inst, kind: Kind, exec: u64) 
             misaligned |= addrs[l] & 3;
         }
     }
-    if misaligned != 0 || hi - lo >= 1 << 24 {
+    if misaligned != 0 || hi - lo >= 1 << 24 || (flat && !outside_apertures(ctx, lo, hi)) {
         return false;
     }
-    let Some(base) = ctx.mem.translate(lo, hi - lo + 4) else {
+    let Some(base) = ctx.spans.translate(ctx.mem, lo, hi - lo + 4) else {
         return false;
     };
     if !(base.as_ptr() as usize).is_multiple_of(4) {
