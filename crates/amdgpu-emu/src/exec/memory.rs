@@ -1300,13 +1300,10 @@ pub(super) fn global_dword(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalDword) -> 
     true
 }
 
-/// Whether FLAT addresses `first..=last` (one 4 GiB block) all lie outside the LDS and
-/// private apertures, so that every lane of the access goes to global memory.
+/// Whether FLAT addresses `first..=last` (one 4 GiB block, which [`lane_place`] classifies
+/// whole) all go to global memory.
 fn outside_apertures(ctx: &Ctx<'_>, first: u64, last: u64) -> bool {
-    let block = first >> 32;
-    block == last >> 32
-        && block != ctx.apertures.shared_base >> 32
-        && block != ctx.apertures.private_base >> 32
+    first >> 32 == last >> 32 && matches!(lane_place(ctx, first), Place::Global(_))
 }
 
 /// Whether lane `l`'s low address dword is lane 0's plus `step * l` and every high dword (if

@@ -343,8 +343,9 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
             if inst.op == v_readfirstlane_b32 {
                 return first_lane_plan(inst).map(Plan::FirstLane);
             }
-            let wide_compare = is_wide_compare(inst.op);
-            if compare_fn(inst.op).is_none() && !wide_compare && inst.dst < VGPR {
+            // Of the operations writing a scalar destination, only compares have plans here.
+            let compare = Relation::of(inst.op).is_some();
+            if !compare && inst.dst < VGPR {
                 return None;
             }
             if let Some(run) = row_fn(inst.op) {
@@ -353,7 +354,8 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
             if let Some(run) = compare_fn(inst.op) {
                 return compare_plan(inst, run).map(Plan::Compare);
             }
-            if wide_compare {
+            if compare {
+                // The 64-bit compares (every 32-bit one has a compare function).
                 return wide_compare_plan(inst).map(Plan::WideCompare);
             }
             if matches!(inst.op, v_add_co_u32 | v_addc_co_u32) {
@@ -754,7 +756,7 @@ fn is_wide_compare(op: Op) -> bool {
 
 fn wide_compare_plan(inst: &Inst) -> Option<WideComparePlan> {
     // Integer sources carry no sign modifiers the plan would honour: the general path then.
-    if inst.neg != 0 || inst.abs != 0 {
+    if !is_wide_compare(inst.op) || inst.neg != 0 || inst.abs != 0 {
         return None;
     }
     Some(WideComparePlan {
