@@ -44,11 +44,11 @@ struct Task {
 // until every thread that received it has finished with it.
 unsafe impl Send for Task {}
 
-/// Pool threads still running one dispatch's job.
+/// Pool threads still running one dispatch's job: the count, and a lock and condition to
+/// sleep on until it is zero (the last one to finish notifies under the lock).
 struct Pending {
-    count: Mutex<usize>,
-    /// `count` as it was last written, read without the lock by a lingering caller.
     left: AtomicUsize,
+    lock: Mutex<()>,
     done: Condvar,
 }
 
@@ -91,14 +91,10 @@ fn pool_thread() {
         // The job catches its own panics; one escaping here is absorbed so the count still
         // drops and the pool thread lives on.
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-        let mut n = task.pending.count.lock().unwrap_or_else(|e| e.into_inner());
-        *n -= 1;
-        task.pending.left.store(*n, Ordering::Release);
-        if *n == 0 {
-            task.pending.done.notify_all();
-        }
-        drop(n);
+        // Idle again before the caller can see the share end, so that its next dispatch
+        // counts this thread rather than starting another.
         p.queue.lock().unwrap_or_else(|e| e.into_inner()).idle += 1;
+        task.pending.finish(1);
     }
 }
 
@@ -122,6 +118,16 @@ fn next_task(p: &Pool) -> Task {
     }
 }
 
+impl Pending {
+    /// `n` shares ended (finished or withdrawn); the waiting caller is woken at zero.
+    fn finish(&self, n: usize) {
+        if n > 0 && self.left.fetch_sub(n, Ordering::AcqRel) == n {
+            let _held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.done.notify_all();
+        }
+    }
+}
+
 /// When dropped: withdraws the tasks no pool thread has taken (the caller's share has done
 /// their work by then: every share claims from the same work-group counter), then waits until
 /// the pool threads that took one have finished.
@@ -136,15 +142,14 @@ impl Drop for Join {
             pool().queued.store(q.tasks.len(), Ordering::Release);
             before - q.tasks.len()
         };
-        {
-            let mut n = self.0.count.lock().unwrap_or_else(|e| e.into_inner());
-            *n -= withdrawn;
-            self.0.left.store(*n, Ordering::Release);
+        self.0.finish(withdrawn);
+        let ended = || self.0.left.load(Ordering::Acquire) == 0;
+        if linger(ended) {
+            return;
         }
-        linger(|| self.0.left.load(Ordering::Acquire) == 0);
-        let mut n = self.0.count.lock().unwrap_or_else(|e| e.into_inner());
-        while *n > 0 {
-            n = self.0.done.wait(n).unwrap_or_else(|e| e.into_inner());
+        let mut held = self.0.lock.lock().unwrap_or_else(|e| e.into_inner());
+        while !ended() {
+            held = self.0.done.wait(held).unwrap_or_else(|e| e.into_inner());
         }
     }
 }
@@ -158,8 +163,8 @@ pub(crate) fn run(threads: usize, job: &(dyn Fn() + Sync)) {
         return;
     }
     let pending = Arc::new(Pending {
-        count: Mutex::new(helpers),
         left: AtomicUsize::new(helpers),
+        lock: Mutex::new(()),
         done: Condvar::new(),
     });
     let join = Join(pending.clone());
