@@ -397,13 +397,12 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             inst.op.name()
         )));
     }
-    if !to_lds
-        && ctx.fast
-        && (segment == seg::GLOBAL || segment == seg::FLAT)
+    if ctx.fast
         && exec != 0
-        && global_fast(w, ctx, inst, kind, exec)
+        && global_dword_plan(inst)
+            .filter(|p| p.dwords == 1)
+            .is_some_and(|p| scattered_dwords(w, ctx, &p, exec))
     {
-        w.lane_insts += exec.count_ones() as u64;
         return Ok(Flow::Next);
     }
     let mut places = [Place::Global(0); LANES];
@@ -502,43 +501,38 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
 }
 
 /// GLOBAL dword loads and stores whose lanes all fall in one translated range, aligned (and
-/// FLAT ones whose lanes all lie outside the LDS and private apertures): one translation, then
-/// one atomic access per lane. False when the case does not apply (the general path then
-/// handles it, faults included).
-fn global_fast(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst, kind: Kind, exec: u64) -> bool {
-    let store = match kind {
-        Kind::Load {
-            n: 4, d16: None, ..
-        } => false,
-        Kind::Store { n: 4, hi: false } => true,
-        _ => return false,
-    };
-    let vaddr = Wave::vslot(inst.src[0]);
-    let flat = inst.segment() == seg::FLAT;
-    let saddr = if flat { OFF } else { inst.src[2] };
-    let imm = inst.imm as i64 as u64;
+/// FLAT ones whose lanes all lie outside the LDS and private apertures), in the lanes of `exec`
+/// (not none): one translation, then one atomic access per lane. False when the case does not
+/// apply (the general path then handles it, faults included).
+fn scattered_dwords(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalDword, exec: u64) -> bool {
+    debug_assert!(p.dwords == 1 && exec != 0);
+    let vaddr = p.vaddr as usize;
     let mut addrs = [0u64; LANES];
+    match p.saddr {
+        None => {
+            let (vl, vh) = (&w.v[vaddr], &w.v[(vaddr + 1) & 511]);
+            for l in 0..LANES {
+                addrs[l] = (vl[l] as u64 | (vh[l] as u64) << 32).wrapping_add(p.imm);
+            }
+        }
+        Some(s) => {
+            let base = w.sgpr64(s as u16).wrapping_add(p.imm);
+            let vl = &w.v[vaddr];
+            for l in 0..LANES {
+                addrs[l] = base.wrapping_add(vl[l] as u64);
+            }
+        }
+    }
+    // The active lanes' lowest and highest address and their low bits, without a branch per
+    // lane: an inactive lane counts as the highest address for the minimum and 0 for the rest.
     let (mut lo, mut hi, mut misaligned) = (u64::MAX, 0u64, 0u64);
-    if saddr == OFF {
-        let (vl, vh) = (&w.v[vaddr], &w.v[(vaddr + 1) & 511]);
-        for l in 0..LANES {
-            addrs[l] = (vl[l] as u64 | (vh[l] as u64) << 32).wrapping_add(imm);
-        }
-    } else {
-        let base = w.sgpr64(saddr).wrapping_add(imm);
-        let vl = &w.v[vaddr];
-        for l in 0..LANES {
-            addrs[l] = base.wrapping_add(vl[l] as u64);
-        }
-    }
     for l in 0..LANES {
-        if exec >> l & 1 != 0 {
-            lo = lo.min(addrs[l]);
-            hi = hi.max(addrs[l]);
-            misaligned |= addrs[l] & 3;
-        }
+        let on = (exec >> l & 1).wrapping_neg();
+        lo = lo.min(addrs[l] | !on);
+        hi = hi.max(addrs[l] & on);
+        misaligned |= addrs[l] & on & 3;
     }
-    if misaligned != 0 || hi - lo >= 1 << 24 || (flat && !outside_apertures(ctx, lo, hi)) {
+    if misaligned != 0 || hi - lo >= 1 << 24 || (p.flat && !outside_apertures(ctx, lo, hi)) {
         return false;
     }
     let Some(base) = ctx.spans.translate(ctx.mem, lo, hi - lo + 4) else {
@@ -547,24 +541,22 @@ fn global_fast(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst, kind: Kind, exec: u
     if !(base.as_ptr() as usize).is_multiple_of(4) {
         return false;
     }
-    let reg = Wave::vslot(if store { inst.src[1] } else { inst.dst });
+    let reg = p.reg as usize;
     for l in 0..LANES {
         if exec >> l & 1 == 0 {
             continue;
         }
         // SAFETY: `addrs[l] - lo + 4 <= hi - lo + 4` bytes into the translated range, 4-byte
         // aligned (base and offset are), accessed atomically as the trait requires.
-        let a = unsafe {
-            std::sync::atomic::AtomicU32::from_ptr(
-                base.as_ptr().add((addrs[l] - lo) as usize) as *mut u32
-            )
-        };
-        if store {
-            a.store(w.v[reg][l], std::sync::atomic::Ordering::Relaxed);
+        let a =
+            unsafe { AtomicU32::from_ptr(base.as_ptr().add((addrs[l] - lo) as usize) as *mut u32) };
+        if p.store {
+            a.store(w.v[reg][l], Ordering::Relaxed);
         } else {
-            w.v[reg][l] = a.load(std::sync::atomic::Ordering::Relaxed);
+            w.v[reg][l] = a.load(Ordering::Relaxed);
         }
     }
+    w.lane_insts += exec.count_ones() as u64;
     true
 }
 
@@ -1002,6 +994,16 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         }
         _ => {}
     }
+    // The reference engine keeps the per-lane loop below.
+    if let Some(p) = PlainDs::of(inst).filter(|_| ctx.fast) {
+        match (p.store, p.size) {
+            (false, 4) => plain_ds::<false, 4>(w, ctx, addr, &p, exec),
+            (false, _) => plain_ds::<false, 8>(w, ctx, addr, &p, exec),
+            (true, 4) => plain_ds::<true, 4>(w, ctx, addr, &p, exec),
+            (true, _) => plain_ds::<true, 8>(w, ctx, addr, &p, exec),
+        }
+        return Ok(Flow::Next);
+    }
     for l in 0..LANES {
         if !active(l) {
             continue;
@@ -1165,6 +1167,98 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     Ok(Flow::Next)
 }
 
+/// A plain LDS load or store, as units of 4 or 8 bytes (each read or written whole, or not at
+/// all when it lies past the end of the LDS): per lane, unit `k` at the lane's address plus
+/// `at[k]`, its dwords in the registers from slot `reg[k]`.
+struct PlainDs {
+    store: bool,
+    size: usize,
+    units: usize,
+    at: [u64; 4],
+    reg: [usize; 4],
+}
+
+impl PlainDs {
+    fn of(inst: &Inst) -> Option<PlainDs> {
+        let off = (inst.imm & 0xFFFF) as u64;
+        let (o0, o1) = (off & 0xFF, off >> 8);
+        let dst = Wave::vslot(inst.dst);
+        let (d0, d1) = (Wave::vslot(inst.src[1]), Wave::vslot(inst.src[2]));
+        // Units 4 bytes apart from the offset, in consecutive registers from `base`.
+        let run = |store, units, base: usize| PlainDs {
+            store,
+            size: 4,
+            units,
+            at: std::array::from_fn(|k| off + 4 * k as u64),
+            reg: std::array::from_fn(|k| base + k),
+        };
+        // Two units at the offsets' multiples of `m`.
+        let pair = |store, size, m: u64, regs: [usize; 2]| PlainDs {
+            store,
+            size,
+            units: 2,
+            at: [o0 * m, o1 * m, 0, 0],
+            reg: [regs[0], regs[1], 0, 0],
+        };
+        Some(match inst.op {
+            ds_read_b32 => run(false, 1, dst),
+            ds_read_b64 => run(false, 2, dst),
+            ds_read_b96 => run(false, 3, dst),
+            ds_read_b128 => run(false, 4, dst),
+            ds_write_b32 => run(true, 1, d0),
+            ds_write_b96 => run(true, 3, d0),
+            ds_write_b128 => run(true, 4, d0),
+            ds_write_b64 => PlainDs {
+                size: 8,
+                units: 1,
+                ..run(true, 1, d0)
+            },
+            ds_read2_b32 => pair(false, 4, 4, [dst, dst + 1]),
+            ds_read2st64_b32 => pair(false, 4, 256, [dst, dst + 1]),
+            ds_read2_b64 => pair(false, 8, 8, [dst, dst + 2]),
+            ds_read2st64_b64 => pair(false, 8, 512, [dst, dst + 2]),
+            ds_write2_b32 => pair(true, 4, 4, [d0, d1]),
+            ds_write2st64_b32 => pair(true, 4, 256, [d0, d1]),
+            ds_write2_b64 => pair(true, 8, 8, [d0, d1]),
+            ds_write2st64_b64 => pair(true, 8, 512, [d0, d1]),
+            _ => return None,
+        })
+    }
+}
+
+/// Runs a [`PlainDs`] access of `SIZE`-byte units in the lanes of `exec`, addresses from the
+/// VGPR in slot `addr`: the operation and unit size fixed for the whole loop.
+fn plain_ds<const STORE: bool, const SIZE: usize>(
+    w: &mut Wave,
+    ctx: &mut Ctx<'_>,
+    addr: usize,
+    p: &PlainDs,
+    exec: u64,
+) {
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let a = w.v[addr][l] as u64;
+        for k in 0..p.units {
+            let (at, r) = (a + p.at[k], p.reg[k]);
+            if STORE {
+                let mut v = w.v[r & 511][l] as u64;
+                if SIZE == 8 {
+                    v |= (w.v[(r + 1) & 511][l] as u64) << 32;
+                }
+                lds_put(ctx, at, SIZE, v);
+            } else {
+                let v = lds_get(ctx, at, SIZE);
+                w.v[r & 511][l] = v as u32;
+                if SIZE == 8 {
+                    w.v[(r + 1) & 511][l] = (v >> 32) as u32;
+                }
+            }
+        }
+    }
+}
+
 /// `ds_append` / `ds_consume`: one atomic add (subtract) of the number of active lanes to the
 /// dword at M0[15:0] plus the offset, the wave's ring-buffer counter. Every active lane gets
 /// the same pre-operation value (a lane adds its `mbcnt` to find its own slot).
@@ -1245,14 +1339,21 @@ pub(super) fn global_dword_plan(inst: &Inst) -> Option<GlobalDword> {
 }
 
 /// Runs a GLOBAL dword access whose 64 lanes are all active and address one contiguous,
-/// 4-byte aligned range in lane order: one translation and bounds check for the whole range,
-/// then one relaxed atomic access per dword, as the per-lane path makes them. False (nothing
-/// done) when the lanes do not take that form or the memory does not vouch for the range: the
-/// general path then runs the instruction, faults included.
+/// 4-byte aligned range in lane order, or whose active lanes each access one dword within
+/// 16 MiB ([`scattered_dwords`]): one translation and bounds check for the whole range, then
+/// one relaxed atomic access per dword, as the per-lane path makes them. False (nothing done)
+/// when the lanes take neither form or the memory does not vouch for the range: the general
+/// path then runs the instruction, faults included.
 pub(super) fn global_dword(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalDword) -> bool {
-    if w.exec() != u64::MAX {
-        return false;
+    let exec = w.exec();
+    if exec == u64::MAX && contiguous_dwords(w, ctx, p) {
+        return true;
     }
+    exec != 0 && p.dwords == 1 && scattered_dwords(w, ctx, p, exec)
+}
+
+/// [`global_dword`] when every lane is active and the lanes address one range in lane order.
+fn contiguous_dwords(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalDword) -> bool {
     let n = 4 * p.dwords as u64;
     let lo = &w.v[p.vaddr as usize];
     // Lane `l`'s low address dword must be lane 0's plus `n * l`, without a carry out of the
@@ -1353,4 +1454,85 @@ fn in_lane_order_avx2(lo: &VReg, hi: Option<&VReg>, step: u32) -> bool {
         want = _mm256_add_epi32(want, next);
     }
     _mm256_testz_si256(apart, apart) != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::plan::tests::{MASKS, Parts, same_state, waves};
+    use crate::decode::{Op::*, Program, VGPR};
+    use crate::memory::RegionMemory;
+    use crate::target::Target;
+    use crate::wave::LANES;
+
+    /// The plain LDS loads and stores (one address and two, 4- and 8-byte units, the st64
+    /// forms) over lane addresses in range, misaligned, straddling the end of the LDS and past
+    /// it, with the destination also the address register, under every EXEC class: the loop
+    /// fixed per operation against the per-lane reference, registers and LDS bytes both.
+    #[test]
+    fn plain_lds_accesses_match_the_per_lane_reference() {
+        let t = Target::Gfx942;
+        let prog = Program::decode(t, 0x1000, &[]);
+        // ds_write2_b32 v0, v1, v2 offset0:3 offset1:200
+        let template = crate::decode::decode(t, &[0xD81C_C803, 0x0002_0100]);
+        assert_eq!(template.op, ds_write2_b32);
+        let ops = [
+            ds_read_b32,
+            ds_read_b64,
+            ds_read_b96,
+            ds_read_b128,
+            ds_write_b32,
+            ds_write_b64,
+            ds_write_b96,
+            ds_write_b128,
+            ds_read2_b32,
+            ds_read2st64_b32,
+            ds_read2_b64,
+            ds_read2st64_b64,
+            ds_write2_b32,
+            ds_write2st64_b32,
+            ds_write2_b64,
+            ds_write2st64_b64,
+        ];
+        const LDS: usize = 2048;
+        let mut r = 0x1D5A_CCE5_5000_0001u64;
+        let mut ran = 0;
+        for op in ops {
+            for &exec in &MASKS {
+                for (dst, imm) in [(VGPR + 4, 0x0403), (VGPR, 0x0100), (VGPR + 9, 0xFFF0)] {
+                    let mut inst = template;
+                    (inst.op, inst.dst, inst.imm) = (op, dst, imm);
+                    let [mut a, mut b] = waves(&mut r, exec, 0);
+                    for w in [&mut a, &mut b] {
+                        for l in 0..LANES {
+                            w.v[0][l] = match l % 8 {
+                                // In range, aligned or not.
+                                0..=3 => (l * 29 % LDS) as u32 & !3,
+                                4 => (l * 31 % LDS) as u32 | 1,
+                                // Straddling the end (with the offset), or past it.
+                                5 => (LDS as u32 - 4).wrapping_sub(imm as u32),
+                                6 => (LDS + 8 * l) as u32,
+                                _ => u32::MAX - 3,
+                            };
+                        }
+                    }
+                    let (mut pa, mut pb) = (
+                        Parts::new(RegionMemory::new()),
+                        Parts::new(RegionMemory::new()),
+                    );
+                    pa.lds = (0..LDS)
+                        .map(|k| (k as u64).wrapping_mul(r) as u8 ^ (k >> 3) as u8)
+                        .collect();
+                    pb.lds = pa.lds.clone();
+                    let fast = super::exec(&mut a, &mut pa.ctx(&prog, true), &inst);
+                    let reference = super::exec(&mut b, &mut pb.ctx(&prog, false), &inst);
+                    let what = format!("{} exec {exec:x}", inst.disassemble(t));
+                    assert!(fast.is_ok() && reference.is_ok(), "{what}");
+                    same_state(&a, &b, &what);
+                    assert!(pa.lds == pb.lds, "{what}: LDS bytes");
+                    ran += 1;
+                }
+            }
+        }
+        assert_eq!(ran, ops.len() * MASKS.len() * 3);
+    }
 }

@@ -142,9 +142,12 @@ enum Out {
 }
 
 fn float_op(op: Op) -> bool {
-    op.types()
-        .iter()
-        .any(|t| matches!(t, Ty::F16 | Ty::F32 | Ty::F64 | Ty::PF32 | Ty::P16))
+    // `v_pk_mov_b32` moves dwords: it rounds nothing, whatever its operands' packed-f32 type.
+    op != v_pk_mov_b32
+        && op
+            .types()
+            .iter()
+            .any(|t| matches!(t, Ty::F16 | Ty::F32 | Ty::F64 | Ty::PF32 | Ty::P16))
 }
 
 /// Per-operation facts looked up once per instruction.

@@ -1,10 +1,11 @@
 //! Plans of the floating-point operations on more than one 32-bit value per lane: f64
 //! arithmetic on VGPR pairs (`v_fma_f64`, `v_fmac_f64`, `v_mul_f64`, `v_add_f64`), packed f32
 //! (`v_pk_fma_f32`, `v_pk_mul_f32`, `v_pk_add_f32`) and packed f16 (`v_pk_fma_f16`,
-//! `v_pk_mul_f16`, `v_pk_add_f16`). Each computes every lane as the general path does, with
-//! the host's vector units (AVX2, FMA, F16C) where it has them, and leaves a NaN result, a MODE
-//! other than round-to-nearest-even with denormals kept, and clamp to the general path, so that
-//! its results are the reference's bit for bit.
+//! `v_pk_mul_f16`, `v_pk_add_f16`), and the packed move `v_pk_mov_b32` beside its packed f32
+//! siblings. Each computes every lane as the general path does, with the host's vector units
+//! (AVX2, FMA, F16C) where it has them, and leaves a NaN result, a MODE other than
+//! round-to-nearest-even with denormals kept, and clamp to the general path, so that its
+//! results are the reference's bit for bit.
 
 use crate::decode::{Enc, Inst, LITERAL, Op::*, Ty, VGPR};
 #[cfg(target_arch = "x86_64")]
@@ -26,13 +27,21 @@ enum FloatOp {
     Add,
 }
 
+/// The operation of a [`PackedPlan`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum PackedOp {
+    Float(FloatOp),
+    /// `v_pk_mov_b32`: each result is its first source's dword.
+    Move,
+}
+
 /// A packed f32 operation (`v_pk_fma_f32`, `v_pk_mul_f32`, `v_pk_add_f32`): per lane two f32
-/// operations, each on the dwords its op_sel bits choose, into a VGPR pair.
+/// operations, each on the dwords its op_sel bits choose, into a VGPR pair; or `v_pk_mov_b32`.
 pub(crate) struct PackedPlan {
-    op: FloatOp,
+    op: PackedOp,
     dst: u16,
-    /// The sources of the low and the high result: a row or an SGPR, sign flipped by neg_lo
-    /// or neg_hi.
+    /// The sources of the low and the high result: a row, an SGPR or a constant, sign flipped
+    /// by neg_lo or neg_hi.
     src: [[Src; 3]; 2],
 }
 
@@ -67,41 +76,62 @@ pub(crate) struct DoublePlan {
 
 pub(super) fn packed_plan(inst: &Inst) -> Option<PackedPlan> {
     let op = match inst.op {
-        v_pk_fma_f32 => FloatOp::Fma,
-        v_pk_mul_f32 => FloatOp::Mul,
-        v_pk_add_f32 => FloatOp::Add,
+        v_pk_fma_f32 => PackedOp::Float(FloatOp::Fma),
+        v_pk_mul_f32 => PackedOp::Float(FloatOp::Mul),
+        v_pk_add_f32 => PackedOp::Float(FloatOp::Add),
+        v_pk_mov_b32 => PackedOp::Move,
         _ => return None,
     };
     let dst = Wave::vslot(inst.dst);
     if inst.clamp || inst.dst < VGPR || dst >= 511 {
         return None;
     }
-    let nsrc = inst.op.types().len() - 1;
     let mut src = [[Src::plain(Origin::Value(0)); 3]; 2];
-    for (h, half) in src.iter_mut().enumerate() {
-        let (sel, neg) = if h == 0 {
-            (inst.op_sel, inst.neg)
-        } else {
-            (inst.op_sel_hi, inst.abs)
-        };
-        for (k, s) in half.iter_mut().enumerate().take(nsrc) {
-            let high = (sel >> k & 1) as u16;
-            let from = match inst.src[k] {
-                c if c >= VGPR => Origin::Row(((Wave::vslot(c) + high as usize) & 511) as u16),
-                c if c < 128 && is_known_source(c) => Origin::Sgpr(((c + high) & 127) as u8),
-                _ => return None,
+    if op == PackedOp::Move {
+        // The low result from the dword of source 0 op_sel bit 0 chooses, the high one from
+        // that of source 1 bit 1 chooses; no sign modifiers.
+        for (h, half) in src.iter_mut().enumerate() {
+            half[0] = Src::plain(packed_source(inst, h, inst.op_sel >> h & 1)?);
+        }
+    } else {
+        let nsrc = inst.op.types().len() - 1;
+        for (h, half) in src.iter_mut().enumerate() {
+            let (sel, neg) = if h == 0 {
+                (inst.op_sel, inst.neg)
+            } else {
+                (inst.op_sel_hi, inst.abs)
             };
-            *s = Src {
-                from,
-                clear: 0,
-                flip: if neg >> k & 1 != 0 { 1 << 31 } else { 0 },
-            };
+            for (k, s) in half.iter_mut().enumerate().take(nsrc) {
+                let flip = if neg >> k & 1 != 0 { 1 << 31 } else { 0 };
+                *s = match packed_source(inst, k, sel >> k & 1)? {
+                    Origin::Value(v) => Src::plain(Origin::Value(v ^ flip)),
+                    from => Src {
+                        from,
+                        clear: 0,
+                        flip,
+                    },
+                };
+            }
         }
     }
     Some(PackedPlan {
         op,
         dst: dst as u16,
         src,
+    })
+}
+
+/// Dword `high` (0 or 1) of the 64-bit source `k` of a packed f32 operation: of a VGPR or SGPR
+/// pair; a constant reads the same in both dwords (as the general path has it).
+fn packed_source(inst: &Inst, k: usize, high: u8) -> Option<Origin> {
+    let high = u16::from(high);
+    Some(match inst.src[k] {
+        c if c >= VGPR => Origin::Row(((Wave::vslot(c) + high as usize) & 511) as u16),
+        c if c < 128 && is_known_source(c) => Origin::Sgpr(((c + high) & 127) as u8),
+        c @ (128..=208 | 240..=248 | LITERAL) => {
+            Origin::Value(inline_const(c, Ty::PF32, inst.lit)? as u32)
+        }
+        _ => return None,
     })
 }
 
@@ -204,6 +234,15 @@ pub(super) fn half_plan(inst: &Inst) -> Option<HalfPlan> {
 /// False (nothing architectural changed) under a directed rounding mode or when a result is a
 /// NaN, whose payload the general path takes from the host's operation.
 pub(super) fn run_packed(w: &mut Wave, p: &PackedPlan) -> bool {
+    let op = match p.op {
+        PackedOp::Float(op) => op,
+        PackedOp::Move => {
+            let (lo, hi) = (slot(w, 0, &p.src[0][0]), slot(w, 1, &p.src[1][0]));
+            let rows = [w.v[lo], w.v[hi]];
+            write_pair(w, p.dst as usize, &rows);
+            return true;
+        }
+    };
     if w.mode & 0xF != 0 {
         return false;
     }
@@ -216,7 +255,7 @@ pub(super) fn run_packed(w: &mut Wave, p: &PackedPlan) -> bool {
             slot(w, 2, &p.src[h][2]),
         ];
         let rows = [&w.v[s[0]], &w.v[s[1]], &w.v[s[2]]];
-        if !packed_half(r, rows, p.op, &env) {
+        if !packed_half(r, rows, op, &env) {
             return false;
         }
     }
@@ -489,10 +528,10 @@ mod tests {
     use crate::target::Target;
     use crate::wave::LANES;
 
-    /// Packed f32 and f16 operations over op_sel and op_sel_hi choices, neg_lo and neg_hi, VGPR pairs
-    /// (the destination among them), SGPR pairs and constants (which the plan leaves to the
-    /// general path), every denormal mode, a directed rounding mode and every EXEC class: the
-    /// plan (or the general path where it declines) against the per-lane reference.
+    /// Packed f32 and f16 operations and `v_pk_mov_b32` over op_sel and op_sel_hi choices,
+    /// neg_lo and neg_hi, VGPR pairs (the destination among them), SGPR pairs and constants,
+    /// every denormal mode, a directed rounding mode and every EXEC class: the plan (or the
+    /// general path where it declines) against the per-lane reference.
     #[test]
     fn packed_plans_match_the_per_lane_reference() {
         let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
@@ -513,6 +552,7 @@ mod tests {
             v_pk_fma_f16,
             v_pk_mul_f16,
             v_pk_add_f16,
+            v_pk_mov_b32,
         ];
         for op in ops {
             for mode in [0xF0, 0x00, 0x10, 0x20, 0xC0, 0x30, 0xF1] {
