@@ -1046,7 +1046,11 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                     _ => lds_get(ctx, a + off, 2) as u32,
                 };
                 let old = w.v[dst][l];
-                w.v[dst][l] = if op.name().ends_with("_hi") {
+                let high = matches!(
+                    op,
+                    ds_read_u8_d16_hi | ds_read_i8_d16_hi | ds_read_u16_d16_hi
+                );
+                w.v[dst][l] = if high {
                     (old & 0xFFFF) | v << 16
                 } else {
                     (old & 0xFFFF_0000) | v
