@@ -399,9 +399,7 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     }
     if ctx.fast
         && exec != 0
-        && global_dword_plan(inst)
-            .filter(|p| p.dwords == 1)
-            .is_some_and(|p| scattered_dwords(w, ctx, &p, exec))
+        && global_dword_plan(inst).is_some_and(|p| scattered_dwords(w, ctx, &p, exec))
     {
         return Ok(Flow::Next);
     }
@@ -500,12 +498,14 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     Ok(Flow::Next)
 }
 
-/// GLOBAL dword loads and stores whose lanes all fall in one translated range, aligned (and
-/// FLAT ones whose lanes all lie outside the LDS and private apertures), in the lanes of `exec`
-/// (not none): one translation, then one atomic access per lane. False when the case does not
-/// apply (the general path then handles it, faults included).
+/// GLOBAL loads and stores of 1-4 dwords per lane whose lanes all fall in one translated
+/// range within 16 MiB, 4-byte aligned (and FLAT ones whose lanes all lie outside the LDS and
+/// private apertures), in the lanes of `exec` (not none), in any order: one translation, then
+/// one atomic access per dword. False when the case does not apply (the general path then
+/// handles it, faults included).
 fn scattered_dwords(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalDword, exec: u64) -> bool {
-    debug_assert!(p.dwords == 1 && exec != 0);
+    debug_assert!(exec != 0);
+    let (k, n) = (p.dwords as usize, 4 * p.dwords as u64);
     let vaddr = p.vaddr as usize;
     let mut addrs = [0u64; LANES];
     match p.saddr {
@@ -535,25 +535,29 @@ fn scattered_dwords(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalDword, exec: u64)
     if misaligned != 0 || hi - lo >= 1 << 24 || (p.flat && !outside_apertures(ctx, lo, hi)) {
         return false;
     }
-    let Some(base) = ctx.spans.translate(ctx.mem, lo, hi - lo + 4) else {
+    let Some(base) = ctx.spans.translate(ctx.mem, lo, hi - lo + n) else {
         return false;
     };
     if !(base.as_ptr() as usize).is_multiple_of(4) {
         return false;
     }
-    let reg = p.reg as usize;
     for l in 0..LANES {
         if exec >> l & 1 == 0 {
             continue;
         }
-        // SAFETY: `addrs[l] - lo + 4 <= hi - lo + 4` bytes into the translated range, 4-byte
-        // aligned (base and offset are), accessed atomically as the trait requires.
-        let a =
-            unsafe { AtomicU32::from_ptr(base.as_ptr().add((addrs[l] - lo) as usize) as *mut u32) };
-        if p.store {
-            a.store(w.v[reg][l], Ordering::Relaxed);
-        } else {
-            w.v[reg][l] = a.load(Ordering::Relaxed);
+        // SAFETY: `addrs[l] - lo + n <= hi - lo + n` bytes into the translated range, 4-byte
+        // aligned (base and offset are).
+        let words = unsafe { base.as_ptr().add((addrs[l] - lo) as usize) } as *mut u32;
+        for j in 0..k {
+            // SAFETY: dword `j` < `k` of the lane's `n` bytes, accessed atomically as the
+            // trait requires.
+            let a = unsafe { AtomicU32::from_ptr(words.add(j)) };
+            let r = (p.reg as usize + j) & 511;
+            if p.store {
+                a.store(w.v[r][l], Ordering::Relaxed);
+            } else {
+                w.v[r][l] = a.load(Ordering::Relaxed);
+            }
         }
     }
     w.lane_insts += exec.count_ones() as u64;
@@ -1343,8 +1347,8 @@ pub(super) fn global_dword_plan(inst: &Inst) -> Option<GlobalDword> {
 }
 
 /// Runs a GLOBAL dword access whose 64 lanes are all active and address one contiguous,
-/// 4-byte aligned range in lane order, or whose active lanes each access one dword within
-/// 16 MiB ([`scattered_dwords`]): one translation and bounds check for the whole range, then
+/// 4-byte aligned range in lane order, or whose active lanes' dwords lie within 16 MiB in any
+/// order ([`scattered_dwords`]): one translation and bounds check for the whole range, then
 /// one relaxed atomic access per dword, as the per-lane path makes them. False (nothing done)
 /// when the lanes take neither form or the memory does not vouch for the range: the general
 /// path then runs the instruction, faults included.
@@ -1353,7 +1357,7 @@ pub(super) fn global_dword(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalDword) -> 
     if exec == u64::MAX && contiguous_dwords(w, ctx, p) {
         return true;
     }
-    exec != 0 && p.dwords == 1 && scattered_dwords(w, ctx, p, exec)
+    exec != 0 && scattered_dwords(w, ctx, p, exec)
 }
 
 /// [`global_dword`] when every lane is active and the lanes address one range in lane order.
