@@ -10,7 +10,7 @@ use crate::wave::{LANES, Wave};
 use super::super::float::{self, Env};
 use super::{Wide, WideLanes, lane_mask_of_bytes, wide_lanes, wide_source, write_compare};
 
-/// The lane classes a compare can find, as bits of [`FloatComparePlan::outcomes`].
+/// The lane classes a compare can find, as bits of a [`Test::Relation`].
 const LESS: u8 = 1;
 const EQUAL: u8 = 2;
 const GREATER: u8 = 4;
