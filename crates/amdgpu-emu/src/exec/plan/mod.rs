@@ -1832,7 +1832,7 @@ fn run_branch(w: &Wave, p: &BranchPlan) -> Flow {
 }
 
 #[cfg(test)]
-pub(in crate::exec) mod tests {
+mod tests {
     use super::super::general;
     use super::*;
     use crate::memory::RegionMemory;
@@ -1841,7 +1841,7 @@ pub(in crate::exec) mod tests {
     use crate::wave::VREGS;
 
     /// The EXEC classes: full, empty, alternating, a single lane, random.
-    pub(in crate::exec) const MASKS: [u64; 5] = [
+    pub(super) const MASKS: [u64; 5] = [
         u64::MAX,
         0,
         0xAAAA_AAAA_AAAA_AAAA,
@@ -1849,9 +1849,9 @@ pub(in crate::exec) mod tests {
         0x0123_4567_89AB_CDEF,
     ];
 
-    pub(in crate::exec) struct Parts {
+    pub(super) struct Parts {
         mem: RegionMemory,
-        pub(in crate::exec) lds: Vec<u8>,
+        lds: Vec<u8>,
         scratch: Vec<u8>,
         trace: Vec<ShaderDataRecord>,
         spans: crate::memory::Spans,
@@ -1859,7 +1859,7 @@ pub(in crate::exec) mod tests {
     }
 
     impl Parts {
-        pub(in crate::exec) fn new(mem: RegionMemory) -> Parts {
+        pub(super) fn new(mem: RegionMemory) -> Parts {
             Parts {
                 mem,
                 lds: vec![0; 64],
@@ -1870,7 +1870,7 @@ pub(in crate::exec) mod tests {
             }
         }
 
-        pub(in crate::exec) fn ctx<'a>(&'a mut self, prog: &'a Program, fast: bool) -> Ctx<'a> {
+        pub(super) fn ctx<'a>(&'a mut self, prog: &'a Program, fast: bool) -> Ctx<'a> {
             Ctx {
                 target: Target::Gfx942,
                 prog,
@@ -1891,7 +1891,7 @@ pub(in crate::exec) mod tests {
     }
 
     /// Two waves with the same random registers, EXEC and MODE.
-    pub(in crate::exec) fn waves(r: &mut u64, exec: u64, mode: u32) -> [Wave; 2] {
+    pub(super) fn waves(r: &mut u64, exec: u64, mode: u32) -> [Wave; 2] {
         let seed = *r;
         super::super::f32_test_bits(r);
         [0, 1].map(|_| {
@@ -1932,7 +1932,7 @@ pub(in crate::exec) mod tests {
         ran
     }
 
-    pub(in crate::exec) fn same_state(a: &Wave, b: &Wave, what: &str) {
+    pub(super) fn same_state(a: &Wave, b: &Wave, what: &str) {
         for (k, (x, y)) in a.v[..VREGS].iter().zip(b.v[..VREGS].iter()).enumerate() {
             if let Some(l) = (0..LANES).find(|&l| x[l] != y[l]) {
                 panic!(
@@ -2607,5 +2607,78 @@ pub(in crate::exec) mod tests {
             planned >= 48,
             "the contiguous cases ran on the plan ({planned})"
         );
+    }
+
+    /// The plain LDS loads and stores (one address and two, 4- and 8-byte units, the st64
+    /// forms) over lane addresses in range, misaligned, straddling the end of the LDS and past
+    /// it, with the destination also the address register, under every EXEC class: the loop
+    /// fixed per operation against the per-lane reference, registers and LDS bytes both.
+    #[test]
+    fn plain_lds_accesses_match_the_per_lane_reference() {
+        let t = Target::Gfx942;
+        let prog = Program::decode(t, 0x1000, &[]);
+        // ds_write2_b32 v0, v1, v2 offset0:3 offset1:200
+        let template = crate::decode::decode(t, &[0xD81C_C803, 0x0002_0100]);
+        assert_eq!(template.op, ds_write2_b32);
+        let ops = [
+            ds_read_b32,
+            ds_read_b64,
+            ds_read_b96,
+            ds_read_b128,
+            ds_write_b32,
+            ds_write_b64,
+            ds_write_b96,
+            ds_write_b128,
+            ds_read2_b32,
+            ds_read2st64_b32,
+            ds_read2_b64,
+            ds_read2st64_b64,
+            ds_write2_b32,
+            ds_write2st64_b32,
+            ds_write2_b64,
+            ds_write2st64_b64,
+        ];
+        const LDS: usize = 2048;
+        let mut r = 0x1D5A_CCE5_5000_0001u64;
+        let mut ran = 0;
+        for op in ops {
+            for &exec in &MASKS {
+                for (dst, imm) in [(VGPR + 4, 0x0403), (VGPR, 0x0100), (VGPR + 9, 0xFFF0)] {
+                    let mut inst = template;
+                    (inst.op, inst.dst, inst.imm) = (op, dst, imm);
+                    let [mut a, mut b] = waves(&mut r, exec, 0);
+                    for w in [&mut a, &mut b] {
+                        for l in 0..LANES {
+                            w.v[0][l] = match l % 8 {
+                                // In range, aligned or not.
+                                0..=3 => (l * 29 % LDS) as u32 & !3,
+                                4 => (l * 31 % LDS) as u32 | 1,
+                                // Straddling the end (with the offset), or past it.
+                                5 => (LDS as u32 - 4).wrapping_sub(imm as u32),
+                                6 => (LDS + 8 * l) as u32,
+                                _ => u32::MAX - 3,
+                            };
+                        }
+                    }
+                    let (mut pa, mut pb) = (
+                        Parts::new(RegionMemory::new()),
+                        Parts::new(RegionMemory::new()),
+                    );
+                    pa.lds = (0..LDS)
+                        .map(|k| (k as u64).wrapping_mul(r) as u8 ^ (k >> 3) as u8)
+                        .collect();
+                    pb.lds = pa.lds.clone();
+                    let fast = super::super::memory::exec(&mut a, &mut pa.ctx(&prog, true), &inst);
+                    let reference =
+                        super::super::memory::exec(&mut b, &mut pb.ctx(&prog, false), &inst);
+                    let what = format!("{} exec {exec:x}", inst.disassemble(t));
+                    assert!(fast.is_ok() && reference.is_ok(), "{what}");
+                    same_state(&a, &b, &what);
+                    assert!(pa.lds == pb.lds, "{what}: LDS bytes");
+                    ran += 1;
+                }
+            }
+        }
+        assert_eq!(ran, ops.len() * MASKS.len() * 3);
     }
 }
