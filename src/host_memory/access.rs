@@ -159,7 +159,7 @@ fn mapped(addr: usize, len: usize) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     fn locked(host: usize, size: usize) -> HostAllocation {
@@ -173,13 +173,20 @@ mod tests {
         }
     }
 
-    /// An anonymous mapping of `pages` pages, and the page size.
-    fn mapping(pages: usize) -> (usize, usize) {
-        // SAFETY: sysconf and a fresh anonymous mapping; checked below.
+    /// An anonymous mapping of `pages` pages, and the page size. Each call asks for its own
+    /// 1 GiB region far below where the kernel places other mappings, so that pages a test
+    /// unmaps stay unmapped: a concurrent test's (or the allocator's) small mapping could
+    /// otherwise land in the hole.
+    pub(in crate::host_memory) fn mapping(pages: usize) -> (usize, usize) {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let region = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let hint = (0x1000_0000_0000 + (region << 30)) as *mut libc::c_void;
+        // SAFETY: sysconf and a fresh anonymous mapping (the address only a hint); checked
+        // below.
         unsafe {
             let page = libc::sysconf(libc::_SC_PAGESIZE) as usize;
             let p = libc::mmap(
-                std::ptr::null_mut(),
+                hint,
                 pages * page,
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,

@@ -317,20 +317,9 @@ mod tests {
 
     #[test]
     fn locked_memory_unmapped_without_an_unlock_is_skipped_and_forgotten() {
-        // SAFETY: a fresh anonymous mapping, unmapped below as the application would free it.
-        let (p, page) = unsafe {
-            let page = libc::sysconf(libc::_SC_PAGESIZE) as usize;
-            let p = libc::mmap(
-                std::ptr::null_mut(),
-                2 * page,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            );
-            assert_ne!(p, libc::MAP_FAILED);
-            (p as usize, page)
-        };
+        // A fresh mapping in a region of its own, unmapped below as the application would free
+        // it.
+        let (p, page) = access::tests::mapping(2);
         let inv = HostInventory::new();
         let a = inv.record(p, p, 2 * page, MemoryKind::Locked, 0);
         let mut kept = vec![3u8; 4096];
