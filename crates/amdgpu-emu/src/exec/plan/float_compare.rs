@@ -4,11 +4,14 @@
 //! a lane true; and the class tests (`v_cmp_class_*`) of the first operand against the mask in
 //! the second. The same results as the general path's lane functions, NaNs included.
 
-use crate::decode::{Enc, Inst, Op, Op::*, Ty, VCC};
+use crate::decode::{Inst, Op, Op::*, Ty};
 use crate::wave::{LANES, Wave};
 
 use super::super::float::{self, Env};
-use super::{Wide, WideLanes, lane_mask_of_bytes, wide_lanes, wide_source, write_compare};
+use super::{
+    Wide, WideLanes, compare_dst, lane_mask_of_bytes, wide_lanes, wide_source, write_compare,
+    writes_exec,
+};
 
 /// The lane classes a compare can find, as bits of a [`Test::Relation`].
 const LESS: u8 = 1;
@@ -130,8 +133,8 @@ pub(super) fn float_compare_plan(inst: &Inst) -> Option<FloatComparePlan> {
         src: [wide_source(inst, 0)?, wide_source(inst, 1)?],
         clear: [modifier(inst.abs, 0), modifier(inst.abs, 1)],
         flip: [modifier(inst.neg, 0), modifier(inst.neg, 1)],
-        dst: if inst.enc == Enc::Vop3 { inst.dst } else { VCC },
-        exec: inst.op.name().starts_with("v_cmpx"),
+        dst: compare_dst(inst),
+        exec: writes_exec(inst.op),
     })
 }
 

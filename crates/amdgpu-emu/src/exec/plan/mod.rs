@@ -742,9 +742,19 @@ fn compare_plan(inst: &Inst, run: CompareFn) -> Option<ComparePlan> {
         run,
         relation: Relation::of(inst.op)?,
         src: [source(inst, 0, types[1])?, source(inst, 1, types[2])?],
-        dst: if inst.enc == Enc::Vop3 { inst.dst } else { VCC },
-        exec: inst.op.name().starts_with("v_cmpx"),
+        dst: compare_dst(inst),
+        exec: writes_exec(inst.op),
     })
+}
+
+/// Where a compare writes its lane mask: VCC, or the VOP3 form's SGPR pair.
+fn compare_dst(inst: &Inst) -> u16 {
+    if inst.enc == Enc::Vop3 { inst.dst } else { VCC }
+}
+
+/// Whether a compare also writes EXEC (`v_cmpx`).
+fn writes_exec(op: Op) -> bool {
+    op.name().starts_with("v_cmpx")
 }
 
 fn first_lane_plan(inst: &Inst) -> Option<FirstLanePlan> {
@@ -770,8 +780,8 @@ fn wide_compare_plan(inst: &Inst) -> Option<WideComparePlan> {
     Some(WideComparePlan {
         relation: Relation::of(inst.op)?,
         src: [wide_source(inst, 0)?, wide_source(inst, 1)?],
-        dst: if inst.enc == Enc::Vop3 { inst.dst } else { VCC },
-        exec: inst.op.name().starts_with("v_cmpx"),
+        dst: compare_dst(inst),
+        exec: writes_exec(inst.op),
     })
 }
 
