@@ -1001,8 +1001,12 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     // The reference engine keeps the per-lane loop below.
     if let Some(p) = PlainDs::of(inst).filter(|_| ctx.fast) {
         match (p.store, p.size) {
+            (false, 1) => plain_ds::<false, 1>(w, ctx, addr, &p, exec),
+            (false, 2) => plain_ds::<false, 2>(w, ctx, addr, &p, exec),
             (false, 4) => plain_ds::<false, 4>(w, ctx, addr, &p, exec),
             (false, _) => plain_ds::<false, 8>(w, ctx, addr, &p, exec),
+            (true, 1) => plain_ds::<true, 1>(w, ctx, addr, &p, exec),
+            (true, 2) => plain_ds::<true, 2>(w, ctx, addr, &p, exec),
             (true, 4) => plain_ds::<true, 4>(w, ctx, addr, &p, exec),
             (true, _) => plain_ds::<true, 8>(w, ctx, addr, &p, exec),
         }
@@ -1175,12 +1179,15 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     Ok(Flow::Next)
 }
 
-/// A plain LDS load or store, as units of 4 or 8 bytes (each read or written whole, or not at
-/// all when it lies past the end of the LDS): per lane, unit `k` at the lane's address plus
-/// `at[k]`, its dwords in the registers from slot `reg[k]`.
+/// A plain LDS load or store, as units of 1, 2, 4 or 8 bytes (each read or written whole, or
+/// not at all when it lies past the end of the LDS): per lane, unit `k` at the lane's address
+/// plus `at[k]`, its dwords in the registers from slot `reg[k]`. A unit under 4 bytes is
+/// stored from the low bytes of its register and loaded into the whole register, widened with
+/// its sign when `signed`.
 struct PlainDs {
     store: bool,
     size: usize,
+    signed: bool,
     units: usize,
     at: [u64; 4],
     reg: [usize; 4],
@@ -1196,6 +1203,7 @@ impl PlainDs {
         let run = |store, units, base: usize| PlainDs {
             store,
             size: 4,
+            signed: false,
             units,
             at: std::array::from_fn(|k| off + 4 * k as u64),
             reg: std::array::from_fn(|k| base + k),
@@ -1204,11 +1212,24 @@ impl PlainDs {
         let pair = |store, size, m: u64, regs: [usize; 2]| PlainDs {
             store,
             size,
+            signed: false,
             units: 2,
             at: [o0 * m, o1 * m, 0, 0],
             reg: [regs[0], regs[1], 0, 0],
         };
+        // One unit of `size` bytes under a dword.
+        let narrow = |store, size, signed, reg| PlainDs {
+            size,
+            signed,
+            ..run(store, 1, reg)
+        };
         Some(match inst.op {
+            ds_read_u8 => narrow(false, 1, false, dst),
+            ds_read_i8 => narrow(false, 1, true, dst),
+            ds_read_u16 => narrow(false, 2, false, dst),
+            ds_read_i16 => narrow(false, 2, true, dst),
+            ds_write_b8 => narrow(true, 1, false, d0),
+            ds_write_b16 => narrow(true, 2, false, d0),
             ds_read_b32 => run(false, 1, dst),
             ds_read_b64 => run(false, 2, dst),
             ds_read_b96 => run(false, 3, dst),
@@ -1258,7 +1279,11 @@ fn plain_ds<const STORE: bool, const SIZE: usize>(
                 lds_put(ctx, at, SIZE, v);
             } else {
                 let v = lds_get(ctx, at, SIZE);
-                w.v[r & 511][l] = v as u32;
+                w.v[r & 511][l] = match SIZE {
+                    1 if p.signed => v as u8 as i8 as u32,
+                    2 if p.signed => v as u16 as i16 as u32,
+                    _ => v as u32,
+                };
                 if SIZE == 8 {
                     w.v[(r + 1) & 511][l] = (v >> 32) as u32;
                 }

@@ -848,6 +848,98 @@ impl LaneRun<'_> {
     }
 }
 
+/// A 32-bit VALU operation whose general-path semantics are its lane function alone, for a
+/// plan to run over register rows: the same function, lane by lane, so the same bits.
+#[derive(Clone, Copy)]
+pub(super) struct LaneOp {
+    func: LaneFn,
+    /// The result also sets a lane mask (VOP3b: VCC or the SGPR pair).
+    pub mask: bool,
+    /// A float operation (the general path refuses it under a directed rounding mode).
+    pub float: bool,
+    /// The operation reads VCC as a per-lane condition (`v_div_fmas_f32`).
+    pub reads_vcc: bool,
+}
+
+/// The [`LaneOp`] of `inst` when the general path would do nothing for it but fetch its
+/// 32-bit operands (f32 or untyped, no 16-bit reading of constants), call the lane function
+/// and write a VGPR (and a lane mask): no modifiers but neg/abs, no SDWA, DPP, op_sel, clamp
+/// or output modifier, no accumulator, no refused operation, no other carry-in than VCC.
+pub(super) fn lane_op(inst: &Inst) -> Option<LaneOp> {
+    let op = inst.op;
+    let facts = info(op);
+    let (func, out) = facts.lane?;
+    let plain = inst.ext == Ext::None && inst.omod == 0 && !inst.clamp && inst.op_sel == 0;
+    let types = op.types();
+    if !plain
+        || !matches!(inst.enc, Enc::Vop1 | Enc::Vop2 | Enc::Vop3)
+        || out == (Out::Mask { exec: false })
+        || out == (Out::Mask { exec: true })
+        || !types.iter().all(|t| matches!(t, Ty::B32 | Ty::F32))
+        || (0..facts.nsrc).any(|k| op.int16_source(k))
+        || is_mac(op)
+        || refused(op).is_some()
+        || check_sources(inst, facts.nsrc).is_err()
+        || matches!(
+            op,
+            v_nop
+                | v_clrexcp
+                | v_readfirstlane_b32
+                | v_readlane_b32
+                | v_writelane_b32
+                | v_swap_b32
+                | v_madmk_f32
+                | v_madak_f32
+                | v_cndmask_b32
+                | v_addc_co_u32
+                | v_subb_co_u32
+                | v_subbrev_co_u32
+        )
+        || op.name().starts_with("v_movrel")
+    {
+        return None;
+    }
+    Some(LaneOp {
+        func,
+        mask: out == Out::VMask,
+        float: facts.float,
+        reads_vcc: matches!(op, v_div_fmas_f32),
+    })
+}
+
+impl LaneOp {
+    /// Runs the operation in the lanes of `exec` over source rows `src` into row `dst`, VCC
+    /// `vcc` its condition; returns the lane mask it produced (0 in the other lanes).
+    pub(super) fn run(
+        &self,
+        v: &mut [[u32; LANES]],
+        dst: usize,
+        src: [usize; 3],
+        env: Env,
+        vcc: u64,
+        exec: u64,
+    ) -> u64 {
+        let mut mask_out = 0u64;
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let ln = Ln {
+                env,
+                lane: l as u32,
+                carry: vcc >> l & 1 != 0,
+                clamp: false,
+                op_sel: 0,
+            };
+            let [a, b, c] = src.map(|s| u64::from(v[s][l]));
+            let (r, flag) = (self.func)(&ln, a, b, c);
+            mask_out |= u64::from(flag) << l;
+            v[dst][l] = r as u32;
+        }
+        mask_out
+    }
+}
+
 /// Accumulating forms: the destination is also the addend.
 fn is_mac(op: Op) -> bool {
     matches!(
@@ -1494,11 +1586,11 @@ pub(super) fn bfe(v: u32, off: u32, width: u32, signed: bool) -> u32 {
     }
 }
 
-fn sext24(x: u32) -> i64 {
+pub(super) fn sext24(x: u32) -> i64 {
     ((x << 8) as i32 >> 8) as i64
 }
 
-fn perm(s0: u32, s1: u32, sel: u32) -> u32 {
+pub(super) fn perm(s0: u32, s1: u32, sel: u32) -> u32 {
     let bytes = (s0 as u64) << 32 | s1 as u64;
     let mut r = 0u32;
     for i in 0..4 {
@@ -1521,7 +1613,7 @@ fn perm(s0: u32, s1: u32, sel: u32) -> u32 {
     r
 }
 
-fn ffbh_i32(x: u32) -> u32 {
+pub(super) fn ffbh_i32(x: u32) -> u32 {
     let v = x as i32;
     if v == 0 || v == -1 {
         u32::MAX

@@ -15,7 +15,7 @@ use crate::wave::{LANES, STAGE, VReg, Wave, inline_const};
 
 use super::float::{self, Env};
 use super::memory::{GlobalDword, global_dword, global_dword_plan};
-use super::vector::{bfe, flush32_bits, lane_mask};
+use super::vector::{LaneOp, bfe, ffbh_i32, flush32_bits, lane_mask, lane_op, perm, sext24};
 use super::{Ctx, Flow, is_known_source};
 
 mod float_compare;
@@ -87,6 +87,17 @@ pub(crate) struct RowPlan {
     float: bool,
     /// An f32 fused multiply-add (its sources in `src` order a * b + c).
     fma: bool,
+}
+
+/// A 32-bit operation without a row loop of its own: the general path's lane function run
+/// lane by lane over the source rows (staged as a row plan stages them).
+pub(crate) struct LanePlan {
+    op: LaneOp,
+    dst: u16,
+    /// The lane mask the operation writes (VOP3b), when it writes one.
+    sdst: u16,
+    src: [Src; 3],
+    reads: u8,
 }
 
 /// `v_mad_u64_u32` / `v_mad_i64_i32`: the 64-bit product of two 32-bit sources plus a 64-bit
@@ -161,12 +172,15 @@ impl Relation {
     }
 }
 
-/// A 32-bit add with carry-out (and carry-in) writing a VGPR row and a lane mask.
+/// A 32-bit add with carry-out (and carry-in), or subtract with borrow-out (and borrow-in),
+/// writing a VGPR row and a lane mask.
 pub(crate) struct CarryPlan {
     dst: u16,
     sdst: u16,
+    /// Minuend first when `subtract` (the reversed forms swapped here).
     src: [Src; 2],
     cond: Mask,
+    subtract: bool,
 }
 
 /// A 64-bit source operand, resolved.
@@ -309,6 +323,7 @@ pub(crate) enum Plan {
     Scalar(ScalarPlan),
     Mask(MaskPlan),
     ScalarLoad(ScalarLoad),
+    Lanes(LanePlan),
 }
 
 /// The plans of a decoded program, one per instruction.
@@ -366,7 +381,15 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
                     .map(Plan::FloatCompare)
                     .or_else(|| wide_compare_plan(inst).map(Plan::WideCompare));
             }
-            if matches!(inst.op, v_add_co_u32 | v_addc_co_u32) {
+            if matches!(
+                inst.op,
+                v_add_co_u32
+                    | v_addc_co_u32
+                    | v_sub_co_u32
+                    | v_subb_co_u32
+                    | v_subrev_co_u32
+                    | v_subbrev_co_u32
+            ) {
                 return carry_plan(inst).map(Plan::Carry);
             }
             if let Some(p) = double_plan(inst) {
@@ -375,7 +398,9 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
             if let Some(p) = mul_add_plan(inst) {
                 return Some(Plan::MulAdd(p));
             }
-            wide_plan(inst).map(Plan::Wide)
+            wide_plan(inst)
+                .map(Plan::Wide)
+                .or_else(|| lane_plan(inst).map(Plan::Lanes))
         }
         Enc::Vop3p => packed_plan(inst)
             .map(Plan::Packed)
@@ -438,7 +463,7 @@ fn scalar_load(w: &mut Wave, ctx: &mut Ctx<'_>, p: &ScalarLoad) -> bool {
 fn scalar_plan(inst: &Inst) -> Option<ScalarPlan> {
     let run = scalar_fn(inst.op)?;
     let family = match inst.op {
-        s_mov_b32 => Enc::Sop1,
+        s_mov_b32 | s_not_b32 => Enc::Sop1,
         o if o.name().starts_with("s_cmp_") => Enc::Sopc,
         _ => Enc::Sop2,
     };
@@ -491,6 +516,7 @@ fn sopk_plan(inst: &Inst) -> Option<ScalarPlan> {
 fn scalar_fn(op: Op) -> Option<ScalarFn> {
     Some(match op {
         s_mov_b32 => |a, _, _| (a, None),
+        s_not_b32 => |a, _, _| nonzero(!a),
         s_add_u32 => |a, b, _| {
             let (r, c) = a.overflowing_add(b);
             (r, Some(c))
@@ -556,6 +582,7 @@ fn scalar_fn(op: Op) -> Option<ScalarFn> {
 fn mask_plan(inst: &Inst, src: [Scalar; 2]) -> Option<MaskPlan> {
     let (run, saveexec, sets_scc): (MaskFn, bool, bool) = match inst.op {
         s_mov_b64 | s_getpc_b64 => (|a, _, _| a, false, false),
+        s_not_b64 => (|a, _, _| !a, false, true),
         s_cselect_b64 => (|a, b, scc| if scc { a } else { b }, false, false),
         s_and_b64 => (|a, b, _| a & b, false, true),
         s_or_b64 => (|a, b, _| a | b, false, true),
@@ -578,7 +605,7 @@ fn mask_plan(inst: &Inst, src: [Scalar; 2]) -> Option<MaskPlan> {
     let compare = matches!(inst.op, s_cmp_eq_u64 | s_cmp_lg_u64);
     let family = if compare {
         Enc::Sopc
-    } else if matches!(inst.op, s_mov_b64 | s_getpc_b64) || saveexec {
+    } else if matches!(inst.op, s_mov_b64 | s_not_b64 | s_getpc_b64) || saveexec {
         Enc::Sop1
     } else {
         Enc::Sop2
@@ -709,6 +736,53 @@ fn row_plan(inst: &Inst, run: RowFn) -> Option<RowPlan> {
     })
 }
 
+fn lane_plan(inst: &Inst) -> Option<LanePlan> {
+    let op = lane_op(inst)?;
+    let types = inst.op.types();
+    let reads = (types.len() - 1).min(3);
+    let mut src = [Src::plain(Origin::Value(0)); 3];
+    for k in 0..reads {
+        src[k] = source(inst, k, types[k + 1])?;
+    }
+    Some(LanePlan {
+        op,
+        dst: (Wave::vslot(inst.dst) & 511) as u16,
+        sdst: if inst.enc == Enc::Vop3 {
+            inst.sdst
+        } else {
+            VCC
+        },
+        src,
+        reads: reads as u8,
+    })
+}
+
+/// Runs a [`LanePlan`]; false (nothing changed) under a directed rounding mode, which the
+/// general path handles for float operations.
+fn run_lane_plan(w: &mut Wave, p: &LanePlan) -> bool {
+    if p.op.float && w.mode & 0xF != 0 {
+        return false;
+    }
+    let exec = w.exec();
+    let vcc = if p.op.reads_vcc { w.vcc() } else { 0 };
+    let s = [0, 1, 2].map(|k| {
+        if k < usize::from(p.reads) {
+            slot(w, k, &p.src[k])
+        } else {
+            STAGE + k
+        }
+    });
+    let env = Env::from_mode(w.mode);
+    let mask = p.op.run(&mut w.v, p.dst as usize, s, env, vcc, exec);
+    w.lane_insts += exec.count_ones() as u64;
+    if p.op.mask {
+        // The lanes outside EXEC keep their bits, as the general path leaves them.
+        let keep = w.sgpr64(p.sdst) & !exec;
+        w.set_sgpr64(p.sdst, keep | mask);
+    }
+    true
+}
+
 fn mul_add_plan(inst: &Inst) -> Option<MulAddPlan> {
     let signed = match inst.op {
         v_mad_u64_u32 => false,
@@ -786,7 +860,12 @@ fn wide_compare_plan(inst: &Inst) -> Option<WideComparePlan> {
 }
 
 fn carry_plan(inst: &Inst) -> Option<CarryPlan> {
-    let carry_in = inst.op == v_addc_co_u32;
+    let op = inst.op;
+    let carry_in = matches!(op, v_addc_co_u32 | v_subb_co_u32 | v_subbrev_co_u32);
+    let mut src = [source(inst, 0, Ty::B32)?, source(inst, 1, Ty::B32)?];
+    if matches!(op, v_subrev_co_u32 | v_subbrev_co_u32) {
+        src.swap(0, 1);
+    }
     Some(CarryPlan {
         dst: (Wave::vslot(inst.dst) & 511) as u16,
         sdst: if inst.enc == Enc::Vop3 {
@@ -794,12 +873,13 @@ fn carry_plan(inst: &Inst) -> Option<CarryPlan> {
         } else {
             VCC
         },
-        src: [source(inst, 0, Ty::B32)?, source(inst, 1, Ty::B32)?],
+        src,
         cond: if carry_in {
             mask_source(inst)?
         } else {
             Mask::None
         },
+        subtract: !matches!(op, v_add_co_u32 | v_addc_co_u32),
     })
 }
 
@@ -927,6 +1007,100 @@ fn row_fn(op: Op) -> Option<RowFn> {
         v_min_i32 => {
             |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| (a as i32).min(b as i32) as u32)
         }
+        v_not_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, _, _| !a),
+        v_bfrev_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, _, _| a.reverse_bits()),
+        v_ffbh_u32 => |v, d, s, _, _, x| {
+            lanes(v, d, s, x, |_, a, _, _| {
+                if a == 0 { u32::MAX } else { a.leading_zeros() }
+            })
+        },
+        v_ffbl_b32 => |v, d, s, _, _, x| {
+            lanes(v, d, s, x, |_, a, _, _| {
+                if a == 0 { u32::MAX } else { a.trailing_zeros() }
+            })
+        },
+        v_ffbh_i32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, _, _| ffbh_i32(a)),
+        v_xnor_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| !(a ^ b)),
+        // The bits of the mask below the lane's own, counted, plus the second source.
+        v_mbcnt_lo_u32_b32 => |v, d, s, _, _, x| {
+            lanes(v, d, s, x, |l, a, b, _| {
+                let below = (1u64 << l).wrapping_sub(1) as u32;
+                (a & below).count_ones().wrapping_add(b)
+            })
+        },
+        v_mbcnt_hi_u32_b32 => |v, d, s, _, _, x| {
+            lanes(v, d, s, x, |l, a, b, _| {
+                let below = ((1u64 << l).wrapping_sub(1) >> 32) as u32;
+                (a & below).count_ones().wrapping_add(b)
+            })
+        },
+        v_bfm_b32 => |v, d, s, _, _, x| {
+            lanes(v, d, s, x, |_, a, b, _| {
+                (((1u64 << (a & 31)) - 1) as u32) << (b & 31)
+            })
+        },
+        v_mul_i32_i24 => {
+            |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, _| (sext24(a) * sext24(b)) as u32)
+        }
+        v_mul_hi_i32_i24 => |v, d, s, _, _, x| {
+            lanes(v, d, s, x, |_, a, b, _| {
+                ((sext24(a) * sext24(b)) >> 32) as u32
+            })
+        },
+        v_mul_hi_u32_u24 => |v, d, s, _, _, x| {
+            lanes(v, d, s, x, |_, a, b, _| {
+                (((a & 0xFF_FFFF) as u64 * (b & 0xFF_FFFF) as u64) >> 32) as u32
+            })
+        },
+        v_mad_i32_i24 => |v, d, s, _, _, x| {
+            lanes(v, d, s, x, |_, a, b, c| {
+                (sext24(a) * sext24(b) + c as i32 as i64) as u32
+            })
+        },
+        v_mad_u32_u24 => |v, d, s, _, _, x| {
+            lanes(v, d, s, x, |_, a, b, c| {
+                (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF).wrapping_add(c)
+            })
+        },
+        v_bfi_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| (a & b) | (!a & c)),
+        v_alignbit_b32 => |v, d, s, _, _, x| {
+            lanes(v, d, s, x, |_, a, b, c| {
+                ((((a as u64) << 32) | b as u64) >> (c & 31)) as u32
+            })
+        },
+        v_alignbyte_b32 => |v, d, s, _, _, x| {
+            lanes(v, d, s, x, |_, a, b, c| {
+                ((((a as u64) << 32) | b as u64) >> (8 * (c & 3))) as u32
+            })
+        },
+        v_min3_u32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| a.min(b).min(c)),
+        v_max3_u32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| a.max(b).max(c)),
+        v_med3_u32 => {
+            |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| a.max(b).min(a.min(b).max(c)))
+        }
+        v_min3_i32 => |v, d, s, _, _, x| {
+            lanes(v, d, s, x, |_, a, b, c| {
+                (a as i32).min(b as i32).min(c as i32) as u32
+            })
+        },
+        v_max3_i32 => |v, d, s, _, _, x| {
+            lanes(v, d, s, x, |_, a, b, c| {
+                (a as i32).max(b as i32).max(c as i32) as u32
+            })
+        },
+        v_med3_i32 => |v, d, s, _, _, x| {
+            lanes(v, d, s, x, |_, a, b, c| {
+                let (a, b, c) = (a as i32, b as i32, c as i32);
+                a.max(b).min(a.min(b).max(c)) as u32
+            })
+        },
+        v_perm_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| perm(a, b, c)),
+        v_xad_u32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| (a ^ b).wrapping_add(c)),
+        v_add_lshl_u32 => {
+            |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| a.wrapping_add(b) << (c & 31))
+        }
+        v_and_or_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| (a & b) | c),
+        v_or3_b32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| a | b | c),
         v_bfe_u32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| bfe(a, b, c, false)),
         v_bfe_i32 => |v, d, s, _, _, x| lanes(v, d, s, x, |_, a, b, c| bfe(a, b, c, true)),
         v_cndmask_b32 => |v, d, s, _, m, x| {
@@ -1260,6 +1434,11 @@ pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, class: u8) -> Op
         }
         Plan::Scalar(p) => run_scalar(w, p),
         Plan::Mask(p) => run_mask(w, p),
+        Plan::Lanes(p) => {
+            if !run_lane_plan(w, p) {
+                return None;
+            }
+        }
         Plan::Global(p) => {
             // Nothing changes when the access does not fit (the general path then runs it).
             if !global_dword(w, ctx, p) {
@@ -1529,9 +1708,14 @@ fn run_carry(w: &mut Wave, p: &CarryPlan) {
     let (a, b) = (slot(w, 0, &p.src[0]), slot(w, 1, &p.src[1]));
     let (mut carry_out, mut sum) = (0u64, [0u32; LANES]);
     for l in 0..LANES {
-        let r = w.v[a][l] as u64 + w.v[b][l] as u64 + (carry >> l & 1);
+        let (x, y, c) = (w.v[a][l] as u64, w.v[b][l] as u64, carry >> l & 1);
+        let (r, out) = if p.subtract {
+            (x.wrapping_sub(y).wrapping_sub(c), y + c > x)
+        } else {
+            (x + y + c, (x + y + c) >> 32 != 0)
+        };
         sum[l] = r as u32;
-        carry_out |= (r >> 32) << l;
+        carry_out |= u64::from(out) << l;
     }
     write_row(&mut w.v[p.dst as usize], &sum, exec);
     w.lane_insts += exec.count_ones() as u64;
@@ -1556,10 +1740,25 @@ fn carry_avx2(w: &mut Wave, p: &CarryPlan) {
         // SAFETY: the source rows are 64-lane rows of the register file, not written yet;
         // `c` < 8.
         let (x, y) = unsafe { (a.eight(c), b.eight(c)) };
-        let first = _mm256_add_epi32(x, y);
-        // All ones in the lanes with a carry in: subtracting them adds one.
-        let with_carry = _mm256_sub_epi32(first, lanes_of(carry_in >> (8 * c)));
-        let out = _mm256_or_si256(below(first, x), below(with_carry, first));
+        // All ones in the lanes with a carry (borrow) in: subtracting them adds one, adding
+        // them subtracts one.
+        let ones = lanes_of(carry_in >> (8 * c));
+        let (with_carry, out) = if p.subtract {
+            let first = _mm256_sub_epi32(x, y);
+            let with_borrow = _mm256_add_epi32(first, ones);
+            // A borrow out of either subtraction: `x < y`, or 0 less the borrow in.
+            (
+                with_borrow,
+                _mm256_or_si256(below(x, y), below(first, with_borrow)),
+            )
+        } else {
+            let first = _mm256_add_epi32(x, y);
+            let with_carry = _mm256_sub_epi32(first, ones);
+            (
+                with_carry,
+                _mm256_or_si256(below(first, x), below(with_carry, first)),
+            )
+        };
         carry_out |= u64::from(_mm256_movemask_ps(_mm256_castsi256_ps(out)) as u8) << (8 * c);
         *sum = with_carry;
     }
@@ -2037,6 +2236,8 @@ mod tests {
             "s_cmp_lg_u64",
             "s_and_b64",
             "s_movk_i32",
+            "s_not_b32",
+            "s_not_b64",
             "s_addk_i32",
             "s_mulk_i32",
             "s_cmpk_lt_i32",
@@ -2191,6 +2392,27 @@ mod tests {
             "v_max_u32",
             "v_min_i32",
             "v_bfe_i32",
+            "v_or3_b32",
+            "v_add_lshl_u32",
+            "v_mad_u32_u24",
+            "v_mad_i32_i24",
+            "v_perm_b32",
+            "v_med3_i32",
+            "v_alignbit_b32",
+            "v_ffbh_i32",
+            "v_not_b32",
+            "v_mbcnt_lo_u32_b32",
+            "v_mbcnt_hi_u32_b32",
+            "v_div_scale_f32",
+            "v_div_fmas_f32",
+            "v_div_fixup_f32",
+            "v_sqrt_f32",
+            "v_rsq_f32",
+            "v_exp_f32",
+            "v_log_f32",
+            "v_ldexp_f32",
+            "v_max_f32",
+            "v_trunc_f32",
             "v_add_co_u32",
             "v_addc_co_u32",
             "v_lshl_add_u64",
@@ -2451,8 +2673,9 @@ mod tests {
         assert_eq!(planned, 600);
     }
 
-    /// `v_add_co_u32` and `v_addc_co_u32` (VOP2 with VCC, VOP3 with an SGPR pair) over lane
-    /// values at the wrap (0, 1, all ones, the sign bits), carries in on every lane pattern,
+    /// `v_add_co_u32`, `v_addc_co_u32` and the four subtractions with borrows (VOP2 with VCC,
+    /// VOP3 with an SGPR pair) over lane values at the wrap (0, 1, all ones, the sign bits),
+    /// carries (borrows) in on every lane pattern,
     /// the destination among the sources and every EXEC class: registers and the carry-out
     /// mask against the per-lane reference.
     #[test]
@@ -2469,7 +2692,15 @@ mod tests {
         let sources = [VGPR, VGPR + 1, VGPR + 3, 10, 128 + 1, 193];
         let mut r = 0xC0FF_EE15_0DD5_EED5u64;
         let mut planned = 0;
-        for op in [v_add_co_u32, v_addc_co_u32] {
+        let ops = [
+            v_add_co_u32,
+            v_addc_co_u32,
+            v_sub_co_u32,
+            v_subb_co_u32,
+            v_subrev_co_u32,
+            v_subbrev_co_u32,
+        ];
+        for op in ops {
             for form in forms {
                 for &exec in &MASKS {
                     for round in 0..12 {
@@ -2501,7 +2732,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(planned, 2 * 2 * MASKS.len() * 12);
+        assert_eq!(planned, ops.len() * 2 * MASKS.len() * 12);
     }
 
     /// GLOBAL and FLAT dword loads and stores (1 to 4 dwords, VGPR-pair and SGPR-base
@@ -2631,6 +2862,12 @@ mod tests {
         let template = crate::decode::decode(t, &[0xD81C_C803, 0x0002_0100]);
         assert_eq!(template.op, ds_write2_b32);
         let ops = [
+            ds_read_u8,
+            ds_read_i8,
+            ds_read_u16,
+            ds_read_i16,
+            ds_write_b8,
+            ds_write_b16,
             ds_read_b32,
             ds_read_b64,
             ds_read_b96,
@@ -2663,8 +2900,9 @@ mod tests {
                                 // In range, aligned or not.
                                 0..=3 => (l * 29 % LDS) as u32 & !3,
                                 4 => (l * 31 % LDS) as u32 | 1,
-                                // Straddling the end (with the offset), or past it.
-                                5 => (LDS as u32 - 4).wrapping_sub(imm as u32),
+                                // Ending 4 to 1 bytes before the end (with the offset):
+                                // wider units straddle it. Or past it.
+                                5 => (LDS as u32 - 4 + (l / 8 % 4) as u32).wrapping_sub(imm as u32),
                                 6 => (LDS + 8 * l) as u32,
                                 _ => u32::MAX - 3,
                             };
