@@ -853,18 +853,29 @@ impl LaneRun<'_> {
 #[derive(Clone, Copy)]
 pub(super) struct LaneOp {
     func: LaneFn,
-    /// The result also sets a lane mask (VOP3b: VCC or the SGPR pair).
-    pub mask: bool,
+    pub out: LaneOut,
     /// A float operation (the general path refuses it under a directed rounding mode).
     pub float: bool,
     /// The operation reads VCC as a per-lane condition (`v_div_fmas_f32`).
     pub reads_vcc: bool,
 }
 
+/// What a [`LaneOp`] writes.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum LaneOut {
+    /// The VGPR destination.
+    Row,
+    /// The VGPR destination and a lane mask (VOP3b: VCC, or the SGPR pair).
+    RowAndMask,
+    /// A lane mask only (VOPC: VCC, or the VOP3 destination pair), and EXEC too for `cmpx`.
+    Mask { exec: bool },
+}
+
 /// The [`LaneOp`] of `inst` when the general path would do nothing for it but fetch its
-/// 32-bit operands (f32 or untyped, no 16-bit reading of constants), call the lane function
-/// and write a VGPR (and a lane mask): no modifiers but neg/abs, no SDWA, DPP, op_sel, clamp
-/// or output modifier, no accumulator, no refused operation, no other carry-in than VCC.
+/// one-dword operands (f32, f16 or untyped; a 16-bit integer source that is a float inline
+/// constant reads it as f16 bits, which only the general path does), call the lane function
+/// and write a VGPR or a lane mask (or both): no modifiers but neg/abs, no SDWA, DPP, op_sel,
+/// clamp or output modifier, no accumulator, no refused operation, no other carry-in than VCC.
 pub(super) fn lane_op(inst: &Inst) -> Option<LaneOp> {
     let op = inst.op;
     let facts = info(op);
@@ -872,11 +883,13 @@ pub(super) fn lane_op(inst: &Inst) -> Option<LaneOp> {
     let plain = inst.ext == Ext::None && inst.omod == 0 && !inst.clamp && inst.op_sel == 0;
     let types = op.types();
     if !plain
-        || !matches!(inst.enc, Enc::Vop1 | Enc::Vop2 | Enc::Vop3)
-        || out == (Out::Mask { exec: false })
-        || out == (Out::Mask { exec: true })
-        || !types.iter().all(|t| matches!(t, Ty::B32 | Ty::F32))
-        || (0..facts.nsrc).any(|k| op.int16_source(k))
+        || !matches!(inst.enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3)
+        // A compare's destination is its mask, whatever type it is given.
+        || !types
+            .iter()
+            .skip(usize::from(matches!(out, Out::Mask { .. })))
+            .all(|t| matches!(t, Ty::B32 | Ty::F32 | Ty::F16))
+        || (0..facts.nsrc).any(|k| op.int16_source(k) && (240..=248).contains(&inst.src[k]))
         || is_mac(op)
         || refused(op).is_some()
         || check_sources(inst, facts.nsrc).is_err()
@@ -890,6 +903,8 @@ pub(super) fn lane_op(inst: &Inst) -> Option<LaneOp> {
                 | v_swap_b32
                 | v_madmk_f32
                 | v_madak_f32
+                | v_madmk_f16
+                | v_madak_f16
                 | v_cndmask_b32
                 | v_addc_co_u32
                 | v_subb_co_u32
@@ -901,15 +916,20 @@ pub(super) fn lane_op(inst: &Inst) -> Option<LaneOp> {
     }
     Some(LaneOp {
         func,
-        mask: out == Out::VMask,
+        out: match out {
+            Out::V => LaneOut::Row,
+            Out::VMask => LaneOut::RowAndMask,
+            Out::Mask { exec } => LaneOut::Mask { exec },
+        },
         float: facts.float,
         reads_vcc: matches!(op, v_div_fmas_f32),
     })
 }
 
 impl LaneOp {
-    /// Runs the operation in the lanes of `exec` over source rows `src` into row `dst`, VCC
-    /// `vcc` its condition; returns the lane mask it produced (0 in the other lanes).
+    /// Runs the operation in the lanes of `exec` over source rows `src` into row `dst` (unless
+    /// it writes a mask only), VCC `vcc` its condition; returns the lane mask it produced (0
+    /// in the other lanes).
     pub(super) fn run(
         &self,
         v: &mut [[u32; LANES]],
@@ -919,7 +939,7 @@ impl LaneOp {
         vcc: u64,
         exec: u64,
     ) -> u64 {
-        let mut mask_out = 0u64;
+        let (mut mask_out, row) = (0u64, !matches!(self.out, LaneOut::Mask { .. }));
         let mut m = exec;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
@@ -934,7 +954,9 @@ impl LaneOp {
             let [a, b, c] = src.map(|s| u64::from(v[s][l]));
             let (r, flag) = (self.func)(&ln, a, b, c);
             mask_out |= u64::from(flag) << l;
-            v[dst][l] = r as u32;
+            if row {
+                v[dst][l] = r as u32;
+            }
         }
         mask_out
     }

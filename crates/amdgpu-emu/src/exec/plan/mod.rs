@@ -15,7 +15,9 @@ use crate::wave::{LANES, STAGE, VReg, Wave, inline_const};
 
 use super::float::{self, Env};
 use super::memory::{GlobalDword, global_dword, global_dword_plan};
-use super::vector::{LaneOp, bfe, ffbh_i32, flush32_bits, lane_mask, lane_op, perm, sext24};
+use super::vector::{
+    LaneOp, LaneOut, bfe, ffbh_i32, flush32_bits, lane_mask, lane_op, perm, sext24,
+};
 use super::{Ctx, Flow, is_known_source};
 
 mod float_compare;
@@ -94,7 +96,7 @@ pub(crate) struct RowPlan {
 pub(crate) struct LanePlan {
     op: LaneOp,
     dst: u16,
-    /// The lane mask the operation writes (VOP3b), when it writes one.
+    /// The lane mask the operation writes, when it writes one.
     sdst: u16,
     src: [Src; 3],
     reads: u8,
@@ -379,7 +381,8 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
                 // a compare function).
                 return float_compare_plan(inst)
                     .map(Plan::FloatCompare)
-                    .or_else(|| wide_compare_plan(inst).map(Plan::WideCompare));
+                    .or_else(|| wide_compare_plan(inst).map(Plan::WideCompare))
+                    .or_else(|| lane_plan(inst).map(Plan::Lanes));
             }
             if matches!(
                 inst.op,
@@ -744,13 +747,18 @@ fn lane_plan(inst: &Inst) -> Option<LanePlan> {
     for k in 0..reads {
         src[k] = source(inst, k, types[k + 1])?;
     }
+    let mask_only = matches!(op.out, LaneOut::Mask { .. });
     Some(LanePlan {
         op,
-        dst: (Wave::vslot(inst.dst) & 511) as u16,
-        sdst: if inst.enc == Enc::Vop3 {
-            inst.sdst
+        dst: if mask_only {
+            0
         } else {
-            VCC
+            (Wave::vslot(inst.dst) & 511) as u16
+        },
+        sdst: match op.out {
+            LaneOut::Mask { .. } => compare_dst(inst),
+            _ if inst.enc == Enc::Vop3 => inst.sdst,
+            _ => VCC,
         },
         src,
         reads: reads as u8,
@@ -775,10 +783,20 @@ fn run_lane_plan(w: &mut Wave, p: &LanePlan) -> bool {
     let env = Env::from_mode(w.mode);
     let mask = p.op.run(&mut w.v, p.dst as usize, s, env, vcc, exec);
     w.lane_insts += exec.count_ones() as u64;
-    if p.op.mask {
-        // The lanes outside EXEC keep their bits, as the general path leaves them.
-        let keep = w.sgpr64(p.sdst) & !exec;
-        w.set_sgpr64(p.sdst, keep | mask);
+    match p.op.out {
+        LaneOut::Row => {}
+        LaneOut::RowAndMask => {
+            // The lanes outside EXEC keep their bits, as the general path leaves them.
+            let keep = w.sgpr64(p.sdst) & !exec;
+            w.set_sgpr64(p.sdst, keep | mask);
+        }
+        LaneOut::Mask { exec: cmpx } => {
+            // The lanes outside EXEC read 0.
+            w.set_sgpr64(p.sdst, mask);
+            if cmpx {
+                w.set_exec(mask);
+            }
+        }
     }
     true
 }
@@ -2413,6 +2431,11 @@ mod tests {
             "v_ldexp_f32",
             "v_max_f32",
             "v_trunc_f32",
+            "v_add_f16",
+            "v_lshlrev_b16",
+            "v_cvt_f32_f16",
+            "v_cmp_eq_u16",
+            "v_cmpx_lt_i16",
             "v_add_co_u32",
             "v_addc_co_u32",
             "v_lshl_add_u64",
