@@ -782,6 +782,9 @@ impl Job<'_> {
         let mut left = SLICE;
         while left > 0 {
             left -= exec::run_plans(w, ctx, left);
+            if w.done {
+                return Ok(());
+            }
             self.check_pc(w, id)?;
             if left == 0 {
                 break;

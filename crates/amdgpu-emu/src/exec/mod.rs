@@ -72,7 +72,8 @@ pub(crate) fn illegal(what: impl Into<String>) -> FaultKind {
 
 /// Run the wave's instructions from its pc through their plans, up to `budget` of them, while
 /// each has a plan that applies; returns how many ran. It stops before the first instruction
-/// that needs the general path (or past the end of the program), which [`step`] then runs.
+/// that needs the general path (or past the end of the program), which [`step`] then runs, or
+/// after the wave's end (`w.done` set).
 pub(crate) fn run_plans(w: &mut Wave, ctx: &mut Ctx<'_>, budget: u32) -> u32 {
     if w.gpr_idx_on {
         return 0;
@@ -85,15 +86,28 @@ pub(crate) fn run_plans(w: &mut Wave, ctx: &mut Ctx<'_>, budget: u32) -> u32 {
             break;
         };
         let class = inst.counter_class;
-        match plan::run(w, ctx, p, class) {
-            Some(Flow::Next) => w.pc = pc + 1,
-            Some(Flow::Jump(to)) => w.pc = to,
+        let end = match plan::run(w, ctx, p, class) {
+            Some(Flow::Next) => {
+                w.pc = pc + 1;
+                false
+            }
+            Some(Flow::Jump(to)) => {
+                w.pc = to;
+                false
+            }
+            Some(Flow::End) => {
+                w.done = true;
+                true
+            }
             _ => break,
-        }
+        };
         if ctx.counting {
             ctx.counts.issue(class);
         }
         ran += 1;
+        if end {
+            break;
+        }
     }
     w.cycles += u64::from(ran);
     ran

@@ -309,6 +309,8 @@ pub(crate) enum Plan {
     General,
     /// Nothing to do but continue (`s_waitcnt`, `s_nop`).
     Next,
+    /// The wave ends (`s_endpgm`).
+    End,
     Rows(RowPlan),
     Packed(PackedPlan),
     PackedHalf(HalfPlan),
@@ -353,6 +355,7 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
     match inst.enc {
         Enc::Sopp => match inst.op {
             s_waitcnt | s_nop => Some(Plan::Next),
+            s_endpgm => Some(Plan::End),
             _ => None,
         },
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 => {
@@ -466,7 +469,8 @@ fn scalar_load(w: &mut Wave, ctx: &mut Ctx<'_>, p: &ScalarLoad) -> bool {
 fn scalar_plan(inst: &Inst) -> Option<ScalarPlan> {
     let run = scalar_fn(inst.op)?;
     let family = match inst.op {
-        s_mov_b32 | s_not_b32 => Enc::Sop1,
+        s_mov_b32 | s_not_b32 | s_bcnt1_i32_b32 => Enc::Sop1,
+        s_bitcmp0_b32 | s_bitcmp1_b32 => Enc::Sopc,
         o if o.name().starts_with("s_cmp_") => Enc::Sopc,
         _ => Enc::Sop2,
     };
@@ -520,6 +524,13 @@ fn scalar_fn(op: Op) -> Option<ScalarFn> {
     Some(match op {
         s_mov_b32 => |a, _, _| (a, None),
         s_not_b32 => |a, _, _| nonzero(!a),
+        s_bcnt1_i32_b32 => |a, _, _| nonzero(a.count_ones()),
+        s_subb_u32 => |a, b, scc| {
+            let r = (a as u64).wrapping_sub(b as u64).wrapping_sub(scc as u64);
+            (r as u32, Some(b as u64 + scc as u64 > a as u64))
+        },
+        s_bitcmp0_b32 => |a, b, _| (0, Some((a >> (b & 31)) & 1 == 0)),
+        s_bitcmp1_b32 => |a, b, _| (0, Some((a >> (b & 31)) & 1 == 1)),
         s_add_u32 => |a, b, _| {
             let (r, c) = a.overflowing_add(b);
             (r, Some(c))
@@ -1412,6 +1423,7 @@ pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, class: u8) -> Op
     match plan {
         Plan::General => return None,
         Plan::Next => {}
+        Plan::End => return Some(Flow::End),
         Plan::Rows(p) => {
             if p.float && w.mode & 0xF != 0 {
                 return None;
@@ -2256,6 +2268,9 @@ mod tests {
             "s_movk_i32",
             "s_not_b32",
             "s_not_b64",
+            "s_bcnt1_i32_b32",
+            "s_subb_u32",
+            "s_bitcmp1_b32",
             "s_addk_i32",
             "s_mulk_i32",
             "s_cmpk_lt_i32",
