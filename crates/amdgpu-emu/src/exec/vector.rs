@@ -848,7 +848,7 @@ impl LaneRun<'_> {
     }
 }
 
-/// A 32-bit VALU operation whose general-path semantics are its lane function alone, for a
+/// A one-dword VALU operation whose general-path semantics are its lane function alone, for a
 /// plan to run over register rows: the same function, lane by lane, so the same bits.
 #[derive(Clone, Copy)]
 pub(super) struct LaneOp {

@@ -91,7 +91,7 @@ pub(crate) struct RowPlan {
     fma: bool,
 }
 
-/// A 32-bit operation without a row loop of its own: the general path's lane function run
+/// A one-dword VALU operation without a plan of its own: the general path's lane function run
 /// lane by lane over the source rows (staged as a row plan stages them).
 pub(crate) struct LanePlan {
     op: LaneOp,
@@ -784,13 +784,7 @@ fn run_lane_plan(w: &mut Wave, p: &LanePlan) -> bool {
     }
     let exec = w.exec();
     let vcc = if p.op.reads_vcc { w.vcc() } else { 0 };
-    let s = [0, 1, 2].map(|k| {
-        if k < usize::from(p.reads) {
-            slot(w, k, &p.src[k])
-        } else {
-            STAGE + k
-        }
-    });
+    let s = staged(w, &p.src, p.reads);
     let env = Env::from_mode(w.mode);
     let mask = p.op.run(&mut w.v, p.dst as usize, s, env, vcc, exec);
     w.lane_insts += exec.count_ones() as u64;
@@ -1513,6 +1507,18 @@ fn run_mask(w: &mut Wave, p: &MaskPlan) {
     }
 }
 
+/// The row slots of the first `reads` sources ([`slot`]); a source the operation does not
+/// read names its staging row, left as it is.
+fn staged(w: &mut Wave, src: &[Src; 3], reads: u8) -> [usize; 3] {
+    [0, 1, 2].map(|k| {
+        if k < usize::from(reads) {
+            slot(w, k, &src[k])
+        } else {
+            STAGE + k
+        }
+    })
+}
+
 /// The row slot of source `k`: a VGPR row in place, else staging row `k` filled with the
 /// splat or the sign-modified copy.
 #[inline(always)]
@@ -1607,14 +1613,7 @@ fn run_rows(w: &mut Wave, p: &RowPlan) {
     }
     let env = Env::from_mode(w.mode);
     let cond = mask_value(w, p.cond);
-    // A source the operation does not read names its staging row, left as it is.
-    let s = [0, 1, 2].map(|k| {
-        if k < usize::from(p.reads) {
-            slot(w, k, &p.src[k])
-        } else {
-            STAGE + k
-        }
-    });
+    let s = staged(w, &p.src, p.reads);
     (p.run)(&mut w.v, p.dst as usize, s, &env, cond, exec);
     w.lane_insts += exec.count_ones() as u64;
 }
