@@ -128,6 +128,19 @@ struct Ln {
     op_sel: u8,
 }
 
+impl Ln {
+    /// Lane `l` of an operation without clamp or op_sel, its carry-in bit `l` of `carry`.
+    fn plain(env: Env, l: usize, carry: u64) -> Ln {
+        Ln {
+            env,
+            lane: l as u32,
+            carry: carry >> l & 1 != 0,
+            clamp: false,
+            op_sel: 0,
+        }
+    }
+}
+
 type LaneFn = fn(&Ln, u64, u64, u64) -> (u64, bool);
 
 /// How the result is written.
@@ -944,15 +957,8 @@ impl LaneOp {
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
-            let ln = Ln {
-                env,
-                lane: l as u32,
-                carry: vcc >> l & 1 != 0,
-                clamp: false,
-                op_sel: 0,
-            };
             let [a, b, c] = src.map(|s| u64::from(v[s][l]));
-            let (r, flag) = (self.func)(&ln, a, b, c);
+            let (r, flag) = (self.func)(&Ln::plain(env, l, vcc), a, b, c);
             mask_out |= u64::from(flag) << l;
             if row {
                 v[dst][l] = r as u32;
@@ -2791,13 +2797,7 @@ mod tests {
                     let mut want = old;
                     for l in 0..LANES {
                         if mask >> l & 1 != 0 {
-                            let ln = Ln {
-                                env,
-                                lane: l as u32,
-                                carry: carry >> l & 1 != 0,
-                                clamp: false,
-                                op_sel: 0,
-                            };
+                            let ln = Ln::plain(env, l, carry);
                             want[l] = lane(&ln, src[0][l], src[1][l], src[2][l]).0 as u32;
                         }
                     }
