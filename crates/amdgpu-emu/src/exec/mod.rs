@@ -86,26 +86,17 @@ pub(crate) fn run_plans(w: &mut Wave, ctx: &mut Ctx<'_>, budget: u32) -> u32 {
             break;
         };
         let class = inst.counter_class;
-        let end = match plan::run(w, ctx, p, class) {
-            Some(Flow::Next) => {
-                w.pc = pc + 1;
-                false
-            }
-            Some(Flow::Jump(to)) => {
-                w.pc = to;
-                false
-            }
-            Some(Flow::End) => {
-                w.done = true;
-                true
-            }
+        match plan::run(w, ctx, p, class) {
+            Some(Flow::Next) => w.pc = pc + 1,
+            Some(Flow::Jump(to)) => w.pc = to,
+            Some(Flow::End) => w.done = true,
             _ => break,
-        };
+        }
         if ctx.counting {
             ctx.counts.issue(class);
         }
         ran += 1;
-        if end {
+        if w.done {
             break;
         }
     }
