@@ -938,8 +938,13 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     if matches!(inst.op, ds_append | ds_consume) {
         return ds_append_consume(w, ctx, inst);
     }
-    let op = inst.op;
     let exec = w.exec();
+    // The reference engine keeps the per-lane loop below.
+    if let Some(p) = PlainDs::of(inst).filter(|_| ctx.fast) {
+        plain_ds(w, ctx, &p, exec);
+        return Ok(Flow::Next);
+    }
+    let op = inst.op;
     let addr = Wave::vslot(inst.src[0]);
     let d0 = Wave::vslot(inst.src[1]);
     let d1 = Wave::vslot(inst.src[2]);
@@ -997,20 +1002,6 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             return Ok(Flow::Next);
         }
         _ => {}
-    }
-    // The reference engine keeps the per-lane loop below.
-    if let Some(p) = PlainDs::of(inst).filter(|_| ctx.fast) {
-        match (p.store, p.size) {
-            (false, 1) => plain_ds::<false, 1>(w, ctx, addr, &p, exec),
-            (false, 2) => plain_ds::<false, 2>(w, ctx, addr, &p, exec),
-            (false, 4) => plain_ds::<false, 4>(w, ctx, addr, &p, exec),
-            (false, _) => plain_ds::<false, 8>(w, ctx, addr, &p, exec),
-            (true, 1) => plain_ds::<true, 1>(w, ctx, addr, &p, exec),
-            (true, 2) => plain_ds::<true, 2>(w, ctx, addr, &p, exec),
-            (true, 4) => plain_ds::<true, 4>(w, ctx, addr, &p, exec),
-            (true, _) => plain_ds::<true, 8>(w, ctx, addr, &p, exec),
-        }
-        return Ok(Flow::Next);
     }
     for l in 0..LANES {
         if !active(l) {
@@ -1184,36 +1175,48 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
 /// plus `at[k]`, its dwords in the registers from slot `reg[k]`. A unit under 4 bytes is
 /// stored from the low bytes of its register and loaded into the whole register, widened with
 /// its sign when `signed`.
-struct PlainDs {
+pub(crate) struct PlainDs {
     store: bool,
-    size: usize,
+    size: u8,
     signed: bool,
-    units: usize,
-    at: [u64; 4],
-    reg: [usize; 4],
+    units: u8,
+    /// The address VGPR slot.
+    addr: u16,
+    at: [u32; 4],
+    reg: [u16; 4],
 }
 
 impl PlainDs {
-    fn of(inst: &Inst) -> Option<PlainDs> {
-        let off = (inst.imm & 0xFFFF) as u64;
+    /// The plain access `inst` makes, or `None` for any other DS instruction (GDS included).
+    pub(super) fn of(inst: &Inst) -> Option<PlainDs> {
+        if inst.enc != Enc::Ds || inst.ctrl & flags::GDS != 0 {
+            return None;
+        }
+        let off = inst.imm as u32 & 0xFFFF;
         let (o0, o1) = (off & 0xFF, off >> 8);
-        let dst = Wave::vslot(inst.dst);
-        let (d0, d1) = (Wave::vslot(inst.src[1]), Wave::vslot(inst.src[2]));
+        let addr = Wave::vslot(inst.src[0]) as u16;
+        let dst = Wave::vslot(inst.dst) as u16;
+        let (d0, d1) = (
+            Wave::vslot(inst.src[1]) as u16,
+            Wave::vslot(inst.src[2]) as u16,
+        );
         // Units 4 bytes apart from the offset, in consecutive registers from `base`.
-        let run = |store, units, base: usize| PlainDs {
+        let run = |store, units: u8, base: u16| PlainDs {
             store,
             size: 4,
             signed: false,
             units,
-            at: std::array::from_fn(|k| off + 4 * k as u64),
-            reg: std::array::from_fn(|k| base + k),
+            addr,
+            at: std::array::from_fn(|k| off + 4 * k as u32),
+            reg: std::array::from_fn(|k| base + k as u16),
         };
         // Two units at the offsets' multiples of `m`.
-        let pair = |store, size, m: u64, regs: [usize; 2]| PlainDs {
+        let pair = |store, size, m: u32, regs: [u16; 2]| PlainDs {
             store,
             size,
             signed: false,
             units: 2,
+            addr,
             at: [o0 * m, o1 * m, 0, 0],
             reg: [regs[0], regs[1], 0, 0],
         };
@@ -1255,22 +1258,236 @@ impl PlainDs {
     }
 }
 
-/// Runs a [`PlainDs`] access of `SIZE`-byte units in the lanes of `exec`, addresses from the
-/// VGPR in slot `addr`: the operation and unit size fixed for the whole loop.
-fn plain_ds<const STORE: bool, const SIZE: usize>(
+/// Runs a [`PlainDs`] access in the lanes of `exec` (the lanes counted).
+pub(super) fn plain_ds(w: &mut Wave, ctx: &mut Ctx<'_>, p: &PlainDs, exec: u64) {
+    w.lane_insts += exec.count_ones() as u64;
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of the
+        // target-feature function.
+        unsafe { plain_ds_avx2(w, ctx, p, exec) };
+        return;
+    }
+    plain_ds_sized(w, ctx, p, exec);
+}
+
+/// [`plain_ds_sized`] compiled for AVX2: the address checks and the eight-lane copies
+/// vectorise.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn plain_ds_avx2(w: &mut Wave, ctx: &mut Ctx<'_>, p: &PlainDs, exec: u64) {
+    plain_ds_sized(w, ctx, p, exec);
+}
+
+/// [`plain_ds`] by operation and unit size.
+#[inline(always)]
+fn plain_ds_sized(w: &mut Wave, ctx: &mut Ctx<'_>, p: &PlainDs, exec: u64) {
+    match (p.store, p.size) {
+        (false, 1) => plain_ds_units::<false, 1>(w, ctx, p, exec),
+        (false, 2) => plain_ds_units::<false, 2>(w, ctx, p, exec),
+        (false, 4) => plain_ds_units::<false, 4>(w, ctx, p, exec),
+        (false, _) => plain_ds_units::<false, 8>(w, ctx, p, exec),
+        (true, 1) => plain_ds_units::<true, 1>(w, ctx, p, exec),
+        (true, 2) => plain_ds_units::<true, 2>(w, ctx, p, exec),
+        (true, 4) => plain_ds_units::<true, 4>(w, ctx, p, exec),
+        (true, _) => plain_ds_units::<true, 8>(w, ctx, p, exec),
+    }
+}
+
+/// [`plain_ds`] with the operation and unit size fixed for the whole loop. When every unit of
+/// every EXEC lane lies within the LDS (the usual case, one check per instruction), the lanes
+/// go eight at a time ([`Spread`]); otherwise each unit is checked on its own (one past the end
+/// is dropped, or reads zero).
+#[inline(always)]
+fn plain_ds_units<const STORE: bool, const SIZE: usize>(
     w: &mut Wave,
     ctx: &mut Ctx<'_>,
-    addr: usize,
     p: &PlainDs,
     exec: u64,
 ) {
-    for l in 0..LANES {
-        if exec >> l & 1 == 0 {
-            continue;
+    let addrs = w.v[p.addr as usize];
+    let units = p.units as usize;
+    let top = if exec == u64::MAX {
+        addrs.iter().copied().max()
+    } else {
+        (0..LANES)
+            .filter(|&l| exec >> l & 1 != 0)
+            .map(|l| addrs[l])
+            .max()
+    };
+    let reach = p.at[..units].iter().max().map_or(0, |&m| m as u64) + SIZE as u64;
+    let Some(top) = top else { return };
+    if top as u64 + reach > ctx.lds.len() as u64 {
+        return plain_ds_checked::<STORE, SIZE>(w, ctx, p, &addrs, exec);
+    }
+    let spreads: [Spread; LANES / 8] = std::array::from_fn(|c| Spread::of::<SIZE>(&addrs, exec, c));
+    if STORE {
+        ds_store_units::<SIZE>(w, ctx.lds, p, &addrs, exec, &spreads);
+    } else {
+        ds_load_units::<SIZE>(w, ctx.lds, p, &addrs, exec, &spreads);
+    }
+}
+
+/// How the addresses of eight lanes lie, when all eight are in EXEC.
+#[derive(Clone, Copy, PartialEq)]
+enum Spread {
+    /// One address.
+    Same,
+    /// Lane `i` of the eight at the first one's address plus `i` units: one range.
+    Run,
+    /// Anything else, or some lane not in EXEC: lane by lane.
+    Lanes,
+}
+
+impl Spread {
+    /// The spread of lanes `8c..8c + 8` for units of `SIZE` bytes.
+    #[inline(always)]
+    fn of<const SIZE: usize>(addrs: &VReg, exec: u64, c: usize) -> Spread {
+        if (exec >> (8 * c)) as u8 != 0xFF {
+            return Spread::Lanes;
         }
-        let a = w.v[addr][l] as u64;
-        for k in 0..p.units {
-            let (at, r) = (a + p.at[k], p.reg[k]);
+        let eight = &addrs[8 * c..8 * c + 8];
+        let (mut same, mut run) = (true, true);
+        for (i, &a) in eight.iter().enumerate() {
+            same &= a == eight[0];
+            run &= a == eight[0].wrapping_add((i * SIZE) as u32);
+        }
+        match (same, run) {
+            (true, _) => Spread::Same,
+            (_, true) => Spread::Run,
+            _ => Spread::Lanes,
+        }
+    }
+}
+
+/// The `SIZE`-byte little-endian unit at the start of `b`.
+#[inline(always)]
+fn unit_at<const SIZE: usize>(b: &[u8]) -> u64 {
+    let mut v = [0u8; 8];
+    v[..SIZE].copy_from_slice(&b[..SIZE]);
+    u64::from_le_bytes(v)
+}
+
+/// The loads of [`plain_ds_units`], every unit within `lds`: unit by unit over the lanes (the
+/// addresses were copied before any register is written).
+#[inline(always)]
+fn ds_load_units<const SIZE: usize>(
+    w: &mut Wave,
+    lds: &[u8],
+    p: &PlainDs,
+    addrs: &VReg,
+    exec: u64,
+    spreads: &[Spread; LANES / 8],
+) {
+    let widen = |v: u64| match SIZE {
+        1 if p.signed => v as u8 as i8 as u32,
+        2 if p.signed => v as u16 as i16 as u32,
+        _ => v as u32,
+    };
+    for k in 0..p.units as usize {
+        let (off, r) = (p.at[k] as usize, p.reg[k] as usize);
+        for (c, spread) in spreads.iter().enumerate() {
+            let mut vals = [0u64; 8];
+            let first = addrs[8 * c] as usize + off;
+            match spread {
+                Spread::Same => vals = [unit_at::<SIZE>(&lds[first..]); 8],
+                Spread::Run => {
+                    let range = &lds[first..first + 8 * SIZE];
+                    for (i, v) in vals.iter_mut().enumerate() {
+                        *v = unit_at::<SIZE>(&range[i * SIZE..]);
+                    }
+                }
+                Spread::Lanes => {
+                    for (i, v) in vals.iter_mut().enumerate() {
+                        let l = 8 * c + i;
+                        if exec >> l & 1 != 0 {
+                            *v = unit_at::<SIZE>(&lds[addrs[l] as usize + off..]);
+                        }
+                    }
+                }
+            }
+            let on = (exec >> (8 * c)) as u8;
+            if on == 0xFF {
+                for (i, &v) in vals.iter().enumerate() {
+                    w.v[r & 511][8 * c + i] = widen(v);
+                }
+                if SIZE == 8 {
+                    for (i, &v) in vals.iter().enumerate() {
+                        w.v[(r + 1) & 511][8 * c + i] = (v >> 32) as u32;
+                    }
+                }
+                continue;
+            }
+            for (i, &v) in vals.iter().enumerate() {
+                if on >> i & 1 != 0 {
+                    w.v[r & 511][8 * c + i] = widen(v);
+                    if SIZE == 8 {
+                        w.v[(r + 1) & 511][8 * c + i] = (v >> 32) as u32;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The stores of [`plain_ds_units`], every unit within `lds`, lane by lane with each lane's
+/// units in order, as the per-lane engine writes them (lanes whose units overlap leave the
+/// same bytes): a single unit of eight lanes in one range is one copy, at one address the
+/// last lane's.
+#[inline(always)]
+fn ds_store_units<const SIZE: usize>(
+    w: &Wave,
+    lds: &mut [u8],
+    p: &PlainDs,
+    addrs: &VReg,
+    exec: u64,
+    spreads: &[Spread; LANES / 8],
+) {
+    let unit = |r: usize, l: usize| {
+        let mut v = w.v[r & 511][l] as u64;
+        if SIZE == 8 {
+            v |= (w.v[(r + 1) & 511][l] as u64) << 32;
+        }
+        v.to_le_bytes()
+    };
+    for (c, spread) in spreads.iter().enumerate() {
+        let first = addrs[8 * c] as usize + p.at[0] as usize;
+        match spread {
+            Spread::Run if p.units == 1 => {
+                let range = &mut lds[first..first + 8 * SIZE];
+                for (i, b) in range.chunks_exact_mut(SIZE).enumerate() {
+                    b.copy_from_slice(&unit(p.reg[0] as usize, 8 * c + i)[..SIZE]);
+                }
+            }
+            Spread::Same if p.units == 1 => {
+                lds[first..first + SIZE]
+                    .copy_from_slice(&unit(p.reg[0] as usize, 8 * c + 7)[..SIZE]);
+            }
+            _ => {
+                for l in (8 * c..8 * c + 8).filter(|&l| exec >> l & 1 != 0) {
+                    for k in 0..p.units as usize {
+                        let at = addrs[l] as usize + p.at[k] as usize;
+                        lds[at..at + SIZE].copy_from_slice(&unit(p.reg[k] as usize, l)[..SIZE]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// [`plain_ds_units`] when some unit may lie past the end of the LDS: lane by lane, each unit
+/// checked.
+fn plain_ds_checked<const STORE: bool, const SIZE: usize>(
+    w: &mut Wave,
+    ctx: &mut Ctx<'_>,
+    p: &PlainDs,
+    addrs: &VReg,
+    exec: u64,
+) {
+    for l in (0..LANES).filter(|&l| exec >> l & 1 != 0) {
+        let a = addrs[l] as u64;
+        for k in 0..p.units as usize {
+            let (at, r) = (a + p.at[k] as u64, p.reg[k] as usize);
             if STORE {
                 let mut v = w.v[r & 511][l] as u64;
                 if SIZE == 8 {

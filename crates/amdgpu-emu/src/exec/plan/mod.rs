@@ -14,7 +14,7 @@ use crate::wave::row8;
 use crate::wave::{LANES, STAGE, VReg, Wave, inline_const};
 
 use super::float::{self, Env};
-use super::memory::{GlobalDword, global_dword, global_dword_plan};
+use super::memory::{GlobalDword, PlainDs, global_dword, global_dword_plan, plain_ds};
 use super::vector::{
     LaneOp, LaneOut, bfe, ffbh_i32, flush32_bits, lane_mask, lane_op, perm, sext24,
 };
@@ -324,6 +324,7 @@ pub(crate) enum Plan {
     Wide(WidePlan),
     Branch(BranchPlan),
     Global(GlobalDword),
+    Lds(PlainDs),
     Scalar(ScalarPlan),
     Mask(MaskPlan),
     ScalarLoad(ScalarLoad),
@@ -412,6 +413,7 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
             .map(Plan::Packed)
             .or_else(|| half_plan(inst).map(Plan::PackedHalf)),
         Enc::Flat => global_dword_plan(inst).map(Plan::Global),
+        Enc::Ds => PlainDs::of(inst).map(Plan::Lds),
         Enc::Sop1 | Enc::Sop2 | Enc::Sopc => scalar_plan(inst)
             .map(Plan::Scalar)
             .or_else(|| mask_plan(inst, scalar_sources(inst)?).map(Plan::Mask)),
@@ -1471,6 +1473,13 @@ pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, class: u8) -> Op
             if ctx.counting {
                 ctx.counts.request(class, w.exec());
             }
+        }
+        Plan::Lds(p) => {
+            let exec = w.exec();
+            if ctx.counting {
+                ctx.counts.request(class, exec);
+            }
+            plain_ds(w, ctx, p, exec);
         }
     }
     Some(Flow::Next)
@@ -2889,8 +2898,10 @@ mod tests {
 
     /// The plain LDS loads and stores (one address and two, 4- and 8-byte units, the st64
     /// forms) over lane addresses in range, misaligned, straddling the end of the LDS and past
-    /// it, with the destination also the address register, under every EXEC class: the loop
-    /// fixed per operation against the per-lane reference, registers and LDS bytes both.
+    /// it, over addresses all in range where neighbouring lanes' units overlap, and over eight
+    /// lanes at a time in one range or at one address, with the destination also the address
+    /// register, under every EXEC class: the loop fixed per operation (each also an LDS plan)
+    /// against the per-lane reference, registers and LDS bytes both.
     #[test]
     fn plain_lds_accesses_match_the_per_lane_reference() {
         let t = Target::Gfx942;
@@ -2922,17 +2933,38 @@ mod tests {
             ds_write2_b64,
             ds_write2st64_b64,
         ];
-        const LDS: usize = 2048;
+        const LDS: usize = 4096;
         let mut r = 0x1D5A_CCE5_5000_0001u64;
         let mut ran = 0;
-        for op in ops {
+        // Addresses straddling the end (0), or all in range with neighbouring lanes' units
+        // overlapping (1), or (2) eight lanes at a time in one range of 4, 8, 1 or 2-byte
+        // units or at one address.
+        for (op, spread) in ops.into_iter().flat_map(|op| [(op, 0), (op, 1), (op, 2)]) {
             for &exec in &MASKS {
                 for (dst, imm) in [(VGPR + 4, 0x0403), (VGPR, 0x0100), (VGPR + 9, 0xFFF0)] {
                     let mut inst = template;
                     (inst.op, inst.dst, inst.imm) = (op, dst, imm);
+                    assert!(
+                        super::super::memory::PlainDs::of(&inst).is_some(),
+                        "{op:?} has an LDS plan"
+                    );
                     let [mut a, mut b] = waves(&mut r, exec, 0);
                     for w in [&mut a, &mut b] {
                         for l in 0..LANES {
+                            if spread != 0 && imm != 0xFFF0 {
+                                w.v[0][l] = match (spread, l / 8) {
+                                    // 12 bytes apart, misaligned: wider units overlap the
+                                    // next lane's.
+                                    (1, _) => l * 12 + l % 3,
+                                    (_, 0 | 1) => 4 * l + 1,
+                                    (_, 2) => 300,
+                                    (_, 3) => 301,
+                                    (_, 4 | 5) => 8 * l + 600,
+                                    (_, 6) => l + 1500,
+                                    _ => 2 * l + 1700,
+                                } as u32;
+                                continue;
+                            }
                             w.v[0][l] = match l % 8 {
                                 // In range, aligned or not.
                                 0..=3 => (l * 29 % LDS) as u32 & !3,
@@ -2964,6 +2996,6 @@ mod tests {
                 }
             }
         }
-        assert_eq!(ran, ops.len() * MASKS.len() * 3);
+        assert_eq!(ran, 3 * ops.len() * MASKS.len() * 3);
     }
 }
