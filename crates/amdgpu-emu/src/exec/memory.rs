@@ -939,6 +939,10 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         return ds_append_consume(w, ctx, inst);
     }
     let exec = w.exec();
+    if let Some(p) = CrossLane::of(inst) {
+        cross_lane(w, &p, exec);
+        return Ok(Flow::Next);
+    }
     // The reference engine keeps the per-lane loop below.
     if let Some(p) = PlainDs::of(inst).filter(|_| ctx.fast) {
         plain_ds(w, ctx, &p, exec);
@@ -957,52 +961,6 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let qword = |w: &Wave, r: usize, l: usize| {
         w.v[r & 511][l] as u64 | (w.v[(r + 1) & 511][l] as u64) << 32
     };
-    match op {
-        ds_swizzle_b32 | ds_permute_b32 | ds_bpermute_b32 => {
-            let src = w.v[d0];
-            let src_swz = w.v[addr];
-            let mut out = w.v[dst];
-            if op == ds_permute_b32 {
-                let mut tmp = [0u32; LANES];
-                for l in 0..LANES {
-                    if active(l) {
-                        let t = ((w.v[addr][l].wrapping_add(off)) / 4) as usize & 63;
-                        tmp[t] = src[l];
-                    }
-                }
-                for l in 0..LANES {
-                    if active(l) {
-                        out[l] = tmp[l];
-                    }
-                }
-            } else if op == ds_bpermute_b32 {
-                for l in 0..LANES {
-                    if active(l) {
-                        let s = ((w.v[addr][l].wrapping_add(off)) / 4) as usize & 63;
-                        out[l] = src[s];
-                    }
-                }
-            } else {
-                for l in 0..LANES {
-                    if !active(l) {
-                        continue;
-                    }
-                    let s = if off & 0x8000 != 0 {
-                        (l & !3) | ((off as usize >> (2 * (l & 3))) & 3)
-                    } else {
-                        let and = (off & 0x1F) as usize;
-                        let or = ((off >> 5) & 0x1F) as usize;
-                        let xor = ((off >> 10) & 0x1F) as usize;
-                        (l & !31) | (((l & 31 & and) | or) ^ xor)
-                    };
-                    out[l] = src_swz[s];
-                }
-            }
-            w.v[dst] = out;
-            return Ok(Flow::Next);
-        }
-        _ => {}
-    }
     for l in 0..LANES {
         if !active(l) {
             continue;
@@ -1168,6 +1126,78 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         }
     }
     Ok(Flow::Next)
+}
+
+/// A DS instruction that moves dwords between the lanes of a wave and leaves the LDS alone:
+/// `ds_swizzle_b32` (lane pattern from the offset, data from the address operand),
+/// `ds_permute_b32` (each lane writes its data to the lane its address names) and
+/// `ds_bpermute_b32` (each lane reads the lane its address names).
+pub(crate) struct CrossLane {
+    op: Op,
+    addr: u16,
+    data: u16,
+    dst: u16,
+    off: u32,
+}
+
+impl CrossLane {
+    pub(super) fn of(inst: &Inst) -> Option<CrossLane> {
+        let lane_op = matches!(inst.op, ds_swizzle_b32 | ds_permute_b32 | ds_bpermute_b32);
+        (inst.enc == Enc::Ds && lane_op && inst.ctrl & flags::GDS == 0).then(|| CrossLane {
+            op: inst.op,
+            addr: Wave::vslot(inst.src[0]) as u16,
+            data: Wave::vslot(inst.src[1]) as u16,
+            dst: Wave::vslot(inst.dst) as u16,
+            off: inst.imm as u32 & 0xFFFF,
+        })
+    }
+}
+
+/// Runs a [`CrossLane`] instruction in the lanes of `exec` (the lanes counted).
+pub(super) fn cross_lane(w: &mut Wave, p: &CrossLane, exec: u64) {
+    w.lane_insts += exec.count_ones() as u64;
+    let (addr, off) = (p.addr as usize, p.off);
+    let src = w.v[p.data as usize];
+    let src_swz = w.v[addr];
+    let mut out = w.v[p.dst as usize];
+    let active = |l: usize| exec >> l & 1 != 0;
+    if p.op == ds_permute_b32 {
+        let mut tmp = [0u32; LANES];
+        for l in 0..LANES {
+            if active(l) {
+                let t = ((w.v[addr][l].wrapping_add(off)) / 4) as usize & 63;
+                tmp[t] = src[l];
+            }
+        }
+        for l in 0..LANES {
+            if active(l) {
+                out[l] = tmp[l];
+            }
+        }
+    } else if p.op == ds_bpermute_b32 {
+        for l in 0..LANES {
+            if active(l) {
+                let s = ((w.v[addr][l].wrapping_add(off)) / 4) as usize & 63;
+                out[l] = src[s];
+            }
+        }
+    } else {
+        for l in 0..LANES {
+            if !active(l) {
+                continue;
+            }
+            let s = if off & 0x8000 != 0 {
+                (l & !3) | ((off as usize >> (2 * (l & 3))) & 3)
+            } else {
+                let and = (off & 0x1F) as usize;
+                let or = ((off >> 5) & 0x1F) as usize;
+                let xor = ((off >> 10) & 0x1F) as usize;
+                (l & !31) | (((l & 31 & and) | or) ^ xor)
+            };
+            out[l] = src_swz[s];
+        }
+    }
+    w.v[p.dst as usize] = out;
 }
 
 /// A plain LDS load or store, as units of 1, 2, 4 or 8 bytes (each read or written whole, or

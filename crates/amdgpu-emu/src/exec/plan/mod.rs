@@ -14,7 +14,9 @@ use crate::wave::row8;
 use crate::wave::{LANES, STAGE, VReg, Wave, inline_const};
 
 use super::float::{self, Env};
-use super::memory::{GlobalDword, PlainDs, global_dword, global_dword_plan, plain_ds};
+use super::memory::{
+    CrossLane, GlobalDword, PlainDs, cross_lane, global_dword, global_dword_plan, plain_ds,
+};
 use super::vector::{
     LaneOp, LaneOut, bfe, ffbh_i32, flush32_bits, lane_mask, lane_op, perm, sext24,
 };
@@ -325,6 +327,7 @@ pub(crate) enum Plan {
     Branch(BranchPlan),
     Global(GlobalDword),
     Lds(PlainDs),
+    CrossLane(CrossLane),
     Scalar(ScalarPlan),
     Mask(MaskPlan),
     ScalarLoad(ScalarLoad),
@@ -413,7 +416,9 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
             .map(Plan::Packed)
             .or_else(|| half_plan(inst).map(Plan::PackedHalf)),
         Enc::Flat => global_dword_plan(inst).map(Plan::Global),
-        Enc::Ds => PlainDs::of(inst).map(Plan::Lds),
+        Enc::Ds => PlainDs::of(inst)
+            .map(Plan::Lds)
+            .or_else(|| CrossLane::of(inst).map(Plan::CrossLane)),
         Enc::Sop1 | Enc::Sop2 | Enc::Sopc => scalar_plan(inst)
             .map(Plan::Scalar)
             .or_else(|| mask_plan(inst, scalar_sources(inst)?).map(Plan::Mask)),
@@ -1480,6 +1485,13 @@ pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, class: u8) -> Op
                 ctx.counts.request(class, exec);
             }
             plain_ds(w, ctx, p, exec);
+        }
+        Plan::CrossLane(p) => {
+            let exec = w.exec();
+            if ctx.counting {
+                ctx.counts.request(class, exec);
+            }
+            cross_lane(w, p, exec);
         }
     }
     Some(Flow::Next)
@@ -2997,5 +3009,47 @@ mod tests {
             }
         }
         assert_eq!(ran, 3 * ops.len() * MASKS.len() * 3);
+    }
+
+    /// `ds_swizzle_b32` (both offset modes), `ds_permute_b32` and `ds_bpermute_b32` run as
+    /// plans, with the same registers and lane count as on the per-lane reference, under every
+    /// EXEC class.
+    #[test]
+    fn cross_lane_moves_run_as_plans() {
+        let t = Target::Gfx942;
+        let prog = Program::decode(t, 0x1000, &[]);
+        // ds_bpermute_b32 v3, v0, v1 offset:4
+        let template = crate::decode::decode(t, &[0xD87E_0004, 0x0300_0100]);
+        assert_eq!(template.op, ds_bpermute_b32);
+        let mut r = 0x5EED_0000_0000_0077u64;
+        for (op, imm) in [
+            (ds_bpermute_b32, 4),
+            (ds_permute_b32, 8),
+            (ds_swizzle_b32, 0x041F),
+            (ds_swizzle_b32, 0x80E4),
+        ] {
+            let mut inst = template;
+            (inst.op, inst.imm) = (op, imm);
+            let Some(plan @ Plan::CrossLane(_)) = inst_plan(&inst) else {
+                panic!("{op:?} has no cross-lane plan");
+            };
+            for &exec in &MASKS {
+                let [mut a, mut b] = waves(&mut r, exec, 0);
+                let (mut pa, mut pb) = (
+                    Parts::new(RegionMemory::new()),
+                    Parts::new(RegionMemory::new()),
+                );
+                let flow = super::run(&mut a, &mut pa.ctx(&prog, true), &plan, 0);
+                let reference =
+                    super::super::memory::exec(&mut b, &mut pb.ctx(&prog, false), &inst);
+                let what = format!("{} exec {exec:x}", inst.disassemble(t));
+                assert!(
+                    matches!(flow, Some(Flow::Next)) && reference.is_ok(),
+                    "{what}"
+                );
+                same_state(&a, &b, &what);
+                assert_eq!(a.lane_insts, u64::from(exec.count_ones()), "{what}");
+            }
+        }
     }
 }
