@@ -399,7 +399,7 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     }
     if ctx.fast
         && exec != 0
-        && global_dword_plan(inst).is_some_and(|p| scattered_dwords(w, ctx, &p, exec))
+        && global_access_plan(inst).is_some_and(|p| scattered_units(w, ctx, &p, exec))
     {
         return Ok(Flow::Next);
     }
@@ -498,14 +498,18 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     Ok(Flow::Next)
 }
 
-/// GLOBAL loads and stores of 1-4 dwords per lane whose lanes all fall in one translated
-/// range within 16 MiB, 4-byte aligned (and FLAT ones whose lanes all lie outside the LDS and
-/// private apertures), in the lanes of `exec` (not none), in any order: one translation, then
-/// one atomic access per dword. False when the case does not apply (the general path then
-/// handles it, faults included).
-fn scattered_dwords(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalDword, exec: u64) -> bool {
+/// GLOBAL loads and stores of a byte, a short or 1-4 dwords per lane whose lanes all fall in
+/// one translated range within 16 MiB, aligned to their unit (and FLAT ones whose lanes all lie
+/// outside the LDS and private apertures), in the lanes of `exec` (not none), in any order: one
+/// translation, then one atomic access per unit. False when the case does not apply (the
+/// general path then handles it, faults included).
+fn scattered_units(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalAccess, exec: u64) -> bool {
     debug_assert!(exec != 0);
-    let (k, n) = (p.dwords as usize, 4 * p.dwords as u64);
+    let (k, n) = (
+        p.dwords as usize,
+        (p.unit as usize * p.dwords as usize) as u64,
+    );
+    let align = p.unit as u64 - 1;
     let vaddr = p.vaddr as usize;
     let mut addrs = [0u64; LANES];
     match p.saddr {
@@ -530,7 +534,7 @@ fn scattered_dwords(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalDword, exec: u64)
         let on = (exec >> l & 1).wrapping_neg();
         lo = lo.min(addrs[l] | !on);
         hi = hi.max(addrs[l] & on);
-        misaligned |= addrs[l] & on & 3;
+        misaligned |= addrs[l] & on & align;
     }
     if misaligned != 0 || hi - lo >= 1 << 24 || (p.flat && !outside_apertures(ctx, lo, hi)) {
         return false;
@@ -538,8 +542,12 @@ fn scattered_dwords(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalDword, exec: u64)
     let Some(base) = ctx.spans.translate(ctx.mem, lo, hi - lo + n) else {
         return false;
     };
-    if !(base.as_ptr() as usize).is_multiple_of(4) {
+    if !(base.as_ptr() as usize).is_multiple_of(p.unit as usize) {
         return false;
+    }
+    if p.unit < 4 {
+        narrow_units(w, p, base, lo, &addrs, exec);
+        return true;
     }
     for l in 0..LANES {
         if exec >> l & 1 == 0 {
@@ -562,6 +570,44 @@ fn scattered_dwords(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalDword, exec: u64)
     }
     w.lane_insts += exec.count_ones() as u64;
     true
+}
+
+/// The byte and short accesses of [`scattered_units`]: lane `l`'s unit at `base` plus
+/// `addrs[l] - lo`, aligned to its size, one relaxed atomic access each.
+fn narrow_units(
+    w: &mut Wave,
+    p: &GlobalAccess,
+    base: std::ptr::NonNull<u8>,
+    lo: u64,
+    addrs: &[u64; LANES],
+    exec: u64,
+) {
+    let r = p.reg as usize & 511;
+    for l in (0..LANES).filter(|&l| exec >> l & 1 != 0) {
+        // SAFETY: `addrs[l] - lo + unit` bytes into the translated range (the caller checked
+        // the whole span), aligned to the unit (base and offset are).
+        let at = unsafe { base.as_ptr().add((addrs[l] - lo) as usize) };
+        if p.unit == 1 {
+            // SAFETY: one byte of the translated range, accessed atomically.
+            let a = unsafe { std::sync::atomic::AtomicU8::from_ptr(at) };
+            if p.store {
+                a.store(w.v[r][l] as u8, Ordering::Relaxed);
+            } else {
+                let v = a.load(Ordering::Relaxed);
+                w.v[r][l] = if p.signed { v as i8 as u32 } else { v as u32 };
+            }
+            continue;
+        }
+        // SAFETY: two bytes of the translated range, 2-byte aligned, accessed atomically.
+        let a = unsafe { std::sync::atomic::AtomicU16::from_ptr(at as *mut u16) };
+        if p.store {
+            a.store(w.v[r][l] as u16, Ordering::Relaxed);
+        } else {
+            let v = a.load(Ordering::Relaxed);
+            w.v[r][l] = if p.signed { v as i16 as u32 } else { v as u32 };
+        }
+    }
+    w.lane_insts += exec.count_ones() as u64;
 }
 
 /// A plain load or store of one lane through a translated host pointer.
@@ -1566,14 +1612,19 @@ fn ds_append_consume(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     Ok(Flow::Next)
 }
 
-/// A GLOBAL load or store of whole dwords, or a FLAT one (which [`global_dword`] runs when
+/// A GLOBAL load or store of a byte, a short or 1-4 whole dwords per lane (a byte or short
+/// loaded into the whole register, widened with its sign when `signed`, or stored from the
+/// register's low bytes), or a FLAT one (which [`global_access`] runs when
 /// every lane's address is outside the LDS and private apertures), its operands resolved.
-pub(crate) struct GlobalDword {
+pub(crate) struct GlobalAccess {
     store: bool,
     /// A FLAT access: its lanes must be checked against the apertures.
     flat: bool,
-    /// Dwords per lane (1 to 4).
+    /// Dwords per lane (1 to 4; 1 for a byte or a short).
     dwords: u8,
+    /// Bytes per access: 1, 2 or 4 (each dword of a wider access on its own).
+    unit: u8,
+    signed: bool,
     /// The address VGPR (pair) slot.
     vaddr: u16,
     /// The SGPR pair base, or `None` (`off`: 64-bit VGPR addresses).
@@ -1584,21 +1635,17 @@ pub(crate) struct GlobalDword {
 }
 
 /// The resolved form of a GLOBAL or FLAT dword load or store, or `None` for any other access.
-pub(super) fn global_dword_plan(inst: &Inst) -> Option<GlobalDword> {
+pub(super) fn global_access_plan(inst: &Inst) -> Option<GlobalAccess> {
     let flat = inst.segment() == seg::FLAT;
     if inst.enc != Enc::Flat || !(flat || inst.segment() == seg::GLOBAL) || loads_to_lds(inst) {
         return None;
     }
-    let (store, n, reg) = match kind(inst.op)? {
-        Kind::Load {
-            n,
-            sext: false,
-            d16: None,
-        } => (false, n, inst.dst),
-        Kind::Store { n, hi: false } => (true, n, inst.src[1]),
+    let (store, n, signed, reg) = match kind(inst.op)? {
+        Kind::Load { n, sext, d16: None } => (false, n, sext, inst.dst),
+        Kind::Store { n, hi: false } => (true, n, false, inst.src[1]),
         _ => return None,
     };
-    if !n.is_multiple_of(4) {
+    if !matches!(n, 1 | 2) && !n.is_multiple_of(4) {
         return None;
     }
     let saddr = match inst.src[2] {
@@ -1607,10 +1654,12 @@ pub(super) fn global_dword_plan(inst: &Inst) -> Option<GlobalDword> {
         c @ 0..=126 => Some(c as u8),
         _ => return None,
     };
-    Some(GlobalDword {
+    Some(GlobalAccess {
         store,
         flat,
-        dwords: (n / 4) as u8,
+        dwords: n.div_ceil(4) as u8,
+        unit: n.min(4) as u8,
+        signed,
         vaddr: (Wave::vslot(inst.src[0]) & 511) as u16,
         saddr,
         imm: inst.imm as i64 as u64,
@@ -1620,20 +1669,20 @@ pub(super) fn global_dword_plan(inst: &Inst) -> Option<GlobalDword> {
 
 /// Runs a GLOBAL dword access whose 64 lanes are all active and address one contiguous,
 /// 4-byte aligned range in lane order, or whose active lanes' dwords lie within 16 MiB in any
-/// order ([`scattered_dwords`]): one translation and bounds check for the whole range, then
+/// order ([`scattered_units`]): one translation and bounds check for the whole range, then
 /// one relaxed atomic access per dword, as the per-lane path makes them. False (nothing done)
 /// when the lanes take neither form or the memory does not vouch for the range: the general
 /// path then runs the instruction, faults included.
-pub(super) fn global_dword(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalDword) -> bool {
+pub(super) fn global_access(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalAccess) -> bool {
     let exec = w.exec();
-    if exec == u64::MAX && contiguous_dwords(w, ctx, p) {
+    if exec == u64::MAX && p.unit == 4 && contiguous_dwords(w, ctx, p) {
         return true;
     }
-    exec != 0 && scattered_dwords(w, ctx, p, exec)
+    exec != 0 && scattered_units(w, ctx, p, exec)
 }
 
-/// [`global_dword`] when every lane is active and the lanes address one range in lane order.
-fn contiguous_dwords(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalDword) -> bool {
+/// [`global_access`] when every lane is active and the lanes address one range in lane order.
+fn contiguous_dwords(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalAccess) -> bool {
     let n = 4 * p.dwords as u64;
     let lo = &w.v[p.vaddr as usize];
     // Lane `l`'s low address dword must be lane 0's plus `n * l`, without a carry out of the

@@ -15,7 +15,7 @@ use crate::wave::{LANES, STAGE, VReg, Wave, inline_const};
 
 use super::float::{self, Env};
 use super::memory::{
-    CrossLane, GlobalDword, PlainDs, cross_lane, global_dword, global_dword_plan, plain_ds,
+    CrossLane, GlobalAccess, PlainDs, cross_lane, global_access, global_access_plan, plain_ds,
 };
 use super::vector::{
     LaneOp, LaneOut, bfe, ffbh_i32, flush32_bits, lane_mask, lane_op, perm, sext24,
@@ -325,7 +325,7 @@ pub(crate) enum Plan {
     Carry(CarryPlan),
     Wide(WidePlan),
     Branch(BranchPlan),
-    Global(GlobalDword),
+    Global(GlobalAccess),
     Lds(PlainDs),
     CrossLane(CrossLane),
     Scalar(ScalarPlan),
@@ -415,7 +415,7 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
         Enc::Vop3p => packed_plan(inst)
             .map(Plan::Packed)
             .or_else(|| half_plan(inst).map(Plan::PackedHalf)),
-        Enc::Flat => global_dword_plan(inst).map(Plan::Global),
+        Enc::Flat => global_access_plan(inst).map(Plan::Global),
         Enc::Ds => PlainDs::of(inst)
             .map(Plan::Lds)
             .or_else(|| CrossLane::of(inst).map(Plan::CrossLane)),
@@ -1472,7 +1472,7 @@ pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, class: u8) -> Op
         }
         Plan::Global(p) => {
             // Nothing changes when the access does not fit (the general path then runs it).
-            if !global_dword(w, ctx, p) {
+            if !global_access(w, ctx, p) {
                 return None;
             }
             if ctx.counting {
@@ -2793,11 +2793,11 @@ mod tests {
         assert_eq!(planned, ops.len() * 2 * MASKS.len() * 12);
     }
 
-    /// GLOBAL and FLAT dword loads and stores (1 to 4 dwords, VGPR-pair and SGPR-base
-    /// addresses) over lane address patterns (contiguous, reversed, strided, unaligned,
+    /// GLOBAL and FLAT loads and stores (1 to 4 dwords, bytes and shorts with and without
+    /// sign, VGPR-pair and SGPR-base addresses) over lane address patterns (contiguous, reversed, strided, unaligned,
     /// running off the region, in the LDS or private aperture) and every EXEC class: the plan
     /// (or the general path where it declines), then memory, registers and faults against the
-    /// per-lane reference; aligned dwords in the region run on the plan whatever their order
+    /// per-lane reference; aligned units in the region run on the plan whatever their order
     /// and EXEC.
     #[test]
     fn global_plans_match_the_per_lane_reference() {
@@ -2817,6 +2817,10 @@ mod tests {
             (flat_load_dwordx2, flat_store_dwordx2),
             (flat_load_dwordx3, flat_store_dwordx3),
             (flat_load_dwordx4, flat_store_dwordx4),
+            (flat_load_ubyte, flat_store_byte),
+            (flat_load_sbyte, flat_store_byte),
+            (flat_load_ushort, flat_store_short),
+            (flat_load_sshort, flat_store_short),
         ];
         let mut r = 0x1234_5678_9ABC_DEF1u64;
         let mut planned = 0;
@@ -2848,11 +2852,13 @@ mod tests {
                             let (mut fast_parts, mut ref_parts) =
                                 (Parts::new(mem.clone()), Parts::new(mem));
                             let [mut a, mut b] = waves(&mut r, exec, 0);
-                            let n = 4 * match op {
-                                flat_load_dwordx2 | flat_store_dwordx2 => 2,
-                                flat_load_dwordx3 | flat_store_dwordx3 => 3,
-                                flat_load_dwordx4 | flat_store_dwordx4 => 4,
-                                _ => 1,
+                            let n = match op {
+                                flat_load_dwordx2 | flat_store_dwordx2 => 8,
+                                flat_load_dwordx3 | flat_store_dwordx3 => 12,
+                                flat_load_dwordx4 | flat_store_dwordx4 => 16,
+                                flat_load_ubyte | flat_load_sbyte | flat_store_byte => 1,
+                                flat_load_ushort | flat_load_sshort | flat_store_short => 2,
+                                _ => 4,
                             };
                             for w in [&mut a, &mut b] {
                                 w.set_sgpr64(40, BASE + 64);
@@ -2861,7 +2867,8 @@ mod tests {
                                         0 => n * l,
                                         1 => n * (63 - l),
                                         2 => 2 * n * l,
-                                        3 => n * l + 2,
+                                        // Unaligned (a short's by one byte).
+                                        3 => n * l + 2 + (n == 2) as u64,
                                         4 => n * l + LEN - 8 * n,
                                         // Contiguous, 4-byte but not 8-byte aligned.
                                         5 => n * l + 4,
@@ -2876,7 +2883,7 @@ mod tests {
                                     w.v[v + 1][l as usize] = (addr >> 32) as u32;
                                 }
                             }
-                            let plan = inst_plan(&inst).expect("a GLOBAL dword plan");
+                            let plan = inst_plan(&inst).expect("a GLOBAL plan");
                             let what = format!("{} pattern {pattern} exec {exec:x}", op.name());
                             let (fast, on_plan) = {
                                 let mut ctx = fast_parts.ctx(&prog, true);
@@ -2888,8 +2895,8 @@ mod tests {
                                 }
                             };
                             planned += on_plan as usize;
-                            // Whole dwords per lane, in order or not, aligned and inside
-                            // the region, with any lane active: the plan takes them.
+                            // Aligned units per lane, in order or not, inside the region,
+                            // with any lane active: the plan takes them.
                             let scattered = matches!(pattern, 0..=2) && exec != 0;
                             assert!(on_plan || !scattered, "{what}: ran on the plan");
                             let reference =
