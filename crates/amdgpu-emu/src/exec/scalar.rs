@@ -24,7 +24,7 @@ fn src_ty(op: Op, k: usize) -> Ty {
     op.types().get(k + 1).copied().unwrap_or(Ty::B32)
 }
 
-fn bfe32(v: u32, ctl: u32, signed: bool) -> u32 {
+pub(super) fn bfe32(v: u32, ctl: u32, signed: bool) -> u32 {
     let off = ctl & 31;
     let width = (ctl >> 16) & 0x7F;
     if width == 0 {

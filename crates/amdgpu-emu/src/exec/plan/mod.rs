@@ -17,6 +17,7 @@ use super::float::{self, Env};
 use super::memory::{
     CrossLane, GlobalAccess, PlainDs, cross_lane, global_access, global_access_plan, plain_ds,
 };
+use super::scalar::bfe32;
 use super::vector::{
     LaneOp, LaneOut, bfe, ffbh_i32, flush32_bits, lane_mask, lane_op, perm, sext24,
 };
@@ -575,6 +576,8 @@ fn scalar_fn(op: Op) -> Option<ScalarFn> {
         s_xor_b32 => |a, b, _| nonzero(a ^ b),
         s_andn2_b32 => |a, b, _| nonzero(a & !b),
         s_orn2_b32 => |a, b, _| nonzero(a | !b),
+        s_bfe_u32 => |a, b, _| nonzero(bfe32(a, b, false)),
+        s_bfe_i32 => |a, b, _| nonzero(bfe32(a, b, true)),
         s_lshl_b32 => |a, b, _| nonzero(a << (b & 31)),
         s_lshr_b32 => |a, b, _| nonzero(a >> (b & 31)),
         s_ashr_i32 => |a, b, _| nonzero(((a as i32) >> (b & 31)) as u32),
@@ -2278,6 +2281,35 @@ mod tests {
                 }
             }
         }
+        // Bit-field extracts whose field ends below bit 32 with its top bit set and clear,
+        // which random controls seldom give.
+        for op in [s_bfe_u32, s_bfe_i32] {
+            for (value, ctl) in [
+                (0x8765_4321u32, 8 << 16 | 4),
+                (0x0000_0F00, 4 << 16 | 8),
+                (0x0000_0700, 4 << 16 | 8),
+                (0x8000_0000, 1 << 16 | 31),
+                (0xFFFF_FFFF, 16 << 16 | 20),
+            ] {
+                let mut inst = templates[1];
+                (inst.op, inst.src) = (op, [3, 7, 0]);
+                let plan = inst_plan(&inst).expect("a scalar plan");
+                let [mut a, mut b] = waves(&mut r, u64::MAX, 0);
+                for w in [&mut a, &mut b] {
+                    (w.s[3], w.s[7]) = (value, ctl);
+                }
+                let what = format!("{} of {value:#x}, {ctl:#x}", op.name());
+                let ran = against_reference(
+                    &mut parts,
+                    &prog,
+                    Some(&plan),
+                    &inst,
+                    [&mut a, &mut b],
+                    &what,
+                );
+                assert!(ran, "{what}: the plan ran");
+            }
+        }
         assert!(planned > 300, "{planned} scalar forms planned");
         for op in [
             "s_lshl_b64",
@@ -2291,6 +2323,8 @@ mod tests {
             "s_bcnt1_i32_b32",
             "s_subb_u32",
             "s_bitcmp1_b32",
+            "s_bfe_u32",
+            "s_bfe_i32",
             "s_addk_i32",
             "s_mulk_i32",
             "s_cmpk_lt_i32",
