@@ -2240,6 +2240,11 @@ mod tests {
         ];
         // SOPK constants: both signs, the 16-bit extremes, and ones s7 equals below.
         let constants = [0x1234, 0, 1, 0xFFFF, 0x8000, 0x7FFF, 0xFFF0, 5, 9];
+        // The plan ran, with the general path's results.
+        let mut on_plan = |inst: &Inst, plan: &Plan, waves: [&mut Wave; 2], what: &str| {
+            let ran = against_reference(&mut parts, &prog, Some(plan), inst, waves, what);
+            assert!(ran, "{what}: the plan ran");
+        };
         let sources = [3, 7, VCC, 128, 128 + 7, 193, 208, 240, 255];
         let mut r = 0x5EED_0000_1234_5678u64;
         let mut planned = 0;
@@ -2269,15 +2274,7 @@ mod tests {
                         b.s[7] = a.s[7];
                     }
                     let what = inst.disassemble(t);
-                    let ran = against_reference(
-                        &mut parts,
-                        &prog,
-                        Some(&plan),
-                        &inst,
-                        [&mut a, &mut b],
-                        &what,
-                    );
-                    assert!(ran, "{what}: the plan ran");
+                    on_plan(&inst, &plan, [&mut a, &mut b], &what);
                 }
             }
         }
@@ -2299,15 +2296,7 @@ mod tests {
                     (w.s[3], w.s[7]) = (value, ctl);
                 }
                 let what = format!("{} of {value:#x}, {ctl:#x}", op.name());
-                let ran = against_reference(
-                    &mut parts,
-                    &prog,
-                    Some(&plan),
-                    &inst,
-                    [&mut a, &mut b],
-                    &what,
-                );
-                assert!(ran, "{what}: the plan ran");
+                on_plan(&inst, &plan, [&mut a, &mut b], &what);
             }
         }
         assert!(planned > 300, "{planned} scalar forms planned");
