@@ -479,6 +479,17 @@ impl Staging {
     }
 }
 
+/// The tool's fatal bound on a replay pass (milliseconds).
+const DRAIN_TIMEOUT_VARIABLE: &str = "KREPLAY_DRAIN_TIMEOUT_MS";
+
+/// The fatal bound a replay pass gets on the runtimes whose kernels run on the CPU emulator
+/// (vhsa, and the system runtime on vkfd), where a kernel a GPU runs in a tenth of a second
+/// can take minutes: 30 minutes rather than the tool's 60 s, unless the caller chose a bound.
+fn emulated_drain_timeout(runtime: &Runtime, caller: Option<&OsStr>) -> Option<&'static str> {
+    let emulated = !matches!(runtime, Runtime::System(_));
+    (emulated && caller.is_none()).then_some("1800000")
+}
+
 /// The application's command with the tool, the replay settings and the runtime in its
 /// environment.
 fn application_command(opts: &RunOptions, plan: &Plan, staging: &Path) -> Command {
@@ -515,6 +526,10 @@ fn application_command(opts: &RunOptions, plan: &Plan, staging: &Path) -> Comman
     }
     if let Some(policy) = &opts.host_memory {
         cmd.env("KREPLAY_HOST_MEMORY", policy);
+    }
+    let caller_bound = std::env::var_os(DRAIN_TIMEOUT_VARIABLE);
+    if let Some(bound) = emulated_drain_timeout(&plan.runtime, caller_bound.as_deref()) {
+        cmd.env(DRAIN_TIMEOUT_VARIABLE, bound);
     }
     if let Some(list) = &plan.virtual_agents {
         cmd.env(topology_variable(&plan.runtime), list);
@@ -804,6 +819,23 @@ mod tests {
             tools_lib::parse("a.so  b\\ c.so \"d e.so\"").unwrap(),
             vec!["a.so", "b c.so", "d e.so"]
         );
+    }
+
+    #[test]
+    fn emulated_runtimes_get_a_longer_pass_bound_unless_the_caller_set_one() {
+        let virt = Runtime::Virtual(PathBuf::from("v"));
+        let on_vkfd = Runtime::SystemOnVkfd {
+            library: PathBuf::from("r"),
+            thunk_dir: PathBuf::from("t"),
+        };
+        assert_eq!(emulated_drain_timeout(&virt, None), Some("1800000"));
+        assert_eq!(emulated_drain_timeout(&on_vkfd, None), Some("1800000"));
+        assert_eq!(
+            emulated_drain_timeout(&virt, Some(OsStr::new("5000"))),
+            None
+        );
+        let system = Runtime::System(PathBuf::from("r"));
+        assert_eq!(emulated_drain_timeout(&system, None), None);
     }
 
     #[test]
