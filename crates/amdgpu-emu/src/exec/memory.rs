@@ -1634,7 +1634,8 @@ pub(crate) struct GlobalAccess {
     reg: u16,
 }
 
-/// The resolved form of a GLOBAL or FLAT dword load or store, or `None` for any other access.
+/// The resolved form of a GLOBAL or FLAT load or store of a byte, a short or whole dwords
+/// ([`GlobalAccess`]), or `None` for any other access.
 pub(super) fn global_access_plan(inst: &Inst) -> Option<GlobalAccess> {
     let flat = inst.segment() == seg::FLAT;
     if inst.enc != Enc::Flat || !(flat || inst.segment() == seg::GLOBAL) || loads_to_lds(inst) {
@@ -1668,9 +1669,9 @@ pub(super) fn global_access_plan(inst: &Inst) -> Option<GlobalAccess> {
 }
 
 /// Runs a GLOBAL dword access whose 64 lanes are all active and address one contiguous,
-/// 4-byte aligned range in lane order, or whose active lanes' dwords lie within 16 MiB in any
-/// order ([`scattered_units`]): one translation and bounds check for the whole range, then
-/// one relaxed atomic access per dword, as the per-lane path makes them. False (nothing done)
+/// 4-byte aligned range in lane order, or a GLOBAL access whose active lanes' aligned units
+/// lie within 16 MiB in any order ([`scattered_units`]): one translation and bounds check for
+/// the whole range, then one relaxed atomic access per unit, as the per-lane path makes them. False (nothing done)
 /// when the lanes take neither form or the memory does not vouch for the range: the general
 /// path then runs the instruction, faults included.
 pub(super) fn global_access(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalAccess) -> bool {
