@@ -1671,9 +1671,9 @@ pub(super) fn global_access_plan(inst: &Inst) -> Option<GlobalAccess> {
 /// Runs a GLOBAL dword access whose 64 lanes are all active and address one contiguous,
 /// 4-byte aligned range in lane order, or a GLOBAL access whose active lanes' aligned units
 /// lie within 16 MiB in any order ([`scattered_units`]): one translation and bounds check for
-/// the whole range, then one relaxed atomic access per unit, as the per-lane path makes them. False (nothing done)
-/// when the lanes take neither form or the memory does not vouch for the range: the general
-/// path then runs the instruction, faults included.
+/// the whole range, then one relaxed atomic access per unit, as the per-lane path makes them.
+/// False (nothing done) when the lanes take neither form or the memory does not vouch for the
+/// range: the general path then runs the instruction, faults included.
 pub(super) fn global_access(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalAccess) -> bool {
     let exec = w.exec();
     if exec == u64::MAX && p.unit == 4 && contiguous_dwords(w, ctx, p) {

@@ -2817,11 +2817,11 @@ mod tests {
     }
 
     /// GLOBAL and FLAT loads and stores (1 to 4 dwords, bytes and shorts with and without
-    /// sign, VGPR-pair and SGPR-base addresses) over lane address patterns (contiguous, reversed, strided, unaligned,
-    /// running off the region, in the LDS or private aperture) and every EXEC class: the plan
-    /// (or the general path where it declines), then memory, registers and faults against the
-    /// per-lane reference; aligned units in the region run on the plan whatever their order
-    /// and EXEC.
+    /// sign, VGPR-pair and SGPR-base addresses) over lane address patterns (contiguous,
+    /// reversed, strided, unaligned, running off the region, in the LDS or private aperture)
+    /// and every EXEC class: the plan (or the general path where it declines), then memory,
+    /// registers and faults against the per-lane reference; aligned units in the region run on
+    /// the plan whatever their order and EXEC.
     #[test]
     fn global_plans_match_the_per_lane_reference() {
         let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
