@@ -1066,3 +1066,126 @@ fn undefined_op_sel_bits_fault_with_their_reason() {
         }
     }
 }
+
+/// Saturating adds and subtracts as the compiler emits them (`v_add_u32`, `v_sub_u32`,
+/// `v_add_i32`, `v_sub_i32`, `v_add_u16`, `v_sub_u16`, `v_add_i16`, `v_sub_i16` and the packed
+/// `v_pk_add_u16`, `v_pk_sub_u16`, `v_pk_add_i16`, `v_pk_sub_i16`, each with clamp), against
+/// Rust's saturating arithmetic. The emulator used to wrap the 32-bit ones and refuse the
+/// unsigned 16-bit and packed ones.
+#[test]
+fn clamped_integer_adds_saturate() {
+    for t in TARGETS {
+        let mut b = Bench::new("valu_more", t);
+        assert_uses(
+            &b,
+            &["v_add_u32", "v_sub_i32", "v_pk_add_u16", "v_pk_sub_i16"],
+        );
+        let (ins, got) = run_raw(&mut b, "saturating", 12, 23);
+        for l in 0..N {
+            let (x, y) = (ins[0][l], ins[1][l]);
+            let (hx, hy, ix, iy) = (x as u16, y as u16, x as i16, y as i16);
+            let halves = |f: fn(u16, u16) -> u16| {
+                f(x as u16, y as u16) as u32 | (f(hi(x) as u16, hi(y) as u16) as u32) << 16
+            };
+            let want = [
+                x.saturating_add(y),
+                x.saturating_sub(y),
+                (x as i32).saturating_add(y as i32) as u32,
+                (x as i32).saturating_sub(y as i32) as u32,
+                hx.saturating_add(hy) as u32,
+                hx.saturating_sub(hy) as u32,
+                ix.saturating_add(iy) as u16 as u32,
+                ix.saturating_sub(iy) as u16 as u32,
+                halves(|a, b| a.saturating_add(b)),
+                halves(|a, b| a.saturating_sub(b)),
+                halves(|a, b| (a as i16).saturating_add(b as i16) as u16),
+                halves(|a, b| (a as i16).saturating_sub(b as i16) as u16),
+            ];
+            for (k, want) in want.into_iter().enumerate() {
+                let g = got[12 * l + k];
+                assert_eq!(
+                    g,
+                    want,
+                    "{} lane {l} result {k} of {x:#x}, {y:#x}",
+                    t.name()
+                );
+            }
+        }
+    }
+}
+
+/// The CPU references of `sdwa_forms`, in its order; `true` marks a result compared as a
+/// value (clamping may give either zero).
+fn sdwa_reference(x: u32, y: u32, z: u32) -> [(u32, bool); 12] {
+    let (fx, fy) = (
+        x as i32 as f32 * 2f32.powi(-30),
+        y as i32 as f32 * 2f32.powi(-30),
+    );
+    let (hx, hy) = (x & 0xBFFF_BFFF, y & 0xBFFF_BFFF);
+    let lo = |v: u32| v & 0xFFFF;
+    let f16_sum = h(f16_rne(h(hi(hx)) + h(lo(hy))) as u32);
+    let f16_product = f16_rne(-h(hi(hx)) * h(lo(hy)).abs()) as u32;
+    let and = (x >> 16) & (y & 0xFF) & 0xFF;
+    let placed = and << 8;
+    [
+        ((fx + fy).clamp(0.0, 1.0).to_bits(), true),
+        (((fx * fy) * 2.0).to_bits(), false),
+        (((fx - fy) * 0.5).clamp(0.0, 1.0).to_bits(), true),
+        ((x as u16 as i16 as f32 * 4.0).to_bits(), false),
+        (
+            lo(z) | (f16_rne(f16_sum.clamp(0.0, 1.0)) as u32) << 16,
+            true,
+        ),
+        (f16_rne(h(f16_product) * 2.0) as u32, false),
+        (
+            ((x & 0xFF) as u64 + y as u64).min(u32::MAX as u64) as u32,
+            false,
+        ),
+        ((x as u16 as i16 as f32).to_bits(), false),
+        ((x >> 16) ^ y, false),
+        (
+            if placed & 0x8000 != 0 {
+                placed | 0xFFFF_0000
+            } else {
+                placed
+            },
+            false,
+        ),
+        (lo(z) | ((hi(x) + lo(y)) & 0xFFFF) << 16, false),
+        (
+            ((x as u16 as i16 as i32) < (y as u8 as i8 as i32)) as u32,
+            false,
+        ),
+    ]
+}
+
+/// SDWA forms: clamp and output modifiers on f32 and f16 results (the emulator used to ignore
+/// them), integer clamp, and source and destination selections on integer, float and compare
+/// operations (which run as plans), against the CPU references.
+#[test]
+fn sdwa_modifiers_and_selections() {
+    for t in TARGETS {
+        let mut b = Bench::new("valu_more", t);
+        let (ins, got) = run_raw(&mut b, "sdwa_forms", 12, 29);
+        for l in 0..N {
+            let (x, y, z) = (ins[0][l], ins[1][l], ins[2][l]);
+            for (k, (want, as_value)) in sdwa_reference(x, y, z).into_iter().enumerate() {
+                let g = got[12 * l + k];
+                let ok = match (as_value, k) {
+                    (false, _) => g == want,
+                    (true, 4) => lo16(g) == lo16(want) && h(hi(g)) == h(hi(want)),
+                    (true, _) => f32::from_bits(g) == f32::from_bits(want),
+                };
+                assert!(
+                    ok,
+                    "{} lane {l} result {k}: got {g:08x} want {want:08x} ({x:08x} {y:08x} {z:08x})",
+                    t.name()
+                );
+            }
+        }
+    }
+}
+
+fn lo16(v: u32) -> u32 {
+    v & 0xFFFF
+}

@@ -1555,6 +1555,11 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
                 if enc == Enc::Vopc && bits(w1, 15, 1) != 0 {
                     i.dst = bits(w1, 8, 7) as u16;
                 }
+                if enc != Enc::Vopc {
+                    // A VOPC form has its scalar destination where the others have these.
+                    i.clamp = bits(w1, 13, 1) != 0;
+                    i.omod = bits(w1, 14, 2) as u8;
+                }
             }
             LITERAL => {
                 i.len = 8;

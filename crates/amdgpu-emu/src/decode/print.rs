@@ -718,10 +718,11 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
                 inst.op,
                 Op::v_cvt_f32_fp8 | Op::v_cvt_f32_bf8 | Op::v_cvt_pk_f32_fp8 | Op::v_cvt_pk_f32_bf8
             );
+            if inst.clamp {
+                s.push_str(" clamp");
+            }
+            s.push_str(omod_suffix(inst.omod));
             if inst.enc != Enc::Vopc && !fixed_destination {
-                if (c >> 13) & 1 != 0 {
-                    s.push_str(" clamp");
-                }
                 s.push_str(&format!(
                     " dst_sel:{} dst_unused:{}",
                     sdwa_sel(c >> 8),
@@ -738,12 +739,7 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
             if inst.clamp {
                 s.push_str(" clamp");
             }
-            match inst.omod {
-                1 => s.push_str(" mul:2"),
-                2 => s.push_str(" mul:4"),
-                3 => s.push_str(" div:2"),
-                _ => {}
-            }
+            s.push_str(omod_suffix(inst.omod));
             if vop3 && inst.op_sel != 0 && matches!(op, Op::v_cvt_sr_fp8_f32 | Op::v_cvt_sr_bf8_f32)
             {
                 // The two high bits select the destination byte.
@@ -765,6 +761,16 @@ fn disasm_valu(inst: &Inst, mn: &str, _target: Target) -> String {
         }
     }
     s
+}
+
+/// The output modifier as LLVM prints it.
+fn omod_suffix(omod: u8) -> &'static str {
+    match omod {
+        1 => " mul:2",
+        2 => " mul:4",
+        3 => " div:2",
+        _ => "",
+    }
 }
 
 /// A 32-bit literal whose whole value is an integer or f32 inline constant: LLVM prints it as

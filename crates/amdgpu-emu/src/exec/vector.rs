@@ -410,14 +410,7 @@ fn exec_lanes(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst, exec: u64) -> Step {
     let Some((func, out)) = facts.lane else {
         return Err(illegal(format!("{} is not implemented", op.name())));
     };
-    if inst.clamp
-        && !facts.float
-        && !saturates(op)
-        && !matches!(
-            op,
-            v_add_u32 | v_sub_u32 | v_add_co_u32 | v_sub_co_u32 | v_add_i32 | v_sub_i32
-        )
-    {
+    if inst.clamp && !facts.float && !saturates(op) {
         return Err(illegal(format!("{} with clamp is not emulated", op.name())));
     }
     let types = op.types();
@@ -798,7 +791,7 @@ impl LaneRun<'_> {
             if is_mask {
                 continue;
             }
-            if inst.ext == Ext::None && (inst.omod != 0 || inst.clamp) {
+            if inst.omod != 0 || inst.clamp {
                 r = output_modifiers(r, self.types[0], inst.omod, inst.clamp, &self.env, inst.op);
             }
             if inst.ext == Ext::Sdwa {
@@ -821,7 +814,7 @@ impl LaneRun<'_> {
             env: self.env,
             lane: l as u32,
             carry: self.carry_in >> l & 1 != 0,
-            clamp: self.inst.clamp && self.inst.ext == Ext::None,
+            clamp: self.inst.clamp,
             op_sel: if self.inst.enc == Enc::Vop3 {
                 self.inst.op_sel
             } else {
@@ -918,6 +911,8 @@ pub(super) fn lane_op(inst: &Inst) -> Option<LaneOp> {
                 | v_madak_f32
                 | v_madmk_f16
                 | v_madak_f16
+                | v_fmamk_f32
+                | v_fmaak_f32
                 | v_cndmask_b32
                 | v_addc_co_u32
                 | v_subb_co_u32
@@ -981,7 +976,18 @@ fn is_mac(op: Op) -> bool {
 fn saturates(op: Op) -> bool {
     matches!(
         op,
-        v_add_i16
+        v_add_u32
+            | v_sub_u32
+            | v_subrev_u32
+            | v_add_i32
+            | v_sub_i32
+            | v_add_co_u32
+            | v_sub_co_u32
+            | v_subrev_co_u32
+            | v_add_u16
+            | v_sub_u16
+            | v_subrev_u16
+            | v_add_i16
             | v_sub_i16
             | v_mad_u16
             | v_mad_i16
@@ -998,6 +1004,28 @@ fn i16_result(x: i64, clamp: bool) -> u32 {
     } else {
         x as u16 as u32
     }
+}
+
+/// `x` as an unsigned result of `bits` bits: saturated under clamp, else wrapped.
+fn unsigned_result(x: i64, bits: u32, clamp: bool) -> u32 {
+    let max = (1i64 << bits) - 1;
+    if clamp {
+        x.clamp(0, max) as u32
+    } else {
+        (x & max) as u32
+    }
+}
+
+/// The low dword of a lane source as an unsigned, and as a signed, value.
+fn u32s(x: u64) -> i64 {
+    x as u32 as i64
+}
+fn i32s(x: u64) -> i64 {
+    x as u32 as i32 as i64
+}
+/// The low half of a lane source as an unsigned value.
+fn u16s(x: u64) -> i64 {
+    x as u16 as i64
 }
 
 /// `x` as an i32 result: saturated under clamp, else wrapped.
@@ -1342,7 +1370,9 @@ fn fma_lanes_x86(
     fma_lanes_generic(dst, mask, a, b, c, acc_in_dst, e)
 }
 
-fn sdwa_write(r: u64, old: u64, ctrl: u32) -> u64 {
+/// An SDWA result `r` placed in the destination's selected byte, word or dword (control word
+/// `ctrl`), the other bits padded, sign-extended or kept from `old`.
+pub(super) fn sdwa_write(r: u64, old: u64, ctrl: u32) -> u64 {
     let sel = (ctrl >> 8) & 7;
     let unused = (ctrl >> 11) & 3;
     let (shift, width) = match sel {
@@ -1796,14 +1826,11 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
             f3!(e, a, b, c => float::fma32(a, b, c))
         }
         v_fmac_f64 | v_fma_f64 => d3!(e, a, b, c => a.mul_add(b, c)),
-        v_add_u32 => |ln, a, b, _| {
-            let _ = ln;
-            v((a as u32).wrapping_add(b as u32))
-        },
-        v_sub_u32 => |_, a, b, _| v((a as u32).wrapping_sub(b as u32)),
-        v_subrev_u32 => |_, a, b, _| v((b as u32).wrapping_sub(a as u32)),
-        v_add_i32 => |_, a, b, _| v((a as u32 as i32).wrapping_add(b as u32 as i32) as u32),
-        v_sub_i32 => |_, a, b, _| v((a as u32 as i32).wrapping_sub(b as u32 as i32) as u32),
+        v_add_u32 => |ln, a, b, _| v(unsigned_result(u32s(a) + u32s(b), 32, ln.clamp)),
+        v_sub_u32 => |ln, a, b, _| v(unsigned_result(u32s(a) - u32s(b), 32, ln.clamp)),
+        v_subrev_u32 => |ln, a, b, _| v(unsigned_result(u32s(b) - u32s(a), 32, ln.clamp)),
+        v_add_i32 => |ln, a, b, _| v(i32_result(i32s(a) + i32s(b), ln.clamp)),
+        v_sub_i32 => |ln, a, b, _| v(i32_result(i32s(a) - i32s(b), ln.clamp)),
         v_add_f16 => h2!(e, a, b => a + b),
         v_sub_f16 => h2!(e, a, b => a - b),
         v_subrev_f16 => h2!(e, a, b => b - a),
@@ -1839,9 +1866,9 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
                 ),
             )
         },
-        v_add_u16 => i2!(a, b => (a as u16).wrapping_add(b as u16) as u32),
-        v_sub_u16 => i2!(a, b => (a as u16).wrapping_sub(b as u16) as u32),
-        v_subrev_u16 => i2!(a, b => (b as u16).wrapping_sub(a as u16) as u32),
+        v_add_u16 => |ln, a, b, _| v(unsigned_result(u16s(a) + u16s(b), 16, ln.clamp)),
+        v_sub_u16 => |ln, a, b, _| v(unsigned_result(u16s(a) - u16s(b), 16, ln.clamp)),
+        v_subrev_u16 => |ln, a, b, _| v(unsigned_result(u16s(b) - u16s(a), 16, ln.clamp)),
         v_mul_lo_u16 => i2!(a, b => (a as u16).wrapping_mul(b as u16) as u32),
         v_lshlrev_b16 => i2!(a, b => ((b as u16) << (a & 15)) as u32),
         v_lshrrev_b16 => i2!(a, b => ((b as u16) >> (a & 15)) as u32),
@@ -2233,27 +2260,23 @@ fn lane_fn_flags(op: Op) -> Option<(LaneFn, Out)> {
     let vm = Out::VMask;
     Some(match op {
         v_add_co_u32 => (
-            |_, a, b, _| {
-                let r = a as u32 as u64 + b as u32 as u64;
-                (r as u32 as u64, r >> 32 != 0)
+            |ln, a, b, _| {
+                let r = u32s(a) + u32s(b);
+                (unsigned_result(r, 32, ln.clamp).into(), r >> 32 != 0)
             },
             vm,
         ),
         v_sub_co_u32 => (
-            |_, a, b, _| {
-                (
-                    (a as u32).wrapping_sub(b as u32) as u64,
-                    (b as u32) > (a as u32),
-                )
+            |ln, a, b, _| {
+                let r = u32s(a) - u32s(b);
+                (unsigned_result(r, 32, ln.clamp).into(), r < 0)
             },
             vm,
         ),
         v_subrev_co_u32 => (
-            |_, a, b, _| {
-                (
-                    (b as u32).wrapping_sub(a as u32) as u64,
-                    (a as u32) > (b as u32),
-                )
+            |ln, a, b, _| {
+                let r = u32s(b) - u32s(a);
+                (unsigned_result(r, 32, ln.clamp).into(), r < 0)
             },
             vm,
         ),
@@ -2436,6 +2459,37 @@ fn lane_fn_cmp(op: Op) -> Option<(LaneFn, Out)> {
     Some((fnc, Out::Mask { exec: false }))
 }
 
+/// The packed operations [`vop3p`] runs with clamp: the float ones clamp each result to
+/// [0, 1], the integer adds, subtracts and multiply-adds saturate it.
+fn packed_clamps(op: Op) -> bool {
+    packed_half_float(op)
+        || matches!(
+            op,
+            v_pk_fma_f32
+                | v_pk_mul_f32
+                | v_pk_add_f32
+                | v_pk_add_u16
+                | v_pk_sub_u16
+                | v_pk_add_i16
+                | v_pk_sub_i16
+                | v_pk_mad_u16
+                | v_pk_mad_i16
+        )
+}
+
+/// The packed f16 operations of [`vop3p`].
+fn packed_half_float(op: Op) -> bool {
+    matches!(
+        op,
+        v_pk_add_f16 | v_pk_mul_f16 | v_pk_fma_f16 | v_pk_min_f16 | v_pk_max_f16
+    )
+}
+
+/// `x` as a u16 result: saturated under clamp, else wrapped.
+fn u16_result(x: i64, clamp: bool) -> u16 {
+    unsigned_result(x, 16, clamp) as u16
+}
+
 /// VOP3P: packed math, packed moves, accumulator moves and MFMA.
 fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let op = inst.op;
@@ -2461,6 +2515,9 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         v_dot2_f32_f16 | v_dot2_i32_i16 | v_dot2_u32_u16 | v_dot4_i32_i8 | v_dot4_u32_u8
         | v_dot8_i32_i4 | v_dot8_u32_u4 => return dot(w, ctx, inst),
         _ => {}
+    }
+    if inst.clamp && !packed_clamps(op) {
+        return Err(illegal(format!("{} with clamp is not emulated", op.name())));
     }
     let env = Env::from_mode(w.mode);
     let mut srcs = [[0u64; LANES]; 3];
@@ -2536,6 +2593,9 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                         _ => g(0) + g(1),
                     };
                     *slot = env.out32(r).to_bits();
+                    if inst.clamp {
+                        *slot = output_modifiers((*slot).into(), Ty::F32, 0, true, &env, op) as u32;
+                    }
                 }
                 w.v[dst][l] = res[0];
                 w.v[(dst + 1) & 511][l] = res[1];
@@ -2573,8 +2633,14 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                             .to_bits(),
                         v_pk_min_f16 => f16::from_f32(float::min32(gf(0), gf(1))).to_bits(),
                         v_pk_max_f16 => f16::from_f32(float::max32(gf(0), gf(1))).to_bits(),
-                        v_pk_add_u16 | v_pk_add_i16 => g(0).wrapping_add(g(1)),
-                        v_pk_sub_u16 | v_pk_sub_i16 => g(0).wrapping_sub(g(1)),
+                        v_pk_add_u16 => u16_result(g(0) as i64 + g(1) as i64, inst.clamp),
+                        v_pk_sub_u16 => u16_result(g(0) as i64 - g(1) as i64, inst.clamp),
+                        v_pk_add_i16 => {
+                            i16_result(g(0) as i16 as i64 + g(1) as i16 as i64, inst.clamp) as u16
+                        }
+                        v_pk_sub_i16 => {
+                            i16_result(g(0) as i16 as i64 - g(1) as i16 as i64, inst.clamp) as u16
+                        }
                         v_pk_mul_lo_u16 => g(0).wrapping_mul(g(1)),
                         v_pk_lshlrev_b16 => g(1) << (g(0) & 15),
                         v_pk_lshrrev_b16 => g(1) >> (g(0) & 15),
@@ -2583,10 +2649,18 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                         v_pk_min_i16 => (g(0) as i16).min(g(1) as i16) as u16,
                         v_pk_max_u16 => g(0).max(g(1)),
                         v_pk_min_u16 => g(0).min(g(1)),
-                        v_pk_mad_u16 => g(0).wrapping_mul(g(1)).wrapping_add(g(2)),
-                        _ => (g(0) as i16)
-                            .wrapping_mul(g(1) as i16)
-                            .wrapping_add(g(2) as i16) as u16,
+                        v_pk_mad_u16 => {
+                            u16_result(g(0) as i64 * g(1) as i64 + g(2) as i64, inst.clamp)
+                        }
+                        _ => {
+                            let s = |k: usize| g(k) as i16 as i64;
+                            i16_result(s(0) * s(1) + s(2), inst.clamp) as u16
+                        }
+                    };
+                    let r = if inst.clamp && packed_half_float(op) {
+                        output_modifiers(r.into(), Ty::F16, 0, true, &env, op) as u16
+                    } else {
+                        r
                     };
                     res |= (r as u32) << (16 * part);
                 }
@@ -2594,9 +2668,6 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             }
         }
         _ => return Err(illegal(format!("{} is not implemented", op.name()))),
-    }
-    if inst.clamp {
-        return Err(illegal(format!("{} with clamp is not emulated", op.name())));
     }
     w.lane_insts += exec.count_ones() as u64;
     Ok(Flow::Next)

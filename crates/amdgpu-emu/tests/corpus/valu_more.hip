@@ -263,3 +263,57 @@ extern "C" __global__ void refused_op_sel(u32 *out, int which) {
     asm volatile("v_mad_u32_u16 %0, %0, %0, %0 op_sel:[0,0,0,1]" : "+v"(r));
   out[tid_x()] = r;
 }
+
+// Saturating integer arithmetic as the compiler emits it (the VOP3 and packed adds and
+// subtracts with clamp) on a[i], b[i] as raw bits: SATURATING_RESULTS results per thread.
+#define SATURATING_RESULTS 12
+extern "C" __global__ void saturating(const u32 *a, const u32 *b, const u32 *c, u32 *out, int n) {
+  u32 i = gid_x();
+  if (i >= (u32)n) return;
+  u32 x = a[i], y = b[i];
+  int sx = (int)x, sy = (int)y;
+  unsigned short hx = (unsigned short)x, hy = (unsigned short)y;
+  short ix = (short)x, iy = (short)y;
+  u32 *o = out + SATURATING_RESULTS * i;
+  o[0] = __builtin_elementwise_add_sat(x, y);
+  o[1] = __builtin_elementwise_sub_sat(x, y);
+  o[2] = (u32)__builtin_elementwise_add_sat(sx, sy);
+  o[3] = (u32)__builtin_elementwise_sub_sat(sx, sy);
+  o[4] = __builtin_elementwise_add_sat(hx, hy);
+  o[5] = __builtin_elementwise_sub_sat(hx, hy);
+  o[6] = (unsigned short)__builtin_elementwise_add_sat(ix, iy);
+  o[7] = (unsigned short)__builtin_elementwise_sub_sat(ix, iy);
+  // Packed halves (v_pk_add_u16 and relatives with clamp).
+  us2 px = __builtin_bit_cast(us2, x), py = __builtin_bit_cast(us2, y);
+  s2 qx = __builtin_bit_cast(s2, x), qy = __builtin_bit_cast(s2, y);
+  o[8] = __builtin_bit_cast(u32, __builtin_elementwise_add_sat(px, py));
+  o[9] = __builtin_bit_cast(u32, __builtin_elementwise_sub_sat(px, py));
+  o[10] = __builtin_bit_cast(u32, __builtin_elementwise_add_sat(qx, qy));
+  o[11] = __builtin_bit_cast(u32, __builtin_elementwise_sub_sat(qx, qy));
+}
+
+// SDWA forms (through inline assembly) on a[i], b[i], c[i] as raw bits: clamp and output
+// modifiers on f32 and f16 results, source and destination selections on integer, float and
+// compare operations. SDWA_RESULTS results per thread.
+#define SDWA_RESULTS 12
+extern "C" __global__ void sdwa_forms(const u32 *a, const u32 *b, const u32 *c, u32 *out, int n) {
+  u32 i = gid_x();
+  if (i >= (u32)n) return;
+  u32 x = a[i], y = b[i], z = c[i], r;
+  // f32 values in [-2, 2); f16 halves below 2 in magnitude (exponent bit 14 clear).
+  float fx = (float)(int)x * 0x1p-30f, fy = (float)(int)y * 0x1p-30f;
+  u32 hx = x & 0xBFFFBFFF, hy = y & 0xBFFFBFFF;
+  u32 *o = out + SDWA_RESULTS * i;
+  asm volatile("v_add_f32_sdwa %0, %1, %2 clamp dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:DWORD src1_sel:DWORD" : "=v"(r) : "v"(fx), "v"(fy)); o[0] = r;
+  asm volatile("v_mul_f32_sdwa %0, %1, %2 mul:2 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:DWORD src1_sel:DWORD" : "=v"(r) : "v"(fx), "v"(fy)); o[1] = r;
+  asm volatile("v_sub_f32_sdwa %0, %1, %2 clamp div:2 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:DWORD src1_sel:DWORD" : "=v"(r) : "v"(fx), "v"(fy)); o[2] = r;
+  asm volatile("v_cvt_f32_i32_sdwa %0, sext(%1) mul:4 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_0" : "=v"(r) : "v"(x)); o[3] = r;
+  r = z; asm volatile("v_add_f16_sdwa %0, %1, %2 clamp dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:WORD_1 src1_sel:WORD_0" : "+v"(r) : "v"(hx), "v"(hy)); o[4] = r;
+  asm volatile("v_mul_f16_sdwa %0, -%1, |%2| mul:2 dst_sel:WORD_0 dst_unused:UNUSED_PAD src0_sel:WORD_1 src1_sel:WORD_0" : "=v"(r) : "v"(hx), "v"(hy)); o[5] = r;
+  asm volatile("v_add_u32_sdwa %0, %1, %2 clamp dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:BYTE_0 src1_sel:DWORD" : "=v"(r) : "v"(x), "v"(y)); o[6] = r;
+  asm volatile("v_cvt_f32_i32_sdwa %0, sext(%1) dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_0" : "=v"(r) : "v"(x)); o[7] = r;
+  asm volatile("v_xor_b32_sdwa %0, %1, %2 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_1 src1_sel:DWORD" : "=v"(r) : "v"(x), "v"(y)); o[8] = r;
+  asm volatile("v_and_b32_sdwa %0, %1, %2 dst_sel:BYTE_1 dst_unused:UNUSED_SEXT src0_sel:BYTE_2 src1_sel:BYTE_0" : "=v"(r) : "v"(x), "v"(y)); o[9] = r;
+  r = z; asm volatile("v_add_u16_sdwa %0, %1, %2 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:WORD_1 src1_sel:WORD_0" : "+v"(r) : "v"(x), "v"(y)); o[10] = r;
+  asm volatile("v_cmp_lt_i32_sdwa vcc, sext(%1), sext(%2) src0_sel:WORD_0 src1_sel:BYTE_0\n\tv_cndmask_b32_e64 %0, 0, 1, vcc" : "=v"(r) : "v"(x), "v"(y) : "vcc"); o[11] = r;
+}

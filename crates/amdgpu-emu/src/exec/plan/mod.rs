@@ -19,7 +19,7 @@ use super::memory::{
 };
 use super::scalar::bfe32;
 use super::vector::{
-    LaneOp, LaneOut, bfe, ffbh_i32, flush32_bits, lane_mask, lane_op, perm, sext24,
+    LaneOp, LaneOut, bfe, ffbh_i32, flush32_bits, lane_mask, lane_op, perm, sdwa_write, sext24,
 };
 use super::{Ctx, Flow, is_known_source};
 
@@ -103,6 +103,73 @@ pub(crate) struct LanePlan {
     sdst: u16,
     src: [Src; 3],
     reads: u8,
+}
+
+/// The SDWA form of an operation with a [`LanePlan`] (VOP1, VOP2 or VOPC, without clamp or
+/// output modifier): each of the first two sources' byte, word or dword selected, extended and
+/// sign-modified, the lane function run over them, and a VGPR result placed in the
+/// destination's byte, word or dword.
+pub(crate) struct SdwaPlan {
+    lanes: LanePlan,
+    select: [Select; 2],
+    /// The SDWA control word when the destination is not the whole dword.
+    place: Option<u32>,
+}
+
+/// An SDWA source selection: the field of `width` bits from bit `shift`, sign- or
+/// zero-extended, then its sign bit cleared (abs) and flipped (neg).
+#[derive(Clone, Copy)]
+struct Select {
+    shift: u32,
+    width: u32,
+    sext: bool,
+    clear: u32,
+    flip: u32,
+}
+
+impl Select {
+    /// The whole dword, unmodified.
+    const WHOLE: Select = Select {
+        shift: 0,
+        width: 32,
+        sext: false,
+        clear: 0,
+        flip: 0,
+    };
+
+    /// Source `k`'s selection in SDWA control word `ctrl`, its sign bit that of type `ty`.
+    fn of(ctrl: u32, k: usize, ty: Ty) -> Select {
+        let c = ctrl >> (16 + 8 * k);
+        let (shift, width) = match c & 7 {
+            s @ 0..=3 => (8 * s, 8),
+            s @ (4 | 5) => (16 * (s - 4), 16),
+            _ => (0, 32),
+        };
+        let sign = match ty {
+            Ty::F32 | Ty::B32 => 1 << 31,
+            Ty::F16 => 1 << 15,
+            _ => 0,
+        };
+        Select {
+            shift,
+            width,
+            sext: c >> 3 & 1 != 0,
+            clear: if c >> 5 & 1 != 0 { sign } else { 0 },
+            flip: if c >> 4 & 1 != 0 { sign } else { 0 },
+        }
+    }
+
+    #[inline(always)]
+    fn apply(self, x: u32) -> u32 {
+        let up = 32 - self.width;
+        let field = (x >> self.shift) << up;
+        let v = if self.sext {
+            ((field as i32) >> up) as u32
+        } else {
+            field >> up
+        };
+        (v & !self.clear) ^ self.flip
+    }
 }
 
 /// `v_mad_u64_u32` / `v_mad_i64_i32`: the 64-bit product of two 32-bit sources plus a 64-bit
@@ -333,6 +400,7 @@ pub(crate) enum Plan {
     Mask(MaskPlan),
     ScalarLoad(ScalarLoad),
     Lanes(LanePlan),
+    Sdwa(Box<SdwaPlan>),
 }
 
 /// The plans of a decoded program, one per instruction.
@@ -363,6 +431,9 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
             s_endpgm => Some(Plan::End),
             _ => None,
         },
+        Enc::Vop1 | Enc::Vop2 | Enc::Vopc if inst.ext == Ext::Sdwa => {
+            sdwa_plan(inst).map(|p| Plan::Sdwa(Box::new(p)))
+        }
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 => {
             // op_sel (VOP3 only): no planned operation implements it; the general path runs
             // the forms that define it and refuses the others.
@@ -797,6 +868,83 @@ fn run_lane_plan(w: &mut Wave, p: &LanePlan) -> bool {
     let s = staged(w, &p.src, p.reads);
     let env = Env::from_mode(w.mode);
     let mask = p.op.run(&mut w.v, p.dst as usize, s, env, vcc, exec);
+    write_lane_masks(w, p, exec, mask);
+    true
+}
+
+fn sdwa_plan(inst: &Inst) -> Option<SdwaPlan> {
+    if inst.omod != 0 || inst.clamp {
+        return None;
+    }
+    // The operation's plan without the SDWA fields (the decoder left neg/abs clear: SDWA
+    // keeps them in its control word).
+    let plain = Inst {
+        ext: Ext::None,
+        ..*inst
+    };
+    let mut lanes = lane_plan(&plain)?;
+    if lanes.op.reads_vcc {
+        return None;
+    }
+    let types = inst.op.types();
+    let mut select = [Select::WHOLE; 2];
+    for (k, s) in select.iter_mut().enumerate().take(lanes.reads as usize) {
+        *s = Select::of(inst.ctrl, k, types[k + 1]);
+    }
+    let place = match lanes.op.out {
+        LaneOut::Mask { .. } => {
+            // A VOPC form's mask goes to VCC or the SGPR pair its control word names.
+            lanes.sdst = inst.dst;
+            None
+        }
+        _ => ((inst.ctrl >> 8) & 7 < 6).then_some(inst.ctrl),
+    };
+    Some(SdwaPlan {
+        lanes,
+        select,
+        place,
+    })
+}
+
+/// Runs an [`SdwaPlan`]; false (nothing changed) under a directed rounding mode, as
+/// [`run_lane_plan`].
+fn run_sdwa(w: &mut Wave, p: &SdwaPlan) -> bool {
+    let lanes = &p.lanes;
+    if lanes.op.float && w.mode & 0xF != 0 {
+        return false;
+    }
+    let exec = w.exec();
+    let mut s = [STAGE, STAGE + 1, STAGE + 2];
+    for k in 0..usize::from(lanes.reads) {
+        let from = slot(w, k, &lanes.src[k]);
+        let sel = p.select.get(k).copied().unwrap_or(Select::WHOLE);
+        for l in 0..LANES {
+            w.v[STAGE + k][l] = sel.apply(w.v[from][l]);
+        }
+        s[k] = STAGE + k;
+    }
+    let env = Env::from_mode(w.mode);
+    let (dst, result) = (lanes.dst as usize, STAGE + 3);
+    let mask = match p.place {
+        None => lanes.op.run(&mut w.v, dst, s, env, 0, exec),
+        Some(ctrl) => {
+            let mask = lanes.op.run(&mut w.v, result, s, env, 0, exec);
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let (r, old) = (w.v[result][l], w.v[dst][l]);
+                w.v[dst][l] = sdwa_write(r.into(), old.into(), ctrl) as u32;
+            }
+            mask
+        }
+    };
+    write_lane_masks(w, lanes, exec, mask);
+    true
+}
+
+/// Counts a lane plan's lanes and writes the lane mask it produced (`mask`, under `exec`).
+fn write_lane_masks(w: &mut Wave, p: &LanePlan, exec: u64, mask: u64) {
     w.lane_insts += exec.count_ones() as u64;
     match p.op.out {
         LaneOut::Row => {}
@@ -813,7 +961,6 @@ fn run_lane_plan(w: &mut Wave, p: &LanePlan) -> bool {
             }
         }
     }
-    true
 }
 
 fn mul_add_plan(inst: &Inst) -> Option<MulAddPlan> {
@@ -1470,6 +1617,11 @@ pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, class: u8) -> Op
         Plan::Mask(p) => run_mask(w, p),
         Plan::Lanes(p) => {
             if !run_lane_plan(w, p) {
+                return None;
+            }
+        }
+        Plan::Sdwa(p) => {
+            if !run_sdwa(w, p) {
                 return None;
             }
         }
@@ -2502,6 +2654,99 @@ mod tests {
         ] {
             assert!(planned.contains(op), "{op} was never planned");
         }
+    }
+
+    /// Every operation with an SDWA plan, in the VOP1, VOP2 and VOPC SDWA forms, over VGPR,
+    /// SGPR and constant sources, random source selections (byte, word, dword; sign- or
+    /// zero-extended; neg/abs), destination selections with each treatment of the other bits,
+    /// every denormal mode and every EXEC class: against the per-lane reference.
+    #[test]
+    fn sdwa_plans_match_the_per_lane_reference() {
+        let t = Target::Gfx90a;
+        let prog = Program::decode(t, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        // v_cvt_f32_i32_sdwa v1, v2 ; v_add_f32_sdwa v1, v2, v3 ;
+        // v_cmp_lt_f32_sdwa s[4:5], v2, v3 (each with DWORD selections)
+        let templates = [
+            crate::decode::decode(t, &[0x7E02_0AF9, 0x0006_0602]),
+            crate::decode::decode(t, &[0x0202_06F9, 0x0606_0602]),
+            crate::decode::decode(t, &[0x7C82_06F9, 0x0606_8402]),
+        ];
+        let sources = [VGPR + 1, VGPR + 5, VGPR + 6, 3, VCC, 128 + 7, 193, 240];
+        let mut r = 0x5D3A_0000_0BAD_F00Du64;
+        let mut planned = std::collections::BTreeSet::new();
+        for op in Op::ALL.iter().copied() {
+            let compare = op.name().starts_with("v_cmp");
+            for template in templates {
+                if compare != (template.enc == Enc::Vopc) {
+                    continue;
+                }
+                for (round, &exec) in MASKS.iter().enumerate() {
+                    for &src0 in &sources {
+                        let mut inst = template;
+                        inst.op = op;
+                        let bits = super::super::f32_test_bits(&mut r);
+                        // Random selections, extensions, neg/abs and destination fields;
+                        // clamp and the output modifier clear.
+                        inst.ctrl = bits & !0xE0FF | (inst.ctrl & 0xFF);
+                        inst.src = [src0, sources[(bits % 8) as usize], 0];
+                        inst.dst = if compare {
+                            [VCC, 30][round % 2]
+                        } else {
+                            VGPR + 5
+                        };
+                        let Some(plan @ Plan::Sdwa(_)) = inst_plan(&inst) else {
+                            continue;
+                        };
+                        planned.insert(op.name());
+                        let mode = ((round % 4) as u32) << 4;
+                        let [mut a, mut b] = waves(&mut r, exec, mode);
+                        let what = format!(
+                            "{} ({:#x}) src0 {src0} exec {exec:x}",
+                            inst.disassemble(t),
+                            inst.ctrl
+                        );
+                        let waves = [&mut a, &mut b];
+                        let ran =
+                            against_reference(&mut parts, &prog, Some(&plan), &inst, waves, &what);
+                        assert!(ran, "{what}: the plan runs in round-to-nearest mode");
+                    }
+                }
+            }
+        }
+        for op in [
+            "v_mov_b32",
+            "v_cvt_f32_i32",
+            "v_cvt_f32_ubyte0",
+            "v_xor_b32",
+            "v_add_u32",
+            "v_add_co_u32",
+            "v_add_u16",
+            "v_mul_f16",
+            "v_mul_f32",
+            "v_lshlrev_b16",
+            "v_cmp_lt_i32",
+            "v_cmp_ne_u16",
+            "v_cmp_gt_f32",
+            "v_cmpx_eq_u32",
+        ] {
+            assert!(planned.contains(op), "{op} was never planned");
+        }
+    }
+
+    /// SDWA forms with clamp or an output modifier, and the VOP3-only operations, keep the
+    /// general path.
+    #[test]
+    fn sdwa_plans_refuse_output_modifiers() {
+        let t = Target::Gfx90a;
+        // v_add_f32_sdwa v1, v2, v3 clamp ; ... mul:2 (DWORD selections)
+        for w1 in [0x0606_2602, 0x0606_4602] {
+            let inst = crate::decode::decode(t, &[0x0202_06F9, w1]);
+            assert!(inst.clamp || inst.omod != 0, "{w1:#x} decodes its modifier");
+            assert!(inst_plan(&inst).is_none(), "{}", inst.disassemble(t));
+        }
+        let inst = crate::decode::decode(t, &[0x0202_06F9, 0x0606_0602]);
+        assert!(matches!(inst_plan(&inst), Some(Plan::Sdwa(_))));
     }
 
     /// The 64-bit shifts and shift-adds with one shift count for every lane (inline
