@@ -7,6 +7,7 @@ use crate::memory::{load_bytes, rmw32, rmw64, store_bytes};
 #[cfg(target_arch = "x86_64")]
 use crate::wave::row8;
 use crate::wave::{LANES, VReg, Wave};
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::atomic::{Atomic, Rmw, atomic};
@@ -505,28 +506,9 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
 /// general path then handles it, faults included).
 fn scattered_units(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalAccess, exec: u64) -> bool {
     debug_assert!(exec != 0);
-    let (k, n) = (
-        p.dwords as usize,
-        (p.unit as usize * p.dwords as usize) as u64,
-    );
+    let n = p.unit as u64 * p.dwords as u64;
     let align = p.unit as u64 - 1;
-    let vaddr = p.vaddr as usize;
-    let mut addrs = [0u64; LANES];
-    match p.saddr {
-        None => {
-            let (vl, vh) = (&w.v[vaddr], &w.v[(vaddr + 1) & 511]);
-            for l in 0..LANES {
-                addrs[l] = (vl[l] as u64 | (vh[l] as u64) << 32).wrapping_add(p.imm);
-            }
-        }
-        Some(s) => {
-            let base = w.sgpr64(s as u16).wrapping_add(p.imm);
-            let vl = &w.v[vaddr];
-            for l in 0..LANES {
-                addrs[l] = base.wrapping_add(vl[l] as u64);
-            }
-        }
-    }
+    let addrs = lane_addresses(w, p.vaddr, p.saddr, p.imm);
     // The active lanes' lowest and highest address and their low bits, without a branch per
     // lane: an inactive lane counts as the highest address for the minimum and 0 for the rest.
     let (mut lo, mut hi, mut misaligned) = (u64::MAX, 0u64, 0u64);
@@ -536,7 +518,17 @@ fn scattered_units(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalAccess, exec: u64)
         hi = hi.max(addrs[l] & on);
         misaligned |= addrs[l] & on & align;
     }
-    if misaligned != 0 || hi - lo >= 1 << 24 || (p.flat && !outside_apertures(ctx, lo, hi)) {
+    if misaligned != 0 {
+        return false;
+    }
+    if hi - lo >= 1 << 24 {
+        // Spread wider than one translation covers (a hash table, a gather over a large
+        // array): each lane through the kept spans.
+        return p.unit == 4
+            && lane_pointers(ctx, &addrs, exec, [n, 4], p.flat)
+                .is_some_and(|ptrs| dword_units(w, p, &ptrs, exec));
+    }
+    if p.flat && !outside_apertures(ctx, lo, hi) {
         return false;
     }
     let Some(base) = ctx.spans.translate(ctx.mem, lo, hi - lo + n) else {
@@ -549,16 +541,31 @@ fn scattered_units(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalAccess, exec: u64)
         narrow_units(w, p, base, lo, &addrs, exec);
         return true;
     }
-    for l in 0..LANES {
-        if exec >> l & 1 == 0 {
-            continue;
+    let mut ptrs = [None; LANES];
+    for (l, ptr) in ptrs.iter_mut().enumerate() {
+        if exec >> l & 1 != 0 {
+            // SAFETY: `addrs[l] - lo + n <= hi - lo + n` bytes into the translated range.
+            *ptr = Some(unsafe { base.add((addrs[l] - lo) as usize) });
         }
-        // SAFETY: `addrs[l] - lo + n <= hi - lo + n` bytes into the translated range, 4-byte
-        // aligned (base and offset are).
-        let words = unsafe { base.as_ptr().add((addrs[l] - lo) as usize) } as *mut u32;
+    }
+    dword_units(w, p, &ptrs, exec)
+}
+
+/// The dword accesses of [`scattered_units`]: lane `l`'s `p.dwords` dwords at `ptrs[l]`
+/// (4-byte aligned, translated), one relaxed atomic access each; true.
+fn dword_units(
+    w: &mut Wave,
+    p: &GlobalAccess,
+    ptrs: &[Option<NonNull<u8>>; LANES],
+    exec: u64,
+) -> bool {
+    let k = p.dwords as usize;
+    for (l, ptr) in ptrs.iter().enumerate() {
+        let Some(ptr) = ptr else { continue };
+        let words = ptr.as_ptr() as *mut u32;
         for j in 0..k {
-            // SAFETY: dword `j` < `k` of the lane's `n` bytes, accessed atomically as the
-            // trait requires.
+            // SAFETY: dword `j` < `k` of the lane's translated, 4-byte aligned bytes, accessed
+            // atomically as the trait requires.
             let a = unsafe { AtomicU32::from_ptr(words.add(j)) };
             let r = (p.reg as usize + j) & 511;
             if p.store {
@@ -1729,6 +1736,144 @@ fn contiguous_dwords(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalAccess) -> bool 
     }
     w.lane_insts += LANES as u64;
     true
+}
+
+/// A GLOBAL or FLAT atomic (`global_atomic_add`, `flat_atomic_cmpswap_x2`, ...), its
+/// operands resolved.
+pub(crate) struct GlobalAtomic {
+    atomic: Atomic,
+    flat: bool,
+    /// The address VGPR (pair) slot.
+    vaddr: u16,
+    /// The SGPR pair base, or `None` (`off`: 64-bit VGPR addresses).
+    saddr: Option<u8>,
+    imm: u64,
+    /// The data VGPR slot (data, then the compare value of a compare-and-swap).
+    data: u16,
+    /// Where the old value goes (GLC), or `None`.
+    dst: Option<u16>,
+}
+
+impl GlobalAtomic {
+    /// The resolved form of a GLOBAL or FLAT atomic, or `None` for any other instruction.
+    pub(super) fn of(inst: &Inst) -> Option<GlobalAtomic> {
+        let flat = inst.segment() == seg::FLAT;
+        if inst.enc != Enc::Flat || !(flat || inst.segment() == seg::GLOBAL) {
+            return None;
+        }
+        let Kind::Atomic(atomic) = kind(inst.op)? else {
+            return None;
+        };
+        let saddr = match inst.src[2] {
+            _ if flat => None,
+            OFF => None,
+            c @ 0..=126 => Some(c as u8),
+            _ => return None,
+        };
+        Some(GlobalAtomic {
+            atomic,
+            flat,
+            vaddr: (Wave::vslot(inst.src[0]) & 511) as u16,
+            saddr,
+            imm: inst.imm as i64 as u64,
+            data: (Wave::vslot(inst.src[1]) & 511) as u16,
+            dst: (inst.ctrl & flags::GLC != 0).then_some((Wave::vslot(inst.dst) & 511) as u16),
+        })
+    }
+}
+
+/// Runs a [`GlobalAtomic`] as the per-lane path does (lane by lane, in lane order) when every
+/// EXEC lane's address is aligned and translates through the thread's kept spans (a FLAT one's
+/// lanes all outside the LDS and private apertures); false (nothing done) otherwise, or with
+/// EXEC empty: the general path then runs it, faults included.
+pub(super) fn global_atomic(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalAtomic) -> bool {
+    let exec = w.exec();
+    let (wide, n) = (p.atomic.wide, 4u64 << p.atomic.wide as u32);
+    let addrs = lane_addresses(w, p.vaddr, p.saddr, p.imm);
+    let Some(ptrs) = lane_pointers(ctx, &addrs, exec, [n, n], p.flat) else {
+        return false;
+    };
+    let (rmw, dw) = (p.atomic.rmw, if wide { 2 } else { 1 });
+    let cmpswap = rmw == Rmw::CmpSwap;
+    let value = |w: &Wave, k: usize, l: usize| {
+        let lo = w.v[(p.data as usize + k) & 511][l] as u64;
+        if wide {
+            lo | (w.v[(p.data as usize + k + 1) & 511][l] as u64) << 32
+        } else {
+            lo
+        }
+    };
+    for (l, ptr) in ptrs.iter().enumerate() {
+        let Some(ptr) = *ptr else { continue };
+        let (data, cmp) = (value(w, 0, l), if cmpswap { value(w, dw, l) } else { 0 });
+        let old = if wide {
+            rmw64(ptr, |old| rmw.apply(true, old, data, cmp))
+        } else {
+            rmw32(ptr, |old| rmw.apply(false, old as u64, data, cmp) as u32) as u64
+        };
+        if let Some(d) = p.dst {
+            w.v[d as usize][l] = old as u32;
+            if wide {
+                w.v[(d as usize + 1) & 511][l] = (old >> 32) as u32;
+            }
+        }
+    }
+    w.lane_insts += exec.count_ones() as u64;
+    true
+}
+
+/// Every lane's GLOBAL/FLAT address: the VGPR pair at `vaddr`, or the SGPR pair `saddr` plus
+/// the VGPR at `vaddr`; plus `imm`.
+fn lane_addresses(w: &Wave, vaddr: u16, saddr: Option<u8>, imm: u64) -> [u64; LANES] {
+    let mut addrs = [0u64; LANES];
+    let vl = &w.v[vaddr as usize];
+    match saddr {
+        None => {
+            let vh = &w.v[(vaddr as usize + 1) & 511];
+            for l in 0..LANES {
+                addrs[l] = (vl[l] as u64 | (vh[l] as u64) << 32).wrapping_add(imm);
+            }
+        }
+        Some(s) => {
+            let base = w.sgpr64(s as u16).wrapping_add(imm);
+            for l in 0..LANES {
+                addrs[l] = base.wrapping_add(vl[l] as u64);
+            }
+        }
+    }
+    addrs
+}
+
+/// The host pointers of the EXEC lanes' `n` bytes at `addrs` (`None` for the other lanes),
+/// each translated through the thread's kept spans; `None` when EXEC is empty, an address is
+/// not a multiple of `align`, does not translate, or (`flat`) lies in the LDS or private
+/// aperture.
+fn lane_pointers(
+    ctx: &mut Ctx<'_>,
+    addrs: &[u64; LANES],
+    exec: u64,
+    [n, align]: [u64; 2],
+    flat: bool,
+) -> Option<[Option<NonNull<u8>>; LANES]> {
+    let mut ptrs = [None; LANES];
+    if exec == 0 {
+        return None;
+    }
+    for (l, ptr) in ptrs.iter_mut().enumerate() {
+        let a = addrs[l];
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        if !a.is_multiple_of(align) || (flat && !outside_apertures(ctx, a, a)) {
+            return None;
+        }
+        let p = ctx.spans.translate(ctx.mem, a, n)?;
+        if !(p.as_ptr() as usize).is_multiple_of(align as usize) {
+            return None;
+        }
+        *ptr = Some(p);
+    }
+    Some(ptrs)
 }
 
 /// Whether FLAT addresses `first..=last` (one 4 GiB block, which [`lane_place`] classifies

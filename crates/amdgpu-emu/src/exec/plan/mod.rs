@@ -15,7 +15,8 @@ use crate::wave::{LANES, STAGE, VReg, Wave, inline_const};
 
 use super::float::{self, Env};
 use super::memory::{
-    CrossLane, GlobalAccess, PlainDs, cross_lane, global_access, global_access_plan, plain_ds,
+    CrossLane, GlobalAccess, GlobalAtomic, PlainDs, cross_lane, global_access, global_access_plan,
+    global_atomic, plain_ds,
 };
 use super::scalar::bfe32;
 use super::vector::{
@@ -24,9 +25,11 @@ use super::vector::{
 use super::{Ctx, Flow, is_known_source};
 
 mod float_compare;
+mod mixed;
 mod wide_float;
 
 use float_compare::{FloatComparePlan, float_compare_plan, run_float_compare};
+use mixed::{MixPlan, mix_plan, run_mix};
 
 use wide_float::{
     DoublePlan, HalfPlan, PackedPlan, double_plan, half_plan, packed_plan, run_double, run_half,
@@ -394,6 +397,7 @@ pub(crate) enum Plan {
     Wide(WidePlan),
     Branch(BranchPlan),
     Global(GlobalAccess),
+    GlobalAtomic(GlobalAtomic),
     Lds(PlainDs),
     CrossLane(CrossLane),
     Scalar(ScalarPlan),
@@ -401,6 +405,7 @@ pub(crate) enum Plan {
     ScalarLoad(ScalarLoad),
     Lanes(LanePlan),
     Sdwa(Box<SdwaPlan>),
+    Mix(MixPlan),
 }
 
 /// The plans of a decoded program, one per instruction.
@@ -486,8 +491,11 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
         }
         Enc::Vop3p => packed_plan(inst)
             .map(Plan::Packed)
-            .or_else(|| half_plan(inst).map(Plan::PackedHalf)),
-        Enc::Flat => global_access_plan(inst).map(Plan::Global),
+            .or_else(|| half_plan(inst).map(Plan::PackedHalf))
+            .or_else(|| mix_plan(inst).map(Plan::Mix)),
+        Enc::Flat => global_access_plan(inst)
+            .map(Plan::Global)
+            .or_else(|| GlobalAtomic::of(inst).map(Plan::GlobalAtomic)),
         Enc::Ds => PlainDs::of(inst)
             .map(Plan::Lds)
             .or_else(|| CrossLane::of(inst).map(Plan::CrossLane)),
@@ -548,7 +556,8 @@ fn scalar_load(w: &mut Wave, ctx: &mut Ctx<'_>, p: &ScalarLoad) -> bool {
 fn scalar_plan(inst: &Inst) -> Option<ScalarPlan> {
     let run = scalar_fn(inst.op)?;
     let family = match inst.op {
-        s_mov_b32 | s_not_b32 | s_bcnt1_i32_b32 => Enc::Sop1,
+        s_mov_b32 | s_not_b32 | s_bcnt1_i32_b32 | s_brev_b32 | s_ff1_i32_b32 | s_flbit_i32_b32
+        | s_sext_i32_i8 | s_sext_i32_i16 => Enc::Sop1,
         s_bitcmp0_b32 | s_bitcmp1_b32 => Enc::Sopc,
         o if o.name().starts_with("s_cmp_") => Enc::Sopc,
         _ => Enc::Sop2,
@@ -604,6 +613,12 @@ fn scalar_fn(op: Op) -> Option<ScalarFn> {
         s_mov_b32 => |a, _, _| (a, None),
         s_not_b32 => |a, _, _| nonzero(!a),
         s_bcnt1_i32_b32 => |a, _, _| nonzero(a.count_ones()),
+        s_brev_b32 => |a, _, _| (a.reverse_bits(), None),
+        // The first set bit from the bottom or the top; all ones when there is none.
+        s_ff1_i32_b32 => |a, _, _| (first_bit(a, a.trailing_zeros()), None),
+        s_flbit_i32_b32 => |a, _, _| (first_bit(a, a.leading_zeros()), None),
+        s_sext_i32_i8 => |a, _, _| (a as i8 as i32 as u32, None),
+        s_sext_i32_i16 => |a, _, _| (a as i16 as i32 as u32, None),
         s_subb_u32 => |a, b, scc| {
             let r = (a as u64).wrapping_sub(b as u64).wrapping_sub(scc as u64);
             (r as u32, Some(b as u64 + scc as u64 > a as u64))
@@ -719,6 +734,11 @@ fn mask_plan(inst: &Inst, src: [Scalar; 2]) -> Option<MaskPlan> {
 
 fn nonzero(r: u32) -> (u32, Option<bool>) {
     (r, Some(r != 0))
+}
+
+/// A bit position `at` found in `a`, or all ones when `a` has no bit set.
+fn first_bit(a: u32, at: u32) -> u32 {
+    if a == 0 { u32::MAX } else { at }
 }
 
 /// `s_lshl<n>_add_u32`: the sum and its carry-out.
@@ -1625,9 +1645,22 @@ pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, class: u8) -> Op
                 return None;
             }
         }
+        Plan::Mix(p) => {
+            if !run_mix(w, p) {
+                return None;
+            }
+        }
         Plan::Global(p) => {
             // Nothing changes when the access does not fit (the general path then runs it).
             if !global_access(w, ctx, p) {
+                return None;
+            }
+            if ctx.counting {
+                ctx.counts.request(class, w.exec());
+            }
+        }
+        Plan::GlobalAtomic(p) => {
+            if !global_atomic(w, ctx, p) {
                 return None;
             }
             if ctx.counting {
@@ -2466,6 +2499,11 @@ mod tests {
             "s_bitcmp1_b32",
             "s_bfe_u32",
             "s_bfe_i32",
+            "s_brev_b32",
+            "s_ff1_i32_b32",
+            "s_flbit_i32_b32",
+            "s_sext_i32_i8",
+            "s_sext_i32_i16",
             "s_addk_i32",
             "s_mulk_i32",
             "s_cmpk_lt_i32",
@@ -2734,8 +2772,54 @@ mod tests {
         }
     }
 
-    /// SDWA forms with clamp or an output modifier, and the VOP3-only operations, keep the
-    /// general path.
+    /// The mixed-precision fused multiply-adds over every op_sel/op_sel_hi combination, random
+    /// neg/abs, VGPR, SGPR and constant sources, every denormal mode and every EXEC class:
+    /// against the per-lane reference (the NaN results, which the plan leaves to the general
+    /// path, included).
+    #[test]
+    fn mix_plans_match_the_per_lane_reference() {
+        let t = Target::Gfx90a;
+        let prog = Program::decode(t, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        // v_fma_mix_f32 v5, v1, v6, v7 op_sel_hi:[1,1,0]
+        let template = crate::decode::decode(t, &[0xD3A0_0005, 0x1C1E_0D01]);
+        assert_eq!(template.op, v_fma_mix_f32);
+        let sources = [VGPR + 1, VGPR + 5, VGPR + 6, 3, VCC, 128 + 7, 193, 240, 242];
+        let mut r = 0x0F1E_2D3C_4B5A_6978u64;
+        let (mut ran, mut total) = (0, 0);
+        for op in [v_fma_mix_f32, v_fma_mixlo_f16, v_fma_mixhi_f16] {
+            for sel in 0..64u8 {
+                for (round, &exec) in MASKS.iter().enumerate() {
+                    let bits = super::super::f32_test_bits(&mut r);
+                    let mut inst = template;
+                    inst.op = op;
+                    (inst.op_sel, inst.op_sel_hi) = (sel & 7, sel >> 3);
+                    (inst.neg, inst.abs) = (bits as u8 & 7, (bits >> 3) as u8 & 7);
+                    inst.src = [
+                        sources[(bits >> 8) as usize % 9],
+                        sources[(bits >> 12) as usize % 9],
+                        sources[(bits >> 16) as usize % 9],
+                    ];
+                    let plan = inst_plan(&inst).expect("a mix plan");
+                    assert!(matches!(plan, Plan::Mix(_)));
+                    let mode = ((round % 4) as u32) << 4 | ((bits >> 20) & 3) << 6;
+                    let [mut a, mut b] = waves(&mut r, exec, mode);
+                    let what = format!("{} exec {exec:x} mode {mode:x}", inst.disassemble(t));
+                    let waves = [&mut a, &mut b];
+                    total += 1;
+                    if against_reference(&mut parts, &prog, Some(&plan), &inst, waves, &what) {
+                        ran += 1;
+                    }
+                }
+            }
+        }
+        // The random registers hold NaNs and infinities often enough that some lane's result
+        // is a NaN in over half of the cases.
+        assert!(3 * ran > total, "the plan ran {ran} of {total} times");
+    }
+
+    /// SDWA forms with clamp or an output modifier keep the general path; the same form
+    /// without them has a plan.
     #[test]
     fn sdwa_plans_refuse_output_modifiers() {
         let t = Target::Gfx90a;
@@ -3181,6 +3265,110 @@ mod tests {
             planned >= 48,
             "the contiguous cases ran on the plan ({planned})"
         );
+    }
+
+    /// GLOBAL and FLAT atomics (32- and 64-bit, returning and not, compare-and-swap among
+    /// them) and dword loads and stores over lanes at distinct addresses, at one address (lane
+    /// order decides), spread over two allocations 64 MiB apart, misaligned, unmapped and in
+    /// the LDS aperture, under every EXEC class: the plan (or the general path where it
+    /// declines) against the per-lane reference, registers, faults and memory.
+    #[test]
+    fn global_atomics_and_wide_spreads_match_the_per_lane_reference() {
+        let t = Target::Gfx942;
+        let prog = Program::decode(t, 0x1000, &[]);
+        const BASE: u64 = 0x10_0000;
+        const FAR: u64 = BASE + (64 << 20);
+        const LEN: u64 = 4096;
+        // global_atomic_add v10, v[2:3], v6, off sc0 ; flat_atomic_add v10, v[2:3], v6 sc0
+        let global = crate::decode::decode(t, &[0xDD09_8000, 0x0A7F_0602]);
+        let flat = crate::decode::decode(t, &[0xDD09_0000, 0x0A00_0602]);
+        // global_load_dword v6, v[2:3], off ; global_store_dword v[0:1], v6, off
+        let load = crate::decode::decode(t, &[0xDC50_8000, 0x067F_0002]);
+        let store = crate::decode::decode(t, &[0xDC70_8000, 0x007F_0600]);
+        let shared = crate::memory::Apertures::default().shared_base;
+        let mut cases = Vec::new();
+        for op in [
+            flat_atomic_add,
+            flat_atomic_cmpswap,
+            flat_atomic_smax,
+            flat_atomic_inc,
+            flat_atomic_add_x2,
+            flat_atomic_cmpswap_x2,
+            flat_atomic_umin_x2,
+        ] {
+            for template in [global, flat] {
+                for glc in [true, false] {
+                    let mut inst = template;
+                    inst.op = op;
+                    if !glc {
+                        inst.ctrl &= !crate::decode::flags::GLC;
+                    }
+                    cases.push(inst);
+                }
+            }
+        }
+        for (template, op) in [
+            (load, flat_load_dword),
+            (load, flat_load_dwordx2),
+            (store, flat_store_dword),
+            (store, flat_store_dwordx4),
+        ] {
+            cases.push(Inst { op, ..template });
+        }
+        let mut r = 0x7A70_31C5_0000_0001u64;
+        let mut planned = 0;
+        for inst in cases {
+            let plan = inst_plan(&inst).expect("a GLOBAL plan");
+            for pattern in 0..6 {
+                for &exec in &MASKS {
+                    let mut mem = RegionMemory::new();
+                    for at in [BASE, FAR, shared] {
+                        mem.add(at, LEN);
+                        let bytes: Vec<u8> = (0..LEN).map(|i| (i * 13 + at) as u8).collect();
+                        mem.write(at, &bytes);
+                    }
+                    let (mut fast_parts, mut ref_parts) =
+                        (Parts::new(mem.clone()), Parts::new(mem));
+                    let [mut a, mut b] = waves(&mut r, exec, 0);
+                    for w in [&mut a, &mut b] {
+                        for l in 0..LANES as u64 {
+                            let addr = match pattern {
+                                0 => BASE + 16 * l,
+                                // Every lane at one address: lane order decides.
+                                1 => BASE + 256,
+                                // Alternating between two allocations 64 MiB apart.
+                                2 => [BASE, FAR][l as usize % 2] + 16 * l,
+                                3 => BASE + 16 * l + 2,
+                                4 => FAR + LEN + 16 * l,
+                                _ => shared + 16 * l,
+                            };
+                            let v = Wave::vslot(inst.src[0]);
+                            w.v[v][l as usize] = addr as u32;
+                            w.v[v + 1][l as usize] = (addr >> 32) as u32;
+                        }
+                    }
+                    let what = format!("{} pattern {pattern} exec {exec:x}", inst.disassemble(t));
+                    let (fast, on_plan) = {
+                        let mut ctx = fast_parts.ctx(&prog, true);
+                        match run(&mut a, &mut ctx, &plan, inst.counter_class) {
+                            Some(s) => (Ok(s), true),
+                            None => (general(&mut a, &mut ctx, &inst), false),
+                        }
+                    };
+                    planned += on_plan as usize;
+                    // Aligned and mapped lanes (a FLAT access's outside the apertures): the
+                    // plan takes them.
+                    let in_aperture = inst.segment() == crate::decode::seg::FLAT;
+                    let plain = pattern <= 2 || (pattern == 5 && !in_aperture);
+                    assert!(on_plan || !plain || exec == 0, "{what}: ran on the plan");
+                    let reference = general(&mut b, &mut ref_parts.ctx(&prog, false), &inst);
+                    assert_eq!(fast.err(), reference.err(), "{what}");
+                    same_state(&a, &b, &what);
+                    assert!(fast_parts.mem == ref_parts.mem, "{what}: memory");
+                }
+            }
+        }
+        assert!(planned >= 300, "{planned} cases ran on the plan");
     }
 
     /// The plain LDS loads and stores (one address and two, 4- and 8-byte units, the st64
