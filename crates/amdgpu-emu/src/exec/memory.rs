@@ -1644,8 +1644,8 @@ pub(crate) struct GlobalAccess {
 /// The resolved form of a GLOBAL or FLAT load or store of a byte, a short or whole dwords
 /// ([`GlobalAccess`]), or `None` for any other access.
 pub(super) fn global_access_plan(inst: &Inst) -> Option<GlobalAccess> {
-    let flat = inst.segment() == seg::FLAT;
-    if inst.enc != Enc::Flat || !(flat || inst.segment() == seg::GLOBAL) || loads_to_lds(inst) {
+    let (flat, saddr) = global_addressing(inst)?;
+    if loads_to_lds(inst) {
         return None;
     }
     let (store, n, signed, reg) = match kind(inst.op)? {
@@ -1656,12 +1656,6 @@ pub(super) fn global_access_plan(inst: &Inst) -> Option<GlobalAccess> {
     if !matches!(n, 1 | 2) && !n.is_multiple_of(4) {
         return None;
     }
-    let saddr = match inst.src[2] {
-        _ if flat => None,
-        OFF => None,
-        c @ 0..=126 => Some(c as u8),
-        _ => return None,
-    };
     Some(GlobalAccess {
         store,
         flat,
@@ -1757,18 +1751,9 @@ pub(crate) struct GlobalAtomic {
 impl GlobalAtomic {
     /// The resolved form of a GLOBAL or FLAT atomic, or `None` for any other instruction.
     pub(super) fn of(inst: &Inst) -> Option<GlobalAtomic> {
-        let flat = inst.segment() == seg::FLAT;
-        if inst.enc != Enc::Flat || !(flat || inst.segment() == seg::GLOBAL) {
-            return None;
-        }
+        let (flat, saddr) = global_addressing(inst)?;
         let Kind::Atomic(atomic) = kind(inst.op)? else {
             return None;
-        };
-        let saddr = match inst.src[2] {
-            _ if flat => None,
-            OFF => None,
-            c @ 0..=126 => Some(c as u8),
-            _ => return None,
         };
         Some(GlobalAtomic {
             atomic,
@@ -1820,6 +1805,23 @@ pub(super) fn global_atomic(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalAtomic) -
     }
     w.lane_insts += exec.count_ones() as u64;
     true
+}
+
+/// The addressing of a GLOBAL or FLAT instruction: whether it is FLAT, and its SGPR-pair
+/// base (`None`: `off`, or FLAT; 64-bit VGPR addresses); `None` for the other segments and
+/// for a base that is not an SGPR pair.
+fn global_addressing(inst: &Inst) -> Option<(bool, Option<u8>)> {
+    let flat = inst.segment() == seg::FLAT;
+    if inst.enc != Enc::Flat || !(flat || inst.segment() == seg::GLOBAL) {
+        return None;
+    }
+    let saddr = match inst.src[2] {
+        _ if flat => None,
+        OFF => None,
+        c @ 0..=126 => Some(c as u8),
+        _ => return None,
+    };
+    Some((flat, saddr))
 }
 
 /// Every lane's GLOBAL/FLAT address: the VGPR pair at `vaddr`, or the SGPR pair `saddr` plus
