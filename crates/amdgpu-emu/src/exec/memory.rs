@@ -1152,33 +1152,87 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                 let Some(at) = atomic(op) else {
                     return Err(illegal(format!("{} is not implemented", op.name())));
                 };
-                let n = if at.wide { 8 } else { 4 };
-                let old = lds_get(ctx, a + off, n);
-                let lane_data = |r: usize| {
-                    if at.wide {
-                        qword(w, r, l)
-                    } else {
-                        dword(w, r, l)
-                    }
-                };
-                // DS compare-and-store compares with data0 and stores data1; the other
-                // two-operand atomics (mskor, wrap) take data0 first.
-                let (data, cmp) = match at.rmw {
-                    Rmw::CmpSwap | Rmw::CmpSwapF => (lane_data(d1), lane_data(d0)),
-                    r if r.second_operand() => (lane_data(d0), lane_data(d1)),
-                    _ => (lane_data(d0), 0),
-                };
-                lds_put(ctx, a + off, n, at.rmw.apply(at.wide, old, data, cmp));
-                if at.returns {
-                    w.v[dst][l] = old as u32;
-                    if at.wide {
-                        w.v[(dst + 1) & 511][l] = (old >> 32) as u32;
-                    }
-                }
+                let regs = [d0, d1, dst].map(|r| r as u16);
+                lds_atomic_lane(w, ctx, at, regs, l, a + off);
             }
         }
     }
     Ok(Flow::Next)
+}
+
+/// A DS atomic (`ds_add_u32`, `ds_max_rtn_i32`, `ds_cmpst_b64`, ...), its operands resolved.
+pub(crate) struct LdsAtomic {
+    atomic: Atomic,
+    /// The address VGPR slot.
+    addr: u16,
+    /// The data0, data1 and destination VGPR slots.
+    regs: [u16; 3],
+    off: u32,
+}
+
+impl LdsAtomic {
+    /// The atomic `inst` makes, or `None` for any other DS instruction (GDS included).
+    pub(super) fn of(inst: &Inst) -> Option<LdsAtomic> {
+        if inst.enc != Enc::Ds || inst.ctrl & flags::GDS != 0 {
+            return None;
+        }
+        Some(LdsAtomic {
+            atomic: atomic(inst.op)?,
+            addr: Wave::vslot(inst.src[0]) as u16,
+            regs: [inst.src[1], inst.src[2], inst.dst].map(|r| Wave::vslot(r) as u16),
+            off: inst.imm as u32 & 0xFFFF,
+        })
+    }
+}
+
+/// Runs an [`LdsAtomic`] in the lanes of `exec`, lane by lane in lane order as the per-lane
+/// path does (the lanes counted).
+pub(super) fn lds_atomic(w: &mut Wave, ctx: &mut Ctx<'_>, p: &LdsAtomic, exec: u64) {
+    w.lane_insts += exec.count_ones() as u64;
+    let mut m = exec;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let a = w.v[p.addr as usize][l] as u64 + p.off as u64;
+        lds_atomic_lane(w, ctx, p.atomic, p.regs, l, a);
+    }
+}
+
+/// Lane `l`'s DS atomic `at` at LDS byte `a` (out of range: reads 0, writes nothing), its
+/// data0, data1 and destination registers `[d0, d1, dst]`.
+fn lds_atomic_lane(
+    w: &mut Wave,
+    ctx: &mut Ctx<'_>,
+    at: Atomic,
+    [d0, d1, dst]: [u16; 3],
+    l: usize,
+    a: u64,
+) {
+    let n = if at.wide { 8 } else { 4 };
+    let old = lds_get(ctx, a, n);
+    let lane_data = |r: u16| {
+        let lo = w.v[r as usize & 511][l] as u64;
+        if at.wide {
+            lo | (w.v[(r as usize + 1) & 511][l] as u64) << 32
+        } else {
+            lo
+        }
+    };
+    // DS compare-and-store compares with data0 and stores data1; the other two-operand
+    // atomics (mskor, wrap) take data0 first.
+    let (data, cmp) = match at.rmw {
+        Rmw::CmpSwap | Rmw::CmpSwapF => (lane_data(d1), lane_data(d0)),
+        r if r.second_operand() => (lane_data(d0), lane_data(d1)),
+        _ => (lane_data(d0), 0),
+    };
+    lds_put(ctx, a, n, at.rmw.apply(at.wide, old, data, cmp));
+    if at.returns {
+        let dst = dst as usize & 511;
+        w.v[dst][l] = old as u32;
+        if at.wide {
+            w.v[(dst + 1) & 511][l] = (old >> 32) as u32;
+        }
+    }
 }
 
 /// A DS instruction that moves dwords between the lanes of a wave and leaves the LDS alone:

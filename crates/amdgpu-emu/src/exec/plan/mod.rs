@@ -15,8 +15,8 @@ use crate::wave::{LANES, STAGE, VReg, Wave, inline_const};
 
 use super::float::{self, Env};
 use super::memory::{
-    CrossLane, GlobalAccess, GlobalAtomic, PlainDs, cross_lane, global_access, global_access_plan,
-    global_atomic, plain_ds,
+    CrossLane, GlobalAccess, GlobalAtomic, LdsAtomic, PlainDs, cross_lane, global_access,
+    global_access_plan, global_atomic, lds_atomic, plain_ds,
 };
 use super::scalar::bfe32;
 use super::vector::{
@@ -399,6 +399,7 @@ pub(crate) enum Plan {
     Global(GlobalAccess),
     GlobalAtomic(GlobalAtomic),
     Lds(PlainDs),
+    LdsAtomic(LdsAtomic),
     CrossLane(CrossLane),
     Scalar(ScalarPlan),
     Mask(MaskPlan),
@@ -498,7 +499,8 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
             .or_else(|| GlobalAtomic::of(inst).map(Plan::GlobalAtomic)),
         Enc::Ds => PlainDs::of(inst)
             .map(Plan::Lds)
-            .or_else(|| CrossLane::of(inst).map(Plan::CrossLane)),
+            .or_else(|| CrossLane::of(inst).map(Plan::CrossLane))
+            .or_else(|| LdsAtomic::of(inst).map(Plan::LdsAtomic)),
         Enc::Sop1 | Enc::Sop2 | Enc::Sopc => scalar_plan(inst)
             .map(Plan::Scalar)
             .or_else(|| mask_plan(inst, scalar_sources(inst)?).map(Plan::Mask)),
@@ -1673,6 +1675,13 @@ pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, class: u8) -> Op
                 ctx.counts.request(class, exec);
             }
             plain_ds(w, ctx, p, exec);
+        }
+        Plan::LdsAtomic(p) => {
+            let exec = w.exec();
+            if ctx.counting {
+                ctx.counts.request(class, exec);
+            }
+            lds_atomic(w, ctx, p, exec);
         }
         Plan::CrossLane(p) => {
             let exec = w.exec();
@@ -3472,6 +3481,77 @@ mod tests {
             }
         }
         assert_eq!(ran, 3 * ops.len() * MASKS.len() * 3);
+    }
+
+    /// Every DS atomic (32- and 64-bit, returning and not, compare-and-store, mskor, wrap,
+    /// the float ones) over lanes at distinct addresses, at one address (lane order decides),
+    /// straddling the end of the LDS and past it, under every EXEC class: the plan against the
+    /// per-lane reference, registers and LDS bytes.
+    #[test]
+    fn lds_atomics_match_the_per_lane_reference() {
+        let t = Target::Gfx942;
+        let prog = Program::decode(t, 0x1000, &[]);
+        // ds_add_rtn_u32 v4, v0, v6 offset:8
+        let template = crate::decode::decode(t, &[0xD840_0008, 0x0400_0600]);
+        assert_eq!(template.op, ds_add_rtn_u32);
+        const LDS: usize = 1024;
+        let mut r = 0x0A70_31C5_1D5A_0001u64;
+        let mut names = std::collections::BTreeSet::new();
+        for op in Op::ALL.iter().copied() {
+            let inst = Inst {
+                op,
+                src: [VGPR, VGPR + 6, VGPR + 9],
+                ..template
+            };
+            let Some(plan @ Plan::LdsAtomic(_)) = inst_plan(&inst) else {
+                continue;
+            };
+            names.insert(op.name());
+            for spread in 0..4 {
+                for &exec in &MASKS {
+                    let [mut a, mut b] = waves(&mut r, exec, 0);
+                    for w in [&mut a, &mut b] {
+                        for l in 0..LANES {
+                            w.v[0][l] = match spread {
+                                0 => 8 * l,
+                                1 => 64,
+                                2 => LDS - 12 + 4 * (l % 4),
+                                _ => LDS + 8 * l,
+                            } as u32;
+                        }
+                    }
+                    let (mut pa, mut pb) = (
+                        Parts::new(RegionMemory::new()),
+                        Parts::new(RegionMemory::new()),
+                    );
+                    pa.lds = (0..LDS).map(|k| (k as u64).wrapping_mul(r) as u8).collect();
+                    pb.lds = pa.lds.clone();
+                    let what = format!("{} spread {spread} exec {exec:x}", inst.disassemble(t));
+                    let flow = run(&mut a, &mut pa.ctx(&prog, true), &plan, inst.counter_class);
+                    let reference = general(&mut b, &mut pb.ctx(&prog, false), &inst);
+                    assert!(
+                        matches!(flow, Some(Flow::Next)) && reference.is_ok(),
+                        "{what}"
+                    );
+                    same_state(&a, &b, &what);
+                    assert!(pa.lds == pb.lds, "{what}: LDS bytes");
+                }
+            }
+        }
+        for op in [
+            "ds_add_u32",
+            "ds_add_rtn_u32",
+            "ds_max_rtn_i32",
+            "ds_cmpst_rtn_b32",
+            "ds_cmpst_b64",
+            "ds_mskor_b32",
+            "ds_wrap_rtn_b32",
+            "ds_add_f32",
+            "ds_min_u64",
+            "ds_add_rtn_f64",
+        ] {
+            assert!(names.contains(op), "{op} has no LDS atomic plan");
+        }
     }
 
     /// `ds_swizzle_b32` (both offset modes), `ds_permute_b32` and `ds_bpermute_b32` run as
