@@ -41,6 +41,68 @@ pub(crate) fn nan_rule32(r: f32, src0: f32, src1: f32) -> f32 {
     f32::from_bits(if nan(r) { first } else { r })
 }
 
+/// The bits of a floating-point format that its NaN rule reads: the magnitude mask, the
+/// infinity's bits and the quiet bit.
+#[derive(Clone, Copy)]
+pub(crate) struct NanBits {
+    magnitude: u64,
+    infinity: u64,
+    quiet: u64,
+}
+
+pub(crate) const F16_NAN: NanBits = NanBits {
+    magnitude: 0x7FFF,
+    infinity: 0x7C00,
+    quiet: 0x0200,
+};
+pub(crate) const F32_NAN: NanBits = NanBits {
+    magnitude: 0x7FFF_FFFF,
+    infinity: 0x7F80_0000,
+    quiet: 0x0040_0000,
+};
+pub(crate) const F64_NAN: NanBits = NanBits {
+    magnitude: 0x7FFF_FFFF_FFFF_FFFF,
+    infinity: 0x7FF0_0000_0000_0000,
+    quiet: 0x0008_0000_0000_0000,
+};
+
+impl NanBits {
+    pub(crate) fn is_nan(self, x: u64) -> bool {
+        x & self.magnitude > self.infinity
+    }
+
+    /// The NaN rule of the arithmetic operations in every format, as [`nan_rule32`] and
+    /// [`fma32`] have it for f32: a NaN result `r` becomes the first NaN of `sources` (in
+    /// operand order, as the operation read them) made quiet, or the canonical quiet NaN when
+    /// no source was a NaN; any other result is kept.
+    pub(crate) fn rule(self, r: u64, sources: &[u64]) -> u64 {
+        if !self.is_nan(r) {
+            return r;
+        }
+        match sources.iter().find(|&&x| self.is_nan(x)) {
+            Some(&x) => x | self.quiet,
+            None => self.infinity | self.quiet,
+        }
+    }
+}
+
+/// [`NanBits::rule`] for a two-operand f64 operation (add, multiply).
+pub(crate) fn nan_rule64(r: f64, src0: f64, src1: f64) -> f64 {
+    f64::from_bits(F64_NAN.rule(r.to_bits(), &[src0.to_bits(), src1.to_bits()]))
+}
+
+/// f64 fused multiply-add under [`NanBits::rule`].
+pub(crate) fn fma64(a: f64, b: f64, c: f64) -> f64 {
+    let r = a.mul_add(b, c).to_bits();
+    f64::from_bits(F64_NAN.rule(r, &[a.to_bits(), b.to_bits(), c.to_bits()]))
+}
+
+/// [`NanBits::rule`] for an f16 result of the f16 sources `src`.
+pub(crate) fn nan_rule16(r: f16, src: &[f16]) -> f16 {
+    let bits: [u64; 3] = std::array::from_fn(|k| src.get(k).map_or(0, |x| x.to_bits().into()));
+    f16::from_bits(F16_NAN.rule(r.to_bits().into(), &bits[..src.len()]) as u16)
+}
+
 /// The MODE bits that affect results (rounding is checked to be nearest-even before use).
 #[derive(Clone, Copy)]
 pub(crate) struct Env {
@@ -882,6 +944,44 @@ pub(crate) fn bf8(byte: u8) -> f32 {
 
 #[cfg(test)]
 mod tests {
+    use super::{F16_NAN, F32_NAN, F64_NAN, fma64, nan_rule16, nan_rule32, nan_rule64};
+    use half::f16;
+
+    /// One NaN rule in every format: the first NaN source made quiet (its sign and payload
+    /// kept), else the positive canonical quiet NaN; results that are not NaNs kept.
+    #[test]
+    fn nan_rule_picks_the_first_nan_source_in_every_format() {
+        let inf = f64::INFINITY;
+        let signalling = f64::from_bits(0xFFF0_0000_0000_0005);
+        assert_eq!(
+            nan_rule64(inf - inf, inf, inf).to_bits(),
+            0x7FF8_0000_0000_0000
+        );
+        assert_eq!(
+            nan_rule64(1.0 + signalling, 1.0, signalling).to_bits(),
+            0xFFF8_0000_0000_0005
+        );
+        assert_eq!(fma64(0.0, inf, signalling).to_bits(), 0xFFF8_0000_0000_0005);
+        assert_eq!(fma64(0.0, inf, 1.0).to_bits(), 0x7FF8_0000_0000_0000);
+        assert_eq!(nan_rule64(2.0, 1.0, 1.0), 2.0);
+        let first = f32::from_bits(0x7F80_0001);
+        let second = f32::from_bits(0xFFC0_0002);
+        assert_eq!(
+            nan_rule32(first + second, first, second).to_bits(),
+            0x7FC0_0001
+        );
+        assert_eq!(
+            F32_NAN.rule(0xFFC0_0000, &[0x3F80_0000, 0xFF80_0007]),
+            0xFFC0_0007
+        );
+        let (h_inf, h_nan) = (f16::INFINITY, f16::from_bits(0xFD01));
+        let r = f16::from_f32(h_inf.to_f32() - h_inf.to_f32());
+        assert_eq!(nan_rule16(r, &[h_inf, h_inf]).to_bits(), 0x7E00);
+        assert_eq!(nan_rule16(r, &[f16::ONE, h_nan]).to_bits(), 0xFF01);
+        assert!(F16_NAN.is_nan(0x7C01) && !F16_NAN.is_nan(0x7C00));
+        assert!(F64_NAN.is_nan(0x7FF0_0000_0000_0001) && !F64_NAN.is_nan(0xFFF0_0000_0000_0000));
+    }
+
     /// f64 -> f16 to nearest even, worked on the integer significand: the reference for
     /// [`f16_of_f64`](super::f16_of_f64) (not for NaNs).
     fn f16_by_bits(x: f64) -> u16 {

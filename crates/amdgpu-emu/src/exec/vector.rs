@@ -854,15 +854,15 @@ impl LaneRun<'_> {
     }
 }
 
-/// A one-dword VALU operation whose general-path semantics are its lane function alone, for a
-/// plan to run over register rows: the same function, lane by lane, so the same bits.
+/// A VALU operation whose general-path semantics are its lane function alone, for a plan to run
+/// over register rows: the same function, lane by lane, so the same bits.
 #[derive(Clone, Copy)]
 pub(super) struct LaneOp {
     func: LaneFn,
     pub out: LaneOut,
     /// A float operation (the general path refuses it under a directed rounding mode).
     pub float: bool,
-    /// The operation reads VCC as a per-lane condition (`v_div_fmas_f32`).
+    /// The operation reads VCC as a per-lane condition (`v_div_fmas_f32`, `v_div_fmas_f64`).
     pub reads_vcc: bool,
 }
 
@@ -883,6 +883,22 @@ pub(super) enum LaneOut {
 /// and write a VGPR or a lane mask (or both): no modifiers but neg/abs, no SDWA, DPP, op_sel,
 /// clamp or output modifier, no accumulator, no refused operation, no other carry-in than VCC.
 pub(super) fn lane_op(inst: &Inst) -> Option<LaneOp> {
+    lane_op_of(inst, false)
+}
+
+/// The [`LaneOp`] of an operation as [`lane_op`] takes them but with a 64-bit operand (f64,
+/// untyped or signed 64-bit), a source or the result, which plans read and write as register
+/// pairs.
+pub(super) fn wide_lane_op(inst: &Inst) -> Option<LaneOp> {
+    lane_op_of(inst, true)
+}
+
+/// A 64-bit scalar operand type (not a packed or data pair).
+pub(super) fn is_wide(t: Ty) -> bool {
+    matches!(t, Ty::B64 | Ty::I64 | Ty::F64)
+}
+
+fn lane_op_of(inst: &Inst, wide: bool) -> Option<LaneOp> {
     let op = inst.op;
     let facts = info(op);
     let (func, out) = facts.lane?;
@@ -894,7 +910,12 @@ pub(super) fn lane_op(inst: &Inst) -> Option<LaneOp> {
         || !types
             .iter()
             .skip(usize::from(matches!(out, Out::Mask { .. })))
-            .all(|t| matches!(t, Ty::B32 | Ty::F32 | Ty::F16))
+            .all(|t| matches!(t, Ty::B32 | Ty::F32 | Ty::F16) || wide && is_wide(*t))
+        || wide
+            != types
+                .iter()
+                .skip(usize::from(matches!(out, Out::Mask { .. })))
+                .any(|t| is_wide(*t))
         || (0..facts.nsrc).any(|k| op.int16_source(k) && (240..=248).contains(&inst.src[k]))
         || is_mac(op)
         || refused(op).is_some()
@@ -930,7 +951,7 @@ pub(super) fn lane_op(inst: &Inst) -> Option<LaneOp> {
             Out::Mask { exec } => LaneOut::Mask { exec },
         },
         float: facts.float,
-        reads_vcc: matches!(op, v_div_fmas_f32),
+        reads_vcc: matches!(op, v_div_fmas_f32 | v_div_fmas_f64),
     })
 }
 
@@ -958,6 +979,29 @@ impl LaneOp {
             if row {
                 v[dst][l] = r as u32;
             }
+        }
+        mask_out
+    }
+
+    /// [`LaneOp::run`] over 64-bit operands: lane `l`'s sources are `sources(l)`, its result
+    /// goes to `out[l]`, in the lanes of `exec`; returns the lane mask produced.
+    pub(super) fn run_wide(
+        &self,
+        env: Env,
+        vcc: u64,
+        exec: u64,
+        sources: impl Fn(usize) -> [u64; 3],
+        out: &mut [u64; LANES],
+    ) -> u64 {
+        let mut mask_out = 0u64;
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let [a, b, c] = sources(l);
+            let (r, flag) = (self.func)(&Ln::plain(env, l, vcc), a, b, c);
+            mask_out |= u64::from(flag) << l;
+            out[l] = r;
         }
         mask_out
     }
@@ -1559,9 +1603,9 @@ macro_rules! h2 {
     ($e:ident, $a:ident, $b:ident => $body:expr) => {
         |ln: &Ln, a: u64, b: u64, _c: u64| {
             let $e = &ln.env;
-            let $a = $e.in16(h(a)).to_f32();
-            let $b = $e.in16(h(b)).to_f32();
-            f16r($e, f16::from_f32($body))
+            let (x, y) = ($e.in16(h(a)), $e.in16(h(b)));
+            let ($a, $b) = (x.to_f32(), y.to_f32());
+            f16r($e, float::nan_rule16(f16::from_f32($body), &[x, y]))
         }
     };
 }
@@ -1825,7 +1869,7 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_fmac_f32 | v_fmamk_f32 | v_fmaak_f32 | v_fma_f32 => {
             f3!(e, a, b, c => float::fma32(a, b, c))
         }
-        v_fmac_f64 | v_fma_f64 => d3!(e, a, b, c => a.mul_add(b, c)),
+        v_fmac_f64 | v_fma_f64 => d3!(e, a, b, c => float::fma64(a, b, c)),
         v_add_u32 => |ln, a, b, _| v(unsigned_result(u32s(a) + u32s(b), 32, ln.clamp)),
         v_sub_u32 => |ln, a, b, _| v(unsigned_result(u32s(a) - u32s(b), 32, ln.clamp)),
         v_subrev_u32 => |ln, a, b, _| v(unsigned_result(u32s(b) - u32s(a), 32, ln.clamp)),
@@ -1837,8 +1881,10 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_mul_f16 => h2!(e, a, b => a * b),
         v_mac_f16 => |ln, a, b, c| {
             let e = &ln.env;
-            let p = f16::from_f32(e.in16(h(a)).to_f32() * e.in16(h(b)).to_f32());
-            f16r(e, f16::from_f32(p.to_f32() + e.in16(h(c)).to_f32()))
+            let (x, y, z) = (e.in16(h(a)), e.in16(h(b)), e.in16(h(c)));
+            let p = f16::from_f32(x.to_f32() * y.to_f32());
+            let r = f16::from_f32(p.to_f32() + z.to_f32());
+            f16r(e, float::nan_rule16(r, &[x, y, z]))
         },
         v_max_f16 => |ln, a, b, _| {
             f16r(
@@ -1936,18 +1982,13 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_or3_b32 => i3!(a, b, c => a | b | c),
         v_fma_f16 => |ln, a, b, c| {
             let e = &ln.env;
-            f16r(
-                e,
-                float::f16_of_f64(
-                    e.in16(h(a))
-                        .to_f64()
-                        .mul_add(e.in16(h(b)).to_f64(), e.in16(h(c)).to_f64()),
-                ),
-            )
+            let (x, y, z) = (e.in16(h(a)), e.in16(h(b)), e.in16(h(c)));
+            let r = float::f16_of_f64(x.to_f64().mul_add(y.to_f64(), z.to_f64()));
+            f16r(e, float::nan_rule16(r, &[x, y, z]))
         },
         v_lshl_add_u64 => |_, a, b, c| v64((a << (b as u32 & 63)).wrapping_add(c)),
-        v_add_f64 => d2!(e, a, b => a + b),
-        v_mul_f64 => d2!(e, a, b => a * b),
+        v_add_f64 => d2!(e, a, b => float::nan_rule64(a + b, a, b)),
+        v_mul_f64 => d2!(e, a, b => float::nan_rule64(a * b, a, b)),
         v_min_f64 => d2!(e, a, b => float::min64(a, b)),
         v_max_f64 => d2!(e, a, b => float::max64(a, b)),
         v_ldexp_f64 => {
@@ -2588,9 +2629,9 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                         if negbit(k, hi) { -x } else { x }
                     };
                     let r = match op {
-                        v_pk_fma_f32 => g(0).mul_add(g(1), g(2)),
-                        v_pk_mul_f32 => g(0) * g(1),
-                        _ => g(0) + g(1),
+                        v_pk_fma_f32 => float::fma32(g(0), g(1), g(2)),
+                        v_pk_mul_f32 => float::nan_rule32(g(0) * g(1), g(0), g(1)),
+                        _ => float::nan_rule32(g(0) + g(1), g(0), g(1)),
                     };
                     *slot = env.out32(r).to_bits();
                     if inst.clamp {
@@ -2619,18 +2660,22 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                             srcs[k][l]
                         } as u16)
                     };
-                    let gf = |k: usize| -> f32 {
-                        let x = env.in16(f16::from_bits(g(k))).to_f32();
+                    let gh = |k: usize| -> f16 {
+                        let x = env.in16(f16::from_bits(g(k)));
                         if negbit(k, hi) { -x } else { x }
                     };
+                    let gf = |k: usize| gh(k).to_f32();
+                    let ruled = |r: f16, n: usize| {
+                        let src = [gh(0), gh(1), gh(2)];
+                        env.out16(float::nan_rule16(r, &src[..n])).to_bits()
+                    };
                     let r: u16 = match op {
-                        v_pk_add_f16 => env.out16(f16::from_f32(gf(0) + gf(1))).to_bits(),
-                        v_pk_mul_f16 => env.out16(f16::from_f32(gf(0) * gf(1))).to_bits(),
-                        v_pk_fma_f16 => env
-                            .out16(float::f16_of_f64(
-                                (gf(0) as f64).mul_add(gf(1) as f64, gf(2) as f64),
-                            ))
-                            .to_bits(),
+                        v_pk_add_f16 => ruled(f16::from_f32(gf(0) + gf(1)), 2),
+                        v_pk_mul_f16 => ruled(f16::from_f32(gf(0) * gf(1)), 2),
+                        v_pk_fma_f16 => ruled(
+                            float::f16_of_f64((gf(0) as f64).mul_add(gf(1) as f64, gf(2) as f64)),
+                            3,
+                        ),
                         v_pk_min_f16 => f16::from_f32(float::min32(gf(0), gf(1))).to_bits(),
                         v_pk_max_f16 => f16::from_f32(float::max32(gf(0), gf(1))).to_bits(),
                         v_pk_add_u16 => u16_result(g(0) as i64 + g(1) as i64, inst.clamp),

@@ -27,9 +27,11 @@ use super::{Ctx, Flow, is_known_source};
 mod float_compare;
 mod mixed;
 mod wide_float;
+mod wide_lanes;
 
 use float_compare::{FloatComparePlan, float_compare_plan, run_float_compare};
 use mixed::{MixPlan, mix_plan, run_mix};
+use wide_lanes::{WideLanePlan, run_wide_lane_plan, wide_lane_plan};
 
 use wide_float::{
     DoublePlan, HalfPlan, PackedPlan, double_plan, half_plan, packed_plan, run_double, run_half,
@@ -272,6 +274,23 @@ enum Wide {
     Value(u64),
 }
 
+/// A source of 64-bit lanes (or of 32-bit lanes, zero-extended) with its sign bit cleared
+/// (abs), then flipped (neg).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Src64 {
+    from: Wide,
+    clear: u64,
+    flip: u64,
+}
+
+impl Src64 {
+    /// Lane `l`'s value.
+    #[inline(always)]
+    fn lane(&self, w: &Wave, l: usize) -> u64 {
+        (wide_lanes(w, &self.from).lane(l) & !self.clear) ^ self.flip
+    }
+}
+
 /// A VALU operation with a 64-bit result in a VGPR pair.
 pub(crate) struct WidePlan {
     /// A right shift (`v_lshrrev_b64`: `base >> shift`); else `(base << shift) + add`.
@@ -407,6 +426,7 @@ pub(crate) enum Plan {
     Lanes(LanePlan),
     Sdwa(Box<SdwaPlan>),
     Mix(MixPlan),
+    WideLanes(Box<WideLanePlan>),
 }
 
 /// The plans of a decoded program, one per instruction.
@@ -467,7 +487,8 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
                 return float_compare_plan(inst)
                     .map(Plan::FloatCompare)
                     .or_else(|| wide_compare_plan(inst).map(Plan::WideCompare))
-                    .or_else(|| lane_plan(inst).map(Plan::Lanes));
+                    .or_else(|| lane_plan(inst).map(Plan::Lanes))
+                    .or_else(|| wide_lanes_plan(inst));
             }
             if matches!(
                 inst.op,
@@ -489,6 +510,7 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
             wide_plan(inst)
                 .map(Plan::Wide)
                 .or_else(|| lane_plan(inst).map(Plan::Lanes))
+                .or_else(|| wide_lanes_plan(inst))
         }
         Enc::Vop3p => packed_plan(inst)
             .map(Plan::Packed)
@@ -508,6 +530,10 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
         Enc::Smem => scalar_load_plan(inst).map(Plan::ScalarLoad),
         _ => None,
     }
+}
+
+fn wide_lanes_plan(inst: &Inst) -> Option<Plan> {
+    wide_lane_plan(inst).map(|p| Plan::WideLanes(Box::new(p)))
 }
 
 fn scalar_load_plan(inst: &Inst) -> Option<ScalarLoad> {
@@ -967,17 +993,23 @@ fn run_sdwa(w: &mut Wave, p: &SdwaPlan) -> bool {
 
 /// Counts a lane plan's lanes and writes the lane mask it produced (`mask`, under `exec`).
 fn write_lane_masks(w: &mut Wave, p: &LanePlan, exec: u64, mask: u64) {
+    write_mask_out(w, p.op.out, p.sdst, exec, mask);
+}
+
+/// Counts the lanes of an operation writing `out` and writes the lane mask it produced
+/// (`mask`, under `exec`) to `sdst`.
+fn write_mask_out(w: &mut Wave, out: LaneOut, sdst: u16, exec: u64, mask: u64) {
     w.lane_insts += exec.count_ones() as u64;
-    match p.op.out {
+    match out {
         LaneOut::Row => {}
         LaneOut::RowAndMask => {
             // The lanes outside EXEC keep their bits, as the general path leaves them.
-            let keep = w.sgpr64(p.sdst) & !exec;
-            w.set_sgpr64(p.sdst, keep | mask);
+            let keep = w.sgpr64(sdst) & !exec;
+            w.set_sgpr64(sdst, keep | mask);
         }
         LaneOut::Mask { exec: cmpx } => {
             // The lanes outside EXEC read 0.
-            w.set_sgpr64(p.sdst, mask);
+            w.set_sgpr64(sdst, mask);
             if cmpx {
                 w.set_exec(mask);
             }
@@ -1649,6 +1681,11 @@ pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, plan: &Plan, class: u8) -> Op
         }
         Plan::Mix(p) => {
             if !run_mix(w, p) {
+                return None;
+            }
+        }
+        Plan::WideLanes(p) => {
+            if !run_wide_lane_plan(w, p) {
                 return None;
             }
         }
@@ -2698,6 +2735,20 @@ mod tests {
             "v_lshl_add_u64",
             "v_lshlrev_b64",
             "v_mov_b64",
+            "v_cvt_f64_f32",
+            "v_cvt_f32_f64",
+            "v_cvt_f64_i32",
+            "v_cvt_u32_f64",
+            "v_rcp_f64",
+            "v_sqrt_f64",
+            "v_fract_f64",
+            "v_ldexp_f64",
+            "v_max_f64",
+            "v_div_scale_f64",
+            "v_div_fmas_f64",
+            "v_div_fixup_f64",
+            "v_cmp_class_f64",
+            "v_cmpx_lt_f64",
         ] {
             assert!(planned.contains(op), "{op} was never planned");
         }

@@ -1,0 +1,117 @@
+//! Plans of the VALU operations with a 64-bit operand whose general-path semantics are their
+//! lane function alone: conversions to and from f64 (`v_cvt_f64_f32`, `v_cvt_f32_f64`,
+//! `v_cvt_f64_i32`, ...), the f64 rounding, reciprocal, square-root, ldexp and frexp
+//! operations, the f64 division steps (`v_div_scale_f64`, `v_div_fmas_f64`,
+//! `v_div_fixup_f64`), f64 min and max, and the f64 compares and class tests the compare plans
+//! do not take. Each runs the general path's own lane function lane by lane (so the bits are
+//! the reference's), with its operands resolved once: VGPR pairs and rows, SGPR pairs and
+//! registers, constants, and the neg/abs sign bits the operand's type has.
+
+use crate::decode::{Enc, Inst, Ty, VCC};
+use crate::wave::{LANES, Wave};
+
+use super::super::float::Env;
+use super::super::vector::{LaneOp, LaneOut, is_wide, wide_lane_op};
+use super::{Src64, Wide, compare_dst, wide_source, write_mask_out};
+
+/// An operation with a 64-bit source or result, run by its lane function.
+pub(crate) struct WideLanePlan {
+    op: LaneOp,
+    /// The destination row, or the low row of the destination pair.
+    dst: u16,
+    /// Whether the result is 64-bit (a VGPR pair).
+    wide_dst: bool,
+    /// The lane mask the operation writes, when it writes one.
+    sdst: u16,
+    src: [Src64; 3],
+}
+
+pub(super) fn wide_lane_plan(inst: &Inst) -> Option<WideLanePlan> {
+    let op = wide_lane_op(inst)?;
+    let types = inst.op.types();
+    let mut src = [Src64 {
+        from: Wide::Value(0),
+        clear: 0,
+        flip: 0,
+    }; 3];
+    for (k, s) in src.iter_mut().enumerate().take((types.len() - 1).min(3)) {
+        *s = source(inst, k, types[k + 1])?;
+    }
+    let mask_only = matches!(op.out, LaneOut::Mask { .. });
+    let wide_dst = !mask_only && is_wide(types[0]);
+    let dst = if mask_only {
+        0
+    } else {
+        (Wave::vslot(inst.dst) & 511) as u16
+    };
+    if wide_dst && dst >= 511 {
+        return None;
+    }
+    Some(WideLanePlan {
+        op,
+        dst,
+        wide_dst,
+        sdst: match op.out {
+            LaneOut::Mask { .. } => compare_dst(inst),
+            _ if inst.enc == Enc::Vop3 => inst.sdst,
+            _ => VCC,
+        },
+        src,
+    })
+}
+
+/// Source `k` of type `ty`, with the sign modifiers the general path applies to that type
+/// (bit 63 of f64 and untyped 64-bit operands, bit 31 of 32-bit ones); none when another type
+/// has them.
+fn source(inst: &Inst, k: usize, ty: Ty) -> Option<Src64> {
+    let (neg, abs) = (inst.neg >> k & 1 != 0, inst.abs >> k & 1 != 0);
+    let sign: u64 = match ty {
+        Ty::F64 | Ty::B64 => 1 << 63,
+        Ty::F32 | Ty::B32 => 1 << 31,
+        _ if !neg && !abs => 0,
+        _ => return None,
+    };
+    let clear = if abs { sign } else { 0 };
+    let flip = if neg { sign } else { 0 };
+    Some(match wide_source(inst, k)? {
+        Wide::Value(v) => Src64 {
+            from: Wide::Value((v & !clear) ^ flip),
+            clear: 0,
+            flip: 0,
+        },
+        from => Src64 { from, clear, flip },
+    })
+}
+
+/// Runs a [`WideLanePlan`]; false (nothing changed) under a directed rounding mode, which the
+/// general path handles for float operations.
+pub(super) fn run_wide_lane_plan(w: &mut Wave, p: &WideLanePlan) -> bool {
+    if p.op.float && w.mode & 0xF != 0 {
+        return false;
+    }
+    let exec = w.exec();
+    let vcc = if p.op.reads_vcc { w.vcc() } else { 0 };
+    let mut out = [0u64; LANES];
+    let sources = |l: usize| p.src.map(|s| s.lane(w, l));
+    let mask =
+        p.op.run_wide(Env::from_mode(w.mode), vcc, exec, sources, &mut out);
+    if !matches!(p.op.out, LaneOut::Mask { .. }) {
+        write_lanes(w, p, exec, &out);
+    }
+    write_mask_out(w, p.op.out, p.sdst, exec, mask);
+    true
+}
+
+/// The results of the lanes of `exec` into the destination row or pair.
+fn write_lanes(w: &mut Wave, p: &WideLanePlan, exec: u64, out: &[u64; LANES]) {
+    let d = p.dst as usize;
+    let mut m = exec;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        w.v[d][l] = out[l] as u32;
+        if p.wide_dst {
+            w.v[d + 1][l] = (out[l] >> 32) as u32;
+        }
+    }
+}
