@@ -383,6 +383,8 @@ pub(crate) struct MaskPlan {
     saveexec: bool,
     /// SCC becomes whether the result is non-zero.
     sets_scc: bool,
+    /// The result is 32-bit (one SGPR).
+    narrow: bool,
 }
 
 /// A scalar load (`s_load_dword*`) from an SGPR-pair base and an immediate offset.
@@ -738,12 +740,25 @@ fn mask_plan(inst: &Inst, src: [Scalar; 2]) -> Option<MaskPlan> {
         // Compares: SCC is the result.
         s_cmp_eq_u64 => (|a, b, _| (a == b) as u64, false, true),
         s_cmp_lg_u64 => (|a, b, _| (a != b) as u64, false, true),
+        // Counts and searches of a lane mask into one SGPR (a search finding nothing: all ones).
+        s_bcnt1_i32_b64 => (|a, _, _| a.count_ones().into(), false, true),
+        s_bcnt0_i32_b64 => (|a, _, _| a.count_zeros().into(), false, true),
+        s_ff1_i32_b64 => (
+            |a, _, _| wide_first_bit(a, a.trailing_zeros()),
+            false,
+            false,
+        ),
+        s_flbit_i32_b64 => (|a, _, _| wide_first_bit(a, a.leading_zeros()), false, false),
         _ => return None,
     };
     let compare = matches!(inst.op, s_cmp_eq_u64 | s_cmp_lg_u64);
+    let narrow = matches!(
+        inst.op,
+        s_bcnt1_i32_b64 | s_bcnt0_i32_b64 | s_ff1_i32_b64 | s_flbit_i32_b64
+    );
     let family = if compare {
         Enc::Sopc
-    } else if matches!(inst.op, s_mov_b64 | s_not_b64 | s_getpc_b64) || saveexec {
+    } else if matches!(inst.op, s_mov_b64 | s_not_b64 | s_getpc_b64) || saveexec || narrow {
         Enc::Sop1
     } else {
         Enc::Sop2
@@ -757,6 +772,7 @@ fn mask_plan(inst: &Inst, src: [Scalar; 2]) -> Option<MaskPlan> {
         src,
         saveexec,
         sets_scc,
+        narrow,
     })
 }
 
@@ -767,6 +783,10 @@ fn nonzero(r: u32) -> (u32, Option<bool>) {
 /// A bit position `at` found in `a`, or all ones when `a` has no bit set.
 fn first_bit(a: u32, at: u32) -> u32 {
     if a == 0 { u32::MAX } else { at }
+}
+
+fn wide_first_bit(a: u64, at: u32) -> u64 {
+    u64::from(if a == 0 { u32::MAX } else { at })
 }
 
 /// `s_lshl<n>_add_u32`: the sum and its carry-out.
@@ -1754,8 +1774,10 @@ fn run_mask(w: &mut Wave, p: &MaskPlan) {
         return;
     }
     let r = (p.run)(a, p.src[1].read64(w), w.scc);
-    if let Some(d) = p.dst {
-        w.set_sgpr64(d, r);
+    match p.dst {
+        Some(d) if p.narrow => w.set_sgpr(d, r as u32),
+        Some(d) => w.set_sgpr64(d, r),
+        None => {}
     }
     if p.sets_scc {
         w.scc = r != 0;
@@ -2550,6 +2572,10 @@ mod tests {
             "s_flbit_i32_b32",
             "s_sext_i32_i8",
             "s_sext_i32_i16",
+            "s_bcnt1_i32_b64",
+            "s_bcnt0_i32_b64",
+            "s_ff1_i32_b64",
+            "s_flbit_i32_b64",
             "s_addk_i32",
             "s_mulk_i32",
             "s_cmpk_lt_i32",
