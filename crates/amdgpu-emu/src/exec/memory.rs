@@ -8,7 +8,7 @@ use crate::memory::{load_bytes, rmw32, rmw64, store_bytes};
 use crate::wave::row8;
 use crate::wave::{LANES, VReg, Wave};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use super::atomic::{Atomic, Rmw, atomic};
 use super::{Ctx, Flow, Step, illegal, sread};
@@ -1769,21 +1769,61 @@ fn contiguous_dwords(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalAccess) -> bool 
     }
     let words = base.as_ptr() as *mut u32;
     let k = p.dwords as usize;
-    for j in 0..k {
-        let r = (p.reg as usize + j) & 511;
-        for l in 0..LANES {
-            // SAFETY: dword `k * l + j` of the `4 * k * 64` bytes the memory translated, 4-byte
-            // aligned (the base is), accessed atomically as the `GlobalMemory` contract asks.
-            let a = unsafe { AtomicU32::from_ptr(words.add(k * l + j)) };
-            if p.store {
-                a.store(w.v[r][l], Ordering::Relaxed);
-            } else {
-                w.v[r][l] = a.load(Ordering::Relaxed);
+    if cfg!(target_endian = "little") && (base.as_ptr() as usize).is_multiple_of(8) {
+        // SAFETY: the `4 * k * 64` bytes the memory translated, 8-byte aligned.
+        unsafe {
+            match k {
+                1 => contiguous_pairs::<1>(w, p, words),
+                2 => contiguous_pairs::<2>(w, p, words),
+                3 => contiguous_pairs::<3>(w, p, words),
+                _ => contiguous_pairs::<4>(w, p, words),
+            }
+        }
+    } else {
+        for j in 0..k {
+            let r = (p.reg as usize + j) & 511;
+            for l in 0..LANES {
+                // SAFETY: dword `k * l + j` of the `4 * k * 64` bytes the memory translated,
+                // 4-byte aligned (the base is), accessed atomically as the `GlobalMemory`
+                // contract asks.
+                let a = unsafe { AtomicU32::from_ptr(words.add(k * l + j)) };
+                if p.store {
+                    a.store(w.v[r][l], Ordering::Relaxed);
+                } else {
+                    w.v[r][l] = a.load(Ordering::Relaxed);
+                }
             }
         }
     }
     w.lane_insts += LANES as u64;
     true
+}
+
+/// The copy of [`contiguous_dwords`] for `K`-dword units, two dwords (the same lane's or two
+/// neighbours') per relaxed 8-byte atomic access: half the accesses of one per dword, each
+/// dword still read or written whole.
+///
+/// # Safety
+///
+/// `words` is valid for `4 * K * 64` bytes of atomic accesses and 8-byte aligned; the host is
+/// little-endian (the lower-addressed dword is the low half).
+#[inline(always)]
+unsafe fn contiguous_pairs<const K: usize>(w: &mut Wave, p: &GlobalAccess, words: *mut u32) {
+    let row = |j: usize| (p.reg as usize + j) & 511;
+    for i in 0..K * LANES / 2 {
+        let (d0, d1) = (2 * i, 2 * i + 1);
+        let (lo, hi) = ((row(d0 % K), d0 / K), (row(d1 % K), d1 / K));
+        // SAFETY: dwords `2i` and `2i + 1` of the range, 8-byte aligned (the caller's promise).
+        let a = unsafe { AtomicU64::from_ptr(words.add(d0) as *mut u64) };
+        if p.store {
+            let x = w.v[lo.0][lo.1] as u64 | (w.v[hi.0][hi.1] as u64) << 32;
+            a.store(x, Ordering::Relaxed);
+        } else {
+            let x = a.load(Ordering::Relaxed);
+            w.v[lo.0][lo.1] = x as u32;
+            w.v[hi.0][hi.1] = (x >> 32) as u32;
+        }
+    }
 }
 
 /// A GLOBAL or FLAT atomic (`global_atomic_add`, `flat_atomic_cmpswap_x2`, ...), its
