@@ -84,12 +84,11 @@ impl Wave {
     }
 
     pub fn exec(&self) -> u64 {
-        self.s[EXEC as usize] as u64 | (self.s[EXEC as usize + 1] as u64) << 32
+        self.sgpr64(EXEC)
     }
 
     pub fn set_exec(&mut self, v: u64) {
-        self.s[EXEC as usize] = v as u32;
-        self.s[EXEC as usize + 1] = (v >> 32) as u32;
+        self.set_sgpr64(EXEC, v);
     }
 
     pub fn vcc(&self) -> u64 {
@@ -113,7 +112,17 @@ impl Wave {
         }
     }
 
+    /// Write a 64-bit scalar register pair at operand code `c` (a half at code 128 or above is
+    /// not written). A pair is written with one 8-byte store where it can be, so that the
+    /// 8-byte read of [`Wave::sgpr64`] that usually follows takes the value straight from the
+    /// store (two 4-byte stores read by one 8-byte load stall the host's pipeline).
     pub fn set_sgpr64(&mut self, c: u16, v: u64) {
+        if cfg!(target_endian = "little") && (c as usize) < 127 {
+            // SAFETY: `c + 1 < 128`: dwords `c` and `c + 1` of the register array; on a
+            // little-endian host the low half lands in dword `c`. Unaligned store.
+            unsafe { (self.s.as_mut_ptr().add(c as usize) as *mut u64).write_unaligned(v) };
+            return;
+        }
         self.set_sgpr(c, v as u32);
         self.set_sgpr(c + 1, (v >> 32) as u32);
     }

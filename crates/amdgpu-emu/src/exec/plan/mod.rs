@@ -66,6 +66,15 @@ impl Src {
             flip: 0,
         }
     }
+
+    /// The value of every lane, when the source is not a row.
+    fn uniform(&self, w: &Wave) -> Option<u32> {
+        match self.from {
+            Origin::Row(_) => None,
+            Origin::Sgpr(c) => Some((w.s[c as usize] & !self.clear) ^ self.flip),
+            Origin::Value(x) => Some(x),
+        }
+    }
 }
 
 /// A 64-bit lane mask source (condition or carry-in).
@@ -97,6 +106,8 @@ pub(crate) struct RowPlan {
     float: bool,
     /// An f32 fused multiply-add (its sources in `src` order a * b + c).
     fma: bool,
+    /// `v_mov_b32`: a source that is one value for every lane is written without staging.
+    moves: bool,
 }
 
 /// A one-dword VALU operation without a plan of its own: the general path's lane function run
@@ -896,6 +907,7 @@ fn row_plan(inst: &Inst, run: RowFn) -> Option<RowPlan> {
             .iter()
             .any(|t| matches!(t, Ty::F16 | Ty::F32 | Ty::F64 | Ty::PF32 | Ty::P16)),
         fma,
+        moves: op == v_mov_b32,
     })
 }
 
@@ -1592,6 +1604,30 @@ impl SrcLanes {
             SrcLanes::Same(v) => _mm256_set1_epi32(v as i32),
         }
     }
+
+    /// Every lane, as eight vectors of eight (one choice of the source's kind for all).
+    ///
+    /// # Safety
+    ///
+    /// As [`SrcLanes::eight`].
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn all(self) -> [std::arch::x86_64::__m256i; LANES / 8] {
+        use std::arch::x86_64::*;
+        match self {
+            SrcLanes::Row(row, clear, flip) => {
+                let (clear, flip) = (
+                    _mm256_set1_epi32(clear as i32),
+                    _mm256_set1_epi32(flip as i32),
+                );
+                // SAFETY: passed on from the caller; `c` < 8.
+                std::array::from_fn(|c| {
+                    _mm256_xor_si256(_mm256_andnot_si256(clear, unsafe { row8(row, c) }), flip)
+                })
+            }
+            SrcLanes::Same(v) => [_mm256_set1_epi32(v as i32); LANES / 8],
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -1888,6 +1924,13 @@ fn run_rows(w: &mut Wave, p: &RowPlan) {
     {
         return;
     }
+    if p.moves
+        && let Some(x) = p.src[0].uniform(w)
+    {
+        write_row(&mut w.v[p.dst as usize], &[x; LANES], exec);
+        w.lane_insts += exec.count_ones() as u64;
+        return;
+    }
     let env = Env::from_mode(w.mode);
     let cond = mask_value(w, p.cond);
     let s = staged(w, &p.src, p.reads);
@@ -1987,9 +2030,10 @@ fn compare_avx2(w: &Wave, p: &ComparePlan) -> u64 {
     // Unsigned order is the signed order of the values with their top bit flipped.
     let sign = _mm256_set1_epi32(if r.unsigned { i32::MIN } else { 0 });
     let mut m = 0u64;
+    // SAFETY: the source rows are 64-lane rows of the register file.
+    let (xs, ys) = unsafe { (a.all(), b.all()) };
     for c in 0..LANES / 8 {
-        // SAFETY: the source rows are 64-lane rows of the register file; `c` < 8.
-        let (x, y) = unsafe { (a.eight(c), b.eight(c)) };
+        let (x, y) = (xs[c], ys[c]);
         let t = if r.greater {
             _mm256_cmpgt_epi32(_mm256_xor_si256(x, sign), _mm256_xor_si256(y, sign))
         } else {
@@ -2042,10 +2086,10 @@ fn carry_avx2(w: &mut Wave, p: &CarryPlan) {
     let below = |x, y| _mm256_cmpgt_epi32(_mm256_xor_si256(y, sign), _mm256_xor_si256(x, sign));
     let mut sums = [_mm256_setzero_si256(); LANES / 8];
     let mut carry_out = 0u64;
+    // SAFETY: the source rows are 64-lane rows of the register file, not written yet.
+    let (xs, ys) = unsafe { (a.all(), b.all()) };
     for (c, sum) in sums.iter_mut().enumerate() {
-        // SAFETY: the source rows are 64-lane rows of the register file, not written yet;
-        // `c` < 8.
-        let (x, y) = unsafe { (a.eight(c), b.eight(c)) };
+        let (x, y) = (xs[c], ys[c]);
         // All ones in the lanes with a carry (borrow) in: subtracting them adds one, adding
         // them subtracts one.
         let ones = lanes_of(carry_in >> (8 * c));
