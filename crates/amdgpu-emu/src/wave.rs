@@ -14,6 +14,12 @@ pub(crate) const STAGE: usize = VREGS;
 /// Staging rows per wave.
 pub(crate) const STAGE_ROWS: usize = 4;
 
+/// The first splat row (after the staging rows): a row holding one value in every lane, for
+/// a scalar or constant source of a whole-row operation; only [`Wave::splat`] writes them.
+pub(crate) const SPLAT: usize = STAGE + STAGE_ROWS;
+/// Splat rows per wave, one per source position.
+pub(crate) const SPLAT_ROWS: usize = 3;
+
 /// One lane-vector register.
 pub(crate) type VReg = [u32; LANES];
 
@@ -23,8 +29,11 @@ pub(crate) struct Wave {
     /// M0, EXEC).
     pub s: [u32; 128],
     /// VGPRs (0..256) and AGPRs (256..512), each 64 lanes, then [`STAGE_ROWS`] staging rows
-    /// of whole-row operations (splatted and sign-modified source copies) from [`STAGE`].
+    /// of whole-row operations (sign-modified source copies) from [`STAGE`], then
+    /// [`SPLAT_ROWS`] splat rows from [`SPLAT`].
     pub v: Box<[VReg]>,
+    /// The value each splat row holds in every lane (`None`: not known).
+    splats: [Option<u32>; SPLAT_ROWS],
     pub scc: bool,
     /// Index of the next instruction in the program.
     pub pc: usize,
@@ -51,7 +60,8 @@ impl Wave {
     pub fn new() -> Wave {
         Wave {
             s: [0; 128],
-            v: vec![[0u32; LANES]; VREGS + STAGE_ROWS].into_boxed_slice(),
+            v: vec![[0u32; LANES]; VREGS + STAGE_ROWS + SPLAT_ROWS].into_boxed_slice(),
+            splats: [None; SPLAT_ROWS],
             scc: false,
             pc: 0,
             mode: 0,
@@ -125,6 +135,17 @@ impl Wave {
         }
         self.set_sgpr(c, v as u32);
         self.set_sgpr(c + 1, (v >> 32) as u32);
+    }
+
+    /// Splat row `k` (< [`SPLAT_ROWS`]) holding `x` in every lane: written unless it holds
+    /// `x` already (a scalar source read again with the same value, in a loop or by the next
+    /// wave of the work-group, is not copied 64 times again).
+    pub fn splat(&mut self, k: usize, x: u32) -> usize {
+        if self.splats[k] != Some(x) {
+            self.v[SPLAT + k] = [x; LANES];
+            self.splats[k] = Some(x);
+        }
+        SPLAT + k
     }
 
     /// The VGPR/AGPR slot of a vector operand code.

@@ -1832,22 +1832,22 @@ fn staged(w: &mut Wave, src: &[Src; 3], reads: u8) -> [usize; 3] {
     })
 }
 
-/// The row slot of source `k`: a VGPR row in place, else staging row `k` filled with the
-/// splat or the sign-modified copy.
+/// The row slot of source `k`: a VGPR row in place, staging row `k` filled with the
+/// sign-modified copy, or splat row `k` holding the scalar or constant value.
 #[inline(always)]
 fn slot(w: &mut Wave, k: usize, src: &Src) -> usize {
-    let stage = STAGE + k;
     match src.from {
-        Origin::Row(slot) if src.clear | src.flip == 0 => return slot as usize,
+        Origin::Row(slot) if src.clear | src.flip == 0 => slot as usize,
         Origin::Row(slot) => {
+            let stage = STAGE + k;
             for l in 0..LANES {
                 w.v[stage][l] = (w.v[slot as usize][l] & !src.clear) ^ src.flip;
             }
+            stage
         }
-        Origin::Sgpr(c) => w.v[stage] = [(w.s[c as usize] & !src.clear) ^ src.flip; LANES],
-        Origin::Value(x) => w.v[stage] = [x; LANES],
+        Origin::Sgpr(c) => w.splat(k, (w.s[c as usize] & !src.clear) ^ src.flip),
+        Origin::Value(x) => w.splat(k, x),
     }
-    stage
 }
 
 fn mask_value(w: &Wave, m: Mask) -> u64 {
@@ -2821,6 +2821,35 @@ mod tests {
             "v_cmpx_lt_f64",
         ] {
             assert!(planned.contains(op), "{op} was never planned");
+        }
+    }
+
+    /// A scalar source's splat row is reused while the SGPR keeps its value and rewritten when
+    /// it changes (back to an earlier value too): one wave, one planned instruction run again
+    /// and again, against the per-lane reference.
+    #[test]
+    fn splat_rows_follow_their_scalar_sources() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        // v_add_u32_e32 v5, s3, v6
+        let mut inst = templates()[0];
+        (inst.op, inst.dst, inst.src) = (v_add_u32, VGPR + 5, [3, VGPR + 6, 0]);
+        let plan = inst_plan(&inst).expect("a row plan");
+        let mut r = 7;
+        let [mut a, mut b] = waves(&mut r, u64::MAX, 0xF0);
+        for (round, s3) in [1u32, 1, 2, 1, 1, u32::MAX].into_iter().enumerate() {
+            (a.s[3], b.s[3]) = (s3, s3);
+            let what = format!("round {round}, s3 = {s3:#x}");
+            let ran = against_reference(
+                &mut parts,
+                &prog,
+                Some(&plan),
+                &inst,
+                [&mut a, &mut b],
+                &what,
+            );
+            assert!(ran, "{what}: the plan ran");
+            assert_eq!(a.v[5][63], a.v[6][63].wrapping_add(s3), "{what}");
         }
     }
 
