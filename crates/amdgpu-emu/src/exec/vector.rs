@@ -904,18 +904,14 @@ fn lane_op_of(inst: &Inst, wide: bool) -> Option<LaneOp> {
     let (func, out) = facts.lane?;
     let plain = inst.ext == Ext::None && inst.omod == 0 && !inst.clamp && inst.op_sel == 0;
     let types = op.types();
+    // A compare's destination is its mask, whatever type it is given.
+    let operands = &types[usize::from(matches!(out, Out::Mask { .. }))..];
     if !plain
         || !matches!(inst.enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3)
-        // A compare's destination is its mask, whatever type it is given.
-        || !types
+        || !operands
             .iter()
-            .skip(usize::from(matches!(out, Out::Mask { .. })))
             .all(|t| matches!(t, Ty::B32 | Ty::F32 | Ty::F16) || wide && is_wide(*t))
-        || wide
-            != types
-                .iter()
-                .skip(usize::from(matches!(out, Out::Mask { .. })))
-                .any(|t| is_wide(*t))
+        || wide != operands.iter().any(|t| is_wide(*t))
         || (0..facts.nsrc).any(|k| op.int16_source(k) && (240..=248).contains(&inst.src[k]))
         || is_mac(op)
         || refused(op).is_some()
@@ -968,19 +964,13 @@ impl LaneOp {
         vcc: u64,
         exec: u64,
     ) -> u64 {
-        let (mut mask_out, row) = (0u64, !matches!(self.out, LaneOut::Mask { .. }));
-        let mut m = exec;
-        while m != 0 {
-            let l = m.trailing_zeros() as usize;
-            m &= m - 1;
-            let [a, b, c] = src.map(|s| u64::from(v[s][l]));
-            let (r, flag) = (self.func)(&Ln::plain(env, l, vcc), a, b, c);
-            mask_out |= u64::from(flag) << l;
+        let row = !matches!(self.out, LaneOut::Mask { .. });
+        let read = |v: &[[u32; LANES]], l: usize| src.map(|s| u64::from(v[s][l]));
+        self.each_lane(v, env, vcc, exec, read, |v, l, r| {
             if row {
                 v[dst][l] = r as u32;
             }
-        }
-        mask_out
+        })
     }
 
     /// [`LaneOp::run`] over 64-bit operands: lane `l`'s sources are `sources(l)`, its result
@@ -993,15 +983,37 @@ impl LaneOp {
         sources: impl Fn(usize) -> [u64; 3],
         out: &mut [u64; LANES],
     ) -> u64 {
+        self.each_lane(
+            out,
+            env,
+            vcc,
+            exec,
+            |_, l| sources(l),
+            |out, l, r| out[l] = r,
+        )
+    }
+
+    /// The lane function in each lane `l` of `exec`, its sources `read(place, l)`, its result
+    /// handed to `write(place, l, r)`; returns the lane mask produced.
+    #[inline(always)]
+    fn each_lane<P: ?Sized>(
+        &self,
+        place: &mut P,
+        env: Env,
+        vcc: u64,
+        exec: u64,
+        read: impl Fn(&P, usize) -> [u64; 3],
+        mut write: impl FnMut(&mut P, usize, u64),
+    ) -> u64 {
         let mut mask_out = 0u64;
         let mut m = exec;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
-            let [a, b, c] = sources(l);
+            let [a, b, c] = read(place, l);
             let (r, flag) = (self.func)(&Ln::plain(env, l, vcc), a, b, c);
             mask_out |= u64::from(flag) << l;
-            out[l] = r;
+            write(place, l, r);
         }
         mask_out
     }

@@ -295,6 +295,34 @@ pub(crate) struct Src64 {
 }
 
 impl Src64 {
+    /// An operand not read.
+    const NONE: Src64 = Src64 {
+        from: Wide::Value(0),
+        clear: 0,
+        flip: 0,
+    };
+
+    /// Source `k` of `inst` read as `ty` ([`wide_source`]), with the sign modifiers the general
+    /// path applies to that type (bit 63 of f64 and untyped 64-bit operands, bit 31 of 32-bit
+    /// ones); `None` when another type has them.
+    fn of(inst: &Inst, k: usize, ty: Ty) -> Option<Src64> {
+        let (neg, abs) = (inst.neg >> k & 1 != 0, inst.abs >> k & 1 != 0);
+        let sign: u64 = match ty {
+            Ty::F64 | Ty::B64 => 1 << 63,
+            Ty::F32 | Ty::B32 => 1 << 31,
+            _ if !neg && !abs => 0,
+            _ => return None,
+        };
+        let (clear, flip) = (if abs { sign } else { 0 }, if neg { sign } else { 0 });
+        Some(match wide_source(inst, k)? {
+            Wide::Value(v) => Src64 {
+                from: Wide::Value((v & !clear) ^ flip),
+                ..Src64::NONE
+            },
+            from => Src64 { from, clear, flip },
+        })
+    }
+
     /// Lane `l`'s value.
     #[inline(always)]
     fn lane(&self, w: &Wave, l: usize) -> u64 {
@@ -501,7 +529,7 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
                     .map(Plan::FloatCompare)
                     .or_else(|| wide_compare_plan(inst).map(Plan::WideCompare))
                     .or_else(|| lane_plan(inst).map(Plan::Lanes))
-                    .or_else(|| wide_lanes_plan(inst));
+                    .or_else(|| wide_lane_plan(inst).map(Plan::WideLanes));
             }
             if matches!(
                 inst.op,
@@ -523,7 +551,7 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
             wide_plan(inst)
                 .map(Plan::Wide)
                 .or_else(|| lane_plan(inst).map(Plan::Lanes))
-                .or_else(|| wide_lanes_plan(inst))
+                .or_else(|| wide_lane_plan(inst).map(Plan::WideLanes))
         }
         Enc::Vop3p => packed_plan(inst)
             .map(Plan::Packed)
@@ -543,10 +571,6 @@ fn inst_plan(inst: &Inst) -> Option<Plan> {
         Enc::Smem => scalar_load_plan(inst).map(Plan::ScalarLoad),
         _ => None,
     }
-}
-
-fn wide_lanes_plan(inst: &Inst) -> Option<Plan> {
-    wide_lane_plan(inst).map(|p| Plan::WideLanes(Box::new(p)))
 }
 
 fn scalar_load_plan(inst: &Inst) -> Option<ScalarLoad> {
@@ -919,22 +943,30 @@ fn lane_plan(inst: &Inst) -> Option<LanePlan> {
     for k in 0..reads {
         src[k] = source(inst, k, types[k + 1])?;
     }
-    let mask_only = matches!(op.out, LaneOut::Mask { .. });
+    let [dst, sdst] = lane_destinations(inst, op.out);
     Some(LanePlan {
         op,
-        dst: if mask_only {
-            0
-        } else {
-            (Wave::vslot(inst.dst) & 511) as u16
-        },
-        sdst: match op.out {
-            LaneOut::Mask { .. } => compare_dst(inst),
-            _ if inst.enc == Enc::Vop3 => inst.sdst,
-            _ => VCC,
-        },
+        dst,
+        sdst,
         src,
         reads: reads as u8,
     })
+}
+
+/// The destination row (0 when the operation writes a mask only) and the lane mask's SGPR
+/// pair of an operation writing `out`.
+fn lane_destinations(inst: &Inst, out: LaneOut) -> [u16; 2] {
+    match out {
+        LaneOut::Mask { .. } => [0, compare_dst(inst)],
+        _ => [
+            (Wave::vslot(inst.dst) & 511) as u16,
+            if inst.enc == Enc::Vop3 {
+                inst.sdst
+            } else {
+                VCC
+            },
+        ],
+    }
 }
 
 /// Runs a [`LanePlan`]; false (nothing changed) under a directed rounding mode, which the

@@ -18,7 +18,7 @@ use super::super::is_known_source;
 use super::super::vector::flush32_bits;
 #[cfg(target_arch = "x86_64")]
 use super::SrcLanes;
-use super::{Origin, Src, Src64, Wide, is_nan32, slot, wide_lanes, write_pair, write_row};
+use super::{Origin, Src, Src64, Wide, is_nan32, slot, write_pair, write_row};
 
 /// The operation of a [`PackedPlan`], [`HalfPlan`] or [`DoublePlan`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -140,38 +140,14 @@ pub(super) fn double_plan(inst: &Inst) -> Option<DoublePlan> {
         return None;
     }
     let nsrc = if inst.op == v_fma_f64 { 3 } else { 2 };
-    let mut src = [Src64 {
-        from: Wide::Value(0),
-        clear: 0,
-        flip: 0,
-    }; 3];
-    for k in 0..nsrc {
-        let (neg, abs) = (inst.neg >> k & 1 != 0, inst.abs >> k & 1 != 0);
-        let (clear, flip) = (u64::from(abs) << 63, u64::from(neg) << 63);
-        src[k] = match inst.src[k] {
-            c if c >= VGPR => Src64 {
-                from: Wide::Pair((Wave::vslot(c) & 511) as u16),
-                clear,
-                flip,
-            },
-            c if c < 128 && is_known_source(c) => Src64 {
-                from: Wide::SPair(c as u8),
-                clear,
-                flip,
-            },
-            c @ (128..=208 | 240..=248 | LITERAL) => Src64 {
-                from: Wide::Value((inline_const(c, Ty::F64, inst.lit)? & !clear) ^ flip),
-                clear: 0,
-                flip: 0,
-            },
-            _ => return None,
-        };
+    let mut src = [Src64::NONE; 3];
+    for (k, s) in src.iter_mut().enumerate().take(nsrc) {
+        *s = Src64::of(inst, k, Ty::F64)?;
     }
     if inst.op == v_fmac_f64 {
         src[2] = Src64 {
             from: Wide::Pair(dst as u16),
-            clear: 0,
-            flip: 0,
+            ..Src64::NONE
         };
     }
     Some(DoublePlan {
@@ -340,9 +316,7 @@ fn double_nans(w: &Wave, p: &DoublePlan, r: &mut [VReg; 2]) {
     for l in 0..LANES {
         let x = u64::from(r[0][l]) | u64::from(r[1][l]) << 32;
         if F64_NAN.is_nan(x) {
-            let src = p
-                .src
-                .map(|s| (wide_lanes(w, &s.from).lane(l) & !s.clear) ^ s.flip);
+            let src = p.src.map(|s| s.lane(w, l));
             let x = F64_NAN.rule(x, &src[..n]);
             (r[0][l], r[1][l]) = (x as u32, (x >> 32) as u32);
         }

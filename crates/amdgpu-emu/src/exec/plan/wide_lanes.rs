@@ -7,12 +7,12 @@
 //! the reference's), with its operands resolved once: VGPR pairs and rows, SGPR pairs and
 //! registers, constants, and the neg/abs sign bits the operand's type has.
 
-use crate::decode::{Enc, Inst, Ty, VCC};
+use crate::decode::Inst;
 use crate::wave::{LANES, Wave};
 
 use super::super::float::Env;
 use super::super::vector::{LaneOp, LaneOut, is_wide, wide_lane_op};
-use super::{Src64, Wide, compare_dst, wide_source, write_mask_out};
+use super::{Src64, lane_destinations, write_mask_out};
 
 /// An operation with a 64-bit source or result, run by its lane function.
 pub(crate) struct WideLanePlan {
@@ -26,61 +26,25 @@ pub(crate) struct WideLanePlan {
     src: [Src64; 3],
 }
 
-pub(super) fn wide_lane_plan(inst: &Inst) -> Option<WideLanePlan> {
+pub(super) fn wide_lane_plan(inst: &Inst) -> Option<Box<WideLanePlan>> {
     let op = wide_lane_op(inst)?;
     let types = inst.op.types();
-    let mut src = [Src64 {
-        from: Wide::Value(0),
-        clear: 0,
-        flip: 0,
-    }; 3];
+    let mut src = [Src64::NONE; 3];
     for (k, s) in src.iter_mut().enumerate().take((types.len() - 1).min(3)) {
-        *s = source(inst, k, types[k + 1])?;
+        *s = Src64::of(inst, k, types[k + 1])?;
     }
-    let mask_only = matches!(op.out, LaneOut::Mask { .. });
-    let wide_dst = !mask_only && is_wide(types[0]);
-    let dst = if mask_only {
-        0
-    } else {
-        (Wave::vslot(inst.dst) & 511) as u16
-    };
+    let wide_dst = !matches!(op.out, LaneOut::Mask { .. }) && is_wide(types[0]);
+    let [dst, sdst] = lane_destinations(inst, op.out);
     if wide_dst && dst >= 511 {
         return None;
     }
-    Some(WideLanePlan {
+    Some(Box::new(WideLanePlan {
         op,
         dst,
         wide_dst,
-        sdst: match op.out {
-            LaneOut::Mask { .. } => compare_dst(inst),
-            _ if inst.enc == Enc::Vop3 => inst.sdst,
-            _ => VCC,
-        },
+        sdst,
         src,
-    })
-}
-
-/// Source `k` of type `ty`, with the sign modifiers the general path applies to that type
-/// (bit 63 of f64 and untyped 64-bit operands, bit 31 of 32-bit ones); none when another type
-/// has them.
-fn source(inst: &Inst, k: usize, ty: Ty) -> Option<Src64> {
-    let (neg, abs) = (inst.neg >> k & 1 != 0, inst.abs >> k & 1 != 0);
-    let sign: u64 = match ty {
-        Ty::F64 | Ty::B64 => 1 << 63,
-        Ty::F32 | Ty::B32 => 1 << 31,
-        _ if !neg && !abs => 0,
-        _ => return None,
-    };
-    let clear = if abs { sign } else { 0 };
-    let flip = if neg { sign } else { 0 };
-    Some(match wide_source(inst, k)? {
-        Wide::Value(v) => Src64 {
-            from: Wide::Value((v & !clear) ^ flip),
-            clear: 0,
-            flip: 0,
-        },
-        from => Src64 { from, clear, flip },
-    })
+    }))
 }
 
 /// Runs a [`WideLanePlan`]; false (nothing changed) under a directed rounding mode, which the
