@@ -1,8 +1,9 @@
 //! The instructions AMD's library kernels and clang-22's matrix and mixed-precision code use,
 //! each run from a corpus kernel (`tests/corpus/library_ops.hip`) on both targets and compared
 //! with a CPU reference: 16-bit compares (with cmpx and SDWA forms), 64-bit and f64 LDS
-//! atomics, acquire-load cache invalidations, every MFMA shape (`tests/corpus/mfma_shapes.hip`),
-//! `v_fma_mix*` and buffer accesses checked against the V#'s record count.
+//! atomics, acquire-load cache invalidations, every MFMA shape and its broadcast controls
+//! (`tests/corpus/mfma_shapes.hip`), `v_fma_mix*` and buffer accesses checked against the V#'s
+//! record count.
 #![allow(clippy::needless_range_loop)]
 
 mod common;
@@ -330,10 +331,138 @@ fn block_products(a: &[f64], b: &[f64], c: &[f64], m: usize, k: usize) -> Vec<f6
     d
 }
 
+/// An MFMA kernel's broadcast controls (`tests/corpus/mfma_shapes.hip`, the `_mods` kernels).
+#[derive(Clone, Copy, Default)]
+struct Controls {
+    cbsz: usize,
+    abid: usize,
+    blgp: usize,
+}
+
+/// An MFMA shape's M, K and blocks.
+type Dims = (usize, usize, usize);
+
+/// (block, row or column, first k) of lane `l`'s A or B values in AMD's layout.
+fn input_place(l: usize, m: usize, k: usize, blocks: usize) -> (usize, usize, usize) {
+    let per_lane = k * m * blocks / 64;
+    ((l / m) % blocks, l % m, (l / (m * blocks)) * per_lane)
+}
+
+/// The A and B matrices an MFMA with `ctl` multiplies, given the ones its registers hold: each
+/// block of an aligned group of 2^cbsz blocks takes A of block `abid` of the group; lane `l`'s
+/// B values come from lane `l % 32` (blgp 1), `32 + l % 32` (2), `(l + 16) % 64` (3) or
+/// `16 * (blgp - 4) + l % 16` (4-7).
+fn controlled(a: &[f64], b: &[f64], (m, k, blocks): Dims, ctl: Controls) -> (Vec<f64>, Vec<f64>) {
+    let mut a2 = a.to_vec();
+    for blk in 0..blocks {
+        let from = (blk >> ctl.cbsz << ctl.cbsz) + ctl.abid;
+        a2[blk * m * k..(blk + 1) * m * k].copy_from_slice(&a[from * m * k..(from + 1) * m * k]);
+    }
+    let mut b2 = b.to_vec();
+    for l in 0..64 {
+        let src = match ctl.blgp {
+            0 => l,
+            1 => l % 32,
+            2 => 32 + l % 32,
+            3 => (l + 16) % 64,
+            g => 16 * (g - 4) + l % 16,
+        };
+        let (blk, j, k0) = input_place(l, m, k, blocks);
+        let (sblk, sj, sk0) = input_place(src, m, k, blocks);
+        for e in 0..k * m * blocks / 64 {
+            b2[(blk * k + k0 + e) * m + j] = b[(sblk * k + sk0 + e) * m + sj];
+        }
+    }
+    (a2, b2)
+}
+
+/// Run one MFMA shape kernel on random inputs and compare D with the exact product of the
+/// matrices it multiplies. Inputs are multiples of 1/2 (integers for i8) small enough that
+/// every sum is exact, so any accumulation order gives these bits; the integer C values sit
+/// near the top of the range so that the 32-bit sums wrap. `neg` negates A, B and C (gfx942's
+/// f64 controls).
+fn check_shape(
+    b: &mut Bench,
+    r: &mut Rng,
+    kernel: &str,
+    (m, k, blocks): Dims,
+    input: Input,
+    ctl: Controls,
+    neg: [bool; 3],
+) {
+    let mut values = |n: usize| -> Vec<f64> {
+        (0..n)
+            .map(|_| match input {
+                Input::I8 => (r.next() % 256) as u8 as i8 as f64,
+                _ => (r.next() % 17) as f64 * 0.5 - 4.0,
+            })
+            .collect()
+    };
+    let (a, bm) = (values(blocks * m * k), values(blocks * k * m));
+    let c: Vec<f64> = (0..blocks * m * m)
+        .map(|i| match input {
+            Input::I8 => (i32::MAX - (i % 1000) as i32) as f64,
+            _ => (i % 13) as f64 * 0.25,
+        })
+        .collect();
+    let put = |b: &mut Bench, v: &[f64]| match input {
+        Input::F32 => b.buf_of(&v.iter().map(|&x| x as f32).collect::<Vec<_>>()),
+        Input::F16 => b.buf_of(&v.iter().map(|&x| f16::from_f64(x)).collect::<Vec<_>>()),
+        Input::Bf16 => b.buf_of(
+            &v.iter()
+                .map(|&x| bf16::from_f64(x).to_bits())
+                .collect::<Vec<_>>(),
+        ),
+        Input::I8 => b.buf_of(&v.iter().map(|&x| x as i8).collect::<Vec<_>>()),
+        Input::F64 => b.buf_of(v),
+        Input::F8(..) => unreachable!("8-bit floats are encoded per operand"),
+    };
+    let (ai, bi) = match input {
+        Input::F8(a_bf8, b_bf8) => (
+            b.buf_of(&a.iter().map(|&x| f8_bits(x, a_bf8)).collect::<Vec<_>>()),
+            b.buf_of(&bm.iter().map(|&x| f8_bits(x, b_bf8)).collect::<Vec<_>>()),
+        ),
+        _ => (put(b, &a), put(b, &bm)),
+    };
+    let sign =
+        |v: &[f64], n: bool| -> Vec<f64> { v.iter().map(|&x| if n { -x } else { x }).collect() };
+    let (ua, ub) = controlled(&a, &bm, (m, k, blocks), ctl);
+    let want = block_products(
+        &sign(&ua, neg[0]),
+        &sign(&ub, neg[1]),
+        &sign(&c, neg[2]),
+        m,
+        k,
+    );
+    let n = c.len();
+    let (ci, d) = match input {
+        Input::I8 => (
+            b.buf_of(&c.iter().map(|&x| x as i32).collect::<Vec<_>>()),
+            b.zeros::<i32>(n),
+        ),
+        Input::F64 => (b.buf_of(&c), b.zeros::<f64>(n)),
+        _ => (
+            b.buf_of(&c.iter().map(|&x| x as f32).collect::<Vec<_>>()),
+            b.zeros::<f32>(n),
+        ),
+    };
+    let args = [Arg::Buf(ai), Arg::Buf(bi), Arg::Buf(ci), Arg::Buf(d)];
+    b.run1(kernel, 64, 64, &args);
+    match input {
+        Input::I8 => {
+            let want: Vec<i32> = want.iter().map(|&x| x as i64 as u32 as i32).collect();
+            assert_eq!(b.read::<i32>(d), want, "{kernel}");
+        }
+        Input::F64 => assert_eq!(b.read::<f64>(d), want, "{kernel}"),
+        _ => {
+            let want: Vec<f32> = want.iter().map(|&x| x as f32).collect();
+            assert_eq!(b.read::<f32>(d), want, "{kernel}");
+        }
+    }
+}
+
 /// Every MFMA shape of both targets against the exact product, through the register layouts
-/// AMD documents. Inputs are multiples of 1/2 (integers for i8) small enough that every sum is
-/// exact, so any accumulation order gives these bits; the integer C values sit near the top of
-/// the range so that the 32-bit sums wrap.
+/// AMD documents.
 #[test]
 fn every_mfma_shape_matches_the_block_products() {
     let mut r = Rng(77);
@@ -343,68 +472,70 @@ fn every_mfma_shape_matches_the_block_products() {
             if only.is_some_and(|o| o != t) {
                 continue;
             }
-            let kernel = &op["v_mfma_".len()..];
             assert_uses(&b, &[op]);
-            let mut values = |n: usize| -> Vec<f64> {
-                (0..n)
-                    .map(|_| match input {
-                        Input::I8 => (r.next() % 256) as u8 as i8 as f64,
-                        _ => (r.next() % 17) as f64 * 0.5 - 4.0,
-                    })
-                    .collect()
-            };
-            let (a, bm) = (values(blocks * m * k), values(blocks * k * m));
-            let c: Vec<f64> = (0..blocks * m * m)
-                .map(|i| match input {
-                    Input::I8 => (i32::MAX - (i % 1000) as i32) as f64,
-                    _ => (i % 13) as f64 * 0.25,
-                })
-                .collect();
-            let put = |b: &mut Bench, v: &[f64]| match input {
-                Input::F32 => b.buf_of(&v.iter().map(|&x| x as f32).collect::<Vec<_>>()),
-                Input::F16 => b.buf_of(&v.iter().map(|&x| f16::from_f64(x)).collect::<Vec<_>>()),
-                Input::Bf16 => b.buf_of(
-                    &v.iter()
-                        .map(|&x| bf16::from_f64(x).to_bits())
-                        .collect::<Vec<_>>(),
-                ),
-                Input::I8 => b.buf_of(&v.iter().map(|&x| x as i8).collect::<Vec<_>>()),
-                Input::F64 => b.buf_of(v),
-                Input::F8(..) => unreachable!("8-bit floats are encoded per operand"),
-            };
-            let (ai, bi) = match input {
-                Input::F8(a_bf8, b_bf8) => (
-                    b.buf_of(&a.iter().map(|&x| f8_bits(x, a_bf8)).collect::<Vec<_>>()),
-                    b.buf_of(&bm.iter().map(|&x| f8_bits(x, b_bf8)).collect::<Vec<_>>()),
-                ),
-                _ => (put(&mut b, &a), put(&mut b, &bm)),
-            };
-            let want = block_products(&a, &bm, &c, m, k);
-            let n = c.len();
-            let (ci, d) = match input {
-                Input::I8 => (
-                    b.buf_of(&c.iter().map(|&x| x as i32).collect::<Vec<_>>()),
-                    b.zeros::<i32>(n),
-                ),
-                Input::F64 => (b.buf_of(&c), b.zeros::<f64>(n)),
-                _ => (
-                    b.buf_of(&c.iter().map(|&x| x as f32).collect::<Vec<_>>()),
-                    b.zeros::<f32>(n),
-                ),
-            };
-            let args = [Arg::Buf(ai), Arg::Buf(bi), Arg::Buf(ci), Arg::Buf(d)];
-            b.run1(kernel, 64, 64, &args);
-            let what = format!("{} {kernel}", t.name());
-            match input {
-                Input::I8 => {
-                    let want: Vec<i32> = want.iter().map(|&x| x as i64 as u32 as i32).collect();
-                    assert_eq!(b.read::<i32>(d), want, "{what}");
-                }
-                Input::F64 => assert_eq!(b.read::<f64>(d), want, "{what}"),
-                _ => {
-                    let want: Vec<f32> = want.iter().map(|&x| x as f32).collect();
-                    assert_eq!(b.read::<f32>(d), want, "{what}");
-                }
+            let kernel = &op["v_mfma_".len()..];
+            let ctl = Controls::default();
+            check_shape(
+                &mut b,
+                &mut r,
+                kernel,
+                (m, k, blocks),
+                input,
+                ctl,
+                [false; 3],
+            );
+        }
+    }
+}
+
+/// The broadcast controls: A of one block used by a group of blocks (cbsz, abid), B's values
+/// taken from other lanes (blgp), and on gfx942 the f64 shapes' negated sources. Each kernel
+/// (`<shape>_mods` in `tests/corpus/mfma_shapes.hip`) is compared with the product of the
+/// matrices the documented rules select; a control gfx942 does not define is refused with a
+/// fault naming it.
+#[test]
+fn mfma_broadcast_controls_select_blocks_lanes_and_signs() {
+    use amdgpu_emu::Target::{Gfx90a, Gfx942};
+    let ctl = |cbsz, abid, blgp| Controls { cbsz, abid, blgp };
+    let cases: &[(&str, Dims, Input, Controls)] = &[
+        ("f32_16x16x1f32", (16, 1, 4), Input::F32, ctl(2, 3, 3)),
+        ("f32_4x4x1f32", (4, 1, 16), Input::F32, ctl(4, 9, 4)),
+        ("f32_4x4x4f16", (4, 4, 16), Input::F16, ctl(3, 5, 6)),
+        ("i32_32x32x4i8", (32, 4, 2), Input::I8, ctl(1, 1, 1)),
+        ("f32_16x16x4bf16_1k", (16, 4, 4), Input::Bf16, ctl(1, 0, 7)),
+        ("f32_32x32x2f32", (32, 2, 1), Input::F32, ctl(0, 0, 2)),
+    ];
+    let mut r = Rng(78);
+    for t in TARGETS {
+        let mut b = Bench::new("mfma_shapes", t);
+        for &(shape, dims, input, c) in cases {
+            let kernel = format!("{shape}_mods");
+            check_shape(&mut b, &mut r, &kernel, dims, input, c, [false; 3]);
+        }
+        // blgp on a one-block f16 shape: defined on gfx90a only.
+        let f16_mods = ("f32_32x32x8f16_mods", (32, 8, 1), Input::F16, ctl(0, 0, 5));
+        if t == Gfx90a {
+            let (kernel, dims, input, c) = f16_mods;
+            check_shape(&mut b, &mut r, kernel, dims, input, c, [false; 3]);
+        } else {
+            let (a, d) = (b.zeros::<f16>(512), b.zeros::<f32>(1024));
+            let args = [Arg::Buf(a), Arg::Buf(a), Arg::Buf(d), Arg::Buf(d)];
+            let fault = b
+                .run(f16_mods.0, [64, 1, 1], [64, 1, 1], &args, 0)
+                .unwrap_err();
+            let text = fault.to_string();
+            assert!(
+                text.contains("blgp:5") && text.contains("not defined on gfx942"),
+                "{text}"
+            );
+        }
+        if t == Gfx942 {
+            let f64_cases = [
+                ("f64_16x16x4f64_mods", (16, 4, 1), [true, false, true]),
+                ("f64_4x4x4f64_mods", (4, 4, 4), [false, true, false]),
+            ];
+            for (kernel, dims, neg) in f64_cases {
+                check_shape(&mut b, &mut r, kernel, dims, Input::F64, ctl(0, 0, 0), neg);
             }
         }
     }

@@ -413,7 +413,7 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
             s
         }
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 => disasm_valu(inst, &mn, target),
-        Enc::Vop3p => disasm_vop3p(inst, &mn),
+        Enc::Vop3p => disasm_vop3p(inst, &mn, target),
     }
 }
 
@@ -873,7 +873,7 @@ fn is_promoted(op: Op) -> bool {
     )
 }
 
-fn disasm_vop3p(inst: &Inst, mn: &str) -> String {
+fn disasm_vop3p(inst: &Inst, mn: &str, target: Target) -> String {
     let op = inst.op;
     let types = op.types();
     let nsrc = types.len() - 1;
@@ -895,7 +895,11 @@ fn disasm_vop3p(inst: &Inst, mn: &str) -> String {
         if abid != 0 {
             s.push_str(&format!(" abid:{abid}"));
         }
-        if blgp != 0 {
+        if blgp != 0 && target == Target::Gfx942 && name.starts_with("v_mfma_f64") {
+            // gfx942's f64 shapes read the field as negations of A, B and C.
+            let neg: Vec<String> = (0..3).map(|k| (blgp >> k & 1).to_string()).collect();
+            s.push_str(&format!(" neg:[{}]", neg.join(",")));
+        } else if blgp != 0 {
             s.push_str(&format!(" blgp:{blgp}"));
         }
         return s;

@@ -17,6 +17,13 @@
 //! - C and D with 64-bit elements: register pair `r` of lane `l` holds column `l % M` of block
 //!   `(l / M) % blocks`, row `4 * r + l / (M * blocks)`.
 //!
+//! Broadcast controls (AMD's matrix-instruction tables): `cbsz`/`abid` make every block of an
+//! aligned group of `2^cbsz` blocks use the A values of block `abid` of that group (shapes of
+//! several blocks, f64 excepted); `blgp` makes the B values of lane `l` come from another lane
+//! (1: lane `l % 32`; 2: `32 + l % 32`; 3: `(l + 16) % 64`; 4 to 7: `16 * (blgp - 4) + l % 16`).
+//! gfx942 reads `blgp` of its f64 shapes as negations of A, B and C (bits 0, 1, 2), and
+//! defines no `blgp` for its one-block shapes of 8- and 16-bit elements.
+//!
 //! Products are summed exactly (f64 for 8-, 16- and 32-bit floats, with C first; a chain of fused
 //! multiply-adds for f64; wrapping 32-bit sums for 8-bit integers) in k order and rounded once;
 //! the hardware's accumulation order is unspecified.
@@ -24,6 +31,8 @@
 use half::{bf16, f16};
 
 use crate::decode::{Inst, Op, Op::*, Ty, VGPR};
+use crate::fault::FaultKind;
+use crate::target::Target;
 use crate::wave::{LANES, Wave};
 
 use super::float::Env;
@@ -181,13 +190,88 @@ fn element(w: &Wave, env: &Env, code: u16, elem: Elem, lane: usize, e: usize) ->
     }
 }
 
-/// The A or B operand (elements of type `elem`) as `[block][row or column][k]`.
-fn operand(w: &Wave, env: &Env, code: u16, s: &Shape, elem: Elem) -> Vec<Vec<Vec<f64>>> {
+/// An MFMA's broadcast controls, checked against its shape and target.
+struct Broadcast {
+    cbsz: usize,
+    abid: usize,
+    blgp: usize,
+    /// Negate A, B, C (gfx942's f64 shapes read their `blgp` bits so).
+    neg: [bool; 3],
+}
+
+impl Broadcast {
+    fn of(inst: &Inst, target: Target, s: &Shape) -> Result<Broadcast, FaultKind> {
+        let cbsz = (inst.ctrl & 7) as usize;
+        let abid = (inst.ctrl >> 3 & 0xF) as usize;
+        let blgp = (inst.ctrl >> 10 & 7) as usize;
+        let name = inst.op.name();
+        let undefined = |what: String| {
+            Err(illegal(format!(
+                "{name} with {what} is not defined on {}",
+                target.name()
+            )))
+        };
+        if (cbsz, abid) != (0, 0)
+            && (s.blocks == 1 || s.elem == Elem::F64 || 1 << cbsz > s.blocks || abid >> cbsz != 0)
+        {
+            return undefined(format!(
+                "cbsz:{cbsz} abid:{abid} ({} blocks; cbsz selects up to all blocks and abid \
+                 one of the 2^cbsz)",
+                s.blocks
+            ));
+        }
+        let mut b = Broadcast {
+            cbsz,
+            abid,
+            blgp: 0,
+            neg: [false; 3],
+        };
+        match (blgp, s.elem, target) {
+            (0, ..) => {}
+            (_, Elem::F64, Target::Gfx942) => b.neg = std::array::from_fn(|k| blgp >> k & 1 != 0),
+            (_, Elem::F64, _) => return undefined(format!("blgp:{blgp}")),
+            (_, e, Target::Gfx942) if s.blocks == 1 && e != Elem::F32 => {
+                return undefined(format!("blgp:{blgp}"));
+            }
+            _ => b.blgp = blgp,
+        }
+        Ok(b)
+    }
+
+    /// The block whose A values block `blk` uses.
+    fn a_block(&self, blk: usize) -> usize {
+        (blk >> self.cbsz << self.cbsz) + self.abid
+    }
+
+    /// The lane whose B values stand in for lane `l`'s.
+    fn b_lane(&self, l: usize) -> usize {
+        match self.blgp {
+            0 => l,
+            1 => l % 32,
+            2 => 32 + l % 32,
+            3 => (l + 16) % 64,
+            g => 16 * (g - 4) + l % 16,
+        }
+    }
+}
+
+/// The A or B operand (elements of type `elem`) as `[block][row or column][k]`: lane `l`'s
+/// places hold the values of lane `source(l)`, negated if `neg`.
+fn operand(
+    w: &Wave,
+    env: &Env,
+    code: u16,
+    s: &Shape,
+    elem: Elem,
+    source: impl Fn(usize) -> usize,
+    neg: bool,
+) -> Vec<Vec<Vec<f64>>> {
     let mut out = vec![vec![vec![0f64; s.k]; s.m]; s.blocks];
     for l in 0..LANES {
         let (b, i, k0) = s.input_place(l);
         for e in 0..s.per_lane() {
-            out[b][i][k0 + e] = element(w, env, code, elem, l, e);
+            let x = element(w, env, code, elem, source(l), e);
+            out[b][i][k0 + e] = if neg { -x } else { x };
         }
     }
     out
@@ -246,11 +330,7 @@ pub(super) fn mfma(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     };
     // cbsz [2:0], abid [6:3] and blgp [12:10] of the decoded controls; [9:8] only say that A or
     // B lie in AGPRs, which the decoder already folded into the operand codes.
-    if inst.ctrl & 0x1C7F != 0 {
-        return Err(illegal(
-            "MFMA with cbsz/abid/blgp broadcast controls is not emulated",
-        ));
-    }
+    let bc = Broadcast::of(inst, ctx.target, &s)?;
     if w.exec() != u64::MAX {
         return Err(illegal("MFMA with a partial EXEC mask is not emulated"));
     }
@@ -261,15 +341,23 @@ pub(super) fn mfma(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     }
     let env = Env::from_mode(w.mode);
     let wide = s.elem == Elem::F64;
-    let a = operand(w, &env, inst.src[0], &s, s.elem);
-    let b = operand(w, &env, inst.src[1], &s, s.elem_b);
+    let a = operand(w, &env, inst.src[0], &s, s.elem, |l| l, bc.neg[0]);
+    let b = operand(
+        w,
+        &env,
+        inst.src[1],
+        &s,
+        s.elem_b,
+        |l| bc.b_lane(l),
+        bc.neg[1],
+    );
     let regs = s.outputs() * (1 + wide as usize);
     let mut out = vec![[0u32; LANES]; regs];
     for l in 0..LANES {
         for r in 0..s.outputs() {
             let (blk, i) = s.output_place(l, r);
-            let c = c_bits(w, ctx, inst, wide, l, r);
-            let d = dot(&s, &env, &a[blk][i], &b[blk][l % s.m], c);
+            let c = c_bits(w, ctx, inst, wide, l, r) ^ u64::from(bc.neg[2]) << 63;
+            let d = dot(&s, &env, &a[bc.a_block(blk)][i], &b[blk][l % s.m], c);
             if wide {
                 out[2 * r][l] = d as u32;
                 out[2 * r + 1][l] = (d >> 32) as u32;

@@ -55,7 +55,13 @@ template <int M> static __device__ u32 d64_index(u32 l, u32 r) {
   return (((l / 4) % 4) * 4 + l / 16) * 4 + l % 4;
 }
 
+// A kernel with the broadcast controls CBSZ, ABID and BLGP (for gfx942's f64 shapes, BLGP's
+// bits negate A, B and C).
 #define MFMA_KERNEL(NAME, BUILTIN, E, AT, O, CT, NC, M, K, B, P)                               \
+  MFMA_KERNEL_MODS(NAME, BUILTIN, E, AT, O, CT, NC, M, K, B, P, 0, 0, 0)
+#define MFMA64_KERNEL(NAME, BUILTIN, CT, NC, M, K, B) MFMA64_KERNEL_MODS(NAME, BUILTIN, CT, NC, M, K, B, 0)
+
+#define MFMA_KERNEL_MODS(NAME, BUILTIN, E, AT, O, CT, NC, M, K, B, P, CBSZ, ABID, BLGP)         \
   extern "C" __global__ void NAME(const E *a, const E *b, const O *c, O *d) {                 \
     u32 l = tid_x();                                                                           \
     E ta[P], tb[P];                                                                            \
@@ -68,12 +74,12 @@ template <int M> static __device__ u32 d64_index(u32 l, u32 r) {
     for (int r = 0; r < NC; r++) tc[r] = c[d_index<M>(l, r)];                                  \
     CT acc;                                                                                    \
     __builtin_memcpy(&acc, tc, sizeof(acc));                                                   \
-    acc = BUILTIN(av, bv, acc, 0, 0, 0);                                                       \
+    acc = BUILTIN(av, bv, acc, CBSZ, ABID, BLGP);                                              \
     __builtin_memcpy(tc, &acc, sizeof(acc));                                                   \
     for (int r = 0; r < NC; r++) d[d_index<M>(l, r)] = tc[r];                                  \
   }
 
-#define MFMA64_KERNEL(NAME, BUILTIN, CT, NC, M, K, B)                                          \
+#define MFMA64_KERNEL_MODS(NAME, BUILTIN, CT, NC, M, K, B, BLGP)                              \
   extern "C" __global__ void NAME(const double *a, const double *b, const double *c,          \
                                   double *d) {                                                 \
     u32 l = tid_x();                                                                           \
@@ -84,7 +90,7 @@ template <int M> static __device__ u32 d64_index(u32 l, u32 r) {
     for (int r = 0; r < NC; r++) tc[r] = c[d64_index<M>(l, r)];                                \
     CT acc;                                                                                    \
     __builtin_memcpy(&acc, tc, sizeof(acc));                                                   \
-    acc = BUILTIN(av, bv, acc, 0, 0, 0);                                                       \
+    acc = BUILTIN(av, bv, acc, 0, 0, BLGP);                                                    \
     __builtin_memcpy(tc, &acc, sizeof(acc));                                                   \
     for (int r = 0; r < NC; r++) d[d64_index<M>(l, r)] = tc[r];                                \
   }
@@ -111,6 +117,16 @@ MFMA_KERNEL(f32_16x16x16bf16_1k, __builtin_amdgcn_mfma_f32_16x16x16bf16_1k, bf, 
 MFMA64_KERNEL(f64_16x16x4f64, __builtin_amdgcn_mfma_f64_16x16x4f64, d4, 4, 16, 4, 1)
 MFMA64_KERNEL(f64_4x4x4f64, __builtin_amdgcn_mfma_f64_4x4x4f64, double, 1, 4, 4, 4)
 
+// Broadcast controls on both targets: (cbsz, abid, blgp).
+MFMA_KERNEL_MODS(f32_16x16x1f32_mods, __builtin_amdgcn_mfma_f32_16x16x1f32, float, float, float, f16v, 16, 16, 1, 4, 1, 2, 3, 3)
+MFMA_KERNEL_MODS(f32_4x4x1f32_mods, __builtin_amdgcn_mfma_f32_4x4x1f32, float, float, float, f4, 4, 4, 1, 16, 1, 4, 9, 4)
+MFMA_KERNEL_MODS(f32_4x4x4f16_mods, __builtin_amdgcn_mfma_f32_4x4x4f16, _Float16, h4, float, f4, 4, 4, 4, 16, 4, 3, 5, 6)
+MFMA_KERNEL_MODS(i32_32x32x4i8_mods, __builtin_amdgcn_mfma_i32_32x32x4i8, i8, int, int, i32v, 32, 32, 4, 2, 4, 1, 1, 1)
+MFMA_KERNEL_MODS(f32_16x16x4bf16_1k_mods, __builtin_amdgcn_mfma_f32_16x16x4bf16_1k, bf, s4, float, f16v, 16, 16, 4, 4, 4, 1, 0, 7)
+MFMA_KERNEL_MODS(f32_32x32x2f32_mods, __builtin_amdgcn_mfma_f32_32x32x2f32, float, float, float, f16v, 16, 32, 2, 1, 1, 0, 0, 2)
+// A lane pattern gfx90a defines for a one-block f16 shape and gfx942 does not.
+MFMA_KERNEL_MODS(f32_32x32x8f16_mods, __builtin_amdgcn_mfma_f32_32x32x8f16, _Float16, h4, float, f16v, 16, 32, 8, 1, 4, 0, 0, 5)
+
 #if defined(__gfx90a__)
 // gfx90a only: the integer shapes with K = 8 and 16, and the bf16 shapes with two values per
 // register.
@@ -124,6 +140,9 @@ MFMA_KERNEL(f32_16x16x8bf16, __builtin_amdgcn_mfma_f32_16x16x8bf16, bf, s2, floa
 #endif
 
 #if defined(__gfx942__)
+// gfx942 only: f64 shapes with negated sources (BLGP 5: A and C; 2: B).
+MFMA64_KERNEL_MODS(f64_16x16x4f64_mods, __builtin_amdgcn_mfma_f64_16x16x4f64, d4, 4, 16, 4, 1, 5)
+MFMA64_KERNEL_MODS(f64_4x4x4f64_mods, __builtin_amdgcn_mfma_f64_4x4x4f64, double, 1, 4, 4, 4, 2)
 // gfx942 only: the integer shapes with eight values per lane.
 MFMA_KERNEL(i32_32x32x16_i8, __builtin_amdgcn_mfma_i32_32x32x16_i8, i8, long, int, i16v, 16, 32, 16, 1, 8)
 MFMA_KERNEL(i32_16x16x32_i8, __builtin_amdgcn_mfma_i32_16x16x32_i8, i8, long, int, i4v, 4, 16, 32, 1, 8)
