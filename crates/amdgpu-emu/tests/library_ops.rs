@@ -541,13 +541,32 @@ fn mfma_broadcast_controls_select_blocks_lanes_and_signs() {
     }
 }
 
+/// A fused multiply-add whose NaN result is the first NaN source made quiet, or the canonical
+/// quiet NaN when no source is a NaN.
+fn fma_nan_rule(a: f32, b: f32, c: f32) -> f32 {
+    let r = a.mul_add(b, c);
+    if !r.is_nan() {
+        return r;
+    }
+    let first = [a, b, c].into_iter().find(|x| x.is_nan());
+    f32::from_bits(first.map_or(0x7FC0_0000, |x| x.to_bits() | 0x0040_0000))
+}
+
 #[test]
 fn mixed_precision_fma() {
     let mut r = Rng(21);
     let n = 500usize;
-    let a: Vec<f16> = (0..n).map(|_| f16::from_f32(r.f32())).collect();
-    let bv: Vec<f16> = (0..n).map(|_| f16::from_f32(r.f32() * 0.3)).collect();
-    let c: Vec<f32> = (0..n).map(|_| r.f32() * 1e-3).collect();
+    let mut a: Vec<f16> = (0..n).map(|_| f16::from_f32(r.f32())).collect();
+    let mut bv: Vec<f16> = (0..n).map(|_| f16::from_f32(r.f32() * 0.3)).collect();
+    let mut c: Vec<f32> = (0..n).map(|_| r.f32() * 1e-3).collect();
+    // NaN results: a signalling f16 NaN source, a signalling f32 one, 0 * inf, and two NaN
+    // sources (the first wins), each quieted with its payload kept.
+    for base in (0..n - 16).step_by(50) {
+        a[base + 7] = f16::from_bits(0x7D01);
+        c[base + 9] = f32::from_bits(0xFF80_0123);
+        (a[base + 11], bv[base + 11]) = (f16::ZERO, f16::INFINITY);
+        (a[base + 13], c[base + 13]) = (f16::from_bits(0xFE55), f32::NAN);
+    }
     for t in TARGETS {
         let mut b = Bench::new("library_ops", t);
         assert_uses(&b, &["v_fma_mix_f32", "v_fma_mixlo_f16", "v_fma_mixhi_f16"]);
@@ -564,12 +583,13 @@ fn mixed_precision_fma() {
         b.run1("fma_mix", n as u32, 64, &args);
         let (got, got16) = (b.read::<f32>(out), b.read::<u16>(out16));
         for i in 0..n {
-            let want = a[i].to_f32().mul_add(bv[i].to_f32(), c[i]);
+            let want = fma_nan_rule(a[i].to_f32(), bv[i].to_f32(), c[i]);
             assert_eq!(got[i].to_bits(), want.to_bits(), "{} mix_f32 {i}", t.name());
-            let w16 = f16::from_f32(
-                a[i].to_f32()
-                    .mul_add(bv[i].to_f32(), bv[(i + 1) % n].to_f32()),
-            );
+            let w16 = f16::from_f32(fma_nan_rule(
+                a[i].to_f32(),
+                bv[i].to_f32(),
+                bv[(i + 1) % n].to_f32(),
+            ));
             assert_eq!(got16[i], w16.to_bits(), "{} mixlo {i}", t.name());
         }
         // Modifiers: -hi(x) * |lo(x)| + y in f32; and lo(x) * hi(x) - y rounded into the high half.

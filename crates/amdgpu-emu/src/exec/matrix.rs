@@ -35,7 +35,7 @@ use crate::fault::FaultKind;
 use crate::target::Target;
 use crate::wave::{LANES, Wave};
 
-use super::float::Env;
+use super::float::{Env, fma32};
 use super::{Ctx, Flow, Step, illegal, sread, sread64};
 
 /// The element type of an MFMA's A and B operands.
@@ -411,7 +411,7 @@ pub(super) fn fma_mix(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         if exec >> l & 1 == 0 {
             continue;
         }
-        let r = x[0][l].mul_add(x[1][l], x[2][l]);
+        let r = fma32(x[0][l], x[1][l], x[2][l]);
         w.v[dst][l] = match inst.op {
             v_fma_mix_f32 => clamp(env.out32(r)).to_bits(),
             _ => {

@@ -3,8 +3,8 @@
 //! f32, with abs then neg; one f32 fused multiply-add per lane; the result as f32, or rounded
 //! to f16 into the low or high half of the destination. The general path's semantics lane for
 //! lane, the halves widened and the products summed with the host's vector units (F16C, FMA)
-//! where it has them; a NaN result, clamp and a directed rounding mode stay on the general
-//! path.
+//! where it has them, under the emulator's one NaN rule ([`fma32`]); clamp and a directed
+//! rounding mode stay on the general path.
 
 use half::f16;
 use half::slice::HalfFloatSliceExt;
@@ -12,7 +12,7 @@ use half::slice::HalfFloatSliceExt;
 use crate::decode::{Inst, LITERAL, Op::*, Ty, VGPR};
 use crate::wave::{LANES, VReg, Wave, inline_const};
 
-use super::super::float::Env;
+use super::super::float::{Env, fma32};
 use super::super::is_known_source;
 use super::{Origin, write_row};
 
@@ -87,8 +87,7 @@ pub(super) fn mix_plan(inst: &Inst) -> Option<MixPlan> {
     })
 }
 
-/// Runs a [`MixPlan`]; false (nothing changed) under a directed rounding mode or when an EXEC
-/// lane's result is a NaN.
+/// Runs a [`MixPlan`]; false (nothing changed) under a directed rounding mode.
 pub(super) fn run_mix(w: &mut Wave, p: &MixPlan) -> bool {
     if w.mode & 0xF != 0 {
         return false;
@@ -101,12 +100,6 @@ pub(super) fn run_mix(w: &mut Wave, p: &MixPlan) -> bool {
     let mut r = [0f32; LANES];
     fused(&x, &mut r);
     let exec = w.exec();
-    if r.iter()
-        .enumerate()
-        .any(|(l, v)| exec >> l & 1 != 0 && v.is_nan())
-    {
-        return false;
-    }
     let dst = p.dst as usize;
     let mut row: VReg = [0; LANES];
     for l in 0..LANES {
@@ -170,7 +163,7 @@ fn widen(w: &Wave, s: &MixSrc, env: &Env, out: &mut [f32; LANES]) {
     }
 }
 
-/// `r = x[0] * x[1] + x[2]` per lane, rounded once.
+/// `r = x[0] * x[1] + x[2]` per lane, rounded once, NaNs as [`fma32`] has them.
 fn fused(x: &[[f32; LANES]; 3], r: &mut [f32; LANES]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("fma") {
@@ -180,7 +173,7 @@ fn fused(x: &[[f32; LANES]; 3], r: &mut [f32; LANES]) {
         return;
     }
     for l in 0..LANES {
-        r[l] = x[0][l].mul_add(x[1][l], x[2][l]);
+        r[l] = fma32(x[0][l], x[1][l], x[2][l]);
     }
 }
 
@@ -189,6 +182,6 @@ fn fused(x: &[[f32; LANES]; 3], r: &mut [f32; LANES]) {
 #[target_feature(enable = "fma")]
 fn fused_fma(x: &[[f32; LANES]; 3], r: &mut [f32; LANES]) {
     for l in 0..LANES {
-        r[l] = x[0][l].mul_add(x[1][l], x[2][l]);
+        r[l] = fma32(x[0][l], x[1][l], x[2][l]);
     }
 }
