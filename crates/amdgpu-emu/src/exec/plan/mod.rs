@@ -2144,17 +2144,30 @@ fn carry_avx2(w: &mut Wave, p: &CarryPlan) {
         carry_out |= u64::from(_mm256_movemask_ps(_mm256_castsi256_ps(out)) as u8) << (8 * c);
         *sum = with_carry;
     }
-    let d = w.v[p.dst as usize].as_mut_ptr();
-    for (c, sum) in sums.iter().enumerate() {
-        // SAFETY: lanes `8c..8c + 8` of the destination row, `c` < 8; unaligned moves.
+    // SAFETY: the destination is a 64-lane row of the register file.
+    unsafe { put_row_avx2(w.v[p.dst as usize].as_mut_ptr(), &sums, exec) };
+    w.lane_insts += exec.count_ones() as u64;
+    write_carry(w, p.sdst, carry_out);
+}
+
+/// Writes `lanes` (eight vectors of eight) into the row at `d` in the lanes of `exec`, a blend
+/// with the lanes it holds.
+///
+/// # Safety
+///
+/// `d` is valid for reads and writes of 64 lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn put_row_avx2(d: *mut u32, lanes: &[std::arch::x86_64::__m256i; LANES / 8], exec: u64) {
+    use std::arch::x86_64::*;
+    for (c, x) in lanes.iter().enumerate() {
+        // SAFETY: lanes `8c..8c + 8` of the row, `c` < 8; unaligned moves.
         unsafe {
-            let old = row8(d, c);
-            let r = _mm256_blendv_epi8(old, *sum, lanes_of(exec >> (8 * c)));
+            let r = _mm256_blendv_epi8(row8(d, c), *x, lanes_of(exec >> (8 * c)));
             _mm256_storeu_si256(d.add(8 * c) as *mut __m256i, r);
         }
     }
-    w.lane_insts += exec.count_ones() as u64;
-    write_carry(w, p.sdst, carry_out);
 }
 
 /// All ones in lane `k` of eight where bit `k` of `bits` is set, zero elsewhere.

@@ -16,9 +16,9 @@ use crate::wave::{LANES, VReg, Wave, inline_const};
 use super::super::float::{Env, F16_NAN, F32_NAN, F64_NAN};
 use super::super::is_known_source;
 use super::super::vector::flush32_bits;
-#[cfg(target_arch = "x86_64")]
-use super::SrcLanes;
 use super::{Origin, Src, Src64, Wide, is_nan32, slot, write_pair, write_row};
+#[cfg(target_arch = "x86_64")]
+use super::{SrcLanes, put_row_avx2};
 
 /// The operation of a [`PackedPlan`], [`HalfPlan`] or [`DoublePlan`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -214,6 +214,15 @@ pub(super) fn run_packed(w: &mut Wave, p: &PackedPlan) -> bool {
         return false;
     }
     let env = Env::from_mode(w.mode);
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        // SAFETY: the CPU supports AVX2 and FMA (checked just above), the only requirement of
+        // the target-feature function.
+        && unsafe { packed_avx2(w, p, op, &env) }
+    {
+        return true;
+    }
     let mut r = [[0u32; LANES]; 2];
     for (h, r) in r.iter_mut().enumerate() {
         let s = [
@@ -227,6 +236,54 @@ pub(super) fn run_packed(w: &mut Wave, p: &PackedPlan) -> bool {
         }
     }
     write_pair(w, p.dst as usize, &r);
+    true
+}
+
+/// [`run_packed`]'s arithmetic with AVX2 and FMA, eight lanes at a time: the sources read where
+/// they are (sign flips and scalar values applied in registers, nothing staged or splatted),
+/// both results computed before either destination row is written under EXEC. False (nothing
+/// changed) when a result is a NaN, for the lane-by-lane path and its NaN rule.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn packed_avx2(w: &mut Wave, p: &PackedPlan, op: FloatOp, env: &Env) -> bool {
+    use std::arch::x86_64::*;
+    let (exponent, sign) = (_mm256_set1_epi32(0x7F80_0000), _mm256_set1_epi32(i32::MIN));
+    // A denormal (zero exponent) flushed to its signed zero unless `keep`.
+    let flush = |x: __m256i, keep: bool| {
+        if keep {
+            return x;
+        }
+        let tiny = _mm256_cmpeq_epi32(_mm256_and_si256(x, exponent), _mm256_setzero_si256());
+        _mm256_blendv_epi8(x, _mm256_and_si256(x, sign), tiny)
+    };
+    let mut r = [[_mm256_setzero_si256(); LANES / 8]; 2];
+    let mut nan = _mm256_setzero_ps();
+    for (h, r) in r.iter_mut().enumerate() {
+        let [a, b, c] = p.src[h].map(|s| SrcLanes::of(w, &s));
+        for (k, r) in r.iter_mut().enumerate() {
+            // SAFETY: the source rows are 64-lane rows of the register file, not written yet;
+            // `k` < 8.
+            let [x, y, z] = unsafe { [a.eight(k), b.eight(k), c.eight(k)] }
+                .map(|v| _mm256_castsi256_ps(flush(v, env.keep_in32)));
+            let v = match op {
+                FloatOp::Fma => _mm256_fmadd_ps(x, y, z),
+                FloatOp::Mul => _mm256_mul_ps(x, y),
+                FloatOp::Add => _mm256_add_ps(x, y),
+            };
+            nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(v, v));
+            *r = flush(_mm256_castps_si256(v), env.keep_out32);
+        }
+    }
+    if _mm256_movemask_ps(nan) != 0 {
+        return false;
+    }
+    let exec = w.exec();
+    for (h, r) in r.iter().enumerate() {
+        // SAFETY: `dst + 1` < 512 (the plan takes no pair past the register file): a 64-lane
+        // row of it.
+        unsafe { put_row_avx2(w.v[p.dst as usize + h].as_mut_ptr(), r, exec) };
+    }
+    w.lane_insts += exec.count_ones() as u64;
     true
 }
 
