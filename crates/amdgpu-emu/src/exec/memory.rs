@@ -499,11 +499,11 @@ fn flat(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     Ok(Flow::Next)
 }
 
-/// GLOBAL loads and stores of a byte, a short or 1-4 dwords per lane whose lanes all fall in
-/// one translated range within 16 MiB, aligned to their unit (and FLAT ones whose lanes all lie
-/// outside the LDS and private apertures), in the lanes of `exec` (not none), in any order: one
-/// translation, then one atomic access per unit. False when the case does not apply (the
-/// general path then handles it, faults included).
+/// GLOBAL loads and stores of a byte, a short or 1-4 dwords per lane, aligned to their unit
+/// (and FLAT ones whose lanes all lie outside the LDS and private apertures), in the lanes of
+/// `exec` (not none), in any order: one translation when the lanes fall within 16 MiB, else one
+/// per lane through the kept spans; then one atomic access per unit. False when the case does
+/// not apply (the general path then handles it, faults included).
 fn scattered_units(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalAccess, exec: u64) -> bool {
     debug_assert!(exec != 0);
     let n = p.unit as u64 * p.dwords as u64;
@@ -521,32 +521,35 @@ fn scattered_units(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalAccess, exec: u64)
     if misaligned != 0 {
         return false;
     }
-    if hi - lo >= 1 << 24 {
+    let ptrs = if hi - lo >= 1 << 24 {
         // Spread wider than one translation covers (a hash table, a gather over a large
         // array): each lane through the kept spans.
-        return p.unit == 4
-            && lane_pointers(ctx, &addrs, exec, [n, 4], p.flat)
-                .is_some_and(|ptrs| dword_units(w, p, &ptrs, exec));
-    }
-    if p.flat && !outside_apertures(ctx, lo, hi) {
-        return false;
-    }
-    let Some(base) = ctx.spans.translate(ctx.mem, lo, hi - lo + n) else {
-        return false;
-    };
-    if !(base.as_ptr() as usize).is_multiple_of(p.unit as usize) {
-        return false;
-    }
-    if p.unit < 4 {
-        narrow_units(w, p, base, lo, &addrs, exec);
-        return true;
-    }
-    let mut ptrs = [None; LANES];
-    for (l, ptr) in ptrs.iter_mut().enumerate() {
-        if exec >> l & 1 != 0 {
-            // SAFETY: `addrs[l] - lo + n <= hi - lo + n` bytes into the translated range.
-            *ptr = Some(unsafe { base.add((addrs[l] - lo) as usize) });
+        let Some(ptrs) = lane_pointers(ctx, &addrs, exec, [n, p.unit.into()], p.flat) else {
+            return false;
+        };
+        ptrs
+    } else {
+        if p.flat && !outside_apertures(ctx, lo, hi) {
+            return false;
         }
+        let Some(base) = ctx.spans.translate(ctx.mem, lo, hi - lo + n) else {
+            return false;
+        };
+        if !(base.as_ptr() as usize).is_multiple_of(p.unit as usize) {
+            return false;
+        }
+        let mut ptrs = [None; LANES];
+        for (l, ptr) in ptrs.iter_mut().enumerate() {
+            if exec >> l & 1 != 0 {
+                // SAFETY: `addrs[l] - lo + n <= hi - lo + n` bytes into the translated range.
+                *ptr = Some(unsafe { base.add((addrs[l] - lo) as usize) });
+            }
+        }
+        ptrs
+    };
+    if p.unit < 4 {
+        narrow_units(w, p, &ptrs, exec);
+        return true;
     }
     dword_units(w, p, &ptrs, exec)
 }
@@ -579,23 +582,15 @@ fn dword_units(
     true
 }
 
-/// The byte and short accesses of [`scattered_units`]: lane `l`'s unit at `base` plus
-/// `addrs[l] - lo`, aligned to its size, one relaxed atomic access each.
-fn narrow_units(
-    w: &mut Wave,
-    p: &GlobalAccess,
-    base: std::ptr::NonNull<u8>,
-    lo: u64,
-    addrs: &[u64; LANES],
-    exec: u64,
-) {
+/// The byte and short accesses of [`scattered_units`]: lane `l`'s unit at `ptrs[l]`
+/// (aligned to its size, translated), one relaxed atomic access each.
+fn narrow_units(w: &mut Wave, p: &GlobalAccess, ptrs: &[Option<NonNull<u8>>; LANES], exec: u64) {
     let r = p.reg as usize & 511;
-    for l in (0..LANES).filter(|&l| exec >> l & 1 != 0) {
-        // SAFETY: `addrs[l] - lo + unit` bytes into the translated range (the caller checked
-        // the whole span), aligned to the unit (base and offset are).
-        let at = unsafe { base.as_ptr().add((addrs[l] - lo) as usize) };
+    for (l, ptr) in ptrs.iter().enumerate() {
+        let Some(ptr) = ptr else { continue };
+        let at = ptr.as_ptr();
         if p.unit == 1 {
-            // SAFETY: one byte of the translated range, accessed atomically.
+            // SAFETY: the lane's translated byte, accessed atomically.
             let a = unsafe { std::sync::atomic::AtomicU8::from_ptr(at) };
             if p.store {
                 a.store(w.v[r][l] as u8, Ordering::Relaxed);
@@ -605,7 +600,7 @@ fn narrow_units(
             }
             continue;
         }
-        // SAFETY: two bytes of the translated range, 2-byte aligned, accessed atomically.
+        // SAFETY: the lane's two translated bytes, 2-byte aligned, accessed atomically.
         let a = unsafe { std::sync::atomic::AtomicU16::from_ptr(at as *mut u16) };
         if p.store {
             a.store(w.v[r][l] as u16, Ordering::Relaxed);

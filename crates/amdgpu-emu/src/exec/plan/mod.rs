@@ -3470,10 +3470,10 @@ mod tests {
     }
 
     /// GLOBAL and FLAT atomics (32- and 64-bit, returning and not, compare-and-swap among
-    /// them) and dword loads and stores over lanes at distinct addresses, at one address (lane
-    /// order decides), spread over two allocations 64 MiB apart, misaligned, unmapped and in
-    /// the LDS aperture, under every EXEC class: the plan (or the general path where it
-    /// declines) against the per-lane reference, registers, faults and memory.
+    /// them) and byte, short and dword loads and stores over lanes at distinct addresses, at
+    /// one address (lane order decides), spread over two allocations 64 MiB apart, misaligned,
+    /// unmapped and in the LDS aperture, under every EXEC class: the plan (or the general path
+    /// where it declines) against the per-lane reference, registers, faults and memory.
     #[test]
     fn global_atomics_and_wide_spreads_match_the_per_lane_reference() {
         let t = Target::Gfx942;
@@ -3512,8 +3512,12 @@ mod tests {
         for (template, op) in [
             (load, flat_load_dword),
             (load, flat_load_dwordx2),
+            (load, flat_load_ushort),
+            (load, flat_load_sbyte),
             (store, flat_store_dword),
             (store, flat_store_dwordx4),
+            (store, flat_store_short),
+            (store, flat_store_byte),
         ] {
             cases.push(Inst { op, ..template });
         }
