@@ -1013,42 +1013,44 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         if !active(l) {
             continue;
         }
-        // 64-bit address arithmetic: offsets never wrap into low LDS.
-        let a = w.v[addr][l] as u64;
+        // The address register plus an offset, in 32 bits: a negative base with a positive
+        // offset (which the compiler folds) reaches low LDS.
+        let vaddr = w.v[addr][l];
+        let at = |x: u64| u64::from(vaddr.wrapping_add(x as u32));
         let off = off as u64;
         match op {
-            ds_write_b8 => lds_put(ctx, a + off, 1, dword(w, d0, l)),
-            ds_write_b16 => lds_put(ctx, a + off, 2, dword(w, d0, l)),
-            ds_write_b32 => lds_put(ctx, a + off, 4, dword(w, d0, l)),
-            ds_write_b64 => lds_put(ctx, a + off, 8, qword(w, d0, l)),
+            ds_write_b8 => lds_put(ctx, at(off), 1, dword(w, d0, l)),
+            ds_write_b16 => lds_put(ctx, at(off), 2, dword(w, d0, l)),
+            ds_write_b32 => lds_put(ctx, at(off), 4, dword(w, d0, l)),
+            ds_write_b64 => lds_put(ctx, at(off), 8, qword(w, d0, l)),
             ds_write_b96 | ds_write_b128 => {
                 let n = if op == ds_write_b96 { 3 } else { 4 };
                 for k in 0..n {
-                    lds_put(ctx, a + off + 4 * k as u64, 4, dword(w, d0 + k, l));
+                    lds_put(ctx, at(off + 4 * k as u64), 4, dword(w, d0 + k, l));
                 }
             }
             ds_write2_b32 | ds_write2st64_b32 => {
                 let m = if op == ds_write2_b32 { 4 } else { 256 };
-                lds_put(ctx, a + o0 * m, 4, dword(w, d0, l));
-                lds_put(ctx, a + o1 * m, 4, dword(w, d1, l));
+                lds_put(ctx, at(o0 * m), 4, dword(w, d0, l));
+                lds_put(ctx, at(o1 * m), 4, dword(w, d1, l));
             }
             ds_write2_b64 | ds_write2st64_b64 => {
                 let m = if op == ds_write2_b64 { 8 } else { 512 };
-                lds_put(ctx, a + o0 * m, 8, qword(w, d0, l));
-                lds_put(ctx, a + o1 * m, 8, qword(w, d1, l));
+                lds_put(ctx, at(o0 * m), 8, qword(w, d0, l));
+                lds_put(ctx, at(o1 * m), 8, qword(w, d1, l));
             }
-            ds_write_b8_d16_hi => lds_put(ctx, a + off, 1, dword(w, d0, l) >> 16),
-            ds_write_b16_d16_hi => lds_put(ctx, a + off, 2, dword(w, d0, l) >> 16),
+            ds_write_b8_d16_hi => lds_put(ctx, at(off), 1, dword(w, d0, l) >> 16),
+            ds_write_b16_d16_hi => lds_put(ctx, at(off), 2, dword(w, d0, l) >> 16),
             ds_read_u8_d16 | ds_read_u8_d16_hi | ds_read_i8_d16 | ds_read_i8_d16_hi
             | ds_read_u16_d16 | ds_read_u16_d16_hi => {
                 // The value widens to 16 bits and replaces one half of the register; the other
                 // half keeps its contents (packed f16/i16 data built one element at a time).
                 let v = match op {
-                    ds_read_u8_d16 | ds_read_u8_d16_hi => lds_get(ctx, a + off, 1) as u32,
+                    ds_read_u8_d16 | ds_read_u8_d16_hi => lds_get(ctx, at(off), 1) as u32,
                     ds_read_i8_d16 | ds_read_i8_d16_hi => {
-                        lds_get(ctx, a + off, 1) as u8 as i8 as i16 as u16 as u32
+                        lds_get(ctx, at(off), 1) as u8 as i8 as i16 as u16 as u32
                     }
-                    _ => lds_get(ctx, a + off, 2) as u32,
+                    _ => lds_get(ctx, at(off), 2) as u32,
                 };
                 let old = w.v[dst][l];
                 let high = matches!(
@@ -1085,10 +1087,10 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                 let wide = n == 8;
                 let data = |r| if wide { qword(w, r, l) } else { dword(w, r, l) };
                 let (x, y) = (data(d0), data(d1));
-                let old0 = lds_get(ctx, a + o0 * m, n);
-                let old1 = lds_get(ctx, a + o1 * m, n);
-                lds_put(ctx, a + o0 * m, n, x);
-                lds_put(ctx, a + o1 * m, n, y);
+                let old0 = lds_get(ctx, at(o0 * m), n);
+                let old1 = lds_get(ctx, at(o1 * m), n);
+                lds_put(ctx, at(o0 * m), n, x);
+                lds_put(ctx, at(o1 * m), n, y);
                 let k = n / 4;
                 for (j, old) in [old0, old1].into_iter().enumerate() {
                     w.v[(dst + j * k) & 511][l] = old as u32;
@@ -1100,23 +1102,23 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             ds_condxchg32_rtn_b64 => {
                 // Two dwords at an 8-byte aligned address: each is replaced by its data dword
                 // with bit 31 cleared when that bit is set, and returns its old value.
-                let base = (a + off) & 0xFFF8;
+                let base = at(off) & 0xFFF8;
                 let data = qword(w, d0, l);
                 for k in 0..2 {
-                    let at = base + 4 * k as u64;
-                    let old = lds_get(ctx, at, 4);
+                    let byte = base + 4 * k as u64;
+                    let old = lds_get(ctx, byte, 4);
                     let x = (data >> (32 * k)) as u32;
                     if x >> 31 != 0 {
-                        lds_put(ctx, at, 4, (x & 0x7FFF_FFFF) as u64);
+                        lds_put(ctx, byte, 4, (x & 0x7FFF_FFFF) as u64);
                     }
                     w.v[(dst + k) & 511][l] = old as u32;
                 }
             }
-            ds_read_b32 => w.v[dst][l] = lds_get(ctx, a + off, 4) as u32,
-            ds_read_u8 => w.v[dst][l] = lds_get(ctx, a + off, 1) as u32,
-            ds_read_i8 => w.v[dst][l] = lds_get(ctx, a + off, 1) as u8 as i8 as i32 as u32,
-            ds_read_u16 => w.v[dst][l] = lds_get(ctx, a + off, 2) as u32,
-            ds_read_i16 => w.v[dst][l] = lds_get(ctx, a + off, 2) as u16 as i16 as i32 as u32,
+            ds_read_b32 => w.v[dst][l] = lds_get(ctx, at(off), 4) as u32,
+            ds_read_u8 => w.v[dst][l] = lds_get(ctx, at(off), 1) as u32,
+            ds_read_i8 => w.v[dst][l] = lds_get(ctx, at(off), 1) as u8 as i8 as i32 as u32,
+            ds_read_u16 => w.v[dst][l] = lds_get(ctx, at(off), 2) as u32,
+            ds_read_i16 => w.v[dst][l] = lds_get(ctx, at(off), 2) as u16 as i16 as i32 as u32,
             ds_read_b64 | ds_read_b96 | ds_read_b128 => {
                 let n = match op {
                     ds_read_b64 => 2,
@@ -1124,18 +1126,18 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                     _ => 4,
                 };
                 for k in 0..n {
-                    w.v[(dst + k) & 511][l] = lds_get(ctx, a + off + 4 * k as u64, 4) as u32;
+                    w.v[(dst + k) & 511][l] = lds_get(ctx, at(off + 4 * k as u64), 4) as u32;
                 }
             }
             ds_read2_b32 | ds_read2st64_b32 => {
                 let m = if op == ds_read2_b32 { 4 } else { 256 };
-                w.v[dst][l] = lds_get(ctx, a + o0 * m, 4) as u32;
-                w.v[(dst + 1) & 511][l] = lds_get(ctx, a + o1 * m, 4) as u32;
+                w.v[dst][l] = lds_get(ctx, at(o0 * m), 4) as u32;
+                w.v[(dst + 1) & 511][l] = lds_get(ctx, at(o1 * m), 4) as u32;
             }
             ds_read2_b64 | ds_read2st64_b64 => {
                 let m = if op == ds_read2_b64 { 8 } else { 512 };
-                let x = lds_get(ctx, a + o0 * m, 8);
-                let y = lds_get(ctx, a + o1 * m, 8);
+                let x = lds_get(ctx, at(o0 * m), 8);
+                let y = lds_get(ctx, at(o1 * m), 8);
                 for (k, v) in [x as u32, (x >> 32) as u32, y as u32, (y >> 32) as u32]
                     .into_iter()
                     .enumerate()
@@ -1144,11 +1146,11 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                 }
             }
             _ => {
-                let Some(at) = atomic(op) else {
+                let Some(op_at) = atomic(op) else {
                     return Err(illegal(format!("{} is not implemented", op.name())));
                 };
                 let regs = [d0, d1, dst].map(|r| r as u16);
-                lds_atomic_lane(w, ctx, at, regs, l, a + off);
+                lds_atomic_lane(w, ctx, op_at, regs, l, at(off));
             }
         }
     }
@@ -1188,7 +1190,7 @@ pub(super) fn lds_atomic(w: &mut Wave, ctx: &mut Ctx<'_>, p: &LdsAtomic, exec: u
     while m != 0 {
         let l = m.trailing_zeros() as usize;
         m &= m - 1;
-        let a = w.v[p.addr as usize][l] as u64 + p.off as u64;
+        let a = u64::from(w.v[p.addr as usize][l].wrapping_add(p.off));
         lds_atomic_lane(w, ctx, p.atomic, p.regs, l, a);
     }
 }
@@ -1617,9 +1619,9 @@ fn plain_ds_checked<const STORE: bool, const SIZE: usize>(
     exec: u64,
 ) {
     for l in (0..LANES).filter(|&l| exec >> l & 1 != 0) {
-        let a = addrs[l] as u64;
         for k in 0..p.units as usize {
-            let (at, r) = (a + p.at[k] as u64, p.reg[k] as usize);
+            // In 32 bits, as the general path: a negative base reaches low LDS.
+            let (at, r) = (u64::from(addrs[l].wrapping_add(p.at[k])), p.reg[k] as usize);
             if STORE {
                 let mut v = w.v[r & 511][l] as u64;
                 if SIZE == 8 {

@@ -3680,6 +3680,64 @@ mod tests {
         assert_eq!(ran, 3 * ops.len() * MASKS.len() * 3);
     }
 
+    /// An LDS address is the address register plus the offset in 32 bits: a negative base
+    /// with a positive offset (clang folds `base - k` into the offset this way) reaches low
+    /// LDS, on the plan and the per-lane path, for loads, stores and atomics alike.
+    #[test]
+    fn lds_addresses_wrap_in_32_bits() {
+        let t = Target::Gfx942;
+        let prog = Program::decode(t, 0x1000, &[]);
+        // ds_write2_b32 v0, v1, v2 offset0:3 offset1:200, as a template.
+        let template = crate::decode::decode(t, &[0xD81C_C803, 0x0002_0100]);
+        let mut r = 0x5EED_0F1D_5EED_0F1Du64;
+        for (op, dst) in [
+            (ds_read_b32, VGPR + 4),
+            (ds_write_b32, VGPR + 4),
+            (ds_add_u32, VGPR + 4),
+            (ds_read_b64, VGPR + 4),
+        ] {
+            for fast in [true, false] {
+                let mut inst = template;
+                (inst.op, inst.dst, inst.imm) = (op, dst, 8);
+                let [mut w, _] = waves(&mut r, u64::MAX, 0);
+                for l in 0..LANES {
+                    // Lane l: base 4l - 4 (lane 0's is 0xFFFFFFFC), offset 8: byte 4l + 4.
+                    w.v[0][l] = (4 * l as u32).wrapping_sub(4);
+                    w.v[1][l] = 1000 + l as u32;
+                }
+                let mut parts = Parts::new(RegionMemory::new());
+                parts.lds = (0..1024u32)
+                    .flat_map(|k| k.to_le_bytes())
+                    .take(1024)
+                    .collect();
+                let before = parts.lds.clone();
+                let done = super::super::memory::exec(&mut w, &mut parts.ctx(&prog, fast), &inst);
+                assert!(done.is_ok(), "{op:?}");
+                let word = |lds: &[u8], k: usize| {
+                    u32::from_le_bytes(lds[4 * k..4 * k + 4].try_into().unwrap())
+                };
+                for l in 0..LANES {
+                    let k = l + 1;
+                    let what = format!("{op:?} fast {fast} lane {l}");
+                    match op {
+                        ds_read_b32 => assert_eq!(w.v[4][l], word(&before, k), "{what}"),
+                        ds_read_b64 => assert_eq!(
+                            [w.v[4][l], w.v[5][l]],
+                            [word(&before, k), word(&before, k + 1)],
+                            "{what}"
+                        ),
+                        ds_write_b32 => assert_eq!(word(&parts.lds, k), 1000 + l as u32, "{what}"),
+                        _ => assert_eq!(
+                            word(&parts.lds, k),
+                            word(&before, k) + 1000 + l as u32,
+                            "{what}"
+                        ),
+                    }
+                }
+            }
+        }
+    }
+
     /// Every DS atomic (32- and 64-bit, returning and not, compare-and-store, mskor, wrap,
     /// the float ones) over lanes at distinct addresses, at one address (lane order decides),
     /// straddling the end of the LDS and past it, under every EXEC class: the plan against the
