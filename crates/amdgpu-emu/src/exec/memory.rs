@@ -923,6 +923,12 @@ fn bytes_in_range(idxen: bool, index: u64, offset: u64, size: u32, num_records: 
     dwords * 4
 }
 
+/// The LDS byte a lane addresses: its address register plus the instruction's offset, in 32
+/// bits (a negative base with a positive offset, as clang folds `base - k`, reaches low LDS).
+fn lds_address(vaddr: u32, offset: u32) -> u64 {
+    u64::from(vaddr.wrapping_add(offset))
+}
+
 /// `n` bytes of LDS at `a` (0 out of range). Inlined: each call site has a constant `n`, and
 /// the copy of a known size is a move, not a call (not inlined, LDS-heavy kernels ran at half
 /// speed).
@@ -1013,10 +1019,8 @@ fn ds(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         if !active(l) {
             continue;
         }
-        // The address register plus an offset, in 32 bits: a negative base with a positive
-        // offset (which the compiler folds) reaches low LDS.
         let vaddr = w.v[addr][l];
-        let at = |x: u64| u64::from(vaddr.wrapping_add(x as u32));
+        let at = |x: u64| lds_address(vaddr, x as u32);
         let off = off as u64;
         match op {
             ds_write_b8 => lds_put(ctx, at(off), 1, dword(w, d0, l)),
@@ -1190,7 +1194,7 @@ pub(super) fn lds_atomic(w: &mut Wave, ctx: &mut Ctx<'_>, p: &LdsAtomic, exec: u
     while m != 0 {
         let l = m.trailing_zeros() as usize;
         m &= m - 1;
-        let a = u64::from(w.v[p.addr as usize][l].wrapping_add(p.off));
+        let a = lds_address(w.v[p.addr as usize][l], p.off);
         lds_atomic_lane(w, ctx, p.atomic, p.regs, l, a);
     }
 }
@@ -1620,8 +1624,7 @@ fn plain_ds_checked<const STORE: bool, const SIZE: usize>(
 ) {
     for l in (0..LANES).filter(|&l| exec >> l & 1 != 0) {
         for k in 0..p.units as usize {
-            // In 32 bits, as the general path: a negative base reaches low LDS.
-            let (at, r) = (u64::from(addrs[l].wrapping_add(p.at[k])), p.reg[k] as usize);
+            let (at, r) = (lds_address(addrs[l], p.at[k]), p.reg[k] as usize);
             if STORE {
                 let mut v = w.v[r & 511][l] as u64;
                 if SIZE == 8 {

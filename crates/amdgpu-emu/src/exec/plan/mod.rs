@@ -3690,15 +3690,10 @@ mod tests {
         // ds_write2_b32 v0, v1, v2 offset0:3 offset1:200, as a template.
         let template = crate::decode::decode(t, &[0xD81C_C803, 0x0002_0100]);
         let mut r = 0x5EED_0F1D_5EED_0F1Du64;
-        for (op, dst) in [
-            (ds_read_b32, VGPR + 4),
-            (ds_write_b32, VGPR + 4),
-            (ds_add_u32, VGPR + 4),
-            (ds_read_b64, VGPR + 4),
-        ] {
+        for op in [ds_read_b32, ds_write_b32, ds_add_u32, ds_read_b64] {
             for fast in [true, false] {
                 let mut inst = template;
-                (inst.op, inst.dst, inst.imm) = (op, dst, 8);
+                (inst.op, inst.dst, inst.imm) = (op, VGPR + 4, 8);
                 let [mut w, _] = waves(&mut r, u64::MAX, 0);
                 for l in 0..LANES {
                     // Lane l: base 4l - 4 (lane 0's is 0xFFFFFFFC), offset 8: byte 4l + 4.

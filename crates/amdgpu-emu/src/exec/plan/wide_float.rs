@@ -287,26 +287,9 @@ fn packed_avx2(w: &mut Wave, p: &PackedPlan, op: FloatOp, env: &Env) -> bool {
     true
 }
 
-/// One half of a packed f32 operation over every lane, with the host's FMA instruction when it
-/// has one; true when a result is a NaN (whose bits are then the host's choice).
+/// One half of a packed f32 operation over every lane (the path without AVX2 and FMA, and of
+/// NaN results); true when a result is a NaN (whose bits are then the host's choice).
 fn packed_half(r: &mut VReg, s: [&VReg; 3], op: FloatOp, env: &Env) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: the CPU supports AVX2 and FMA (checked just above), the only requirement of
-        // the target-feature function.
-        return unsafe { packed_half_x86(r, s, op, env) };
-    }
-    packed_half_lanes(r, s, op, env)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn packed_half_x86(r: &mut VReg, s: [&VReg; 3], op: FloatOp, env: &Env) -> bool {
-    packed_half_lanes(r, s, op, env)
-}
-
-#[inline(always)]
-fn packed_half_lanes(r: &mut VReg, s: [&VReg; 3], op: FloatOp, env: &Env) -> bool {
     #[inline(always)]
     fn each(r: &mut VReg, s: [&VReg; 3], env: &Env, f: impl Fn(f32, f32, f32) -> f32) -> bool {
         let input = |x: u32| {
