@@ -19,7 +19,7 @@ use crate::host_fp::IeeeHostFp;
 use crate::memory::{Apertures, GlobalMemory, load_bytes};
 use crate::target::Target;
 use crate::trace::ShaderDataRecord;
-use crate::wave::{LANES, Wave};
+use crate::wave::{LANES, ROW_BYTES, Wave};
 
 /// One dispatch, as a runtime's dispatch packet and loader describe it.
 #[derive(Clone, Debug)]
@@ -78,6 +78,13 @@ const SLICE: u32 = 512;
 /// The most work-groups a kernel with a grid-wide barrier runs co-resident (more than any
 /// device lets a cooperative launch have); a larger grid runs as usual.
 const COOPERATIVE_GROUPS: u64 = 1 << 14;
+
+/// Wave-instructions a thread's resident work-groups run without one of them ending before it
+/// makes twice as many resident (see [`Job::work`]).
+const PATIENCE: u64 = 1 << 20;
+
+/// The most bytes of wave state one thread's resident work-groups may have.
+const RESIDENT_BYTES: u64 = 512 << 20;
 
 /// An emulated agent: a target, a host thread pool size and a decoded-kernel cache.
 /// Thread-safe: dispatches may run from several threads at once.
@@ -314,6 +321,7 @@ impl Emulator {
         let work = Work {
             next: AtomicU64::new(0),
             total,
+            threads,
             // Work-groups claimed at a time: a few claims per thread and round, so that the
             // counter is not contended while the last groups still spread over the threads.
             chunk: (total / (threads as u64 * 8)).clamp(1, 64),
@@ -403,6 +411,8 @@ fn merge(results: Vec<DispatchOutcome>) -> DispatchOutcome {
 struct Work {
     next: AtomicU64,
     total: u64,
+    /// Threads taking part.
+    threads: usize,
     chunk: u64,
     /// The fault of the lowest work-group that faulted.
     fault: Mutex<Option<(u64, Fault)>>,
@@ -478,6 +488,110 @@ struct ThreadState {
     spans: crate::memory::Spans,
     /// The counts of the work-group set up last (when the dispatch counts).
     counts: crate::counting::GroupCounts,
+}
+
+/// The work-groups a thread has claimed and not started yet.
+#[derive(Default)]
+struct Claims {
+    next: u64,
+    end: u64,
+    /// Every work-group of the dispatch has been claimed.
+    exhausted: bool,
+}
+
+impl Claims {
+    /// The next work-group to start, claiming a chunk of them when none is left.
+    fn next(&mut self, work: &Work) -> Option<u64> {
+        if self.next == self.end {
+            if self.exhausted {
+                return None;
+            }
+            let first = work.next.fetch_add(work.chunk, Ordering::Relaxed);
+            if first >= work.total {
+                self.exhausted = true;
+                return None;
+            }
+            (self.next, self.end) = (first, (first + work.chunk).min(work.total));
+        }
+        self.next += 1;
+        Some(self.next - 1)
+    }
+}
+
+/// The work-groups one thread holds resident, and their wave states.
+struct Residents {
+    /// State 0 is the thread's kept one; the others are made when more groups are resident.
+    states: Vec<ThreadState>,
+    /// States no resident group uses.
+    free: Vec<usize>,
+    /// Resident work-groups, oldest first, each with the index of its state.
+    active: Vec<(Group, usize)>,
+    /// How many work-groups to hold resident.
+    wanted: usize,
+    /// The most work-groups this thread may hold resident.
+    cap: usize,
+    /// Wave-instructions run since a work-group last ended.
+    waited: u64,
+}
+
+impl Residents {
+    fn new(first: ThreadState, cap: usize) -> Residents {
+        Residents {
+            states: vec![first],
+            free: vec![0],
+            active: Vec::new(),
+            wanted: 1,
+            cap,
+            waited: 0,
+        }
+    }
+
+    /// The index of a state no resident group uses (a new one when none is free).
+    fn free_state(&mut self) -> usize {
+        self.free.pop().unwrap_or_else(|| {
+            self.states.push(ThreadState::default());
+            self.states.len() - 1
+        })
+    }
+
+    /// Resident group `i` ended: its state is free, and when it was the oldest (the one the
+    /// others were made resident for, as far as the thread can tell) half as many groups are
+    /// wanted.
+    fn ended(&mut self, i: usize) {
+        let (_, k) = self.active.remove(i);
+        self.free.push(k);
+        self.waited = 0;
+        if i == 0 {
+            self.wanted = (self.wanted / 2).max(1);
+        }
+    }
+
+    /// The resident groups ran `n` more wave-instructions; after [`PATIENCE`] of them without
+    /// one ending, twice as many groups are wanted.
+    fn waited(&mut self, n: u64) {
+        self.waited += n;
+        if self.waited >= PATIENCE && self.wanted < self.cap {
+            self.wanted = (self.wanted * 2).min(self.cap);
+            self.waited = 0;
+        }
+    }
+
+    /// The thread's kept state back, the others dropped.
+    fn into_first_state(mut self) -> ThreadState {
+        std::mem::take(&mut self.states[0])
+    }
+}
+
+/// Wave-instructions the resident work-groups' waves have run so far.
+fn running_instructions(sched: &Residents) -> u64 {
+    let states = &sched.states;
+    let waves = |k: usize| states[k].waves[..states[k].nwaves].iter();
+    sched
+        .active
+        .iter()
+        .flat_map(|&(_, k)| waves(k))
+        .map(|w| w.cycles)
+        .sum()
 }
 
 /// A work-group being run.
@@ -579,65 +693,125 @@ fn wave_hw_id(group_id: u32, wave: u32) -> u32 {
 }
 
 impl Job<'_> {
-    /// Claim chunks of work-groups and run them until none is left, a work-group faults or the
-    /// caller cancels; the counts go to `work.results`.
+    /// Claim work-groups in chunks and run them until none is left, a work-group faults or the
+    /// caller cancels; the counts go to `work.results`. One work-group is resident at a time
+    /// until the resident ones run [`PATIENCE`] wave-instructions without any of them ending:
+    /// then twice as many are (up to [`Job::residency`]), round-robin, so that a group waiting
+    /// on another (a flag a later group sets, a grid barrier made of atomics) lets it run, as
+    /// the GPU's co-resident groups do. The oldest group's ending halves the count again.
     fn work(&self, work: &Work, st: &mut ThreadState) {
         st.spans.clear();
         let mut out = DispatchOutcome::default();
-        'claims: while !self.abort.load(Ordering::Relaxed) {
-            let first = work.next.fetch_add(work.chunk, Ordering::Relaxed);
-            if first >= work.total {
+        let mut sched = Residents::new(std::mem::take(st), self.residency(work));
+        let mut claims = Claims::default();
+        while !self.abort.load(Ordering::Relaxed) {
+            if let Err((g, f)) = self.admit(&mut sched, &mut claims, work) {
+                work.fail(g, f);
+                self.abort.store(true, Ordering::Relaxed);
                 break;
             }
-            for g in first..(first + work.chunk).min(work.total) {
-                if self.cancel.load(Ordering::Relaxed) {
-                    let mut f = Fault::dispatch("", self.setup.kernel_name);
-                    f.kind = FaultKind::Cancelled;
-                    work.fail(g, f);
-                    self.abort.store(true, Ordering::Relaxed);
-                    break 'claims;
-                }
-                // A panic would be a bug of the emulator: it ends the dispatch as a fault,
-                // never the caller's process.
-                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    self.run_workgroup(g, st, &mut out)
-                }));
-                let place = || format!("work-group {g}");
-                if let Err(f) = run.unwrap_or_else(|p| Err(internal_error(p, &place(), self.setup)))
-                {
-                    work.fail(g, f);
-                    self.abort.store(true, Ordering::Relaxed);
-                    break 'claims;
-                }
+            if sched.active.is_empty() {
+                break;
+            }
+            if let Err((g, f)) = self.sweep(&mut sched, &mut out) {
+                work.fail(g, f);
+                self.abort.store(true, Ordering::Relaxed);
+                break;
             }
         }
+        *st = sched.into_first_state();
         work.results
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(out);
     }
 
-    /// Run work-group `g` to its end on this thread.
-    fn run_workgroup(
+    /// Work-groups one thread may hold resident: the device's (its compute units, each with
+    /// at most 32 waves and 64 KiB of LDS) shared among the dispatch's threads, and no more
+    /// than [`RESIDENT_BYTES`] of wave state (registers, LDS, private memory).
+    fn residency(&self, work: &Work) -> usize {
+        let s = self.setup;
+        let items: u64 = s.workgroup.iter().map(|&d| u64::from(d)).product();
+        let waves = items.div_ceil(LANES as u64).max(1);
+        let lds = u64::from(s.group_segment_size.max(self.kd.group_segment_fixed_size));
+        let by_waves = (32 / waves).max(1);
+        let by_lds = 65536u64.checked_div(lds).map_or(by_waves, |n| n.max(1));
+        let device = u64::from(self.compute_units) * by_waves.min(by_lds);
+        let private = u64::from(
+            s.private_segment_size
+                .max(self.kd.private_segment_fixed_size),
+        );
+        let group_bytes = waves * (ROW_BYTES as u64 + LANES as u64 * private) + lds;
+        let by_memory = (RESIDENT_BYTES / group_bytes).max(1);
+        let threads = work.threads.max(1) as u64;
+        device.div_ceil(threads).min(by_memory).clamp(1, work.total) as usize
+    }
+
+    /// Start work-groups until as many are resident as the scheduler wants, or none is left.
+    fn admit(
         &self,
-        g: u64,
-        st: &mut ThreadState,
-        out: &mut DispatchOutcome,
-    ) -> Result<(), Fault> {
-        let group = self.start_group(g, st)?;
-        loop {
-            if self.round(&group, st, out)? {
-                break;
-            }
-            if self.abort.load(Ordering::Relaxed) {
-                // Another work-group faulted; its fault is the dispatch's.
+        sched: &mut Residents,
+        claims: &mut Claims,
+        work: &Work,
+    ) -> Result<(), (u64, Fault)> {
+        while sched.active.len() < sched.wanted {
+            let Some(g) = claims.next(work) else {
                 return Ok(());
+            };
+            if self.cancel.load(Ordering::Relaxed) {
+                let mut f = Fault::dispatch("", self.setup.kernel_name);
+                f.kind = FaultKind::Cancelled;
+                return Err((g, f));
             }
-            self.check_stop(&group, st)?;
-            release_grid_barrier(std::slice::from_mut(st));
+            let k = sched.free_state();
+            let started = self.guarded(g, || self.start_group(g, &mut sched.states[k]));
+            match started {
+                Ok(group) => sched.active.push((group, k)),
+                Err(f) => return Err((g, f)),
+            }
         }
-        self.finish_group(&group, st, out);
         Ok(())
+    }
+
+    /// One round of every resident work-group (the oldest first); ended groups are counted
+    /// and their states freed. Stops at the first fault, or quietly when another thread's
+    /// work-group faulted.
+    fn sweep(&self, sched: &mut Residents, out: &mut DispatchOutcome) -> Result<(), (u64, Fault)> {
+        let before = out.wave_instructions + running_instructions(sched);
+        let mut i = 0;
+        while i < sched.active.len() {
+            let (ref group, k) = sched.active[i];
+            let st = &mut sched.states[k];
+            match self.guarded(group.g, || self.round(group, st, out)) {
+                Ok(true) => {
+                    self.finish_group(group, st, out);
+                    sched.ended(i);
+                    continue;
+                }
+                Ok(false) => i += 1,
+                Err(f) => return Err((group.g, f)),
+            }
+        }
+        if self.abort.load(Ordering::Relaxed) {
+            // Another work-group faulted; its fault is the dispatch's.
+            sched.active.clear();
+            return Ok(());
+        }
+        if let Some((group, k)) = sched.active.first() {
+            self.check_stop(group, &sched.states[*k])
+                .map_err(|f| (group.g, f))?;
+        }
+        release_grid_barrier(&mut sched.states);
+        let after = out.wave_instructions + running_instructions(sched);
+        sched.waited(after - before);
+        Ok(())
+    }
+
+    /// `f` with a panic (an emulator bug) turned into a fault of work-group `g`: it ends the
+    /// dispatch, never the caller's process.
+    fn guarded<T>(&self, g: u64, f: impl FnOnce() -> Result<T, Fault>) -> Result<T, Fault> {
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        run.unwrap_or_else(|p| Err(internal_error(p, &format!("work-group {g}"), self.setup)))
     }
 
     /// [`Job::run_cooperative`] as a whole dispatch: on this thread, host FP pinned, a panic

@@ -20,6 +20,11 @@ pub(crate) const SPLAT: usize = STAGE + STAGE_ROWS;
 /// Splat rows per wave, one per source position.
 pub(crate) const SPLAT_ROWS: usize = 3;
 
+/// Rows of one wave's register file: VGPRs, AGPRs, staging and splat rows.
+const ROWS: usize = SPLAT + SPLAT_ROWS;
+/// Bytes of one wave's register file.
+pub(crate) const ROW_BYTES: usize = ROWS * LANES * 4;
+
 /// One lane-vector register.
 pub(crate) type VReg = [u32; LANES];
 
@@ -60,7 +65,7 @@ impl Wave {
     pub fn new() -> Wave {
         Wave {
             s: [0; 128],
-            v: vec![[0u32; LANES]; VREGS + STAGE_ROWS + SPLAT_ROWS].into_boxed_slice(),
+            v: vec![[0u32; LANES]; ROWS].into_boxed_slice(),
             splats: [None; SPLAT_ROWS],
             scc: false,
             pc: 0,

@@ -824,3 +824,84 @@ fn eight_bit_float_conversions_cover_every_byte() {
         }
     }
 }
+
+#[test]
+fn work_groups_waiting_on_later_ones_run_co_resident() {
+    let block = 64u32;
+    for t in TARGETS {
+        for threads in [1, 2] {
+            // Work-group 0 waits for the last of 100 (all co-resident on a GPU).
+            let groups = 100u32;
+            let mut b = Bench::with_threads("co_resident", t, threads);
+            let (flag, out) = (b.zeros::<u32>(1), b.zeros::<u32>(1 + groups as usize));
+            let o = b.run1(
+                "wait_for_last",
+                groups * block,
+                block,
+                &[Arg::Buf(flag), Arg::Buf(out)],
+            );
+            assert_eq!(o.workgroups, groups as u64);
+            let got = b.read::<u32>(out);
+            assert_eq!(
+                got[0],
+                groups - 1,
+                "{} threads {threads}: flag seen",
+                t.name()
+            );
+            let ran: Vec<u32> = (1..=groups).collect();
+            assert_eq!(got[1..], ran[..], "{} threads {threads}", t.name());
+            // A grid barrier of a global counter over 40 work-groups of 2 waves.
+            let (groups, block) = (40u32, 128u32);
+            let n = (groups * block) as usize;
+            let (count, partial, out) = (
+                b.zeros::<u32>(1),
+                b.zeros::<u32>(groups as usize),
+                b.zeros::<u32>(n),
+            );
+            b.run1(
+                "counter_barrier",
+                n as u32,
+                block,
+                &[Arg::Buf(count), Arg::Buf(partial), Arg::Buf(out)],
+            );
+            let want = groups * (groups + 1) / 2;
+            assert_eq!(
+                b.read::<u32>(out),
+                vec![want; n],
+                "{} threads {threads}",
+                t.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_counter_barrier_wider_than_the_device_ends_at_the_time_limit() {
+    // 4 compute units hold at most 4 x 32 one-wave work-groups: the 129th never arrives while
+    // the others wait, as on a GPU, and the dispatch ends with the time-limit fault.
+    let (groups, block) = (129u32, 64u32);
+    let t = amdgpu_emu::Target::Gfx90a;
+    let mut b = Bench::with_threads("co_resident", t, 1);
+    b.emu = amdgpu_emu::Emulator::new(t, 1).with_time_limit(std::time::Duration::from_secs(3));
+    common::COMPARE_ENGINES.with(|c| c.set(false));
+    let n = (groups * block) as usize;
+    let (count, partial, out) = (
+        b.zeros::<u32>(1),
+        b.zeros::<u32>(groups as usize),
+        b.zeros::<u32>(n),
+    );
+    let f = b
+        .run(
+            "counter_barrier",
+            [n as u32, 1, 1],
+            [block, 1, 1],
+            &[Arg::Buf(count), Arg::Buf(partial), Arg::Buf(out)],
+            0,
+        )
+        .expect_err("the barrier is never met");
+    assert!(
+        matches!(f.kind, amdgpu_emu::FaultKind::TimeLimit { .. }),
+        "{f}"
+    );
+    assert_eq!(b.read::<u32>(count), vec![128], "128 work-groups arrived");
+}

@@ -30,6 +30,7 @@ pub const SOURCES: &[(&str, &[&str])] = &[
     ("library_ops", &[]),
     ("mfma_shapes", &[]),
     ("grid_sync", &[]),
+    ("co_resident", &[]),
     ("counters", &[]),
     ("valu_more", &[]),
     // Without SRAM ECC the d16 loads keep the other half of their register, so clang emits
