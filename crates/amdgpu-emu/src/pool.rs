@@ -4,17 +4,22 @@
 //! too.
 //!
 //! A thread that has just finished its share keeps looking for the next one for a short while
-//! ([`LINGER`]) before it sleeps, and the caller looks for its helpers' end the same way before
-//! it sleeps: back-to-back dispatches then hand work over without waking a sleeping host
-//! thread, which on a virtual machine costs tens of microseconds per dispatch. The looking
-//! yields the core to any other runnable thread.
+//! ([`LINGER`]) before it sleeps: back-to-back dispatches then hand work over without waking a
+//! sleeping host thread, which on a virtual machine costs tens of microseconds per dispatch.
+//! The looking yields the core to any other runnable thread. The caller looks for its helpers'
+//! end only for [`WATCH`], without yielding, then sleeps until the last one wakes it: on a busy
+//! machine a yield gives the core away for a whole time slice (milliseconds), which would
+//! delay the dispatch's end by as much.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// How long a thread looks for work, or for its helpers' end, before it sleeps.
+/// How long a pool thread looks for work before it sleeps.
 const LINGER: Duration = Duration::from_millis(1);
+
+/// How long the caller of [`run`] watches for its helpers' end before it sleeps.
+const WATCH: Duration = Duration::from_micros(20);
 
 /// Look at `ready` until it holds or [`LINGER`] has passed; whether it held.
 fn linger(ready: impl Fn() -> bool) -> bool {
@@ -30,6 +35,22 @@ fn linger(ready: impl Fn() -> bool) -> bool {
             return ready();
         }
         std::thread::yield_now();
+    }
+}
+
+/// Look at `ready`, keeping the core, until it holds or [`WATCH`] has passed; whether it held.
+fn watch(ready: impl Fn() -> bool) -> bool {
+    let start = Instant::now();
+    loop {
+        for _ in 0..64 {
+            if ready() {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        if start.elapsed() >= WATCH {
+            return ready();
+        }
     }
 }
 
@@ -144,7 +165,7 @@ impl Drop for Join {
         };
         self.0.finish(withdrawn);
         let ended = || self.0.left.load(Ordering::Acquire) == 0;
-        if linger(ended) {
+        if watch(ended) {
             return;
         }
         let mut held = self.0.lock.lock().unwrap_or_else(|e| e.into_inner());

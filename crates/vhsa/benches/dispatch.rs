@@ -4,7 +4,8 @@
 //! The runtime is loaded the way applications load it (`dlopen` of `libhsa-runtime64.so.1` from
 //! the build directory). Each iteration writes a batch of dispatch packets of an empty native
 //! kernel, rings the doorbell once, and waits for the last packet's completion signal (packets
-//! complete in order). Throughput is reported in dispatches per second.
+//! complete in order). Throughput is reported in dispatches per second. The round trip of one
+//! dispatch is measured alone and beside as many spinning host threads as there are cores.
 //!
 //! `cargo bench -p vhsa --bench dispatch`
 
@@ -117,58 +118,71 @@ fn bench(c: &mut Criterion) {
         let kernel = native_create(c"empty".as_ptr(), Some(empty_kernel), std::ptr::null_mut());
         let q = &*queue;
 
+        // One batch: `batch` dispatches written, the doorbell rung once, the last one waited for.
+        let run_batch = |batch: u64| {
+            signal_store.unwrap()(done, 1);
+            let base = add_write_index.unwrap()(queue, batch);
+            for i in 0..batch {
+                let idx = base + i;
+                let slot = q
+                    .base_address
+                    .cast::<u8>()
+                    .add((idx % u64::from(q.size)) as usize * 64);
+                let mut p = hsa_kernel_dispatch_packet_t {
+                    workgroup_size_x: 1,
+                    workgroup_size_y: 1,
+                    workgroup_size_z: 1,
+                    grid_size_x: 1,
+                    grid_size_y: 1,
+                    grid_size_z: 1,
+                    kernel_object: kernel,
+                    ..Default::default()
+                };
+                if i + 1 == batch {
+                    p.completion_signal = done;
+                }
+                std::ptr::copy_nonoverlapping((&raw const p).cast::<u8>().add(4), slot.add(4), 60);
+                let header = HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE;
+                let setup = 1u32 << 16;
+                AtomicU32::from_ptr(slot.cast::<u32>()).store(header | setup, Ordering::Release);
+            }
+            signal_store.unwrap()(q.doorbell_signal, (base + batch - 1) as i64);
+            let v = signal_wait.unwrap()(
+                done,
+                HSA_SIGNAL_CONDITION_EQ,
+                0,
+                u64::MAX,
+                HSA_WAIT_STATE_BLOCKED,
+            );
+            assert_eq!(v, 0);
+        };
         let mut group = c.benchmark_group("native_dispatch");
         for batch in [64u64, 1024] {
             group.throughput(Throughput::Elements(batch));
             group.bench_with_input(
                 BenchmarkId::new("one_queue_batch", batch),
                 &batch,
-                |b, &batch| {
-                    b.iter(|| {
-                        signal_store.unwrap()(done, 1);
-                        let base = add_write_index.unwrap()(queue, batch);
-                        for i in 0..batch {
-                            let idx = base + i;
-                            let slot = q
-                                .base_address
-                                .cast::<u8>()
-                                .add((idx % u64::from(q.size)) as usize * 64);
-                            let mut p = hsa_kernel_dispatch_packet_t {
-                                workgroup_size_x: 1,
-                                workgroup_size_y: 1,
-                                workgroup_size_z: 1,
-                                grid_size_x: 1,
-                                grid_size_y: 1,
-                                grid_size_z: 1,
-                                kernel_object: kernel,
-                                ..Default::default()
-                            };
-                            if i + 1 == batch {
-                                p.completion_signal = done;
-                            }
-                            std::ptr::copy_nonoverlapping(
-                                (&raw const p).cast::<u8>().add(4),
-                                slot.add(4),
-                                60,
-                            );
-                            let header = HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE;
-                            let setup = 1u32 << 16;
-                            AtomicU32::from_ptr(slot.cast::<u32>())
-                                .store(header | setup, Ordering::Release);
-                        }
-                        signal_store.unwrap()(q.doorbell_signal, (base + batch - 1) as i64);
-                        let v = signal_wait.unwrap()(
-                            done,
-                            HSA_SIGNAL_CONDITION_EQ,
-                            0,
-                            u64::MAX,
-                            HSA_WAIT_STATE_BLOCKED,
-                        );
-                        assert_eq!(v, 0);
-                    });
-                },
+                |b, &batch| b.iter(|| run_batch(batch)),
             );
         }
+        // The round trip of one dispatch, alone and beside as many busy host threads as there
+        // are cores (a shared machine): a waiter that gives its core away waits for a time slice.
+        group.throughput(Throughput::Elements(1));
+        group.bench_function("round_trip_alone", |b| b.iter(|| run_batch(1)));
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            for _ in 0..std::thread::available_parallelism().map_or(1, |n| n.get()) {
+                scope.spawn(|| {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                });
+            }
+            group.bench_function("round_trip_beside_busy_threads", |b| {
+                b.iter(|| run_batch(1))
+            });
+            stop.store(true, Ordering::Relaxed);
+        });
         group.finish();
 
         // Copy bandwidth: host<->device is throttled by the link model, device<->device is not.

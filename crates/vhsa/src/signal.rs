@@ -36,6 +36,16 @@ const CAPACITY: usize = 1 << 22;
 /// directly in memory wake no one).
 pub(crate) const POLL_MAX: Duration = Duration::from_millis(2);
 
+/// How long a waiter re-reads the value keeping its core.
+const SPIN: Duration = Duration::from_micros(20);
+
+/// How long a waiter re-reads the value, yielding its core in between, on an idle machine.
+const LINGER: Duration = Duration::from_micros(200);
+
+/// A yield that took this long gave the core to another thread for a time slice: the machine
+/// is busy (the runtime's own threads give a core back within microseconds).
+const CROWDED: Duration = Duration::from_micros(100);
+
 /// A function run by every store to a signal that carries it, with its data.
 pub(crate) type StoreHook = fn(*mut c_void);
 
@@ -190,16 +200,8 @@ impl Signal {
     /// when an API store wakes the waiter. Shorter re-read intervals cost dispatch throughput:
     /// timed wake-ups of blocked waiters compete with the packet processors for the cores.
     pub(crate) fn wait(&self, cond: impl Fn(i64) -> bool, deadline: Option<Instant>) -> i64 {
-        for i in 0..256 {
-            let v = self.load();
-            if cond(v) {
-                return v;
-            }
-            if i >= 64 {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
+        if let Some(v) = self.spin(&cond) {
+            return v;
         }
         self.waiters.fetch_add(1, Ordering::SeqCst);
         let mut g = self.lock.lock();
@@ -226,6 +228,36 @@ impl Signal {
         drop(g);
         self.waiters.fetch_sub(1, Ordering::SeqCst);
         v
+    }
+
+    /// The value, when `cond` holds for it before the waiter should block: re-read for
+    /// [`SPIN`] keeping the core, then between yields for up to [`LINGER`] while each yield
+    /// comes back within [`CROWDED`] (the machine is idle: the waiter does not pay for a
+    /// wake-up).
+    /// A yield that took longer means other threads want the core; one more would give it
+    /// away for a whole time slice (milliseconds), so the waiter blocks instead.
+    fn spin(&self, cond: &impl Fn(i64) -> bool) -> Option<i64> {
+        let start = Instant::now();
+        let mut crowded = false;
+        loop {
+            for _ in 0..64 {
+                let v = self.load();
+                if cond(v) {
+                    return Some(v);
+                }
+                std::hint::spin_loop();
+            }
+            let looked = start.elapsed();
+            if looked < SPIN {
+                continue;
+            }
+            if looked >= LINGER || crowded {
+                return None;
+            }
+            let before = Instant::now();
+            std::thread::yield_now();
+            crowded = before.elapsed() >= CROWDED;
+        }
     }
 }
 
