@@ -137,6 +137,11 @@ fn cooperative_launch_with_a_grid_wide_barrier() {
 }
 
 #[test]
+fn work_groups_waiting_on_later_ones_in_an_ordinary_launch() {
+    passes(&hip_program("co_resident"), "gfx90a", &[]);
+}
+
+#[test]
 fn a_multi_device_cooperative_launch_with_a_multi_grid_barrier() {
     passes(&hip_program("multi_grid"), "gfx90a,gfx90a", &[]);
 }
