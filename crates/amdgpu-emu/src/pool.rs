@@ -21,8 +21,9 @@ const LINGER: Duration = Duration::from_millis(1);
 /// How long the caller of [`run`] watches for its helpers' end before it sleeps.
 const WATCH: Duration = Duration::from_micros(20);
 
-/// Look at `ready` until it holds or [`LINGER`] has passed; whether it held.
-fn linger(ready: impl Fn() -> bool) -> bool {
+/// Look at `ready` until it holds or `within` has passed, yielding the core between looks
+/// when `yielding`; whether it held.
+fn look(ready: impl Fn() -> bool, within: Duration, yielding: bool) -> bool {
     let start = Instant::now();
     loop {
         for _ in 0..64 {
@@ -31,25 +32,11 @@ fn linger(ready: impl Fn() -> bool) -> bool {
             }
             std::hint::spin_loop();
         }
-        if start.elapsed() >= LINGER {
+        if start.elapsed() >= within {
             return ready();
         }
-        std::thread::yield_now();
-    }
-}
-
-/// Look at `ready`, keeping the core, until it holds or [`WATCH`] has passed; whether it held.
-fn watch(ready: impl Fn() -> bool) -> bool {
-    let start = Instant::now();
-    loop {
-        for _ in 0..64 {
-            if ready() {
-                return true;
-            }
-            std::hint::spin_loop();
-        }
-        if start.elapsed() >= WATCH {
-            return ready();
+        if yielding {
+            std::thread::yield_now();
         }
     }
 }
@@ -122,7 +109,7 @@ fn pool_thread() {
 /// The next task for a pool thread that counts as idle: looked for a while, then slept for.
 fn next_task(p: &Pool) -> Task {
     loop {
-        linger(|| p.queued.load(Ordering::Acquire) > 0);
+        look(|| p.queued.load(Ordering::Acquire) > 0, LINGER, true);
         let mut q = p.queue.lock().unwrap_or_else(|e| e.into_inner());
         if q.tasks.is_empty() {
             q.asleep += 1;
@@ -165,7 +152,7 @@ impl Drop for Join {
         };
         self.0.finish(withdrawn);
         let ended = || self.0.left.load(Ordering::Acquire) == 0;
-        if watch(ended) {
+        if look(ended, WATCH, false) {
             return;
         }
         let mut held = self.0.lock.lock().unwrap_or_else(|e| e.into_inner());
