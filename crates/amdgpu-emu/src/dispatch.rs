@@ -19,7 +19,7 @@ use crate::host_fp::IeeeHostFp;
 use crate::memory::{Apertures, GlobalMemory, load_bytes};
 use crate::target::Target;
 use crate::trace::ShaderDataRecord;
-use crate::wave::{LANES, ROW_BYTES, Wave};
+use crate::wave::{LANES, REGISTER_FILE_BYTES, Wave};
 
 /// One dispatch, as a runtime's dispatch packet and loader describe it.
 #[derive(Clone, Debug)]
@@ -741,7 +741,7 @@ impl Job<'_> {
             s.private_segment_size
                 .max(self.kd.private_segment_fixed_size),
         );
-        let group_bytes = waves * (ROW_BYTES as u64 + LANES as u64 * private) + lds;
+        let group_bytes = waves * (REGISTER_FILE_BYTES as u64 + LANES as u64 * private) + lds;
         let by_memory = (RESIDENT_BYTES / group_bytes).max(1);
         let threads = work.threads.max(1) as u64;
         device.div_ceil(threads).min(by_memory).clamp(1, work.total) as usize

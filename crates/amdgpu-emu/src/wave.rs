@@ -23,7 +23,7 @@ pub(crate) const SPLAT_ROWS: usize = 3;
 /// Rows of one wave's register file: VGPRs, AGPRs, staging and splat rows.
 const ROWS: usize = SPLAT + SPLAT_ROWS;
 /// Bytes of one wave's register file.
-pub(crate) const ROW_BYTES: usize = ROWS * LANES * 4;
+pub(crate) const REGISTER_FILE_BYTES: usize = ROWS * LANES * 4;
 
 /// One lane-vector register.
 pub(crate) type VReg = [u32; LANES];

@@ -882,7 +882,7 @@ fn a_counter_barrier_wider_than_the_device_ends_at_the_time_limit() {
     let (groups, block) = (129u32, 64u32);
     let t = amdgpu_emu::Target::Gfx90a;
     let mut b = Bench::with_threads("co_resident", t, 1);
-    b.emu = amdgpu_emu::Emulator::new(t, 1).with_time_limit(std::time::Duration::from_secs(3));
+    b.emu = amdgpu_emu::Emulator::new(t, 1).with_time_limit(std::time::Duration::from_secs(10));
     common::COMPARE_ENGINES.with(|c| c.set(false));
     let n = (groups * block) as usize;
     let (count, partial, out) = (
