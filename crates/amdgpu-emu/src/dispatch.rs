@@ -308,20 +308,27 @@ impl Emulator {
             abort: AtomicBool::new(false),
             cancel,
         };
-        if prog.grid_sync && total > 1 && total <= COOPERATIVE_GROUPS {
-            return job.run_cooperative_dispatch(total);
-        }
-        self.run_groups(&job, total)
+        // A kernel with a grid-wide barrier (`ds_gws_barrier`, cooperative launches) runs every
+        // work-group resident from the start, on one thread, so that all of them reach it.
+        let all_resident = prog.grid_sync && total > 1 && total <= COOPERATIVE_GROUPS;
+        self.run_groups(&job, total, all_resident)
     }
 
-    /// Runs the dispatch's work-groups on the worker pool, claimed in chunks; the first fault
-    /// ends the dispatch.
-    fn run_groups(&self, job: &Job<'_>, total: u64) -> Result<DispatchOutcome, Fault> {
-        let threads = (self.threads as u64).min(total).max(1) as usize;
+    /// Runs the dispatch's work-groups on the worker pool, claimed in chunks (all of them
+    /// resident on one thread when `all_resident`); the first fault ends the dispatch.
+    fn run_groups(
+        &self,
+        job: &Job<'_>,
+        total: u64,
+        all_resident: bool,
+    ) -> Result<DispatchOutcome, Fault> {
+        let threads = if all_resident { 1 } else { self.threads };
+        let threads = (threads as u64).min(total).max(1) as usize;
         let work = Work {
             next: AtomicU64::new(0),
             total,
             threads,
+            all_resident,
             // Work-groups claimed at a time: a few claims per thread and round, so that the
             // counter is not contended while the last groups still spread over the threads.
             chunk: (total / (threads as u64 * 8)).clamp(1, 64),
@@ -413,6 +420,8 @@ struct Work {
     total: u64,
     /// Threads taking part.
     threads: usize,
+    /// Every work-group is resident from the start (one thread).
+    all_resident: bool,
     chunk: u64,
     /// The fault of the lowest work-group that faulted.
     fault: Mutex<Option<(u64, Fault)>>,
@@ -535,12 +544,12 @@ struct Residents {
 }
 
 impl Residents {
-    fn new(first: ThreadState, cap: usize) -> Residents {
+    fn new(first: ThreadState, cap: usize, wanted: usize) -> Residents {
         Residents {
             states: vec![first],
             free: vec![0],
             active: Vec::new(),
-            wanted: 1,
+            wanted,
             cap,
             waited: 0,
         }
@@ -702,7 +711,9 @@ impl Job<'_> {
     fn work(&self, work: &Work, st: &mut ThreadState) {
         st.spans.clear();
         let mut out = DispatchOutcome::default();
-        let mut sched = Residents::new(std::mem::take(st), self.residency(work));
+        let cap = self.residency(work);
+        let wanted = if work.all_resident { cap } else { 1 };
+        let mut sched = Residents::new(std::mem::take(st), cap, wanted);
         let mut claims = Claims::default();
         while !self.abort.load(Ordering::Relaxed) {
             if let Err((g, f)) = self.admit(&mut sched, &mut claims, work) {
@@ -726,10 +737,14 @@ impl Job<'_> {
             .push(out);
     }
 
-    /// Work-groups one thread may hold resident: the device's (its compute units, each with
+    /// Work-groups one thread may hold resident: all of them for a grid-wide barrier; else the
+    /// device's (its compute units, each with
     /// at most 32 waves and 64 KiB of LDS) shared among the dispatch's threads, and no more
     /// than [`RESIDENT_BYTES`] of wave state (registers, LDS, private memory).
     fn residency(&self, work: &Work) -> usize {
+        if work.all_resident {
+            return work.total as usize;
+        }
         let s = self.setup;
         let items: u64 = s.workgroup.iter().map(|&d| u64::from(d)).product();
         let waves = items.div_ceil(LANES as u64).max(1);
@@ -812,43 +827,6 @@ impl Job<'_> {
     fn guarded<T>(&self, g: u64, f: impl FnOnce() -> Result<T, Fault>) -> Result<T, Fault> {
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
         run.unwrap_or_else(|p| Err(internal_error(p, &format!("work-group {g}"), self.setup)))
-    }
-
-    /// [`Job::run_cooperative`] as a whole dispatch: on this thread, host FP pinned, a panic
-    /// turned into a fault, the trace sorted.
-    fn run_cooperative_dispatch(&self, total: u64) -> Result<DispatchOutcome, Fault> {
-        let _fp = IeeeHostFp::pin();
-        let mut out = DispatchOutcome::default();
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.run_cooperative(total, &mut out)
-        }));
-        run.unwrap_or_else(|p| Err(internal_error(p, "the cooperative grid", self.setup)))?;
-        out.trace.sort_by_key(|r| (r.time, r.cu, r.simd, r.wave_id));
-        Ok(out)
-    }
-
-    /// Run every work-group of the dispatch co-resident on this thread, round-robin, so that
-    /// a grid-wide barrier (`ds_gws_barrier`, cooperative launches) is reached by all of them.
-    fn run_cooperative(&self, total: u64, out: &mut DispatchOutcome) -> Result<(), Fault> {
-        let mut states: Vec<ThreadState> = (0..total).map(|_| ThreadState::default()).collect();
-        let mut groups = Vec::with_capacity(total as usize);
-        for (g, st) in states.iter_mut().enumerate() {
-            groups.push(self.start_group(g as u64, st)?);
-        }
-        let mut done = vec![false; groups.len()];
-        while done.contains(&false) {
-            for (k, group) in groups.iter().enumerate() {
-                if !done[k] && self.round(group, &mut states[k], out)? {
-                    self.finish_group(group, &mut states[k], out);
-                    done[k] = true;
-                }
-            }
-            if let Some(k) = done.iter().position(|d| !d) {
-                self.check_stop(&groups[k], &states[k])?;
-            }
-            release_grid_barrier(&mut states);
-        }
-        Ok(())
     }
 
     /// Set work-group `g`'s waves up in `st`: registers, LDS and private memory.
