@@ -1,15 +1,20 @@
 //! The host-memory snapshot of one replay window.
 //!
 //! Before the first pass every reachable allocation is copied (host to host: the memory is
-//! host-accessible). After the first pass its result is copied too. Before each later pass the
-//! chunks that differ from the original are written back. After each later pass the result is
-//! compared with the first pass's: a deterministic kernel on restored input writes the same
-//! bytes, so a difference means someone other than the kernel wrote the allocation during the
+//! host-accessible). After the first pass its result is copied too, and the chunks it changed
+//! are the kernel's: only those are ever restored or checked. Before each later pass the
+//! kernel's chunks that differ from the original are written back. After each later pass they
+//! are compared with the first pass's result: a deterministic kernel on restored input writes
+//! the same bytes, so a difference means someone other than the kernel wrote them during the
 //! window (a host thread, another agent) or the kernel is not deterministic. Then the bytes the
 //! restore had reverted are put back (three-way: a byte that the first pass changed and that is
 //! back to the original now takes the first pass's value), nothing is restored any more, and the
 //! caller stops the loop: no write is lost, and the allocation is remembered as shared with
 //! another writer so later windows that reach it decline.
+//!
+//! Chunks the first pass left alone are never written, so what another writer puts there during
+//! the window (the host filling the other half of a double buffer, or its heap around a small
+//! buffer inside a larger lock) is neither reverted nor taken for a divergence.
 
 use super::access;
 use super::inventory::{HostAllocation, HostInventory};
@@ -90,6 +95,20 @@ struct Entry {
     allocation: HostAllocation,
     original: Vec<u8>,
     first: Vec<u8>,
+    /// The chunks the first pass changed (the only ones restored and checked).
+    written: Vec<bool>,
+}
+
+impl Entry {
+    /// The byte ranges of the chunks the first pass changed.
+    fn written_chunks(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        let size = self.original.len();
+        self.written
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| **w)
+            .map(move |(i, _)| i * CHUNK..((i + 1) * CHUNK).min(size))
+    }
 }
 
 /// The captured host memory of one window.
@@ -193,6 +212,7 @@ impl HostSnapshot {
                 allocation: *a,
                 original,
                 first: Vec::new(),
+                written: Vec::new(),
             });
         }
         Ok(Self {
@@ -216,33 +236,30 @@ impl HostSnapshot {
         self.entries.is_empty()
     }
 
-    /// After pass `pass` completed. Pass 0 keeps its result; a later pass is compared with it,
-    /// and every allocation that differs is merged (see the module documentation) and returned.
+    /// After pass `pass` completed. Pass 0 keeps its result and the chunks it changed (an
+    /// allocation it left alone is dropped: nothing to restore); a later pass is compared with
+    /// it in those chunks, and every allocation that differs there is merged (see the module
+    /// documentation) and returned.
     pub fn after_pass(&mut self, inventory: &HostInventory, pass: u32) -> Vec<Divergence> {
         let mut out = Vec::new();
-        for e in &mut self.entries {
-            let a = e.allocation;
-            if pass == 0 {
-                let kept = buffer(a.size)
-                    .ok()
-                    .and_then(|mut first| read_live(inventory, &a, &mut first).then_some(first));
-                match kept {
-                    Some(first) => e.first = first,
-                    // Without the first result a divergence could not be repaired: treat the
-                    // allocation as diverged now, so nothing is restored over it.
-                    None => out.push(Divergence {
-                        allocation: a,
-                        differing: 0,
-                        recovered: 0,
-                    }),
+        if pass == 0 {
+            for e in &mut self.entries {
+                if let Some(d) = keep_first(inventory, e) {
+                    out.push(d);
                 }
-                continue;
             }
-            let live = &mut self.scratch[..a.size];
-            if !read_live(inventory, &a, live) || live[..] == e.first[..] {
-                continue;
+            self.entries.retain(|e| e.written.contains(&true));
+        } else {
+            for e in &self.entries {
+                let a = e.allocation;
+                let live = &mut self.scratch[..a.size];
+                if !read_live(inventory, &a, live)
+                    || e.written_chunks().all(|r| live[r.clone()] == e.first[r])
+                {
+                    continue;
+                }
+                out.push(merge(inventory, e, live));
             }
-            out.push(merge(inventory, e, live));
         }
         if !out.is_empty() {
             let mut shared = SHARED_WRITERS.lock();
@@ -251,7 +268,8 @@ impl HostSnapshot {
         out
     }
 
-    /// Writes back every chunk that differs from the original; returns the bytes written.
+    /// Writes back every chunk of the first pass's that differs from the original; returns the
+    /// bytes written.
     pub fn restore(&mut self, inventory: &HostInventory) -> u64 {
         let mut written = 0u64;
         for e in &self.entries {
@@ -260,8 +278,9 @@ impl HostSnapshot {
             if !read_live(inventory, &a, live) {
                 continue;
             }
-            for (i, (now, was)) in live.chunks(CHUNK).zip(e.original.chunks(CHUNK)).enumerate() {
-                if now != was && write_live(inventory, &a, i * CHUNK, was) {
+            for r in e.written_chunks() {
+                let was = &e.original[r.clone()];
+                if live[r.clone()] != *was && write_live(inventory, &a, r.start, was) {
                     written += was.len() as u64;
                 }
             }
@@ -270,20 +289,61 @@ impl HostSnapshot {
     }
 }
 
+/// Keeps the first pass's result of `e` and the chunks it changed. Without that result a
+/// divergence could not be repaired: the allocation is returned as diverged, so nothing is
+/// restored over it.
+fn keep_first(inventory: &HostInventory, e: &mut Entry) -> Option<Divergence> {
+    let a = e.allocation;
+    let kept = buffer(a.size)
+        .ok()
+        .and_then(|mut first| read_live(inventory, &a, &mut first).then_some(first));
+    let Some(first) = kept else {
+        return Some(Divergence {
+            allocation: a,
+            differing: 0,
+            recovered: 0,
+        });
+    };
+    e.written = first
+        .chunks(CHUNK)
+        .zip(e.original.chunks(CHUNK))
+        .map(|(now, was)| now != was)
+        .collect();
+    e.first = first;
+    None
+}
+
 /// Puts back the bytes of `e` that the first pass changed and that are original again in `live`.
 fn merge(inventory: &HostInventory, e: &Entry, live: &[u8]) -> Divergence {
-    let mut differing = 0u64;
-    let mut recovered = 0u64;
-    let mut i = 0;
-    while i < live.len() {
+    let mut d = Divergence {
+        allocation: e.allocation,
+        differing: 0,
+        recovered: 0,
+    };
+    for r in e.written_chunks() {
+        merge_range(inventory, e, live, r, &mut d);
+    }
+    d
+}
+
+/// [`merge`] over the bytes `r` of `e`.
+fn merge_range(
+    inventory: &HostInventory,
+    e: &Entry,
+    live: &[u8],
+    r: std::ops::Range<usize>,
+    d: &mut Divergence,
+) {
+    let mut i = r.start;
+    while i < r.end {
         if live[i] == e.first[i] {
             i += 1;
             continue;
         }
-        differing += 1;
+        d.differing += 1;
         if live[i] == e.original[i] && e.first[i] != e.original[i] {
             let start = i;
-            while i < live.len()
+            while i < r.end
                 && live[i] != e.first[i]
                 && live[i] == e.original[i]
                 && e.first[i] != e.original[i]
@@ -291,17 +351,12 @@ fn merge(inventory: &HostInventory, e: &Entry, live: &[u8]) -> Divergence {
                 i += 1;
             }
             if write_live(inventory, &e.allocation, start, &e.first[start..i]) {
-                recovered += (i - start) as u64;
+                d.recovered += (i - start) as u64;
             }
-            differing += (i - start - 1) as u64;
+            d.differing += (i - start - 1) as u64;
         } else {
             i += 1;
         }
-    }
-    Divergence {
-        allocation: e.allocation,
-        differing,
-        recovered,
     }
 }
 
@@ -387,6 +442,37 @@ mod tests {
             HostSnapshot::capture(&inv, &[a]),
             Err(CaptureRefused::SharedWriter { .. })
         ));
+    }
+
+    #[test]
+    fn writes_by_another_writer_to_chunks_the_kernel_leaves_alone_are_kept_without_a_divergence() {
+        let inv = HostInventory::new();
+        let mut buf = vec![0u8; 3 * CHUNK];
+        let a = alloc(&inv, &mut buf);
+        let mut untouched = vec![5u8; 64];
+        let b = alloc(&inv, &mut untouched);
+        let mut snap = HostSnapshot::capture(&inv, &[a, b]).unwrap();
+        let p = a.host as *mut u8;
+        for pass in 0..3u8 {
+            // SAFETY: test buffers. The kernel writes chunk 0; a host thread writes chunk 2
+            // during every pass after the first, and `b` during the second.
+            unsafe {
+                assert_eq!(*p, 0, "pass {pass} saw the original");
+                *p = 7;
+                if pass > 0 {
+                    *p.add(2 * CHUNK + 1) = 10 + pass;
+                }
+                if pass == 1 {
+                    *(b.host as *mut u8) = 9;
+                }
+            }
+            assert!(snap.after_pass(&inv, pass.into()).is_empty(), "pass {pass}");
+            if pass < 2 {
+                assert_eq!(snap.restore(&inv), CHUNK as u64, "only the kernel's chunk");
+            }
+        }
+        assert_eq!((buf[0], buf[2 * CHUNK + 1], untouched[0]), (7, 12, 9));
+        assert!(!has_shared_writer(&a) && !has_shared_writer(&b));
     }
 
     #[test]

@@ -106,9 +106,10 @@ fn overlaps(a: &HostAllocation, r: &Range<usize>) -> bool {
 /// taken for one pointing nowhere (the memory is neither captured nor declined, and the replay
 /// is silently wrong). HIP 5.2 leaves such pairs: it never unlocks a pageable buffer, and a
 /// larger buffer the host later places over a freed one is locked in turn. The covering lock
-/// answers for every byte of the inner one (and its capture copies them), so the inner one
-/// leaves the live map; it is kept here so that its own unlock is still recognized, and so that
-/// it comes back should the covering lock go first.
+/// holds every byte of the inner one, so the inner one leaves the live map; it is kept here so
+/// that its own unlock is still recognized, so that it comes back should the covering lock go
+/// first, and so that an address inside it answers to it when it is the newer of the two (see
+/// [`Entries::holding`]).
 #[derive(Clone, Copy, Debug)]
 struct AbsorbedLock {
     /// The kernel address of the lock that covers it (live, or absorbed in turn).
@@ -128,6 +129,35 @@ struct Entries {
 }
 
 impl Entries {
+    /// The allocation holding the kernel address `addr`. The live entry holding it is one step
+    /// of the map: live locks never contain one another (see [`AbsorbedLock`]), so the entry
+    /// with the nearest lower base is the one that can hold `addr`. When that entry is a lock,
+    /// the newest of it and of the locks it absorbed that hold `addr` answers: the host can only
+    /// have placed a newer buffer there after freeing the older one (or pinned a part of a live
+    /// buffer again), so the pointer a kernel was given belongs to the newer lock, and on a GPU
+    /// that maps each lock at an address of its own it reaches only that lock's bytes. The
+    /// older lock's other bytes may be the host's heap again, which no replay must restore.
+    fn holding(&self, addr: usize) -> Option<HostAllocation> {
+        let live = self
+            .live
+            .range(..=addr)
+            .next_back()
+            .map(|(_, a)| *a)
+            .filter(|a| a.contains(addr))?;
+        if live.kind != MemoryKind::Locked || self.absorbed.is_empty() {
+            return Some(live);
+        }
+        // Absorbed locks lie inside their outer lock, so those holding `addr` start between the
+        // live lock's base and `addr`.
+        let newest = self
+            .absorbed
+            .range(live.base..=addr)
+            .map(|(_, r)| r.lock)
+            .filter(|l| l.contains(addr))
+            .fold(live, |n, l| if l.serial > n.serial { l } else { n });
+        Some(newest)
+    }
+
     /// Enters a lock into the live map, or absorbs it into a live lock that covers it; the live
     /// locks it covers are absorbed into it. Live locks then never contain one another, so
     /// whenever a lock holds an address, the one with the nearest lower base does, and a lookup
@@ -233,8 +263,8 @@ impl Entries {
 /// Synchronized: every method may be called from any thread.
 ///
 /// A lock lying inside another lock is absorbed by it (see [`AbsorbedLock`]): it is not live
-/// (lookups, [`HostInventory::all`] and the serial checks see the outer lock), but forgetting it
-/// succeeds, and it is live again once the outer lock is forgotten.
+/// ([`HostInventory::all`] sees the outer lock; lookups find it only where it is the newer
+/// lock), but forgetting it succeeds, and it is live again once the outer lock is forgotten.
 #[derive(Debug, Default)]
 pub struct HostInventory {
     entries: RwLock<Entries>,
@@ -318,21 +348,16 @@ impl HostInventory {
         entries.absorbed.clear();
     }
 
-    /// The allocation holding the kernel address `addr`. One step of the map: live locks never
-    /// contain one another (see [`AbsorbedLock`]), so the entry with the nearest lower base is
-    /// the one that can hold `addr`.
+    /// The allocation holding the kernel address `addr`: the live entry holding it, or, when
+    /// that is a lock, the newest of it and the locks it absorbed that hold `addr` (see
+    /// [`Entries::holding`]).
     pub fn containing(&self, addr: usize) -> Option<HostAllocation> {
-        self.entries
-            .read()
-            .live
-            .range(..=addr)
-            .next_back()
-            .map(|(_, a)| *a)
-            .filter(|a| a.contains(addr))
+        self.entries.read().holding(addr)
     }
 
     /// The allocations holding the kernel addresses `addrs` (one per address that lies in one,
-    /// repeats included), looked up under one read lock.
+    /// repeats included, each as [`HostInventory::containing`] finds it), looked up under one
+    /// read lock.
     pub fn containing_each(&self, addrs: &[usize]) -> Vec<HostAllocation> {
         let entries = self.entries.read();
         let live = &entries.live;
@@ -345,12 +370,7 @@ impl HostInventory {
         addrs
             .iter()
             .filter(|&&a| a >= first && a < end)
-            .filter_map(|&a| {
-                live.range(..=a)
-                    .next_back()
-                    .map(|(_, x)| *x)
-                    .filter(|x| x.contains(a))
-            })
+            .filter_map(|&a| entries.holding(a))
             .collect()
     }
 
@@ -446,15 +466,14 @@ impl HostInventory {
         forgotten
     }
 
-    /// Runs `f` while `a` is still live (same serial), holding off its free; `None` when it was
-    /// freed (or replaced) since, or absorbed by a lock around it (which holds its bytes).
+    /// Runs `f` while `a` is still recorded (same serial), live or absorbed by a lock around it,
+    /// holding off its free; `None` when it was freed (or replaced) since.
     pub fn with_same<R>(&self, a: &HostAllocation, f: impl FnOnce() -> R) -> Option<R> {
         let entries = self.entries.read();
-        let same = entries
-            .live
-            .get(&a.base)
-            .is_some_and(|l| l.serial == a.serial && l.size == a.size);
-        same.then(f)
+        let same = |l: &HostAllocation| l.serial == a.serial && l.size == a.size;
+        let recorded = entries.live.get(&a.base).is_some_and(same)
+            || entries.absorbed.get(&a.base).is_some_and(|r| same(&r.lock));
+        recorded.then(f)
     }
 }
 
@@ -560,7 +579,7 @@ mod tests {
 
     /// HIP 5.2 never unlocks a pageable buffer: a larger buffer placed over a freed one and
     /// locked in turn covers the old lock. Its bytes past the old lock's end are found in it, in
-    /// whichever order the two were locked.
+    /// whichever order the two were locked; the bytes of both answer to the newer lock.
     #[test]
     fn a_lock_around_another_holds_the_bytes_past_the_inner_end() {
         for outer_first in [false, true] {
@@ -573,26 +592,38 @@ mod tests {
                 (lock(&inv, 0x10_000, 0x4000), inner)
             };
             // Past the inner lock's end first: there, the inner lock hid the outer one's bytes.
-            for p in [0x12_008, 0x13_fff, 0x10_008, 0x11_000, 0x11_fff] {
+            for p in [0x12_008, 0x13_fff, 0x10_008] {
                 assert_eq!(
                     inv.containing(p),
                     Some(outer),
                     "{p:#x}, outer first: {outer_first}"
                 );
             }
+            let newer = if outer_first { inner } else { outer };
+            for p in [0x11_000, 0x11_fff] {
+                assert_eq!(
+                    inv.containing(p),
+                    Some(newer),
+                    "{p:#x}, outer first: {outer_first}"
+                );
+            }
             assert_eq!(
-                inv.containing_each(&[0x12_008, 0x13_fff, 0x14_000]),
-                vec![outer, outer],
+                inv.containing_each(&[0x12_008, 0x11_008, 0x13_fff, 0x14_000]),
+                vec![outer, newer, outer],
                 "outer first: {outer_first}"
             );
-            // The outer lock is the one captured; the inner one is not live on its own.
+            // Only the outer lock is live; the inner one is still recorded, so a capture of it
+            // reads it.
             assert_eq!(inv.all(), vec![outer]);
             assert_eq!(inv.with_same(&outer, || 7), Some(7));
-            assert_eq!(inv.with_same(&inner, || 7), None);
+            assert_eq!(inv.with_same(&inner, || 7), Some(7));
             assert!(
                 !inv.forget_same(&inner),
                 "not live, so not forgotten as live"
             );
+            assert_eq!(inv.forget(0x11_000), Some(inner));
+            assert_eq!(inv.with_same(&inner, || 7), None, "unlocked");
+            assert_eq!(inv.containing(0x11_008), Some(outer));
         }
     }
 

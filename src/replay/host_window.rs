@@ -5,7 +5,7 @@
 //! - `snapshot` (default): reachable allocations are captured after the drains and restored
 //!   between passes; a capture that does not fit the process's memory, reaches memory the host
 //!   cannot read or memory seen written by another writer declines the replay. After every later
-//!   pass the allocations are compared with the first pass's result: a difference stops the
+//!   pass the chunks the first pass changed are compared with its result: a difference stops the
 //!   loop, keeps every write, and the allocation is declined from then on.
 //! - `decline`: a dispatch that reaches any such allocation is declined.
 //! - memory another process or API may write (IPC-imported, interop) is declined under both
