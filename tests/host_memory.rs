@@ -123,6 +123,23 @@ fn a_host_thread_writing_the_buffer_during_the_window_keeps_its_write_and_stops_
     assert!(out.contains("writer other than the kernel"), "{out}");
 }
 
+/// HIP 5.2 never unlocks a pageable buffer, so a freed buffer's lock can cover a small buffer
+/// locked later, while the rest of its range is the host's heap again. The kernel's pointer
+/// answers to the newer, inner lock: only it is captured, and a host thread writing the outer
+/// buffer during the window neither stops the loop nor loses its write.
+#[test]
+fn a_lock_inside_an_older_larger_lock_is_captured_alone() {
+    let (out, d, ran) = run("nested", 3, &[], true);
+    assert_eq!(ran, 3, "every pass ran: {d:#}\n{out}");
+    assert_eq!(d["passes"], 3, "{d:#}");
+    assert!(d["stopped"].is_null(), "{d:#}");
+    let h = &d["host_memory"];
+    assert_eq!(h["reachable"], 1, "{h:#}");
+    assert_eq!(h["saved_bytes"], 4096, "only the inner lock: {h:#}");
+    assert_eq!(h["restored_bytes"], 2 * 4096, "{h:#}");
+    assert_eq!(h["other_writers"], serde_json::json!([]), "{h:#}");
+}
+
 #[test]
 fn the_decline_policy_runs_the_dispatch_once_and_says_why() {
     let (_, d, ran) = run("fine", 3, &[("KREPLAY_HOST_MEMORY", "decline")], true);

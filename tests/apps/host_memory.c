@@ -10,6 +10,9 @@
  *                                  data pointer
  *   host_memory writer  <passes>   a host thread writes the last element of the same buffer while
  *                                  the first pass runs (the kernel leaves that element alone)
+ *   host_memory nested  <passes>   like locked, on a page locked again inside a larger locked
+ *                                  buffer (HIP 5.2 leaves such pairs); a host thread writes the
+ *                                  larger buffer's first page while the first pass runs
  *   host_memory hidden  <passes>   the data pointer is stored in device memory (the tool cannot
  *                                  see it); prints "APPLIED <n>" instead of checking
  *   host_memory unchecked <passes> like fine, but prints "APPLIED <n>" (how many times the
@@ -33,6 +36,9 @@
 
 #define N 1024
 #define MAGIC 0xC0FFEEu
+/* The larger buffer of mode nested; the inner lock lies at its middle, 64 KiB chunks away from
+ * the first page. */
+#define NESTED_BYTES (512u << 10)
 
 typedef struct {
   uint32_t n;
@@ -77,12 +83,12 @@ static void through_table(const hsa_kernel_dispatch_packet_t* p, void* user_data
   invocations++;
 }
 
-/* kernarg: [0] data pointer; elements 0..n-2 transformed; during the first execution a host
- * thread writes element n-1, and the kernel waits until it did. */
+/* kernarg: [0] data pointer, [1] how many elements to transform; during the first execution a
+ * host thread writes an element the kernel leaves alone, and the kernel waits until it did. */
 static void with_writer(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
   (void)user_data;
   uint64_t* k = (uint64_t*)p->kernarg_address;
-  transform((uint32_t*)(uintptr_t)k[0], p->grid_size_x - 1);
+  transform((uint32_t*)(uintptr_t)k[0], (uint32_t)k[1]);
   if (invocations == 0) {
     __atomic_store_n(&writer_go, 1, __ATOMIC_RELEASE);
     while (!__atomic_load_n(&writer_done, __ATOMIC_ACQUIRE)) usleep(100);
@@ -90,10 +96,11 @@ static void with_writer(const hsa_kernel_dispatch_packet_t* p, void* user_data) 
   invocations++;
 }
 
+/* Writes MAGIC at arg (uint32_t) once the kernel asks. */
 static void* host_writer(void* arg) {
   uint32_t* x = arg;
   while (!__atomic_load_n(&writer_go, __ATOMIC_ACQUIRE)) usleep(100);
-  x[N - 1] = MAGIC;
+  *x = MAGIC;
   __atomic_store_n(&writer_done, 1, __ATOMIC_RELEASE);
   return NULL;
 }
@@ -131,6 +138,7 @@ int main(int argc, char** argv) {
   system_init(&s);
   uint32_t* x = NULL;
   void* locked_host = NULL;
+  uint32_t* nested_outer = NULL;
   uint32_t* exported = NULL;
   int unchecked = strstr(mode, "unchecked") != NULL || strcmp(mode, "hidden") == 0;
   uint64_t kobj = 0;
@@ -138,6 +146,15 @@ int main(int argc, char** argv) {
   memset(ka, 0, 64);
   if (strcmp(mode, "locked") == 0) {
     locked_host = aligned_alloc(4096, N * 4);
+    CHECK(hsa_amd_memory_lock(locked_host, N * 4, &s.gpu[0], 1, (void**)&x));
+    for (uint32_t i = 0; i < N; i++) ((uint32_t*)locked_host)[i] = i;
+  } else if (strcmp(mode, "nested") == 0) {
+    void* outer_agent = NULL;
+    nested_outer = aligned_alloc(4096, NESTED_BYTES);
+    EXPECT(nested_outer != NULL, "aligned_alloc");
+    memset(nested_outer, 0, NESTED_BYTES);
+    CHECK(hsa_amd_memory_lock(nested_outer, NESTED_BYTES, &s.gpu[0], 1, &outer_agent));
+    locked_host = (char*)nested_outer + NESTED_BYTES / 2;
     CHECK(hsa_amd_memory_lock(locked_host, N * 4, &s.gpu[0], 1, (void**)&x));
     for (uint32_t i = 0; i < N; i++) ((uint32_t*)locked_host)[i] = i;
   } else if (strcmp(mode, "region") == 0) {
@@ -186,10 +203,12 @@ int main(int argc, char** argv) {
     memset(table, 0, 64);
     table[1] = (uint64_t)(uintptr_t)x;
     ((uint64_t*)ka)[0] = (uint64_t)(uintptr_t)table;
-  } else if (strcmp(mode, "writer") == 0) {
+  } else if (strcmp(mode, "writer") == 0 || nested_outer) {
     kobj = vhsa_native_kernel_create("with_writer", with_writer, NULL);
     ((uint64_t*)ka)[0] = (uint64_t)(uintptr_t)x;
-    EXPECT(pthread_create(&writer, NULL, host_writer, x) == 0, "pthread_create");
+    ((uint64_t*)ka)[1] = nested_outer ? N : N - 1;
+    uint32_t* target = nested_outer ? nested_outer : x + N - 1;
+    EXPECT(pthread_create(&writer, NULL, host_writer, target) == 0, "pthread_create");
   } else {
     kobj = vhsa_native_kernel_create("in_place", in_place, NULL);
     ((uint64_t*)ka)[0] = (uint64_t)(uintptr_t)x;
@@ -217,13 +236,21 @@ int main(int argc, char** argv) {
       pthread_join(writer, NULL);
       EXPECT(seen[N - 1] == MAGIC, "the host thread's write was lost (%#x)", seen[N - 1]);
     }
+    if (nested_outer) {
+      pthread_join(writer, NULL);
+      EXPECT(nested_outer[0] == MAGIC, "the host thread's write was lost (%#x)", nested_outer[0]);
+    }
     EXPECT(saw_original, "a pass did not see the original input");
     if (exported)
       for (uint32_t i = 0; i < N; i++)
         EXPECT(exported[i] == 3 * i + 1, "exporter's x[%u] = %u: the import is not the same memory", i, exported[i]);
   }
   printf("RAN %d\n", invocations);
-  if (locked_host) {
+  if (nested_outer) {
+    CHECK(hsa_amd_memory_unlock(locked_host));
+    CHECK(hsa_amd_memory_unlock(nested_outer));
+    free(nested_outer);
+  } else if (locked_host) {
     CHECK(hsa_amd_memory_unlock(locked_host));
     free(locked_host);
   }
