@@ -51,6 +51,19 @@ pub enum CaptureRefused {
         /// Size.
         size: usize,
     },
+    /// Written by someone other than the kernel between the capture and the first pass.
+    #[error(
+        "the dispatch can reach {kind} memory at {base:#x} ({size} bytes) that a host thread or another agent wrote while the replay was prepared, \
+         so restoring it could revert their writes"
+    )]
+    ChangedBeforeFirstPass {
+        /// Kind name.
+        kind: &'static str,
+        /// Kernel address.
+        base: usize,
+        /// Size.
+        size: usize,
+    },
     /// The copy buffers could not be allocated.
     #[error("allocating {bytes} bytes to keep reachable host memory failed")]
     Allocation {
@@ -234,6 +247,29 @@ impl HostSnapshot {
     /// True when nothing was captured.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// Checks, before the first pass, that every captured allocation still holds what was
+    /// captured. One that changed has another writer at work (a host thread using the heap
+    /// around a small buffer inside a larger lock, another agent): restoring it could revert
+    /// that writer's stores, so it is remembered as shared and refused.
+    pub fn unchanged_since_capture(
+        &mut self,
+        inventory: &HostInventory,
+    ) -> Result<(), CaptureRefused> {
+        for e in &self.entries {
+            let a = e.allocation;
+            let live = &mut self.scratch[..a.size];
+            if read_live(inventory, &a, live) && live[..] != e.original[..] {
+                SHARED_WRITERS.lock().push((a.base, a.serial));
+                return Err(CaptureRefused::ChangedBeforeFirstPass {
+                    kind: a.kind.name(),
+                    base: a.base,
+                    size: a.size,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// After pass `pass` completed. Pass 0 keeps its result and the chunks it changed (an
@@ -473,6 +509,27 @@ mod tests {
         }
         assert_eq!((buf[0], buf[2 * CHUNK + 1], untouched[0]), (7, 12, 9));
         assert!(!has_shared_writer(&a) && !has_shared_writer(&b));
+    }
+
+    #[test]
+    fn memory_written_between_the_capture_and_the_first_pass_is_refused() {
+        let inv = HostInventory::new();
+        let mut buf = vec![0u8; 256];
+        let a = alloc(&inv, &mut buf);
+        let mut snap = HostSnapshot::capture(&inv, &[a]).unwrap();
+        assert_eq!(snap.unchanged_since_capture(&inv), Ok(()));
+        // SAFETY: test buffer; a host thread's store while the device snapshot was taken.
+        unsafe { *(a.host as *mut u8).add(200) = 1 };
+        let e = snap.unchanged_since_capture(&inv).unwrap_err();
+        assert!(
+            e.to_string().contains("while the replay was prepared"),
+            "{e}"
+        );
+        assert_eq!(buf[200], 1, "nothing reverted");
+        assert!(matches!(
+            HostSnapshot::capture(&inv, &[a]),
+            Err(CaptureRefused::SharedWriter { .. })
+        ));
     }
 
     #[test]

@@ -167,6 +167,17 @@ fn refuse_memory_written_elsewhere(reached: &[HostAllocation]) -> Result<(), Dec
 }
 
 impl HostWindow {
+    /// Before the first pass: the captured host memory still holds what was captured (see
+    /// [`HostSnapshot::unchanged_since_capture`]); otherwise the replay is declined.
+    pub(super) fn unchanged_since_capture(&mut self) -> Result<(), DeclineReason> {
+        match self.snapshot.as_mut() {
+            Some(s) => s
+                .unchanged_since_capture(&HOST_ALLOCATIONS)
+                .map_err(|e| DeclineReason::HostReachable(e.to_string())),
+            None => Ok(()),
+        }
+    }
+
     fn watch(&mut self, allocations: &[HostAllocation]) {
         self.watched.extend(allocations.iter().map(|a| Watched {
             allocation: *a,

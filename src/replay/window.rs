@@ -1329,7 +1329,8 @@ impl Window<'_> {
     }
 
     /// Captures what the passes must restore: the coverage check, the host memory the
-    /// dispatch can reach, then the snapshot of the agent's memory.
+    /// dispatch can reach, then the snapshot of the agent's memory; then checks that the host
+    /// memory did not change meanwhile.
     fn capture(&self) -> Result<Captured, DeclineReason> {
         let (rt, q, d) = (self.rt, self.q, self.d);
         let copier = AgentCopy::new(rt, q.agent, *DRAIN_TIMEOUT);
@@ -1342,8 +1343,11 @@ impl Window<'_> {
             .is_ok_and(|s| s.verify)
             || crate::snapshot::settings::api_verify();
         coverage::check(q).map_err(DeclineReason::Coverage)?;
-        let host = host_window::open(rt, q.agent, &d.pkt, &kernel_name(d), verify)?;
+        let mut host = host_window::open(rt, q.agent, &d.pkt, &kernel_name(d), verify)?;
         let snap = capture(rt, q, &copier, whole)?;
+        // The device snapshot took a while: host memory that changed meanwhile has another
+        // writer at work, which a restore could undo.
+        host.unchanged_since_capture()?;
         Ok(Captured {
             snap,
             host,

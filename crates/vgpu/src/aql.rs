@@ -1,10 +1,12 @@
 //! The AQL packet processor both back ends run: vhsa's queues and vkfd's command processors.
 //!
 //! One processor serves one queue, on its own thread. It consumes packets in order at the read
-//! index: it waits while the slot's header is INVALID, executes the packet, completes its
-//! signal, sets the header INVALID and advances the read index with release ordering (producers
-//! reuse a slot once the read index has passed it). Packets run one at a time, so the barrier
-//! bit and fences hold by construction.
+//! index: it waits while the slot's header is INVALID, executes the packet, sets the header
+//! INVALID and advances the read index with release ordering (producers reuse a slot once the
+//! read index has passed it), then completes the packet's signal. A waiter woken by the
+//! completion thus finds the read index past the packet, as on hardware, whose packet processor
+//! advances it when it takes the packet. Packets run one at a time, so the barrier bit and
+//! fences hold by construction.
 //!
 //! What differs between the back ends sits behind [`QueueBackend`]: how the ring and read index
 //! are reached, how signals are read and waited for (vhsa's signal objects, or `amd_signal_t`
@@ -150,13 +152,21 @@ pub fn run<Q: QueueBackend>(q: &Q) {
             continue;
         }
         idle = 0;
-        if !execute(q, slot, h) {
+        let Some(done) = execute(q, slot, h) else {
             continue;
-        }
+        };
         // SAFETY: as above.
         unsafe { header(slot) }.store(INVALID_HEADER, Ordering::Release);
         q.read_index().store(idx + 1, Ordering::Release);
+        if let Some((signal, times)) = done.signal {
+            q.complete(signal, times);
+        }
     }
+}
+
+/// A packet that ran: its completion signal and times, read before the slot was released.
+struct Done {
+    signal: Option<(u64, Option<(u64, u64)>)>,
 }
 
 /// The slot of `index` in a ring of `size` packets at `base`.
@@ -170,8 +180,8 @@ fn read_u64(slot: *mut u8, at: usize) -> u64 {
     unsafe { slot.add(at).cast::<u64>().read_volatile() }
 }
 
-/// Executes one packet; false when it failed (reported, queue suspended) or was abandoned.
-fn execute<Q: QueueBackend>(q: &Q, slot: *mut u8, h: u16) -> bool {
+/// Executes one packet; `None` when it failed (reported, queue suspended) or was abandoned.
+fn execute<Q: QueueBackend>(q: &Q, slot: *mut u8, h: u16) -> Option<Done> {
     let start = if q.profiling() { q.now() } else { 0 };
     let outcome = match packet_type(h) {
         HSA_PACKET_TYPE_KERNEL_DISPATCH => kernel_dispatch(q, slot),
@@ -215,18 +225,17 @@ fn execute<Q: QueueBackend>(q: &Q, slot: *mut u8, h: u16) -> bool {
         Ok(()) => {
             q.processed(packet_type(h));
             let signal = read_u64(slot, 56);
-            if signal != 0 {
-                let times = q.profiling().then(|| (start, q.now()));
-                q.complete(signal, times);
-            }
-            true
+            let times = q.profiling().then(|| (start, q.now()));
+            Some(Done {
+                signal: (signal != 0).then_some((signal, times)),
+            })
         }
-        Err(DispatchError::Abandoned) => false,
+        Err(DispatchError::Abandoned) => None,
         Err(DispatchError::Failed(status, message)) => {
             if !q.stopping() {
                 q.report(status, &message);
             }
-            false
+            None
         }
     }
 }

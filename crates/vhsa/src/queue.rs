@@ -3,8 +3,8 @@
 //!
 //! The processor is vgpu's shared AQL processor ([`vgpu::aql`], the same code vkfd's command
 //! processors run beneath the real ROCR): it consumes packets in order, waiting while the slot at
-//! the read index is INVALID (woken by the doorbell), executes the packet, decrements its
-//! completion signal, sets the slot INVALID and advances the read index. This module supplies
+//! the read index is INVALID (woken by the doorbell), executes the packet, sets the slot INVALID,
+//! advances the read index and decrements its completion signal. This module supplies
 //! vhsa's side ([`vgpu::aql::QueueBackend`]): vhsa's signal objects, the doorbell wait, the
 //! executor. A bad packet suspends the queue, as on hardware, and is reported through the
 //! queue's error callback with the status the real runtime maps the packet processor's error to.
