@@ -130,10 +130,12 @@ impl fmt::Display for Fault {
                 return write!(f, "cannot emulate {kernel}: {reason}");
             }
         }
+        // Code before the entry (a function the kernel called) lies at a negative offset.
+        let sign = if self.code_offset < 0 { '-' } else { '+' };
         write!(
             f,
-            " at {kernel}+0x{:x} (`{}`), work-group ({},{},{}) wave {}",
-            self.code_offset,
+            " at {kernel}{sign}0x{:x} (`{}`), work-group ({},{},{}) wave {}",
+            self.code_offset.unsigned_abs(),
             self.instruction,
             self.workgroup[0],
             self.workgroup[1],
@@ -144,3 +146,23 @@ impl fmt::Display for Fault {
 }
 
 impl std::error::Error for Fault {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_instruction_before_the_entry_is_named_at_a_negative_offset() {
+        let at = |code_offset| Fault {
+            kind: FaultKind::Trap { code: 2 },
+            kernel: Some("k".into()),
+            pc: 0x1000,
+            code_offset,
+            instruction: "s_trap 2".into(),
+            workgroup: [1, 0, 0],
+            wave: 0,
+        };
+        assert!(at(-0xb48).to_string().contains(" at k-0xb48 (`s_trap 2`)"));
+        assert!(at(0x24).to_string().contains(" at k+0x24 (`s_trap 2`)"));
+    }
+}
