@@ -38,9 +38,10 @@ pub enum CaptureRefused {
         /// Size.
         size: usize,
     },
-    /// Seen written by someone other than the kernel during an earlier window.
+    /// Seen written by someone other than the kernel: during an earlier window, or between
+    /// this window's capture and its first pass.
     #[error(
-        "the dispatch can reach {kind} memory at {base:#x} ({size} bytes) that a host thread or another agent wrote during an earlier replay window, \
+        "the dispatch can reach {kind} memory at {base:#x} ({size} bytes) that a host thread or another agent wrote {when}, \
          so restoring it could revert their writes"
     )]
     SharedWriter {
@@ -50,19 +51,8 @@ pub enum CaptureRefused {
         base: usize,
         /// Size.
         size: usize,
-    },
-    /// Written by someone other than the kernel between the capture and the first pass.
-    #[error(
-        "the dispatch can reach {kind} memory at {base:#x} ({size} bytes) that a host thread or another agent wrote while the replay was prepared, \
-         so restoring it could revert their writes"
-    )]
-    ChangedBeforeFirstPass {
-        /// Kind name.
-        kind: &'static str,
-        /// Kernel address.
-        base: usize,
-        /// Size.
-        size: usize,
+        /// When the write was seen.
+        when: &'static str,
     },
     /// The copy buffers could not be allocated.
     #[error("allocating {bytes} bytes to keep reachable host memory failed")]
@@ -202,7 +192,12 @@ impl HostSnapshot {
             let refuse = |shared: bool| {
                 let (kind, base, size) = (a.kind.name(), a.base, a.size);
                 if shared {
-                    CaptureRefused::SharedWriter { kind, base, size }
+                    CaptureRefused::SharedWriter {
+                        kind,
+                        base,
+                        size,
+                        when: "during an earlier replay window",
+                    }
                 } else {
                     CaptureRefused::NotHostAccessible { kind, base, size }
                 }
@@ -262,10 +257,11 @@ impl HostSnapshot {
             let live = &mut self.scratch[..a.size];
             if read_live(inventory, &a, live) && live[..] != e.original[..] {
                 SHARED_WRITERS.lock().push((a.base, a.serial));
-                return Err(CaptureRefused::ChangedBeforeFirstPass {
+                return Err(CaptureRefused::SharedWriter {
                     kind: a.kind.name(),
                     base: a.base,
                     size: a.size,
+                    when: "while the replay was prepared",
                 });
             }
         }

@@ -158,15 +158,17 @@ pub fn run<Q: QueueBackend>(q: &Q) {
         // SAFETY: as above.
         unsafe { header(slot) }.store(INVALID_HEADER, Ordering::Release);
         q.read_index().store(idx + 1, Ordering::Release);
-        if let Some((signal, times)) = done.signal {
-            q.complete(signal, times);
+        if done.signal != 0 {
+            q.complete(done.signal, done.times);
         }
     }
 }
 
-/// A packet that ran: its completion signal and times, read before the slot was released.
+/// A packet that ran: its completion signal (0 for none) and times, read before the slot was
+/// released.
 struct Done {
-    signal: Option<(u64, Option<(u64, u64)>)>,
+    signal: u64,
+    times: Option<(u64, u64)>,
 }
 
 /// The slot of `index` in a ring of `size` packets at `base`.
@@ -224,10 +226,9 @@ fn execute<Q: QueueBackend>(q: &Q, slot: *mut u8, h: u16) -> Option<Done> {
     match outcome {
         Ok(()) => {
             q.processed(packet_type(h));
-            let signal = read_u64(slot, 56);
-            let times = q.profiling().then(|| (start, q.now()));
             Some(Done {
-                signal: (signal != 0).then_some((signal, times)),
+                signal: read_u64(slot, 56),
+                times: q.profiling().then(|| (start, q.now())),
             })
         }
         Err(DispatchError::Abandoned) => None,
