@@ -51,6 +51,11 @@ static int invocations;
 static int saw_original = 1;
 static volatile int writer_go, writer_done;
 
+/* Native kernels run on the host: an agent address of locked memory is not a host address. */
+static void* host_address(uint64_t agent_address) {
+  return vhsa_host_address((const void*)(uintptr_t)agent_address);
+}
+
 static void transform(uint32_t* x, uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
     if (x[i] != i) saw_original = 0;
@@ -62,7 +67,7 @@ static void transform(uint32_t* x, uint32_t n) {
 static void in_place(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
   (void)user_data;
   uint64_t* k = (uint64_t*)p->kernarg_address;
-  transform((uint32_t*)(uintptr_t)k[0], p->grid_size_x);
+  transform(host_address(k[0]), p->grid_size_x);
   invocations++;
 }
 
@@ -70,7 +75,7 @@ static void in_place(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
 static void through_struct(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
   (void)user_data;
   const by_value_t* a = (const by_value_t*)p->kernarg_address;
-  transform(a->out, a->n);
+  transform(host_address((uintptr_t)a->out), a->n);
   invocations++;
 }
 
@@ -78,8 +83,8 @@ static void through_struct(const hsa_kernel_dispatch_packet_t* p, void* user_dat
 static void through_table(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
   (void)user_data;
   uint64_t* k = (uint64_t*)p->kernarg_address;
-  uint64_t* table = (uint64_t*)(uintptr_t)k[0];
-  transform((uint32_t*)(uintptr_t)table[1], p->grid_size_x);
+  uint64_t* table = host_address(k[0]);
+  transform(host_address(table[1]), p->grid_size_x);
   invocations++;
 }
 
@@ -88,7 +93,7 @@ static void through_table(const hsa_kernel_dispatch_packet_t* p, void* user_data
 static void with_writer(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
   (void)user_data;
   uint64_t* k = (uint64_t*)p->kernarg_address;
-  transform((uint32_t*)(uintptr_t)k[0], (uint32_t)k[1]);
+  transform(host_address(k[0]), (uint32_t)k[1]);
   if (invocations == 0) {
     __atomic_store_n(&writer_go, 1, __ATOMIC_RELEASE);
     while (!__atomic_load_n(&writer_done, __ATOMIC_ACQUIRE)) usleep(100);

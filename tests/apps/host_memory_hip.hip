@@ -4,7 +4,8 @@
 //   host_memory_hip hostmalloc   hipHostMalloc (default flags), through hipHostGetDevicePointer
 //   host_memory_hip coherent     hipHostMalloc (mapped | coherent)
 //   host_memory_hip noncoherent  hipHostMalloc (mapped | non-coherent)
-//   host_memory_hip register     malloc + hipHostRegister (mapped), through hipHostGetDevicePointer
+//   host_memory_hip register     malloc + hipHostRegister (mapped), through hipHostGetDevicePointer;
+//                                unregistered after the check
 //   host_memory_hip struct       the output pointer inside a struct passed by value
 //   host_memory_hip finedevice   hipExtMallocWithFlags(hipDeviceMallocFinegrained); prints
 //                                "NO FINE-GRAINED DEVICE MEMORY" when the device has none
@@ -84,6 +85,11 @@ int main(int argc, char** argv) {
   CHECK_HIP(hipGetLastError());
   CHECK_HIP(hipDeviceSynchronize());
   if (check(host)) return 1;
+  if (strcmp(mode, "register") == 0) {
+    // HIP keeps a record under the host address and one under the device address: both go.
+    CHECK_HIP(hipHostUnregister(host));
+    free(host);
+  }
   printf("PASS\n");
   return 0;
 }

@@ -103,6 +103,15 @@ extern "C" {
 uint64_t vhsa_native_kernel_create(const char *name, vhsa_native_kernel_fn fn, void *user_data);
 
 /*
+ The host address of agent address `ptr`, for native kernels, which run on the host. Agents
+ reach locked memory (`hsa_amd_memory_lock`) at an address of its own, which the host cannot
+ dereference; this returns the host address of the same bytes. Any other address (device,
+ fine-grained and kernel-argument memory, whose agent and host addresses are one, NULL, or
+ an address vhsa does not know) comes back unchanged.
+ */
+void *vhsa_host_address(const void *ptr);
+
+/*
  Reads the counters into `out`; `HSA_STATUS_ERROR_INVALID_ARGUMENT` when `out` is NULL or
  `out->size` is smaller than `sizeof(vhsa_stats_t)`.
  # Safety

@@ -78,9 +78,10 @@ struct DispatchMemory {
 // SAFETY: every pointer returned lies in a live allocation of the view (whose mappings stay
 // mapped while the view lives, see `MemoryView`), in the queue's descriptor or ring, which
 // outlive the packet processor running the dispatch, or in the `amd_signal_t` of a live signal
-// (the signal region is never unmapped; its value is only accessed atomically). Device memory is host memory, so device
-// addresses are host addresses. Other host accesses during the dispatch are the application's
-// (a GPU gives no stronger guarantee).
+// (the signal region is never unmapped; its value is only accessed atomically). Device memory
+// is host memory: device addresses are host addresses, but for locked memory, whose agent
+// addresses `host_address` turns into the host addresses of the same bytes. Other host accesses
+// during the dispatch are the application's (a GPU gives no stronger guarantee).
 unsafe impl GlobalMemory for DispatchMemory {
     fn translate(&self, addr: u64, len: u64) -> Option<NonNull<u8>> {
         let inside = self.view.contains(addr, len)
@@ -90,7 +91,7 @@ unsafe impl GlobalMemory for DispatchMemory {
                 .iter()
                 .any(|&(b, l)| addr >= b && addr.checked_add(len).is_some_and(|e| e <= b + l));
         if inside {
-            NonNull::new(addr as *mut u8)
+            NonNull::new(crate::memory::host_address(addr as usize) as *mut u8)
         } else {
             None
         }

@@ -42,6 +42,24 @@ pub unsafe extern "C" fn vhsa_native_kernel_create(
     })
 }
 
+/// The host address of agent address `ptr`, for native kernels, which run on the host. Agents
+/// reach locked memory (`hsa_amd_memory_lock`) at an address of its own, which the host cannot
+/// dereference; this returns the host address of the same bytes. Any other address (device,
+/// fine-grained and kernel-argument memory, whose agent and host addresses are one, NULL, or
+/// an address vhsa does not know) comes back unchanged.
+#[unsafe(no_mangle)]
+pub extern "C" fn vhsa_host_address(ptr: *const c_void) -> *mut c_void {
+    value_call("vhsa_host_address", ptr.cast_mut(), || {
+        let addr = ptr as usize;
+        match crate::memory::find(addr) {
+            Some((base, a)) if a.origin == crate::memory::Origin::Locked && addr >= base => {
+                crate::memory::host_address(addr) as *mut c_void
+            }
+            _ => ptr.cast_mut(),
+        }
+    })
+}
+
 /// Counters since load or the last `vhsa_stats_reset`. The caller sets `size`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]

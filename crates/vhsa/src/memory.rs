@@ -50,6 +50,41 @@ pub(crate) struct Allocation {
 
 static ALLOCATIONS: RwLock<BTreeMap<usize, Allocation>> = RwLock::new(BTreeMap::new());
 
+/// Agents reach locked host memory at an address of its own, as a discrete GPU reaches user
+/// memory it maps (`hsa_amd_memory_lock` hands that address back): the host address plus this
+/// offset. HIP keeps a record per address of registered memory (`hipHostRegister` enters the
+/// agent address and the host address, `hipHostUnregister` removes both), so the two must
+/// differ. These addresses are not canonical on x86-64: host code that dereferences one by
+/// mistake faults instead of reading some other memory. Locks are keyed by this address in the
+/// allocation map; everything else is keyed by its host address, which agents use too.
+pub(crate) const LOCK_ALIAS: usize = 1 << 47;
+
+/// The agent address of host address `host` in locked memory.
+pub(crate) fn lock_agent_address(host: usize) -> usize {
+    host + LOCK_ALIAS
+}
+
+/// The host address of agent address `addr` of a live allocation (locked memory is reached at
+/// its host address plus [`LOCK_ALIAS`]; all other memory at its host address).
+pub(crate) fn host_address(addr: usize) -> usize {
+    if (LOCK_ALIAS..2 * LOCK_ALIAS).contains(&addr) {
+        addr - LOCK_ALIAS
+    } else {
+        addr
+    }
+}
+
+/// [`host_address`] of `addr` when it lies in locked memory's agent addresses and a lock holds
+/// it; otherwise `addr` itself (a copy given a bad address then faults as it would without
+/// locks, rather than reaching whatever host memory lies below it).
+fn host_address_if_locked(addr: usize) -> usize {
+    if addr >= LOCK_ALIAS && find(addr).is_some_and(|(_, a)| a.origin == Origin::Locked) {
+        host_address(addr)
+    } else {
+        addr
+    }
+}
+
 fn round_up(size: usize) -> usize {
     size.div_ceil(GRANULE) * GRANULE
 }
@@ -96,7 +131,9 @@ fn untouched_large() -> u64 {
 /// lookups inside the range find the new allocation.
 ///
 /// Locking a base again replaces its lock. A lock that covers older locks, or lies inside one,
-/// is entered by [`insert_lock`], which keeps nested locks from hiding each other's bytes.
+/// is entered by [`insert_lock`], which keeps nested locks from hiding each other's bytes. A
+/// lock's `base` is its host address; it is entered at its agent address
+/// ([`lock_agent_address`]), which is returned (for other allocations, `base` itself).
 pub(crate) fn record(
     base: *mut u8,
     size: usize,
@@ -104,7 +141,7 @@ pub(crate) fn record(
     global_flags: u32,
     device: bool,
     origin: Origin,
-) {
+) -> usize {
     let mut m = ALLOCATIONS.write();
     let mut absorbed = ABSORBED_LOCKS.lock();
     let allocation = Allocation {
@@ -117,18 +154,25 @@ pub(crate) fn record(
         accessible: vec![owner],
     };
     if origin == Origin::Locked {
+        let agent = lock_agent_address(base as usize);
         // The locks the old one covered come back first: the new range may be smaller.
-        forget_lock(&mut m, &mut absorbed, base as usize);
-        insert_lock(&mut m, &mut absorbed, base as usize, allocation);
-        return;
+        forget_lock(&mut m, &mut absorbed, agent);
+        insert_lock(&mut m, &mut absorbed, agent, allocation);
+        return agent;
     }
     let extent = if origin == Origin::Mapped {
         round_up(size)
     } else {
         size
     };
-    forget_overlapped_locks(&mut m, &mut absorbed, base as usize, extent.max(1));
+    forget_overlapped_locks(
+        &mut m,
+        &mut absorbed,
+        lock_agent_address(base as usize),
+        extent.max(1),
+    );
     m.insert(base as usize, allocation);
+    base as usize
 }
 
 /// A lock that a later lock covers entirely, kept out of the allocation map.
@@ -245,8 +289,8 @@ fn restore_absorbed_locks(
     }
 }
 
-/// Removes the locked entries of `m` that overlap `base..base + len`; of the locks they had
-/// absorbed, those outside the range come back.
+/// Removes the locked entries of `m` that overlap `base..base + len` (agent addresses of
+/// locked memory); of the locks they had absorbed, those outside the range come back.
 fn forget_overlapped_locks(
     m: &mut BTreeMap<usize, Allocation>,
     absorbed: &mut BTreeMap<usize, AbsorbedLock>,
@@ -449,7 +493,7 @@ impl MemoryView {
         MemoryView { ranges }
     }
 
-    /// Whether `addr..addr + len` lies inside one allocation of the view.
+    /// Whether `addr..addr + len` (agent addresses) lies inside one allocation of the view.
     pub(crate) fn contains(&self, addr: u64, len: u64) -> bool {
         let i = self.ranges.partition_point(|r| r.0 <= addr);
         let Some(&(base, size)) = i.checked_sub(1).map(|i| &self.ranges[i]) else {
@@ -477,11 +521,20 @@ impl Drop for MemoryView {
     }
 }
 
-/// The allocation containing `p`: (base, allocation).
+/// The allocation containing `p`: (base, allocation). The base of locked memory is its agent
+/// address; a host address inside locked memory finds the lock too.
 pub(crate) fn find(p: usize) -> Option<(usize, Allocation)> {
     let m = ALLOCATIONS.read();
-    let (base, a) = m.range(..=p).next_back()?;
-    (p < base + a.size.max(1)).then(|| (*base, a.clone()))
+    let holder = |p: usize| {
+        let (base, a) = m.range(..=p).next_back()?;
+        (p < base + a.size.max(1)).then(|| (*base, a.clone()))
+    };
+    holder(p).or_else(|| {
+        (p < LOCK_ALIAS)
+            .then(|| holder(lock_agent_address(p)))
+            .flatten()
+            .filter(|(_, a)| a.origin == Origin::Locked)
+    })
 }
 
 /// True when `p` lies in device memory.
@@ -545,7 +598,9 @@ pub(crate) fn copy_segments(segments: &[Segment]) {
     let began = Instant::now();
     let mut total = 0usize;
     for &(dst, src, size) in segments {
-        // SAFETY: the caller checked the pointers; HSA requires both ranges be valid.
+        let (dst, src) = (host_address_if_locked(dst), host_address_if_locked(src));
+        // SAFETY: HSA requires both ranges be valid; locked memory's agent addresses were
+        // turned into the host addresses of the same bytes.
         unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size) };
         total += size;
     }
@@ -746,7 +801,7 @@ pub(crate) fn release_shared(base: usize, origin: Origin, round: fn(usize) -> us
 pub(crate) fn unlock(host_ptr: usize) -> Result<()> {
     let mut m = ALLOCATIONS.write();
     let mut absorbed = ABSORBED_LOCKS.lock();
-    forget_lock(&mut m, &mut absorbed, host_ptr)
+    forget_lock(&mut m, &mut absorbed, lock_agent_address(host_ptr))
         .map(|_| ())
         .ok_or(Error::InvalidArgument(
             "pointer was not locked with hsa_amd_memory_lock",
@@ -761,7 +816,9 @@ impl RuntimeMemory {
         let fault = crate::executor::MemoryFault { address, len };
         let (base, a) = find(address as usize).ok_or(fault)?;
         let end = (address as usize).checked_add(len).ok_or(fault)?;
-        if end > base + a.size {
+        // Agents reach locked memory at its agent address only (`find` also answers its host
+        // address, below the base).
+        if (address as usize) < base || end > base + a.size {
             return Err(fault);
         }
         Ok(())
@@ -775,8 +832,10 @@ impl crate::executor::DeviceMemory for RuntimeMemory {
         out: &mut [u8],
     ) -> std::result::Result<(), crate::executor::MemoryFault> {
         Self::check(address, out.len())?;
-        // SAFETY: the range lies inside a live allocation of this runtime (checked above).
-        unsafe { std::ptr::copy(address as *const u8, out.as_mut_ptr(), out.len()) };
+        let host = host_address(address as usize);
+        // SAFETY: the range lies inside a live allocation of this runtime (checked above), whose
+        // bytes are at its host address.
+        unsafe { std::ptr::copy(host as *const u8, out.as_mut_ptr(), out.len()) };
         Ok(())
     }
 
@@ -786,8 +845,9 @@ impl crate::executor::DeviceMemory for RuntimeMemory {
         bytes: &[u8],
     ) -> std::result::Result<(), crate::executor::MemoryFault> {
         Self::check(address, bytes.len())?;
+        let host = host_address(address as usize);
         // SAFETY: as in `read`.
-        unsafe { std::ptr::copy(bytes.as_ptr(), address as *mut u8, bytes.len()) };
+        unsafe { std::ptr::copy(bytes.as_ptr(), host as *mut u8, bytes.len()) };
         Ok(())
     }
 }
@@ -848,9 +908,9 @@ mod tests {
         own
     }
 
-    /// The base and origin of the allocation holding `p`.
+    /// The base (as a host address) and origin of the allocation holding `p`.
     fn holder(p: usize) -> Option<(usize, Origin)> {
-        find(p).map(|(base, a)| (base, a.origin))
+        find(p).map(|(base, a)| (host_address(base), a.origin))
     }
 
     /// HIP 5.2 never unlocks a pageable buffer: a larger buffer placed over a freed one and
@@ -870,7 +930,8 @@ mod tests {
         }
         {
             let _views = VIEWS.lock();
-            assert!(MemoryView::take().contains(own as u64 + 2 * GRANULE as u64, 8));
+            let agent = lock_agent_address(own + 2 * GRANULE);
+            assert!(MemoryView::take().contains(agent as u64, 8));
         }
         unlock(own).unwrap();
         unlock(own + GRANULE).unwrap();
@@ -1008,14 +1069,51 @@ mod tests {
             !view.contains(a as u64 + GRANULE as u64 - 4, 8),
             "past the granule"
         );
-        assert!(view.contains(locked as u64 + 280, 8));
+        let agent = lock_agent_address(locked as usize) as u64;
+        assert!(view.contains(agent + 280, 8));
         assert!(
-            !view.contains(locked as u64 + 288, 8),
+            !view.contains(agent + 288, 8),
             "the application's bytes after a locked buffer are not the kernel's"
+        );
+        assert!(
+            !view.contains(locked as u64, 8),
+            "agents reach locked memory at its agent address only"
         );
         drop(view);
         unlock(locked as usize).unwrap();
         free(a).unwrap();
+    }
+
+    /// Locked memory has an agent address of its own (HIP keeps a record per address of a
+    /// registered buffer and removes both); both addresses find the lock, and the agent address
+    /// leads back to the host bytes.
+    #[test]
+    fn a_lock_answers_at_an_agent_address_of_its_own() {
+        let mut host = vec![7u8; 3 * GRANULE];
+        let locked = host[GRANULE..].as_mut_ptr() as usize;
+        let agent = record(locked as *mut u8, 512, 1, 0, false, Origin::Locked);
+        assert_eq!(agent, lock_agent_address(locked));
+        assert_ne!(agent, locked);
+        for p in [agent + 100, locked + 100] {
+            assert_eq!(
+                find(p).map(|(b, a)| (b, a.origin)),
+                Some((agent, Origin::Locked))
+            );
+        }
+        assert_eq!(host_address(agent + 100), locked + 100);
+        assert_eq!(host_address_if_locked(agent + 100), locked + 100);
+        assert_eq!(
+            host_address_if_locked(agent + 4096),
+            agent + 4096,
+            "past the lock: not turned into a host address"
+        );
+        assert!(RuntimeMemory::check(agent as u64 + 8, 8).is_ok());
+        assert!(RuntimeMemory::check(locked as u64 + 8, 8).is_err());
+        let mut out = [0u8; 4];
+        crate::executor::DeviceMemory::read(&RuntimeMemory, agent as u64 + 4, &mut out).unwrap();
+        assert_eq!(out, [7; 4]);
+        unlock(locked).unwrap();
+        assert!(find(agent).is_none() && find(locked).is_none());
     }
 
     #[test]

@@ -474,7 +474,8 @@ impl QueueBackend for Processor<'_> {
     fn host_bytes(&self, addr: u64, len: usize) -> Option<*mut u8> {
         let (base, a) = crate::memory::find(addr as usize)?;
         let end = (addr as usize).checked_add(len)?;
-        (end <= base + a.size).then_some(addr as *mut u8)
+        (base <= addr as usize && end <= base + a.size)
+            .then_some(crate::memory::host_address(addr as usize) as *mut u8)
     }
 
     fn report(&self, status: hsa_status_t, message: &str) {

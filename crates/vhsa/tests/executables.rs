@@ -134,6 +134,7 @@ type NativeKernelFn =
 type NativeKernelCreate =
     Option<unsafe extern "C" fn(*const std::ffi::c_char, NativeKernelFn, *mut c_void) -> u64>;
 type FaultFailSymbolIteration = Option<unsafe extern "C" fn(bool)>;
+type HostAddress = Option<unsafe extern "C" fn(*const c_void) -> *mut c_void>;
 
 unsafe extern "C" fn collect_agent(agent: hsa_agent_t, data: *mut c_void) -> hsa_status_t {
     // SAFETY: `data` is the Vec passed by `runtime()`.
@@ -1590,11 +1591,15 @@ unsafe extern "C" fn increment_native(
     packet: *const hsa_kernel_dispatch_packet_t,
     _d: *mut c_void,
 ) {
+    // A native kernel runs on the host: the agent addresses of locked memory are turned into
+    // host addresses.
+    let host: HostAddress = sym("vhsa_host_address");
+    let host = host.unwrap();
     // SAFETY: the packet is valid for the call; its kernel arguments are `increment`'s
     // (uint32_t* data, uint32_t n).
     unsafe {
-        let args = (*packet).kernarg_address.cast::<u64>();
-        let data = *args as *mut u32;
+        let args = host((*packet).kernarg_address).cast::<u64>();
+        let data = host(*args as *const c_void).cast::<u32>();
         let n = *args.add(1).cast::<u32>();
         for i in 0..((*packet).grid_size_x.min(n)) as usize {
             *data.add(i) += 1;
@@ -1689,24 +1694,25 @@ fn loaded_kernels_run_emulated_until_a_native_kernel_is_registered_under_their_n
         n: u32,
         scale: u64,
     }
-    let mut args = Args {
-        data: data.as_mut_ptr(),
-        n: 5,
-        scale: 0,
-    };
-    let kernarg = (&raw mut args).cast::<c_void>();
-    // The emulated kernels reach only memory the runtime knows: lock the test's buffers.
+    // The emulated kernels reach only memory the runtime knows: lock the test's buffers. Agents
+    // reach locked memory at the address the lock returns, not at its host address.
     let mut agent = rt.gfx942;
-    for (p, len) in [
-        (data.as_mut_ptr().cast::<c_void>(), 32),
-        (kernarg, std::mem::size_of::<Args>()),
-    ] {
+    let mut lock = |p: *mut c_void, len: usize| {
         let mut mapped: *mut c_void = std::ptr::null_mut();
         assert_eq!(
             hsa!(hsa_amd_memory_lock(p, len, &mut agent, 1, &mut mapped)),
             HSA_STATUS_SUCCESS
         );
-    }
+        assert_ne!(mapped, p, "an agent address of its own");
+        mapped
+    };
+    let mut args = Args {
+        data: lock(data.as_mut_ptr().cast(), 32).cast(),
+        n: 5,
+        scale: 0,
+    };
+    let host_kernarg = (&raw mut args).cast::<c_void>();
+    let kernarg = lock(host_kernarg, std::mem::size_of::<Args>());
     let calls = || INCREMENT_CALLS.load(std::sync::atomic::Ordering::SeqCst);
     // SAFETY: the kernels write `data` only while `dispatch` waits; read it between dispatches.
     let snapshot = |d: *const [u32; 8]| unsafe { d.read_volatile() };
@@ -1736,7 +1742,7 @@ fn loaded_kernels_run_emulated_until_a_native_kernel_is_registered_under_their_n
     dispatch(queue, scatter, kernarg, 8);
     assert_eq!(calls(), 1);
     assert_eq!(snapshot(&raw const data), [12, 12, 12, 12, 12, 10, 10, 10]);
-    for p in [data.as_mut_ptr().cast::<c_void>(), kernarg] {
+    for p in [data.as_mut_ptr().cast::<c_void>(), host_kernarg] {
         assert_eq!(hsa!(hsa_amd_memory_unlock(p)), HSA_STATUS_SUCCESS);
     }
 

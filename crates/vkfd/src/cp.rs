@@ -418,7 +418,7 @@ impl QueueBackend for CommandProcessor {
     }
 
     fn host_bytes(&self, addr: u64, len: usize) -> Option<*mut u8> {
-        crate::vm::contains(addr, len as u64).then_some(addr as *mut u8)
+        crate::vm::cpu_range(addr, len as u64).map(|cpu| cpu as *mut u8)
     }
 
     fn report(&self, status: hsa_status_t, message: &str) {

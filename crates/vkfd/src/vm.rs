@@ -1,5 +1,7 @@
 //! The GPU virtual-memory map: every allocation and registration the runtime made, which is
-//! also the GPU page table. GPU addresses equal CPU addresses (device memory is host memory).
+//! also the GPU page table. GPU addresses equal CPU addresses (device memory is host memory),
+//! but for registered host memory, which GPUs reach at an address of its own
+//! ([`REGISTERED_ALIAS`]), as the driver maps user pages at a GPU address apart from the CPU's.
 //!
 //! - `allocate`: anonymous mappings; a scratch allocation is a lazy reservation
 //!   (`MAP_NORESERVE`); blocks of 2 MiB and more are 2 MiB aligned, as the driver places them;
@@ -78,6 +80,34 @@ static MAP: Mutex<Option<Map>> = Mutex::new(None);
 static RUNNING: AtomicU64 = AtomicU64::new(0);
 
 const BLOCK: u64 = 2 << 20;
+
+/// GPUs reach registered host memory at its CPU address plus this offset. The runtime hands
+/// that address out as the agent address of locked memory, and HIP keeps a record per address
+/// of a registered buffer (`hipHostRegister` enters the GPU address and the CPU address,
+/// `hipHostUnregister` removes both), so the two must differ. These addresses are not
+/// canonical on x86-64: CPU code that dereferences one faults. The map keeps registrations at
+/// their CPU addresses; both addresses find them.
+pub(crate) const REGISTERED_ALIAS: u64 = 1 << 47;
+
+/// The CPU address of `address`: a GPU address of registered memory (in the map) turned into
+/// the CPU address of the same bytes; any other address itself.
+fn cpu_address(m: &mut Map, address: u64) -> u64 {
+    if !(REGISTERED_ALIAS..2 * REGISTERED_ALIAS).contains(&address) {
+        return address;
+    }
+    let cpu = address - REGISTERED_ALIAS;
+    let registered = m.absorbed.contains_key(&cpu)
+        || containing(m, cpu).is_some_and(|(_, e)| e.kind == Kind::Registered);
+    if registered { cpu } else { address }
+}
+
+/// The GPU address of the byte at `cpu` of an entry of kind `kind`.
+fn gpu_address(kind: Kind, cpu: u64) -> u64 {
+    match kind {
+        Kind::Allocated => cpu,
+        Kind::Registered => cpu + REGISTERED_ALIAS,
+    }
+}
 
 fn page_round(size: u64) -> u64 {
     size.div_ceil(4096) * 4096
@@ -392,15 +422,20 @@ fn mapping_target(m: &mut Map, address: u64) -> Option<(u64, &mut Entry)> {
     containing(m, address)
 }
 
-/// The allocation or registration holding `address`: (start, bytes).
+/// The allocation or registration holding `address` (a GPU address): (start, bytes), as GPU
+/// addresses.
 pub(crate) fn range_of(address: u64) -> Option<(u64, u64)> {
-    with_map(|m| containing(m, address).map(|(s, e)| (s, e.size)))
+    with_map(|m| {
+        let cpu = cpu_address(m, address);
+        containing(m, cpu).map(|(s, e)| (gpu_address(e.kind, s), e.size))
+    })
 }
 
 /// Records that the entry at `address` is mapped to `nodes` (all GPUs when empty); returns
 /// the GPU address.
 pub(crate) fn map(address: u64, nodes: &[u32]) -> Result<u64> {
     with_map(|m| {
+        let address = cpu_address(m, address);
         let (start, e) = mapping_target(m, address)
             .ok_or_else(|| Error::InvalidHandle(format!("no memory at {address:#x} to map")))?;
         let all: Vec<u32>;
@@ -411,13 +446,14 @@ pub(crate) fn map(address: u64, nodes: &[u32]) -> Result<u64> {
             nodes
         };
         e.mapped = nodes.into();
-        Ok(start.max(address))
+        Ok(gpu_address(e.kind, start.max(address)))
     })
 }
 
 /// Records that the entry at `address` is mapped to no node.
 pub(crate) fn unmap(address: u64) -> Result<()> {
     with_map(|m| {
+        let address = cpu_address(m, address);
         let (_, e) = mapping_target(m, address)
             .ok_or_else(|| Error::InvalidHandle(format!("no memory at {address:#x} to unmap")))?;
         e.mapped = Box::new([]);
@@ -428,6 +464,7 @@ pub(crate) fn unmap(address: u64) -> Result<()> {
 /// Attaches the runtime's user data to the entry holding `address`.
 pub(crate) fn set_user_data(address: u64, data: usize) -> Result<()> {
     with_map(|m| {
+        let address = cpu_address(m, address);
         let (_, e) = containing(m, address).ok_or(Error::InvalidParameter(
             "user data for memory the thunk does not know",
         ))?;
@@ -440,6 +477,7 @@ pub(crate) fn set_user_data(address: u64, data: usize) -> Result<()> {
 /// or freed again (as with the real thunk).
 pub(crate) fn pointer_info(address: u64, info: &mut HsaPointerInfo) -> Result<()> {
     with_map(|m| {
+        let address = cpu_address(m, address);
         let Some((start, e)) = containing(m, address) else {
             *info = HsaPointerInfo::default();
             info.Type = HSA_POINTER_UNKNOWN;
@@ -452,7 +490,7 @@ pub(crate) fn pointer_info(address: u64, info: &mut HsaPointerInfo) -> Result<()
             },
             Node: e.node,
             CPUAddress: start as *mut _,
-            GPUAddress: start,
+            GPUAddress: gpu_address(e.kind, start),
             SizeInBytes: e.size,
             NRegisteredNodes: e.registered.len() as u32,
             NMappedNodes: e.mapped.len() as u32,
@@ -482,7 +520,7 @@ pub(crate) fn clear() {
     }
 }
 
-/// The map as a dispatch sees it: sorted, disjoint `(start, end)` ranges.
+/// The map as a dispatch sees it: sorted, disjoint `(start, end)` ranges of GPU addresses.
 pub(crate) struct Snapshot {
     ranges: Vec<(u64, u64)>,
 }
@@ -510,9 +548,13 @@ impl DispatchGuard {
             RUNNING.fetch_add(1, Ordering::AcqRel);
             m.snapshot
                 .get_or_insert_with(|| {
-                    Arc::new(Snapshot {
-                        ranges: m.entries.iter().map(|(s, e)| (*s, s + e.size)).collect(),
-                    })
+                    let mut ranges: Vec<(u64, u64)> = m
+                        .entries
+                        .iter()
+                        .map(|(s, e)| (gpu_address(e.kind, *s), gpu_address(e.kind, s + e.size)))
+                        .collect();
+                    ranges.sort_unstable();
+                    Arc::new(Snapshot { ranges })
                 })
                 .clone()
         });
@@ -545,6 +587,27 @@ pub(crate) fn read_u64(address: u64) -> Option<u64> {
         unsafe { std::sync::atomic::AtomicU64::from_ptr(address as *mut u64) }
             .load(Ordering::Acquire),
     )
+}
+
+/// The CPU address of `address..+len`, GPU addresses inside one entry of the map.
+pub(crate) fn cpu_range(address: u64, len: u64) -> Option<u64> {
+    with_map(|m| {
+        let cpu = cpu_address(m, address);
+        let (s, e) = containing(m, cpu)?;
+        let through_alias = cpu != address;
+        (cpu.checked_add(len)? <= s + e.size && (through_alias == (e.kind == Kind::Registered)))
+            .then_some(cpu)
+    })
+}
+
+/// The CPU address of the GPU address `address`, when it lies in a snapshot's range: the GPU
+/// addresses of registered memory lead to its CPU addresses, all others are CPU addresses.
+pub(crate) fn snapshot_cpu_address(address: u64) -> u64 {
+    if (REGISTERED_ALIAS..2 * REGISTERED_ALIAS).contains(&address) {
+        address - REGISTERED_ALIAS
+    } else {
+        address
+    }
 }
 
 /// Whether `address..+len` lies inside one entry of the map.
@@ -640,6 +703,41 @@ mod tests {
         assert!(m.absorbed.is_empty());
     }
 
+    /// The GPU address of registered memory at CPU address `p`.
+    fn gpu(p: u64) -> u64 {
+        p + REGISTERED_ALIAS
+    }
+
+    /// Registered memory has a GPU address of its own: both addresses find it, GPUs reach it
+    /// at its GPU address only, and that address leads back to the CPU bytes.
+    #[test]
+    fn registered_memory_answers_at_a_gpu_address_of_its_own() {
+        let (_buf, p) = pinned(2, &[(0, 4096)]);
+        assert_eq!(map(p, &[1]).unwrap(), gpu(p));
+        for a in [p + 8, gpu(p) + 8] {
+            let mut info = HsaPointerInfo::default();
+            pointer_info(a, &mut info).unwrap();
+            assert_eq!(
+                (info.CPUAddress as u64, info.GPUAddress),
+                (p, gpu(p)),
+                "{a:#x}"
+            );
+        }
+        assert_eq!(cpu_range(gpu(p) + 8, 8), Some(p + 8));
+        assert_eq!(
+            cpu_range(p + 8, 8),
+            None,
+            "not a GPU address of registered memory"
+        );
+        let guard = DispatchGuard::begin();
+        assert!(guard.snapshot.contains(gpu(p) + 8, 8) && !guard.snapshot.contains(p + 8, 8));
+        assert_eq!(snapshot_cpu_address(gpu(p) + 8), p + 8);
+        drop(guard);
+        unmap(gpu(p)).unwrap();
+        release(p, Kind::Registered).unwrap();
+        assert_eq!(range_of(gpu(p)), None);
+    }
+
     /// Pinned buffers at `(offset, bytes)` of a fresh buffer of `pages` pages, registered in
     /// that order; returns the buffer (kept alive by the caller) and its start.
     fn pinned(pages: usize, registrations: &[(u64, u64)]) -> (Vec<u8>, u64) {
@@ -659,11 +757,11 @@ mod tests {
         let (_buf, p) = pinned(4, &[(4096, 4096), (0, 4 * 4096)]);
         // Past the old registration's end first: there, the old one hid the new one's bytes.
         for a in [p + 2 * 4096 + 8, p + 4 * 4096 - 1, p + 8, p + 4096 + 8] {
-            assert_eq!(range_of(a), Some((p, 4 * 4096)), "{a:#x}");
+            assert_eq!(range_of(a), Some((gpu(p), 4 * 4096)), "{a:#x}");
         }
         assert!(contains(p + 4096, 3 * 4096));
         let guard = DispatchGuard::begin();
-        assert!(guard.snapshot.contains(p + 2 * 4096, 8));
+        assert!(guard.snapshot.contains(gpu(p + 2 * 4096), 8));
         drop(guard);
         release(p, Kind::Registered).unwrap();
         release(p + 4096, Kind::Registered).unwrap();
@@ -687,9 +785,9 @@ mod tests {
         ));
         let mut info = HsaPointerInfo::default();
         pointer_info(p + 2 * 4096 + 8, &mut info).unwrap();
-        assert_eq!((info.GPUAddress, info.SizeInBytes), (p, 4 * 4096));
+        assert_eq!((info.GPUAddress, info.SizeInBytes), (gpu(p), 4 * 4096));
         assert_eq!(info.NMappedNodes, 1, "the outer registration stays mapped");
-        assert_eq!(range_of(p + 4096 + 8), Some((p, 4 * 4096)));
+        assert_eq!(range_of(p + 4096 + 8), Some((gpu(p), 4 * 4096)));
         release(p, Kind::Registered).unwrap();
         assert!(!contains(p + 4096, 1));
     }
@@ -700,7 +798,7 @@ mod tests {
         let (_buf, p) = pinned(4, &[(4096, 4096), (4096, 4096), (0, 4 * 4096)]);
         release(p, Kind::Registered).unwrap();
         assert_eq!(range_of(p + 8), None);
-        assert_eq!(range_of(p + 4096 + 8), Some((p + 4096, 4096)));
+        assert_eq!(range_of(p + 4096 + 8), Some((gpu(p + 4096), 4096)));
         assert_eq!(range_of(p + 2 * 4096 + 8), None);
         release(p + 4096, Kind::Registered).unwrap();
         assert!(contains(p + 4096, 8), "one registration remains");
@@ -713,13 +811,13 @@ mod tests {
     #[test]
     fn an_absorbed_start_registered_again_counts_and_may_outgrow_the_outer() {
         let (_buf, p) = pinned(4, &[(0, 2 * 4096), (4096, 100), (4096, 2 * 4096)]);
-        assert_eq!(range_of(p + 8), Some((p, 2 * 4096)));
-        assert_eq!(range_of(p + 4096 + 200), Some((p + 4096, 2 * 4096)));
-        assert_eq!(range_of(p + 2 * 4096 + 8), Some((p + 4096, 2 * 4096)));
+        assert_eq!(range_of(p + 8), Some((gpu(p), 2 * 4096)));
+        assert_eq!(range_of(p + 4096 + 200), Some((gpu(p + 4096), 2 * 4096)));
+        assert_eq!(range_of(p + 2 * 4096 + 8), Some((gpu(p + 4096), 2 * 4096)));
         release(p + 4096, Kind::Registered).unwrap();
         release(p + 4096, Kind::Registered).unwrap();
         assert!(release(p + 4096, Kind::Registered).is_err());
-        assert_eq!(range_of(p + 4096 + 8), Some((p, 2 * 4096)));
+        assert_eq!(range_of(p + 4096 + 8), Some((gpu(p), 2 * 4096)));
         release(p, Kind::Registered).unwrap();
     }
 
@@ -739,7 +837,7 @@ mod tests {
         let p = buf.as_ptr() as u64;
         register(p, 4096, &[1]).unwrap();
         register(p, 8192, &[1]).unwrap();
-        assert_eq!(range_of(p + 5000), Some((p, 8192)));
+        assert_eq!(range_of(p + 5000), Some((gpu(p), 8192)));
         release(p, Kind::Registered).unwrap();
         assert!(contains(p, 8), "one registration remains");
         release(p, Kind::Registered).unwrap();

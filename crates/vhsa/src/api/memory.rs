@@ -330,7 +330,7 @@ unsafe extern "C" fn hsa_amd_pointer_info_impl(
                 out.agentBaseAddress = *base as *mut c_void;
                 // Device memory may be reported as not host-accessible (`VHSA_DEVICE_MEMORY_HOST_ACCESSIBLE=0`).
                 if !a.device || device_memory_host_accessible() {
-                    out.hostBaseAddress = *base as *mut c_void;
+                    out.hostBaseAddress = crate::memory::host_address(*base) as *mut c_void;
                 }
                 out.sizeInBytes = a.size;
                 out.userData = a.user_data as *mut c_void;
@@ -447,8 +447,13 @@ unsafe extern "C" fn hsa_amd_memory_lock_impl(
         )? {
             crate::topology::agent(a.handle)?;
         }
+        if (host_ptr as usize).saturating_add(size) > crate::memory::LOCK_ALIAS {
+            return Err(Error::InvalidArgument(
+                "host_ptr..host_ptr + size reaches past 2^47, where vhsa places the agent addresses of locked memory",
+            ));
+        }
         let cpu = crate::topology::system().agents[0].handle;
-        record(
+        let agent = record(
             host_ptr.cast(),
             size,
             cpu,
@@ -456,7 +461,7 @@ unsafe extern "C" fn hsa_amd_memory_lock_impl(
             false,
             Origin::Locked,
         );
-        write_out(agent_ptr, host_ptr, "agent_ptr")
+        write_out(agent_ptr, agent as *mut c_void, "agent_ptr")
     })
 }
 
@@ -490,7 +495,14 @@ unsafe extern "C" fn hsa_amd_memory_fill_impl(
         if ptr.is_null() || !(ptr as usize).is_multiple_of(4) {
             return Err(Error::InvalidArgument("ptr is NULL or not 4-byte aligned"));
         }
-        // SAFETY: non-NULL, aligned; HSA requires `count` writable u32s.
+        let ptr = match find(ptr as usize) {
+            Some((base, a)) if a.origin == Origin::Locked && ptr as usize >= base => {
+                crate::memory::host_address(ptr as usize) as *mut c_void
+            }
+            _ => ptr,
+        };
+        // SAFETY: non-NULL, aligned; HSA requires `count` writable u32s (locked memory's agent
+        // address turned into the host address of the same bytes).
         unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u32>(), count) }.fill(value);
         Ok(())
     })

@@ -1,9 +1,15 @@
 /* hipMalloc/hipFree; hipMemcpy in every direction from 1 byte to 32 MiB, with pageable and pinned
- * host memory; hipMemset and friends; hipMemcpyAsync on several streams; hipMemcpy2D; module
+ * host memory; registered host memory (copies, a kernel through its device pointer, unregistering);
+ * hipMemset and friends; hipMemcpyAsync on several streams; hipMemcpy2D; module
  * variables through hipMemcpyToSymbol/FromSymbol/hipGetSymbolAddress. */
 #include "hip_test.h"
 
 __device__ int dev_table[256];
+
+__global__ void add_index(int* p, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i] += i;
+}
 
 static void fill_pattern(unsigned char* p, size_t n, unsigned seed) {
   for (size_t i = 0; i < n; i++) p[i] = (unsigned char)(i * 31 + seed + (i >> 8));
@@ -60,6 +66,29 @@ int main() {
   CHECK_HIP(hipHostMalloc((void**)&ha, max, hipHostMallocDefault));
   CHECK_HIP(hipHostMalloc((void**)&hb, max, hipHostMallocDefault));
   for (size_t n : sizes) round_trip(ha, hb, n, (unsigned)n + 7, "pinned");
+  /* Registered host memory: HIP records it under its host and its device address, and removes
+   * both when it is unregistered. */
+  {
+    const size_t n = (1u << 20) + 12;
+    unsigned char* ra = (unsigned char*)malloc(n);
+    unsigned char* rb = (unsigned char*)malloc(n);
+    CHECK_HIP(hipHostRegister(ra, n, hipHostRegisterMapped));
+    CHECK_HIP(hipHostRegister(rb, n, hipHostRegisterMapped));
+    round_trip(ra, rb, n, 21, "registered");
+    int* ints = (int*)ra;
+    const int count = (int)(n / sizeof(int));
+    for (int i = 0; i < count; i++) ints[i] = 7;
+    int* dev = NULL;
+    CHECK_HIP(hipHostGetDevicePointer((void**)&dev, ra, 0));
+    hipLaunchKernelGGL(add_index, dim3((count + 255) / 256), dim3(256), 0, 0, dev, count);
+    CHECK_HIP(hipGetLastError());
+    CHECK_HIP(hipDeviceSynchronize());
+    for (int i = 0; i < count; i++) CHECK(ints[i] == 7 + i, "registered: element %d is %d", i, ints[i]);
+    CHECK_HIP(hipHostUnregister(ra));
+    CHECK_HIP(hipHostUnregister(rb));
+    free(ra);
+    free(rb);
+  }
 
   /* Memsets: bytes, 16- and 32-bit values, at aligned addresses and lengths of 16 bytes or more
    * (shorter unaligned memsets hit a HIP 5.2 defect, see docs/limitations.md). */
