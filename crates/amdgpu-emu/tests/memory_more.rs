@@ -1376,3 +1376,38 @@ fn format_loads_to_lds_and_d16_format_stores() {
         }
     }
 }
+
+/// A GPU reads and writes an aligned 64-bit value whole: a reader gathering a cell that another
+/// work-group (on another host thread) keeps flipping between two values whose halves differ
+/// never sees half of each. Reading each dword on its own (as the emulator did) showed such
+/// torn values whenever the two threads overlapped, and broke programs that rely on it (the
+/// list ranking of HeCBench `wyllie`, whose 64-bit entries pack a link and a rank).
+#[test]
+fn aligned_64_bit_values_are_read_and_written_whole_across_threads() {
+    common::COMPARE_ENGINES.with(|c| c.set(false));
+    for t in TARGETS {
+        let mut b = Bench::new("memory_more", t);
+        assert_uses(&b, &["flat_load_dwordx2", "flat_store_dwordx2"]);
+        let cell = b.buf_of(&[0x0000_0000_FFFF_FFFFu64]);
+        let index = b.zeros::<u32>(256);
+        let out = b.zeros::<u32>(4);
+        b.run1(
+            "whole_pairs",
+            3 * 256,
+            256,
+            &[
+                Arg::Buf(cell),
+                Arg::Buf(index),
+                Arg::Buf(out),
+                Arg::I32(30000),
+            ],
+        );
+        let got: Vec<u32> = b.read(out);
+        assert_eq!(got[2], 2, "both reading work-groups ended");
+        assert_eq!(
+            got[0], 0,
+            "{t:?}: {} torn reads ({} changes seen)",
+            got[0], got[1]
+        );
+    }
+}

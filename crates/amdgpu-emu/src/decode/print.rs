@@ -63,7 +63,13 @@ pub(crate) fn operand(code: u16, dwords: u32, lit: u32) -> String {
         253 => "src_scc".into(),
         254 => "src_lds_direct".into(),
         255 => {
-            let i = lit as i32;
+            // The value the literal gives the operand (a 64-bit one takes it zero-extended), marked
+            // `lit()` where an inline constant has that value.
+            let i = if wide {
+                lit as u64 as i64
+            } else {
+                lit as i32 as i64
+            };
             if (-16..=64).contains(&i) || (!wide && INLINE_F32_BITS.contains(&lit)) {
                 format!("lit(0x{lit:x})")
             } else {

@@ -555,7 +555,9 @@ fn scattered_units(w: &mut Wave, ctx: &mut Ctx<'_>, p: &GlobalAccess, exec: u64)
 }
 
 /// The dword accesses of [`scattered_units`]: lane `l`'s `p.dwords` dwords at `ptrs[l]`
-/// (4-byte aligned, translated), one relaxed atomic access each; true.
+/// (4-byte aligned, translated), one relaxed atomic access per naturally aligned pair of dwords
+/// (a GPU reads and writes an aligned 64-bit value whole: another thread's store is never seen
+/// torn) and per other dword; true.
 fn dword_units(
     w: &mut Wave,
     p: &GlobalAccess,
@@ -563,10 +565,33 @@ fn dword_units(
     exec: u64,
 ) -> bool {
     let k = p.dwords as usize;
+    let row = |j: usize| (p.reg as usize + j) & 511;
     for (l, ptr) in ptrs.iter().enumerate() {
         let Some(ptr) = ptr else { continue };
         let words = ptr.as_ptr() as *mut u32;
-        for j in 0..k {
+        let mut j = 0;
+        while cfg!(target_endian = "little")
+            && j + 1 < k
+            && (words.wrapping_add(j) as usize).is_multiple_of(8)
+        {
+            // SAFETY: dwords `j` and `j + 1` < `k` of the lane's translated bytes, 8-byte
+            // aligned, accessed atomically as the trait requires; little-endian host (the
+            // lower-addressed dword is the low half).
+            let a = unsafe { AtomicU64::from_ptr(words.add(j) as *mut u64) };
+            let (lo, hi) = (row(j), row(j + 1));
+            if p.store {
+                a.store(
+                    w.v[lo][l] as u64 | (w.v[hi][l] as u64) << 32,
+                    Ordering::Relaxed,
+                );
+            } else {
+                let x = a.load(Ordering::Relaxed);
+                w.v[lo][l] = x as u32;
+                w.v[hi][l] = (x >> 32) as u32;
+            }
+            j += 2;
+        }
+        for j in j..k {
             // SAFETY: dword `j` < `k` of the lane's translated, 4-byte aligned bytes, accessed
             // atomically as the trait requires.
             let a = unsafe { AtomicU32::from_ptr(words.add(j)) };

@@ -545,3 +545,36 @@ extern "C" __global__ void format_more_asm(const u32 *src, const u32 *halves, un
   syncthreads();
   lds_out[i] = s[t];
 }
+
+// Aligned 64-bit values are read and written whole. Work-group 0 flips a cell between two
+// values whose halves differ (a one-lane store) until the readers are done; the other
+// work-groups read it through an address per lane (all the same, so a gather) `rounds` times,
+// count the values that are neither, and how often the value they read changed.
+extern "C" __global__ void whole_pairs(u64 *cell, const u32 *index, u32 *out, int rounds) {
+  volatile u64 *c = cell;
+  volatile u32 *done = out + 2;
+  const u64 lo = 0x00000000FFFFFFFFull, hi = 0xFFFFFFFF00000000ull;
+  if (bid_x() == 0) {
+    if (tid_x() == 0) {
+      u64 v = lo;
+      while (*done < grid_x() / bdim_x() - 1) {
+        v = v == lo ? hi : lo;
+        c[0] = v;
+      }
+    }
+    return;
+  }
+  u32 k = index[tid_x()];
+  u32 torn = 0, changes = 0;
+  u64 last = c[k];
+  for (int r = 0; r < rounds; r++) {
+    u64 v = c[k];
+    torn += (v != lo && v != hi) ? 1u : 0u;
+    changes += v != last ? 1u : 0u;
+    last = v;
+  }
+  ATOMIC_ADD(&out[0], torn);
+  ATOMIC_ADD(&out[1], changes);
+  syncthreads();
+  if (tid_x() == 0) ATOMIC_ADD(&out[2], 1u);
+}
