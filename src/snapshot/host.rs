@@ -15,8 +15,10 @@ use std::time::{Duration, Instant};
 
 /// Pins host memory for device transfers (`hsa_amd_memory_lock` in production).
 pub trait HostPinning: Send + Sync {
-    /// Pins `len` bytes at `ptr`; false when the runtime refused (the buffer stays pageable).
-    fn pin(&self, ptr: *mut u8, len: usize) -> bool;
+    /// Pins `len` bytes at `ptr` and returns the address agents reach them at (a discrete GPU's
+    /// runtime gives locked memory an address of its own), which copies then name; `None` when
+    /// the runtime refused (the buffer stays pageable).
+    fn pin(&self, ptr: *mut u8, len: usize) -> Option<*mut u8>;
     /// Unpins memory pinned by [`HostPinning::pin`].
     fn unpin(&self, ptr: *mut u8);
 }
@@ -27,6 +29,8 @@ const PAGE: usize = 4096;
 /// An anonymous host mapping of `cap` bytes, pinned or pageable.
 pub(crate) struct HostBuffer {
     ptr: *mut u8,
+    /// Where agents reach the buffer: the address pinning returned, else `ptr`.
+    agent: *mut u8,
     cap: usize,
     pinned: Option<Arc<dyn HostPinning>>,
 }
@@ -59,12 +63,26 @@ impl HostBuffer {
             unsafe { libc::madvise(p, cap, libc::MADV_HUGEPAGE) };
         }
         let ptr = p.cast::<u8>();
-        let pinned = pinning.filter(|pin| pin.pin(ptr, cap)).cloned();
-        Some(Self { ptr, cap, pinned })
+        let (agent, pinned) = match pinning.and_then(|pin| Some((pin.pin(ptr, cap)?, pin))) {
+            Some((agent, pin)) => (agent, Some(pin.clone())),
+            None => (ptr, None),
+        };
+        Some(Self {
+            ptr,
+            agent,
+            cap,
+            pinned,
+        })
     }
 
+    #[cfg(test)]
     pub(crate) fn ptr(&self) -> *mut u8 {
         self.ptr
+    }
+
+    /// The address copies to and from the buffer name (see [`HostPinning::pin`]).
+    pub(crate) fn agent_ptr(&self) -> *mut u8 {
+        self.agent
     }
 
     pub(crate) fn is_pinned(&self) -> bool {
@@ -98,19 +116,27 @@ fn reuse_limit(size: usize) -> usize {
     size.saturating_add(size / 4).saturating_add(HUGE_PAGE)
 }
 
-/// An idle buffer for `size` bytes, else a fresh one. `None` when the system has no memory.
+/// An idle buffer for `size` bytes pinned the way `pinning` asks (through the same pinning, or
+/// not at all), else a fresh one. `None` when the system has no memory.
 pub(crate) fn host_buffer(
     size: usize,
     pinning: Option<&Arc<dyn HostPinning>>,
 ) -> Option<HostBuffer> {
+    let same_pinning = |b: &HostBuffer| match (&b.pinned, pinning) {
+        (None, None) => true,
+        (Some(a), Some(b)) => std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b)),
+        _ => false,
+    };
     {
         let mut idle = IDLE.lock();
         let found = idle
             .by_size
             .range_mut(size.max(1)..=reuse_limit(size))
-            .next()
-            .map(|(cap, list)| (*cap, list.pop()));
-        if let Some((cap, Some((b, _)))) = found {
+            .find_map(|(cap, list)| {
+                let i = list.iter().rposition(|(b, _)| same_pinning(b))?;
+                Some((*cap, list.remove(i).0))
+            });
+        if let Some((cap, b)) = found {
             if idle.by_size.get(&cap).is_some_and(Vec::is_empty) {
                 idle.by_size.remove(&cap);
             }
@@ -246,7 +272,7 @@ pub(crate) fn capture_into(
 ) -> Result<(), CaptureError> {
     // SAFETY: the buffer holds at least `size` bytes; the region is valid device memory for
     // its size (the caller holds it under the inventory lock or it is a module variable).
-    unsafe { copier.copy(buf.ptr(), region.device as *const u8, region.size) }.map_err(
+    unsafe { copier.copy(buf.agent_ptr(), region.device as *const u8, region.size) }.map_err(
         |source| CaptureError::Copy {
             device: region.device,
             source,
@@ -270,7 +296,7 @@ pub(crate) fn put_back_from(
         unsafe {
             copier.copy(
                 (region.device + r.start) as *mut u8,
-                buf.ptr().add(r.start),
+                buf.agent_ptr().add(r.start),
                 r.len(),
             )?
         };

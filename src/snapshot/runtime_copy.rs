@@ -241,21 +241,19 @@ pub fn buffers_of(rt: Runtime, agent: hsa_agent_t) -> Option<(std::sync::Arc<Age
 pub struct LockPinning(pub Runtime);
 
 impl HostPinning for LockPinning {
-    fn pin(&self, ptr: *mut u8, len: usize) -> bool {
-        let Some(lock) = self.0.originals().memory_lock else {
-            return false;
-        };
+    fn pin(&self, ptr: *mut u8, len: usize) -> Option<*mut u8> {
+        let lock = self.0.originals().memory_lock?;
         let mut agent_ptr: *mut c_void = std::ptr::null_mut();
         // SAFETY: `ptr` is a live mapping of `len` bytes owned by the caller; no agent list.
         let st = unsafe { lock(ptr.cast(), len, std::ptr::null_mut(), 0, &mut agent_ptr) };
-        // The buffer is used at its host address: only an identity mapping is usable.
-        if st == ffi::HSA_STATUS_SUCCESS && agent_ptr == ptr.cast() {
-            return true;
+        if st != ffi::HSA_STATUS_SUCCESS {
+            return None;
         }
-        if st == ffi::HSA_STATUS_SUCCESS {
+        if agent_ptr.is_null() {
             self.unpin(ptr);
+            return None;
         }
-        false
+        Some(agent_ptr.cast())
     }
 
     fn unpin(&self, ptr: *mut u8) {

@@ -818,3 +818,75 @@ fn a_batch_of_chunks_is_retried_whole_and_a_failed_batch_counts_as_written() {
         "the first chunk was written back before the failure"
     );
 }
+
+/// Agent addresses of pinned memory in these tests: the host address plus this offset.
+const AGENT_OFFSET: usize = 1 << 47;
+
+/// Pins every buffer at an agent address of its own, as a discrete GPU's runtime does.
+struct AliasPinning {
+    unpinned: crate::sync::Mutex<Vec<usize>>,
+}
+
+impl HostPinning for AliasPinning {
+    fn pin(&self, ptr: *mut u8, _len: usize) -> Option<*mut u8> {
+        Some((ptr as usize + AGENT_OFFSET) as *mut u8)
+    }
+    fn unpin(&self, ptr: *mut u8) {
+        self.unpinned.lock().push(ptr as usize);
+    }
+}
+
+/// Copies as [`FakeCopy`] after turning agent addresses of pinned memory into host addresses,
+/// and counts the copies that named pinned memory by its agent address.
+struct AliasCopy {
+    inner: FakeCopy,
+    by_agent_address: Cell<usize>,
+}
+
+impl DeviceCopy for AliasCopy {
+    unsafe fn copy(&self, dst: *mut u8, src: *const u8, len: usize) -> Result<(), CopyFailed> {
+        let host = |p: usize| {
+            if p >= AGENT_OFFSET {
+                self.by_agent_address.set(self.by_agent_address.get() + 1);
+                p - AGENT_OFFSET
+            } else {
+                p
+            }
+        };
+        let (dst, src) = (host(dst as usize), host(src as usize));
+        // SAFETY: forwarded, with agent addresses turned into the host addresses of the bytes.
+        unsafe { self.inner.copy(dst as *mut u8, src as *const u8, len) }
+    }
+}
+
+#[test]
+fn pinned_host_buffers_are_copied_at_the_agent_address_the_lock_returned() {
+    let mut a = vec![5u8; 4096];
+    let inv = AllocationInventory::new();
+    inv.record(Allocation {
+        base: a.as_ptr() as usize,
+        size: a.len(),
+        agent: 1,
+    });
+    let pinning = Arc::new(AliasPinning {
+        unpinned: crate::sync::Mutex::new(Vec::new()),
+    });
+    let copier = AliasCopy {
+        inner: FakeCopy::new(vec![]),
+        by_agent_address: Cell::new(0),
+    };
+    let store = HostStore::pinned(pinning.clone());
+    let mut snap = Snapshot::capture(
+        vec![alloc_region(&a)],
+        Box::new(store),
+        Box::new(RestoreAll),
+        &copier,
+    )
+    .unwrap();
+    assert_eq!(copier.by_agent_address.get(), 1, "the capture");
+    a.iter_mut().for_each(|x| *x = 9);
+    let rep = snap.restore(&inv, &copier);
+    assert_eq!(rep.failure, None);
+    assert!(a.iter().all(|&x| x == 5));
+    assert_eq!(copier.by_agent_address.get(), 2, "and the restore");
+}
