@@ -703,6 +703,22 @@ fn cross_lane_bpermute_readlane_dpp() {
 }
 
 #[test]
+fn bpermute_reads_zero_from_inactive_lanes() {
+    each_target(|t| {
+        let n = 128usize;
+        let mut b = Bench::new("xlane", t);
+        let out = b.buf_of(&vec![0xFFFF_FFFFu32; n]);
+        b.run1("bpermute_inactive", n as u32, 64, &[Arg::Buf(out)]);
+        let got = b.read::<u32>(out);
+        for i in 0..n {
+            let l = i % 64;
+            let want = if l < 32 { 0 } else { (l ^ 1) as u32 + 100 };
+            assert_eq!(got[i], want, "{} lane {i}", t.name());
+        }
+    });
+}
+
+#[test]
 fn dpp_atomic_optimizer_reductions() {
     each_target(|t| {
         let n = 3000usize;

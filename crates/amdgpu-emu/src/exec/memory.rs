@@ -1264,7 +1264,8 @@ fn lds_atomic_lane(
 /// A DS instruction that moves dwords between the lanes of a wave and leaves the LDS alone:
 /// `ds_swizzle_b32` (lane pattern from the offset, data from the address operand),
 /// `ds_permute_b32` (each lane writes its data to the lane its address names) and
-/// `ds_bpermute_b32` (each lane reads the lane its address names).
+/// `ds_bpermute_b32` (each lane reads the lane its address names); a lane EXEC leaves out
+/// neither sends nor is read (0).
 pub(crate) struct CrossLane {
     op: Op,
     addr: u16,
@@ -1308,10 +1309,11 @@ pub(super) fn cross_lane(w: &mut Wave, p: &CrossLane, exec: u64) {
             }
         }
     } else if p.op == ds_bpermute_b32 {
+        // EXEC applies to the source lanes too: a lane reading an inactive one gets 0.
         for l in 0..LANES {
             if active(l) {
                 let s = ((w.v[addr][l].wrapping_add(off)) / 4) as usize & 63;
-                out[l] = src[s];
+                out[l] = if active(s) { src[s] } else { 0 };
             }
         }
     } else {

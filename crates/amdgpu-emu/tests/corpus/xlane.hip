@@ -21,3 +21,16 @@ extern "C" __global__ void mbcnt_compact(const int *in, int *out, u32 *count) {
   if (keep) out[(i & ~63u) + below] = in[i];
   if ((tid_x() & 63) == 0) count[i / 64] = (u32)__builtin_popcountll(m);
 }
+// ds_bpermute_b32 reads 0 from a lane EXEC leaves out: the low half of the wave reads the
+// high half, which holds values but is inactive in that branch; the high half reads its
+// neighbours, which are active.
+extern "C" __global__ void bpermute_inactive(u32 *out) {
+  u32 l = tid_x() & 63;
+  int v = (int)(l + 100);
+  int r;
+  if (l < 32)
+    r = __builtin_amdgcn_ds_bpermute((int)((l ^ 32) << 2), v);
+  else
+    r = __builtin_amdgcn_ds_bpermute((int)((l ^ 1) << 2), v);
+  out[gid_x()] = (u32)r;
+}
