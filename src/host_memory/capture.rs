@@ -62,6 +62,18 @@ pub enum CaptureRefused {
     },
 }
 
+impl CaptureRefused {
+    /// `a` was seen written by another writer `when`.
+    fn shared_writer(a: &HostAllocation, when: &'static str) -> Self {
+        CaptureRefused::SharedWriter {
+            kind: a.kind.name(),
+            base: a.base,
+            size: a.size,
+            when,
+        }
+    }
+}
+
 /// Allocations (kernel address, serial) seen written by another writer during a window.
 static SHARED_WRITERS: Mutex<Vec<(usize, u64)>> = Mutex::new(Vec::new());
 
@@ -189,24 +201,18 @@ impl HostSnapshot {
         allocations: &[HostAllocation],
     ) -> Result<Self, CaptureRefused> {
         for a in allocations {
-            let refuse = |shared: bool| {
-                let (kind, base, size) = (a.kind.name(), a.base, a.size);
-                if shared {
-                    CaptureRefused::SharedWriter {
-                        kind,
-                        base,
-                        size,
-                        when: "during an earlier replay window",
-                    }
-                } else {
-                    CaptureRefused::NotHostAccessible { kind, base, size }
-                }
-            };
             if a.host == 0 {
-                return Err(refuse(false));
+                return Err(CaptureRefused::NotHostAccessible {
+                    kind: a.kind.name(),
+                    base: a.base,
+                    size: a.size,
+                });
             }
             if has_shared_writer(a) {
-                return Err(refuse(true));
+                return Err(CaptureRefused::shared_writer(
+                    a,
+                    "during an earlier replay window",
+                ));
             }
         }
         let largest = allocations.iter().map(|a| a.size).max().unwrap_or(0);
@@ -257,12 +263,10 @@ impl HostSnapshot {
             let live = &mut self.scratch[..a.size];
             if read_live(inventory, &a, live) && live[..] != e.original[..] {
                 SHARED_WRITERS.lock().push((a.base, a.serial));
-                return Err(CaptureRefused::SharedWriter {
-                    kind: a.kind.name(),
-                    base: a.base,
-                    size: a.size,
-                    when: "while the replay was prepared",
-                });
+                return Err(CaptureRefused::shared_writer(
+                    &a,
+                    "while the replay was prepared",
+                ));
             }
         }
         Ok(())

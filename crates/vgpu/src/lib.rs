@@ -8,7 +8,8 @@
 //!   signals and kernels ([`aql::QueueBackend`]);
 //! - [`host_memory`]: whether the host can back a large allocation of device memory now;
 //! - [`pmc`]: an agent's performance-counter file and the private PM4 payload of the counter
-//!   packets the processor executes.
+//!   packets the processor executes;
+//! - [`user_memory`]: the agent addresses of locked host memory.
 
 #![deny(missing_docs)]
 
@@ -17,3 +18,4 @@ pub mod fault;
 pub mod host_memory;
 pub mod model;
 pub mod pmc;
+pub mod user_memory;

@@ -50,13 +50,7 @@ pub unsafe extern "C" fn vhsa_native_kernel_create(
 #[unsafe(no_mangle)]
 pub extern "C" fn vhsa_host_address(ptr: *const c_void) -> *mut c_void {
     value_call("vhsa_host_address", ptr.cast_mut(), || {
-        let addr = ptr as usize;
-        match crate::memory::find(addr) {
-            Some((base, a)) if a.origin == crate::memory::Origin::Locked && addr >= base => {
-                crate::memory::host_address(addr) as *mut c_void
-            }
-            _ => ptr.cast_mut(),
-        }
+        crate::memory::host_address_if_locked(ptr as usize) as *mut c_void
     })
 }
 

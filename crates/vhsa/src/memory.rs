@@ -50,39 +50,34 @@ pub(crate) struct Allocation {
 
 static ALLOCATIONS: RwLock<BTreeMap<usize, Allocation>> = RwLock::new(BTreeMap::new());
 
-/// Agents reach locked host memory at an address of its own, as a discrete GPU reaches user
-/// memory it maps (`hsa_amd_memory_lock` hands that address back): the host address plus this
-/// offset. HIP keeps a record per address of registered memory (`hipHostRegister` enters the
-/// agent address and the host address, `hipHostUnregister` removes both), so the two must
-/// differ. These addresses are not canonical on x86-64: host code that dereferences one by
-/// mistake faults instead of reading some other memory. Locks are keyed by this address in the
-/// allocation map; everything else is keyed by its host address, which agents use too.
-pub(crate) const LOCK_ALIAS: usize = 1 << 47;
-
-/// The agent address of host address `host` in locked memory.
+/// Locks are keyed by their agent address in the allocation map (`vgpu::user_memory`: the host
+/// address plus 2^47); everything else by its host address, which agents use too.
 pub(crate) fn lock_agent_address(host: usize) -> usize {
-    host + LOCK_ALIAS
+    vgpu::user_memory::agent_address(host as u64) as usize
 }
 
-/// The host address of agent address `addr` of a live allocation (locked memory is reached at
-/// its host address plus [`LOCK_ALIAS`]; all other memory at its host address).
+/// The host address of agent address `addr` inside a live allocation (see
+/// [`vgpu::user_memory::host_address`]).
 pub(crate) fn host_address(addr: usize) -> usize {
-    if (LOCK_ALIAS..2 * LOCK_ALIAS).contains(&addr) {
-        addr - LOCK_ALIAS
-    } else {
-        addr
+    vgpu::user_memory::host_address(addr as u64) as usize
+}
+
+/// The host address of agent address `addr` when a lock holds it; otherwise `addr` itself (a
+/// copy given a bad address then faults as it would without locks, rather than reaching
+/// whatever host memory lies below it; a lock's host address stays what it is).
+pub(crate) fn host_address_if_locked(addr: usize) -> usize {
+    match find(addr) {
+        Some((base, a)) if a.origin == Origin::Locked && addr >= base => host_address(addr),
+        _ => addr,
     }
 }
 
-/// [`host_address`] of `addr` when it lies in locked memory's agent addresses and a lock holds
-/// it; otherwise `addr` itself (a copy given a bad address then faults as it would without
-/// locks, rather than reaching whatever host memory lies below it).
-fn host_address_if_locked(addr: usize) -> usize {
-    if addr >= LOCK_ALIAS && find(addr).is_some_and(|(_, a)| a.origin == Origin::Locked) {
-        host_address(addr)
-    } else {
-        addr
-    }
+/// The host address of the agent range `addr..addr + len` when it lies inside one allocation.
+pub(crate) fn host_range(addr: usize, len: usize) -> Option<usize> {
+    let (base, a) = find(addr)?;
+    // Agents reach locked memory at its agent address only (`find` also answers its host
+    // address, below the base).
+    (base <= addr && addr.checked_add(len)? <= base + a.size).then(|| host_address(addr))
 }
 
 fn round_up(size: usize) -> usize {
@@ -530,7 +525,7 @@ pub(crate) fn find(p: usize) -> Option<(usize, Allocation)> {
         (p < base + a.size.max(1)).then(|| (*base, a.clone()))
     };
     holder(p).or_else(|| {
-        (p < LOCK_ALIAS)
+        (!vgpu::user_memory::is_agent_address(p as u64))
             .then(|| holder(lock_agent_address(p)))
             .flatten()
             .filter(|(_, a)| a.origin == Origin::Locked)
@@ -811,28 +806,17 @@ pub(crate) fn unlock(host_ptr: usize) -> Result<()> {
 /// The agents' view of memory for executors: every allocation this runtime made or locked.
 pub(crate) struct RuntimeMemory;
 
-impl RuntimeMemory {
-    fn check(address: u64, len: usize) -> std::result::Result<(), crate::executor::MemoryFault> {
-        let fault = crate::executor::MemoryFault { address, len };
-        let (base, a) = find(address as usize).ok_or(fault)?;
-        let end = (address as usize).checked_add(len).ok_or(fault)?;
-        // Agents reach locked memory at its agent address only (`find` also answers its host
-        // address, below the base).
-        if (address as usize) < base || end > base + a.size {
-            return Err(fault);
-        }
-        Ok(())
-    }
-}
-
 impl crate::executor::DeviceMemory for RuntimeMemory {
     fn read(
         &self,
         address: u64,
         out: &mut [u8],
     ) -> std::result::Result<(), crate::executor::MemoryFault> {
-        Self::check(address, out.len())?;
-        let host = host_address(address as usize);
+        let fault = crate::executor::MemoryFault {
+            address,
+            len: out.len(),
+        };
+        let host = host_range(address as usize, out.len()).ok_or(fault)?;
         // SAFETY: the range lies inside a live allocation of this runtime (checked above), whose
         // bytes are at its host address.
         unsafe { std::ptr::copy(host as *const u8, out.as_mut_ptr(), out.len()) };
@@ -844,8 +828,11 @@ impl crate::executor::DeviceMemory for RuntimeMemory {
         address: u64,
         bytes: &[u8],
     ) -> std::result::Result<(), crate::executor::MemoryFault> {
-        Self::check(address, bytes.len())?;
-        let host = host_address(address as usize);
+        let fault = crate::executor::MemoryFault {
+            address,
+            len: bytes.len(),
+        };
+        let host = host_range(address as usize, bytes.len()).ok_or(fault)?;
         // SAFETY: as in `read`.
         unsafe { std::ptr::copy(bytes.as_ptr(), host as *mut u8, bytes.len()) };
         Ok(())
@@ -1107,8 +1094,8 @@ mod tests {
             agent + 4096,
             "past the lock: not turned into a host address"
         );
-        assert!(RuntimeMemory::check(agent as u64 + 8, 8).is_ok());
-        assert!(RuntimeMemory::check(locked as u64 + 8, 8).is_err());
+        assert_eq!(host_range(agent + 8, 8), Some(locked + 8));
+        assert_eq!(host_range(locked + 8, 8), None);
         let mut out = [0u8; 4];
         crate::executor::DeviceMemory::read(&RuntimeMemory, agent as u64 + 4, &mut out).unwrap();
         assert_eq!(out, [7; 4]);

@@ -472,10 +472,7 @@ impl QueueBackend for Processor<'_> {
     }
 
     fn host_bytes(&self, addr: u64, len: usize) -> Option<*mut u8> {
-        let (base, a) = crate::memory::find(addr as usize)?;
-        let end = (addr as usize).checked_add(len)?;
-        (base <= addr as usize && end <= base + a.size)
-            .then_some(crate::memory::host_address(addr as usize) as *mut u8)
+        crate::memory::host_range(addr as usize, len).map(|h| h as *mut u8)
     }
 
     fn report(&self, status: hsa_status_t, message: &str) {

@@ -77,13 +77,13 @@ struct DispatchMemory(crate::vm::DispatchGuard);
 // SAFETY: every pointer returned lies in an entry of the thunk's map when the dispatch started
 // (the guard keeps freed entries mapped until the dispatch ends), or in the events' mailbox
 // slots, which live as long as the process. Device addresses are host addresses, but for
-// registered memory's, which `snapshot_cpu_address` turns into the host addresses of the same
+// registered memory's, which `vgpu::user_memory::host_address` turns into the host addresses of the same
 // bytes. Other accesses during the dispatch are the runtime's (no stronger guarantee than a
 // GPU gives).
 unsafe impl GlobalMemory for DispatchMemory {
     fn translate(&self, addr: u64, len: u64) -> Option<NonNull<u8>> {
         if self.0.snapshot.contains(addr, len) {
-            NonNull::new(crate::vm::snapshot_cpu_address(addr) as *mut u8)
+            NonNull::new(vgpu::user_memory::host_address(addr) as *mut u8)
         } else if crate::events::mailbox_contains(addr, len) {
             NonNull::new(addr as *mut u8)
         } else {

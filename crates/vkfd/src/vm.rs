@@ -1,7 +1,8 @@
 //! The GPU virtual-memory map: every allocation and registration the runtime made, which is
 //! also the GPU page table. GPU addresses equal CPU addresses (device memory is host memory),
 //! but for registered host memory, which GPUs reach at an address of its own
-//! ([`REGISTERED_ALIAS`]), as the driver maps user pages at a GPU address apart from the CPU's.
+//! ([`vgpu::user_memory`]), as the driver maps user pages at a GPU address apart from the
+//! CPU's.
 //!
 //! - `allocate`: anonymous mappings; a scratch allocation is a lazy reservation
 //!   (`MAP_NORESERVE`); blocks of 2 MiB and more are 2 MiB aligned, as the driver places them;
@@ -19,6 +20,7 @@ use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use vgpu::user_memory;
 
 /// Bits of `HsaMemFlags` the thunk looks at.
 pub(crate) mod flag {
@@ -81,21 +83,13 @@ static RUNNING: AtomicU64 = AtomicU64::new(0);
 
 const BLOCK: u64 = 2 << 20;
 
-/// GPUs reach registered host memory at its CPU address plus this offset. The runtime hands
-/// that address out as the agent address of locked memory, and HIP keeps a record per address
-/// of a registered buffer (`hipHostRegister` enters the GPU address and the CPU address,
-/// `hipHostUnregister` removes both), so the two must differ. These addresses are not
-/// canonical on x86-64: CPU code that dereferences one faults. The map keeps registrations at
-/// their CPU addresses; both addresses find them.
-pub(crate) const REGISTERED_ALIAS: u64 = 1 << 47;
-
 /// The CPU address of `address`: a GPU address of registered memory (in the map) turned into
 /// the CPU address of the same bytes; any other address itself.
 fn cpu_address(m: &mut Map, address: u64) -> u64 {
-    if !(REGISTERED_ALIAS..2 * REGISTERED_ALIAS).contains(&address) {
+    if !user_memory::is_agent_address(address) {
         return address;
     }
-    let cpu = address - REGISTERED_ALIAS;
+    let cpu = user_memory::host_address(address);
     let registered = m.absorbed.contains_key(&cpu)
         || containing(m, cpu).is_some_and(|(_, e)| e.kind == Kind::Registered);
     if registered { cpu } else { address }
@@ -105,7 +99,7 @@ fn cpu_address(m: &mut Map, address: u64) -> u64 {
 fn gpu_address(kind: Kind, cpu: u64) -> u64 {
     match kind {
         Kind::Allocated => cpu,
-        Kind::Registered => cpu + REGISTERED_ALIAS,
+        Kind::Registered => user_memory::agent_address(cpu),
     }
 }
 
@@ -600,16 +594,6 @@ pub(crate) fn cpu_range(address: u64, len: u64) -> Option<u64> {
     })
 }
 
-/// The CPU address of the GPU address `address`, when it lies in a snapshot's range: the GPU
-/// addresses of registered memory lead to its CPU addresses, all others are CPU addresses.
-pub(crate) fn snapshot_cpu_address(address: u64) -> u64 {
-    if (REGISTERED_ALIAS..2 * REGISTERED_ALIAS).contains(&address) {
-        address - REGISTERED_ALIAS
-    } else {
-        address
-    }
-}
-
 /// Whether `address..+len` lies inside one entry of the map.
 pub(crate) fn contains(address: u64, len: u64) -> bool {
     with_map(|m| containing(m, address).is_some_and(|(s, e)| address + len <= s + e.size))
@@ -705,7 +689,7 @@ mod tests {
 
     /// The GPU address of registered memory at CPU address `p`.
     fn gpu(p: u64) -> u64 {
-        p + REGISTERED_ALIAS
+        user_memory::agent_address(p)
     }
 
     /// Registered memory has a GPU address of its own: both addresses find it, GPUs reach it
@@ -731,7 +715,6 @@ mod tests {
         );
         let guard = DispatchGuard::begin();
         assert!(guard.snapshot.contains(gpu(p) + 8, 8) && !guard.snapshot.contains(p + 8, 8));
-        assert_eq!(snapshot_cpu_address(gpu(p) + 8), p + 8);
         drop(guard);
         unmap(gpu(p)).unwrap();
         release(p, Kind::Registered).unwrap();

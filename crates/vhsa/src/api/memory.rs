@@ -447,7 +447,7 @@ unsafe extern "C" fn hsa_amd_memory_lock_impl(
         )? {
             crate::topology::agent(a.handle)?;
         }
-        if (host_ptr as usize).saturating_add(size) > crate::memory::LOCK_ALIAS {
+        if (host_ptr as usize).saturating_add(size) > vgpu::user_memory::ALIAS as usize {
             return Err(Error::InvalidArgument(
                 "host_ptr..host_ptr + size reaches past 2^47, where vhsa places the agent addresses of locked memory",
             ));
@@ -495,12 +495,7 @@ unsafe extern "C" fn hsa_amd_memory_fill_impl(
         if ptr.is_null() || !(ptr as usize).is_multiple_of(4) {
             return Err(Error::InvalidArgument("ptr is NULL or not 4-byte aligned"));
         }
-        let ptr = match find(ptr as usize) {
-            Some((base, a)) if a.origin == Origin::Locked && ptr as usize >= base => {
-                crate::memory::host_address(ptr as usize) as *mut c_void
-            }
-            _ => ptr,
-        };
+        let ptr = crate::memory::host_address_if_locked(ptr as usize) as *mut c_void;
         // SAFETY: non-NULL, aligned; HSA requires `count` writable u32s (locked memory's agent
         // address turned into the host address of the same bytes).
         unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u32>(), count) }.fill(value);
