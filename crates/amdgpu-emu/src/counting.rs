@@ -245,6 +245,21 @@ pub(crate) fn classify(op: Op, enc: Enc, ctrl: u32) -> Class {
             bytes = memory_bytes(name);
             vector_memory(enc, ctrl, bytes, &mut adds);
         }
+        // An image access's bytes follow the image's format, unknown until it runs: it counts
+        // as a vector-memory instruction, and its bytes are not counted.
+        Enc::Mimg => {
+            let read = name.starts_with("image_load")
+                || matches!(op, Op::image_sample | Op::image_get_resinfo);
+            adds.push((Quantity::InstsVmem, 1));
+            adds.push((
+                if read {
+                    Quantity::InstsVmemRd
+                } else {
+                    Quantity::InstsVmemWr
+                },
+                1,
+            ));
+        }
         Enc::Unknown => {}
     }
     Class { adds, bytes }

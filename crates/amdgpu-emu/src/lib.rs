@@ -9,7 +9,8 @@
 //! [`dispatch`] (the entry point and the work-group scheduler); `exec` (semantics) and
 //! `host_fp` (the host floating-point environment); `wave` (register state); [`decode`]
 //! (table-driven decoder); [`memory`] (the memory interface and the generic-address
-//! apertures), [`trace`] (shader-data records), [`fault`], [`target`] (targets and encoding
+//! apertures), [`texel`] (element formats), [`resource`] (buffer, image and sampler
+//! descriptors), [`trace`] (shader-data records), [`fault`], [`target`] (targets and encoding
 //! families) at the bottom. [`code_object`] and [`descriptor`] read ELF code objects and
 //! kernel descriptors.
 #![deny(missing_docs)]
@@ -31,7 +32,9 @@ pub mod fault;
 mod host_fp;
 pub mod memory;
 mod pool;
+pub mod resource;
 pub mod target;
+pub mod texel;
 pub mod trace;
 mod wave;
 

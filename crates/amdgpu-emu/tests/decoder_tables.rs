@@ -160,6 +160,16 @@ fn encode(enc: Enc, code: u16, op: Op) -> Vec<u32> {
                 ]
             }
         }
+        Enc::Mimg => {
+            // One component, v4 the address, s[8:15] the image, s[16:19] the sampler.
+            // (only samples have a sampler field).
+            let (unorm, ssamp) = if op == Op::image_sample {
+                (0, 4 << 21)
+            } else {
+                (1 << 12, 0)
+            };
+            vec![0xF000_0000 | c << 18 | 1 << 8 | unorm, 4 | 2 << 16 | ssamp]
+        }
         _ => vec![],
     }
 }

@@ -82,10 +82,10 @@ fn an_unknown_instruction_is_an_illegal_instruction_fault() {
     for t in TARGETS {
         let b = Bench::new("stream", t);
         // Overwrite the first instruction of `inc` with an encoding no table holds
-        // (MIMG is not decoded).
+        // (MIMG opcode 127 is unassigned).
         let entry = b.co.symbol("inc").unwrap();
         b.mem
-            .write(0x1000_0000 + entry, &0xF000_0000u32.to_le_bytes());
+            .write(0x1000_0000 + entry, &0xF1FC_0000u32.to_le_bytes());
         let f = b
             .run(
                 "inc",
@@ -99,12 +99,12 @@ fn an_unknown_instruction_is_an_illegal_instruction_fault() {
             FaultKind::IllegalInstruction { reason } => {
                 assert!(reason.contains("decoder does not know"), "{reason}");
                 // Named by its encoding family and opcode field, not only the raw word.
-                assert!(reason.contains("MIMG opcode 0 (0x0)"), "{reason}");
+                assert!(reason.contains("MIMG opcode 127 (0x7f)"), "{reason}");
             }
             other => panic!("expected an illegal instruction, got {other:?}"),
         }
         assert_eq!(f.code_offset, 0);
-        assert_eq!(f.instruction, ".long 0xf0000000");
+        assert_eq!(f.instruction, ".long 0xf1fc0000");
         assert!(f.to_string().starts_with("illegal instruction"), "{f}");
     }
 }

@@ -260,8 +260,8 @@ fn amd_library_instructions_all_have_semantics_for_gfx90a() {
         amdgpu_emu::Emulator::new(target, 1).with_time_limit(std::time::Duration::from_secs(5));
     let mut mem = amdgpu_emu::RegionMemory::new();
     mem.add(0x1000_0000, 0x4000);
-    // The harness itself sees an instruction without semantics (a MIMG word).
-    let mimg = illegal_reason(&emu, &mem, &0xf000_0000u32.to_le_bytes());
+    // The harness itself sees an instruction without semantics (an unassigned MIMG word).
+    let mimg = illegal_reason(&emu, &mem, &0xf1fc_0000u32.to_le_bytes());
     assert!(
         mimg.as_deref().is_some_and(|r| r.contains("MIMG")),
         "a MIMG instruction gave {mimg:?}"

@@ -43,6 +43,16 @@ pub(crate) fn write_out<T>(ptr: *mut T, value: T, what: &'static str) -> Result<
     Ok(())
 }
 
+/// Reads a `T` that C passed by pointer (an input struct).
+pub(crate) fn read_in<T: Copy>(ptr: *const T, what: &'static str) -> Result<T> {
+    if ptr.is_null() {
+        return Err(Error::InvalidArgument(what));
+    }
+    // SAFETY: non-NULL; the C caller guarantees the pointer is valid for a `T` (unaligned reads
+    // are tolerated).
+    Ok(unsafe { ptr.read_unaligned() })
+}
+
 /// Borrows a NUL-terminated string from C.
 pub(crate) fn c_str<'a>(ptr: *const c_char, what: &'static str) -> Result<&'a CStr> {
     if ptr.is_null() {

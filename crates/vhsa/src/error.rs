@@ -27,6 +27,12 @@ pub(crate) enum Error {
     InvalidAllocation(&'static str),
     #[error("out of resources: {0}")]
     OutOfResources(String),
+    #[error("image format not supported: {0}")]
+    ImageFormatUnsupported(String),
+    #[error("image size not supported: {0}")]
+    ImageSizeUnsupported(String),
+    #[error("image pitch not supported: {0}")]
+    ImagePitchUnsupported(String),
     #[error("{0}")]
     Failed(String),
     #[error("operation failed with status {0:#x}")]
@@ -48,6 +54,9 @@ impl Error {
             Error::InvalidQueueCreation(_) => HSA_STATUS_ERROR_INVALID_QUEUE_CREATION,
             Error::InvalidAllocation(_) => HSA_STATUS_ERROR_INVALID_ALLOCATION,
             Error::OutOfResources(_) => HSA_STATUS_ERROR_OUT_OF_RESOURCES,
+            Error::ImageFormatUnsupported(_) => HSA_EXT_STATUS_ERROR_IMAGE_FORMAT_UNSUPPORTED,
+            Error::ImageSizeUnsupported(_) => HSA_EXT_STATUS_ERROR_IMAGE_SIZE_UNSUPPORTED,
+            Error::ImagePitchUnsupported(_) => HSA_EXT_STATUS_ERROR_IMAGE_PITCH_UNSUPPORTED,
             Error::Failed(_) => HSA_STATUS_ERROR,
             Error::Status(s) => *s,
         }

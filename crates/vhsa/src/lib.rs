@@ -13,7 +13,8 @@
 //! - the domain modules: `topology` (agents, regions, pools, ISAs), `memory` (allocations,
 //!   copies, the copy engine), `shared_memory` (IPC export and import, interop buffers), `signal` (signals, waits, async handlers), `queue` (rings and
 //!   packet processors), `intercept` (intercept queues), `executable` (code objects, the
-//!   loader), `native_executor` (native kernels as an [`executor::Executor`]),
+//!   loader), `image` (images and samplers of the image extension, linear layouts),
+//!   `native_executor` (native kernels as an [`executor::Executor`]),
 //!   `emulated_executor` (code-object kernels on the `amdgpu-emu` emulator), `tools`
 //!   (tool libraries);
 //! - the bottom: `table` (live tables and the exported trampolines), `executor` (the dispatch
@@ -31,6 +32,7 @@ pub mod executor;
 pub mod ext;
 mod fault;
 mod host_backing;
+mod image;
 mod intercept;
 mod memory;
 mod native;

@@ -1,8 +1,8 @@
 //! Debian's HIP 5.2 runtime (`libamdhip64`) on vhsa: HIP programs of our own
 //! (`tests/hip/*.hip`, built with `hipcc --offload-arch=gfx90a`) check their own results and
 //! print PASS. Every kernel runs on vhsa's emulator, with no native stand-in: the programs' own
-//! kernels and ROCclr's blit kernels behind device-to-device copies and memsets (compiled by comgr
-//! at run time).
+//! kernels and ROCclr's blit kernels behind device-to-device copies, memsets and image copies
+//! (compiled by comgr at run time).
 
 mod c_programs;
 use c_programs::*;
@@ -129,6 +129,18 @@ fn device_math_functions_stay_within_their_bounds() {
     let checked = out.lines().filter(|l| l.contains(" ulp (bound ")).count();
     assert!(checked >= 71, "{checked} functions checked:\n{out}");
     assert!(out.contains("integers 0 of 32768 results differ"), "{out}");
+}
+
+/// Pitched memory, arrays, texture and surface objects on vhsa's image extension: HIP reports
+/// image support, ROCclr's image blit kernels fill and read the arrays, and the program's
+/// kernels sample, fetch and store through MIMG and buffer-format instructions on the emulator.
+#[test]
+fn pitched_memory_arrays_textures_and_surfaces() {
+    let out = passes(&hip_program("texture"), "gfx90a", &[]);
+    assert!(
+        out.contains("float array, linear filter, normalized coordinates, border: ok"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -212,6 +212,26 @@ fn a_program_without_dispatches_runs_unchanged_on_both_runtimes() {
     }
 }
 
+/// Texture and surface kernels and ROCclr's image blits, replayed on vhsa (whose images are
+/// linear; ROCR tiles arrays, see `hip.rs`) with the program's own checks passing.
+#[test]
+fn texture_surface_and_image_blit_kernels_are_replayed_on_vhsa() {
+    let dir = test_support::scratch_dir("vkfd-replay-texture");
+    let app = hip_program(&dir, "texture");
+    let (out, d) = kreplay_run(&app, Runtime::Vhsa, "gfx90a");
+    let names: BTreeSet<String> = kernels(&d).into_keys().collect();
+    for k in [
+        "__amd_rocclr_copyBufferToImage",
+        "__amd_rocclr_copyImageToBuffer",
+    ] {
+        assert!(names.contains(k), "{k} missing: {names:?}\n{out}");
+    }
+    assert!(
+        names.iter().filter(|n| n.contains("hip_texture")).count() >= 3,
+        "{names:?}"
+    );
+}
+
 #[test]
 fn dispatches_on_two_devices_are_replayed_on_their_agents_on_both_runtimes() {
     let dir = test_support::scratch_dir("vkfd-replay-two");

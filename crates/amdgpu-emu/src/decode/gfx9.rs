@@ -1152,6 +1152,35 @@ const MTBUF: &[Row] = &[
     (0xf, tbuffer_store_format_d16_xyzw, On::All),
 ];
 
+/// MIMG exists on gfx90a only (gfx942 has no image instructions).
+const MIMG: &[Row] = &[
+    (0, image_load, On::Gfx90a),
+    (1, image_load_mip, On::Gfx90a),
+    (2, image_load_pck, On::Gfx90a),
+    (3, image_load_pck_sgn, On::Gfx90a),
+    (4, image_load_mip_pck, On::Gfx90a),
+    (5, image_load_mip_pck_sgn, On::Gfx90a),
+    (8, image_store, On::Gfx90a),
+    (9, image_store_mip, On::Gfx90a),
+    (10, image_store_pck, On::Gfx90a),
+    (11, image_store_mip_pck, On::Gfx90a),
+    (14, image_get_resinfo, On::Gfx90a),
+    (16, image_atomic_swap, On::Gfx90a),
+    (17, image_atomic_cmpswap, On::Gfx90a),
+    (18, image_atomic_add, On::Gfx90a),
+    (19, image_atomic_sub, On::Gfx90a),
+    (20, image_atomic_smin, On::Gfx90a),
+    (21, image_atomic_umin, On::Gfx90a),
+    (22, image_atomic_smax, On::Gfx90a),
+    (23, image_atomic_umax, On::Gfx90a),
+    (24, image_atomic_and, On::Gfx90a),
+    (25, image_atomic_or, On::Gfx90a),
+    (26, image_atomic_xor, On::Gfx90a),
+    (27, image_atomic_inc, On::Gfx90a),
+    (28, image_atomic_dec, On::Gfx90a),
+    (32, image_sample, On::Gfx90a),
+];
+
 /// Dense opcode tables of one target.
 struct Tables {
     sop2: Vec<Option<Op>>,
@@ -1169,6 +1198,7 @@ struct Tables {
     flat: Vec<Option<Op>>,
     mubuf: Vec<Option<Op>>,
     mtbuf: Vec<Option<Op>>,
+    mimg: Vec<Option<Op>>,
 }
 
 fn dense(rows: &[Row], size: usize, target: Target) -> Vec<Option<Op>> {
@@ -1223,6 +1253,7 @@ fn tables(target: Target) -> &'static Tables {
             flat: dense(FLAT, 128, target),
             mubuf: dense(MUBUF, 128, target),
             mtbuf: dense(MTBUF, 16, target),
+            mimg: dense(MIMG, 128, target),
         }
     })
 }
@@ -1482,6 +1513,12 @@ pub(super) fn decode(target: Target, w0: u32, w1: u32, w2: u32) -> Inst {
             buffer_operands(&mut i, w1, w2);
             return i;
         }
+        0x3C => {
+            let Some(op) = t.mimg[bits(w0, 18, 7) as usize] else {
+                return unknown(w0);
+            };
+            return mimg(op, w0, w1);
+        }
         _ => {}
     }
     if w0 >> 31 == 0 {
@@ -1591,6 +1628,35 @@ fn buffer_operands(i: &mut Inst, w1: u32, w2: u32) {
         i.len = 12;
         i.lit = w2;
     }
+}
+
+/// An image instruction: DMASK in `imm`, the address VGPR, data registers (AGPRs with the acc
+/// bit, which gfx90a keeps where older targets had TFE) and resource in `src`, the sampler in
+/// `sdst`, the modifier bits in `ctrl`.
+fn mimg(op: Op, w0: u32, w1: u32) -> Inst {
+    let mut i = Inst::new(op, Enc::Mimg, 8);
+    i.imm = bits(w0, 8, 4) as i32;
+    for (bit, f) in [
+        (12, flags::UNORM),
+        (13, flags::GLC),
+        (14, flags::DA),
+        (15, flags::A16),
+        (16, flags::ACC),
+        (17, flags::LWE),
+        (25, flags::SLC),
+    ] {
+        if bits(w0, bit, 1) != 0 {
+            i.ctrl |= f;
+        }
+    }
+    if bits(w1, 31, 1) != 0 {
+        i.ctrl |= flags::D16;
+    }
+    i.src[0] = VGPR + bits(w1, 0, 8) as u16;
+    i.src[1] = if i.ctrl & flags::ACC != 0 { AGPR } else { VGPR } + bits(w1, 8, 8) as u16;
+    i.src[2] = (bits(w1, 16, 5) * 4) as u16;
+    i.sdst = (bits(w1, 21, 5) * 4) as u16;
+    i
 }
 
 fn scalar_literal(i: &mut Inst, w1: u32) {
@@ -1742,6 +1808,7 @@ pub(super) fn rows(target: Target) -> Vec<(Enc, u16, Op)> {
         (Enc::Flat, FLAT),
         (Enc::Mubuf, MUBUF),
         (Enc::Mubuf, MTBUF),
+        (Enc::Mimg, MIMG),
     ] {
         for &(code, op, on) in rows {
             let applies = match on {

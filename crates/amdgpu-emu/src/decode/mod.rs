@@ -33,6 +33,8 @@ pub enum Enc {
     Flat,
     /// MUBUF, and MTBUF (the `tbuffer_*` operations, their formats in [`flags::FMT_SHIFT`]).
     Mubuf,
+    /// MIMG: image loads, stores, samples and atomics (gfx90a).
+    Mimg,
     /// An encoding the decoder does not know: executing it is an illegal instruction.
     Unknown,
 }
@@ -84,6 +86,7 @@ pub mod seg {
 /// | DS | vdst | - | [addr, data0, data1] | offset0 \| offset1 << 8 |
 /// | FLAT | vdst | - | [addr, data, saddr] | offset |
 /// | MUBUF, MTBUF | - | soffset | [vaddr, vdata, srsrc] | offset |
+/// | MIMG | - | ssamp | [vaddr, vdata, srsrc] | dmask |
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Inst {
     /// The operation.
@@ -139,6 +142,16 @@ pub mod flags {
     pub const IMM: u32 = 256;
     /// Data/destination registers are AGPRs (gfx90a acc bit).
     pub const ACC: u32 = 512;
+    /// MIMG: coordinates are in texels (UNORM bit).
+    pub const UNORM: u32 = 1 << 10;
+    /// MIMG: the image is an array (DA bit).
+    pub const DA: u32 = 1 << 11;
+    /// MIMG: data components are 16 bits, two per register.
+    pub const D16: u32 = 1 << 12;
+    /// MIMG: address components are 16 bits.
+    pub const A16: u32 = 1 << 13;
+    /// MIMG: LOD warning enable (an extra status register).
+    pub const LWE: u32 = 1 << 14;
     pub const SEG_SHIFT: u32 = 16;
     /// MTBUF: the data format (4 bits) at this shift, the number format (3 bits) above it.
     pub const FMT_SHIFT: u32 = 20;

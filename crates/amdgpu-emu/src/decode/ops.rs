@@ -592,6 +592,15 @@ ops! {
     tbuffer_load_format_d16_xyz = [X2]; tbuffer_load_format_d16_xyzw = [X2];
     tbuffer_store_format_d16_x = [N]; tbuffer_store_format_d16_xy = [N];
     tbuffer_store_format_d16_xyz = [N]; tbuffer_store_format_d16_xyzw = [N];
+    // MIMG (gfx90a; the data registers' count follows DMASK, D16 and the image)
+    image_load = [N]; image_load_mip = [N]; image_load_pck = [N]; image_load_pck_sgn = [N];
+    image_load_mip_pck = [N]; image_load_mip_pck_sgn = [N]; image_store = [N];
+    image_store_mip = [N]; image_store_pck = [N]; image_store_mip_pck = [N];
+    image_get_resinfo = [N]; image_atomic_swap = [N]; image_atomic_cmpswap = [N];
+    image_atomic_add = [N]; image_atomic_sub = [N]; image_atomic_smin = [N];
+    image_atomic_umin = [N]; image_atomic_smax = [N]; image_atomic_umax = [N];
+    image_atomic_and = [N]; image_atomic_or = [N]; image_atomic_xor = [N];
+    image_atomic_inc = [N]; image_atomic_dec = [N]; image_sample = [N];
 }
 
 /// The f32 bit patterns of the float inline constants, operand codes 240 to 248 (0.5, -0.5,

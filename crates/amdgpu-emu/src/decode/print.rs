@@ -250,6 +250,48 @@ fn mem_flags(inst: &Inst, target: Target) -> String {
     s
 }
 
+/// An image instruction as `llvm-objdump` prints it: the data registers DMASK (and D16, LWE)
+/// imply, the first address register only (the image decides how many follow).
+fn disasm_mimg(inst: &Inst, mn: &str, target: Target) -> String {
+    // A compare-and-swap's data is the value and then the compare value.
+    let comps = (inst.imm as u32 & 15).count_ones().max(1)
+        * if inst.op == Op::image_atomic_cmpswap {
+            2
+        } else {
+            1
+        };
+    let data = if inst.ctrl & flags::D16 != 0 {
+        comps.div_ceil(2)
+    } else {
+        comps
+    } + u32::from(inst.ctrl & flags::LWE != 0);
+    let mut s = format!(
+        "{mn} {}, {}, {}",
+        operand(inst.src[1], data, 0),
+        operand(inst.src[0], 1, 0),
+        operand(inst.src[2], 8, 0)
+    );
+    if inst.op == Op::image_sample {
+        s.push_str(&format!(", {}", operand(inst.sdst, 4, 0)));
+    }
+    s.push_str(&format!(" dmask:0x{:x}", inst.imm));
+    if inst.ctrl & flags::UNORM != 0 {
+        s.push_str(" unorm");
+    }
+    s.push_str(&mem_flags(inst, target));
+    for (f, text) in [
+        (flags::A16, " a16"),
+        (flags::LWE, " lwe"),
+        (flags::DA, " da"),
+        (flags::D16, " d16"),
+    ] {
+        if inst.ctrl & f != 0 {
+            s.push_str(text);
+        }
+    }
+    s
+}
+
 pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
     let types = inst.op.types();
     let ty = |k: usize| types.get(k).copied().unwrap_or(Ty::N);
@@ -365,6 +407,7 @@ pub(crate) fn disassemble(inst: &Inst, target: Target) -> String {
             )
         }
         Enc::Ds => disasm_ds(inst, &mn),
+        Enc::Mimg => disasm_mimg(inst, &mn, target),
         Enc::Flat => disasm_flat(inst, &mn, target),
         Enc::Mubuf => {
             let name = inst.op.name();

@@ -1,9 +1,13 @@
 //! Vector memory: LDS (DS), FLAT/GLOBAL/SCRATCH, MUBUF and MTBUF (typed formats in
-//! `buffer_format`), LDS DMA, with per-lane routing and checks.
+//! `crate::texel`), LDS DMA, with per-lane routing and checks.
 
 use crate::decode::{Enc, Inst, OFF, Op, Op::*, Ty, flags, seg};
 use crate::fault::FaultKind;
 use crate::memory::{load_bytes, rmw32, rmw64, store_bytes};
+use crate::resource::BufferDescriptor;
+use crate::texel;
+
+mod image;
 #[cfg(target_arch = "x86_64")]
 use crate::wave::row8;
 use crate::wave::{LANES, VReg, Wave};
@@ -13,8 +17,6 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use super::atomic::{Atomic, Rmw, atomic};
 use super::{Ctx, Flow, Step, illegal, sread};
 
-mod buffer_format;
-
 /// V# base marking the private segment buffer the emulator hands to gfx90a kernels.
 pub(crate) const PRIVATE_BUFFER_BASE: u64 = 1 << 47;
 
@@ -22,6 +24,7 @@ pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     match inst.enc {
         Enc::Ds => ds(w, ctx, inst),
         Enc::Flat => flat(w, ctx, inst),
+        Enc::Mimg => image::exec(w, ctx, inst),
         _ => mubuf(w, ctx, inst),
     }
 }
@@ -681,8 +684,8 @@ struct Buffer {
     base: u64,
     stride: u64,
     num_records: u64,
-    /// Word 3: DST_SEL_X..W, NUM_FORMAT and DATA_FORMAT.
-    word3: u32,
+    /// DST_SEL_X..W, NUM_FORMAT and DATA_FORMAT.
+    desc: BufferDescriptor,
     soffset: u64,
     idxen: bool,
     offen: bool,
@@ -695,15 +698,16 @@ struct Buffer {
 impl Buffer {
     fn new(w: &Wave, ctx: &Ctx<'_>, inst: &Inst) -> Buffer {
         let r = inst.src[2] as usize & 127;
+        let desc = BufferDescriptor::decode(&std::array::from_fn(|k| w.s[(r + k) & 127]));
         Buffer {
-            base: w.s[r] as u64 | ((w.s[(r + 1) & 127] & 0xFFFF) as u64) << 32,
-            stride: ((w.s[(r + 1) & 127] >> 16) & 0x3FFF) as u64,
-            num_records: w.s[(r + 2) & 127] as u64,
-            word3: w.s[(r + 3) & 127],
+            base: desc.base,
+            stride: u64::from(desc.stride),
+            num_records: u64::from(desc.num_records),
+            desc,
             soffset: sread(w, ctx, inst.sdst, Ty::B32, inst.lit) as u64,
             idxen: inst.ctrl & flags::IDXEN != 0,
             offen: inst.ctrl & flags::OFFEN != 0,
-            add_tid: w.s[(r + 3) & 127] >> 23 & 1 != 0,
+            add_tid: desc.add_tid,
             vaddr: Wave::vslot(inst.src[0]),
             imm: inst.imm as u64,
         }
@@ -853,10 +857,9 @@ fn buffer_format_access(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             (inst.ctrl >> (flags::FMT_SHIFT + 4)) & 7,
         )
     } else {
-        ((buf.word3 >> 15) & 15, (buf.word3 >> 12) & 7)
+        (buf.desc.data_format, buf.desc.num_format)
     };
-    let fmt = buffer_format::format(dfmt, nfmt, !load)
-        .map_err(|why| illegal(format!("{name}: {why}")))?;
+    let fmt = texel::format(dfmt, nfmt, !load).map_err(|why| illegal(format!("{name}: {why}")))?;
     let size = fmt.bytes();
     let reg = Wave::vslot(inst.src[1]);
     let exec = w.exec();
@@ -882,9 +885,8 @@ fn buffer_format_access(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             };
             let mut out = comps;
             if !typed && whole {
-                for (k, o) in out.iter_mut().enumerate() {
-                    let sel = (buf.word3 >> (3 * k)) & 7;
-                    *o = buffer_format::dst_sel(sel, &comps, fmt.one());
+                for (o, &sel) in out.iter_mut().zip(&buf.desc.dst_sel) {
+                    *o = texel::dst_sel(sel, &comps, fmt.one());
                 }
             }
             if inst.ctrl & flags::LDS != 0 {

@@ -134,7 +134,7 @@ fn general(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             scalar::exec(w, ctx, inst)
         }
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => vector::exec(w, ctx, inst),
-        Enc::Ds | Enc::Flat | Enc::Mubuf => {
+        Enc::Ds | Enc::Flat | Enc::Mubuf | Enc::Mimg => {
             if ctx.counting {
                 ctx.counts.request(inst.counter_class, w.exec());
             }

@@ -33,6 +33,7 @@ pub const SOURCES: &[(&str, &[&str])] = &[
     ("co_resident", &[]),
     ("counters", &[]),
     ("valu_more", &[]),
+    ("images", &[]),
     // Without SRAM ECC the d16 loads keep the other half of their register, so clang emits
     // them (the memory_more tests need them).
     (

@@ -6,8 +6,8 @@
 //!
 //! One child per domain: `lifecycle` (`hsa_init`/`hsa_shut_down`, the open state), `system`
 //! (status strings, extensions), `topology`, `memory`, `signal`, `queue`, `intercept`,
-//! `executable` and `loader_extension`, `image` (the image extension's entries). A new HSA
-//! entry goes into the child of its domain and into that child's `install`.
+//! `executable` and `loader_extension`, `image` (the image extension's entries and table). A
+//! new HSA entry goes into the child of its domain and into that child's `install`.
 
 mod executable;
 mod image;

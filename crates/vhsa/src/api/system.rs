@@ -3,6 +3,7 @@
 use crate::boundary::{status_call, write_out};
 use crate::error::{Error, Result};
 use crate::open_state::ensure_open;
+use crate::topology::Agent;
 use hsa_abi::CoreApiTable;
 use hsa_abi::ffi::*;
 use std::ffi::{c_char, c_void};
@@ -18,9 +19,17 @@ unsafe extern "C" fn hsa_status_string_impl(
     })
 }
 
-/// Extensions this runtime supports, with the highest minor version of each major.
-fn extension_version(extension: u16) -> Option<(u16, u16)> {
+/// Extensions the system (`agent` `None`) or an agent supports, with the highest minor version
+/// of each major. Images are an extension of the agents that have them (gfx90a), and of the
+/// system when one of its agents does.
+fn extension_version(extension: u16, agent: Option<&Agent>) -> Option<(u16, u16)> {
     match u32::from(extension) {
+        HSA_EXTENSION_IMAGES => agent
+            .map_or_else(
+                crate::image::system_has_images,
+                crate::image::agent_has_images,
+            )
+            .then_some((1, 0)),
         HSA_EXTENSION_AMD_LOADER => Some((1, 3)),
         HSA_EXTENSION_AMD_PROFILER => Some((1, 0)),
         HSA_EXTENSION_AMD_AQLPROFILE => Some((hsa_abi::aqlprofile::AQLPROFILE_EXTENSION_MAJOR, 0)),
@@ -28,15 +37,19 @@ fn extension_version(extension: u16) -> Option<(u16, u16)> {
     }
 }
 
-/// The `HSA_SYSTEM_INFO_EXTENSIONS` bit mask (128 bytes).
-pub(crate) fn extension_mask() -> Vec<u8> {
+/// The `HSA_SYSTEM_INFO_EXTENSIONS` bit mask (128 bytes) of the system (`None`) or the
+/// `HSA_AGENT_INFO_EXTENSIONS` mask of an agent.
+pub(crate) fn extension_mask(agent: Option<&Agent>) -> Vec<u8> {
     let mut mask = vec![0u8; 128];
     for ext in [
+        HSA_EXTENSION_IMAGES,
         HSA_EXTENSION_AMD_LOADER,
         HSA_EXTENSION_AMD_PROFILER,
         HSA_EXTENSION_AMD_AQLPROFILE,
     ] {
-        mask[(ext / 8) as usize] |= 1 << (ext % 8);
+        if extension_version(ext as u16, agent).is_some() {
+            mask[(ext / 8) as usize] |= 1 << (ext % 8);
+        }
     }
     mask
 }
@@ -49,7 +62,7 @@ unsafe extern "C" fn hsa_system_extension_supported_impl(
 ) -> hsa_status_t {
     status_call("hsa_system_extension_supported", || {
         ensure_open()?;
-        let ok = extension_version(extension)
+        let ok = extension_version(extension, None)
             .is_some_and(|(ma, mi)| ma == version_major && version_minor <= mi);
         write_out(result, ok, "result is NULL")
     })
@@ -66,7 +79,7 @@ unsafe extern "C" fn hsa_system_major_extension_supported_impl(
         if version_minor.is_null() || result.is_null() {
             return Err(Error::InvalidArgument("version_minor or result is NULL"));
         }
-        match extension_version(extension) {
+        match extension_version(extension, None) {
             Some((ma, mi)) if ma == version_major => {
                 write_out(version_minor, mi, "version_minor")?;
                 write_out(result, true, "result")
@@ -94,6 +107,7 @@ fn extension_table(
             }
         }
         HSA_EXTENSION_AMD_AQLPROFILE => aqlprofile_table(version_major, length, table),
+        HSA_EXTENSION_IMAGES => super::image::extension_table(version_major, length, table),
         _ => Err(Error::InvalidArgument(
             "extension not supported by this runtime",
         )),
@@ -122,10 +136,10 @@ unsafe extern "C" fn hsa_system_get_extension_table_impl(
     table: *mut c_void,
 ) -> hsa_status_t {
     status_call("hsa_system_get_extension_table", || {
-        let length = if u32::from(extension) == HSA_EXTENSION_AMD_AQLPROFILE {
-            std::mem::size_of::<hsa_ven_amd_aqlprofile_1_00_pfn_t>()
-        } else {
-            std::mem::size_of::<hsa_ven_amd_loader_1_00_pfn_t>()
+        let length = match u32::from(extension) {
+            HSA_EXTENSION_AMD_AQLPROFILE => size_of::<hsa_ven_amd_aqlprofile_1_00_pfn_t>(),
+            HSA_EXTENSION_IMAGES => size_of::<hsa_ext_images_1_00_pfn_t>(),
+            _ => size_of::<hsa_ven_amd_loader_1_00_pfn_t>(),
         };
         extension_table(extension, version_major, length, table)
     })
@@ -171,8 +185,8 @@ unsafe extern "C" fn hsa_agent_extension_supported_impl(
 ) -> hsa_status_t {
     status_call("hsa_agent_extension_supported", || {
         ensure_open()?;
-        crate::topology::agent(agent.handle)?;
-        let ok = extension_version(extension)
+        let agent = crate::topology::agent(agent.handle)?;
+        let ok = extension_version(extension, Some(agent))
             .is_some_and(|(ma, mi)| ma == version_major && version_minor <= mi);
         write_out(result, ok, "result is NULL")
     })
@@ -187,11 +201,11 @@ unsafe extern "C" fn hsa_agent_major_extension_supported_impl(
 ) -> hsa_status_t {
     status_call("hsa_agent_major_extension_supported", || {
         ensure_open()?;
-        crate::topology::agent(agent.handle)?;
+        let agent = crate::topology::agent(agent.handle)?;
         if version_minor.is_null() {
             return Err(Error::InvalidArgument("version_minor is NULL"));
         }
-        match extension_version(extension) {
+        match extension_version(extension, Some(agent)) {
             Some((ma, mi)) if ma == version_major => {
                 write_out(version_minor, mi, "version_minor")?;
                 write_out(result, true, "result is NULL")

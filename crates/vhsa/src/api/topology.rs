@@ -23,7 +23,7 @@ fn system_info(attribute: hsa_system_info_t, value: *mut c_void) -> Result<()> {
         HSA_SYSTEM_INFO_SIGNAL_MAX_WAIT => InfoValue::U64(u64::MAX),
         HSA_SYSTEM_INFO_ENDIANNESS => InfoValue::U32(HSA_ENDIANNESS_LITTLE),
         HSA_SYSTEM_INFO_MACHINE_MODEL => InfoValue::U32(HSA_MACHINE_MODEL_LARGE),
-        HSA_SYSTEM_INFO_EXTENSIONS => InfoValue::Bytes(extension_mask()),
+        HSA_SYSTEM_INFO_EXTENSIONS => InfoValue::Bytes(extension_mask(None)),
         // HSA_AMD_SYSTEM_INFO_BUILD_VERSION (char*), SVM_SUPPORTED, SVM_ACCESSIBLE_BY_DEFAULT,
         // MWAITX_ENABLED, DMABUF_SUPPORTED, VIRTUAL_MEM_API_SUPPORTED, XNACK_ENABLED.
         0x200 => return write_out(value.cast::<*const i8>(), c"vhsa".as_ptr(), "value is NULL"),
@@ -39,6 +39,10 @@ fn agent_info(handle: u64, attribute: hsa_agent_info_t, value: *mut c_void) -> R
     let gpu = a.kind == AgentKind::Gpu;
     let m = a.model;
     let cpus = system().cpu_cores;
+    if let Some(words) = crate::image::agent_attribute(a, attribute) {
+        let bytes = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        return write_info(value, InfoValue::Bytes(bytes));
+    }
     let v = match attribute {
         HSA_AGENT_INFO_NAME => InfoValue::Text(&a.name, 64),
         HSA_AGENT_INFO_VENDOR_NAME => InfoValue::Text(if gpu { "AMD" } else { "CPU" }, 64),
@@ -96,7 +100,7 @@ fn agent_info(handle: u64, attribute: hsa_agent_info_t, value: *mut c_void) -> R
                 .and_then(isa_by_name)
                 .map_or(0, |i| i.handle),
         ),
-        HSA_AGENT_INFO_EXTENSIONS => InfoValue::Bytes(extension_mask()),
+        HSA_AGENT_INFO_EXTENSIONS => InfoValue::Bytes(extension_mask(Some(a))),
         HSA_AGENT_INFO_VERSION_MAJOR => InfoValue::U16(1),
         HSA_AGENT_INFO_VERSION_MINOR => InfoValue::U16(1),
         HSA_AMD_AGENT_INFO_CHIP_ID => InfoValue::U32(m.map_or(0, |m| m.chip_id)),

@@ -1,5 +1,6 @@
 /* hsa_amd_memory_async_copy_rect (used by hipMemcpy2D) with ROCR's argument checks, and the
- * image extension's entries, exported for programs that bind them at load time. */
+ * image extension's entries on an agent without images (tests/image_extension.rs covers a
+ * gfx90a agent, which has them). */
 #include <hsa/hsa_ext_image.h>
 
 #include "vhsa_test.h"
@@ -53,20 +54,31 @@ int main(void) {
                HSA_STATUS_ERROR_INVALID_ARGUMENT);
   CHECK(hsa_signal_load_relaxed(done) == 1);
 
-  /* The image extension is not supported: not in the agent's extensions, and its entries
-   * answer as ROCR's do without an image implementation. */
+  /* The image extension on an agent without images (the default gfx942): not in its
+   * extensions, capability 0, images refused with FORMAT_UNSUPPORTED, samplers with
+   * INVALID_AGENT; the argument checks come first, as in ROCR. */
   bool supported = true;
   CHECK_OK(hsa_agent_extension_supported(HSA_EXTENSION_IMAGES, gpu, 1, 0, &supported));
   CHECK(!supported);
   hsa_ext_image_descriptor_t desc;
   memset(&desc, 0, sizeof desc);
+  desc.geometry = HSA_EXT_IMAGE_GEOMETRY_2D;
+  desc.width = desc.height = 16;
+  desc.format.channel_type = HSA_EXT_IMAGE_CHANNEL_TYPE_UNSIGNED_INT8;
+  desc.format.channel_order = HSA_EXT_IMAGE_CHANNEL_ORDER_RGBA;
   hsa_ext_image_t image = {0};
-  CHECK_STATUS(hsa_ext_image_create(gpu, &desc, NULL, HSA_ACCESS_PERMISSION_RW, &image), HSA_STATUS_ERROR_NOT_INITIALIZED);
-  uint32_t caps = 0;
-  hsa_ext_image_format_t format = {HSA_EXT_IMAGE_CHANNEL_TYPE_UNSIGNED_INT8, HSA_EXT_IMAGE_CHANNEL_ORDER_RGBA};
-  CHECK_STATUS(hsa_ext_image_get_capability(gpu, HSA_EXT_IMAGE_GEOMETRY_2D, &format, &caps), HSA_STATUS_ERROR_NOT_INITIALIZED);
+  CHECK_STATUS(hsa_ext_image_create(gpu, &desc, NULL, HSA_ACCESS_PERMISSION_RW, &image), HSA_STATUS_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(hsa_ext_image_create(gpu, &desc, dev, HSA_ACCESS_PERMISSION_RW, &image),
+               HSA_EXT_STATUS_ERROR_IMAGE_FORMAT_UNSUPPORTED);
+  CHECK(image.handle == 0);
+  uint32_t caps = 99;
+  CHECK_OK(hsa_ext_image_get_capability(gpu, HSA_EXT_IMAGE_GEOMETRY_2D, &desc.format, &caps));
+  CHECK(caps == 0);
+  hsa_ext_sampler_descriptor_t sd = {HSA_EXT_SAMPLER_COORDINATE_MODE_NORMALIZED, HSA_EXT_SAMPLER_FILTER_MODE_NEAREST,
+                                     HSA_EXT_SAMPLER_ADDRESSING_MODE_REPEAT};
   hsa_ext_sampler_t sampler = {0};
-  CHECK_STATUS(hsa_ext_sampler_destroy(gpu, sampler), HSA_STATUS_ERROR_NOT_INITIALIZED);
+  CHECK_STATUS(hsa_ext_sampler_create(gpu, &sd, &sampler), HSA_STATUS_ERROR_INVALID_AGENT);
+  CHECK_STATUS(hsa_ext_sampler_destroy(gpu, sampler), HSA_STATUS_ERROR_INVALID_ARGUMENT);
 
   CHECK_OK(hsa_signal_destroy(done));
   CHECK_OK(hsa_amd_memory_pool_free(dev));

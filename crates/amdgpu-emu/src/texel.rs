@@ -1,31 +1,38 @@
-//! Typed buffer accesses: the data formats (DFMT) and number formats (NFMT) of
-//! `buffer_*_format_*` (formats from the V#) and `tbuffer_*` (formats from the instruction),
-//! converted between one memory element and 32-bit (or, for d16 forms, 16-bit) register
-//! components.
+//! Texel formats: the data formats (DFMT) and number formats (NFMT) of typed buffer accesses
+//! (`buffer_*_format_*` with the formats of the V#, `tbuffer_*` with the instruction's) and of
+//! images (the formats of the image descriptor, the same numbers on GFX9), converted between
+//! one memory element and 32-bit (or, for d16 forms, 16-bit) register components. A runtime
+//! that fills or clears images converts with the same functions.
 
 use half::f16;
 
 use crate::decode::ops::{DATA_FORMAT_NAMES, NUMBER_FORMAT_NAMES};
 
-/// Number formats (NFMT).
-const UNORM: u32 = 0;
-const SNORM: u32 = 1;
-const USCALED: u32 = 2;
-const SSCALED: u32 = 3;
-const UINT: u32 = 4;
-const SINT: u32 = 5;
-const FLOAT: u32 = 7;
+/// Number format (NFMT) UNORM: unsigned normalized to [0, 1].
+pub const UNORM: u32 = 0;
+/// Number format SNORM: signed normalized to [-1, 1].
+pub const SNORM: u32 = 1;
+/// Number format USCALED: an unsigned integer converted to float.
+pub const USCALED: u32 = 2;
+/// Number format SSCALED: a signed integer converted to float.
+pub const SSCALED: u32 = 3;
+/// Number format UINT: an unsigned integer.
+pub const UINT: u32 = 4;
+/// Number format SINT: a signed integer.
+pub const SINT: u32 = 5;
+/// Number format FLOAT: IEEE half or single precision (or the packed small floats).
+pub const FLOAT: u32 = 7;
 
 /// A resolved element format: component widths in bits from the lowest bit up (0 where the
 /// format has no such component) and the number format.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Format {
+pub struct Format {
     bits: [u32; 4],
     nfmt: u32,
 }
 
 /// The element format of a DFMT/NFMT pair, or why it is not emulated (named by both fields).
-pub(super) fn format(dfmt: u32, nfmt: u32, write: bool) -> Result<Format, String> {
+pub fn format(dfmt: u32, nfmt: u32, write: bool) -> Result<Format, String> {
     let bits = match dfmt {
         1 => [8, 0, 0, 0],
         2 => [16, 0, 0, 0],
@@ -47,7 +54,7 @@ pub(super) fn format(dfmt: u32, nfmt: u32, write: bool) -> Result<Format, String
     };
     let named = || {
         format!(
-            "buffer data format {} (dfmt {dfmt}) with number format {} (nfmt {nfmt})",
+            "data format {} (dfmt {dfmt}) with number format {} (nfmt {nfmt})",
             DATA_FORMAT_NAMES[dfmt as usize & 15],
             NUMBER_FORMAT_NAMES[nfmt as usize & 7]
         )
@@ -73,7 +80,7 @@ pub(super) fn format(dfmt: u32, nfmt: u32, write: bool) -> Result<Format, String
 
 impl Format {
     /// Bytes of one element.
-    pub(super) fn bytes(&self) -> u32 {
+    pub fn bytes(&self) -> u32 {
         self.bits.iter().sum::<u32>() / 8
     }
 
@@ -92,7 +99,7 @@ impl Format {
     }
 
     /// The four 32-bit register components of the element `raw` (little-endian bytes).
-    pub(super) fn unpack(&self, raw: &[u8]) -> [u32; 4] {
+    pub fn unpack(&self, raw: &[u8]) -> [u32; 4] {
         let mut all = [0u8; 16];
         all[..raw.len()].copy_from_slice(raw);
         let word = u128::from_le_bytes(all);
@@ -135,7 +142,7 @@ impl Format {
 
     /// A register component narrowed for a d16 load: f16 for the float number formats (to
     /// nearest even), the low 16 bits of the integer for UINT and SINT.
-    pub(super) fn narrow_d16(&self, reg: u32) -> u16 {
+    pub fn narrow_d16(&self, reg: u32) -> u16 {
         if self.is_float() {
             f16::from_f32(f32::from_bits(reg)).to_bits()
         } else {
@@ -144,7 +151,7 @@ impl Format {
     }
 
     /// A d16 store's 16-bit register component widened to the 32-bit form `pack` takes.
-    pub(super) fn widen_d16(&self, h: u16) -> u32 {
+    pub fn widen_d16(&self, h: u16) -> u32 {
         match self.nfmt {
             UINT => h as u32,
             SINT => h as i16 as i32 as u32,
@@ -154,7 +161,7 @@ impl Format {
 
     /// The element bytes holding the register components `regs` (the first `count` of them;
     /// the element's other components are written as zero).
-    pub(super) fn pack(&self, regs: &[u32; 4], count: usize) -> [u8; 16] {
+    pub fn pack(&self, regs: &[u32; 4], count: usize) -> [u8; 16] {
         let mut word = 0u128;
         let mut shift = 0;
         for k in 0..4 {
@@ -210,7 +217,7 @@ fn small_float(v: u32, m: u32) -> f32 {
 
 /// The V# DST_SEL field of one destination component applied to the unpacked components:
 /// 0 gives zero, 1 gives one, 4 to 7 select X to W (other codes are reserved and give zero).
-pub(super) fn dst_sel(sel: u32, comps: &[u32; 4], one: u32) -> u32 {
+pub fn dst_sel(sel: u32, comps: &[u32; 4], one: u32) -> u32 {
     match sel {
         1 => one,
         4..=7 => comps[(sel - 4) as usize],
@@ -220,7 +227,7 @@ pub(super) fn dst_sel(sel: u32, comps: &[u32; 4], one: u32) -> u32 {
 
 impl Format {
     /// The value DST_SEL 1 selects: 1.0 for the float number formats, 1 for the integer ones.
-    pub(super) fn one(&self) -> u32 {
+    pub fn one(&self) -> u32 {
         self.missing(3)
     }
 }
