@@ -17,6 +17,7 @@ use crate::exec::{self, Ctx, Flow};
 use crate::fault::{Fault, FaultKind};
 use crate::host_fp::IeeeHostFp;
 use crate::memory::{Apertures, GlobalMemory, load_bytes};
+use crate::resource::BufferDescriptor;
 use crate::target::Target;
 use crate::trace::ShaderDataRecord;
 use crate::wave::{LANES, REGISTER_FILE_BYTES, Wave};
@@ -1062,11 +1063,18 @@ impl Job<'_> {
             n += 1;
         };
         if kd.user_sgpr(0) {
-            let base = crate::exec::PRIVATE_BUFFER_BASE;
-            put(w, base as u32);
-            put(w, (base >> 32) as u32 & 0xFFFF);
-            put(w, u32::MAX);
-            put(w, 0x0002_7000);
+            let private = BufferDescriptor {
+                base: crate::exec::PRIVATE_BUFFER_BASE,
+                stride: 0,
+                num_records: u32::MAX,
+                dst_sel: [0; 4],
+                num_format: crate::texel::FLOAT,
+                data_format: 4,
+                add_tid: false,
+            };
+            for word in private.encode() {
+                put(w, word);
+            }
         }
         for (bit, v) in [
             (1, s.dispatch_packet_address),

@@ -252,7 +252,9 @@ fn reference_taps(u: f32, n: u32, wrap: Wrap, linear: bool) -> Vec<(Option<u32>,
         }
     };
     if linear {
+        // The position between texel centres has 8 fractional bits.
         let t = u - 0.5;
+        let t = t.trunc() + ((t - t.trunc()) * 256.0).round() / 256.0;
         let i = t.floor();
         vec![(fix(i as i64), 1.0 - (t - i)), (fix(i as i64 + 1), t - i)]
     } else {

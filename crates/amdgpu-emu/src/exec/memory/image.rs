@@ -269,10 +269,12 @@ fn wrap(i: i64, size: u32, mode: Wrap) -> Option<u32> {
     Some(j as u32)
 }
 
-/// The texels along one axis and their weights: one for a point filter, two for bilinear.
+/// The texels along one axis and their weights: one for a point filter, two for bilinear. The
+/// filter's position between texel centres is rounded to 8 fractional bits, as the texture
+/// unit's fixed-point weights are (AMD's HIP texture tests model the same rounding).
 fn taps(u: f32, size: u32, mode: Wrap, bilinear: bool) -> [(Option<u32>, f32); 2] {
     if bilinear {
-        let t = u - 0.5;
+        let t = ((u - 0.5) * 256.0).round() / 256.0;
         let i0 = t.floor();
         let f = t - i0;
         let i0 = i0 as i64;
