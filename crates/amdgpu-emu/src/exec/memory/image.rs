@@ -273,6 +273,8 @@ fn wrap(i: i64, size: u32, mode: Wrap) -> Option<u32> {
 /// filter's position between texel centres is rounded to 8 fractional bits, as the texture
 /// unit's fixed-point weights are (AMD's HIP texture tests model the same rounding).
 fn taps(u: f32, size: u32, mode: Wrap, bilinear: bool) -> [(Option<u32>, f32); 2] {
+    // A NaN coordinate takes texel 0; an enormous one is far outside either way.
+    let u = if u.is_nan() { 0.0 } else { u.clamp(-1e9, 1e9) };
     if bilinear {
         let t = ((u - 0.5) * 256.0).round() / 256.0;
         let i0 = t.floor();
@@ -442,4 +444,31 @@ fn resinfo(w: &mut Wave, inst: &Inst) -> Result<(), FaultKind> {
         put_components(w, inst, None, l, comps);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coordinates_that_are_not_numbers_or_enormous_pick_texels_inside_the_wrap() {
+        for u in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 3e38, -3e38] {
+            for mode in [Wrap::Repeat, Wrap::Mirror, Wrap::ClampToEdge] {
+                for bilinear in [false, true] {
+                    for (texel, _) in taps(u, 5, mode, bilinear) {
+                        assert!(texel.is_none_or(|t| t < 5), "{u} {mode:?}: {texel:?}");
+                    }
+                }
+            }
+            assert_eq!(taps(u, 5, Wrap::Border, false)[0].0.is_none(), !u.is_nan());
+        }
+        assert_eq!(taps(f32::NAN, 5, Wrap::Repeat, false)[0].0, Some(0));
+    }
+
+    #[test]
+    fn mirror_repeats_the_image_reversed_every_other_time() {
+        let at = |i: i64| wrap(i, 3, Wrap::Mirror).unwrap();
+        let got: Vec<u32> = (-4..8).map(at).collect();
+        assert_eq!(got, [2, 2, 1, 0, 0, 1, 2, 2, 1, 0, 0, 1]);
+    }
 }
