@@ -13,7 +13,7 @@ use crate::state::{self, ReplayService, ToolState};
 use crate::sync::Arc;
 use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t, hsa_status_t};
 use hsa_abi::modern::hsa_amd_queue_intercept_packet_writer;
-use hsa_abi::{AmdExtTable, CoreApiTable, HsaApiTable, TablePtr, write_slot};
+use hsa_abi::{AmdExtTable, CoreApiTable, HsaApiTable, ImageExtTable, TablePtr, write_slot};
 use std::ffi::{c_char, c_void};
 
 fn originals() -> &'static Originals {
@@ -611,6 +611,140 @@ unsafe extern "C" fn memory_fill(ptr: *mut c_void, value: u32, count: usize) -> 
     // SAFETY: forwarded arguments of the application's call.
     fenced_write("hsa_amd_memory_fill", ptr, None, 0, || unsafe {
         f(ptr, value, count)
+    })
+}
+
+/// Records where a new image's texels are, so host writes into it can be fenced.
+fn image_created(what: &str, st: hsa_status_t, image: *mut ffi::hsa_ext_image_t, data: usize) {
+    if st == ffi::HSA_STATUS_SUCCESS && !image.is_null() {
+        boundary(
+            what,
+            // SAFETY: the runtime wrote the handle on success; the pointer is the caller's.
+            || inventory::IMAGE_DATA.created(unsafe { (*image).handle }, data),
+            || (),
+        );
+    }
+}
+
+unsafe extern "C" fn image_create(
+    agent: hsa_agent_t,
+    descriptor: *const ffi::hsa_ext_image_descriptor_t,
+    data: *const c_void,
+    access: ffi::hsa_access_permission_t,
+    image: *mut ffi::hsa_ext_image_t,
+) -> hsa_status_t {
+    let Some(f) = originals().images.create else {
+        return ffi::HSA_STATUS_ERROR;
+    };
+    // SAFETY: forwarded arguments of the application's call.
+    let st = unsafe { f(agent, descriptor, data, access, image) };
+    image_created("hsa_ext_image_create", st, image, data as usize);
+    st
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn image_create_with_layout(
+    agent: hsa_agent_t,
+    descriptor: *const ffi::hsa_ext_image_descriptor_t,
+    data: *const c_void,
+    access: ffi::hsa_access_permission_t,
+    layout: ffi::hsa_ext_image_data_layout_t,
+    row_pitch: usize,
+    slice_pitch: usize,
+    image: *mut ffi::hsa_ext_image_t,
+) -> hsa_status_t {
+    let Some(f) = originals().images.create_with_layout else {
+        return ffi::HSA_STATUS_ERROR;
+    };
+    // SAFETY: forwarded arguments of the application's call.
+    let st = unsafe {
+        f(
+            agent,
+            descriptor,
+            data,
+            access,
+            layout,
+            row_pitch,
+            slice_pitch,
+            image,
+        )
+    };
+    image_created("hsa_ext_image_create_with_layout", st, image, data as usize);
+    st
+}
+
+unsafe extern "C" fn image_destroy(
+    agent: hsa_agent_t,
+    image: ffi::hsa_ext_image_t,
+) -> hsa_status_t {
+    let Some(f) = originals().images.destroy else {
+        return ffi::HSA_STATUS_ERROR;
+    };
+    boundary(
+        "hsa_ext_image_destroy",
+        || inventory::IMAGE_DATA.destroyed(image.handle),
+        || (),
+    );
+    // SAFETY: forwarded arguments of the application's call.
+    unsafe { f(agent, image) }
+}
+
+/// The texels of `image` as the destination of a fenced host write (NULL, which no allocation
+/// holds, for an image the tool did not see created).
+fn image_texels(what: &str, image: ffi::hsa_ext_image_t) -> *const c_void {
+    boundary(what, || inventory::IMAGE_DATA.data(image.handle), || None).unwrap_or(0)
+        as *const c_void
+}
+
+unsafe extern "C" fn image_import(
+    agent: hsa_agent_t,
+    src: *const c_void,
+    row_pitch: usize,
+    slice_pitch: usize,
+    dst: ffi::hsa_ext_image_t,
+    region: *const ffi::hsa_ext_image_region_t,
+) -> hsa_status_t {
+    let Some(f) = originals().images.import else {
+        return ffi::HSA_STATUS_ERROR;
+    };
+    const WHAT: &str = "hsa_ext_image_import";
+    // SAFETY: forwarded arguments of the application's call.
+    fenced_write(WHAT, image_texels(WHAT, dst), None, 0, || unsafe {
+        f(agent, src, row_pitch, slice_pitch, dst, region)
+    })
+}
+
+unsafe extern "C" fn image_copy(
+    agent: hsa_agent_t,
+    src: ffi::hsa_ext_image_t,
+    src_offset: *const ffi::hsa_dim3_t,
+    dst: ffi::hsa_ext_image_t,
+    dst_offset: *const ffi::hsa_dim3_t,
+    range: *const ffi::hsa_dim3_t,
+) -> hsa_status_t {
+    let Some(f) = originals().images.copy else {
+        return ffi::HSA_STATUS_ERROR;
+    };
+    const WHAT: &str = "hsa_ext_image_copy";
+    // SAFETY: forwarded arguments of the application's call.
+    fenced_write(WHAT, image_texels(WHAT, dst), None, 0, || unsafe {
+        f(agent, src, src_offset, dst, dst_offset, range)
+    })
+}
+
+unsafe extern "C" fn image_clear(
+    agent: hsa_agent_t,
+    image: ffi::hsa_ext_image_t,
+    data: *const c_void,
+    region: *const ffi::hsa_ext_image_region_t,
+) -> hsa_status_t {
+    let Some(f) = originals().images.clear else {
+        return ffi::HSA_STATUS_ERROR;
+    };
+    const WHAT: &str = "hsa_ext_image_clear";
+    // SAFETY: forwarded arguments of the application's call.
+    fenced_write(WHAT, image_texels(WHAT, image), None, 0, || unsafe {
+        f(agent, image, data, region)
     })
 }
 
@@ -1516,6 +1650,23 @@ fn install_interceptors(
     Ok(())
 }
 
+/// Puts the image interceptors into the runtime's image table (each where the runtime has the
+/// entry).
+fn install_image_interceptors(
+    image: TablePtr<ImageExtTable>,
+    e: &runtime::ImageEntries,
+) -> Result<(), LoadError> {
+    slots! {
+        e.create.is_some() => image: ImageExtTable.hsa_ext_image_create_fn = image_create, as ffi::hsa_ext_image_create_fn_t;
+        e.create_with_layout.is_some() => image: ImageExtTable.hsa_ext_image_create_with_layout_fn = image_create_with_layout, as ffi::hsa_ext_image_create_with_layout_fn_t;
+        e.destroy.is_some() => image: ImageExtTable.hsa_ext_image_destroy_fn = image_destroy, as ffi::hsa_ext_image_destroy_fn_t;
+        e.import.is_some() => image: ImageExtTable.hsa_ext_image_import_fn = image_import, as ffi::hsa_ext_image_import_fn_t;
+        e.copy.is_some() => image: ImageExtTable.hsa_ext_image_copy_fn = image_copy, as ffi::hsa_ext_image_copy_fn_t;
+        e.clear.is_some() => image: ImageExtTable.hsa_ext_image_clear_fn = image_clear, as ffi::hsa_ext_image_clear_fn_t;
+    }
+    Ok(())
+}
+
 fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     if table.is_null() {
         return Err(LoadError::NullTable);
@@ -1542,7 +1693,12 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
     let core = unsafe { TablePtr::new(root.core_) }.ok_or(TableError::Missing("core"))?;
     // SAFETY: as above.
     let amd = unsafe { TablePtr::new(root.amd_ext_) }.ok_or(TableError::Missing("amd_ext"))?;
-    let o = Originals::read(core, amd)?;
+    // SAFETY: as above; the image table is optional (a runtime without the extension).
+    let image = covers(std::mem::offset_of!(HsaApiTable, image_ext_))
+        .then(|| unsafe { TablePtr::new(root.image_ext_) })
+        .flatten();
+    let mut o = Originals::read(core, amd)?;
+    o.images = runtime::ImageEntries::read(image);
     for addr in [
         o.queue_create as *const c_void,
         o.memory_allocate as *const c_void,
@@ -1589,6 +1745,13 @@ fn load(table: *mut HsaApiTable) -> Result<(), LoadError> {
         return Err(LoadError::AlreadyLoaded);
     }
     install_interceptors(core, amd, &o)?;
+    if let Some(image) = image
+        && let Err(e) = install_image_interceptors(image, &o.images)
+    {
+        tracing::warn!(
+            "kreplay could not wrap the image entries ({e}): host writes into images are not fenced"
+        );
+    }
     let earlier = tools_loaded_before_me();
     if !earlier.is_empty() {
         tracing::warn!(

@@ -11,7 +11,7 @@
 //! that runs a replay client's callback are the client's own and are not recorded
 //! ([`ClientCallbackScope`]).
 
-use crate::sync::{AtomicU64, Mutex, Ordering, RwLock};
+use crate::sync::{AtomicU64, LazyLock, Mutex, Ordering, RwLock};
 use hsa_abi::ffi;
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
@@ -334,6 +334,32 @@ impl AllocationInventory {
 thread_local! {
     /// Depth of replay-client callbacks running on this thread.
     static IN_CLIENT_CALLBACK: Cell<u32> = const { Cell::new(0) };
+}
+
+/// The data address of each live image (`hsa_ext_image_create` and `_with_layout`), by image
+/// handle: a host write into an image (`hsa_ext_image_import`, `_copy`, `_clear`) is fenced at
+/// the allocation holding its data, as copies into that allocation are.
+pub struct ImageData(LazyLock<Mutex<HashMap<u64, usize>>>);
+
+/// The live images of the application.
+pub static IMAGE_DATA: ImageData = ImageData(LazyLock::new(Default::default));
+
+impl ImageData {
+    /// Image `handle` holds its texels at `data`.
+    pub fn created(&self, handle: u64, data: usize) {
+        self.0.lock().insert(handle, data);
+    }
+
+    /// Image `handle` was destroyed.
+    pub fn destroyed(&self, handle: u64) {
+        self.0.lock().remove(&handle);
+    }
+
+    /// Where image `handle` holds its texels (`None` for an image created before the tool
+    /// loaded or not by the application).
+    pub fn data(&self, handle: u64) -> Option<usize> {
+        self.0.lock().get(&handle).copied()
+    }
 }
 
 /// Marks the current thread as running a replay client's callback for its lifetime: memory the

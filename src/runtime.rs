@@ -7,7 +7,7 @@
 
 use crate::sync::{AtomicPtr, LazyLock, Mutex, Ordering, RwLock};
 use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t, hsa_signal_t, hsa_status_t};
-use hsa_abi::{AmdExtTable, CoreApiTable, SlotError, TablePtr, read_slot};
+use hsa_abi::{AmdExtTable, CoreApiTable, ImageExtTable, SlotError, TablePtr, read_slot};
 use std::collections::HashMap;
 use std::ffi::c_void;
 
@@ -176,6 +176,9 @@ pub struct Originals {
     pub vmem: VmemEntries,
     /// Entries that map memory shared with other processes or APIs, wrapped when present.
     pub shared: SharedMemoryEntries,
+    /// Image entries that create images or write their texels from the host, wrapped when the
+    /// runtime has the image extension.
+    pub images: ImageEntries,
 }
 
 /// The runtime's entries that map memory another process or API also writes: IPC import and
@@ -233,6 +236,49 @@ pub struct VmemEntries {
     pub map: hsa_abi::modern::hsa_amd_vmem_map_fn_t,
     pub unmap: hsa_abi::modern::hsa_amd_vmem_unmap_fn_t,
     pub set_access: hsa_abi::modern::hsa_amd_vmem_set_access_fn_t,
+}
+
+/// The image extension's entries the tool wraps (each optional; all absent without the
+/// extension): creation and destruction, to know where each image's texels are, and the host
+/// writes into them.
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Default)]
+pub struct ImageEntries {
+    pub create: ffi::hsa_ext_image_create_fn_t,
+    pub create_with_layout: ffi::hsa_ext_image_create_with_layout_fn_t,
+    pub destroy: ffi::hsa_ext_image_destroy_fn_t,
+    pub import: ffi::hsa_ext_image_import_fn_t,
+    pub copy: ffi::hsa_ext_image_copy_fn_t,
+    pub clear: ffi::hsa_ext_image_clear_fn_t,
+}
+
+impl ImageEntries {
+    /// The entries of the runtime's image table, if it has one of the expected major.
+    pub fn read(image: Option<TablePtr<ImageExtTable>>) -> Self {
+        let Some(t) = image.filter(|t| t.check_major(hsa_abi::IMAGE_MAJOR).is_ok()) else {
+            return Self::default();
+        };
+        Self {
+            create: read_slot!(t, ImageExtTable, hsa_ext_image_create_fn)
+                .ok()
+                .flatten(),
+            create_with_layout: read_slot!(t, ImageExtTable, hsa_ext_image_create_with_layout_fn)
+                .ok()
+                .flatten(),
+            destroy: read_slot!(t, ImageExtTable, hsa_ext_image_destroy_fn)
+                .ok()
+                .flatten(),
+            import: read_slot!(t, ImageExtTable, hsa_ext_image_import_fn)
+                .ok()
+                .flatten(),
+            copy: read_slot!(t, ImageExtTable, hsa_ext_image_copy_fn)
+                .ok()
+                .flatten(),
+            clear: read_slot!(t, ImageExtTable, hsa_ext_image_clear_fn)
+                .ok()
+                .flatten(),
+        }
+    }
 }
 
 /// The runtime's entries that write device memory from the host (each optional).
@@ -414,6 +460,7 @@ impl Originals {
                     .flatten(),
             },
             shared: SharedMemoryEntries::read(amd),
+            images: ImageEntries::default(),
         })
     }
 }

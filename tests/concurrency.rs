@@ -254,9 +254,11 @@ fn a_dispatch_behind_earlier_work_gated_by_a_host_signal_is_replayed_once_the_ga
 }
 
 #[test]
-fn host_copies_and_fills_during_replay_windows_are_never_reverted() {
+fn host_copies_fills_and_image_writes_during_replay_windows_are_never_reverted() {
     let mut c = command(&app("concurrent", &[]), &[]);
+    // gfx90a: the writes include image imports and clears (images need MIMG).
     c.args(["hostwrites", "300"])
+        .env("VHSA_AGENTS", "gfx90a")
         .env("KREPLAY_PASSES", "3")
         .env("KREPLAY_KERNEL_INCLUDE", "^rec$");
     let out = run_ok(c);

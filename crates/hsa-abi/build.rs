@@ -222,11 +222,11 @@ fn slot_type(s: &Slot) -> String {
 
 /// Extra `ApiTable` items describing a table's ROCm 5.x (major 1) layout, if it had one.
 ///
-/// ROCm 5.x laid out the core table as today and the AMD extension table differently;
-/// `layout` maps modern offsets onto those layouts.
+/// ROCm 5.x laid out the core and image tables as today and the AMD extension table
+/// differently; `layout` maps modern offsets onto those layouts.
 fn legacy_layout_items(file: &str) -> &'static str {
     match file {
-        "core" => "\n    const LEGACY_MAJOR: Option<u32> = Some(1);",
+        "core" | "image" => "\n    const LEGACY_MAJOR: Option<u32> = Some(1);",
         "amd_ext" => {
             "\n    const LEGACY_MAJOR: Option<u32> = Some(1);\n    fn layout_offset(version: &ApiTableVersion, offset: usize) -> Result<Option<usize>, SlotError> {\n        crate::layout::amd_ext_offset(version, offset)\n    }"
         }

@@ -26,12 +26,14 @@
  *                                          original input
  *   concurrent hostwrites <iterations>     a thread copies and fills a tracked buffer
  *                                          (hsa_memory_copy, hsa_amd_memory_fill,
- *                                          hsa_amd_memory_async_copy) while replays run; no write
- *                                          is ever reverted
+ *                                          hsa_amd_memory_async_copy, and hsa_ext_image_import
+ *                                          and _clear into an image over it) while replays run;
+ *                                          no write is ever reverted (needs a gfx90a agent)
  *
  * Prints "APP OK" on success. */
 #include "common.h"
 
+#include <hsa/hsa_ext_image.h>
 #include <pthread.h>
 #include <time.h>
 #include <unistd.h>
@@ -499,9 +501,25 @@ static void run_dependent(system_t* s, int same_queue, int runs) {
 typedef struct {
   system_t* s;
   uint32_t* y;
+  hsa_ext_image_t image; /* a 1D R32 UINT image over y */
   int iterations;
   volatile int finished;
 } writer_t;
+
+static const char* host_write_name(int i) {
+  static const char* names[] = {"hsa_memory_copy", "hsa_amd_memory_fill", "hsa_amd_memory_async_copy",
+                                "hsa_ext_image_import", "hsa_ext_image_clear"};
+  return names[i % 5];
+}
+
+static hsa_ext_image_t image_over(system_t* s, uint32_t* y) {
+  hsa_ext_image_descriptor_t d = {HSA_EXT_IMAGE_GEOMETRY_1D, N, 0, 0, 0,
+                                  {HSA_EXT_IMAGE_CHANNEL_TYPE_UNSIGNED_INT32, HSA_EXT_IMAGE_CHANNEL_ORDER_R}};
+  hsa_ext_image_t image;
+  CHECK(hsa_ext_image_create_with_layout(s->gpu[0], &d, y, HSA_ACCESS_PERMISSION_RW, HSA_EXT_IMAGE_DATA_LAYOUT_LINEAR,
+                                         N * 4, 0, &image));
+  return image;
+}
 
 static void* host_writer(void* arg) {
   writer_t* w = (writer_t*)arg;
@@ -510,19 +528,23 @@ static void* host_writer(void* arg) {
   CHECK(hsa_signal_create(1, 0, NULL, &copied));
   for (int i = 1; i <= w->iterations; i++) {
     for (uint32_t j = 0; j < N; j++) src[j] = (uint32_t)i;
-    switch (i % 3) {
+    hsa_ext_image_region_t all = {{0, 0, 0}, {N, 1, 1}};
+    uint32_t fill[4] = {(uint32_t)i, 0, 0, 0};
+    switch (i % 5) {
       case 0: CHECK(hsa_memory_copy(w->y, src, N * 4)); break;
       case 1: CHECK(hsa_amd_memory_fill(w->y, (uint32_t)i, N)); break;
-      default:
+      case 2:
         hsa_signal_store_relaxed(copied, 1);
         CHECK(hsa_amd_memory_async_copy(w->y, w->s->gpu[0], src, w->s->cpu, N * 4, 0, NULL, copied));
         wait_done(copied);
         break;
+      case 3: CHECK(hsa_ext_image_import(w->s->gpu[0], src, N * 4, 0, w->image, &all)); break;
+      default: CHECK(hsa_ext_image_clear(w->s->gpu[0], w->image, fill, &all)); break;
     }
     usleep(300 + (i % 7) * 100);
     for (uint32_t j = 0; j < N; j++)
       EXPECT(w->y[j] == (uint32_t)i, "iteration %d (%s): y[%u] = %u, the host write was reverted", i,
-             i % 3 == 0 ? "hsa_memory_copy" : i % 3 == 1 ? "hsa_amd_memory_fill" : "hsa_amd_memory_async_copy", j, w->y[j]);
+             host_write_name(i), j, w->y[j]);
   }
   free(src);
   w->finished = 1;
@@ -533,8 +555,9 @@ static void run_hostwrites(system_t* s, int iterations) {
   uint64_t rec = vhsa_native_kernel_create("rec", rec_kernel, NULL);
   uint32_t* x = pool_alloc(s->device_pool[0], N * 4);
   memset(x, 0, N * 4);
-  writer_t w = {s, pool_alloc(s->device_pool[0], N * 4), iterations, 0};
+  writer_t w = {s, pool_alloc(s->device_pool[0], N * 4), {0}, iterations, 0};
   memset(w.y, 0, N * 4);
+  w.image = image_over(s, w.y);
   hsa_queue_t* q = queue_create(s->gpu[0]);
   void* px[1] = {x};
   void* ka = kernargs(s, px, 1);
@@ -558,6 +581,7 @@ static void run_hostwrites(system_t* s, int iterations) {
       EXPECT(rec_log[r * passes + p] == (uint64_t)r * N, "round %d pass %d saw sum %llu", r, p,
              (unsigned long long)rec_log[r * passes + p]);
   printf("APP hostwrites rounds=%d\n", rounds);
+  CHECK(hsa_ext_image_destroy(s->gpu[0], w.image));
   CHECK(hsa_queue_destroy(q));
 }
 
