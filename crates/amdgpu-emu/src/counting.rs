@@ -250,19 +250,22 @@ pub(crate) fn classify(op: Op, enc: Enc, ctrl: u32) -> Class {
         Enc::Mimg => {
             let read = name.starts_with("image_load")
                 || matches!(op, Op::image_sample | Op::image_get_resinfo);
-            adds.push((Quantity::InstsVmem, 1));
-            adds.push((
-                if read {
-                    Quantity::InstsVmemRd
-                } else {
-                    Quantity::InstsVmemWr
-                },
-                1,
-            ));
+            vector_memory_instruction(read, &mut adds);
         }
         Enc::Unknown => {}
     }
     Class { adds, bytes }
+}
+
+/// One vector-memory instruction, a read or a write.
+fn vector_memory_instruction(read: bool, adds: &mut Vec<(Quantity, u64)>) {
+    adds.push((Quantity::InstsVmem, 1));
+    let kind = if read {
+        Quantity::InstsVmemRd
+    } else {
+        Quantity::InstsVmemWr
+    };
+    adds.push((kind, 1));
 }
 
 /// The categories of a MUBUF or FLAT-encoded instruction. An atomic counts as a write. A
@@ -277,15 +280,7 @@ fn vector_memory(enc: Enc, ctrl: u32, bytes: Bytes, adds: &mut Vec<(Quantity, u6
     if !(read || write) {
         return;
     }
-    adds.push((Quantity::InstsVmem, 1));
-    adds.push((
-        if read {
-            Quantity::InstsVmemRd
-        } else {
-            Quantity::InstsVmemWr
-        },
-        1,
-    ));
+    vector_memory_instruction(read, adds);
     let segment = (ctrl >> crate::decode::flags::SEG_SHIFT) & 3;
     let scratch = enc == Enc::Flat && segment == 1;
     if enc == Enc::Flat {

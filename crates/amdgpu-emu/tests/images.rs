@@ -53,6 +53,32 @@ fn descriptor(kind: ImageKind, df: u32, nf: u32, size: [u32; 3], pitch: u32) -> 
     }
 }
 
+/// Every lane's four components of `image_sample_xyzw` at `coords` with `sampler` words.
+fn sample(b: &mut Bench, rsrc: usize, sampler: [u32; 4], coords: &[[f32; 4]]) -> Vec<[f32; 4]> {
+    let (s, cb) = (b.buf_of(&sampler), b.buf_of(coords));
+    let out = b.zeros::<[f32; 4]>(64);
+    b.run1(
+        "image_sample_xyzw",
+        64,
+        64,
+        &[Arg::Buf(rsrc), Arg::Buf(s), Arg::Buf(cb), Arg::Buf(out)],
+    );
+    b.read(out)
+}
+
+/// Every lane's four components of `image_load_xyzw` at `at`.
+fn load(b: &mut Bench, rsrc: usize, at: &[[i32; 4]]) -> Vec<[f32; 4]> {
+    let atb = b.buf_of(at);
+    let out = b.zeros::<[f32; 4]>(64);
+    b.run1(
+        "image_load_xyzw",
+        64,
+        64,
+        &[Arg::Buf(rsrc), Arg::Buf(atb), Arg::Buf(out)],
+    );
+    b.read(out)
+}
+
 fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
     let mut r = Rng(seed);
     (0..n).map(|_| r.next() as u8).collect()
@@ -87,15 +113,8 @@ fn image_loads_convert_select_and_mask_components() {
     d.dst_sel = [sel::Z, sel::Y, sel::X, sel::ONE];
     let (_, rsrc) = image(&mut b, d, &texels);
     let at = int_coords([w, h, 1], 3);
+    let got = load(&mut b, rsrc, &at);
     let atb = b.buf_of(&at);
-    let out = b.zeros::<[f32; 4]>(64);
-    b.run1(
-        "image_load_xyzw",
-        64,
-        64,
-        &[Arg::Buf(rsrc), Arg::Buf(atb), Arg::Buf(out)],
-    );
-    let got: Vec<[f32; 4]> = b.read(out);
     let masked = b.zeros::<[u32; 2]>(128);
     b.run1(
         "image_load_masked",
@@ -135,15 +154,7 @@ fn image_loads_address_layers_of_an_array_and_level_zero_only() {
     let d = descriptor(ImageKind::D2Array, DF_32, NF_FLOAT, [w, h, layers], pitch);
     let (_, rsrc) = image(&mut b, d, &bytes);
     let at = int_coords([w, h, layers + 1], 5);
-    let atb = b.buf_of(&at);
-    let out = b.zeros::<[f32; 4]>(64);
-    b.run1(
-        "image_load_xyzw",
-        64,
-        64,
-        &[Arg::Buf(rsrc), Arg::Buf(atb), Arg::Buf(out)],
-    );
-    let got: Vec<[f32; 4]> = b.read(out);
+    let got = load(&mut b, rsrc, &at);
     let texel = |[x, y, z, _]: [i32; 4]| {
         let inside = (0..w as i32).contains(&x)
             && (0..h as i32).contains(&y)
@@ -305,15 +316,12 @@ fn image_samples_filter_wrap_and_pick_layers() {
         (Wrap::Border, false, true, border::OPAQUE_BLACK),
         (Wrap::ClampToEdge, true, true, border::TRANSPARENT_BLACK),
     ] {
-        let s = b.buf_of(&sampler(wrap, linear, unnormalized, bc));
-        let out = b.zeros::<[f32; 4]>(64);
-        b.run1(
-            "image_sample_xyzw",
-            64,
-            64,
-            &[Arg::Buf(rsrc), Arg::Buf(s), Arg::Buf(cb), Arg::Buf(out)],
+        let got = sample(
+            &mut b,
+            rsrc,
+            sampler(wrap, linear, unnormalized, bc),
+            &coords,
         );
-        let got: Vec<[f32; 4]> = b.read(out);
         let bcol = match bc {
             border::TRANSPARENT_BLACK => [0.0; 4],
             border::OPAQUE_BLACK => [0.0, 0.0, 0.0, 1.0],
@@ -375,16 +383,12 @@ fn image_samples_filter_wrap_and_pick_layers() {
     let acoords: Vec<[f32; 4]> = (0..64)
         .map(|l| [2.5, 1.5, layer_of[l % layer_of.len()], 0.0])
         .collect();
-    let acb = b.buf_of(&acoords);
-    let s = b.buf_of(&sampler(Wrap::ClampToEdge, false, true, 0));
-    let out = b.zeros::<[f32; 4]>(64);
-    b.run1(
-        "image_sample_xyzw",
-        64,
-        64,
-        &[Arg::Buf(arsrc), Arg::Buf(s), Arg::Buf(acb), Arg::Buf(out)],
+    let got = sample(
+        &mut b,
+        arsrc,
+        sampler(Wrap::ClampToEdge, false, true, 0),
+        &acoords,
     );
-    let got: Vec<[f32; 4]> = b.read(out);
     for l in 0..64 {
         let z = [0u32, 0, 2, 2, 2, 1][l % layer_of.len()];
         assert_eq!(
@@ -412,16 +416,7 @@ fn image_sample_blends_normalized_texels_per_component() {
             ]
         })
         .collect();
-    let cb = b.buf_of(&coords);
-    let s = b.buf_of(&sampler(Wrap::Repeat, true, false, 0));
-    let out = b.zeros::<[f32; 4]>(64);
-    b.run1(
-        "image_sample_xyzw",
-        64,
-        64,
-        &[Arg::Buf(rsrc), Arg::Buf(s), Arg::Buf(cb), Arg::Buf(out)],
-    );
-    let got: Vec<[f32; 4]> = b.read(out);
+    let got = sample(&mut b, rsrc, sampler(Wrap::Repeat, true, false, 0), &coords);
     for l in 0..64 {
         let xs = reference_taps(coords[l][0] * w as f32, w, Wrap::Repeat, true);
         let ys = reference_taps(coords[l][1] * h as f32, h, Wrap::Repeat, true);
@@ -529,16 +524,12 @@ fn image_samples_of_1d_arrays_and_3d_images_use_their_own_coordinates() {
     let coords: Vec<[f32; 4]> = (0..64)
         .map(|l| [(l % 7) as f32 - 0.5, (l / 7 % 4) as f32, 0.0, 0.0])
         .collect();
-    let cb = b.buf_of(&coords);
-    let s = b.buf_of(&sampler(Wrap::ClampToEdge, false, true, 0));
-    let out = b.zeros::<[f32; 4]>(64);
-    b.run1(
-        "image_sample_xyzw",
-        64,
-        64,
-        &[Arg::Buf(rsrc), Arg::Buf(s), Arg::Buf(cb), Arg::Buf(out)],
+    let got = sample(
+        &mut b,
+        rsrc,
+        sampler(Wrap::ClampToEdge, false, true, 0),
+        &coords,
     );
-    let got: Vec<[f32; 4]> = b.read(out);
     for l in 0..64 {
         let x = (coords[l][0].floor() as i64).clamp(0, w as i64 - 1) as u32;
         let layer = (coords[l][1] as u32).min(layers - 1);
@@ -557,16 +548,12 @@ fn image_samples_of_1d_arrays_and_3d_images_use_their_own_coordinates() {
             [c(), c(), c(), 0.0]
         })
         .collect();
-    let cb = b.buf_of(&coords);
-    let s = b.buf_of(&sampler(Wrap::ClampToEdge, true, false, 0));
-    let out = b.zeros::<[f32; 4]>(64);
-    b.run1(
-        "image_sample_xyzw",
-        64,
-        64,
-        &[Arg::Buf(rsrc), Arg::Buf(s), Arg::Buf(cb), Arg::Buf(out)],
+    let got = sample(
+        &mut b,
+        rsrc,
+        sampler(Wrap::ClampToEdge, true, false, 0),
+        &coords,
     );
-    let got: Vec<[f32; 4]> = b.read(out);
     for l in 0..64 {
         let taps: Vec<_> = (0..3)
             .map(|k| reference_taps(coords[l][k] * n as f32, n, Wrap::ClampToEdge, true))

@@ -253,8 +253,42 @@ fn image(handle: u64) -> Result<Image> {
     Ok(image)
 }
 
-/// Copies `region` of image `handle` from linear memory at `src` (rows `row_pitch`, slices
-/// `slice_pitch` bytes apart; smaller pitches count as packed).
+/// The row copies between image `handle`'s `region` and linear memory at `linear` (rows
+/// `row_pitch`, slices `slice_pitch` bytes apart; smaller pitches count as packed), into the
+/// image (`import`) or out of it.
+fn linear_copy(
+    handle: u64,
+    linear: usize,
+    (row_pitch, slice_pitch): (usize, usize),
+    (offset, range): (hsa_dim3_t, hsa_dim3_t),
+    import: bool,
+) -> Result<()> {
+    let img = image(handle)?;
+    let region = img.layout.region(offset, range)?;
+    if region.is_empty() {
+        return Ok(());
+    }
+    let n = region.row_bytes(&img.layout);
+    let segments: Vec<crate::memory::Segment> = img
+        .layout
+        .rows(&region)
+        .into_iter()
+        .zip(img.layout.memory_rows(&region, row_pitch, slice_pitch))
+        .map(|(i, m)| {
+            let (texels, memory) = (img.data + i, linear + m);
+            if import {
+                (texels, memory, n)
+            } else {
+                (memory, texels, n)
+            }
+        })
+        .collect();
+    crate::memory::copy_segments(&segments);
+    Ok(())
+}
+
+/// Copies `region` of image `handle` from linear memory at `src` (pitches as in
+/// [`linear_copy`]).
 pub(crate) fn import(
     handle: u64,
     src: usize,
@@ -263,24 +297,11 @@ pub(crate) fn import(
     offset: hsa_dim3_t,
     range: hsa_dim3_t,
 ) -> Result<()> {
-    let img = image(handle)?;
-    let region = img.layout.region(offset, range)?;
-    if region.is_empty() {
-        return Ok(());
-    }
-    let n = region.row_bytes(&img.layout);
-    let segments: Vec<crate::memory::Segment> = img
-        .layout
-        .rows(&region)
-        .into_iter()
-        .zip(img.layout.memory_rows(&region, row_pitch, slice_pitch))
-        .map(|(i, m)| (img.data + i, src + m, n))
-        .collect();
-    crate::memory::copy_segments(&segments);
-    Ok(())
+    linear_copy(handle, src, (row_pitch, slice_pitch), (offset, range), true)
 }
 
-/// Copies `region` of image `handle` to linear memory at `dst` (pitches as in [`import`]).
+/// Copies `region` of image `handle` to linear memory at `dst` (pitches as in
+/// [`linear_copy`]).
 pub(crate) fn export(
     handle: u64,
     dst: usize,
@@ -289,21 +310,13 @@ pub(crate) fn export(
     offset: hsa_dim3_t,
     range: hsa_dim3_t,
 ) -> Result<()> {
-    let img = image(handle)?;
-    let region = img.layout.region(offset, range)?;
-    if region.is_empty() {
-        return Ok(());
-    }
-    let n = region.row_bytes(&img.layout);
-    let segments: Vec<crate::memory::Segment> = img
-        .layout
-        .rows(&region)
-        .into_iter()
-        .zip(img.layout.memory_rows(&region, row_pitch, slice_pitch))
-        .map(|(i, m)| (dst + m, img.data + i, n))
-        .collect();
-    crate::memory::copy_segments(&segments);
-    Ok(())
+    linear_copy(
+        handle,
+        dst,
+        (row_pitch, slice_pitch),
+        (offset, range),
+        false,
+    )
 }
 
 /// Copies `range` texels from `src_offset` of image `src` to `dst_offset` of image `dst`. The
