@@ -55,37 +55,7 @@ impl Ty {
     }
 }
 
-/// The buffer data formats (DFMT) by number, as the ISA and LLVM name them.
-pub const DATA_FORMAT_NAMES: [&str; 16] = [
-    "INVALID",
-    "8",
-    "16",
-    "8_8",
-    "32",
-    "16_16",
-    "10_11_11",
-    "11_11_10",
-    "10_10_10_2",
-    "2_10_10_10",
-    "8_8_8_8",
-    "32_32",
-    "16_16_16_16",
-    "32_32_32",
-    "32_32_32_32",
-    "RESERVED_15",
-];
-
-/// The buffer number formats (NFMT) by number.
-pub const NUMBER_FORMAT_NAMES: [&str; 8] = [
-    "UNORM",
-    "SNORM",
-    "USCALED",
-    "SSCALED",
-    "UINT",
-    "SINT",
-    "RESERVED_6",
-    "FLOAT",
-];
+pub use crate::texel::{DATA_FORMAT_NAMES, NUMBER_FORMAT_NAMES};
 
 impl Op {
     /// An MFMA's shape as its mnemonic and accumulator width give it: (M, N, K, blocks), where

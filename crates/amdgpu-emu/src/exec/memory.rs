@@ -1,13 +1,11 @@
 //! Vector memory: LDS (DS), FLAT/GLOBAL/SCRATCH, MUBUF and MTBUF (typed formats in
-//! `crate::texel`), LDS DMA, with per-lane routing and checks.
+//! `crate::texel`), MIMG (`image`), LDS DMA, with per-lane routing and checks.
 
 use crate::decode::{Enc, Inst, OFF, Op, Op::*, Ty, flags, seg};
 use crate::fault::FaultKind;
 use crate::memory::{load_bytes, rmw32, rmw64, store_bytes};
 use crate::resource::BufferDescriptor;
 use crate::texel;
-
-mod image;
 #[cfg(target_arch = "x86_64")]
 use crate::wave::row8;
 use crate::wave::{LANES, VReg, Wave};
@@ -16,6 +14,8 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use super::atomic::{Atomic, Rmw, atomic};
 use super::{Ctx, Flow, Step, illegal, sread};
+
+mod image;
 
 /// V# base marking the private segment buffer the emulator hands to gfx90a kernels.
 pub(crate) const PRIVATE_BUFFER_BASE: u64 = 1 << 47;
