@@ -238,15 +238,20 @@ pub(crate) fn destroy(handle: u64) -> Result<()> {
     crate::memory::free_device(handle as *mut u8)
 }
 
-/// A live image by handle, its data checked to lie in one allocation of this runtime.
-fn image(handle: u64) -> Result<Image> {
-    let image = IMAGES
+/// A live image by handle.
+fn live(handle: u64) -> Result<Image> {
+    IMAGES
         .lock()
         .get(&handle)
         .copied()
         .ok_or(Error::InvalidArgument(
             "not an image handle of this runtime",
-        ))?;
+        ))
+}
+
+/// A live image by handle, its data checked to lie in one allocation of this runtime.
+fn image(handle: u64) -> Result<Image> {
+    let image = live(handle)?;
     crate::memory::host_range(image.data, image.layout.span()).ok_or(Error::InvalidArgument(
         "the image's data does not lie in memory of this runtime (freed?)",
     ))?;
@@ -367,13 +372,7 @@ pub(crate) fn copy(
 
 /// Channels of the clear value of image `handle` (one for depth images, four otherwise).
 pub(crate) fn clear_channels(handle: u64) -> Result<usize> {
-    let img = IMAGES
-        .lock()
-        .get(&handle)
-        .copied()
-        .ok_or(Error::InvalidArgument(
-            "not an image handle of this runtime",
-        ))?;
+    let img = live(handle)?;
     Ok(img.element.clear_channels(img.format.channel_order))
 }
 

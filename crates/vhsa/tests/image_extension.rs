@@ -14,7 +14,9 @@ use amdgpu_emu::texel;
 use hsa_abi::ffi::*;
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
-use std::sync::OnceLock;
+
+mod in_process;
+use in_process::agents;
 
 /// The entry `$name` of vhsa, as its `$ty` (an `hsa-abi` `*_fn_t`).
 macro_rules! entry {
@@ -28,38 +30,6 @@ const SIZE_UNSUPPORTED: hsa_status_t = HSA_EXT_STATUS_ERROR_IMAGE_SIZE_UNSUPPORT
 const PITCH_UNSUPPORTED: hsa_status_t = HSA_EXT_STATUS_ERROR_IMAGE_PITCH_UNSUPPORTED;
 const INVALID_ARGUMENT: hsa_status_t = HSA_STATUS_ERROR_INVALID_ARGUMENT;
 const RW: hsa_access_permission_t = HSA_ACCESS_PERMISSION_RW;
-
-unsafe extern "C" fn collect_agent(agent: hsa_agent_t, data: *mut c_void) -> hsa_status_t {
-    // SAFETY: `data` is the Vec passed by `agents`.
-    unsafe { (*data.cast::<Vec<hsa_agent_t>>()).push(agent) };
-    HSA_STATUS_SUCCESS
-}
-
-/// The CPU, gfx942 and gfx90a agents of the initialised runtime.
-fn agents() -> &'static [hsa_agent_t] {
-    static AGENTS: OnceLock<Vec<hsa_agent_t>> = OnceLock::new();
-    AGENTS.get_or_init(|| {
-        // SAFETY: the only test setup of this binary, before any runtime call; the other tests
-        // wait on this initializer.
-        unsafe { std::env::set_var("VHSA_AGENTS", "gfx942,gfx90a") };
-        // SAFETY: plain runtime call.
-        assert_eq!(
-            unsafe { entry!(hsa_init, hsa_init_fn_t)() },
-            HSA_STATUS_SUCCESS
-        );
-        let mut v: Vec<hsa_agent_t> = Vec::new();
-        // SAFETY: the callback pushes into `v`, which outlives the call.
-        let st = unsafe {
-            entry!(hsa_iterate_agents, hsa_iterate_agents_fn_t)(
-                Some(collect_agent),
-                (&raw mut v).cast(),
-            )
-        };
-        assert_eq!(st, HSA_STATUS_SUCCESS);
-        assert_eq!(v.len(), 3);
-        v
-    })
-}
 
 /// Held by the tests that allocate memory: one of them frees memory under a live image, whose
 /// range a concurrent allocation must not take over meanwhile.

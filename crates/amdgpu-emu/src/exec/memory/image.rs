@@ -159,7 +159,7 @@ fn translate(
 /// The integer coordinates of lane `l` (x, y, z or layer) and, for `_mip` forms, its level.
 fn int_coords(w: &Wave, inst: &Inst, img: &Image, l: usize) -> ([u32; 3], u32) {
     let base = Wave::vslot(inst.src[0]);
-    let n = img.dims + usize::from(img.layers > 1 || img.d.kind.is_array());
+    let n = img.dims + usize::from(img.d.kind.is_array());
     let mut t = [0u32; 3];
     for (k, c) in t.iter_mut().enumerate().take(n) {
         *c = w.v[(base + k) & 511][l];
