@@ -1,17 +1,22 @@
 //! Image instructions (MIMG, gfx90a): `image_load`, `image_store` (and their `_mip` forms at
 //! level 0), `image_sample` with point and bilinear filters, and `image_get_resinfo`, on
-//! linear images of one mip level. Texels convert through the descriptor's formats
+//! images of one mip level. Texels convert through the descriptor's formats
 //! ([`crate::texel`]); loads and samples apply its DST_SEL. An image or sampler the emulator
-//! cannot address exactly (a tiled layout, mip chains, cube maps, anisotropic filters,
-//! minification and magnification filters that differ) faults, named, rather than giving an
-//! approximation.
+//! cannot address exactly (mip chains, cube maps, anisotropic filters, minification and
+//! magnification filters that differ) faults, named, rather than giving an approximation.
+//!
+//! Layout: texel (x, y, slice) lives at `((slice * height + y) * pitch + x) * bytes` from the
+//! base, in every swizzle mode. For SW_MODE linear that is the GPU's layout. A tiled mode
+//! (what ROCR gives an OPAQUE image on a discrete GPU) is an arrangement the HSA image API
+//! keeps opaque: the runtimes write and read such images only through image instructions
+//! (their blit kernels), and the tiled surface is at least `pitch * height * slices` texels, so
+//! the row-major arrangement gives every image access the texel the GPU would; only the bytes'
+//! order in memory differs from the hardware's.
 
 use crate::decode::{Inst, Op, flags};
 use crate::fault::FaultKind;
 use crate::memory::{load_bytes, store_bytes};
-use crate::resource::{
-    ImageDescriptor, ImageKind, SWIZZLE_LINEAR, SamplerDescriptor, Wrap, border, filter,
-};
+use crate::resource::{ImageDescriptor, ImageKind, SamplerDescriptor, Wrap, border, filter};
 use crate::texel::{self, Format};
 use crate::wave::{LANES, Wave};
 
@@ -71,12 +76,6 @@ impl Image {
             }
             other => return Err(not(format!("{other:?} images are not emulated"))),
         };
-        if d.swizzle_mode != SWIZZLE_LINEAR {
-            return Err(not(format!(
-                "swizzle mode {} is a tiled layout; the emulator addresses linear images only",
-                d.swizzle_mode
-            )));
-        }
         if d.levels.1 > d.levels.0 {
             return Err(not(format!(
                 "mip levels {} to {}: mipmapped images are not emulated",
