@@ -96,6 +96,14 @@ unsafe impl GlobalMemory for DispatchMemory {
             None
         }
     }
+
+    /// An allocation of the view: its agent addresses map to host addresses by one offset
+    /// (none, or the alias of locked memory), so the whole allocation translates linearly.
+    fn span(&self, addr: u64) -> Option<(u64, u64, NonNull<u8>)> {
+        let (base, size) = self.view.allocation_at(addr)?;
+        let host = NonNull::new(crate::memory::host_address(base as usize) as *mut u8)?;
+        Some((base, size, host))
+    }
 }
 
 fn fault(status: hsa_status_t, message: String) -> DispatchFault {

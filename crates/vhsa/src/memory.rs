@@ -490,11 +490,15 @@ impl MemoryView {
 
     /// Whether `addr..addr + len` (agent addresses) lies inside one allocation of the view.
     pub(crate) fn contains(&self, addr: u64, len: u64) -> bool {
+        self.allocation_at(addr)
+            .is_some_and(|(base, size)| addr.checked_add(len).is_some_and(|end| end <= base + size))
+    }
+
+    /// The allocation of the view holding agent address `addr`: (base, size).
+    pub(crate) fn allocation_at(&self, addr: u64) -> Option<(u64, u64)> {
         let i = self.ranges.partition_point(|r| r.0 <= addr);
-        let Some(&(base, size)) = i.checked_sub(1).map(|i| &self.ranges[i]) else {
-            return false;
-        };
-        addr.checked_add(len).is_some_and(|end| end <= base + size)
+        let &(base, size) = self.ranges.get(i.checked_sub(1)?)?;
+        (addr - base < size).then_some((base, size))
     }
 }
 
@@ -1039,7 +1043,7 @@ mod tests {
     /// A small allocation of this runtime's covers its granule, as on a GPU; a locked
     /// application buffer covers exactly its bytes.
     #[test]
-    fn a_view_covers_the_granule_of_a_mapped_allocation_and_exactly_a_locked_one() {
+    fn a_view_covers_the_granule_of_a_mapped_allocation_and_exactly_a_locked_one_linearly() {
         let _views = VIEWS.lock();
         let a = map(288, false).unwrap();
         record(a, 288, 1, 0, true, Origin::Mapped);
@@ -1066,6 +1070,15 @@ mod tests {
             !view.contains(locked as u64, 8),
             "agents reach locked memory at its agent address only"
         );
+        // Each allocation translates linearly from its base (the emulator keeps it as a span).
+        let g = GRANULE as u64;
+        assert_eq!(view.allocation_at(a as u64 + 300), Some((a as u64, g)));
+        assert_eq!(view.allocation_at(agent + 200), Some((agent, 288)));
+        assert_eq!(view.allocation_at(agent + 288), None);
+        assert_eq!(view.allocation_at(locked as u64), None);
+        let base_host = host_address(agent as usize);
+        assert_eq!(base_host, locked as usize);
+        assert_eq!(host_address(agent as usize + 200), base_host + 200);
         drop(view);
         unlock(locked as usize).unwrap();
         free(a).unwrap();

@@ -90,6 +90,14 @@ unsafe impl GlobalMemory for DispatchMemory {
             None
         }
     }
+
+    /// An entry of the map: its GPU addresses map to host addresses by one offset (none, or
+    /// the alias of registered memory), so the whole entry translates linearly.
+    fn span(&self, addr: u64) -> Option<(u64, u64, NonNull<u8>)> {
+        let (start, end) = self.0.snapshot.entry_at(addr)?;
+        let host = NonNull::new(vgpu::user_memory::host_address(start) as *mut u8)?;
+        Some((start, end - start, host))
+    }
 }
 
 fn read<const N: usize>(mem: &DispatchMemory, address: u64) -> Option<[u8; N]> {

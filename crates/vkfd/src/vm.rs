@@ -522,11 +522,15 @@ pub(crate) struct Snapshot {
 impl Snapshot {
     /// Whether `address..+len` lies inside one entry.
     pub(crate) fn contains(&self, address: u64, len: u64) -> bool {
+        self.entry_at(address)
+            .is_some_and(|(_, end)| address.checked_add(len).is_some_and(|e| e <= end))
+    }
+
+    /// The entry holding `address`: (start, end).
+    pub(crate) fn entry_at(&self, address: u64) -> Option<(u64, u64)> {
         let i = self.ranges.partition_point(|r| r.0 <= address);
-        i > 0 && {
-            let (_, end) = self.ranges[i - 1];
-            address.checked_add(len).is_some_and(|e| e <= end)
-        }
+        let &(start, end) = self.ranges.get(i.checked_sub(1)?)?;
+        (address < end).then_some((start, end))
     }
 }
 
@@ -715,6 +719,12 @@ mod tests {
         );
         let guard = DispatchGuard::begin();
         assert!(guard.snapshot.contains(gpu(p) + 8, 8) && !guard.snapshot.contains(p + 8, 8));
+        // The entry translates linearly from its start (the emulator keeps it as a span).
+        let (start, end) = guard.snapshot.entry_at(gpu(p) + 100).unwrap();
+        assert_eq!((start, end), (gpu(p), gpu(p) + 4096));
+        assert_eq!(user_memory::host_address(start) + 100, p + 100);
+        assert_eq!(guard.snapshot.entry_at(gpu(p) + 4096), None);
+        assert_eq!(guard.snapshot.entry_at(p + 8), None);
         drop(guard);
         unmap(gpu(p)).unwrap();
         release(p, Kind::Registered).unwrap();

@@ -212,39 +212,43 @@ fn a_program_without_dispatches_runs_unchanged_on_both_runtimes() {
     }
 }
 
-/// Texture and surface kernels and ROCclr's image blits, replayed on vhsa (whose images are
-/// linear; ROCR tiles arrays, see `hip.rs`) with the program's own checks passing. Every
-/// texture and surface kernel runs its three passes; a blit reading HIP's host staging buffer
-/// may stop its loop early when HIP writes the next chunk into that buffer meanwhile.
+/// Texture and surface kernels and ROCclr's image blits, replayed on both runtimes (vhsa's
+/// images are linear; ROCR tiles arrays) with the program's own checks passing. Every texture
+/// and surface kernel runs its three passes; a blit reading HIP's host staging buffer may stop
+/// its loop early, or be declined, when HIP writes the next chunk into that buffer meanwhile.
 #[test]
-fn texture_surface_and_image_blit_kernels_are_replayed_on_vhsa() {
+fn texture_surface_and_image_blit_kernels_are_replayed_on_both_runtimes() {
     let dir = test_support::scratch_dir("vkfd-replay-texture");
     let app = hip_program(&dir, "texture");
-    let (out, _, doc) = kreplay_run_json(&app, Runtime::Vhsa, "gfx90a");
-    let rows = doc["rows"].as_array().unwrap();
-    let name = |r: &serde_json::Value| r["kernel"].as_str().unwrap().to_owned();
-    let names: BTreeSet<String> = rows.iter().map(name).collect();
-    for k in [
-        "__amd_rocclr_copyBufferToImage",
-        "__amd_rocclr_copyImageToBuffer",
-    ] {
-        assert!(
-            names.iter().any(|n| n.starts_with(k)),
-            "{k} missing: {names:?}\n{out}"
-        );
-    }
-    let image_kernels: Vec<&serde_json::Value> = rows
-        .iter()
-        .filter(|r| name(r).contains("hip_texture") || name(r).contains("hip_surface"))
-        .collect();
-    let kinds: BTreeSet<String> = image_kernels.iter().map(|r| name(r)).collect();
-    assert!(kinds.len() >= 4, "{kinds:?}");
-    for r in image_kernels {
-        assert_eq!(
-            (&r["replayed"], &r["passes"]),
-            (&true.into(), &3.into()),
-            "{r}"
-        );
+    for rt in Runtime::ALL {
+        let (out, _, doc) = kreplay_run_json(&app, rt, "gfx90a");
+        let rows = doc["rows"].as_array().unwrap();
+        let name = |r: &serde_json::Value| r["kernel"].as_str().unwrap().to_owned();
+        let names: BTreeSet<String> = rows.iter().map(name).collect();
+        for k in [
+            "__amd_rocclr_copyBufferToImage",
+            "__amd_rocclr_copyImageToBuffer",
+        ] {
+            assert!(
+                names.iter().any(|n| n.starts_with(k)),
+                "{}: {k} missing: {names:?}\n{out}",
+                rt.name()
+            );
+        }
+        let image_kernels: Vec<&serde_json::Value> = rows
+            .iter()
+            .filter(|r| name(r).contains("hip_texture") || name(r).contains("hip_surface"))
+            .collect();
+        let kinds: BTreeSet<String> = image_kernels.iter().map(|r| name(r)).collect();
+        assert!(kinds.len() >= 4, "{}: {kinds:?}", rt.name());
+        for r in image_kernels {
+            assert_eq!(
+                (&r["replayed"], &r["passes"]),
+                (&true.into(), &3.into()),
+                "{}: {r}",
+                rt.name()
+            );
+        }
     }
 }
 
