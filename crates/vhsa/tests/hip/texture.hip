@@ -1,5 +1,6 @@
-/* Pitched memory, arrays, texture and surface objects on vhsa's image extension, every result
- * checked against a CPU reference:
+/* Pitched memory, arrays, texture and surface objects through the runtime's image extension
+ * (vhsa's linear images; on vkfd ROCR's, which tiles arrays), every result checked against a
+ * CPU reference:
  *   - hipMallocPitch (a pitch aligned to 256 bytes) with hipMemcpy2D both ways and a kernel
  *     writing through the pitch; hipMalloc3D with a kernel filling its slices;
  *   - arrays filled with hipMemcpy2DToArray and read by tex2D: float with point filtering and
@@ -348,21 +349,16 @@ static void surfaces() {
   printf("surface written by surf2Dwrite, read with hipMemcpy2DFromArray: ok\n");
 }
 
-/* With the argument `linear`, only the parts on linear memory (pitched memory, buffer and
- * pitched textures): arrays are the runtime's opaque layout, which ROCR tiles. */
-int main(int argc, char** argv) {
-  bool linear_only = argc > 1 && strcmp(argv[1], "linear") == 0;
+int main() {
   hipDeviceProp_t prop;
   CHECK_HIP(hipGetDeviceProperties(&prop, 0));
   CHECK(prop.maxTexture2D[0] == 16384 && prop.maxTexture2D[1] == 16384, "maxTexture2D %d x %d", prop.maxTexture2D[0],
         prop.maxTexture2D[1]);
   pitched_memory();
   linear_and_pitched_textures();
-  if (!linear_only) {
-    float_textures();
-    uchar4_and_int_textures();
-    surfaces();
-  }
+  float_textures();
+  uchar4_and_int_textures();
+  surfaces();
   printf("PASS\n");
   return 0;
 }
