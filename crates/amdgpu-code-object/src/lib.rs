@@ -6,8 +6,8 @@
 //! sections, symbol tables, the loadable image, notes), [`metadata`] (the MessagePack metadata
 //! note: kernels, kernarg sizes, register counts, arguments), [`code_object`] (what a loader
 //! needs, checked: an HSA code object's segments, reported symbols and relocations, and its image
-//! at a chosen base), [`loaded_image`] (the extent, code, writable ranges and notes of a code
-//! object already in memory, from its first bytes), [`bundle`] (the containers code objects
+//! at a chosen base), [`loaded_image`] (the extent, code, writable ranges, notes and kernel names of a
+//! code object already in memory, from its first bytes), [`bundle`] (the containers code objects
 //! travel in: clang offload bundles, compressed or not, and host ELFs' `.hip_fatbin` sections).
 //!
 //! Layouts follow the public ELF specification and LLVM's AMDGPUUsage document. Nothing here
@@ -30,7 +30,8 @@ pub use descriptor::{KERNEL_DESCRIPTOR_SIZE, KERNEL_DESCRIPTOR_SUFFIX, KernelDes
 pub use elf::{AmdgpuElf, ElfNote, ElfSection, ElfSymbol, ElfSymbolKind, is_amdgpu_elf, notes_in};
 pub use error::CodeObjectError;
 pub use loaded_image::{
-    HEADER_PROBE_BYTES, LoadedLayout, NoteSegment, loaded_layout, note_segments, writable_ranges,
+    HEADER_PROBE_BYTES, LoadedLayout, NoteSegment, kernel_name, loaded_layout, note_segments,
+    writable_ranges,
 };
 pub use metadata::{HOSTCALL_BUFFER, KernelArgument, KernelMetadata, MULTIGRID_SYNC_ARG, Metadata};
 pub use target::{FeatureMode, Target, processor_name};

@@ -178,6 +178,60 @@ pub fn note_segments(image: &[u8]) -> Option<Vec<NoteSegment>> {
     Some(out)
 }
 
+/// Dynamic-section tags read by [`kernel_name`].
+const PT_DYNAMIC: u32 = 2;
+const DT_NULL: u64 = 0;
+const DT_HASH: u64 = 4;
+const DT_STRTAB: u64 = 5;
+const DT_SYMTAB: u64 = 6;
+const DT_STRSZ: u64 = 10;
+const DT_SYMENT: u64 = 11;
+/// A 64-bit ELF symbol: name offset, info, other, section, value, size.
+const SYMBOL_BYTES: u64 = 24;
+
+/// The name of the kernel whose descriptor lies `kd` bytes from the start of a loaded image
+/// that starts with `image` (its first bytes), from the image's dynamic symbols (the `.kd`
+/// symbol at that address, its suffix dropped). `read(offset, len)` reads `len` bytes of the
+/// loaded image from `offset`. `None` when the image is not parsed (as for
+/// [`writable_ranges`]), has no dynamic symbol table with a SysV hash (which counts the
+/// symbols), or no `.kd` symbol lies at `kd`.
+pub fn kernel_name(
+    image: &[u8],
+    read: impl Fn(u64, u64) -> Option<Vec<u8>>,
+    kd: u64,
+) -> Option<String> {
+    let (phs, origin) = program_headers(image)?;
+    let dynamic = phs.iter().find(|p| p.kind == PT_DYNAMIC)?;
+    let entries = read(dynamic.vaddr.checked_sub(origin)?, dynamic.filesz)?;
+    let tag = |want: u64| {
+        entries
+            .chunks_exact(16)
+            .map(|e| (le_u64(e, 0), le_u64(e, 8)))
+            .take_while(|(t, _)| *t != Some(DT_NULL))
+            .find(|(t, _)| *t == Some(want))
+            .and_then(|(_, v)| v)
+    };
+    let at = |vaddr: u64| vaddr.checked_sub(origin);
+    let symbols = le_u32(&read(at(tag(DT_HASH)?)?.checked_add(4)?, 4)?, 0)?;
+    let entry = tag(DT_SYMENT).unwrap_or(SYMBOL_BYTES);
+    if entry < SYMBOL_BYTES {
+        return None;
+    }
+    let table = read(at(tag(DT_SYMTAB)?)?, u64::from(symbols).checked_mul(entry)?)?;
+    let strings = read(at(tag(DT_STRTAB)?)?, tag(DT_STRSZ)?)?;
+    let kd_vaddr = kd.checked_add(origin)?;
+    table.chunks_exact(entry as usize).find_map(|sym| {
+        if le_u64(sym, 8)? != kd_vaddr {
+            return None;
+        }
+        let from = usize::try_from(le_u32(sym, 0)?).ok()?;
+        let name = strings.get(from..)?.split(|&b| b == 0).next()?;
+        let name = std::str::from_utf8(name).ok()?;
+        name.strip_suffix(crate::KERNEL_DESCRIPTOR_SUFFIX)
+            .map(str::to_string)
+    })
+}
+
 /// `a` less `b`: zero, one or two ranges.
 fn subtract(a: Range<u64>, b: &Range<u64>) -> Vec<Range<u64>> {
     if b.end <= a.start || b.start >= a.end {
@@ -218,6 +272,35 @@ mod tests {
             b[at + 40..at + 48].copy_from_slice(&ms.to_le_bytes());
         }
         b
+    }
+
+    /// Every kernel of a clang code object, loaded at a base, is named from its descriptor's
+    /// address; other addresses name none, and a reader that fails gives up.
+    #[test]
+    fn kernels_are_named_from_the_dynamic_symbols_of_a_loaded_image() {
+        let dir = test_support::scratch_dir("loaded-image-names");
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/device/symbols.hip");
+        let out = dir.join("symbols.co");
+        test_support::build_code_object(&src, "gfx90a", &out);
+        let data = std::fs::read(&out).unwrap();
+        let co = crate::CodeObject::parse(&data).unwrap();
+        let mut image = vec![0u8; co.load_size() as usize];
+        co.write_image(&data, &mut image, 0x7000_0000_0000);
+        let read = |at: u64, len: u64| {
+            let at = usize::try_from(at).ok()?;
+            image
+                .get(at..at.checked_add(usize::try_from(len).ok()?)?)
+                .map(<[u8]>::to_vec)
+        };
+        let kd =
+            |n: &str| co.symbols.iter().find(|s| s.name == n).expect(n).vaddr - co.load_vaddr();
+        for name in ["count", "scatter"] {
+            let at = kd(&format!("{name}.kd"));
+            assert_eq!(kernel_name(&image, read, at).as_deref(), Some(name));
+            assert_eq!(kernel_name(&image, read, at + 8), None, "{name}.kd + 8");
+        }
+        assert_eq!(kernel_name(&image, read, kd("counter")), None, "a variable");
+        assert_eq!(kernel_name(&image, |_, _| None, kd("count.kd")), None);
     }
 
     #[test]

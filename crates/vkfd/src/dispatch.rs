@@ -6,7 +6,8 @@
 //!   block, the first of which starts with the ELF header and program headers. The thunk looks
 //!   for that header on the page boundaries below the kernel object (inside the allocation
 //!   holding it) and takes the executable `PT_LOAD` segment of the first image that contains
-//!   the kernel object;
+//!   the kernel object, and the kernel's name from the image's dynamic symbols (for fault
+//!   messages);
 //! - ROCR's own blit kernels have no ELF image: their `amd_kernel_code_t` header is followed by
 //!   the code at the header's entry offset; the range runs from there to the end of the
 //!   allocation (at most 64 KiB).
@@ -15,7 +16,7 @@
 //! queue errors with the statuses vhsa uses; the address of a memory fault is kept for the
 //! page-fault report.
 
-use amdgpu_code_object::{HEADER_PROBE_BYTES, KernelDescriptor, loaded_layout};
+use amdgpu_code_object::{HEADER_PROBE_BYTES, KernelDescriptor, kernel_name, loaded_layout};
 use amdgpu_emu::{DispatchSetup, Emulator, GlobalMemory, Target};
 use hsa_abi::ffi::*;
 use parking_lot::Mutex;
@@ -33,8 +34,17 @@ const ELF_SEARCH_BYTES: u64 = 64 << 20;
 const BLIT_CODE_BYTES: u64 = 64 << 10;
 
 static EMULATORS: Mutex<Option<HashMap<u32, Arc<Emulator>>>> = Mutex::new(None);
-/// Code ranges found, by kernel object (forgotten when the instruction cache is invalidated).
-static RANGES: Mutex<Option<HashMap<u64, Range<u64>>>> = Mutex::new(None);
+/// Code found, by kernel object (forgotten when the instruction cache is invalidated).
+static RANGES: Mutex<Option<HashMap<u64, KernelCode>>> = Mutex::new(None);
+
+/// What the thunk found of a kernel in memory.
+#[derive(Clone)]
+struct KernelCode {
+    /// The code range.
+    code: Range<u64>,
+    /// The kernel's name, when its image has dynamic symbols (not ROCR's blit kernels).
+    name: Option<Arc<str>>,
+}
 /// The address of each queue's last memory fault.
 static FAULTS: Mutex<Option<HashMap<u64, u64>>> = Mutex::new(None);
 static DISPATCH_SEQ: AtomicU64 = AtomicU64::new(0);
@@ -108,31 +118,39 @@ fn read<const N: usize>(mem: &DispatchMemory, address: u64) -> Option<[u8; N]> {
     Some(b)
 }
 
-/// The executable segment of the loaded ELF image at `base` if the image holds `object`
-/// (`end` bounds the memory readable from `base`).
-fn elf_code_range(mem: &DispatchMemory, base: u64, end: u64, object: u64) -> Option<Range<u64>> {
+/// The executable segment of the loaded ELF image at `base` and the kernel's name, if the
+/// image holds `object` (`end` bounds the memory readable from `base`).
+fn elf_code(mem: &DispatchMemory, base: u64, end: u64, object: u64) -> Option<KernelCode> {
     // Most pages are not an image's start: look at the magic before reading the headers.
     let magic: [u8; 4] = read(mem, base)?;
     if magic != *b"\x7fELF" {
         return None;
     }
     let len = (HEADER_PROBE_BYTES as u64).min(end.checked_sub(base)?);
-    let p = mem.translate(base, len)?;
-    // SAFETY: `len` readable bytes of translated memory, copied before use.
-    let probe = unsafe { std::slice::from_raw_parts(p.as_ptr(), len as usize) }.to_vec();
+    let probe = read_bytes(mem, base, len)?;
     let layout = loaded_layout(&probe)?;
     if object < base || object >= base.wrapping_add(layout.extent.end) {
         return None;
     }
-    layout
+    let code = layout
         .code
-        .map(|c| base.wrapping_add(c.start)..base.wrapping_add(c.end))
+        .map(|c| base.wrapping_add(c.start)..base.wrapping_add(c.end))?;
+    let image = |at: u64, len: u64| read_bytes(mem, base.checked_add(at)?, len);
+    let name = kernel_name(&probe, image, object - base).map(Arc::from);
+    Some(KernelCode { code, name })
 }
 
-/// The code range of the kernel at `object`.
-fn code_range(mem: &DispatchMemory, object: u64) -> Result<Range<u64>, String> {
-    if let Some(r) = RANGES.lock().as_ref().and_then(|m| m.get(&object).cloned()) {
-        return Ok(r);
+/// `len` bytes of translated memory from `address`, copied.
+fn read_bytes(mem: &DispatchMemory, address: u64, len: u64) -> Option<Vec<u8>> {
+    let p = mem.translate(address, len)?;
+    // SAFETY: `len` readable bytes of translated memory, copied before use.
+    Some(unsafe { std::slice::from_raw_parts(p.as_ptr(), usize::try_from(len).ok()?) }.to_vec())
+}
+
+/// The code (and name) of the kernel at `object`.
+fn kernel_code(mem: &DispatchMemory, object: u64) -> Result<KernelCode, String> {
+    if let Some(k) = RANGES.lock().as_ref().and_then(|m| m.get(&object).cloned()) {
+        return Ok(k);
     }
     let (start, size) = crate::vm::range_of(object)
         .ok_or_else(|| format!("kernel object {object:#x} is not memory of the thunk"))?;
@@ -140,8 +158,8 @@ fn code_range(mem: &DispatchMemory, object: u64) -> Result<Range<u64>, String> {
     let mut page = object & !(PAGE - 1);
     let mut found = None;
     while page >= lowest {
-        if let Some(r) = elf_code_range(mem, page, start + size, object) {
-            found = Some(r);
+        if let Some(k) = elf_code(mem, page, start + size, object) {
+            found = Some(k);
             break;
         }
         if page < PAGE {
@@ -149,8 +167,8 @@ fn code_range(mem: &DispatchMemory, object: u64) -> Result<Range<u64>, String> {
         }
         page -= PAGE;
     }
-    let range = match found {
-        Some(r) => r,
+    let kernel = match found {
+        Some(k) => k,
         None => {
             let kd: [u8; 64] = read(mem, object)
                 .ok_or_else(|| format!("kernel object {object:#x} is not readable"))?;
@@ -161,14 +179,17 @@ fn code_range(mem: &DispatchMemory, object: u64) -> Result<Range<u64>, String> {
                     "kernel object {object:#x}: entry {entry:#x} lies outside its allocation"
                 ));
             }
-            entry..end
+            KernelCode {
+                code: entry..end,
+                name: None,
+            }
         }
     };
     RANGES
         .lock()
         .get_or_insert_with(HashMap::new)
-        .insert(object, range.clone());
-    Ok(range)
+        .insert(object, kernel.clone());
+    Ok(kernel)
 }
 
 /// The queue a dispatch comes from, as the dispatch needs it.
@@ -203,14 +224,14 @@ pub(crate) fn run(
     };
     let memory = DispatchMemory(crate::vm::DispatchGuard::begin());
     let object = p.kernel_object;
-    let code_range = match code_range(&memory, object) {
-        Ok(r) => r,
+    let kernel = match kernel_code(&memory, object) {
+        Ok(k) => k,
         Err(m) => return failed(HSA_STATUS_ERROR_INVALID_CODE_OBJECT, m),
     };
     let setup = DispatchSetup {
         kernel_object: object,
-        kernel_name: None,
-        code_range,
+        kernel_name: kernel.name.as_deref(),
+        code_range: kernel.code,
         grid: [p.grid_size_x, p.grid_size_y, p.grid_size_z].map(|v| v.max(1)),
         workgroup: [p.workgroup_size_x, p.workgroup_size_y, p.workgroup_size_z]
             .map(|v| u32::from(v).max(1)),
@@ -269,7 +290,9 @@ pub(crate) fn counter_file(node: u32) -> Option<&'static vgpu::pmc::CounterFile>
 /// Code in `range` was freed: decoded code and found ranges in it are dropped.
 pub(crate) fn forget(range: Range<u64>) {
     if let Some(m) = RANGES.lock().as_mut() {
-        m.retain(|k, r| !range.contains(k) && (r.end <= range.start || r.start >= range.end));
+        m.retain(|k, c| {
+            !range.contains(k) && (c.code.end <= range.start || c.code.start >= range.end)
+        });
     }
     if let Some(m) = EMULATORS.lock().as_ref() {
         for e in m.values() {

@@ -43,8 +43,10 @@ fn a_page_fault_aborts_the_process_as_rocr_does_on_hardware() {
     );
     let err = stderr(&out);
     assert!(err.contains("Memory access fault by GPU node-1"), "{err}");
-    // The faulting address the emulator saw (the kernel stores to 0x100).
+    // The faulting address the emulator saw (the kernel stores to 0x100), and where: the
+    // kernel named from its code object's symbols, as ROCR only passes its descriptor.
     assert!(err.contains("on address 0x100"), "{err}");
+    assert!(err.contains("at oob_store+0x"), "{err}");
 }
 
 #[test]
