@@ -8,15 +8,24 @@ use std::ops::Range;
 /// Bytes to read from the start of a loaded code object to find its program headers.
 pub const HEADER_PROBE_BYTES: usize = 4096;
 
-/// ELF header and program header fields used here.
+/// ELF header, program header and dynamic-section fields used here.
 const EM_AMDGPU: u16 = 224;
 const PT_LOAD: u32 = 1;
+const PT_DYNAMIC: u32 = 2;
 const PT_NOTE: u32 = 4;
 const PT_GNU_RELRO: u32 = 0x6474_e552;
 const PF_W: u32 = 2;
 const PF_X: u32 = 1;
 const ELF_HEADER_BYTES: usize = 64;
 const PROGRAM_HEADER_BYTES: usize = 56;
+const DT_NULL: u64 = 0;
+const DT_HASH: u64 = 4;
+const DT_STRTAB: u64 = 5;
+const DT_SYMTAB: u64 = 6;
+const DT_STRSZ: u64 = 10;
+const DT_SYMENT: u64 = 11;
+/// A 64-bit ELF symbol: name offset, info, other, section, value, size.
+const SYMBOL_BYTES: u64 = 24;
 
 fn le_u16(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
@@ -177,17 +186,6 @@ pub fn note_segments(image: &[u8]) -> Option<Vec<NoteSegment>> {
     }
     Some(out)
 }
-
-/// Dynamic-section tags read by [`kernel_name`].
-const PT_DYNAMIC: u32 = 2;
-const DT_NULL: u64 = 0;
-const DT_HASH: u64 = 4;
-const DT_STRTAB: u64 = 5;
-const DT_SYMTAB: u64 = 6;
-const DT_STRSZ: u64 = 10;
-const DT_SYMENT: u64 = 11;
-/// A 64-bit ELF symbol: name offset, info, other, section, value, size.
-const SYMBOL_BYTES: u64 = 24;
 
 /// The name of the kernel whose descriptor lies `kd` bytes from the start of a loaded image
 /// that starts with `image` (its first bytes), from the image's dynamic symbols (the `.kd`
