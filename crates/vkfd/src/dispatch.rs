@@ -35,7 +35,7 @@ const BLIT_CODE_BYTES: u64 = 64 << 10;
 
 static EMULATORS: Mutex<Option<HashMap<u32, Arc<Emulator>>>> = Mutex::new(None);
 /// Code found, by kernel object (forgotten when the instruction cache is invalidated).
-static RANGES: Mutex<Option<HashMap<u64, KernelCode>>> = Mutex::new(None);
+static KERNELS: Mutex<Option<HashMap<u64, KernelCode>>> = Mutex::new(None);
 
 /// What the thunk found of a kernel in memory.
 #[derive(Clone)]
@@ -45,6 +45,7 @@ struct KernelCode {
     /// The kernel's name, when its image has dynamic symbols (not ROCR's blit kernels).
     name: Option<Arc<str>>,
 }
+
 /// The address of each queue's last memory fault.
 static FAULTS: Mutex<Option<HashMap<u64, u64>>> = Mutex::new(None);
 static DISPATCH_SEQ: AtomicU64 = AtomicU64::new(0);
@@ -56,7 +57,7 @@ pub(crate) fn last_fault_address(queue: u64) -> Option<u64> {
 
 /// The instruction cache of `node` is invalidated: decoded code is dropped.
 pub(crate) fn invalidate_code(node: u32) {
-    RANGES.lock().take();
+    KERNELS.lock().take();
     if let Some(e) = EMULATORS
         .lock()
         .as_ref()
@@ -69,7 +70,7 @@ pub(crate) fn invalidate_code(node: u32) {
 /// Drops every emulator (the device is closed).
 pub(crate) fn clear() {
     EMULATORS.lock().take();
-    RANGES.lock().take();
+    KERNELS.lock().take();
     FAULTS.lock().take();
 }
 
@@ -149,7 +150,11 @@ fn read_bytes(mem: &DispatchMemory, address: u64, len: u64) -> Option<Vec<u8>> {
 
 /// The code (and name) of the kernel at `object`.
 fn kernel_code(mem: &DispatchMemory, object: u64) -> Result<KernelCode, String> {
-    if let Some(k) = RANGES.lock().as_ref().and_then(|m| m.get(&object).cloned()) {
+    if let Some(k) = KERNELS
+        .lock()
+        .as_ref()
+        .and_then(|m| m.get(&object).cloned())
+    {
         return Ok(k);
     }
     let (start, size) = crate::vm::range_of(object)
@@ -185,7 +190,7 @@ fn kernel_code(mem: &DispatchMemory, object: u64) -> Result<KernelCode, String> 
             }
         }
     };
-    RANGES
+    KERNELS
         .lock()
         .get_or_insert_with(HashMap::new)
         .insert(object, kernel.clone());
@@ -289,7 +294,7 @@ pub(crate) fn counter_file(node: u32) -> Option<&'static vgpu::pmc::CounterFile>
 
 /// Code in `range` was freed: decoded code and found ranges in it are dropped.
 pub(crate) fn forget(range: Range<u64>) {
-    if let Some(m) = RANGES.lock().as_mut() {
+    if let Some(m) = KERNELS.lock().as_mut() {
         m.retain(|k, c| {
             !range.contains(k) && (c.code.end <= range.start || c.code.start >= range.end)
         });
