@@ -6,6 +6,8 @@
 //! Tests share one process-wide runtime and take [`serial`] so that counts over all loaded
 //! code objects are not disturbed by another test loading at the same time.
 
+mod in_process;
+
 use hsa_abi::ffi::*;
 use std::ffi::{CString, c_void};
 use std::path::{Path, PathBuf};
@@ -136,12 +138,6 @@ type NativeKernelCreate =
 type FaultFailSymbolIteration = Option<unsafe extern "C" fn(bool)>;
 type HostAddress = Option<unsafe extern "C" fn(*const c_void) -> *mut c_void>;
 
-unsafe extern "C" fn collect_agent(agent: hsa_agent_t, data: *mut c_void) -> hsa_status_t {
-    // SAFETY: `data` is the Vec passed by `runtime()`.
-    unsafe { (*data.cast::<Vec<hsa_agent_t>>()).push(agent) };
-    HSA_STATUS_SUCCESS
-}
-
 fn runtime() -> &'static Runtime {
     static RT: OnceLock<Runtime> = OnceLock::new();
     RT.get_or_init(|| {
@@ -152,22 +148,7 @@ fn runtime() -> &'static Runtime {
         test_support::build_code_object(&src, "gfx942", &co_gfx942);
         test_support::build_code_object(&src, "gfx90a", &co_gfx90a);
 
-        // SAFETY: every test reaches the runtime through this initializer first, and the others
-        // wait on it, so no test thread reads the environment while it is changed.
-        unsafe { std::env::set_var("VHSA_AGENTS", "gfx942,gfx90a") };
-        let init: hsa_init_fn_t = test_support::vhsa_symbol("hsa_init");
-        // SAFETY: plain runtime call.
-        assert_eq!(unsafe { init.unwrap()() }, HSA_STATUS_SUCCESS);
-        let iterate: hsa_iterate_agents_fn_t = test_support::vhsa_symbol("hsa_iterate_agents");
-        let mut agents: Vec<hsa_agent_t> = Vec::new();
-        // SAFETY: the callback pushes into `agents`, which outlives the call.
-        let st = unsafe { iterate.unwrap()(Some(collect_agent), (&raw mut agents).cast()) };
-        assert_eq!(st, HSA_STATUS_SUCCESS);
-        assert_eq!(
-            agents.len(),
-            3,
-            "VHSA_AGENTS=gfx942,gfx90a gives a CPU and two GPUs"
-        );
+        let agents = in_process::agents();
         Runtime {
             cpu: agents[0],
             gfx942: agents[1],

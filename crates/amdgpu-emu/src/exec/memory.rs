@@ -164,16 +164,35 @@ fn access<'c>(
                 })
             }
         }
-        Place::Global(a) => match ctx.mem.translate(a, n as u64) {
-            Some(p) => Ok(Target::Host(p, a)),
-            None => Err(FaultKind::Memory {
-                address: a,
-                size: n,
-                lane: Some(lane as u32),
-                write,
-            }),
-        },
+        Place::Global(a) => global(ctx, a, n, lane, write).map(|p| Target::Host(p, a)),
     }
+}
+
+/// Host bytes of lane `lane`'s access of `n` bytes at global address `a`, or a memory fault.
+fn global(
+    ctx: &Ctx<'_>,
+    a: u64,
+    n: u32,
+    lane: usize,
+    write: bool,
+) -> Result<NonNull<u8>, FaultKind> {
+    ctx.mem.translate(a, u64::from(n)).ok_or(FaultKind::Memory {
+        address: a,
+        size: n,
+        lane: Some(lane as u32),
+        write,
+    })
+}
+
+/// Writes 16-bit value `h` into the low (`high` false) or high half of lane `l` of row `r`,
+/// keeping the other half (the D16 forms).
+fn put_half(w: &mut Wave, r: usize, l: usize, high: bool, h: u16) {
+    let old = w.v[r][l];
+    w.v[r][l] = if high {
+        (old & 0xFFFF) | u32::from(h) << 16
+    } else {
+        (old & 0xFFFF_0000) | u32::from(h)
+    };
 }
 
 enum Target<'c> {
@@ -893,14 +912,14 @@ fn buffer_format_access(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                 lds_put(ctx, lds_dma_address(w, inst, l), 4, out[0] as u64);
             } else if d16 {
                 for k in 0..count {
-                    let r = (reg + (k + hi as usize) / 2) & 511;
-                    let h = fmt.narrow_d16(out[k]) as u32;
-                    let old = w.v[r][l];
-                    w.v[r][l] = if (k + hi as usize).is_multiple_of(2) {
-                        (old & 0xFFFF_0000) | h
-                    } else {
-                        (old & 0xFFFF) | h << 16
-                    };
+                    let half = k + hi as usize;
+                    put_half(
+                        w,
+                        (reg + half / 2) & 511,
+                        l,
+                        half % 2 == 1,
+                        fmt.narrow_d16(out[k]),
+                    );
                 }
             } else {
                 for (k, &v) in out.iter().enumerate().take(count) {

@@ -21,6 +21,7 @@ use crate::texel::{self, Format};
 use crate::wave::{LANES, Wave};
 
 use super::super::{Ctx, Flow, Step, illegal};
+use super::{global, put_half};
 
 pub(super) fn exec(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     let name = inst.op.name();
@@ -130,7 +131,7 @@ impl Image {
         };
         let mut raw = [0u8; 16];
         let n = self.bpe as usize;
-        let p = translate(ctx, a, self.bpe, lane, false)?;
+        let p = global(ctx, a, self.bpe as u32, lane, false)?;
         load_bytes(p, &mut raw[..n]);
         let comps = self.fmt.unpack(&raw[..n]);
         Ok(self
@@ -138,21 +139,6 @@ impl Image {
             .dst_sel
             .map(|sel| texel::dst_sel(sel, &comps, self.fmt.one())))
     }
-}
-
-fn translate(
-    ctx: &mut Ctx<'_>,
-    addr: u64,
-    size: u64,
-    lane: usize,
-    write: bool,
-) -> Result<std::ptr::NonNull<u8>, FaultKind> {
-    ctx.mem.translate(addr, size).ok_or(FaultKind::Memory {
-        address: addr,
-        size: size as u32,
-        lane: Some(lane as u32),
-        write,
-    })
 }
 
 /// The integer coordinates of lane `l` (x, y, z or layer) and, for `_mip` forms, its level.
@@ -180,14 +166,8 @@ fn put_components(w: &mut Wave, inst: &Inst, img_fmt: Option<&Format>, l: usize,
             continue;
         }
         if d16 {
-            let h = img_fmt.map_or(v as u16, |f| f.narrow_d16(v)) as u32;
-            let r = (base + k / 2) & 511;
-            let old = w.v[r][l];
-            w.v[r][l] = if k % 2 == 0 {
-                (old & 0xFFFF_0000) | h
-            } else {
-                (old & 0xFFFF) | h << 16
-            };
+            let h = img_fmt.map_or(v as u16, |f| f.narrow_d16(v));
+            put_half(w, (base + k / 2) & 511, l, k % 2 == 1, h);
         } else {
             w.v[(base + k) & 511][l] = v;
         }
@@ -242,7 +222,7 @@ fn store(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Result<(), FaultKind> 
             k += 1;
         }
         let bytes = img.fmt.pack(&regs, 4);
-        let p = translate(ctx, a, img.bpe, l, true)?;
+        let p = global(ctx, a, img.bpe as u32, l, true)?;
         store_bytes(p, &bytes[..img.bpe as usize]);
     }
     Ok(())
