@@ -123,6 +123,29 @@ fn a_host_thread_writing_the_buffer_during_the_window_keeps_its_write_and_stops_
     assert!(out.contains("writer other than the kernel"), "{out}");
 }
 
+/// HIP's copy kernels write their destination without reading it, so the pages the runtime
+/// locked around a pageable buffer are not captured: a host thread's store there during the
+/// first pass is never reverted, and every pass runs.
+#[test]
+fn host_memory_reached_by_a_hip_copy_kernel_is_not_captured_and_other_stores_there_stay() {
+    let (out, d, ran) = run("copy", 3, &[], true);
+    assert_eq!(ran, 3, "{d:#}\n{out}");
+    assert_eq!(
+        (&d["replayed"], &d["passes"]),
+        (&true.into(), &3.into()),
+        "{d:#}"
+    );
+    assert!(d["stopped"].is_null(), "{d:#}");
+    let h = &d["host_memory"];
+    assert_eq!(h["reachable"], 1, "{h:#}");
+    assert_eq!(
+        (&h["saved_bytes"], &h["restored_bytes"]),
+        (&0.into(), &0.into()),
+        "{h:#}"
+    );
+    assert_eq!(h["other_writers"], serde_json::json!([]), "{h:#}");
+}
+
 /// HIP 5.2 never unlocks a pageable buffer, so a freed buffer's lock can cover a small buffer
 /// locked later, while the rest of its range is the host's heap again. The kernel's pointer
 /// answers to the newer, inner lock: only it is captured, and a host thread writing the outer

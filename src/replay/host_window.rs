@@ -7,6 +7,8 @@
 //!   cannot read or memory seen written by another writer declines the replay. After every later
 //!   pass the chunks the first pass changed are compared with its result: a difference stops the
 //!   loop, keeps every write, and the allocation is declined from then on.
+//!   HIP's copy and fill kernels write their destination without reading it: the host memory
+//!   they reach is not captured (see [`writes_without_reading`]).
 //! - `decline`: a dispatch that reaches any such allocation is declined.
 //! - memory another process or API may write (IPC-imported, interop) is declined under both
 //!   `snapshot` and `decline`: no drain or fence orders those writers with the window.
@@ -124,6 +126,13 @@ pub(super) fn open(
                 policy::setting(policy)
             )));
         }
+        HostMemoryPolicy::Snapshot if !reached.is_empty() && writes_without_reading(kernel) => {
+            tracing::debug!(
+                "kernel {kernel} writes its destination without reading it: the {} host allocation(s) it reaches \
+                 are not captured, every pass writes the same bytes",
+                reached.len()
+            );
+        }
         HostMemoryPolicy::Snapshot if !reached.is_empty() => {
             crate::snapshot::budget::check(capture::bytes_needed(&reached))?;
             let snap = HostSnapshot::capture(&HOST_ALLOCATIONS, &reached)
@@ -142,6 +151,18 @@ pub(super) fn open(
         w.watch(&others);
     }
     Ok(w)
+}
+
+/// HIP's copy and fill kernels (ROCclr's blits: buffer, rectangle and image copies and fills)
+/// write their destination without reading it, from a source that is not the destination. Host
+/// memory they reach is therefore left out of the capture: every pass writes the same bytes, and
+/// nothing is ever written back over the pages the runtime locked around a pageable buffer,
+/// where other threads keep their heap (their stores during the first pass would otherwise be
+/// taken for the kernel's and reverted before the second).
+fn writes_without_reading(kernel: &str) -> bool {
+    ["__amd_rocclr_copy", "__amd_rocclr_fill"]
+        .iter()
+        .any(|p| kernel.starts_with(p))
 }
 
 /// Memory another process or API may write (IPC-imported, interop) is never captured: its
@@ -198,6 +219,15 @@ impl HostWindow {
             .unwrap_or_default();
         if diverged.is_empty() {
             return None;
+        }
+        for d in &diverged {
+            tracing::debug!(
+                "kernel {}: {} after pass {pass}: {} byte(s) differed from the first pass, {} put back",
+                self.kernel,
+                d.allocation.describe(),
+                d.differing,
+                d.recovered
+            );
         }
         let names: Vec<String> = diverged.iter().map(|d| d.allocation.describe()).collect();
         let text = format!(

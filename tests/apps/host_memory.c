@@ -10,6 +10,10 @@
  *                                  data pointer
  *   host_memory writer  <passes>   a host thread writes the last element of the same buffer while
  *                                  the first pass runs (the kernel leaves that element alone)
+ *   host_memory copy    <passes>   a kernel named as HIP's buffer copy writes x[i] = 3*i + 1 into
+ *                                  page-aligned locked memory without reading it, but for the
+ *                                  last element, which a host thread writes while the first pass
+ *                                  runs; every later execution checks that write is still there
  *   host_memory nested  <passes>   like locked, on a page locked again inside a larger locked
  *                                  buffer (HIP 5.2 leaves such pairs); a host thread writes the
  *                                  larger buffer's first page while the first pass runs
@@ -101,6 +105,24 @@ static void with_writer(const hsa_kernel_dispatch_packet_t* p, void* user_data) 
   invocations++;
 }
 
+/* kernarg: [0] data pointer, [1] its host address; writes every element but the last without
+ * reading it. During the first execution a host thread writes the last element (the kernel
+ * waits until it did); every later execution finds that write still there. */
+static int writer_reverted;
+static void copy_with_writer(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
+  (void)user_data;
+  uint64_t* k = (uint64_t*)p->kernarg_address;
+  uint32_t* x = host_address(k[0]);
+  for (uint32_t i = 0; i + 1 < N; i++) x[i] = 3 * i + 1;
+  if (invocations == 0) {
+    __atomic_store_n(&writer_go, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&writer_done, __ATOMIC_ACQUIRE)) usleep(100);
+  } else if (((volatile uint32_t*)(uintptr_t)k[1])[N - 1] != MAGIC) {
+    writer_reverted = 1;
+  }
+  invocations++;
+}
+
 /* Writes MAGIC at arg (uint32_t) once the kernel asks. */
 static void* host_writer(void* arg) {
   uint32_t* x = arg;
@@ -149,7 +171,7 @@ int main(int argc, char** argv) {
   uint64_t kobj = 0;
   void* ka = kernargs(&s, NULL, 0);
   memset(ka, 0, 64);
-  if (strcmp(mode, "locked") == 0) {
+  if (strcmp(mode, "locked") == 0 || strcmp(mode, "copy") == 0) {
     locked_host = aligned_alloc(4096, N * 4);
     CHECK(hsa_amd_memory_lock(locked_host, N * 4, &s.gpu[0], 1, (void**)&x));
     for (uint32_t i = 0; i < N; i++) ((uint32_t*)locked_host)[i] = i;
@@ -208,6 +230,11 @@ int main(int argc, char** argv) {
     memset(table, 0, 64);
     table[1] = (uint64_t)(uintptr_t)x;
     ((uint64_t*)ka)[0] = (uint64_t)(uintptr_t)table;
+  } else if (strcmp(mode, "copy") == 0) {
+    kobj = vhsa_native_kernel_create("__amd_rocclr_copyBuffer", copy_with_writer, NULL);
+    ((uint64_t*)ka)[0] = (uint64_t)(uintptr_t)x;
+    ((uint64_t*)ka)[1] = (uint64_t)(uintptr_t)locked_host;
+    EXPECT(pthread_create(&writer, NULL, host_writer, (uint32_t*)locked_host + N - 1) == 0, "pthread_create");
   } else if (strcmp(mode, "writer") == 0 || nested_outer) {
     kobj = vhsa_native_kernel_create("with_writer", with_writer, NULL);
     ((uint64_t*)ka)[0] = (uint64_t)(uintptr_t)x;
@@ -234,12 +261,14 @@ int main(int argc, char** argv) {
     }
     printf("APPLIED %d\n", applied);
   } else {
-    uint32_t last = strcmp(mode, "writer") == 0 ? N - 1 : N;
+    int writes_last = strcmp(mode, "writer") == 0 || strcmp(mode, "copy") == 0;
+    uint32_t last = writes_last ? N - 1 : N;
     for (uint32_t i = 0; i < last; i++)
       EXPECT(seen[i] == 3 * i + 1, "x[%u] = %u, expected %u (ran %d times)", i, seen[i], 3 * i + 1, invocations);
-    if (strcmp(mode, "writer") == 0) {
+    if (writes_last) {
       pthread_join(writer, NULL);
       EXPECT(seen[N - 1] == MAGIC, "the host thread's write was lost (%#x)", seen[N - 1]);
+      EXPECT(!writer_reverted, "the host thread's write was reverted while the kernel ran again");
     }
     if (nested_outer) {
       pthread_join(writer, NULL);
