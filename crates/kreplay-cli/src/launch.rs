@@ -667,6 +667,12 @@ fn warn_about_records(
             "kreplay: warning: no dispatch records: the application dispatched no kernels, or the tool library did not load ({})",
             plan.tool.display()
         );
+        if matches!(plan.runtime, Runtime::Virtual(_))
+            && let Some(note) =
+                virtual_topology::no_device_note(&plan.app, plan.virtual_agents.as_deref())
+        {
+            eprintln!("{note}");
+        }
     }
 }
 

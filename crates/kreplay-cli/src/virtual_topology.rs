@@ -4,7 +4,8 @@
 //! The list is checked twice: its spelling here, then against the virtual runtime itself, by
 //! running `kreplay info --runtime virtual` with the list in a separate process and comparing
 //! the GPU agents it reports with the list (vhsa skips a target it does not know, with a note
-//! naming the ones it knows).
+//! naming the ones it knows). A HIP application that recorded no dispatch on agents Debian's
+//! HIP 5.2 does not know (vhsa's default `gfx942`) is told why afterwards.
 
 use crate::exit_status::CliError;
 use crate::installation::Runtime;
@@ -131,9 +132,57 @@ pub fn check(list: &str, runtime: &Runtime, kreplay: &Path) -> Result<Vec<String
     Ok(targets)
 }
 
+/// The virtual runtime's GPU when no list is given (vhsa's default).
+const DEFAULT_TARGET: &str = "gfx942";
+
+/// Targets Debian's HIP 5.2 does not know: a HIP application sees no device on them.
+const UNKNOWN_TO_HIP_5_2: [&str; 1] = ["gfx942"];
+
+/// A note for a run of `app` on the virtual runtime that recorded no dispatch: when every agent
+/// of the topology (`list`, else `VHSA_AGENTS` of the environment, else vhsa's default) is a
+/// target HIP 5.2 does not know and `app` links HIP, the application saw no device.
+pub fn no_device_note(app: &Path, list: Option<&str>) -> Option<String> {
+    let from_env = std::env::var(VARIABLE).ok();
+    let list = list
+        .or(from_env.as_deref())
+        .filter(|l| !l.trim().is_empty())
+        .unwrap_or(DEFAULT_TARGET);
+    let all_unknown = list
+        .split(',')
+        .all(|t| UNKNOWN_TO_HIP_5_2.contains(&t.trim()));
+    (all_unknown && links_hip(app)).then(|| {
+        format!(
+            "kreplay: note: the virtual runtime's agents are {list}, a target Debian's HIP 5.2 does not know, so this HIP \
+             application found no device; run it with --virtual-agents gfx90a (and build it with --offload-arch=gfx90a)"
+        )
+    })
+}
+
+/// True when the executable at `app` names HIP's runtime library among its dependencies.
+fn links_hip(app: &Path) -> bool {
+    std::fs::read(app).is_ok_and(|bytes| memchr::memmem::find(&bytes, b"libamdhip64.so").is_some())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hip_application_on_gfx942_agents_only_is_told_it_found_no_device() {
+        let dir = std::env::temp_dir().join(format!("kreplay-no-device-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (hip, plain) = (dir.join("hip_app"), dir.join("plain_app"));
+        std::fs::write(&hip, b"\x7fELF...libamdhip64.so.5\0...").unwrap();
+        std::fs::write(&plain, b"\x7fELF...libhsa-runtime64.so.1\0...").unwrap();
+        let note = no_device_note(&hip, Some("gfx942")).expect("a note");
+        assert!(note.contains("--virtual-agents gfx90a"), "{note}");
+        assert!(no_device_note(&hip, Some("gfx942,gfx942")).is_some());
+        assert_eq!(no_device_note(&hip, Some("gfx942,gfx90a")), None);
+        assert_eq!(no_device_note(&hip, Some("gfx90a")), None);
+        assert_eq!(no_device_note(&plain, Some("gfx942")), None);
+        assert_eq!(no_device_note(&dir.join("missing"), Some("gfx942")), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn lists_are_spelled_like_vhsa_agents() {
