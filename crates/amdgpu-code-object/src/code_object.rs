@@ -394,11 +394,7 @@ mod tests {
 
     #[test]
     fn clang_code_object_symbols_and_image() {
-        let dir = test_support::scratch_dir("code-object-unit");
-        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/device/symbols.hip");
-        let out = dir.join("symbols.co");
-        test_support::build_code_object(&src, "gfx90a", &out);
-        let data = std::fs::read(&out).unwrap();
+        let data = crate::symbols_code_object("code-object-unit", "gfx90a");
         let co = CodeObject::parse(&data).unwrap();
         assert_eq!(co.target.processor, "gfx90a");
         assert!((4..=6).contains(&co.version));
@@ -454,11 +450,7 @@ mod tests {
 
     #[test]
     fn clang_code_object_as_elf_and_metadata() {
-        let dir = test_support::scratch_dir("code-object-metadata-unit");
-        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/device/symbols.hip");
-        let out = dir.join("symbols.co");
-        test_support::build_code_object(&src, "gfx942", &out);
-        let data = std::fs::read(&out).unwrap();
+        let data = crate::symbols_code_object("code-object-metadata-unit", "gfx942");
         let elf = crate::AmdgpuElf::parse(&data).unwrap();
         assert_eq!(elf.processor(), Some("gfx942"));
         let text = elf.section(".text").unwrap().expect(".text");

@@ -35,3 +35,14 @@ pub use loaded_image::{
 };
 pub use metadata::{HOSTCALL_BUFFER, KernelArgument, KernelMetadata, MULTIGRID_SYNC_ARG, Metadata};
 pub use target::{FeatureMode, Target, processor_name};
+
+/// The test code object `tests/device/symbols.hip` built for `target` in the scratch folder
+/// `scratch`, as bytes.
+#[cfg(test)]
+fn symbols_code_object(scratch: &str, target: &str) -> Vec<u8> {
+    let dir = test_support::scratch_dir(scratch);
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/device/symbols.hip");
+    let out = dir.join("symbols.co");
+    test_support::build_code_object(&src, target, &out);
+    std::fs::read(&out).unwrap()
+}

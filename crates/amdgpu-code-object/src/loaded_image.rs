@@ -276,11 +276,7 @@ mod tests {
     /// address; other addresses name none, and a reader that fails gives up.
     #[test]
     fn kernels_are_named_from_the_dynamic_symbols_of_a_loaded_image() {
-        let dir = test_support::scratch_dir("loaded-image-names");
-        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/device/symbols.hip");
-        let out = dir.join("symbols.co");
-        test_support::build_code_object(&src, "gfx90a", &out);
-        let data = std::fs::read(&out).unwrap();
+        let data = crate::symbols_code_object("loaded-image-names", "gfx90a");
         let co = crate::CodeObject::parse(&data).unwrap();
         let mut image = vec![0u8; co.load_size() as usize];
         co.write_image(&data, &mut image, 0x7000_0000_0000);
