@@ -88,11 +88,24 @@ impl Fault {
             wave: 0,
         }
     }
+
+    /// The kernel as messages name it: its name, or for a kernel without a symbol (a runtime's
+    /// own shader, such as ROCR's copy kernels, loaded as bare code) its entry address.
+    fn kernel_label(&self) -> String {
+        match (&self.kernel, self.pc) {
+            (Some(name), _) => name.clone(),
+            (None, 0) => "a kernel without a symbol".into(),
+            (None, pc) => format!(
+                "the kernel without a symbol entered at 0x{:x}",
+                pc.wrapping_add_signed(-self.code_offset)
+            ),
+        }
+    }
 }
 
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kernel = self.kernel.as_deref().unwrap_or("<kernel>");
+        let kernel = self.kernel_label();
         match &self.kind {
             FaultKind::Memory {
                 address,
@@ -164,5 +177,32 @@ mod tests {
         };
         assert!(at(-0xb48).to_string().contains(" at k-0xb48 (`s_trap 2`)"));
         assert!(at(0x24).to_string().contains(" at k+0x24 (`s_trap 2`)"));
+    }
+
+    #[test]
+    fn a_kernel_without_a_name_is_named_by_its_entry_address() {
+        let fault = Fault {
+            kind: FaultKind::Memory {
+                address: 0x10,
+                size: 4,
+                lane: Some(3),
+                write: false,
+            },
+            kernel: None,
+            pc: 0x7000_1040,
+            code_offset: 0x40,
+            instruction: "global_load_dword v1, v[2:3], off".into(),
+            workgroup: [0, 0, 0],
+            wave: 0,
+        };
+        let text = fault.to_string();
+        assert!(
+            text.contains(
+                " at the kernel without a symbol entered at 0x70001000+0x40 (`global_load"
+            ),
+            "{text}"
+        );
+        let setup = Fault::dispatch("no code", None).to_string();
+        assert_eq!(setup, "cannot emulate a kernel without a symbol: no code");
     }
 }
