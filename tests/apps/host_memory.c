@@ -92,6 +92,12 @@ static void through_table(const hsa_kernel_dispatch_packet_t* p, void* user_data
   invocations++;
 }
 
+/* Asks the host writer thread to write, and waits until it did. */
+static void let_the_writer_write(void) {
+  __atomic_store_n(&writer_go, 1, __ATOMIC_RELEASE);
+  while (!__atomic_load_n(&writer_done, __ATOMIC_ACQUIRE)) usleep(100);
+}
+
 /* kernarg: [0] data pointer, [1] how many elements to transform; during the first execution a
  * host thread writes an element the kernel leaves alone, and the kernel waits until it did. */
 static void with_writer(const hsa_kernel_dispatch_packet_t* p, void* user_data) {
@@ -99,8 +105,7 @@ static void with_writer(const hsa_kernel_dispatch_packet_t* p, void* user_data) 
   uint64_t* k = (uint64_t*)p->kernarg_address;
   transform(host_address(k[0]), (uint32_t)k[1]);
   if (invocations == 0) {
-    __atomic_store_n(&writer_go, 1, __ATOMIC_RELEASE);
-    while (!__atomic_load_n(&writer_done, __ATOMIC_ACQUIRE)) usleep(100);
+    let_the_writer_write();
   }
   invocations++;
 }
@@ -115,8 +120,7 @@ static void copy_with_writer(const hsa_kernel_dispatch_packet_t* p, void* user_d
   uint32_t* x = host_address(k[0]);
   for (uint32_t i = 0; i + 1 < N; i++) x[i] = 3 * i + 1;
   if (invocations == 0) {
-    __atomic_store_n(&writer_go, 1, __ATOMIC_RELEASE);
-    while (!__atomic_load_n(&writer_done, __ATOMIC_ACQUIRE)) usleep(100);
+    let_the_writer_write();
   } else if (((volatile uint32_t*)(uintptr_t)k[1])[N - 1] != MAGIC) {
     writer_reverted = 1;
   }

@@ -112,11 +112,7 @@ unsafe impl GlobalMemory for DispatchMemory {
 }
 
 fn read<const N: usize>(mem: &DispatchMemory, address: u64) -> Option<[u8; N]> {
-    let p = mem.translate(address, N as u64)?;
-    let mut b = [0u8; N];
-    // SAFETY: `N` readable bytes of translated memory.
-    unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), b.as_mut_ptr(), N) };
-    Some(b)
+    read_bytes(mem, address, N as u64)?.try_into().ok()
 }
 
 /// The executable segment of the loaded ELF image at `base` and the kernel's name, if the
