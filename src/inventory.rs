@@ -1,5 +1,5 @@
 //! The live things a snapshot may capture: device allocations ([`AllocationInventory`]) and
-//! executables ([`ExecutableInventory`]).
+//! executables ([`ExecutableInventory`]), less the tool's own ([`OwnExecutables`]).
 //!
 //! Allocations are recorded by the four allocate/free interceptors; classification
 //! ([`classify`]) keeps only coarse-grained, non-kernarg GPU memory that was not allocated with
@@ -334,6 +334,30 @@ impl AllocationInventory {
 thread_local! {
     /// Depth of replay-client callbacks running on this thread.
     static IN_CLIENT_CALLBACK: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Executables the tool loaded for its own kernel (the chunk hash, kept between windows): they
+/// hold none of the application's memory or kernels, so captures and kernel-name scans skip them.
+pub struct OwnExecutables(Mutex<Vec<u64>>);
+
+/// The tool's own live executables.
+pub static OWN_EXECUTABLES: OwnExecutables = OwnExecutables(Mutex::new(Vec::new()));
+
+impl OwnExecutables {
+    /// The tool loaded executable `handle`.
+    pub fn loaded(&self, handle: u64) {
+        self.0.lock().push(handle);
+    }
+
+    /// The tool destroyed (or forgot, with its runtime instance) executable `handle`.
+    pub fn released(&self, handle: u64) {
+        self.0.lock().retain(|&h| h != handle);
+    }
+
+    /// Whether executable `handle` is the tool's own.
+    pub fn contains(&self, handle: u64) -> bool {
+        self.0.lock().contains(&handle)
+    }
 }
 
 /// The data address of each live image (`hsa_ext_image_create` and `_with_layout`), by image

@@ -22,6 +22,7 @@ use hsa_abi::ffi::{
 };
 use std::collections::{HashMap, HashSet};
 use std::ffi::{CString, c_void};
+use std::ops::Range;
 
 /// Largest module-scope variable captured (a sanity cap).
 pub const MAX_VARIABLE_BYTES: u64 = 1 << 30;
@@ -33,9 +34,20 @@ pub static EXECUTABLES: LazyLock<ExecutableInventory> = LazyLock::new(Executable
 /// runtime has no such extension).
 static TABLE: Mutex<Option<Option<ffi::hsa_ven_amd_loader_1_03_pfn_t>>> = Mutex::new(None);
 
-/// Forgets the loader extension of the previous runtime instance.
+/// The writable ranges of each agent's loaded code objects, by `(executable serial, load base,
+/// load size)`. A loaded image's program headers do not change while it stays loaded, and on a
+/// discrete GPU every read of them is a copy from device memory, so each image is read once;
+/// every enumeration keeps only the code objects it found, so unloaded ones drop out.
+static WRITABLE: LazyLock<Mutex<HashMap<u64, ImageRanges>>> = LazyLock::new(Default::default);
+
+/// One agent's entry of [`WRITABLE`].
+type ImageRanges = HashMap<(u64, u64, u64), Arc<[Range<u64>]>>;
+
+/// Forgets what the previous runtime instance's loader said: its extension table and the
+/// writable ranges of its code objects.
 pub fn forget_extension() {
     *TABLE.lock() = None;
+    WRITABLE.lock().clear();
 }
 
 fn loader_table(rt: Runtime) -> Option<ffi::hsa_ven_amd_loader_1_03_pfn_t> {
@@ -82,8 +94,9 @@ fn executables(rt: Runtime) -> Result<Vec<hsa_executable_t>, HsaError> {
         .ok_or(missing)?;
     unsafe extern "C" fn collect(exe: hsa_executable_t, data: *mut c_void) -> hsa_status_t {
         // ROCm 5.x's loader lists a destroyed executable as a NULL handle (its slot in the
-        // loader's list is cleared, not removed); it has nothing to capture.
-        if exe.handle == 0 {
+        // loader's list is cleared, not removed); it has nothing to capture, nor has the tool's
+        // own.
+        if exe.handle == 0 || crate::inventory::OWN_EXECUTABLES.contains(exe.handle) {
             return ffi::HSA_STATUS_SUCCESS;
         }
         // SAFETY: `data` is the Vec passed below, alive for the call.
@@ -258,14 +271,20 @@ fn traits_of(rt: Runtime, base: u64, size: u64) -> Option<HashMap<String, Replay
 }
 
 /// The writable segments of the code objects loaded for `agent`, as snapshot regions tagged
-/// with their executable. Each loaded code object's headers are read from its loaded image;
-/// when they cannot be found there the whole load range is captured. Any enumeration or query
-/// failure is an error (memory never discovered is never restored).
+/// with their executable. Each loaded code object's headers are read from its loaded image
+/// once ([`WRITABLE`]); when they cannot be found there the whole load range is captured. Any
+/// enumeration or query failure is an error (memory never discovered is never restored).
 pub fn code_object_segments(
     rt: Runtime,
     agent: hsa_agent_t,
     held: &ExecutablesHeld<'_>,
 ) -> Result<Vec<Region>, HsaError> {
+    let known = WRITABLE
+        .lock()
+        .get(&agent.handle)
+        .cloned()
+        .unwrap_or_default();
+    let mut found = ImageRanges::new();
     let mut out = Vec::new();
     for exe in executables(rt)? {
         let lcos = loaded_code_objects(rt, exe)?;
@@ -280,19 +299,22 @@ pub fn code_object_segments(
             let Some((base, size)) = agent_image(rt, lco, agent)? else {
                 continue;
             };
-            let probe = read_image(rt, base, HEADER_PROBE_BYTES.min(size as usize));
-            let ranges = match probe.as_deref().and_then(writable_ranges) {
-                Some(r) => r,
-                None => {
-                    tracing::debug!(
-                        "code object at {base:#x}: no program headers in its image; capturing its whole load range"
-                    );
-                    #[allow(clippy::single_range_in_vec_init)]
-                    let whole = vec![0..size];
-                    whole
-                }
+            let key = (executable.serial, base, size);
+            let Some(ranges) = known
+                .get(&key)
+                .cloned()
+                .or_else(|| image_writable_ranges(rt, base, size))
+            else {
+                // The image could not be read: its whole load range is captured, and it is
+                // read again next time.
+                out.push(Region {
+                    kind: RegionKind::CodeObjectSegment { executable },
+                    device: base as usize,
+                    size: size as usize,
+                });
+                continue;
             };
-            for r in ranges {
+            for r in ranges.iter() {
                 let end = r.end.min(size);
                 if r.start >= end {
                     continue;
@@ -303,9 +325,28 @@ pub fn code_object_segments(
                     size: (end - r.start) as usize,
                 });
             }
+            found.insert(key, ranges);
         }
     }
+    WRITABLE.lock().insert(agent.handle, found);
     Ok(out)
+}
+
+/// The writable ranges of the image loaded at `base` (`size` bytes), from its program headers,
+/// or the whole load range when it holds none; `None` when the image cannot be read.
+fn image_writable_ranges(rt: Runtime, base: u64, size: u64) -> Option<Arc<[Range<u64>]>> {
+    let probe = read_image(rt, base, HEADER_PROBE_BYTES.min(size as usize))?;
+    Some(match writable_ranges(&probe) {
+        Some(r) => r.into(),
+        None => {
+            tracing::debug!(
+                "code object at {base:#x}: no program headers in its image; capturing its whole load range"
+            );
+            #[allow(clippy::single_range_in_vec_init)]
+            let whole = Arc::new([0..size]);
+            whole
+        }
+    })
 }
 
 fn symbols(

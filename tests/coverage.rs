@@ -47,6 +47,34 @@ fn static_and_anonymous_namespace_device_variables_are_restored() {
 }
 
 #[test]
+fn a_loaded_code_objects_headers_are_read_once_not_at_every_snapshot() {
+    let co = code_object("hidden");
+    let mut c = command(&app_linked("coverage"), &[]);
+    c.args(["repeat", "8", "3"])
+        .arg(&co)
+        .env("KREPLAY_PASSES", "3");
+    let out = String::from_utf8_lossy(&run_ok(c).stdout).into_owned();
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("APP device_to_host"))
+        .unwrap_or_else(|| panic!("no byte counts printed: {out}"));
+    let bytes = |key: &str| -> u64 {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(key))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in {line:?}"))
+    };
+    let (first, last) = (bytes("after_first="), bytes("after_last="));
+    assert!(first > 0, "the first snapshot reads the headers: {line}");
+    // Snapshots stay in device memory: any device-to-host copy after the first dispatch is a
+    // re-read of a code object's headers (a copy from device memory on a discrete GPU).
+    assert_eq!(
+        last, first,
+        "7 more replayed dispatches read device memory back: {line}"
+    );
+}
+
+#[test]
 fn an_executable_destroyed_and_replaced_during_a_replay_is_never_written() {
     let (a, b, c) = (
         code_object("devvar"),

@@ -138,3 +138,42 @@ fn without_a_code_object_for_the_target_regions_are_restored_whole_with_one_warn
         "every byte restored before each later pass: {d:#}"
     );
 }
+
+#[test]
+fn the_hashing_kernel_is_loaded_once_for_many_replayed_dispatches() {
+    let dir = test_support::scratch_dir("device-hash-kept-kernel");
+    let _ = std::fs::remove_dir_all(&dir);
+    let co = code_object("hidden");
+    let mut c = command(&app_linked("coverage"), &[]);
+    c.args(["repeat", "6", "3"])
+        .arg(&co)
+        .env("KREPLAY_PASSES", "3")
+        .env("KREPLAY_OUTPUT_DIR", &dir)
+        .env("VHSA_DEVICE_MEMORY_HOST_ACCESSIBLE", "0")
+        .env("KREPLAY_LOG", "debug");
+    let out = run_ok(c);
+    let err = stderr(&out);
+    assert!(
+        !err.contains("device-side chunk hashing"),
+        "the device path worked: {err}"
+    );
+    assert_eq!(
+        err.matches("chunk hashing kernel loaded").count(),
+        1,
+        "six replayed dispatches share one load: {err}"
+    );
+    // The kept kernel's executable is the tool's: no later snapshot captures its memory.
+    let snapshots: Vec<_> = records(&dir)
+        .into_iter()
+        .filter(|r| r["record"] == "dispatch")
+        .map(|d| {
+            let s = &d["snapshot"];
+            (s["regions"].clone(), s["bytes"].clone(), s["store"].clone())
+        })
+        .collect();
+    assert_eq!(snapshots.len(), 6, "{snapshots:#?}");
+    assert!(
+        snapshots.iter().all(|s| s == &snapshots[0]),
+        "every dispatch captured the same regions: {snapshots:#?}"
+    );
+}

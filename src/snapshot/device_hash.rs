@@ -7,7 +7,8 @@
 //! kernel arguments and output live in the system kernarg pool (allocated through the original
 //! pool entries, never tracked), and it runs on a queue of the tool's own, created with the
 //! original `hsa_queue_create` (never intercepted), one 64-lane work-group per chunk. The host
-//! waits on the dispatch's completion signal directly.
+//! waits on the dispatch's completion signal directly. A hasher that ends leaves its working
+//! kernel to the agent's next one ([`KEPT`]) until the runtime shuts down.
 //!
 //! Regions with a host address are hashed on the host ([`HostHasher`]). When the device path
 //! cannot be used (no code object for the target, a missing entry, a failed load or dispatch),
@@ -15,6 +16,7 @@
 
 use super::chunks::HostHasher;
 use super::{ChunkHasher, Region};
+use crate::inventory::OWN_EXECUTABLES;
 use crate::runtime::Runtime;
 use crate::sync::{AtomicBool, Mutex, Ordering};
 use hsa_abi::ffi::{self, hsa_agent_t, hsa_queue_t, hsa_signal_t};
@@ -44,30 +46,43 @@ const P2: u64 = 0xC2B2_AE3D_27D4_EB4F;
 /// The kernel's hash of one chunk, computed on the host with `lanes` lanes (see
 /// `device_hash.hip`): the reference the device results are checked against in tests.
 pub fn lane_fold(chunk: &[u8], lanes: u32) -> u64 {
+    let lanes = lanes.max(1);
     let len = chunk.len() as u64;
-    let nwords = chunk.len() / 4;
-    let word =
-        |w: usize| u32::from_le_bytes(chunk[4 * w..4 * w + 4].try_into().expect("4 bytes")) as u64;
-    let mut f = len ^ P2;
-    for lane in 0..lanes {
-        let mut h = len.wrapping_mul(P2) ^ (lane as u64 + 1).wrapping_mul(P1);
-        let mut w = lane as usize;
-        while w < nwords {
-            h = (h ^ word(w)).wrapping_mul(P1);
-            h ^= h >> 29;
-            w += lanes as usize;
-        }
-        if lane == 0 && !chunk.len().is_multiple_of(4) {
-            let mut t = 0u64;
-            for (i, b) in chunk[4 * nwords..].iter().enumerate() {
-                t |= (*b as u64) << (8 * i);
+    let step = |h: u64, w: u32| {
+        let h = (h ^ u64::from(w)).wrapping_mul(P1);
+        h ^ (h >> 29)
+    };
+    let blocks = chunk.len() / 16;
+    let mut h: Vec<u64> = (0..lanes)
+        .map(|lane| {
+            let mut h = len.wrapping_mul(P2) ^ (u64::from(lane) + 1).wrapping_mul(P1);
+            for block in chunk[..16 * blocks]
+                .chunks_exact(16)
+                .skip(lane as usize)
+                .step_by(lanes as usize)
+            {
+                for w in block.chunks_exact(4) {
+                    h = step(h, u32::from_le_bytes(w.try_into().expect("4 bytes")));
+                }
             }
-            h = (h ^ t).wrapping_mul(P1);
-            h ^= h >> 29;
-        }
-        f = (f ^ h).wrapping_mul(P2);
-        f ^= f >> 31;
+            h
+        })
+        .collect();
+    for tail in chunk[16 * blocks..].chunks(4) {
+        let mut w = [0u8; 4];
+        w[..tail.len()].copy_from_slice(tail);
+        h[0] = step(h[0], u32::from_le_bytes(w));
     }
+    let n = lanes as usize;
+    let mut s = 1;
+    while s < n {
+        for l in (0..n).step_by(2 * s).filter(|l| l + s < n) {
+            let j = h[l].wrapping_mul(P2) ^ h[l + s];
+            h[l] = j ^ (j >> 31);
+        }
+        s *= 2;
+    }
+    let mut f = h[0];
     f ^= f >> 33;
     f = f.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
     f ^ (f >> 33)
@@ -294,6 +309,11 @@ impl ChunkHasher for DeviceHasher {
             return None;
         }
         let mut state = self.state.lock();
+        if matches!(*state, State::Unloaded)
+            && let Some(l) = take_kept(self.agent)
+        {
+            *state = State::Ready(l);
+        }
         if matches!(*state, State::Unloaded) {
             *state = match load(self.rt, self.agent) {
                 Ok(l) => {
@@ -331,10 +351,51 @@ impl ChunkHasher for DeviceHasher {
 }
 
 impl Drop for DeviceHasher {
+    /// A working kernel is kept for the agent's next hasher while the tool is active.
     fn drop(&mut self) {
         if let State::Ready(l) = std::mem::replace(&mut *self.state.lock(), State::Failed) {
-            release(self.rt, l);
+            keep(self.rt, self.agent, l);
         }
+    }
+}
+
+/// Kernels of hashers that ended, by agent, with the runtime that loaded them: the next window's
+/// hasher on the agent takes its kernel from here. Loading the code object (which ROCR follows
+/// with a shader-cache invalidation) and creating the queue cost more than hashing a small
+/// region, and every replayed dispatch has its own hasher.
+static KEPT: Mutex<Vec<(u64, Runtime, Loaded)>> = Mutex::new(Vec::new());
+
+/// Keeps `l` for the next hasher on `agent`, or releases it when the tool is not active or the
+/// agent already has one kept.
+fn keep(rt: Runtime, agent: hsa_agent_t, l: Loaded) {
+    if crate::state::current() == crate::state::ToolState::Active {
+        let mut kept = KEPT.lock();
+        if !kept.iter().any(|(a, _, _)| *a == agent.handle) {
+            kept.push((agent.handle, rt, l));
+            return;
+        }
+    }
+    release(rt, l);
+}
+
+/// The kernel kept for `agent`, if any.
+fn take_kept(agent: hsa_agent_t) -> Option<Loaded> {
+    let mut kept = KEPT.lock();
+    let i = kept.iter().position(|(a, _, _)| *a == agent.handle)?;
+    Some(kept.swap_remove(i).2)
+}
+
+/// Releases every kept kernel (the runtime instance is shutting down).
+pub fn release_kept() {
+    for (_, rt, l) in std::mem::take(&mut *KEPT.lock()) {
+        release(rt, l);
+    }
+}
+
+/// Forgets the kept kernels of an ended runtime instance without calling it.
+pub fn forget_kept() {
+    for (_, _, l) in std::mem::take(&mut *KEPT.lock()) {
+        OWN_EXECUTABLES.released(l.executable.handle);
     }
 }
 
@@ -386,10 +447,16 @@ fn load(rt: Runtime, agent: hsa_agent_t) -> Result<Loaded, String> {
         })
     })();
     if result.is_err() {
-        // SAFETY: the tool's own executable, with nothing dispatched.
-        let _ = unsafe { (rt.originals().executable_destroy)(exe) };
+        destroy_executable(rt, exe);
     }
     result
+}
+
+/// Destroys the tool's own executable `exe`, with nothing dispatched from it running.
+fn destroy_executable(rt: Runtime, exe: ffi::hsa_executable_t) {
+    // SAFETY: the tool's own executable, idle.
+    let _ = unsafe { (rt.originals().executable_destroy)(exe) };
+    OWN_EXECUTABLES.released(exe.handle);
 }
 
 const MISSING_ENTRY: &str = "the runtime's API table lacks an executable or queue entry";
@@ -434,6 +501,8 @@ fn load_executable(
                 "hsa_executable_create_alt returned HSA status {st:#x}"
             ));
         }
+        // Before its code is loaded: no capture lists it among the application's.
+        OWN_EXECUTABLES.loaded(exe.handle);
         // SAFETY: live executable and reader; no options, no loaded-object handle wanted.
         let st = unsafe { load_co(exe, agent, reader, std::ptr::null(), std::ptr::null_mut()) };
         if st != ffi::HSA_STATUS_SUCCESS {
@@ -454,8 +523,7 @@ fn load_executable(
         Ok(()) => Ok(exe),
         Err(e) => {
             if exe.handle != 0 {
-                // SAFETY: the tool's own executable, with nothing dispatched.
-                let _ = unsafe { (o.executable_destroy)(exe) };
+                destroy_executable(rt, exe);
             }
             Err(e)
         }
@@ -569,8 +637,8 @@ fn release(rt: Runtime, l: Loaded) {
         if !l.out.is_null() {
             let _ = (o.pool_free)(l.out.cast());
         }
-        let _ = (o.executable_destroy)(l.executable);
     }
+    destroy_executable(rt, l.executable);
 }
 
 #[cfg(test)]
@@ -609,6 +677,77 @@ mod tests {
             lane_fold(&a.clone(), LANES),
             "deterministic"
         );
+    }
+
+    /// The embedded kernel run on the emulator for `target`: one hash per `chunk` bytes of
+    /// `data` placed `offset` bytes past a 16-byte boundary.
+    fn hashes_on_the_emulator(target: &str, data: &[u8], offset: u64, chunk: u64) -> Vec<u64> {
+        use amdgpu_emu::{Apertures, DispatchSetup, Emulator, RegionMemory, Target};
+        const CODE: u64 = 0x1000_0000;
+        const PACKET: u64 = 0x0F00_0000;
+        const KERNARG: u64 = 0x0F10_0000;
+        const DATA: u64 = 0x4000_0000;
+        const OUT: u64 = 0x6000_0000;
+        let (_, bytes) = CODE_OBJECTS.iter().find(|(t, _)| *t == target).unwrap();
+        let co = amdgpu_emu::code_object::CodeObject::parse(bytes).unwrap();
+        let kd = CODE + co.kernel("kreplay_chunk_hash").unwrap();
+        let chunks = (data.len() as u64).div_ceil(chunk);
+        let mut mem = RegionMemory::new();
+        mem.add(CODE, co.image.len().next_multiple_of(8) as u64);
+        mem.write(CODE, &co.image);
+        mem.add(DATA, (offset + data.len() as u64).next_multiple_of(8));
+        mem.write(DATA + offset, data);
+        mem.add(OUT, 8 * chunks);
+        mem.add(KERNARG, 64);
+        let args = [DATA + offset, data.len() as u64, chunk, OUT];
+        mem.write(KERNARG, &args.map(u64::to_le_bytes).concat());
+        let mut packet = [0u8; 64];
+        packet[4..6].copy_from_slice(&(LANES as u16).to_le_bytes());
+        mem.add(PACKET, 64);
+        mem.write(PACKET, &packet);
+        let descriptor = &co.image[(kd - CODE) as usize..][..8];
+        let setup = DispatchSetup {
+            kernel_object: kd,
+            kernel_name: Some("kreplay_chunk_hash"),
+            code_range: CODE + co.text.start..CODE + co.text.end,
+            grid: [LANES * chunks as u32, 1, 1],
+            workgroup: [LANES, 1, 1],
+            kernarg_address: KERNARG,
+            group_segment_size: u32::from_le_bytes(descriptor[..4].try_into().unwrap()),
+            private_segment_size: u32::from_le_bytes(descriptor[4..].try_into().unwrap()),
+            dispatch_packet_address: PACKET,
+            queue_address: 0,
+            dispatch_id: 0,
+            apertures: Apertures::default(),
+        };
+        let emulator = Emulator::new(Target::from_name(target).unwrap(), 1);
+        emulator.dispatch(&setup, &mem).unwrap();
+        mem.read(OUT, 8 * chunks as usize)
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn the_kernel_computes_the_lane_fold_on_both_targets() {
+        let data: Vec<u8> = (0..40_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
+        for (target, _) in CODE_OBJECTS {
+            for (len, offset, chunk) in [
+                (40_000, 0, 16_384), // whole blocks, a shorter last chunk
+                (40_000, 4, 1_000),  // chunks with 8 tail bytes, a dword-aligned base
+                (39_999, 0, 4_096),  // 15 tail bytes in the last chunk
+                (13, 0, 4_096),      // no whole block
+                (1_025, 1, 1_025),   // an odd base and one tail byte
+            ] {
+                let data = &data[..len];
+                let got = hashes_on_the_emulator(target, data, offset, chunk as u64);
+                let want: Vec<u64> = data.chunks(chunk).map(|c| lane_fold(c, LANES)).collect();
+                assert_eq!(
+                    got, want,
+                    "{target}: {len} bytes at +{offset} in {chunk}-byte chunks"
+                );
+            }
+        }
     }
 
     #[test]

@@ -55,19 +55,22 @@ fn start_reaper() {
     reaper::ensure_running(sweep_idle_buffers);
 }
 
-/// Frees every idle buffer and stops returning them in the background, and forgets the
-/// agents' buffer pools (the runtime instance is shutting down: nothing may call it afterwards).
+/// Frees every idle buffer and stops returning them in the background, forgets the agents'
+/// buffer pools and releases the kept hashing kernels (the runtime instance is shutting down:
+/// nothing may call it afterwards).
 pub fn close_buffers() {
     reaper::close();
     release_idle_buffers();
     tiered::forget_agents();
+    device_hash::release_kept();
 }
 
-/// Forgets every buffer of an ended runtime instance without calling it (its device memory and
-/// locks ended with it; host mappings are unmapped), and lets idle buffers be returned in the
-/// background again. Called when a new runtime instance starts.
+/// Forgets every buffer and kept hashing kernel of an ended runtime instance without calling it
+/// (its device memory and locks ended with it; host mappings are unmapped), and lets idle
+/// buffers be returned in the background again. Called when a new runtime instance starts.
 pub fn forget_runtime_instance() {
     tiered::forget_agents();
+    device_hash::forget_kept();
     host::forget_idle();
     reaper::reopen();
 }

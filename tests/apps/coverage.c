@@ -15,6 +15,11 @@
  *                                           while replays run: no crash, every pass sees counter 0
  *   coverage names   <alpha.co> <gamma.co>  alpha dispatched, destroyed, gamma loaded and
  *                                           dispatched (the records name the kernels)
+ *   coverage repeat  <dispatches> <passes> <hidden.co>
+ *                                           the hidden.co kernel, also given a 1 MiB buffer,
+ *                                           dispatched again and again, each replayed: prints the
+ *                                           device-to-host bytes vhsa copied after the first
+ *                                           dispatch and after the last
  *   coverage ranges  <passes>               an excluded tracked buffer is not restored, an included
  *                                           fine-grained buffer is; after removing both rules, the
  *                                           other way round
@@ -112,6 +117,36 @@ static void run_hidden(system_t* s, int passes, const char* path) {
   }
   EXPECT(device_read((void*)(uintptr_t)ptrs[0]) == 1 && device_read((void*)(uintptr_t)ptrs[1]) == 1,
          "the variables do not show one execution");
+  CHECK(hsa_executable_destroy(exe));
+}
+
+static uint64_t device_to_host_bytes(void) {
+  vhsa_stats_t st;
+  memset(&st, 0, sizeof st);
+  st.size = sizeof st;
+  CHECK(vhsa_stats(&st));
+  return st.bytes_device_to_host;
+}
+
+static void run_repeat(system_t* s, int dispatches, int passes, const char* path) {
+  hsa_executable_t exe = load_code_object(s, path);
+  void* table = variable_address(exe, s->gpu[0], "hidden_ptrs");
+  uint64_t ptrs[2];
+  CHECK(hsa_memory_copy(ptrs, table, sizeof ptrs));
+  vhsa_native_kernel_create("bump_hidden", record_and_bump, NULL);
+  uint64_t kobj = kernel_object(exe, s->gpu[0], "bump_hidden.kd");
+  /* A footprint much larger than what the kernel writes: every replay hashes its chunks. */
+  void* large = pool_alloc(s->device_pool[0], 1 << 20);
+  uint64_t after_first = 0;
+  for (int d = 0; d < dispatches; d++) {
+    run_once(s, kobj, (void*)(uintptr_t)ptrs[0], (void*)(uintptr_t)ptrs[1], large, 1);
+    if (d == 0) after_first = device_to_host_bytes();
+  }
+  uint64_t after_last = device_to_host_bytes();
+  EXPECT(invocations == dispatches * passes, "ran %d times, expected %d", invocations, dispatches * passes);
+  printf("APP device_to_host after_first=%llu after_last=%llu\n", (unsigned long long)after_first,
+         (unsigned long long)after_last);
+  CHECK(hsa_amd_memory_pool_free(large));
   CHECK(hsa_executable_destroy(exe));
 }
 
@@ -257,7 +292,7 @@ static void run_ranges(system_t* s, int passes) {
 }
 
 int main(int argc, char** argv) {
-  EXPECT(argc >= 2, "usage: coverage peer|hidden|destroy|churn|names|ranges ...");
+  EXPECT(argc >= 2, "usage: coverage peer|hidden|destroy|churn|names|ranges|repeat ...");
   const char* mode = argv[1];
   system_t s;
   system_init(&s);
@@ -267,6 +302,7 @@ int main(int argc, char** argv) {
   else if (strcmp(mode, "churn") == 0 && argc >= 6) run_churn(&s, atoi(argv[2]), atoi(argv[3]), argv[4], argv[5]);
   else if (strcmp(mode, "names") == 0 && argc >= 4) run_names(&s, argv[2], argv[3]);
   else if (strcmp(mode, "ranges") == 0 && argc >= 3) run_ranges(&s, atoi(argv[2]));
+  else if (strcmp(mode, "repeat") == 0 && argc >= 5) run_repeat(&s, atoi(argv[2]), atoi(argv[3]), argv[4]);
   else EXPECT(0, "unknown mode or missing arguments: %s", mode);
   CHECK(hsa_shut_down());
   printf("APP OK\n");

@@ -1971,6 +1971,13 @@ fn run_rows(w: &mut Wave, p: &RowPlan) {
 }
 
 fn run_mul_add(w: &mut Wave, p: &MulAddPlan) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of the
+        // target-feature function.
+        unsafe { mul_add_avx2(w, p) };
+        return;
+    }
     let (a, b) = (slot(w, 0, &p.src[0]), slot(w, 1, &p.src[1]));
     let (mut r64, mut over) = ([[0u32; LANES]; 2], [0u8; LANES]);
     let (x, y, c) = (&w.v[a], &w.v[b], wide_lanes(w, &p.add));
@@ -1991,6 +1998,91 @@ fn run_mul_add(w: &mut Wave, p: &MulAddPlan) {
         carry |= u64::from(*o) << l;
     }
     write_pair(w, p.dst as usize, &r64);
+    write_carry(w, p.sdst, carry);
+}
+
+/// [`run_mul_add`] with AVX2, eight lanes at a time: the 64-bit products, sums and carries
+/// out are all computed before the destination pair is written (in the EXEC lanes, by a
+/// blend), so a source may be the destination.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn mul_add_avx2(w: &mut Wave, p: &MulAddPlan) {
+    use std::arch::x86_64::*;
+    let (a, b) = (SrcLanes::of(w, &p.src[0]), SrcLanes::of(w, &p.src[1]));
+    // SAFETY: the source rows are 64-lane rows of the register file, not written yet.
+    let (xs, ys) = unsafe { (a.all(), b.all()) };
+    let add = wide_lanes(w, &p.add);
+    let sign = _mm256_set1_epi64x(i64::MIN);
+    let widen = |x: __m128i| {
+        if p.signed {
+            _mm256_cvtepi32_epi64(x)
+        } else {
+            _mm256_cvtepu32_epi64(x)
+        }
+    };
+    // Lanes `l..l + 4` of the addend as 64-bit values.
+    let addend = |l: usize| match add {
+        // SAFETY: lanes `l..l + 4` of two 64-lane rows, `l` < 61; unaligned loads.
+        WideLanes::Rows(lo, hi) => unsafe {
+            let lo = _mm_loadu_si128(lo.as_ptr().add(l) as *const __m128i);
+            let hi = _mm_loadu_si128(hi.as_ptr().add(l) as *const __m128i);
+            _mm256_or_si256(
+                _mm256_cvtepu32_epi64(lo),
+                _mm256_slli_epi64::<32>(_mm256_cvtepu32_epi64(hi)),
+            )
+        },
+        WideLanes::Same(v) => _mm256_set1_epi64x(v as i64),
+    };
+    // The sum of lanes `l..l + 4` and the bits of the lanes whose sum overflowed.
+    let four = |x: __m128i, y: __m128i, l: usize| {
+        let (x, y) = (widen(x), widen(y));
+        let m = if p.signed {
+            _mm256_mul_epi32(x, y)
+        } else {
+            _mm256_mul_epu32(x, y)
+        };
+        let c = addend(l);
+        let r = _mm256_add_epi64(m, c);
+        // A signed overflow when the sum's sign differs from both operands', an unsigned one
+        // when the sum is below the product: in each lane's sign bit.
+        let over = if p.signed {
+            _mm256_and_si256(_mm256_xor_si256(m, r), _mm256_xor_si256(c, r))
+        } else {
+            _mm256_cmpgt_epi64(_mm256_xor_si256(m, sign), _mm256_xor_si256(r, sign))
+        };
+        (r, _mm256_movemask_pd(_mm256_castsi256_pd(over)) as u64)
+    };
+    let (mut lo, mut hi) = (
+        [_mm256_setzero_si256(); LANES / 8],
+        [_mm256_setzero_si256(); LANES / 8],
+    );
+    let mut carry = 0u64;
+    for c in 0..LANES / 8 {
+        let (x, y) = (xs[c], ys[c]);
+        let (r0, c0) = four(_mm256_castsi256_si128(x), _mm256_castsi256_si128(y), 8 * c);
+        let (r1, c1) = four(
+            _mm256_extracti128_si256::<1>(x),
+            _mm256_extracti128_si256::<1>(y),
+            8 * c + 4,
+        );
+        carry |= (c0 | c1 << 4) << (8 * c);
+        // The low and the high dwords of the eight sums, back in lane order.
+        let (r0, r1) = (_mm256_castsi256_ps(r0), _mm256_castsi256_ps(r1));
+        lo[c] = _mm256_permute4x64_epi64::<0xD8>(_mm256_castps_si256(_mm256_shuffle_ps::<0x88>(
+            r0, r1,
+        )));
+        hi[c] = _mm256_permute4x64_epi64::<0xD8>(_mm256_castps_si256(_mm256_shuffle_ps::<0xDD>(
+            r0, r1,
+        )));
+    }
+    let (exec, d) = (w.exec(), p.dst as usize);
+    // SAFETY: the destination pair's rows (its slot is below 511) are 64-lane rows of the
+    // register file.
+    unsafe {
+        put_row_avx2(w.v[d].as_mut_ptr(), &lo, exec);
+        put_row_avx2(w.v[d + 1].as_mut_ptr(), &hi, exec);
+    }
+    w.lane_insts += exec.count_ones() as u64;
     write_carry(w, p.sdst, carry);
 }
 
