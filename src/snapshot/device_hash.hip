@@ -1,12 +1,12 @@
 // The tool's own device kernel: one 64-bit hash per chunk of a region, for the changed-chunk
 // restore where device memory is not host-accessible (see `device_hash.rs`).
 //
-// The hash ("lane-fold"): a chunk of `len` bytes is read as `len / 16` blocks of four
-// little-endian 32-bit words; lane l of the work-group (of L lanes) folds the blocks l, l + L,
-// ... in order, each block's four words in order, into h_l = seed(l, len) with one step per word
+// The hash ("lane-fold"): a chunk of `len` bytes is read as `len / 16` blocks of two
+// little-endian 64-bit words; lane l of the work-group (of L lanes) folds the blocks l, l + L,
+// ... in order, each block's two words in order, into h_l = seed(l, len) with one step per word
 //   h = (h ^ w) * P1,  h ^= h >> 29
 // (a bijection of h for fixed w, and of w for fixed h). Lane 0 then folds the 0-15 bytes after
-// the last whole block as words, the last one zero-padded. The lanes' hashes are joined as a
+// the last whole block as 32-bit words, the last one zero-padded. The lanes' hashes are joined as a
 // binary tree: at distance s = 1, 2, 4, ... lane l (a multiple of 2s, with l + s < L) replaces
 // h_l with  j = h_l * P2 ^ h_{l+s},  j ^= j >> 31  (a bijection of either input for the other
 // fixed), and h_0 at the end goes through a final avalanche. Any single changed word changes
@@ -19,7 +19,7 @@
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
-typedef u32 block __attribute__((ext_vector_type(4), aligned(4)));
+typedef u64 block __attribute__((ext_vector_type(2), aligned(4)));
 
 #define P1 0x9E3779B97F4A7C15ull
 #define P2 0xC2B2AE3D27D4EB4Full
@@ -29,8 +29,8 @@ static __attribute__((device)) inline u64 lane_seed(u32 lane, u64 len) {
   return (len * P2) ^ ((u64)(lane + 1) * P1);
 }
 
-static __attribute__((device)) inline u64 step(u64 h, u32 w) {
-  h = (h ^ (u64)w) * P1;
+static __attribute__((device)) inline u64 step(u64 h, u64 w) {
+  h = (h ^ w) * P1;
   return h ^ (h >> 29);
 }
 
@@ -61,8 +61,6 @@ extern "C" __attribute__((global)) void kreplay_chunk_hash(const unsigned char* 
     block v = *(const block*)(bytes + 16 * b);
     h = step(h, v.x);
     h = step(h, v.y);
-    h = step(h, v.z);
-    h = step(h, v.w);
   }
   if (lane == 0) {
     for (u64 at = blocks * 16; at < len; at += 4) {

@@ -48,8 +48,8 @@ const P2: u64 = 0xC2B2_AE3D_27D4_EB4F;
 pub fn lane_fold(chunk: &[u8], lanes: u32) -> u64 {
     let lanes = lanes.max(1);
     let len = chunk.len() as u64;
-    let step = |h: u64, w: u32| {
-        let h = (h ^ u64::from(w)).wrapping_mul(P1);
+    let step = |h: u64, w: u64| {
+        let h = (h ^ w).wrapping_mul(P1);
         h ^ (h >> 29)
     };
     let blocks = chunk.len() / 16;
@@ -61,8 +61,8 @@ pub fn lane_fold(chunk: &[u8], lanes: u32) -> u64 {
                 .skip(lane as usize)
                 .step_by(lanes as usize)
             {
-                for w in block.chunks_exact(4) {
-                    h = step(h, u32::from_le_bytes(w.try_into().expect("4 bytes")));
+                for w in block.chunks_exact(8) {
+                    h = step(h, u64::from_le_bytes(w.try_into().expect("8 bytes")));
                 }
             }
             h
@@ -71,7 +71,7 @@ pub fn lane_fold(chunk: &[u8], lanes: u32) -> u64 {
     for tail in chunk[16 * blocks..].chunks(4) {
         let mut w = [0u8; 4];
         w[..tail.len()].copy_from_slice(tail);
-        h[0] = step(h[0], u32::from_le_bytes(w));
+        h[0] = step(h[0], u64::from(u32::from_le_bytes(w)));
     }
     let n = lanes as usize;
     let mut s = 1;
