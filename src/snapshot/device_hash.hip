@@ -6,14 +6,14 @@
 // ... in order, each block's two words in order, into h_l = seed(l, len) with one step per word
 //   h = (h ^ w) * P1,  h ^= h >> 29
 // (a bijection of h for fixed w, and of w for fixed h). Lane 0 then folds the 0-15 bytes after
-// the last whole block as 32-bit words, the last one zero-padded. The lanes' hashes are joined as a
-// binary tree: at distance s = 1, 2, 4, ... lane l (a multiple of 2s, with l + s < L) replaces
-// h_l with  j = h_l * P2 ^ h_{l+s},  j ^= j >> 31  (a bijection of either input for the other
-// fixed), and h_0 at the end goes through a final avalanche. Any single changed word changes
-// its lane's h_l and therefore every join above it: the hash sees every byte. Deterministic for
-// a given L (the host always dispatches 64-lane work-groups). Each lane reads 16 bytes per
-// iteration and the lanes join in log2(L) steps, so the kernel runs few instructions per byte,
-// which counts on an emulated GPU.
+// the last whole block as 32-bit words, the last one zero-padded. The lanes' hashes are joined
+// as a binary tree: at distance s = 1, 2, 4, ... lane l (a multiple of 2s, with l + s < L)
+// replaces h_l with  j = h_l * P2 ^ h_{l+s},  j ^= j >> 31  (a bijection of either input for
+// the other fixed), and h_0 at the end goes through a final avalanche. Any single changed word
+// changes its lane's h_l and therefore every join above it: the hash sees every byte.
+// Deterministic for a given L (the host always dispatches 64-lane work-groups). Each lane reads
+// 16 bytes per iteration and the lanes join in log2(L) steps, so the kernel runs few
+// instructions per byte, which counts on an emulated GPU.
 //
 // Built at build time by clang-22 for gfx90a and gfx942 (build.rs), embedded in the library.
 
@@ -45,8 +45,8 @@ static __attribute__((device)) inline void group_barrier(void) {
   __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
 }
 
-extern "C" __attribute__((global)) void kreplay_chunk_hash(const unsigned char* base, u64 size, u64 chunk,
-                                                           u64* out) {
+extern "C" __attribute__((global)) void kreplay_chunk_hash(const unsigned char* base, u64 size,
+                                                           u64 chunk, u64* out) {
   __attribute__((shared)) u64 lanes[LANES_MAX];
   u32 lane = __builtin_amdgcn_workitem_id_x();
   const unsigned short* packet = (const unsigned short*)__builtin_amdgcn_dispatch_ptr();

@@ -2066,14 +2066,13 @@ fn mul_add_avx2(w: &mut Wave, p: &MulAddPlan) {
             8 * c + 4,
         );
         carry |= (c0 | c1 << 4) << (8 * c);
-        // The low and the high dwords of the eight sums, back in lane order.
+        // The low and the high dwords of the eight sums (lanes 0 1 4 5 2 3 6 7 after the
+        // shuffle), back in lane order.
         let (r0, r1) = (_mm256_castsi256_ps(r0), _mm256_castsi256_ps(r1));
-        lo[c] = _mm256_permute4x64_epi64::<0xD8>(_mm256_castps_si256(_mm256_shuffle_ps::<0x88>(
-            r0, r1,
-        )));
-        hi[c] = _mm256_permute4x64_epi64::<0xD8>(_mm256_castps_si256(_mm256_shuffle_ps::<0xDD>(
-            r0, r1,
-        )));
+        let lows = _mm256_castps_si256(_mm256_shuffle_ps::<0x88>(r0, r1));
+        let highs = _mm256_castps_si256(_mm256_shuffle_ps::<0xDD>(r0, r1));
+        lo[c] = _mm256_permute4x64_epi64::<0xD8>(lows);
+        hi[c] = _mm256_permute4x64_epi64::<0xD8>(highs);
     }
     let (exec, d) = (w.exec(), p.dst as usize);
     // SAFETY: the destination pair's rows (its slot is below 511) are 64-lane rows of the
