@@ -337,7 +337,9 @@ thread_local! {
 }
 
 /// Executables the tool loaded for its own kernel (the chunk hash, kept between windows): they
-/// hold none of the application's memory or kernels, so captures and kernel-name scans skip them.
+/// hold none of the application's memory or kernels, and the tool destroys them outside the
+/// destruction barrier of [`ExecutableInventory`], so captures (whose restores write into the
+/// executables they listed) and kernel-name scans skip them.
 pub struct OwnExecutables(Mutex<Vec<u64>>);
 
 /// The tool's own live executables.

@@ -279,11 +279,8 @@ pub fn code_object_segments(
     agent: hsa_agent_t,
     held: &ExecutablesHeld<'_>,
 ) -> Result<Vec<Region>, HsaError> {
-    let known = WRITABLE
-        .lock()
-        .get(&agent.handle)
-        .cloned()
-        .unwrap_or_default();
+    // Taken out while the enumeration runs; an enumeration that fails reads every image again.
+    let known = WRITABLE.lock().remove(&agent.handle).unwrap_or_default();
     let mut found = ImageRanges::new();
     let mut out = Vec::new();
     for exe in executables(rt)? {
@@ -300,20 +297,12 @@ pub fn code_object_segments(
                 continue;
             };
             let key = (executable.serial, base, size);
-            let Some(ranges) = known
+            let read = known
                 .get(&key)
                 .cloned()
-                .or_else(|| image_writable_ranges(rt, base, size))
-            else {
-                // The image could not be read: its whole load range is captured, and it is
-                // read again next time.
-                out.push(Region {
-                    kind: RegionKind::CodeObjectSegment { executable },
-                    device: base as usize,
-                    size: size as usize,
-                });
-                continue;
-            };
+                .or_else(|| image_writable_ranges(rt, base, size));
+            // An image that could not be read is captured whole, and read again next time.
+            let ranges = read.clone().unwrap_or_else(|| whole_image(size));
             for r in ranges.iter() {
                 let end = r.end.min(size);
                 if r.start >= end {
@@ -325,7 +314,9 @@ pub fn code_object_segments(
                     size: (end - r.start) as usize,
                 });
             }
-            found.insert(key, ranges);
+            if let Some(ranges) = read {
+                found.insert(key, ranges);
+            }
         }
     }
     WRITABLE.lock().insert(agent.handle, found);
@@ -336,17 +327,21 @@ pub fn code_object_segments(
 /// or the whole load range when it holds none; `None` when the image cannot be read.
 fn image_writable_ranges(rt: Runtime, base: u64, size: u64) -> Option<Arc<[Range<u64>]>> {
     let probe = read_image(rt, base, HEADER_PROBE_BYTES.min(size as usize))?;
-    Some(match writable_ranges(&probe) {
-        Some(r) => r.into(),
-        None => {
+    Some(writable_ranges(&probe).map_or_else(
+        || {
             tracing::debug!(
                 "code object at {base:#x}: no program headers in its image; capturing its whole load range"
             );
-            #[allow(clippy::single_range_in_vec_init)]
-            let whole = Arc::new([0..size]);
-            whole
-        }
-    })
+            whole_image(size)
+        },
+        Arc::from,
+    ))
+}
+
+/// The whole load range of an image of `size` bytes.
+fn whole_image(size: u64) -> Arc<[Range<u64>]> {
+    #[allow(clippy::single_range_in_vec_init)]
+    Arc::new([0..size])
 }
 
 fn symbols(

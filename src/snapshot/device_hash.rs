@@ -161,6 +161,23 @@ impl DeviceHasher {
         }
     }
 
+    /// The kernel loaded on the agent, or `Failed` (warned once).
+    fn load(&self) -> State {
+        match load(self.rt, self.agent) {
+            Ok(l) => {
+                tracing::debug!(
+                    "kreplay: chunk hashing kernel loaded on agent {:#x}",
+                    self.agent.handle
+                );
+                State::Ready(l)
+            }
+            Err(e) => {
+                self.fail(&e);
+                State::Failed
+            }
+        }
+    }
+
     /// Hashes on the device; `Err` names what failed.
     fn hash_on_device(
         &self,
@@ -309,24 +326,10 @@ impl ChunkHasher for DeviceHasher {
             return None;
         }
         let mut state = self.state.lock();
-        if matches!(*state, State::Unloaded)
-            && let Some(l) = take_kept(self.agent)
-        {
-            *state = State::Ready(l);
-        }
         if matches!(*state, State::Unloaded) {
-            *state = match load(self.rt, self.agent) {
-                Ok(l) => {
-                    tracing::debug!(
-                        "kreplay: chunk hashing kernel loaded on agent {:#x}",
-                        self.agent.handle
-                    );
-                    State::Ready(l)
-                }
-                Err(e) => {
-                    self.fail(&e);
-                    State::Failed
-                }
+            *state = match take_kept(self.agent) {
+                Some(l) => State::Ready(l),
+                None => self.load(),
             };
         }
         let State::Ready(loaded) = &mut *state else {

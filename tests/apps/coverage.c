@@ -121,9 +121,7 @@ static void run_hidden(system_t* s, int passes, const char* path) {
 }
 
 static uint64_t device_to_host_bytes(void) {
-  vhsa_stats_t st;
-  memset(&st, 0, sizeof st);
-  st.size = sizeof st;
+  vhsa_stats_t st = {.size = sizeof st};
   CHECK(vhsa_stats(&st));
   return st.bytes_device_to_host;
 }
