@@ -10,7 +10,8 @@
 //! Layers (see "Architecture" in `docs/vhsa.md`):
 //! - the entry layer: `api` (every `hsa_*` function installed in the tables: panic boundary,
 //!   initialised check, argument checks, status codes) and `ext` (the vhsa C extension);
-//! - the domain modules: `topology` (agents, regions, pools, ISAs), `memory` (allocations,
+//! - the domain modules: `topology` (agents, regions, pools, ISAs; `visible_devices` reads
+//!   `ROCR_VISIBLE_DEVICES` for it), `memory` (allocations,
 //!   copies, the copy engine), `shared_memory` (IPC export and import, interop buffers), `signal` (signals, waits, async handlers), `queue` (rings and
 //!   packet processors), `intercept` (intercept queues), `executable` (code objects, the
 //!   loader), `image` (images and samplers of the image extension, linear layouts),
@@ -46,6 +47,7 @@ mod status;
 mod table;
 mod tools;
 mod topology;
+mod visible_devices;
 mod vmem;
 
 #[cfg(not(target_arch = "x86_64"))]

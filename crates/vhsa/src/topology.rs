@@ -1,7 +1,9 @@
 //! The system's agents, regions, memory pools and ISAs, built once from `VHSA_AGENTS`.
 //!
 //! `VHSA_AGENTS` is a comma-separated list of GPU targets (`gfx942,gfx90a`); the default is one
-//! `gfx942`. The system always has one CPU agent first. Each GPU has a coarse-grained device
+//! `gfx942`. `ROCR_VISIBLE_DEVICES` then selects and orders them as ROCR does
+//! ([`crate::visible_devices`]); a GPU keeps its node number (its place in `VHSA_AGENTS`, from 1)
+//! and so its UUID. The system always has one CPU agent first. Each GPU has a coarse-grained device
 //! pool, a fine-grained device pool (the same memory, as ROCR exposes VRAM fine-grained in an
 //! XGMI hive or with `HSA_FORCE_FINE_GRAIN_PCIE=1`) and a GROUP pool (64 KiB, not allocatable, as
 //! ROCR reports the LDS); the CPU has a fine-grained system pool and a kernarg (`KERNARG_INIT`)
@@ -63,6 +65,14 @@ impl Agent {
     /// Work-items per wavefront (`HSA_AGENT_INFO_WAVEFRONT_SIZE`; 0 for the CPU).
     pub(crate) fn wavefront_size(&self) -> u32 {
         if self.kind == AgentKind::Gpu { 64 } else { 0 }
+    }
+    /// `HSA_AMD_AGENT_INFO_UUID`: `GPU-` and 16 hex digits made from the node for a GPU (stable
+    /// whatever `ROCR_VISIBLE_DEVICES` shows), `CPU-XX` for the CPU.
+    pub(crate) fn uuid(&self) -> String {
+        match self.kind {
+            AgentKind::Gpu => gpu_uuid(self.node),
+            AgentKind::Cpu => "CPU-XX".into(),
+        }
     }
     /// The handle as the C API sees it.
     pub(crate) fn hsa(&self) -> hsa_agent_t {
@@ -158,6 +168,11 @@ fn gpu_targets() -> Vec<&'static GpuModel> {
     )
 }
 
+/// The UUID string of the GPU on `node`.
+fn gpu_uuid(node: u32) -> String {
+    format!("GPU-{:016x}", 0x7668_7361_0000_0000u64 | u64::from(node))
+}
+
 /// `VHSA_DEVICE_MEMORY_MB`, when set to a positive integer.
 fn device_memory_override() -> Option<u64> {
     let v = std::env::var("VHSA_DEVICE_MEMORY_MB").ok()?;
@@ -207,8 +222,13 @@ fn build() -> System {
         pools: vec![fine, kernarg],
         counters: None,
     });
-    for (i, model) in gpu_targets().into_iter().enumerate() {
-        let handle = AGENT_BASE + 1 + i as u64;
+    let models = gpu_targets();
+    let uuids: Vec<String> = (1..=models.len() as u32).map(gpu_uuid).collect();
+    let visible = std::env::var(crate::visible_devices::VARIABLE).ok();
+    let shown = crate::visible_devices::select(visible.as_deref(), &uuids);
+    for (place, &i) in shown.iter().enumerate() {
+        let model = models[i];
+        let handle = AGENT_BASE + 1 + place as u64;
         let memory = device_memory_override().unwrap_or_else(|| backed(model.memory_bytes));
         let pool = POOL_BASE + pools.len() as u64;
         pools.push(Pool {

@@ -128,3 +128,72 @@ fn a_gpu_reads_the_same_on_rocr_with_vkfd_and_on_vhsa() {
         "GPU pools differ:\nROCR:\n{r}\nvhsa:\n{o}"
     );
 }
+
+/// The GPU names `rocminfo` lists on `runtime` with `ROCR_VISIBLE_DEVICES=value` (`None`: unset)
+/// over the GPUs `gfx90a,gfx908`, and each GPU's `Uuid` line.
+fn visible_gpus(
+    dir: &std::path::Path,
+    runtime: Runtime,
+    value: Option<&str>,
+) -> Vec<(String, String)> {
+    let env: Vec<(&str, &str)> = value
+        .map(|v| ("ROCR_VISIBLE_DEVICES", v))
+        .into_iter()
+        .collect();
+    let out = run_rocminfo_with(dir, runtime, "gfx90a,gfx908", &env);
+    let listed = agents(&out);
+    assert_eq!(
+        listed.first().map(|a| field(&a.1, "Device Type")),
+        Some("CPU"),
+        "{out}"
+    );
+    listed
+        .into_iter()
+        .skip(1)
+        .map(|(name, block)| {
+            let uuid = field(&block, "Uuid").to_owned();
+            (name, uuid)
+        })
+        .collect()
+}
+
+#[test]
+fn rocr_visible_devices_selects_and_orders_the_gpus_alike_on_both_runtimes() {
+    let dir = test_support::scratch_dir("vkfd-rocminfo-visible");
+    for runtime in Runtime::ALL {
+        let all = visible_gpus(&dir, runtime, None);
+        let names: Vec<&str> = all.iter().map(|g| g.0.as_str()).collect();
+        assert_eq!(names, ["gfx90a", "gfx908"], "{}", runtime.name());
+        let second = &all[1].1;
+        let cases: Vec<(String, Vec<&str>)> = vec![
+            ("1,0".into(), vec!["gfx908", "gfx90a"]),
+            ("1".into(), vec!["gfx908"]),
+            ("0x1, 0".into(), vec!["gfx908", "gfx90a"]),
+            ("".into(), vec![]),
+            ("-1".into(), vec![]),
+            ("2,0".into(), vec![]),
+            ("0,0,1".into(), vec!["gfx90a"]),
+            ("1,junk,0".into(), vec!["gfx908"]),
+            (second.to_lowercase(), vec!["gfx908"]),
+            (format!("{second},0"), vec!["gfx908", "gfx90a"]),
+            ("GPU-XX,0".into(), vec![]),
+        ];
+        for (value, want) in cases {
+            let got = visible_gpus(&dir, runtime, Some(&value));
+            let got_names: Vec<&str> = got.iter().map(|g| g.0.as_str()).collect();
+            assert_eq!(
+                got_names,
+                want,
+                "{} with ROCR_VISIBLE_DEVICES=`{value}`",
+                runtime.name()
+            );
+            for gpu in &got {
+                assert!(
+                    all.contains(gpu),
+                    "{}: a shown GPU keeps its UUID: {gpu:?} not in {all:?}",
+                    runtime.name()
+                );
+            }
+        }
+    }
+}

@@ -126,14 +126,7 @@ fn agent_info(handle: u64, attribute: hsa_agent_info_t, value: *mut c_void) -> R
         HSA_AMD_AGENT_INFO_HDP_FLUSH => InfoValue::Bytes(vec![0; 16]),
         HSA_AMD_AGENT_INFO_DOMAIN => InfoValue::U32(0),
         HSA_AMD_AGENT_INFO_COOPERATIVE_QUEUES => InfoValue::Bool(gpu),
-        HSA_AMD_AGENT_INFO_UUID => {
-            let uuid = if gpu {
-                format!("GPU-{:016x}", 0x7668_7361_0000_0000u64 | u64::from(a.node))
-            } else {
-                "CPU-XX".into()
-            };
-            return write_info(value, InfoValue::Text(&uuid, 24));
-        }
+        HSA_AMD_AGENT_INFO_UUID => return write_info(value, InfoValue::Text(&a.uuid(), 24)),
         HSA_AMD_AGENT_INFO_ASIC_REVISION => InfoValue::U32(0),
         HSA_AMD_AGENT_INFO_SVM_DIRECT_HOST_ACCESS => InfoValue::Bool(true),
         HSA_AMD_AGENT_INFO_COOPERATIVE_COMPUTE_UNIT_COUNT => {
