@@ -48,6 +48,17 @@ pub(crate) struct Allocation {
     pub(crate) accessible: Vec<u64>,
 }
 
+impl Allocation {
+    /// The bytes a kernel reaches from its base: a mapping this runtime made, rounded up to the
+    /// 4 KiB granule (see [`MemoryView`]); someone else's memory, exactly its size.
+    fn reach(&self) -> usize {
+        match self.origin {
+            Origin::Mapped => round_up(self.size),
+            _ => self.size,
+        }
+    }
+}
+
 static ALLOCATIONS: RwLock<BTreeMap<usize, Allocation>> = RwLock::new(BTreeMap::new());
 
 /// Locks are keyed by their agent address in the allocation map (`vgpu::user_memory`: the host
@@ -458,9 +469,11 @@ fn unmap_when_unused(base: usize, len: usize) {
     unsafe { libc::munmap(base as *mut libc::c_void, len) };
 }
 
-/// The allocations live when a dispatch started, as sorted (base, bytes) ranges. While the view
-/// lives, a mapping freed by the application stays mapped (its unmap waits for the last view),
-/// so host pointers into the view's ranges never dangle. An allocation this runtime mapped
+/// The allocations live when a dispatch started, as sorted (base, bytes) ranges, and those made
+/// while it runs (a host thread allocating for the kernel, as HIP's device `malloc` does through
+/// its host call), looked up in the allocation map when an address is in none of the first. While
+/// the view lives, a mapping freed by the application stays mapped (its unmap waits for the last
+/// view), so host pointers into the view's allocations never dangle. An allocation this runtime mapped
 /// covers its whole mapping, rounded up to the 4 KiB granule, as a GPU's page-granular
 /// allocations do: a kernel reading a few bytes past the end of a small buffer (as some of AMD's
 /// library kernels do) reads the mapping's unused tail rather than faulting. Locked, imported
@@ -477,13 +490,7 @@ impl MemoryView {
         let ranges = ALLOCATIONS
             .read()
             .iter()
-            .map(|(b, a)| {
-                let bytes = match a.origin {
-                    Origin::Mapped => round_up(a.size),
-                    _ => a.size,
-                };
-                (*b as u64, bytes as u64)
-            })
+            .map(|(b, a)| (*b as u64, a.reach() as u64))
             .collect();
         MemoryView { ranges }
     }
@@ -496,10 +503,24 @@ impl MemoryView {
 
     /// The allocation of the view holding agent address `addr`: (base, size).
     pub(crate) fn allocation_at(&self, addr: u64) -> Option<(u64, u64)> {
+        self.at_start(addr).or_else(|| allocated_since(addr))
+    }
+
+    fn at_start(&self, addr: u64) -> Option<(u64, u64)> {
         let i = self.ranges.partition_point(|r| r.0 <= addr);
         let &(base, size) = self.ranges.get(i.checked_sub(1)?)?;
         (addr - base < size).then_some((base, size))
     }
+}
+
+/// The live allocation holding agent address `addr`, for a view that did not list it: (base,
+/// bytes reached). It stays mapped while that view lives, as every allocation freed then does.
+fn allocated_since(addr: u64) -> Option<(u64, u64)> {
+    let m = ALLOCATIONS.read();
+    let (base, a) = m.range(..=usize::try_from(addr).ok()?).next_back()?;
+    let reach = a.reach() as u64;
+    let base = *base as u64;
+    (addr - base < reach).then_some((base, reach))
 }
 
 impl Drop for MemoryView {
@@ -1143,5 +1164,30 @@ mod tests {
         );
         drop(view);
         assert!(!mapped(a), "unmapped once the last view ended");
+    }
+
+    /// Memory allocated while a dispatch runs (HIP's device `malloc` asks its host-call listener
+    /// for it) is the kernel's too, and stays mapped while the view lives, freed or not.
+    #[test]
+    fn a_view_reaches_allocations_made_after_it_was_taken() {
+        let _views = VIEWS.lock();
+        let view = MemoryView::take();
+        let a = map(288, false).unwrap();
+        record(a, 288, 1, 0, true, Origin::Mapped);
+        let g = GRANULE as u64;
+        assert!(
+            view.contains(a as u64 + g - 8, 8),
+            "the new allocation's granule"
+        );
+        assert!(!view.contains(a as u64 + g - 4, 8), "past the granule");
+        assert_eq!(view.allocation_at(a as u64 + 100), Some((a as u64, g)));
+        free(a).unwrap();
+        assert!(
+            !view.contains(a as u64, 8),
+            "a freed allocation the view never reached"
+        );
+        assert!(mapped(a), "freed while a view lives: kept mapped");
+        drop(view);
+        assert!(!mapped(a));
     }
 }

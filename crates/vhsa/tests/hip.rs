@@ -108,6 +108,13 @@ fn device_printf_through_the_hostcall_buffer() {
     }
 }
 
+/// Device `malloc`/`free`: the kernel writes memory HIP's host-call listener allocated while
+/// the dispatch ran (it faulted as outside the dispatch's memory before).
+#[test]
+fn device_malloc_reaches_memory_allocated_while_the_kernel_runs() {
+    passes(&hip_program("device_malloc"), "gfx90a", &[]);
+}
+
 /// AMD's libraries on the emulator, each result checked on the host: rocPRIM's reduce, scans and
 /// radix sorts, rocRAND's generators (Philox bit-exact against the algorithm), rocSPARSE's
 /// csrmv, csrsv, csrilu0, gtsv and csr2csc.

@@ -514,7 +514,10 @@ pub(crate) fn clear() {
     }
 }
 
-/// The map as a dispatch sees it: sorted, disjoint `(start, end)` ranges of GPU addresses.
+/// The map as a dispatch sees it: sorted, disjoint `(start, end)` ranges of GPU addresses taken
+/// when it started, and the entries made since (the runtime allocating for a running kernel, as
+/// HIP's device `malloc` does through its host call), found in the live map when an address is
+/// in none of the first. Entries freed while any dispatch runs stay mapped until none does.
 pub(crate) struct Snapshot {
     ranges: Vec<(u64, u64)>,
 }
@@ -528,10 +531,24 @@ impl Snapshot {
 
     /// The entry holding `address`: (start, end).
     pub(crate) fn entry_at(&self, address: u64) -> Option<(u64, u64)> {
+        self.at_start(address).or_else(|| made_since(address))
+    }
+
+    fn at_start(&self, address: u64) -> Option<(u64, u64)> {
         let i = self.ranges.partition_point(|r| r.0 <= address);
         let &(start, end) = self.ranges.get(i.checked_sub(1)?)?;
         (address < end).then_some((start, end))
     }
+}
+
+/// The entry of the live map holding GPU address `address`: (start, end) in GPU addresses.
+fn made_since(address: u64) -> Option<(u64, u64)> {
+    with_map(|m| {
+        let cpu = cpu_address(m, address);
+        let (s, e) = containing(m, cpu)?;
+        let (start, end) = (gpu_address(e.kind, s), gpu_address(e.kind, s + e.size));
+        (start..end).contains(&address).then_some((start, end))
+    })
 }
 
 /// Keeps freed memory mapped while a dispatch runs.
@@ -851,5 +868,28 @@ mod tests {
         unsafe { (a as *mut u8).write_volatile(1) };
         drop(guard);
         assert!(!contains(a, 1));
+    }
+
+    /// Memory the runtime allocates or registers while a dispatch runs (HIP's device `malloc`
+    /// asks its host-call listener for it) is the kernel's too, at its GPU address.
+    #[test]
+    fn a_dispatch_reaches_memory_made_after_it_began() {
+        let guard = DispatchGuard::begin();
+        let a = allocate(1, 8192, 0).unwrap();
+        assert_eq!(guard.snapshot.entry_at(a + 100), Some((a, a + 8192)));
+        assert!(guard.snapshot.contains(a, 8192) && !guard.snapshot.contains(a + 8190, 4));
+        let (_buf, p) = pinned(2, &[(0, 4096)]);
+        assert!(
+            guard.snapshot.contains(gpu(p) + 8, 8),
+            "registered memory at its GPU address"
+        );
+        assert!(!guard.snapshot.contains(p + 8, 8), "not at its CPU address");
+        release(p, Kind::Registered).unwrap();
+        release(a, Kind::Allocated).unwrap();
+        assert!(
+            !guard.snapshot.contains(a, 8),
+            "freed memory the dispatch never reached"
+        );
+        drop(guard);
     }
 }

@@ -63,6 +63,14 @@ fn device_printf_reaches_stdout() {
     }
 }
 
+/// Device `malloc`/`free` under ROCR: the memory HIP's host-call listener allocates while the
+/// kernel runs is reached by that kernel.
+#[test]
+fn device_malloc_reaches_memory_allocated_while_the_kernel_runs() {
+    let dir = test_support::scratch_dir("vkfd-hip-device-malloc");
+    passes(&hip_program(&dir, "device_malloc"), "gfx90a");
+}
+
 /// Images under ROCR: textures over linear memory (a buffer image, a pitched 2D texture),
 /// pitched allocations, and arrays, which ROCR lays out tiled for a discrete GPU (ROCclr's
 /// blit kernels store into them, the program's kernels sample and write them as surfaces).
