@@ -4,8 +4,8 @@
 //! emulator of its agent (one per GPU agent, gfx90a and gfx942; decoded code cached by the
 //! emulator). The code range is the code object's `.text` as loaded. Memory is what the runtime
 //! knows when the dispatch starts or learns while it runs ([`crate::memory::MemoryView`]: every
-//! allocation, kernarg and loaded code object memory) plus the queue's `hsa_queue_t` and ring; any other address ends the
-//! dispatch with a memory fault. Faults become queue errors:
+//! allocation, kernarg and loaded code object memory) plus the queue's `hsa_queue_t` and ring;
+//! any other address ends the dispatch with a memory fault. Faults become queue errors:
 //!
 //! | emulator fault | queue error |
 //! |---|---|

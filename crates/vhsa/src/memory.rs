@@ -471,13 +471,13 @@ fn unmap_when_unused(base: usize, len: usize) {
 
 /// The allocations live when a dispatch started, as sorted (base, bytes) ranges, and those made
 /// while it runs (a host thread allocating for the kernel, as HIP's device `malloc` does through
-/// its host call), looked up in the allocation map when an address is in none of the first. While
-/// the view lives, a mapping freed by the application stays mapped (its unmap waits for the last
-/// view), so host pointers into the view's allocations never dangle. An allocation this runtime mapped
-/// covers its whole mapping, rounded up to the 4 KiB granule, as a GPU's page-granular
-/// allocations do: a kernel reading a few bytes past the end of a small buffer (as some of AMD's
-/// library kernels do) reads the mapping's unused tail rather than faulting. Locked, imported
-/// and interop memory is someone else's, and covers exactly its bytes.
+/// its host call), looked up in the allocation map when an address is in none of the first.
+/// While the view lives, a mapping freed by the application stays mapped (its unmap waits for
+/// the last view), so host pointers into the view's allocations never dangle. An allocation this
+/// runtime mapped covers its whole mapping, rounded up to the 4 KiB granule, as a GPU's
+/// page-granular allocations do: a kernel reading a few bytes past the end of a small buffer (as
+/// some of AMD's library kernels do) reads the mapping's unused tail rather than faulting.
+/// Locked, imported and interop memory is someone else's, and covers exactly its bytes.
 pub(crate) struct MemoryView {
     ranges: Vec<(u64, u64)>,
 }

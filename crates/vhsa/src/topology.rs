@@ -3,8 +3,8 @@
 //! `VHSA_AGENTS` is a comma-separated list of GPU targets (`gfx942,gfx90a`); the default is one
 //! `gfx942`. `ROCR_VISIBLE_DEVICES` then selects and orders them as ROCR does
 //! ([`crate::visible_devices`]); a GPU keeps its node number (its place in `VHSA_AGENTS`, from 1)
-//! and so its UUID. The system always has one CPU agent first. Each GPU has a coarse-grained device
-//! pool, a fine-grained device pool (the same memory, as ROCR exposes VRAM fine-grained in an
+//! and so its UUID. The system always has one CPU agent first. Each GPU has a coarse-grained
+//! device pool, a fine-grained device pool (the same memory, as ROCR exposes VRAM fine-grained in an
 //! XGMI hive or with `HSA_FORCE_FINE_GRAIN_PCIE=1`) and a GROUP pool (64 KiB, not allocatable, as
 //! ROCR reports the LDS); the CPU has a fine-grained system pool and a kernarg (`KERNARG_INIT`)
 //! system pool.

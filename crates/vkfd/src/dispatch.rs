@@ -13,9 +13,8 @@
 //!   allocation (at most 64 KiB).
 //!
 //! Memory is the thunk's map ([`crate::vm`]) when the dispatch starts and what is added to it
-//! while the dispatch runs. Emulator faults become
-//! queue errors with the statuses vhsa uses; the address of a memory fault is kept for the
-//! page-fault report.
+//! while the dispatch runs. Emulator faults become queue errors with the statuses vhsa uses; the
+//! address of a memory fault is kept for the page-fault report.
 
 use amdgpu_code_object::{HEADER_PROBE_BYTES, KernelDescriptor, kernel_name, loaded_layout};
 use amdgpu_emu::{DispatchSetup, Emulator, GlobalMemory, Target};
@@ -86,9 +85,9 @@ fn emulator(node: u32, target: Target, compute_units: u32) -> Arc<Emulator> {
 
 struct DispatchMemory(crate::vm::DispatchGuard);
 
-// SAFETY: every pointer returned lies in an entry of the thunk's map when the dispatch started or
-// added while it runs (the guard keeps freed entries mapped until the dispatch ends), or in the events' mailbox
-// slots, which live as long as the process. Device addresses are host addresses, but for
+// SAFETY: every pointer returned lies in an entry of the thunk's map when the dispatch started
+// or added while it runs (the guard keeps freed entries mapped until the dispatch ends), or in
+// the events' mailbox slots, which live as long as the process. Device addresses are host addresses, but for
 // registered memory's, which `vgpu::user_memory::host_address` turns into the host addresses of the same
 // bytes. Other accesses during the dispatch are the runtime's (no stronger guarantee than a
 // GPU gives).
