@@ -87,7 +87,7 @@ const PATIENCE: u64 = 1 << 20;
 /// The most bytes of wave state one thread's resident work-groups may have.
 const RESIDENT_BYTES: u64 = 512 << 20;
 
-/// An emulated agent: a target, a host thread pool size and a decoded-kernel cache.
+/// An emulated agent: a target, a host thread pool size and a decoded-code cache.
 /// Thread-safe: dispatches may run from several threads at once.
 pub struct Emulator {
     target: Target,
@@ -96,7 +96,8 @@ pub struct Emulator {
     time_limit: Duration,
     counting: bool,
     fast_paths: bool,
-    cache: Mutex<HashMap<(u64, u64, u64), Arc<Decoded>>>,
+    /// Decoded code by code range (start, end).
+    cache: Mutex<HashMap<(u64, u64), Arc<Decoded>>>,
     /// Per-thread wave state (register files, LDS, private memory) kept between dispatches.
     states: Mutex<Vec<ThreadState>>,
 }
@@ -173,16 +174,17 @@ impl Emulator {
         self.threads
     }
 
-    /// How many decoded kernels the cache holds.
-    pub fn decoded_kernels(&self) -> usize {
+    /// How many decoded code ranges the cache holds (one per code object's `.text`, whatever
+    /// the number of its kernels dispatched).
+    pub fn decoded_ranges(&self) -> usize {
         self.cache.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
-    /// Forget decoded kernels whose code lies in `range` (call when code memory is freed or
+    /// Forget decoded code that lies in `range` (call when code memory is freed or
     /// rewritten).
     pub fn forget_code(&self, range: Range<u64>) {
         let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        c.retain(|k, _| k.2 <= range.start || k.1 >= range.end);
+        c.retain(|k, _| k.1 <= range.start || k.0 >= range.end);
     }
 
     /// A thread's wave state, reused from an earlier dispatch when one is free.
@@ -204,11 +206,9 @@ impl Emulator {
         setup: &DispatchSetup<'_>,
         mem: &dyn GlobalMemory,
     ) -> Result<Arc<Decoded>, Fault> {
-        let key = (
-            setup.kernel_object,
-            setup.code_range.start,
-            setup.code_range.end,
-        );
+        // Keyed by the code range alone: the kernels of one code object share its decoded
+        // `.text` (each finds its entry in it), rather than each decoding all of it again.
+        let key = (setup.code_range.start, setup.code_range.end);
         if let Some(p) = self
             .cache
             .lock()
@@ -456,7 +456,7 @@ fn internal_error(
     )
 }
 
-/// A decoded kernel's code, the counter classes and the plans of its instructions.
+/// A decoded code range: its instructions, their counter classes and their plans.
 struct Decoded {
     prog: Program,
     classes: ClassTable,
