@@ -6,9 +6,9 @@
 //! coarse-grained device pool; `VKFD_DEVICE_MEMORY_MB` overrides the model's size), the LDS
 //! aperture (64 KiB per workgroup at `1 << 48`, the GROUP pool) and the scratch aperture
 //! (`2 << 48`), the same apertures the emulator uses. It has L1 and L2 caches, 64-bit AQL
-//! doorbells, SRAM ECC, no GWS (so ROCR offers no cooperative queues) and one PCIe link to the
-//! CPU plus an XGMI link to every other GPU. ROCR 5.2 knows gfx908 and gfx90a; a node of a
-//! target it does not know (gfx942) is skipped by ROCR, as on real hardware.
+//! doorbells, SRAM ECC, [`GWS_ENTRIES`] GWS entries (so ROCR offers cooperative queues) and one
+//! PCIe link to the CPU plus an XGMI link to every other GPU. ROCR 5.2 knows gfx908 and gfx90a;
+//! a node of a target it does not know (gfx942) is skipped by ROCR, as on real hardware.
 //!
 //! The topology is built by `hsaKmtAcquireSystemProperties` and dropped by
 //! `hsaKmtReleaseSystemProperties` (ROCR releases before acquiring).
@@ -27,6 +27,8 @@ pub(crate) const SCRATCH_APERTURE: u64 = 2 << 48;
 const APERTURE_BYTES: u64 = 4 << 30;
 /// LDS bytes per workgroup.
 const LDS_BYTES: u64 = 64 << 10;
+/// Global wave sync entries of a GPU node (the driver reports 64 on gfx9 parts).
+pub(crate) const GWS_ENTRIES: u8 = 64;
 
 /// A node of the topology.
 #[derive(Clone, Copy)]
@@ -208,7 +210,7 @@ fn gpu_properties(p: &mut HsaNodeProperties, model: &GpuModel, index: u32, gpus:
     p.NumSdmaEngines = 2;
     p.NumSdmaQueuesPerEngine = 8;
     p.NumCpQueues = 24;
-    p.NumGws = 0;
+    p.NumGws = GWS_ENTRIES;
     p.UniqueID = 0x5646_4b44_0000_0000 | u64::from(index + 1);
     p.VGPRSizePerCU = 512 << 10;
     p.SGPRSizePerCU = 0x6400;

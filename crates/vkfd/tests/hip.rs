@@ -71,6 +71,14 @@ fn device_malloc_reaches_memory_allocated_while_the_kernel_runs() {
     passes(&hip_program(&dir, "device_malloc"), "gfx90a");
 }
 
+/// Cooperative launches under ROCR: the node's GWS entries make ROCR offer a cooperative queue,
+/// HIP reports the device attribute, and work-groups meet at a grid-wide barrier.
+#[test]
+fn cooperative_launch_with_a_grid_wide_barrier() {
+    let dir = test_support::scratch_dir("vkfd-hip-cooperative");
+    passes(&hip_program(&dir, "cooperative"), "gfx90a");
+}
+
 /// Images under ROCR: textures over linear memory (a buffer image, a pitched 2D texture),
 /// pitched allocations, and arrays, which ROCR lays out tiled for a discrete GPU (ROCclr's
 /// blit kernels store into them, the program's kernels sample and write them as surfaces).

@@ -69,6 +69,32 @@ pub extern "C" fn hsaKmtUpdateQueue(
     })
 }
 
+/// Gives a queue `count` global wave sync (GWS) entries, as ROCR asks for its cooperative
+/// queue; the first is entry 0. The emulator keeps no GWS state to allocate: `ds_gws_init` needs
+/// none, and `ds_gws_barrier` counts the waves of the dispatch waiting there (`docs/emulator.md`).
+///
+/// # Safety
+///
+/// `first` is NULL or writable.
+pub unsafe extern "C" fn hsaKmtAllocQueueGWS(
+    id: HSA_QUEUEID,
+    count: HSAuint32,
+    first: *mut HSAuint32,
+) -> HSAKMT_STATUS {
+    guard("hsaKmtAllocQueueGWS", || {
+        if first.is_null() {
+            return Err(Error::InvalidParameter("GWS out-pointer"));
+        }
+        if count == 0 || count > u32::from(crate::topology::GWS_ENTRIES) {
+            return Err(Error::InvalidParameter("GWS entry count"));
+        }
+        crate::cp::get(id)?;
+        // SAFETY: checked non-NULL; the caller's promise.
+        unsafe { first.write(0) };
+        Ok(())
+    })
+}
+
 /// Destroys a queue; a running dispatch is abandoned.
 pub extern "C" fn hsaKmtDestroyQueue(id: HSA_QUEUEID) -> HSAKMT_STATUS {
     guard("hsaKmtDestroyQueue", || crate::cp::destroy(id))

@@ -1,5 +1,5 @@
 //! Calls the virtual GPU does not provide: the debugger, performance counters, SPM, IPC and
-//! graphics interop, SVM, GWS and process-VM access. ROCR 5.2 makes these only for features it
+//! graphics interop, SVM and process-VM access. ROCR 5.2 makes these only for features it
 //! then reports as unavailable. Each answers `HSAKMT_STATUS_NOT_SUPPORTED`.
 
 use crate::boundary::guard;
@@ -20,8 +20,6 @@ macro_rules! not_supported {
 }
 
 not_supported! {
-    /// GWS (cooperative queues): not provided.
-    hsaKmtAllocQueueGWS(_q: HSA_QUEUEID, _n: HSAuint32, _first: *mut HSAuint32) => "GWS";
     /// Debugger: not provided.
     hsaKmtDbgRegister(_node: HSAuint32) => "debugger";
     /// Debugger: not provided.
