@@ -10,7 +10,7 @@
 //! One child per group of the driver interface: `device` (open/close, version, runtime
 //! registration, XNACK, clocks, tile config, trap handler), `topology`, `memory`, `events`,
 //! `queues`, `ext` (vkfd's own C extension, `vkfd_stats`, version node `VKFD_1`), and
-//! `unsupported` (debugger, counters, SPM, IPC, interop, SVM, GWS: calls ROCR 5.2
+//! `unsupported` (debugger, counters, SPM, IPC, interop, SVM: calls ROCR 5.2
 //! never makes, or makes only for features the virtual GPU lacks; they answer
 //! `HSAKMT_STATUS_NOT_SUPPORTED`).
 
