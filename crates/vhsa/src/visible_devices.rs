@@ -17,10 +17,8 @@ pub(crate) fn select(value: Option<&str>, uuids: &[String]) -> Vec<usize> {
     let Some(value) = value else {
         return (0..uuids.len()).collect();
     };
+    // An empty value is one empty entry, which names no GPU.
     let mut shown: Vec<usize> = Vec::new();
-    if value.is_empty() {
-        return shown;
-    }
     for entry in value.split(',').take(uuids.len()) {
         let entry = entry.trim().to_ascii_uppercase();
         let named = if entry.starts_with('G') {

@@ -150,10 +150,7 @@ fn visible_gpus(
     listed
         .into_iter()
         .skip(1)
-        .map(|(name, block)| {
-            let uuid = field(&block, "Uuid").to_owned();
-            (name, uuid)
-        })
+        .map(|(name, block)| (name, field(&block, "Uuid").to_owned()))
         .collect()
 }
 

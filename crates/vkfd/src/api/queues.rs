@@ -82,15 +82,13 @@ pub unsafe extern "C" fn hsaKmtAllocQueueGWS(
     first: *mut HSAuint32,
 ) -> HSAKMT_STATUS {
     guard("hsaKmtAllocQueueGWS", || {
-        if first.is_null() {
-            return Err(Error::InvalidParameter("GWS out-pointer"));
-        }
+        // SAFETY: the caller's promise.
+        let first = unsafe { out(first, "first GWS entry") }?;
         if count == 0 || count > u32::from(crate::topology::GWS_ENTRIES) {
             return Err(Error::InvalidParameter("GWS entry count"));
         }
         crate::cp::get(id)?;
-        // SAFETY: checked non-NULL; the caller's promise.
-        unsafe { first.write(0) };
+        *first = 0;
         Ok(())
     })
 }
