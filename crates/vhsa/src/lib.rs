@@ -11,19 +11,21 @@
 //! - the entry layer: `api` (every `hsa_*` function installed in the tables: panic boundary,
 //!   initialised check, argument checks, status codes) and `ext` (the vhsa C extension);
 //! - the domain modules: `topology` (agents, regions, pools, ISAs; `visible_devices` reads
-//!   `ROCR_VISIBLE_DEVICES` for it), `memory` (allocations,
-//!   copies, the copy engine), `shared_memory` (IPC export and import, interop buffers), `signal` (signals, waits, async handlers), `queue` (rings and
-//!   packet processors), `intercept` (intercept queues), `executable` (code objects, the
+//!   `ROCR_VISIBLE_DEVICES` for it), `memory` (allocations, copies, the copy engine),
+//!   `shared_memory` (IPC export and import, interop buffers), `signal` (signals, waits, async
+//!   handlers), `queue` (rings and packet processors), `intercept` (intercept queues), `executable` (code objects, the
 //!   loader), `image` (images and samplers of the image extension, linear layouts),
 //!   `native_executor` (native kernels as an [`executor::Executor`]),
 //!   `emulated_executor` (code-object kernels on the `amdgpu-emu` emulator), `tools`
 //!   (tool libraries);
 //! - the bottom: `table` (live tables and the exported trampolines), `executor` (the dispatch
 //!   seam), `native` (registered native kernels), `open_state` (whether the runtime is open),
-//!   `fault`, `stats`, `error`, `status`, `boundary` (C-edge helpers).
+//!   `aperture` (where device allocations are placed), `fault`, `stats`, `error`, `status`,
+//!   `boundary` (C-edge helpers).
 
 #![deny(missing_docs)]
 
+mod aperture;
 mod api;
 mod boundary;
 mod emulated_executor;

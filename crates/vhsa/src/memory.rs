@@ -9,6 +9,7 @@
 //! without going through the API table (no fault injection); such memory answers
 //! `hsa_amd_pointer_info` like pool memory.
 
+use crate::aperture::Aperture;
 use crate::error::{Error, Result};
 use crate::stats::{Direction, count_copy};
 use crate::topology::{GRANULE, PoolKind};
@@ -97,22 +98,22 @@ fn round_up(size: usize) -> usize {
 
 fn map(size: usize, executable: bool) -> Result<*mut u8> {
     let prot = libc::PROT_READ | libc::PROT_WRITE | if executable { libc::PROT_EXEC } else { 0 };
-    // SAFETY: anonymous private mapping; no existing memory is touched.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            round_up(size),
-            prot,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-            -1,
-            0,
-        )
-    };
+    // SAFETY: not at a fixed address: no existing memory is touched.
+    unsafe { map_anonymous(0, round_up(size), prot, 0) }
+        .map_err(|e| Error::OutOfResources(format!("cannot map {size} bytes: {e}")))
+}
+
+/// A private anonymous mapping of `len` bytes whose pages cost memory only once touched, with
+/// `prot` and the `extra` flags, at `at` (a hint, or the address with `MAP_FIXED`).
+///
+/// # Safety
+/// With `MAP_FIXED`, `at..at + len` must be memory of this module's that nothing else uses.
+unsafe fn map_anonymous(at: usize, len: usize, prot: i32, extra: i32) -> std::io::Result<*mut u8> {
+    let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | extra;
+    // SAFETY: the caller's promise for a fixed address; otherwise nothing existing is touched.
+    let p = unsafe { libc::mmap(at as *mut libc::c_void, len, prot, flags, -1, 0) };
     if p == libc::MAP_FAILED {
-        return Err(Error::OutOfResources(format!(
-            "cannot map {size} bytes: {}",
-            std::io::Error::last_os_error()
-        )));
+        return Err(std::io::Error::last_os_error());
     }
     Ok(p.cast())
 }
@@ -380,7 +381,7 @@ pub(crate) fn allocate_in_pool(
         }
         used.insert(pool.owner, now + round_up(size) as u64);
     }
-    let p = match map(size, flags & HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG != 0) {
+    let p = match place(size, device, flags) {
         Ok(p) => p,
         Err(e) => {
             if device {
@@ -398,6 +399,85 @@ pub(crate) fn allocate_in_pool(
         Origin::Mapped,
     );
     Ok(p)
+}
+
+/// The device aperture (module `aperture`): reserved at the first device allocation, `None`
+/// when the host refused the reservation (device allocations are then mappings of their own).
+/// Its lock is never held with another of this module's.
+static APERTURE: OnceLock<Option<Mutex<Aperture>>> = OnceLock::new();
+
+/// The aperture's size: address space only; its pages cost memory once touched.
+const APERTURE_BYTES: usize = 1 << 40;
+
+fn aperture() -> Option<&'static Mutex<Aperture>> {
+    APERTURE.get_or_init(reserve_aperture).as_ref()
+}
+
+fn reserve_aperture() -> Option<Mutex<Aperture>> {
+    let len = APERTURE_BYTES + crate::aperture::LARGE;
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    // SAFETY: not at a fixed address; the mapping is kept for the life of the process.
+    let p = match unsafe { map_anonymous(0, len, rw, 0) } {
+        Ok(p) => p.cast::<libc::c_void>(),
+        Err(e) => {
+            tracing::warn!(
+                "no device aperture ({e}): device allocations get mappings of their own, and a \
+                 kernel running past the end of one faults"
+            );
+            return None;
+        }
+    };
+    let base = (p as usize).next_multiple_of(crate::aperture::LARGE);
+    // SAFETY: our own mapping; a core dump needs none of its untouched pages.
+    unsafe { libc::madvise(p, len, libc::MADV_DONTDUMP) };
+    Some(Mutex::new(Aperture::new(base, APERTURE_BYTES)))
+}
+
+/// The aperture's range, once reserved.
+fn aperture_range() -> Option<(usize, usize)> {
+    Some(APERTURE.get()?.as_ref()?.lock().range())
+}
+
+/// Maps `size` bytes for an allocation: device memory in the aperture, executable memory,
+/// host memory and what the aperture has no room for as mappings of their own.
+fn place(size: usize, device: bool, flags: u32) -> Result<*mut u8> {
+    let executable = flags & HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG != 0;
+    if device
+        && !executable
+        && let Some(p) = aperture().and_then(|a| a.lock().take(round_up(size)))
+    {
+        return Ok(p as *mut u8);
+    }
+    map(size, executable)
+}
+
+/// Gives back the `len` bytes at `base` of a freed allocation that no view can reach: in the
+/// aperture they become fresh zero pages (no longer shared with an IPC importer either) and free
+/// for the next allocation; a mapping of its own is unmapped.
+fn release(base: usize, len: usize) {
+    match APERTURE.get().and_then(Option::as_ref) {
+        Some(a) if a.lock().holds(base) => {
+            let mut a = a.lock();
+            // Renewed before it is free again: the next allocation may take it at once.
+            renew(base, len);
+            a.give_back(base, len);
+        }
+        // SAFETY: the mapping was created with this base and length and is no longer in the
+        // allocation map; no view can reach it.
+        _ => unsafe {
+            libc::munmap(base as *mut libc::c_void, len);
+        },
+    }
+}
+
+/// Replaces `len` bytes at `base`, inside the aperture, with fresh private zero pages.
+fn renew(base: usize, len: usize) {
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    // SAFETY: `base..base + len` is a freed allocation in the aperture that no view reaches;
+    // only its pages are replaced.
+    if let Err(e) = unsafe { map_anonymous(base, len, rw, libc::MAP_FIXED) } {
+        tracing::warn!("freed device memory at {base:#x} keeps its bytes: {e}");
+    }
 }
 
 /// Allocates device memory of a GPU agent without the API table (for the loader's variable
@@ -438,13 +518,13 @@ pub(crate) fn free(ptr: *mut u8) -> Result<()> {
     if a.device {
         release_device_bytes(a.owner, a.size);
     }
-    unmap_when_unused(ptr as usize, round_up(a.size));
+    release_when_unused(ptr as usize, round_up(a.size));
     Ok(())
 }
 
 // ---- views for executors that reach memory through host pointers ------------------------------
 
-/// Dispatches holding a [`MemoryView`], and the mappings freed while any did.
+/// Dispatches holding a [`MemoryView`], and the memory freed while any did.
 struct InFlight {
     views: usize,
     deferred: Vec<(usize, usize)>,
@@ -455,8 +535,10 @@ static IN_FLIGHT: Mutex<InFlight> = Mutex::new(InFlight {
     deferred: Vec::new(),
 });
 
-/// Unmaps a mapping that left the allocation map, once no view that may include it is alive.
-fn unmap_when_unused(base: usize, len: usize) {
+/// Releases the `len` bytes at `base` of an allocation that left the allocation map once no
+/// view that may include them is alive: a kernel still running may read them, and on a GPU
+/// freed memory keeps its bytes until it is allocated again.
+fn release_when_unused(base: usize, len: usize) {
     {
         let mut f = IN_FLIGHT.lock();
         if f.views > 0 {
@@ -464,20 +546,19 @@ fn unmap_when_unused(base: usize, len: usize) {
             return;
         }
     }
-    // SAFETY: the mapping was created by `map` with this base and length and is no longer in
-    // the allocation map; no view can reach it.
-    unsafe { libc::munmap(base as *mut libc::c_void, len) };
+    release(base, len);
 }
 
 /// The allocations live when a dispatch started, as sorted (base, bytes) ranges, and those made
 /// while it runs (a host thread allocating for the kernel, as HIP's device `malloc` does through
 /// its host call), looked up in the allocation map when an address is in none of the first.
-/// While the view lives, a mapping freed by the application stays mapped (its unmap waits for
-/// the last view), so host pointers into the view's allocations never dangle. An allocation this
-/// runtime mapped covers its whole mapping, rounded up to the 4 KiB granule, as a GPU's
-/// page-granular allocations do: a kernel reading a few bytes past the end of a small buffer (as
-/// some of AMD's library kernels do) reads the mapping's unused tail rather than faulting.
-/// Locked, imported and interop memory is someone else's, and covers exactly its bytes.
+/// While the view lives, memory freed by the application stays mapped and keeps its bytes (its
+/// release waits for the last view), so host pointers into the view's allocations never dangle. Device memory is
+/// the whole device aperture (module `aperture`), any other allocation this runtime mapped its
+/// whole mapping, rounded up to the 4 KiB granule, as a GPU's page-granular allocations do: a
+/// kernel reading or writing past the end of a buffer (as some of AMD's library kernels do)
+/// reaches the aperture's or the mapping's other bytes rather than faulting. Locked, imported
+/// and interop memory is someone else's, and covers exactly its bytes.
 pub(crate) struct MemoryView {
     ranges: Vec<(u64, u64)>,
 }
@@ -487,11 +568,16 @@ impl MemoryView {
     pub(crate) fn take() -> MemoryView {
         // Counted before the snapshot: a free after it defers its unmap.
         IN_FLIGHT.lock().views += 1;
-        let ranges = ALLOCATIONS
+        let aperture = aperture_range();
+        let outside = |b: usize| aperture.is_none_or(|(base, len)| b.wrapping_sub(base) >= len);
+        let mut ranges: Vec<(u64, u64)> = ALLOCATIONS
             .read()
             .iter()
+            .filter(|(b, _)| outside(**b))
             .map(|(b, a)| (*b as u64, a.reach() as u64))
+            .chain(aperture.map(|(b, len)| (b as u64, len as u64)))
             .collect();
+        ranges.sort_unstable();
         MemoryView { ranges }
     }
 
@@ -516,8 +602,14 @@ impl MemoryView {
 /// The live allocation holding agent address `addr`, for a view that did not list it: (base,
 /// bytes reached). It stays mapped while that view lives, as every allocation freed then does.
 fn allocated_since(addr: u64) -> Option<(u64, u64)> {
+    let addr_here = usize::try_from(addr).ok()?;
+    if let Some((base, len)) = aperture_range()
+        && addr_here.wrapping_sub(base) < len
+    {
+        return Some((base as u64, len as u64));
+    }
     let m = ALLOCATIONS.read();
-    let (base, a) = m.range(..=usize::try_from(addr).ok()?).next_back()?;
+    let (base, a) = m.range(..=addr_here).next_back()?;
     let reach = a.reach() as u64;
     let base = *base as u64;
     (addr - base < reach).then_some((base, reach))
@@ -535,8 +627,7 @@ impl Drop for MemoryView {
             }
         };
         for (base, len) in deferred {
-            // SAFETY: mappings created by `map`, out of the allocation map, no view left.
-            unsafe { libc::munmap(base as *mut libc::c_void, len) };
+            release(base, len);
         }
     }
 }
@@ -812,7 +903,7 @@ pub(crate) fn release_shared(base: usize, origin: Origin, round: fn(usize) -> us
             }
         }
     };
-    unmap_when_unused(base, round(a.size));
+    release_when_unused(base, round(a.size));
     Ok(())
 }
 
@@ -1164,6 +1255,45 @@ mod tests {
         );
         drop(view);
         assert!(!mapped(a), "unmapped once the last view ended");
+    }
+
+    /// Device allocations lie side by side in the aperture, which views cover whole: a kernel
+    /// running past a small buffer reaches the aperture's other bytes. A freed allocation comes
+    /// back zeroed. Executable and host memory are mappings of their own.
+    #[test]
+    fn device_allocations_lie_in_one_aperture_that_views_cover() {
+        let _views = VIEWS.lock();
+        let place_recorded = |size, device, flags| {
+            let p = place(size, device, flags).unwrap();
+            record(p, size, 1, 0, device, Origin::Mapped);
+            p
+        };
+        let (a, b) = (place_recorded(800, true, 0), place_recorded(800, true, 0));
+        let (base, len) = aperture_range().unwrap();
+        assert!(a as usize >= base && (b as usize) < base + len);
+        let view = MemoryView::take();
+        let far = a as u64 + 35_528;
+        assert!(
+            view.contains(far, 8),
+            "past both buffers, inside the aperture"
+        );
+        assert_eq!(view.allocation_at(far), Some((base as u64, len as u64)));
+        assert!(!view.contains((base + len) as u64 - 4, 8));
+        drop(view);
+        // SAFETY: both are live allocations of 800 bytes.
+        unsafe { (a.write_volatile(7), b.write_volatile(9)) };
+        free(a).unwrap();
+        // SAFETY: the aperture stays mapped.
+        assert_eq!(unsafe { (a.read_volatile(), b.read_volatile()) }, (0, 9));
+        for (device, flags) in [(true, HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG), (false, 0)] {
+            let own = place_recorded(800, device, flags);
+            assert!(
+                (own as usize).wrapping_sub(base) >= len,
+                "a mapping of its own"
+            );
+            free(own).unwrap();
+        }
+        free(b).unwrap();
     }
 
     /// Memory allocated while a dispatch runs (HIP's device `malloc` asks its host-call listener

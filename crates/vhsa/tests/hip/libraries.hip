@@ -350,6 +350,33 @@ static void sparse_csrmv(rocsparse_handle h, const Csr& a) {
   printf("rocsparse csrmv, %d rows, %d entries: ok\n", m, nnz);
 }
 
+/* csrmv of a transposed matrix with no rows scales all n entries of y by beta, even when the
+ * caller's y is shorter (hipSPARSE's own size tests pass 100 entries for n = 4441): the kernel
+ * runs past the buffer into other device memory, as on a GPU, where device allocations share one
+ * address space (ROCR places small ones side by side in 2 MiB blocks). With beta = 1 nothing
+ * changes. */
+static void sparse_csrmv_past_a_short_y(rocsparse_handle h) {
+  const int n = 4441, safe = 100;
+  std::vector<double> y(safe);
+  for (int i = 0; i < safe; i++) y[i] = 0.25 * i;
+  double *dval, *dx;
+  int *dptr, *dcol;
+  CHECK_HIP(hipMalloc(&dptr, safe * sizeof(int)));
+  CHECK_HIP(hipMalloc(&dcol, safe * sizeof(int)));
+  CHECK_HIP(hipMalloc(&dval, safe * sizeof(double)));
+  CHECK_HIP(hipMalloc(&dx, safe * sizeof(double)));
+  double* dy = to_device(y);
+  rocsparse_mat_descr descr;
+  CHECK_SPARSE(rocsparse_create_mat_descr(&descr));
+  double alpha = 3.0, beta = 1.0;
+  CHECK_SPARSE(rocsparse_dcsrmv(h, rocsparse_operation_transpose, 0, n, 0, &alpha, descr, dval, dptr, dcol,
+                                nullptr, dx, &beta, dy));
+  check_close("rocsparse csrmv past a short y", to_host(dy, safe), y, 0.0);
+  CHECK_SPARSE(rocsparse_destroy_mat_descr(descr));
+  for (void* p : {(void*)dptr, (void*)dcol, (void*)dval, (void*)dx, (void*)dy}) CHECK_HIP(hipFree(p));
+  printf("rocsparse csrmv past a short y: ok\n");
+}
+
 /* Lower-triangular solve L y = alpha x with L the lower part of `a` (diagonal included). */
 static void sparse_csrsv(rocsparse_handle h, const Csr& full) {
   Csr a;
@@ -532,6 +559,7 @@ int main() {
   CHECK_SPARSE(rocsparse_create_handle(&h));
   Csr a = random_csr(2000, 8, 3);
   sparse_csrmv(h, a);
+  sparse_csrmv_past_a_short_y(h);
   sparse_csrsv(h, a);
   sparse_csrilu0(h, random_csr(500, 4, 4));
   sparse_gtsv(h, 1000, 3);

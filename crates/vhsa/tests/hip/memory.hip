@@ -1,10 +1,16 @@
 /* hipMalloc/hipFree; hipMemcpy in every direction from 1 byte to 32 MiB, with pageable and pinned
  * host memory; registered host memory (copies, a kernel through its device pointer, unregistering);
  * hipMemset and friends; hipMemcpyAsync on several streams; hipMemcpy2D; module
- * variables through hipMemcpyToSymbol/FromSymbol/hipGetSymbolAddress. */
+ * variables through hipMemcpyToSymbol/FromSymbol/hipGetSymbolAddress; a kernel running past the end
+ * of a small buffer. */
 #include "hip_test.h"
 
 __device__ int dev_table[256];
+
+__global__ void scale(double* p, int n, double s) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i] *= s;
+}
 
 __global__ void add_index(int* p, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -184,6 +190,31 @@ int main() {
   CHECK_HIP(hipMemcpyToSymbol(HIP_SYMBOL(dev_table), table + 100, 8, 4 * 3));
   CHECK_HIP(hipMemcpyFromSymbol(back, HIP_SYMBOL(dev_table), 12, 4 * 2));
   CHECK(back[0] == table[2] && back[1] == table[100] && back[2] == table[101], "symbol copies with offsets");
+
+  /* A kernel running past the end of a small buffer, as some of AMD's library kernels do when
+   * their caller passes a shorter buffer than the size it names: device allocations share one
+   * address space, as on a GPU (ROCR places small ones side by side in 2 MiB blocks), so it reads
+   * and writes other device memory instead of faulting (scaled by 1, nothing changes). Each
+   * round frees the memory allocated just before the buffer, so some round finds no allocation
+   * right above it wherever allocations are placed. */
+  const int safe = 100, named = 4441, rounds = 32;
+  double values[safe];
+  for (int i = 0; i < safe; i++) values[i] = 0.5 * i;
+  double* small[rounds];
+  for (int r = 0; r < rounds; r++) {
+    void* before;
+    CHECK_HIP(hipMalloc(&before, 1 << 20));
+    CHECK_HIP(hipMalloc(&small[r], safe * sizeof(double)));
+    CHECK_HIP(hipFree(before));
+    CHECK_HIP(hipMemcpy(small[r], values, sizeof values, hipMemcpyHostToDevice));
+    hipLaunchKernelGGL(scale, dim3((named + 255) / 256), dim3(256), 0, 0, small[r], named, 1.0);
+    CHECK_HIP(hipGetLastError());
+    CHECK_HIP(hipDeviceSynchronize());
+    double back_values[safe];
+    CHECK_HIP(hipMemcpy(back_values, small[r], sizeof values, hipMemcpyDeviceToHost));
+    CHECK(memcmp(values, back_values, sizeof values) == 0, "round %d: a kernel past a small buffer changed it", r);
+  }
+  for (double* p : small) CHECK_HIP(hipFree(p));
 
   CHECK_HIP(hipFree(d));
   CHECK_HIP(hipFree(d2));
