@@ -475,8 +475,13 @@ fn renew(base: usize, len: usize) {
     let rw = libc::PROT_READ | libc::PROT_WRITE;
     // SAFETY: `base..base + len` is a freed allocation in the aperture that no view reaches;
     // only its pages are replaced.
-    if let Err(e) = unsafe { map_anonymous(base, len, rw, libc::MAP_FIXED) } {
-        tracing::warn!("freed device memory at {base:#x} keeps its bytes: {e}");
+    match unsafe { map_anonymous(base, len, rw, libc::MAP_FIXED) } {
+        // SAFETY: the pages just mapped; marked as the rest of the aperture is, so the host
+        // merges them back into one mapping with it.
+        Ok(p) => unsafe {
+            libc::madvise(p.cast(), len, libc::MADV_DONTDUMP);
+        },
+        Err(e) => tracing::warn!("freed device memory at {base:#x} keeps its bytes: {e}"),
     }
 }
 
