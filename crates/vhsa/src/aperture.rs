@@ -12,6 +12,7 @@
 //!
 //! This module is the bookkeeping of the aperture's free ranges; `memory` maps the aperture.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 
 /// The placement unit.
@@ -20,11 +21,11 @@ pub(crate) const PAGE: usize = 4096;
 /// Allocations of this size and more are aligned to it.
 pub(crate) const LARGE: usize = 2 << 20;
 
-/// The free ranges of an aperture of `len` bytes at `base`, by address (never adjacent).
+/// An aperture of `len` bytes at `base` and its free ranges by address (never adjacent).
 pub(crate) struct Aperture {
     base: usize,
     len: usize,
-    free: BTreeMap<usize, usize>,
+    free: Mutex<BTreeMap<usize, usize>>,
 }
 
 impl Aperture {
@@ -33,40 +34,42 @@ impl Aperture {
         Aperture {
             base,
             len,
-            free: BTreeMap::from([(base, len)]),
+            free: Mutex::new(BTreeMap::from([(base, len)])),
         }
     }
 
     /// `size` bytes (a page multiple) at the lowest suitably aligned free address.
-    pub(crate) fn take(&mut self, size: usize) -> Option<usize> {
+    pub(crate) fn take(&self, size: usize) -> Option<usize> {
         let align = if size >= LARGE { LARGE } else { PAGE };
-        let (start, len, at) = self.free.iter().find_map(|(&start, &len)| {
+        let mut free = self.free.lock();
+        let (start, len, at) = free.iter().find_map(|(&start, &len)| {
             let at = start.next_multiple_of(align);
             (at + size <= start + len).then_some((start, len, at))
         })?;
-        self.free.remove(&start);
+        free.remove(&start);
         if at > start {
-            self.free.insert(start, at - start);
+            free.insert(start, at - start);
         }
         if at + size < start + len {
-            self.free.insert(at + size, start + len - at - size);
+            free.insert(at + size, start + len - at - size);
         }
         Some(at)
     }
 
     /// Gives back the `size` bytes at `addr` that [`Aperture::take`] gave.
-    pub(crate) fn give_back(&mut self, addr: usize, size: usize) {
+    pub(crate) fn give_back(&self, addr: usize, size: usize) {
+        let mut free = self.free.lock();
         let (mut start, mut len) = (addr, size);
-        if let Some((&s, &l)) = self.free.range(..start).next_back()
+        if let Some((&s, &l)) = free.range(..start).next_back()
             && s + l == start
         {
-            self.free.remove(&s);
+            free.remove(&s);
             (start, len) = (s, l + len);
         }
-        if let Some(l) = self.free.remove(&(start + len)) {
+        if let Some(l) = free.remove(&(start + len)) {
             len += l;
         }
-        self.free.insert(start, len);
+        free.insert(start, len);
     }
 
     /// The aperture: (base, length).
@@ -87,7 +90,7 @@ mod tests {
     #[test]
     fn allocations_are_placed_first_fit_from_the_bottom_and_large_ones_aligned() {
         let base = 1 << 32;
-        let mut a = Aperture::new(base, 64 * LARGE);
+        let a = Aperture::new(base, 64 * LARGE);
         let b = a.take(2 * PAGE).unwrap();
         let c = a.take(PAGE).unwrap();
         assert_eq!((b, c), (base, base + 2 * PAGE), "side by side");

@@ -13,8 +13,9 @@
 //! - the domain modules: `topology` (agents, regions, pools, ISAs; `visible_devices` reads
 //!   `ROCR_VISIBLE_DEVICES` for it), `memory` (allocations, copies, the copy engine),
 //!   `shared_memory` (IPC export and import, interop buffers), `signal` (signals, waits, async
-//!   handlers), `queue` (rings and packet processors), `intercept` (intercept queues), `executable` (code objects, the
-//!   loader), `image` (images and samplers of the image extension, linear layouts),
+//!   handlers), `queue` (rings and packet processors), `intercept` (intercept queues),
+//!   `executable` (code objects, the loader), `image` (images and samplers of the image
+//!   extension, linear layouts),
 //!   `native_executor` (native kernels as an [`executor::Executor`]),
 //!   `emulated_executor` (code-object kernels on the `amdgpu-emu` emulator), `tools`
 //!   (tool libraries);

@@ -403,17 +403,21 @@ pub(crate) fn allocate_in_pool(
 
 /// The device aperture (module `aperture`): reserved at the first device allocation, `None`
 /// when the host refused the reservation (device allocations are then mappings of their own).
-/// Its lock is never held with another of this module's.
-static APERTURE: OnceLock<Option<Mutex<Aperture>>> = OnceLock::new();
+static APERTURE: OnceLock<Option<Aperture>> = OnceLock::new();
 
 /// The aperture's size: address space only; its pages cost memory once touched.
 const APERTURE_BYTES: usize = 1 << 40;
 
-fn aperture() -> Option<&'static Mutex<Aperture>> {
+fn aperture() -> Option<&'static Aperture> {
     APERTURE.get_or_init(reserve_aperture).as_ref()
 }
 
-fn reserve_aperture() -> Option<Mutex<Aperture>> {
+/// The aperture, if one was reserved already.
+fn reserved_aperture() -> Option<&'static Aperture> {
+    APERTURE.get()?.as_ref()
+}
+
+fn reserve_aperture() -> Option<Aperture> {
     let len = APERTURE_BYTES + crate::aperture::LARGE;
     let rw = libc::PROT_READ | libc::PROT_WRITE;
     // SAFETY: not at a fixed address; the mapping is kept for the life of the process.
@@ -430,12 +434,7 @@ fn reserve_aperture() -> Option<Mutex<Aperture>> {
     let base = (p as usize).next_multiple_of(crate::aperture::LARGE);
     // SAFETY: our own mapping; a core dump needs none of its untouched pages.
     unsafe { libc::madvise(p, len, libc::MADV_DONTDUMP) };
-    Some(Mutex::new(Aperture::new(base, APERTURE_BYTES)))
-}
-
-/// The aperture's range, once reserved.
-fn aperture_range() -> Option<(usize, usize)> {
-    Some(APERTURE.get()?.as_ref()?.lock().range())
+    Some(Aperture::new(base, APERTURE_BYTES))
 }
 
 /// Maps `size` bytes for an allocation: device memory in the aperture, executable memory,
@@ -444,7 +443,7 @@ fn place(size: usize, device: bool, flags: u32) -> Result<*mut u8> {
     let executable = flags & HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG != 0;
     if device
         && !executable
-        && let Some(p) = aperture().and_then(|a| a.lock().take(round_up(size)))
+        && let Some(p) = aperture().and_then(|a| a.take(round_up(size)))
     {
         return Ok(p as *mut u8);
     }
@@ -455,9 +454,8 @@ fn place(size: usize, device: bool, flags: u32) -> Result<*mut u8> {
 /// aperture they become fresh zero pages (no longer shared with an IPC importer either) and free
 /// for the next allocation; a mapping of its own is unmapped.
 fn release(base: usize, len: usize) {
-    match APERTURE.get().and_then(Option::as_ref) {
-        Some(a) if a.lock().holds(base) => {
-            let mut a = a.lock();
+    match reserved_aperture() {
+        Some(a) if a.holds(base) => {
             // Renewed before it is free again: the next allocation may take it at once.
             renew(base, len);
             a.give_back(base, len);
@@ -558,12 +556,13 @@ fn release_when_unused(base: usize, len: usize) {
 /// while it runs (a host thread allocating for the kernel, as HIP's device `malloc` does through
 /// its host call), looked up in the allocation map when an address is in none of the first.
 /// While the view lives, memory freed by the application stays mapped and keeps its bytes (its
-/// release waits for the last view), so host pointers into the view's allocations never dangle. Device memory is
-/// the whole device aperture (module `aperture`), any other allocation this runtime mapped its
-/// whole mapping, rounded up to the 4 KiB granule, as a GPU's page-granular allocations do: a
-/// kernel reading or writing past the end of a buffer (as some of AMD's library kernels do)
-/// reaches the aperture's or the mapping's other bytes rather than faulting. Locked, imported
-/// and interop memory is someone else's, and covers exactly its bytes.
+/// release waits for the last view), so host pointers into the view's allocations never
+/// dangle. Device memory is the whole device aperture (module `aperture`), any other allocation
+/// this runtime mapped its whole mapping, rounded up to the 4 KiB granule, as a GPU's
+/// page-granular allocations do: a kernel reading or writing past the end of a buffer (as some
+/// of AMD's library kernels do) reaches the aperture's or the mapping's other bytes rather than
+/// faulting. Locked, imported and interop memory is someone else's, and covers exactly its
+/// bytes.
 pub(crate) struct MemoryView {
     ranges: Vec<(u64, u64)>,
 }
@@ -573,14 +572,17 @@ impl MemoryView {
     pub(crate) fn take() -> MemoryView {
         // Counted before the snapshot: a free after it defers its unmap.
         IN_FLIGHT.lock().views += 1;
-        let aperture = aperture_range();
-        let outside = |b: usize| aperture.is_none_or(|(base, len)| b.wrapping_sub(base) >= len);
+        let aperture = reserved_aperture();
         let mut ranges: Vec<(u64, u64)> = ALLOCATIONS
             .read()
             .iter()
-            .filter(|(b, _)| outside(**b))
+            .filter(|(b, _)| !aperture.is_some_and(|a| a.holds(**b)))
             .map(|(b, a)| (*b as u64, a.reach() as u64))
-            .chain(aperture.map(|(b, len)| (b as u64, len as u64)))
+            .chain(
+                aperture
+                    .map(Aperture::range)
+                    .map(|(b, len)| (b as u64, len as u64)),
+            )
             .collect();
         ranges.sort_unstable();
         MemoryView { ranges }
@@ -608,9 +610,8 @@ impl MemoryView {
 /// bytes reached). It stays mapped while that view lives, as every allocation freed then does.
 fn allocated_since(addr: u64) -> Option<(u64, u64)> {
     let addr_here = usize::try_from(addr).ok()?;
-    if let Some((base, len)) = aperture_range()
-        && addr_here.wrapping_sub(base) < len
-    {
+    if let Some(a) = reserved_aperture().filter(|a| a.holds(addr_here)) {
+        let (base, len) = a.range();
         return Some((base as u64, len as u64));
     }
     let m = ALLOCATIONS.read();
@@ -1274,7 +1275,7 @@ mod tests {
             p
         };
         let (a, b) = (place_recorded(800, true, 0), place_recorded(800, true, 0));
-        let (base, len) = aperture_range().unwrap();
+        let (base, len) = reserved_aperture().unwrap().range();
         assert!(a as usize >= base && (b as usize) < base + len);
         let view = MemoryView::take();
         let far = a as u64 + 35_528;
