@@ -329,6 +329,35 @@ fn f16_transcendentals_division_min_max_and_dot2() {
     }
 }
 
+/// Packed f16 fused multiply-adds as `half2` arithmetic compiles them (`v_pk_fma_f16`, each
+/// half from its own half): four steps of x = x * y + s per half, each rounded once.
+#[test]
+fn packed_half_fma_chain_rounds_each_step_once() {
+    for t in TARGETS {
+        let mut b = Bench::new("valu_more", t);
+        assert_uses(&b, &["v_pk_fma_f16"]);
+        let (ins, out) = run_raw(&mut b, "half2_fma_chain", 1, 0xF16A);
+        let mut finite = 0;
+        for l in 0..N {
+            for shift in [0, 16] {
+                let half = |x: u32| x >> shift & 0xFFFF;
+                let (y, s) = (h(half(ins[1][l])), h(half(ins[2][l])));
+                let mut x = half(ins[0][l]);
+                for _ in 0..4 {
+                    x = f16_rne(h(x).mul_add(y, s)) as u32;
+                }
+                let got = half(out[l]);
+                assert!(
+                    same16(got, x),
+                    "{t:?} lane {l} half at bit {shift}: {got:#06x}, expected {x:#06x}"
+                );
+                finite += usize::from(x & 0x7C00 != 0x7C00);
+            }
+        }
+        assert!(finite > N / 2, "{finite} finite results of {}", 2 * N);
+    }
+}
+
 #[test]
 fn integer_media_operations_and_dot_products() {
     for t in TARGETS {

@@ -56,7 +56,7 @@ pub(crate) struct Ctx<'a> {
     pub counts: &'a mut crate::counting::GroupCounts,
     /// The pre-resolved plans of `prog`'s instructions (empty: every instruction runs on the
     /// general path).
-    pub plans: &'a [plan::Plan],
+    pub plans: &'a [plan::Planned],
     /// Use the specialised loops (register rows, single-range memory accesses); false runs
     /// the per-lane reference semantics only.
     pub fast: bool,
@@ -78,15 +78,15 @@ pub(crate) fn run_plans(w: &mut Wave, ctx: &mut Ctx<'_>, budget: u32) -> u32 {
     if w.gpr_idx_on {
         return 0;
     }
-    let (plans, insts) = (ctx.plans, &ctx.prog.insts);
+    let plans = ctx.plans;
     let mut ran = 0;
     while ran < budget {
         let pc = w.pc;
-        let (Some(p), Some(inst)) = (plans.get(pc), insts.get(pc)) else {
+        let Some(p) = plans.get(pc) else {
             break;
         };
-        let class = inst.counter_class;
-        match plan::run(w, ctx, p, class) {
+        let class = p.class;
+        match plan::run(w, ctx, &p.plan, class) {
             Some(Flow::Next) => w.pc = pc + 1,
             Some(Flow::Jump(to)) => w.pc = to,
             Some(Flow::End) => w.done = true,

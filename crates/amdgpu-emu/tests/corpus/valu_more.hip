@@ -30,6 +30,16 @@ extern "C" __global__ void f16_ops(const u32 *a, const u32 *b, const u32 *c, u32
   o[11] = __builtin_bit_cast(u32, __builtin_amdgcn_fdot2(x, y, (float)r, true));
 }
 
+// Packed f16 fused multiply-adds as half2 arithmetic compiles them (v_pk_fma_f16, each half
+// from its own half): four steps of x = x * y + s on both halves.
+extern "C" __global__ void half2_fma_chain(const u32 *a, const u32 *b, const u32 *c, u32 *out, int n) {
+  u32 i = gid_x();
+  if (i >= (u32)n) return;
+  h2 x = __builtin_bit_cast(h2, a[i]), y = __builtin_bit_cast(h2, b[i]), s = __builtin_bit_cast(h2, c[i]);
+  for (int k = 0; k < 4; k++) x = __builtin_elementwise_fma(x, y, s);
+  out[i] = __builtin_bit_cast(u32, x);
+}
+
 // Integer media operations and dot products of a[i], b[i], c[i]: 20 results per thread.
 extern "C" __global__ void int_ops(const u32 *a, const u32 *b, const u32 *c, u32 *out, int n) {
   u32 i = gid_x();

@@ -470,10 +470,20 @@ pub(crate) enum Plan {
     WideLanes(Box<WideLanePlan>),
 }
 
-/// The plans of a decoded program, one per instruction.
-pub(crate) fn build(prog: &Program) -> Vec<Plan> {
+/// A plan with its instruction's counter class: the plan loop reads nothing of the decoded
+/// instruction (a cache line of its own).
+pub(crate) struct Planned {
+    pub plan: Plan,
+    pub class: u8,
+}
+
+/// The plans of a decoded program, one per instruction (counter classes already assigned).
+pub(crate) fn build(prog: &Program) -> Vec<Planned> {
     (0..prog.insts.len())
-        .map(|i| plan_of(prog, i).unwrap_or(Plan::General))
+        .map(|i| Planned {
+            plan: plan_of(prog, i).unwrap_or(Plan::General),
+            class: prog.insts[i].counter_class,
+        })
         .collect()
 }
 
@@ -2255,7 +2265,11 @@ unsafe fn put_row_avx2(d: *mut u32, lanes: &[std::arch::x86_64::__m256i; LANES /
     for (c, x) in lanes.iter().enumerate() {
         // SAFETY: lanes `8c..8c + 8` of the row, `c` < 8; unaligned moves.
         unsafe {
-            let r = _mm256_blendv_epi8(row8(d, c), *x, lanes_of(exec >> (8 * c)));
+            let r = if exec == u64::MAX {
+                *x
+            } else {
+                _mm256_blendv_epi8(row8(d, c), *x, lanes_of(exec >> (8 * c)))
+            };
             _mm256_storeu_si256(d.add(8 * c) as *mut __m256i, r);
         }
     }

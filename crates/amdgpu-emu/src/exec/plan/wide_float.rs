@@ -57,6 +57,8 @@ pub(crate) struct HalfPlan {
     shift: [[u32; 3]; 2],
     /// Per result half: for each source, the sign bit it flips (neg_lo, neg_hi).
     flip: [[u32; 3]; 2],
+    /// Every source gives the low result its low half and the high result its high half.
+    straight: bool,
 }
 
 /// An f64 operation (`v_fma_f64`, `v_fmac_f64`, `v_mul_f64`, `v_add_f64`) into a VGPR pair.
@@ -189,12 +191,16 @@ pub(super) fn half_plan(inst: &Inst) -> Option<HalfPlan> {
             flip[h][k] = if neg >> k & 1 != 0 { 0x8000 } else { 0 };
         }
     }
+    // A constant has its value in both halves: any choice of half is straight.
+    let straight =
+        (0..3).all(|k| matches!(src[k], Origin::Value(_)) || shift[0][k] == 0 && shift[1][k] == 16);
     Some(HalfPlan {
         op,
         dst: (Wave::vslot(inst.dst) & 511) as u16,
         src,
         shift,
         flip,
+        straight,
     })
 }
 
@@ -215,13 +221,20 @@ pub(super) fn run_packed(w: &mut Wave, p: &PackedPlan) -> bool {
     }
     let env = Env::from_mode(w.mode);
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("fma")
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU supports AVX2 and FMA (checked just above), the only requirement of
-        // the target-feature function.
-        && unsafe { packed_avx2(w, p, op, &env) }
-    {
-        return true;
+        // the target-feature functions.
+        let done = unsafe {
+            match op {
+                _ if !(env.keep_in32 && env.keep_out32) => packed_avx2(w, p, op, &env),
+                FloatOp::Fma => packed_kept::<FMA>(w, p),
+                FloatOp::Mul => packed_kept::<MUL>(w, p),
+                FloatOp::Add => packed_kept::<ADD>(w, p),
+            }
+        };
+        if done {
+            return true;
+        }
     }
     let mut r = [[0u32; LANES]; 2];
     for (h, r) in r.iter_mut().enumerate() {
@@ -274,17 +287,102 @@ fn packed_avx2(w: &mut Wave, p: &PackedPlan, op: FloatOp, env: &Env) -> bool {
             *r = flush(_mm256_castps_si256(v), env.keep_out32);
         }
     }
-    if _mm256_movemask_ps(nan) != 0 {
+    put_packed(w, p.dst, &r, nan)
+}
+
+/// [`packed_avx2`] in a MODE that keeps f32 denormals (the HIP default), one loop per
+/// operation without a branch: each source is read through a pointer and a chunk mask, to its
+/// row (mask 7) or to eight copies of its value (mask 0), its sign modifiers applied to every
+/// read. False (nothing changed) when a result is a NaN.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn packed_kept<const OP: u8>(w: &mut Wave, p: &PackedPlan) -> bool {
+    use std::arch::x86_64::*;
+    let lanes = p.src.map(|half| half.map(|s| SrcLanes::of(w, &s)));
+    let splats = lanes.map(|half| {
+        half.map(|l| match l {
+            SrcLanes::Row(..) => [0u32; 8],
+            SrcLanes::Same(v) => [v; 8],
+        })
+    });
+    let mut r = [[_mm256_setzero_si256(); LANES / 8]; 2];
+    let mut nan = _mm256_setzero_ps();
+    for (h, r) in r.iter_mut().enumerate() {
+        // (first lane, chunk mask, bits cleared, bits flipped) of each source.
+        let read: [(*const u32, usize, __m256i, __m256i); 3] =
+            std::array::from_fn(|k| match lanes[h][k] {
+                SrcLanes::Row(row, clear, flip) => (
+                    row,
+                    7,
+                    _mm256_set1_epi32(clear as i32),
+                    _mm256_set1_epi32(flip as i32),
+                ),
+                SrcLanes::Same(_) => (
+                    splats[h][k].as_ptr(),
+                    0,
+                    _mm256_setzero_si256(),
+                    _mm256_setzero_si256(),
+                ),
+            });
+        for (c, r) in r.iter_mut().enumerate() {
+            let mut x = [_mm256_setzero_ps(); 3];
+            for (x, &(at, mask, clear, flip)) in x.iter_mut().zip(&read) {
+                // SAFETY: a row pointer reaches lanes `8c..8c + 8` of a 64-lane row of the
+                // register file (not written yet), a splat's pointer its eight values (chunk 0).
+                let bits = unsafe { row8(at, c & mask) };
+                *x = _mm256_castsi256_ps(_mm256_xor_si256(_mm256_andnot_si256(clear, bits), flip));
+            }
+            let v = float_op::<OP>(x[0], x[1], x[2]);
+            nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(v, v));
+            *r = _mm256_castps_si256(v);
+        }
+    }
+    put_packed(w, p.dst, &r, nan)
+}
+
+/// The two result rows `r` of a packed f32 operation written into the pair at `dst` under
+/// EXEC; false (nothing changed) when a lane of `nan` is set, for the lane-by-lane path.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn put_packed(
+    w: &mut Wave,
+    dst: u16,
+    r: &[[std::arch::x86_64::__m256i; LANES / 8]; 2],
+    nan: std::arch::x86_64::__m256,
+) -> bool {
+    if std::arch::x86_64::_mm256_movemask_ps(nan) != 0 {
         return false;
     }
     let exec = w.exec();
     for (h, r) in r.iter().enumerate() {
         // SAFETY: `dst + 1` < 512 (the plan takes no pair past the register file): a 64-lane
         // row of it.
-        unsafe { put_row_avx2(w.v[p.dst as usize + h].as_mut_ptr(), r, exec) };
+        unsafe { put_row_avx2(w.v[dst as usize + h].as_mut_ptr(), r, exec) };
     }
     w.lane_insts += exec.count_ones() as u64;
     true
+}
+
+/// [`FloatOp`]s as constant parameters, so that each operation gets a loop of its own.
+const FMA: u8 = 0;
+const MUL: u8 = 1;
+const ADD: u8 = 2;
+
+/// Operation `OP` of eight f32 lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn float_op<const OP: u8>(
+    x: std::arch::x86_64::__m256,
+    y: std::arch::x86_64::__m256,
+    z: std::arch::x86_64::__m256,
+) -> std::arch::x86_64::__m256 {
+    use std::arch::x86_64::*;
+    match OP {
+        FMA => _mm256_fmadd_ps(x, y, z),
+        MUL => _mm256_mul_ps(x, y),
+        _ => _mm256_add_ps(x, y),
+    }
 }
 
 /// One half of a packed f32 operation over every lane (the path without AVX2 and FMA, and of
@@ -428,9 +526,10 @@ fn double_lanes_x86(w: &Wave, p: &DoublePlan, r: &mut [VReg; 2]) -> bool {
 }
 
 /// Runs a packed f16 operation with F16C, AVX2 and FMA: both results of every lane computed
-/// as the general path computes them (sums and products in f32, the fused multiply-add in f64,
-/// each rounded to f16 once), then written under EXEC. False (nothing changed) without those
-/// host features, or in any MODE but round-to-nearest-even with f16 denormals kept.
+/// as the general path computes them (sums and products in f32, the fused multiply-add in f32
+/// rounded to odd, each rounded to f16 once), then written under EXEC. False (nothing
+/// changed) without those host features, or in any MODE but round-to-nearest-even with f16
+/// denormals kept.
 pub(super) fn run_half(w: &mut Wave, p: &HalfPlan) -> bool {
     #[cfg(target_arch = "x86_64")]
     if w.mode & 0xCF == 0xC0
@@ -479,6 +578,13 @@ fn half_nans(w: &Wave, p: &HalfPlan, r: &mut VReg) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c")]
 fn half_lanes_x86(w: &Wave, p: &HalfPlan, r: &mut VReg) -> bool {
+    if p.straight {
+        return match p.op {
+            FloatOp::Fma => half_straight::<FMA>(w, p, r),
+            FloatOp::Mul => half_straight::<MUL>(w, p, r),
+            FloatOp::Add => half_straight::<ADD>(w, p, r),
+        };
+    }
     use std::arch::x86_64::*;
     let sources = p.src.map(|from| SrcLanes::of(w, &Src::plain(from)));
     // SAFETY: the source rows are 64-lane rows of the register file; `c` < 8.
@@ -488,7 +594,7 @@ fn half_lanes_x86(w: &Wave, p: &HalfPlan, r: &mut VReg) -> bool {
         let p = _mm256_packus_epi32(x, x);
         _mm256_castsi256_si128(_mm256_permute4x64_epi64::<0b1000>(p))
     };
-    let (mask, mut nan) = (_mm256_set1_epi32(0xFFFF), false);
+    let (mask, mut nan) = (_mm256_set1_epi32(0xFFFF), _mm256_setzero_ps());
     for c in 0..LANES / 8 {
         let w = [words(0, c), words(1, c), words(2, c)];
         let mut out = [_mm_setzero_si128(); 2];
@@ -501,37 +607,13 @@ fn half_lanes_x86(w: &Wave, p: &HalfPlan, r: &mut VReg) -> bool {
                 );
                 _mm256_cvtph_ps(pack(x))
             };
-            let (a, b) = (half(0), half(1));
-            *out = match p.op {
-                FloatOp::Add | FloatOp::Mul => {
-                    let x = if p.op == FloatOp::Add {
-                        _mm256_add_ps(a, b)
-                    } else {
-                        _mm256_mul_ps(a, b)
-                    };
-                    nan |= _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(x, x)) != 0;
-                    _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(x)
-                }
-                FloatOp::Fma => {
-                    let cc = half(2);
-                    let wide = |x: __m256, upper: bool| {
-                        _mm256_cvtps_pd(if upper {
-                            _mm256_extractf128_ps::<1>(x)
-                        } else {
-                            _mm256_castps256_ps128(x)
-                        })
-                    };
-                    let mut narrow = [_mm_setzero_ps(); 2];
-                    for (q, upper) in [false, true].into_iter().enumerate() {
-                        let x = _mm256_fmadd_pd(wide(a, upper), wide(b, upper), wide(cc, upper));
-                        nan |= _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_UNORD_Q>(x, x)) != 0;
-                        narrow[q] = round_to_odd(x);
-                    }
-                    // f64 to f16 in one rounding, as the general path rounds.
-                    let x = _mm256_set_m128(narrow[1], narrow[0]);
-                    _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(x)
-                }
+            let x = match p.op {
+                FloatOp::Add => _mm256_add_ps(half(0), half(1)),
+                FloatOp::Mul => _mm256_mul_ps(half(0), half(1)),
+                FloatOp::Fma => half_fma_to_odd(half(0), half(1), half(2)),
             };
+            nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x));
+            *out = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(x);
         }
         let (lo, hi) = (
             _mm_unpacklo_epi16(out[0], out[1]),
@@ -543,33 +625,90 @@ fn half_lanes_x86(w: &Wave, p: &HalfPlan, r: &mut VReg) -> bool {
             _mm_storeu_si128(r.as_mut_ptr().add(8 * c + 4) as *mut __m128i, hi);
         }
     }
-    nan
+    _mm256_movemask_ps(nan) != 0
 }
 
-/// Four f64 rounded to f32 toward zero, the lowest bit set where that was inexact (rounding
-/// to odd, as [`float::f32_round_to_odd`](crate::exec::float::f32_round_to_odd)); not for NaNs.
+/// [`half_lanes_x86`] when every source gives each result half its own half of the dword
+/// (op_sel clear, op_sel_hi set): the f16 values of a row are then an array of 128, computed
+/// sixteen at a time in the order they lie in, without moving halves. True when a result is a
+/// NaN.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn round_to_odd(x: std::arch::x86_64::__m256d) -> std::arch::x86_64::__m128 {
+#[target_feature(enable = "avx2,fma,f16c")]
+fn half_straight<const OP: u8>(w: &Wave, p: &HalfPlan, r: &mut VReg) -> bool {
     use std::arch::x86_64::*;
-    let nearest = _mm256_cvtpd_ps(x);
-    let back = _mm256_cvtps_pd(nearest);
-    let magnitude = |v: __m256d| _mm256_andnot_pd(_mm256_set1_pd(-0.0), v);
-    // All-ones 64-bit lanes narrowed to their low 32 bits.
-    let narrow = |m: __m256d| {
-        let m = _mm256_permutevar8x32_epi32(
-            _mm256_castpd_si256(m),
-            _mm256_set_epi32(0, 0, 0, 0, 6, 4, 2, 0),
-        );
-        _mm256_castsi256_si128(m)
-    };
-    let away = narrow(_mm256_cmp_pd::<_CMP_GT_OQ>(magnitude(back), magnitude(x)));
-    let inexact = narrow(_mm256_cmp_pd::<_CMP_NEQ_OQ>(back, x));
-    // One place toward zero where rounding went away from it (adding the all-ones mask), then
-    // the sticky lowest bit.
-    let toward_zero = _mm_add_epi32(_mm_castps_si128(nearest), away);
-    let odd = _mm_or_si128(toward_zero, _mm_and_si128(inexact, _mm_set1_epi32(1)));
-    _mm_castsi128_ps(odd)
+    // Each source's dwords with neg_lo and neg_hi applied.
+    let [a, b, c] = std::array::from_fn(|k| {
+        let flip = p.flip[0][k] | p.flip[1][k] << 16;
+        match p.src[k] {
+            Origin::Row(slot) => SrcLanes::Row(w.v[slot as usize & 511].as_ptr(), 0, flip),
+            Origin::Sgpr(s) => SrcLanes::Same(w.s[s as usize] ^ flip),
+            Origin::Value(x) => SrcLanes::Same(x ^ flip),
+        }
+    });
+    // SAFETY: the source rows are 64-lane rows of the register file.
+    let s = unsafe { [a.all(), b.all(), c.all()] };
+    let mut nan = _mm256_setzero_ps();
+    for k in 0..LANES / 8 {
+        let mut out = [_mm_setzero_si128(); 2];
+        for (q, out) in out.iter_mut().enumerate() {
+            let [x, y, z] = [s[0][k], s[1][k], s[2][k]].map(|d| {
+                _mm256_cvtph_ps(if q == 0 {
+                    _mm256_castsi256_si128(d)
+                } else {
+                    _mm256_extracti128_si256::<1>(d)
+                })
+            });
+            let v = match OP {
+                FMA => half_fma_to_odd(x, y, z),
+                _ => float_op::<OP>(x, y, z),
+            };
+            nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(v, v));
+            *out = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v);
+        }
+        // SAFETY: lanes `8k..8k + 8` of `r`; an unaligned store.
+        unsafe {
+            _mm256_storeu_si256(
+                r.as_mut_ptr().add(8 * k) as *mut __m256i,
+                _mm256_set_m128i(out[1], out[0]),
+            )
+        };
+    }
+    _mm256_movemask_ps(nan) != 0
+}
+
+/// `x * y + z` of eight f16 values (as f32), rounded to f32 toward zero with the lowest bit
+/// set where that was inexact (rounding to odd: 24 bits hold the f16 significand and two
+/// more, so that rounding this to f16 rounds the exact result once). The product of two f16
+/// values is exact in f32 and the sum's rounding error is exact by Knuth's two-sum (no
+/// operand near f32's overflow); infinities and NaNs come out as the sum gives them.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn half_fma_to_odd(
+    x: std::arch::x86_64::__m256,
+    y: std::arch::x86_64::__m256,
+    z: std::arch::x86_64::__m256,
+) -> std::arch::x86_64::__m256 {
+    use std::arch::x86_64::*;
+    let product = _mm256_mul_ps(x, y);
+    let sum = _mm256_add_ps(product, z);
+    let z_part = _mm256_sub_ps(sum, product);
+    let error = _mm256_add_ps(
+        _mm256_sub_ps(product, _mm256_sub_ps(sum, z_part)),
+        _mm256_sub_ps(z, z_part),
+    );
+    // Inexact: an error other than zero (and not a NaN, as at an infinite sum).
+    let inexact = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_NEQ_OQ>(error, _mm256_setzero_ps()));
+    // The sum lies farther from zero than the exact result where their signs differ: one place
+    // toward zero there (adding the all-ones mask), then the sticky lowest bit.
+    let (sum, error) = (_mm256_castps_si256(sum), _mm256_castps_si256(error));
+    let away = _mm256_and_si256(
+        inexact,
+        _mm256_srai_epi32::<31>(_mm256_xor_si256(sum, error)),
+    );
+    let toward_zero = _mm256_add_epi32(sum, away);
+    let odd = _mm256_or_si256(toward_zero, _mm256_and_si256(inexact, _mm256_set1_epi32(1)));
+    _mm256_castsi256_ps(odd)
 }
 
 #[cfg(test)]
@@ -726,6 +865,110 @@ mod tests {
             a.v[5].iter().all(|&x| x & 0xFFFF == 0x7601),
             "{:#x}",
             a.v[5][0]
+        );
+    }
+
+    /// Packed f16 operations whose sources give each result half its own half (op_sel clear,
+    /// op_sel_hi set, as clang emits for `half2` arithmetic), on values that make rounding
+    /// matter: products near an addend of the opposite sign (cancellation, results just off an
+    /// f16 midpoint), denormals, values past f16's range, infinities and NaNs; rows, SGPRs and
+    /// constants, neg_lo/neg_hi, every EXEC class. The plan against the per-lane reference.
+    #[test]
+    fn straight_half_plans_match_the_per_lane_reference() {
+        let prog = Program::decode(Target::Gfx942, 0x1000, &[]);
+        let mut parts = Parts::new(RegionMemory::new());
+        // v_pk_fma_f16 v4, v0, v1, v2 (op_sel_hi all set)
+        let template = crate::decode::decode(Target::Gfx942, &[0xD38E_4004, 0x1C0A_0300]);
+        let mut r = 0x5EED_F16F_0123_4567u64;
+        let mut next = move || {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            r
+        };
+        // An f16 with a random significand, sign and an exponent near `e` (biased).
+        let near = |x: u64, e: u64| -> u32 {
+            let exponent = (e + (x >> 11) % 5).saturating_sub(2).min(30) as u32;
+            (x as u32 & 0x3FF) | exponent << 10 | ((x >> 20) as u32 & 1) << 15
+        };
+        let (mut planned, mut finite) = (0, 0);
+        for op in [v_pk_fma_f16, v_pk_mul_f16, v_pk_add_f16] {
+            for &exec in &MASKS {
+                for round in 0..120 {
+                    let mut inst = template;
+                    inst.op = op;
+                    inst.src[1] = [VGPR + 1, VGPR + 1, 3, 240][round % 4];
+                    inst.src[2] = [VGPR + 2, 5, VGPR + 2, 242][round / 4 % 4];
+                    (inst.neg, inst.abs) = ((round as u8 / 16) & 7, (round as u8 / 3) & 7);
+                    let mut seed = next();
+                    let [mut a, mut b] = waves(&mut seed, exec, 0xF0);
+                    let base = next() % 31;
+                    for l in 0..LANES {
+                        let mut dword = [0u32; 3];
+                        for h in 0..2 {
+                            let (x, mut y) = (near(next(), base), near(next(), base));
+                            if round % 2 == 1 {
+                                // Three significant bits: products of 12 to 14 bits, often an
+                                // f16 midpoint, which a tiny addend then decides.
+                                y &= !0xFF;
+                            }
+                            let product = f32::from(half::f16::from_bits(x as u16))
+                                * f32::from(half::f16::from_bits(y as u16));
+                            // An addend that nearly cancels the product, a tiny one, or a
+                            // random one.
+                            let z = match next() % 8 {
+                                0..=3 => {
+                                    let z = half::f16::from_f32(-product).to_bits() as u32;
+                                    let ulps = (next() % 5) as u32;
+                                    let z = if next() % 2 == 0 {
+                                        z.wrapping_add(ulps)
+                                    } else {
+                                        z.wrapping_sub(ulps)
+                                    };
+                                    z & 0xFFFF
+                                }
+                                4 => near(next(), 2) | (next() as u32 & 1) << 15,
+                                5 => {
+                                    [0x7C00, 0xFC00, 0x7E01, 0x0001, 0x8000][(next() % 5) as usize]
+                                }
+                                _ => near(next(), base),
+                            };
+                            for (k, v) in [x, y, z].into_iter().enumerate() {
+                                dword[k] |= v << (16 * h);
+                            }
+                        }
+                        for w in [&mut a, &mut b] {
+                            for k in 0..3 {
+                                w.v[k][l] = dword[k];
+                            }
+                        }
+                    }
+                    let plan = inst_plan(&inst);
+                    let straight =
+                        matches!(&plan, Some(super::super::Plan::PackedHalf(p)) if p.straight);
+                    assert!(
+                        straight,
+                        "{}: a straight plan",
+                        inst.disassemble(Target::Gfx942)
+                    );
+                    let what = format!("{} exec {exec:x}", inst.disassemble(Target::Gfx942));
+                    let ran = against_reference(
+                        &mut parts,
+                        &prog,
+                        plan.as_ref(),
+                        &inst,
+                        [&mut a, &mut b],
+                        &what,
+                    );
+                    assert_eq!(ran, host_vectors(), "{what}: planned");
+                    planned += u32::from(ran);
+                    finite += a.v[4].iter().filter(|&&x| x & 0x7C00 != 0x7C00).count();
+                }
+            }
+        }
+        assert!(
+            !host_vectors() || planned == 3 * 5 * 120 && finite > 10_000,
+            "{planned} planned, {finite} finite low halves"
         );
     }
 
