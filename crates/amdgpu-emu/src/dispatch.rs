@@ -641,16 +641,11 @@ fn workitem_ids(w: &mut Wave, k: usize, dims: [u32; 3], id_dims: u32) -> u64 {
     let mut exec = 0u64;
     // Work-item ids of the wave's first lane, then counted up lane by lane.
     let first = (k * LANES) as u32;
-    let (mut x, mut y, mut z) = if first < dims[0] {
-        // In the first row (every wave of a one-dimensional work-group): no divisions.
-        (first, 0, 0)
-    } else {
-        (
-            first % dims[0],
-            (first / dims[0]) % dims[1],
-            first / (dims[0] * dims[1]),
-        )
-    };
+    let (mut x, mut y, mut z) = (
+        first % dims[0],
+        (first / dims[0]) % dims[1],
+        first / (dims[0] * dims[1]),
+    );
     if x + LANES as u32 <= dims[0] {
         // All 64 lanes in one row of the work-group: x counts up, y and z stay.
         let mut yz = 0;

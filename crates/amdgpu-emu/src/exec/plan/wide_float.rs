@@ -225,11 +225,13 @@ pub(super) fn run_packed(w: &mut Wave, p: &PackedPlan) -> bool {
         // SAFETY: the CPU supports AVX2 and FMA (checked just above), the only requirement of
         // the target-feature functions.
         let done = unsafe {
-            match op {
-                _ if !(env.keep_in32 && env.keep_out32) => packed_avx2(w, p, op, &env),
-                FloatOp::Fma => packed_kept::<FMA>(w, p),
-                FloatOp::Mul => packed_kept::<MUL>(w, p),
-                FloatOp::Add => packed_kept::<ADD>(w, p),
+            match (op, env.keep_in32 && env.keep_out32) {
+                (FloatOp::Fma, true) => packed_avx2::<FMA, true>(w, p, &env),
+                (FloatOp::Mul, true) => packed_avx2::<MUL, true>(w, p, &env),
+                (FloatOp::Add, true) => packed_avx2::<ADD, true>(w, p, &env),
+                (FloatOp::Fma, false) => packed_avx2::<FMA, false>(w, p, &env),
+                (FloatOp::Mul, false) => packed_avx2::<MUL, false>(w, p, &env),
+                (FloatOp::Add, false) => packed_avx2::<ADD, false>(w, p, &env),
             }
         };
         if done {
@@ -252,51 +254,15 @@ pub(super) fn run_packed(w: &mut Wave, p: &PackedPlan) -> bool {
     true
 }
 
-/// [`run_packed`]'s arithmetic with AVX2 and FMA, eight lanes at a time: the sources read where
-/// they are (sign flips and scalar values applied in registers, nothing staged or splatted),
-/// both results computed before either destination row is written under EXEC. False (nothing
-/// changed) when a result is a NaN, for the lane-by-lane path and its NaN rule.
+/// [`run_packed`]'s arithmetic with AVX2 and FMA, one loop per operation (`OP`) and for a MODE
+/// that keeps f32 denormals (`KEEP`, the HIP default) without a branch: each source is read
+/// through a pointer and a chunk mask, to its row (mask 7) or to eight copies of its value
+/// (mask 0), its sign modifiers applied to every read; both results are computed before either
+/// destination row is written under EXEC. False (nothing changed) when a result is a NaN, for
+/// the lane-by-lane path and its NaN rule.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn packed_avx2(w: &mut Wave, p: &PackedPlan, op: FloatOp, env: &Env) -> bool {
-    use std::arch::x86_64::*;
-    let (exponent, sign) = (_mm256_set1_epi32(0x7F80_0000), _mm256_set1_epi32(i32::MIN));
-    // A denormal (zero exponent) flushed to its signed zero unless `keep`.
-    let flush = |x: __m256i, keep: bool| {
-        if keep {
-            return x;
-        }
-        let tiny = _mm256_cmpeq_epi32(_mm256_and_si256(x, exponent), _mm256_setzero_si256());
-        _mm256_blendv_epi8(x, _mm256_and_si256(x, sign), tiny)
-    };
-    let mut r = [[_mm256_setzero_si256(); LANES / 8]; 2];
-    let mut nan = _mm256_setzero_ps();
-    for (h, r) in r.iter_mut().enumerate() {
-        let [a, b, c] = p.src[h].map(|s| SrcLanes::of(w, &s));
-        for (k, r) in r.iter_mut().enumerate() {
-            // SAFETY: the source rows are 64-lane rows of the register file, not written yet;
-            // `k` < 8.
-            let [x, y, z] = unsafe { [a.eight(k), b.eight(k), c.eight(k)] }
-                .map(|v| _mm256_castsi256_ps(flush(v, env.keep_in32)));
-            let v = match op {
-                FloatOp::Fma => _mm256_fmadd_ps(x, y, z),
-                FloatOp::Mul => _mm256_mul_ps(x, y),
-                FloatOp::Add => _mm256_add_ps(x, y),
-            };
-            nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(v, v));
-            *r = flush(_mm256_castps_si256(v), env.keep_out32);
-        }
-    }
-    put_packed(w, p.dst, &r, nan)
-}
-
-/// [`packed_avx2`] in a MODE that keeps f32 denormals (the HIP default), one loop per
-/// operation without a branch: each source is read through a pointer and a chunk mask, to its
-/// row (mask 7) or to eight copies of its value (mask 0), its sign modifiers applied to every
-/// read. False (nothing changed) when a result is a NaN.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn packed_kept<const OP: u8>(w: &mut Wave, p: &PackedPlan) -> bool {
+fn packed_avx2<const OP: u8, const KEEP: bool>(w: &mut Wave, p: &PackedPlan, env: &Env) -> bool {
     use std::arch::x86_64::*;
     let lanes = p.src.map(|half| half.map(|s| SrcLanes::of(w, &s)));
     let splats = lanes.map(|half| {
@@ -330,37 +296,45 @@ fn packed_kept<const OP: u8>(w: &mut Wave, p: &PackedPlan) -> bool {
                 // SAFETY: a row pointer reaches lanes `8c..8c + 8` of a 64-lane row of the
                 // register file (not written yet), a splat's pointer its eight values (chunk 0).
                 let bits = unsafe { row8(at, c & mask) };
-                *x = _mm256_castsi256_ps(_mm256_xor_si256(_mm256_andnot_si256(clear, bits), flip));
+                let bits = _mm256_xor_si256(_mm256_andnot_si256(clear, bits), flip);
+                *x = _mm256_castsi256_ps(if KEEP || env.keep_in32 {
+                    bits
+                } else {
+                    flush_eight(bits)
+                });
             }
             let v = float_op::<OP>(x[0], x[1], x[2]);
             nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(v, v));
-            *r = _mm256_castps_si256(v);
+            let v = _mm256_castps_si256(v);
+            *r = if KEEP || env.keep_out32 {
+                v
+            } else {
+                flush_eight(v)
+            };
         }
     }
-    put_packed(w, p.dst, &r, nan)
-}
-
-/// The two result rows `r` of a packed f32 operation written into the pair at `dst` under
-/// EXEC; false (nothing changed) when a lane of `nan` is set, for the lane-by-lane path.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn put_packed(
-    w: &mut Wave,
-    dst: u16,
-    r: &[[std::arch::x86_64::__m256i; LANES / 8]; 2],
-    nan: std::arch::x86_64::__m256,
-) -> bool {
-    if std::arch::x86_64::_mm256_movemask_ps(nan) != 0 {
+    if _mm256_movemask_ps(nan) != 0 {
         return false;
     }
     let exec = w.exec();
     for (h, r) in r.iter().enumerate() {
         // SAFETY: `dst + 1` < 512 (the plan takes no pair past the register file): a 64-lane
         // row of it.
-        unsafe { put_row_avx2(w.v[dst as usize + h].as_mut_ptr(), r, exec) };
+        unsafe { put_row_avx2(w.v[p.dst as usize + h].as_mut_ptr(), r, exec) };
     }
     w.lane_insts += exec.count_ones() as u64;
     true
+}
+
+/// The f32 denormals (zero exponent) of eight flushed to their signed zeros.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn flush_eight(x: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let exponent = _mm256_and_si256(x, _mm256_set1_epi32(0x7F80_0000));
+    let tiny = _mm256_cmpeq_epi32(exponent, _mm256_setzero_si256());
+    _mm256_blendv_epi8(x, _mm256_and_si256(x, _mm256_set1_epi32(i32::MIN)), tiny)
 }
 
 /// [`FloatOp`]s as constant parameters, so that each operation gets a loop of its own.
