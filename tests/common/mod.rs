@@ -161,8 +161,7 @@ pub fn hip_app(name: &str) -> PathBuf {
     let out = build_dir().join(format!("{name}_hip"));
     let _g = SETUP.lock().unwrap_or_else(|e| e.into_inner());
     if !out.exists() {
-        let hipcc = std::env::var_os("HIPCC").unwrap_or_else(|| "hipcc".into());
-        let o = Command::new(&hipcc)
+        let o = test_support::hipcc()
             .arg("--offload-arch=gfx90a")
             .arg(apps_dir().join(format!("{name}.hip")))
             .arg("-o")

@@ -270,10 +270,20 @@ pub fn build_hip_program(name: &str, arch: &str, out: &Path) {
     published(out, |partial| build_hip_program_into(name, arch, partial));
 }
 
+/// Debian's `hipcc` (or `$HIPCC`), as a command whose temporary files go under the profile
+/// directory: the HIP 5.2 compiler leaves two empty directories in the temporary directory
+/// per compilation, which would otherwise pile up in the machine's `/tmp`.
+pub fn hipcc() -> Command {
+    let program = std::env::var_os("HIPCC").unwrap_or_else(|| "hipcc".into());
+    let temp = profile_dir().join("test-scratch").join("hipcc-temp");
+    std::fs::create_dir_all(&temp).expect("create the compiler's temporary directory");
+    let mut cmd = Command::new(program);
+    cmd.env("TMPDIR", temp);
+    cmd
+}
+
 fn build_hip_program_into(name: &str, arch: &str, out: &Path) {
-    let hipcc = std::env::var_os("HIPCC")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("hipcc"));
+    let mut hipcc = hipcc();
     let src = hip_programs_dir().join(format!("{name}.hip"));
     let text = std::fs::read_to_string(&src)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", src.display()));
@@ -283,7 +293,7 @@ fn build_hip_program_into(name: &str, arch: &str, out: &Path) {
         .and_then(|l| l.strip_prefix("// hipcc flags:"))
         .unwrap_or("")
         .split_whitespace();
-    let output = Command::new(&hipcc)
+    let output = hipcc
         .arg(format!("--offload-arch={arch}"))
         .arg("-I")
         .arg(hip_programs_dir())
@@ -296,13 +306,13 @@ fn build_hip_program_into(name: &str, arch: &str, out: &Path) {
         .unwrap_or_else(|e| {
             panic!(
                 "cannot run {} ({e}): install hipcc and libamdhip64-dev (scripts/install-deps.sh) or set HIPCC",
-                hipcc.display()
+                hipcc.get_program().display()
             )
         });
     assert!(
         output.status.success(),
         "{} failed to build {}:\n{}",
-        hipcc.display(),
+        hipcc.get_program().display(),
         src.display(),
         String::from_utf8_lossy(&output.stderr)
     );

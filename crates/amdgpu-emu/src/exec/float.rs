@@ -111,6 +111,8 @@ pub(crate) struct Env {
     pub keep_in64: bool,
     pub keep_out64: bool,
     pub dx10_clamp: bool,
+    /// MODE.IEEE: min, max and median return a signalling NaN source quieted.
+    pub ieee: bool,
 }
 
 impl Env {
@@ -123,6 +125,7 @@ impl Env {
             keep_in64: d64 & 1 != 0,
             keep_out64: d64 & 2 != 0,
             dx10_clamp: (mode >> 8) & 1 != 0,
+            ieee: (mode >> 9) & 1 != 0,
         }
     }
 
@@ -250,8 +253,67 @@ pub(crate) fn max64(a: f64, b: f64) -> f64 {
     }
 }
 
-pub(crate) fn med3_32(a: f32, b: f32, c: f32) -> f32 {
+/// With MODE.IEEE (`ieee`), the first signalling NaN of a minimum's or maximum's sources (src0
+/// first), quieted: the instruction's result then; `None` when there is none (a quiet NaN
+/// source then gives the other source).
+fn signalling(ieee: bool, nan: NanBits, sources: [u64; 2]) -> Option<u64> {
+    let first = sources
+        .into_iter()
+        .find(|&x| nan.is_nan(x) && x & nan.quiet == 0);
+    first.filter(|_| ieee).map(|x| x | nan.quiet)
+}
+fn signalling32(ieee: bool, a: f32, b: f32) -> Option<f32> {
+    let sources = [a, b].map(|x| u64::from(x.to_bits()));
+    signalling(ieee, F32_NAN, sources).map(|x| f32::from_bits(x as u32))
+}
+fn signalling64(ieee: bool, a: f64, b: f64) -> Option<f64> {
+    signalling(ieee, F64_NAN, [a.to_bits(), b.to_bits()]).map(f64::from_bits)
+}
+fn signalling16(ieee: bool, a: f16, b: f16) -> Option<f16> {
+    let sources = [a, b].map(|x| u64::from(x.to_bits()));
+    signalling(ieee, F16_NAN, sources).map(|x| f16::from_bits(x as u16))
+}
+
+/// `v_min_f32` in MODE (`ieee`: MODE.IEEE).
+pub(crate) fn min32_in(ieee: bool, a: f32, b: f32) -> f32 {
+    signalling32(ieee, a, b).unwrap_or_else(|| min32(a, b))
+}
+/// `v_max_f32` in MODE.
+pub(crate) fn max32_in(ieee: bool, a: f32, b: f32) -> f32 {
+    signalling32(ieee, a, b).unwrap_or_else(|| max32(a, b))
+}
+/// `v_min_f64` in MODE.
+pub(crate) fn min64_in(ieee: bool, a: f64, b: f64) -> f64 {
+    signalling64(ieee, a, b).unwrap_or_else(|| min64(a, b))
+}
+/// `v_max_f64` in MODE.
+pub(crate) fn max64_in(ieee: bool, a: f64, b: f64) -> f64 {
+    signalling64(ieee, a, b).unwrap_or_else(|| max64(a, b))
+}
+/// `v_min_f16` in MODE (the signalling test made on the f16 bits).
+pub(crate) fn min16_in(ieee: bool, a: f16, b: f16) -> f16 {
+    signalling16(ieee, a, b).unwrap_or_else(|| f16::from_f32(min32(a.to_f32(), b.to_f32())))
+}
+/// `v_max_f16` in MODE.
+pub(crate) fn max16_in(ieee: bool, a: f16, b: f16) -> f16 {
+    signalling16(ieee, a, b).unwrap_or_else(|| f16::from_f32(max32(a.to_f32(), b.to_f32())))
+}
+
+/// `v_med3_f32` in MODE: with a NaN source, the minimum of the three
+/// (`v_min_f32(v_min_f32(a, b), c)`, as the ISA's pseudo-code has it); else the median.
+pub(crate) fn med3_32(ieee: bool, a: f32, b: f32, c: f32) -> f32 {
+    if a.is_nan() || b.is_nan() || c.is_nan() {
+        return min32_in(ieee, min32_in(ieee, a, b), c);
+    }
     max32(min32(a, b), min32(max32(a, b), c))
+}
+
+/// `v_med3_f16` in MODE, as [`med3_32`].
+pub(crate) fn med3_16(ieee: bool, a: f16, b: f16, c: f16) -> f16 {
+    if a.is_nan() || b.is_nan() || c.is_nan() {
+        return min16_in(ieee, min16_in(ieee, a, b), c);
+    }
+    f16::from_f32(med3_32(ieee, a.to_f32(), b.to_f32(), c.to_f32()))
 }
 
 /// `v_cmp_class` mask bit of a value: 0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denorm, 5 -0,

@@ -24,6 +24,8 @@ fn src_ty(op: Op, k: usize) -> Ty {
     op.types().get(k + 1).copied().unwrap_or(Ty::B32)
 }
 
+/// `s_bfe_u32`/`s_bfe_i32`: `ctl[22:16]` bits of `v` from bit `ctl[4:0]`; the signed form
+/// shifts arithmetically, so a field reaching past bit 31 takes the sign.
 pub(super) fn bfe32(v: u32, ctl: u32, signed: bool) -> u32 {
     let off = ctl & 31;
     let width = (ctl >> 16) & 0x7F;
@@ -31,26 +33,35 @@ pub(super) fn bfe32(v: u32, ctl: u32, signed: bool) -> u32 {
         return 0;
     }
     let width = width.min(32);
-    let x = v >> off;
+    let x = if signed {
+        ((v as i32) >> off) as u32
+    } else {
+        v >> off
+    };
     if width >= 32 {
         return x;
     }
     let mask = (1u32 << width) - 1;
     let x = x & mask;
-    if signed && (x >> (width - 1)) & 1 != 0 && off + width <= 32 {
+    if signed && (x >> (width - 1)) & 1 != 0 {
         x | !mask
     } else {
         x
     }
 }
 
+/// `s_bfe_u64`/`s_bfe_i64`, as [`bfe32`] on 64 bits.
 fn bfe64(v: u64, ctl: u32, signed: bool) -> u64 {
     let off = ctl & 63;
     let width = ((ctl >> 16) & 0x7F).min(64);
     if width == 0 {
         return 0;
     }
-    let x = v >> off;
+    let x = if signed {
+        ((v as i64) >> off) as u64
+    } else {
+        v >> off
+    };
     if width >= 64 {
         return x;
     }

@@ -1542,12 +1542,16 @@ fn pair32(lo: f32, hi: f32) -> u64 {
     lo.to_bits() as u64 | (hi.to_bits() as u64) << 32
 }
 
+/// A one-source f32 operation: its NaN results take [`float::NanBits::rule`] (the source
+/// quieted, or the canonical quiet NaN), whatever the host's operation gave.
 macro_rules! f1 {
     ($e:ident, $a:ident => $body:expr) => {
         |ln: &Ln, a: u64, _b: u64, _c: u64| {
             let $e = &ln.env;
             let $a = $e.in32(f(a));
-            f32r($e, $body)
+            let r: f32 = $body;
+            let r = u64::from(r.to_bits());
+            f32r($e, f(float::F32_NAN.rule(r, &[$a.to_bits().into()])))
         }
     };
 }
@@ -1572,12 +1576,15 @@ macro_rules! f3 {
         }
     };
 }
+/// A one-source f64 operation, its NaN results ruled as [`f1`]'s.
 macro_rules! d1 {
     ($e:ident, $a:ident => $body:expr) => {
         |ln: &Ln, a: u64, _b: u64, _c: u64| {
             let $e = &ln.env;
             let $a = $e.in64(d(a));
-            f64r($e, $body)
+            let r: f64 = $body;
+            let r = r.to_bits();
+            f64r($e, d(float::F64_NAN.rule(r, &[$a.to_bits()])))
         }
     };
 }
@@ -1602,12 +1609,14 @@ macro_rules! d3 {
         }
     };
 }
+/// A one-source f16 operation computed in f32, its NaN results ruled as [`f1`]'s.
 macro_rules! h1 {
     ($e:ident, $a:ident => $body:expr) => {
         |ln: &Ln, a: u64, _b: u64, _c: u64| {
             let $e = &ln.env;
-            let $a = $e.in16(h(a)).to_f32();
-            f16r($e, f16::from_f32($body))
+            let x = $e.in16(h(a));
+            let $a = x.to_f32();
+            f16r($e, float::nan_rule16(f16::from_f32($body), &[x]))
         }
     };
 }
@@ -1692,7 +1701,13 @@ pub(super) fn bfe(v: u32, off: u32, width: u32, signed: bool) -> u32 {
         return 0;
     }
     let mask = (1u32 << width) - 1;
-    let x = (v >> off) & mask;
+    // The signed form shifts arithmetically: a field reaching past bit 31 takes the sign.
+    let shifted = if signed {
+        ((v as i32) >> off) as u32
+    } else {
+        v >> off
+    };
+    let x = shifted & mask;
     if signed && (x >> (width - 1)) & 1 != 0 {
         x | !mask
     } else {
@@ -1738,18 +1753,65 @@ pub(super) fn ffbh_i32(x: u32) -> u32 {
     }
 }
 
+/// `v_fract_f32`: `x - floor(x)`, at most the largest value below 1; a NaN for a NaN or an
+/// infinity (the caller's NaN rule quiets the first and makes the second the canonical one).
 fn fract32(x: f32) -> f32 {
-    if x.is_infinite() {
-        return f32::NAN;
+    if !x.is_finite() {
+        return if x.is_nan() { x } else { f32::NAN };
     }
     (x - x.floor()).min(f32::from_bits(0x3F7F_FFFF))
 }
 
+/// `v_fract_f64`, as [`fract32`].
 fn fract64(x: f64) -> f64 {
-    if x.is_infinite() {
-        return f64::NAN;
+    if !x.is_finite() {
+        return if x.is_nan() { x } else { f64::NAN };
     }
     (x - x.floor()).min(f64::from_bits(0x3FEF_FFFF_FFFF_FFFF))
+}
+
+/// `v_fract_f16` computed on the f16 value widened to f32, as [`fract32`].
+fn fract16(x: f32) -> f32 {
+    if !x.is_finite() {
+        return if x.is_nan() { x } else { f32::NAN };
+    }
+    (x - x.floor()).min(f32::from_bits(0x3F7F_E000))
+}
+
+/// `v_sin_f32`/`v_cos_f32` (and the f16 forms) of `x` revolutions: the nearest whole number
+/// of revolutions dropped first (exactly, for any f32 or f16 `x`), so that whole and quarter
+/// revolutions give exact results, as the instruction's revolution operand is made for; the
+/// rest through the host's sine in f64. A NaN for a NaN or an infinity.
+fn sin_cos_revolutions(x: f64, cos: bool) -> f64 {
+    if !x.is_finite() {
+        return if x.is_nan() { x } else { f64::NAN };
+    }
+    let turn = x - x.round();
+    let quarters = 4.0 * turn;
+    if quarters == quarters.floor() {
+        const SIN: [f64; 4] = [0.0, 1.0, 0.0, -1.0];
+        return SIN[(quarters as i64 + i64::from(cos)).rem_euclid(4) as usize];
+    }
+    let angle = turn * std::f64::consts::TAU;
+    if cos { angle.cos() } else { angle.sin() }
+}
+
+/// `v_log_f32`: log2 of `x`, a denormal source read as zero (the instruction does not take
+/// denormals, whatever MODE says: compilers scale such sources up before it).
+fn log32(x: f32) -> f32 {
+    let x = if x.is_subnormal() {
+        f32::copysign(0.0, x)
+    } else {
+        x
+    };
+    (x as f64).log2() as f32
+}
+
+/// `v_exp_f32`: 2 to the power `x`, a denormal result flushed to zero (the instruction does
+/// not give denormals: compilers scale sources below -126 before it and the result after).
+fn exp32(x: f32) -> f32 {
+    let r = (x as f64).exp2() as f32;
+    if r.is_subnormal() { 0.0 } else { r }
 }
 
 /// Non-fused multiply-add with a rounding after the product (`v_mad_f32`, `v_mac_f32`).
@@ -1817,13 +1879,13 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_rndne_f32 => f1!(e, a => a.round_ties_even()),
         v_floor_f32 => f1!(e, a => a.floor()),
         // Transcendentals: correctly rounded or within 1 ulp (see docs/emulator.md).
-        v_exp_f32 => f1!(e, a => (a as f64).exp2() as f32),
-        v_log_f32 => f1!(e, a => (a as f64).log2() as f32),
+        v_exp_f32 => f1!(e, a => exp32(a)),
+        v_log_f32 => f1!(e, a => log32(a)),
         v_rcp_f32 | v_rcp_iflag_f32 => f1!(e, a => 1.0 / a),
         v_rsq_f32 => f1!(e, a => (1.0 / (a as f64).sqrt()) as f32),
         v_sqrt_f32 => f1!(e, a => a.sqrt()),
-        v_sin_f32 => f1!(e, a => ((a as f64) * std::f64::consts::TAU).sin() as f32),
-        v_cos_f32 => f1!(e, a => ((a as f64) * std::f64::consts::TAU).cos() as f32),
+        v_sin_f32 => f1!(e, a => sin_cos_revolutions(a as f64, false) as f32),
+        v_cos_f32 => f1!(e, a => sin_cos_revolutions(a as f64, true) as f32),
         v_rcp_f64 => d1!(e, a => 1.0 / a),
         v_rsq_f64 => d1!(e, a => 1.0 / a.sqrt()),
         v_sqrt_f64 => d1!(e, a => a.sqrt()),
@@ -1834,14 +1896,14 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_rcp_f16 => h1!(e, a => 1.0 / a),
         v_sqrt_f16 => h1!(e, a => a.sqrt()),
         v_rsq_f16 => |ln, a, _, _| {
-            let x = ln.env.in16(h(a)).to_f64();
-            f16r(&ln.env, float::f16_of_f64(1.0 / x.sqrt()))
+            let x = ln.env.in16(h(a));
+            h64_of(&ln.env, 1.0 / x.to_f64().sqrt(), x)
         },
         v_floor_f16 => h1!(e, a => a.floor()),
         v_ceil_f16 => h1!(e, a => a.ceil()),
         v_trunc_f16 => h1!(e, a => a.trunc()),
         v_rndne_f16 => h1!(e, a => a.round_ties_even()),
-        v_fract_f16 => h1!(e, a => (a - a.floor()).min(f32::from_bits(0x3F7F_E000))),
+        v_fract_f16 => h1!(e, a => fract16(a)),
         // Bits.
         v_not_b32 => i1!(a => !a),
         v_bfrev_b32 => i1!(a => a.reverse_bits()),
@@ -1861,8 +1923,8 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_mul_hi_u32_u24 => {
             i2!(a, b => (((a & 0xFF_FFFF) as u64 * (b & 0xFF_FFFF) as u64) >> 32) as u32)
         }
-        v_min_f32 => f2!(e, a, b => float::min32(a, b)),
-        v_max_f32 => f2!(e, a, b => float::max32(a, b)),
+        v_min_f32 => f2!(e, a, b => float::min32_in(e.ieee, a, b)),
+        v_max_f32 => f2!(e, a, b => float::max32_in(e.ieee, a, b)),
         v_min_i32 => i2!(a, b => (a as i32).min(b as i32) as u32),
         v_max_i32 => i2!(a, b => (a as i32).max(b as i32) as u32),
         v_min_u32 => i2!(a, b => a.min(b)),
@@ -1899,30 +1961,17 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
             f16r(e, float::nan_rule16(r, &[x, y, z]))
         },
         v_max_f16 => |ln, a, b, _| {
-            f16r(
-                &ln.env,
-                f16::from_f32(float::max32(
-                    ln.env.in16(h(a)).to_f32(),
-                    ln.env.in16(h(b)).to_f32(),
-                )),
-            )
+            let e = &ln.env;
+            f16r(e, float::max16_in(e.ieee, e.in16(h(a)), e.in16(h(b))))
         },
         v_min_f16 => |ln, a, b, _| {
-            f16r(
-                &ln.env,
-                f16::from_f32(float::min32(
-                    ln.env.in16(h(a)).to_f32(),
-                    ln.env.in16(h(b)).to_f32(),
-                )),
-            )
+            let e = &ln.env;
+            f16r(e, float::min16_in(e.ieee, e.in16(h(a)), e.in16(h(b))))
         },
         v_ldexp_f16 => |ln, a, b, _| {
-            f16r(
-                &ln.env,
-                float::f16_of_f64(
-                    ln.env.in16(h(a)).to_f64() * 2f64.powi((b as u32 as i32).clamp(-100, 100)),
-                ),
-            )
+            let x = ln.env.in16(h(a));
+            let scale = 2f64.powi((b as u32 as i32).clamp(-100, 100));
+            h64_of(&ln.env, x.to_f64() * scale, x)
         },
         v_add_u16 => |ln, a, b, _| v(unsigned_result(u16s(a) + u16s(b), 16, ln.clamp)),
         v_sub_u16 => |ln, a, b, _| v(unsigned_result(u16s(a) - u16s(b), 16, ln.clamp)),
@@ -1947,9 +1996,9 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_alignbyte_b32 => {
             i3!(a, b, c => ((((a as u64) << 32) | b as u64) >> (8 * (c & 3))) as u32)
         }
-        v_min3_f32 => f3!(e, a, b, c => float::min32(float::min32(a, b), c)),
-        v_max3_f32 => f3!(e, a, b, c => float::max32(float::max32(a, b), c)),
-        v_med3_f32 => f3!(e, a, b, c => float::med3_32(a, b, c)),
+        v_min3_f32 => f3!(e, a, b, c => float::min32_in(e.ieee, float::min32_in(e.ieee, a, b), c)),
+        v_max3_f32 => f3!(e, a, b, c => float::max32_in(e.ieee, float::max32_in(e.ieee, a, b), c)),
+        v_med3_f32 => f3!(e, a, b, c => float::med3_32(e.ieee, a, b, c)),
         v_min3_i32 => i3!(a, b, c => (a as i32).min(b as i32).min(c as i32) as u32),
         v_max3_i32 => i3!(a, b, c => (a as i32).max(b as i32).max(c as i32) as u32),
         v_min3_u32 => i3!(a, b, c => a.min(b).min(c)),
@@ -2001,14 +2050,18 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_lshl_add_u64 => |_, a, b, c| v64((a << (b as u32 & 63)).wrapping_add(c)),
         v_add_f64 => d2!(e, a, b => float::nan_rule64(a + b, a, b)),
         v_mul_f64 => d2!(e, a, b => float::nan_rule64(a * b, a, b)),
-        v_min_f64 => d2!(e, a, b => float::min64(a, b)),
-        v_max_f64 => d2!(e, a, b => float::max64(a, b)),
-        v_ldexp_f64 => {
-            |ln, a, b, _| f64r(&ln.env, float::ldexp64(ln.env.in64(d(a)), b as u32 as i32))
-        }
-        v_ldexp_f32 => {
-            |ln, a, b, _| f32r(&ln.env, float::ldexp32(ln.env.in32(f(a)), b as u32 as i32))
-        }
+        v_min_f64 => d2!(e, a, b => float::min64_in(e.ieee, a, b)),
+        v_max_f64 => d2!(e, a, b => float::max64_in(e.ieee, a, b)),
+        v_ldexp_f64 => |ln, a, b, _| {
+            let x = ln.env.in64(d(a));
+            let r = float::ldexp64(x, b as u32 as i32).to_bits();
+            f64r(&ln.env, d(float::F64_NAN.rule(r, &[x.to_bits()])))
+        },
+        v_ldexp_f32 => |ln, a, b, _| {
+            let x = ln.env.in32(f(a));
+            let r = float::ldexp32(x, b as u32 as i32).to_bits().into();
+            f32r(&ln.env, f(float::F32_NAN.rule(r, &[x.to_bits().into()])))
+        },
         v_mul_lo_u32 => i2!(a, b => a.wrapping_mul(b)),
         v_mul_hi_u32 => i2!(a, b => ((a as u64 * b as u64) >> 32) as u32),
         v_mul_hi_i32 => i2!(a, b => ((a as i32 as i64 * b as i32 as i64) >> 32) as u32),
@@ -2041,6 +2094,11 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
 /// A 16-bit float result of an f64 computation, rounded once.
 fn h64(e: &Env, x: f64) -> (u64, bool) {
     f16r(e, float::f16_of_f64(x))
+}
+
+/// [`h64`] of a one-source operation of `src`, its NaN results ruled as [`f1`]'s.
+fn h64_of(e: &Env, x: f64, src: f16) -> (u64, bool) {
+    f16r(e, float::nan_rule16(float::f16_of_f64(x), &[src]))
 }
 
 /// The i16 halves of a dword.
@@ -2140,25 +2198,25 @@ fn lane_fn_more(op: Op) -> Option<(LaneFn, Out)> {
         // A signed nibble as a multiple of 1/16 (interpolation offsets).
         v_cvt_off_f32_i4 => |_, a, _, _| v((((a as u8) << 4) as i8 as f32 / 256.0).to_bits()),
         // f16 transcendentals: computed in f64 and rounded once, within the documented ulp.
-        v_log_f16 => |ln, a, _, _| h64(&ln.env, ln.env.in16(h(a)).to_f64().log2()),
-        v_exp_f16 => |ln, a, _, _| h64(&ln.env, ln.env.in16(h(a)).to_f64().exp2()),
+        v_log_f16 => |ln, a, _, _| {
+            let x = ln.env.in16(h(a));
+            h64_of(&ln.env, x.to_f64().log2(), x)
+        },
+        v_exp_f16 => |ln, a, _, _| {
+            let x = ln.env.in16(h(a));
+            h64_of(&ln.env, x.to_f64().exp2(), x)
+        },
         v_sin_f16 => |ln, a, _, _| {
-            h64(
-                &ln.env,
-                (ln.env.in16(h(a)).to_f64() * std::f64::consts::TAU).sin(),
-            )
+            let x = ln.env.in16(h(a));
+            h64_of(&ln.env, sin_cos_revolutions(x.to_f64(), false), x)
         },
         v_cos_f16 => |ln, a, _, _| {
-            h64(
-                &ln.env,
-                (ln.env.in16(h(a)).to_f64() * std::f64::consts::TAU).cos(),
-            )
+            let x = ln.env.in16(h(a));
+            h64_of(&ln.env, sin_cos_revolutions(x.to_f64(), true), x)
         },
         v_frexp_mant_f16 => |ln, a, _, _| {
-            h64(
-                &ln.env,
-                float::frexp_mant32(ln.env.in16(h(a)).to_f32()) as f64,
-            )
+            let x = ln.env.in16(h(a));
+            h64_of(&ln.env, float::frexp_mant32(x.to_f32()) as f64, x)
         },
         v_frexp_exp_i16_f16 => {
             |ln, a, _, _| v(float::frexp_exp32(ln.env.in16(h(a)).to_f32()) as i16 as u16 as u32)
@@ -2199,16 +2257,22 @@ fn lane_fn_more(op: Op) -> Option<(LaneFn, Out)> {
             h64(e, r as f64)
         },
         v_min3_f16 => |ln, a, b, c| {
-            let g = |x: u64| ln.env.in16(h(x)).to_f32();
-            h64(&ln.env, float::min32(float::min32(g(a), g(b)), g(c)) as f64)
+            let (e, g) = (&ln.env, |x: u64| ln.env.in16(h(x)));
+            f16r(
+                e,
+                float::min16_in(e.ieee, float::min16_in(e.ieee, g(a), g(b)), g(c)),
+            )
         },
         v_max3_f16 => |ln, a, b, c| {
-            let g = |x: u64| ln.env.in16(h(x)).to_f32();
-            h64(&ln.env, float::max32(float::max32(g(a), g(b)), g(c)) as f64)
+            let (e, g) = (&ln.env, |x: u64| ln.env.in16(h(x)));
+            f16r(
+                e,
+                float::max16_in(e.ieee, float::max16_in(e.ieee, g(a), g(b)), g(c)),
+            )
         },
         v_med3_f16 => |ln, a, b, c| {
-            let g = |x: u64| ln.env.in16(h(x)).to_f32();
-            h64(&ln.env, float::med3_32(g(a), g(b), g(c)) as f64)
+            let (e, g) = (&ln.env, |x: u64| ln.env.in16(h(x)));
+            f16r(e, float::med3_16(e.ieee, g(a), g(b), g(c)))
         },
         v_min3_i16 => {
             i3!(a, b, c => (a as i16).min(b as i16).min(c as i16) as u16 as u32)
@@ -2688,8 +2752,8 @@ fn vop3p(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                             float::f16_of_f64((gf(0) as f64).mul_add(gf(1) as f64, gf(2) as f64)),
                             3,
                         ),
-                        v_pk_min_f16 => f16::from_f32(float::min32(gf(0), gf(1))).to_bits(),
-                        v_pk_max_f16 => f16::from_f32(float::max32(gf(0), gf(1))).to_bits(),
+                        v_pk_min_f16 => float::min16_in(env.ieee, gh(0), gh(1)).to_bits(),
+                        v_pk_max_f16 => float::max16_in(env.ieee, gh(0), gh(1)).to_bits(),
                         v_pk_add_u16 => u16_result(g(0) as i64 + g(1) as i64, inst.clamp),
                         v_pk_sub_u16 => u16_result(g(0) as i64 - g(1) as i64, inst.clamp),
                         v_pk_add_i16 => {
@@ -2844,6 +2908,68 @@ fn dot(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one-source operations' special cases, on the per-lane functions: NaN results are
+    /// the source quieted or the canonical (positive) quiet NaN, never the host's negative
+    /// default NaN; `v_exp_f32` gives no denormal and `v_log_f32` reads a denormal as zero
+    /// (both in the MODE that keeps f32 denormals); IEEE-mode min and max quiet a signalling
+    /// NaN source, and without MODE.IEEE they return the other source.
+    #[test]
+    fn one_source_special_cases_and_ieee_min_max() {
+        let run = |op: Op, mode: u32, a: u64, b: u64| {
+            let (f, _) = lane_fn(op).unwrap_or_else(|| panic!("{} has a lane function", op.name()));
+            f(&Ln::plain(Env::from_mode(mode), 0, 0), a, b, 0).0
+        };
+        const KEEP: u32 = 0xF0 | 1 << 9;
+        let minus_one = u64::from((-1.0f32).to_bits());
+        for op in [v_sqrt_f32, v_rsq_f32, v_log_f32] {
+            assert_eq!(run(op, KEEP, minus_one, 0), 0x7FC0_0000, "{}", op.name());
+        }
+        assert_eq!(
+            run(v_sqrt_f64, KEEP, (-2.0f64).to_bits(), 0),
+            0x7FF8_0000_0000_0000
+        );
+        assert_eq!(run(v_sqrt_f16, KEEP, 0xBC00, 0), 0x7E00);
+        assert_eq!(run(v_rsq_f16, KEEP, 0xBC00, 0), 0x7E00);
+        assert_eq!(run(v_log_f16, KEEP, 0xBC00, 0), 0x7E00);
+        // A signalling NaN source comes back quieted, its payload and sign kept.
+        assert_eq!(run(v_frexp_mant_f32, KEEP, 0xFF80_0123, 0), 0xFFC0_0123);
+        assert_eq!(run(v_ldexp_f32, KEEP, 0x7F80_0001, 3), 0x7FC0_0001);
+        assert_eq!(run(v_ldexp_f16, KEEP, 0x7C01, 3), 0x7E01);
+        assert_eq!(run(v_fract_f32, KEEP, 0x7F80_0001, 0), 0x7FC0_0001);
+        assert_eq!(run(v_fract_f16, KEEP, 0x7C00, 0), 0x7E00);
+        // 2^-130 is a denormal: v_exp_f32 flushes it; log2 of a denormal is -inf.
+        assert_eq!(run(v_exp_f32, KEEP, u64::from((-130.0f32).to_bits()), 0), 0);
+        assert_eq!(
+            run(v_exp_f32, KEEP, u64::from((-126.0f32).to_bits()), 0),
+            0x0080_0000
+        );
+        assert_eq!(run(v_log_f32, KEEP, 1, 0), 0xFF80_0000);
+        // The f16 form gives denormals: 2^-16 is 256 units of 2^-24.
+        assert_eq!(run(v_exp_f16, KEEP, 0xCC00, 0), 0x0100);
+        // Whole and quarter revolutions are exact, including far from zero.
+        let sin = |x: f32| run(v_sin_f32, KEEP, u64::from(x.to_bits()), 0) as u32;
+        let cos = |x: f32| run(v_cos_f32, KEEP, u64::from(x.to_bits()), 0) as u32;
+        assert_eq!(
+            [sin(1.0), sin(-2.5), sin(100.25), sin(-0.75)],
+            [0, 0, 0x3F80_0000, 0x3F80_0000]
+        );
+        assert_eq!(
+            [cos(0.5), cos(3.75), cos(-256.0)],
+            [0xBF80_0000, 0, 0x3F80_0000]
+        );
+        // MODE.IEEE on (bit 9): a signalling NaN source wins, quieted; off: the other source.
+        let (snan, two) = (0x7F80_0005u64, u64::from(2.0f32.to_bits()));
+        assert_eq!(run(v_min_f32, KEEP, two, snan), 0x7FC0_0005);
+        assert_eq!(run(v_max_f32, KEEP, snan, two), 0x7FC0_0005);
+        assert_eq!(run(v_min_f32, 0xF0, two, snan), two);
+        assert_eq!(
+            run(v_max_f64, KEEP, 0x7FF0_0000_0000_0001, 0),
+            0x7FF8_0000_0000_0001
+        );
+        assert_eq!(run(v_min_f16, KEEP, 0x3C00, 0x7C01), 0x7E01);
+        assert_eq!(run(v_min_f16, 0xF0, 0x3C00, 0x7C01), 0x3C00);
+    }
 
     /// The fast FMA (target-feature and baseline forms) against the per-lane reference, on
     /// random and special inputs, every denormal mode and the EXEC classes full, empty,

@@ -34,6 +34,7 @@ pub const SOURCES: &[(&str, &[&str])] = &[
     ("counters", &[]),
     ("valu_more", &[]),
     ("images", &[]),
+    ("folded", &[]),
     // Without SRAM ECC the d16 loads keep the other half of their register, so clang emits
     // them (the memory_more tests need them).
     (
@@ -154,7 +155,7 @@ pub fn corpus() -> &'static HashMap<(String, Target), PathBuf> {
                 map.insert((name.to_string(), t), dst);
                 continue;
             }
-            let child = Command::new("hipcc")
+            let child = test_support::hipcc()
                 .args([
                     "--offload-arch=gfx90a",
                     "--cuda-device-only",
