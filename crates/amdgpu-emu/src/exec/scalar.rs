@@ -777,3 +777,22 @@ fn smem(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
     }
     Ok(Flow::Next)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{bfe32, bfe64};
+
+    /// A signed field reaching past the top bit takes the sign (the source is shifted
+    /// arithmetically, as `v_bfe_i32` and LLVM's folding of the extract have it); the
+    /// unsigned one takes zeros.
+    #[test]
+    fn signed_fields_past_the_top_bit_take_the_sign() {
+        assert_eq!(bfe32(0xDEAD_BEEF, 20 | 31 << 16, true), 0xFFFF_FDEA);
+        assert_eq!(bfe32(0xDEAD_BEEF, 20 | 31 << 16, false), 0xDEA);
+        assert_eq!(bfe32(0xCAFE_1234, 31 | 20 << 16, true), u32::MAX);
+        assert_eq!(bfe32(0x1234_5678, 28 | 8 << 16, true), 1);
+        assert_eq!(bfe32(0x8000_0000, 4 | 40 << 16, true), 0xF800_0000);
+        assert_eq!(bfe64(1 << 63, 60 | 10 << 16, true), 0xFFFF_FFFF_FFFF_FFF8);
+        assert_eq!(bfe64(1 << 63, 60 | 10 << 16, false), 8);
+    }
+}

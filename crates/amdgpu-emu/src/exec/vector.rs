@@ -1814,9 +1814,19 @@ fn exp32(x: f32) -> f32 {
     if r.is_subnormal() { 0.0 } else { r }
 }
 
+/// The NaN rule of the f16 dot products (`v_dot2_f32_f16`, `v_dot2c_f32_f16`): a NaN result is
+/// the first NaN source widened to f32 and quieted (src0's halves, src1's, then the
+/// accumulator), or the canonical quiet NaN; never the host's choice.
+fn dot2_nan_rule(sum: f32, sources: [f64; 5]) -> f32 {
+    let sources = sources.map(|x| u64::from((x as f32).to_bits()));
+    f(float::F32_NAN.rule(sum.to_bits().into(), &sources))
+}
+
 /// Non-fused multiply-add with a rounding after the product (`v_mad_f32`, `v_mac_f32`).
 fn mad32(e: &Env, a: f32, b: f32, c: f32) -> f32 {
-    e.in32(e.out32(a * b)) + c
+    let r = e.in32(e.out32(a * b)) + c;
+    let sources = [a, b, c].map(|x| u64::from(x.to_bits()));
+    f(float::F32_NAN.rule(r.to_bits().into(), &sources))
 }
 
 fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
@@ -1916,7 +1926,9 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_sub_f32 => f2!(e, a, b => float::nan_rule32(a - b, a, b)),
         v_subrev_f32 => f2!(e, a, b => float::nan_rule32(b - a, a, b)),
         v_mul_f32 => f2!(e, a, b => float::nan_rule32(a * b, a, b)),
-        v_mul_legacy_f32 => f2!(e, a, b => if a == 0.0 || b == 0.0 { 0.0 } else { a * b }),
+        v_mul_legacy_f32 => {
+            f2!(e, a, b => if a == 0.0 || b == 0.0 { 0.0 } else { float::nan_rule32(a * b, a, b) })
+        }
         v_mul_i32_i24 => i2!(a, b => (sext24(a) * sext24(b)) as u32),
         v_mul_hi_i32_i24 => i2!(a, b => ((sext24(a) * sext24(b)) >> 32) as u32),
         v_mul_u32_u24 => i2!(a, b => (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF)),
@@ -2229,17 +2241,16 @@ fn lane_fn_more(op: Op) -> Option<(LaneFn, Out)> {
         // Non-fused f16 multiply-add: the product is rounded to f16 before the addition.
         v_madmk_f16 | v_madak_f16 | v_mad_f16 | v_mad_legacy_f16 => |ln, a, b, c| {
             let e = &ln.env;
-            let p = float::f16_of_f64(e.in16(h(a)).to_f64() * e.in16(h(b)).to_f64());
-            h64(e, p.to_f64() + e.in16(h(c)).to_f64())
+            let [x, y, z] = [a, b, c].map(|s| e.in16(h(s)));
+            let p = float::f16_of_f64(x.to_f64() * y.to_f64());
+            let r = float::f16_of_f64(p.to_f64() + z.to_f64());
+            f16r(e, float::nan_rule16(r, &[x, y, z]))
         },
         v_fma_legacy_f16 => |ln, a, b, c| {
             let e = &ln.env;
-            h64(
-                e,
-                e.in16(h(a))
-                    .to_f64()
-                    .mul_add(e.in16(h(b)).to_f64(), e.in16(h(c)).to_f64()),
-            )
+            let [x, y, z] = [a, b, c].map(|s| e.in16(h(s)));
+            let r = float::f16_of_f64(x.to_f64().mul_add(y.to_f64(), z.to_f64()));
+            f16r(e, float::nan_rule16(r, &[x, y, z]))
         },
         v_div_fixup_f16 | v_div_fixup_legacy_f16 => |ln, a, b, c| {
             let e = &ln.env;
@@ -2339,8 +2350,9 @@ fn lane_fn_more(op: Op) -> Option<(LaneFn, Out)> {
         v_dot2c_f32_f16 => |ln, a, b, c| {
             let e = &ln.env;
             let g = |x: u64, s: u32| e.in16(h(x >> s)).to_f64();
+            let sources = [g(a, 0), g(a, 16), g(b, 0), g(b, 16), e.in32(f(c)) as f64];
             let sum = g(a, 0) * g(b, 0) + g(a, 16) * g(b, 16) + e.in32(f(c)) as f64;
-            f32r(e, sum as f32)
+            f32r(e, dot2_nan_rule(sum as f32, sources))
         },
         v_dot2c_i32_i16 => |ln, a, b, c| {
             let (x, y) = (halves_i16(a), halves_i16(b));
@@ -2851,7 +2863,14 @@ fn dot(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             let sum = g(a, 0, false) * g(b, 1, false)
                 + g(a, 0, true) * g(b, 1, true)
                 + env.in32(f(c)) as f64;
-            let mut x = env.out32(sum as f32);
+            let sources = [
+                g(a, 0, false),
+                g(a, 0, true),
+                g(b, 1, false),
+                g(b, 1, true),
+                env.in32(f(c)) as f64,
+            ];
+            let mut x = env.out32(dot2_nan_rule(sum as f32, sources));
             if inst.clamp {
                 x = if x.is_nan() {
                     if env.dx10_clamp { 0.0 } else { x }
@@ -2930,6 +2949,22 @@ mod tests {
             0x7FF8_0000_0000_0000
         );
         assert_eq!(run(v_sqrt_f16, KEEP, 0xBC00, 0), 0x7E00);
+        // Infinity times zero in the non-fused and dot-product forms: the canonical NaN.
+        let three = |op: Op, a: u64, b: u64, c: u64| {
+            let (f, _) = lane_fn(op).expect("a lane function");
+            f(&Ln::plain(Env::from_mode(KEEP), 0, 0), a, b, c).0
+        };
+        let (inf, one) = (
+            u64::from(f32::INFINITY.to_bits()),
+            u64::from(1.0f32.to_bits()),
+        );
+        assert_eq!(three(v_mad_f32, inf, 0, one), 0x7FC0_0000);
+        assert_eq!(three(v_mad_f16, 0x7C00, 0, 0x3C00), 0x7E00);
+        assert_eq!(
+            three(v_dot2c_f32_f16, 0x3C00_7C00, 0x3C00_0000, one),
+            0x7FC0_0000
+        );
+        assert_eq!(three(v_mul_legacy_f32, 0x7F80_0001, one, 0), 0x7FC0_0001);
         assert_eq!(run(v_rsq_f16, KEEP, 0xBC00, 0), 0x7E00);
         assert_eq!(run(v_log_f16, KEEP, 0xBC00, 0), 0x7E00);
         // A signalling NaN source comes back quieted, its payload and sign kept.
