@@ -1419,8 +1419,59 @@ fn row_fn(op: Op) -> Option<RowFn> {
         v_sub_f32 => |v, d, s, e, _, x| binary_f32(v, d, s, e, x, |a, b| a - b),
         v_mul_f32 => |v, d, s, e, _, x| binary_f32(v, d, s, e, x, |a, b| a * b),
         v_fma_f32 | v_fmac_f32 | v_fmaak_f32 | v_fmamk_f32 => fma_row,
+        v_min_f32 => |v, d, s, e, _, x| {
+            let ieee = e.ieee;
+            let exact = move |a, b, _| float::min32_in(ieee, f32b(a), f32b(b)).to_bits();
+            f32_row(v, d, s, e, x, |a, b, _| ordered(a, b, false), exact)
+        },
+        v_max_f32 => |v, d, s, e, _, x| {
+            let ieee = e.ieee;
+            let exact = move |a, b, _| float::max32_in(ieee, f32b(a), f32b(b)).to_bits();
+            f32_row(v, d, s, e, x, |a, b, _| ordered(a, b, true), exact)
+        },
+        v_min3_f32 => |v, d, s, e, _, x| {
+            let min = move |a, b| float::min32_in(e.ieee, a, b);
+            let exact = move |a, b, c| min(min(f32b(a), f32b(b)), f32b(c)).to_bits();
+            let fast = |a, b, c| ordered(ordered(a, b, false), c, false);
+            f32_row(v, d, s, e, x, fast, exact)
+        },
+        v_max3_f32 => |v, d, s, e, _, x| {
+            let max = move |a, b| float::max32_in(e.ieee, a, b);
+            let exact = move |a, b, c| max(max(f32b(a), f32b(b)), f32b(c)).to_bits();
+            let fast = |a, b, c| ordered(ordered(a, b, true), c, true);
+            f32_row(v, d, s, e, x, fast, exact)
+        },
+        v_med3_f32 => |v, d, s, e, _, x| {
+            let ieee = e.ieee;
+            let exact = move |a, b, c| float::med3_32(ieee, f32b(a), f32b(b), f32b(c)).to_bits();
+            let fast = |a, b, c| {
+                let low = ordered(ordered(a, b, true), c, false);
+                ordered(ordered(a, b, false), low, true)
+            };
+            f32_row(v, d, s, e, x, fast, exact)
+        },
         _ => return None,
     })
+}
+
+fn f32b(x: u32) -> f32 {
+    f32::from_bits(x)
+}
+
+/// The minimum (or maximum) of two f32 values when neither is a NaN, -0 below +0, written as
+/// selects so that row loops vectorise; a NaN when either is one (the row's exact function
+/// then decides, [`f32_lanes`]).
+#[inline(always)]
+fn ordered(a: f32, b: f32, max: bool) -> f32 {
+    let (x, y) = (a.to_bits(), b.to_bits());
+    let pick = if (a < b) != max { x } else { y };
+    let tie = if max { x & y } else { x | y };
+    let r = f32::from_bits(if a == b { tie } else { pick });
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else {
+        r
+    }
 }
 
 /// Lanes of the destination row `d` in EXEC from `f(lane, a, b, c)` over the source rows:
@@ -2889,7 +2940,8 @@ mod tests {
                             continue;
                         };
                         planned.insert(op.name());
-                        let mode = ((round % 4) as u32) << 4;
+                        // The four denormal modes, MODE.IEEE on in the last round.
+                        let mode = ((round % 4) as u32) << 4 | ((round / 4) as u32) << 9;
                         let [mut a, mut b] = waves(&mut r, exec, mode);
                         let what = format!(
                             "{} src0 {src0} exec {exec:x}",
@@ -2944,6 +2996,8 @@ mod tests {
             "v_log_f32",
             "v_ldexp_f32",
             "v_max_f32",
+            "v_min3_f32",
+            "v_med3_f32",
             "v_trunc_f32",
             "v_add_f16",
             "v_lshlrev_b16",
