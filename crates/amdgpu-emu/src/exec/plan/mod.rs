@@ -1418,6 +1418,11 @@ fn row_fn(op: Op) -> Option<RowFn> {
         v_add_f32 => |v, d, s, e, _, x| binary_f32(v, d, s, e, x, |a, b| a + b),
         v_sub_f32 => |v, d, s, e, _, x| binary_f32(v, d, s, e, x, |a, b| a - b),
         v_mul_f32 => |v, d, s, e, _, x| binary_f32(v, d, s, e, x, |a, b| a * b),
+        v_subrev_f32 => |v, d, s, e, _, x| binary_f32(v, d, s, e, x, |a, b| b - a),
+        v_floor_f32 => |v, d, s, e, _, x| unary_f32(v, d, s, e, x, f32::floor),
+        v_ceil_f32 => |v, d, s, e, _, x| unary_f32(v, d, s, e, x, f32::ceil),
+        v_trunc_f32 => |v, d, s, e, _, x| unary_f32(v, d, s, e, x, f32::trunc),
+        v_rndne_f32 => |v, d, s, e, _, x| unary_f32(v, d, s, e, x, f32::round_ties_even),
         v_fma_f32 | v_fmac_f32 | v_fmaak_f32 | v_fmamk_f32 => fma_row,
         v_min_f32 => |v, d, s, e, _, x| {
             let ieee = e.ieee;
@@ -1572,6 +1577,39 @@ fn binary_f32(
         float::nan_rule32(op(x, y), x, y).to_bits()
     };
     f32_row(v, d, s, e, exec, |x, y, _| op(x, y), exact);
+}
+
+/// A one-source f32 operation under the denormal mode and the one-source NaN rule (a NaN
+/// source quieted). The rounding operations it runs vectorise only where the host rounds
+/// vectors (SSE4.1, here with AVX2), hence the loop compiled for it there.
+fn unary_f32(
+    v: &mut [VReg],
+    d: usize,
+    s: [usize; 3],
+    e: &Env,
+    exec: u64,
+    op: impl Fn(f32) -> f32 + Copy,
+) {
+    let exact = |a: u32, _, _| {
+        let r = op(f32::from_bits(a)).to_bits();
+        float::F32_NAN.rule(r.into(), &[a.into()]) as u32
+    };
+    let mut row = move || f32_row(v, d, s, e, exec, move |x, _, _| op(x), exact);
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of the
+        // target-feature function.
+        unsafe { compiled_for_avx2(row) };
+        return;
+    }
+    row();
+}
+
+/// `f()` with AVX2 enabled for the code inlined into it.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn compiled_for_avx2(f: impl FnOnce()) {
+    f()
 }
 
 /// f32 fused multiply-add rows, with the host's FMA instruction when it has one.
@@ -2999,6 +3037,8 @@ mod tests {
             "v_min3_f32",
             "v_med3_f32",
             "v_trunc_f32",
+            "v_floor_f32",
+            "v_subrev_f32",
             "v_add_f16",
             "v_lshlrev_b16",
             "v_cvt_f32_f16",
