@@ -1423,6 +1423,11 @@ fn row_fn(op: Op) -> Option<RowFn> {
         v_ceil_f32 => |v, d, s, e, _, x| unary_f32(v, d, s, e, x, f32::ceil),
         v_trunc_f32 => |v, d, s, e, _, x| unary_f32(v, d, s, e, x, f32::trunc),
         v_rndne_f32 => |v, d, s, e, _, x| unary_f32(v, d, s, e, x, f32::round_ties_even),
+        v_sqrt_f32 => |v, d, s, e, _, x| unary_f32(v, d, s, e, x, f32::sqrt),
+        // 1/sqrt in f64, rounded once (the general path's).
+        v_rsq_f32 => {
+            |v, d, s, e, _, x| unary_f32(v, d, s, e, x, |a| (1.0 / (a as f64).sqrt()) as f32)
+        }
         v_fma_f32 | v_fmac_f32 | v_fmaak_f32 | v_fmamk_f32 => fma_row,
         v_min_f32 => |v, d, s, e, _, x| {
             let ieee = e.ieee;
@@ -1581,7 +1586,8 @@ fn binary_f32(
 
 /// A one-source f32 operation under the denormal mode and the one-source NaN rule (a NaN
 /// source quieted). The rounding operations it runs vectorise only where the host rounds
-/// vectors (SSE4.1, here with AVX2), hence the loop compiled for it there.
+/// vectors (SSE4.1, here with AVX2), and the f64 steps of `v_rsq_f32` four times wider with
+/// AVX, hence the loop compiled for AVX2 there.
 fn unary_f32(
     v: &mut [VReg],
     d: usize,
