@@ -299,11 +299,20 @@ pub(crate) fn max16_in(ieee: bool, a: f16, b: f16) -> f16 {
     signalling16(ieee, a, b).unwrap_or_else(|| f16::from_f32(max32(a.to_f32(), b.to_f32())))
 }
 
+/// `v_min3_f32` in MODE: two [`min32_in`] steps (a signalling src0 or src1 thus gives src2).
+pub(crate) fn min3_32(ieee: bool, a: f32, b: f32, c: f32) -> f32 {
+    min32_in(ieee, min32_in(ieee, a, b), c)
+}
+/// `v_max3_f32` in MODE, as [`min3_32`].
+pub(crate) fn max3_32(ieee: bool, a: f32, b: f32, c: f32) -> f32 {
+    max32_in(ieee, max32_in(ieee, a, b), c)
+}
+
 /// `v_med3_f32` in MODE: with a NaN source, the minimum of the three
 /// (`v_min_f32(v_min_f32(a, b), c)`, as the ISA's pseudo-code has it); else the median.
 pub(crate) fn med3_32(ieee: bool, a: f32, b: f32, c: f32) -> f32 {
     if a.is_nan() || b.is_nan() || c.is_nan() {
-        return min32_in(ieee, min32_in(ieee, a, b), c);
+        return min3_32(ieee, a, b, c);
     }
     max32(min32(a, b), min32(max32(a, b), c))
 }

@@ -1814,10 +1814,13 @@ fn exp32(x: f32) -> f32 {
     if r.is_subnormal() { 0.0 } else { r }
 }
 
-/// The NaN rule of the f16 dot products (`v_dot2_f32_f16`, `v_dot2c_f32_f16`): a NaN result is
-/// the first NaN source widened to f32 and quieted (src0's halves, src1's, then the
-/// accumulator), or the canonical quiet NaN; never the host's choice.
-fn dot2_nan_rule(sum: f32, sources: [f64; 5]) -> f32 {
+/// The f16 dot product `x0 * y0 + x1 * y1 + acc` of `[x0, x1, y0, y1, acc]` (`v_dot2_f32_f16`,
+/// `v_dot2c_f32_f16`), exact in f64 and rounded once to f32. A NaN result is the first NaN
+/// source in that order widened to f32 and quieted, or the canonical quiet NaN; never the
+/// host's choice.
+fn dot2_f16(sources: [f64; 5]) -> f32 {
+    let [x0, x1, y0, y1, acc] = sources;
+    let sum = (x0 * y0 + x1 * y1 + acc) as f32;
     let sources = sources.map(|x| u64::from((x as f32).to_bits()));
     f(float::F32_NAN.rule(sum.to_bits().into(), &sources))
 }
@@ -2008,8 +2011,8 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_alignbyte_b32 => {
             i3!(a, b, c => ((((a as u64) << 32) | b as u64) >> (8 * (c & 3))) as u32)
         }
-        v_min3_f32 => f3!(e, a, b, c => float::min32_in(e.ieee, float::min32_in(e.ieee, a, b), c)),
-        v_max3_f32 => f3!(e, a, b, c => float::max32_in(e.ieee, float::max32_in(e.ieee, a, b), c)),
+        v_min3_f32 => f3!(e, a, b, c => float::min3_32(e.ieee, a, b, c)),
+        v_max3_f32 => f3!(e, a, b, c => float::max3_32(e.ieee, a, b, c)),
         v_med3_f32 => f3!(e, a, b, c => float::med3_32(e.ieee, a, b, c)),
         v_min3_i32 => i3!(a, b, c => (a as i32).min(b as i32).min(c as i32) as u32),
         v_max3_i32 => i3!(a, b, c => (a as i32).max(b as i32).max(c as i32) as u32),
@@ -2350,9 +2353,10 @@ fn lane_fn_more(op: Op) -> Option<(LaneFn, Out)> {
         v_dot2c_f32_f16 => |ln, a, b, c| {
             let e = &ln.env;
             let g = |x: u64, s: u32| e.in16(h(x >> s)).to_f64();
-            let sources = [g(a, 0), g(a, 16), g(b, 0), g(b, 16), e.in32(f(c)) as f64];
-            let sum = g(a, 0) * g(b, 0) + g(a, 16) * g(b, 16) + e.in32(f(c)) as f64;
-            f32r(e, dot2_nan_rule(sum as f32, sources))
+            f32r(
+                e,
+                dot2_f16([g(a, 0), g(a, 16), g(b, 0), g(b, 16), e.in32(f(c)) as f64]),
+            )
         },
         v_dot2c_i32_i16 => |ln, a, b, c| {
             let (x, y) = (halves_i16(a), halves_i16(b));
@@ -2860,9 +2864,6 @@ fn dot(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                 let neg = if second { inst.abs } else { inst.neg };
                 if (neg >> k) & 1 != 0 { -v } else { v }
             };
-            let sum = g(a, 0, false) * g(b, 1, false)
-                + g(a, 0, true) * g(b, 1, true)
-                + env.in32(f(c)) as f64;
             let sources = [
                 g(a, 0, false),
                 g(a, 0, true),
@@ -2870,7 +2871,7 @@ fn dot(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
                 g(b, 1, true),
                 env.in32(f(c)) as f64,
             ];
-            let mut x = env.out32(dot2_nan_rule(sum as f32, sources));
+            let mut x = env.out32(dot2_f16(sources));
             if inst.clamp {
                 x = if x.is_nan() {
                     if env.dx10_clamp { 0.0 } else { x }

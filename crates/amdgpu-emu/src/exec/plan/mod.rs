@@ -1440,14 +1440,14 @@ fn row_fn(op: Op) -> Option<RowFn> {
             f32_row(v, d, s, e, x, |a, b, _| ordered(a, b, true), exact)
         },
         v_min3_f32 => |v, d, s, e, _, x| {
-            let min = move |a, b| float::min32_in(e.ieee, a, b);
-            let exact = move |a, b, c| min(min(f32b(a), f32b(b)), f32b(c)).to_bits();
+            let ieee = e.ieee;
+            let exact = move |a, b, c| float::min3_32(ieee, f32b(a), f32b(b), f32b(c)).to_bits();
             let fast = |a, b, c| ordered(ordered(a, b, false), c, false);
             f32_row(v, d, s, e, x, fast, exact)
         },
         v_max3_f32 => |v, d, s, e, _, x| {
-            let max = move |a, b| float::max32_in(e.ieee, a, b);
-            let exact = move |a, b, c| max(max(f32b(a), f32b(b)), f32b(c)).to_bits();
+            let ieee = e.ieee;
+            let exact = move |a, b, c| float::max3_32(ieee, f32b(a), f32b(b), f32b(c)).to_bits();
             let fast = |a, b, c| ordered(ordered(a, b, true), c, true);
             f32_row(v, d, s, e, x, fast, exact)
         },
