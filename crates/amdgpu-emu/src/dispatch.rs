@@ -16,8 +16,8 @@ use crate::descriptor::KernelDescriptor;
 use crate::exec::{self, Ctx, Flow};
 use crate::fault::{Fault, FaultKind};
 use crate::host_fp::IeeeHostFp;
+use crate::launch::{LaunchImage, LaunchValues, WorkItems};
 use crate::memory::{Apertures, GlobalMemory, load_bytes};
-use crate::resource::BufferDescriptor;
 use crate::target::Target;
 use crate::trace::ShaderDataRecord;
 use crate::wave::{LANES, REGISTER_FILE_BYTES, Wave};
@@ -287,6 +287,15 @@ impl Emulator {
                 name,
             ));
         };
+        let values = LaunchValues {
+            private_base: crate::exec::PRIVATE_BUFFER_BASE,
+            dispatch_packet_address: setup.dispatch_packet_address,
+            queue_address: setup.queue_address,
+            kernarg_address: setup.kernarg_address,
+            dispatch_id: setup.dispatch_id,
+            private_segment_size: setup.private_segment_size,
+        };
+        let image = LaunchImage::new(&kd, &values, mem).map_err(|e| Fault::dispatch(e, name))?;
         let counts: [u32; 3] = std::array::from_fn(|d| setup.grid[d].div_ceil(setup.workgroup[d]));
         let total = counts.iter().map(|&c| c as u64).product::<u64>();
         let job = Job {
@@ -299,6 +308,7 @@ impl Emulator {
             mem,
             entry,
             entry_index,
+            image,
             counts,
             target: self.target,
             compute_units: self.compute_units,
@@ -474,6 +484,8 @@ struct Job<'a> {
     mem: &'a dyn GlobalMemory,
     entry: u64,
     entry_index: usize,
+    /// The scalar registers every wave starts with.
+    image: LaunchImage,
     counts: [u32; 3],
     target: Target,
     compute_units: u32,
@@ -634,59 +646,6 @@ fn release_grid_barrier(states: &mut [ThreadState]) {
     }
 }
 
-/// Packed work-item ids of wave `k` into v0 (`x | y << 10 | z << 20`, y and z as the
-/// descriptor enables them); returns the EXEC mask of its work-items.
-fn workitem_ids(w: &mut Wave, k: usize, dims: [u32; 3], id_dims: u32) -> u64 {
-    let items = dims[0] * dims[1] * dims[2];
-    let mut exec = 0u64;
-    // Work-item ids of the wave's first lane, then counted up lane by lane.
-    let first = (k * LANES) as u32;
-    let (mut x, mut y, mut z) = (
-        first % dims[0],
-        (first / dims[0]) % dims[1],
-        first / (dims[0] * dims[1]),
-    );
-    if x + LANES as u32 <= dims[0] {
-        // All 64 lanes in one row of the work-group: x counts up, y and z stay.
-        let mut yz = 0;
-        if id_dims >= 1 {
-            yz |= y << 10;
-        }
-        if id_dims >= 2 {
-            yz |= z << 20;
-        }
-        for (l, v) in w.v[0].iter_mut().enumerate() {
-            *v = (x + l as u32) | yz;
-        }
-        return u64::MAX;
-    }
-    for l in 0..LANES {
-        if first + (l as u32) >= items {
-            w.v[0][l] = 0;
-            continue;
-        }
-        exec |= 1 << l;
-        let mut v = x;
-        if id_dims >= 1 {
-            v |= y << 10;
-        }
-        if id_dims >= 2 {
-            v |= z << 20;
-        }
-        w.v[0][l] = v;
-        x += 1;
-        if x == dims[0] {
-            x = 0;
-            y += 1;
-            if y == dims[1] {
-                y = 0;
-                z += 1;
-            }
-        }
-    }
-    exec
-}
-
 /// HW_ID of wave 0 of a work-group: the documented deterministic placement.
 fn group_hw_id(cu_count: u32, group: u64) -> u32 {
     let cu = (group % cu_count as u64) as u32;
@@ -780,7 +739,7 @@ impl Job<'_> {
                 return Err((g, f));
             }
             let k = sched.free_state();
-            let started = self.guarded(g, || self.start_group(g, &mut sched.states[k]));
+            let started = self.guarded(g, || Ok(self.start_group(g, &mut sched.states[k])));
             match started {
                 Ok(group) => sched.active.push((group, k)),
                 Err(f) => return Err((g, f)),
@@ -831,7 +790,7 @@ impl Job<'_> {
     }
 
     /// Set work-group `g`'s waves up in `st`: registers, LDS and private memory.
-    fn start_group(&self, g: u64, st: &mut ThreadState) -> Result<Group, Fault> {
+    fn start_group(&self, g: u64, st: &mut ThreadState) -> Group {
         let s = self.setup;
         let kd = &self.kd;
         let (cx, cy) = (self.counts[0] as u64, self.counts[1] as u64);
@@ -855,23 +814,22 @@ impl Job<'_> {
             st.waves.push(Wave::new());
         }
         st.nwaves = nwaves;
-        let id_dims = kd.workitem_id_dims();
         let group_id = group_hw_id(self.compute_units, g);
         if self.counting {
             st.counts.reset(self.classes.classes.len());
         }
+        let mut items = WorkItems::new(dims, kd.workitem_id_dims());
         for (k, w) in st.waves.iter_mut().enumerate().take(nwaves) {
-            w.reset();
+            self.image.start(w, id, nwaves as u32, k as u32);
             w.index = k as u32;
             w.pc = self.entry_index;
             w.mode = kd.initial_mode();
             w.hw_id = wave_hw_id(group_id, k as u32);
-            let exec = workitem_ids(w, k, dims, id_dims);
+            let exec = items.next_wave(w);
             w.set_exec(exec);
             st.counts.full_waves += u64::from(exec == u64::MAX);
-            self.initial_sgprs(w, id, nwaves as u32, k == 0)?;
         }
-        Ok(Group { g, id, psize })
+        Group { g, id, psize }
     }
 
     /// Give each running wave of a work-group one time slice; `true` when every wave has ended
@@ -1046,84 +1004,5 @@ impl Job<'_> {
             st.counts
                 .fold(self.classes, totals, st.nwaves as u64, cycles);
         }
-    }
-
-    fn initial_sgprs(
-        &self,
-        w: &mut Wave,
-        id: [u32; 3],
-        nwaves: u32,
-        first: bool,
-    ) -> Result<(), Fault> {
-        let s = self.setup;
-        let kd = &self.kd;
-        let mut n: u16 = 0;
-        let mut put = |w: &mut Wave, v: u32| {
-            w.set_sgpr(n, v);
-            n += 1;
-        };
-        if kd.user_sgpr(0) {
-            let private = BufferDescriptor {
-                base: crate::exec::PRIVATE_BUFFER_BASE,
-                stride: 0,
-                num_records: u32::MAX,
-                dst_sel: [0; 4],
-                num_format: crate::texel::FLOAT,
-                data_format: 4,
-                add_tid: false,
-            };
-            for word in private.encode() {
-                put(w, word);
-            }
-        }
-        for (bit, v) in [
-            (1, s.dispatch_packet_address),
-            (2, s.queue_address),
-            (3, s.kernarg_address),
-            (4, s.dispatch_id),
-            (5, 0),
-        ] {
-            if kd.user_sgpr(bit) {
-                put(w, v as u32);
-                put(w, (v >> 32) as u32);
-            }
-        }
-        if kd.user_sgpr(6) {
-            put(w, s.private_segment_size);
-        }
-        let preload = kd.preload_length();
-        if preload > 0 {
-            let off = s
-                .kernarg_address
-                .wrapping_add(4 * kd.preload_offset() as u64);
-            let Some(p) = self.mem.translate(off, 4 * preload as u64) else {
-                return Err(Fault::dispatch(
-                    format!("preloaded kernel arguments at 0x{off:x} are not readable"),
-                    s.kernel_name,
-                ));
-            };
-            let mut b = vec![0u8; 4 * preload as usize];
-            load_bytes(p, &mut b);
-            for c in b.chunks_exact(4) {
-                put(w, u32::from_le_bytes(c.try_into().expect("4 bytes")));
-            }
-        }
-        let _ = n;
-        let mut n = kd.user_sgpr_count() as u16;
-        let rsrc2 = kd.rsrc2;
-        for d in 0..3 {
-            if rsrc2 >> (7 + d) & 1 != 0 {
-                w.set_sgpr(n, id[d]);
-                n += 1;
-            }
-        }
-        if rsrc2 >> 10 & 1 != 0 {
-            w.set_sgpr(n, nwaves | (first as u32) << 31);
-            n += 1;
-        }
-        if rsrc2 & 1 != 0 {
-            w.set_sgpr(n, 0);
-        }
-        Ok(())
     }
 }

@@ -6,8 +6,9 @@
 //! a runtime adapts its queues and memory to [`Emulator::dispatch`].
 //!
 //! Parts, from the entry down (a module imports only modules below it, never the crate root):
-//! [`dispatch`] (the entry point and the work-group scheduler); `exec` (semantics) and
-//! `host_fp` (the host floating-point environment); `wave` (register state); [`decode`]
+//! [`dispatch`] (the entry point and the work-group scheduler); `exec` (semantics),
+//! `host_fp` (the host floating-point environment) and `launch` (a wave's starting
+//! registers); `wave` (register state); [`decode`]
 //! (table-driven decoder); [`memory`] (the memory interface and the generic-address
 //! apertures), [`texel`] (element formats), [`resource`] (buffer, image and sampler
 //! descriptors), [`trace`] (shader-data records), [`fault`], [`target`] (targets and encoding
@@ -30,6 +31,7 @@ pub mod dispatch;
 mod exec;
 pub mod fault;
 mod host_fp;
+mod launch;
 pub mod memory;
 mod pool;
 pub mod resource;

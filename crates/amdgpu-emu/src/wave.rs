@@ -83,9 +83,10 @@ impl Wave {
         }
     }
 
-    /// Reset the bookkeeping for a new wave (registers keep stale values, as on hardware).
-    pub fn reset(&mut self) {
-        self.s = [0; 128];
+    /// Reset the bookkeeping for a new wave starting with scalar registers `sgprs` (vector
+    /// registers keep stale values, as on hardware).
+    pub fn reset(&mut self, sgprs: &[u32; 128]) {
+        self.s = *sgprs;
         self.scc = false;
         self.pc = 0;
         self.status = 0;
