@@ -24,6 +24,7 @@ use super::vector::{
 };
 use super::{Ctx, Flow, is_known_source};
 
+mod division;
 mod float_compare;
 mod mixed;
 mod wide_float;
@@ -114,6 +115,8 @@ pub(crate) struct RowPlan {
 /// lane by lane over the source rows (staged as a row plan stages them).
 pub(crate) struct LanePlan {
     op: LaneOp,
+    /// The division-sequence step the operation is, run on rows where the lanes allow.
+    division: Option<division::Step>,
     dst: u16,
     /// The lane mask the operation writes, when it writes one.
     sdst: u16,
@@ -327,6 +330,17 @@ impl Src64 {
     #[inline(always)]
     fn lane(&self, w: &Wave, l: usize) -> u64 {
         (wide_lanes(w, &self.from).lane(l) & !self.clear) ^ self.flip
+    }
+
+    /// [`Src64::lane`] of every lane.
+    fn lanes(&self, w: &Wave) -> [u64; LANES] {
+        let modified = |x: u64| (x & !self.clear) ^ self.flip;
+        match wide_lanes(w, &self.from) {
+            WideLanes::Rows(lo, hi) => {
+                std::array::from_fn(|l| modified(u64::from(lo[l]) | u64::from(hi[l]) << 32))
+            }
+            WideLanes::Same(x) => [modified(x); LANES],
+        }
     }
 }
 
@@ -743,6 +757,8 @@ fn scalar_fn(op: Op) -> Option<ScalarFn> {
         s_lshr_b32 => |a, b, _| nonzero(a >> (b & 31)),
         s_ashr_i32 => |a, b, _| nonzero(((a as i32) >> (b & 31)) as u32),
         s_mul_i32 => |a, b, _| (a.wrapping_mul(b), None),
+        // A mask of `a` ones from bit `b`.
+        s_bfm_b32 => |a, b, _| ((((1u64 << (a & 31)) - 1) as u32).wrapping_shl(b & 31), None),
         s_mul_hi_u32 => |a, b, _| (((a as u64 * b as u64) >> 32) as u32, None),
         s_lshl1_add_u32 => |a, b, _| shift_add(a, b, 1),
         s_lshl2_add_u32 => |a, b, _| shift_add(a, b, 2),
@@ -956,6 +972,7 @@ fn lane_plan(inst: &Inst) -> Option<LanePlan> {
     let [dst, sdst] = lane_destinations(inst, op.out);
     Some(LanePlan {
         op,
+        division: division::Step::of(inst.op),
         dst,
         sdst,
         src,
@@ -989,6 +1006,15 @@ fn run_lane_plan(w: &mut Wave, p: &LanePlan) -> bool {
     let vcc = if p.op.reads_vcc { w.vcc() } else { 0 };
     let s = staged(w, &p.src, p.reads);
     let env = Env::from_mode(w.mode);
+    if let Some(step) = p.division {
+        let mut out = [0u32; LANES];
+        let rows = s.map(|k| &w.v[k]);
+        if let Some(mask) = division::run(step, rows, env, vcc, exec, &mut out) {
+            write_row(&mut w.v[p.dst as usize], &out, exec);
+            write_lane_masks(w, p, exec, mask);
+            return true;
+        }
+    }
     let mask = p.op.run(&mut w.v, p.dst as usize, s, env, vcc, exec);
     write_lane_masks(w, p, exec, mask);
     true
@@ -2752,7 +2778,7 @@ mod tests {
 
     /// The instruction forms the tests derive operations from: VOP2, VOP3 with modifiers,
     /// VOPC, and the VOP3 64-bit shift-add.
-    fn templates() -> [Inst; 4] {
+    pub(super) fn templates() -> [Inst; 4] {
         let t = Target::Gfx942;
         [
             // v_add_f32_e32 v2, v2, v3
@@ -2855,6 +2881,7 @@ mod tests {
             "s_subb_u32",
             "s_bitcmp1_b32",
             "s_bfe_u32",
+            "s_bfm_b32",
             "s_bfe_i32",
             "s_brev_b32",
             "s_ff1_i32_b32",

@@ -4,7 +4,8 @@
 //! operations, the f64 division steps (`v_div_scale_f64`, `v_div_fmas_f64`,
 //! `v_div_fixup_f64`), f64 min and max, and the f64 compares and class tests the compare plans
 //! do not take. Each runs the general path's own lane function lane by lane (so the bits are
-//! the reference's), with its operands resolved once: VGPR pairs and rows, SGPR pairs and
+//! the reference's; the division steps on whole rows where every lane is ordinary), with its
+//! operands resolved once: VGPR pairs and rows, SGPR pairs and
 //! registers, constants, and the neg/abs sign bits the operand's type has.
 
 use crate::decode::Inst;
@@ -12,11 +13,13 @@ use crate::wave::{LANES, Wave};
 
 use super::super::float::Env;
 use super::super::vector::{LaneOp, LaneOut, is_wide, wide_lane_op};
-use super::{Src64, lane_destinations, write_mask_out};
+use super::{Src64, division, lane_destinations, write_mask_out};
 
 /// An operation with a 64-bit source or result, run by its lane function.
 pub(crate) struct WideLanePlan {
     op: LaneOp,
+    /// The division-sequence step the operation is, run on rows where the lanes allow.
+    division: Option<division::Step>,
     /// The destination row, or the low row of the destination pair.
     dst: u16,
     /// Whether the result is 64-bit (a VGPR pair).
@@ -40,6 +43,7 @@ pub(super) fn wide_lane_plan(inst: &Inst) -> Option<Box<WideLanePlan>> {
     }
     Some(Box::new(WideLanePlan {
         op,
+        division: division::Step::of(inst.op),
         dst,
         wide_dst,
         sdst,
@@ -56,9 +60,18 @@ pub(super) fn run_wide_lane_plan(w: &mut Wave, p: &WideLanePlan) -> bool {
     let exec = w.exec();
     let vcc = if p.op.reads_vcc { w.vcc() } else { 0 };
     let mut out = [0u64; LANES];
-    let sources = |l: usize| p.src.map(|s| s.lane(w, l));
-    let mask =
-        p.op.run_wide(Env::from_mode(w.mode), vcc, exec, sources, &mut out);
+    let env = Env::from_mode(w.mode);
+    let rows = p.src.map(|s| s.lanes(w));
+    let [a, b, c] = &rows;
+    let division = p
+        .division
+        .and_then(|step| division::run_wide(step, [a, b, c], env, vcc, exec, &mut out));
+    let mask = match division {
+        Some(mask) => mask,
+        None => {
+            p.op.run_wide(env, vcc, exec, |l| [a[l], b[l], c[l]], &mut out)
+        }
+    };
     if !matches!(p.op.out, LaneOut::Mask { .. }) {
         write_lanes(w, p, exec, &out);
     }
