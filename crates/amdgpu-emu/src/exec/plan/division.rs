@@ -167,7 +167,7 @@ pub(super) fn run(
                 out[l] = F32.scaled(a[l].into(), env) as u32;
             }
         }
-        Step::Fmas => fused32(a, b, c, env, out),
+        Step::Fmas => fused(a, b, c, env, out),
         Step::Fixup => {
             for l in 0..LANES {
                 out[l] = F32.fixed(a[l].into(), b[l].into(), c[l].into(), env) as u32;
@@ -191,7 +191,7 @@ pub(super) fn run_wide(
     }
     match step {
         Step::Scale => *out = a.map(|x| F64.scaled(x, env)),
-        Step::Fmas => fused64(a, b, c, env, out),
+        Step::Fmas => fused(a, b, c, env, out),
         Step::Fixup => {
             for l in 0..LANES {
                 out[l] = F64.fixed(a[l], b[l], c[l], env);
@@ -201,72 +201,65 @@ pub(super) fn run_wide(
     Some(0)
 }
 
-/// `a * b + c` rounded once in every f64 lane, as [`fused32`].
-fn fused64(a: &[u64; LANES], b: &[u64; LANES], c: &[u64; LANES], env: Env, out: &mut [u64; LANES]) {
+/// An f32 (`u32` bits) or f64 (`u64` bits) lane of the fused step.
+trait Fused: Copy {
+    /// `a * b + c` rounded once, the sources and the result flushed as `env` says.
+    fn fused(a: Self, b: Self, c: Self, env: Env) -> Self;
+}
+
+impl Fused for u32 {
+    #[inline(always)]
+    fn fused(a: u32, b: u32, c: u32, env: Env) -> u32 {
+        let input = |x: u32| f32::from_bits(F32.flushed(x.into(), env.keep_in32) as u32);
+        let r = input(a).mul_add(input(b), input(c));
+        F32.flushed(r.to_bits().into(), env.keep_out32) as u32
+    }
+}
+
+impl Fused for u64 {
+    #[inline(always)]
+    fn fused(a: u64, b: u64, c: u64, env: Env) -> u64 {
+        let input = |x: u64| f64::from_bits(F64.flushed(x, env.keep_in64));
+        let r = input(a).mul_add(input(b), input(c));
+        F64.flushed(r.to_bits(), env.keep_out64)
+    }
+}
+
+/// [`Fused::fused`] in every lane.
+fn fused<T: Fused>(a: &[T; LANES], b: &[T; LANES], c: &[T; LANES], env: Env, out: &mut [T; LANES]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU supports FMA (checked just above), the only requirement of the
         // target-feature function.
-        unsafe { fused64_fma(a, b, c, env, out) };
+        unsafe { fused_fma(a, b, c, env, out) };
         return;
     }
-    fused64_lanes(a, b, c, env, out);
+    fused_lanes(a, b, c, env, out);
 }
 
+/// [`fused_lanes`] compiled for the host's FMA instructions (the lane loop vectorises).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn fused64_fma(
-    a: &[u64; LANES],
-    b: &[u64; LANES],
-    c: &[u64; LANES],
+fn fused_fma<T: Fused>(
+    a: &[T; LANES],
+    b: &[T; LANES],
+    c: &[T; LANES],
     env: Env,
-    out: &mut [u64; LANES],
+    out: &mut [T; LANES],
 ) {
-    fused64_lanes(a, b, c, env, out);
+    fused_lanes(a, b, c, env, out);
 }
 
 #[inline(always)]
-fn fused64_lanes(
-    a: &[u64; LANES],
-    b: &[u64; LANES],
-    c: &[u64; LANES],
+fn fused_lanes<T: Fused>(
+    a: &[T; LANES],
+    b: &[T; LANES],
+    c: &[T; LANES],
     env: Env,
-    out: &mut [u64; LANES],
+    out: &mut [T; LANES],
 ) {
-    let input = |x: u64| f64::from_bits(F64.flushed(x, env.keep_in64));
     for l in 0..LANES {
-        let r = input(a[l]).mul_add(input(b[l]), input(c[l]));
-        out[l] = F64.flushed(r.to_bits(), env.keep_out64);
-    }
-}
-
-/// `a * b + c` rounded once in every f32 lane, the sources and the result flushed as `env`
-/// says.
-fn fused32(a: &VReg, b: &VReg, c: &VReg, env: Env, out: &mut VReg) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: the CPU supports FMA (checked just above), the only requirement of the
-        // target-feature function.
-        unsafe { fused32_fma(a, b, c, env, out) };
-        return;
-    }
-    fused32_lanes(a, b, c, env, out);
-}
-
-/// [`fused32_lanes`] compiled for the host's FMA instructions (the lane loop vectorises).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn fused32_fma(a: &VReg, b: &VReg, c: &VReg, env: Env, out: &mut VReg) {
-    fused32_lanes(a, b, c, env, out);
-}
-
-#[inline(always)]
-fn fused32_lanes(a: &VReg, b: &VReg, c: &VReg, env: Env, out: &mut VReg) {
-    let flushed = |x: u32, keep: bool| F32.flushed(x.into(), keep) as u32;
-    for l in 0..LANES {
-        let input = |x: u32| f32::from_bits(flushed(x, env.keep_in32));
-        let r = input(a[l]).mul_add(input(b[l]), input(c[l]));
-        out[l] = flushed(r.to_bits(), env.keep_out32);
+        out[l] = T::fused(a[l], b[l], c[l], env);
     }
 }
 
