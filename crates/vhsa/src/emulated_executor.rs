@@ -97,10 +97,16 @@ unsafe impl GlobalMemory for DispatchMemory {
         }
     }
 
-    /// An allocation of the view: its agent addresses map to host addresses by one offset
-    /// (none, or the alias of locked memory), so the whole allocation translates linearly.
+    /// The queue's descriptor or ring (every wave of a HIP kernel reads its work-group size
+    /// from the dispatch packet), or an allocation of the view: their agent addresses map to
+    /// host addresses by one offset (none, or the alias of locked memory), so each translates
+    /// linearly.
     fn span(&self, addr: u64) -> Option<(u64, u64, NonNull<u8>)> {
-        let (base, size) = self.view.allocation_at(addr)?;
+        let (base, size) = self
+            .extra
+            .into_iter()
+            .find(|&(b, l)| addr.wrapping_sub(b) < l)
+            .or_else(|| self.view.allocation_at(addr))?;
         let host = NonNull::new(crate::memory::host_address(base as usize) as *mut u8)?;
         Some((base, size, host))
     }
@@ -269,5 +275,37 @@ fn write_record_file(seq: u64, kernel: &str, records: &[ShaderDataRecord]) {
                 path.display()
             )
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The queue's descriptor and ring are spans of their own (kept by the emulator's threads
+    /// like any allocation), answering what a translation of their bytes answers; an address
+    /// in neither, nor in any allocation, has none.
+    #[test]
+    fn the_queue_and_its_ring_are_spans_of_a_dispatch() {
+        let (queue, ring) = (vec![0u8; 64], vec![0u8; 4096]);
+        let (q, r) = (queue.as_ptr() as u64, ring.as_ptr() as u64);
+        let memory = DispatchMemory {
+            view: crate::memory::MemoryView::take(),
+            extra: [(q, 64), (r, 4096)],
+        };
+        for (base, len) in [(q, 64), (r, 4096)] {
+            for at in [base, base + len / 2, base + len - 1] {
+                let (b, l, host) = memory.span(at).expect("a span");
+                assert_eq!((b, l), (base, len), "{at:#x}");
+                let off = (at - base) as usize;
+                // SAFETY: `off < len`: inside the span.
+                let inside = unsafe { host.add(off) };
+                assert_eq!(Some(inside), memory.translate(at, 1), "{at:#x}");
+            }
+            assert_eq!(memory.translate(base + len - 1, 2), None);
+        }
+        // The first page: no allocation, no queue.
+        assert!(memory.span(16).is_none());
+        assert!(memory.translate(16, 4).is_none());
     }
 }
