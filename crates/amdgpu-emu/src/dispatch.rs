@@ -288,7 +288,6 @@ impl Emulator {
             ));
         };
         let values = LaunchValues {
-            private_base: crate::exec::PRIVATE_BUFFER_BASE,
             dispatch_packet_address: setup.dispatch_packet_address,
             queue_address: setup.queue_address,
             kernarg_address: setup.kernarg_address,

@@ -7,14 +7,13 @@
 //! division per wave.
 
 use crate::descriptor::KernelDescriptor;
+use crate::exec::PRIVATE_BUFFER_BASE;
 use crate::memory::{GlobalMemory, load_bytes};
 use crate::resource::BufferDescriptor;
 use crate::wave::{LANES, Wave};
 
 /// The dispatch's values a wave's scalar registers start with.
 pub(crate) struct LaunchValues {
-    /// Base of the private-segment buffer descriptor (user SGPRs 0-3).
-    pub private_base: u64,
     pub dispatch_packet_address: u64,
     pub queue_address: u64,
     pub kernarg_address: u64,
@@ -29,8 +28,6 @@ pub(crate) struct LaunchImage {
     group_ids: [Option<u16>; 3],
     /// The SGPR of the wave's count and first-wave flag (work-group info), when enabled.
     group_info: Option<u16>,
-    /// The SGPR of the private segment wave offset, when enabled (always 0 here).
-    private_offset: Option<u16>,
 }
 
 impl LaunchImage {
@@ -51,7 +48,7 @@ impl LaunchImage {
         };
         if kd.user_sgpr(0) {
             let private = BufferDescriptor {
-                base: values.private_base,
+                base: PRIVATE_BUFFER_BASE,
                 stride: 0,
                 num_records: u32::MAX,
                 dst_sel: [0; 4],
@@ -89,12 +86,14 @@ impl LaunchImage {
         let rsrc2 = kd.rsrc2;
         let group_ids = [0, 1, 2].map(|d| system(rsrc2 >> (7 + d) & 1 != 0));
         let group_info = system(rsrc2 >> 10 & 1 != 0);
-        let private_offset = system(rsrc2 & 1 != 0);
+        // The private segment wave offset, when enabled: always 0 here.
+        if let Some(at) = system(rsrc2 & 1 != 0) {
+            sgprs[usize::from(at)] = 0;
+        }
         Ok(LaunchImage {
             sgprs,
             group_ids,
             group_info,
-            private_offset,
         })
     }
 
@@ -109,9 +108,6 @@ impl LaunchImage {
         }
         if let Some(at) = self.group_info {
             w.s[usize::from(at)] = nwaves | u32::from(index == 0) << 31;
-        }
-        if let Some(at) = self.private_offset {
-            w.s[usize::from(at)] = 0;
         }
     }
 }

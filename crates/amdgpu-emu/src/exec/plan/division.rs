@@ -12,6 +12,8 @@ use crate::decode::Op::{self, *};
 use crate::wave::{LANES, VReg};
 
 use super::super::float::Env;
+#[cfg(target_arch = "x86_64")]
+use super::compiled_for_fma;
 
 /// A step of a division sequence with a row form.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -225,42 +227,22 @@ impl Fused for u64 {
     }
 }
 
-/// [`Fused::fused`] in every lane.
+/// [`Fused::fused`] in every lane, the loop compiled for the host's FMA instructions where it
+/// has them (it vectorises).
 fn fused<T: Fused>(a: &[T; LANES], b: &[T; LANES], c: &[T; LANES], env: Env, out: &mut [T; LANES]) {
+    let mut row = || {
+        for l in 0..LANES {
+            out[l] = T::fused(a[l], b[l], c[l], env);
+        }
+    };
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: the CPU supports FMA (checked just above), the only requirement of the
-        // target-feature function.
-        unsafe { fused_fma(a, b, c, env, out) };
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU supports AVX2 and FMA (checked just above), the only requirement of
+        // the target-feature function.
+        unsafe { compiled_for_fma(row) };
         return;
     }
-    fused_lanes(a, b, c, env, out);
-}
-
-/// [`fused_lanes`] compiled for the host's FMA instructions (the lane loop vectorises).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn fused_fma<T: Fused>(
-    a: &[T; LANES],
-    b: &[T; LANES],
-    c: &[T; LANES],
-    env: Env,
-    out: &mut [T; LANES],
-) {
-    fused_lanes(a, b, c, env, out);
-}
-
-#[inline(always)]
-fn fused_lanes<T: Fused>(
-    a: &[T; LANES],
-    b: &[T; LANES],
-    c: &[T; LANES],
-    env: Env,
-    out: &mut [T; LANES],
-) {
-    for l in 0..LANES {
-        out[l] = T::fused(a[l], b[l], c[l], env);
-    }
+    row();
 }
 
 #[cfg(test)]

@@ -334,13 +334,8 @@ impl Src64 {
 
     /// [`Src64::lane`] of every lane.
     fn lanes(&self, w: &Wave) -> [u64; LANES] {
-        let modified = |x: u64| (x & !self.clear) ^ self.flip;
-        match wide_lanes(w, &self.from) {
-            WideLanes::Rows(lo, hi) => {
-                std::array::from_fn(|l| modified(u64::from(lo[l]) | u64::from(hi[l]) << 32))
-            }
-            WideLanes::Same(x) => [modified(x); LANES],
-        }
+        let from = wide_lanes(w, &self.from);
+        std::array::from_fn(|l| (from.lane(l) & !self.clear) ^ self.flip)
     }
 }
 
@@ -1641,6 +1636,13 @@ fn unary_f32(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn compiled_for_avx2(f: impl FnOnce()) {
+    f()
+}
+
+/// `f()` with AVX2 and FMA enabled for the code inlined into it.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn compiled_for_fma(f: impl FnOnce()) {
     f()
 }
 
