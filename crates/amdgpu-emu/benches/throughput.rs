@@ -18,52 +18,53 @@ fn threads_all() -> usize {
         .unwrap_or(1)
 }
 
+/// A kernel's arguments over `n` elements, in a bench's memory.
+type Args = fn(&mut Bench, usize) -> Vec<Arg>;
+
+/// `alu_fma`'s arguments over `n` elements: 64 dependent f32 FMAs per element.
+fn alu_args(b: &mut Bench, n: usize) -> Vec<Arg> {
+    let x = b.buf_of(&vec![1.0f32; n]);
+    vec![Arg::Buf(x), Arg::I32(n as i32), Arg::I32(16)]
+}
+
+/// `triad`'s arguments over three arrays of `n` f32 elements.
+fn triad_args(b: &mut Bench, n: usize) -> Vec<Arg> {
+    vec![
+        Arg::Buf(b.zeros::<f32>(n)),
+        Arg::Buf(b.buf_of(&vec![1.0f32; n])),
+        Arg::Buf(b.buf_of(&vec![2.0f32; n])),
+        Arg::F32(0.5),
+        Arg::I32(n as i32),
+    ]
+}
+
 /// Counter quantities on and off, side by side on one host thread: the runs alternate (on, off,
 /// on, off, ...) so that load from other processes hits both alike, and the fastest of 101 runs of each
 /// is compared. Printed as `counting on/off <kernel>: <ratio>`.
 fn counting_cost(t: Target) {
-    use std::time::{Duration, Instant};
     let n = 1 << 16;
     let mut on = Bench::with_threads("stream", t, 1);
     let mut off = Bench::with_threads("stream", t, 1);
     on.emu = amdgpu_emu::Emulator::new(t, 1).with_counting(true);
     off.emu = amdgpu_emu::Emulator::new(t, 1).with_counting(false);
-    let mut cases: Vec<(&str, Vec<Arg>, Vec<Arg>)> = Vec::new();
-    let alu = |b: &mut Bench| {
-        let x = b.buf_of(&vec![1.0f32; n]);
-        vec![Arg::Buf(x), Arg::I32(n as i32), Arg::I32(16)]
-    };
-    let triad = |b: &mut Bench| {
-        let (a, bb, cc) = (
-            b.zeros::<f32>(n),
-            b.buf_of(&vec![1.0f32; n]),
-            b.buf_of(&vec![2.0f32; n]),
+    let cases: [(&str, Args); 2] = [("alu_fma", alu_args), ("triad", triad_args)];
+    for (kernel, args) in cases {
+        let (args_on, args_off) = (args(&mut on, n), args(&mut off, n));
+        let best = fastest_in_turn(
+            101,
+            &mut [
+                &mut || {
+                    std::hint::black_box(on.run1(kernel, n as u32, 256, &args_on));
+                },
+                &mut || {
+                    std::hint::black_box(off.run1(kernel, n as u32, 256, &args_off));
+                },
+            ],
         );
-        vec![
-            Arg::Buf(a),
-            Arg::Buf(bb),
-            Arg::Buf(cc),
-            Arg::F32(0.5),
-            Arg::I32(n as i32),
-        ]
-    };
-    cases.push(("alu_fma", alu(&mut on), alu(&mut off)));
-    cases.push(("triad", triad(&mut on), triad(&mut off)));
-    for (kernel, args_on, args_off) in &cases {
-        let (mut best_on, mut best_off) = (Duration::MAX, Duration::MAX);
-        for _ in 0..101 {
-            let s = Instant::now();
-            std::hint::black_box(on.run1(kernel, n as u32, 256, args_on));
-            best_on = best_on.min(s.elapsed());
-            let s = Instant::now();
-            std::hint::black_box(off.run1(kernel, n as u32, 256, args_off));
-            best_off = best_off.min(s.elapsed());
-        }
+        let [on_time, off_time] = [best[0], best[1]].map(std::time::Duration::from_secs_f64);
         println!(
-            "counting on/off {kernel}: {:.3} (on {:?}, off {:?}, fastest of 101 alternating runs)",
-            best_on.as_secs_f64() / best_off.as_secs_f64(),
-            best_on,
-            best_off
+            "counting on/off {kernel}: {:.3} (on {on_time:?}, off {off_time:?}, fastest of 101 alternating runs)",
+            best[0] / best[1],
         );
     }
 }
@@ -78,8 +79,7 @@ fn bench(c: &mut Criterion) {
     let n = 1 << 16;
     for threads in [1, threads_all()] {
         let mut b = Bench::with_threads("stream", t, threads);
-        let x = b.buf_of(&vec![1.0f32; n]);
-        let args = [Arg::Buf(x), Arg::I32(n as i32), Arg::I32(16)];
+        let args = alu_args(&mut b, n);
         let lanes = b.run1("alu_fma", n as u32, 256, &args).lane_instructions;
         g.throughput(Throughput::Elements(lanes));
         g.bench_function(
@@ -98,18 +98,7 @@ fn bench(c: &mut Criterion) {
     for (n, size, target, threads) in runs {
         for threads in threads {
             let mut b = Bench::with_threads("stream", target, threads);
-            let (a, bb, cc) = (
-                b.zeros::<f32>(n),
-                b.buf_of(&vec![1.0f32; n]),
-                b.buf_of(&vec![2.0f32; n]),
-            );
-            let args = [
-                Arg::Buf(a),
-                Arg::Buf(bb),
-                Arg::Buf(cc),
-                Arg::F32(0.5),
-                Arg::I32(n as i32),
-            ];
+            let args = triad_args(&mut b, n);
             g.throughput(Throughput::Bytes(12 * n as u64));
             g.bench_function(format!("triad bytes{size}, {threads} thread(s)"), |bn| {
                 bn.iter(|| b.run1("triad", n as u32, 256, &args))
@@ -154,8 +143,7 @@ fn goal_ratios(t: Target) {
     let alu = |threads| {
         let n = 1usize << 16;
         let mut b = Bench::with_threads("stream", t, threads);
-        let x = b.buf_of(&vec![1.0f32; n]);
-        let args = vec![Arg::Buf(x), Arg::I32(n as i32), Arg::I32(16)];
+        let args = alu_args(&mut b, n);
         move || {
             std::hint::black_box(b.run1("alu_fma", n as u32, 256, &args));
         }
@@ -169,13 +157,7 @@ fn goal_ratios(t: Target) {
     for (n, size) in [(1usize << 20, "3 x 4 MiB"), (1 << 24, "3 x 64 MiB")] {
         let triad = |threads| {
             let mut b = Bench::with_threads("stream", t, threads);
-            let args = vec![
-                Arg::Buf(b.zeros::<f32>(n)),
-                Arg::Buf(b.buf_of(&vec![1.0f32; n])),
-                Arg::Buf(b.buf_of(&vec![2.0f32; n])),
-                Arg::F32(0.5),
-                Arg::I32(n as i32),
-            ];
+            let args = triad_args(&mut b, n);
             move || {
                 std::hint::black_box(b.run1("triad", n as u32, 256, &args));
             }

@@ -247,7 +247,7 @@ fn fused<T: Fused>(a: &[T; LANES], b: &[T; LANES], c: &[T; LANES], env: Env, out
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{MASKS, Parts, against_reference, templates, waves};
+    use super::super::tests::{MASKS, Parts, planned_as_reference, templates, waves};
     use super::super::{Plan, inst_plan};
     use super::*;
     use crate::decode::{Program, VCC, VGPR};
@@ -429,15 +429,8 @@ mod tests {
                     "{} round {round} exec {exec:x}",
                     inst.disassemble(Target::Gfx942)
                 );
-                let ran = against_reference(
-                    &mut parts,
-                    &prog,
-                    Some(&plan),
-                    &inst,
-                    [&mut a, &mut b],
-                    &what,
-                );
-                assert!(ran, "{what}: the plan ran");
+                let waves = [&mut a, &mut b];
+                planned_as_reference(&mut parts, &prog, &plan, &inst, waves, &what);
             }
             assert!(
                 on_rows > 80 && declined > 5,

@@ -2764,6 +2764,19 @@ mod tests {
         ran
     }
 
+    /// [`against_reference`] for an instruction its plan must run.
+    pub(super) fn planned_as_reference(
+        parts: &mut Parts,
+        prog: &Program,
+        plan: &Plan,
+        inst: &Inst,
+        waves: [&mut Wave; 2],
+        what: &str,
+    ) {
+        let ran = against_reference(parts, prog, Some(plan), inst, waves, what);
+        assert!(ran, "{what}: the plan ran");
+    }
+
     pub(super) fn same_state(a: &Wave, b: &Wave, what: &str) {
         for (k, (x, y)) in a.v[..VREGS].iter().zip(b.v[..VREGS].iter()).enumerate() {
             if let Some(l) = (0..LANES).find(|&l| x[l] != y[l]) {
@@ -2812,8 +2825,7 @@ mod tests {
         let constants = [0x1234, 0, 1, 0xFFFF, 0x8000, 0x7FFF, 0xFFF0, 5, 9];
         // The plan ran, with the general path's results.
         let mut on_plan = |inst: &Inst, plan: &Plan, waves: [&mut Wave; 2], what: &str| {
-            let ran = against_reference(&mut parts, &prog, Some(plan), inst, waves, what);
-            assert!(ran, "{what}: the plan ran");
+            planned_as_reference(&mut parts, &prog, plan, inst, waves, what)
         };
         let sources = [3, 7, VCC, 128, 128 + 7, 193, 208, 240, 255];
         let mut r = 0x5EED_0000_1234_5678u64;
@@ -3119,15 +3131,7 @@ mod tests {
         for (round, s3) in [1u32, 1, 2, 1, 1, u32::MAX].into_iter().enumerate() {
             (a.s[3], b.s[3]) = (s3, s3);
             let what = format!("round {round}, s3 = {s3:#x}");
-            let ran = against_reference(
-                &mut parts,
-                &prog,
-                Some(&plan),
-                &inst,
-                [&mut a, &mut b],
-                &what,
-            );
-            assert!(ran, "{what}: the plan ran");
+            planned_as_reference(&mut parts, &prog, &plan, &inst, [&mut a, &mut b], &what);
             assert_eq!(a.v[5][63], a.v[6][63].wrapping_add(s3), "{what}");
         }
     }
@@ -3305,9 +3309,7 @@ mod tests {
                         }
                         let what = format!("{} exec {exec:x}", inst.disassemble(Target::Gfx942));
                         let waves = [&mut a, &mut b];
-                        let ran =
-                            against_reference(&mut parts, &prog, Some(&plan), &inst, waves, &what);
-                        assert!(ran, "{what}: the plan ran");
+                        planned_as_reference(&mut parts, &prog, &plan, &inst, waves, &what);
                     }
                 }
             }
@@ -3509,9 +3511,7 @@ mod tests {
                     let what = format!("{} exec {exec:x}", inst.disassemble(Target::Gfx942));
                     let plan = inst_plan(&inst).expect("a multiply-add plan");
                     let waves = [&mut a, &mut w];
-                    let ran =
-                        against_reference(&mut parts, &prog, Some(&plan), &inst, waves, &what);
-                    assert!(ran, "{what}: the plan ran");
+                    planned_as_reference(&mut parts, &prog, &plan, &inst, waves, &what);
                     planned += 1;
                 }
             }
@@ -3570,9 +3570,7 @@ mod tests {
                         let plan = inst_plan(&inst).expect("a carry plan");
                         assert!(matches!(plan, Plan::Carry(_)), "{what}");
                         let waves = [&mut a, &mut b];
-                        let ran =
-                            against_reference(&mut parts, &prog, Some(&plan), &inst, waves, &what);
-                        assert!(ran, "{what}: the plan ran");
+                        planned_as_reference(&mut parts, &prog, &plan, &inst, waves, &what);
                         planned += 1;
                     }
                 }

@@ -687,7 +687,7 @@ fn half_fma_to_odd(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{MASKS, Parts, against_reference, waves};
+    use super::super::tests::{MASKS, Parts, against_reference, planned_as_reference, waves};
     use super::super::{inst_plan, is_nan32};
     use crate::decode::{Enc, LITERAL, Op::*, Program, VCC, VGPR};
     use crate::memory::RegionMemory;
@@ -822,17 +822,15 @@ mod tests {
                 w.v[row] = [x; LANES];
             }
         }
-        let plan = inst_plan(&packed);
-        assert!(plan.is_some(), "v_pk_fma_f16 has a plan");
-        let ran = against_reference(
+        let plan = inst_plan(&packed).expect("v_pk_fma_f16 has a plan");
+        planned_as_reference(
             &mut parts,
             &prog,
-            plan.as_ref(),
+            &plan,
             &packed,
             [&mut a, &mut b],
             "pk_fma",
         );
-        assert!(ran, "the plan ran");
         assert_eq!(a.v[4], [0x7601_7601; LANES]);
         let _ = against_reference(&mut parts, &prog, None, &single, [&mut a, &mut b], "fma");
         assert!(
