@@ -394,11 +394,19 @@ pub(crate) fn class16(x: f16, mask: u32) -> bool {
     (mask >> bit) & 1 != 0
 }
 
+/// 2^n exactly, `n` within the normal f64 exponents (-1022..=1023): the bits built directly
+/// (`powi` is a library loop of multiplications per call).
+#[inline(always)]
+fn pow2(n: i32) -> f64 {
+    debug_assert!((-1022..=1023).contains(&n));
+    f64::from_bits(((n + 1023) as u64) << 52)
+}
+
 /// `x * 2^n` with one rounding (f32).
 pub(crate) fn ldexp32(x: f32, n: i32) -> f32 {
     let n = n.clamp(-400, 400);
     // f64 holds every f32 times any power of two in this range exactly.
-    ((x as f64) * 2f64.powi(n)) as f32
+    ((x as f64) * pow2(n)) as f32
 }
 
 /// `x * 2^n` with one rounding (f64), for the exponent range kernels use.
@@ -406,14 +414,91 @@ pub(crate) fn ldexp64(x: f64, n: i32) -> f64 {
     let mut x = x;
     let mut n = n.clamp(-2200, 2200);
     while n > 1000 {
-        x *= 2f64.powi(1000);
+        x *= pow2(1000);
         n -= 1000;
     }
     while n < -1000 {
-        x *= 2f64.powi(-1000);
+        x *= pow2(-1000);
         n += 1000;
     }
-    x * 2f64.powi(n)
+    x * pow2(n)
+}
+
+/// Integer rounding of f64 and f32 lanes, inline: without SSE4.1 at compile time the standard
+/// `round_ties_even`, `trunc`, `floor` and `ceil` are a library call per lane. Below
+/// [`Rounded::WHOLE`] in magnitude a value can have a fractional part; larger values,
+/// infinities and NaNs are kept as they are (a NaN result then takes the caller's NaN rule).
+pub(crate) trait Rounded:
+    Copy + PartialOrd + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self>
+{
+    /// 2^52 (f64) or 2^23 (f32): from this magnitude on every value is an integer.
+    const WHOLE: Self;
+    const ONE: Self;
+    fn magnitude(self) -> Self;
+    fn with_sign_of(self, x: Self) -> Self;
+    /// Toward zero through the integer conversion (exact below [`Rounded::WHOLE`]).
+    fn truncated(self) -> Self;
+
+    /// Rounded to an integer, ties to even: adding and subtracting [`Rounded::WHOLE`] with the
+    /// value's sign rounds in the host's round-to-nearest-even mode, which the emulator's
+    /// threads run in.
+    fn round_even(self) -> Self {
+        if self.magnitude() < Self::WHOLE {
+            let t = Self::WHOLE.with_sign_of(self);
+            ((self + t) - t).with_sign_of(self)
+        } else {
+            self
+        }
+    }
+
+    /// Rounded toward zero.
+    fn trunc(self) -> Self {
+        if self.magnitude() < Self::WHOLE {
+            self.truncated().with_sign_of(self)
+        } else {
+            self
+        }
+    }
+
+    /// Rounded toward negative infinity.
+    fn floor(self) -> Self {
+        let t = Rounded::trunc(self);
+        if t > self { t - Self::ONE } else { t }
+    }
+
+    /// Rounded toward positive infinity.
+    fn ceil(self) -> Self {
+        let t = Rounded::trunc(self);
+        if t < self { t + Self::ONE } else { t }
+    }
+}
+
+impl Rounded for f64 {
+    const WHOLE: f64 = (1u64 << 52) as f64;
+    const ONE: f64 = 1.0;
+    fn magnitude(self) -> f64 {
+        self.abs()
+    }
+    fn with_sign_of(self, x: f64) -> f64 {
+        self.copysign(x)
+    }
+    fn truncated(self) -> f64 {
+        self as i64 as f64
+    }
+}
+
+impl Rounded for f32 {
+    const WHOLE: f32 = (1u32 << 23) as f32;
+    const ONE: f32 = 1.0;
+    fn magnitude(self) -> f32 {
+        self.abs()
+    }
+    fn with_sign_of(self, x: f32) -> f32 {
+        self.copysign(x)
+    }
+    fn truncated(self) -> f32 {
+        self as i32 as f32
+    }
 }
 
 fn exp32(x: f32) -> i32 {
@@ -1015,7 +1100,10 @@ pub(crate) fn bf8(byte: u8) -> f32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{F16_NAN, F32_NAN, F64_NAN, fma64, nan_rule16, nan_rule32, nan_rule64};
+    use super::{
+        F16_NAN, F32_NAN, F64_NAN, Rounded, fma64, ldexp32, ldexp64, nan_rule16, nan_rule32,
+        nan_rule64,
+    };
     use half::f16;
 
     /// One NaN rule in every format: the first NaN source made quiet (its sign and payload
@@ -1271,5 +1359,83 @@ mod tests {
         assert_eq!(f16::from_f32(x).to_bits(), 0x3C01);
         assert_eq!(f16_rtz(x).to_bits(), 0x3C00);
         assert_eq!(f16_rtz(1e6).to_bits(), 0x7BFF);
+    }
+
+    /// The inline power of two and integer roundings give the library's results bit for bit
+    /// (any NaN for a NaN: the callers' NaN rule decides its bits): every exponent the clamps
+    /// let through, and values at and around the rounding ties, signed zeros, subnormals, the
+    /// largest finite values, infinities and NaNs.
+    #[test]
+    fn inline_scaling_and_rounding_match_the_library() {
+        let ties = [
+            0.5,
+            1.5,
+            2.5,
+            0.49999999999999994,
+            4503599627370495.5,
+            9007199254740993.0,
+        ];
+        let edges = [
+            0.0,
+            3.0,
+            1.0 / 3.0,
+            1e300,
+            1e-300,
+            f64::MIN_POSITIVE,
+            5e-324,
+            f64::MAX,
+        ];
+        let specials = [
+            f64::INFINITY,
+            f64::NAN,
+            f64::from_bits(0x7FF0_0000_0000_0005),
+        ];
+        let mut xs: Vec<f64> = [&ties[..], &edges, &specials].concat();
+        xs.extend(xs.clone().iter().map(|x| -x));
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..20_000 {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Random bits, and values within a few units of small integers and halves.
+            xs.push(f64::from_bits(state));
+            xs.push((state >> 40) as f64 / 4.0 - (1u64 << 21) as f64);
+        }
+        for &x in &xs {
+            let y = x as f32;
+            let same64 = |ours: fn(f64) -> f64, std: fn(f64) -> f64| {
+                let (a, b) = (ours(x), std(x));
+                a.to_bits() == b.to_bits() || a.is_nan() && b.is_nan()
+            };
+            let same32 = |ours: fn(f32) -> f32, std: fn(f32) -> f32| {
+                let (a, b) = (ours(y), std(y));
+                a.to_bits() == b.to_bits() || a.is_nan() && b.is_nan()
+            };
+            assert!(same64(Rounded::round_even, f64::round_ties_even), "{x:e}");
+            assert!(same64(Rounded::trunc, f64::trunc), "{x:e}");
+            assert!(same64(Rounded::floor, f64::floor), "{x:e}");
+            assert!(same64(Rounded::ceil, f64::ceil), "{x:e}");
+            assert!(same32(Rounded::round_even, f32::round_ties_even), "{y:e}");
+            assert!(same32(Rounded::trunc, f32::trunc), "{y:e}");
+            assert!(same32(Rounded::floor, f32::floor), "{y:e}");
+            assert!(same32(Rounded::ceil, f32::ceil), "{y:e}");
+            for n in [
+                -2300, -2200, -1500, -1075, -1074, -1000, -150, -1, 0, 1, 64, 1000, 2200, 2300,
+            ] {
+                let reference = {
+                    let (mut x, mut n) = (x, n.clamp(-2200, 2200));
+                    while n > 1000 {
+                        (x, n) = (x * 2f64.powi(1000), n - 1000);
+                    }
+                    while n < -1000 {
+                        (x, n) = (x * 2f64.powi(-1000), n + 1000);
+                    }
+                    x * 2f64.powi(n)
+                };
+                assert_eq!(ldexp64(x, n).to_bits(), reference.to_bits(), "{x:e} {n}");
+                let reference = ((y as f64) * 2f64.powi(n.clamp(-400, 400))) as f32;
+                assert_eq!(ldexp32(y, n).to_bits(), reference.to_bits(), "{y:e} {n}");
+            }
+        }
     }
 }

@@ -5,7 +5,7 @@ use half::f16;
 use crate::decode::{Enc, Ext, Inst, Op, Op::*, Ty, VCC, VGPR};
 use crate::wave::{LANES, Wave};
 
-use super::float::{self, Env, d, f, h};
+use super::float::{self, Env, Rounded, d, f, h};
 use super::matrix;
 use super::{Ctx, Flow, Step, check_sources, illegal, sread, sread64};
 
@@ -1759,7 +1759,7 @@ fn fract32(x: f32) -> f32 {
     if !x.is_finite() {
         return if x.is_nan() { x } else { f32::NAN };
     }
-    (x - x.floor()).min(f32::from_bits(0x3F7F_FFFF))
+    (x - Rounded::floor(x)).min(f32::from_bits(0x3F7F_FFFF))
 }
 
 /// `v_fract_f64`, as [`fract32`].
@@ -1767,7 +1767,7 @@ fn fract64(x: f64) -> f64 {
     if !x.is_finite() {
         return if x.is_nan() { x } else { f64::NAN };
     }
-    (x - x.floor()).min(f64::from_bits(0x3FEF_FFFF_FFFF_FFFF))
+    (x - Rounded::floor(x)).min(f64::from_bits(0x3FEF_FFFF_FFFF_FFFF))
 }
 
 /// `v_fract_f16` computed on the f16 value widened to f32, as [`fract32`].
@@ -1775,7 +1775,7 @@ fn fract16(x: f32) -> f32 {
     if !x.is_finite() {
         return if x.is_nan() { x } else { f32::NAN };
     }
-    (x - x.floor()).min(f32::from_bits(0x3F7F_E000))
+    (x - Rounded::floor(x)).min(f32::from_bits(0x3F7F_E000))
 }
 
 /// `v_sin_f32`/`v_cos_f32` (and the f16 forms) of `x` revolutions: the nearest whole number
@@ -1847,8 +1847,8 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_cvt_i32_f32 => |ln, a, _, _| v(ln.env.in32(f(a)) as i32 as u32),
         v_cvt_f16_f32 => |ln, a, _, _| f16r(&ln.env, f16::from_f32(ln.env.in32(f(a)))),
         v_cvt_f32_f16 => |ln, a, _, _| f32r(&ln.env, ln.env.in16(h(a)).to_f32()),
-        v_cvt_rpi_i32_f32 => |ln, a, _, _| v((ln.env.in32(f(a)) + 0.5).floor() as i32 as u32),
-        v_cvt_flr_i32_f32 => |ln, a, _, _| v(ln.env.in32(f(a)).floor() as i32 as u32),
+        v_cvt_rpi_i32_f32 => |ln, a, _, _| v(Rounded::floor(ln.env.in32(f(a)) + 0.5) as i32 as u32),
+        v_cvt_flr_i32_f32 => |ln, a, _, _| v(Rounded::floor(ln.env.in32(f(a))) as i32 as u32),
         v_cvt_f32_f64 => |ln, a, _, _| f32r(&ln.env, ln.env.in64(d(a)) as f32),
         v_cvt_f64_f32 => |ln, a, _, _| f64r(&ln.env, ln.env.in32(f(a)) as f64),
         v_cvt_f32_ubyte0 => |_, a, _, _| v(((a as u32 & 0xFF) as f32).to_bits()),
@@ -1881,16 +1881,16 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         },
         v_pack_b32_f16 => |_, a, b, _| v((a as u32 & 0xFFFF) | (b as u32 & 0xFFFF) << 16),
         // f64 rounding and f32 rounding.
-        v_trunc_f64 => d1!(e, a => a.trunc()),
-        v_ceil_f64 => d1!(e, a => a.ceil()),
-        v_rndne_f64 => d1!(e, a => a.round_ties_even()),
-        v_floor_f64 => d1!(e, a => a.floor()),
+        v_trunc_f64 => d1!(e, a => Rounded::trunc(a)),
+        v_ceil_f64 => d1!(e, a => Rounded::ceil(a)),
+        v_rndne_f64 => d1!(e, a => Rounded::round_even(a)),
+        v_floor_f64 => d1!(e, a => Rounded::floor(a)),
         v_fract_f64 => d1!(e, a => fract64(a)),
         v_fract_f32 => f1!(e, a => fract32(a)),
-        v_trunc_f32 => f1!(e, a => a.trunc()),
-        v_ceil_f32 => f1!(e, a => a.ceil()),
-        v_rndne_f32 => f1!(e, a => a.round_ties_even()),
-        v_floor_f32 => f1!(e, a => a.floor()),
+        v_trunc_f32 => f1!(e, a => Rounded::trunc(a)),
+        v_ceil_f32 => f1!(e, a => Rounded::ceil(a)),
+        v_rndne_f32 => f1!(e, a => Rounded::round_even(a)),
+        v_floor_f32 => f1!(e, a => Rounded::floor(a)),
         // Transcendentals: correctly rounded or within 1 ulp (see docs/emulator.md).
         v_exp_f32 => f1!(e, a => exp32(a)),
         v_log_f32 => f1!(e, a => log32(a)),
