@@ -1522,6 +1522,18 @@ fn b(v: bool) -> u64 {
     v as u64
 }
 
+/// `v_cvt_f32_f64` of one lane's source bits: the f32 bits of the result.
+#[inline(always)]
+pub(super) fn f32_of_f64(e: &Env, a: u64) -> u64 {
+    e.out32(e.in64(d(a)) as f32).to_bits().into()
+}
+
+/// `v_cvt_f64_f32` of one lane's source bits (the low dword): the f64 bits of the result.
+#[inline(always)]
+pub(super) fn f64_of_f32(e: &Env, a: u64) -> u64 {
+    e.out64(e.in32(f(a)) as f64).to_bits()
+}
+
 fn f32r(e: &Env, x: f32) -> (u64, bool) {
     (e.out32(x).to_bits() as u64, false)
 }
@@ -1849,8 +1861,8 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_cvt_f32_f16 => |ln, a, _, _| f32r(&ln.env, ln.env.in16(h(a)).to_f32()),
         v_cvt_rpi_i32_f32 => |ln, a, _, _| v(Rounded::floor(ln.env.in32(f(a)) + 0.5) as i32 as u32),
         v_cvt_flr_i32_f32 => |ln, a, _, _| v(Rounded::floor(ln.env.in32(f(a))) as i32 as u32),
-        v_cvt_f32_f64 => |ln, a, _, _| f32r(&ln.env, ln.env.in64(d(a)) as f32),
-        v_cvt_f64_f32 => |ln, a, _, _| f64r(&ln.env, ln.env.in32(f(a)) as f64),
+        v_cvt_f32_f64 => |ln, a, _, _| v(f32_of_f64(&ln.env, a) as u32),
+        v_cvt_f64_f32 => |ln, a, _, _| v64(f64_of_f32(&ln.env, a)),
         v_cvt_f32_ubyte0 => |_, a, _, _| v(((a as u32 & 0xFF) as f32).to_bits()),
         v_cvt_f32_ubyte1 => |_, a, _, _| v((((a as u32 >> 8) & 0xFF) as f32).to_bits()),
         v_cvt_f32_ubyte2 => |_, a, _, _| v((((a as u32 >> 16) & 0xFF) as f32).to_bits()),

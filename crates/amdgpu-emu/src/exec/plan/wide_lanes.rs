@@ -4,15 +4,16 @@
 //! operations, the f64 division steps (`v_div_scale_f64`, `v_div_fmas_f64`,
 //! `v_div_fixup_f64`), f64 min and max, and the f64 compares and class tests the compare plans
 //! do not take. Each runs the general path's own lane function lane by lane (so the bits are
-//! the reference's; the division steps on whole rows where every lane is ordinary), with its
+//! the reference's; the division steps on whole rows where every lane is ordinary, the
+//! f32/f64 conversions in a loop with that function inlined), with its
 //! operands resolved once: VGPR pairs and rows, SGPR pairs and
 //! registers, constants, and the neg/abs sign bits the operand's type has.
 
-use crate::decode::Inst;
+use crate::decode::{Inst, Op};
 use crate::wave::{LANES, Wave};
 
 use super::super::float::Env;
-use super::super::vector::{LaneOp, LaneOut, is_wide, wide_lane_op};
+use super::super::vector::{LaneOp, LaneOut, f32_of_f64, f64_of_f32, is_wide, wide_lane_op};
 use super::{Src64, division, lane_destinations, write_mask_out};
 
 /// An operation with a 64-bit source or result, run by its lane function.
@@ -20,6 +21,8 @@ pub(crate) struct WideLanePlan {
     op: LaneOp,
     /// The division-sequence step the operation is, run on rows where the lanes allow.
     division: Option<division::Step>,
+    /// The conversion between f32 and f64 the operation is, run in a loop of its own.
+    conversion: Option<Conversion>,
     /// The destination row, or the low row of the destination pair.
     dst: u16,
     /// Whether the result is 64-bit (a VGPR pair).
@@ -27,6 +30,41 @@ pub(crate) struct WideLanePlan {
     /// The lane mask the operation writes, when it writes one.
     sdst: u16,
     src: [Src64; 3],
+}
+
+/// The conversions between f32 and f64 (frequent where f32 code meets f64 constants), whose
+/// lane function is run in a loop over the lanes with the function inlined rather than called
+/// per lane: the same function, so the same bits.
+#[derive(Clone, Copy)]
+enum Conversion {
+    F32OfF64,
+    F64OfF32,
+}
+
+impl Conversion {
+    fn of(op: Op) -> Option<Conversion> {
+        match op {
+            Op::v_cvt_f32_f64 => Some(Conversion::F32OfF64),
+            Op::v_cvt_f64_f32 => Some(Conversion::F64OfF32),
+            _ => None,
+        }
+    }
+
+    /// The results of every lane, from the source lanes `a`.
+    fn run(self, env: &Env, a: &[u64; LANES], out: &mut [u64; LANES]) {
+        match self {
+            Conversion::F32OfF64 => {
+                for (r, &x) in out.iter_mut().zip(a) {
+                    *r = f32_of_f64(env, x);
+                }
+            }
+            Conversion::F64OfF32 => {
+                for (r, &x) in out.iter_mut().zip(a) {
+                    *r = f64_of_f32(env, x);
+                }
+            }
+        }
+    }
 }
 
 pub(super) fn wide_lane_plan(inst: &Inst) -> Option<Box<WideLanePlan>> {
@@ -44,6 +82,7 @@ pub(super) fn wide_lane_plan(inst: &Inst) -> Option<Box<WideLanePlan>> {
     Some(Box::new(WideLanePlan {
         op,
         division: division::Step::of(inst.op),
+        conversion: Conversion::of(inst.op),
         dst,
         wide_dst,
         sdst,
@@ -66,9 +105,13 @@ pub(super) fn run_wide_lane_plan(w: &mut Wave, p: &WideLanePlan) -> bool {
     let division = p
         .division
         .and_then(|step| division::run_wide(step, [a, b, c], env, vcc, exec, &mut out));
-    let mask = match division {
-        Some(mask) => mask,
-        None => {
+    let mask = match (division, p.conversion) {
+        (Some(mask), _) => mask,
+        (None, Some(conversion)) => {
+            conversion.run(&env, a, &mut out);
+            0
+        }
+        (None, None) => {
             p.op.run_wide(env, vcc, exec, |l| [a[l], b[l], c[l]], &mut out)
         }
     };
