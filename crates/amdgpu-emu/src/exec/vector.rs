@@ -1861,7 +1861,7 @@ fn lane_fn(op: Op) -> Option<(LaneFn, Out)> {
         v_cvt_f32_f16 => |ln, a, _, _| f32r(&ln.env, ln.env.in16(h(a)).to_f32()),
         v_cvt_rpi_i32_f32 => |ln, a, _, _| v(Rounded::floor(ln.env.in32(f(a)) + 0.5) as i32 as u32),
         v_cvt_flr_i32_f32 => |ln, a, _, _| v(Rounded::floor(ln.env.in32(f(a))) as i32 as u32),
-        v_cvt_f32_f64 => |ln, a, _, _| v(f32_of_f64(&ln.env, a) as u32),
+        v_cvt_f32_f64 => |ln, a, _, _| v64(f32_of_f64(&ln.env, a)),
         v_cvt_f64_f32 => |ln, a, _, _| v64(f64_of_f32(&ln.env, a)),
         v_cvt_f32_ubyte0 => |_, a, _, _| v(((a as u32 & 0xFF) as f32).to_bits()),
         v_cvt_f32_ubyte1 => |_, a, _, _| v((((a as u32 >> 8) & 0xFF) as f32).to_bits()),

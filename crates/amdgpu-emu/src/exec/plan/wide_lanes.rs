@@ -53,17 +53,17 @@ impl Conversion {
     /// The results of every lane, from the source lanes `a`.
     fn run(self, env: &Env, a: &[u64; LANES], out: &mut [u64; LANES]) {
         match self {
-            Conversion::F32OfF64 => {
-                for (r, &x) in out.iter_mut().zip(a) {
-                    *r = f32_of_f64(env, x);
-                }
-            }
-            Conversion::F64OfF32 => {
-                for (r, &x) in out.iter_mut().zip(a) {
-                    *r = f64_of_f32(env, x);
-                }
-            }
+            Conversion::F32OfF64 => each_lane(a, out, |x| f32_of_f64(env, x)),
+            Conversion::F64OfF32 => each_lane(a, out, |x| f64_of_f32(env, x)),
         }
+    }
+}
+
+/// `out[l] = f(a[l])` in every lane, `f` inlined into the loop.
+#[inline(always)]
+fn each_lane(a: &[u64; LANES], out: &mut [u64; LANES], f: impl Fn(u64) -> u64) {
+    for (r, &x) in out.iter_mut().zip(a) {
+        *r = f(x);
     }
 }
 
