@@ -473,33 +473,28 @@ pub(crate) trait Rounded:
     }
 }
 
-impl Rounded for f64 {
-    const WHOLE: f64 = (1u64 << 52) as f64;
-    const ONE: f64 = 1.0;
-    fn magnitude(self) -> f64 {
-        self.abs()
-    }
-    fn with_sign_of(self, x: f64) -> f64 {
-        self.copysign(x)
-    }
-    fn truncated(self) -> f64 {
-        self as i64 as f64
-    }
+/// [`Rounded`] for a float type: `whole` its [`Rounded::WHOLE`], `int` the signed integer as
+/// wide as it.
+macro_rules! rounded {
+    ($t:ty, $whole:expr, $int:ty) => {
+        impl Rounded for $t {
+            const WHOLE: $t = $whole;
+            const ONE: $t = 1.0;
+            fn magnitude(self) -> $t {
+                self.abs()
+            }
+            fn with_sign_of(self, x: $t) -> $t {
+                self.copysign(x)
+            }
+            fn truncated(self) -> $t {
+                self as $int as $t
+            }
+        }
+    };
 }
 
-impl Rounded for f32 {
-    const WHOLE: f32 = (1u32 << 23) as f32;
-    const ONE: f32 = 1.0;
-    fn magnitude(self) -> f32 {
-        self.abs()
-    }
-    fn with_sign_of(self, x: f32) -> f32 {
-        self.copysign(x)
-    }
-    fn truncated(self) -> f32 {
-        self as i32 as f32
-    }
-}
+rounded!(f64, (1u64 << 52) as f64, i64);
+rounded!(f32, (1u32 << 23) as f32, i32);
 
 fn exp32(x: f32) -> i32 {
     ((x.to_bits() >> 23) & 0xFF) as i32
