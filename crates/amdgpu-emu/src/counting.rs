@@ -163,9 +163,26 @@ impl GroupCounts {
         self.lanes_by_class[usize::from(k)] += u64::from(exec.count_ones());
     }
 
-    /// Adds these counts, of `waves` waves that ran `wave_cycles` cycles in all, into a
-    /// compute unit's totals.
-    pub fn fold(&self, table: &ClassTable, cu: &mut QuantityCounts, waves: u64, wave_cycles: u64) {
+    /// Adds `other`'s counts (of a program of `classes` classes) to these.
+    pub fn add(&mut self, other: &GroupCounts, classes: usize) {
+        let n = classes.min(MAX_CLASSES);
+        for (a, b) in self.by_class[..n].iter_mut().zip(&other.by_class[..n]) {
+            *a += b;
+        }
+        for (a, b) in self.lanes_by_class[..n]
+            .iter_mut()
+            .zip(&other.lanes_by_class[..n])
+        {
+            *a += b;
+        }
+        self.flat_lds += other.flat_lds;
+        self.flat_lds_only += other.flat_lds_only;
+        self.full_waves += other.full_waves;
+    }
+
+    /// Adds these counts into a compute unit's totals (its waves and cycles are counted
+    /// apart).
+    pub fn fold(&self, table: &ClassTable, cu: &mut QuantityCounts) {
         let classes = table.classes.len().min(MAX_CLASSES);
         fold_classes(
             table,
@@ -174,8 +191,6 @@ impl GroupCounts {
         );
         cu[Quantity::InstsLds as usize] += self.flat_lds;
         cu[Quantity::InstsFlatLdsOnly as usize] += self.flat_lds_only;
-        cu[Quantity::WaveCycles as usize] += wave_cycles;
-        cu[Quantity::Waves as usize] += waves;
         cu[Quantity::Waves64 as usize] += self.full_waves;
     }
 }
@@ -527,9 +542,9 @@ mod tests {
         .collect();
         let table = ClassTable::build(&mut insts);
         let mut r = 0x9E37_79B9_7F4A_7C15u64;
-        let (mut together, mut one_by_one) = (GroupCounts::default(), [0; Quantity::COUNT]);
-        let cycles: Vec<u64> = (0..5).map(|k| 100 + k).collect();
-        for (k, &c) in cycles.iter().enumerate() {
+        let (mut together, mut summed) = (GroupCounts::default(), GroupCounts::default());
+        let mut one_by_one = [0; Quantity::COUNT];
+        for k in 0..5 {
             let mut alone = GroupCounts::default();
             for counts in [&mut alone, &mut together] {
                 let mut r = r;
@@ -546,14 +561,16 @@ mod tests {
                 counts.full_waves += u64::from(k % 2 == 0);
             }
             r = r.rotate_left(7) ^ k as u64;
-            alone.fold(&table, &mut one_by_one, 1, c);
+            alone.fold(&table, &mut one_by_one);
+            summed.add(&alone, table.classes.len());
         }
-        let mut at_once = [0; Quantity::COUNT];
-        together.fold(&table, &mut at_once, 5, cycles.iter().sum());
+        let (mut at_once, mut added) = ([0; Quantity::COUNT], [0; Quantity::COUNT]);
+        together.fold(&table, &mut at_once);
+        summed.fold(&table, &mut added);
         assert_eq!(one_by_one, at_once);
-        assert_eq!(at_once[Quantity::Waves as usize], 5);
+        assert_eq!(added, at_once);
         assert_eq!(at_once[Quantity::Waves64 as usize], 3);
-        assert_eq!(at_once[Quantity::WaveCycles as usize], 510);
+        assert_eq!(at_once[Quantity::InstsFlatLdsOnly as usize], 4);
     }
 
     #[test]

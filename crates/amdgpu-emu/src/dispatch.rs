@@ -96,6 +96,8 @@ pub struct Emulator {
     time_limit: Duration,
     counting: bool,
     fast_paths: bool,
+    /// Entries of a block before it is compiled to host code (`None`: never).
+    compile_after: Option<u32>,
     /// Decoded code by code range (start, end).
     cache: Mutex<HashMap<(u64, u64), Arc<Decoded>>>,
     /// Per-thread wave state (register files, LDS, private memory) kept between dispatches.
@@ -130,6 +132,7 @@ impl Emulator {
             time_limit: Duration::from_secs(600),
             counting: true,
             fast_paths: true,
+            compile_after: exec::native::default_threshold(),
             cache: Mutex::new(HashMap::new()),
             states: Mutex::new(Vec::new()),
         }
@@ -156,6 +159,15 @@ impl Emulator {
         self
     }
 
+    /// Compile a block of instructions to host code once waves have entered it `after`
+    /// times (`None`: never; by default 64, or what `AMDGPU_EMU_COMPILE_AFTER` says, `off`
+    /// for never). Compiled blocks give the same results as the interpreter (anything they
+    /// cannot take, they leave to it); only the fast paths use them.
+    pub fn with_compiled_blocks(mut self, after: Option<u32>) -> Emulator {
+        self.compile_after = after.map(|n| n.max(1));
+        self
+    }
+
     /// Bound a dispatch's run time (default 600 s): a kernel still running then (an endless
     /// loop, a spin-wait on memory nothing will write) ends with a [`FaultKind::TimeLimit`]
     /// fault instead of hanging its caller.
@@ -178,6 +190,12 @@ impl Emulator {
     /// the number of its kernels dispatched).
     pub fn decoded_ranges(&self) -> usize {
         self.cache.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// How many regions of code the cache's decoded ranges have compiled to host code.
+    pub fn compiled_regions(&self) -> usize {
+        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        cache.values().map(|d| d.blocks.compiled()).sum()
     }
 
     /// Forget decoded code that lies in `range` (call when code memory is freed or
@@ -241,10 +259,12 @@ impl Emulator {
         let mut prog = Program::decode(self.target, setup.code_range.start, &bytes);
         let classes = ClassTable::build(&mut prog.insts);
         let plans = exec::plan::build(&prog);
+        let blocks = exec::native::Blocks::new(prog.insts.len());
         let prog = Arc::new(Decoded {
             prog,
             classes,
             plans,
+            blocks,
         });
         self.cache
             .lock()
@@ -304,6 +324,10 @@ impl Emulator {
             classes: &decoded.classes,
             plans: if self.fast_paths { &decoded.plans } else { &[] },
             fast: self.fast_paths,
+            native: self
+                .compile_after
+                .filter(|_| self.fast_paths)
+                .map(|after| (&decoded.blocks, after)),
             mem,
             entry,
             entry_index,
@@ -470,6 +494,8 @@ struct Decoded {
     prog: Program,
     classes: ClassTable,
     plans: Vec<exec::plan::Planned>,
+    /// The blocks compiled to host code.
+    blocks: exec::native::Blocks,
 }
 
 struct Job<'a> {
@@ -480,6 +506,8 @@ struct Job<'a> {
     /// The instructions' plans (empty when the fast paths are off).
     plans: &'a [exec::plan::Planned],
     fast: bool,
+    /// The compiled blocks and after how many entries a block is compiled.
+    native: Option<(&'a exec::native::Blocks, u32)>,
     mem: &'a dyn GlobalMemory,
     entry: u64,
     entry_index: usize,
@@ -553,6 +581,9 @@ struct Residents {
     cap: usize,
     /// Wave-instructions run since a work-group last ended.
     waited: u64,
+    /// The counts of the work-groups that ended, per compute unit, folded into the
+    /// outcome's counters once, when the thread's part of the dispatch is done.
+    per_cu: Vec<crate::counting::GroupCounts>,
 }
 
 impl Residents {
@@ -564,6 +595,7 @@ impl Residents {
             wanted,
             cap,
             waited: 0,
+            per_cu: Vec::new(),
         }
     }
 
@@ -689,6 +721,11 @@ impl Job<'_> {
                 break;
             }
         }
+        if self.counting {
+            for (cu, counts) in sched.per_cu.iter().enumerate() {
+                counts.fold(self.classes, out.counters.cu_mut(cu));
+            }
+        }
         *st = sched.into_first_state();
         work.results
             .lock()
@@ -758,7 +795,7 @@ impl Job<'_> {
             let st = &mut sched.states[k];
             match self.guarded(group.g, || self.round(group, st, out)) {
                 Ok(true) => {
-                    self.finish_group(group, st, out);
+                    self.finish_group(group, st, out, &mut sched.per_cu);
                     sched.ended(i);
                     continue;
                 }
@@ -854,6 +891,7 @@ impl Job<'_> {
             counts: &mut st.counts,
             plans: self.plans,
             fast: self.fast,
+            native: self.native,
             spans: &mut st.spans,
         };
         let trace_start = ctx.trace.len();
@@ -980,8 +1018,15 @@ impl Job<'_> {
         })
     }
 
-    /// Count a finished work-group's waves into the outcome.
-    fn finish_group(&self, group: &Group, st: &mut ThreadState, out: &mut DispatchOutcome) {
+    /// Count a finished work-group's waves into the outcome (its counter quantities into
+    /// its compute unit's sums in `per_cu`).
+    fn finish_group(
+        &self,
+        group: &Group,
+        st: &mut ThreadState,
+        out: &mut DispatchOutcome,
+        per_cu: &mut Vec<crate::counting::GroupCounts>,
+    ) {
         out.workgroups += 1;
         let (mut cycles, mut busy) = (0, 0);
         for w in st.waves[..st.nwaves].iter() {
@@ -1000,8 +1045,12 @@ impl Job<'_> {
             // its longest wave runs.
             totals[Quantity::BusyCycles as usize] += busy;
             totals[Quantity::ElapsedCycles as usize] += busy;
-            st.counts
-                .fold(self.classes, totals, st.nwaves as u64, cycles);
+            totals[Quantity::WaveCycles as usize] += cycles;
+            totals[Quantity::Waves as usize] += st.nwaves as u64;
+            if per_cu.len() <= cu {
+                per_cu.resize(cu + 1, Default::default());
+            }
+            per_cu[cu].add(&st.counts, self.classes.classes.len());
         }
     }
 }

@@ -57,14 +57,27 @@ pub unsafe trait GlobalMemory: Sync {
 
 /// Spans a thread keeps: more than a kernel's usual buffers, kernel arguments and dispatch
 /// packet (a kernel cycling through more spans than are kept finds none of them kept).
-const KEPT_SPANS: usize = 8;
+pub(crate) const KEPT_SPANS: usize = 8;
 
 /// The spans ([`GlobalMemory::span`]) one host thread used last in a dispatch; emptied
-/// before every dispatch, since the memory's spans may change between dispatches.
-#[derive(Default)]
+/// before every dispatch, since the memory's spans may change between dispatches. Span `j`
+/// is `base[j]..base[j] + len[j]` at `host[j]`, the most recently added first; a span of
+/// length 0 holds nothing. (A fixed C layout: compiled blocks read it.)
+#[repr(C)]
 pub(crate) struct Spans {
-    /// `(device base, length, host pointer)`, the most recently added first.
-    kept: [Option<(u64, u64, NonNull<u8>)>; KEPT_SPANS],
+    pub base: [u64; KEPT_SPANS],
+    pub len: [u64; KEPT_SPANS],
+    pub host: [*mut u8; KEPT_SPANS],
+}
+
+impl Default for Spans {
+    fn default() -> Spans {
+        Spans {
+            base: [0; KEPT_SPANS],
+            len: [0; KEPT_SPANS],
+            host: [std::ptr::null_mut(); KEPT_SPANS],
+        }
+    }
 }
 
 // SAFETY: the kept pointers are only dereferenced by the dispatch that translated them (the
@@ -75,7 +88,7 @@ unsafe impl Send for Spans {}
 impl Spans {
     /// Forget every span (a new dispatch).
     pub(crate) fn clear(&mut self) {
-        self.kept = [None; KEPT_SPANS];
+        *self = Spans::default();
     }
 
     /// [`GlobalMemory::translate`] of `addr..addr + len`, from a kept span when one covers
@@ -87,19 +100,21 @@ impl Spans {
         addr: u64,
         len: u64,
     ) -> Option<NonNull<u8>> {
-        for (base, span_len, host) in self.kept.iter().flatten() {
-            let off = addr.wrapping_sub(*base);
-            if off < *span_len && len <= span_len - off {
-                // SAFETY: `off + len <= span_len`: inside the span the memory vouched for.
-                return Some(unsafe { host.add(off as usize) });
+        for j in 0..KEPT_SPANS {
+            let off = addr.wrapping_sub(self.base[j]);
+            if off < self.len[j] && len <= self.len[j] - off {
+                // SAFETY: `off + len <= len[j]`: inside the span the memory vouched for.
+                return NonNull::new(unsafe { self.host[j].add(off as usize) });
             }
         }
         match mem.span(addr) {
             Some((base, span_len, host))
                 if addr >= base && addr - base < span_len && len <= span_len - (addr - base) =>
             {
-                self.kept.rotate_right(1);
-                self.kept[0] = Some((base, span_len, host));
+                self.base.rotate_right(1);
+                self.len.rotate_right(1);
+                self.host.rotate_right(1);
+                (self.base[0], self.len[0], self.host[0]) = (base, span_len, host.as_ptr());
                 // SAFETY: inside the span the memory vouched for (checked just above).
                 Some(unsafe { host.add((addr - base) as usize) })
             }
@@ -335,7 +350,7 @@ mod tests {
             }
             if round == 1 {
                 spans.clear();
-                assert!(spans.kept.iter().all(Option::is_none));
+                assert!(spans.len.iter().all(|&l| l == 0));
             }
         }
     }

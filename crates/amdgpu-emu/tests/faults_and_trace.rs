@@ -177,3 +177,36 @@ fn a_kernel_that_never_ends_hits_the_time_limit() {
         assert!(f.to_string().contains("spin_forever+0x"), "{f}");
     }
 }
+
+#[test]
+fn a_compiled_loop_returns_to_the_scheduler_and_meets_the_time_limit() {
+    common::COMPARE_ENGINES.with(|c| c.set(false));
+    for t in TARGETS {
+        let mut b = Bench::new("special", t);
+        b.emu = amdgpu_emu::Emulator::new(t, 1)
+            .with_compiled_blocks(Some(1))
+            .with_time_limit(std::time::Duration::from_millis(300));
+        let x = b.buf_of(&[1.0f32; 64]);
+        let f = b
+            .run(
+                "long_loop",
+                [64, 1, 1],
+                [64, 1, 1],
+                &[Arg::Buf(x), Arg::I32(i32::MAX)],
+                0,
+            )
+            .unwrap_err();
+        assert!(
+            matches!(f.kind, FaultKind::TimeLimit { .. }),
+            "{}: {f}",
+            t.name()
+        );
+        // The loop ran as compiled code (the region holding it was compiled and entered).
+        assert!(b.emu.compiled_regions() > 0, "{}", t.name());
+        // A short run of the same loop gives the interpreter's result.
+        common::COMPARE_ENGINES.with(|c| c.set(true));
+        b.emu = amdgpu_emu::Emulator::new(t, 1).with_compiled_blocks(Some(1));
+        b.run1("long_loop", 64, 64, &[Arg::Buf(x), Arg::I32(1000)]);
+        common::COMPARE_ENGINES.with(|c| c.set(false));
+    }
+}

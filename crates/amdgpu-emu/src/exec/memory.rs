@@ -1362,14 +1362,14 @@ pub(super) fn cross_lane(w: &mut Wave, p: &CrossLane, exec: u64) {
 /// stored from the low bytes of its register and loaded into the whole register, widened with
 /// its sign when `signed`.
 pub(crate) struct PlainDs {
-    store: bool,
-    size: u8,
-    signed: bool,
-    units: u8,
+    pub(super) store: bool,
+    pub(super) size: u8,
+    pub(super) signed: bool,
+    pub(super) units: u8,
     /// The address VGPR slot.
-    addr: u16,
-    at: [u32; 4],
-    reg: [u16; 4],
+    pub(super) addr: u16,
+    pub(super) at: [u32; 4],
+    pub(super) reg: [u16; 4],
 }
 
 impl PlainDs {

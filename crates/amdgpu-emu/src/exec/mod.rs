@@ -4,6 +4,7 @@ mod atomic;
 mod float;
 mod matrix;
 mod memory;
+pub(crate) mod native;
 pub(crate) mod plan;
 mod scalar;
 mod vector;
@@ -62,6 +63,9 @@ pub(crate) struct Ctx<'a> {
     pub fast: bool,
     /// The memory spans this thread translated last in the dispatch (the plans' accesses).
     pub spans: &'a mut crate::memory::Spans,
+    /// The program's compiled blocks and after how many entries a block is compiled
+    /// (`None`: every instruction is interpreted).
+    pub native: Option<(&'a native::Blocks, u32)>,
 }
 
 pub(crate) fn illegal(what: impl Into<String>) -> FaultKind {
@@ -80,7 +84,20 @@ pub(crate) fn run_plans(w: &mut Wave, ctx: &mut Ctx<'_>, budget: u32) -> u32 {
     }
     let plans = ctx.plans;
     let mut ran = 0;
+    // Whether the wave stands at a block's start (where a compiled block may begin), and
+    // whether it will after the next instruction.
+    let (mut entry, mut entry_after) = (true, false);
     while ran < budget {
+        if entry && let Some(block) = native::run(w, ctx, budget - ran) {
+            ran += block.count;
+            if w.done {
+                break;
+            }
+            if block.count > 0 {
+                (entry, entry_after) = (block.entry_next, block.entry_after);
+                continue;
+            }
+        }
         let pc = w.pc;
         let Some(p) = plans.get(pc) else {
             break;
@@ -99,6 +116,10 @@ pub(crate) fn run_plans(w: &mut Wave, ctx: &mut Ctx<'_>, budget: u32) -> u32 {
         if w.done {
             break;
         }
+        (entry, entry_after) = (
+            entry_after || matches!(p.plan, plan::Plan::Branch(_)),
+            false,
+        );
     }
     w.cycles += u64::from(ran);
     ran

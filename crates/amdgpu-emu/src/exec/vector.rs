@@ -3140,6 +3140,7 @@ mod tests {
             plans: &[],
             fast: true,
             spans: &mut spans,
+            native: None,
         };
         // v_add_f32_e32 v2, v2, v3 and v_fma_f32 v2, v2, s0, -v3 as templates.
         let vop2 = crate::decode::decode(target, &[0x0204_0702]);

@@ -354,37 +354,63 @@ impl Bench {
         self.emu.dispatch(&setup, &self.mem)
     }
 
-    /// Run the dispatch on copies of the memory with both engines (the fast paths, and the
-    /// per-lane reference with them off), one host thread each so that work-groups run in the
+    /// Run the dispatch on copies of the memory with the fast paths (once with every block
+    /// compiled to host code at its first entry, once interpreted) and with the per-lane
+    /// reference (the fast paths off), one host thread each so that work-groups run in the
     /// same order, and assert the same outcome and bit-identical memory afterwards.
     fn engines_agree(&self, setup: &DispatchSetup<'_>) {
-        let run = |fast: bool| {
+        let run = |fast: bool, compiled: Option<u32>| {
             let mem = self.mem.clone();
             let emu = Emulator::new(self.target, 1)
                 .with_fast_paths(fast)
+                .with_compiled_blocks(compiled)
                 .with_time_limit(std::time::Duration::from_secs(120));
             let out = emu.dispatch(setup, &mem);
             (out, mem)
         };
-        let (fast, fast_mem) = run(true);
-        let (reference, reference_mem) = run(false);
+        let (reference, reference_mem) = run(false, None);
+        for (engine, compiled) in [("compiled", Some(1)), ("fast", None)] {
+            let (fast, fast_mem) = run(true, compiled);
+            self.agree(
+                setup,
+                engine,
+                (&fast, &fast_mem),
+                (&reference, &reference_mem),
+            );
+        }
+    }
+
+    /// Assert that `engine`'s outcome and memory are the reference's.
+    fn agree(
+        &self,
+        setup: &DispatchSetup<'_>,
+        engine: &str,
+        (fast, fast_mem): (&Result<DispatchOutcome, Fault>, &RegionMemory),
+        (reference, reference_mem): (&Result<DispatchOutcome, Fault>, &RegionMemory),
+    ) {
         let name = setup.kernel_name.unwrap_or("?");
         let t = self.target.name();
-        match (&fast, &reference) {
+        match (fast, reference) {
             (Ok(a), Ok(b)) => {
-                assert_eq!(a.lane_instructions, b.lane_instructions, "{name} on {t}");
-                assert_eq!(a.wave_instructions, b.wave_instructions, "{name} on {t}");
-                assert_eq!(a.counters, b.counters, "{name} on {t}: counters");
+                assert_eq!(
+                    a.lane_instructions, b.lane_instructions,
+                    "{name} on {t}, {engine}"
+                );
+                assert_eq!(
+                    a.wave_instructions, b.wave_instructions,
+                    "{name} on {t}, {engine}"
+                );
+                assert_eq!(a.counters, b.counters, "{name} on {t}, {engine}: counters");
             }
-            (Err(a), Err(b)) => assert_eq!(a, b, "{name} on {t}: faults"),
-            _ => panic!("{name} on {t}: fast {fast:?}, reference {reference:?}"),
+            (Err(a), Err(b)) => assert_eq!(a, b, "{name} on {t}, {engine}: faults"),
+            _ => panic!("{name} on {t}: {engine} {fast:?}, reference {reference:?}"),
         }
         if fast_mem != reference_mem {
             let regions = fast_mem.regions().zip(reference_mem.regions());
             for ((base, a), (_, b)) in regions {
                 if let Some(i) = (0..a.len()).find(|&i| a[i] != b[i]) {
                     panic!(
-                        "{name} on {t}: memory differs at 0x{:x} (fast {:#x}, reference {:#x})",
+                        "{name} on {t}: memory differs at 0x{:x} ({engine} {:#x}, reference {:#x})",
                         base + i as u64,
                         a[i],
                         b[i]

@@ -9,3 +9,10 @@ extern "C" __global__ void trace_markers(u32 *hw) {
 }
 // Waits for a flag nothing sets.
 extern "C" __global__ void spin_forever(volatile int *flag) { while (*flag == 0) {} }
+// A loop of f32 arithmetic `n` times per work-item (with `n` near 2^31: longer than any time
+// limit of a test).
+extern "C" __global__ void long_loop(float *x, int n) {
+  float a = x[gid_x()];
+  for (int k = 0; k < n; k++) a = a * 0.5f + 1.0f;
+  x[gid_x()] = a;
+}

@@ -2718,6 +2718,7 @@ mod tests {
                 plans: &[],
                 fast,
                 spans: &mut self.spans,
+                native: None,
             }
         }
     }
