@@ -96,7 +96,7 @@ pub struct Emulator {
     time_limit: Duration,
     counting: bool,
     fast_paths: bool,
-    /// Entries of a block before it is compiled to host code (`None`: never).
+    /// Entries of a region before it is compiled to host code (`None`: never).
     compile_after: Option<u32>,
     /// Decoded code by code range (start, end).
     cache: Mutex<HashMap<(u64, u64), Arc<Decoded>>>,
@@ -159,11 +159,11 @@ impl Emulator {
         self
     }
 
-    /// Compile a block of instructions to host code once waves have entered it `after`
+    /// Compile a region of instructions to host code once waves have entered it `after`
     /// times (`None`: never; by default 64, or what `AMDGPU_EMU_COMPILE_AFTER` says, `off`
-    /// for never). Compiled blocks give the same results as the interpreter (anything they
+    /// for never). Compiled regions give the same results as the interpreter (anything they
     /// cannot take, they leave to it); only the fast paths use them.
-    pub fn with_compiled_blocks(mut self, after: Option<u32>) -> Emulator {
+    pub fn with_compiled_regions(mut self, after: Option<u32>) -> Emulator {
         self.compile_after = after.map(|n| n.max(1));
         self
     }
@@ -195,7 +195,7 @@ impl Emulator {
     /// How many regions of code the cache's decoded ranges have compiled to host code.
     pub fn compiled_regions(&self) -> usize {
         let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        cache.values().map(|d| d.blocks.compiled()).sum()
+        cache.values().map(|d| d.regions.compiled()).sum()
     }
 
     /// Forget decoded code that lies in `range` (call when code memory is freed or
@@ -259,12 +259,12 @@ impl Emulator {
         let mut prog = Program::decode(self.target, setup.code_range.start, &bytes);
         let classes = ClassTable::build(&mut prog.insts);
         let plans = exec::plan::build(&prog);
-        let blocks = exec::native::Blocks::new(prog.insts.len());
+        let regions = exec::native::Regions::new(prog.insts.len());
         let prog = Arc::new(Decoded {
             prog,
             classes,
             plans,
-            blocks,
+            regions,
         });
         self.cache
             .lock()
@@ -327,7 +327,7 @@ impl Emulator {
             native: self
                 .compile_after
                 .filter(|_| self.fast_paths)
-                .map(|after| (&decoded.blocks, after)),
+                .map(|after| (&decoded.regions, after)),
             mem,
             entry,
             entry_index,
@@ -494,8 +494,8 @@ struct Decoded {
     prog: Program,
     classes: ClassTable,
     plans: Vec<exec::plan::Planned>,
-    /// The blocks compiled to host code.
-    blocks: exec::native::Blocks,
+    /// The regions compiled to host code.
+    regions: exec::native::Regions,
 }
 
 struct Job<'a> {
@@ -506,8 +506,8 @@ struct Job<'a> {
     /// The instructions' plans (empty when the fast paths are off).
     plans: &'a [exec::plan::Planned],
     fast: bool,
-    /// The compiled blocks and after how many entries a block is compiled.
-    native: Option<(&'a exec::native::Blocks, u32)>,
+    /// The compiled regions and after how many entries a region is compiled.
+    native: Option<(&'a exec::native::Regions, u32)>,
     mem: &'a dyn GlobalMemory,
     entry: u64,
     entry_index: usize,

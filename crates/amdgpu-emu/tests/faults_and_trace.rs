@@ -184,7 +184,7 @@ fn a_compiled_loop_returns_to_the_scheduler_and_meets_the_time_limit() {
     for t in TARGETS {
         let mut b = Bench::new("special", t);
         b.emu = amdgpu_emu::Emulator::new(t, 1)
-            .with_compiled_blocks(Some(1))
+            .with_compiled_regions(Some(1))
             .with_time_limit(std::time::Duration::from_millis(300));
         let x = b.buf_of(&[1.0f32; 64]);
         let f = b
@@ -205,7 +205,7 @@ fn a_compiled_loop_returns_to_the_scheduler_and_meets_the_time_limit() {
         assert!(b.emu.compiled_regions() > 0, "{}", t.name());
         // A short run of the same loop gives the interpreter's result.
         common::COMPARE_ENGINES.with(|c| c.set(true));
-        b.emu = amdgpu_emu::Emulator::new(t, 1).with_compiled_blocks(Some(1));
+        b.emu = amdgpu_emu::Emulator::new(t, 1).with_compiled_regions(Some(1));
         b.run1("long_loop", 64, 64, &[Arg::Buf(x), Arg::I32(1000)]);
         common::COMPARE_ENGINES.with(|c| c.set(false));
     }

@@ -63,9 +63,9 @@ pub(crate) struct Ctx<'a> {
     pub fast: bool,
     /// The memory spans this thread translated last in the dispatch (the plans' accesses).
     pub spans: &'a mut crate::memory::Spans,
-    /// The program's compiled blocks and after how many entries a block is compiled
+    /// The program's compiled regions and after how many entries a region is compiled
     /// (`None`: every instruction is interpreted).
-    pub native: Option<(&'a native::Blocks, u32)>,
+    pub native: Option<(&'a native::Regions, u32)>,
 }
 
 pub(crate) fn illegal(what: impl Into<String>) -> FaultKind {
@@ -84,17 +84,17 @@ pub(crate) fn run_plans(w: &mut Wave, ctx: &mut Ctx<'_>, budget: u32) -> u32 {
     }
     let plans = ctx.plans;
     let mut ran = 0;
-    // Whether the wave stands at a block's start (where a compiled block may begin), and
+    // Whether the wave stands at a segment's start (where a compiled region may begin), and
     // whether it will after the next instruction.
     let (mut entry, mut entry_after) = (true, false);
     while ran < budget {
-        if entry && let Some(block) = native::run(w, ctx, budget - ran) {
-            ran += block.count;
+        if entry && let Some(region) = native::run(w, ctx, budget - ran) {
+            ran += region.count;
             if w.done {
                 break;
             }
-            if block.count > 0 {
-                (entry, entry_after) = (block.entry_next, block.entry_after);
+            if region.count > 0 {
+                (entry, entry_after) = (region.entry_next, region.entry_after);
                 continue;
             }
         }

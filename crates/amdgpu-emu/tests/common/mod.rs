@@ -363,7 +363,7 @@ impl Bench {
             let mem = self.mem.clone();
             let emu = Emulator::new(self.target, 1)
                 .with_fast_paths(fast)
-                .with_compiled_blocks(compiled)
+                .with_compiled_regions(compiled)
                 .with_time_limit(std::time::Duration::from_secs(120));
             let out = emu.dispatch(setup, &mem);
             (out, mem)

@@ -1,4 +1,4 @@
-//! The one place the emulator speaks to LLVM: a function of one block written through LLVM's
+//! The one place the emulator speaks to LLVM: a function of one region written through LLVM's
 //! C API ([`Function`]), optimised for the host processor and compiled into the process by
 //! one LLJIT shared by every emulator ([`compile`]). Nothing above this module touches an
 //! LLVM handle.
@@ -33,14 +33,14 @@ struct Jit {
     machine: LLVMTargetMachineRef,
     cpu: CString,
     features: CString,
-    /// Functions compiled so far (their names are `block<n>`).
+    /// Functions compiled so far (their names are `region<n>`).
     compiled: u64,
 }
 
 // SAFETY: the LLJIT and the target machine are used only under the mutex that holds them.
 unsafe impl Send for Jit {}
 
-/// The JIT, made when the first block is compiled (`None`: LLVM could not be set up; the
+/// The JIT, made when the first region is compiled (`None`: LLVM could not be set up; the
 /// emulator then interprets everything).
 static JIT: LazyLock<Mutex<Option<Jit>>> = LazyLock::new(|| Mutex::new(Jit::new().ok()));
 
@@ -118,7 +118,7 @@ impl Jit {
     }
 }
 
-/// A function `void block(ptr frame)` being written: its module, builder and the types the
+/// A function `void region(ptr frame)` being written: its module, builder and the types the
 /// lowering uses.
 pub(super) struct Function {
     ctx: LLVMContextRef,
@@ -146,7 +146,7 @@ impl Function {
         // `compile` or `Drop`).
         unsafe {
             let ctx = LLVMContextCreate();
-            let module = LLVMModuleCreateWithNameInContext(c"block".as_ptr(), ctx);
+            let module = LLVMModuleCreateWithNameInContext(c"region".as_ptr(), ctx);
             let b = LLVMCreateBuilderInContext(ctx);
             let (i1, i8, i32, i64) = (
                 LLVMInt1TypeInContext(ctx),
@@ -158,7 +158,7 @@ impl Function {
             let void = LLVMVoidTypeInContext(ctx);
             let mut params = [ptr];
             let fty = LLVMFunctionType(void, params.as_mut_ptr(), 1, 0);
-            let func = LLVMAddFunction(module, c"block".as_ptr(), fty);
+            let func = LLVMAddFunction(module, c"region".as_ptr(), fty);
             let entry = LLVMAppendBasicBlockInContext(ctx, func, EMPTY);
             LLVMPositionBuilderAtEnd(b, entry);
             Function {
@@ -542,18 +542,18 @@ impl Drop for Function {
     }
 }
 
-/// The compiled entry of a block: `frame` is the block's frame (see the lowering).
+/// The compiled entry of a region: `frame` is its frame (see the lowering).
 pub(super) type Entry = unsafe extern "C" fn(frame: *mut u8);
 
 /// Optimise `f` for the host and compile it into the process; its code lives as long as the
-/// process. Err: why not (the block is then interpreted).
+/// process. Err: why not (the region is then interpreted).
 pub(super) fn compile(mut f: Function) -> Result<Entry, String> {
     let mut jit = JIT.lock().unwrap_or_else(|e| e.into_inner());
     let Some(jit) = jit.as_mut() else {
         return Err("LLVM's JIT could not be set up on this host".into());
     };
     jit.compiled += 1;
-    let name = CString::new(format!("block{}", jit.compiled)).unwrap_or_default();
+    let name = CString::new(format!("region{}", jit.compiled)).unwrap_or_default();
     // SAFETY: the function, module and context are live and ours; the module goes to the
     // JIT (with its context), after which `f` no longer disposes of them.
     unsafe {

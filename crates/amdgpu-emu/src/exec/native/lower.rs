@@ -568,10 +568,17 @@ impl Lower<'_> {
     fn inst(&mut self, inst: &Inst, k: usize) -> Option<Step> {
         match inst.enc {
             Enc::Sopp => self.sopp(inst, k),
-            Enc::Sop1 | Enc::Sop2 | Enc::Sopc | Enc::Sopk => self.salu(inst).map(|()| Step::Next),
+            Enc::Sop1 | Enc::Sop2 | Enc::Sopc | Enc::Sopk if in_its_encoding(inst) => {
+                self.salu(inst).map(|()| Step::Next)
+            }
             Enc::Smem => self.scalar_load(inst, k).map(|()| Step::Next),
             Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 => {
-                if inst.ext != Ext::None || inst.omod != 0 || inst.clamp || inst.op_sel != 0 {
+                if inst.ext != Ext::None
+                    || inst.omod != 0
+                    || inst.clamp
+                    || inst.op_sel != 0
+                    || !in_its_encoding(inst)
+                {
                     return None;
                 }
                 self.valu(inst, k).map(|()| Step::Next)
@@ -629,7 +636,7 @@ impl Lower<'_> {
                     }
                     Some(t) => {
                         // Not taken: past the end of the code (the interpreter faults there).
-                        let (past, _) = (self.f.block(), ());
+                        let past = self.f.block();
                         self.f.cond_br(t, yes, past);
                         self.f.at(past);
                         let put = |off: u64, v: u32| {
@@ -785,7 +792,7 @@ impl Lower<'_> {
         Some(())
     }
 
-    /// The 64-bit scalar operations the block takes (moves, logic, select, save-EXEC).
+    /// The 64-bit scalar operations the region takes (moves, logic, select, save-EXEC).
     fn salu64(&mut self, inst: &Inst) -> Option<()> {
         let (op, dst) = (inst.op, inst.dst);
         if !is_pair(dst) {
@@ -834,7 +841,7 @@ impl Lower<'_> {
         Some(())
     }
 
-    /// A scalar load of 1-16 dwords through the memory's translation; leaves the block
+    /// A scalar load of 1-16 dwords through the memory's translation; leaves the region
     /// when the memory does not vouch for them.
     fn scalar_load(&mut self, inst: &Inst, k: usize) -> Option<()> {
         let n = match inst.op {
@@ -870,7 +877,7 @@ impl Lower<'_> {
     }
 
     /// The host pointer of the `len` bytes at device address `addr` (an `i64`), 4-byte
-    /// aligned; leaves the block before instruction `k` when there is none. The frame's
+    /// aligned; leaves the region before instruction `k` when there is none. The frame's
     /// spans are looked at first, in the code; `translate` is called only when none holds
     /// the range.
     fn translated(&mut self, addr: Value, len: u64, k: usize) -> Value {
@@ -931,7 +938,7 @@ impl Lower<'_> {
     }
 
     /// A GLOBAL load or store of 1, 2 or 4 dwords per lane whose lanes address one range in
-    /// lane order; leaves the block when they do not.
+    /// lane order; leaves the region when they do not.
     fn global(&mut self, inst: &Inst, k: usize) -> Option<()> {
         let (store, n) = match inst.op {
             flat_load_dword => (false, 1u32),
@@ -1130,7 +1137,7 @@ impl Lower<'_> {
     /// Vector ALU operations (every lane active).
     fn valu(&mut self, inst: &Inst, k: usize) -> Option<()> {
         let op = inst.op;
-        if inst.enc == Enc::Vopc {
+        if op.name().starts_with("v_cmp_") {
             return self.compare(inst);
         }
         if op == v_readfirstlane_b32 {
@@ -1242,7 +1249,7 @@ impl Lower<'_> {
             None
         };
         let cond = if op == v_cndmask_b32 && !Self::modified(inst, 2) {
-            Some(self.mask(inst.src[2])?)
+            Some(self.mask(condition(inst))?)
         } else {
             None
         };
@@ -1296,11 +1303,11 @@ impl Lower<'_> {
             if Self::modified(inst, 2) {
                 return None;
             }
-            Some(self.mask(inst.src[2])?)
+            Some(self.mask(condition(inst))?)
         } else {
             None
         };
-        if !is_pair(inst.sdst) {
+        if !is_pair(carry_out(inst)) {
             return None;
         }
         let f = &self.f;
@@ -1323,7 +1330,7 @@ impl Lower<'_> {
         };
         let r = f.trunc(r, f.v32);
         self.set_row(dst, r);
-        self.set_mask(inst.sdst, out)
+        self.set_mask(carry_out(inst), out)
     }
 
     /// Integer and f32 compares into a lane mask (every lane active).
@@ -1378,7 +1385,7 @@ impl Lower<'_> {
     }
 
     /// f32 arithmetic, correctly rounded by the host (round to nearest, denormals kept: the
-    /// block runs only under that MODE); a NaN in any lane leaves the block before the
+    /// region runs only under that MODE); a NaN in any lane leaves the region before the
     /// instruction (the interpreter gives it the payload the hardware would).
     fn float(&mut self, inst: &Inst, dst: usize, k: usize) -> Option<()> {
         let op = inst.op;
@@ -1412,6 +1419,77 @@ impl Lower<'_> {
         let r = self.f.bitcast(r, self.f.v32);
         self.set_row(dst, r);
         Some(())
+    }
+}
+
+/// The lane mask a VOP2 or VOP3 operation reads as its condition or carry in: VCC in the
+/// 32-bit encoding, the third source in VOP3.
+fn condition(inst: &Inst) -> u16 {
+    if inst.enc == Enc::Vop2 {
+        VCC
+    } else {
+        inst.src[2]
+    }
+}
+
+/// Where an add or subtract with carry writes its carry out: VCC in the 32-bit encoding,
+/// the scalar destination in VOP3.
+fn carry_out(inst: &Inst) -> u16 {
+    if inst.enc == Enc::Vop2 {
+        VCC
+    } else {
+        inst.sdst
+    }
+}
+
+/// Whether a scalar or vector ALU operation the lowering takes comes in the encoding it was
+/// decoded from (each is written for its own operand layout).
+fn in_its_encoding(inst: &Inst) -> bool {
+    let op = inst.op;
+    let sop1 = matches!(
+        op,
+        s_mov_b32 | s_not_b32 | s_mov_b64 | s_and_saveexec_b64 | s_or_saveexec_b64
+    );
+    let vop1 = matches!(
+        op,
+        v_mov_b32
+            | v_not_b32
+            | v_mov_b64
+            | v_cvt_f32_u32
+            | v_cvt_f32_i32
+            | v_cvt_u32_f32
+            | v_cvt_i32_f32
+            | v_readfirstlane_b32
+    );
+    let vop3_only = matches!(
+        op,
+        v_mul_lo_u32
+            | v_lshl_add_u32
+            | v_add3_u32
+            | v_and_or_b32
+            | v_or3_b32
+            | v_xad_u32
+            | v_lshl_or_b32
+            | v_add_lshl_u32
+            | v_lshl_add_u64
+            | v_lshlrev_b64
+            | v_lshrrev_b64
+            | v_ashrrev_i64
+            | v_mad_u64_u32
+            | v_fma_f32
+    );
+    let vop2_only = matches!(op, v_fmamk_f32 | v_fmaak_f32);
+    let name = op.name();
+    match inst.enc {
+        Enc::Sop1 => sop1,
+        Enc::Sop2 => name.starts_with("s_") && !sop1 && !name.starts_with("s_cmp_"),
+        Enc::Sopc => name.starts_with("s_cmp_"),
+        Enc::Sopk => op == s_movk_i32,
+        Enc::Vopc => name.starts_with("v_cmp_"),
+        Enc::Vop1 => vop1,
+        Enc::Vop2 => !vop1 && !vop3_only && !name.starts_with("v_cmp_"),
+        Enc::Vop3 => op != v_readfirstlane_b32 && !vop2_only,
+        _ => false,
     }
 }
 

@@ -2664,7 +2664,7 @@ fn run_branch(w: &Wave, p: &BranchPlan) -> Flow {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::super::general;
     use super::*;
     use crate::memory::RegionMemory;
@@ -2681,7 +2681,7 @@ mod tests {
         0x0123_4567_89AB_CDEF,
     ];
 
-    pub(super) struct Parts {
+    pub(crate) struct Parts {
         mem: RegionMemory,
         lds: Vec<u8>,
         scratch: Vec<u8>,
@@ -2691,7 +2691,7 @@ mod tests {
     }
 
     impl Parts {
-        pub(super) fn new(mem: RegionMemory) -> Parts {
+        pub(crate) fn new(mem: RegionMemory) -> Parts {
             Parts {
                 mem,
                 lds: vec![0; 64],
@@ -2702,7 +2702,7 @@ mod tests {
             }
         }
 
-        pub(super) fn ctx<'a>(&'a mut self, prog: &'a Program, fast: bool) -> Ctx<'a> {
+        pub(crate) fn ctx<'a>(&'a mut self, prog: &'a Program, fast: bool) -> Ctx<'a> {
             Ctx {
                 target: Target::Gfx942,
                 prog,
@@ -2724,7 +2724,7 @@ mod tests {
     }
 
     /// Two waves with the same random registers, EXEC and MODE.
-    pub(super) fn waves(r: &mut u64, exec: u64, mode: u32) -> [Wave; 2] {
+    pub(crate) fn waves(r: &mut u64, exec: u64, mode: u32) -> [Wave; 2] {
         let seed = *r;
         super::super::f32_test_bits(r);
         [0, 1].map(|_| {
@@ -2778,7 +2778,7 @@ mod tests {
         assert!(ran, "{what}: the plan ran");
     }
 
-    pub(super) fn same_state(a: &Wave, b: &Wave, what: &str) {
+    pub(crate) fn same_state(a: &Wave, b: &Wave, what: &str) {
         for (k, (x, y)) in a.v[..VREGS].iter().zip(b.v[..VREGS].iter()).enumerate() {
             if let Some(l) = (0..LANES).find(|&l| x[l] != y[l]) {
                 panic!(
@@ -2794,7 +2794,7 @@ mod tests {
 
     /// The instruction forms the tests derive operations from: VOP2, VOP3 with modifiers,
     /// VOPC, and the VOP3 64-bit shift-add.
-    pub(super) fn templates() -> [Inst; 4] {
+    pub(crate) fn templates() -> [Inst; 4] {
         let t = Target::Gfx942;
         [
             // v_add_f32_e32 v2, v2, v3
