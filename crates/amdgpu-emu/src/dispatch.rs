@@ -160,9 +160,11 @@ impl Emulator {
     }
 
     /// Compile a region of instructions to host code once waves have entered it `after`
-    /// times (`None`: never; by default 64, or what `AMDGPU_EMU_COMPILE_AFTER` says, `off`
-    /// for never). Compiled regions give the same results as the interpreter (anything they
-    /// cannot take, they leave to it); only the fast paths use them.
+    /// times (`None`: never; by default 1,024, or what `AMDGPU_EMU_COMPILE_AFTER` says, `off`
+    /// for never), compiling paced to a tenth of the time since the first (`Some(1)`: every
+    /// region at its first entry, unpaced). Compiled regions give the same results as the
+    /// interpreter (anything they cannot take, they leave to it); only the fast paths use
+    /// them.
     pub fn with_compiled_regions(mut self, after: Option<u32>) -> Emulator {
         self.compile_after = after.map(|n| n.max(1));
         self

@@ -86,7 +86,7 @@ impl Jit {
                 triple.as_ptr(),
                 cpu.as_ptr(),
                 features.as_ptr(),
-                LLVMCodeGenOptLevel::LLVMCodeGenLevelAggressive,
+                LLVMCodeGenOptLevel::LLVMCodeGenLevelLess,
                 LLVMRelocMode::LLVMRelocDefault,
                 LLVMCodeModel::LLVMCodeModelJITDefault,
             );
@@ -97,7 +97,7 @@ impl Jit {
                     triple.as_ptr(),
                     cpu.as_ptr(),
                     features.as_ptr(),
-                    LLVMCodeGenOptLevel::LLVMCodeGenLevelAggressive,
+                    LLVMCodeGenOptLevel::LLVMCodeGenLevelLess,
                     LLVMRelocMode::LLVMRelocDefault,
                     LLVMCodeModel::LLVMCodeModelJITDefault,
                 ));
@@ -542,6 +542,12 @@ impl Drop for Function {
     }
 }
 
+/// The IR passes a region gets: the lowering writes SSA form with its registers held as
+/// values already, so folding (the 64-bit joins and splits of 32-bit rows above all) and
+/// tidying the branches is what is left; a full optimisation pipeline costs far more
+/// compile time on large unrolled kernels than it gives back.
+const PASSES: &std::ffi::CStr = c"function(instcombine<no-verify-fixpoint>,simplifycfg)";
+
 /// The compiled entry of a region: `frame` is its frame (see the lowering).
 pub(super) type Entry = unsafe extern "C" fn(frame: *mut u8);
 
@@ -576,7 +582,7 @@ pub(super) fn compile(mut f: Function) -> Result<Entry, String> {
             return Err(owned(err).to_string_lossy().into_owned());
         }
         let opts = LLVMCreatePassBuilderOptions();
-        let e = LLVMRunPasses(f.module, c"default<O2>".as_ptr(), jit.machine, opts);
+        let e = LLVMRunPasses(f.module, PASSES.as_ptr(), jit.machine, opts);
         LLVMDisposePassBuilderOptions(opts);
         if !e.is_null() {
             return Err(message(e));

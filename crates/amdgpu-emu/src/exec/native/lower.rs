@@ -85,9 +85,9 @@ mod frame {
 /// Bytes of one register row.
 const ROW_BYTES: u64 = 4 * LANES as u64;
 /// The most instructions one segment takes.
-const SEGMENT: usize = 256;
+const SEGMENT: usize = 128;
 /// The most instructions one region takes.
-const REGION: usize = 1024;
+const REGION: usize = 512;
 /// The most segments one region takes.
 const SEGMENTS: usize = 64;
 

@@ -12,8 +12,9 @@
 mod llvm;
 mod lower;
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex};
+use std::time::Instant;
 
 use crate::decode::Program;
 use crate::memory::{GlobalMemory, Spans};
@@ -26,7 +27,25 @@ use lower::Frame;
 /// never).
 pub const VARIABLE: &str = "AMDGPU_EMU_COMPILE_AFTER";
 /// Entries of a region before it is compiled, by default.
-const AFTER: u32 = 64;
+const AFTER: u32 = 1024;
+
+/// The share of the time since the first region was compiled that compiling may take: a
+/// region is compiled only while the compile time spent so far stays below it (a program
+/// with many briefly hot regions, such as large unrolled kernels each dispatched a few
+/// times, would otherwise spend more time compiling than compiled code gives back).
+/// Compiling every region at its first entry (after 1) is not paced.
+const COMPILE_SHARE: u32 = 10;
+
+/// When the first region was compiled, and the compile time spent since, in nanoseconds.
+static PACE: LazyLock<(Instant, AtomicU64)> = LazyLock::new(|| (Instant::now(), AtomicU64::new(0)));
+
+/// Whether compiling now keeps within [`COMPILE_SHARE`] percent of the time since the first.
+fn compile_time_left() -> bool {
+    let (start, spent) = &*PACE;
+    let elapsed = start.elapsed().as_nanos() as u64;
+    spent.load(Ordering::Relaxed).saturating_mul(100)
+        <= elapsed.saturating_mul(u64::from(COMPILE_SHARE))
+}
 
 /// After how many entries a region is compiled (`None`: never), from [`VARIABLE`].
 pub(crate) fn default_threshold() -> Option<u32> {
@@ -84,7 +103,7 @@ impl Regions {
             // delays the compilation.
             let h = self.hits[pc].load(Ordering::Relaxed).saturating_add(1);
             self.hits[pc].store(h, Ordering::Relaxed);
-            if h < after {
+            if h < after || (after > 1 && !compile_time_left()) {
                 return None;
             }
             let Ok(_one) = self.compiling.try_lock() else {
@@ -94,6 +113,7 @@ impl Regions {
             if c.is_null() {
                 // A panic while lowering is a fault of the lowering: it fails the test that
                 // meets it, and anywhere else leaves the region to the interpreter.
+                let began = Instant::now();
                 let compiled = if cfg!(debug_assertions) {
                     compile(prog, pc)
                 } else {
@@ -101,6 +121,8 @@ impl Regions {
                         .ok()
                         .flatten()
                 };
+                let took = began.elapsed().as_nanos() as u64;
+                PACE.1.fetch_add(took, Ordering::Relaxed);
                 c = compiled.map_or(REFUSED, |b| Box::into_raw(Box::new(b)));
                 self.code[pc].store(c, Ordering::Release);
             }
