@@ -13,7 +13,7 @@ mod llvm;
 mod lower;
 
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
-use std::sync::{LazyLock, Mutex};
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use crate::decode::Program;
@@ -29,23 +29,17 @@ pub const VARIABLE: &str = "AMDGPU_EMU_COMPILE_AFTER";
 /// Entries of a region before it is compiled, by default.
 const AFTER: u32 = 1024;
 
-/// The share of the time since the first region was compiled that compiling may take: a
-/// region is compiled only while the compile time spent so far stays below it (a program
-/// with many briefly hot regions, such as large unrolled kernels each dispatched a few
-/// times, would otherwise spend more time compiling than compiled code gives back).
-/// Compiling every region at its first entry (after 1) is not paced.
-const COMPILE_SHARE: u32 = 10;
+/// The share of a program's time since its first region was compiled that compiling it may
+/// take, in percent: a region is compiled only while the program's compile time stays below
+/// it plus [`COMPILE_ALLOWANCE`] (a program with many briefly hot regions, such as large
+/// unrolled kernels each dispatched a few times, would otherwise spend more time compiling
+/// than compiled code gives back). Compiling every region at its first entry (after 1) is not
+/// paced.
+const COMPILE_SHARE: u64 = 10;
 
-/// When the first region was compiled, and the compile time spent since, in nanoseconds.
-static PACE: LazyLock<(Instant, AtomicU64)> = LazyLock::new(|| (Instant::now(), AtomicU64::new(0)));
-
-/// Whether compiling now keeps within [`COMPILE_SHARE`] percent of the time since the first.
-fn compile_time_left() -> bool {
-    let (start, spent) = &*PACE;
-    let elapsed = start.elapsed().as_nanos() as u64;
-    spent.load(Ordering::Relaxed).saturating_mul(100)
-        <= elapsed.saturating_mul(u64::from(COMPILE_SHARE))
-}
+/// Compile time allowed beyond [`COMPILE_SHARE`], in nanoseconds: a program's first regions
+/// (a short program's few hot loops) compile at once.
+const COMPILE_ALLOWANCE: u64 = 250_000_000;
 
 /// After how many entries a region is compiled (`None`: never), from [`VARIABLE`].
 pub(crate) fn default_threshold() -> Option<u32> {
@@ -72,6 +66,9 @@ pub(crate) struct Regions {
     hits: Box<[AtomicU32]>,
     /// Held by the thread compiling (others go on interpreting meanwhile).
     compiling: Mutex<()>,
+    /// When the first region was compiled, and the compile time spent since (nanoseconds).
+    first: OnceLock<Instant>,
+    spent: AtomicU64,
 }
 
 impl Regions {
@@ -83,7 +80,20 @@ impl Regions {
                 .collect(),
             hits: (0..n).map(|_| AtomicU32::new(0)).collect(),
             compiling: Mutex::new(()),
+            first: OnceLock::new(),
+            spent: AtomicU64::new(0),
         }
+    }
+
+    /// Whether compiling now keeps within [`COMPILE_SHARE`] percent of the time since the
+    /// first compilation, plus [`COMPILE_ALLOWANCE`].
+    fn compile_time_left(&self) -> bool {
+        let elapsed = self
+            .first
+            .get()
+            .map_or(0, |t| t.elapsed().as_nanos() as u64);
+        let allowed = elapsed.saturating_mul(COMPILE_SHARE) / 100 + COMPILE_ALLOWANCE;
+        self.spent.load(Ordering::Relaxed) <= allowed
     }
 
     /// How many regions are compiled.
@@ -103,7 +113,7 @@ impl Regions {
             // delays the compilation.
             let h = self.hits[pc].load(Ordering::Relaxed).saturating_add(1);
             self.hits[pc].store(h, Ordering::Relaxed);
-            if h < after || (after > 1 && !compile_time_left()) {
+            if h < after || (after > 1 && !self.compile_time_left()) {
                 return None;
             }
             let Ok(_one) = self.compiling.try_lock() else {
@@ -122,7 +132,8 @@ impl Regions {
                         .flatten()
                 };
                 let took = began.elapsed().as_nanos() as u64;
-                PACE.1.fetch_add(took, Ordering::Relaxed);
+                self.first.get_or_init(|| began);
+                self.spent.fetch_add(took, Ordering::Relaxed);
                 c = compiled.map_or(REFUSED, |b| Box::into_raw(Box::new(b)));
                 self.code[pc].store(c, Ordering::Release);
             }
