@@ -81,18 +81,9 @@ impl Jit {
             if LLVMGetTargetFromTriple(triple.as_ptr(), &mut target, &mut err) != 0 {
                 return Err(owned(err).to_string_lossy().into_owned());
             }
-            let machine = LLVMCreateTargetMachine(
-                target,
-                triple.as_ptr(),
-                cpu.as_ptr(),
-                features.as_ptr(),
-                LLVMCodeGenOptLevel::LLVMCodeGenLevelLess,
-                LLVMRelocMode::LLVMRelocDefault,
-                LLVMCodeModel::LLVMCodeModelJITDefault,
-            );
-            let builder = LLVMOrcCreateLLJITBuilder();
-            let tmb =
-                LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(LLVMCreateTargetMachine(
+            // One machine for the IR passes, one the JIT takes over for code generation.
+            let machine = || {
+                LLVMCreateTargetMachine(
                     target,
                     triple.as_ptr(),
                     cpu.as_ptr(),
@@ -100,7 +91,10 @@ impl Jit {
                     LLVMCodeGenOptLevel::LLVMCodeGenLevelLess,
                     LLVMRelocMode::LLVMRelocDefault,
                     LLVMCodeModel::LLVMCodeModelJITDefault,
-                ));
+                )
+            };
+            let builder = LLVMOrcCreateLLJITBuilder();
+            let tmb = LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(machine());
             LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, tmb);
             let mut lljit = std::ptr::null_mut();
             let e = LLVMOrcCreateLLJIT(&mut lljit, builder);
@@ -109,7 +103,7 @@ impl Jit {
             }
             Ok(Jit {
                 lljit,
-                machine,
+                machine: machine(),
                 cpu,
                 features,
                 compiled: 0,
