@@ -62,7 +62,7 @@ pub(crate) const KEPT_SPANS: usize = 8;
 /// The spans ([`GlobalMemory::span`]) one host thread used last in a dispatch; emptied
 /// before every dispatch, since the memory's spans may change between dispatches. Span `j`
 /// is `base[j]..base[j] + len[j]` at `host[j]`, the most recently added first; a span of
-/// length 0 holds nothing. (A fixed C layout: compiled blocks read it.)
+/// length 0 holds nothing. (A fixed C layout: compiled regions read it.)
 #[repr(C)]
 pub(crate) struct Spans {
     pub base: [u64; KEPT_SPANS],

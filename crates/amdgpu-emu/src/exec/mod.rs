@@ -94,7 +94,7 @@ pub(crate) fn run_plans(w: &mut Wave, ctx: &mut Ctx<'_>, budget: u32) -> u32 {
                 break;
             }
             if region.count > 0 {
-                (entry, entry_after) = (region.entry_next, region.entry_after);
+                (entry, entry_after) = (region.at_start, !region.at_start);
                 continue;
             }
         }

@@ -166,13 +166,7 @@ fn sop2(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
             None,
         ),
         s_lshl1_add_u32 | s_lshl2_add_u32 | s_lshl3_add_u32 | s_lshl4_add_u32 => {
-            let n = match op {
-                s_lshl1_add_u32 => 1,
-                s_lshl2_add_u32 => 2,
-                s_lshl3_add_u32 => 3,
-                _ => 4,
-            };
-            let r = ((a32 as u64) << n) + b32 as u64;
+            let r = ((a32 as u64) << lshl_add_shift(op)) + b32 as u64;
             (r as u32 as u64, Some(r >> 32 != 0))
         }
         s_pack_ll_b32_b16 => (((a32 & 0xFFFF) | (b32 << 16)) as u64, None),
@@ -189,6 +183,16 @@ fn sop2(w: &mut Wave, ctx: &mut Ctx<'_>, inst: &Inst) -> Step {
         w.scc = s;
     }
     Ok(Flow::Next)
+}
+
+/// The shift of one of the four `s_lshl<n>_add_u32` operations.
+pub(super) fn lshl_add_shift(op: Op) -> u32 {
+    match op {
+        s_lshl1_add_u32 => 1,
+        s_lshl2_add_u32 => 2,
+        s_lshl3_add_u32 => 3,
+        _ => 4,
+    }
 }
 
 fn nz(r: u64) -> (u64, Option<bool>) {

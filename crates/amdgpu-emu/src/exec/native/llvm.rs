@@ -190,12 +190,6 @@ impl Function {
         unsafe { LLVMGetInsertBlock(self.b) }
     }
 
-    /// The zero value of `ty`.
-    pub fn null_value(&self, ty: LLVMTypeRef) -> Value {
-        // SAFETY: a constant of this context.
-        unsafe { LLVMConstNull(ty) }
-    }
-
     /// Each lane's element of `vty` loaded from its pointer (unaligned, volatile-free: the
     /// LDS is the work-group's own).
     pub fn gather(&self, vty: LLVMTypeRef, ptrs: Value) -> Value {

@@ -14,6 +14,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use crate::decode::{Enc, Ext, Inst, LITERAL, OFF, Op, Op::*, Program, Ty, VCC, flags, seg};
+use crate::exec::scalar::lshl_add_shift;
 use crate::memory::{KEPT_SPANS, Spans};
 use crate::wave::{Wave, inline_const};
 
@@ -247,14 +248,14 @@ impl Lower<'_> {
         }
         if !ended {
             let next = pc + k;
-            let stopped_inside = k < room && !self.exec_written && next < self.prog.insts.len();
-            if k > 0 && !stopped_inside && next < self.prog.insts.len() {
+            let cut = k == room || self.exec_written;
+            if k > 0 && cut && next < self.prog.insts.len() {
                 // Cut by EXEC or a limit, not by the instruction after: on in another segment.
                 self.leave_segment(k);
                 let h = self.head(next);
                 self.f.br(h);
             } else {
-                self.exit(k, next, false, false);
+                self.exit(k, next, false);
             }
         }
         self.lowered += k;
@@ -278,10 +279,7 @@ impl Lower<'_> {
         let out = f.block();
         f.unlikely_br(f.or(over, partial), out, body);
         f.at(out);
-        f.store(f.c32(pc as u32), field(frame::NEXT), 4);
-        f.store(f.c32(0), field(frame::END), 4);
-        f.store(f.c32(1), field(frame::AT_START), 4);
-        f.ret();
+        self.ret_at(pc, false, true);
     }
 
     /// Leave the segment after its first `k` instructions: scalar registers and SCC written
@@ -300,19 +298,23 @@ impl Lower<'_> {
     }
 
     /// Leave the region at the segment's instruction `k` (`k` of its instructions done),
-    /// going on at `next` (`at_start`: a segment's first instruction); registers are written
-    /// back unless the wave ended.
-    fn exit(&mut self, k: usize, next: usize, end: bool, at_start: bool) {
+    /// going on at `next`; registers are written back unless the wave ended.
+    fn exit(&mut self, k: usize, next: usize, end: bool) {
         if end {
             self.count(k);
         } else {
             self.leave_segment(k);
         }
+        self.ret_at(next, end, false);
+    }
+
+    /// Return, the wave going on at `next` (`at_start`: a segment's first instruction).
+    fn ret_at(&self, next: usize, end: bool, at_start: bool) {
         let f = &self.f;
-        let put = |off: u64, v: Value| f.store(v, f.offset(f.frame(), f.c64(off)), 4);
-        put(frame::NEXT, f.c32(next as u32));
-        put(frame::END, f.c32(end as u32));
-        put(frame::AT_START, f.c32(at_start as u32));
+        let put = |off: u64, v: u32| f.store(f.c32(v), f.offset(f.frame(), f.c64(off)), 4);
+        put(frame::NEXT, next as u32);
+        put(frame::END, end as u32);
+        put(frame::AT_START, at_start as u32);
         f.ret();
     }
 
@@ -366,7 +368,7 @@ impl Lower<'_> {
         let (cold, hot) = (self.f.block(), self.f.block());
         self.f.unlikely_br(cond, cold, hot);
         self.f.at(cold);
-        self.exit(k, self.start + k, false, false);
+        self.exit(k, self.start + k, false);
         self.f.at(hot);
     }
 
@@ -594,7 +596,7 @@ impl Lower<'_> {
         match inst.op {
             s_waitcnt | s_nop => Some(Step::Next),
             s_endpgm => {
-                self.exit(k + 1, f_next as usize, true, false);
+                self.exit(k + 1, f_next as usize, true);
                 Some(Step::Ended)
             }
             op if is_branch(op) => {
@@ -639,14 +641,7 @@ impl Lower<'_> {
                         let past = self.f.block();
                         self.f.cond_br(t, yes, past);
                         self.f.at(past);
-                        let put = |off: u64, v: u32| {
-                            let f = &self.f;
-                            f.store(f.c32(v), f.offset(f.frame(), f.c64(off)), 4)
-                        };
-                        put(frame::NEXT, f_next);
-                        put(frame::END, 0);
-                        put(frame::AT_START, 1);
-                        self.f.ret();
+                        self.ret_at(f_next as usize, false, true);
                     }
                 }
                 Some(Step::Ended)
@@ -749,12 +744,7 @@ impl Lower<'_> {
                         (self.f.select(c, a, b), None)
                     }
                     s_lshl1_add_u32 | s_lshl2_add_u32 | s_lshl3_add_u32 | s_lshl4_add_u32 => {
-                        let n = match op {
-                            s_lshl1_add_u32 => 1,
-                            s_lshl2_add_u32 => 2,
-                            s_lshl3_add_u32 => 3,
-                            _ => 4,
-                        };
+                        let n = u64::from(lshl_add_shift(op));
                         let s = f.add(f.shl(f.zext(a, f.i64), f.c64(n)), f.zext(b, f.i64));
                         (
                             f.trunc(s, f.i32),
@@ -1065,32 +1055,32 @@ impl Lower<'_> {
         let mut loaded = Vec::new();
         for u in 0..units {
             let at = u64::from(p.at[u]);
+            let value = data.get(u).map(|d| match d[..] {
+                [lo, hi] => self.join(lo, hi, f.v64),
+                _ => d[0],
+            });
             let (run, spread, join) = (f.block(), f.block(), f.block());
             f.cond_br(in_order, run, spread);
             // The units of one range: one vector access.
             f.at(run);
             let q = f.offset(base, f.add(first, f.c64(at)));
-            let value = |f: &Function| match &data.get(u) {
-                Some(d) if size == 8 => self.join(d[0], d[1], f.v64),
-                Some(d) => d[0],
-                None => f.null_value(vty),
-            };
-            let got_run = if p.store {
-                f.store_memory(value(f), q);
-                None
-            } else {
-                Some(f.load_memory(vty, q))
+            let got_run = match value {
+                Some(v) => {
+                    f.store_memory(v, q);
+                    None
+                }
+                None => Some(f.load_memory(vty, q)),
             };
             f.br(join);
             // Anywhere in the LDS: lane by lane.
             f.at(spread);
-            let offs = f.add(a, f.splat(f.c64(at), f.v64));
-            let ptrs = f.offset(base, offs);
-            let got_spread = if p.store {
-                f.scatter(value(f), ptrs);
-                None
-            } else {
-                Some(f.gather(vty, ptrs))
+            let ptrs = f.offset(base, f.add(a, f.splat(f.c64(at), f.v64)));
+            let got_spread = match value {
+                Some(v) => {
+                    f.scatter(v, ptrs);
+                    None
+                }
+                None => Some(f.gather(vty, ptrs)),
             };
             f.br(join);
             f.at(join);

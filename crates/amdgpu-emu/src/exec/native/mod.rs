@@ -174,10 +174,9 @@ fn compile(prog: &Program, start: usize) -> Option<Compiled> {
 pub(crate) struct Ran {
     /// Instructions run.
     pub count: u32,
-    /// The wave stands at a segment's start (a branch's target or past a branch), or will
-    /// after the instruction it stands at (one the region does not take).
-    pub entry_next: bool,
-    pub entry_after: bool,
+    /// The wave stands at a segment's start (a branch's target or past a branch); else it
+    /// will after the instruction it stands at (one the region does not take).
+    pub at_start: bool,
 }
 
 /// The memory a region's translation callback reaches.
@@ -203,8 +202,8 @@ unsafe extern "C" fn translate(memory: *mut u8, addr: u64, len: u64) -> *mut u8 
 }
 
 /// Run the compiled region at the wave's pc, if there is one (compiling it when it has become
-/// hot) and the wave can enter it: every lane active, MODE's IEEE form for a region with f32
-/// arithmetic, and at least its length left of `budget`.
+/// hot) and the wave can enter it: every lane active, and MODE's IEEE form for a region with
+/// f32 arithmetic; it runs at most `budget` instructions.
 pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, budget: u32) -> Option<Ran> {
     let (regions, after) = ctx.native?;
     let b = regions.at(ctx.prog, w.pc, after)?;
@@ -253,8 +252,7 @@ pub(crate) fn run(w: &mut Wave, ctx: &mut Ctx<'_>, budget: u32) -> Option<Ran> {
     w.lane_insts += LANES as u64 * u64::from(frame.vector);
     Some(Ran {
         count,
-        entry_next: frame.at_start != 0,
-        entry_after: frame.at_start == 0,
+        at_start: frame.at_start != 0,
     })
 }
 
